@@ -1,0 +1,126 @@
+"""The coordination state of one duel, as stored in ``.duel/duels/<id>/state.json``.
+
+Plain data and its JSON form; the rules that read it live in :mod:`rp1_duel.lease`.
+Times are epoch seconds here and ISO 8601 only at the edges.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from .errors import DuelError
+
+STATE_VERSION = 1
+ACTIVE, CLOSED = "ACTIVE", "CLOSED"
+
+
+@dataclass
+class Participant:
+    id: str
+    seat: int
+    display_name: str
+    harness: str
+    model_id: str
+    token_sha256: str
+    joined_at: float
+    last_seen_at: float
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        return (self.display_name, self.harness, self.model_id)
+
+
+@dataclass
+class Lease:
+    owner: str
+    token: str  # kept in the owner-only state so a holder can be handed its own lease back
+    fence: int
+    granted_at: float
+    expires_at: float
+    for_timeout: bool = False
+
+    def live(self, now: float) -> bool:
+        return now < self.expires_at
+
+
+@dataclass
+class TurnRecord:
+    n: int
+    participant_id: str
+    seat: int
+    stance: str
+    has_blocking: bool
+    sha256: str
+    appended_at: float
+
+
+@dataclass
+class DuelState:
+    id: str
+    source_path: str
+    source_sha256: str
+    topic: str
+    topic_slug: str
+    target_key: str
+    artifact: str  # file name inside the debate dir
+    created_at: float
+    max_turns: int
+    lease_seconds: int
+    peer_wait_seconds: int
+    turn_timeout_seconds: int
+    status: str = ACTIVE
+    outcome: str | None = None
+    reason: str | None = None
+    closed_at: float | None = None
+    participants: list[Participant] = field(default_factory=list)
+    lease: Lease | None = None
+    fence: int = 0
+    turns: list[TurnRecord] = field(default_factory=list)
+    turn_started_at: float | None = None
+    pending_outcome: str | None = None
+    candidate_convergence: bool = False
+    invalid_reason: str | None = None  # tampered record or vanished source: only INVALIDATED remains
+    rev: int = 0
+    event_seq: int = 0
+    event_bytes: int = 0
+    version: int = STATE_VERSION
+
+    def participant(self, participant_id: str) -> Participant | None:
+        return next((p for p in self.participants if p.id == participant_id), None)
+
+    def seat_holder(self, seat: int) -> Participant | None:
+        return next((p for p in self.participants if p.seat == seat), None)
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes, where: str) -> "DuelState":
+        try:
+            raw = json.loads(data)
+            if raw.get("version") != STATE_VERSION:
+                raise ValueError(f"unknown state version {raw.get('version')!r}")
+            raw["participants"] = [_build(Participant, p) for p in raw["participants"]]
+            raw["lease"] = _build(Lease, raw["lease"]) if raw["lease"] is not None else None
+            raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
+            return _build(cls, raw)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise corrupt(where, exc) from None
+
+
+def _build(kind: type, raw: dict[str, Any]) -> Any:
+    names = {f.name for f in fields(kind)}
+    if not isinstance(raw, dict) or set(raw) - names:
+        raise ValueError(f"unexpected fields in {kind.__name__}")
+    return kind(**raw)
+
+
+def corrupt(where: str, exc: BaseException | str) -> DuelError:
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return DuelError(
+        "STATE_CORRUPT",
+        f"state file {where} is unreadable ({reason}); it was left as it is",
+        {"path": where},
+    )

@@ -1,0 +1,334 @@
+"""Fake Anthropic and OpenAI model servers on 127.0.0.1, speaking the real wire format.
+
+Tests point the real SDK clients at them by base URL, so the whole client path (request
+building, SSE parsing, error classes, retries) is exercised without calling a real API.
+
+In a test, use the ``anthropic_server`` / ``openai_server`` fixtures (import them into the
+test module). Beside ``duel join`` processes, run one as a process:
+
+    python tests/fake_models.py --kind anthropic --port-file PORT_FILE [--responder MODULE:FUNC]
+        [--port N] [--delay-per-chunk SECONDS] [--fail-status CODE] [--requests-log JSONL]
+
+It prints its port on standard output, writes it to PORT_FILE (atomically, so a poller sees
+the whole number or nothing) and serves until SIGTERM or SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Callable, Iterator
+from urllib.parse import urlsplit
+
+import pytest
+
+DEFAULT_TEXT = "This is the fake model's answer."
+
+Responder = Callable[[dict], str]
+
+
+def fixed_text(body: dict) -> str:
+    return DEFAULT_TEXT
+
+
+class FakeModelServer:
+    """One model endpoint; the responder's text is streamed a word per chunk."""
+
+    kind = ""
+    path = ""
+
+    def __init__(
+        self,
+        responder: Responder = fixed_text,
+        delay_per_chunk: float = 0.0,
+        fail_status: int | None = None,
+        truncated: bool = False,
+        port: int = 0,
+        requests_log: Path | None = None,
+    ):
+        # All of these are read at each request, so a test may change them between requests.
+        self.responder = responder
+        self.delay_per_chunk = delay_per_chunk
+        self.fail_status = fail_status
+        self.truncated = truncated  # answer as if the model hit its output-token limit
+        self.requests: list[dict] = []
+        self._requests_log = requests_log
+        self._log_lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.fake = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """What to pass as the SDK's base_url."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> FakeModelServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name=f"fake-{self.kind}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def handle(self, handler: BaseHTTPRequestHandler) -> None:
+        raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+        body = json.loads(raw or b"{}")
+        self._record({"path": handler.path, "headers": {k.lower(): v for k, v in handler.headers.items()}, "body": body})
+        if urlsplit(handler.path).path != self.path:
+            return _send_json(handler, 404, self.error_body(404))
+        if self.fail_status is not None:
+            return _send_json(handler, self.fail_status, self.error_body(self.fail_status))
+        text = self.responder(body)
+        chunks = re.findall(r"\s*\S+\s*|\s+", text)
+        if not body.get("stream"):
+            return _send_json(handler, 200, self.message(body, text, len(chunks)))
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Cache-Control", "no-cache")
+        handler.end_headers()
+        try:
+            for event in self.stream(body, chunks):
+                handler.wfile.write(event.encode("utf-8"))
+                handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up mid-stream, as a real client may
+
+    def pause(self) -> None:
+        """Between two chunks: a slow model."""
+        if self.delay_per_chunk:
+            time.sleep(self.delay_per_chunk)
+
+    def _record(self, record: dict) -> None:
+        with self._log_lock:
+            self.requests.append(record)
+            if self._requests_log is not None:
+                with self._requests_log.open("a", encoding="utf-8") as log:
+                    log.write(json.dumps(record) + "\n")
+
+    # Each kind of server answers in its own format.
+    def error_body(self, status: int) -> dict:
+        raise NotImplementedError
+
+    def message(self, body: dict, text: str, output_tokens: int) -> dict:
+        raise NotImplementedError
+
+    def stream(self, body: dict, chunks: list[str]) -> Iterator[str]:
+        raise NotImplementedError
+
+
+ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
+class FakeAnthropicServer(FakeModelServer):
+    """POST /v1/messages, with the Messages API's SSE events or its JSON message."""
+
+    kind = "anthropic"
+    path = "/v1/messages"
+
+    def error_body(self, status: int) -> dict:
+        error_type = ANTHROPIC_ERROR_TYPES.get(status, "api_error")
+        return {"type": "error", "error": {"type": error_type, "message": f"fake {error_type} ({status})"}}
+
+    def message(self, body: dict, text: str, output_tokens: int) -> dict:
+        return {
+            "id": f"msg_fake{len(self.requests)}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", ""),
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "max_tokens" if self.truncated else "end_turn",
+            "stop_sequence": None,
+            "usage": _anthropic_usage(body, output_tokens),
+        }
+
+    def stream(self, body: dict, chunks: list[str]) -> Iterator[str]:
+        start = self.message(body, "", 1)
+        start.update(content=[], stop_reason=None)
+        yield _sse("message_start", {"type": "message_start", "message": start})
+        yield _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+        yield _sse("ping", {"type": "ping"})
+        for chunk in chunks:
+            self.pause()
+            yield _sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": chunk}})
+        yield _sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+        stop_reason = "max_tokens" if self.truncated else "end_turn"
+        yield _sse(
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": {"output_tokens": len(chunks)}},
+        )
+        yield _sse("message_stop", {"type": "message_stop"})
+
+
+class FakeOpenAIServer(FakeModelServer):
+    """POST /v1/chat/completions, with Chat Completions chunks (`data:` lines) or its JSON completion."""
+
+    kind = "openai"
+    path = "/v1/chat/completions"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def error_body(self, status: int) -> dict:
+        code = "invalid_api_key" if status == 401 else None
+        return {"error": {"message": f"fake openai error ({status})", "type": "invalid_request_error", "param": None, "code": code}}
+
+    def message(self, body: dict, text: str, output_tokens: int) -> dict:
+        completion = self._envelope(body, "chat.completion")
+        completion["choices"] = [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": None, "finish_reason": self._finish_reason()}
+        ]
+        completion["usage"] = _openai_usage(body, output_tokens)
+        return completion
+
+    def stream(self, body: dict, chunks: list[str]) -> Iterator[str]:
+        def chunk(delta: dict, finish_reason: str | None = None) -> str:
+            data = self._envelope(body, "chat.completion.chunk")
+            data["choices"] = [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]
+            return _data(data)
+
+        yield chunk({"role": "assistant", "content": ""})
+        for piece in chunks:
+            self.pause()
+            yield chunk({"content": piece})
+        yield chunk({}, self._finish_reason())
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage = self._envelope(body, "chat.completion.chunk")
+            usage.update(choices=[], usage=_openai_usage(body, len(chunks)))
+            yield _data(usage)
+        yield "data: [DONE]\n\n"
+
+    def _envelope(self, body: dict, kind: str) -> dict:
+        return {"id": f"chatcmpl-fake{len(self.requests)}", "object": kind, "created": int(time.time()), "model": body.get("model", ""), "system_fingerprint": None}
+
+    def _finish_reason(self) -> str:
+        return "length" if self.truncated else "stop"
+
+
+def _anthropic_usage(body: dict, output_tokens: int) -> dict:
+    return {"input_tokens": _input_tokens(body), "output_tokens": output_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+
+
+def _openai_usage(body: dict, output_tokens: int) -> dict:
+    prompt = _input_tokens(body)
+    return {"prompt_tokens": prompt, "completion_tokens": output_tokens, "total_tokens": prompt + output_tokens, "prompt_tokens_details": {"cached_tokens": 0}}
+
+
+def _input_tokens(body: dict) -> int:
+    return len(json.dumps(body)) // 4  # about four characters a token
+
+
+def _sse(event: str, data: dict) -> str:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+
+
+def _data(data: dict) -> str:
+    return f"data: {json.dumps(data)}\n\n"
+
+
+def _send_json(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
+    encoded = json.dumps(payload).encode("utf-8")
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(encoded)))
+    handler.end_headers()
+    handler.wfile.write(encoded)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.server.fake.handle(self)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # keep test output clean
+
+
+SERVERS = {"anthropic": FakeAnthropicServer, "openai": FakeOpenAIServer}
+
+
+@pytest.fixture
+def anthropic_server() -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer() as server:
+        yield server
+
+
+@pytest.fixture
+def openai_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+def load_responder(spec: str) -> Responder:
+    """``MODULE:FUNC``, importable from the current directory or PYTHONPATH."""
+    module_name, _, function_name = spec.partition(":")
+    if not function_name:
+        raise SystemExit(f"--responder wants MODULE:FUNC, not {spec!r}")
+    sys.path.insert(0, os.getcwd())
+    return getattr(importlib.import_module(module_name), function_name)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Serve a fake model API on 127.0.0.1.")
+    parser.add_argument("--kind", choices=sorted(SERVERS), required=True)
+    parser.add_argument("--port", type=int, default=0, help="default: any free port")
+    parser.add_argument("--port-file", type=Path, help="write the port here once listening")
+    parser.add_argument("--responder", help="MODULE:FUNC taking the request body, returning the text")
+    parser.add_argument("--delay-per-chunk", type=float, default=0.0)
+    parser.add_argument("--fail-status", type=int)
+    parser.add_argument("--requests-log", type=Path, help="append every request here as a JSON line")
+    args = parser.parse_args(argv)
+
+    server = SERVERS[args.kind](
+        responder=load_responder(args.responder) if args.responder else fixed_text,
+        delay_per_chunk=args.delay_per_chunk,
+        fail_status=args.fail_status,
+        port=args.port,
+        requests_log=args.requests_log,
+    )
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    server.start()
+    if args.port_file is not None:
+        temporary = args.port_file.with_name(f"{args.port_file.name}.tmp")
+        temporary.write_text(f"{server.port}\n", encoding="utf-8")
+        os.replace(temporary, args.port_file)
+    print(server.port, flush=True)
+    stopping.wait()
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()
