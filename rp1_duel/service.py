@@ -459,8 +459,6 @@ class DuelService:
             raise invalid_argument("--outcome and --summary-file only go with --close")
         if reason is not None:
             check_single_line("--reason", reason, max_len=1000)
-        from .record import close_duel  # the record (and its Markdown parser) only when closing
-
         with self.transaction(duel_id) as tx:
             state, now = tx.state, tx.now
             me = self.authenticate(state, participant_id, participant_token)
@@ -468,6 +466,8 @@ class DuelService:
             tx.touch(me)
             lease = check_lease(state, me, lease_token, now)
             if close:
+                from .record import close_duel  # the Markdown parser is paid for only by a close
+
                 close_duel(tx, me, lease, outcome, reason, summary)
             else:
                 state.lease = None
