@@ -36,6 +36,7 @@ class RecordCheck:
     blocks: list[artifact.TurnBlock]  # the recorded turns, verified
     text: str  # the artifact as found
     problem: str | None  # why the record can no longer be trusted
+    code: str = "ARTIFACT_TAMPERED"
 
 
 def check_record(tx: "Transaction") -> RecordCheck:
@@ -60,8 +61,9 @@ def check_record(tx: "Transaction") -> RecordCheck:
             problem = problem or f"turn {recorded.n} was changed after it was accepted"
             break
         prev = recorded.sha256
-    if not os.path.exists(state.source_path):
-        problem = problem or f"source {state.source_path} no longer exists"
+    if problem is None and not os.path.exists(state.source_path):
+        return RecordCheck(parsed.blocks[: len(state.turns)], text, f"source {state.source_path} no longer exists",
+                           "TARGET_UNREADABLE")
     # Blocks past the recorded ones are a dead writer's leftovers: the state never
     # accepted them, and the next write drops them.
     return RecordCheck(parsed.blocks[: len(state.turns)], text, problem)
@@ -111,7 +113,7 @@ def append_turn(tx: "Transaction", me: Participant, lease: Lease, turn: str | by
         _mark_invalid(tx, check.problem)
     if state.invalid_reason:
         raise DuelError(
-            "ARTIFACT_TAMPERED",
+            check.code if check.problem else "ARTIFACT_TAMPERED",
             f"{state.invalid_reason}: the duel can only be closed INVALIDATED",
             {"reason": state.invalid_reason, "next_step": rules.CLOSE},
         )

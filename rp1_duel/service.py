@@ -20,6 +20,7 @@ from . import lease as rules
 from .artifact import render
 from .clock import Clock, iso, system_clock, utc_date
 from .errors import DuelError, invalid_argument
+from .outcomes import OUTCOMES
 from .identity import (
     check_name,
     check_single_line,
@@ -34,7 +35,7 @@ from .identity import (
 from .state import ACTIVE, DuelState, Participant
 from .storage import DebateDir, EventLog, write_atomic
 
-OUTCOMES = ("ACCEPTED_CONSENSUS", "DISSENT", "MAX_TURNS", "TIMEOUT", "INVALIDATED")
+
 WAIT_POLL_SECONDS = 0.01  # a stat() every 10 ms keeps hand-offs well under 100 ms
 WAIT_MAX_SECONDS = 3600
 

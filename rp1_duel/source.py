@@ -42,6 +42,26 @@ def _without_markup(normalized: str) -> str:
     return _WHITESPACE.sub(" ", _INLINE_MARKUP.sub("", normalized)).strip()
 
 
+class SearchableText:
+    """A text that answers "is this excerpt in it?" word for word, built once, asked often.
+
+    Whitespace, case, typographic quotes and dashes aside; inline emphasis and code
+    markers (`*`, `_`, `` ` ``) aside too, since quoting `**must**` as "must" changes no word.
+    """
+
+    __slots__ = ("_normalized", "_unmarked")
+
+    def __init__(self, text: str):
+        self._normalized = normalize_text(text)
+        self._unmarked = _without_markup(self._normalized)
+
+    def contains(self, excerpt: str) -> bool:
+        needle = normalize_text(excerpt)
+        if not needle:
+            return False
+        return needle in self._normalized or _without_markup(needle) in self._unmarked
+
+
 def _slug(heading: str) -> str:
     """GitHub's anchor for a heading, so `design.md#lease-semantics` resolves too."""
     words = re.sub(r"[^\w\- ]", "", heading.lower())
@@ -117,15 +137,13 @@ class SourceDocument:
     name: str = field(init=False)
     lines: list[str] = field(init=False, repr=False, compare=False)
     headings: list[str] = field(init=False, repr=False, compare=False)
-    _normalized: str = field(init=False, repr=False, compare=False)
-    _unmarked: str = field(init=False, repr=False, compare=False)
+    _searchable: SearchableText = field(init=False, repr=False, compare=False)
     _heading_keys: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Frozen: derived fields are set once here and never change afterwards.
         lines = split_lines(self.text)
         headings = _find_headings(lines)
-        normalized = normalize_text(self.text)
         keys = {normalize_text(h) for h in headings}
         keys |= {_without_markup(k) for k in keys}
         keys |= {_slug(k) for k in keys}
@@ -133,8 +151,7 @@ class SourceDocument:
             "name": os.path.basename(self.path) or self.path,
             "lines": lines,
             "headings": headings,
-            "_normalized": normalized,
-            "_unmarked": _without_markup(normalized),
+            "_searchable": SearchableText(self.text),
             "_heading_keys": frozenset(keys),
         }
         for attribute, value in derived.items():
@@ -159,10 +176,7 @@ class SourceDocument:
         return 1 <= start <= end <= len(self.lines)
 
     def contains_excerpt(self, excerpt: str) -> bool:
-        needle = normalize_text(excerpt)
-        if not needle:
-            return False
-        return needle in self._normalized or _without_markup(needle) in self._unmarked
+        return self._searchable.contains(excerpt)
 
     def numbered(self) -> str:
         width = len(str(len(self.lines)))

@@ -18,7 +18,7 @@ from typing import Any, Iterator, Mapping
 import mistune
 
 from .rules import SECTIONS
-from .source import fenced_lines, normalize_text, split_lines
+from .source import SearchableText, fenced_lines, normalize_text, split_lines
 
 _MARKDOWN = mistune.create_markdown(renderer=None)
 
@@ -110,7 +110,6 @@ class ParsedTurn:
     novel_claim: str = ""
     novel_claim_line: int | None = None
     novel_support: tuple[SupportItem, ...] = ()
-    novel_has_support_label: bool = False
     unresolved: tuple[UnresolvedItem, ...] = ()
     stance_revision_support: tuple[SupportItem, ...] = ()
     extra_headings: tuple[Heading, ...] = ()  # headings of level 1 or 2 besides the turn heading
@@ -136,9 +135,12 @@ class ParsedTurn:
         return (*found, self.novel_claim) if self.novel_claim else tuple(found)
 
     @cached_property
-    def normalized_text(self) -> str:
-        # Cached: later turns quote this one, and replaying a debate asks many times.
-        return normalize_text(self.text)
+    def _searchable(self) -> SearchableText:
+        # Built on first use: only turns that later turns quote ever need it.
+        return SearchableText(self.text)
+
+    def contains_excerpt(self, excerpt: str) -> bool:
+        return self._searchable.contains(excerpt)
 
     def section_at(self, line: int | None) -> str | None:
         if line is None:
@@ -436,7 +438,6 @@ class _TurnParser:
         fields: dict[str, Any] = {
             "novel_claim": _CLAIM_LABEL.sub("", claim, count=1).strip(),
             "novel_claim_line": first,
-            "novel_has_support_label": label is not None,
         }
         if label is None:
             return fields

@@ -52,6 +52,7 @@ class FakeModelServer:
         delay_per_chunk: float = 0.0,
         fail_status: int | None = None,
         truncated: bool = False,
+        drop_after_chunks: int | None = None,
         port: int = 0,
         requests_log: Path | None = None,
     ):
@@ -60,6 +61,7 @@ class FakeModelServer:
         self.delay_per_chunk = delay_per_chunk
         self.fail_status = fail_status
         self.truncated = truncated  # answer as if the model hit its output-token limit
+        self.drop_after_chunks = drop_after_chunks  # close the connection mid-stream, as a dying server does
         self.requests: list[dict] = []
         self._requests_log = requests_log
         self._log_lock = threading.Lock()
@@ -78,7 +80,10 @@ class FakeModelServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> FakeModelServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name=f"fake-{self.kind}", daemon=True)
+        # A short poll interval makes stop() quick: shutdown() waits for the next poll.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name=f"fake-{self.kind}", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -97,7 +102,8 @@ class FakeModelServer:
     def handle(self, handler: BaseHTTPRequestHandler) -> None:
         raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
         body = json.loads(raw or b"{}")
-        self._record({"path": handler.path, "headers": {k.lower(): v for k, v in handler.headers.items()}, "body": body})
+        headers = {name.lower(): value for name, value in handler.headers.items()}
+        self._record({"path": handler.path, "headers": headers, "body": body})
         if urlsplit(handler.path).path != self.path:
             return _send_json(handler, 404, self.error_body(404))
         if self.fail_status is not None:
@@ -114,13 +120,17 @@ class FakeModelServer:
             for event in self.stream(body, chunks):
                 handler.wfile.write(event.encode("utf-8"))
                 handler.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up mid-stream, as a real client may
+        except (_Dropped, BrokenPipeError, ConnectionResetError):
+            pass  # the stream ends here, without its closing events
 
-    def pause(self) -> None:
-        """Between two chunks: a slow model."""
-        if self.delay_per_chunk:
-            time.sleep(self.delay_per_chunk)
+    def paced(self, chunks: list[str]) -> Iterator[str]:
+        """The chunks as the model sends them: slowly if asked, cut short if the connection is to drop."""
+        for index, chunk in enumerate(chunks):
+            if index == self.drop_after_chunks:
+                raise _Dropped
+            if self.delay_per_chunk:
+                time.sleep(self.delay_per_chunk)
+            yield chunk
 
     def _record(self, record: dict) -> None:
         with self._log_lock:
@@ -176,19 +186,19 @@ class FakeAnthropicServer(FakeModelServer):
     def stream(self, body: dict, chunks: list[str]) -> Iterator[str]:
         start = self.message(body, "", 1)
         start.update(content=[], stop_reason=None)
-        yield _sse("message_start", {"type": "message_start", "message": start})
-        yield _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
-        yield _sse("ping", {"type": "ping"})
-        for chunk in chunks:
-            self.pause()
-            yield _sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": chunk}})
-        yield _sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+        yield _event("message_start", message=start)
+        yield _event("content_block_start", index=0, content_block={"type": "text", "text": ""})
+        yield _event("ping")
+        for chunk in self.paced(chunks):
+            yield _event("content_block_delta", index=0, delta={"type": "text_delta", "text": chunk})
+        yield _event("content_block_stop", index=0)
         stop_reason = "max_tokens" if self.truncated else "end_turn"
-        yield _sse(
+        yield _event(
             "message_delta",
-            {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": {"output_tokens": len(chunks)}},
+            delta={"stop_reason": stop_reason, "stop_sequence": None},
+            usage={"output_tokens": len(chunks)},
         )
-        yield _sse("message_stop", {"type": "message_stop"})
+        yield _event("message_stop")
 
 
 class FakeOpenAIServer(FakeModelServer):
@@ -203,13 +213,14 @@ class FakeOpenAIServer(FakeModelServer):
 
     def error_body(self, status: int) -> dict:
         code = "invalid_api_key" if status == 401 else None
-        return {"error": {"message": f"fake openai error ({status})", "type": "invalid_request_error", "param": None, "code": code}}
+        message = f"fake openai error ({status})"
+        return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}}
 
     def message(self, body: dict, text: str, output_tokens: int) -> dict:
         completion = self._envelope(body, "chat.completion")
-        completion["choices"] = [
-            {"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": None, "finish_reason": self._finish_reason()}
-        ]
+        answer = {"role": "assistant", "content": text}
+        finish_reason = self._finish_reason()
+        completion["choices"] = [{"index": 0, "message": answer, "logprobs": None, "finish_reason": finish_reason}]
         completion["usage"] = _openai_usage(body, output_tokens)
         return completion
 
@@ -220,8 +231,7 @@ class FakeOpenAIServer(FakeModelServer):
             return _data(data)
 
         yield chunk({"role": "assistant", "content": ""})
-        for piece in chunks:
-            self.pause()
+        for piece in self.paced(chunks):
             yield chunk({"content": piece})
         yield chunk({}, self._finish_reason())
         if (body.get("stream_options") or {}).get("include_usage"):
@@ -231,27 +241,44 @@ class FakeOpenAIServer(FakeModelServer):
         yield "data: [DONE]\n\n"
 
     def _envelope(self, body: dict, kind: str) -> dict:
-        return {"id": f"chatcmpl-fake{len(self.requests)}", "object": kind, "created": int(time.time()), "model": body.get("model", ""), "system_fingerprint": None}
+        return {
+            "id": f"chatcmpl-fake{len(self.requests)}",
+            "object": kind,
+            "created": int(time.time()),
+            "model": body.get("model", ""),
+            "system_fingerprint": None,
+        }
 
     def _finish_reason(self) -> str:
         return "length" if self.truncated else "stop"
 
 
 def _anthropic_usage(body: dict, output_tokens: int) -> dict:
-    return {"input_tokens": _input_tokens(body), "output_tokens": output_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    return {
+        "input_tokens": _input_tokens(body),
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
 
 
 def _openai_usage(body: dict, output_tokens: int) -> dict:
     prompt = _input_tokens(body)
-    return {"prompt_tokens": prompt, "completion_tokens": output_tokens, "total_tokens": prompt + output_tokens, "prompt_tokens_details": {"cached_tokens": 0}}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": output_tokens,
+        "total_tokens": prompt + output_tokens,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    }
 
 
 def _input_tokens(body: dict) -> int:
     return len(json.dumps(body)) // 4  # about four characters a token
 
 
-def _sse(event: str, data: dict) -> str:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+def _event(kind: str, **fields: object) -> str:
+    """An Anthropic server-sent event: its name is repeated as the data's type."""
+    return f"event: {kind}\ndata: {json.dumps({'type': kind, **fields})}\n\n"
 
 
 def _data(data: dict) -> str:
@@ -265,6 +292,10 @@ def _send_json(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> N
     handler.send_header("Content-Length", str(len(encoded)))
     handler.end_headers()
     handler.wfile.write(encoded)
+
+
+class _Dropped(Exception):
+    pass
 
 
 class _Handler(BaseHTTPRequestHandler):

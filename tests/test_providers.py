@@ -25,9 +25,10 @@ SYSTEM = "You debate design.md.\n1: # Design\n2: Leases expire after fifteen min
 TURN_1 = "<!-- duel:turn n=1 -->\n## Turn 1 — Ada\n**Position**\nLeases are too long.\n<!-- /duel:turn -->\n"
 TURN_2 = "<!-- duel:turn n=2 -->\n## Turn 2 — Bo\n**Position**\nThey are fine.\n<!-- /duel:turn -->\n"
 ANSWER = "## Turn 3 — Ada\n**Position**\nLeases should be five minutes long, renewed by heartbeat.\n"
+INSTRUCTION = f"Write turn 3 with this heading:\n{HEADING}"
 
 
-def request(history: str = TURN_1 + TURN_2, instruction: str = f"Write turn 3 with this heading:\n{HEADING}") -> TurnRequest:
+def turn_request(history: str = TURN_1 + TURN_2, instruction: str = INSTRUCTION) -> TurnRequest:
     return TurnRequest(system=SYSTEM, history=history, instruction=instruction, cache_key="duel-0123")
 
 
@@ -39,16 +40,18 @@ def no_real_credentials(monkeypatch):
             monkeypatch.delenv(name)
 
 
-def anthropic_provider(server: FakeAnthropicServer, **options):
+def anthropic_provider(server: FakeAnthropicServer):
     from rp1_duel.providers.anthropic import AnthropicProvider
 
-    return AnthropicProvider("claude-sonnet-5-5", api_key="test-key", base_url=server.base_url, timeout=5, max_retries=0, **options)
+    return AnthropicProvider(
+        "claude-sonnet-5-5", api_key="test-key", base_url=server.base_url, timeout=5, max_retries=0
+    )
 
 
-def openai_provider(server: FakeOpenAIServer, model: str = "gpt-6.1-sol"):
+def openai_provider(server: FakeOpenAIServer):
     from rp1_duel.providers.openai import OpenAIProvider
 
-    return OpenAIProvider(model, api_key="test-key", base_url=server.base_url, timeout=5, max_retries=0)
+    return OpenAIProvider("gpt-6.1-sol", api_key="test-key", base_url=server.base_url, timeout=5, max_retries=0)
 
 
 PROVIDERS = {"anthropic": (FakeAnthropicServer, anthropic_provider), "openai": (FakeOpenAIServer, openai_provider)}
@@ -73,7 +76,7 @@ def test_streamed_text_is_assembled_and_progress_grows(server_and_provider):
     server.responder = lambda body: ANSWER
     seen: list[int] = []
 
-    assert provider.compose(request(), seen.append) == ANSWER
+    assert provider.compose(turn_request(), seen.append) == ANSWER
     assert strictly_increasing(seen)
     assert seen[-1] >= len(ANSWER.split())  # at least one report per streamed word
 
@@ -85,7 +88,7 @@ def test_a_slow_model_reports_progress_while_it_streams(server_and_provider):
     times: list[float] = []
     started = time.monotonic()
 
-    provider.compose(request(), lambda tokens: times.append(time.monotonic() - started))
+    provider.compose(turn_request(), lambda tokens: times.append(time.monotonic() - started))
 
     assert times[-1] >= 4 * 0.05
     assert times[0] < times[-1] - 0.1  # the first report came well before the end
@@ -108,7 +111,7 @@ def test_http_errors_become_provider_errors(server_and_provider, status, code):
     server.fail_status = status
 
     with pytest.raises(ProviderError) as raised:
-        provider.compose(request(), lambda tokens: None)
+        provider.compose(turn_request(), lambda tokens: None)
 
     assert raised.value.code == code
     assert f"HTTP {status}" in raised.value.message and "fake" in raised.value.message
@@ -121,7 +124,7 @@ def test_a_server_that_is_down_is_unavailable_quickly(server_and_provider):
     started = time.monotonic()
 
     with pytest.raises(ProviderError) as raised:
-        provider.compose(request(), lambda tokens: None)
+        provider.compose(turn_request(), lambda tokens: None)
 
     assert raised.value.code == "PROVIDER_UNAVAILABLE"
     assert str(server.port) in raised.value.message and "\n" not in raised.value.message
@@ -133,10 +136,22 @@ def test_an_answer_cut_at_the_token_limit_is_a_bad_response(server_and_provider)
     server.truncated = True
 
     with pytest.raises(ProviderError) as raised:
-        provider.compose(request(), lambda tokens: None)
+        provider.compose(turn_request(), lambda tokens: None)
 
     assert raised.value.code == "PROVIDER_BAD_RESPONSE"
-    assert "4096" in raised.value.message
+    assert str(turn_request().max_tokens) in raised.value.message
+
+
+def test_a_stream_cut_mid_answer_is_unavailable_not_a_short_turn(server_and_provider):
+    server, provider = server_and_provider
+    server.responder = lambda body: ANSWER
+    server.drop_after_chunks = 3
+
+    with pytest.raises(ProviderError) as raised:
+        provider.compose(turn_request(), lambda tokens: None)
+
+    assert raised.value.code == "PROVIDER_UNAVAILABLE"
+    assert "before the answer was complete" in raised.value.message
 
 
 def test_an_empty_answer_is_a_bad_response(server_and_provider):
@@ -144,7 +159,7 @@ def test_an_empty_answer_is_a_bad_response(server_and_provider):
     server.responder = lambda body: ""
 
     with pytest.raises(ProviderError) as raised:
-        provider.compose(request(), lambda tokens: None)
+        provider.compose(turn_request(), lambda tokens: None)
 
     assert raised.value.code == "PROVIDER_BAD_RESPONSE"
 
@@ -163,24 +178,24 @@ def test_error_messages_are_one_bounded_line():
 
 
 def test_anthropic_request_caches_the_stable_prefix_and_the_history(anthropic_server):
-    anthropic_provider(anthropic_server).compose(request(), lambda tokens: None)
+    anthropic_provider(anthropic_server).compose(turn_request(), lambda tokens: None)
 
     body = anthropic_server.requests[0]["body"]
     assert body["model"] == "claude-sonnet-5-5"
-    assert body["stream"] is True and body["max_tokens"] == 4096
+    assert body["stream"] is True and body["max_tokens"] == 16000
     assert body["system"] == [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
     [message] = body["messages"]
     assert message["role"] == "user"
     history, instruction = message["content"]
     assert history == {"type": "text", "text": TURN_1 + TURN_2, "cache_control": {"type": "ephemeral"}}
-    assert instruction == {"type": "text", "text": request().instruction}  # changes every time: never cached
+    assert instruction == {"type": "text", "text": turn_request().instruction}  # changes every time: never cached
 
 
 def test_anthropic_first_turn_sends_no_empty_history_block(anthropic_server):
-    anthropic_provider(anthropic_server).compose(request(history=""), lambda tokens: None)
+    anthropic_provider(anthropic_server).compose(turn_request(history=""), lambda tokens: None)
 
     [instruction] = anthropic_server.requests[0]["body"]["messages"][0]["content"]
-    assert instruction["text"] == request().instruction
+    assert instruction["text"] == turn_request().instruction
 
 
 def without_cache_marks(blocks: list[dict]) -> list[str]:
@@ -190,8 +205,9 @@ def without_cache_marks(blocks: list[dict]) -> list[str]:
 def test_anthropic_successive_turns_share_the_prefix_byte_for_byte(anthropic_server):
     provider = anthropic_provider(anthropic_server)
     turn_3, turn_4 = "## Turn 3 — Ada\n…\n", "## Turn 4 — Bo\n…\n"
-    provider.compose(request(history=TURN_1 + TURN_2), lambda tokens: None)
-    provider.compose(request(history=TURN_1 + TURN_2 + turn_3 + turn_4, instruction="Write turn 5."), lambda tokens: None)
+    provider.compose(turn_request(history=TURN_1 + TURN_2), lambda tokens: None)
+    later = turn_request(history=TURN_1 + TURN_2 + turn_3 + turn_4, instruction="Write turn 5.")
+    provider.compose(later, lambda tokens: None)
 
     first, second = (record["body"] for record in anthropic_server.requests)
     assert json.dumps(first["system"]) == json.dumps(second["system"])
@@ -206,8 +222,8 @@ def test_anthropic_successive_turns_share_the_prefix_byte_for_byte(anthropic_ser
 
 def test_anthropic_repair_of_a_turn_resends_the_same_history_blocks(anthropic_server):
     provider = anthropic_provider(anthropic_server)
-    provider.compose(request(), lambda tokens: None)
-    provider.compose(request(instruction="Fix: SECTION_EMPTY Agreements"), lambda tokens: None)
+    provider.compose(turn_request(), lambda tokens: None)
+    provider.compose(turn_request(instruction="Fix: SECTION_EMPTY Agreements"), lambda tokens: None)
 
     first, second = (record["body"]["messages"][0]["content"] for record in anthropic_server.requests)
     assert json.dumps(first[:-1]) == json.dumps(second[:-1])
@@ -215,8 +231,8 @@ def test_anthropic_repair_of_a_turn_resends_the_same_history_blocks(anthropic_se
 
 def test_anthropic_history_that_does_not_extend_the_last_one_starts_over(anthropic_server):
     provider = anthropic_provider(anthropic_server)
-    provider.compose(request(history=TURN_1 + TURN_2), lambda tokens: None)
-    provider.compose(request(history=TURN_2), lambda tokens: None)
+    provider.compose(turn_request(history=TURN_1 + TURN_2), lambda tokens: None)
+    provider.compose(turn_request(history=TURN_2), lambda tokens: None)
 
     history = anthropic_server.requests[1]["body"]["messages"][0]["content"][:-1]
     assert [block["text"] for block in history] == [TURN_2]
@@ -226,24 +242,24 @@ def test_anthropic_history_that_does_not_extend_the_last_one_starts_over(anthrop
 
 
 def test_openai_request_is_streamed_keyed_and_ordered_for_prefix_caching(openai_server):
-    openai_provider(openai_server).compose(request(), lambda tokens: None)
+    openai_provider(openai_server).compose(turn_request(), lambda tokens: None)
 
     body = openai_server.requests[0]["body"]
     assert body["model"] == "gpt-6.1-sol"
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert body["prompt_cache_key"] == "duel-0123"
-    assert body["max_completion_tokens"] == 4096 and "max_tokens" not in body
+    assert body["max_completion_tokens"] == 16000 and "max_tokens" not in body
     assert body["messages"] == [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": TURN_1 + TURN_2},
-        {"role": "user", "content": request().instruction},
+        {"role": "user", "content": turn_request().instruction},
     ]
 
 
 def test_openai_successive_turns_share_the_prefix_byte_for_byte(openai_server):
     provider = openai_provider(openai_server)
-    provider.compose(request(history=TURN_1), lambda tokens: None)
-    provider.compose(request(history=TURN_1 + TURN_2, instruction="Write turn 5."), lambda tokens: None)
+    provider.compose(turn_request(history=TURN_1), lambda tokens: None)
+    provider.compose(turn_request(history=TURN_1 + TURN_2, instruction="Write turn 5."), lambda tokens: None)
 
     first, second = (json.dumps(record["body"]["messages"]) for record in openai_server.requests)
     prefix = json.dumps([{"role": "system", "content": SYSTEM}, {"role": "user", "content": TURN_1}])[:-3]
@@ -251,7 +267,7 @@ def test_openai_successive_turns_share_the_prefix_byte_for_byte(openai_server):
 
 
 def test_openai_first_turn_sends_no_empty_history_message(openai_server):
-    openai_provider(openai_server).compose(request(history=""), lambda tokens: None)
+    openai_provider(openai_server).compose(turn_request(history=""), lambda tokens: None)
 
     assert [message["role"] for message in openai_server.requests[0]["body"]["messages"]] == ["system", "user"]
 
@@ -260,7 +276,7 @@ def test_an_openai_compatible_server_needs_no_key(openai_server):
     provider = select_provider("llama3.1:8b", None, openai_server.base_url, {})
 
     assert (provider.name, provider.model) == ("openai", "llama3.1:8b")
-    assert provider.compose(request(), lambda tokens: None) == "This is the fake model's answer."
+    assert provider.compose(turn_request(), lambda tokens: None) == "This is the fake model's answer."
     assert openai_server.requests[0]["body"]["model"] == "llama3.1:8b"
     assert openai_server.requests[0]["headers"]["authorization"] == "Bearer no-key-needed"
 
@@ -272,7 +288,7 @@ def test_the_env_mapping_is_authoritative_over_the_process_environment(anthropic
 
     provider = select_provider(None, None, None, env)
 
-    assert provider.compose(request(), lambda tokens: None) == "This is the fake model's answer."
+    assert provider.compose(turn_request(), lambda tokens: None) == "This is the fake model's answer."
     assert anthropic_server.requests[0]["headers"]["authorization"] == "Bearer mapping-key"
 
 
@@ -301,7 +317,13 @@ BOTH = {**ANTHROPIC, **OPENAI}
         ("qwen3", None, None, {"OPENAI_BASE_URL": "http://vllm:8000/v1"}, ("openai", "qwen3", "http://vllm:8000/v1")),
         (None, None, "http://localhost:8080/v1", ANTHROPIC, ("openai", "gpt-6.1-sol", "http://localhost:8080/v1")),
         ("claude-haiku-5-5", None, "http://proxy", {}, ("anthropic", "claude-haiku-5-5", "http://proxy")),
-        ("claude-haiku-5-5", None, None, {**ANTHROPIC, "ANTHROPIC_BASE_URL": "http://proxy"}, ("anthropic", "claude-haiku-5-5", "http://proxy")),
+        (
+            "claude-haiku-5-5",
+            None,
+            None,
+            {**ANTHROPIC, "ANTHROPIC_BASE_URL": "http://proxy"},
+            ("anthropic", "claude-haiku-5-5", "http://proxy"),
+        ),
     ],
 )
 def test_select_provider_rules(model, provider, base_url, env, expected):
@@ -372,8 +394,8 @@ def fake_editor(tmp_path: Path, body: str) -> str:
             """\
             import pathlib, sys
             path = pathlib.Path(sys.argv[1])
-            seen = pathlib.Path(__file__).with_name("seen-%d.md" % (len(list(pathlib.Path(__file__).parent.glob("seen-*.md"))) + 1))
-            seen.write_text(path.read_text())
+            here = pathlib.Path(__file__).parent
+            (here / f"seen-{len(list(here.glob('seen-*.md'))) + 1}.md").write_text(path.read_text())
             """
         )
         + textwrap.dedent(body)
@@ -392,7 +414,7 @@ def human(editor: str | None = None, stdin: io.TextIOBase | None = None) -> Huma
 def test_human_edits_a_skeleton_with_the_exact_heading(tmp_path):
     editor = fake_editor(tmp_path, writes(f"%% my own note\n{TURN_BY_HAND}"))
 
-    text = human(editor).compose(request(), lambda tokens: None)
+    text = human(editor).compose(turn_request(), lambda tokens: None)
 
     assert text == TURN_BY_HAND
     seen = (tmp_path / "seen-1.md").read_text().splitlines()
@@ -404,10 +426,10 @@ def test_human_edits_a_skeleton_with_the_exact_heading(tmp_path):
 def test_human_repair_reopens_the_draft_with_the_violations_on_top(tmp_path):
     editor = fake_editor(tmp_path, writes(TURN_BY_HAND))
     provider = human(editor)
-    provider.compose(request(), lambda tokens: None)
-    repair = f"Write turn 3 with this heading:\n{HEADING}\nYour draft was rejected:\n- SECTION_EMPTY: Agreements is empty"
+    provider.compose(turn_request(), lambda tokens: None)
+    repair = f"{INSTRUCTION}\nYour draft was rejected:\n- SECTION_EMPTY: Agreements is empty"
 
-    provider.compose(request(instruction=repair), lambda tokens: None)
+    provider.compose(turn_request(instruction=repair), lambda tokens: None)
 
     seen = (tmp_path / "seen-2.md").read_text()
     assert seen.startswith("%% Write turn 3")
@@ -425,14 +447,14 @@ def test_human_repair_reopens_the_draft_with_the_violations_on_top(tmp_path):
 )
 def test_human_can_abandon_a_turn(tmp_path, body):
     with pytest.raises(ProviderError) as raised:
-        human(fake_editor(tmp_path, body)).compose(request(), lambda tokens: None)
+        human(fake_editor(tmp_path, body)).compose(turn_request(), lambda tokens: None)
 
     assert raised.value.code == "HUMAN_ABORTED"
 
 
 def test_a_failed_editor_keeps_the_draft(tmp_path):
     with pytest.raises(ProviderError) as raised:
-        human(fake_editor(tmp_path, writes(TURN_BY_HAND) + "sys.exit(3)\n")).compose(request(), lambda tokens: None)
+        human(fake_editor(tmp_path, writes(TURN_BY_HAND) + "sys.exit(3)\n")).compose(turn_request(), lambda tokens: None)
 
     kept = Path(raised.value.message.rsplit(" ", 1)[-1])
     assert "status 3" in raised.value.message
@@ -442,18 +464,19 @@ def test_a_failed_editor_keeps_the_draft(tmp_path):
 
 def test_a_missing_editor_is_an_invalid_argument(tmp_path):
     with pytest.raises(ProviderError) as raised:
-        human(str(tmp_path / "no-such-editor")).compose(request(), lambda tokens: None)
+        human(str(tmp_path / "no-such-editor")).compose(turn_request(), lambda tokens: None)
 
     assert raised.value.code == "INVALID_ARGUMENT"
 
 
 def test_human_reads_a_piped_turn_from_standard_input():
-    provider = HumanProvider(editor=None, stdin=io.StringIO(f"%% ignored\n{TURN_BY_HAND}\n\n"), stderr=(stderr := io.StringIO()))
+    stderr = io.StringIO()
+    provider = HumanProvider(editor=None, stdin=io.StringIO(f"%% ignored\n{TURN_BY_HAND}\n\n"), stderr=stderr)
 
-    assert provider.compose(request(), lambda tokens: None) == TURN_BY_HAND
+    assert provider.compose(turn_request(), lambda tokens: None) == TURN_BY_HAND
     assert HEADING in stderr.getvalue()  # the person is told what to write
     with pytest.raises(ProviderError) as raised:  # the pipe is spent
-        provider.compose(request(), lambda tokens: None)
+        provider.compose(turn_request(), lambda tokens: None)
     assert raised.value.code == "HUMAN_ABORTED"
 
 
@@ -465,7 +488,7 @@ class Terminal(io.StringIO):
 def test_human_at_a_terminal_uses_the_editor_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("EDITOR", fake_editor(tmp_path, writes(TURN_BY_HAND)))
 
-    assert human(stdin=Terminal()).compose(request(), lambda tokens: None) == TURN_BY_HAND
+    assert human(stdin=Terminal()).compose(turn_request(), lambda tokens: None) == TURN_BY_HAND
     assert (tmp_path / "seen-1.md").exists()
 
 
@@ -485,23 +508,23 @@ def script(tmp_path) -> Path:
 
 def test_scripted_turns_play_in_sorted_order_as_they_are_then_run_out(script):
     provider = ScriptedProvider(script)
-    played = [provider.compose(request(), lambda tokens: None) for _ in range(3)]
+    played = [provider.compose(turn_request(), lambda tokens: None) for _ in range(3)]
 
     assert played == ["first turn  \n\n", "second turn, no final newline", "third turn\n"]
     assert (provider.name, provider.model) == ("scripted", "scripted:bo-script")
     with pytest.raises(ProviderError) as raised:
-        provider.compose(request(), lambda tokens: None)
+        provider.compose(turn_request(), lambda tokens: None)
     assert raised.value.code == "SCRIPT_EXHAUSTED"
 
 
 def test_a_resumed_script_continues_where_it_stopped(script, tmp_path):
     cursor = tmp_path / "cursor"
-    ScriptedProvider(script, cursor_path=cursor).compose(request(), lambda tokens: None)
+    ScriptedProvider(script, cursor_path=cursor).compose(turn_request(), lambda tokens: None)
 
     resumed = ScriptedProvider(script)
     resumed.cursor_path = cursor  # as a participant sets it once it knows its state folder
 
-    assert resumed.compose(request(), lambda tokens: None) == "second turn, no final newline"
+    assert resumed.compose(turn_request(), lambda tokens: None) == "second turn, no final newline"
     assert cursor.read_text() == "2\n"
 
 
@@ -534,10 +557,11 @@ def test_fake_servers_answer_non_streaming_requests_too(anthropic_server, openai
 
 
 def test_a_fake_server_runs_as_a_process_beside_duel(tmp_path):
-    (tmp_path / "echo_responder.py").write_text("def answer(body):\n    return 'echo: ' + body['messages'][-1]['content']\n")
+    responder = "def answer(body):\n    return 'echo: ' + body['messages'][-1]['content']\n"
+    (tmp_path / "echo_responder.py").write_text(responder)
     port_file, log = tmp_path / "port", tmp_path / "requests.jsonl"
-    command = [sys.executable, str(REPO / "tests" / "fake_models.py"), "--kind", "openai", "--port-file", str(port_file)]
-    command += ["--responder", "echo_responder:answer", "--requests-log", str(log)]
+    command = [sys.executable, str(REPO / "tests" / "fake_models.py"), "--kind", "openai"]
+    command += ["--port-file", str(port_file), "--responder", "echo_responder:answer", "--requests-log", str(log)]
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, text=True)
     try:
         port = int(process.stdout.readline())
@@ -545,7 +569,7 @@ def test_a_fake_server_runs_as_a_process_beside_duel(tmp_path):
         from rp1_duel.providers.openai import OpenAIProvider
 
         provider = OpenAIProvider("gpt-6.1-sol", api_key="k", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
-        assert provider.compose(request(instruction="Say hi."), lambda tokens: None) == "echo: Say hi."
+        assert provider.compose(turn_request(instruction="Say hi."), lambda tokens: None) == "echo: Say hi."
         assert json.loads(log.read_text())["body"]["prompt_cache_key"] == "duel-0123"
     finally:
         process.terminate()

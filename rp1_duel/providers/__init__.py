@@ -37,7 +37,9 @@ class TurnRequest:
     history: str
     instruction: str
     cache_key: str
-    max_tokens: int = 4096
+    # Room for the turn and for the thinking that current models do first and count as
+    # output (Claude 5.5 and GPT-6 reason by default); a ceiling, not a cost.
+    max_tokens: int = 16000
 
 
 class Provider(Protocol):

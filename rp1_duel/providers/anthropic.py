@@ -90,11 +90,17 @@ class AnthropicProvider:
 def _read(stream: anthropic.MessageStream, progress: Callable[[int], None]) -> anthropic.types.Message:
     """Consume the stream, reporting output chunks, then the token count once usage arrives."""
     reported = 0
+    complete = False
     for event in stream:
-        if event.type == "content_block_delta":
+        if event.type == "content_block_delta":  # text, and thinking: both are the model at work
             reported += 1
             progress(reported)
         elif event.type == "message_delta" and event.usage.output_tokens > reported:
             reported = event.usage.output_tokens
             progress(reported)
+        elif event.type == "message_stop":
+            complete = True
+    if not complete:
+        # The connection closed mid-answer; what came so far is not a turn.
+        raise ProviderError("PROVIDER_UNAVAILABLE", "anthropic closed the stream before the answer was complete")
     return stream.get_final_message()

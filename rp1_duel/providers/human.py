@@ -30,10 +30,10 @@ class HumanProvider:
     name = "human"
     model = "human"
 
-    def __init__(self, editor: str | None = None, stdin: TextIO = sys.stdin, stderr: TextIO = sys.stderr):
+    def __init__(self, editor: str | None = None, stdin: TextIO | None = None, stderr: TextIO | None = None):
         self.editor = editor
-        self.stdin = stdin
-        self.stderr = stderr
+        self.stdin = sys.stdin if stdin is None else stdin
+        self.stderr = sys.stderr if stderr is None else stderr
         # The last turn written and its heading: a repair of that turn reopens it, not a blank skeleton.
         self._draft: tuple[str, str] | None = None
 
@@ -42,7 +42,7 @@ class HumanProvider:
         skeleton = _skeleton(heading)
         editor = self.editor or (_default_editor() if self.stdin.isatty() else None)
         if editor is None:
-            self.stderr.write(f"{request.instruction.rstrip()}\n\nReading the turn from standard input until its end.\n")
+            self.stderr.write(f"{request.instruction.rstrip()}\n\nReading the turn from standard input to its end.\n")
             text = _drop_notes(self.stdin.read())
         else:
             draft = self._draft[1] if self._draft and self._draft[0] == heading else skeleton

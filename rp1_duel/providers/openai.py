@@ -58,15 +58,23 @@ class OpenAIProvider:
                         reported = chunk.usage.completion_tokens
                         progress(reported)
         except openai.APIStatusError as error:
-            raise status_error("openai", error.status_code, error.body, str(error)) from error
+            # Named by its URL: the server may be OpenAI's or any compatible one.
+            raise status_error(self.base_url, error.status_code, error.body, str(error)) from error
         except openai.APIConnectionError as error:
             cause = f" ({error.__cause__})" if error.__cause__ else ""
             raise ProviderError(
                 "PROVIDER_UNAVAILABLE", f"cannot reach {self.base_url}: {error}{cause}"
             ) from error
         except (openai.OpenAIError, ValueError) as error:
-            raise ProviderError("PROVIDER_BAD_RESPONSE", f"{self.base_url} sent an unreadable answer: {error}") from error
+            raise ProviderError(
+                "PROVIDER_BAD_RESPONSE", f"{self.base_url} sent an unreadable answer: {error}"
+            ) from error
 
+        if finish_reason is None:
+            # The connection closed mid-answer; what came so far is not a turn.
+            raise ProviderError(
+                "PROVIDER_UNAVAILABLE", f"{self.base_url} closed the stream before the answer was complete"
+            )
         if finish_reason == "length":
             raise ProviderError(
                 "PROVIDER_BAD_RESPONSE",

@@ -42,7 +42,9 @@ class ScriptedProvider:
             return self._played
         content = self.cursor_path.read_text(encoding="utf-8").strip()
         if not content.isdigit():
-            raise ProviderError("INVALID_ARGUMENT", f"the script cursor {self.cursor_path} holds {content!r}, not a count")
+            raise ProviderError(
+                "INVALID_ARGUMENT", f"the script cursor {self.cursor_path} holds {content!r}, not a count"
+            )
         return int(content)
 
     def _write_cursor(self, played: int) -> None:
