@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Optional
 
 import typer
 from typing_extensions import Annotated
@@ -65,3 +66,82 @@ def validate_command(
         if not reports:
             typer.echo("no duel artifacts found", err=True)
     raise typer.Exit(0 if valid else 1)
+
+
+def fail(code: str, message: str, as_json: bool = False) -> None:
+    """One line for people (and one JSON object with --json); never a traceback."""
+    if as_json:
+        typer.echo(json.dumps({"success": False, "error": {"code": code, "message": message}}))
+    typer.echo(f"duel: {code}: {message}", err=True)
+    raise typer.Exit(2 if code == "INVALID_ARGUMENT" else 1)
+
+
+DEFAULT_NAMES = {"anthropic": "Claude", "openai": "GPT", "human": "Human"}
+
+
+@app.command("join")
+def join_command(
+    target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
+    topic: Annotated[Optional[str], typer.Option(help="Topic [default: the document's first heading].")] = None,
+    debate_dir_: Annotated[Optional[str], typer.Option("--debate-dir", help="Shared debate dir [default: $DUEL_DIR, else ./debates].")] = None,
+    name: Annotated[Optional[str], typer.Option(help="Your display name [default: from the provider].")] = None,
+    model: Annotated[Optional[str], typer.Option(help="claude-…, gpt-…, a local model, `human` or `scripted:DIR`.")] = None,
+    provider: Annotated[Optional[str], typer.Option(help="Force anthropic or openai.")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="An OpenAI-compatible server (Ollama, vLLM, llama.cpp).")] = None,
+    persona: Annotated[Optional[str], typer.Option(help="Who the model plays.")] = None,
+    position: Annotated[Optional[str], typer.Option(help="The position it starts from.")] = None,
+    max_turns: Annotated[int, typer.Option(help="2–50 (fixed by the join that creates the duel).")] = 6,
+    lease_seconds: Annotated[int, typer.Option(help="5–86400.")] = 600,
+    peer_wait_seconds: Annotated[int, typer.Option(help="How long to wait for a peer.")] = 900,
+    turn_timeout_seconds: Annotated[int, typer.Option(help="How long a turn may take.")] = 1800,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one summary object on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing on stderr but errors.")] = False,
+) -> None:
+    """Take part in a duel about a document: join, debate turn by turn, close.
+
+    Run it in two terminals (one per participant). Ctrl-C gives the floor back and
+    keeps the seat: run the same command again to resume.
+    """
+    from .console import ConsoleReporter
+    from .errors import DuelError
+    from .participant import Duelist, ParticipantConfig
+    from .providers import ProviderError, select_provider
+    from .service import DuelSettings
+
+    try:
+        chosen = select_provider(model, provider, base_url, os.environ)
+        display = name or DEFAULT_NAMES.get(chosen.name) or chosen.model.removeprefix("scripted:").capitalize()
+        config = ParticipantConfig(
+            target=os.path.abspath(target), debate_dir=debate_dir(debate_dir_), name=display, topic=topic,
+            persona=persona, position=position,
+            settings=DuelSettings(max_turns, lease_seconds, peer_wait_seconds, turn_timeout_seconds),
+        )
+        duelist = Duelist(config, chosen, ConsoleReporter(display, quiet=quiet))
+        try:
+            result = duelist.run()
+        except KeyboardInterrupt:
+            duelist.interrupt()
+            typer.echo(f"[{display}] interrupted: the floor is released and the seat kept; "
+                       "run the same command to resume", err=True)
+            raise typer.Exit(130)
+    except (DuelError, ProviderError) as exc:
+        if "duelist" in locals():
+            duelist.interrupt()
+        fail(exc.code, exc.message, as_json)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    raise typer.Exit(0 if result.state == "completed" else 1)
+
+
+def debate_dir(value: str | None) -> str:
+    return value or os.environ.get("DUEL_DIR") or "debates"
+
+
+@app.command("demo")
+def demo_command(
+    directory: Annotated[str, typer.Option("--dir", help="Where the demo's document and debates go.")] = "duel-demo",
+) -> None:
+    """A whole duel with no API key: two scripted participants, real processes, real service."""
+    from .demo import run_demo
+
+    raise typer.Exit(run_demo(directory))

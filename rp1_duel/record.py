@@ -147,21 +147,39 @@ def append_turn(tx: "Transaction", me: Participant, lease: Lease, turn: str | by
 
 def _context(tx: "Transaction", me: Participant, blocks: list[artifact.TurnBlock], number: int) -> TurnContext:
     state = tx.state
-    source = SourceDocument.from_path(state.source_path)
+    return turn_context(
+        SourceDocument.from_path(state.source_path),
+        source_names(state.source_path, str(tx.debate.root)),
+        blocks,
+        (me.display_name, me.harness, me.model_id),
+        number,
+    )
+
+
+def turn_context(
+    source: SourceDocument,
+    names: tuple[str, ...],
+    blocks: list[artifact.TurnBlock],
+    identity: tuple[str, str, str],
+    number: int,
+) -> TurnContext:
+    """The context turn ``number`` is validated in, by the service and by a participant alike."""
     prior = [parse_turn(b.body) for b in blocks]
     novelty = NoveltyIndex()
     for parsed in prior:
         novelty.add_turn(parsed)
-    mine = [t for t in state.turns if t.participant_id == me.id]
+    # Seats alternate, so this participant's previous turn is two turns back.
+    mine = prior[number - 3] if number > 2 and len(prior) >= number - 2 else None
+    name, harness, model_id = identity
     return TurnContext(
         turn_number=number,
-        participant_name=me.display_name,
-        harness=me.harness,
-        model_id=me.model_id,
+        participant_name=name,
+        harness=harness,
+        model_id=model_id,
         source=source,
-        source_names=source_names(state.source_path, str(tx.debate.root)),
+        source_names=names,
         prior_turns=prior,
-        previous_stance=mine[-1].stance if mine else None,
+        previous_stance=mine.stance if mine else None,
         novelty=novelty,
     )
 

@@ -12,8 +12,10 @@ Where the protocol is silent, this module decides:
 - A section label is a line holding only `**Name**` (a trailing colon allowed), name
   case-insensitive. A repeated section is a SECTION_ORDER violation; its content is ignored.
 - A section holding only empty bullets (`-`) is empty.
-- Counterpoints are the section's list items; prose next to them is commentary. Prose
-  alone counts as one counterpoint, so it must have Addresses, Claim and Support too.
+- Counterpoints are the section's list items; prose next to them is commentary. Without
+  a list, each paragraph counts as a counterpoint (so it needs Addresses, Claim, Support).
+- In Agreements, Unresolved Items and Stance Revision Support, each top-level list item
+  and each paragraph outside a list is one item.
 - `Addresses:` may name several targets separated by `|`. A target is `Turn M` or the
   source's `name#heading`; a source line or excerpt alone is ADDRESSES_UNKNOWN.
 - Support items are those under a counterpoint's `Support:`, under the Novel Argument's
@@ -35,11 +37,10 @@ Where the protocol is silent, this module decides:
   not evidence, so it does not ground a turn.
 - NOVELTY compares the novel argument's claim (without a leading `Claim:`) with the
   positions and claims of earlier turns only; the caller adds each accepted turn to the
-  index (`NoveltyIndex.add_turn`). Words are runs of letters and digits after
-  `normalize_text`.
+  index (`NoveltyIndex.add_turn`); without an index, repeats are not checked. Words are
+  runs of letters and digits after `normalize_text`.
 - A "scoped critique" (CONSENSUS_BLOCKED) is a counterpoint with Addresses and a Claim.
-- Unresolved item tags are case-insensitive and may use any dash (`non–blocking`);
-  prose outside a list in Unresolved Items counts as an item.
+- Unresolved item tags are case-insensitive and may use any dash (`non–blocking`).
 - UNSAFE_STRUCTURE: headings inside code blocks do not count; `<!-- /duel:` counts as a
   marker too; front matter is a `---` (or `+++`) block closed before the turn heading.
   A turn over 64 KiB (UTF-8 bytes) is not parsed further; a str with lone surrogates or
@@ -53,7 +54,7 @@ import math
 import re
 import zlib
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -87,9 +88,9 @@ RULES = MappingProxyType(
         " (em dash, en dash or hyphen accepted as separators)",
         "STANCE": "the stance is one of `OPEN_TO_DEBATE`, `CONVERGING`, `ACCEPTING_CONSENSUS`,"
         " `DISSENTING`, `REVISING`",
-        "SECTION_MISSING": "all six sections are present: Position, Counterpoints, Agreements,"
+        "SECTION_MISSING": "all six sections are present, each label on a line of its own (`**Position**`)",
+        "SECTION_ORDER": "the sections come in this order, each once: Position, Counterpoints, Agreements,"
         " Novel Argument, Unresolved Items, Stance Revision Support",
-        "SECTION_ORDER": "the six sections come in this order, each once",
         "SECTION_EMPTY": "Position, Counterpoints, Agreements, Novel Argument and Unresolved Items are non-empty",
         "COUNTERPOINT_INCOMPLETE": "every counterpoint has Addresses, Claim and at least one Support item",
         "ADDRESSES_UNKNOWN": "Addresses names an earlier turn that exists, or a heading of the source",
@@ -262,6 +263,7 @@ _OPEN_QUOTES = '"\u201c\u201e'
 _CLOSE_QUOTES = '"\u201d\u201c'
 _BEFORE_EXCERPT = " \t:,\u2014\u2013-"
 _HEADING_DESCRIPTION = re.compile(r"\s[\u2014\u2013-]\s|\s\(|:\s")
+_LONGEST_HEADING = 300
 
 
 @dataclass(frozen=True)
@@ -293,7 +295,7 @@ def parse_reference(text: str, source_names: Sequence[str]) -> Reference:
     cited = text.removeprefix("./")
     for name in source_names:
         rest = cited[len(name) :]
-        if cited[: len(name)].casefold() == name.casefold() and (not rest or rest[0] in "#: \t" + _OPEN_QUOTES):
+        if name and cited[: len(name)].casefold() == name.casefold() and (not rest or rest[0] in "#: \t" + _OPEN_QUOTES):
             return _source_reference(text, rest)
     if _OTHER_DOCUMENT.match(cited):
         return Reference("other-document", text)
@@ -323,7 +325,8 @@ def _excerpt(rest: str) -> str | None:
 
 def _heading_candidates(written: str) -> list[str]:
     """The heading as written, then shorter prefixes cut where a description may begin."""
-    cuts = [match.start() for match in _HEADING_DESCRIPTION.finditer(written)]
+    # Headings are short: cuts past the first few hundred characters would only cost time.
+    cuts = [match.start() for match in _HEADING_DESCRIPTION.finditer(written[:_LONGEST_HEADING])]
     return [written] + [written[:cut] for cut in reversed(cuts)]
 
 
@@ -403,8 +406,10 @@ class _Checker:
         for number, line in enumerate(split_lines(text), 1):
             if "\x00" in line:
                 self.add("UNSAFE_STRUCTURE", "the turn contains a NUL character", number)
-            if _MARKER.search(line):
-                self.add("UNSAFE_STRUCTURE", "`<!-- duel:` markers belong to the service, not to turns", number)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        for marker in _MARKER.finditer(text):  # on the whole text: a marker may span lines
+            number = text.count("\n", 0, marker.start()) + 1
+            self.add("UNSAFE_STRUCTURE", "`<!-- duel:` markers belong to the service, not to turns", number)
         if self.turn.front_matter_line is not None:
             self.add("UNSAFE_STRUCTURE", "a turn has no front matter", self.turn.front_matter_line)
         for heading in self.turn.extra_headings:

@@ -316,6 +316,7 @@ class DuelService:
                 "status": state.status,
                 "outcome": state.outcome,
                 "pending_outcome": state.pending_outcome,
+                "reason": state.reason,
                 "created_at": iso(state.created_at),
                 "closed_at": iso(state.closed_at),
                 "max_turns": state.max_turns,

@@ -153,16 +153,17 @@ class DebateDir:
 class DuelLock:
     """A short critical section across processes (filelock over ``fcntl.flock``)."""
 
-    def __init__(self, path: Path):
-        self._lock = FileLock(str(path), timeout=LOCK_TIMEOUT_SECONDS, mode=0o600)
+    def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT_SECONDS):
+        self._lock = FileLock(str(path), timeout=timeout, mode=0o600)
         self._path = path
+        self._timeout = timeout
 
     def __enter__(self) -> "DuelLock":
         try:
             self._lock.acquire()
         except Timeout:
             raise DuelError(
-                "LOCK_TIMEOUT", f"could not take {self._path} within {LOCK_TIMEOUT_SECONDS:.0f}s"
+                "LOCK_TIMEOUT", f"could not take {self._path} within {self._timeout:g}s"
             ) from None
         return self
 

@@ -5,11 +5,12 @@ items without blank lines), so a whole-text Markdown parse would fold `**Agreeme
 into the last counterpoint. Labels are therefore found by scanning lines, and each
 section body is parsed with mistune on its own. mistune's AST has no positions: line
 numbers come from matching its list items and headings, in document order, against the
-source lines.
+turn's lines.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -32,12 +33,15 @@ _FIELD = re.compile(r"^\s*(addresses|claim|support)\s*:\s*(.*)$", re.I)
 _CLAIM_LABEL = re.compile(r"^\s*(?:\*\*|__)?claim(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*", re.I)
 # Blocks that are layout, not content: they are neither items nor text of a section.
 _NOT_ENTRIES = ("blank_line", "thematic_break", "heading")
+# How many candidate lines past the cursor a node's start is looked for: real items are
+# on the next few; the bound keeps hostile input from costing lines x nodes.
+_SEARCH_WINDOW = 32
 _TAG = re.compile(r"\((non-blocking|blocking)\)$")
+_NOT_LETTER_OR_DIGIT = re.compile(r"[\W_]+")
 
 # `## Turn 3 — Alice (codex / gpt-5) — CONVERGING`, any of — – - between the parts.
-_SEPARATOR = r"(?:[\u2014\u2013]|-{1,2})"
 _TURN_NUMBER = re.compile(r"^Turn\s+#?(\d+)\b\s*(.*)$", re.I)
-_LEADING_SEPARATOR = re.compile(r"^" + _SEPARATOR + r"\s*")
+_LEADING_SEPARATOR = re.compile(r"^(?:[\u2014\u2013]|-{1,2})\s*")
 _TRAILING_STANCE = re.compile(r"^(.*?)\s*(?:[\u2014\u2013]|(?:^|\s)-{1,2})\s*(\S+)$")
 _CLAIMANT = re.compile(r"^(.*?)\s*\(([^()]*)\)$")
 
@@ -181,7 +185,7 @@ def _first_content(lines: list[str], index: int) -> int:
 
 def _key(text: str) -> str:
     """Letters and digits only: how a flattened AST text is matched back to its line."""
-    return re.sub(r"[\W_]+", "", text.casefold())
+    return _NOT_LETTER_OR_DIGIT.sub("", text.casefold())
 
 
 def _inline_text(nodes: list[dict[str, Any]]) -> str:
@@ -220,13 +224,22 @@ class _Segment:
     """A run of turn lines parsed on its own, with AST nodes matched back to line numbers."""
 
     def __init__(self, lines: list[str], fenced: list[bool], first_line: int):
-        self.lines = lines
-        self.fenced = fenced
         self.first_line = first_line
         self.failed = False
         self.headings: list[Heading] = []
         self._cursor = 0
         self._node_lines: dict[int, int | None] = {}
+        # Where nodes may start, with the key each line offers: list items on marker lines,
+        # other blocks on any line outside code fences.
+        self._markers: list[tuple[int, str]] = []
+        self._texts: list[tuple[int, str]] = []
+        for index, line in enumerate(lines):
+            if fenced[index]:
+                continue
+            self._texts.append((index, _key(line)))
+            marker = _LIST_MARKER.match(line)
+            if marker:
+                self._markers.append((index, _key(marker.group(1) or "")))
         try:
             self.ast = _MARKDOWN("\n".join(lines)) if any(s.strip() for s in lines) else []
         except Exception:  # a third-party parser must not make the validator raise
@@ -281,25 +294,17 @@ class _Segment:
                 self._locate(node.get("children", []), top=False)
 
     def _find(self, node: dict[str, Any], markers: bool) -> int | None:
+        """The line where `node` starts, looking a bounded way past the cursor (linear overall)."""
         wanted = _key(_first_line_text(node))[:40]
-        first_marker = None
-        for index in range(self._cursor, len(self.lines)):
-            if self.fenced[index]:
-                continue
-            line = self.lines[index]
-            marker = _LIST_MARKER.match(line)
-            if markers and not marker:
-                continue
-            if markers and first_marker is None:
-                first_marker = index
-            content = (marker.group(1) or "") if markers and marker else line
-            if _key(content).startswith(wanted):
-                self._cursor = index + 1
-                return index
-        # No exact match (markup the key cannot see): a list item is on the next marker line.
-        if first_marker is not None:
-            self._cursor = first_marker + 1
-        return first_marker
+        candidates = self._markers if markers else self._texts
+        start = bisect.bisect_left(candidates, (self._cursor, ""))
+        window = candidates[start : start + _SEARCH_WINDOW]
+        found = next((index for index, key in window if key.startswith(wanted)), None)
+        if found is None and markers and window:
+            found = window[0][0]  # markup the key cannot see: a list item is on the next marker line
+        if found is not None:
+            self._cursor = found + 1
+        return found
 
 
 def _block_text(node: dict[str, Any]) -> str:

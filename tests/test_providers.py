@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from dataclasses import replace
 
 from fake_models import FakeAnthropicServer, FakeOpenAIServer, anthropic_server, openai_server  # noqa: F401 (fixtures)
 from rp1_duel.providers import ProviderError, TurnRequest, select_provider, status_error
@@ -508,24 +509,20 @@ def script(tmp_path) -> Path:
 
 def test_scripted_turns_play_in_sorted_order_as_they_are_then_run_out(script):
     provider = ScriptedProvider(script)
-    played = [provider.compose(turn_request(), lambda tokens: None) for _ in range(3)]
+    played = [provider.compose(replace(turn_request(), own_turns_before=i), lambda tokens: None) for i in range(3)]
 
     assert played == ["first turn  \n\n", "second turn, no final newline", "third turn\n"]
     assert (provider.name, provider.model) == ("scripted", "scripted:bo-script")
     with pytest.raises(ProviderError) as raised:
-        provider.compose(turn_request(), lambda tokens: None)
+        provider.compose(replace(turn_request(), own_turns_before=3), lambda tokens: None)
     assert raised.value.code == "SCRIPT_EXHAUSTED"
 
 
-def test_a_resumed_script_continues_where_it_stopped(script, tmp_path):
-    cursor = tmp_path / "cursor"
-    ScriptedProvider(script, cursor_path=cursor).compose(turn_request(), lambda tokens: None)
+def test_a_resumed_or_repairing_script_replays_the_same_file(script):
+    first = ScriptedProvider(script).compose(replace(turn_request(), own_turns_before=1), lambda tokens: None)
+    again = ScriptedProvider(script).compose(replace(turn_request(), own_turns_before=1), lambda tokens: None)
 
-    resumed = ScriptedProvider(script)
-    resumed.cursor_path = cursor  # as a participant sets it once it knows its state folder
-
-    assert resumed.compose(turn_request(), lambda tokens: None) == "second turn, no final newline"
-    assert cursor.read_text() == "2\n"
+    assert first == again == "second turn, no final newline"
 
 
 @pytest.mark.parametrize("name", ["missing", "empty"])

@@ -40,6 +40,9 @@ class TurnRequest:
     # Room for the turn and for the thinking that current models do first and count as
     # output (Claude 5.5 and GPT-6 reason by default); a ceiling, not a cost.
     max_tokens: int = 16000
+    # How many turns this participant has written before this one: a script plays its
+    # file of that index, so a resumed or repairing participant never skips a file.
+    own_turns_before: int = 0
 
 
 class Provider(Protocol):

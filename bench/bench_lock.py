@@ -1,0 +1,188 @@
+"""Figures for the lock service (prints, never asserts). Run: python bench/bench_lock.py
+
+(a) start-up: `duel tools status` and `duel tools claim-lock` as whole processes,
+    alternated with `python -c "import typer, filelock"` as the yardstick (target
+    ratio <= 1.4), and whether `-X importtime` shows a model SDK (it must not);
+(b) claim+release cycles per second in one process, fsync included (target >= 500/s);
+(c) hand-off latency: from seat 1's release_lock returning in process A to seat 2's
+    `wait` returning in process B (target median <= 100 ms).
+
+`python bench/bench_lock.py /dev/shm` measures on another filesystem.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rp1_duel.service import DuelService, DuelSettings
+
+SOURCE = "# Lease design\n\n## Lease semantics\nLeases expire unless refreshed.\n"
+N_STARTUP = 20
+N_CYCLES = 500
+N_HANDOFFS = 40
+
+
+def setup(root: Path, lease_seconds: int = 600) -> tuple[Path, dict, dict]:
+    root.mkdir(parents=True, exist_ok=True)
+    source = root / "design.md"
+    source.write_text(SOURCE, encoding="utf-8")
+    debate_dir = root / "debates"
+    service = DuelService(debate_dir)
+    settings = DuelSettings(lease_seconds=lease_seconds)
+    one = service.join(target=str(source), participant_name="Alice", harness="bench", model_id="m1", settings=settings)
+    two = service.join(target=str(source), participant_name="Bob", harness="bench", model_id="m2", settings=settings)
+    return debate_dir, one, two
+
+
+def duel_command() -> list[str]:
+    script = shutil.which("duel", path=os.path.dirname(sys.executable)) or shutil.which("duel")
+    return [script] if script else [sys.executable, "-m", "rp1_duel.cli"]
+
+
+def timed(argv: list[str]) -> float:
+    started = time.perf_counter()
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv[:3]} failed: {proc.stdout.decode()} {proc.stderr.decode()}")
+    return elapsed
+
+
+def bench_startup(root: Path) -> None:
+    debate_dir, one, two = setup(root / "a")
+    duel = duel_command()
+    status = [*duel, "tools", "status", "--duel-id", one["duel_id"], "--debate-dir", str(debate_dir)]
+    # Seat 2 out of turn: a refusal, but a full critical section with a state write.
+    claim = [*duel, "tools", "claim-lock", "--duel-id", one["duel_id"], "--debate-dir", str(debate_dir),
+             "--participant-id", two["participant_id"], f"--participant-token={two['participant_token']}"]
+    baseline = [sys.executable, "-c", "import typer, filelock"]
+    times: dict[str, list[float]] = {"baseline": [], "status": [], "claim-lock": []}
+    for argv in (baseline, status, claim):  # warm the page cache
+        timed(argv)
+    for _ in range(N_STARTUP):
+        times["baseline"].append(timed(baseline))
+        times["status"].append(timed(status))
+        times["claim-lock"].append(timed(claim))
+    base = statistics.median(times["baseline"])
+    print(f"(a) start-up, median of {N_STARTUP} runs each ({' '.join(duel)}):")
+    print(f"    python -c 'import typer, filelock'  {base * 1000:7.1f} ms")
+    for name in ("status", "claim-lock"):
+        med = statistics.median(times[name])
+        print(f"    duel tools {name:<23}{med * 1000:7.1f} ms   ratio {med / base:.2f} (target <= 1.4)")
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "rp1_duel.cli", *status[len(duel):]],
+                          capture_output=True, text=True)
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
+    for sdk in ("anthropic", "openai"):
+        print(f"    -X importtime: {sdk} {'IMPORTED (must not be)' if sdk in imported else 'not imported'}")
+    heavy = sorted(m for m in ("typer", "click", "pydantic", "mistune", "frontmatter", "yaml", "rich", "httpx") if m in imported)
+    print(f"    other heavy modules imported by tools status: {', '.join(heavy) or 'none'}")
+
+
+def cycles_per_second(root: Path) -> float:
+    debate_dir, one, _ = setup(root)
+    service = DuelService(debate_dir)
+    duel, pid, token = one["duel_id"], one["participant_id"], one["participant_token"]
+    lease = service.claim_lock(duel, pid, token)  # warm imports (release imports the record module)
+    service.release_lock(duel, pid, token, lease["lease_token"])
+    started = time.perf_counter()
+    for _ in range(N_CYCLES):
+        lease = service.claim_lock(duel, pid, token)
+        service.release_lock(duel, pid, token, lease["lease_token"])
+    return N_CYCLES / (time.perf_counter() - started)
+
+
+def bench_cycles(root: Path) -> None:
+    fsyncs = 0
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        nonlocal fsyncs
+        fsyncs += 1
+        real_fsync(fd)
+
+    os.fsync = counting_fsync
+    try:
+        rate = cycles_per_second(root / "b")
+        per_cycle = fsyncs / (N_CYCLES + 1)
+        os.fsync = lambda fd: None
+        no_sync = cycles_per_second(root / "b-nosync")
+    finally:
+        os.fsync = real_fsync
+    print(f"(b) claim+release in one process (fsync included): {rate:.0f} cycles/s "
+          f"({1000 / rate:.2f} ms a cycle, {per_cycle:.1f} fsyncs a cycle; target >= 500/s)")
+    print(f"    for scale only, with os.fsync stubbed out: {no_sync:.0f} cycles/s")
+
+
+def holder(debate_dir: str, one: dict, to_waiter: mp.Queue, from_waiter: mp.Queue, n: int) -> None:
+    """Process A, seat 1: claim, let B start waiting, release, report when release returned."""
+    service = DuelService(debate_dir)
+    duel, pid, token = one["duel_id"], one["participant_id"], one["participant_token"]
+    for i in range(n):
+        lease = service.claim_lock(duel, pid, token)
+        assert lease["acquired"], lease
+        to_waiter.put(("granted", i))
+        assert from_waiter.get(timeout=30) == ("waiting", i)
+        time.sleep(0.03)  # B is inside wait() by now
+        service.release_lock(duel, pid, token, lease["lease_token"])
+        released = time.time()
+        to_waiter.put(("released", i, released))
+        assert from_waiter.get(timeout=30)[0] == "done"
+
+
+def waiter(debate_dir: str, two: dict, from_holder: mp.Queue, to_holder: mp.Queue, results: mp.Queue, n: int) -> None:
+    """Process B, seat 2: wait() from after A's grant; note when it returns."""
+    service = DuelService(debate_dir)
+    duel, pid = two["duel_id"], two["participant_id"]
+    for i in range(n):
+        assert from_holder.get(timeout=30) == ("granted", i)
+        to_holder.put(("waiting", i))
+        data = service.wait(duel, pid, timeout=10)
+        returned = time.time()
+        kind, j, released = from_holder.get(timeout=30)
+        assert (kind, j) == ("released", i)
+        results.put((returned - released, data["changed"], data["lock"]["owner_participant_id"]))
+        to_holder.put(("done", i))
+
+
+def bench_handoff(root: Path) -> None:
+    debate_dir, one, two = setup(root / "c")
+    ctx = mp.get_context("spawn")
+    a_to_b, b_to_a, results = ctx.Queue(), ctx.Queue(), ctx.Queue()
+    procs = [ctx.Process(target=holder, args=(str(debate_dir), one, a_to_b, b_to_a, N_HANDOFFS)),
+             ctx.Process(target=waiter, args=(str(debate_dir), two, a_to_b, b_to_a, results, N_HANDOFFS))]
+    for proc in procs:
+        proc.start()
+    samples = [results.get(timeout=60) for _ in range(N_HANDOFFS)]
+    for proc in procs:
+        proc.join(timeout=30)
+    latencies = sorted(s[0] * 1000 for s in samples)
+    unchanged = sum(1 for s in samples if not s[1] or s[2] is not None)
+    p90 = latencies[max(0, int(round(0.9 * len(latencies))) - 1)]
+    print(f"(c) hand-off, A's release_lock returned -> B's wait returned, {len(latencies)} hand-offs:")
+    print(f"    median {statistics.median(latencies):.1f} ms, p90 {p90:.1f} ms, "
+          f"min {latencies[0]:.1f} ms, max {latencies[-1]:.1f} ms "
+          f"(target median <= 100 ms); waits that returned without seeing the release: {unchanged}")
+
+
+def main() -> None:
+    # An optional argument picks the filesystem to measure (default: the temp dir).
+    root = Path(tempfile.mkdtemp(prefix="duel-bench-", dir=sys.argv[1] if len(sys.argv) > 1 else None))
+    print(f"debate dirs under {root}")
+    try:
+        bench_startup(root)
+        bench_cycles(root)
+        bench_handoff(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""How long turn validation takes: a realistic debate, and long synthetic ones.
+
+Run: python bench/bench_validate.py
+
+Replaying a debate validates turn N against the source, turns 1..N-1 and a novelty
+index of their positions and claims, exactly as the service and `duel validate` do.
+The per-turn cost must not grow with the debate's length.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, uninstalled
+
+from rp1_duel.rules import NoveltyIndex, TurnContext, validate_turn  # noqa: E402
+from rp1_duel.source import SourceDocument  # noqa: E402
+
+SEATS = {1: ("Alice", "claude-code", "claude-opus-4"), 2: ("Bob", "codex", "gpt-5")}
+TOPICS = ["lease", "fencing", "expiry", "refresh", "clock", "partition", "holder", "storage", "token", "grant"]
+TARGET_SOURCE_BYTES = 50 * 1024
+
+
+COMMON = "the a of to and is in that it for on with as be by not this are or".split()
+
+
+def words(rng: random.Random, count: int, vocabulary: list[str]) -> str:
+    # About one word in three is a common English word, as in prose.
+    return " ".join(rng.choice(COMMON if rng.random() < 0.3 else vocabulary) for _ in range(count))
+
+
+def make_vocabulary(rng: random.Random, size: int) -> list[str]:
+    syllables = ["ka", "lo", "mi", "ren", "tu", "sha", "vor", "el", "qui", "dan", "po", "zet", "ari", "nu"]
+    found: set[str] = set()
+    while len(found) < size:
+        found.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+    return sorted(found)
+
+
+def make_source(rng: random.Random, vocabulary: list[str]) -> SourceDocument:
+    """A design document of about 50 KB: numbered sections of wrapped prose."""
+    lines = ["# Lease Service Design", ""]
+    section = 0
+    while sum(len(line) + 1 for line in lines) < TARGET_SOURCE_BYTES:
+        section += 1
+        lines += [f"## {rng.choice(TOPICS).title()} rule {section}", ""]
+        for _ in range(rng.randint(2, 4)):
+            lines += [words(rng, rng.randint(10, 14), vocabulary) + "." for _ in range(rng.randint(2, 5))] + [""]
+    return SourceDocument.from_text("\n".join(lines), "docs/design.md")
+
+
+def source_excerpt(rng: random.Random, source: SourceDocument) -> tuple[int, str]:
+    while True:
+        number = rng.randrange(1, len(source.lines) + 1)
+        line_words = source.lines[number - 1].rstrip(".").split()
+        if len(line_words) >= 8 and not source.lines[number - 1].startswith("#"):
+            start = rng.randrange(0, len(line_words) - 6)
+            return number, " ".join(line_words[start : start + 6])
+
+
+def make_turn(
+    number: int, rng: random.Random, source: SourceDocument, vocabulary: list[str], quoted: str, size: int
+) -> str:
+    """Turn `number`, citing the source three ways and quoting `quoted` from the previous turn.
+
+    `size` scales the prose and the number of counterpoints (1: about 1.5 KB, 3: about 4 KB).
+    """
+    name, harness, model = SEATS[2 - number % 2]
+    stance = "OPEN_TO_DEBATE" if number <= 2 else "CONVERGING"
+    revision = "- Principle: the other side's evidence moved me\n" if number in (3, 4) else ""
+    heading = rng.choice(source.headings[1:])
+    line, excerpt = source_excerpt(rng, source)
+    addressed = f"Turn {number - 1}" if number > 1 else f"design.md#{heading}"
+    earlier = f'  - Turn {number - 1} "{quoted}"\n' if number > 1 else f"  - design.md#{heading}\n"
+    extra_points = "".join(
+        f"- Addresses: design.md#{heading}\n"
+        f"  Claim: {words(rng, 14 * size, vocabulary)}.\n"
+        f"  Support:\n  - https://example.org/leases/{number}\n  - design.md#{heading}\n"
+        for _ in range(size)
+    )
+    return (
+        f"---\n## Turn {number} \u2014 {name} ({harness} / {model}) \u2014 {stance}\n"
+        f"**Position**\n{words(rng, 24 * size, vocabulary)}.\n"
+        f"**Counterpoints**\n"
+        f"- Addresses: {addressed}\n"
+        f"  Claim: {words(rng, 16, vocabulary)}.\n"
+        f"  Support:\n{earlier}"
+        f'  - design.md:{line} "{excerpt}"\n'
+        f"{extra_points}"
+        f"**Agreements**\n- {words(rng, 10 * size, vocabulary)}.\n"
+        f"**Novel Argument**\n{words(rng, 18, vocabulary)}.\nSupport:\n"
+        f"- design.md:{line}-{min(line + 2, len(source.lines))}\n- Principle: {words(rng, 8, vocabulary)}\n"
+        f"**Unresolved Items**\n- {words(rng, 9, vocabulary)} (non-blocking)\n"
+        f"**Stance Revision Support**\n{revision}"
+    )
+
+
+def make_debate(
+    length: int, rng: random.Random, source: SourceDocument, vocabulary: list[str], size: int = 1
+) -> list[str]:
+    texts: list[str] = []
+    for number in range(1, length + 1):
+        # Each turn quotes the opening words of the previous turn's position.
+        quoted = " ".join(texts[-1].split("**Position**\n", 1)[1].split()[:8]) if texts else ""
+        texts.append(make_turn(number, rng, source, vocabulary, quoted, size))
+    return texts
+
+
+def replay(texts: list[str], source: SourceDocument) -> float:
+    """Validate every turn with its context, as a replay does; return the seconds taken."""
+    prior = []
+    novelty = NoveltyIndex()
+    started = time.perf_counter()
+    for number, text in enumerate(texts, 1):
+        name, harness, model = SEATS[2 - number % 2]
+        previous = prior[number - 3].stance if number > 2 else None
+        context = TurnContext(number, name, harness, model, source, ("design.md",), prior, previous, novelty)
+        report = validate_turn(text, context)
+        if not report.ok:
+            raise SystemExit(f"turn {number} is invalid: {report.violations}")
+        prior.append(report.turn)
+        novelty.add_turn(report.turn)
+    return time.perf_counter() - started
+
+
+def best_of(runs: int, texts: list[str], source: SourceDocument) -> float:
+    return min(replay(texts, source) for _ in range(runs))
+
+
+def main() -> None:
+    rng = random.Random(7)
+    vocabulary = make_vocabulary(rng, 4000)
+    started = time.perf_counter()
+    source = make_source(rng, vocabulary)
+    indexed = time.perf_counter() - started
+    print(f"source: {len(source.text) / 1024:.1f} KiB, {len(source.lines)} lines, "
+          f"{len(source.headings)} headings, indexed in {indexed * 1000:.1f} ms")
+
+    debate = make_debate(6, rng, source, vocabulary, size=3)
+    replay(debate, source)  # warm-up: regex compilation, first imports
+    total = best_of(20, debate, source)
+    verdict = "ok" if total <= 0.020 else "OVER TARGET"
+    average = sum(len(text.encode()) for text in debate) / len(debate) / 1024
+    print(f"6-turn debate ({average:.1f} KiB turns): {total * 1000:.2f} ms total, {total / 6 * 1000:.2f} ms/turn "
+          f"(target <= 20 ms total: {verdict})")
+
+    print("synthetic debates (1.5 KiB turns; turn N quotes turn N-1; novelty against every earlier claim):")
+    per_turn = []
+    for length in (125, 250, 500):
+        texts = make_debate(length, rng, source, vocabulary)
+        seconds = best_of(3, texts, source)
+        per_turn.append(seconds / length)
+        print(f"  {length:>4} turns: {seconds * 1000:8.1f} ms total, {seconds / length * 1000:.3f} ms/turn")
+    growth = per_turn[-1] / per_turn[0]
+    print(f"per-turn cost 500 vs 125 turns: x{growth:.2f} (linear overall when close to x1)")
+    print(f"median per-turn cost: {statistics.median(per_turn) * 1000:.3f} ms")
+
+
+if __name__ == "__main__":
+    main()
