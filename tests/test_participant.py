@@ -1,0 +1,236 @@
+"""`duel join` end to end: real processes, the real SDKs, fake model servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from fake_debater import debater, hopeless, sloppy_then_fixed
+from fake_models import FakeAnthropicServer, FakeOpenAIServer, anthropic_server, openai_server  # noqa: F401
+from rp1_duel.service import DuelService
+from rp1_duel.validate import validate_file
+
+TESTS = Path(__file__).parent
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "OPENAI_", "DUEL_")) and k not in ("EDITOR", "VISUAL")}
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
+    env.update(extra)
+    return env
+
+
+def claude_env(server: FakeAnthropicServer) -> dict[str, str]:
+    return clean_env(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.base_url)
+
+
+def gpt_env(server: FakeOpenAIServer) -> dict[str, str]:
+    return clean_env(OPENAI_API_KEY="test-key", OPENAI_BASE_URL=server.base_url)
+
+
+def start(source: Path, debate_dir: Path, *args: str, env: dict[str, str], stdin=subprocess.DEVNULL):
+    argv = [sys.executable, "-m", "rp1_duel.cli", "join", "--target", str(source), "--debate-dir", str(debate_dir),
+            "--json", *args]
+    return subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def finish(process: subprocess.Popen, timeout: float = 90) -> tuple[int, dict, str]:
+    out, err = process.communicate(timeout=timeout)
+    assert "Traceback" not in err, err
+    return process.returncode, json.loads(out.strip().splitlines()[-1]), err
+
+
+def wait_for_seat(debate_dir: Path, source: Path, count: int = 1, limit: float = 20) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            if DuelService(debate_dir).status(target=str(source))["participant_count"] >= count:
+                return
+        except Exception:  # noqa: BLE001 - the duel may not exist yet
+            pass
+        time.sleep(0.02)
+    raise AssertionError("no participant joined")
+
+
+def test_claude_and_gpt_finish_a_duel(source, debate_dir, anthropic_server, openai_server):
+    anthropic_server.responder = openai_server.responder = debater
+    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "4", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    gpt = start(source, debate_dir, "--model", "gpt-x", env=gpt_env(openai_server))
+    (code_c, result_c, err_c), (code_g, result_g, _) = finish(claude), finish(gpt)
+    assert (code_c, code_g) == (0, 0), err_c
+    assert result_c["outcome"] == result_g["outcome"] == "ACCEPTED_CONSENSUS"
+    assert (result_c["seat"], result_c["turns_written"], result_g["turns_written"]) == (1, [1, 3], [2, 4])
+    assert "turn 1 accepted (OPEN_TO_DEBATE)" in err_c and "ACCEPTED_CONSENSUS" in err_c
+    assert validate_file(result_c["debate_path"]).valid
+    # The wire: Anthropic's stable prefix is marked for caching; OpenAI's requests carry the duel id.
+    claude_body = anthropic_server.requests[0]["body"]
+    assert claude_body["model"] == "claude-x" and claude_body["stream"] is True
+    assert claude_body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert all(r["body"]["prompt_cache_key"] == result_g["duel_id"] for r in openai_server.requests)
+    text = Path(result_c["debate_path"]).read_text()
+    assert "Claude (duel / claude-x)" in text and "GPT (duel / gpt-x)" in text
+
+
+def scripted_peer(source: Path, debate_dir: Path, tmp_path: Path, turns: list[int], max_turns: int = 4,
+                  stance=lambda n, limit: "ACCEPTING_CONSENSUS" if n >= limit - 1 else "OPEN_TO_DEBATE", **kw):
+    """A peer that plays pre-written turns (valid against conftest.SOURCE) as Bob."""
+    from turn_factory import make_turn
+
+    folder = tmp_path / "bob"
+    folder.mkdir(exist_ok=True)
+    for index, n in enumerate(turns):
+        (folder / f"{index:02d}.md").write_text(make_turn(n, "Bob", "duel", "scripted:bob", stance(n, max_turns)))
+    return start(source, debate_dir, "--model", f"scripted:{folder}", "--name", "Bob", env=clean_env(), **kw)
+
+
+def test_invalid_draft_is_repaired(source, debate_dir, anthropic_server, tmp_path):
+    anthropic_server.responder = sloppy_then_fixed
+    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "2", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
+    code, result, err = finish(claude)
+    assert code == 0 and result["turns_written"] == [1], err
+    assert "draft 1 rejected: UNRESOLVED_TAG" in err
+    assert len(anthropic_server.requests) == 2
+    repair = anthropic_server.requests[1]["body"]["messages"][-1]["content"][-1]["text"]
+    assert "Violations:" in repair and "UNRESOLVED_TAG" in repair
+    assert finish(peer)[0] == 0
+
+
+def test_participant_that_never_manages_invalidates_the_duel(source, debate_dir, anthropic_server, tmp_path):
+    anthropic_server.responder = hopeless
+    claude = start(source, debate_dir, "--model", "claude-x", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    peer = scripted_peer(source, debate_dir, tmp_path, [2])
+    code, result, err = finish(claude)
+    assert code == 1 and result["outcome"] == "INVALIDATED" and result["state"] == "invalidated"
+    assert len(anthropic_server.requests) == 4  # the draft and three repairs
+    assert "could not write a valid turn 1 after 3 repairs (UNRESOLVED_TAG)" in Path(result["debate_path"]).read_text()
+    assert finish(peer)[1]["outcome"] == "INVALIDATED"
+
+
+def test_slow_model_keeps_its_lease_by_refreshing(source, debate_dir, anthropic_server, tmp_path):
+    anthropic_server.responder = debater
+    anthropic_server.delay_per_chunk = 0.04  # ~170 words: about 7 s, longer than the 5 s lease
+    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "2", "--lease-seconds", "5",
+                   env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
+    code, result, err = finish(claude)
+    assert code == 0 and result["turns_written"] == [1], err
+    log = (debate_dir / ".duel" / "duels" / result["duel_id"] / "events.jsonl").read_text()
+    assert log.count('"type": "lock_refreshed"') >= 2
+    assert finish(peer)[0] == 0
+
+
+def test_killed_participant_resumes_with_the_same_command(source, debate_dir, anthropic_server, tmp_path):
+    anthropic_server.responder = debater
+    anthropic_server.delay_per_chunk = 0.05
+    args = ("--model", "claude-x", "--max-turns", "2", "--lease-seconds", "5")
+    claude = start(source, debate_dir, *args, env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
+    deadline = time.monotonic() + 20
+    while not anthropic_server.requests and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.5)  # mid-stream, holding the lease
+    os.kill(claude.pid, signal.SIGKILL)
+    claude.wait()
+    before = DuelService(debate_dir).status(target=str(source))
+    assert before["turn_count"] == 0 and before["participant_count"] == 2
+    anthropic_server.delay_per_chunk = 0
+    again = start(source, debate_dir, *args, env=claude_env(anthropic_server))
+    code, result, err = finish(again)
+    assert code == 0 and result["turns_written"] == [1], err
+    assert result["participant_id"] == before["participants"][0]["id"]  # the same seat, resumed
+    assert finish(peer)[1]["outcome"] == "ACCEPTED_CONSENSUS"
+
+
+def test_peer_that_never_comes_ends_in_timeout(source, debate_dir, tmp_path):
+    script = tmp_path / "ada"
+    script.mkdir()
+    (script / "1.md").write_text("never played")
+    lonely = start(source, debate_dir, "--model", f"scripted:{script}", "--name", "Ada",
+                   "--peer-wait-seconds", "1", env=clean_env())
+    code, result, err = finish(lonely, timeout=30)
+    assert code == 0 and result["outcome"] == "TIMEOUT", err
+    assert "| Outcome | TIMEOUT |" in Path(result["debate_path"]).read_text()
+
+
+def test_peer_that_never_answers_ends_in_timeout(source, debate_dir, tmp_path):
+    # Bob joins second and answers turn 1 only; Ada's script has no turn for turn 3.
+    from turn_factory import make_turn
+
+    ada = tmp_path / "ada"
+    ada.mkdir()
+    (ada / "1.md").write_text(make_turn(1, "Ada", "duel", "scripted:ada"))
+    first = start(source, debate_dir, "--model", f"scripted:{ada}", "--name", "Ada", "--max-turns", "6",
+                  "--turn-timeout-seconds", "2", env=clean_env())
+    wait_for_seat(debate_dir, source)
+    peer = scripted_peer(source, debate_dir, tmp_path, [2])
+    code, result, err = finish(first)
+    assert code == 1 and "SCRIPT_EXHAUSTED" in err  # Ada cannot write turn 3: her process stops
+    code, result, err = finish(peer, timeout=30)
+    assert code == 0 and result["outcome"] == "TIMEOUT", err
+
+
+def test_no_key_and_no_model_is_one_clear_line(source, debate_dir):
+    proc = subprocess.run([sys.executable, "-m", "rp1_duel.cli", "join", "--target", str(source)],
+                          capture_output=True, text=True, env=clean_env(), cwd=source.parent)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+    for option in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "--base-url", "--model human", "--model scripted:DIR"):
+        assert option in proc.stderr
+    assert not (source.parent / "debates").exists()
+
+
+def test_human_turn_written_in_a_fake_editor(source, debate_dir, tmp_path):
+    editor = tmp_path / "fake-editor.py"
+    editor.write_text(
+        "import re, sys\n"
+        "from turn_factory import make_turn\n"
+        "path = sys.argv[1]\n"
+        "text = open(path).read()\n"
+        "n, name, harness, model = re.search(r'^## Turn (\\d+) — (.+?) \\((.+?) / (.+?)\\) — STANCE$', text, re.M).groups()\n"
+        "open(path, 'w').write('%% notes stay out\\n' + make_turn(int(n), name, harness, model, 'ACCEPTING_CONSENSUS'))\n"
+    )
+    main_fd, terminal_fd = pty.openpty()  # a real terminal, so the editor path is taken
+    threading.Thread(target=lambda: _drain(main_fd), daemon=True).start()
+    person = start(source, debate_dir, "--model", "human", "--name", "Hana", "--max-turns", "2",
+                   env=clean_env(EDITOR=f"{sys.executable} {editor}"), stdin=terminal_fd)
+    os.close(terminal_fd)
+    wait_for_seat(debate_dir, source)
+    peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
+    code, result, err = finish(person)
+    assert code == 0 and result["outcome"] == "ACCEPTED_CONSENSUS", err
+    text = Path(result["debate_path"]).read_text()
+    assert "## Turn 1 — Hana (duel / human) — ACCEPTING_CONSENSUS" in text and "notes stay out" not in text
+    assert finish(peer)[0] == 0
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 1024):
+            pass
+    except OSError:
+        pass
+
+
+def test_demo_runs_in_a_fresh_directory(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "rp1_duel.cli", "demo", "--dir", str(tmp_path / "demo")],
+                          capture_output=True, text=True, timeout=120, env=clean_env())
+    assert proc.returncode == 0, proc.stderr
+    assert "outcome:  ACCEPTED_CONSENSUS" in proc.stderr and "duel validate: valid" in proc.stderr
+    artifacts = list((tmp_path / "demo" / "debates").glob("*.md"))
+    assert len(artifacts) == 1 and validate_file(artifacts[0]).valid
+    assert "scripted" in proc.stderr
