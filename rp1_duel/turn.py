@@ -230,11 +230,11 @@ class _Segment:
         self._cursor = 0
         self._node_lines: dict[int, int | None] = {}
         # Where nodes may start, with the key each line offers: list items on marker lines,
-        # other blocks on any line outside code fences.
+        # other blocks on any non-blank line outside code fences.
         self._markers: list[tuple[int, str]] = []
         self._texts: list[tuple[int, str]] = []
         for index, line in enumerate(lines):
-            if fenced[index]:
+            if fenced[index] or not line.strip():
                 continue
             self._texts.append((index, _key(line)))
             marker = _LIST_MARKER.match(line)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rp1_duel.rules import RULES, SECTIONS, validate_turn
+from rp1_duel.rules import RULES, SECTIONS, NoveltyIndex, validate_turn
+from rp1_duel.source import normalize_text
 from rp1_duel.turn import normalize_turn_text, parse_turn
 
 from test_turn_rules import DEBATE, context
@@ -91,3 +92,21 @@ def test_mutated_valid_turns_never_crash(case):
 def test_line_endings_do_not_change_the_verdict(number, newline):
     text = DEBATE[number - 1].replace("\n", newline)
     assert validate_turn(text, context(number)).ok
+
+
+WORDS = st.sampled_from("lease expiry fence token holder the a of clock skew refresh grant".split())
+PHRASES = st.lists(WORDS, min_size=1, max_size=12).map(" ".join)
+
+
+@QUICK
+@given(st.lists(PHRASES, max_size=30), PHRASES)
+def test_novelty_index_agrees_with_a_full_scan(earlier, claim):
+    # The prefix filter may only skip candidates that could never reach the threshold.
+    def words(text):
+        return normalize_text(text).split()
+
+    def similar(first, second):
+        a, b = set(words(first)), set(words(second))
+        return words(first) == words(second) or len(a & b) / len(a | b) >= 0.8
+
+    assert NoveltyIndex(earlier).repeats(claim) == any(similar(claim, text) for text in earlier)

@@ -647,6 +647,7 @@ def test_bytes_must_be_utf8():
     raw = edit(TURN_1, "late writes.", "late writes. \udcff").encode("utf-8", "surrogateescape")
     [violation] = assert_only(check(raw), "UNSAFE_STRUCTURE")
     assert violation.line == 12 and "UTF-8" in violation.message
+    assert_only(check(edit(TURN_1, "late writes.", "late writes. \udcff")), "UNSAFE_STRUCTURE")  # lone surrogate
 
 
 def test_turn_is_at_most_64_kib():

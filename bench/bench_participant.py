@@ -1,0 +1,135 @@
+"""Participant benchmarks, with the fake model servers (no network, no key).
+
+1. Prompt-cache reuse: for each participant's turns 2 and later, the share of the prompt
+   (system, then messages, as the APIs cache them) that is a byte-identical prefix of that participant's previous request (target ≥ 80%).
+2. Orchestration overhead per turn: a turn's wall time minus the model's own time
+   (status, claim, reading the artifact, prompt, local validation, append; target ≤ 150 ms).
+
+    python bench/bench_participant.py
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
+
+from conftest import SOURCE  # noqa: E402
+from fake_debater import debater  # noqa: E402
+from fake_models import FakeAnthropicServer, FakeOpenAIServer  # noqa: E402
+from rp1_duel.participant import Duelist, ParticipantConfig  # noqa: E402
+from rp1_duel.providers import select_provider  # noqa: E402
+from rp1_duel.service import DuelSettings  # noqa: E402
+
+MAX_TURNS = 8
+
+
+def design_doc() -> str:
+    """conftest.SOURCE plus filler sections: a ~25 KB design document."""
+    extra = "".join(
+        f"\n## Appendix {i}: operating note {i}\n"
+        + "".join(f"Note {i}.{j}: the service records every grant and release for later review.\n" for j in range(12))
+        for i in range(30)
+    )
+    return SOURCE + extra
+
+
+class TimedProvider:
+    """Wraps a provider to measure the model's own time."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.model = inner, inner.name, inner.model
+        self.model_seconds = []
+
+    def compose(self, request, progress):
+        started = time.perf_counter()
+        try:
+            return self.inner.compose(request, progress)
+        finally:
+            self.model_seconds.append(time.perf_counter() - started)
+
+
+class Quiet:
+    def __init__(self):
+        self.turn_seconds, self._started = [], None
+
+    def state(self, state, detail):
+        if detail.startswith("composing turn"):
+            self._started = time.perf_counter()
+
+    def progress(self, tokens):
+        pass
+
+    def turn_accepted(self, number, stance):
+        self.turn_seconds.append(time.perf_counter() - self._started)
+
+    def turn_rejected(self, number, violations, attempt):
+        pass
+
+
+def prompt_bytes(body: dict) -> bytes:
+    """The prompt in the order the API caches it (system, then messages), whatever the JSON key order."""
+    return json.dumps([body.get("system"), body["messages"]], ensure_ascii=False).encode()
+
+
+def shared_prefix(a: bytes, b: bytes) -> int:
+    n = min(len(a), len(b))
+    lo, hi = 0, n
+    while lo < hi:  # binary search on prefix equality: fast for long bodies
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropicServer(debater) as claude_api, \
+            FakeOpenAIServer(debater) as gpt_api:
+        source = Path(tmp) / "design.md"
+        source.write_text(design_doc())
+        debates = str(Path(tmp) / "debates")
+        settings = DuelSettings(max_turns=MAX_TURNS)
+        runs = []
+        for name, model, env in (
+            ("Claude", "claude-x", {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": claude_api.base_url}),
+            ("GPT", "gpt-x", {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": gpt_api.base_url}),
+        ):
+            provider = TimedProvider(select_provider(model, None, None, env))
+            reporter = Quiet()
+            duelist = Duelist(ParticipantConfig(str(source), debates, name, settings=settings), provider, reporter)
+            runs.append((name, duelist, provider, reporter))
+        threads = []
+        for index, (_, duelist, _, _) in enumerate(runs):
+            threads.append(threading.Thread(target=duelist.run))
+            threads[-1].start()
+            if index == 0:
+                time.sleep(0.3)  # Claude takes seat 1
+        for thread in threads:
+            thread.join()
+        print(f"source: {len(source.read_bytes()) / 1024:.1f} KB; duel of {MAX_TURNS} turns; "
+              f"outcome {runs[0][1].result.outcome}")
+        print("\n1. prompt-cache reuse (byte-identical prefix of the same participant's previous request)")
+        for server in (claude_api, gpt_api):
+            bodies = [prompt_bytes(r["body"]) for r in server.requests]
+            shares = [shared_prefix(prev, cur) / len(cur) for prev, cur in zip(bodies, bodies[1:])]
+            listed = ", ".join(f"{s:.0%}" for s in shares)
+            print(f"   {server.kind:9s}: turns 2+: {listed}  (min {min(shares):.0%}, target ≥ 80%)")
+        print("\n2. orchestration overhead per turn (turn wall time minus model time; target ≤ 150 ms)")
+        for name, duelist, provider, reporter in runs:
+            overhead = [(t - m) * 1000 for t, m in zip(reporter.turn_seconds, provider.model_seconds)]
+            print(f"   {name:7s}: median {statistics.median(overhead):.1f} ms, max {max(overhead):.1f} ms "
+                  f"over {len(overhead)} turns (model time median "
+                  f"{statistics.median(provider.model_seconds) * 1000:.1f} ms, fake server on loopback)")
+
+
+if __name__ == "__main__":
+    main()
