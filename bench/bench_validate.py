@@ -9,15 +9,21 @@ The per-turn cost must not grow with the debate's length.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, uninstalled
 
+from rp1_duel import artifact  # noqa: E402
 from rp1_duel.rules import NoveltyIndex, TurnContext, validate_turn  # noqa: E402
+from rp1_duel.state import DuelState, Participant  # noqa: E402
+from rp1_duel.turn import normalize_turn_text  # noqa: E402
+from rp1_duel.validate import validate_text  # noqa: E402
 from rp1_duel.source import SourceDocument  # noqa: E402
 
 SEATS = {1: ("Alice", "claude-code", "claude-opus-4"), 2: ("Bob", "codex", "gpt-5")}
@@ -158,6 +164,43 @@ def main() -> None:
     growth = per_turn[-1] / per_turn[0]
     print(f"per-turn cost 500 vs 125 turns: x{growth:.2f} (linear overall when close to x1)")
     print(f"median per-turn cost: {statistics.median(per_turn) * 1000:.3f} ms")
+
+    print("whole artifacts through `duel validate` (front matter, hash chain, every turn, outcome):")
+    with tempfile.TemporaryDirectory() as folder:
+        source_path = Path(folder) / "design.md"
+        source_path.write_text(source.text)
+        for length, size in ((6, 3), (125, 1), (250, 1), (500, 1)):
+            texts = debate if length == 6 else make_debate(length, rng, source, vocabulary, size)
+            path = Path(folder) / f"debate-{length}.md"
+            text = artifact_text(texts, str(source_path), path)
+            report = validate_text(text, path)
+            if not report.valid:
+                raise SystemExit(f"{length}-turn artifact is invalid: {report.problems[:3]}")
+            seconds = min(_timed(validate_text, text, path) for _ in range(3 if length > 6 else 20))
+            print(f"  {length:>4} turns ({len(text) / 1024:7.1f} KiB): {seconds * 1000:8.1f} ms total, "
+                  f"{seconds / length * 1000:.3f} ms/turn" + ("  (target <= 20 ms)" if length == 6 else ""))
+
+
+def _timed(function, *args) -> float:
+    started = time.perf_counter()
+    function(*args)
+    return time.perf_counter() - started
+
+
+def artifact_text(texts: list[str], source_path: str, path: Path) -> str:
+    """An artifact as the service would write it for these turns (open, no outcome yet)."""
+    state = DuelState(id="bench", source_path=source_path, source_sha256=hashlib.sha256(
+        Path(source_path).read_bytes()).hexdigest(), topic="Bench", topic_slug="bench", target_key="k",
+        artifact=path.name, created_at=0.0, max_turns=max(len(texts), 2), lease_seconds=600,
+        peer_wait_seconds=900, turn_timeout_seconds=1800)
+    for seat, (name, harness, model) in SEATS.items():
+        state.participants.append(Participant(f"p-{seat}", seat, name, harness, model, "", 0.0, 0.0))
+    blocks, prev = [], artifact.GENESIS
+    for number, text in enumerate(texts, 1):
+        block = artifact.turn_block(number, normalize_turn_text(text), prev)
+        blocks.append(block)
+        prev = block.sha256
+    return artifact.render(state, blocks, path)
 
 
 if __name__ == "__main__":
