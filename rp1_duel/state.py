@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from .errors import DuelError
 
@@ -102,6 +103,8 @@ class DuelState:
             raw = json.loads(data)
             if raw.get("version") != STATE_VERSION:
                 raise ValueError(f"unknown state version {raw.get('version')!r}")
+            if not isinstance(raw["participants"], list) or not isinstance(raw["turns"], list):
+                raise ValueError("participants and turns must be lists")
             raw["participants"] = [_build(Participant, p) for p in raw["participants"]]
             raw["lease"] = _build(Lease, raw["lease"]) if raw["lease"] is not None else None
             raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
@@ -114,7 +117,28 @@ def _build(kind: type, raw: dict[str, Any]) -> Any:
     names = {f.name for f in fields(kind)}
     if not isinstance(raw, dict) or set(raw) - names:
         raise ValueError(f"unexpected fields in {kind.__name__}")
+    hints = get_type_hints(kind)
+    for name, value in raw.items():
+        if not _matches(value, hints[name]):
+            raise ValueError(f"{kind.__name__}.{name} holds a {type(value).__name__}")
     return kind(**raw)
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    """A shallow type check: a hand-edited state must fail here, not deep in a rule."""
+    if get_origin(hint) in (Union, UnionType):
+        return any(_matches(value, arg) for arg in get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint in (str, bool):
+        return isinstance(value, hint)
+    if get_origin(hint) is list:
+        return isinstance(value, list)
+    return True  # nested records are built, and checked, on their own
 
 
 def corrupt(where: str, exc: BaseException | str) -> DuelError:

@@ -177,8 +177,6 @@ TYPE_DAMAGES: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="state.py from_json checks field names, not value types: a "
-                   "well-formed state with a mistyped field crashes later with a traceback (see report)")
 @pytest.mark.parametrize("damage", sorted(TYPE_DAMAGES))
 def test_mistyped_state_fields_are_reported_as_corrupt(duel: dict[str, Any], damage: str) -> None:
     raw = _state(duel)
