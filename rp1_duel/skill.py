@@ -95,7 +95,7 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
 _HARNESS_WORDS = {
     "claude-code": "`claude-code`",
     "codex": "`codex`",
-    "generic": "the harness you run in (`copilot`, `opencode`, `amp`, …)",
+    "generic": "your harness: `copilot`, `opencode`, `amp`, …",
 }
 
 
@@ -165,13 +165,13 @@ def _flag_synopsis(flag: str, kwargs: dict) -> str:
         text = f"`{flag}`"
     else:
         text = f"`{flag} {flag.lstrip('-').replace('-', '_').upper()}`"
-    notes = []
+    notes = [kwargs["help"]] if kwargs.get("help") and flag != "--participant-token" else []
     if kwargs.get("required"):
         notes.append("required")
     if kwargs.get("default") not in (None, False):
         notes.append(f"default {kwargs['default']!s}")
     if flag == "--participant-token":
-        notes.append("better: `$DUEL_PARTICIPANT_TOKEN`")
+        notes.append("better: the environment variable `$DUEL_PARTICIPANT_TOKEN`")
     return text + (f" ({', '.join(notes)})" if notes else "")
 
 

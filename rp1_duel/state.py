@@ -7,6 +7,7 @@ Times are epoch seconds here and ISO 8601 only at the edges.
 from __future__ import annotations
 
 import json
+from functools import cache
 from dataclasses import asdict, dataclass, field, fields
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
@@ -117,11 +118,16 @@ def _build(kind: type, raw: dict[str, Any]) -> Any:
     names = {f.name for f in fields(kind)}
     if not isinstance(raw, dict) or set(raw) - names:
         raise ValueError(f"unexpected fields in {kind.__name__}")
-    hints = get_type_hints(kind)
+    hints = _hints(kind)
     for name, value in raw.items():
         if not _matches(value, hints[name]):
             raise ValueError(f"{kind.__name__}.{name} holds a {type(value).__name__}")
     return kind(**raw)
+
+
+@cache
+def _hints(kind: type) -> dict[str, Any]:
+    return get_type_hints(kind)
 
 
 def _matches(value: Any, hint: Any) -> bool:
