@@ -6,6 +6,7 @@ Real processes and the real service: the same path as two terminals running
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -41,8 +42,6 @@ def run_demo(directory: str) -> int:
     if any(p.returncode != 0 for p in processes):
         say("duel demo: a participant failed (see above)")
         return 1
-    import json
-
     outcome = json.loads(results[0])
     path = Path(outcome["debate_path"])
     report = validate_file(path)

@@ -111,7 +111,8 @@ def check_name(flag: str, value: str, max_len: int = 64, allow_slash: bool = Fal
 
 
 def new_token() -> str:
-    return secrets.token_urlsafe(24)
+    # A prefix keeps the token from starting with "-", which argparse would take for a flag.
+    return "pt_" + secrets.token_urlsafe(24)
 
 
 def hash_token(token: str) -> str:

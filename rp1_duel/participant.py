@@ -152,6 +152,7 @@ class Duelist:
         self.token = ""
         self.lease: str | None = None  # the lease this process holds, to release it on Ctrl-C
         self.identity = (config.name, config.harness, provider.model)
+        self._last_wait = ""  # the last wait shown, so a long wait is not repeated line by line
 
     # -- the loop ---------------------------------------------------------------------
     def run(self) -> ParticipantResult:
@@ -247,7 +248,7 @@ class Duelist:
 
     # -- pieces -----------------------------------------------------------------------------
     def _wait(self, status: dict[str, Any], state: str, detail: str) -> None:
-        if self.result.state != state or getattr(self, "_last_wait", None) != detail:
+        if self.result.state != state or self._last_wait != detail:
             self._enter(state, detail)
             self._last_wait = detail
         self.service.wait(self.result.duel_id, self.result.participant_id, WAIT_SLICE_SECONDS)

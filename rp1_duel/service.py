@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import lease as rules
-from .artifact import render
+from .artifact import TurnBlock, render
 from .clock import Clock, iso, system_clock, utc_date
 from .errors import DuelError, invalid_argument
 from .outcomes import OUTCOMES
@@ -26,6 +26,7 @@ from .identity import (
     check_single_line,
     hash_token,
     new_token,
+    Target,
     resolve_target,
     resolve_topic,
     slugify,
@@ -89,7 +90,7 @@ class Transaction:
         self.debate.write_state(self.state)
         self.dirty = self.changed = False
 
-    def write_artifact(self, blocks: Any, summary: str | None = None) -> None:
+    def write_artifact(self, blocks: list[TurnBlock] | str, summary: str | None = None) -> None:
         path = self.debate.artifact_path(self.state)
         write_atomic(path, render(self.state, blocks, path, summary).encode("utf-8"), mode=0o644)
 
@@ -172,7 +173,7 @@ class DuelService:
         )
         return data
 
-    def _create(self, source: Any, topic: str, slug: str, key: str, settings: DuelSettings) -> str:
+    def _create(self, source: Target, topic: str, slug: str, key: str, settings: DuelSettings) -> str:
         now = self.clock()
         stem = f"{utc_date(now)}-{slug}"
         duels = self.debate.state_root / "duels"

@@ -160,7 +160,8 @@ class DuelLock:
 
     def __enter__(self) -> "DuelLock":
         try:
-            self._lock.acquire()
+            # Critical sections last about a millisecond: poll at that pace, not filelock's 50 ms.
+            self._lock.acquire(poll_interval=0.001)
         except Timeout:
             raise DuelError(
                 "LOCK_TIMEOUT", f"could not take {self._path} within {self._timeout:g}s"

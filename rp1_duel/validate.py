@@ -169,12 +169,14 @@ def _check_outcome(meta: dict[str, Any], summaries: list[TurnSummary], report: A
         return
     if len(summaries) > max_turns:
         add(Problem("TURN_COUNT", f"{len(summaries)} turns exceed max_turns {max_turns}"))
-    # The outcome as of each turn: nothing may follow the turn that reached one.
-    reached_at = next((i for i in range(1, len(summaries) + 1)
-                       if evaluate(summaries[:i], max_turns).outcome), None) if summaries else None
-    if reached_at is not None and reached_at < len(summaries):
-        add(Problem("TURN_COUNT", f"turns follow turn {reached_at}, which had already reached an outcome"))
-    implied = evaluate(summaries, max_turns).outcome
+    # Nothing may follow the turn that reached an outcome. An outcome needs the two
+    # seats' latest turns, so checking each prefix looks at two turns: linear overall.
+    implied = None
+    for count in range(2, len(summaries) + 1):
+        implied = evaluate(summaries[count - 2:count], max_turns - (count - 2)).outcome
+        if implied is not None and count < len(summaries):
+            add(Problem("TURN_COUNT", f"turns follow turn {count}, which had already reached an outcome"))
+            break
     report.implied_outcome = implied
     status, outcome = meta.get("status"), meta.get("outcome")
     if status == "ACTIVE":
