@@ -145,3 +145,4 @@ def demo_command(
     from .demo import run_demo
 
     raise typer.Exit(run_demo(directory))
+from . import cli_skill  # noqa: E402,F401  (registers `duel skill`)

@@ -54,7 +54,8 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
         ("--release", {"action": "store_true"}), _DIR,
     ]),
     "wait": ("block until your next_step or the duel changes (read-only)", [
-        _DUEL, _PID, ("--timeout", {"type": float, "default": 60.0}), _DIR,
+        _DUEL, _PID, ("--timeout", {"type": float, "default": 60.0}),
+        ("--next-step", {"help": "the next_step you last saw: return at once if it already changed"}), _DIR,
     ]),
 }
 
@@ -128,7 +129,7 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
         turn = read_input(args.turn_file, "--turn-file")
         return service.append(args.duel_id, args.participant_id, token, args.lease_token, turn, release=args.release)
     assert op == "wait"
-    return service.wait(args.duel_id, args.participant_id, args.timeout)
+    return service.wait(args.duel_id, args.participant_id, args.timeout, next_step=args.next_step)
 
 
 def main(argv: list[str]) -> NoReturn:

@@ -251,7 +251,8 @@ class Duelist:
         if self.result.state != state or self._last_wait != detail:
             self._enter(state, detail)
             self._last_wait = detail
-        self.service.wait(self.result.duel_id, self.result.participant_id, WAIT_SLICE_SECONDS)
+        self.service.wait(self.result.duel_id, self.result.participant_id, WAIT_SLICE_SECONDS,
+                          next_step=status["next_step"])
 
     def _left(self, moment: str | None) -> str:
         if moment is None:

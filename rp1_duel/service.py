@@ -351,8 +351,13 @@ class DuelService:
         )
         return data
 
-    def wait(self, duel_id: str, participant_id: str, timeout: float = 60.0) -> dict[str, Any]:
-        """Block until the participant's next_step or the duel changes, or ``timeout``."""
+    def wait(self, duel_id: str, participant_id: str, timeout: float = 60.0,
+             next_step: str | None = None) -> dict[str, Any]:
+        """Block until the participant's next_step or the duel changes, or ``timeout``.
+
+        ``next_step``, the step the caller last saw, closes the gap between reading a
+        status and starting to wait: if it has already changed, the wait returns at once.
+        """
         if not 0 <= timeout <= WAIT_MAX_SECONDS:
             raise invalid_argument(f"--timeout must be between 0 and {WAIT_MAX_SECONDS} seconds")
         self.debate.check_readable()
@@ -360,7 +365,7 @@ class DuelService:
         state = self.debate.read_state(duel_id)
         participant = self._participant_or_none(state, participant_id)
         assert participant is not None
-        first_rev, first_step = state.rev, rules.next_step(state, participant, self.clock())
+        first_rev, first_step = state.rev, next_step or rules.next_step(state, participant, self.clock())
         stamp = self.debate.state_stamp(duel_id)
         changed = False
         while not changed:

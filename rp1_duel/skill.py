@@ -144,11 +144,14 @@ def refresh_command() -> str:
 
 def step_commands() -> dict[str, str]:
     """The command to run for each next_step word."""
-    wait = tools_command("wait", *_ids(), ("--timeout", "60"), _DIR)
+    def wait(step: str) -> str:
+        # --next-step: a change that lands before the wait starts still ends it at once.
+        return tools_command("wait", *_ids(), ("--timeout", "60"), ("--next-step", step), _DIR)
+
     commands = {
-        lease.WAIT_PEER: wait,
+        lease.WAIT_PEER: wait(lease.WAIT_PEER),
         lease.CLAIM_LOCK: tools_command("claim-lock", *_ids(), _DIR),
-        lease.WAIT_TURN: wait,
+        lease.WAIT_TURN: wait(lease.WAIT_TURN),
         lease.COMPOSE_TURN: tools_command("append", *_ids(), _LEASE, ("--turn-file", _var("TURN_FILE")), "--release", _DIR),
         lease.RELEASE_LOCK: tools_command("release-lock", *_ids(), _LEASE, _DIR),
         lease.CLOSE: tools_command("release-lock", *_ids(), _LEASE, "--close", ("--outcome", _var("OUTCOME")), _DIR),

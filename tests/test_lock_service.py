@@ -508,3 +508,12 @@ def test_a_dead_writers_event_tail_is_cut_back(service, pair, debate_dir):
     service.claim_lock(alice.duel_id, alice.id, alice.token)
     log = events(debate_dir, alice.duel_id)
     assert [e["seq"] for e in log] == list(range(len(log)))
+
+
+def test_wait_given_a_stale_next_step_returns_at_once(service, source):
+    alice = join(service, source, "Alice")
+    seen = service.status(alice.duel_id, participant_id=alice.id)["next_step"]
+    join(service, source, "Bob")  # the peer arrives between Alice's status and her wait
+    data = service.wait(alice.duel_id, alice.id, timeout=5, next_step=seen)
+    assert seen == "wait_peer" and data["changed"] and data["next_step"] == "claim_lock"
+    assert data["waited_seconds"] < 1

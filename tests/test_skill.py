@@ -307,6 +307,7 @@ def test_harness_specific_forms():
     meta = frontmatter.loads(claude)
     assert meta["name"] == "duel" and 0 < len(meta["description"]) <= 1024
     assert "!`" not in claude  # Claude Code would run it as a command when loading the skill
+    assert not re.search(r"\$[0-9]|\$ARGUMENTS", claude)  # nor substitute skill arguments into it
     assert "`claude-code`" in claude
     codex = skill.render("codex")
     assert codex.startswith(skill.START + "\n") and codex.endswith(skill.END + "\n")
@@ -314,7 +315,7 @@ def test_harness_specific_forms():
     assert len(codex.encode()) < 32 * 1024  # Codex reads at most 32 KiB of AGENTS.md by default
     prompt = skill.render_codex_prompt()
     assert frontmatter.loads(prompt)["description"]
-    assert not re.search(r"(?<!\$)\$[A-Z]", prompt)  # Codex would ask for each $NAME as a prompt argument
+    assert not re.search(r"(?<!\$)\$[A-Z]|\$[0-9]", prompt)  # Codex would ask for each $NAME as a prompt argument
     generic = skill.render("generic")
     assert skill.START not in generic and not generic.startswith("---")
 
