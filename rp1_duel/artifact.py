@@ -89,17 +89,7 @@ def render(
 ) -> str:
     """The whole artifact. ``blocks`` may be raw text kept verbatim (a tampered record)."""
     source = display_source_path(state.source_path, artifact_path)
-    participants = [
-        {
-            "id": p.id,
-            "seat": p.seat,
-            "display_name": p.display_name,
-            "harness": p.harness,
-            "model_id": p.model_id,
-            "joined_at": iso(p.joined_at),
-        }
-        for p in sorted(state.participants, key=lambda p: p.seat)
-    ]
+    participants = [p.public() for p in sorted(state.participants, key=lambda p: p.seat)]
     front = {
         "duel_id": state.id,
         "topic": state.topic,

@@ -327,15 +327,7 @@ class DuelService:
                 "invalid_reason": state.invalid_reason,
             },
             participants=[
-                {
-                    "id": p.id,
-                    "seat": p.seat,
-                    "display_name": p.display_name,
-                    "harness": p.harness,
-                    "model_id": p.model_id,
-                    "joined_at": iso(p.joined_at),
-                    "last_seen_at": iso(p.last_seen_at),
-                }
+                {**p.public(), "last_seen_at": iso(p.last_seen_at)}
                 for p in sorted(state.participants, key=lambda p: p.seat)
             ],
             lock={

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from .clock import iso
 from .errors import DuelError
 
 STATE_VERSION = 1
@@ -32,6 +33,11 @@ class Participant:
     @property
     def identity(self) -> tuple[str, str, str]:
         return (self.display_name, self.harness, self.model_id)
+
+    def public(self) -> dict[str, Any]:
+        """What anyone may see of a participant (never its token hash)."""
+        return {"id": self.id, "seat": self.seat, "display_name": self.display_name, "harness": self.harness,
+                "model_id": self.model_id, "joined_at": iso(self.joined_at)}
 
 
 @dataclass
