@@ -26,48 +26,6 @@ def root() -> None:
     """
 
 
-@app.command(
-    "tools",
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
-    add_help_option=False,
-)
-def tools_command() -> None:
-    """The lock service as one-shot JSON commands: join, status, claim-lock,
-    refresh-lock, release-lock, append, wait (see `duel tools --help`)."""
-    # Never reached: rp1_duel.cli.main hands `duel tools …` to rp1_duel.cli_tools.
-
-
-@app.command("validate")
-def validate_command(
-    paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
-) -> None:
-    """Check duel artifacts: structure, hash chain, turn rules, outcome. Exit 0 valid, 1 invalid."""
-    from .validate import collect, validate_file
-
-    missing = [p for p in paths if not os.path.exists(p)]
-    if missing:
-        typer.echo(f"duel validate: no such file or folder: {missing[0]}", err=True)
-        raise typer.Exit(2)
-    reports = [validate_file(path) for path in collect(paths)]
-    valid = all(r.valid for r in reports)
-    if as_json:
-        typer.echo(json.dumps({"valid": valid, "artifacts": [r.to_dict() for r in reports]}, ensure_ascii=False))
-    else:
-        for report in reports:
-            verdict = "valid" if report.valid else "INVALID"
-            outcome = report.outcome or (f"open, implies {report.implied_outcome}" if report.implied_outcome else "open")
-            typer.echo(f"{report.path}: {verdict} ({report.turns} turns, {outcome})")
-            for problem in report.problems:
-                where = f"line {problem.line}: " if problem.line else ""
-                typer.echo(f"  {where}{problem.code} {problem.message}")
-            for note in report.notes:
-                typer.echo(f"  note: {note}")
-        if not reports:
-            typer.echo("no duel artifacts found", err=True)
-    raise typer.Exit(0 if valid else 1)
-
-
 def fail(code: str, message: str, as_json: bool = False) -> None:
     """One line for people (and one JSON object with --json); never a traceback."""
     if as_json:
@@ -82,9 +40,9 @@ DEFAULT_NAMES = {"anthropic": "Claude", "openai": "GPT", "human": "Human"}
 @app.command("join")
 def join_command(
     target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
-    topic: Annotated[Optional[str], typer.Option(help="Topic [default: the document's first heading].")] = None,
-    debate_dir_: Annotated[Optional[str], typer.Option("--debate-dir", help="Shared debate dir [default: $DUEL_DIR, else ./debates].")] = None,
-    name: Annotated[Optional[str], typer.Option(help="Your display name [default: from the provider].")] = None,
+    topic: Annotated[Optional[str], typer.Option(help="Topic (default: the document's first heading).")] = None,
+    debate_dir_: Annotated[Optional[str], typer.Option("--debate-dir", help="Shared debate dir (default: $DUEL_DIR, else ./debates).")] = None,
+    name: Annotated[Optional[str], typer.Option(help="Your display name (default: from the provider).")] = None,
     model: Annotated[Optional[str], typer.Option(help="claude-…, gpt-…, a local model, `human` or `scripted:DIR`.")] = None,
     provider: Annotated[Optional[str], typer.Option(help="Force anthropic or openai.")] = None,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="An OpenAI-compatible server (Ollama, vLLM, llama.cpp).")] = None,
@@ -145,4 +103,46 @@ def demo_command(
     from .demo import run_demo
 
     raise typer.Exit(run_demo(directory))
+@app.command(
+    "tools",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
+)
+def tools_command() -> None:
+    """The lock service as one-shot JSON commands: join, status, claim-lock,
+    refresh-lock, release-lock, append, wait (see `duel tools --help`)."""
+    # Never reached: rp1_duel.cli.main hands `duel tools …` to rp1_duel.cli_tools.
+
+
+@app.command("validate")
+def validate_command(
+    paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Check duel artifacts: structure, hash chain, turn rules, outcome. Exit 0 valid, 1 invalid."""
+    from .validate import collect, validate_file
+
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        typer.echo(f"duel validate: no such file or folder: {missing[0]}", err=True)
+        raise typer.Exit(2)
+    reports = [validate_file(path) for path in collect(paths)]
+    valid = all(r.valid for r in reports)
+    if as_json:
+        typer.echo(json.dumps({"valid": valid, "artifacts": [r.to_dict() for r in reports]}, ensure_ascii=False))
+    else:
+        for report in reports:
+            verdict = "valid" if report.valid else "INVALID"
+            outcome = report.outcome or (f"open, implies {report.implied_outcome}" if report.implied_outcome else "open")
+            typer.echo(f"{report.path}: {verdict} ({report.turns} turns, {outcome})")
+            for problem in report.problems:
+                where = f"line {problem.line}: " if problem.line else ""
+                typer.echo(f"  {where}{problem.code} {problem.message}")
+            for note in report.notes:
+                typer.echo(f"  note: {note}")
+        if not reports:
+            typer.echo("no duel artifacts found", err=True)
+    raise typer.Exit(0 if valid else 1)
+
+
 from . import cli_skill  # noqa: E402,F401  (registers `duel skill`)
