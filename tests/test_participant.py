@@ -234,3 +234,24 @@ def test_demo_runs_in_a_fresh_directory(tmp_path):
     artifacts = list((tmp_path / "demo" / "debates").glob("*.md"))
     assert len(artifacts) == 1 and validate_file(artifacts[0]).valid
     assert "scripted" in proc.stderr
+
+
+def test_ctrl_c_releases_the_floor_and_keeps_the_seat(source, debate_dir, anthropic_server, tmp_path):
+    anthropic_server.responder = debater
+    anthropic_server.delay_per_chunk = 0.05
+    args = ("--model", "claude-x", "--max-turns", "2")
+    claude = start(source, debate_dir, *args, env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
+    deadline = time.monotonic() + 20
+    while not anthropic_server.requests and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.kill(claude.pid, signal.SIGINT)
+    out, err = claude.communicate(timeout=30)
+    assert claude.returncode == 130 and "run the same command to resume" in err and "Traceback" not in err
+    status = DuelService(debate_dir).status(target=str(source))
+    assert status["lock"]["owner_participant_id"] is None and status["turn_count"] == 0
+    anthropic_server.delay_per_chunk = 0
+    code, result, err = finish(start(source, debate_dir, *args, env=claude_env(anthropic_server)))
+    assert code == 0 and result["participant_id"] == status["participants"][0]["id"], err
+    assert finish(peer)[1]["outcome"] == "ACCEPTED_CONSENSUS"
