@@ -66,6 +66,7 @@ def join_command(
     from .providers import ProviderError, select_provider
     from .service import DuelSettings
 
+    duelist = None
     try:
         chosen = select_provider(model, provider, base_url, os.environ)
         display = name or DEFAULT_NAMES.get(chosen.name) or chosen.model.removeprefix("scripted:").capitalize()
@@ -81,10 +82,10 @@ def join_command(
             duelist.interrupt()
             typer.echo(f"[{display}] interrupted: the floor is released and the seat kept; "
                        "run the same command to resume", err=True)
-            raise typer.Exit(130)
+            raise typer.Exit(130) from None
     except (DuelError, ProviderError) as exc:
-        if "duelist" in locals():
-            duelist.interrupt()
+        if duelist is not None:
+            duelist.interrupt()  # never leave a lease behind on an error
         fail(exc.code, exc.message, as_json)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))

@@ -13,7 +13,6 @@ import secrets
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterator
 
 from . import lease as rules

@@ -33,7 +33,6 @@ from . import lease
 from .cli_tools import OPS
 from .errors import DuelError, invalid_argument
 from .guide import OUTCOMES, turn_guide
-from .rules import RULES
 
 HARNESSES = ("claude-code", "codex", "generic")
 SCOPES = ("user", "project")

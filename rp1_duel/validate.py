@@ -20,7 +20,6 @@ from . import artifact
 from .outcomes import ACCEPTED_CONSENSUS, DISSENT, INVALIDATED, MAX_TURNS, TIMEOUT, TurnSummary, evaluate
 from .rules import NoveltyIndex, TurnContext, validate_turn
 from .source import SourceDocument
-from .turn import parse_turn
 
 REQUIRED_FIELDS = ("duel_id", "topic", "topic_slug", "source_path", "source_sha256", "max_turns", "status",
                    "outcome", "created_at", "closed_at", "participants")

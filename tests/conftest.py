@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from fake_models import anthropic_server, openai_server  # noqa: F401 (fixtures for every test file)
 from rp1_duel.clock import ManualClock
 from rp1_duel.service import DuelService, DuelSettings
 

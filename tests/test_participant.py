@@ -12,10 +12,9 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 
 from fake_debater import debater, hopeless, sloppy_then_fixed
-from fake_models import FakeAnthropicServer, FakeOpenAIServer, anthropic_server, openai_server  # noqa: F401
+from fake_models import FakeAnthropicServer, FakeOpenAIServer
 from rp1_duel.service import DuelService
 from rp1_duel.validate import validate_file
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from dataclasses import replace
 
-from fake_models import FakeAnthropicServer, FakeOpenAIServer, anthropic_server, openai_server  # noqa: F401 (fixtures)
+from fake_models import FakeAnthropicServer, FakeOpenAIServer
 from rp1_duel.providers import ProviderError, TurnRequest, select_provider, status_error
 from rp1_duel.providers.human import SECTION_LABELS, HumanProvider
 from rp1_duel.providers.scripted import ScriptedProvider
