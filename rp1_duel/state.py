@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -122,36 +122,35 @@ class DuelState:
 
 
 def _build(kind: type, raw: dict[str, Any]) -> Any:
-    names = {f.name for f in fields(kind)}
-    if not isinstance(raw, dict) or set(raw) - names:
-        raise ValueError(f"unexpected fields in {kind.__name__}")
-    hints = _hints(kind)
+    if not isinstance(raw, dict):
+        raise ValueError(f"{kind.__name__} is not an object")
+    allowed = _allowed_types(kind)
     for name, value in raw.items():
-        if not _matches(value, hints[name]):
+        types = allowed.get(name)
+        if types is None:
+            raise ValueError(f"unexpected field {kind.__name__}.{name}")
+        # A shallow type check: a hand-edited state must fail here, not deep in a rule.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             raise ValueError(f"{kind.__name__}.{name} holds a {type(value).__name__}")
     return kind(**raw)
 
 
 @cache
-def _hints(kind: type) -> dict[str, Any]:
-    return get_type_hints(kind)
-
-
-def _matches(value: Any, hint: Any) -> bool:
-    """A shallow type check: a hand-edited state must fail here, not deep in a rule."""
-    if get_origin(hint) in (Union, UnionType):
-        return any(_matches(value, arg) for arg in get_args(hint))
-    if hint is type(None):
-        return value is None
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint in (str, bool):
-        return isinstance(value, hint)
-    if get_origin(hint) is list:
-        return isinstance(value, list)
-    return True  # nested records are built, and checked, on their own
+def _allowed_types(kind: type) -> dict[str, tuple[type, ...]]:
+    """Field name -> the JSON types it may hold (nested records are built before this check)."""
+    allowed = {}
+    for name, hint in get_type_hints(kind).items():
+        args = get_args(hint) if get_origin(hint) in (Union, UnionType) else (hint,)
+        types: list[type] = []
+        for arg in args:
+            if arg is float:
+                types += [int, float]
+            elif get_origin(arg) is list:
+                types.append(list)
+            else:
+                types.append(arg)
+        allowed[name] = tuple(types)
+    return allowed
 
 
 def corrupt(where: str, exc: BaseException | str) -> DuelError:

@@ -151,10 +151,19 @@ class DebateDir:
 
 
 class DuelLock:
-    """A short critical section across processes (filelock over ``fcntl.flock``)."""
+    """A short critical section across processes (filelock over ``fcntl.flock``).
+
+    One FileLock per path and process, reused: building one costs more than a critical
+    section. FileLock is thread-local, so threads of one process still exclude each other.
+    """
+
+    _locks: dict[tuple[str, float], FileLock] = {}
 
     def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT_SECONDS):
-        self._lock = FileLock(str(path), timeout=timeout, mode=0o600)
+        key = (str(path), timeout)
+        if key not in self._locks:
+            self._locks[key] = FileLock(key[0], timeout=timeout, mode=0o600)
+        self._lock = self._locks[key]
         self._path = path
         self._timeout = timeout
 
