@@ -122,7 +122,7 @@ def append_turn(tx: "Transaction", me: Participant, lease: Lease, turn: str | by
     report = validate_turn(turn, _context(tx, me, check.blocks, number))
     if not report.ok:
         violations = [v.to_dict() for v in report.violations]
-        tx.emit("turn_rejected", me.id, turn_number=number, codes=sorted({v["code"] for v in violations}))
+        tx.emit("turn_rejected", me.id, wake=False, turn_number=number, codes=sorted({v["code"] for v in violations}))
         raise DuelError(
             "TURN_INVALID",
             f"turn {number} breaks {len(violations)} rule(s): " + ", ".join(sorted({v['code'] for v in violations})),

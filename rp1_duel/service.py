@@ -72,9 +72,11 @@ class Transaction:
         self.dirty = False
         self.changed = False  # something a waiter should wake up for
 
-    def emit(self, kind: str, participant_id: str | None, **data: Any) -> None:
+    def emit(self, kind: str, participant_id: str | None, wake: bool = True, **data: Any) -> None:
+        """Log an event; ``wake`` says whether waiters should see the duel as changed."""
         self.events.emit(iso(self.now), kind, participant_id, data)
-        self.dirty = self.changed = True
+        self.dirty = True
+        self.changed = self.changed or wake
 
     def touch(self, participant: Participant) -> None:
         participant.last_seen_at = self.now
@@ -425,8 +427,7 @@ class DuelService:
             held = lease is not None and lease.owner == me.id and _same(lease.token, lease_token)
             if held and lease.live(now):
                 lease.expires_at = now + state.lease_seconds
-                tx.emit("lock_refreshed", me.id, fence=lease.fence, expires_at=iso(lease.expires_at))
-                tx.changed = False  # a refresh changes nobody's next step
+                tx.emit("lock_refreshed", me.id, wake=False, fence=lease.fence, expires_at=iso(lease.expires_at))
                 reason = "refreshed"
             else:
                 reason = "lease_expired" if held else "lease_not_held"

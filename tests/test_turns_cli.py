@@ -228,3 +228,15 @@ def test_validate_catches_a_forged_outcome(source, debate_dir):
     duel.path.write_text(duel.path.read_text().replace('outcome: "MAX_TURNS"', 'outcome: "ACCEPTED_CONSENSUS"'))
     code, report = validate(duel.path)
     assert code == 1 and "OUTCOME_MISMATCH" in {p["code"] for p in report["artifacts"][0]["problems"]}
+
+
+def test_a_rejected_turn_does_not_wake_the_waiting_peer(source, debate_dir):
+    from rp1_duel.service import DuelService
+
+    duel = CliDuel(source, debate_dir)
+    duel.claim(1)
+    service = DuelService(debate_dir)
+    before = service.status(duel.duel_id)
+    assert duel.append(1, make_turn(1, *ALICE).replace("(non-blocking)", "")).code == 3
+    waited = service.wait(duel.duel_id, duel.seats[2]["participant_id"], timeout=0.3)
+    assert waited["changed"] is False and waited["turn_count"] == before["turn_count"] == 0
