@@ -133,16 +133,22 @@ def test_slow_model_keeps_its_lease_by_refreshing(source, debate_dir, anthropic_
     assert finish(peer)[0] == 0
 
 
-def test_killed_participant_resumes_with_the_same_command(source, debate_dir, anthropic_server, tmp_path):
-    anthropic_server.responder = debater
-    anthropic_server.delay_per_chunk = 0.05
-    args = ("--model", "claude-x", "--max-turns", "2", "--lease-seconds", "5")
-    claude = start(source, debate_dir, *args, env=claude_env(anthropic_server))
+def claude_mid_turn(source, debate_dir, server, tmp_path, args):
+    """A slow Claude (seat 1) and a scripted peer, returned once Claude's model is writing turn 1."""
+    server.responder = debater
+    server.delay_per_chunk = 0.05
+    claude = start(source, debate_dir, *args, env=claude_env(server))
     wait_for_seat(debate_dir, source)
     peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
     deadline = time.monotonic() + 20
-    while not anthropic_server.requests and time.monotonic() < deadline:
+    while not server.requests and time.monotonic() < deadline:
         time.sleep(0.02)
+    return claude, peer
+
+
+def test_killed_participant_resumes_with_the_same_command(source, debate_dir, anthropic_server, tmp_path):
+    args = ("--model", "claude-x", "--max-turns", "2", "--lease-seconds", "5")
+    claude, peer = claude_mid_turn(source, debate_dir, anthropic_server, tmp_path, args)
     time.sleep(0.5)  # mid-stream, holding the lease
     os.kill(claude.pid, signal.SIGKILL)
     claude.wait()
@@ -236,15 +242,8 @@ def test_demo_runs_in_a_fresh_directory(tmp_path):
 
 
 def test_ctrl_c_releases_the_floor_and_keeps_the_seat(source, debate_dir, anthropic_server, tmp_path):
-    anthropic_server.responder = debater
-    anthropic_server.delay_per_chunk = 0.05
     args = ("--model", "claude-x", "--max-turns", "2")
-    claude = start(source, debate_dir, *args, env=claude_env(anthropic_server))
-    wait_for_seat(debate_dir, source)
-    peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
-    deadline = time.monotonic() + 20
-    while not anthropic_server.requests and time.monotonic() < deadline:
-        time.sleep(0.02)
+    claude, peer = claude_mid_turn(source, debate_dir, anthropic_server, tmp_path, args)
     os.kill(claude.pid, signal.SIGINT)
     out, err = claude.communicate(timeout=30)
     assert claude.returncode == 130 and "run the same command to resume" in err and "Traceback" not in err
