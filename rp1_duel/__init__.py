@@ -1,7 +1,79 @@
 """duel: two AI agents debate a Markdown document through a lease-based lock service.
 
-The library is the product; ``rp1_duel.cli`` is a thin layer over it. Start with
-:class:`rp1_duel.service.DuelService`.
+The library is the product; :mod:`rp1_duel.cli` is a thin layer over it. Packages, and
+the one direction data flows through them (cli → participant → coordination → record
+→ turns):
+
+- :mod:`rp1_duel.turns`: the Markdown scanner, the source document, the turn grammar
+  and the turn rules (docs/protocol.md section 7);
+- :mod:`rp1_duel.record`: the artifact, the one history replay, outcomes and
+  ``duel validate`` (sections 6 and 8);
+- :mod:`rp1_duel.coordination`: the lock service over a shared directory (sections 2–5, 9);
+- :mod:`rp1_duel.participant`: the loop behind ``duel join``, prompts and model providers;
+- :mod:`rp1_duel.cli`: ``duel`` and ``duel tools``;
+- top level: :mod:`.vocabulary` (the protocol's words), :mod:`.errors`, :mod:`.clock`,
+  :mod:`.settings`.
+
+The names below are importable from ``rp1_duel`` directly; they load on first use, so
+``import rp1_duel`` stays cheap for the one-shot ``duel tools`` commands.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+try:
+    __version__ = version("rp1-duel")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
+
+PROTOCOL_VERSION = 1
+
+_EXPORTS = {
+    "DuelService": "rp1_duel.coordination.service",
+    "Seat": "rp1_duel.coordination.results",
+    "LeaseToken": "rp1_duel.coordination.results",
+    "DuelSettings": "rp1_duel.settings",
+    "DuelError": "rp1_duel.errors",
+    "ManualClock": "rp1_duel.clock",
+    "validate_turn": "rp1_duel.turns.rules",
+    "TurnContext": "rp1_duel.turns.rules",
+    "TurnViolation": "rp1_duel.turns.rules",
+    "parse_turn": "rp1_duel.turns.grammar",
+    "SourceDocument": "rp1_duel.turns.source",
+    "read_source": "rp1_duel.turns.source",
+    "History": "rp1_duel.record.history",
+    "RecordFile": "rp1_duel.record.history",
+    "evaluate": "rp1_duel.record.outcomes",
+    "validate_file": "rp1_duel.record.validate",
+    "Duelist": "rp1_duel.participant.loop",
+    "ParticipantConfig": "rp1_duel.participant.loop",
+    "select_provider": "rp1_duel.participant.providers",
+}
+
+__all__ = ["PROTOCOL_VERSION", "__version__", *_EXPORTS]
+
+if TYPE_CHECKING:
+    from .clock import ManualClock
+    from .coordination.results import LeaseToken, Seat
+    from .coordination.service import DuelService
+    from .errors import DuelError
+    from .participant.loop import Duelist, ParticipantConfig
+    from .participant.providers import select_provider
+    from .record.history import History, RecordFile
+    from .record.outcomes import evaluate
+    from .record.validate import validate_file
+    from .settings import DuelSettings
+    from .turns.grammar import parse_turn
+    from .turns.rules import TurnContext, TurnViolation, validate_turn
+    from .turns.source import SourceDocument, read_source
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'rp1_duel' has no attribute {name!r}")
+    value = getattr(import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value

@@ -1,15 +1,25 @@
-"""One exception for every refusal the service can give, with its protocol code."""
+"""One exception for every refusal, with its protocol code, and the one code-to-exit mapping."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_TURN_INVALID = 3
+from .vocabulary import ErrorCode
 
-# Codes that mean "the caller passed something wrong" exit 2, like a bad flag.
-_USAGE_CODES = {"INVALID_ARGUMENT"}
+EXIT_OK: Final = 0
+EXIT_ERROR: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_TURN_INVALID: Final = 3
+EXIT_INTERRUPTED: Final = 130
+
+
+def exit_code_for(code: str) -> int:
+    """The process exit code for an error code (docs/protocol.md section 2, Output)."""
+    if code == ErrorCode.TURN_INVALID:
+        return EXIT_TURN_INVALID
+    if code == ErrorCode.INVALID_ARGUMENT:  # the caller passed something wrong, like a bad flag
+        return EXIT_USAGE
+    return EXIT_ERROR
 
 
 class DuelError(Exception):
@@ -23,11 +33,7 @@ class DuelError(Exception):
 
     @property
     def exit_code(self) -> int:
-        if self.code == "TURN_INVALID":
-            return EXIT_TURN_INVALID
-        if self.code in _USAGE_CODES:
-            return EXIT_USAGE
-        return EXIT_ERROR
+        return exit_code_for(self.code)
 
     def to_dict(self) -> dict[str, Any]:
         error: dict[str, Any] = {"code": self.code, "message": self.message}
@@ -37,4 +43,4 @@ class DuelError(Exception):
 
 
 def invalid_argument(message: str, **details: Any) -> DuelError:
-    return DuelError("INVALID_ARGUMENT", message, details or None)
+    return DuelError(ErrorCode.INVALID_ARGUMENT, message, details or None)

@@ -1,0 +1,38 @@
+"""The command line: a thin layer over the library, with two fronts.
+
+``duel tools …`` goes to :mod:`.tools` (stdlib argparse, one JSON object on stdout, for
+agents: it starts fast); everything else goes to :mod:`.app` (typer, for people), with
+``duel skill`` rendered by :mod:`.skill`. This module is kept free of typer, the model
+SDKs and the Markdown parser, so that an agent's ``duel tools status`` starts in a few
+tens of milliseconds. May import every other package; nothing imports it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import EXIT_INTERRUPTED, EXIT_USAGE
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["tools"]:
+        from .tools import main as tools_main
+
+        tools_main(args[1:])
+    import typer
+
+    from .app import app
+
+    try:
+        code = app(args=args, prog_name="duel", standalone_mode=False)
+    except typer.Abort:
+        sys.stderr.write("duel: aborted\n")
+        code = EXIT_INTERRUPTED
+    except Exception as exc:
+        # typer vendors click: recognise its usage errors by shape, not by class path.
+        if not hasattr(exc, "format_message") or getattr(exc, "exit_code", None) != EXIT_USAGE:
+            raise
+        sys.stderr.write(f"duel: {exc.format_message()} (see duel --help)\n")
+        code = EXIT_USAGE
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,193 @@
+"""The human-facing ``duel`` commands (typer): flag parsing and printing over the library.
+
+Commands are registered here, in the order ``duel --help`` lists them: join, demo,
+tools, validate, skill. Library imports happen inside each command, so ``--help``
+stays quick and a command pays only for what it uses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import NoReturn, Optional
+
+import typer
+from typing_extensions import Annotated
+
+from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
+from ..settings import SETTINGS, debate_dir
+
+app = typer.Typer(
+    help="Two AI agents debate a Markdown document through a lease-based lock service.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def root() -> None:
+    """Two AI agents debate a Markdown document through a lease-based lock service.
+
+    Run `duel demo` for a whole duel with no API key.
+    """
+
+
+def fail(error: DuelError, as_json: bool = False) -> NoReturn:
+    """One line for people (and one JSON object with --json); never a traceback."""
+    if as_json:
+        typer.echo(json.dumps({"success": False, "error": {"code": error.code, "message": error.message}}))
+    typer.echo(f"duel: {error.code}: {error.message}", err=True)
+    raise typer.Exit(exit_code_for(error.code))
+
+
+DEFAULT_NAMES = {"anthropic": "Claude", "openai": "GPT", "human": "Human"}
+_SETTING_HELP = {name: f"{s.help_with_range}; fixed by the join that creates the duel." for name, s in SETTINGS.items()}
+
+
+@app.command("join")
+def join_command(
+    target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
+    topic: Annotated[Optional[str], typer.Option(help="Topic (default: the document's first heading).")] = None,
+    debate_dir_: Annotated[Optional[str], typer.Option(
+        "--debate-dir", help="Shared debate dir (default: $DUEL_DIR, else ./debates).")] = None,
+    name: Annotated[Optional[str], typer.Option(help="Your display name (default: from the provider).")] = None,
+    model: Annotated[Optional[str], typer.Option(
+        help="claude-…, gpt-…, a local model, `human` or `scripted:DIR`.")] = None,
+    provider: Annotated[Optional[str], typer.Option(help="Force anthropic or openai.")] = None,
+    base_url: Annotated[Optional[str], typer.Option(
+        "--base-url", help="An OpenAI-compatible server (Ollama, vLLM, llama.cpp).")] = None,
+    persona: Annotated[Optional[str], typer.Option(help="Who the model plays.")] = None,
+    position: Annotated[Optional[str], typer.Option(help="The position it starts from.")] = None,
+    max_turns: Annotated[int, typer.Option(help=_SETTING_HELP["max_turns"])] = SETTINGS["max_turns"].default,
+    lease_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["lease_seconds"])] = (
+        SETTINGS["lease_seconds"].default),
+    peer_wait_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["peer_wait_seconds"])] = (
+        SETTINGS["peer_wait_seconds"].default),
+    turn_timeout_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["turn_timeout_seconds"])] = (
+        SETTINGS["turn_timeout_seconds"].default),
+    as_json: Annotated[bool, typer.Option("--json", help="Print one summary object on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing on stderr but errors.")] = False,
+) -> None:
+    """Take part in a duel about a document: join, debate turn by turn, close.
+
+    Run it in two terminals (one per participant). Ctrl-C gives the floor back and
+    keeps the seat: run the same command again to resume.
+    """
+    from ..participant.console import ConsoleReporter
+    from ..participant.loop import STATE_COMPLETED, Duelist, ParticipantConfig
+    from ..participant.providers import select_provider
+    from ..settings import DuelSettings
+
+    duelist = None
+    try:
+        chosen = select_provider(model, provider, base_url, os.environ)
+        display = name or DEFAULT_NAMES.get(chosen.name) or chosen.model.removeprefix("scripted:").capitalize()
+        config = ParticipantConfig(
+            target=os.path.abspath(target), debate_dir=debate_dir(debate_dir_), name=display, topic=topic,
+            persona=persona, position=position,
+            settings=DuelSettings(max_turns, lease_seconds, peer_wait_seconds, turn_timeout_seconds),
+        )
+        duelist = Duelist(config, chosen, ConsoleReporter(display, quiet=quiet))
+        try:
+            result = duelist.run()
+        except KeyboardInterrupt:
+            duelist.interrupt()
+            typer.echo(f"[{display}] interrupted: the floor is released and the seat kept; "
+                       "run the same command to resume", err=True)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+    except DuelError as exc:
+        if duelist is not None:
+            duelist.interrupt()  # never leave a lease behind on an error
+        fail(exc, as_json)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    raise typer.Exit(0 if result.state == STATE_COMPLETED else 1)
+
+
+@app.command("demo")
+def demo_command(
+    directory: Annotated[str, typer.Option("--dir", help="Where the demo's document and debates go.")] = "duel-demo",
+) -> None:
+    """A whole duel with no API key: two scripted participants, real processes, real service."""
+    from ..participant.demo import run_demo
+
+    raise typer.Exit(run_demo(directory))
+
+
+@app.command(
+    "tools",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
+)
+def tools_command() -> None:
+    """The lock service as one-shot JSON commands: join, status, claim-lock,
+    refresh-lock, release-lock, append, wait (see `duel tools --help`)."""
+    # Listed for `duel --help` only: rp1_duel.cli.main hands `duel tools …` to rp1_duel.cli.tools.
+
+
+@app.command("validate")
+def validate_command(
+    paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Check duel artifacts: structure, hash chain, turn rules, outcome. Exit 0 valid, 1 invalid."""
+    from ..record.validate import collect, validate_file
+
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        typer.echo(f"duel validate: no such file or folder: {missing[0]}", err=True)
+        raise typer.Exit(2)
+    reports = [validate_file(path) for path in collect(paths)]
+    valid = all(r.valid for r in reports)
+    if as_json:
+        typer.echo(json.dumps({"valid": valid, "artifacts": [r.to_dict() for r in reports]}, ensure_ascii=False))
+    else:
+        for report in reports:
+            verdict = "valid" if report.valid else "INVALID"
+            outcome = report.outcome or (f"open, implies {report.implied_outcome}" if report.implied_outcome else "open")
+            typer.echo(f"{report.path}: {verdict} ({report.turns} turns, {outcome})")
+            for problem in report.problems:
+                where = f"line {problem.line}: " if problem.line else ""
+                typer.echo(f"  {where}{problem.code} {problem.message}")
+            for note in report.notes:
+                typer.echo(f"  note: {note}")
+        if not reports:
+            typer.echo("no duel artifacts found", err=True)
+    raise typer.Exit(0 if valid else 1)
+
+
+@app.command("skill")
+def skill_command(
+    harness: Annotated[str, typer.Option("--harness", help="claude-code, codex or generic.")],
+    install: Annotated[bool, typer.Option("--install", help="Write the instructions where the harness reads them "
+                                          "(generic is print-only).")] = False,
+    scope: Annotated[str, typer.Option("--scope", help="user (your home) or project.")] = "project",
+    force: Annotated[bool, typer.Option("--force", help="Replace a file (or AGENTS.md section) duel skill did not "
+                                        "write, or that was edited.")] = False,
+    home: Annotated[str, typer.Option("--home", help="Home folder for --scope user.")] = "~",
+    project: Annotated[str, typer.Option("--project", help="Project folder for --scope project.")] = ".",
+) -> None:
+    """Print (or --install) the instructions an agent in Claude Code, Codex or another
+    harness follows to take part in a duel through `duel tools`.
+
+    Claude Code: .claude/skills/duel/SKILL.md (project, or user: ~/.claude/…).
+    Codex: a marked section of AGENTS.md (project), or ~/.codex/prompts/duel.md (user).
+    Installing again changes nothing; a file duel did not write is kept unless --force.
+    """
+    from ..errors import invalid_argument
+    from .skill import HARNESSES, SCOPES, install_report, render
+
+    try:
+        if harness not in HARNESSES:
+            raise invalid_argument(f"--harness must be one of {', '.join(HARNESSES)}, not {harness!r}")
+        if scope not in SCOPES:
+            raise invalid_argument(f"--scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+        if not install:
+            typer.echo(render(harness), nl=False)
+            raise typer.Exit(0)
+        for item in install_report(harness, scope, Path(home).expanduser(), Path(project).expanduser(), force):
+            typer.echo(f"{item.action}: {item.path}")
+    except DuelError as exc:
+        fail(exc)

@@ -1,0 +1,151 @@
+"""``duel tools …``: the lock service as one-shot JSON commands for agents and scripts.
+
+Deliberately stdlib ``argparse`` rather than typer: this path runs once per agent
+action, must answer bad flags with a JSON envelope (exit 2), and must start fast
+(typer's option coercion imports pydantic, ~100 ms here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, NoReturn
+
+from ..errors import EXIT_USAGE, DuelError, invalid_argument
+from ..settings import SETTINGS, DuelSettings, debate_dir
+from ..vocabulary import ErrorCode
+
+ENVELOPE = {"tool": "duel"}
+
+# op -> (help, [(flag, kwargs)]); docs/protocol.md section 2, "Flags of duel tools".
+_TOKEN = ("--participant-token", {"help": "your secret token from join [env: DUEL_PARTICIPANT_TOKEN]"})
+_DUEL = ("--duel-id", {"required": True})
+_PID = ("--participant-id", {"required": True})
+_LEASE = ("--lease-token", {"help": "the token claim-lock granted"})
+_DIR = ("--debate-dir", {"help": "shared debate dir [default: $DUEL_DIR, else ./debates]"})
+OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
+    "join": ("join, create or resume the duel about a source and topic", [
+        ("--target", {"help": "absolute path of the source (.md)"}),
+        ("--topic", {"help": "topic [default: the source's first heading]"}),
+        _DIR,
+        ("--participant-name", {"help": "your display name"}),
+        ("--harness", {"default": "unknown"}),
+        ("--model-id", {"default": "unknown-model", "help": "your model id, honestly"}),
+        _TOKEN,
+        *((setting.flag, {"type": int, "default": setting.default, "help": setting.help_with_range})
+          for setting in SETTINGS.values()),
+    ]),
+    "status": ("show a duel (read-only)", [
+        ("--duel-id", {}), ("--target", {}), ("--topic", {}), _DIR,
+        ("--participant-id", {"help": "adds your next_step"}),
+    ]),
+    "claim-lock": ("ask for the lease; a refusal is an answer (acquired: false)", [
+        _DUEL, _PID, _TOKEN, ("--for-timeout", {"action": "store_true"}), _DIR,
+    ]),
+    "refresh-lock": ("extend your live lease by lease_seconds", [_DUEL, _PID, _TOKEN, _LEASE, _DIR]),
+    "release-lock": ("release your lease, or close the duel", [
+        _DUEL, _PID, _TOKEN, _LEASE, ("--close", {"action": "store_true"}), ("--outcome", {}),
+        ("--reason", {}), ("--summary-file", {}), _DIR,
+    ]),
+    "append": ("append your turn; exit 3 with every violation if it breaks a rule", [
+        _DUEL, _PID, _TOKEN, _LEASE, ("--turn-file", {"default": "-", "help": "a file, or - for stdin"}),
+        ("--release", {"action": "store_true"}), _DIR,
+    ]),
+    "wait": ("block until your next_step or the duel changes (read-only)", [
+        _DUEL, _PID, ("--timeout", {"type": float, "default": 60.0}),
+        ("--next-step", {"help": "the next_step you last saw: return at once if it already changed"}), _DIR,
+    ]),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports wrong flags as a JSON envelope (exit 2), not a usage dump."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.split()[-1] if self.prog.split()[-1] in OPS else None
+        fail(command, invalid_argument(message))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="duel tools", description="The lock service as one-shot JSON commands (one JSON object on stdout).")
+    commands = parser.add_subparsers(dest="op", metavar="OP", parser_class=_Parser)
+    for op, (help_text, flags) in OPS.items():
+        sub = commands.add_parser(op, help=help_text, description=help_text)
+        for flag, kwargs in flags:
+            sub.add_argument(flag, **kwargs)
+    return parser
+
+
+def print_envelope(envelope: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(envelope, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def fail(command: str | None, error: DuelError) -> NoReturn:
+    print_envelope({"success": False, **ENVELOPE, "command": command, "error": error.to_dict()})
+    sys.exit(error.exit_code)
+
+
+def read_input(path: str, flag: str) -> bytes:
+    try:
+        if path == "-":
+            return sys.stdin.buffer.read()
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise invalid_argument(f"cannot read {flag} {path}: {exc.strerror or exc}") from None
+
+
+def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Run one op through the library; its result's ``to_dict()`` is the envelope's data."""
+    from ..coordination.results import LeaseToken, Seat
+    from ..coordination.service import DuelService
+
+    service = DuelService(debate_dir(args.debate_dir))
+    token = getattr(args, "participant_token", None) or os.environ.get("DUEL_PARTICIPANT_TOKEN")
+    if op == "join":
+        if not args.target:
+            raise invalid_argument("--target is required")
+        if args.participant_name is None:
+            raise invalid_argument("--participant-name is required")
+        settings = DuelSettings(args.max_turns, args.lease_seconds, args.peer_wait_seconds, args.turn_timeout_seconds)
+        return service.join(
+            target=args.target, participant_name=args.participant_name, topic=args.topic,
+            harness=args.harness, model_id=args.model_id, participant_token=token, settings=settings,
+        ).to_dict()
+    if op == "status":
+        return service.status(args.duel_id, target=args.target, topic=args.topic,
+                              participant_id=args.participant_id).to_dict()
+    if op == "wait":
+        return service.wait(args.duel_id, args.participant_id, args.timeout, next_step=args.next_step).to_dict()
+    seat = Seat(args.duel_id, args.participant_id, token or "")
+    lease = LeaseToken(args.lease_token) if getattr(args, "lease_token", None) else None
+    if op == "claim-lock":
+        return service.claim_lock(seat, for_timeout=args.for_timeout).to_dict()
+    if op == "refresh-lock":
+        return service.refresh_lock(seat, lease).to_dict()
+    if op == "release-lock":
+        summary = read_input(args.summary_file, "--summary-file").decode("utf-8", "replace") if args.summary_file else None
+        return service.release_lock(seat, lease, close=args.close, outcome=args.outcome, reason=args.reason,
+                                    summary=summary).to_dict()
+    assert op == "append"
+    turn = read_input(args.turn_file, "--turn-file")
+    return service.append(seat, lease, turn, release=args.release).to_dict()
+
+
+def main(argv: list[str]) -> NoReturn:
+    parser = build_parser()
+    if not argv:
+        parser.print_help(sys.stderr)
+        sys.exit(EXIT_USAGE)
+    args = parser.parse_args(argv)
+    try:
+        data = run(args.op, args)
+    except DuelError as exc:
+        fail(args.op, exc)
+    except KeyboardInterrupt:
+        fail(args.op, DuelError(ErrorCode.INTERRUPTED, "interrupted"))
+    print_envelope({"success": True, **ENVELOPE, "command": args.op, "data": data})
+    sys.exit(0)

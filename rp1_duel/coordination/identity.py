@@ -1,0 +1,96 @@
+"""Who and what a duel is about: targets, topics, slugs, names and secrets.
+
+Pure functions, but for :func:`resolve_target`, which reads the source once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import unicodedata
+
+from ..errors import DuelError, invalid_argument
+from ..turns.source import SourceDocument, SourceUnreadable, read_source
+from ..vocabulary import ErrorCode
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+SLUG_MAX = 60
+
+_SLUG_RUN = re.compile(r"[^a-z0-9]+")
+# Display names land in a turn heading `Name (Harness / Model)` and in tables:
+# characters that would break that grammar are refused up front.
+_NAME_FORBIDDEN = re.compile(r"[/\\()|#`<>\[\]]")
+
+
+def resolve_target(raw: str | None) -> SourceDocument:
+    """The source a join names: an absolute path to a readable UTF-8 Markdown file, read once."""
+    if not raw:
+        raise invalid_argument("--target is required")
+    if not os.path.isabs(raw):
+        raise DuelError(ErrorCode.TARGET_NOT_ABSOLUTE, f"target must be an absolute path, got {raw!r}")
+    if not raw.lower().endswith(MARKDOWN_SUFFIXES):
+        raise DuelError(ErrorCode.TARGET_NOT_MARKDOWN, f"target must be a .md or .markdown file: {raw}")
+    try:
+        return read_source(os.path.realpath(raw))
+    except SourceUnreadable as exc:
+        raise DuelError(ErrorCode.TARGET_UNREADABLE, f"cannot read target {raw}: {exc.reason}") from None
+
+
+def resolve_topic(topic: str | None, source: SourceDocument) -> str:
+    """``--topic``, else the source's first heading, else its file name stem."""
+    if topic is not None:
+        topic = topic.strip()
+        check_single_line("--topic", topic, max_len=200)
+        if topic:
+            return topic
+    if source.first_heading:
+        return source.first_heading[:200]
+    return os.path.splitext(source.name)[0]
+
+
+def slugify(text: str) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    slug = _SLUG_RUN.sub("-", ascii_text.lower()).strip("-")
+    return slug[:SLUG_MAX].strip("-") or "debate"
+
+
+def target_key(source_path: str, topic_slug: str) -> str:
+    """The identity of "the active duel" of a debate dir: source and topic."""
+    return hashlib.sha256(f"{source_path}\n{topic_slug}".encode()).hexdigest()[:32]
+
+
+def check_single_line(flag: str, value: str, max_len: int) -> None:
+    if len(value) > max_len:
+        raise invalid_argument(f"{flag} is longer than {max_len} characters", flag=flag)
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value):
+        raise invalid_argument(f"{flag} must be one line of printable text", flag=flag)
+
+
+def check_name(flag: str, value: str, max_len: int = 64, allow_slash: bool = False) -> str:
+    value = (value or "").strip()
+    if not value:
+        raise invalid_argument(f"{flag} must not be empty", flag=flag)
+    check_single_line(flag, value, max_len)
+    forbidden = _NAME_FORBIDDEN.search(value.replace("/", "") if allow_slash else value)
+    if forbidden:
+        raise invalid_argument(
+            f"{flag} must not contain {forbidden.group(0)!r} (it would break turn headings)",
+            flag=flag,
+        )
+    return value
+
+
+def new_token() -> str:
+    # A prefix keeps the token from starting with "-", which argparse would take for a flag.
+    return "pt_" + secrets.token_urlsafe(24)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def token_matches(token: str | None, token_hash: str) -> bool:
+    return bool(token) and hmac.compare_digest(hash_token(token), token_hash)

@@ -1,0 +1,293 @@
+"""Every "may this happen now?" of the lock service, as pure functions.
+
+Each takes a :class:`~rp1_duel.coordination.state.DuelState`, the caller and a moment,
+and returns a decision record (or the refusal, a :class:`~rp1_duel.errors.DuelError`
+value, never raised here). Nothing here reads files or clocks, so every rule of
+docs/protocol.md sections 3, 4 and 8 is checked by handing in a state and a time.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from ..clock import iso
+from ..errors import DuelError, invalid_argument
+from ..record.history import seat_of
+from ..vocabulary import (
+    ACTIVE,
+    CLAIM_LOCK,
+    CLAIM_TIMEOUT,
+    CLOSE,
+    CLOSE_TIMEOUT,
+    CLOSED_STEP,
+    COMPOSE_TURN,
+    INVALIDATED,
+    RELEASE_LOCK,
+    TIMEOUT,
+    WAIT_PEER,
+    WAIT_TURN,
+    ErrorCode,
+    NextStep,
+)
+from .state import DuelState, Lease, Participant
+
+# -- reading the state -------------------------------------------------------------------
+
+
+def live_lease(state: DuelState, now: float) -> Lease | None:
+    lease = state.lease
+    return lease if lease is not None and lease.live(now) else None
+
+
+def next_turn_seat(state: DuelState) -> int:
+    return seat_of(len(state.turns) + 1)
+
+
+def must_close(state: DuelState) -> bool:
+    """An outcome is reached (or the record is broken): only a close may follow."""
+    return state.pending_outcome is not None or state.invalid_reason is not None
+
+
+def turn_deadline(state: DuelState) -> float | None:
+    if state.status != ACTIVE or state.turn_started_at is None or must_close(state):
+        return None
+    return state.turn_started_at + state.turn_timeout_seconds
+
+
+def peer_wait_until(state: DuelState) -> float:
+    return state.created_at + state.peer_wait_seconds
+
+
+def timeout_due(state: DuelState, caller: Participant, now: float) -> bool:
+    """Whether the ``--for-timeout`` path is open to ``caller`` (section 4, (a) and (b))."""
+    if state.status != ACTIVE or must_close(state):
+        return False
+    holder = live_lease(state, now)
+    if holder is not None and holder.owner != caller.id:
+        return False
+    if len(state.participants) < 2:
+        return now >= peer_wait_until(state)
+    deadline = turn_deadline(state)
+    return next_turn_seat(state) != caller.seat and deadline is not None and now >= deadline
+
+
+def next_step(state: DuelState, caller: Participant, now: float) -> NextStep:
+    if state.status != ACTIVE:
+        return CLOSED_STEP
+    if must_close(state):
+        return CLOSE
+    lease = live_lease(state, now)
+    if lease is not None and lease.owner == caller.id:
+        if lease.for_timeout:
+            return CLOSE_TIMEOUT
+        return COMPOSE_TURN if next_turn_seat(state) == caller.seat else RELEASE_LOCK
+    if lease is not None:
+        return WAIT_TURN
+    if len(state.participants) < 2:
+        return CLAIM_TIMEOUT if timeout_due(state, caller, now) else WAIT_PEER
+    if next_turn_seat(state) == caller.seat:
+        return CLAIM_LOCK
+    return CLAIM_TIMEOUT if timeout_due(state, caller, now) else WAIT_TURN
+
+
+def seat_reclaimable(state: DuelState, seat_holder: Participant, now: float) -> bool:
+    """A seat may be handed over when it holds no live lease and has been idle for a lease."""
+    lease = live_lease(state, now)
+    if lease is not None and lease.owner == seat_holder.id:
+        return False
+    return now - seat_holder.last_seen_at >= state.lease_seconds
+
+
+def refuse_if_closed(state: DuelState) -> DuelError | None:
+    if state.status == ACTIVE:
+        return None
+    return DuelError(ErrorCode.DUEL_CLOSED, f"duel {state.id} is closed ({state.outcome})",
+                     {"outcome": state.outcome, "next_step": CLOSED_STEP})
+
+
+# -- claim ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClaimDecision:
+    """What a claim gets: a fresh grant, the caller's own lease back, or a refusal."""
+
+    grant: bool
+    reason: str
+    same_lease: bool = False
+    for_timeout: bool = False
+    wait_until: float | None = None
+
+
+def decide_claim(state: DuelState, caller: Participant, now: float, for_timeout: bool) -> ClaimDecision:
+    lease = live_lease(state, now)
+    if lease is not None and lease.owner == caller.id:
+        return ClaimDecision(True, "already_held", same_lease=True, for_timeout=lease.for_timeout)
+    if lease is not None:
+        return ClaimDecision(False, "lease_held_by_peer", wait_until=lease.expires_at)
+    if for_timeout:
+        if timeout_due(state, caller, now):
+            return ClaimDecision(True, "timeout_due", for_timeout=True)
+        return ClaimDecision(False, "timeout_not_due", wait_until=_timeout_moment(state, caller))
+    if must_close(state):
+        return ClaimDecision(True, "close_due")
+    if len(state.participants) < 2:
+        return ClaimDecision(False, "waiting_for_peer", wait_until=peer_wait_until(state))
+    if next_turn_seat(state) != caller.seat:
+        return ClaimDecision(False, "not_your_turn", wait_until=turn_deadline(state))
+    return ClaimDecision(True, "your_turn")
+
+
+def _timeout_moment(state: DuelState, caller: Participant) -> float | None:
+    if len(state.participants) < 2:
+        return peer_wait_until(state)
+    if next_turn_seat(state) != caller.seat:
+        return turn_deadline(state)
+    return None  # it is the caller's own turn: no timeout will ever be due
+
+
+def retry_after(decision: ClaimDecision, now: float) -> float:
+    """Look again when something is due, but at least every 5 s (``wait`` tells sooner)."""
+    left = (decision.wait_until - now) if decision.wait_until is not None else 5.0
+    return round(min(max(left, 0.1), 5.0), 3)
+
+
+def new_lease(state: DuelState, caller: Participant, now: float, for_timeout: bool) -> Lease:
+    """The lease a grant hands out: the next fence, never reused."""
+    fence = state.fence + 1
+    return Lease(owner=caller.id, token=f"{fence}-{secrets.token_hex(12)}", fence=fence, granted_at=now,
+                 expires_at=now + state.lease_seconds, for_timeout=for_timeout)
+
+
+# -- refresh and every write --------------------------------------------------------------
+
+
+def holds(lease: Lease | None, caller: Participant, lease_token: str | None) -> bool:
+    return (lease is not None and lease.owner == caller.id and bool(lease_token)
+            and secrets.compare_digest(lease.token.encode(), (lease_token or "").encode()))
+
+
+@dataclass(frozen=True)
+class RefreshDecision:
+    refreshed: bool
+    reason: Literal["refreshed", "lease_expired", "lease_not_held"]
+    expires_at: float | None  # the new expiry, or the old one of an expired lease held
+
+
+def decide_refresh(state: DuelState, caller: Participant, lease_token: str | None, now: float) -> RefreshDecision:
+    lease = state.lease
+    if lease is None or not holds(lease, caller, lease_token):
+        return RefreshDecision(False, "lease_not_held", None)
+    if not lease.live(now):
+        return RefreshDecision(False, "lease_expired", lease.expires_at)
+    return RefreshDecision(True, "refreshed", now + state.lease_seconds)
+
+
+def check_lease(state: DuelState, caller: Participant, lease_token: str | None, now: float) -> Lease | DuelError:
+    """Every write re-checks owner, token and expiry at the moment it writes."""
+    lease = state.lease
+    if lease is None or not holds(lease, caller, lease_token):
+        return DuelError(ErrorCode.LEASE_NOT_HELD, "you do not hold the lease of this duel (claim-lock first)")
+    if not lease.live(now):
+        return DuelError(ErrorCode.LEASE_EXPIRED, f"your lease expired at {iso(lease.expires_at)}; claim-lock again")
+    return lease
+
+
+# -- append --------------------------------------------------------------------------------
+
+
+def refuse_append(state: DuelState, caller: Participant, lease: Lease) -> DuelError | None:
+    """Whether the lease holder may append a turn now (before the record is read)."""
+    if lease.for_timeout:
+        return DuelError(ErrorCode.LEASE_NOT_HELD,
+                         "a timeout lease only allows release-lock --close --outcome TIMEOUT")
+    if state.pending_outcome is not None:
+        return DuelError(
+            ErrorCode.DUEL_CLOSED,
+            f"the duel has reached {state.pending_outcome}: "
+            f"close it with release-lock --close --outcome {state.pending_outcome}",
+            {"outcome": state.pending_outcome, "next_step": CLOSE},
+        )
+    if next_turn_seat(state) != caller.seat:
+        return DuelError(ErrorCode.NOT_YOUR_TURN,
+                         f"turn {len(state.turns) + 1} belongs to seat {next_turn_seat(state)}",
+                         {"next_step": RELEASE_LOCK})
+    return None
+
+
+def refuse_broken_record(state: DuelState, code: str = ErrorCode.ARTIFACT_TAMPERED) -> DuelError | None:
+    """Once the record is broken (tampered, source lost), only an INVALIDATED close remains."""
+    if state.invalid_reason is None:
+        return None
+    return DuelError(code, f"{state.invalid_reason}: the duel can only be closed INVALIDATED",
+                     {"reason": state.invalid_reason, "next_step": CLOSE})
+
+
+# -- close ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CloseDecision:
+    """A close goes ahead with ``reason`` recorded, or is refused.
+
+    A refused TIMEOUT close with a timeout lease changes that lease (docs/protocol.md
+    section 4): ``lease_after`` says whether it becomes an ordinary lease (the turn is
+    the caller's) or is released (the peer's turn: the peer came back).
+    """
+
+    refusal: DuelError | None
+    reason: str | None = None
+    lease_after: Literal["ordinary", "released"] | None = None
+
+
+def decide_close(
+    state: DuelState, caller: Participant, lease: Lease, outcome: str, reason: str | None, now: float
+) -> CloseDecision:
+    """May the lease holder close with ``outcome`` (and ``reason``) now? (section 8)"""
+    if lease.for_timeout and outcome != TIMEOUT:
+        return CloseDecision(DuelError(ErrorCode.OUTCOME_MISMATCH, "a timeout lease only allows --outcome TIMEOUT"))
+    if outcome != INVALIDATED and (broken := refuse_broken_record(state)):
+        return CloseDecision(broken)
+    if outcome == TIMEOUT:
+        return _decide_timeout_close(state, caller, lease, now)
+    given = reason.strip() if reason else None
+    if outcome == INVALIDATED:
+        if state.invalid_reason is None and state.pending_outcome is not None:
+            return CloseDecision(_mismatch(state, outcome))
+        if not given and state.invalid_reason is None:
+            return CloseDecision(invalid_argument("closing INVALIDATED needs --reason"))
+    elif outcome != state.pending_outcome:
+        return CloseDecision(_mismatch(state, outcome))
+    recorded = "; ".join(r for r in (state.invalid_reason, given) if r) or None
+    return CloseDecision(None, reason=recorded)
+
+
+def _mismatch(state: DuelState, outcome: str) -> DuelError:
+    return DuelError(ErrorCode.OUTCOME_MISMATCH,
+                     f"the turns imply {state.pending_outcome or 'no outcome yet'}, not {outcome}",
+                     {"expected": state.pending_outcome})
+
+
+def _decide_timeout_close(state: DuelState, caller: Participant, lease: Lease, now: float) -> CloseDecision:
+    if lease.for_timeout and _timeout_still_valid(state, caller, lease):
+        return CloseDecision(None, reason=None)
+    lease_after: Literal["ordinary", "released"] | None = None
+    step = next_step(state, caller, now)
+    if lease.for_timeout and next_turn_seat(state) == caller.seat:
+        lease_after, step = "ordinary", COMPOSE_TURN  # the peer came back and the turn is ours
+    elif lease.for_timeout:
+        lease_after, step = "released", next_step(replace(state, lease=None), caller, now)
+    refusal = DuelError(ErrorCode.TIMEOUT_REJECTED, "no timeout is due: the peer is here", {"next_step": step})
+    return CloseDecision(refusal, lease_after=lease_after)
+
+
+def _timeout_still_valid(state: DuelState, caller: Participant, lease: Lease) -> bool:
+    """At close time: has the peer shown up since the timeout lease was granted?"""
+    if len(state.participants) < 2:
+        return True
+    if next_turn_seat(state) == caller.seat:
+        return False  # a peer joined and the turn is the caller's: debate instead
+    peer = next(p for p in state.participants if p.id != caller.id)
+    return peer.last_seen_at <= lease.granted_at

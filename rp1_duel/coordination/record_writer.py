@@ -1,0 +1,209 @@
+"""Where the lock service meets the record: tamper checks, the append and the close.
+
+Called by :class:`~rp1_duel.coordination.service.DuelService` inside the duel's
+critical section. The artifact on disk is compared with what the state recorded
+(docs/protocol.md section 6), the turn is validated in the context the one history
+gives (:mod:`rp1_duel.record.history`), and the outcome is computed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..clock import iso
+from ..errors import DuelError, invalid_argument
+from ..record import artifact
+from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, TurnBlock
+from ..record.history import Claimant, History, chain_problems, citable_names
+from ..turns.rules import validate_turn
+from ..turns.source import SourceUnreadable, read_source
+from ..vocabulary import CLOSED, ErrorCode
+from . import policy
+from .state import DuelState, Lease, Participant, TurnRecord
+from .storage import Transaction, write_atomic
+
+SUMMARY_MAX_BYTES = 64 * 1024
+
+
+def front_matter_of(state: DuelState, artifact_path: str | os.PathLike[str]) -> FrontMatter:
+    return FrontMatter(
+        duel_id=state.id,
+        topic=state.topic,
+        topic_slug=state.topic_slug,
+        source_path=artifact.display_source_path(state.source_path, artifact_path),
+        source_sha256=state.source_sha256,
+        max_turns=state.max_turns,
+        status=state.status,
+        outcome=state.outcome,
+        created_at=iso(state.created_at) or "",
+        closed_at=iso(state.closed_at),
+        participants=tuple(
+            ParticipantEntry(p.id, p.seat, p.display_name, p.harness, p.model_id, iso(p.joined_at))
+            for p in sorted(state.participants, key=lambda p: p.seat)
+        ),
+    )
+
+
+def write_artifact(tx: Transaction, turns: list[TurnBlock] | str, conclusion: Conclusion | None = None) -> None:
+    path = tx.debate.artifact_path(tx.state)
+    text = artifact.render(front_matter_of(tx.state, path), tx.state.lease_seconds, turns, conclusion)
+    write_atomic(path, text.encode("utf-8"), mode=0o644)
+
+
+@dataclass(frozen=True)
+class RecordCheck:
+    blocks: list[TurnBlock]  # the recorded turns, verified
+    text: str  # the artifact as found
+    problem: str | None  # why the record can no longer be trusted
+    code: str = ErrorCode.ARTIFACT_TAMPERED
+
+
+# Front matter fields that say which duel this is: changing them is tampering.
+_IDENTITY_FIELDS = ("duel_id", "topic", "topic_slug", "source_sha256", "created_at")
+
+
+def check_record(tx: Transaction) -> RecordCheck:
+    """Compare the artifact on disk with what the state recorded (section 6)."""
+    state = tx.state
+    path = tx.debate.artifact_path(state)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return RecordCheck([], "", f"artifact {path.name} is unreadable ({exc.__class__.__name__})")
+    parsed = artifact.parse(text)
+    if parsed.problems:
+        return RecordCheck([], text, f"turn markers damaged: {parsed.problems[0]}")
+    problem = _front_matter_problem(parsed.front_matter, state, path)
+    recorded = parsed.blocks[: len(state.turns)]
+    if problem is None and len(recorded) < len(state.turns):
+        problem = f"turn {len(recorded) + 1} is missing"
+    if problem is None:
+        # The chain must hold, and every hash must be the one the state accepted: a
+        # consistent chain of edited turns with recomputed hashes is still an edit.
+        broken = next(chain_problems(recorded), None)
+        edited = next((t for t, b in zip(state.turns, recorded) if b.sha256 != t.sha256), None)
+        if broken is not None or edited is not None:
+            number = edited.n if edited is not None else broken.block.n if broken else 0
+            problem = f"turn {number} was changed after it was accepted"
+    if problem is None and not os.path.exists(state.source_path):
+        return RecordCheck(recorded, text, f"source {state.source_path} no longer exists",
+                           ErrorCode.TARGET_UNREADABLE)
+    # Blocks past the recorded ones are a dead writer's leftovers: the state never
+    # accepted them, and the next write drops them.
+    return RecordCheck(recorded, text, problem)
+
+
+def _front_matter_problem(raw: str | None, state: DuelState, path: os.PathLike[str]) -> str | None:
+    """Only identity fields count: other header edits are overwritten by the next write."""
+    if raw is None:
+        return "front matter is missing"
+    try:
+        meta = artifact.front_matter_mapping(raw)
+    except FrontMatterError:
+        return "front matter is not valid YAML"
+    expected = front_matter_of(state, path)
+    for name in _IDENTITY_FIELDS:
+        if str(meta.get(name)) != str(getattr(expected, name)):
+            return f"front matter field {name} was changed"
+    return None
+
+
+def _mark_invalid(tx: Transaction, problem: str) -> None:
+    if tx.state.invalid_reason is None:
+        tx.state.invalid_reason = problem
+        tx.emit("record_invalidated", None, reason=problem)
+
+
+def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
+    """The duel's history as the state vouches for it, or why the source cannot be read."""
+    state = tx.state
+    try:
+        source = read_source(state.source_path)
+    except SourceUnreadable as exc:
+        return f"source {state.source_path} is unreadable ({exc.reason})"
+    recorded = artifact.display_source_path(state.source_path, tx.debate.artifact_path(state))
+    history = History(source, citable_names(recorded))
+    history.replay(blocks)
+    return history
+
+
+def append_turn(tx: Transaction, me: Participant, lease: Lease, turn: str | bytes) -> TurnRecord:
+    state = tx.state
+    refusal = policy.refuse_append(state, me, lease)
+    if refusal:
+        raise refusal
+    check = check_record(tx)
+    if check.problem:
+        _mark_invalid(tx, check.problem)
+    history = _history(tx, check.blocks) if state.invalid_reason is None else None
+    if isinstance(history, str):
+        _mark_invalid(tx, history)
+        check = RecordCheck(check.blocks, check.text, history, ErrorCode.TARGET_UNREADABLE)
+    broken = policy.refuse_broken_record(state, check.code if check.problem else ErrorCode.ARTIFACT_TAMPERED)
+    if broken:
+        raise broken
+    assert isinstance(history, History)
+    number = history.next_number
+    report = validate_turn(turn, history.context_for(Claimant(me.display_name, me.harness, me.model_id)))
+    if not report.ok:
+        violations = [v.to_dict() for v in report.violations]
+        codes = sorted({v.code for v in report.violations})
+        tx.emit("turn_rejected", me.id, wake=False, turn_number=number, codes=codes)
+        raise DuelError(
+            ErrorCode.TURN_INVALID,
+            f"turn {number} breaks {len(violations)} rule(s): " + ", ".join(codes),
+            {"turn_number": number, "violations": violations},
+        )
+    # The report's text is the turn already decoded and normalised: hashed as written.
+    block = artifact.turn_block(number, report.turn.text, history.head)
+    parsed = report.turn
+    record = TurnRecord(number, me.id, me.seat, parsed.stance or "", parsed.has_blocking, block.sha256, tx.now)
+    state.turns.append(record)
+    state.turn_started_at = tx.now
+    history.accept(block, parsed)
+    was_converging = state.candidate_convergence
+    evaluation = history.evaluate(state.max_turns)
+    state.pending_outcome = evaluation.outcome
+    state.candidate_convergence = evaluation.candidate_convergence
+    write_artifact(tx, history.blocks)
+    tx.emit("turn_appended", me.id, turn_number=number, stance=record.stance, sha256=record.sha256)
+    if evaluation.candidate_convergence and not was_converging:
+        tx.emit("candidate_convergence", me.id, turn_number=number)
+    return record
+
+
+def check_summary(summary: str | None) -> None:
+    if summary is None:
+        return
+    if len(summary.encode("utf-8")) > SUMMARY_MAX_BYTES or "<!-- duel:" in summary or "\x00" in summary:
+        raise invalid_argument("the summary must be Markdown under 64 KiB without <!-- duel: markers")
+
+
+def close_duel(
+    tx: Transaction, me: Participant, lease: Lease, outcome: str, reason: str | None, summary: str | None
+) -> None:
+    state = tx.state
+    check_summary(summary)
+    check = check_record(tx)
+    if check.problem:
+        _mark_invalid(tx, check.problem)
+    decision = policy.decide_close(state, me, lease, outcome, reason, tx.now)
+    if decision.refusal is not None:
+        if decision.lease_after == "ordinary":
+            lease.for_timeout = False
+            tx.wake()
+        elif decision.lease_after == "released":
+            state.lease = None
+            tx.emit("lock_released", me.id, fence=lease.fence)
+        raise decision.refusal
+    state.status = CLOSED
+    state.outcome = outcome
+    state.closed_at = tx.now
+    state.reason = decision.reason
+    state.lease = None
+    turns = artifact.turns_region(check.text) if state.invalid_reason else check.blocks
+    conclusion = Conclusion(outcome, iso(tx.now) or "", state.candidate_convergence, state.reason, summary)
+    write_artifact(tx, turns, conclusion)
+    tx.emit("lock_released", me.id, fence=lease.fence)
+    tx.emit("duel_closed", me.id, outcome=outcome, reason=state.reason)

@@ -1,0 +1,306 @@
+"""What the lock service's ops return in process, and their JSON form at the edge.
+
+A join returns a :class:`Seat` handle; every op that changes something takes it, and a
+:class:`LeaseToken` where a lease is needed, so the two secrets cannot be swapped. Each
+result has ``to_dict()`` emitting the protocol's fields (docs/protocol.md section 5):
+times are epoch seconds in process and ISO 8601 only there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..clock import iso
+from ..vocabulary import ACTIVE, NextStep
+from . import policy
+from .state import DuelState, Participant
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A participant's handle: which duel, which participant, and its secret token."""
+
+    duel_id: str
+    participant_id: str
+    token: str = field(repr=False)
+    number: int = 0  # 1 or 2; 0 when built from flags that do not say
+
+
+@dataclass(frozen=True)
+class LeaseToken:
+    """The secret a grant hands out: ``<fence>-<random>``."""
+
+    value: str = field(repr=False)
+
+    @property
+    def fence(self) -> int:
+        return int(self.value.split("-", 1)[0])
+
+
+@dataclass(frozen=True)
+class ParticipantView:
+    """What anyone may see of a participant (never its token hash)."""
+
+    id: str
+    seat: int
+    display_name: str
+    harness: str
+    model_id: str
+    joined_at: float
+    last_seen_at: float
+
+    @classmethod
+    def of(cls, p: Participant) -> ParticipantView:
+        return cls(p.id, p.seat, p.display_name, p.harness, p.model_id, p.joined_at, p.last_seen_at)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "seat": self.seat, "display_name": self.display_name, "harness": self.harness,
+                "model_id": self.model_id, "joined_at": iso(self.joined_at), "last_seen_at": iso(self.last_seen_at)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class DuelResult:
+    """The fields every op's answer carries."""
+
+    duel_id: str
+    participant_id: str | None
+    participant_count: int
+    status: str
+    next_step: NextStep | None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"duel_id": self.duel_id}
+        if self.participant_id is not None:
+            data["participant_id"] = self.participant_id
+        data.update(participant_count=self.participant_count, status=self.status, next_step=self.next_step)
+        return data
+
+
+def common_fields(state: DuelState, participant: Participant | None, now: float) -> dict[str, Any]:
+    """The fields of :class:`DuelResult`, for building any result from a state."""
+    return {
+        "duel_id": state.id,
+        "participant_id": participant.id if participant else None,
+        "participant_count": len(state.participants),
+        "status": state.status,
+        "next_step": policy.next_step(state, participant, now) if participant else None,
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class JoinResult(DuelResult):
+    seat: Seat
+    source_path: str
+    source_sha256: str
+    target_key: str
+    topic: str
+    topic_slug: str
+    debate_path: str
+    max_turns: int
+    lease_seconds: int
+    peer_wait_until: float
+
+    @classmethod
+    def of(cls, state: DuelState, participant: Participant, token: str, now: float, debate_path: str) -> JoinResult:
+        return cls(
+            **common_fields(state, participant, now),
+            seat=Seat(state.id, participant.id, token, participant.seat),
+            source_path=state.source_path,
+            source_sha256=state.source_sha256,
+            target_key=state.target_key,
+            topic=state.topic,
+            topic_slug=state.topic_slug,
+            debate_path=debate_path,
+            max_turns=state.max_turns,
+            lease_seconds=state.lease_seconds,
+            peer_wait_until=policy.peer_wait_until(state),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "participant_token": self.seat.token,
+            "seat": self.seat.number,
+            "source_path": self.source_path,
+            "source_sha256": self.source_sha256,
+            "target_key": self.target_key,
+            "topic": self.topic,
+            "topic_slug": self.topic_slug,
+            "debate_path": self.debate_path,
+            "max_turns": self.max_turns,
+            "lease_seconds": self.lease_seconds,
+            "peer_wait_until": iso(self.peer_wait_until),
+        }
+
+
+@dataclass(frozen=True)
+class DuelInfo:
+    id: str
+    source_path: str
+    topic: str
+    topic_slug: str
+    debate_path: str
+    status: str
+    outcome: str | None
+    pending_outcome: str | None
+    reason: str | None
+    created_at: float
+    closed_at: float | None
+    max_turns: int
+    lease_seconds: int
+    peer_wait_seconds: int
+    turn_timeout_seconds: int
+    invalid_reason: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data.update(created_at=iso(self.created_at), closed_at=iso(self.closed_at))
+        return data
+
+
+@dataclass(frozen=True)
+class LockView:
+    owner_participant_id: str | None
+    lease_expires_at: float | None
+    fence: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"owner_participant_id": self.owner_participant_id, "lease_expires_at": iso(self.lease_expires_at),
+                "fence": self.fence}
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatusResult(DuelResult):
+    duel: DuelInfo
+    participants: tuple[ParticipantView, ...]
+    lock: LockView
+    turn_count: int
+    next_turn_seat: int | None
+    turn_deadline: float | None
+    peer_wait_until: float | None
+    candidate_convergence: bool
+
+    @staticmethod
+    def fields_of(state: DuelState, participant: Participant | None, now: float, debate_path: str) -> dict[str, Any]:
+        live = policy.live_lease(state, now)
+        return dict(
+            **common_fields(state, participant, now),
+            duel=DuelInfo(
+                id=state.id, source_path=state.source_path, topic=state.topic, topic_slug=state.topic_slug,
+                debate_path=debate_path, status=state.status, outcome=state.outcome,
+                pending_outcome=state.pending_outcome, reason=state.reason, created_at=state.created_at,
+                closed_at=state.closed_at, max_turns=state.max_turns, lease_seconds=state.lease_seconds,
+                peer_wait_seconds=state.peer_wait_seconds, turn_timeout_seconds=state.turn_timeout_seconds,
+                invalid_reason=state.invalid_reason,
+            ),
+            participants=tuple(ParticipantView.of(p) for p in sorted(state.participants, key=lambda p: p.seat)),
+            lock=LockView(live.owner if live else None, live.expires_at if live else None, state.fence),
+            turn_count=len(state.turns),
+            next_turn_seat=policy.next_turn_seat(state) if state.status == ACTIVE else None,
+            turn_deadline=policy.turn_deadline(state),
+            peer_wait_until=policy.peer_wait_until(state) if len(state.participants) < 2 else None,
+            candidate_convergence=state.candidate_convergence,
+        )
+
+    @classmethod
+    def of(cls, state: DuelState, participant: Participant | None, now: float, debate_path: str) -> StatusResult:
+        return cls(**cls.fields_of(state, participant, now, debate_path))
+
+    def participant(self, participant_id: str | None) -> ParticipantView | None:
+        return next((p for p in self.participants if p.id == participant_id), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "duel": self.duel.to_dict(),
+            "participants": [p.to_dict() for p in self.participants],
+            "lock": self.lock.to_dict(),
+            "turn_count": self.turn_count,
+            "next_turn_seat": self.next_turn_seat,
+            "turn_deadline": iso(self.turn_deadline),
+            "peer_wait_until": iso(self.peer_wait_until),
+            "candidate_convergence": self.candidate_convergence,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class WaitResult(StatusResult):
+    waited_seconds: float
+    changed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "waited_seconds": self.waited_seconds, "changed": self.changed}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimResult(DuelResult):
+    acquired: bool
+    lease: LeaseToken | None  # when acquired
+    lease_expires_at: float | None
+    owner_participant_id: str | None
+    retry_after_seconds: float | None  # when refused
+    wait_until: float | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "acquired": self.acquired,
+            "lease_token": self.lease.value if self.lease else None,
+            "lease_expires_at": iso(self.lease_expires_at),
+            "owner_participant_id": self.owner_participant_id,
+            "retry_after_seconds": self.retry_after_seconds,
+            "wait_until": iso(self.wait_until),
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class RefreshResult(DuelResult):
+    refreshed: bool
+    lease: LeaseToken | None  # when refreshed
+    lease_expires_at: float | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "refreshed": self.refreshed,
+            "lease_token": self.lease.value if self.lease else None,
+            "lease_expires_at": iso(self.lease_expires_at),
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReleaseResult(DuelResult):
+    released: bool
+    closed: bool
+    outcome: str | None
+    reason: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "released": self.released, "closed": self.closed, "outcome": self.outcome,
+                "reason": self.reason}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppendResult(DuelResult):
+    turn_number: int
+    stance: str
+    turn_sha256: str
+    candidate_convergence: bool
+    terminal_outcome: str | None
+    debate_path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "turn_number": self.turn_number,
+            "stance": self.stance,
+            "turn_sha256": self.turn_sha256,
+            "candidate_convergence": self.candidate_convergence,
+            "terminal_outcome": self.terminal_outcome,
+            "debate_path": self.debate_path,
+        }

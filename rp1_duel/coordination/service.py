@@ -1,0 +1,375 @@
+"""The lock service: join, status, claim/refresh/release a lease, append a turn, wait.
+
+Each op is one short critical section under the duel's file lock: read the state,
+decide with the pure rules of :mod:`rp1_duel.coordination.policy`, write the artifact
+(if it changes), the events, then the state, each atomically. Ops return typed results
+(:mod:`rp1_duel.coordination.results`); ``to_dict()`` gives the protocol's JSON.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from ..clock import Clock, iso, system_clock, utc_date
+from ..errors import DuelError, invalid_argument
+from ..settings import DuelSettings
+from ..turns.source import SourceDocument
+from ..vocabulary import ACTIVE, OUTCOMES, ErrorCode
+from . import policy
+from .identity import (
+    check_name,
+    check_single_line,
+    hash_token,
+    new_token,
+    resolve_target,
+    resolve_topic,
+    slugify,
+    target_key,
+    token_matches,
+)
+from .results import (
+    AppendResult,
+    ClaimResult,
+    JoinResult,
+    LeaseToken,
+    RefreshResult,
+    ReleaseResult,
+    Seat,
+    StatusResult,
+    WaitResult,
+    common_fields,
+)
+from .state import DuelState, Lease, Participant
+from .storage import DebateDir, Transaction
+
+WAIT_POLL_SECONDS = 0.01  # a stat() every 10 ms keeps hand-offs well under 100 ms
+WAIT_MAX_SECONDS = 3600
+
+
+def _raise(refusal: DuelError | None) -> None:
+    if refusal is not None:
+        raise refusal
+
+
+class DuelService:
+    """The duel protocol over one debate dir, with an injectable clock."""
+
+    def __init__(self, debate_dir: str | os.PathLike[str], clock: Clock = system_clock):
+        self.debate = DebateDir(debate_dir)
+        self.clock = clock
+
+    # -- transactions ----------------------------------------------------------------
+    @contextmanager
+    def transaction(self, duel_id: str) -> Iterator[Transaction]:
+        self.debate.check_readable()
+        with self.debate.duel_lock(duel_id):
+            tx = Transaction(self.debate, self.debate.read_state(duel_id), self.clock())
+            try:
+                yield tx
+            except DuelError:
+                tx.commit()  # a refusal may still record events (turn_rejected, tampering)
+                raise
+            tx.commit()
+
+    @contextmanager
+    def _seated(self, seat: Seat) -> Iterator[tuple[Transaction, Participant]]:
+        """A transaction for an op that changes something: authenticated, duel open, caller seen."""
+        with self.transaction(seat.duel_id) as tx:
+            me = self._authenticate(tx.state, seat)
+            _raise(policy.refuse_if_closed(tx.state))
+            tx.touch(me)
+            yield tx, me
+
+    @staticmethod
+    def _authenticate(state: DuelState, seat: Seat) -> Participant:
+        if not seat.token:
+            raise DuelError(
+                ErrorCode.PARTICIPANT_AUTH_FAILED,
+                "no participant token: pass --participant-token or set DUEL_PARTICIPANT_TOKEN",
+            )
+        participant = state.participant(seat.participant_id)
+        if participant is None or not token_matches(seat.token, participant.token_sha256):
+            raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this participant")
+        return participant
+
+    def _debate_path(self, state: DuelState) -> str:
+        return str(self.debate.artifact_path(state))
+
+    # -- join (section 3) ---------------------------------------------------------------
+    def join(
+        self,
+        *,
+        target: str,
+        participant_name: str,
+        topic: str | None = None,
+        harness: str = "unknown",
+        model_id: str = "unknown-model",
+        participant_token: str | None = None,
+        settings: DuelSettings = DuelSettings(),
+    ) -> JoinResult:
+        """Join, create or resume the duel about ``target`` and ``topic`` (docs/protocol.md section 3)."""
+        name = check_name("--participant-name", participant_name)
+        harness = check_name("--harness", harness)
+        model_id = check_name("--model-id", model_id, max_len=128, allow_slash=True)
+        settings.check()
+        source = resolve_target(target)
+        topic_text = resolve_topic(topic, source)
+        slug = slugify(topic_text)
+        key = target_key(source.path, slug)
+        self.debate.ensure()
+        with self.debate.join_lock():
+            index = self.debate.read_index()
+            duel_id = index.get(key)
+            if duel_id is None or self.debate.read_state(duel_id).status != ACTIVE:
+                duel_id = self._create(source, topic_text, slug, key, settings)
+                index[key] = duel_id
+                self.debate.write_index(index)
+            with self.transaction(duel_id) as tx:
+                participant, token = self._seat(tx, name, harness, model_id, participant_token)
+                return JoinResult.of(tx.state, participant, token, tx.now, self._debate_path(tx.state))
+
+    def _create(self, source: SourceDocument, topic: str, slug: str, key: str, settings: DuelSettings) -> str:
+        from .record_writer import write_artifact
+
+        now = self.clock()
+        duel_id = self.debate.reserve_duel(f"{utc_date(now)}-{slug}")
+        state = DuelState(
+            id=duel_id,
+            source_path=source.path,
+            source_sha256=source.sha256,
+            topic=topic,
+            topic_slug=slug,
+            target_key=key,
+            artifact=f"{duel_id}.md",
+            created_at=now,
+            max_turns=settings.max_turns,
+            lease_seconds=settings.lease_seconds,
+            peer_wait_seconds=settings.peer_wait_seconds,
+            turn_timeout_seconds=settings.turn_timeout_seconds,
+        )
+        tx = Transaction(self.debate, state, now)
+        write_artifact(tx, [])
+        tx.save()
+        tx.commit()
+        return duel_id
+
+    def _seat(
+        self, tx: Transaction, name: str, harness: str, model_id: str, token: str | None
+    ) -> tuple[Participant, str]:
+        from .record_writer import write_artifact
+
+        state, now = tx.state, tx.now
+        identity = (name, harness, model_id)
+        same = next((p for p in state.participants if p.identity == identity), None)
+        if same is not None:
+            if token:
+                if not token_matches(token, same.token_sha256):
+                    raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")
+                tx.touch(same)
+                tx.emit("participant_resumed", same.id, seat=same.seat)
+                return same, token
+            if not policy.seat_reclaimable(state, same, now):
+                raise DuelError(
+                    ErrorCode.SEAT_TAKEN,
+                    f"seat {same.seat} is held by {name} ({harness} / {model_id}); pass its token to resume",
+                    {"seat": same.seat, "reclaimable_at": iso(same.last_seen_at + state.lease_seconds)},
+                )
+            token = new_token()
+            same.token_sha256 = hash_token(token)
+            tx.touch(same)
+            tx.emit("seat_reclaimed", same.id, seat=same.seat)
+            return same, token
+        if state.status != ACTIVE:
+            raise DuelError(ErrorCode.DUEL_CLOSED, f"duel {state.id} is closed")
+        if len(state.participants) >= 2:
+            raise DuelError(ErrorCode.DUEL_FULL, f"duel {state.id} already has two participants")
+        token = new_token()
+        participant = Participant(
+            id=f"p-{secrets.token_hex(4)}",
+            seat=len(state.participants) + 1,
+            display_name=name,
+            harness=harness,
+            model_id=model_id,
+            token_sha256=hash_token(token),
+            joined_at=now,
+            last_seen_at=now,
+        )
+        state.participants.append(participant)
+        tx.emit("participant_registered", participant.id, seat=participant.seat,
+                display_name=name, harness=harness, model_id=model_id)
+        if participant.seat == 1:
+            tx.emit("participant_waiting", participant.id, until=iso(policy.peer_wait_until(state)))
+        else:
+            state.turn_started_at = now  # turn 1 begins once both seats are taken
+        write_artifact(tx, [])
+        return participant, token
+
+    # -- read-only views (sections 4 and 5) -----------------------------------------------
+    def find_duel(self, target: str, topic: str | None = None) -> str:
+        """The active (or latest) duel of this debate dir about ``target`` and ``topic``."""
+        source = resolve_target(target)
+        key = target_key(source.path, slugify(resolve_topic(topic, source)))
+        self.debate.check_readable()
+        duel_id = self.debate.read_index().get(key)
+        if duel_id is None:
+            raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel about {source.path} in {self.debate.root}")
+        return duel_id
+
+    def status(
+        self, duel_id: str | None = None, *, target: str | None = None, topic: str | None = None,
+        participant_id: str | None = None,
+    ) -> StatusResult:
+        """A duel as anyone may see it; with ``participant_id``, that participant's ``next_step``."""
+        if not duel_id:
+            if not target:
+                raise invalid_argument("status needs --duel-id or --target")
+            duel_id = self.find_duel(target, topic)
+        self.debate.check_readable()
+        state = self.debate.read_state(duel_id)
+        participant = self._participant_or_none(state, participant_id)
+        return StatusResult.of(state, participant, self.clock(), self._debate_path(state))
+
+    @staticmethod
+    def _participant_or_none(state: DuelState, participant_id: str | None) -> Participant | None:
+        if participant_id is None:
+            return None
+        participant = state.participant(participant_id)
+        if participant is None:
+            raise DuelError(ErrorCode.PARTICIPANT_NOT_FOUND,
+                            f"no participant {participant_id!r} in duel {state.id}")
+        return participant
+
+    def wait(self, duel_id: str, participant_id: str, timeout: float = 60.0,
+             next_step: str | None = None) -> WaitResult:
+        """Block until the participant's next_step or the duel changes, or ``timeout`` (section 4).
+
+        ``next_step``, the step the caller last saw, closes the gap between reading a
+        status and starting to wait: if it has already changed, the wait returns at once.
+        """
+        if not 0 <= timeout <= WAIT_MAX_SECONDS:
+            raise invalid_argument(f"--timeout must be between 0 and {WAIT_MAX_SECONDS} seconds")
+        self.debate.check_readable()
+        started = time.monotonic()
+        state = self.debate.read_state(duel_id)
+        participant = self._participant_or_none(state, participant_id)
+        assert participant is not None
+        first_rev, first_step = state.rev, next_step or policy.next_step(state, participant, self.clock())
+        stamp = self.debate.state_stamp(duel_id)
+        changed = False
+        while not changed:
+            left = timeout - (time.monotonic() - started)
+            if left <= 0:
+                break
+            time.sleep(min(WAIT_POLL_SECONDS, left))
+            new_stamp = self.debate.state_stamp(duel_id)
+            if new_stamp != stamp:
+                stamp, state = new_stamp, self.debate.read_state(duel_id)
+                participant = state.participant(participant_id) or participant
+            changed = state.rev != first_rev or policy.next_step(state, participant, self.clock()) != first_step
+        fields = StatusResult.fields_of(state, participant, self.clock(), self._debate_path(state))
+        return WaitResult(**fields, waited_seconds=round(time.monotonic() - started, 3), changed=changed)
+
+    # -- leases (section 4) -----------------------------------------------------------------
+    def claim_lock(self, seat: Seat, for_timeout: bool = False) -> ClaimResult:
+        """Ask for the lease; a refusal is an answer (``acquired`` false), not an error."""
+        with self._seated(seat) as (tx, me):
+            state, now = tx.state, tx.now
+            decision = policy.decide_claim(state, me, now, for_timeout)
+            if decision.grant and not decision.same_lease:
+                state.lease = policy.new_lease(state, me, now, decision.for_timeout)
+                state.fence = state.lease.fence
+                tx.emit("lock_acquired", me.id, fence=state.fence,
+                        expires_at=iso(state.lease.expires_at), for_timeout=decision.for_timeout)
+            holder = policy.live_lease(state, now)
+            granted = decision.grant and holder is not None
+            return ClaimResult(
+                **common_fields(state, me, now),
+                acquired=decision.grant,
+                lease=LeaseToken(holder.token) if granted and holder else None,
+                lease_expires_at=holder.expires_at if holder else None,
+                owner_participant_id=holder.owner if holder else None,
+                retry_after_seconds=None if decision.grant else policy.retry_after(decision, now),
+                wait_until=None if decision.grant else decision.wait_until,
+                reason=decision.reason,
+            )
+
+    def refresh_lock(self, seat: Seat, lease: LeaseToken | None) -> RefreshResult:
+        """Move a live lease's expiry to now + ``lease_seconds``; an expired one stays expired."""
+        with self._seated(seat) as (tx, me):
+            state, now = tx.state, tx.now
+            decision = policy.decide_refresh(state, me, lease.value if lease else None, now)
+            if decision.refreshed and state.lease is not None and decision.expires_at is not None:
+                state.lease.expires_at = decision.expires_at
+                tx.emit("lock_refreshed", me.id, wake=False, fence=state.lease.fence,
+                        expires_at=iso(decision.expires_at))
+            return RefreshResult(
+                **common_fields(state, me, now),
+                refreshed=decision.refreshed,
+                lease=lease if decision.refreshed else None,
+                lease_expires_at=decision.expires_at,
+                reason=decision.reason,
+            )
+
+    def _held_lease(self, tx: Transaction, me: Participant, lease: LeaseToken | None) -> Lease:
+        held = policy.check_lease(tx.state, me, lease.value if lease else None, tx.now)
+        if isinstance(held, DuelError):
+            raise held
+        return held
+
+    def release_lock(
+        self,
+        seat: Seat,
+        lease: LeaseToken | None,
+        *,
+        close: bool = False,
+        outcome: str | None = None,
+        reason: str | None = None,
+        summary: str | None = None,
+    ) -> ReleaseResult:
+        """Release the lease, or with ``close`` end the duel with ``outcome`` (sections 4 and 8)."""
+        if close:
+            if outcome not in OUTCOMES:
+                raise invalid_argument(f"--close needs --outcome, one of {', '.join(OUTCOMES)}")
+        elif outcome or summary:
+            raise invalid_argument("--outcome and --summary-file only go with --close")
+        if reason is not None:
+            check_single_line("--reason", reason, max_len=1000)
+        with self._seated(seat) as (tx, me):
+            state, now = tx.state, tx.now
+            held = self._held_lease(tx, me, lease)
+            if close:
+                from .record_writer import close_duel  # the Markdown parser is paid for only by a close
+
+                assert outcome is not None
+                close_duel(tx, me, held, outcome, reason, summary)
+            else:
+                state.lease = None
+                tx.emit("lock_released", me.id, fence=held.fence)
+            return ReleaseResult(**common_fields(state, me, now), released=True, closed=state.status != ACTIVE,
+                                 outcome=state.outcome, reason=state.reason)
+
+    # -- turns (sections 6 and 7) -------------------------------------------------------------
+    def append(self, seat: Seat, lease: LeaseToken | None, turn: str | bytes, release: bool = False) -> AppendResult:
+        """Validate ``turn`` and append it to the artifact; ``release`` gives the floor back after it."""
+        from .record_writer import append_turn  # Markdown parsing is paid for only by appends
+
+        with self._seated(seat) as (tx, me):
+            state, now = tx.state, tx.now
+            held = self._held_lease(tx, me, lease)
+            record = append_turn(tx, me, held, turn)
+            if release and state.pending_outcome is None:
+                state.lease = None
+                tx.emit("lock_released", me.id, fence=held.fence)
+            return AppendResult(
+                **common_fields(state, me, now),
+                turn_number=record.n,
+                stance=record.stance,
+                turn_sha256=record.sha256,
+                candidate_convergence=state.candidate_convergence,
+                terminal_outcome=state.pending_outcome,
+                debate_path=self._debate_path(state),
+            )

@@ -1,0 +1,157 @@
+"""The coordination state of one duel, as stored in ``.duel/duels/<id>/state.json``.
+
+Plain data and its JSON form; the rules that read it live in
+:mod:`rp1_duel.coordination.policy`.
+Times are epoch seconds here and ISO 8601 only at the edges.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from dataclasses import dataclass, field
+from types import UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+from ..errors import DuelError
+from ..vocabulary import ACTIVE, ErrorCode
+
+STATE_VERSION = 1
+
+
+@dataclass
+class Participant:
+    id: str
+    seat: int
+    display_name: str
+    harness: str
+    model_id: str
+    token_sha256: str
+    joined_at: float
+    last_seen_at: float
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        return (self.display_name, self.harness, self.model_id)
+
+
+@dataclass
+class Lease:
+    owner: str
+    token: str  # kept in the owner-only state so a holder can be handed its own lease back
+    fence: int
+    granted_at: float
+    expires_at: float
+    for_timeout: bool = False
+
+    def live(self, now: float) -> bool:
+        return now < self.expires_at
+
+
+@dataclass
+class TurnRecord:
+    n: int
+    participant_id: str
+    seat: int
+    stance: str
+    has_blocking: bool
+    sha256: str
+    appended_at: float
+
+
+@dataclass
+class DuelState:
+    id: str
+    source_path: str
+    source_sha256: str
+    topic: str
+    topic_slug: str
+    target_key: str
+    artifact: str  # file name inside the debate dir
+    created_at: float
+    max_turns: int
+    lease_seconds: int
+    peer_wait_seconds: int
+    turn_timeout_seconds: int
+    status: str = ACTIVE
+    outcome: str | None = None
+    reason: str | None = None
+    closed_at: float | None = None
+    participants: list[Participant] = field(default_factory=list)
+    lease: Lease | None = None
+    fence: int = 0
+    turns: list[TurnRecord] = field(default_factory=list)
+    turn_started_at: float | None = None
+    pending_outcome: str | None = None
+    candidate_convergence: bool = False
+    invalid_reason: str | None = None  # tampered record or vanished source: only INVALIDATED remains
+    rev: int = 0
+    event_seq: int = 0
+    event_bytes: int = 0
+    version: int = STATE_VERSION
+
+    def participant(self, participant_id: str) -> Participant | None:
+        return next((p for p in self.participants if p.id == participant_id), None)
+
+    def seat_holder(self, seat: int) -> Participant | None:
+        return next((p for p in self.participants if p.seat == seat), None)
+
+    def to_json(self) -> bytes:
+        # Records are flat dataclasses: their __dict__ is the JSON (asdict's deep copies cost more).
+        return json.dumps(self, default=vars, ensure_ascii=False, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes, where: str) -> "DuelState":
+        try:
+            raw = json.loads(data)
+            if raw.get("version") != STATE_VERSION:
+                raise ValueError(f"unknown state version {raw.get('version')!r}")
+            if not isinstance(raw["participants"], list) or not isinstance(raw["turns"], list):
+                raise ValueError("participants and turns must be lists")
+            raw["participants"] = [_build(Participant, p) for p in raw["participants"]]
+            raw["lease"] = _build(Lease, raw["lease"]) if raw["lease"] is not None else None
+            raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
+            return _build(cls, raw)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise corrupt(where, exc) from None
+
+
+def _build(kind: type, raw: dict[str, Any]) -> Any:
+    if not isinstance(raw, dict):
+        raise ValueError(f"{kind.__name__} is not an object")
+    allowed = _allowed_types(kind)
+    for name, value in raw.items():
+        types = allowed.get(name)
+        if types is None:
+            raise ValueError(f"unexpected field {kind.__name__}.{name}")
+        # A shallow type check: a hand-edited state must fail here, not deep in a rule.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise ValueError(f"{kind.__name__}.{name} holds a {type(value).__name__}")
+    return kind(**raw)
+
+
+@cache
+def _allowed_types(kind: type) -> dict[str, tuple[type, ...]]:
+    """Field name -> the JSON types it may hold (nested records are built before this check)."""
+    allowed = {}
+    for name, hint in get_type_hints(kind).items():
+        args = get_args(hint) if get_origin(hint) in (Union, UnionType) else (hint,)
+        types: list[type] = []
+        for arg in args:
+            if arg is float:
+                types += [int, float]
+            elif get_origin(arg) is list:
+                types.append(list)
+            else:
+                types.append(arg)
+        allowed[name] = tuple(types)
+    return allowed
+
+
+def corrupt(where: str, exc: BaseException | str) -> DuelError:
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return DuelError(
+        ErrorCode.STATE_CORRUPT,
+        f"state file {where} is unreadable ({reason}); it was left as it is",
+        {"path": where},
+    )

@@ -1,0 +1,353 @@
+"""One participant of a duel, start to finish: the loop behind ``duel join``.
+
+States: preparing → waiting_for_participant → debating → closing → completed |
+invalidated. The loop talks to the lock service in process (not through ``duel
+tools``), waits with the service's ``wait`` (no fixed sleeps), composes its turns with
+a provider while a background thread keeps its lease fresh, validates each draft
+locally and asks the provider for up to three repairs before appending.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, Protocol
+
+from ..coordination.identity import resolve_target, resolve_topic, slugify
+from ..coordination.results import LeaseToken, Seat, StatusResult
+from ..coordination.service import DuelService
+from ..coordination.storage import DebateDir, DuelLock, write_atomic
+from ..errors import DuelError
+from ..record.history import Claimant, RecordFile
+from ..settings import DuelSettings
+from ..turns.rules import TurnViolation, validate_turn
+from ..vocabulary import (
+    CLOSED_STEP,
+    INVALIDATED,
+    TIMEOUT,
+    ErrorCode,
+)
+from . import prompt
+from .providers import Provider
+
+MAX_REPAIRS = 3
+WAIT_SLICE_SECONDS = 30.0  # wait returns on any change anyway; this only bounds each call
+
+# The participant's own states (shown to the person running it and in --json), not protocol words.
+ParticipantState = Literal[
+    "preparing", "waiting_for_participant", "debating", "closing", "completed", "invalidated"
+]
+PREPARING: Final = "preparing"
+WAITING: Final = "waiting_for_participant"
+DEBATING: Final = "debating"
+CLOSING: Final = "closing"
+STATE_COMPLETED: Final = "completed"
+STATE_INVALIDATED: Final = "invalidated"
+
+
+@dataclass(frozen=True)
+class ParticipantConfig:
+    target: str  # absolute path of the source
+    debate_dir: str
+    name: str
+    harness: str = "duel"
+    topic: str | None = None
+    persona: str | None = None
+    position: str | None = None
+    settings: DuelSettings = DuelSettings()
+
+
+@dataclass
+class ParticipantResult:
+    state: ParticipantState
+    duel_id: str | None = None
+    participant_id: str | None = None
+    seat: int | None = None
+    outcome: str | None = None
+    reason: str | None = None
+    debate_path: str | None = None
+    turns_written: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class Reporter(Protocol):
+    """What a person sees; :class:`rp1_duel.participant.console.ConsoleReporter` prints it."""
+
+    def state(self, state: ParticipantState, detail: str) -> None: ...
+    def progress(self, tokens: int) -> None: ...
+    def turn_accepted(self, number: int, stance: str) -> None: ...
+    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None: ...
+
+
+class LeaseKeeper:
+    """Refreshes a lease in the background while a turn is being composed.
+
+    A slow model keeps the floor as long as this process lives; a dead process stops
+    refreshing, and the lease expires for the peer.
+    """
+
+    def __init__(self, service: DuelService, seat: Seat, lease: LeaseToken, lease_seconds: int):
+        self._service = service
+        self._seat = seat
+        self._lease = lease
+        self._interval = max(1.0, lease_seconds / 3)
+        self._stop = threading.Event()
+        self.lost = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="duel-lease-keeper", daemon=True)
+
+    def __enter__(self) -> LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                if not self._service.refresh_lock(self._seat, self._lease).refreshed:
+                    self.lost.set()
+                    return
+            except DuelError:
+                self.lost.set()
+                return
+
+
+class SeatStash:
+    """The participant token, kept owner-only in the state folder so a rerun resumes the seat.
+
+    Also held under a lock for the process's lifetime: two ``duel join`` runs with the same
+    identity would otherwise share one seat.
+    """
+
+    def __init__(self, debate: DebateDir, key: str):
+        folder = debate.state_root / "participants"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        self.path = folder / f"{key}.json"
+        self._lock = DuelLock(folder / f"{key}.lock", timeout=0.2)
+
+    def __enter__(self) -> SeatStash:
+        try:
+            self._lock.__enter__()
+        except DuelError:
+            raise DuelError(ErrorCode.SEAT_TAKEN, "another `duel join` with this name, harness and model is "
+                                                  "running; pass a different --name") from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.__exit__()
+
+    def token(self) -> str | None:
+        try:
+            token = json.loads(self.path.read_text()).get("participant_token")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return token if isinstance(token, str) else None
+
+    def save(self, seat: Seat) -> None:
+        keep = {"duel_id": seat.duel_id, "participant_id": seat.participant_id, "participant_token": seat.token,
+                "seat": seat.number}
+        write_atomic(self.path, json.dumps(keep).encode())
+
+
+class Duelist:
+    """Runs one participant through a whole duel."""
+
+    def __init__(self, config: ParticipantConfig, provider: Provider, reporter: Reporter,
+                 service: DuelService | None = None):
+        self.config = config
+        self.provider = provider
+        self.report = reporter
+        self.service = service or DuelService(config.debate_dir)
+        self.result = ParticipantResult(PREPARING)
+        self.claimant = Claimant(config.name, config.harness, provider.model)
+        self.seat: Seat | None = None
+        self.lease: LeaseToken | None = None  # the lease this process holds, to release it on Ctrl-C
+        self._last_wait = ""  # the last wait shown, so a long wait is not repeated line by line
+
+    # -- the loop ---------------------------------------------------------------------
+    def run(self) -> ParticipantResult:
+        name, harness, model = self.claimant.name, self.claimant.harness, self.claimant.model_id
+        self._enter(PREPARING, f"joining as {name} ({harness} / {model})")
+        with self._stash() as stash:
+            seat = self._join(stash)
+            handlers: dict[str, Callable[[StatusResult], None]] = {
+                "wait_peer": self._on_wait_peer, "wait_turn": self._on_wait_turn,
+                "claim_lock": self._on_claim_lock, "compose_turn": self._on_claim_lock,
+                "release_lock": self._on_release_lock, "claim_timeout": self._on_claim_timeout,
+                "close_timeout": self._on_claim_timeout, "close": self._on_close,
+            }
+            while True:
+                status = self.service.status(seat.duel_id, participant_id=seat.participant_id)
+                if status.next_step == CLOSED_STEP or status.next_step is None:
+                    return self._finish(status)
+                try:
+                    handlers[status.next_step](status)
+                except DuelError as exc:
+                    if exc.code != ErrorCode.DUEL_CLOSED:  # the peer closed first: the next status says so
+                        raise
+
+    def interrupt(self) -> None:
+        """Ctrl-C: give the floor back; the seat stays resumable by running the same command."""
+        if self.lease and self.seat:
+            try:
+                self.service.release_lock(self.seat, self.lease)
+            except DuelError:
+                pass  # already expired or closed: nothing is held
+            self.lease = None
+
+    def _stash(self) -> SeatStash:
+        source = resolve_target(self.config.target)
+        slug = slugify(resolve_topic(self.config.topic, source))
+        identity = (source.path, slug, self.claimant.name, self.claimant.harness, self.claimant.model_id)
+        key = hashlib.sha256("\n".join(identity).encode()).hexdigest()[:32]
+        debate = self.service.debate
+        debate.ensure()
+        return SeatStash(debate, key)
+
+    def _join(self, stash: SeatStash) -> Seat:
+        joined = self.service.join(
+            target=self.config.target, participant_name=self.claimant.name, topic=self.config.topic,
+            harness=self.claimant.harness, model_id=self.claimant.model_id, participant_token=stash.token(),
+            settings=self.config.settings,
+        )
+        self.seat = seat = joined.seat
+        stash.save(seat)
+        self.result.duel_id, self.result.participant_id = seat.duel_id, seat.participant_id
+        self.result.seat, self.result.debate_path = seat.number, joined.debate_path
+        self.max_turns = joined.max_turns
+        self.lease_seconds = joined.lease_seconds
+        record = RecordFile.read(joined.debate_path)
+        if record.source is None:
+            raise DuelError(ErrorCode.TARGET_UNREADABLE, f"cannot read the source: {record.source_problem}")
+        self.source = record.source
+        self.system = prompt.system_prompt(self.claimant.name, joined.topic, self.source, self.source.name,
+                                           self.config.persona, self.config.position)
+        self.report.state(PREPARING, f"seat {seat.number} of duel {seat.duel_id} → {joined.debate_path}")
+        return seat
+
+    def _enter(self, state: ParticipantState, detail: str) -> None:
+        self.result.state = state
+        self.report.state(state, detail)
+
+    @property
+    def _my_seat(self) -> Seat:
+        assert self.seat is not None, "joined first"
+        return self.seat
+
+    # -- one handler per next_step ------------------------------------------------------
+    def _on_wait_peer(self, status: StatusResult) -> None:
+        self._wait(status, WAITING, f"waiting for a peer ({self._left(status.peer_wait_until)} left)")
+
+    def _on_wait_turn(self, status: StatusResult) -> None:
+        holder = status.participant(status.lock.owner_participant_id)
+        floor = f"{holder.display_name} holds the floor" if holder else "the peer's turn"
+        left = self._left(status.turn_deadline)
+        self._wait(status, DEBATING, f"{floor}; turn {status.turn_count + 1} due within {left}")
+
+    def _on_claim_lock(self, status: StatusResult) -> None:
+        if self._claim() is not None:
+            self._take_turn(status)
+
+    def _on_release_lock(self, status: StatusResult) -> None:
+        lease = self._claim()
+        if lease is not None:
+            self.service.release_lock(self._my_seat, lease)
+            self.lease = None
+
+    def _on_claim_timeout(self, status: StatusResult) -> None:
+        if self._claim(for_timeout=True) is not None:
+            self._close(TIMEOUT, "the peer did not come or did not answer in time")
+
+    def _on_close(self, status: StatusResult) -> None:
+        if self._claim() is not None:
+            self._close(status.duel.pending_outcome or INVALIDATED, status.duel.invalid_reason)
+
+    # -- pieces -----------------------------------------------------------------------------
+    def _wait(self, status: StatusResult, state: ParticipantState, detail: str) -> None:
+        if self.result.state != state or self._last_wait != detail:
+            self._enter(state, detail)
+            self._last_wait = detail
+        seat = self._my_seat
+        self.service.wait(seat.duel_id, seat.participant_id, WAIT_SLICE_SECONDS, next_step=status.next_step)
+
+    def _left(self, moment: float | None) -> str:
+        if moment is None:
+            return "no limit"
+        seconds = max(0, int(moment - self.service.clock()))
+        return f"{seconds // 60}m {seconds % 60:02d}s"
+
+    def _claim(self, for_timeout: bool = False) -> LeaseToken | None:
+        seat = self._my_seat
+        claim = self.service.claim_lock(seat, for_timeout)
+        if claim.lease is None:
+            wait = min(WAIT_SLICE_SECONDS, claim.retry_after_seconds or WAIT_SLICE_SECONDS)
+            self.service.wait(seat.duel_id, seat.participant_id, wait)
+            return None
+        self.lease = claim.lease
+        return self.lease
+
+    def _close(self, outcome: str, reason: str | None, summary: str | None = None) -> None:
+        self._enter(CLOSING, f"closing with {outcome}")
+        try:
+            self.service.release_lock(self._my_seat, self.lease, close=True, outcome=outcome, reason=reason,
+                                      summary=summary)
+        except DuelError as exc:
+            if exc.code not in (ErrorCode.TIMEOUT_REJECTED, ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD):
+                raise
+            self.report.state(self.result.state, f"close refused ({exc.code}): {exc.message}")
+            return
+        self.lease = None
+
+    def _take_turn(self, status: StatusResult) -> None:
+        number = status.turn_count + 1
+        self._enter(DEBATING, f"composing turn {number} with {self.provider.model}")
+        assert self.result.debate_path is not None and self.lease is not None
+        history = RecordFile.read(self.result.debate_path, source=self.source).history(upto=status.turn_count)
+        context = history.context_for(self.claimant)
+        prefix = prompt.heading_prefix(number, self.claimant)
+        violations: list[TurnViolation] = []
+        draft = None
+        with LeaseKeeper(self.service, self._my_seat, self.lease, self.lease_seconds) as keeper:
+            for attempt in range(1 + MAX_REPAIRS):
+                request = prompt.build_request(
+                    duel_id=self._my_seat.duel_id, system=self.system, blocks=history.blocks, number=number,
+                    max_turns=self.max_turns, prefix=prefix, own_turns_before=(number - 1) // 2,
+                    violations=violations, draft=draft)
+                draft = self.provider.compose(request, self.report.progress)
+                if keeper.lost.is_set():
+                    self.report.state(DEBATING, "lease lost while composing; claiming again")
+                    return
+                violations = validate_turn(draft, context).violations
+                if not violations:
+                    break
+                self.report.turn_rejected(number, violations, attempt + 1)
+            else:
+                codes = ", ".join(sorted({v.code for v in violations}))
+                self._close(INVALIDATED, f"{self.claimant.name} could not write a valid turn {number} "
+                                         f"after {MAX_REPAIRS} repairs ({codes})")
+                return
+        try:
+            appended = self.service.append(self._my_seat, self.lease, draft, release=True)
+        except DuelError as exc:
+            if exc.code in (ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD):
+                self.report.state(DEBATING, f"lease lost before the append ({exc.code}); claiming again")
+                return
+            raise
+        self.result.turns_written.append(number)
+        self.report.turn_accepted(number, appended.stance)
+        if appended.terminal_outcome is None:
+            self.lease = None
+
+    def _finish(self, status: StatusResult) -> ParticipantResult:
+        duel = status.duel
+        self.result.outcome = duel.outcome
+        self.result.state = STATE_INVALIDATED if duel.outcome == INVALIDATED else STATE_COMPLETED
+        self.result.reason = duel.reason
+        self.report.state(self.result.state, f"{duel.outcome} → {self.result.debate_path}")
+        return self.result

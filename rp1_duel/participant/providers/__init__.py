@@ -1,0 +1,166 @@
+"""Who composes a participant's turns: a model (Anthropic, OpenAI or compatible), a person, or a script.
+
+Every provider answers one call, ``compose(request, progress) -> str``. The SDK-backed
+providers are imported only by ``select_provider``: importing ``anthropic`` costs about
+1.3 s and ``openai`` about 0.6 s, which the one-shot ``duel tools`` commands must not pay.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Callable, Mapping, Protocol
+
+from ...errors import DuelError
+from ...vocabulary import ErrorCode
+
+# Current mid-tier models (November 2026). claude-sonnet-4-5 reaches end of life on
+# 2026-11-30 and gpt-5 is shut down on 2026-12-11, so neither is a safe default.
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-6.1-sol"}
+
+ANTHROPIC_MODEL_PREFIXES = ("claude-",)
+OPENAI_MODEL_PREFIXES = ("gpt-", "chatgpt-", "o1", "o3", "o4")
+
+# Sent as the API key to OpenAI-compatible servers that need none (Ollama, vLLM, llama.cpp):
+# the SDK refuses to build a client without one.
+PLACEHOLDER_API_KEY = "no-key-needed"
+
+MESSAGE_LIMIT = 400
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """What a provider needs to compose one turn, split so that model APIs can cache it.
+
+    ``system`` is identical across a participant's turns and ``history`` only grows at its
+    end, so the stable part of every request is a prefix of the next one.
+    """
+
+    system: str
+    history: str
+    instruction: str
+    cache_key: str
+    # Room for the turn and for the thinking that current models do first and count as
+    # output (Claude 5.5 and GPT-6 reason by default); a ceiling, not a cost.
+    max_tokens: int = 16000
+    # How many turns this participant has written before this one: a script plays its
+    # file of that index, so a resumed or repairing participant never skips a file.
+    own_turns_before: int = 0
+
+
+class Provider(Protocol):
+    name: str
+    model: str
+
+    def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
+        """Return the turn's text; call ``progress`` with the output tokens (or chunks) so far."""
+        ...
+
+
+class ProviderError(DuelError):
+    """A provider failure with a stable code and a message that always fits on one line."""
+
+    def __init__(self, code: str, message: str):
+        one_line = " ".join(message.split())
+        if len(one_line) > MESSAGE_LIMIT:
+            one_line = one_line[: MESSAGE_LIMIT - 1] + "…"
+        super().__init__(code, one_line)
+
+
+def status_error(provider: str, status: int, body: object, fallback: str) -> ProviderError:
+    """Translate an error answer of a model API (HTTP status and decoded body) into a ProviderError."""
+    detail = _error_detail(body) or fallback
+    if status in (401, 403):
+        return ProviderError(ErrorCode.PROVIDER_AUTH, f"{provider} refused the credentials (HTTP {status}): {detail}")
+    # Below 400: an error event inside a stream that had started well (overload, server fault).
+    if status < 400 or status >= 500 or status in (408, 409, 429):
+        return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} is unavailable (HTTP {status}): {detail}")
+    return ProviderError(ErrorCode.PROVIDER_REJECTED, f"{provider} rejected the request (HTTP {status}): {detail}")
+
+
+def _error_detail(body: object) -> str | None:
+    # Anthropic and OpenAI send {"error": {"message": …}}; Ollama sends {"error": "…"}.
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            inner = inner.get("message")
+        if isinstance(inner, str) and inner.strip():
+            return inner
+    if isinstance(body, str) and body.strip():
+        return body
+    return None
+
+
+def select_provider(
+    model: str | None, provider: str | None, base_url: str | None, env: Mapping[str, str]
+) -> Provider:
+    """Choose the provider from ``--model``, ``--provider``, ``--base-url`` and the environment."""
+    if model == "human":
+        from .human import HumanProvider
+
+        return HumanProvider(editor=None, stdin=sys.stdin, stderr=sys.stderr)
+    if model is not None and model.startswith("scripted:"):
+        from .scripted import ScriptedProvider
+
+        return ScriptedProvider(model.removeprefix("scripted:"))
+
+    kind = provider or _provider_for(model, base_url, env)
+    if kind == "anthropic":
+        key = _api_key(env, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", model, base_url)
+        url = base_url or env.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+        from .anthropic import AnthropicProvider
+
+        return AnthropicProvider(model or DEFAULT_MODELS["anthropic"], api_key=key, base_url=url)
+    if kind == "openai":
+        key = _api_key(env, "OPENAI_API_KEY", "OPENAI_BASE_URL", model, base_url)
+        url = base_url or env.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        from .openai import OpenAIProvider
+
+        return OpenAIProvider(model or DEFAULT_MODELS["openai"], api_key=key, base_url=url)
+    raise ProviderError(
+        ErrorCode.INVALID_ARGUMENT,
+        f"unknown provider {kind!r}: use --provider anthropic or --provider openai "
+        "(a person or a script is chosen with --model human or --model scripted:DIR)",
+    )
+
+
+def _provider_for(model: str | None, base_url: str | None, env: Mapping[str, str]) -> str:
+    if model is not None:
+        if model.startswith(ANTHROPIC_MODEL_PREFIXES):
+            return "anthropic"
+        if model.startswith(OPENAI_MODEL_PREFIXES):
+            return "openai"
+        # Any other name (llama3.1, qwen3…) is a model of an OpenAI-compatible server.
+        if base_url or env.get("OPENAI_BASE_URL"):
+            return "openai"
+        raise ProviderError(
+            "INVALID_ARGUMENT",
+            f"cannot tell which provider serves model {model!r}: pass --provider anthropic|openai, "
+            "or --base-url for an OpenAI-compatible server",
+        )
+    if base_url:
+        return "openai"
+    if env.get("ANTHROPIC_API_KEY"):
+        return "anthropic"
+    if env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL"):
+        return "openai"
+    raise _no_credentials("no model provider is configured")
+
+
+def _api_key(
+    env: Mapping[str, str], key_name: str, base_url_name: str, model: str | None, base_url: str | None
+) -> str:
+    """The API key from the environment, or a placeholder for a server the user named, which may need none."""
+    if env.get(key_name):
+        return env[key_name]
+    if base_url or env.get(base_url_name):
+        return PLACEHOLDER_API_KEY
+    raise _no_credentials(f"{model or 'this provider'} needs {key_name}, which is not set")
+
+
+def _no_credentials(reason: str) -> ProviderError:
+    return ProviderError(
+        ErrorCode.PROVIDER_NO_CREDENTIALS,
+        f"{reason}: set ANTHROPIC_API_KEY or OPENAI_API_KEY, use --base-url for an OpenAI-compatible "
+        "server, or let a person or a script write the turns with --model human or --model scripted:DIR",
+    )

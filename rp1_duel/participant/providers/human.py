@@ -1,0 +1,84 @@
+"""Turns written by a person: in an editor on a prepared skeleton, or read from standard input."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, TextIO
+
+from ...vocabulary import SECTIONS, ErrorCode
+from . import ProviderError, TurnRequest
+
+SECTION_LABELS = tuple(f"**{name}**" for name in SECTIONS)
+
+# Lines for the person only (the instruction, the violations of a rejected draft);
+# compose() drops them, so they never reach the debate.
+NOTE_PREFIX = "%% "
+
+
+class HumanProvider:
+    name = "human"
+    model = "human"
+
+    def __init__(self, editor: str | None = None, stdin: TextIO | None = None, stderr: TextIO | None = None):
+        self.editor = editor
+        self.stdin = sys.stdin if stdin is None else stdin
+        self.stderr = sys.stderr if stderr is None else stderr
+        # The last turn written and its heading: a repair of that turn reopens it, not a blank skeleton.
+        self._draft: tuple[str, str] | None = None
+
+    def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
+        heading = _heading(request.instruction)
+        skeleton = _skeleton(heading)
+        editor = self.editor or (_default_editor() if self.stdin.isatty() else None)
+        if editor is None:
+            self.stderr.write(f"{request.instruction.rstrip()}\n\nReading the turn from standard input to its end.\n")
+            text = _drop_notes(self.stdin.read())
+        else:
+            draft = self._draft[1] if self._draft and self._draft[0] == heading else skeleton
+            text = self._edit(editor, request.instruction, draft)
+        if not text or text == skeleton:
+            raise ProviderError(ErrorCode.HUMAN_ABORTED, "no turn was written (empty or unchanged), so none is submitted")
+        self._draft = (heading, text)
+        return text
+
+    def _edit(self, editor: str, instruction: str, draft: str) -> str:
+        notes = "".join(f"{NOTE_PREFIX}{line}".rstrip() + "\n" for line in instruction.splitlines())
+        descriptor, name = tempfile.mkstemp(prefix="duel-turn-", suffix=".md")
+        path = Path(name)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(f"{notes}\n{draft}")
+        self.stderr.write(f"Opening {editor} on {path} (lines starting with %% are dropped).\n")
+        try:
+            status = subprocess.run([*shlex.split(editor), str(path)]).returncode
+        except OSError as error:
+            path.unlink()
+            raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"cannot run the editor {editor!r}: {error}") from error
+        if status != 0:
+            raise ProviderError(ErrorCode.HUMAN_ABORTED, f"the editor exited with status {status}; the draft is kept in {path}")
+        text = path.read_text(encoding="utf-8")
+        path.unlink()
+        return _drop_notes(text)
+
+
+def _heading(instruction: str) -> str | None:
+    return next((line.strip() for line in instruction.splitlines() if line.startswith("## Turn ")), None)
+
+
+def _skeleton(heading: str | None) -> str:
+    lines = ([heading] if heading else []) + [f"{label}\n" for label in SECTION_LABELS]
+    return "\n".join(lines).strip() + "\n"
+
+
+def _drop_notes(text: str) -> str:
+    kept = [line for line in text.splitlines() if not (line.startswith(NOTE_PREFIX) or line.rstrip() == "%%")]
+    body = "\n".join(kept).strip()
+    return f"{body}\n" if body else ""
+
+
+def _default_editor() -> str:
+    return os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"

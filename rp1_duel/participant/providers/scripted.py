@@ -1,0 +1,37 @@
+"""Turns played from a directory of Markdown files, for demos, tests and reproducible debates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from ...vocabulary import ErrorCode
+from . import ProviderError, TurnRequest
+
+
+class ScriptedProvider:
+    """Plays the ``*.md`` files of a directory in sorted order, as they are.
+
+    The file is chosen by how many turns the participant has already written, not by a
+    counter: a participant resumed after a crash, or asking for a repair, gets the same
+    file again, and a script that breaks a rule stays broken (it fills nothing in).
+    """
+
+    name = "scripted"
+
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory).expanduser()
+        self.files = sorted(self.directory.glob("*.md")) if self.directory.is_dir() else []
+        if not self.files:
+            raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"scripted:{directory} is not a directory holding *.md turns")
+        self.model = f"scripted:{self.directory.resolve().name}"
+
+    def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
+        index = request.own_turns_before
+        if index >= len(self.files):
+            raise ProviderError(
+                ErrorCode.SCRIPT_EXHAUSTED, f"all {len(self.files)} scripted turns of {self.directory} have been played"
+            )
+        text = self.files[index].read_text(encoding="utf-8")
+        progress(len(text.split()))
+        return text

@@ -1,0 +1,310 @@
+"""The debate record: rendering it from the state, and reading its turns back.
+
+The artifact is Markdown with YAML front matter. Each turn sits between markers::
+
+    <!-- duel:turn n=N sha256=HEX prev=HEX -->
+    ---
+    ## Turn N — …
+    <!-- /duel:turn -->
+
+``sha256`` hashes exactly the lines between the two markers (UTF-8), so anyone can
+recheck the chain with a text editor and ``sha256sum``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..turns.markdown import front_matter_end
+
+GENESIS = "0" * 64
+TEMPLATE = Path(__file__).parent.parent / "templates" / "debate-artifact.md"
+OPEN_CONCLUSION = "_The duel is still open._"
+
+_OPEN = re.compile(r"^<!-- duel:turn n=(\d+) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}) -->$")
+_CLOSE = "<!-- /duel:turn -->"
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_template_cache: str | None = None
+
+
+class FrontMatterError(ValueError):
+    """The front matter is missing, not YAML, or lacks a field; the message says which."""
+
+
+@dataclass(frozen=True)
+class ParticipantEntry:
+    """A participant as the artifact records it (never a token)."""
+
+    id: str
+    seat: int
+    display_name: str
+    harness: str
+    model_id: str
+    joined_at: str | None
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """The artifact's YAML header (docs/protocol.md section 6), typed."""
+
+    duel_id: str
+    topic: str
+    topic_slug: str
+    source_path: str  # as recorded: relative to the artifact when they share a tree
+    source_sha256: str
+    max_turns: int
+    status: str
+    outcome: str | None
+    created_at: str
+    closed_at: str | None
+    participants: tuple[ParticipantEntry, ...]
+
+    def claimant(self, seat: int) -> ParticipantEntry | None:
+        return next((p for p in self.participants if p.seat == seat), None)
+
+    def to_yaml(self) -> str:
+        # JSON scalars and flow collections are valid YAML, and need no YAML library to write.
+        fields = asdict(self)
+        return "".join(f"{key}: {json.dumps(value, ensure_ascii=False)}\n" for key, value in fields.items())
+
+    @classmethod
+    def parse(cls, raw: str | None) -> FrontMatter:
+        """Read the YAML between the fences; raises :class:`FrontMatterError`."""
+        meta = front_matter_mapping(raw)
+        missing = [name for name in cls.__dataclass_fields__ if name not in meta]
+        if missing:
+            raise FrontMatterError(f"front matter lacks {', '.join(missing)}")
+        try:
+            max_turns = int(meta["max_turns"])
+        except (TypeError, ValueError):
+            raise FrontMatterError("max_turns is not a number") from None
+        entries = meta["participants"] if isinstance(meta["participants"], list) else []
+        return cls(
+            duel_id=str(meta["duel_id"]),
+            topic=str(meta["topic"]),
+            topic_slug=str(meta["topic_slug"]),
+            source_path=str(meta["source_path"]),
+            source_sha256=str(meta["source_sha256"]),
+            max_turns=max_turns,
+            status=str(meta["status"]),
+            outcome=_optional(meta["outcome"]),
+            created_at=str(meta["created_at"]),
+            closed_at=_optional(meta["closed_at"]),
+            participants=tuple(_entry(e) for e in entries if isinstance(e, dict)),
+        )
+
+
+def front_matter_mapping(raw: str | None) -> dict[str, Any]:
+    """The front matter as YAML gives it, untyped; raises :class:`FrontMatterError`."""
+    if raw is None:
+        raise FrontMatterError("no YAML front matter: not a duel artifact")
+    import frontmatter  # a YAML parser: paid for only by readers of whole artifacts
+
+    try:
+        meta = frontmatter.loads(f"---\n{raw}---\n").metadata
+    except Exception as exc:  # YAML errors come in many classes; all mean the same here
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise FrontMatterError(f"front matter is not valid YAML: {first}") from None
+    return dict(meta)
+
+
+def _optional(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _entry(raw: dict[str, Any]) -> ParticipantEntry:
+    seat = raw.get("seat")
+    return ParticipantEntry(
+        id=str(raw.get("id", "")),
+        seat=seat if isinstance(seat, int) else 0,
+        display_name=str(raw.get("display_name", "")),
+        harness=str(raw.get("harness", "")),
+        model_id=str(raw.get("model_id", "")),
+        joined_at=_optional(raw.get("joined_at")),
+    )
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """What the close writes under ``## Terminal Conclusion``."""
+
+    outcome: str
+    closed_at: str
+    candidate_convergence: bool
+    reason: str | None
+    summary: str | None
+
+
+@dataclass(frozen=True)
+class TurnBlock:
+    n: int
+    sha256: str  # as recorded in the marker
+    prev: str
+    text: str  # the lines between the markers, "---" line included
+    line: int  # 1-based line of the opening marker
+
+    @property
+    def actual_sha256(self) -> str:
+        return sha256_text(self.text)
+
+    @property
+    def body(self) -> str:
+        """The turn as the participant wrote it, without the service's ``---`` line."""
+        return self.text[4:] if self.text.startswith("---\n") else self.text
+
+
+@dataclass(frozen=True)
+class ParsedArtifact:
+    front_matter: str | None  # raw YAML between the fences
+    blocks: list[TurnBlock]
+    problems: list[str]  # structural problems: stray or unclosed markers
+    conclusion: str | None  # the text under "## Terminal Conclusion"
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def turn_text(body: str) -> str:
+    """What the service writes between the markers for a normalised turn body."""
+    return "---\n" + body
+
+
+def turn_block(n: int, body: str, prev: str) -> TurnBlock:
+    text = turn_text(body)
+    return TurnBlock(n, sha256_text(text), prev, text, 0)
+
+
+def display_source_path(source_path: str, artifact_path: str | os.PathLike[str]) -> str:
+    """The source path the artifact records: relative to the artifact when both share a
+    directory below the filesystem root (so every clone reads the same), else absolute."""
+    folder = os.path.dirname(os.path.realpath(artifact_path))
+    if os.path.commonpath([source_path, folder]) == os.path.sep:
+        return source_path
+    return os.path.relpath(source_path, folder)
+
+
+def render(
+    front: FrontMatter,
+    lease_seconds: int,
+    turns: list[TurnBlock] | str,
+    conclusion: Conclusion | None = None,
+) -> str:
+    """The whole artifact. ``turns`` may be raw text kept verbatim (a tampered record)."""
+    turns_text = turns if isinstance(turns, str) else "\n".join(_block_text(b) for b in turns)
+    values = {
+        "topic": front.topic,
+        "duel_id": front.duel_id,
+        "source_path": front.source_path,
+        "source_sha256": front.source_sha256,
+        "status": front.status,
+        "outcome": front.outcome or "—",
+        "created_at": front.created_at,
+        "closed_at": front.closed_at or "—",
+        "max_turns": str(front.max_turns),
+        "lease_seconds": str(lease_seconds),
+        "participants_table": _participants_table(front.participants),
+        "turns": turns_text.strip("\n") or "_No turns yet._",
+        "conclusion": _conclusion(conclusion),
+    }
+    body = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), _template())
+    return f"---\n{front.to_yaml()}---\n\n{body.rstrip()}\n"
+
+
+def _template() -> str:
+    global _template_cache
+    if _template_cache is None:
+        _template_cache = TEMPLATE.read_text(encoding="utf-8")
+    return _template_cache
+
+
+def _block_text(block: TurnBlock) -> str:
+    return f"<!-- duel:turn n={block.n} sha256={block.sha256} prev={block.prev} -->\n{block.text}{_CLOSE}\n"
+
+
+def _cell(value: str) -> str:
+    return value.replace("|", "\\|")
+
+
+def _participants_table(participants: tuple[ParticipantEntry, ...]) -> str:
+    if not participants:
+        return "_Nobody has joined yet._"
+    rows = ["| Seat | Participant | Harness | Model | ID | Joined |", "|---|---|---|---|---|---|"]
+    for p in sorted(participants, key=lambda p: p.seat):
+        rows.append(
+            f"| {p.seat} | {_cell(p.display_name)} | {_cell(p.harness)} | {_cell(p.model_id)} "
+            f"| `{p.id}` | {p.joined_at} |"
+        )
+    return "\n".join(rows)
+
+
+def _conclusion(conclusion: Conclusion | None) -> str:
+    if conclusion is None:
+        return OPEN_CONCLUSION
+    rows = [
+        "| Field | Value |",
+        "|---|---|",
+        f"| Outcome | {conclusion.outcome} |",
+        f"| Closed at | {conclusion.closed_at} |",
+        f"| Candidate convergence | {'yes' if conclusion.candidate_convergence else 'no'} |",
+        f"| Reason | {_cell(conclusion.reason or '—')} |",
+    ]
+    text = "\n".join(rows)
+    if conclusion.summary and conclusion.summary.strip():
+        text += "\n\n### Summary\n\n" + conclusion.summary.strip()
+    return text
+
+
+def parse(text: str) -> ParsedArtifact:
+    """Split an artifact into front matter, turn blocks and conclusion; never raises."""
+    lines = text.split("\n")
+    front_matter = None
+    start = 0
+    if lines and lines[0] == "---":
+        after = front_matter_end(lines)
+        if after is not None:
+            front_matter = "\n".join(lines[1 : after - 1]) + "\n"
+            start = after
+    blocks: list[TurnBlock] = []
+    problems: list[str] = []
+    conclusion = None
+    opened: tuple[int, re.Match[str]] | None = None
+    body: list[str] = []
+    for i in range(start, len(lines)):
+        line = lines[i]
+        match = _OPEN.match(line)
+        if opened is None:
+            if match:
+                opened, body = (i, match), []
+            elif line == _CLOSE or line.startswith("<!-- duel:"):
+                problems.append(f"line {i + 1}: stray turn marker")
+            elif line == "## Terminal Conclusion":
+                conclusion = "\n".join(lines[i + 1:]).strip()
+                break
+            continue
+        if line == _CLOSE:
+            first, m = opened
+            blocks.append(TurnBlock(int(m.group(1)), m.group(2), m.group(3), "".join(s + "\n" for s in body), first + 1))
+            opened = None
+        elif match or line.startswith("<!-- duel:"):
+            problems.append(f"line {i + 1}: turn marker inside turn {opened[1].group(1)}")
+        else:
+            body.append(line)
+    if opened is not None:
+        problems.append(f"line {opened[0] + 1}: turn {opened[1].group(1)} is never closed")
+    return ParsedArtifact(front_matter, blocks, problems, conclusion)
+
+
+def turns_region(text: str) -> str:
+    """The raw text from the first turn marker to the last closing one (tampered records)."""
+    first = text.find("<!-- duel:turn ")
+    last = text.rfind(_CLOSE)
+    if first < 0 or last < first:
+        return ""
+    return text[first:last + len(_CLOSE)] + "\n"

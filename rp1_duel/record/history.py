@@ -1,0 +1,181 @@
+"""One history: replaying a debate's accepted turns, the same way everywhere.
+
+Live append (the service, under the duel's lock), the participant composing its next
+turn, ``duel validate`` and the tests all build a :class:`History` and walk the same
+record: the hash chain, who holds which seat, each seat's previous stance, the
+novelty index of earlier positions and claims, the outcome the turns imply, and the
+context the next turn is validated in.
+
+Which names of the source a turn may cite is decided here, from the path the artifact
+records (:func:`citable_names`): live append and ``duel validate`` agree before and
+after the tree is moved or cloned.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ..turns.grammar import ParsedTurn, parse_turn
+from ..turns.novelty import NoveltyIndex
+from ..turns.rules import TurnContext, TurnReport, validate_turn
+from ..turns.source import SourceDocument, SourceUnreadable, read_source
+from ..vocabulary import RecordCode
+from .artifact import GENESIS, FrontMatter, FrontMatterError, ParsedArtifact, TurnBlock, parse
+from .outcomes import Evaluation, TurnSummary, evaluate
+
+
+def seat_of(number: int) -> int:
+    """Seat 1 writes odd turns, seat 2 even ones (docs/protocol.md section 4)."""
+    return 1 if number % 2 else 2
+
+
+def citable_names(recorded_source_path: str) -> tuple[str, ...]:
+    """The source's file name and the path the artifact records: the same on every clone."""
+    names = (os.path.basename(recorded_source_path), recorded_source_path)
+    return tuple(dict.fromkeys(name for name in names if name))
+
+
+def source_location(recorded_source_path: str, artifact_path: str | os.PathLike[str]) -> Path:
+    """Where the recorded source path points, read from the artifact's folder."""
+    recorded = Path(recorded_source_path)
+    return recorded if recorded.is_absolute() else Path(artifact_path).parent / recorded
+
+
+@dataclass(frozen=True)
+class Claimant:
+    """Who a turn heading must name."""
+
+    name: str
+    harness: str
+    model_id: str
+
+
+@dataclass(frozen=True)
+class ChainProblem:
+    code: str  # TURN_ORDER, HASH_CHAIN or HASH_MISMATCH
+    message: str
+    block: TurnBlock
+
+
+def chain_problems(blocks: Iterable[TurnBlock]) -> Iterator[ChainProblem]:
+    """Walk the hash chain: numbers 1, 2, …; each ``prev`` the hash before; each hash true."""
+    prev = GENESIS
+    for number, block in enumerate(blocks, start=1):
+        if block.n != number:
+            yield ChainProblem(RecordCode.TURN_ORDER, f"turn {block.n} found where turn {number} belongs", block)
+        if block.prev != prev:
+            yield ChainProblem(RecordCode.HASH_CHAIN, f"turn {block.n}: prev does not match turn {number - 1}'s hash",
+                               block)
+        if block.actual_sha256 != block.sha256:
+            yield ChainProblem(RecordCode.HASH_MISMATCH, f"turn {block.n} was changed after it was written", block)
+        prev = block.sha256
+
+
+@dataclass
+class History:
+    """The accepted turns of one duel, in order, with what later turns are checked against."""
+
+    source: SourceDocument | None
+    source_names: tuple[str, ...]
+    blocks: list[TurnBlock] = field(default_factory=list)
+    turns: list[ParsedTurn] = field(default_factory=list)
+    novelty: NoveltyIndex = field(default_factory=NoveltyIndex)
+    stances: dict[int, str] = field(default_factory=dict)  # seat -> its latest stance
+
+    @property
+    def next_number(self) -> int:
+        return len(self.turns) + 1
+
+    @property
+    def head(self) -> str:
+        """The hash the next turn's ``prev`` must name."""
+        return self.blocks[-1].sha256 if self.blocks else GENESIS
+
+    def context_for(self, claimant: Claimant, number: int | None = None) -> TurnContext:
+        """What turn ``number`` (default: the next) is validated in, by anyone."""
+        number = self.next_number if number is None else number
+        return TurnContext(
+            turn_number=number,
+            participant_name=claimant.name,
+            harness=claimant.harness,
+            model_id=claimant.model_id,
+            source=self.source,
+            source_names=self.source_names,
+            prior_turns=self.turns,
+            previous_stance=self.stances.get(seat_of(number)),
+            novelty=self.novelty,
+        )
+
+    def accept(self, block: TurnBlock, turn: ParsedTurn) -> None:
+        self.blocks.append(block)
+        self.turns.append(turn)
+        self.novelty.add_turn(turn)
+        if turn.stance is not None:
+            self.stances[seat_of(len(self.turns))] = turn.stance
+
+    def replay(self, blocks: Iterable[TurnBlock]) -> None:
+        """Accept turns the chain vouches for, parsing them without re-checking the rules."""
+        for block in blocks:
+            self.accept(block, parse_turn(block.body))
+
+    def replay_checked(self, blocks: Iterable[TurnBlock], claimants: dict[int, Claimant]) -> Iterator[TurnReport]:
+        """Accept turns one by one, each validated against every rule in its own context."""
+        nobody = Claimant("", "", "")
+        for block in blocks:
+            report = validate_turn(block.body, self.context_for(claimants.get(seat_of(self.next_number), nobody)))
+            self.accept(block, report.turn)
+            yield report
+
+    def summaries(self) -> list[TurnSummary]:
+        return [TurnSummary(seat_of(n), t.stance or "", t.has_blocking) for n, t in enumerate(self.turns, start=1)]
+
+    def evaluate(self, max_turns: int) -> Evaluation:
+        return evaluate(self.summaries(), max_turns)
+
+
+def claimants(front: FrontMatter) -> dict[int, Claimant]:
+    return {p.seat: Claimant(p.display_name, p.harness, p.model_id) for p in front.participants}
+
+
+@dataclass(frozen=True)
+class RecordFile:
+    """An artifact read from disk: its text, its parts, its typed header and its source."""
+
+    path: Path
+    text: str
+    parsed: ParsedArtifact
+    front: FrontMatter | None
+    front_problem: str | None  # why the header is unusable, if it is
+    source: SourceDocument | None
+    source_problem: str | None  # why the source could not be read, if it could not
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str], source: SourceDocument | None = None) -> RecordFile:
+        """Read an artifact (UTF-8) and, unless given, the source it records.
+
+        Raises OSError or UnicodeDecodeError when the artifact itself cannot be read.
+        """
+        where = Path(path)
+        text = where.read_bytes().decode("utf-8")
+        parsed = parse(text)
+        try:
+            front: FrontMatter | None = FrontMatter.parse(parsed.front_matter)
+        except FrontMatterError as exc:
+            return cls(where, text, parsed, None, str(exc), source, None)
+        problem = None
+        if source is None:
+            try:
+                source = read_source(source_location(front.source_path, where))
+            except SourceUnreadable as exc:
+                problem = exc.reason
+        return cls(where, text, parsed, front, None, source, problem)
+
+    def history(self, upto: int | None = None) -> History:
+        """The history of the first ``upto`` turns (all by default), replayed without rule checks."""
+        recorded = self.front.source_path if self.front else ""
+        history = History(self.source, citable_names(recorded))
+        history.replay(self.parsed.blocks[:upto])
+        return history

@@ -1,0 +1,496 @@
+"""Parse a submitted turn into its parts, whatever the text.
+
+The turn format leans on Markdown's lazy continuation (section labels follow list
+items without blank lines), so a whole-text Markdown parse would fold `**Agreements**`
+into the last counterpoint. Labels are therefore found by scanning lines, and each
+section body is parsed with mistune on its own. mistune's AST has no positions: line
+numbers come from matching its list items and headings, in document order, against the
+turn's lines.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Iterator, Mapping
+
+import mistune
+
+from ..vocabulary import (
+    AGREEMENTS,
+    COUNTERPOINTS,
+    NOVEL_ARGUMENT,
+    POSITION,
+    SECTIONS,
+    STANCE_REVISION_SUPPORT,
+    UNRESOLVED_ITEMS,
+)
+from .markdown import ATX_HEADING, fenced_lines, front_matter_end, split_lines
+from .matching import SearchableText, normalize_text
+
+_MARKDOWN = mistune.create_markdown(renderer=None)
+
+_LABEL = re.compile(r"^ {0,3}(?:\*\*|__)\s*([A-Za-z][A-Za-z ]*?)\s*:?\s*(?:\*\*|__)\s*:?\s*$")
+_SECTION_BY_KEY = {name.casefold(): name for name in SECTIONS}
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
+_EMPTY_BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])?\s*$")
+_SUPPORT_LABEL = re.compile(r"^ {0,3}(?:\*\*|__)?Support(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.*)$", re.I)
+_FIELD = re.compile(r"^\s*(addresses|claim|support)\s*:\s*(.*)$", re.I)
+_CLAIM_LABEL = re.compile(r"^\s*(?:\*\*|__)?claim(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*", re.I)
+# Blocks that are layout, not content: they are neither items nor text of a section.
+_NOT_ENTRIES = ("blank_line", "thematic_break", "heading")
+# How many candidate lines past the cursor a node's start is looked for: real items are
+# on the next few; the bound keeps hostile input from costing lines x nodes.
+_SEARCH_WINDOW = 32
+_TAG = re.compile(r"\((non-blocking|blocking)\)$")
+_NOT_LETTER_OR_DIGIT = re.compile(r"[\W_]+")
+
+# `## Turn 3 — Alice (codex / gpt-5) — CONVERGING`, any of — – - between the parts.
+_TURN_NUMBER = re.compile(r"^Turn\s+#?(\d+)\b\s*(.*)$", re.I)
+_LEADING_SEPARATOR = re.compile(r"^(?:[\u2014\u2013]|-{1,2})\s*")
+_TRAILING_STANCE = re.compile(r"^(.*?)\s*(?:[\u2014\u2013]|(?:^|\s)-{1,2})\s*(\S+)$")
+_CLAIMANT = re.compile(r"^(.*?)\s*\(([^()]*)\)$")
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    body: str
+    line: int  # the line of its label
+    end_line: int  # the last line before the next label (or the end of the turn)
+
+    @property
+    def is_empty(self) -> bool:
+        # A lone `-` is an empty list item, not content.
+        return all(_EMPTY_BULLET.match(line) for line in self.body.split("\n"))
+
+
+@dataclass(frozen=True)
+class Item:
+    text: str
+    line: int | None
+
+
+@dataclass(frozen=True)
+class SupportItem:
+    text: str
+    line: int | None
+    section: str
+
+
+@dataclass(frozen=True)
+class Counterpoint:
+    addresses: str | None
+    claim: str | None
+    support: tuple[SupportItem, ...]
+    line: int | None
+
+
+@dataclass(frozen=True)
+class UnresolvedItem:
+    text: str
+    blocking: bool | None  # None: untagged
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    line: int | None
+
+
+@dataclass(frozen=True)
+class ParsedTurn:
+    text: str  # the normalised turn text, as the service stores it
+    heading: str | None = None
+    heading_line: int | None = None
+    heading_level: int | None = None
+    number: int | None = None
+    name: str | None = None
+    harness: str | None = None
+    model: str | None = None
+    stance: str | None = None
+    text_before_heading_line: int | None = None
+    front_matter_line: int | None = None
+    sections: Mapping[str, Section] = field(default_factory=dict)  # first of each, in order found
+    duplicate_sections: tuple[Section, ...] = ()
+    counterpoints: tuple[Counterpoint, ...] = ()
+    agreements: tuple[Item, ...] = ()
+    novel_claim: str = ""
+    novel_claim_line: int | None = None
+    novel_support: tuple[SupportItem, ...] = ()
+    unresolved: tuple[UnresolvedItem, ...] = ()
+    stance_revision_support: tuple[SupportItem, ...] = ()
+    extra_headings: tuple[Heading, ...] = ()  # headings of level 1 or 2 besides the turn heading
+    markdown_failed: bool = False
+
+    @property
+    def position(self) -> str:
+        section = self.sections.get(POSITION)
+        return section.body if section else ""
+
+    @property
+    def has_blocking(self) -> bool:
+        return any(item.blocking for item in self.unresolved)
+
+    @property
+    def support_items(self) -> tuple[SupportItem, ...]:
+        cited = [s for c in self.counterpoints for s in c.support]
+        return (*cited, *self.novel_support, *self.stance_revision_support)
+
+    @property
+    def claims(self) -> tuple[str, ...]:
+        found = [c.claim for c in self.counterpoints if c.claim]
+        return (*found, self.novel_claim) if self.novel_claim else tuple(found)
+
+    @cached_property
+    def _searchable(self) -> SearchableText:
+        # Built on first use: only turns that later turns quote ever need it.
+        return SearchableText(self.text)
+
+    def contains_excerpt(self, excerpt: str) -> bool:
+        return self._searchable.contains(excerpt)
+
+    def section_at(self, line: int | None) -> str | None:
+        if line is None:
+            return None
+        for section in (*self.sections.values(), *self.duplicate_sections):
+            if section.line <= line <= section.end_line:
+                return section.name
+        return None
+
+
+def normalize_turn_text(text: str) -> str:
+    """The body the service stores and hashes: LF line ends, no leading `---`, one final newline."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff").split("\n")
+    start = _first_content(lines, 0)
+    if start < len(lines) and lines[start].strip() == "---":
+        start = _first_content(lines, start + 1)
+    return "\n".join(lines[start:]).rstrip() + "\n"
+
+
+def parse_turn(text: str) -> ParsedTurn:
+    """Parse a turn; never raises. Line numbers count the text as given, from 1."""
+    lines = split_lines(text.replace("\x00", "\ufffd"))
+    if lines:
+        lines[0] = lines[0].removeprefix("\ufeff")
+    return _TurnParser(lines).parse(normalize_turn_text(text))
+
+
+def _section_label(line: str) -> str | None:
+    match = _LABEL.match(line)
+    return _SECTION_BY_KEY.get(" ".join(match.group(1).split()).casefold()) if match else None
+
+
+def _first_content(lines: list[str], index: int) -> int:
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    return index
+
+
+def _key(text: str) -> str:
+    """Letters and digits only: how a flattened AST text is matched back to its line."""
+    return _NOT_LETTER_OR_DIGIT.sub("", text.casefold())
+
+
+def _inline_text(nodes: list[dict[str, Any]]) -> str:
+    """The text of inline nodes, markup dropped, links kept as `[text](url)` or the bare URL."""
+    parts: list[str] = []
+    for node in nodes:
+        kind = node.get("type")
+        if kind in ("softbreak", "linebreak"):
+            parts.append("\n")
+        elif kind == "link":
+            inner = _inline_text(node.get("children", []))
+            url = node.get("attrs", {}).get("url", "")
+            parts.append(url if inner in ("", url) else f"[{inner}]({url})")
+        elif "children" in node:
+            parts.append(_inline_text(node["children"]))
+        else:
+            parts.append(node.get("raw", ""))
+    return "".join(parts)
+
+
+@dataclass
+class _Entry:
+    """One top-level item of a section: a list item, or a paragraph outside any list."""
+
+    lines: list[str]  # its own text lines; nested lists are in `children`
+    line: int | None
+    is_list_item: bool
+    children: list[_Entry] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return " ".join(part.strip() for part in self.lines if part.strip())
+
+
+class _Segment:
+    """A run of turn lines parsed on its own, with AST nodes matched back to line numbers."""
+
+    def __init__(self, lines: list[str], fenced: list[bool], first_line: int):
+        self.first_line = first_line
+        self.failed = False
+        self.headings: list[Heading] = []
+        self._cursor = 0
+        self._node_lines: dict[int, int | None] = {}
+        # Where nodes may start, with the key each line offers: list items on marker lines,
+        # other blocks on any non-blank line outside code fences.
+        self._markers: list[tuple[int, str]] = []
+        self._texts: list[tuple[int, str]] = []
+        for index, line in enumerate(lines):
+            if fenced[index] or not line.strip():
+                continue
+            self._texts.append((index, _key(line)))
+            marker = _LIST_MARKER.match(line)
+            if marker:
+                self._markers.append((index, _key(marker.group(1) or "")))
+        try:
+            self.ast = _MARKDOWN("\n".join(lines)) if any(s.strip() for s in lines) else []
+        except Exception:  # a third-party parser must not make the validator raise
+            self.ast, self.failed = [], True
+        self._locate(self.ast, top=True)
+
+    def entries(self) -> list[_Entry]:
+        found: list[_Entry] = []
+        for node in self.ast:
+            kind = node.get("type")
+            if kind == "list":
+                found.extend(self._list_entries(node))
+            elif kind not in _NOT_ENTRIES:
+                found.append(_Entry(_block_text(node).split("\n"), self._line_of(node), False))
+        return found
+
+    def _list_entries(self, list_node: dict[str, Any]) -> Iterator[_Entry]:
+        for item in list_node.get("children", []):
+            own: list[str] = []
+            children: list[_Entry] = []
+            for block in item.get("children", []):
+                if block.get("type") == "list":
+                    children.extend(self._list_entries(block))
+                else:
+                    own.extend(_block_text(block).split("\n"))
+            yield _Entry(own, self._line_of(item), True, children)
+
+    def _line_of(self, node: dict[str, Any]) -> int | None:
+        index = self._node_lines.get(id(node))
+        return None if index is None else self.first_line + index
+
+    def _locate(self, nodes: list[dict[str, Any]], top: bool) -> None:
+        """Walk the AST in document order, pairing nodes with lines through one cursor."""
+        for node in nodes:
+            kind = node.get("type")
+            if kind == "list":
+                for item in node.get("children", []):
+                    self._node_lines[id(item)] = self._find(item, markers=True)
+                    self._locate(item.get("children", []), top=False)
+            elif kind == "heading":
+                index = self._find(node, markers=False)
+                level = node.get("attrs", {}).get("level", 0)
+                if level <= 2:
+                    text = _inline_text(node.get("children", [])).replace("\n", " ")
+                    line = None if index is None else self.first_line + index
+                    self.headings.append(Heading(level, text, line))
+            elif top and kind not in _NOT_ENTRIES:
+                self._node_lines[id(node)] = self._find(node, markers=False)
+                if kind == "block_quote":
+                    self._locate(node.get("children", []), top=False)
+            elif kind == "block_quote":
+                self._locate(node.get("children", []), top=False)
+
+    def _find(self, node: dict[str, Any], markers: bool) -> int | None:
+        """The line where `node` starts, looking a bounded way past the cursor (linear overall)."""
+        wanted = _key(_first_line_text(node))[:40]
+        candidates = self._markers if markers else self._texts
+        start = bisect.bisect_left(candidates, (self._cursor, ""))
+        window = candidates[start : start + _SEARCH_WINDOW]
+        found = next((index for index, key in window if key.startswith(wanted)), None)
+        if found is None and markers and window:
+            found = window[0][0]  # markup the key cannot see: a list item is on the next marker line
+        if found is not None:
+            self._cursor = found + 1
+        return found
+
+
+def _block_text(node: dict[str, Any]) -> str:
+    kind = node.get("type")
+    if kind in ("block_code", "block_html"):
+        return str(node.get("raw", "")).rstrip("\n")
+    if kind in ("paragraph", "block_text", "heading"):
+        return _inline_text(node.get("children", []))
+    return "\n".join(text for child in node.get("children", []) if (text := _block_text(child)))
+
+
+def _first_line_text(node: dict[str, Any]) -> str:
+    return _block_text(node).split("\n", 1)[0]
+
+
+class _TurnParser:
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.fenced = fenced_lines(lines)
+        self.extra_headings: list[Heading] = []
+        self.markdown_failed = False
+
+    def parse(self, normalized: str) -> ParsedTurn:
+        labels = [
+            (index, name)
+            for index, line in enumerate(self.lines)
+            if not self.fenced[index] and (name := _section_label(line))
+        ]
+        first_label = labels[0][0] if labels else len(self.lines)
+        heading_index = next(
+            (i for i in range(first_label) if not self.fenced[i] and ATX_HEADING.match(self.lines[i])),
+            None,
+        )
+        top_end = first_label if heading_index is None else heading_index
+        content_start, front_matter_line = self._skip_opening(top_end)
+        fields: dict[str, Any] = {"text": normalized, "front_matter_line": front_matter_line}
+
+        before = [i for i in range(content_start, top_end) if self.lines[i].strip()]
+        if before and heading_index is not None:
+            fields["text_before_heading_line"] = before[0] + 1
+        self._segment(content_start, top_end)
+        if heading_index is not None:
+            fields.update(self._heading(heading_index))
+            self._segment(heading_index + 1, first_label)
+
+        sections: dict[str, Section] = {}
+        duplicates: list[Section] = []
+        bounds = [index for index, _ in labels] + [len(self.lines)]
+        for (index, name), end in zip(labels, bounds[1:]):
+            body = "\n".join(self.lines[index + 1 : end]).strip("\n").rstrip()
+            section = Section(name, body, index + 1, max(index + 1, end))
+            if name in sections:
+                duplicates.append(section)
+                self._segment(index + 1, end)  # still checked for unsafe headings
+                continue
+            sections[name] = section
+            fields.update(self._section_fields(name, index + 1, end))
+
+        return ParsedTurn(
+            **fields,
+            sections=sections,
+            duplicate_sections=tuple(duplicates),
+            extra_headings=tuple(self.extra_headings),
+            markdown_failed=self.markdown_failed,
+        )
+
+    def _skip_opening(self, end: int) -> tuple[int, int | None]:
+        """Skip the optional leading `---` line; spot front matter (a fenced block before the heading)."""
+        start = _first_content(self.lines, 0)
+        if start >= end or self.lines[start].strip() not in ("---", "+++"):
+            return start, None
+        after = front_matter_end(self.lines, start, end)
+        return (start + 1, None) if after is None else (after, start + 1)
+
+    def _heading(self, index: int) -> dict[str, Any]:
+        match = ATX_HEADING.match(self.lines[index])
+        assert match  # the index was chosen by this very pattern
+        text = (match.group(2) or "").strip()
+        fields: dict[str, Any] = {"heading": text, "heading_line": index + 1, "heading_level": len(match.group(1))}
+        number = _TURN_NUMBER.match(text)
+        if not number:
+            return fields
+        fields["number"] = int(number.group(1))
+        rest = number.group(2)
+        separator = _LEADING_SEPARATOR.match(rest)
+        if not separator:
+            return fields
+        rest = rest[separator.end() :]
+        stance = _TRAILING_STANCE.match(rest)
+        if stance:
+            rest, fields["stance"] = stance.group(1), stance.group(2)
+        claimant = _CLAIMANT.match(rest.strip())
+        if not claimant:
+            fields["name"] = rest.strip() or None
+            return fields
+        fields["name"] = claimant.group(1).strip() or None
+        inside = claimant.group(2)
+        harness, slash, model = inside.partition(" / ") if " / " in inside else inside.partition("/")
+        fields["harness"] = harness.strip() or None
+        fields["model"] = (model.strip() or None) if slash else None
+        return fields
+
+    def _segment(self, start: int, end: int) -> _Segment:
+        segment = _Segment(self.lines[start:end], self.fenced[start:end], start + 1)
+        self.extra_headings.extend(segment.headings)
+        self.markdown_failed |= segment.failed
+        return segment
+
+    def _section_fields(self, name: str, start: int, end: int) -> dict[str, Any]:
+        if name == NOVEL_ARGUMENT:
+            return self._novel_argument(start, end)
+        if name == COUNTERPOINTS:
+            return {"counterpoints": _counterpoints(self._segment(start, end).entries())}
+        entries = self._segment(start, end).entries()
+        if name == AGREEMENTS:
+            return {"agreements": tuple(Item(e.text, e.line) for e in entries)}
+        if name == UNRESOLVED_ITEMS:
+            return {"unresolved": tuple(_unresolved(e) for e in entries)}
+        if name == STANCE_REVISION_SUPPORT:
+            return {"stance_revision_support": tuple(SupportItem(e.text, e.line, name) for e in entries)}
+        return {}
+
+    def _novel_argument(self, start: int, end: int) -> dict[str, Any]:
+        label = next(
+            (i for i in range(start, end) if not self.fenced[i] and _SUPPORT_LABEL.match(self.lines[i])),
+            None,
+        )
+        claim_end = end if label is None else label
+        claim_lines = [self.lines[i] for i in range(start, claim_end)]
+        self._segment(start, claim_end)
+        claim = " ".join(" ".join(claim_lines).split())
+        first = next((start + k + 1 for k, text in enumerate(claim_lines) if text.strip()), None)
+        fields: dict[str, Any] = {
+            "novel_claim": _CLAIM_LABEL.sub("", claim, count=1).strip(),
+            "novel_claim_line": first,
+        }
+        if label is None:
+            return fields
+        support: list[SupportItem] = []
+        inline = _SUPPORT_LABEL.match(self.lines[label])
+        if inline and inline.group(1).strip():
+            support.append(SupportItem(inline.group(1).strip(), label + 1, NOVEL_ARGUMENT))
+        entries = self._segment(label + 1, end).entries()
+        support.extend(SupportItem(e.text, e.line, NOVEL_ARGUMENT) for e in entries)
+        fields["novel_support"] = tuple(support)
+        return fields
+
+
+def _counterpoints(entries: list[_Entry]) -> tuple[Counterpoint, ...]:
+    # Prose around a list of counterpoints is commentary; prose alone must still parse as one.
+    if any(entry.is_list_item for entry in entries):
+        entries = [entry for entry in entries if entry.is_list_item]
+    return tuple(_counterpoint(entry) for entry in entries)
+
+
+def _counterpoint(entry: _Entry) -> Counterpoint:
+    values: dict[str, list[str]] = {"addresses": [], "claim": []}
+    support: list[SupportItem] = []
+    current = None
+    for offset, text in enumerate(entry.lines):
+        # Exact for a tight item; lines after a blank line inside the item may be off.
+        line = None if entry.line is None else entry.line + offset
+        labelled = _FIELD.match(text)
+        if labelled:
+            current, text = labelled.group(1).casefold(), labelled.group(2)
+        if not text.strip() or current is None:
+            continue
+        if current == "support":
+            support.append(SupportItem(text.strip(), line, COUNTERPOINTS))
+        else:
+            values[current].append(text.strip())
+    support.extend(SupportItem(child.text, child.line, COUNTERPOINTS) for child in entry.children)
+    addresses = " ".join(values["addresses"]) or None
+    claim = " ".join(values["claim"]) or None
+    return Counterpoint(addresses, claim, tuple(support), entry.line)
+
+
+def _unresolved(entry: _Entry) -> UnresolvedItem:
+    tag = _TAG.search(normalize_text(entry.text))
+    blocking = None if tag is None else tag.group(1) == "blocking"
+    return UnresolvedItem(entry.text, blocking, entry.line)

@@ -1,0 +1,77 @@
+"""What a participant is told about turns: the format and the rules, in one place.
+
+Model prompts (:mod:`rp1_duel.participant.prompt`) and the agent instructions of ``duel skill``
+are both rendered from here and from :data:`rp1_duel.turns.rules.RULES`, so a rule changes
+in one place.
+"""
+
+from __future__ import annotations
+
+from ..vocabulary import SECTIONS, STANCES
+from .rules import RULES
+
+TURN_FORMAT = """\
+## Turn {N} — {Participant} ({Harness} / {Model}) — {STANCE}
+**Position**
+…
+**Counterpoints**
+- Addresses: Turn {M} | {source file}#{heading}
+  Claim: …
+  Support:
+  - …
+**Agreements**
+- …
+**Novel Argument**
+…
+Support:
+- …
+**Unresolved Items**
+- … (blocking)
+- … (non-blocking)
+**Stance Revision Support**
+- …"""
+
+SUPPORT_KINDS = """\
+A support item is one of:
+- a URL (`https://…`);
+- a source reference: the source's file name followed by a heading (`{source}#Some heading`), \
+a line or range (`{source}:12` or `{source}:12-18`) and/or a quoted excerpt \
+(`{source} "exact words from the source"`); each must exist in the source;
+- a turn reference: `Turn M`, optionally with a quoted excerpt that must appear in turn M;
+- `Principle: …`."""
+
+STANCE_MEANINGS = {
+    "OPEN_TO_DEBATE": "still arguing",
+    "CONVERGING": "close to agreement",
+    "ACCEPTING_CONSENSUS": "you accept the shared conclusion (no blocking item left)",
+    "DISSENTING": "you hold a position the other side will not share",
+    "REVISING": "you are changing your position",
+}
+
+OUTCOMES = {
+    "ACCEPTED_CONSENSUS": "both latest turns are ACCEPTING_CONSENSUS with no blocking item",
+    "DISSENT": "both latest turns are DISSENTING, or the last turn is written with a blocking item or a "
+    "DISSENTING stance left",
+    "MAX_TURNS": "the last allowed turn is written without either of the above",
+    "TIMEOUT": "a peer never joined, or never finished its turn in time",
+    "INVALIDATED": "a participant closed with a reason, the record was tampered with, or the source vanished",
+}
+
+
+def rules_markdown() -> str:
+    return "\n".join(f"- `{code}`: {text}" for code, text in RULES.items())
+
+
+def stances_markdown() -> str:
+    return "\n".join(f"- `{stance}`: {STANCE_MEANINGS[stance]}" for stance in STANCES)
+
+
+def turn_guide(source_name: str = "design.md") -> str:
+    """The whole turn contract, as Markdown: format, support kinds, stances, rules."""
+    return (
+        f"Format (the six sections, in this order: {', '.join(SECTIONS)}):\n\n"
+        f"```markdown\n{TURN_FORMAT}\n```\n\n"
+        f"{SUPPORT_KINDS.format(source=source_name)}\n\n"
+        f"Stances:\n{stances_markdown()}\n\n"
+        f"Rules (each rejection names its code):\n{rules_markdown()}"
+    )

@@ -1,0 +1,87 @@
+"""What a support item or an Addresses target cites: a URL, a principle, a turn or the source.
+
+Pure parsing of one item's text against the names the source may be cited by.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+_URL = re.compile(r"^(?:<https?://[^\s>]+>|https?://\S+|\[[^\]]*\]\(https?://[^)\s]+\))", re.I)
+_PRINCIPLE = re.compile(r"^principle\s*:\s*(.*)$", re.I | re.S)
+_TURN = re.compile(r"^turn\s+#?(\d+)\b", re.I)
+_LINES = re.compile(r"^:(\d+)(?:\s*[-\u2013\u2014]\s*(\d+))?(?!\d)")
+_OTHER_DOCUMENT = re.compile(r"^(\S+?\.(?:md|markdown))(?=$|[#:\s\"\u201c])", re.I)
+_OPEN_QUOTES = '"\u201c\u201e'
+_CLOSE_QUOTES = '"\u201d\u201c'
+_BEFORE_EXCERPT = " \t:,\u2014\u2013-"
+_HEADING_DESCRIPTION = re.compile(r"\s[\u2014\u2013-]\s|\s\(|:\s")
+_LONGEST_HEADING = 300
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a support item or an Addresses target cites."""
+
+    kind: str  # "url", "principle", "turn", "source"; "other-document" or "unknown" when invalid
+    text: str
+    turn: int | None = None
+    heading: str | None = None  # as written, a description possibly after it
+    lines: tuple[int, int] | None = None
+    excerpt: str | None = None
+    document: str | None = None  # the file an "other-document" reference names
+
+    @property
+    def has_locator(self) -> bool:
+        return self.heading is not None or self.lines is not None or self.excerpt is not None
+
+
+def parse_reference(text: str, source_names: Sequence[str]) -> Reference:
+    text = text.strip()
+    if _URL.match(text):
+        return Reference("url", text)
+    principle = _PRINCIPLE.match(text)
+    if principle:
+        return Reference("principle" if principle.group(1).strip() else "unknown", text)
+    turn = _TURN.match(text)
+    if turn:
+        return Reference("turn", text, turn=int(turn.group(1)), excerpt=_excerpt(text[turn.end() :]))
+    cited = text.removeprefix("./")
+    for name in source_names:
+        rest = cited[len(name) :]
+        if name and cited[: len(name)].casefold() == name.casefold() and (not rest or rest[0] in "#: \t" + _OPEN_QUOTES):
+            return _source_reference(text, rest)
+    other = _OTHER_DOCUMENT.match(cited)
+    if other:
+        return Reference("other-document", text, document=other.group(1))
+    return Reference("unknown", text)
+
+
+def _source_reference(text: str, rest: str) -> Reference:
+    heading = lines = None
+    if rest.startswith("#"):
+        quote = next((i for i, char in enumerate(rest) if char in _OPEN_QUOTES), len(rest))
+        heading, rest = rest[1:quote].strip(), rest[quote:]
+    elif found := _LINES.match(rest):
+        start = int(found.group(1))
+        lines, rest = (start, int(found.group(2) or start)), rest[found.end() :]
+    return Reference("source", text, heading=heading, lines=lines, excerpt=_excerpt(rest))
+
+
+def _excerpt(rest: str) -> str | None:
+    """A quoted excerpt at the start of `rest` (separators aside); up to the last closing quote."""
+    rest = rest.lstrip(_BEFORE_EXCERPT)
+    if not rest or rest[0] not in _OPEN_QUOTES:
+        return None
+    body = rest[1:]
+    close = max(body.rfind(quote) for quote in _CLOSE_QUOTES)
+    return body if close < 0 else body[:close]
+
+
+def heading_candidates(written: str) -> list[str]:
+    """The heading as written, then shorter prefixes cut where a description may begin."""
+    # Headings are short: cuts past the first few hundred characters would only cost time.
+    cuts = [match.start() for match in _HEADING_DESCRIPTION.finditer(written[:_LONGEST_HEADING])]
+    return [written] + [written[:cut] for cut in reversed(cuts)]

@@ -1,0 +1,464 @@
+"""The turn rules of PROTOCOL.md section 7, and the validator that applies them.
+
+`RULES` is the single source of truth for the rule texts agents are given.
+
+Where the protocol is silent, this module decides:
+- Line numbers count the submitted text as given (a leading `---` line is line 1);
+  CRLF and a lone CR each end one line.
+- The turn heading is the first ATX heading before the first section label, at any level
+  (a wrong level is a HEADING violation, not an UNSAFE_STRUCTURE one). Text before it,
+  other than the optional `---` line, is a HEADING violation.
+- Heading fields are compared exactly, runs of whitespace aside; stances are upper case.
+- A section label is a line holding only `**Name**` (a trailing colon allowed), name
+  case-insensitive. A repeated section is a SECTION_ORDER violation; its content is ignored.
+- A section holding only empty bullets (`-`) is empty.
+- Counterpoints are the section's list items; prose next to them is commentary. Without
+  a list, each paragraph counts as a counterpoint (so it needs Addresses, Claim, Support).
+- In Agreements, Unresolved Items and Stance Revision Support, each top-level list item
+  and each paragraph outside a list is one item.
+- `Addresses:` may name several targets separated by `|`. A target is `Turn M` or the
+  source's `name#heading`; a source line or excerpt alone is ADDRESSES_UNKNOWN.
+- Support items are those under a counterpoint's `Support:`, under the Novel Argument's
+  `Support:`, and every entry of Stance Revision Support (leave it empty rather than
+  writing "none"). Text after a reference (`design.md:12-18 (renewal)`) is a description.
+- URLs may be `http://` or `https://`, bare, `<…>` or `[text](…)`.
+- The source may be cited by its file name or by any name in `TurnContext.source_names`
+  (the path the artifact records), case-insensitively, with an optional leading `./`.
+  Any other path to it (an absolute path, say) is SUPPORT_KIND: it would not resolve on
+  every clone.
+  A heading matches after normalisation, or as its GitHub anchor (`#lease-semantics`);
+  text after the heading and a separator (` — `, ` - `, ` (`, `: `) is a description.
+  A source name with no locator, or another `.md` file, is SUPPORT_KIND.
+- Excerpts match word for word, whitespace, case, typographic quotes and dashes aside,
+  and inline `*`, `_`, `` ` `` markers aside. An excerpt is checked against the whole
+  source, not only the heading or lines cited with it. An empty excerpt is never found.
+- Without a source document, source references are recognised by name but their
+  locators are not checked.
+- Grounding counts source and turn references among support items, resolved or not (one
+  that does not resolve has its own violation). Addresses names what is countered; it is
+  not evidence, so it does not ground a turn.
+- NOVELTY compares the novel argument's claim (without a leading `Claim:`) with the
+  positions and claims of earlier turns only; the caller adds each accepted turn to the
+  index (`NoveltyIndex.add_turn`); without an index, repeats are not checked. Words are
+  runs of letters and digits after `normalize_text`.
+- A "scoped critique" (CONSENSUS_BLOCKED) is a counterpoint with Addresses and a Claim.
+- Unresolved item tags are case-insensitive and may use any dash (`non–blocking`).
+- UNSAFE_STRUCTURE: headings inside code blocks do not count; `<!-- /duel:` counts as a
+  marker too; front matter is a `---` (or `+++`) block closed before the turn heading.
+  A turn over 64 KiB (UTF-8 bytes) is not parsed further; a str with lone surrogates or
+  bytes that are not UTF-8 are invalid UTF-8 (the rest is checked on a lossy decode).
+- Violations come sorted by line (those without one last), then by rule order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Sequence
+
+from ..vocabulary import (
+    ACCEPTING_CONSENSUS,
+    COUNTERPOINTS,
+    NON_EMPTY_SECTIONS,
+    NOVEL_ARGUMENT,
+    SECTIONS,
+    STANCE_REVISION_SUPPORT,
+    STANCES,
+    UNRESOLVED_ITEMS,
+    RuleCode,
+)
+from .grammar import ParsedTurn, parse_turn
+from .markdown import split_lines
+from .novelty import NoveltyIndex
+from .references import Reference, heading_candidates, parse_reference
+from .source import SourceDocument
+
+MAX_TURN_BYTES = 64 * 1024
+
+RULES = MappingProxyType(
+    {
+        RuleCode.HEADING: "the heading has the next turn number and the claimant's own name, harness and model"
+        " (em dash, en dash or hyphen accepted as separators)",
+        RuleCode.STANCE: "the stance is one of `OPEN_TO_DEBATE`, `CONVERGING`, `ACCEPTING_CONSENSUS`,"
+        " `DISSENTING`, `REVISING`",
+        RuleCode.SECTION_MISSING: "all six sections are present, each label on a line of its own (`**Position**`)",
+        RuleCode.SECTION_ORDER: "the sections come in this order, each once: Position, Counterpoints, Agreements,"
+        " Novel Argument, Unresolved Items, Stance Revision Support",
+        RuleCode.SECTION_EMPTY: "Position, Counterpoints, Agreements, Novel Argument and Unresolved Items are non-empty",
+        RuleCode.COUNTERPOINT_INCOMPLETE: "every counterpoint has Addresses, Claim and at least one Support item",
+        RuleCode.ADDRESSES_UNKNOWN: "Addresses names an earlier turn that exists, or a heading of the source",
+        RuleCode.SUPPORT_KIND: "every support item is a URL (`https://…`), a source reference, a turn reference,"
+        " or `Principle: …`",
+        RuleCode.SOURCE_REF_NOT_FOUND: "every heading, line and quoted excerpt cited from the source exists in it",
+        RuleCode.TURN_REF_NOT_FOUND: "every turn cited exists and comes before this one,"
+        " and a quoted excerpt from it appears in it",
+        RuleCode.NOVELTY: "the novel argument has support, and its claim repeats no earlier position or claim"
+        " (same words after normalisation, or a token-set Jaccard similarity of 0.8 or more)",
+        RuleCode.UNRESOLVED_TAG: "every unresolved item ends with `(blocking)` or `(non-blocking)`",
+        RuleCode.STANCE_REVISION: "a stance different from this participant's previous one comes with"
+        " non-empty Stance Revision Support",
+        RuleCode.CONSENSUS_BLOCKED: "`ACCEPTING_CONSENSUS` has no blocking item, at least one support item,"
+        " and at least one non-blocking item or scoped critique",
+        RuleCode.UNGROUNDED: "the turn cites the source at least once, or (after turn 1) the source or an earlier turn",
+        RuleCode.UNSAFE_STRUCTURE: "no heading of level 1 or 2 besides the turn heading, no `<!-- duel:` marker,"
+        " no front matter, valid UTF-8 without NUL, at most 64 KiB",
+    }
+)
+_RULE_ORDER = {code: index for index, code in enumerate(RULES)}
+
+
+@dataclass(frozen=True)
+class TurnViolation:
+    code: str
+    message: str
+    line: int | None = None
+    section: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        found = {"code": self.code, "message": self.message, "line": self.line, "section": self.section}
+        return {key: value for key, value in found.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class TurnReport:
+    turn: ParsedTurn
+    violations: list[TurnViolation]
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+# --- context -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    turn_number: int
+    participant_name: str
+    harness: str
+    model_id: str
+    source: SourceDocument | None = None
+    # The names the source may be cited by, besides its file name: the path the artifact
+    # records (see rp1_duel.record.history.citable_names), so every clone reads the same.
+    source_names: Sequence[str] = ()
+    prior_turns: Sequence[ParsedTurn] = ()  # turns 1..turn_number-1, in order
+    previous_stance: str | None = None  # this participant's previous stance
+    novelty: NoveltyIndex | None = None  # positions and claims of the prior turns
+
+    @property
+    def citable_names(self) -> tuple[str, ...]:
+        names = list(self.source_names)
+        if self.source is not None:
+            names.append(self.source.name)
+        unique = {name.removeprefix("./") for name in names if name}
+        return tuple(sorted(unique, key=len, reverse=True))  # longest first: paths before names
+
+    def prior_turn(self, number: int) -> ParsedTurn | None:
+        if not 1 <= number < self.turn_number:
+            return None
+        if number <= len(self.prior_turns) and self.prior_turns[number - 1].number == number:
+            return self.prior_turns[number - 1]
+        return next((turn for turn in self.prior_turns if turn.number == number), None)
+
+
+# --- validation ----------------------------------------------------------------------
+
+_MARKER = re.compile(r"<!--\s*/?\s*duel\s*:", re.I)
+
+
+def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
+    """Check a submitted turn against every rule; report all violations, never raise."""
+
+    decoded, found, oversize = _check_encoding(text)
+    if oversize:
+        return TurnReport(parse_turn(""), found)  # bounds the cost of hostile input
+    turn = parse_turn(decoded)
+    checker = _Checker(turn, ctx, found)
+    checker.check_structure(decoded)
+    checker.check_heading()
+    checker.check_sections()
+    checker.check_counterpoints()
+    checker.check_support()
+    checker.check_novelty()
+    checker.check_unresolved()
+    checker.check_stance_revision()
+    checker.check_consensus()
+    checker.check_grounding()
+    return TurnReport(turn, checker.sorted_violations())
+
+
+def _check_encoding(text: str | bytes) -> tuple[str, list[TurnViolation], bool]:
+    """The text to parse, encoding and size violations, and whether the turn is oversize."""
+    found: list[TurnViolation] = []
+    if isinstance(text, bytes):
+        raw = text
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = raw.count(b"\n", 0, error.start) + 1
+            found.append(TurnViolation(RuleCode.UNSAFE_STRUCTURE, "the turn is not valid UTF-8", line))
+            decoded = raw.decode("utf-8", errors="replace")
+    else:
+        try:
+            raw = text.encode("utf-8")
+            decoded = text
+        except UnicodeEncodeError as error:
+            line = text.count("\n", 0, error.start) + 1
+            found.append(TurnViolation(RuleCode.UNSAFE_STRUCTURE, "the turn is not valid UTF-8 (lone surrogate)", line))
+            raw = text.encode("utf-8", errors="surrogatepass")
+            decoded = raw.decode("utf-8", errors="replace")
+    oversize = len(raw) > MAX_TURN_BYTES
+    if oversize:
+        message = f"the turn is {len(raw)} bytes; the limit is {MAX_TURN_BYTES} bytes (64 KiB)"
+        found.append(TurnViolation(RuleCode.UNSAFE_STRUCTURE, message))
+    return decoded, found, oversize
+
+
+class _Checker:
+    def __init__(self, turn: ParsedTurn, ctx: TurnContext, found: list[TurnViolation]):
+        self.turn = turn
+        self.ctx = ctx
+        self.violations = list(found)
+        self.names = ctx.citable_names
+        self.references = [(item, parse_reference(item.text, self.names)) for item in turn.support_items]
+
+    def add(self, code: str, message: str, line: int | None = None, section: str | None = None) -> None:
+        if section is None:
+            section = self.turn.section_at(line)
+        self.violations.append(TurnViolation(code, message, line, section))
+
+    def sorted_violations(self) -> list[TurnViolation]:
+        unique = dict.fromkeys(self.violations)  # one report per identical finding, order kept
+        return sorted(unique, key=lambda v: (v.line is None, v.line or 0, _RULE_ORDER[v.code]))
+
+    # UNSAFE_STRUCTURE
+    def check_structure(self, text: str) -> None:
+        for number, line in enumerate(split_lines(text), 1):
+            if "\x00" in line:
+                self.add(RuleCode.UNSAFE_STRUCTURE, "the turn contains a NUL character", number)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        for marker in _MARKER.finditer(text):  # on the whole text: a marker may span lines
+            number = text.count("\n", 0, marker.start()) + 1
+            self.add(RuleCode.UNSAFE_STRUCTURE, "`<!-- duel:` markers belong to the service, not to turns", number)
+        if self.turn.front_matter_line is not None:
+            self.add(RuleCode.UNSAFE_STRUCTURE, "a turn has no front matter", self.turn.front_matter_line)
+        for heading in self.turn.extra_headings:
+            message = (
+                f"level-{heading.level} heading {heading.text!r} is not allowed in a turn;"
+                " use a `**label**` or a level-3 heading"
+            )
+            self.add(RuleCode.UNSAFE_STRUCTURE, message, heading.line)
+        if self.turn.markdown_failed:
+            self.add(RuleCode.UNSAFE_STRUCTURE, "the turn could not be parsed as Markdown")
+
+    # HEADING, STANCE
+    def check_heading(self) -> None:
+        turn, ctx = self.turn, self.ctx
+        expected = f"## Turn {ctx.turn_number} \u2014 {ctx.participant_name} ({ctx.harness} / {ctx.model_id}) \u2014 STANCE"
+        if turn.heading is None:
+            self.add(RuleCode.HEADING, f"the turn must begin with its heading: `{expected}`")
+            return
+        line = turn.heading_line
+        if turn.text_before_heading_line is not None:
+            self.add(RuleCode.HEADING, "nothing but an optional `---` line may come before the heading",
+                     turn.text_before_heading_line)
+        if turn.heading_level != 2:
+            self.add(RuleCode.HEADING, "the turn heading is a level-2 heading (`## `)", line)
+        if turn.number is None:
+            self.add(RuleCode.HEADING, f"the heading must read `{expected}`", line)
+            return
+        if turn.number != ctx.turn_number:
+            self.add(RuleCode.HEADING, f"the heading says Turn {turn.number}; this is Turn {ctx.turn_number}", line)
+        claimed = (
+            ("name", turn.name, ctx.participant_name),
+            ("harness", turn.harness, ctx.harness),
+            ("model", turn.model, ctx.model_id),
+        )
+        for what, written, own in claimed:
+            if written is None:
+                self.add(RuleCode.HEADING, f"the heading must give the claimant's {what}: `{expected}`", line)
+            elif written.split() != own.split():
+                self.add(RuleCode.HEADING, f"the heading gives {what} {written!r}; the claimant's {what} is {own!r}", line)
+        if turn.stance is None:
+            self.add(RuleCode.STANCE, f"the heading must end with a stance, one of {', '.join(STANCES)}", line)
+        elif turn.stance not in STANCES:
+            self.add(RuleCode.STANCE, f"{turn.stance!r} is not a stance; use one of {', '.join(STANCES)}", line)
+
+    # SECTION_MISSING, SECTION_ORDER, SECTION_EMPTY
+    def check_sections(self) -> None:
+        latest = -1
+        for name, section in self.turn.sections.items():
+            position = SECTIONS.index(name)
+            if position < latest:
+                self.add(RuleCode.SECTION_ORDER, f"**{name}** must come before **{SECTIONS[latest]}**", section.line, name)
+            latest = max(latest, position)
+        for section in self.turn.duplicate_sections:
+            self.add(RuleCode.SECTION_ORDER, f"**{section.name}** appears more than once", section.line, section.name)
+        for name in SECTIONS:
+            section = self.turn.sections.get(name)
+            if section is None:
+                self.add(RuleCode.SECTION_MISSING, f"the **{name}** section is missing (a line `**{name}**`)", None, name)
+            elif name in NON_EMPTY_SECTIONS and section.is_empty:
+                self.add(RuleCode.SECTION_EMPTY, f"the **{name}** section is empty", section.line, name)
+
+    # COUNTERPOINT_INCOMPLETE, ADDRESSES_UNKNOWN
+    def check_counterpoints(self) -> None:
+        for point in self.turn.counterpoints:
+            missing = [
+                part
+                for part, present in (("Addresses", point.addresses), ("Claim", point.claim), ("Support", point.support))
+                if not present
+            ]
+            if missing:
+                message = f"the counterpoint lacks {', '.join(missing)} (`Addresses:`, `Claim:`, `Support:` with items)"
+                self.add(RuleCode.COUNTERPOINT_INCOMPLETE, message, point.line, COUNTERPOINTS)
+            if point.addresses:
+                for target in point.addresses.split("|"):
+                    self._check_addresses(target.strip(), point.line)
+
+    def _check_addresses(self, target: str, line: int | None) -> None:
+        reference = parse_reference(target, self.names)
+        unknown = None
+        if reference.kind == "turn":
+            assert reference.turn is not None
+            if self.ctx.prior_turn(reference.turn) is None:
+                unknown = f"Addresses names Turn {reference.turn}, which is not an earlier turn"
+            else:
+                self._check_turn_excerpt(reference, line, COUNTERPOINTS)
+        elif reference.kind == "source" and reference.heading is not None:
+            if not self._heading_exists(reference.heading):
+                unknown = f"Addresses names {reference.heading!r}, which is not a heading of the source"
+            if reference.excerpt is not None:
+                self._check_source_excerpt(reference, line, COUNTERPOINTS)
+        else:
+            source = self.ctx.source.name if self.ctx.source else "the source"
+            unknown = f"Addresses {target!r} must be `Turn M` or `{source}#Heading`"
+        if unknown:
+            self.add(RuleCode.ADDRESSES_UNKNOWN, unknown, line, COUNTERPOINTS)
+
+    # SUPPORT_KIND, SOURCE_REF_NOT_FOUND, TURN_REF_NOT_FOUND
+    def check_support(self) -> None:
+        for item, reference in self.references:
+            if reference.kind == "turn":
+                self._check_turn_reference(reference, item.line, item.section)
+            elif reference.kind == "source":
+                self._check_source_reference(reference, item.line, item.section)
+            elif reference.kind == "other-document":
+                self.add(RuleCode.SUPPORT_KIND, self._other_document(reference), item.line, item.section)
+            elif reference.kind == "unknown":
+                message = (
+                    f"{_shorten(item.text)!r} is not a URL, a source reference (`name#heading`, `name:12-18`,"
+                    ' `name "excerpt"`), a turn reference (`Turn M`) or `Principle: …`'
+                )
+                self.add(RuleCode.SUPPORT_KIND, message, item.line, item.section)
+
+    def _other_document(self, reference: Reference) -> str:
+        source = self.ctx.source.name if self.ctx.source else "the source"
+        cited = reference.document or ""
+        if source != "the source" and cited.replace("\\", "/").rsplit("/", 1)[-1].casefold() == source.casefold():
+            return (f"{cited!r} is not a name the record knows the source by; cite it as `{source}`"
+                    " (another path would not resolve on every clone)")
+        return f"{_shorten(reference.text)!r} cites another document; cite the source as `{source}`"
+
+    def _check_turn_reference(self, reference: Reference, line: int | None, section: str) -> None:
+        assert reference.turn is not None
+        if self.ctx.prior_turn(reference.turn) is None:
+            self.add(RuleCode.TURN_REF_NOT_FOUND, f"Turn {reference.turn} is not an earlier turn", line, section)
+        else:
+            self._check_turn_excerpt(reference, line, section)
+
+    def _check_turn_excerpt(self, reference: Reference, line: int | None, section: str) -> None:
+        cited = self.ctx.prior_turn(reference.turn or 0)
+        if reference.excerpt is not None and cited is not None and not cited.contains_excerpt(reference.excerpt):
+            message = f"Turn {reference.turn} does not contain {_shorten(reference.excerpt)!r}"
+            self.add(RuleCode.TURN_REF_NOT_FOUND, message, line, section)
+
+    def _check_source_reference(self, reference: Reference, line: int | None, section: str) -> None:
+        source = self.ctx.source
+        if not reference.has_locator:
+            message = f"{reference.text!r} needs a locator: `#heading`, `:line`, `:start-end` or a quoted excerpt"
+            self.add(RuleCode.SUPPORT_KIND, message, line, section)
+            return
+        if reference.heading is not None and not self._heading_exists(reference.heading):
+            self.add(RuleCode.SOURCE_REF_NOT_FOUND, f"the source has no heading {reference.heading!r}", line, section)
+        if reference.lines is not None and source is not None and not source.has_lines(*reference.lines):
+            start, end = reference.lines
+            cited = f"line {start} is" if start == end else f"lines {start}-{end} are"
+            message = f"{cited} not within the source ({len(source.lines)} lines)"
+            self.add(RuleCode.SOURCE_REF_NOT_FOUND, message, line, section)
+        if reference.excerpt is not None:
+            self._check_source_excerpt(reference, line, section)
+
+    def _check_source_excerpt(self, reference: Reference, line: int | None, section: str) -> None:
+        source = self.ctx.source
+        if source is not None and not source.contains_excerpt(reference.excerpt or ""):
+            message = f"the source does not contain {_shorten(reference.excerpt or '')!r}"
+            self.add(RuleCode.SOURCE_REF_NOT_FOUND, message, line, section)
+
+    def _heading_exists(self, written: str) -> bool:
+        source = self.ctx.source
+        return source is None or any(source.has_heading(c) for c in heading_candidates(written))
+
+    # NOVELTY
+    def check_novelty(self) -> None:
+        turn = self.turn
+        section = turn.sections.get(NOVEL_ARGUMENT)
+        if section is None or section.is_empty:
+            return
+        if not turn.novel_support:
+            message = "the novel argument needs a `Support:` line followed by at least one support item"
+            self.add(RuleCode.NOVELTY, message, section.line, NOVEL_ARGUMENT)
+        if not turn.novel_claim:
+            self.add(RuleCode.NOVELTY, "the novel argument needs a claim before `Support:`", section.line, NOVEL_ARGUMENT)
+        elif self.ctx.novelty is not None and self.ctx.novelty.repeats(turn.novel_claim):
+            message = "the novel argument's claim repeats an earlier position or claim"
+            self.add(RuleCode.NOVELTY, message, turn.novel_claim_line, NOVEL_ARGUMENT)
+
+    # UNRESOLVED_TAG
+    def check_unresolved(self) -> None:
+        for item in self.turn.unresolved:
+            if item.blocking is None:
+                message = f"{_shorten(item.text)!r} must end with `(blocking)` or `(non-blocking)`"
+                self.add(RuleCode.UNRESOLVED_TAG, message, item.line, UNRESOLVED_ITEMS)
+
+    # STANCE_REVISION
+    def check_stance_revision(self) -> None:
+        turn, previous = self.turn, self.ctx.previous_stance
+        if previous is None or turn.stance not in STANCES or turn.stance == previous or turn.stance_revision_support:
+            return
+        section = turn.sections.get(STANCE_REVISION_SUPPORT)
+        message = f"the stance changed from {previous} to {turn.stance}: give Stance Revision Support"
+        self.add(RuleCode.STANCE_REVISION, message, section.line if section else turn.heading_line, STANCE_REVISION_SUPPORT)
+
+    # CONSENSUS_BLOCKED
+    def check_consensus(self) -> None:
+        turn = self.turn
+        if turn.stance != ACCEPTING_CONSENSUS:
+            return
+        for item in turn.unresolved:
+            if item.blocking:
+                message = "ACCEPTING_CONSENSUS cannot keep a blocking item"
+                self.add(RuleCode.CONSENSUS_BLOCKED, message, item.line, UNRESOLVED_ITEMS)
+        if not turn.support_items:
+            self.add(RuleCode.CONSENSUS_BLOCKED, "ACCEPTING_CONSENSUS needs at least one support item", turn.heading_line)
+        scoped = any(point.addresses and point.claim for point in turn.counterpoints)
+        if not scoped and not any(item.blocking is False for item in turn.unresolved):
+            message = "ACCEPTING_CONSENSUS needs a non-blocking unresolved item or a scoped critique (a counterpoint)"
+            self.add(RuleCode.CONSENSUS_BLOCKED, message, turn.heading_line)
+
+    # UNGROUNDED
+    def check_grounding(self) -> None:
+        kinds = {reference.kind for _, reference in self.references}
+        if "source" in kinds or (self.ctx.turn_number > 1 and "turn" in kinds):
+            return
+        if self.ctx.turn_number > 1:
+            message = "the turn cites neither the source nor an earlier turn"
+        else:
+            message = "the first turn must cite the source at least once"
+        self.add(RuleCode.UNGROUNDED, message)
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"

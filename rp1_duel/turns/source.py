@@ -1,0 +1,113 @@
+"""The source document under debate: read with one decoding policy, indexed for citations.
+
+Turns cite the source by heading (`design.md#Lease semantics`), by line range
+(`design.md:12-18`) and by quoted excerpt (`design.md "leases expire"`). Everything a
+lookup needs is computed once, when the document is built.
+
+The one decoding policy (join, append, the participant and ``duel validate`` all read
+the source through :func:`read_source`): the bytes must be UTF-8; a leading BOM is
+dropped; CRLF and lone CR become LF. ``source_sha256`` hashes the raw bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from .markdown import headings, split_lines
+from .matching import SearchableText, normalize_text, without_markup
+
+
+class SourceUnreadable(Exception):
+    """The source cannot be read or is not UTF-8; ``reason`` fits in a message."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"cannot read {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def decode_source(data: bytes) -> str:
+    """UTF-8 (strict), BOM dropped, line ends made LF. Raises UnicodeDecodeError."""
+    text = data.decode("utf-8")
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a heading, so `design.md#lease-semantics` resolves too."""
+    words = re.sub(r"[^\w\- ]", "", heading.lower())
+    return words.replace(" ", "-")
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    path: str
+    text: str  # decoded by the one policy: LF line ends, no BOM
+    sha256: str = ""  # of the raw bytes, when read from a file
+    name: str = field(init=False)
+    lines: list[str] = field(init=False, repr=False, compare=False)
+    headings: list[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Frozen: derived fields are set once here and never change afterwards.
+        lines = split_lines(self.text)
+        derived = {
+            "name": os.path.basename(self.path) or self.path,
+            "lines": lines,
+            "headings": [heading.text for heading in headings(lines)],
+        }
+        for attribute, value in derived.items():
+            object.__setattr__(self, attribute, value)
+
+    # Built on first use: a join reads the source for its topic and hash alone.
+    @cached_property
+    def _searchable(self) -> SearchableText:
+        return SearchableText(self.text)
+
+    @cached_property
+    def _heading_keys(self) -> frozenset[str]:
+        keys = {normalize_text(h) for h in self.headings}
+        keys |= {without_markup(k) for k in keys}
+        keys |= {_anchor(k) for k in keys}
+        return frozenset(keys)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str) -> SourceDocument:
+        """Raises UnicodeDecodeError when ``data`` is not UTF-8."""
+        return cls(path=str(path), text=decode_source(data), sha256=hashlib.sha256(data).hexdigest())
+
+    @property
+    def first_heading(self) -> str | None:
+        return self.headings[0] if self.headings else None
+
+    def has_heading(self, text: str) -> bool:
+        key = normalize_text(text)
+        return bool(key) and (key in self._heading_keys or without_markup(key) in self._heading_keys)
+
+    def has_lines(self, start: int, end: int) -> bool:
+        return 1 <= start <= end <= len(self.lines)
+
+    def contains_excerpt(self, excerpt: str) -> bool:
+        return self._searchable.contains(excerpt)
+
+    def numbered(self) -> str:
+        width = len(str(len(self.lines)))
+        return "\n".join(
+            f"{number:>{width}} | {line}".rstrip() for number, line in enumerate(self.lines, 1)
+        )
+
+
+def read_source(path: str | os.PathLike[str]) -> SourceDocument:
+    """Read and decode the source at ``path``; raises :class:`SourceUnreadable`."""
+    where = os.fspath(path)
+    try:
+        with open(where, "rb") as handle:
+            data = handle.read()
+        return SourceDocument.from_bytes(data, where)
+    except UnicodeDecodeError:
+        raise SourceUnreadable(where, "not UTF-8") from None
+    except OSError as exc:
+        raise SourceUnreadable(where, exc.strerror or str(exc)) from None
