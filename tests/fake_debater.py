@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from turn_factory import make_turn
+from helpers import make_turn
 
 _HEADING = re.compile(r"^## Turn (\d+) — (.+?) \((.+?) / (.+?)\) — STANCE$", re.M)
 _LIMIT = re.compile(r"Write turn \d+ of at most (\d+)")

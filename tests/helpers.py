@@ -1,0 +1,258 @@
+"""Shared test helpers: sample documents and turns, seats in a duel, the tools CLI as a process.
+
+Test modules import from here, never from conftest or from each other. The fake model
+servers are a pytest plugin (``tests/fake_models.py``, listed in conftest's
+``pytest_plugins``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rp1_duel.coordination.results import LeaseToken, Seat
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.record.artifact import turn_block
+from rp1_duel.record.history import Claimant, History, seat_of
+from rp1_duel.settings import DuelSettings
+from rp1_duel.turns.grammar import normalize_turn_text, parse_turn
+from rp1_duel.turns.rules import TurnContext
+from rp1_duel.turns.source import read_source
+
+# -- a small source for duels through the service ----------------------------------------
+
+SOURCE = """# Lease design
+
+## Lease semantics
+Leases expire after fifteen minutes unless refreshed.
+A holder refreshes its lease while it works.
+
+## Turn order
+Seat 1 writes odd turns and seat 2 writes even turns.
+
+## Failure handling
+A crashed holder loses the floor when its lease expires.
+"""
+
+
+@dataclass(frozen=True)
+class Player:
+    """A seated participant as tests use it: the library's seat handle, plus its name."""
+
+    seat: Seat
+    name: str
+
+    @property
+    def duel_id(self) -> str:
+        return self.seat.duel_id
+
+    @property
+    def id(self) -> str:
+        return self.seat.participant_id
+
+    @property
+    def token(self) -> str:
+        return self.seat.token
+
+
+def join(service: DuelService, source: Path, name: str, **kwargs: Any) -> Player:
+    settings = kwargs.pop("settings", DuelSettings())
+    joined = service.join(target=str(source), participant_name=name, settings=settings, **kwargs)
+    return Player(joined.seat, name)
+
+
+def claim(service: DuelService, player: Player) -> LeaseToken:
+    """Claim the lease, which must be granted."""
+    result = service.claim_lock(player.seat)
+    assert result.lease is not None, result
+    return result.lease
+
+
+# -- valid turns for duels through the service ----------------------------------------------
+# Each call writes a fresh turn that passes every rule against SOURCE (distinct wording
+# per turn so NOVELTY holds).
+
+TOPICS = [
+    ("fifteen-minute leases", "short leases bound how long a crashed holder blocks its peer"),
+    ("refreshing while working", "background refresh lets a slow model keep the floor honestly"),
+    ("strict alternation", "fixed seat order removes any race for who writes next"),
+    ("crash recovery", "expiry alone returns the floor after a kill without operator help"),
+    ("fencing tokens", "monotonic fences let storage reject a stale writer outright"),
+    ("timeouts as outcomes", "recording a timeout keeps an abandoned duel reviewable in git"),
+    ("reclaiming idle seats", "handing over an idle seat rescues a participant that lost its token"),
+    ("atomic records", "rename after fsync means readers never see half a turn"),
+]
+
+
+def make_turn(n: int, name: str, harness: str, model: str, stance: str = "OPEN_TO_DEBATE",
+              blocking: bool = False, previous_stance: str | None = None) -> str:
+    subject, claim = TOPICS[(n - 1) % len(TOPICS)]
+    addresses = "design.md#Lease semantics" if n == 1 else f"Turn {n - 1}"
+    tag = "blocking" if blocking else "non-blocking"
+    revision = f"- Turn {n - 1}\n" if n > 1 else "- Principle: a first stance needs no revision support\n"
+    return (
+        f"## Turn {n} — {name} ({harness} / {model}) — {stance}\n"
+        f"**Position**\n"
+        f"On {subject} (turn {n}): {claim}.\n"
+        f"**Counterpoints**\n"
+        f"- Addresses: {addresses}\n"
+        f"  Claim: turn {n} doubts point {n} about {subject} in particular\n"
+        f"  Support:\n"
+        f"  - design.md#Failure handling\n"
+        f"**Agreements**\n"
+        f"- The design keeps seat order fixed.\n"
+        f"**Novel Argument**\n"
+        f"Argument {n}: {subject} matters because reviewers read turn {n} later.\n"
+        f"Support:\n"
+        f"- design.md \"Leases expire after fifteen minutes unless refreshed.\"\n"
+        f"**Unresolved Items**\n"
+        f"- Whether item {n} on {subject} needs a benchmark ({tag})\n"
+        f"**Stance Revision Support**\n"
+        f"{revision}"
+    )
+
+
+# -- a realistic three-turn debate about tests/data/design.md ---------------------------------
+
+DESIGN = Path(__file__).parent / "data" / "design.md"
+DESIGN_SOURCE = read_source(DESIGN)
+SEATS = {1: ("Alice", "claude-code", "claude-opus-4"), 2: ("Bob", "codex", "gpt-5")}
+
+TURN_1 = """\
+---
+## Turn 1 — Alice (claude-code / claude-opus-4) — OPEN_TO_DEBATE
+**Position**
+Fifteen-minute leases are too long: a crashed holder blocks every other worker for a quarter of an hour.
+**Counterpoints**
+- Addresses: design.md#Lease semantics
+  Claim: A fixed fifteen-minute duration leaves the directory blocked for up to fifteen minutes after a crash.
+  Support:
+  - design.md "Leases expire after fifteen minutes unless the holder refreshes them"
+  - design.md#Goals
+**Agreements**
+- Fencing tokens are the right defence against late writes.
+**Novel Argument**
+Shorter leases with frequent refreshes bound the blocking time without weakening safety.
+Support:
+- design.md:31-32
+- Principle: a failure detector's timeout should be a small multiple of its heartbeat interval.
+**Unresolved Items**
+- How short a lease can be before refresh traffic matters (non-blocking)
+- Whether the two-second skew bound holds under load (blocking)
+**Stance Revision Support**
+"""
+
+TURN_2 = """\
+## Turn 2 – Bob (codex / gpt-5) – DISSENTING
+
+**Position**
+The fifteen-minute lease is a deliberate trade: shorter leases multiply refresh traffic and false expiries.
+
+**Counterpoints**
+- Addresses: Turn 1
+  Claim: Shorter leases raise the risk that a healthy but slow holder loses its lease in the middle of a write.
+  Support:
+  - Turn 1 “Shorter leases with frequent refreshes bound the blocking time”
+  - design.md#Clock assumptions
+  - design.md "a skew of at most two seconds between any two hosts – larger skews are treated as outages"
+- Addresses: design.md#Failure handling
+  Claim: Fencing already makes late writes harmless, so expiry speed affects availability, never safety.
+  Support:
+  - design.md:36-37
+  - https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html
+
+**Agreements**
+- Fencing tokens are the right defence against late writes (Turn 1).
+
+**Novel Argument**
+Lease duration should be derived from measured refresh latency instead of being fixed in the design.
+Support:
+- design.md#Open questions
+- Principle: timeouts tuned to observed latency avoid both false expiries and long stalls.
+
+**Unresolved Items**
+- Which percentile of refresh latency sets the duration (non-blocking)
+- Whether a fifteen-minute stall is acceptable after a crash (blocking)
+
+**Stance Revision Support**
+"""
+
+TURN_3 = """\
+---
+## Turn 3 - Alice (claude-code / claude-opus-4) - ACCEPTING_CONSENSUS
+**Position**
+I accept fifteen minutes as the default, provided the duration becomes configurable per deployment.
+**Counterpoints**
+- Addresses: Turn 2 | design.md#Lease semantics
+  Claim: A configurable duration keeps the safe default while letting low-latency deployments recover sooner.
+  Support:
+  - Turn 2 "Lease duration should be derived from measured refresh latency"
+**Agreements**
+- Fencing, not expiry speed, is what guarantees safety (Turn 2).
+**Novel Argument**
+A per-deployment ceiling on refresh latency turns the open question into an operational setting.
+Support:
+- design.md "Should the lease duration adapt to the observed write latency?"
+**Unresolved Items**
+- Which metric the ceiling is tuned on (non-blocking)
+**Stance Revision Support**
+- Turn 2 "Fencing already makes late writes harmless"
+- design.md#Partitions
+"""
+
+DEBATE = (TURN_1, TURN_2, TURN_3)
+
+
+def history_of(texts: tuple[str, ...], source_names: tuple[str, ...] = ()) -> History:
+    """The history of accepted turns ``texts`` about design.md, through the library's History."""
+    history = History(DESIGN_SOURCE, source_names)
+    for number, text in enumerate(texts, start=1):
+        history.accept(turn_block(number, normalize_turn_text(text), history.head), parse_turn(text))
+    return history
+
+
+def context(number: int, prior: tuple[str, ...] | None = None, **changes: Any) -> TurnContext:
+    """The context of turn `number` of the sample debate, its earlier turns accepted as given."""
+    texts = DEBATE[: number - 1] if prior is None else prior
+    ctx = history_of(texts).context_for(Claimant(*SEATS[seat_of(number)]), number)
+    return replace(ctx, **changes) if changes else ctx
+
+
+# -- `duel tools` as a real process --------------------------------------------------------
+
+
+@dataclass
+class ToolResult:
+    code: int
+    envelope: dict[str, Any]
+    stderr: str
+
+    @property
+    def data(self) -> dict[str, Any]:
+        assert self.envelope["success"], self.envelope
+        return self.envelope["data"]
+
+    @property
+    def error(self) -> dict[str, Any]:
+        assert not self.envelope["success"], self.envelope
+        return self.envelope["error"]
+
+
+def run_tools(*args: str, debate_dir: Path | None = None, stdin: bytes | None = None,
+              env: dict[str, str] | None = None, timeout: float = 60) -> ToolResult:
+    """Run `duel tools …` as a real process; stdout must be exactly one JSON object."""
+    argv = [sys.executable, "-m", "rp1_duel", "tools", *args]
+    if debate_dir is not None:
+        argv += ["--debate-dir", str(debate_dir)]
+    full_env = {k: v for k, v in os.environ.items() if k not in ("DUEL_PARTICIPANT_TOKEN", "DUEL_DIR")}
+    full_env.update(env or {})
+    proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout, env=full_env)
+    out = proc.stdout.decode()
+    assert out.count("\n") == 1, f"stdout must be one JSON line, got: {out!r} / {proc.stderr!r}"
+    assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
+    return ToolResult(proc.returncode, json.loads(out), proc.stderr.decode())
