@@ -22,7 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from rp1_duel.service import DuelService, DuelSettings
+from rp1_duel.coordination.results import JoinResult
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.settings import DuelSettings
 
 SOURCE = "# Lease design\n\n## Lease semantics\nLeases expire unless refreshed.\n"
 N_STARTUP = 20
@@ -30,7 +32,7 @@ N_CYCLES = 500
 N_HANDOFFS = 40
 
 
-def setup(root: Path, lease_seconds: int = 600) -> tuple[Path, dict, dict]:
+def setup(root: Path, lease_seconds: int = 600) -> tuple[Path, JoinResult, JoinResult]:
     root.mkdir(parents=True, exist_ok=True)
     source = root / "design.md"
     source.write_text(SOURCE, encoding="utf-8")
@@ -44,12 +46,12 @@ def setup(root: Path, lease_seconds: int = 600) -> tuple[Path, dict, dict]:
 
 def duel_command() -> list[str]:
     script = shutil.which("duel", path=os.path.dirname(sys.executable)) or shutil.which("duel")
-    return [script] if script else [sys.executable, "-m", "rp1_duel.cli"]
+    return [script] if script else [sys.executable, "-m", "rp1_duel"]
 
 
 def timed(argv: list[str]) -> float:
     started = time.perf_counter()
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.run(argv, capture_output=True)
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"{argv[:3]} failed: {proc.stdout.decode()} {proc.stderr.decode()}")
@@ -59,10 +61,10 @@ def timed(argv: list[str]) -> float:
 def bench_startup(root: Path) -> None:
     debate_dir, one, two = setup(root / "a")
     duel = duel_command()
-    status = [*duel, "tools", "status", "--duel-id", one["duel_id"], "--debate-dir", str(debate_dir)]
+    status = [*duel, "tools", "status", "--duel-id", one.duel_id, "--debate-dir", str(debate_dir)]
     # Seat 2 out of turn: a refusal, but a full critical section with a state write.
-    claim = [*duel, "tools", "claim-lock", "--duel-id", one["duel_id"], "--debate-dir", str(debate_dir),
-             "--participant-id", two["participant_id"], f"--participant-token={two['participant_token']}"]
+    claim = [*duel, "tools", "claim-lock", "--duel-id", one.duel_id, "--debate-dir", str(debate_dir),
+             "--participant-id", two.seat.participant_id, f"--participant-token={two.seat.token}"]
     baseline = [sys.executable, "-c", "import typer, filelock"]
     times: dict[str, list[float]] = {"baseline": [], "status": [], "claim-lock": []}
     for argv in (baseline, status, claim):  # warm the page cache
@@ -77,7 +79,7 @@ def bench_startup(root: Path) -> None:
     for name in ("status", "claim-lock"):
         med = statistics.median(times[name])
         print(f"    duel tools {name:<23}{med * 1000:7.1f} ms   ratio {med / base:.2f} (target <= 1.4)")
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "rp1_duel.cli", *status[len(duel):]],
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "rp1_duel", *status[len(duel):]],
                           capture_output=True, text=True)
     imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
     for sdk in ("anthropic", "openai"):
@@ -89,13 +91,13 @@ def bench_startup(root: Path) -> None:
 def cycles_per_second(root: Path) -> float:
     debate_dir, one, _ = setup(root)
     service = DuelService(debate_dir)
-    duel, pid, token = one["duel_id"], one["participant_id"], one["participant_token"]
-    lease = service.claim_lock(duel, pid, token)  # warm imports (release imports the record module)
-    service.release_lock(duel, pid, token, lease["lease_token"])
+    seat = one.seat
+    claim = service.claim_lock(seat)  # warm imports (release imports the record module)
+    service.release_lock(seat, claim.lease)
     started = time.perf_counter()
     for _ in range(N_CYCLES):
-        lease = service.claim_lock(duel, pid, token)
-        service.release_lock(duel, pid, token, lease["lease_token"])
+        claim = service.claim_lock(seat)
+        service.release_lock(seat, claim.lease)
     return N_CYCLES / (time.perf_counter() - started)
 
 
@@ -121,26 +123,25 @@ def bench_cycles(root: Path) -> None:
     print(f"    for scale only, with os.fsync stubbed out: {no_sync:.0f} cycles/s")
 
 
-def holder(debate_dir: str, one: dict, to_waiter: mp.Queue, from_waiter: mp.Queue, n: int) -> None:
+def holder(debate_dir: str, one: JoinResult, to_waiter: mp.Queue, from_waiter: mp.Queue, n: int) -> None:
     """Process A, seat 1: claim, let B start waiting, release, report when release returned."""
     service = DuelService(debate_dir)
-    duel, pid, token = one["duel_id"], one["participant_id"], one["participant_token"]
     for i in range(n):
-        lease = service.claim_lock(duel, pid, token)
-        assert lease["acquired"], lease
+        claim = service.claim_lock(one.seat)
+        assert claim.acquired, claim
         to_waiter.put(("granted", i))
         assert from_waiter.get(timeout=30) == ("waiting", i)
         time.sleep(0.03)  # B is inside wait() by now
-        service.release_lock(duel, pid, token, lease["lease_token"])
+        service.release_lock(one.seat, claim.lease)
         released = time.time()
         to_waiter.put(("released", i, released))
         assert from_waiter.get(timeout=30)[0] == "done"
 
 
-def waiter(debate_dir: str, two: dict, from_holder: mp.Queue, to_holder: mp.Queue, results: mp.Queue, n: int) -> None:
+def waiter(debate_dir: str, two: JoinResult, from_holder: mp.Queue, to_holder: mp.Queue, results: mp.Queue, n: int) -> None:
     """Process B, seat 2: wait() from after A's grant; note when it returns."""
     service = DuelService(debate_dir)
-    duel, pid = two["duel_id"], two["participant_id"]
+    duel, pid = two.duel_id, two.seat.participant_id
     for i in range(n):
         assert from_holder.get(timeout=30) == ("granted", i)
         to_holder.put(("waiting", i))
@@ -148,7 +149,7 @@ def waiter(debate_dir: str, two: dict, from_holder: mp.Queue, to_holder: mp.Queu
         returned = time.time()
         kind, j, released = from_holder.get(timeout=30)
         assert (kind, j) == ("released", i)
-        results.put((returned - released, data["changed"], data["lock"]["owner_participant_id"]))
+        results.put((returned - released, data.changed, data.lock.owner_participant_id))
         to_holder.put(("done", i))
 
 
@@ -165,7 +166,7 @@ def bench_handoff(root: Path) -> None:
         proc.join(timeout=30)
     latencies = sorted(s[0] * 1000 for s in samples)
     unchanged = sum(1 for s in samples if not s[1] or s[2] is not None)
-    p90 = latencies[max(0, int(round(0.9 * len(latencies))) - 1)]
+    p90 = latencies[max(0, round(0.9 * len(latencies)) - 1)]
     print(f"(c) hand-off, A's release_lock returned -> B's wait returned, {len(latencies)} hand-offs:")
     print(f"    median {statistics.median(latencies):.1f} ms, p90 {p90:.1f} ms, "
           f"min {latencies[0]:.1f} ms, max {latencies[-1]:.1f} ms "

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import statistics
 import sys
@@ -21,12 +22,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
-from conftest import SOURCE  # noqa: E402
+from rp1_duel.participant.loop import Duelist, ParticipantConfig  # noqa: E402
+from rp1_duel.participant.providers import select_provider  # noqa: E402
+from rp1_duel.settings import DuelSettings  # noqa: E402
+
 from fake_debater import debater  # noqa: E402
 from fake_models import FakeAnthropicServer, FakeOpenAIServer  # noqa: E402
-from rp1_duel.participant import Duelist, ParticipantConfig  # noqa: E402
-from rp1_duel.providers import select_provider  # noqa: E402
-from rp1_duel.service import DuelSettings  # noqa: E402
+from helpers import SOURCE  # noqa: E402
 
 MAX_TURNS = 8
 
@@ -120,12 +122,12 @@ def main() -> None:
         print("\n1. prompt-cache reuse (byte-identical prefix of the same participant's previous request)")
         for server in (claude_api, gpt_api):
             bodies = [prompt_bytes(r["body"]) for r in server.requests]
-            shares = [shared_prefix(prev, cur) / len(cur) for prev, cur in zip(bodies, bodies[1:])]
+            shares = [shared_prefix(prev, cur) / len(cur) for prev, cur in itertools.pairwise(bodies)]
             listed = ", ".join(f"{s:.0%}" for s in shares)
             print(f"   {server.kind:9s}: turns 2+: {listed}  (min {min(shares):.0%}, target ≥ 80%)")
         print("\n2. orchestration overhead per turn (turn wall time minus model time; target ≤ 150 ms)")
-        for name, duelist, provider, reporter in runs:
-            overhead = [(t - m) * 1000 for t, m in zip(reporter.turn_seconds, provider.model_seconds)]
+        for name, _duelist, provider, reporter in runs:
+            overhead = [(t - m) * 1000 for t, m in zip(reporter.turn_seconds, provider.model_seconds, strict=True)]
             print(f"   {name:7s}: median {statistics.median(overhead):.1f} ms, max {max(overhead):.1f} ms "
                   f"over {len(overhead)} turns (model time median "
                   f"{statistics.median(provider.model_seconds) * 1000:.1f} ms, fake server on loopback)")

@@ -19,19 +19,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, uninstalled
 
-from rp1_duel import artifact  # noqa: E402
-from rp1_duel.rules import NoveltyIndex, TurnContext, validate_turn  # noqa: E402
-from rp1_duel.state import DuelState, Participant  # noqa: E402
-from rp1_duel.turn import normalize_turn_text  # noqa: E402
-from rp1_duel.validate import validate_text  # noqa: E402
-from rp1_duel.source import SourceDocument  # noqa: E402
+from rp1_duel.record import artifact
+from rp1_duel.record.artifact import FrontMatter, ParticipantEntry
+from rp1_duel.record.history import Claimant, History
+from rp1_duel.record.validate import validate_file
+from rp1_duel.turns.grammar import normalize_turn_text
+from rp1_duel.turns.source import SourceDocument
 
 SEATS = {1: ("Alice", "claude-code", "claude-opus-4"), 2: ("Bob", "codex", "gpt-5")}
 TOPICS = ["lease", "fencing", "expiry", "refresh", "clock", "partition", "holder", "storage", "token", "grant"]
 TARGET_SOURCE_BYTES = 50 * 1024
 
 
-COMMON = "the a of to and is in that it for on with as be by not this are or".split()
+COMMON = ["the", "a", "of", "to", "and", "is", "in", "that", "it", "for", "on", "with", "as", "be", "by", "not", "this", "are", "or"]
 
 
 def words(rng: random.Random, count: int, vocabulary: list[str]) -> str:
@@ -56,7 +56,7 @@ def make_source(rng: random.Random, vocabulary: list[str]) -> SourceDocument:
         lines += [f"## {rng.choice(TOPICS).title()} rule {section}", ""]
         for _ in range(rng.randint(2, 4)):
             lines += [words(rng, rng.randint(10, 14), vocabulary) + "." for _ in range(rng.randint(2, 5))] + [""]
-    return SourceDocument.from_text("\n".join(lines), "docs/design.md")
+    return SourceDocument.from_bytes("\n".join(lines).encode(), "docs/design.md")
 
 
 def source_excerpt(rng: random.Random, source: SourceDocument) -> tuple[int, str]:
@@ -117,19 +117,17 @@ def make_debate(
 
 
 def replay(texts: list[str], source: SourceDocument) -> float:
-    """Validate every turn with its context, as a replay does; return the seconds taken."""
-    prior = []
-    novelty = NoveltyIndex()
-    started = time.perf_counter()
+    """Validate every turn in its context through the library's History; return the seconds taken."""
+    history = History(source, ("design.md",))
+    blocks, prev = [], artifact.GENESIS
     for number, text in enumerate(texts, 1):
-        name, harness, model = SEATS[2 - number % 2]
-        previous = prior[number - 3].stance if number > 2 else None
-        context = TurnContext(number, name, harness, model, source, ("design.md",), prior, previous, novelty)
-        report = validate_turn(text, context)
+        blocks.append(artifact.turn_block(number, normalize_turn_text(text), prev))
+        prev = blocks[-1].sha256
+    claimants = {seat: Claimant(*who) for seat, who in SEATS.items()}
+    started = time.perf_counter()
+    for number, report in enumerate(history.replay_checked(blocks, claimants), 1):
         if not report.ok:
             raise SystemExit(f"turn {number} is invalid: {report.violations}")
-        prior.append(report.turn)
-        novelty.add_turn(report.turn)
     return time.perf_counter() - started
 
 
@@ -172,11 +170,12 @@ def main() -> None:
         for length, size in ((6, 3), (125, 1), (250, 1), (500, 1)):
             texts = debate if length == 6 else make_debate(length, rng, source, vocabulary, size)
             path = Path(folder) / f"debate-{length}.md"
-            text = artifact_text(texts, str(source_path), path)
-            report = validate_text(text, path)
+            text = artifact_text(texts, source_path, path)
+            path.write_text(text, encoding="utf-8")
+            report = validate_file(path)
             if not report.valid:
                 raise SystemExit(f"{length}-turn artifact is invalid: {report.problems[:3]}")
-            seconds = min(_timed(validate_text, text, path) for _ in range(3 if length > 6 else 20))
+            seconds = min(_timed(validate_file, path) for _ in range(3 if length > 6 else 20))
             print(f"  {length:>4} turns ({len(text) / 1024:7.1f} KiB): {seconds * 1000:8.1f} ms total, "
                   f"{seconds / length * 1000:.3f} ms/turn" + ("  (target <= 20 ms)" if length == 6 else ""))
 
@@ -187,20 +186,22 @@ def _timed(function, *args) -> float:
     return time.perf_counter() - started
 
 
-def artifact_text(texts: list[str], source_path: str, path: Path) -> str:
+def artifact_text(texts: list[str], source_path: Path, path: Path) -> str:
     """An artifact as the service would write it for these turns (open, no outcome yet)."""
-    state = DuelState(id="bench", source_path=source_path, source_sha256=hashlib.sha256(
-        Path(source_path).read_bytes()).hexdigest(), topic="Bench", topic_slug="bench", target_key="k",
-        artifact=path.name, created_at=0.0, max_turns=max(len(texts), 2), lease_seconds=600,
-        peer_wait_seconds=900, turn_timeout_seconds=1800)
-    for seat, (name, harness, model) in SEATS.items():
-        state.participants.append(Participant(f"p-{seat}", seat, name, harness, model, "", 0.0, 0.0))
+    front = FrontMatter(
+        duel_id="bench", topic="Bench", topic_slug="bench",
+        source_path=artifact.display_source_path(str(source_path), path),
+        source_sha256=hashlib.sha256(source_path.read_bytes()).hexdigest(), max_turns=max(len(texts), 2),
+        status="ACTIVE", outcome=None, created_at="2026-11-23T00:00:00.000Z", closed_at=None,
+        participants=tuple(ParticipantEntry(f"p-{seat}", seat, name, harness, model, "2026-11-23T00:00:00.000Z")
+                           for seat, (name, harness, model) in SEATS.items()),
+    )
     blocks, prev = [], artifact.GENESIS
     for number, text in enumerate(texts, 1):
         block = artifact.turn_block(number, normalize_turn_text(text), prev)
         blocks.append(block)
         prev = block.sha256
-    return artifact.render(state, blocks, path)
+    return artifact.render(front, 600, blocks)
 
 
 if __name__ == "__main__":

@@ -56,19 +56,25 @@ _EXPORTS = {
 __all__ = ["PROTOCOL_VERSION", "__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from .clock import ManualClock
-    from .coordination.results import LeaseToken, Seat
-    from .coordination.service import DuelService
-    from .errors import DuelError
-    from .participant.loop import Duelist, ParticipantConfig
-    from .participant.providers import select_provider
-    from .record.history import History, RecordFile
-    from .record.outcomes import evaluate
-    from .record.validate import validate_file
-    from .settings import DuelSettings
-    from .turns.grammar import parse_turn
-    from .turns.rules import TurnContext, TurnViolation, validate_turn
-    from .turns.source import SourceDocument, read_source
+    from .clock import ManualClock as ManualClock
+    from .coordination.results import LeaseToken as LeaseToken
+    from .coordination.results import Seat as Seat
+    from .coordination.service import DuelService as DuelService
+    from .errors import DuelError as DuelError
+    from .participant.loop import Duelist as Duelist
+    from .participant.loop import ParticipantConfig as ParticipantConfig
+    from .participant.providers import select_provider as select_provider
+    from .record.history import History as History
+    from .record.history import RecordFile as RecordFile
+    from .record.outcomes import evaluate as evaluate
+    from .record.validate import validate_file as validate_file
+    from .settings import DuelSettings as DuelSettings
+    from .turns.grammar import parse_turn as parse_turn
+    from .turns.rules import TurnContext as TurnContext
+    from .turns.rules import TurnViolation as TurnViolation
+    from .turns.rules import validate_turn as validate_turn
+    from .turns.source import SourceDocument as SourceDocument
+    from .turns.source import read_source as read_source
 
 
 def __getattr__(name: str) -> Any:

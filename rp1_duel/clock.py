@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Callable
+from typing import overload
 
 #: Seconds since the epoch. Tests pass their own to move time without sleeping.
 Clock = Callable[[], float]
 
 system_clock: Clock = time.time
+
+
+@overload
+def iso(ts: float) -> str: ...
+@overload
+def iso(ts: None) -> None: ...
+@overload
+def iso(ts: float | None) -> str | None: ...
 
 
 def iso(ts: float | None) -> str | None:

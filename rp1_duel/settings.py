@@ -7,8 +7,9 @@ flags and help from :data:`SETTINGS`; the service checks ranges with the same ta
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Final, Mapping
+from typing import Final
 
 from .errors import invalid_argument
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import NoReturn, Optional
+from typing import Annotated, NoReturn
 
 import typer
-from typing_extensions import Annotated
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
 from ..settings import SETTINGS, debate_dir
@@ -49,17 +48,17 @@ _SETTING_HELP = {name: f"{s.help_with_range}; fixed by the join that creates the
 @app.command("join")
 def join_command(
     target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
-    topic: Annotated[Optional[str], typer.Option(help="Topic (default: the document's first heading).")] = None,
-    debate_dir_: Annotated[Optional[str], typer.Option(
+    topic: Annotated[str | None, typer.Option(help="Topic (default: the document's first heading).")] = None,
+    debate_dir_: Annotated[str | None, typer.Option(
         "--debate-dir", help="Shared debate dir (default: $DUEL_DIR, else ./debates).")] = None,
-    name: Annotated[Optional[str], typer.Option(help="Your display name (default: from the provider).")] = None,
-    model: Annotated[Optional[str], typer.Option(
+    name: Annotated[str | None, typer.Option(help="Your display name (default: from the provider).")] = None,
+    model: Annotated[str | None, typer.Option(
         help="claude-…, gpt-…, a local model, `human` or `scripted:DIR`.")] = None,
-    provider: Annotated[Optional[str], typer.Option(help="Force anthropic or openai.")] = None,
-    base_url: Annotated[Optional[str], typer.Option(
+    provider: Annotated[str | None, typer.Option(help="Force anthropic or openai.")] = None,
+    base_url: Annotated[str | None, typer.Option(
         "--base-url", help="An OpenAI-compatible server (Ollama, vLLM, llama.cpp).")] = None,
-    persona: Annotated[Optional[str], typer.Option(help="Who the model plays.")] = None,
-    position: Annotated[Optional[str], typer.Option(help="The position it starts from.")] = None,
+    persona: Annotated[str | None, typer.Option(help="Who the model plays.")] = None,
+    position: Annotated[str | None, typer.Option(help="The position it starts from.")] = None,
     max_turns: Annotated[int, typer.Option(help=_SETTING_HELP["max_turns"])] = SETTINGS["max_turns"].default,
     lease_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["lease_seconds"])] = (
         SETTINGS["lease_seconds"].default),

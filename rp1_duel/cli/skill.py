@@ -28,6 +28,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import DuelError, invalid_argument
 from ..turns.guide import OUTCOMES, turn_guide
@@ -169,7 +170,7 @@ def step_commands() -> dict[str, str]:
     return commands
 
 
-def _flag_synopsis(flag: str, kwargs: dict) -> str:
+def _flag_synopsis(flag: str, kwargs: dict[str, Any]) -> str:
     if kwargs.get("action") == "store_true":
         text = f"`{flag}`"
     else:
@@ -302,7 +303,7 @@ def _stamp(head: str, body: str, tail: str = "") -> str:
 def generated_by_us(text: str) -> bool:
     """True when ``text`` carries a fingerprint that still matches it (ours and unedited)."""
     match = _FINGERPRINT.search(text)
-    return bool(match) and _sha(text[: match.start()] + text[match.end():]) == match.group(1)
+    return match is not None and _sha(text[: match.start()] + text[match.end():]) == match.group(1)
 
 
 def _front_matter(**fields: str) -> str:
@@ -407,7 +408,7 @@ def _install_section(path: Path, section: str, force: bool) -> Installed:
     if len(starts) == 1 and len(ends) == 1 and starts[0] < ends[0]:
         before, current, after = lines[: starts[0]], lines[starts[0]: ends[0] + 1], lines[ends[0] + 1:]
         current_text = "".join(current)
-        if current_text == section or current_text + newline == section and not after:
+        if current_text == section or (current_text + newline == section and not after):
             return Installed(path, "unchanged")
         if not generated_by_us(current_text) and not force:
             raise DuelError(ErrorCode.SKILL_EXISTS, f"the duel section of {path} was edited by hand: --force replaces it")

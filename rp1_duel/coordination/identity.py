@@ -93,4 +93,4 @@ def hash_token(token: str) -> str:
 
 
 def token_matches(token: str | None, token_hash: str) -> bool:
-    return bool(token) and hmac.compare_digest(hash_token(token), token_hash)
+    return token is not None and bool(token) and hmac.compare_digest(hash_token(token), token_hash)

@@ -82,7 +82,7 @@ def check_record(tx: Transaction) -> RecordCheck:
         # The chain must hold, and every hash must be the one the state accepted: a
         # consistent chain of edited turns with recomputed hashes is still an edit.
         broken = next(chain_problems(recorded), None)
-        edited = next((t for t, b in zip(state.turns, recorded) if b.sha256 != t.sha256), None)
+        edited = next((t for t, b in zip(state.turns, recorded, strict=True) if b.sha256 != t.sha256), None)
         if broken is not None or edited is not None:
             number = edited.n if edited is not None else broken.block.n if broken else 0
             problem = f"turn {number} was changed after it was accepted"

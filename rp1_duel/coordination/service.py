@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from ..clock import Clock, iso, system_clock, utc_date
 from ..errors import DuelError, invalid_argument

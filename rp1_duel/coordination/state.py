@@ -8,8 +8,8 @@ Times are epoch seconds here and ISO 8601 only at the edges.
 from __future__ import annotations
 
 import json
-from functools import cache
 from dataclasses import dataclass, field
+from functools import cache
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -101,7 +101,7 @@ class DuelState:
         return json.dumps(self, default=vars, ensure_ascii=False, separators=(",", ":")).encode()
 
     @classmethod
-    def from_json(cls, data: bytes, where: str) -> "DuelState":
+    def from_json(cls, data: bytes, where: str) -> DuelState:
         try:
             raw = json.loads(data)
             if raw.get("version") != STATE_VERSION:
@@ -111,7 +111,8 @@ class DuelState:
             raw["participants"] = [_build(Participant, p) for p in raw["participants"]]
             raw["lease"] = _build(Lease, raw["lease"]) if raw["lease"] is not None else None
             raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
-            return _build(cls, raw)
+            state: DuelState = _build(cls, raw)
+            return state
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise corrupt(where, exc) from None
 

@@ -21,7 +21,7 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from filelock import FileLock, Timeout
 
@@ -100,7 +100,7 @@ class DebateDir:
                 raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
             raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel state in {self.root}")
 
-    def join_lock(self) -> "DuelLock":
+    def join_lock(self) -> DuelLock:
         return DuelLock(self.state_root / "join.lock")
 
     # -- the index of active duels -------------------------------------------------
@@ -140,7 +140,7 @@ class DebateDir:
             return duel_id
         raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"no free artifact name for {stem} in {self.root}")
 
-    def duel_lock(self, duel_id: str) -> "DuelLock":
+    def duel_lock(self, duel_id: str) -> DuelLock:
         return DuelLock(self.duel_folder(duel_id) / "lock")
 
     def read_state(self, duel_id: str) -> DuelState:
@@ -178,7 +178,7 @@ class DuelLock:
     section. FileLock is thread-local, so threads of one process still exclude each other.
     """
 
-    _locks: dict[tuple[str, float], FileLock] = {}
+    _locks: ClassVar[dict[tuple[str, float], FileLock]] = {}
 
     def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT_SECONDS):
         key = (str(path), timeout)
@@ -188,7 +188,7 @@ class DuelLock:
         self._path = path
         self._timeout = timeout
 
-    def __enter__(self) -> "DuelLock":
+    def __enter__(self) -> DuelLock:
         try:
             # Critical sections last about a millisecond: poll at that pace, not filelock's 50 ms.
             self._lock.acquire(poll_interval=0.001)

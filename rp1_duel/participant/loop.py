@@ -9,9 +9,11 @@ locally and asks the provider for up to three repairs before appending.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
@@ -195,10 +197,8 @@ class Duelist:
     def interrupt(self) -> None:
         """Ctrl-C: give the floor back; the seat stays resumable by running the same command."""
         if self.lease and self.seat:
-            try:
+            with contextlib.suppress(DuelError):  # already expired or closed: nothing is held
                 self.service.release_lock(self.seat, self.lease)
-            except DuelError:
-                pass  # already expired or closed: nothing is held
             self.lease = None
 
     def _stash(self) -> SeatStash:
@@ -307,7 +307,8 @@ class Duelist:
     def _take_turn(self, status: StatusResult) -> None:
         number = status.turn_count + 1
         self._enter(DEBATING, f"composing turn {number} with {self.provider.model}")
-        assert self.result.debate_path is not None and self.lease is not None
+        assert self.result.debate_path is not None
+        assert self.lease is not None
         history = RecordFile.read(self.result.debate_path, source=self.source).history(upto=status.turn_count)
         context = history.context_for(self.claimant)
         prefix = prompt.heading_prefix(number, self.claimant)

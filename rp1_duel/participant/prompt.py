@@ -8,7 +8,7 @@ violations to repair). Everything stable comes first.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..record.artifact import TurnBlock
 from ..record.history import Claimant

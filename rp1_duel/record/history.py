@@ -14,9 +14,9 @@ after the tree is moved or cloned.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from ..turns.grammar import ParsedTurn, parse_turn
 from ..turns.novelty import NoveltyIndex
@@ -162,7 +162,7 @@ class RecordFile:
         text = where.read_bytes().decode("utf-8")
         parsed = parse(text)
         try:
-            front: FrontMatter | None = FrontMatter.parse(parsed.front_matter)
+            front = FrontMatter.parse(parsed.front_matter)
         except FrontMatterError as exc:
             return cls(where, text, parsed, None, str(exc), source, None)
         problem = None

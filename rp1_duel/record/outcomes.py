@@ -6,8 +6,8 @@ prefix of a record, with the stances and blocking flags of the turns written so 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..vocabulary import (
     ACCEPTED_CONSENSUS,

@@ -84,7 +84,7 @@ def validate_file(path: str | os.PathLike[str]) -> ArtifactReport:
     for chained in chain_problems(blocks):
         add(Problem(chained.code, chained.message, chained.block.line, chained.block.n))
     history = record.history(upto=0)
-    for number, (block, turn_report) in enumerate(zip(blocks, history.replay_checked(blocks, claimants(front))), 1):
+    for number, (block, turn_report) in enumerate(zip(blocks, history.replay_checked(blocks, claimants(front)), strict=True), 1):
         for violation in turn_report.violations:
             line = block.line + 1 + violation.line if violation.line else block.line
             add(Problem(violation.code, f"turn {number}: {violation.message}", line, number))

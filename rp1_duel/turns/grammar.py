@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterator, Mapping
+from typing import Any, cast
 
 import mistune
 
@@ -248,8 +249,10 @@ class _Segment:
             marker = _LIST_MARKER.match(line)
             if marker:
                 self._markers.append((index, _key(marker.group(1) or "")))
+        self.ast: list[dict[str, Any]] = []
         try:
-            self.ast = _MARKDOWN("\n".join(lines)) if any(s.strip() for s in lines) else []
+            if any(s.strip() for s in lines):
+                self.ast = cast("list[dict[str, Any]]", _MARKDOWN("\n".join(lines)))
         except Exception:  # a third-party parser must not make the validator raise
             self.ast, self.failed = [], True
         self._locate(self.ast, top=True)
@@ -361,7 +364,7 @@ class _TurnParser:
         sections: dict[str, Section] = {}
         duplicates: list[Section] = []
         bounds = [index for index, _ in labels] + [len(self.lines)]
-        for (index, name), end in zip(labels, bounds[1:]):
+        for (index, name), end in zip(labels, bounds[1:], strict=True):
             body = "\n".join(self.lines[index + 1 : end]).strip("\n").rstrip()
             section = Section(name, body, index + 1, max(index + 1, end))
             if name in sections:

@@ -42,9 +42,9 @@ def fenced_lines(lines: list[str]) -> list[bool]:
         opener = FENCE.match(line)
         if fence:
             inside.append(True)
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
-                if not line.strip().lstrip(fence[0]):
-                    fence = ""
+            closes = opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence)
+            if closes and not line.strip().lstrip(fence[0]):
+                fence = ""
         elif opener:
             inside.append(True)
             fence = opener.group(1)

@@ -11,7 +11,8 @@ import math
 import re
 import zlib
 from collections import defaultdict
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .matching import normalize_text
 
@@ -23,9 +24,7 @@ _WORD = re.compile(r"[^\W_]+")
 # Frequent words go last in the token order, so they rarely land in a prefix and the
 # posting lists that are probed stay short.
 _COMMON_WORDS = frozenset(
-    "a an and are as at be but by can do for from has have if in is it its not of on or"
-    " so that the their then there these this to was we were what when which will with"
-    " would you i our they should must may more than no all any".split()
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "for", "from", "has", "have", "if", "in", "is", "it", "its", "not", "of", "on", "or", "so", "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "were", "what", "when", "which", "will", "with", "would", "you", "i", "our", "they", "should", "must", "may", "more", "than", "no", "all", "any"]
 )
 
 

@@ -6,8 +6,8 @@ Pure parsing of one item's text against the names the source may be cited by.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 _URL = re.compile(r"^(?:<https?://[^\s>]+>|https?://\S+|\[[^\]]*\]\(https?://[^)\s]+\))", re.I)
 _PRINCIPLE = re.compile(r"^principle\s*:\s*(.*)$", re.I | re.S)

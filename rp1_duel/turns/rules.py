@@ -53,9 +53,10 @@ Where the protocol is silent, this module decides:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Sequence
+from typing import Any
 
 from ..vocabulary import (
     ACCEPTING_CONSENSUS,
@@ -297,11 +298,11 @@ class _Checker:
         for section in self.turn.duplicate_sections:
             self.add(RuleCode.SECTION_ORDER, f"**{section.name}** appears more than once", section.line, section.name)
         for name in SECTIONS:
-            section = self.turn.sections.get(name)
-            if section is None:
+            found = self.turn.sections.get(name)
+            if found is None:
                 self.add(RuleCode.SECTION_MISSING, f"the **{name}** section is missing (a line `**{name}**`)", None, name)
-            elif name in NON_EMPTY_SECTIONS and section.is_empty:
-                self.add(RuleCode.SECTION_EMPTY, f"the **{name}** section is empty", section.line, name)
+            elif name in NON_EMPTY_SECTIONS and found.is_empty:
+                self.add(RuleCode.SECTION_EMPTY, f"the **{name}** section is empty", found.line, name)
 
     # COUNTERPOINT_INCOMPLETE, ADDRESSES_UNKNOWN
     def check_counterpoints(self) -> None:

@@ -8,8 +8,9 @@ providers are imported only by ``select_provider``: importing ``anthropic`` cost
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping, Protocol
+from typing import Protocol
 
 from ...errors import DuelError
 from ...vocabulary import ErrorCode

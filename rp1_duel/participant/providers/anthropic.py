@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import anthropic
 import httpx2
+from anthropic.types import CacheControlEphemeralParam, TextBlockParam
 
 from ...vocabulary import ErrorCode
 from . import ProviderError, TurnRequest, status_error
 
-EPHEMERAL = {"type": "ephemeral"}
+EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
 
 # A stream that stays silent this long is dead (the API pings while the model thinks);
 # connecting is quick or not at all.
@@ -38,7 +39,7 @@ class AnthropicProvider:
     def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
         # The stable prefix and the debate so far are both cache breakpoints; the
         # instruction, which changes every time, comes last and is never cached.
-        content = [{"type": "text", "text": segment} for segment in self._segment(request.history)]
+        content: list[TextBlockParam] = [{"type": "text", "text": s} for s in self._segment(request.history)]
         if content:
             content[-1]["cache_control"] = EPHEMERAL
         content.append({"type": "text", "text": request.instruction})

@@ -7,8 +7,9 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
 from ...vocabulary import SECTIONS, ErrorCode
 from . import ProviderError, TurnRequest
@@ -29,7 +30,7 @@ class HumanProvider:
         self.stdin = sys.stdin if stdin is None else stdin
         self.stderr = sys.stderr if stderr is None else stderr
         # The last turn written and its heading: a repair of that turn reopens it, not a blank skeleton.
-        self._draft: tuple[str, str] | None = None
+        self._draft: tuple[str | None, str] | None = None
 
     def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
         heading = _heading(request.instruction)

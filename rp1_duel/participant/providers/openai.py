@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import openai
+from openai.types.chat import ChatCompletionMessageParam
 
 from ...vocabulary import ErrorCode
 from . import ProviderError, TurnRequest, status_error
@@ -31,7 +32,7 @@ class OpenAIProvider:
     def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
         # Stable prefix first, then the growing debate, then what changes every time:
         # OpenAI caches the longest prefix it has seen, keyed and routed by prompt_cache_key.
-        messages = [{"role": "system", "content": request.system}]
+        messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": request.system}]
         if request.history:
             messages.append({"role": "user", "content": request.history})
         messages.append({"role": "user", "content": request.instruction})
