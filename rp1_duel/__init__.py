@@ -21,13 +21,7 @@ The names below are importable from ``rp1_duel`` directly; they load on first us
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = version("rp1-duel")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
 
 PROTOCOL_VERSION = 1
 
@@ -77,7 +71,19 @@ if TYPE_CHECKING:
     from .turns.source import read_source as read_source
 
 
+def _version() -> str:
+    # importlib.metadata costs tens of milliseconds: paid only when the version is asked for.
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rp1-duel")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        return _version()
     if name not in _EXPORTS:
         raise AttributeError(f"module 'rp1_duel' has no attribute {name!r}")
     value = getattr(import_module(_EXPORTS[name]), name)

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SOURCE, Player, join
 from rp1_duel.clock import ManualClock
 from rp1_duel.coordination.service import DuelService
+
+from helpers import SOURCE, Player, join
 
 pytest_plugins = ["fake_models"]
 

@@ -3,8 +3,9 @@
 Tests point the real SDK clients at them by base URL, so the whole client path (request
 building, SSE parsing, error classes, retries) is exercised without calling a real API.
 
-In a test, use the ``anthropic_server`` / ``openai_server`` fixtures (import them into the
-test module). Beside ``duel join`` processes, run one as a process:
+This module is a pytest plugin (conftest lists it in ``pytest_plugins``): every test module
+gets the ``anthropic_server`` / ``openai_server`` fixtures without importing them, and may
+import the server classes. Beside ``duel join`` processes, run one as a process:
 
     python tests/fake_models.py --kind anthropic --port-file PORT_FILE [--responder MODULE:FUNC]
         [--port N] [--delay-per-chunk SECONDS] [--fail-status CODE] [--requests-log JSONL]
@@ -24,9 +25,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable, Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -82,7 +83,7 @@ class FakeModelServer:
     def start(self) -> FakeModelServer:
         # A short poll interval makes stop() quick: shutdown() waits for the next poll.
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name=f"fake-{self.kind}", daemon=True
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, name=f"fake-{self.kind}", daemon=True
         )
         self._thread.start()
         return self

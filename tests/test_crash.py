@@ -23,26 +23,29 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from rp1_duel.service import DuelService, DuelSettings
-from rp1_duel.storage import DebateDir
+import pytest
+
+from rp1_duel.coordination.results import LeaseToken
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination.storage import DebateDir
+from rp1_duel.settings import DuelSettings
+
+from helpers import join, run_tools
+
+pytestmark = pytest.mark.slow  # kill -9 of real processes, and waits for real leases to expire
 
 SOURCE = "# Lease design\n\n## Failure handling\nA crashed holder loses the floor when its lease expires.\n"
 LEASE_SECONDS = 5
 TURN_TIMEOUT_SECONDS = 2
 
 
-def tools(*args: str, timeout: float = 60) -> tuple[int, dict[str, Any]]:
+def tools(*args: str) -> tuple[int, dict[str, Any]]:
     """`duel tools …` as a real process: one JSON line on stdout, no traceback.
 
     Tokens are passed as `--participant-token=…`: a token may begin with `-`.
     """
-    env = {k: v for k, v in os.environ.items() if k != "DUEL_PARTICIPANT_TOKEN"}
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel.cli", "tools", *args],
-                          capture_output=True, timeout=timeout, env=env)
-    out, err = proc.stdout.decode(), proc.stderr.decode()
-    assert out.count("\n") == 1, (out, err)
-    assert "Traceback" not in err, err
-    return proc.returncode, json.loads(out)
+    result = run_tools(*args)
+    return result.code, result.envelope
 
 
 def ok(*args: str) -> dict[str, Any]:
@@ -58,14 +61,14 @@ def epoch(iso_text: str) -> float:
 HOLDER = textwrap.dedent(
     r"""
     import json, sys, time
-    from rp1_duel.service import DuelService, DuelSettings
+    from rp1_duel.coordination.service import DuelService
 
     debate_dir, target, token = sys.argv[1:]
     svc = DuelService(debate_dir)
     me = svc.join(target=target, participant_name="Alice", harness="crashy", model_id="m1",
                   participant_token=token)
-    claim = svc.claim_lock(me["duel_id"], me["participant_id"], token)
-    print(json.dumps(claim), flush=True)
+    claim = svc.claim_lock(me.seat)
+    print(json.dumps(claim.to_dict()), flush=True)  # the claim as `duel tools claim-lock` would answer it
     time.sleep(600)  # holding the lease until killed
     """
 )
@@ -110,7 +113,8 @@ def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
         assert data["acquired"] is False, data
         assert data["reason"] == "lease_held_by_peer", data
         assert data["owner_participant_id"] == one["participant_id"]
-        assert data["wait_until"] == expires_at and data["lease_expires_at"] == expires_at
+        assert data["wait_until"] == expires_at
+        assert data["lease_expires_at"] == expires_at
         assert 0 < data["retry_after_seconds"] <= LEASE_SECONDS
         assert data["next_step"] == "wait_turn"
         assert data.get("lease_token") is None
@@ -129,7 +133,8 @@ def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
              f"--participant-token={one['participant_token']}"]
     fresh = ok("claim-lock", *seat1)
     assert fresh["acquired"] is True and fresh["reason"] == "your_turn", fresh
-    assert fresh["lease_token"].startswith("2-") and fresh["lease_token"] != first["lease_token"]
+    assert fresh["lease_token"].startswith("2-")
+    assert fresh["lease_token"] != first["lease_token"]
     assert fresh["next_step"] == "compose_turn"
 
     # The dead process's lease token is fenced out for good.
@@ -156,12 +161,15 @@ def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
 WRITER = textwrap.dedent(
     r"""
     import importlib, os, sys
-    from rp1_duel.service import DuelService, DuelSettings
+    from rp1_duel.coordination.results import Seat
+    from rp1_duel.coordination.service import DuelService
+    from rp1_duel.settings import DuelSettings
 
     debate_dir, target, duel_id, pid, token = sys.argv[1:]
     settings = DuelSettings(lease_seconds=5, turn_timeout_seconds=60)
     svc = DuelService(debate_dir)
-    importlib.import_module("rp1_duel.record")  # warm: kills should land in writes, not imports
+    seat = Seat(duel_id, pid, token)
+    importlib.import_module("rp1_duel.coordination.record_writer")  # warm: kills should land in writes, not imports
     print("ready", flush=True)
     k = 0
     while True:
@@ -170,11 +178,11 @@ WRITER = textwrap.dedent(
                      participant_token=token, settings=settings)
         if k % 10 == 5:  # a new duel: index.json and a fresh state folder are written too
             svc.join(target=target, topic=f"side {os.getpid()} {k}", participant_name="Side", settings=settings)
-        claim = svc.claim_lock(duel_id, pid, token)
-        assert claim["acquired"], claim
+        claim = svc.claim_lock(seat)
+        assert claim.acquired, claim
         if k % 3 == 0:
-            assert svc.refresh_lock(duel_id, pid, token, claim["lease_token"])["refreshed"]
-        assert svc.release_lock(duel_id, pid, token, claim["lease_token"])["released"]
+            assert svc.refresh_lock(seat, claim.lease).refreshed
+        assert svc.release_lock(seat, claim.lease).released
         k += 1
     """
 )
@@ -201,9 +209,9 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
     debate = DebateDir(debate_dir)
     service = DuelService(debate_dir)
     settings = DuelSettings(lease_seconds=LEASE_SECONDS, turn_timeout_seconds=60)
-    one = service.join(target=str(source), participant_name="Alice", harness="crashy", model_id="m1", settings=settings)
-    service.join(target=str(source), participant_name="Bob", harness="steady", model_id="m2", settings=settings)
-    duel, pid, token = one["duel_id"], one["participant_id"], one["participant_token"]
+    one = join(service, source, "Alice", harness="crashy", model_id="m1", settings=settings)
+    join(service, source, "Bob", harness="steady", model_id="m2", settings=settings)
+    duel, pid, token = one.duel_id, one.id, one.token
     writer = tmp_path / "writer.py"
     writer.write_text(WRITER)
     rnd = random.Random(1234)
@@ -230,13 +238,13 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
         if state.lease is not None:
             assert state.lease.expires_at <= now + LEASE_SECONDS
         later = DuelService(debate_dir, clock=lambda: time.time() + LEASE_SECONDS + 0.01)
-        assert later.status(duel)["lock"]["owner_participant_id"] is None
+        assert later.status(duel).lock.owner_participant_id is None
 
         # The next op works: the same participant gets the lease (fresh, or the dead
         # writer's own back) and releases it; the log is then whole and gapless.
-        claim = service.claim_lock(duel, pid, token)
-        assert claim["acquired"] is True and claim["reason"] in ("your_turn", "already_held"), claim
-        assert service.release_lock(duel, pid, token, claim["lease_token"])["released"] is True
+        claim = service.claim_lock(one.seat)
+        assert claim.acquired is True and claim.reason in ("your_turn", "already_held"), claim
+        assert service.release_lock(one.seat, claim.lease).released is True
         after = _check_log_prefix(debate, duel)
         assert after.lease is None
         assert debate.events_path(duel).stat().st_size == after.event_bytes
@@ -256,7 +264,7 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
     assert claim["acquired"] is True
     rejoin = service.join(target=str(source), participant_name="Alice", harness="crashy", model_id="m1",
                           participant_token=token, settings=settings)
-    assert rejoin["duel_id"] == duel
-    assert service.release_lock(duel, pid, token, claim["lease_token"])["released"] is True
+    assert rejoin.duel_id == duel
+    assert service.release_lock(one.seat, LeaseToken(claim["lease_token"])).released is True
     assert planted.read_bytes() == b"{\"half\": "
     assert json.loads((folder / "state.json").read_bytes())["lease"] is None

@@ -1,4 +1,4 @@
-"""PROTOCOL.md sections 3, 4, 5 and 9 through the library, with a manual clock."""
+"""docs/protocol.md sections 3, 4, 5 and 9 through the library, with a manual clock."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Seat, join
+from rp1_duel.coordination.identity import slugify
+from rp1_duel.coordination.results import LeaseToken, Seat
+from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.identity import slugify
-from rp1_duel.service import DuelService, DuelSettings
+from rp1_duel.settings import DuelSettings
+
+from helpers import Player, claim, join
 
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -35,18 +38,18 @@ def events(debate_dir: Path, duel_id: str) -> list[dict]:
 
 def test_topic_defaults_to_first_heading(service, source):
     data = service.join(target=str(source), participant_name="Alice")
-    assert data["topic"] == "Lease design"
-    assert data["topic_slug"] == "lease-design"
+    assert data.topic == "Lease design"
+    assert data.topic_slug == "lease-design"
 
 
 def test_topic_falls_back_to_file_stem(service, tmp_path):
     plain = tmp_path / "notes-on-locks.md"
     plain.write_text("no heading here\n")
-    assert service.join(target=str(plain), participant_name="A")["topic"] == "notes-on-locks"
+    assert service.join(target=str(plain), participant_name="A").topic == "notes-on-locks"
 
 
-def test_explicit_topic_wins(service, source):
-    assert service.join(target=str(source), participant_name="A", topic="Fencing")["topic_slug"] == "fencing"
+def test_explicit_topic_wins_over_the_heading(service, source):
+    assert service.join(target=str(source), participant_name="A", topic="Fencing").topic_slug == "fencing"
 
 
 @pytest.mark.parametrize(
@@ -63,33 +66,36 @@ def test_slug_is_nfkd_ascii_lowercase_dashed_trimmed_60(topic, slug):
     assert slugify(topic) == slug
 
 
-def test_join_returns_public_id_and_secret_token(service, source, debate_dir):
+def test_join_returns_public_id_and_secret_token_kept_out_of_files_and_views(service, source, debate_dir):
     data = service.join(target=str(source), participant_name="Alice")
-    assert data["participant_id"].startswith("p-") and len(data["participant_token"]) >= 24
-    state_dir = debate_dir / ".duel" / "duels" / data["duel_id"]
+    token = data.seat.token
+    assert data.participant_id.startswith("p-")
+    assert len(token) >= 24
+    assert data.to_dict()["participant_token"] == token
+    state_dir = debate_dir / ".duel" / "duels" / data.duel_id
     for path in state_dir.iterdir():
-        assert data["participant_token"] not in path.read_text(errors="replace")
+        assert token not in path.read_text(errors="replace")
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
-    assert data["participant_token"] not in json.dumps(service.status(data["duel_id"]))
-    assert data["participant_token"] not in Path(data["debate_path"]).read_text()
+    assert token not in json.dumps(service.status(data.duel_id).to_dict())
+    assert token not in Path(data.debate_path).read_text()
     assert (debate_dir / ".duel" / ".gitignore").read_text() == "*\n"
 
 
 def test_wrong_token_is_auth_failed_whatever_the_participant_id(service, pair):
     alice, bob = pair
-    assert code_of(lambda: service.claim_lock(alice.duel_id, alice.id, bob.token)) == "PARTICIPANT_AUTH_FAILED"
-    assert code_of(lambda: service.claim_lock(alice.duel_id, "p-nobody", alice.token)) == "PARTICIPANT_AUTH_FAILED"
-    assert code_of(lambda: service.claim_lock(alice.duel_id, alice.id, None)) == "PARTICIPANT_AUTH_FAILED"
+    assert code_of(lambda: service.claim_lock(Seat(alice.duel_id, alice.id, bob.token))) == "PARTICIPANT_AUTH_FAILED"
+    assert code_of(lambda: service.claim_lock(Seat(alice.duel_id, "p-nobody", alice.token))) == "PARTICIPANT_AUTH_FAILED"
+    assert code_of(lambda: service.claim_lock(Seat(alice.duel_id, alice.id, ""))) == "PARTICIPANT_AUTH_FAILED"
 
 
-def test_rejoin_with_token_resumes_seat(service, source, pair):
+def test_rejoin_with_token_resumes_the_same_seat(service, source, pair):
     alice, _ = pair
     again = service.join(target=str(source), participant_name="Alice", harness="claude-code",
                          model_id="claude-x", participant_token=alice.token)
-    assert (again["participant_id"], again["seat"], again["participant_token"]) == (alice.id, 1, alice.token)
+    assert (again.participant_id, again.seat.number, again.seat.token) == (alice.id, 1, alice.token)
 
 
-def test_rejoin_without_token_is_seat_taken(service, source, pair):
+def test_rejoin_of_a_busy_seat_without_token_is_seat_taken(service, source, pair):
     assert code_of(lambda: join(service, source, "Alice", harness="claude-code", model_id="claude-x")) == "SEAT_TAKEN"
 
 
@@ -97,15 +103,16 @@ def test_idle_seat_is_reclaimed_with_new_token(service, source, pair, clock, deb
     alice, _ = pair
     clock.advance(600)
     again = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
-    assert again.id == alice.id and again.token != alice.token
-    assert code_of(lambda: service.claim_lock(alice.duel_id, alice.id, alice.token)) == "PARTICIPANT_AUTH_FAILED"
-    assert service.claim_lock(alice.duel_id, alice.id, again.token)["acquired"]
+    assert again.id == alice.id
+    assert again.token != alice.token
+    assert code_of(lambda: service.claim_lock(alice.seat)) == "PARTICIPANT_AUTH_FAILED"
+    assert service.claim_lock(again.seat).acquired
     assert "seat_reclaimed" in [e["type"] for e in events(debate_dir, alice.duel_id)]
 
 
 def test_seat_holding_live_lease_is_not_reclaimed(service, source, pair, clock):
     alice, _ = pair
-    service.claim_lock(alice.duel_id, alice.id, alice.token)
+    service.claim_lock(alice.seat)
     clock.advance(599)
     assert code_of(lambda: join(service, source, "Alice", harness="claude-code", model_id="claude-x")) == "SEAT_TAKEN"
 
@@ -117,16 +124,17 @@ def test_third_identity_is_duel_full(service, source, pair):
 def test_settings_fixed_by_the_creating_join(service, source):
     first = service.join(target=str(source), participant_name="A", settings=DuelSettings(max_turns=4, lease_seconds=30))
     second = service.join(target=str(source), participant_name="B", settings=DuelSettings(max_turns=10, lease_seconds=90))
-    assert (second["max_turns"], second["lease_seconds"]) == (4, 30)
-    assert second["duel_id"] == first["duel_id"]
+    assert (second.max_turns, second.lease_seconds) == (4, 30)
+    assert second.duel_id == first.duel_id
 
 
 def test_active_duel_is_found_by_source_and_topic(service, source):
     a = join(service, source, "A")
     b = join(service, source, "B", topic="Another question")
-    assert a.duel_id != b.duel_id and b.seat == 1
-    assert service.status(target=str(source))["duel_id"] == a.duel_id
-    assert service.status(target=str(source), topic="Another question")["duel_id"] == b.duel_id
+    assert a.duel_id != b.duel_id
+    assert b.seat.number == 1
+    assert service.status(target=str(source)).duel_id == a.duel_id
+    assert service.status(target=str(source), topic="Another question").duel_id == b.duel_id
 
 
 @pytest.mark.parametrize(
@@ -150,7 +158,7 @@ def test_bad_join_arguments_are_refused_and_create_nothing(service, source, deba
 
 
 def test_model_ids_may_contain_slashes(service, source):
-    assert join(service, source, "A", model_id="meta-llama/Llama-3-8B").seat == 1
+    assert join(service, source, "A", model_id="meta-llama/Llama-3-8B").seat.number == 1
 
 
 # -- artifact path reservation (section 1 and 6) -------------------------------------------
@@ -158,20 +166,25 @@ def test_model_ids_may_contain_slashes(service, source):
 
 def test_join_reserves_dated_artifact_with_header(service, source, debate_dir, clock):
     data = service.join(target=str(source), participant_name="Alice")
-    path = Path(data["debate_path"])
-    assert path.parent == debate_dir and path.name == "2027-01-15-lease-design.md"
+    path = Path(data.debate_path)
+    assert path.parent == debate_dir
+    assert path.name == "2027-01-15-lease-design.md"
     text = path.read_text()
-    assert text.startswith("---\nduel_id: ") and "# Socratic Duel: Lease design" in text
-    assert 'source_path: "../design.md"' in text and "## Terminal Conclusion" in text
+    assert text.startswith("---\nduel_id: ")
+    assert "# Socratic Duel: Lease design" in text
+    assert 'source_path: "../design.md"' in text
+    assert "## Terminal Conclusion" in text
 
 
 def test_closed_duel_then_join_starts_new_duel_with_suffix(service, source, pair, debate_dir):
     alice, _ = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
-    service.release_lock(alice.duel_id, alice.id, alice.token, lease, close=True, outcome="INVALIDATED", reason="done")
+    lease = claim(service, alice)
+    service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED", reason="done")
     fresh = join(service, source, "Carol")
-    assert fresh.duel_id == alice.duel_id + "-2" and fresh.seat == 1
-    assert (debate_dir / f"{fresh.duel_id}.md").exists() and (debate_dir / f"{alice.duel_id}.md").exists()
+    assert fresh.duel_id == alice.duel_id + "-2"
+    assert fresh.seat.number == 1
+    assert (debate_dir / f"{fresh.duel_id}.md").exists()
+    assert (debate_dir / f"{alice.duel_id}.md").exists()
 
 
 def test_a_duel_spanning_midnight_keeps_its_file(service, source, clock, debate_dir):
@@ -209,8 +222,9 @@ def test_concurrent_joins_of_new_topics_never_share_a_file(debate_dir, source):
     assert not errors
     by_duel: dict[str, set[int]] = {}
     for data in results:
-        by_duel.setdefault(data["debate_path"], set()).add(data["seat"])
-    assert len(by_duel) == 3 and all(seats == {1, 2} for seats in by_duel.values())
+        by_duel.setdefault(data.debate_path, set()).add(data.seat.number)
+    assert len(by_duel) == 3
+    assert all(seats == {1, 2} for seats in by_duel.values())
 
 
 # -- section 4: leases and turn order --------------------------------------------------------
@@ -218,204 +232,234 @@ def test_concurrent_joins_of_new_topics_never_share_a_file(debate_dir, source):
 
 def test_claim_refused_until_both_seats_taken(service, source):
     alice = join(service, source, "Alice")
-    data = service.claim_lock(alice.duel_id, alice.id, alice.token)
-    assert not data["acquired"] and data["next_step"] == "wait_peer"
-    assert data["reason"] == "waiting_for_peer" and ISO_Z.match(data["wait_until"])
+    data = service.claim_lock(alice.seat)
+    assert not data.acquired
+    assert data.next_step == "wait_peer"
+    assert data.reason == "waiting_for_peer"
+    assert ISO_Z.match(data.to_dict()["wait_until"])
 
 
 def test_claim_granted_on_own_turn(service, pair, clock):
     alice, _ = pair
-    data = service.claim_lock(alice.duel_id, alice.id, alice.token)
-    assert data["acquired"] and data["next_step"] == "compose_turn"
-    assert data["owner_participant_id"] == alice.id
-    assert data["lease_token"].startswith("1-")
+    data = service.claim_lock(alice.seat)
+    assert data.acquired
+    assert data.next_step == "compose_turn"
+    assert data.owner_participant_id == alice.id
+    assert data.lease is not None
+    assert data.lease.value.startswith("1-")
 
 
 def test_claim_refused_out_of_turn(service, pair):
     _, bob = pair
-    data = service.claim_lock(bob.duel_id, bob.id, bob.token)
-    assert not data["acquired"] and data["reason"] == "not_your_turn" and data["next_step"] == "wait_turn"
-    assert "lease_token" not in data or data["lease_token"] is None
+    data = service.claim_lock(bob.seat)
+    assert not data.acquired
+    assert data.reason == "not_your_turn"
+    assert data.next_step == "wait_turn"
+    assert data.lease is None
+    assert data.to_dict()["lease_token"] is None
 
 
 def test_claim_refused_while_peer_holds_live_lease(service, pair, clock):
     alice, bob = pair
-    granted = service.claim_lock(alice.duel_id, alice.id, alice.token)
-    data = service.claim_lock(bob.duel_id, bob.id, bob.token, for_timeout=True)
-    assert not data["acquired"] and data["owner_participant_id"] == alice.id
-    assert data["wait_until"] == granted["lease_expires_at"]
-    assert 0 < data["retry_after_seconds"] <= 5
+    granted = service.claim_lock(alice.seat)
+    data = service.claim_lock(bob.seat, for_timeout=True)
+    assert not data.acquired
+    assert data.owner_participant_id == alice.id
+    assert data.wait_until == granted.lease_expires_at
+    assert data.retry_after_seconds is not None
+    assert 0 < data.retry_after_seconds <= 5
 
 
 def test_holder_claiming_again_gets_the_same_lease(service, pair):
     alice, _ = pair
-    first = service.claim_lock(alice.duel_id, alice.id, alice.token)
-    again = service.claim_lock(alice.duel_id, alice.id, alice.token)
-    assert again["acquired"] and again["lease_token"] == first["lease_token"]
+    first = service.claim_lock(alice.seat)
+    again = service.claim_lock(alice.seat)
+    assert again.acquired
+    assert again.lease == first.lease
 
 
 def test_fence_grows_by_one_per_grant_and_is_never_reused(service, pair):
     alice, _ = pair
     fences = []
     for _ in range(4):
-        lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
-        fence, random_part = lease.split("-", 1)
+        lease = claim(service, alice)
+        fence, random_part = lease.value.split("-", 1)
         assert len(random_part) >= 16
+        assert lease.fence == int(fence)
         fences.append(int(fence))
-        service.release_lock(alice.duel_id, alice.id, alice.token, lease)
+        service.release_lock(alice.seat, lease)
     assert fences == [1, 2, 3, 4]
 
 
 def test_expired_lease_cannot_write(service, pair, clock):
     alice, _ = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
+    lease = claim(service, alice)
     clock.advance(600)
-    assert code_of(lambda: service.release_lock(alice.duel_id, alice.id, alice.token, lease)) == "LEASE_EXPIRED"
-    assert code_of(lambda: service.append(alice.duel_id, alice.id, alice.token, lease, "x")) == "LEASE_EXPIRED"
+    assert code_of(lambda: service.release_lock(alice.seat, lease)) == "LEASE_EXPIRED"
+    assert code_of(lambda: service.append(alice.seat, lease, "x")) == "LEASE_EXPIRED"
 
 
 def test_release_with_someone_elses_lease_token_is_refused(service, pair):
     alice, bob = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
-    assert code_of(lambda: service.release_lock(bob.duel_id, bob.id, bob.token, lease)) == "LEASE_NOT_HELD"
-    assert code_of(lambda: service.release_lock(alice.duel_id, alice.id, alice.token, "1-forged")) == "LEASE_NOT_HELD"
+    lease = claim(service, alice)
+    assert code_of(lambda: service.release_lock(bob.seat, lease)) == "LEASE_NOT_HELD"
+    assert code_of(lambda: service.release_lock(alice.seat, LeaseToken("1-forged"))) == "LEASE_NOT_HELD"
 
 
 def test_refresh_moves_expiry_to_now_plus_lease_seconds(service, pair, clock):
     alice, _ = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
+    lease = claim(service, alice)
     clock.advance(500)
-    data = service.refresh_lock(alice.duel_id, alice.id, alice.token, lease)
-    assert data["refreshed"] and data["lease_token"] == lease
+    data = service.refresh_lock(alice.seat, lease)
+    assert data.refreshed
+    assert data.lease == lease
     clock.advance(500)  # 1000 s after the grant, alive thanks to the refresh
-    assert service.status(alice.duel_id)["lock"]["owner_participant_id"] == alice.id
+    assert service.status(alice.duel_id).lock.owner_participant_id == alice.id
 
 
 def test_expired_lease_cannot_be_refreshed(service, pair, clock):
     alice, _ = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
+    lease = claim(service, alice)
     clock.advance(600.001)
-    data = service.refresh_lock(alice.duel_id, alice.id, alice.token, lease)
-    assert data["refreshed"] is False and data["reason"] == "lease_expired"
+    data = service.refresh_lock(alice.seat, lease)
+    assert data.refreshed is False
+    assert data.reason == "lease_expired"
 
 
 def test_expired_lease_frees_the_floor(service, pair, clock):
     alice, _ = pair
-    first = service.claim_lock(alice.duel_id, alice.id, alice.token)
+    first = service.claim_lock(alice.seat)
     clock.advance(600)
-    again = service.claim_lock(alice.duel_id, alice.id, alice.token)
-    assert again["acquired"] and again["lease_token"] != first["lease_token"]
+    again = service.claim_lock(alice.seat)
+    assert again.acquired
+    assert again.lease is not None
+    assert again.lease != first.lease
 
 
-def test_for_timeout_when_peer_never_joins(service, source, clock):
+def test_for_timeout_granted_when_peer_never_joins(service, source, clock):
     alice = join(service, source, "Alice", settings=DuelSettings(peer_wait_seconds=900))
-    early = service.claim_lock(alice.duel_id, alice.id, alice.token, for_timeout=True)
-    assert not early["acquired"] and early["reason"] == "timeout_not_due"
+    early = service.claim_lock(alice.seat, for_timeout=True)
+    assert not early.acquired
+    assert early.reason == "timeout_not_due"
     clock.advance(900)
-    assert service.status(alice.duel_id, participant_id=alice.id)["next_step"] == "claim_timeout"
-    data = service.claim_lock(alice.duel_id, alice.id, alice.token, for_timeout=True)
-    assert data["acquired"] and data["next_step"] == "close_timeout"
-    closed = service.release_lock(alice.duel_id, alice.id, alice.token, data["lease_token"], close=True, outcome="TIMEOUT")
-    assert closed["closed"] and closed["outcome"] == "TIMEOUT" and closed["next_step"] == "closed"
+    assert service.status(alice.duel_id, participant_id=alice.id).next_step == "claim_timeout"
+    data = service.claim_lock(alice.seat, for_timeout=True)
+    assert data.acquired
+    assert data.next_step == "close_timeout"
+    closed = service.release_lock(alice.seat, data.lease, close=True, outcome="TIMEOUT")
+    assert closed.closed
+    assert closed.outcome == "TIMEOUT"
+    assert closed.next_step == "closed"
 
 
-def test_for_timeout_when_peers_turn_times_out(service, pair, clock):
+def test_for_timeout_granted_when_peers_turn_times_out(service, pair, clock):
     alice, bob = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
-    service.release_lock(alice.duel_id, alice.id, alice.token, lease)
+    lease = claim(service, alice)
+    service.release_lock(alice.seat, lease)
     # Turn 1 is Alice's: Bob may time her out once turn_timeout_seconds have passed.
-    assert not service.claim_lock(bob.duel_id, bob.id, bob.token, for_timeout=True)["acquired"]
+    assert not service.claim_lock(bob.seat, for_timeout=True).acquired
     clock.advance(1800)
-    data = service.claim_lock(bob.duel_id, bob.id, bob.token, for_timeout=True)
-    assert data["acquired"] and data["next_step"] == "close_timeout"
-    assert not service.claim_lock(alice.duel_id, alice.id, alice.token)["acquired"]
+    data = service.claim_lock(bob.seat, for_timeout=True)
+    assert data.acquired
+    assert data.next_step == "close_timeout"
+    assert not service.claim_lock(alice.seat).acquired
 
 
-def test_for_timeout_refused_while_peer_holds_live_lease(service, pair, clock):
+def test_for_timeout_granted_once_the_holders_lease_expired_past_the_turn_deadline(service, pair, clock):
     alice, bob = pair
-    service.claim_lock(alice.duel_id, alice.id, alice.token)
-    clock.advance(1801)  # the turn deadline passed, but Alice's lease is... expired now
-    assert service.claim_lock(bob.duel_id, bob.id, bob.token, for_timeout=True)["acquired"]
+    service.claim_lock(alice.seat)
+    clock.advance(1801)  # the turn deadline passed, and Alice's unrefreshed lease expired long ago
+    assert service.claim_lock(bob.seat, for_timeout=True).acquired
 
 
 def test_slow_peer_with_refreshed_lease_cannot_be_timed_out(service, pair, clock):
     alice, bob = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
+    lease = claim(service, alice)
     for _ in range(4):
         clock.advance(500)
-        service.refresh_lock(alice.duel_id, alice.id, alice.token, lease)
-    data = service.claim_lock(bob.duel_id, bob.id, bob.token, for_timeout=True)
-    assert not data["acquired"] and data["owner_participant_id"] == alice.id
+        service.refresh_lock(alice.seat, lease)
+    data = service.claim_lock(bob.seat, for_timeout=True)
+    assert not data.acquired
+    assert data.owner_participant_id == alice.id
 
 
 def test_timeout_lease_only_allows_close_timeout(service, source, clock):
     alice = join(service, source, "Alice")
     clock.advance(900)
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token, for_timeout=True)["lease_token"]
-    assert code_of(lambda: service.append(alice.duel_id, alice.id, alice.token, lease, "x")) == "LEASE_NOT_HELD"
-    assert code_of(lambda: service.release_lock(alice.duel_id, alice.id, alice.token, lease, close=True,
+    lease = service.claim_lock(alice.seat, for_timeout=True).lease
+    assert lease is not None
+    assert code_of(lambda: service.append(alice.seat, lease, "x")) == "LEASE_NOT_HELD"
+    assert code_of(lambda: service.release_lock(alice.seat, lease, close=True,
                                                 outcome="INVALIDATED", reason="bored")) == "OUTCOME_MISMATCH"
 
 
 def test_close_timeout_rejected_when_peer_joined_and_lease_stays(service, source, clock):
     alice = join(service, source, "Alice")
     clock.advance(900)
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token, for_timeout=True)["lease_token"]
+    lease = service.claim_lock(alice.seat, for_timeout=True).lease
+    assert lease is not None
     join(service, source, "Bob")
     with pytest.raises(DuelError) as info:
-        service.release_lock(alice.duel_id, alice.id, alice.token, lease, close=True, outcome="TIMEOUT")
-    assert info.value.code == "TIMEOUT_REJECTED" and info.value.details["next_step"] == "compose_turn"
+        service.release_lock(alice.seat, lease, close=True, outcome="TIMEOUT")
+    assert info.value.code == "TIMEOUT_REJECTED"
+    assert info.value.details["next_step"] == "compose_turn"
     status = service.status(alice.duel_id, participant_id=alice.id)
-    assert status["lock"]["owner_participant_id"] == alice.id and status["next_step"] == "compose_turn"
-    assert service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"] == lease
+    assert status.lock.owner_participant_id == alice.id
+    assert status.next_step == "compose_turn"
+    assert service.claim_lock(alice.seat).lease == lease
 
 
 def test_close_without_timeout_lease_is_timeout_rejected(service, pair):
     alice, _ = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
-    assert code_of(lambda: service.release_lock(alice.duel_id, alice.id, alice.token, lease, close=True,
-                                                outcome="TIMEOUT")) == "TIMEOUT_REJECTED"
+    lease = claim(service, alice)
+    assert code_of(lambda: service.release_lock(alice.seat, lease, close=True, outcome="TIMEOUT")) == "TIMEOUT_REJECTED"
 
 
 def test_close_invalidated_needs_a_reason_and_writes_the_conclusion(service, pair):
     alice, _ = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
-    assert code_of(lambda: service.release_lock(alice.duel_id, alice.id, alice.token, lease, close=True,
+    lease = claim(service, alice)
+    assert code_of(lambda: service.release_lock(alice.seat, lease, close=True,
                                                 outcome="INVALIDATED")) == "INVALID_ARGUMENT"
-    data = service.release_lock(alice.duel_id, alice.id, alice.token, lease, close=True, outcome="INVALIDATED",
+    data = service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED",
                                 reason="the source is obsolete", summary="We stopped early.")
-    assert data["closed"] and data["status"] == "CLOSED"
-    text = Path(service.status(alice.duel_id)["duel"]["debate_path"]).read_text()
-    assert "| Outcome | INVALIDATED |" in text and "the source is obsolete" in text and "We stopped early." in text
-    assert 'status: "CLOSED"' in text and 'outcome: "INVALIDATED"' in text
-    assert code_of(lambda: service.claim_lock(alice.duel_id, alice.id, alice.token)) == "DUEL_CLOSED"
+    assert data.closed
+    assert data.status == "CLOSED"
+    text = Path(service.status(alice.duel_id).duel.debate_path).read_text()
+    assert "| Outcome | INVALIDATED |" in text
+    assert "the source is obsolete" in text
+    assert "We stopped early." in text
+    assert 'status: "CLOSED"' in text
+    assert 'outcome: "INVALIDATED"' in text
+    assert code_of(lambda: service.claim_lock(alice.seat)) == "DUEL_CLOSED"
 
 
 def test_computed_outcome_cannot_be_claimed_before_it_is_reached(service, pair):
     alice, _ = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
-    assert code_of(lambda: service.release_lock(alice.duel_id, alice.id, alice.token, lease, close=True,
+    lease = claim(service, alice)
+    assert code_of(lambda: service.release_lock(alice.seat, lease, close=True,
                                                 outcome="ACCEPTED_CONSENSUS")) == "OUTCOME_MISMATCH"
 
 
-def test_status_and_wait_change_nothing_and_show_no_lease_token(service, pair, debate_dir):
+def test_status_and_wait_change_nothing_and_show_no_secrets(service, pair, debate_dir):
     alice, bob = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
+    lease = claim(service, alice)
     state_file = debate_dir / ".duel" / "duels" / alice.duel_id / "state.json"
     before = state_file.read_bytes(), state_file.stat().st_mtime_ns
     views = [service.status(alice.duel_id, participant_id=bob.id), service.wait(alice.duel_id, bob.id, timeout=0.05)]
     assert (state_file.read_bytes(), state_file.stat().st_mtime_ns) == before
     for view in views:
-        assert lease not in json.dumps(view) and alice.token not in json.dumps(view)
+        wire = json.dumps(view.to_dict())
+        assert lease.value not in wire
+        assert alice.token not in wire
 
 
 def test_next_step_walks_through_a_turn(service, source, clock):
     alice = join(service, source, "Alice")
-    assert service.status(alice.duel_id, participant_id=alice.id)["next_step"] == "wait_peer"
+    assert service.status(alice.duel_id, participant_id=alice.id).next_step == "wait_peer"
     bob = join(service, source, "Bob")
-    step = lambda who: service.status(alice.duel_id, participant_id=who.id)["next_step"]  # noqa: E731
+    step = lambda who: service.status(alice.duel_id, participant_id=who.id).next_step  # noqa: E731
     assert (step(alice), step(bob)) == ("claim_lock", "wait_turn")
-    service.claim_lock(alice.duel_id, alice.id, alice.token)
+    service.claim_lock(alice.seat)
     assert (step(alice), step(bob)) == ("compose_turn", "wait_turn")
     clock.advance(1800)
     assert step(bob) == "claim_timeout"  # Alice's lease and her turn's deadline both passed
@@ -424,19 +468,24 @@ def test_next_step_walks_through_a_turn(service, source, clock):
 def test_wait_returns_early_when_the_peer_releases(debate_dir, source):
     service = DuelService(debate_dir)
     alice, bob = join(service, source, "Alice"), join(service, source, "Bob")
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
-    timer = threading.Timer(0.2, lambda: DuelService(debate_dir).release_lock(alice.duel_id, alice.id, alice.token, lease))
+    lease = claim(service, alice)
+    timer = threading.Timer(0.2, lambda: DuelService(debate_dir).release_lock(alice.seat, lease))
     timer.start()
     started = time.monotonic()
     data = service.wait(bob.duel_id, bob.id, timeout=10)
-    assert data["changed"] and time.monotonic() - started < 2
-    assert data["lock"]["owner_participant_id"] is None and data["waited_seconds"] >= 0.15
+    timer.join()
+    assert data.changed
+    assert time.monotonic() - started < 2
+    assert data.lock.owner_participant_id is None
+    assert data.waited_seconds >= 0.15
 
 
 def test_wait_times_out_unchanged(service, pair):
     _, bob = pair
     data = service.wait(bob.duel_id, bob.id, timeout=0.1)
-    assert data["changed"] is False and data["next_step"] == "wait_turn" and data["waited_seconds"] >= 0.1
+    assert data.changed is False
+    assert data.next_step == "wait_turn"
+    assert data.waited_seconds >= 0.1
 
 
 def test_wait_for_unknown_participant_is_not_found(service, pair):
@@ -449,29 +498,31 @@ def test_wait_for_unknown_participant_is_not_found(service, pair):
 COMMON = {"duel_id", "participant_count", "status", "next_step"}
 
 
-def test_every_op_carries_its_fields(service, source):
+def test_every_op_carries_its_wire_fields_with_iso_times(service, source):
     joined = service.join(target=str(source), participant_name="Alice")
     assert COMMON | {"participant_id", "participant_token", "seat", "source_path", "source_sha256", "target_key",
-                     "topic", "topic_slug", "debate_path", "max_turns", "lease_seconds", "peer_wait_until"} <= set(joined)
+                     "topic", "topic_slug", "debate_path", "max_turns", "lease_seconds",
+                     "peer_wait_until"} <= set(joined.to_dict())
     bob = join(service, source, "Bob")
-    alice = Seat(joined["duel_id"], joined["participant_id"], joined["participant_token"], 1, "Alice")
-    status = service.status(alice.duel_id, participant_id=alice.id)
+    alice = Player(joined.seat, "Alice")
+    status = service.status(alice.duel_id, participant_id=alice.id).to_dict()
     assert COMMON | {"participant_id", "duel", "participants", "lock", "turn_count", "next_turn_seat", "turn_deadline",
                      "candidate_convergence"} <= set(status)
     assert {"id", "source_path", "topic", "topic_slug", "debate_path", "status", "outcome", "created_at", "closed_at",
             "max_turns", "lease_seconds"} <= set(status["duel"])
     assert {"id", "seat", "display_name", "harness", "model_id", "joined_at", "last_seen_at"} <= set(status["participants"][0])
     assert {"owner_participant_id", "lease_expires_at", "fence"} <= set(status["lock"])
-    claim = service.claim_lock(alice.duel_id, alice.id, alice.token)
+    granted = service.claim_lock(alice.seat)
+    claim = granted.to_dict()
     assert COMMON | {"acquired", "lease_token", "lease_expires_at", "owner_participant_id", "retry_after_seconds",
                      "wait_until", "reason"} <= set(claim)
-    refused = service.claim_lock(bob.duel_id, bob.id, bob.token)
+    refused = service.claim_lock(bob.seat).to_dict()
     assert {"acquired", "retry_after_seconds", "wait_until", "reason", "owner_participant_id"} <= set(refused)
-    refresh = service.refresh_lock(alice.duel_id, alice.id, alice.token, claim["lease_token"])
+    refresh = service.refresh_lock(alice.seat, granted.lease).to_dict()
     assert COMMON | {"refreshed", "lease_token", "lease_expires_at", "reason"} <= set(refresh)
-    release = service.release_lock(alice.duel_id, alice.id, alice.token, claim["lease_token"])
+    release = service.release_lock(alice.seat, granted.lease).to_dict()
     assert COMMON | {"released", "closed", "outcome", "reason"} <= set(release)
-    waited = service.wait(alice.duel_id, alice.id, timeout=0)
+    waited = service.wait(alice.duel_id, alice.id, timeout=0).to_dict()
     assert set(status) | {"waited_seconds", "changed"} <= set(waited)
     for value in (status["duel"]["created_at"], claim["lease_expires_at"], status["participants"][0]["joined_at"]):
         assert ISO_Z.match(value)
@@ -482,20 +533,21 @@ def test_every_op_carries_its_fields(service, source):
 
 def test_events_are_gapless_typed_and_carry_no_secrets(service, pair, clock, debate_dir):
     alice, bob = pair
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
-    service.refresh_lock(alice.duel_id, alice.id, alice.token, lease)
-    service.release_lock(alice.duel_id, alice.id, alice.token, lease)
-    lease = service.claim_lock(alice.duel_id, alice.id, alice.token)["lease_token"]
-    service.release_lock(alice.duel_id, alice.id, alice.token, lease, close=True, outcome="INVALIDATED", reason="r")
+    first = claim(service, alice)
+    service.refresh_lock(alice.seat, first)
+    service.release_lock(alice.seat, first)
+    lease = claim(service, alice)
+    service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED", reason="r")
     log = events(debate_dir, alice.duel_id)
     assert [e["seq"] for e in log] == list(range(len(log)))
     assert {"participant_registered", "participant_waiting", "lock_acquired", "lock_refreshed", "lock_released",
             "duel_closed"} <= {e["type"] for e in log}
     for event in log:
         assert set(event) == {"seq", "ts", "type", "duel_id", "participant_id", "data"}
-        assert ISO_Z.match(event["ts"]) and event["duel_id"] == alice.duel_id
+        assert ISO_Z.match(event["ts"])
+        assert event["duel_id"] == alice.duel_id
     raw = (debate_dir / ".duel" / "duels" / alice.duel_id / "events.jsonl").read_text()
-    for secret in (alice.token, bob.token, lease):
+    for secret in (alice.token, bob.token, first.value, lease.value):
         assert secret not in raw
 
 
@@ -504,15 +556,17 @@ def test_a_dead_writers_event_tail_is_cut_back(service, pair, debate_dir):
     path = debate_dir / ".duel" / "duels" / alice.duel_id / "events.jsonl"
     with open(path, "a") as handle:
         handle.write('{"seq": 99, "half written')
-    service.claim_lock(alice.duel_id, alice.id, alice.token)
+    service.claim_lock(alice.seat)
     log = events(debate_dir, alice.duel_id)
     assert [e["seq"] for e in log] == list(range(len(log)))
 
 
 def test_wait_given_a_stale_next_step_returns_at_once(service, source):
     alice = join(service, source, "Alice")
-    seen = service.status(alice.duel_id, participant_id=alice.id)["next_step"]
+    seen = service.status(alice.duel_id, participant_id=alice.id).next_step
     join(service, source, "Bob")  # the peer arrives between Alice's status and her wait
     data = service.wait(alice.duel_id, alice.id, timeout=5, next_step=seen)
-    assert seen == "wait_peer" and data["changed"] and data["next_step"] == "claim_lock"
-    assert data["waited_seconds"] < 1
+    assert seen == "wait_peer"
+    assert data.changed
+    assert data.next_step == "claim_lock"
+    assert data.waited_seconds < 1

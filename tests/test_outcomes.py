@@ -1,18 +1,11 @@
-"""Outcomes of PROTOCOL.md section 8, from the latest turn of each seat."""
+"""Outcomes of docs/protocol.md section 8, from the latest turn of each seat."""
 
 from __future__ import annotations
 
 import pytest
 
-from rp1_duel.outcomes import (
-    ACCEPTED_CONSENSUS,
-    DISSENT,
-    MAX_TURNS,
-    OUTCOMES,
-    Evaluation,
-    TurnSummary,
-    evaluate,
-)
+from rp1_duel.record.outcomes import Evaluation, TurnSummary, evaluate
+from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS, OUTCOMES
 
 OPEN, CONV, ACCEPT, DISS, REV = "OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING", "REVISING"
 
@@ -23,7 +16,7 @@ def debate(*turns: tuple[str, bool]) -> list[TurnSummary]:
             for index, (stance, blocking) in enumerate(turns)]
 
 
-def test_outcome_names():
+def test_outcomes_are_the_five_protocol_names_in_order():
     assert OUTCOMES == ("ACCEPTED_CONSENSUS", "DISSENT", "MAX_TURNS", "TIMEOUT", "INVALIDATED")
 
 
@@ -77,7 +70,7 @@ def test_both_dissenting_on_the_last_turn_is_dissent():
 
 
 @pytest.mark.parametrize(
-    "first, second, expected",
+    ("first", "second", "expected"),
     [
         ((CONV, False), (CONV, False), True),
         ((CONV, False), (ACCEPT, False), True),
@@ -89,7 +82,7 @@ def test_both_dissenting_on_the_last_turn_is_dissent():
         ((DISS, False), (ACCEPT, False), False),
     ],
 )
-def test_candidate_convergence(first, second, expected):
+def test_candidate_convergence_needs_both_latest_turns_converging_without_blocking(first, second, expected):
     assert evaluate(debate(first, second), 6).candidate_convergence is expected
 
 

@@ -12,11 +12,17 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.record.validate import validate_file
 
 from fake_debater import debater, hopeless, sloppy_then_fixed
 from fake_models import FakeAnthropicServer, FakeOpenAIServer
-from rp1_duel.service import DuelService
-from rp1_duel.validate import validate_file
+from helpers import make_turn
+
+# Every test runs `duel join` (or `duel demo`) as real processes: seconds each.
+pytestmark = pytest.mark.slow
 
 TESTS = Path(__file__).parent
 
@@ -38,7 +44,7 @@ def gpt_env(server: FakeOpenAIServer) -> dict[str, str]:
 
 
 def start(source: Path, debate_dir: Path, *args: str, env: dict[str, str], stdin=subprocess.DEVNULL):
-    argv = [sys.executable, "-m", "rp1_duel.cli", "join", "--target", str(source), "--debate-dir", str(debate_dir),
+    argv = [sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--debate-dir", str(debate_dir),
             "--json", *args]
     return subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
@@ -53,9 +59,9 @@ def wait_for_seat(debate_dir: Path, source: Path, count: int = 1, limit: float =
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         try:
-            if DuelService(debate_dir).status(target=str(source))["participant_count"] >= count:
+            if DuelService(debate_dir).status(target=str(source)).participant_count >= count:
                 return
-        except Exception:  # noqa: BLE001 - the duel may not exist yet
+        except Exception:  # the duel may not exist yet
             pass
         time.sleep(0.02)
     raise AssertionError("no participant joined")
@@ -70,22 +76,23 @@ def test_claude_and_gpt_finish_a_duel(source, debate_dir, anthropic_server, open
     assert (code_c, code_g) == (0, 0), err_c
     assert result_c["outcome"] == result_g["outcome"] == "ACCEPTED_CONSENSUS"
     assert (result_c["seat"], result_c["turns_written"], result_g["turns_written"]) == (1, [1, 3], [2, 4])
-    assert "turn 1 accepted (OPEN_TO_DEBATE)" in err_c and "ACCEPTED_CONSENSUS" in err_c
+    assert "turn 1 accepted (OPEN_TO_DEBATE)" in err_c
+    assert "ACCEPTED_CONSENSUS" in err_c
     assert validate_file(result_c["debate_path"]).valid
     # The wire: Anthropic's stable prefix is marked for caching; OpenAI's requests carry the duel id.
     claude_body = anthropic_server.requests[0]["body"]
-    assert claude_body["model"] == "claude-x" and claude_body["stream"] is True
+    assert claude_body["model"] == "claude-x"
+    assert claude_body["stream"] is True
     assert claude_body["system"][-1]["cache_control"] == {"type": "ephemeral"}
     assert all(r["body"]["prompt_cache_key"] == result_g["duel_id"] for r in openai_server.requests)
     text = Path(result_c["debate_path"]).read_text()
-    assert "Claude (duel / claude-x)" in text and "GPT (duel / gpt-x)" in text
+    assert "Claude (duel / claude-x)" in text
+    assert "GPT (duel / gpt-x)" in text
 
 
 def scripted_peer(source: Path, debate_dir: Path, tmp_path: Path, turns: list[int], max_turns: int = 4,
                   stance=lambda n, limit: "ACCEPTING_CONSENSUS" if n >= limit - 1 else "OPEN_TO_DEBATE", **kw):
-    """A peer that plays pre-written turns (valid against conftest.SOURCE) as Bob."""
-    from turn_factory import make_turn
-
+    """A peer that plays pre-written turns (valid against helpers.SOURCE) as Bob."""
     folder = tmp_path / "bob"
     folder.mkdir(exist_ok=True)
     for index, n in enumerate(turns):
@@ -93,27 +100,31 @@ def scripted_peer(source: Path, debate_dir: Path, tmp_path: Path, turns: list[in
     return start(source, debate_dir, "--model", f"scripted:{folder}", "--name", "Bob", env=clean_env(), **kw)
 
 
-def test_invalid_draft_is_repaired(source, debate_dir, anthropic_server, tmp_path):
+def test_an_invalid_draft_is_repaired_from_its_violations(source, debate_dir, anthropic_server, tmp_path):
     anthropic_server.responder = sloppy_then_fixed
     claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "2", env=claude_env(anthropic_server))
     wait_for_seat(debate_dir, source)
     peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
     code, result, err = finish(claude)
-    assert code == 0 and result["turns_written"] == [1], err
+    assert code == 0, err
+    assert result["turns_written"] == [1], err
     assert "draft 1 rejected: UNRESOLVED_TAG" in err
     assert len(anthropic_server.requests) == 2
     repair = anthropic_server.requests[1]["body"]["messages"][-1]["content"][-1]["text"]
-    assert "Violations:" in repair and "UNRESOLVED_TAG" in repair
+    assert "Violations:" in repair
+    assert "UNRESOLVED_TAG" in repair
     assert finish(peer)[0] == 0
 
 
-def test_participant_that_never_manages_invalidates_the_duel(source, debate_dir, anthropic_server, tmp_path):
+def test_a_participant_that_fails_three_repairs_invalidates_the_duel(source, debate_dir, anthropic_server, tmp_path):
     anthropic_server.responder = hopeless
     claude = start(source, debate_dir, "--model", "claude-x", env=claude_env(anthropic_server))
     wait_for_seat(debate_dir, source)
     peer = scripted_peer(source, debate_dir, tmp_path, [2])
     code, result, err = finish(claude)
-    assert code == 1 and result["outcome"] == "INVALIDATED" and result["state"] == "invalidated"
+    assert code == 1, err
+    assert result["outcome"] == "INVALIDATED"
+    assert result["state"] == "invalidated"
     assert len(anthropic_server.requests) == 4  # the draft and three repairs
     assert "could not write a valid turn 1 after 3 repairs (UNRESOLVED_TAG)" in Path(result["debate_path"]).read_text()
     assert finish(peer)[1]["outcome"] == "INVALIDATED"
@@ -127,7 +138,8 @@ def test_slow_model_keeps_its_lease_by_refreshing(source, debate_dir, anthropic_
     wait_for_seat(debate_dir, source)
     peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
     code, result, err = finish(claude)
-    assert code == 0 and result["turns_written"] == [1], err
+    assert code == 0, err
+    assert result["turns_written"] == [1], err
     log = (debate_dir / ".duel" / "duels" / result["duel_id"] / "events.jsonl").read_text()
     assert log.count('"type": "lock_refreshed"') >= 2
     assert finish(peer)[0] == 0
@@ -153,12 +165,14 @@ def test_killed_participant_resumes_with_the_same_command(source, debate_dir, an
     os.kill(claude.pid, signal.SIGKILL)
     claude.wait()
     before = DuelService(debate_dir).status(target=str(source))
-    assert before["turn_count"] == 0 and before["participant_count"] == 2
+    assert before.turn_count == 0
+    assert before.participant_count == 2
     anthropic_server.delay_per_chunk = 0
     again = start(source, debate_dir, *args, env=claude_env(anthropic_server))
     code, result, err = finish(again)
-    assert code == 0 and result["turns_written"] == [1], err
-    assert result["participant_id"] == before["participants"][0]["id"]  # the same seat, resumed
+    assert code == 0, err
+    assert result["turns_written"] == [1], err
+    assert result["participant_id"] == before.participants[0].id  # the same seat, resumed
     assert finish(peer)[1]["outcome"] == "ACCEPTED_CONSENSUS"
 
 
@@ -169,14 +183,13 @@ def test_peer_that_never_comes_ends_in_timeout(source, debate_dir, tmp_path):
     lonely = start(source, debate_dir, "--model", f"scripted:{script}", "--name", "Ada",
                    "--peer-wait-seconds", "1", env=clean_env())
     code, result, err = finish(lonely, timeout=30)
-    assert code == 0 and result["outcome"] == "TIMEOUT", err
+    assert code == 0, err
+    assert result["outcome"] == "TIMEOUT", err
     assert "| Outcome | TIMEOUT |" in Path(result["debate_path"]).read_text()
 
 
 def test_peer_that_never_answers_ends_in_timeout(source, debate_dir, tmp_path):
     # Bob joins second and answers turn 1 only; Ada's script has no turn for turn 3.
-    from turn_factory import make_turn
-
     ada = tmp_path / "ada"
     ada.mkdir()
     (ada / "1.md").write_text(make_turn(1, "Ada", "duel", "scripted:ada"))
@@ -185,25 +198,28 @@ def test_peer_that_never_answers_ends_in_timeout(source, debate_dir, tmp_path):
     wait_for_seat(debate_dir, source)
     peer = scripted_peer(source, debate_dir, tmp_path, [2])
     code, result, err = finish(first)
-    assert code == 1 and "SCRIPT_EXHAUSTED" in err  # Ada cannot write turn 3: her process stops
+    assert code == 1, err
+    assert "SCRIPT_EXHAUSTED" in err  # Ada cannot write turn 3: her process stops
     code, result, err = finish(peer, timeout=30)
-    assert code == 0 and result["outcome"] == "TIMEOUT", err
+    assert code == 0, err
+    assert result["outcome"] == "TIMEOUT", err
 
 
-def test_no_key_and_no_model_is_one_clear_line(source, debate_dir):
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel.cli", "join", "--target", str(source)],
+def test_join_without_key_or_model_fails_in_one_line_naming_every_way_out(source, debate_dir):
+    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "join", "--target", str(source)],
                           capture_output=True, text=True, env=clean_env(), cwd=source.parent)
-    assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
     for option in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "--base-url", "--model human", "--model scripted:DIR"):
         assert option in proc.stderr
     assert not (source.parent / "debates").exists()
 
 
-def test_human_turn_written_in_a_fake_editor(source, debate_dir, tmp_path):
+def test_a_person_at_a_terminal_writes_the_turn_in_the_editor_without_its_notes(source, debate_dir, tmp_path):
     editor = tmp_path / "fake-editor.py"
     editor.write_text(
         "import re, sys\n"
-        "from turn_factory import make_turn\n"
+        "from helpers import make_turn\n"
         "path = sys.argv[1]\n"
         "text = open(path).read()\n"
         "n, name, harness, model = re.search(r'^## Turn (\\d+) — (.+?) \\((.+?) / (.+?)\\) — STANCE$', text, re.M).groups()\n"
@@ -217,9 +233,11 @@ def test_human_turn_written_in_a_fake_editor(source, debate_dir, tmp_path):
     wait_for_seat(debate_dir, source)
     peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
     code, result, err = finish(person)
-    assert code == 0 and result["outcome"] == "ACCEPTED_CONSENSUS", err
+    assert code == 0, err
+    assert result["outcome"] == "ACCEPTED_CONSENSUS", err
     text = Path(result["debate_path"]).read_text()
-    assert "## Turn 1 — Hana (duel / human) — ACCEPTING_CONSENSUS" in text and "notes stay out" not in text
+    assert "## Turn 1 — Hana (duel / human) — ACCEPTING_CONSENSUS" in text
+    assert "notes stay out" not in text
     assert finish(peer)[0] == 0
 
 
@@ -231,13 +249,15 @@ def _drain(fd: int) -> None:
         pass
 
 
-def test_demo_runs_in_a_fresh_directory(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel.cli", "demo", "--dir", str(tmp_path / "demo")],
+def test_demo_finishes_a_valid_duel_in_a_fresh_directory(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "demo", "--dir", str(tmp_path / "demo")],
                           capture_output=True, text=True, timeout=120, env=clean_env())
     assert proc.returncode == 0, proc.stderr
-    assert "outcome:  ACCEPTED_CONSENSUS" in proc.stderr and "duel validate: valid" in proc.stderr
+    assert "outcome:  ACCEPTED_CONSENSUS" in proc.stderr
+    assert "duel validate: valid" in proc.stderr
     artifacts = list((tmp_path / "demo" / "debates").glob("*.md"))
-    assert len(artifacts) == 1 and validate_file(artifacts[0]).valid
+    assert len(artifacts) == 1
+    assert validate_file(artifacts[0]).valid
     assert "scripted" in proc.stderr
 
 
@@ -245,11 +265,15 @@ def test_ctrl_c_releases_the_floor_and_keeps_the_seat(source, debate_dir, anthro
     args = ("--model", "claude-x", "--max-turns", "2")
     claude, peer = claude_mid_turn(source, debate_dir, anthropic_server, tmp_path, args)
     os.kill(claude.pid, signal.SIGINT)
-    out, err = claude.communicate(timeout=30)
-    assert claude.returncode == 130 and "run the same command to resume" in err and "Traceback" not in err
+    _out, err = claude.communicate(timeout=30)
+    assert claude.returncode == 130, err
+    assert "run the same command to resume" in err
+    assert "Traceback" not in err
     status = DuelService(debate_dir).status(target=str(source))
-    assert status["lock"]["owner_participant_id"] is None and status["turn_count"] == 0
+    assert status.lock.owner_participant_id is None
+    assert status.turn_count == 0
     anthropic_server.delay_per_chunk = 0
     code, result, err = finish(start(source, debate_dir, *args, env=claude_env(anthropic_server)))
-    assert code == 0 and result["participant_id"] == status["participants"][0]["id"], err
+    assert code == 0, err
+    assert result["participant_id"] == status.participants[0].id, err
     assert finish(peer)[1]["outcome"] == "ACCEPTED_CONSENSUS"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import shlex
@@ -10,15 +11,16 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from dataclasses import replace
+
+from rp1_duel.participant.providers import ProviderError, TurnRequest, select_provider, status_error
+from rp1_duel.participant.providers.human import SECTION_LABELS, HumanProvider
+from rp1_duel.participant.providers.scripted import ScriptedProvider
 
 from fake_models import FakeAnthropicServer, FakeOpenAIServer
-from rp1_duel.providers import ProviderError, TurnRequest, select_provider, status_error
-from rp1_duel.providers.human import SECTION_LABELS, HumanProvider
-from rp1_duel.providers.scripted import ScriptedProvider
 
 REPO = Path(__file__).resolve().parents[1]
 HEADING = "## Turn 3 — Ada (claude-code / claude-sonnet-5-5) — OPEN_TO_DEBATE"
@@ -42,7 +44,7 @@ def no_real_credentials(monkeypatch):
 
 
 def anthropic_provider(server: FakeAnthropicServer):
-    from rp1_duel.providers.anthropic import AnthropicProvider
+    from rp1_duel.participant.providers.anthropic import AnthropicProvider
 
     return AnthropicProvider(
         "claude-sonnet-5-5", api_key="test-key", base_url=server.base_url, timeout=5, max_retries=0
@@ -50,7 +52,7 @@ def anthropic_provider(server: FakeAnthropicServer):
 
 
 def openai_provider(server: FakeOpenAIServer):
-    from rp1_duel.providers.openai import OpenAIProvider
+    from rp1_duel.participant.providers.openai import OpenAIProvider
 
     return OpenAIProvider("gpt-6.1-sol", api_key="test-key", base_url=server.base_url, timeout=5, max_retries=0)
 
@@ -66,7 +68,7 @@ def server_and_provider(request):
 
 
 def strictly_increasing(values: list[int]) -> bool:
-    return bool(values) and all(later > earlier for earlier, later in zip(values, values[1:]))
+    return bool(values) and all(later > earlier for earlier, later in itertools.pairwise(values))
 
 
 # Streaming, progress and errors, the same for both SDK-backed providers
@@ -115,7 +117,8 @@ def test_http_errors_become_provider_errors(server_and_provider, status, code):
         provider.compose(turn_request(), lambda tokens: None)
 
     assert raised.value.code == code
-    assert f"HTTP {status}" in raised.value.message and "fake" in raised.value.message
+    assert f"HTTP {status}" in raised.value.message
+    assert "fake" in raised.value.message
     assert "\n" not in str(raised.value)
 
 
@@ -128,7 +131,8 @@ def test_a_server_that_is_down_is_unavailable_quickly(server_and_provider):
         provider.compose(turn_request(), lambda tokens: None)
 
     assert raised.value.code == "PROVIDER_UNAVAILABLE"
-    assert str(server.port) in raised.value.message and "\n" not in raised.value.message
+    assert str(server.port) in raised.value.message
+    assert "\n" not in raised.value.message
     assert time.monotonic() - started < 3
 
 
@@ -169,7 +173,8 @@ def test_error_messages_are_one_bounded_line():
     error = status_error("openai", 401, {"error": {"message": "bad\nkey  " + "x" * 1000}}, "fallback")
 
     assert error.code == "PROVIDER_AUTH"
-    assert "\n" not in error.message and len(error.message) <= 400
+    assert "\n" not in error.message
+    assert len(error.message) <= 400
     assert error.message.startswith("openai refused the credentials (HTTP 401): bad key")
     assert "model not found" in status_error("ollama", 404, {"error": "model not found"}, "x").message
     assert status_error("openai", 502, None, "Bad gateway").message.endswith("Bad gateway")
@@ -183,7 +188,8 @@ def test_anthropic_request_caches_the_stable_prefix_and_the_history(anthropic_se
 
     body = anthropic_server.requests[0]["body"]
     assert body["model"] == "claude-sonnet-5-5"
-    assert body["stream"] is True and body["max_tokens"] == 16000
+    assert body["stream"] is True
+    assert body["max_tokens"] == 16000
     assert body["system"] == [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
     [message] = body["messages"]
     assert message["role"] == "user"
@@ -247,9 +253,11 @@ def test_openai_request_is_streamed_keyed_and_ordered_for_prefix_caching(openai_
 
     body = openai_server.requests[0]["body"]
     assert body["model"] == "gpt-6.1-sol"
-    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
     assert body["prompt_cache_key"] == "duel-0123"
-    assert body["max_completion_tokens"] == 16000 and "max_tokens" not in body
+    assert body["max_completion_tokens"] == 16000
+    assert "max_tokens" not in body
     assert body["messages"] == [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": TURN_1 + TURN_2},
@@ -264,7 +272,8 @@ def test_openai_successive_turns_share_the_prefix_byte_for_byte(openai_server):
 
     first, second = (json.dumps(record["body"]["messages"]) for record in openai_server.requests)
     prefix = json.dumps([{"role": "system", "content": SYSTEM}, {"role": "user", "content": TURN_1}])[:-3]
-    assert first.startswith(prefix) and second.startswith(prefix)
+    assert first.startswith(prefix)
+    assert second.startswith(prefix)
 
 
 def test_openai_first_turn_sends_no_empty_history_message(openai_server):
@@ -327,7 +336,7 @@ BOTH = {**ANTHROPIC, **OPENAI}
         ),
     ],
 )
-def test_select_provider_rules(model, provider, base_url, env, expected):
+def test_select_provider_chooses_by_model_provider_base_url_and_environment(model, provider, base_url, env, expected):
     chosen = select_provider(model, provider, base_url, env)
 
     assert (chosen.name, chosen.model, chosen.base_url) == expected
@@ -376,7 +385,7 @@ def test_select_provider_gives_people_and_scripts_without_credentials(tmp_path):
 
 
 def test_importing_the_providers_imports_no_sdk():
-    probe = "import sys, rp1_duel.providers; print([m for m in ('anthropic', 'openai', 'httpx2') if m in sys.modules])"
+    probe = "import sys, rp1_duel.participant.providers; print([m for m in ('anthropic', 'openai', 'httpx2') if m in sys.modules])"
     result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
 
     assert result.stdout.strip() == "[]"
@@ -421,7 +430,8 @@ def test_human_edits_a_skeleton_with_the_exact_heading(tmp_path):
     seen = (tmp_path / "seen-1.md").read_text().splitlines()
     body = [line for line in seen if line and not line.startswith("%%")]
     assert body == [HEADING, *SECTION_LABELS]
-    assert f"%% {HEADING}" in seen and "%% Write turn 3 with this heading:" in seen
+    assert f"%% {HEADING}" in seen
+    assert "%% Write turn 3 with this heading:" in seen
 
 
 def test_human_repair_reopens_the_draft_with_the_violations_on_top(tmp_path):
@@ -553,6 +563,7 @@ def test_fake_servers_answer_non_streaming_requests_too(anthropic_server, openai
     assert message.usage.output_tokens == completion.usage.completion_tokens == 6
 
 
+@pytest.mark.slow  # the fake server as a process of its own
 def test_a_fake_server_runs_as_a_process_beside_duel(tmp_path):
     responder = "def answer(body):\n    return 'echo: ' + body['messages'][-1]['content']\n"
     (tmp_path / "echo_responder.py").write_text(responder)
@@ -563,7 +574,7 @@ def test_a_fake_server_runs_as_a_process_beside_duel(tmp_path):
     try:
         port = int(process.stdout.readline())
         assert port_file.read_text().strip() == str(port)
-        from rp1_duel.providers.openai import OpenAIProvider
+        from rp1_duel.participant.providers.openai import OpenAIProvider
 
         provider = OpenAIProvider("gpt-6.1-sol", api_key="k", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
         assert provider.compose(turn_request(instruction="Say hi."), lambda tokens: None) == "echo: Say hi."

@@ -4,6 +4,7 @@ and followable: two agents that know nothing but the installed text finish a due
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -19,19 +20,26 @@ from typing import Any
 import frontmatter
 import pytest
 
-from rp1_duel import lease, skill
-from rp1_duel.cli_tools import OPS, build_parser
-from rp1_duel.guide import OUTCOMES
-from rp1_duel.rules import RULES, STANCES
-from turn_factory import make_turn
+import rp1_duel
+from rp1_duel import vocabulary
+from rp1_duel.cli import skill
+from rp1_duel.cli.tools import OPS, build_parser
+from rp1_duel.turns.guide import OUTCOMES
+from rp1_duel.turns.rules import RULES
+from rp1_duel.vocabulary import STANCES
 
-PACKAGE = Path(skill.__file__).parent
-NEXT_STEP_WORDS = sorted(v for k, v in vars(lease).items() if k.isupper() and isinstance(v, str) and v.islower())
+from helpers import make_turn
+
+PACKAGE = Path(rp1_duel.__file__).parent
+# The next_step words as the vocabulary defines them, one constant each (the lower-case values).
+NEXT_STEP_WORDS = sorted(
+    v for k, v in vars(vocabulary).items() if k.isupper() and isinstance(v, str) and v.islower()
+)
 
 
 def duel_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 90) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k not in ("DUEL_PARTICIPANT_TOKEN", "DUEL_DIR")}
-    return subprocess.run([sys.executable, "-m", "rp1_duel.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "rp1_duel", *args], capture_output=True, text=True,
                           env={**base, **(env or {})}, timeout=timeout)
 
 
@@ -79,11 +87,13 @@ def parse_instructions(text: str) -> Instructions:
     blocks = re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M)
     assert len(blocks) == 1, "exactly one ```sh block: the join"
     lines = [line for line in blocks[0].splitlines() if line.strip() and not line.startswith("#")]
-    assert len(lines) == 1 and lines[0].startswith("duel tools join "), lines
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("duel tools join "), lines
     steps = {}
     for word, command in table(text, "| next_step | command |"):
         match = INLINE.match(command)
-        assert match and match.group(1).startswith("duel tools "), f"{word}: one inline `duel tools` command"
+        assert match, f"{word}: one inline `duel tools` command"
+        assert match.group(1).startswith("duel tools "), f"{word}: one inline `duel tools` command"
         steps[word.strip("`")] = match.group(1)
     variables = {}
     for name, source in table(text, "| variable | from |"):
@@ -223,9 +233,10 @@ def run_duel(text: str, source: Path, debate_dir: Path, tmp_path: Path, stances:
 
 
 CONSENSUS = {1: "OPEN_TO_DEBATE", 2: "CONVERGING"}  # then ACCEPTING_CONSENSUS
-NEVER_AGREE = {n: "OPEN_TO_DEBATE" for n in range(1, 51)}
+NEVER_AGREE = dict.fromkeys(range(1, 51), "OPEN_TO_DEBATE")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("harness", "scope", "stances", "outcome", "turns"),
     [
@@ -240,10 +251,12 @@ def test_two_agents_following_the_installed_text_finish_a_duel(
     text = installed_instructions(tmp_path / TARGETS[harness, scope])
     agents = run_duel(text, source, debate_dir, tmp_path, stances)
     for agent in agents:
-        assert agent.final["duel"]["status"] == "CLOSED" and agent.final["duel"]["outcome"] == outcome
+        assert agent.final["duel"]["status"] == "CLOSED"
+        assert agent.final["duel"]["outcome"] == outcome
         assert agent.final["turn_count"] == turns
     bob = agents[1]
-    assert bob.violations_seen and all({"code", "message", "line"} <= set(v) for v in bob.violations_seen)
+    assert bob.violations_seen
+    assert all({"code", "message", "line"} <= set(v) for v in bob.violations_seen)
     assert "UNRESOLVED_TAG" in {v["code"] for v in bob.violations_seen}
     artifact = Path(agents[0].final["duel"]["debate_path"])
     checked = duel_cli("validate", str(artifact))
@@ -253,6 +266,7 @@ def test_two_agents_following_the_installed_text_finish_a_duel(
     assert "unknown-model" in body  # an agent that does not know its model says so
 
 
+@pytest.mark.slow
 def test_every_installed_variant_gives_the_same_commands(tmp_path):
     parsed = []
     for harness, scope in TARGETS:
@@ -282,14 +296,21 @@ def test_text_covers_every_rule_step_outcome_op_flag_and_error(harness):
 
 
 def raised_error_codes() -> set[str]:
-    """Every error code the service and `duel tools` can raise, read from the package source."""
+    """Every error code the service and `duel tools` can raise, read from the package source.
+
+    The model providers' codes (only `duel join` meets them) and the skill installer's own are
+    not the agent's concern.
+    """
     codes = set()
-    for path in PACKAGE.glob("*.py"):
-        if path.name in ("skill.py", "cli_skill.py"):
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if relative == "cli/skill.py" or relative.startswith("participant/providers/"):
             continue
         source = path.read_text(encoding="utf-8")
-        codes |= set(re.findall(r'DuelError\(\s*"([A-Z][A-Z_]+)"', source))
-        codes |= set(re.findall(r'code: str = "([A-Z][A-Z_]+)"', source))
+        codes |= set(re.findall(r'DuelError\(\s*(?:ErrorCode\.|")([A-Z][A-Z_]+)', source))
+        codes |= set(re.findall(r'code: str = (?:ErrorCode\.|")([A-Z][A-Z_]+)', source))
+    # The scan must still see the service's refusals, or the check below it would be empty.
+    assert {"DUEL_FULL", "LEASE_EXPIRED", "NOT_YOUR_TURN", "STATE_CORRUPT", "ARTIFACT_TAMPERED"} <= codes, codes
     codes |= {"TURN_INVALID", "INVALID_ARGUMENT"}
     return codes
 
@@ -302,31 +323,43 @@ def test_every_command_of_the_text_parses_with_the_real_cli_flags():
         parser.parse_args(argv)  # a wrong flag exits (INVALID_ARGUMENT)
 
 
-def test_harness_specific_forms():
+def test_the_fallback_for_duel_off_path_names_a_runnable_module():
+    found = re.search(r"run `python -m ([\w.]+) tools …`", skill.render("generic"))
+    assert found, "the text names no `python -m … tools` fallback"
+    assert importlib.util.find_spec(f"{found.group(1)}.__main__") is not None, found.group(1)
+
+
+def test_each_harness_gets_a_form_it_loads_as_is():
     claude = skill.render("claude-code")
     meta = frontmatter.loads(claude)
-    assert meta["name"] == "duel" and 0 < len(meta["description"]) <= 1024
+    assert meta["name"] == "duel"
+    assert 0 < len(meta["description"]) <= 1024
     assert "!`" not in claude  # Claude Code would run it as a command when loading the skill
     assert not re.search(r"\$[0-9]|\$ARGUMENTS", claude)  # nor substitute skill arguments into it
     assert "`claude-code`" in claude
     codex = skill.render("codex")
-    assert codex.startswith(skill.START + "\n") and codex.endswith(skill.END + "\n")
+    assert codex.startswith(skill.START + "\n")
+    assert codex.endswith(skill.END + "\n")
     assert codex.count(skill.START) == codex.count(skill.END) == 1
     assert len(codex.encode()) < 32 * 1024  # Codex reads at most 32 KiB of AGENTS.md by default
     prompt = skill.render_codex_prompt()
     assert frontmatter.loads(prompt)["description"]
     assert not re.search(r"(?<!\$)\$[A-Z]|\$[0-9]", prompt)  # Codex would ask for each $NAME as a prompt argument
     generic = skill.render("generic")
-    assert skill.START not in generic and not generic.startswith("---")
+    assert skill.START not in generic
+    assert not generic.startswith("---")
 
 
-# -- printing and installing through the real CLI -------------------------------------------
+# -- printing and installing through the real CLI (`duel skill` processes: slow) ----------
+@pytest.mark.slow
 @pytest.mark.parametrize("harness", skill.HARNESSES)
 def test_print_writes_the_text_to_stdout(harness):
     result = duel_cli("skill", "--harness", harness)
-    assert result.returncode == 0 and result.stdout == skill.render(harness)
+    assert result.returncode == 0
+    assert result.stdout == skill.render(harness)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("harness", "scope"), list(TARGETS))
 def test_install_is_idempotent(tmp_path, harness, scope):
     target = tmp_path / TARGETS[harness, scope]
@@ -338,24 +371,31 @@ def test_install_is_idempotent(tmp_path, harness, scope):
     assert content == expected.encode()
     stamp = target.stat().st_mtime_ns
     second = install(tmp_path, harness, scope)
-    assert second.returncode == 0 and second.stdout == f"unchanged: {target}\n"
-    assert target.read_bytes() == content and target.stat().st_mtime_ns == stamp
+    assert second.returncode == 0
+    assert second.stdout == f"unchanged: {target}\n"
+    assert target.read_bytes() == content
+    assert target.stat().st_mtime_ns == stamp
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("harness", "scope"), [key for key in TARGETS if key != ("codex", "project")])
 def test_a_foreign_file_is_kept_without_force_and_replaced_with_it(tmp_path, harness, scope):
     target = tmp_path / TARGETS[harness, scope]
     target.parent.mkdir(parents=True)
     target.write_text("---\nname: duel\ndescription: mine\n---\nMy own instructions.\n")
     refused = install(tmp_path, harness, scope)
-    assert refused.returncode == 1 and refused.stdout == ""
-    assert refused.stderr.startswith("duel: SKILL_EXISTS: ") and refused.stderr.count("\n") == 1
+    assert refused.returncode == 1
+    assert refused.stdout == ""
+    assert refused.stderr.startswith("duel: SKILL_EXISTS: ")
+    assert refused.stderr.count("\n") == 1
     assert target.read_text() == "---\nname: duel\ndescription: mine\n---\nMy own instructions.\n"
     forced = install(tmp_path, harness, scope, "--force")
-    assert forced.returncode == 0 and forced.stdout == f"replaced: {target}\n"
+    assert forced.returncode == 0
+    assert forced.stdout == f"replaced: {target}\n"
     assert skill.generated_by_us(target.read_text())
 
 
+@pytest.mark.slow
 def test_an_edited_generated_file_is_kept_and_an_older_one_updated(tmp_path):
     target = tmp_path / TARGETS["claude-code", "project"]
     assert install(tmp_path, "claude-code", "project").returncode == 0
@@ -366,7 +406,8 @@ def test_an_edited_generated_file_is_kept_and_an_older_one_updated(tmp_path):
     # An older version that duel skill wrote (its fingerprint matches) is simply updated.
     target.write_text(refingerprint(generated.replace("## 1. Join", "## 1. Joining")))
     updated = install(tmp_path, "claude-code", "project")
-    assert updated.returncode == 0 and updated.stdout == f"updated: {target}\n"
+    assert updated.returncode == 0
+    assert updated.stdout == f"updated: {target}\n"
     assert target.read_text() == generated
 
 
@@ -377,6 +418,7 @@ def refingerprint(text: str) -> str:
     return text[: line.start()] + line.group(0).replace(line.group(1), digest) + text[line.end():]
 
 
+@pytest.mark.slow
 def test_agents_md_keeps_everything_outside_the_section(tmp_path):
     agents_md = tmp_path / "project" / "AGENTS.md"
     agents_md.parent.mkdir()
@@ -388,7 +430,8 @@ def test_agents_md_keeps_everything_outside_the_section(tmp_path):
     # The user adds text after the section and edits above it: a reinstall keeps both.
     agents_md.write_text(text.replace("Use tabs.", "Use spaces.") + "\n## Later notes\nkeep me\n")
     again = install(tmp_path, "codex", "project")
-    assert again.returncode == 0 and again.stdout.startswith("unchanged: ")
+    assert again.returncode == 0
+    assert again.stdout.startswith("unchanged: ")
     # An older generated section is replaced in place, the rest untouched.
     edited = agents_md.read_text()
     older = refingerprint(skill.render("codex").replace("## 1. Join", "## 1. Joining"))
@@ -398,13 +441,15 @@ def test_agents_md_keeps_everything_outside_the_section(tmp_path):
     # A section edited by hand is kept without --force, replaced with it; the rest never changes.
     agents_md.write_text(edited.replace("## 2. The loop", "## 2. My loop"))
     refused = install(tmp_path, "codex", "project")
-    assert refused.returncode == 1 and refused.stderr.startswith("duel: SKILL_EXISTS: ")
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("duel: SKILL_EXISTS: ")
     assert "## 2. My loop" in agents_md.read_text()
     assert install(tmp_path, "codex", "project", "--force").returncode == 0
     assert agents_md.read_text() == edited
 
 
-def test_agents_md_with_crlf_and_no_final_newline(tmp_path):
+@pytest.mark.slow
+def test_a_crlf_agents_md_without_final_newline_gets_a_crlf_section(tmp_path):
     agents_md = tmp_path / "project" / "AGENTS.md"
     agents_md.parent.mkdir()
     agents_md.write_bytes(b"# Rules\r\n\r\nBe kind.")
@@ -416,6 +461,7 @@ def test_agents_md_with_crlf_and_no_final_newline(tmp_path):
     assert agents_md.read_bytes() == raw
 
 
+@pytest.mark.slow
 def test_unbalanced_markers_need_force(tmp_path):
     agents_md = tmp_path / "project" / "AGENTS.md"
     agents_md.parent.mkdir()
@@ -423,10 +469,12 @@ def test_unbalanced_markers_need_force(tmp_path):
     assert install(tmp_path, "codex", "project").returncode == 1
     assert install(tmp_path, "codex", "project", "--force").returncode == 0
     text = agents_md.read_text()
-    assert text.startswith("intro\nhalf a section\n") and text.count(skill.START) == 1
+    assert text.startswith("intro\nhalf a section\n")
+    assert text.count(skill.START) == 1
     assert install(tmp_path, "codex", "project").stdout.startswith("unchanged: ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "code"),
     [
@@ -435,14 +483,17 @@ def test_unbalanced_markers_need_force(tmp_path):
         (("--harness", "codex", "--install", "--scope", "galaxy"), "INVALID_ARGUMENT"),
     ],
 )
-def test_bad_flags_are_one_line_exit_2(tmp_path, args, code):
+def test_bad_flags_fail_in_one_line_with_exit_2_and_write_nothing(tmp_path, args, code):
     result = duel_cli("skill", *args, "--home", str(tmp_path / "h"), "--project", str(tmp_path / "p"))
-    assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.startswith(f"duel: {code}: ") and result.stderr.count("\n") == 1
-    assert not (tmp_path / "h").exists() and not (tmp_path / "p").exists()
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"duel: {code}: ")
+    assert result.stderr.count("\n") == 1
+    assert not (tmp_path / "h").exists()
+    assert not (tmp_path / "p").exists()
 
 
-def test_library_install_returns_the_paths(tmp_path):
+def test_library_install_returns_the_same_paths_when_run_again(tmp_path):
     paths = skill.install("claude-code", "user", tmp_path / "home", tmp_path / "project")
     assert paths == [tmp_path / TARGETS["claude-code", "user"]]
     assert skill.install("claude-code", "user", tmp_path / "home", tmp_path / "project") == paths

@@ -8,34 +8,33 @@ and leaves the damaged bytes exactly as they were, for a person to look at.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
-from rp1_duel.service import DuelService, DuelSettings
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.settings import DuelSettings
+
+from helpers import claim, join, run_tools
+
+pytestmark = pytest.mark.slow  # every test runs `duel tools` ops as processes
 
 SOURCE = "# Lease design\n\n## Lease semantics\nLeases expire unless refreshed.\n"
 TURN = "## Turn 1 — Alice (test / m1) — OPEN_TO_DEBATE\n**Position**\nLeases expire.\n"
 
 
-def tools(*args: str, stdin: bytes | None = None) -> tuple[int, dict[str, Any], str]:
-    env = {k: v for k, v in os.environ.items() if k != "DUEL_PARTICIPANT_TOKEN"}
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel.cli", "tools", *args], input=stdin,
-                          capture_output=True, timeout=60, env=env)
-    out = proc.stdout.decode()
-    assert out.count("\n") == 1, (out, proc.stderr)
-    return proc.returncode, json.loads(out), proc.stderr.decode()
-
-
 def run_ops(ops: dict[str, list[str]]) -> dict[str, tuple[int, dict[str, Any], str]]:
     """Run several ops at once (none of them may write anything, so order does not matter)."""
+
+    def tools(argv: list[str]) -> tuple[int, dict[str, Any], str]:
+        result = run_tools(*argv)  # asserts one JSON line on stdout and no traceback
+        return result.code, result.envelope, result.stderr
+
     with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {name: pool.submit(tools, *argv) for name, argv in ops.items()}
+        futures = {name: pool.submit(tools, argv) for name, argv in ops.items()}
         return {name: future.result() for name, future in futures.items()}
 
 
@@ -46,13 +45,13 @@ def duel(tmp_path: Path) -> dict[str, Any]:
     debate_dir = tmp_path / "debates"
     service = DuelService(debate_dir)
     settings = DuelSettings(lease_seconds=5)
-    one = service.join(target=str(source), participant_name="Alice", harness="test", model_id="m1", settings=settings)
-    two = service.join(target=str(source), participant_name="Bob", harness="test", model_id="m2", settings=settings)
-    lease = service.claim_lock(one["duel_id"], one["participant_id"], one["participant_token"])
-    folder = debate_dir / ".duel" / "duels" / one["duel_id"]
+    one = join(service, source, "Alice", harness="test", model_id="m1", settings=settings)
+    two = join(service, source, "Bob", harness="test", model_id="m2", settings=settings)
+    lease = claim(service, one)
+    folder = debate_dir / ".duel" / "duels" / one.duel_id
     turn_file = tmp_path / "turn.md"
     turn_file.write_text(TURN, encoding="utf-8")
-    return {"source": source, "dir": debate_dir, "one": one, "two": two, "lease": lease["lease_token"],
+    return {"source": source, "dir": debate_dir, "one": one, "two": two, "lease": lease.value,
             "state": folder / "state.json", "events": folder / "events.jsonl",
             "index": debate_dir / ".duel" / "index.json", "turn_file": turn_file}
 
@@ -60,13 +59,13 @@ def duel(tmp_path: Path) -> dict[str, Any]:
 def all_ops(d: dict[str, Any]) -> dict[str, list[str]]:
     """Every `duel tools` op, aimed at the duel (by id where it takes one)."""
     one, two, dir_ = d["one"], d["two"], ["--debate-dir", str(d["dir"])]
-    by_id = ["--duel-id", one["duel_id"], *dir_]
-    me = [*by_id, "--participant-id", one["participant_id"], f"--participant-token={one['participant_token']}"]
-    peer = [*by_id, "--participant-id", two["participant_id"], f"--participant-token={two['participant_token']}"]
-    join = ["--target", str(d["source"]), *dir_, "--harness", "test"]
+    by_id = ["--duel-id", one.duel_id, *dir_]
+    me = [*by_id, "--participant-id", one.id, f"--participant-token={one.token}"]
+    peer = [*by_id, "--participant-id", two.id, f"--participant-token={two.token}"]
+    join_ = ["--target", str(d["source"]), *dir_, "--harness", "test"]
     return {
         "status": ["status", *by_id],
-        "status-participant": ["status", *by_id, "--participant-id", one["participant_id"]],
+        "status-participant": ["status", *by_id, "--participant-id", one.id],
         "status-target": ["status", "--target", str(d["source"]), *dir_],
         "claim-lock": ["claim-lock", *peer],
         "claim-lock-timeout": ["claim-lock", *peer, "--for-timeout"],
@@ -75,10 +74,10 @@ def all_ops(d: dict[str, Any]) -> dict[str, list[str]]:
         "release-lock-close": ["release-lock", *me, "--lease-token", d["lease"], "--close", "--outcome", "INVALIDATED",
                                "--reason", "test"],
         "append": ["append", *me, "--lease-token", d["lease"], "--turn-file", str(d["turn_file"])],
-        "wait": ["wait", *by_id, "--participant-id", two["participant_id"], "--timeout", "0.5"],
-        "join-resume": ["join", *join, "--participant-name", "Alice", "--model-id", "m1",
-                        f"--participant-token={one['participant_token']}"],
-        "join-new": ["join", *join, "--participant-name", "Carol", "--model-id", "m3"],
+        "wait": ["wait", *by_id, "--participant-id", two.id, "--timeout", "0.5"],
+        "join-resume": ["join", *join_, "--participant-name", "Alice", "--model-id", "m1",
+                        f"--participant-token={one.token}"],
+        "join-new": ["join", *join_, "--participant-name", "Carol", "--model-id", "m3"],
     }
 
 
@@ -128,7 +127,7 @@ def test_every_op_reports_a_corrupt_state_and_leaves_it_untouched(duel: dict[str
 
 
 @pytest.mark.parametrize("damage", sorted(MORE_DAMAGES))
-def test_malformed_state_json_is_reported_as_corrupt(duel: dict[str, Any], damage: str) -> None:
+def test_malformed_state_json_is_reported_as_corrupt_and_left_untouched(duel: dict[str, Any], damage: str) -> None:
     damaged = MORE_DAMAGES[damage](duel["state"].read_bytes())
     duel["state"].write_bytes(damaged)
     ops = all_ops(duel)
@@ -147,7 +146,7 @@ INDEX_DAMAGES: dict[str, bytes] = {
 
 
 @pytest.mark.parametrize("damage", sorted(INDEX_DAMAGES))
-def test_ops_that_find_a_duel_by_target_report_a_corrupt_index(duel: dict[str, Any], damage: str) -> None:
+def test_ops_that_find_a_duel_by_target_report_a_corrupt_index_and_leave_it_untouched(duel: dict[str, Any], damage: str) -> None:
     damaged = INDEX_DAMAGES[damage]
     duel["index"].write_bytes(damaged)
     state_before = duel["state"].read_bytes()
@@ -178,7 +177,7 @@ TYPE_DAMAGES: dict[str, Callable[[dict[str, Any]], None]] = {
 
 
 @pytest.mark.parametrize("damage", sorted(TYPE_DAMAGES))
-def test_mistyped_state_fields_are_reported_as_corrupt(duel: dict[str, Any], damage: str) -> None:
+def test_mistyped_state_fields_are_reported_as_corrupt_and_left_untouched(duel: dict[str, Any], damage: str) -> None:
     raw = _state(duel)
     TYPE_DAMAGES[damage](raw)
     damaged = json.dumps(raw).encode()

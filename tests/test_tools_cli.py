@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import run_tools
+from helpers import run_tools
+
+pytestmark = pytest.mark.slow  # every test starts `duel tools` processes
 
 
 def joined(source: Path, debate_dir: Path, name: str, *extra: str) -> dict:
@@ -20,7 +24,8 @@ def test_success_envelope_has_exactly_the_protocol_keys(source, debate_dir):
     result = run_tools("join", "--target", str(source), "--participant-name", "Alice", debate_dir=debate_dir)
     assert result.code == 0
     assert set(result.envelope) == {"success", "tool", "command", "data"}
-    assert result.envelope["tool"] == "duel" and result.envelope["command"] == "join"
+    assert result.envelope["tool"] == "duel"
+    assert result.envelope["command"] == "join"
 
 
 @pytest.mark.parametrize(
@@ -37,7 +42,8 @@ def test_bad_targets_have_their_codes(source, debate_dir, target, code):
     result = run_tools("join", "--target", target.format(tmp=source.parent), "--participant-name", "A",
                        debate_dir=debate_dir)
     assert (result.code, result.error["code"]) == (1, code)
-    assert set(result.envelope) == {"success", "tool", "command", "error"} and "\n" not in result.error["message"]
+    assert set(result.envelope) == {"success", "tool", "command", "error"}
+    assert "\n" not in result.error["message"]
 
 
 def test_unreadable_target_is_target_unreadable(source, debate_dir):
@@ -74,7 +80,7 @@ def test_wrong_flags_exit_2_with_an_envelope(debate_dir, args):
     assert (result.code, result.error["code"]) == (2, "INVALID_ARGUMENT")
 
 
-def test_unknown_duel_and_participant(source, debate_dir):
+def test_unknown_duel_and_participant_are_not_found(source, debate_dir):
     alice = joined(source, debate_dir, "Alice")
     assert run_tools("status", "--duel-id", "no-such-duel", debate_dir=debate_dir).error["code"] == "DUEL_NOT_FOUND"
     assert run_tools("status", "--duel-id", "../../etc", debate_dir=debate_dir).error["code"] == "DUEL_NOT_FOUND"
@@ -91,7 +97,7 @@ def test_status_of_a_dir_without_duels_is_not_found(tmp_path, source):
     assert not (tmp_path / "empty").exists()  # status changes nothing
 
 
-def test_wrong_token_third_participant_and_seat_taken(source, debate_dir):
+def test_wrong_token_full_duel_and_taken_seat_are_refused(source, debate_dir):
     alice = joined(source, debate_dir, "Alice")
     joined(source, debate_dir, "Bob")
     claim = run_tools("claim-lock", "--duel-id", alice["duel_id"], "--participant-id", alice["participant_id"],
@@ -108,14 +114,17 @@ def test_token_may_come_from_the_environment(source, debate_dir):
     joined(source, debate_dir, "Bob")
     claim = run_tools("claim-lock", "--duel-id", alice["duel_id"], "--participant-id", alice["participant_id"],
                       debate_dir=debate_dir, env={"DUEL_PARTICIPANT_TOKEN": alice["participant_token"]})
-    assert claim.code == 0 and claim.data["acquired"]
+    assert claim.code == 0
+    assert claim.data["acquired"]
 
 
 def test_refusal_is_an_answer_exit_0(source, debate_dir):
     alice = joined(source, debate_dir, "Alice")
     claim = run_tools("claim-lock", "--duel-id", alice["duel_id"], "--participant-id", alice["participant_id"],
                       "--participant-token", alice["participant_token"], debate_dir=debate_dir)
-    assert claim.code == 0 and claim.data["acquired"] is False and claim.data["next_step"] == "wait_peer"
+    assert claim.code == 0
+    assert claim.data["acquired"] is False
+    assert claim.data["next_step"] == "wait_peer"
 
 
 def test_expired_lease_is_lease_expired(source, debate_dir):
@@ -126,19 +135,21 @@ def test_expired_lease_is_lease_expired(source, debate_dir):
     lease = run_tools("claim-lock", *auth, debate_dir=debate_dir).data["lease_token"]
     time.sleep(5.1)
     refresh = run_tools("refresh-lock", *auth, "--lease-token", lease, debate_dir=debate_dir)
-    assert refresh.code == 0 and refresh.data["refreshed"] is False
+    assert refresh.code == 0
+    assert refresh.data["refreshed"] is False
     release = run_tools("release-lock", *auth, "--lease-token", lease, debate_dir=debate_dir)
     assert (release.code, release.error["code"]) == (1, "LEASE_EXPIRED")
 
 
-def test_a_whole_lock_cycle_and_close_through_the_cli(source, debate_dir, tmp_path):
+def test_claim_status_refresh_and_close_work_through_the_cli(source, debate_dir, tmp_path):
     alice = joined(source, debate_dir, "Alice", "--harness", "claude-code", "--model-id", "claude-x")
     bob = joined(source, debate_dir, "Bob", "--harness", "codex", "--model-id", "gpt-x")
     duel = alice["duel_id"]
     auth = ("--duel-id", duel, "--participant-id", alice["participant_id"],
             "--participant-token", alice["participant_token"])
     claim = run_tools("claim-lock", *auth, debate_dir=debate_dir).data
-    assert claim["acquired"] and claim["next_step"] == "compose_turn"
+    assert claim["acquired"]
+    assert claim["next_step"] == "compose_turn"
     status = run_tools("status", "--duel-id", duel, "--participant-id", bob["participant_id"], debate_dir=debate_dir)
     assert claim["lease_token"] not in json.dumps(status.envelope)
     assert status.data["lock"]["owner_participant_id"] == alice["participant_id"]
@@ -147,27 +158,26 @@ def test_a_whole_lock_cycle_and_close_through_the_cli(source, debate_dir, tmp_pa
     summary.write_text("Stopped by the operator.\n")
     closed = run_tools("release-lock", *auth, "--lease-token", claim["lease_token"], "--close", "--outcome",
                        "INVALIDATED", "--reason", "operator stop", "--summary-file", str(summary), debate_dir=debate_dir)
-    assert closed.data["closed"] and closed.data["outcome"] == "INVALIDATED"
+    assert closed.data["closed"]
+    assert closed.data["outcome"] == "INVALIDATED"
     assert "Stopped by the operator." in Path(alice["debate_path"]).read_text()
     again = run_tools("claim-lock", *auth, debate_dir=debate_dir)
     assert again.error["code"] == "DUEL_CLOSED"
 
 
-def test_debate_dir_from_environment(source, tmp_path):
+def test_debate_dir_comes_from_duel_dir_in_the_environment(source, tmp_path):
     env_dir = tmp_path / "from-env"
     result = run_tools("join", "--target", str(source), "--participant-name", "A", env={"DUEL_DIR": str(env_dir)})
     assert Path(result.data["debate_path"]).parent == env_dir
 
 
 def test_status_does_not_import_model_sdks_or_markdown(source, debate_dir):
-    import subprocess
-    import sys
-
     alice = joined(source, debate_dir, "Alice")
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "rp1_duel.cli", "tools", "status", "--duel-id", alice["duel_id"],
+        [sys.executable, "-X", "importtime", "-m", "rp1_duel", "tools", "status", "--duel-id", alice["duel_id"],
          "--debate-dir", str(debate_dir)], capture_output=True, text=True, env={**os.environ},
     )
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    assert proc.returncode == 0 and "rp1_duel.service" in imported
+    assert proc.returncode == 0
+    assert "rp1_duel.coordination.service" in imported
     assert not imported & {"anthropic", "openai", "mistune", "frontmatter", "typer", "pydantic"}

@@ -5,11 +5,13 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rp1_duel.rules import RULES, SECTIONS, NoveltyIndex, validate_turn
-from rp1_duel.source import normalize_text
-from rp1_duel.turn import normalize_turn_text, parse_turn
+from rp1_duel.turns.grammar import normalize_turn_text, parse_turn
+from rp1_duel.turns.matching import normalize_text
+from rp1_duel.turns.novelty import NoveltyIndex
+from rp1_duel.turns.rules import RULES, validate_turn
+from rp1_duel.vocabulary import SECTIONS
 
-from test_turn_rules import DEBATE, context
+from helpers import DEBATE, context
 
 QUICK = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -39,20 +41,20 @@ def assert_consistent(report) -> None:
 
 @QUICK
 @given(st.text(max_size=400))
-def test_arbitrary_text_never_crashes(text):
+def test_arbitrary_text_gets_a_consistent_report_never_an_exception(text):
     assert_consistent(validate_turn(text, context(2)))
     assert normalize_turn_text(text).endswith("\n")
 
 
 @QUICK
 @given(st.binary(max_size=300))
-def test_arbitrary_bytes_never_crash(raw):
+def test_arbitrary_bytes_get_a_consistent_report_never_an_exception(raw):
     assert_consistent(validate_turn(raw, context(1)))
 
 
 @QUICK
 @given(MARKDOWNISH)
-def test_markdownish_text_never_crashes(text):
+def test_markdownish_text_gets_a_consistent_report_never_an_exception(text):
     assert_consistent(validate_turn(text, context(3)))
     parse_turn(text)
 
@@ -82,7 +84,7 @@ def mutated_turns(draw):
 
 @QUICK
 @given(mutated_turns())
-def test_mutated_valid_turns_never_crash(case):
+def test_mutated_valid_turns_get_a_consistent_report_never_an_exception(case):
     number, text = case
     assert_consistent(validate_turn(text, context(number)))
 
@@ -94,7 +96,9 @@ def test_line_endings_do_not_change_the_verdict(number, newline):
     assert validate_turn(text, context(number)).ok
 
 
-WORDS = st.sampled_from("lease expiry fence token holder the a of clock skew refresh grant".split())
+WORDS = st.sampled_from(
+    ["lease", "expiry", "fence", "token", "holder", "the", "a", "of", "clock", "skew", "refresh", "grant"]
+)
 PHRASES = st.lists(WORDS, min_size=1, max_size=12).map(" ".join)
 
 

@@ -3,22 +3,18 @@ nearest turn that keeps it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from rp1_duel.rules import (
-    RULES,
-    SECTIONS,
-    STANCES,
-    NoveltyIndex,
-    TurnContext,
-    TurnViolation,
-    parse_reference,
-    validate_turn,
-)
-from rp1_duel.source import SourceDocument, normalize_text
-from rp1_duel.turn import normalize_turn_text, parse_turn
+from rp1_duel.turns.grammar import normalize_turn_text
+from rp1_duel.turns.matching import normalize_text
+from rp1_duel.turns.novelty import NoveltyIndex
+from rp1_duel.turns.references import parse_reference
+from rp1_duel.turns.rules import RULES, TurnViolation, validate_turn
+from rp1_duel.turns.source import SourceDocument
+from rp1_duel.vocabulary import SECTIONS, STANCES
+
+from helpers import DEBATE, DESIGN, DESIGN_SOURCE, TURN_1, TURN_2, TURN_3, context
+
 
 def edit(text: str, old: str, new: str) -> str:
     assert old in text, f"test edit: {old!r} is not in the turn"
@@ -42,7 +38,7 @@ def assert_only(report, code: str) -> list[TurnViolation]:
 
 
 @pytest.mark.parametrize("number", [1, 2, 3])
-def test_realistic_turns_pass(number):
+def test_sample_debate_turns_keep_every_rule(number):
     report = check(DEBATE[number - 1], number)
     assert report.ok, report.violations
     assert report.violations == []
@@ -61,7 +57,7 @@ def test_first_turn_parses_into_its_parts():
     assert point.claim.startswith("A fixed fifteen-minute duration")
     assert [item.line for item in point.support] == [9, 10]
     assert turn.novel_claim.startswith("Shorter leases")
-    assert [item.text for item in turn.novel_support][0] == "design.md:31-32"
+    assert next(item.text for item in turn.novel_support) == "design.md:31-32"
     assert [(item.blocking, item.line) for item in turn.unresolved] == [(False, 19), (True, 20)]
     assert turn.has_blocking
     assert turn.stance_revision_support == ()
@@ -75,7 +71,7 @@ def test_second_turn_counters_first_with_quotes():
     assert turn.stance == "DISSENTING"
 
 
-def test_consensus_turn_without_blocking_items():
+def test_consensus_turn_without_blocking_items_is_valid():
     report = check(TURN_3, 3)
     assert report.ok
     assert not report.turn.has_blocking
@@ -97,7 +93,8 @@ def test_crlf_line_ends_are_accepted_and_lines_still_count():
 
 def test_heading_must_name_claimant():
     [violation] = assert_only(check(edit(TURN_1, "— Alice (", "— Mallory (")), "HEADING")
-    assert "Mallory" in violation.message and violation.line == 2
+    assert "Mallory" in violation.message
+    assert violation.line == 2
 
 
 def test_heading_must_give_claimants_harness_and_model():
@@ -139,7 +136,8 @@ def test_heading_must_give_harness_and_model_in_parentheses():
 
 def test_stance_must_be_one_of_the_five():
     [violation] = assert_only(check(edit(TURN_1, "OPEN_TO_DEBATE", "UNDECIDED")), "STANCE")
-    assert violation.line == 2 and "UNDECIDED" in violation.message
+    assert violation.line == 2
+    assert "UNDECIDED" in violation.message
 
 
 def test_stance_is_upper_case():
@@ -161,7 +159,8 @@ def test_every_stance_is_accepted(stance):
 def test_all_six_sections_are_present():
     report = check(edit(TURN_1, "**Agreements**\n- Fencing tokens are the right defence against late writes.\n", ""))
     [violation] = assert_only(report, "SECTION_MISSING")
-    assert violation.section == "Agreements" and violation.line is None
+    assert violation.section == "Agreements"
+    assert violation.line is None
 
 
 def test_stance_revision_support_section_must_exist_even_empty():
@@ -177,7 +176,8 @@ def test_sections_come_in_order():
     agreements = "**Agreements**\n- Fencing tokens are the right defence against late writes.\n"
     moved = edit(edit(TURN_1, agreements, ""), "**Counterpoints**\n", agreements + "**Counterpoints**\n")
     [violation] = assert_only(check(moved), "SECTION_ORDER")
-    assert violation.section == "Counterpoints" and violation.line == 7
+    assert violation.section == "Counterpoints"
+    assert violation.line == 7
 
 
 def test_section_appears_once():
@@ -190,7 +190,8 @@ def test_position_is_not_empty():
     report = check(edit(TURN_1, "Fifteen-minute leases are too long: a crashed holder blocks every other worker"
                                 " for a quarter of an hour.\n", ""))
     [violation] = assert_only(report, "SECTION_EMPTY")
-    assert violation.section == "Position" and violation.line == 3
+    assert violation.section == "Position"
+    assert violation.line == 3
 
 
 def test_agreements_holding_an_empty_bullet_is_empty():
@@ -210,7 +211,8 @@ def test_counterpoint_needs_support_items():
     text = edit(TURN_2, '  - design.md:36-37\n  - https://martin.kleppmann.com/2016/02/08/'
                         'how-to-do-distributed-locking.html\n', "")
     [violation] = assert_only(check(text, 2), "COUNTERPOINT_INCOMPLETE")
-    assert violation.line == 13 and "Support" in violation.message
+    assert violation.line == 13
+    assert "Support" in violation.message
 
 
 def test_counterpoint_needs_claim():
@@ -241,7 +243,8 @@ def test_counterpoints_written_as_prose_are_incomplete():
 
 def test_addresses_names_an_earlier_turn():
     [violation] = assert_only(check(edit(TURN_2, "Addresses: Turn 1", "Addresses: Turn 2"), 2), "ADDRESSES_UNKNOWN")
-    assert violation.line == 7 and violation.section == "Counterpoints"
+    assert violation.line == 7
+    assert violation.section == "Counterpoints"
 
 
 def test_addresses_names_a_source_heading():
@@ -267,7 +270,8 @@ def test_addresses_must_be_a_turn_or_a_heading():
 def test_support_item_must_be_one_of_four_kinds():
     report = check(edit(TURN_1, "- Principle: a failure", "- Everyone knows a failure"))
     [violation] = assert_only(report, "SUPPORT_KIND")
-    assert violation.line == 17 and violation.section == "Novel Argument"
+    assert violation.line == 17
+    assert violation.section == "Novel Argument"
 
 
 def test_support_item_kinds_all_accepted():
@@ -280,10 +284,20 @@ def test_support_item_kinds_all_accepted():
         "design.md:24-25",
         "design.md:24",
         'design.md "wall clock"',
-        f"{DESIGN}#Goals",  # the path the source was given by
         "`design.md#Goals`",
     ):
         assert check(edit(TURN_1, "- design.md:31-32", f"- {item}")).ok, item
+
+
+def test_source_cited_by_its_absolute_path_is_support_kind():
+    # Only the file name and the recorded path (source_names) resolve on every clone; the
+    # absolute path the source was read from used to be accepted and no longer is.
+    text = edit(TURN_1, "- design.md:31-32", f"- {DESIGN}#Goals")
+    [violation] = assert_only(check(text), "SUPPORT_KIND")
+    assert violation.line == 16
+    assert violation.section == "Novel Argument"
+    assert "cite it as `design.md`" in violation.message
+    assert check(text, source_names=(str(DESIGN),)).ok
 
 
 def test_support_item_citing_another_document_is_not_a_source_reference():
@@ -305,7 +319,8 @@ def test_source_may_be_cited_by_extra_names():
 def test_stance_revision_support_entries_are_support_items():
     text = edit(TURN_1, "**Stance Revision Support**\n", "**Stance Revision Support**\n- None, stance unchanged\n")
     [violation] = assert_only(check(text), "SUPPORT_KIND")
-    assert violation.section == "Stance Revision Support" and violation.line == 22
+    assert violation.section == "Stance Revision Support"
+    assert violation.line == 22
 
 
 # --- SOURCE_REF_NOT_FOUND ------------------------------------------------------------
@@ -313,7 +328,8 @@ def test_stance_revision_support_entries_are_support_items():
 
 def test_source_heading_cited_must_exist():
     [violation] = assert_only(check(edit(TURN_1, "- design.md#Goals", "- design.md#Non-goals")), "SOURCE_REF_NOT_FOUND")
-    assert violation.line == 10 and violation.section == "Counterpoints"
+    assert violation.line == 10
+    assert violation.section == "Counterpoints"
 
 
 def test_source_heading_may_be_followed_by_a_description():
@@ -373,7 +389,8 @@ def test_novel_argument_must_not_repeat_an_earlier_claim():
                         " in the design.", "Shorter leases with frequent refreshes bound the blocking time"
                                            " without weakening safety.")
     [violation] = assert_only(check(text, 2), "NOVELTY")
-    assert violation.line == 23 and violation.section == "Novel Argument"
+    assert violation.line == 23
+    assert violation.section == "Novel Argument"
 
 
 def test_novel_argument_must_not_nearly_repeat_an_earlier_position():
@@ -412,7 +429,8 @@ def test_novelty_index_finds_exact_and_near_repeats():
 
 def test_unresolved_item_needs_tag():
     [violation] = assert_only(check(edit(TURN_1, "matters (non-blocking)", "matters")), "UNRESOLVED_TAG")
-    assert violation.line == 19 and violation.section == "Unresolved Items"
+    assert violation.line == 19
+    assert violation.section == "Unresolved Items"
 
 
 def test_unresolved_item_tag_ends_the_item():
@@ -431,7 +449,8 @@ def test_unresolved_prose_counts_as_an_item():
 def test_changed_stance_needs_revision_support():
     text = edit(TURN_3, '- Turn 2 "Fencing already makes late writes harmless"\n- design.md#Partitions\n', "")
     [violation] = assert_only(check(text, 3), "STANCE_REVISION")
-    assert violation.section == "Stance Revision Support" and violation.line == 18
+    assert violation.section == "Stance Revision Support"
+    assert violation.line == 18
 
 
 def test_unchanged_stance_needs_no_revision_support():
@@ -501,13 +520,14 @@ def test_later_turn_may_cite_only_an_earlier_turn():
 
 
 @pytest.mark.parametrize(
-    "heading, line",
+    ("heading", "line"),
     [("## Notes", 4), ("# Title", 4), ("Notes\n-----", 4), ("Notes\n=====", 4)],
 )
 def test_no_level_one_or_two_heading_besides_the_turn_heading(heading, line):
     text = edit(TURN_1, "**Position**\n", f"**Position**\n{heading}\n")
     [violation] = assert_only(check(text), "UNSAFE_STRUCTURE")
-    assert violation.line == line and violation.section == "Position"
+    assert violation.line == line
+    assert violation.section == "Position"
 
 
 def test_lower_headings_and_headings_in_code_are_allowed():
@@ -535,14 +555,16 @@ def test_no_nul_character():
 def test_bytes_must_be_utf8():
     raw = edit(TURN_1, "late writes.", "late writes. \udcff").encode("utf-8", "surrogateescape")
     [violation] = assert_only(check(raw), "UNSAFE_STRUCTURE")
-    assert violation.line == 12 and "UTF-8" in violation.message
+    assert violation.line == 12
+    assert "UTF-8" in violation.message
     assert_only(check(edit(TURN_1, "late writes.", "late writes. \udcff")), "UNSAFE_STRUCTURE")  # lone surrogate
 
 
 def test_turn_is_at_most_64_kib():
     padding = "word " * ((64 * 1024 - len(TURN_1.encode())) // 5)
     fits = edit(TURN_1, "late writes.", "late writes. " + padding[: 64 * 1024 - len(TURN_1.encode()) - 14])
-    assert len(fits.encode()) <= 64 * 1024 and check(fits).ok
+    assert len(fits.encode()) <= 64 * 1024
+    assert check(fits).ok
     too_big = edit(TURN_1, "late writes.", "late writes. " + padding + "extra words here")
     assert len(too_big.encode()) > 64 * 1024
     assert_only(check(too_big), "UNSAFE_STRUCTURE")
@@ -595,7 +617,7 @@ def test_normalized_turn_text_is_what_the_service_stores():
     assert check(TURN_1).turn.text == TURN_1.removeprefix("---\n")
 
 
-def test_reference_parsing():
+def test_references_parse_into_lines_headings_and_excerpts():
     names = ("design.md",)
     assert parse_reference('design.md:12-18 "lease"', names).lines == (12, 18)
     assert parse_reference('design.md:12–18', names).lines == (12, 18)
@@ -605,16 +627,21 @@ def test_reference_parsing():
     assert parse_reference("Principle:", names).kind == "unknown"
 
 
-def test_source_document_lookups():
-    assert SOURCE.name == "design.md" and SOURCE.path == str(DESIGN)
-    assert SOURCE.has_heading("crashed  HOLDERS") and SOURCE.has_heading("lease-semantics")
-    assert not SOURCE.has_heading("Crashed")
-    assert SOURCE.has_lines(1, 41) and not SOURCE.has_lines(1, 42) and not SOURCE.has_lines(3, 2)
-    assert SOURCE.contains_excerpt("“REASONABLY synchronised”") and not SOURCE.contains_excerpt("")
-    assert SOURCE.numbered().splitlines()[11] == "12 | ## Lease semantics"
+def test_source_document_finds_headings_lines_and_excerpts():
+    assert DESIGN_SOURCE.name == "design.md"
+    assert DESIGN_SOURCE.path == str(DESIGN)
+    assert DESIGN_SOURCE.has_heading("crashed  HOLDERS")
+    assert DESIGN_SOURCE.has_heading("lease-semantics")
+    assert not DESIGN_SOURCE.has_heading("Crashed")
+    assert DESIGN_SOURCE.has_lines(1, 41)
+    assert not DESIGN_SOURCE.has_lines(1, 42)
+    assert not DESIGN_SOURCE.has_lines(3, 2)
+    assert DESIGN_SOURCE.contains_excerpt("“REASONABLY synchronised”")
+    assert not DESIGN_SOURCE.contains_excerpt("")
+    assert DESIGN_SOURCE.numbered().splitlines()[11] == "12 | ## Lease semantics"
     assert normalize_text("  “A”\t—  ‘b’ ") == "\"a\" - 'b'"
 
 
 def test_source_headings_skip_code_and_front_matter():
-    doc = SourceDocument.from_text("---\ntitle: x\n---\n# Top\n```\n# code\n```\nSub\n---\ntext\n", "notes.md")
+    doc = SourceDocument(path="notes.md", text="---\ntitle: x\n---\n# Top\n```\n# code\n```\nSub\n---\ntext\n")
     assert doc.headings == ["Top", "Sub"]

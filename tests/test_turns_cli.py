@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_tools
-from turn_factory import make_turn
+from rp1_duel.coordination.service import DuelService
+
+from helpers import make_turn, run_tools
+
+pytestmark = pytest.mark.slow  # every test drives `duel tools` and `duel validate` processes
 
 ALICE = ("Alice", "claude-code", "claude-x")
 BOB = ("Bob", "codex", "gpt-x")
@@ -61,7 +64,7 @@ class CliDuel:
 
 
 def validate(*paths: Path) -> tuple[int, dict]:
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel.cli", "validate", "--json", *map(str, paths)],
+    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "validate", "--json", *map(str, paths)],
                           capture_output=True, text=True)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout)
@@ -84,27 +87,33 @@ def test_six_turn_duel_reaches_its_outcome(source, debate_dir, stances, blocking
     duel = CliDuel(source, debate_dir)
     for n, stance in enumerate(stances, start=1):
         data = duel.turn(n, stance, blocking=blocking_last and n == 6)
-        assert data["turn_number"] == n and data["stance"] == stance
+        assert data["turn_number"] == n
+        assert data["stance"] == stance
         assert data["terminal_outcome"] == (outcome if n == 6 else None)
-    assert data["next_step"] == "close" and len(data["turn_sha256"]) == 64
+    assert data["next_step"] == "close"
+    assert len(data["turn_sha256"]) == 64
     status = run_tools("status", "--duel-id", duel.duel_id, "--participant-id", duel.seats[1]["participant_id"],
                        debate_dir=debate_dir).data
-    assert status["next_step"] == "close" and status["duel"]["pending_outcome"] == outcome
+    assert status["next_step"] == "close"
+    assert status["duel"]["pending_outcome"] == outcome
     # The outcome is reached: appends are refused, and only that outcome closes.
     refused = duel.append(2, make_turn(7, *BOB))
-    assert refused.code == 1 and refused.error["code"] == "DUEL_CLOSED"
+    assert refused.code == 1
+    assert refused.error["code"] == "DUEL_CLOSED"
     wrong = "TIMEOUT" if outcome != "TIMEOUT" else "DISSENT"
     assert duel.close(2, wrong).error["code"] in ("OUTCOME_MISMATCH", "TIMEOUT_REJECTED")
     closed = duel.close(2, outcome)
-    assert closed.data["closed"] and closed.data["outcome"] == outcome
+    assert closed.data["closed"]
+    assert closed.data["outcome"] == outcome
     text = duel.path.read_text()
-    assert f"| Outcome | {outcome} |" in text and text.count("<!-- duel:turn n=") == 6
+    assert f"| Outcome | {outcome} |" in text
+    assert text.count("<!-- duel:turn n=") == 6
     code, report = validate(duel.path)
     assert code == 0, report
     assert report["artifacts"][0]["implied_outcome"] == outcome
 
 
-def test_candidate_convergence_is_reported(source, debate_dir):
+def test_candidate_convergence_is_reported_and_logged(source, debate_dir):
     duel = CliDuel(source, debate_dir)
     duel.turn(1, "OPEN_TO_DEBATE")
     assert duel.turn(2, "CONVERGING")["candidate_convergence"] is False
@@ -119,7 +128,8 @@ def test_rejected_turn_changes_nothing_and_lists_every_violation(source, debate_
     before = duel.path.read_bytes()
     bad = make_turn(1, *ALICE).replace("(non-blocking)", "").replace("## Turn 1 — Alice", "## Turn 2 — Mallory")
     result = duel.append(1, bad)
-    assert result.code == 3 and result.error["code"] == "TURN_INVALID"
+    assert result.code == 3
+    assert result.error["code"] == "TURN_INVALID"
     codes = {v["code"] for v in result.error["details"]["violations"]}
     assert {"HEADING", "UNRESOLVED_TAG"} <= codes
     assert all("message" in v for v in result.error["details"]["violations"])
@@ -152,15 +162,18 @@ def test_edited_earlier_turn_is_tampering_and_only_invalidated_closes(source, de
     duel.path.write_text(text.replace("On fifteen-minute leases", "On ten-minute leases", 1))
     duel.claim(1)
     result = duel.append(1, make_turn(3, *ALICE))
-    assert result.error["code"] == "ARTIFACT_TAMPERED" and "turn 1" in result.error["message"]
+    assert result.error["code"] == "ARTIFACT_TAMPERED"
+    assert "turn 1" in result.error["message"]
     assert duel.close(1, "MAX_TURNS").error["code"] == "ARTIFACT_TAMPERED"
     closed = duel.close(1, "INVALIDATED", "--reason", "someone edited turn 1")
     assert closed.data["outcome"] == "INVALIDATED"
     final = duel.path.read_text()
-    assert "someone edited turn 1" in final and "changed after it was accepted" in final
+    assert "someone edited turn 1" in final
+    assert "changed after it was accepted" in final
     assert "On ten-minute leases" in final  # kept as found, for the reviewer
     code, report = validate(duel.path)
-    assert code == 1 and "HASH_MISMATCH" in {p["code"] for p in report["artifacts"][0]["problems"]}
+    assert code == 1
+    assert "HASH_MISMATCH" in {p["code"] for p in report["artifacts"][0]["problems"]}
 
 
 def test_edited_front_matter_identity_is_tampering(source, debate_dir):
@@ -197,46 +210,51 @@ def test_validate_flags_truncated_and_non_artifacts(source, debate_dir, tmp_path
     duel.turn(1)
     duel.turn(2)
     code, report = validate(duel.path)
-    assert code == 0 and report["artifacts"][0]["turns"] == 2
+    assert code == 0
+    assert report["artifacts"][0]["turns"] == 2
     truncated = tmp_path / "truncated.md"
     text = duel.path.read_text()
     truncated.write_text(text[: text.index("**Agreements**", text.index("## Turn 2"))])
     code, report = validate(truncated)
-    assert code == 1 and report["valid"] is False
+    assert code == 1
+    assert report["valid"] is False
     plain = tmp_path / "plain.md"
     plain.write_text("# Not a duel\n")
     code, report = validate(plain)
-    assert code == 1 and report["artifacts"][0]["problems"][0]["code"] == "FRONT_MATTER"
+    assert code == 1
+    assert report["artifacts"][0]["problems"][0]["code"] == "FRONT_MATTER"
 
 
 def test_validate_searches_folders_and_prints_for_people(source, debate_dir):
     duel = CliDuel(source, debate_dir)
     duel.turn(1)
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel.cli", "validate", str(debate_dir)],
+    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "validate", str(debate_dir)],
                           capture_output=True, text=True)
-    assert proc.returncode == 0 and f"{duel.path}: valid (1 turns" in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel.cli", "validate", str(debate_dir / "missing.md")],
+    assert proc.returncode == 0
+    assert f"{duel.path}: valid (1 turns" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "validate", str(debate_dir / "missing.md")],
                           capture_output=True, text=True)
-    assert proc.returncode == 2 and "no such file" in proc.stderr
+    assert proc.returncode == 2
+    assert "no such file" in proc.stderr
 
 
-def test_validate_catches_a_forged_outcome(source, debate_dir):
+def test_validate_flags_a_forged_outcome(source, debate_dir):
     duel = CliDuel(source, debate_dir, max_turns=2)
     duel.turn(1)
     duel.turn(2)
     duel.close(2, "MAX_TURNS")
     duel.path.write_text(duel.path.read_text().replace('outcome: "MAX_TURNS"', 'outcome: "ACCEPTED_CONSENSUS"'))
     code, report = validate(duel.path)
-    assert code == 1 and "OUTCOME_MISMATCH" in {p["code"] for p in report["artifacts"][0]["problems"]}
+    assert code == 1
+    assert "OUTCOME_MISMATCH" in {p["code"] for p in report["artifacts"][0]["problems"]}
 
 
 def test_a_rejected_turn_does_not_wake_the_waiting_peer(source, debate_dir):
-    from rp1_duel.service import DuelService
-
     duel = CliDuel(source, debate_dir)
     duel.claim(1)
     service = DuelService(debate_dir)
     before = service.status(duel.duel_id)
     assert duel.append(1, make_turn(1, *ALICE).replace("(non-blocking)", "")).code == 3
     waited = service.wait(duel.duel_id, duel.seats[2]["participant_id"], timeout=0.3)
-    assert waited["changed"] is False and waited["turn_count"] == before["turn_count"] == 0
+    assert waited.changed is False
+    assert waited.turn_count == before.turn_count == 0

@@ -14,7 +14,7 @@ from typing import Literal
 
 from ..clock import iso
 from ..errors import DuelError, invalid_argument
-from ..record.history import seat_of
+from ..record.outcomes import seat_of  # not record.history: that loads the Markdown parser
 from ..vocabulary import (
     ACTIVE,
     CLAIM_LOCK,

@@ -3,7 +3,9 @@
 A join returns a :class:`Seat` handle; every op that changes something takes it, and a
 :class:`LeaseToken` where a lease is needed, so the two secrets cannot be swapped. Each
 result has ``to_dict()`` emitting the protocol's fields (docs/protocol.md section 5):
-times are epoch seconds in process and ISO 8601 only there.
+times are epoch seconds in process and ISO 8601 only there. Results are plain records
+(read them, do not change them); only the two handles are frozen, because building a
+frozen dataclass costs ``duel tools`` start-up time that nothing here needs.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ class LeaseToken:
         return int(self.value.split("-", 1)[0])
 
 
-@dataclass(frozen=True)
+@dataclass
 class ParticipantView:
     """What anyone may see of a participant (never its token hash)."""
 
@@ -59,7 +61,7 @@ class ParticipantView:
                 "model_id": self.model_id, "joined_at": iso(self.joined_at), "last_seen_at": iso(self.last_seen_at)}
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class DuelResult:
     """The fields every op's answer carries."""
 
@@ -88,7 +90,7 @@ def common_fields(state: DuelState, participant: Participant | None, now: float)
     }
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class JoinResult(DuelResult):
     seat: Seat
     source_path: str
@@ -134,7 +136,7 @@ class JoinResult(DuelResult):
         }
 
 
-@dataclass(frozen=True)
+@dataclass
 class DuelInfo:
     id: str
     source_path: str
@@ -159,7 +161,7 @@ class DuelInfo:
         return data
 
 
-@dataclass(frozen=True)
+@dataclass
 class LockView:
     owner_participant_id: str | None
     lease_expires_at: float | None
@@ -170,7 +172,7 @@ class LockView:
                 "fence": self.fence}
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class StatusResult(DuelResult):
     duel: DuelInfo
     participants: tuple[ParticipantView, ...]
@@ -224,7 +226,7 @@ class StatusResult(DuelResult):
         }
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class WaitResult(StatusResult):
     waited_seconds: float
     changed: bool
@@ -233,7 +235,7 @@ class WaitResult(StatusResult):
         return {**super().to_dict(), "waited_seconds": self.waited_seconds, "changed": self.changed}
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class ClaimResult(DuelResult):
     acquired: bool
     lease: LeaseToken | None  # when acquired
@@ -256,7 +258,7 @@ class ClaimResult(DuelResult):
         }
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class RefreshResult(DuelResult):
     refreshed: bool
     lease: LeaseToken | None  # when refreshed
@@ -273,7 +275,7 @@ class RefreshResult(DuelResult):
         }
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class ReleaseResult(DuelResult):
     released: bool
     closed: bool
@@ -285,7 +287,7 @@ class ReleaseResult(DuelResult):
                 "reason": self.reason}
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class AppendResult(DuelResult):
     turn_number: int
     stance: str

@@ -25,11 +25,7 @@ from ..turns.source import SourceDocument, SourceUnreadable, read_source
 from ..vocabulary import RecordCode
 from .artifact import GENESIS, FrontMatter, FrontMatterError, ParsedArtifact, TurnBlock, parse
 from .outcomes import Evaluation, TurnSummary, evaluate
-
-
-def seat_of(number: int) -> int:
-    """Seat 1 writes odd turns, seat 2 even ones (docs/protocol.md section 4)."""
-    return 1 if number % 2 else 2
+from .outcomes import seat_of as seat_of  # defined there so the lock service need not load the Markdown parser
 
 
 def citable_names(recorded_source_path: str) -> tuple[str, ...]:

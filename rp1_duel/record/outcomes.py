@@ -22,6 +22,11 @@ from ..vocabulary import (
 _CONVERGENT = (CONVERGING, ACCEPTING_CONSENSUS)
 
 
+def seat_of(number: int) -> int:
+    """Seat 1 writes odd turns, seat 2 even ones (docs/protocol.md section 4)."""
+    return 1 if number % 2 else 2
+
+
 @dataclass(frozen=True)
 class TurnSummary:
     seat: int
