@@ -1,0 +1,89 @@
+"""The package layout's contract: data flows one way (cli → participant → coordination →
+record → turns → the top-level modules), the vocabulary imports nothing, and no module
+imports itself back through a cycle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "rp1_duel"
+# Higher layers may import lower ones, never the reverse.
+LAYERS = {"cli": 5, "participant": 4, "coordination": 3, "record": 2, "turns": 1}
+BASE = {"vocabulary", "errors", "clock", "settings"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path, top_level_only: bool = False) -> set[str]:
+    """The rp1_duel modules ``path`` imports (relative imports resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found |= {target} if node.module else {f"{target}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return {name for name in found if name == "rp1_duel" or name.startswith("rp1_duel.")}
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return 6  # rp1_duel/__init__.py: the library surface re-exports every layer
+    return LAYERS.get(parts[1], 0)
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_modules_import_only_their_own_layer_or_lower_ones(path: Path) -> None:
+    own = module_name(path)
+    for target in imports(path):
+        assert layer(target) <= layer(own) or target == "rp1_duel", f"{own} imports {target}, a higher layer"
+        if layer(own) == 0 and own != "rp1_duel":
+            assert target.split(".")[1] in BASE, f"{own} (a base module) imports {target}"
+
+
+def test_the_vocabulary_imports_nothing_from_the_project() -> None:
+    assert imports(PACKAGE / "vocabulary.py") == set()
+
+
+def test_no_import_cycles_at_module_level() -> None:
+    known = {module_name(p): p for p in MODULES}
+    graph = {name: {t for t in imports(p, top_level_only=True) if t in known and t != name} for name, p in known.items()}
+    visiting: list[str] = []
+    done: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in done:
+            return
+        assert name not in visiting, "import cycle: " + " → ".join([*visiting[visiting.index(name):], name])
+        visiting.append(name)
+        for target in graph[name]:
+            visit(target)
+        visiting.pop()
+        done.add(name)
+
+    for name in graph:
+        visit(name)
+
+
+def test_every_package_says_what_it_owns_and_may_import() -> None:
+    for init in PACKAGE.rglob("__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert "import" in doc, f"{init} has no docstring saying what it may import"
