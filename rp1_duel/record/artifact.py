@@ -65,9 +65,6 @@ class FrontMatter:
     closed_at: str | None
     participants: tuple[ParticipantEntry, ...]
 
-    def claimant(self, seat: int) -> ParticipantEntry | None:
-        return next((p for p in self.participants if p.seat == seat), None)
-
     def to_yaml(self) -> str:
         # JSON scalars and flow collections are valid YAML, and need no YAML library to write.
         fields = asdict(self)
