@@ -28,15 +28,22 @@ from ..vocabulary import (
     STANCE_REVISION_SUPPORT,
     UNRESOLVED_ITEMS,
 )
-from .markdown import ATX_HEADING, fenced_lines, front_matter_end, split_lines
+from .markdown import atx_heading, fenced_lines, front_matter_end, split_lines
 from .matching import SearchableText, normalize_text
 
 _MARKDOWN = mistune.create_markdown(renderer=None)
 
-_LABEL = re.compile(r"^ {0,3}(?:\*\*|__)\s*([A-Za-z][A-Za-z ]*?)\s*:?\s*(?:\*\*|__)\s*:?\s*$")
+_LABEL_NAME = re.compile(r"[A-Za-z][A-Za-z ]*")
+# mistune matches emphasis in time quadratic in the delimiter runs of a paragraph. An
+# honest section has a few dozen; past this many, a section is read with its `*` and `_`
+# escaped (kept as text), so a hostile turn costs linear time.
+MAX_EMPHASIS_RUNS = 500
+_EMPHASIS_RUN = re.compile(r"[*_]+")
+_EMPHASIS_CHAR = re.compile(r"([*_])")
+_EMPHASIS = ("**", "__")
 _SECTION_BY_KEY = {name.casefold(): name for name in SECTIONS}
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
-_EMPTY_BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])?\s*$")
+_EMPTY_BULLET = re.compile(r"^\s*(?:(?:[-*+]|\d{1,9}[.)])\s*)?$")
 _SUPPORT_LABEL = re.compile(r"^ {0,3}(?:\*\*|__)?Support(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.*)$", re.I)
 _FIELD = re.compile(r"^\s*(addresses|claim|support)\s*:\s*(.*)$", re.I)
 _CLAIM_LABEL = re.compile(r"^\s*(?:\*\*|__)?claim(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*", re.I)
@@ -51,8 +58,7 @@ _NOT_LETTER_OR_DIGIT = re.compile(r"[\W_]+")
 # `## Turn 3 — Alice (codex / gpt-5) — CONVERGING`, any of — – - between the parts.
 _TURN_NUMBER = re.compile(r"^Turn\s+#?(\d+)\b\s*(.*)$", re.I)
 _LEADING_SEPARATOR = re.compile(r"^(?:[\u2014\u2013]|-{1,2})\s*")
-_TRAILING_STANCE = re.compile(r"^(.*?)\s*(?:[\u2014\u2013]|(?:^|\s)-{1,2})\s*(\S+)$")
-_CLAIMANT = re.compile(r"^(.*?)\s*\(([^()]*)\)$")
+_DASHES = "\u2014\u2013"
 
 
 @dataclass(frozen=True)
@@ -182,8 +188,51 @@ def parse_turn(text: str) -> ParsedTurn:
 
 
 def _section_label(line: str) -> str | None:
-    match = _LABEL.match(line)
-    return _SECTION_BY_KEY.get(" ".join(match.group(1).split()).casefold()) if match else None
+    """The section a line such as `**Agreements**` or `__Novel argument:__` labels, if any."""
+    head = line.lstrip(" ")
+    if len(line) - len(head) > 3:
+        return None
+    text = head.rstrip().removesuffix(":").rstrip()
+    if len(text) < 5 or text[:2] not in _EMPHASIS or text[-2:] not in _EMPHASIS:
+        return None
+    name = text[2:-2].strip().removesuffix(":").rstrip()
+    if not _LABEL_NAME.fullmatch(name):
+        return None
+    return _SECTION_BY_KEY.get(" ".join(name.split()).casefold())
+
+
+def _trailing_stance(rest: str) -> tuple[str, str] | None:
+    """Split `Name (Harness / Model) — STANCE` at the separator before the last word.
+
+    The separator is an em or en dash, or one or two hyphens after a space; the earliest
+    one after which a single word remains wins.
+    """
+    body = rest
+    start = len(body)
+    while start > 0 and not body[start - 1].isspace():
+        start -= 1
+    word, before = body[start:], body[:start].rstrip()
+    if word and before.endswith(tuple(_DASHES)):
+        return before[:-1].rstrip(), word
+    hyphens = len(before) - len(before.rstrip("-"))
+    if word and 1 <= hyphens <= 2 and (len(before) == hyphens or before[-hyphens - 1].isspace()):
+        return before[:-hyphens].rstrip(), word
+    if word.startswith("-") and (start == 0 or body[start - 1].isspace()):
+        after = word[2:] if word.startswith("--") and len(word) > 2 else word[1:]
+        if after:
+            return before, after
+    cut = next((i for i, char in enumerate(word) if char in _DASHES and i + 1 < len(word)), None)
+    if cut is None:
+        return None
+    return body[: start + cut].rstrip(), word[cut + 1 :]
+
+
+def _claimant(text: str) -> tuple[str, str] | None:
+    """`Name (inside)` split into the name and what the last parentheses hold."""
+    opening = text.rfind("(")
+    if not text.endswith(")") or opening < 0 or ")" in text[opening + 1 : -1]:
+        return None
+    return text[:opening].rstrip(), text[opening + 1 : -1]
 
 
 def _first_content(lines: list[str], index: int) -> int:
@@ -252,7 +301,10 @@ class _Segment:
         self.ast: list[dict[str, Any]] = []
         try:
             if any(s.strip() for s in lines):
-                self.ast = cast("list[dict[str, Any]]", _MARKDOWN("\n".join(lines)))
+                text = "\n".join(lines)
+                if len(_EMPHASIS_RUN.findall(text)) > MAX_EMPHASIS_RUNS:
+                    text = _EMPHASIS_CHAR.sub(r"\\\1", text)
+                self.ast = cast("list[dict[str, Any]]", _MARKDOWN(text))
         except Exception:  # a third-party parser must not make the validator raise
             self.ast, self.failed = [], True
         self._locate(self.ast, top=True)
@@ -346,7 +398,7 @@ class _TurnParser:
         ]
         first_label = labels[0][0] if labels else len(self.lines)
         heading_index = next(
-            (i for i in range(first_label) if not self.fenced[i] and ATX_HEADING.match(self.lines[i])),
+            (i for i in range(first_label) if not self.fenced[i] and atx_heading(self.lines[i])),
             None,
         )
         top_end = first_label if heading_index is None else heading_index
@@ -391,10 +443,10 @@ class _TurnParser:
         return (start + 1, None) if after is None else (after, start + 1)
 
     def _heading(self, index: int) -> dict[str, Any]:
-        match = ATX_HEADING.match(self.lines[index])
-        assert match  # the index was chosen by this very pattern
-        text = (match.group(2) or "").strip()
-        fields: dict[str, Any] = {"heading": text, "heading_line": index + 1, "heading_level": len(match.group(1))}
+        found = atx_heading(self.lines[index])
+        assert found  # the index was chosen by this very test
+        level, text = found
+        fields: dict[str, Any] = {"heading": text, "heading_line": index + 1, "heading_level": level}
         number = _TURN_NUMBER.match(text)
         if not number:
             return fields
@@ -404,15 +456,15 @@ class _TurnParser:
         if not separator:
             return fields
         rest = rest[separator.end() :]
-        stance = _TRAILING_STANCE.match(rest)
+        stance = _trailing_stance(rest)
         if stance:
-            rest, fields["stance"] = stance.group(1), stance.group(2)
-        claimant = _CLAIMANT.match(rest.strip())
+            rest, fields["stance"] = stance
+        claimant = _claimant(rest.strip())
         if not claimant:
             fields["name"] = rest.strip() or None
             return fields
-        fields["name"] = claimant.group(1).strip() or None
-        inside = claimant.group(2)
+        fields["name"] = claimant[0].strip() or None
+        inside = claimant[1]
         harness, slash, model = inside.partition(" / ") if " / " in inside else inside.partition("/")
         fields["harness"] = harness.strip() or None
         fields["model"] = (model.strip() or None) if slash else None

@@ -11,8 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# Every pattern here and in the turn parser runs in linear time: no two unbounded
+# repeats that can match the same characters sit next to each other (a hostile turn
+# must not cost quadratic time inside the duel's lock). Where that cannot be said in a
+# regex, the scan is written with string methods.
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 # Lines that cannot be the text of a setext heading (list items, quotes, tables, …).
 _NOT_PARAGRAPH = re.compile(r"^\s*([-*+>|#]|\d{1,9}[.)])(\s|$)|^ {4}")
@@ -69,11 +72,19 @@ def front_matter_end(lines: list[str], start: int = 0, end: int | None = None) -
 
 
 def atx_heading(line: str) -> tuple[int, str] | None:
-    """``(level, text)`` of an ATX heading line (``## Text``), else None."""
-    match = ATX_HEADING.match(line)
-    if match is None:
+    """``(level, text)`` of an ATX heading line (``## Text``, an optional closing ``##``), else None."""
+    rest = line.lstrip(" ")
+    if len(line) - len(rest) > 3:
         return None
-    return len(match.group(1)), (match.group(2) or "").strip()
+    text = rest.lstrip("#")
+    level = len(rest) - len(text)
+    if not 1 <= level <= 6 or (text and text[0] not in " \t"):
+        return None
+    text = text.strip(" \t")
+    unclosed = text.rstrip("#")
+    if unclosed and unclosed != text and unclosed[-1] in " \t":
+        text = unclosed.rstrip(" \t")
+    return level, text
 
 
 def headings(lines: list[str]) -> list[Heading]:
@@ -98,7 +109,7 @@ def headings(lines: list[str]) -> list[Heading]:
             and not fenced[above]
             and lines[above].strip()
             and not _NOT_PARAGRAPH.match(lines[above])
-            and not ATX_HEADING.match(lines[above])
+            and not atx_heading(lines[above])
         ):
             level = 1 if underline.group(1)[0] == "=" else 2
             found.append(Heading(level, lines[above].strip(), above))

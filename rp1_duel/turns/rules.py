@@ -53,7 +53,7 @@ Where the protocol is silent, this module decides:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -166,7 +166,21 @@ class TurnContext:
 
 # --- validation ----------------------------------------------------------------------
 
-_MARKER = re.compile(r"<!--\s*/?\s*duel\s*:", re.I)
+_MARKER_NAME = re.compile(r"duel\s*:", re.I)
+
+
+def _markers(text: str) -> Iterator[int]:
+    """Where `<!-- duel:` (or `<!-- /duel:`, any spacing and case) starts; linear time."""
+    start = text.find("<!--")
+    while start >= 0:
+        at = start + 4
+        at = len(text) - len(text[at:].lstrip()) if at < len(text) and text[at].isspace() else at
+        if text.startswith("/", at):
+            at += 1
+            at = len(text) - len(text[at:].lstrip()) if at < len(text) and text[at].isspace() else at
+        if _MARKER_NAME.match(text, at):
+            yield start
+        start = text.find("<!--", start + 4)
 
 
 def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
@@ -240,8 +254,8 @@ class _Checker:
             if "\x00" in line:
                 self.add(RuleCode.UNSAFE_STRUCTURE, "the turn contains a NUL character", number)
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-        for marker in _MARKER.finditer(text):  # on the whole text: a marker may span lines
-            number = text.count("\n", 0, marker.start()) + 1
+        for marker in _markers(text):  # on the whole text: a marker may span lines
+            number = text.count("\n", 0, marker) + 1
             self.add(RuleCode.UNSAFE_STRUCTURE, "`<!-- duel:` markers belong to the service, not to turns", number)
         if self.turn.front_matter_line is not None:
             self.add(RuleCode.UNSAFE_STRUCTURE, "a turn has no front matter", self.turn.front_matter_line)
