@@ -47,7 +47,10 @@ def resolve_topic(topic: str | None, source: SourceDocument) -> str:
         if topic:
             return topic
     if source.first_heading:
-        return source.first_heading[:200]
+        # A heading may hold characters a topic may not (DEL, C1 controls): they become spaces.
+        heading = " ".join("".join(ch if printable(ch) else " " for ch in source.first_heading).split())
+        if heading:
+            return heading[:200]
     return os.path.splitext(source.name)[0]
 
 
@@ -62,24 +65,45 @@ def target_key(source_path: str, topic_slug: str) -> str:
     return hashlib.sha256(f"{source_path}\n{topic_slug}".encode()).hexdigest()[:32]
 
 
-def check_single_line(flag: str, value: str, max_len: int) -> None:
+# Control, format, surrogate, private-use and unassigned characters (U+FFFE among them),
+# and line or paragraph separators: none may enter a heading, a table or the YAML header.
+_UNPRINTABLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+
+
+def printable(ch: str) -> bool:
+    return unicodedata.category(ch) not in _UNPRINTABLE
+
+
+def single_line_problem(value: str, max_len: int) -> str | None:
     if len(value) > max_len:
-        raise invalid_argument(f"{flag} is longer than {max_len} characters", flag=flag)
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value):
-        raise invalid_argument(f"{flag} must be one line of printable text", flag=flag)
+        return f"is longer than {max_len} characters"
+    if not all(printable(ch) for ch in value):
+        return "must be one line of printable text"
+    return None
+
+
+def name_problem(value: str, max_len: int = 64, allow_slash: bool = False) -> str | None:
+    """Why ``value`` cannot be a name, harness or model id, or None (it lands in turn headings)."""
+    if not value or value != value.strip():
+        return "must not be empty" if not value.strip() else "must not start or end with a space"
+    problem = single_line_problem(value, max_len)
+    if problem:
+        return problem
+    forbidden = _NAME_FORBIDDEN.search(value.replace("/", "") if allow_slash else value)
+    return f"must not contain {forbidden.group(0)!r} (it would break turn headings)" if forbidden else None
+
+
+def check_single_line(flag: str, value: str, max_len: int) -> None:
+    problem = single_line_problem(value, max_len)
+    if problem:
+        raise invalid_argument(f"{flag} {problem}", flag=flag)
 
 
 def check_name(flag: str, value: str, max_len: int = 64, allow_slash: bool = False) -> str:
     value = (value or "").strip()
-    if not value:
-        raise invalid_argument(f"{flag} must not be empty", flag=flag)
-    check_single_line(flag, value, max_len)
-    forbidden = _NAME_FORBIDDEN.search(value.replace("/", "") if allow_slash else value)
-    if forbidden:
-        raise invalid_argument(
-            f"{flag} must not contain {forbidden.group(0)!r} (it would break turn headings)",
-            flag=flag,
-        )
+    problem = name_problem(value, max_len, allow_slash)
+    if problem:
+        raise invalid_argument(f"{flag} {problem}", flag=flag)
     return value
 
 

@@ -8,13 +8,15 @@ Times are epoch seconds here and ISO 8601 only at the edges.
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from ..errors import DuelError
-from ..vocabulary import ACTIVE, ErrorCode
+from ..vocabulary import ACTIVE, CLOSED, OUTCOMES, ErrorCode
 
 STATE_VERSION = 1
 
@@ -112,6 +114,7 @@ class DuelState:
             raw["lease"] = _build(Lease, raw["lease"]) if raw["lease"] is not None else None
             raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
             state: DuelState = _build(cls, raw)
+            _check_values(state)
             return state
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise corrupt(where, exc) from None
@@ -156,3 +159,44 @@ def corrupt(where: str, exc: BaseException | str) -> DuelError:
         f"state file {where} is unreadable ({reason}); it was left as it is",
         {"path": where},
     )
+
+
+DUEL_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,80}")
+_HEX = re.compile(r"[0-9a-f]+")
+_PARTICIPANT_ID = re.compile(r"p-[0-9a-f]{8}")
+
+
+def _check_values(state: DuelState) -> None:
+    """State is data, not authority: every field that reaches a path, a heading or the
+    artifact is checked as strictly as the join that wrote it (another local user may
+    have written this file)."""
+    from .identity import name_problem, single_line_problem, slugify
+
+    def hex_of(value: str, length: int) -> bool:
+        return len(value) == length and _HEX.fullmatch(value) is not None
+
+    problems = [
+        (not DUEL_ID.fullmatch(state.id), "id"),
+        (state.artifact != f"{state.id}.md", "artifact"),
+        (not os.path.isabs(state.source_path) or "\x00" in state.source_path, "source_path"),
+        (not hex_of(state.source_sha256, 64), "source_sha256"),
+        (not state.topic or single_line_problem(state.topic, 200) is not None, "topic"),
+        (state.topic_slug != slugify(state.topic), "topic_slug"),
+        (not hex_of(state.target_key, 32), "target_key"),
+        (state.status not in (ACTIVE, CLOSED), "status"),
+        (state.outcome is not None and state.outcome not in OUTCOMES, "outcome"),
+        (state.pending_outcome is not None and state.pending_outcome not in OUTCOMES, "pending_outcome"),
+        (sorted(p.seat for p in state.participants) not in ([], [1], [1, 2]), "participants"),
+    ]
+    for p in state.participants:
+        problems += [
+            (not _PARTICIPANT_ID.fullmatch(p.id), "participant id"),
+            (name_problem(p.display_name) is not None, "participant display_name"),
+            (name_problem(p.harness) is not None, "participant harness"),
+            (name_problem(p.model_id, 128, allow_slash=True) is not None, "participant model_id"),
+            (not hex_of(p.token_sha256, 64), "participant token_sha256"),
+        ]
+    bad = next((name for failed, name in problems if failed), None)
+    if bad is not None:
+        raise ValueError(f"field {bad} holds a value no join writes")
+

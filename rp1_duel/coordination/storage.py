@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
+import stat
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,11 +28,10 @@ from filelock import FileLock, Timeout
 from ..clock import iso
 from ..errors import DuelError
 from ..vocabulary import ErrorCode
-from .state import DuelState, Participant, corrupt
+from .state import DUEL_ID, DuelState, Participant, corrupt
 
 STATE_DIR = ".duel"
 LOCK_TIMEOUT_SECONDS = 30.0
-_DUEL_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")
 
 
 def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
@@ -82,10 +81,15 @@ class DebateDir:
         self.state_root = self.root / STATE_DIR
 
     def ensure(self) -> None:
+        """Create ``.duel/`` (0700) on first use; refuse one another user could have written."""
         if self.root.exists() and not self.root.is_dir():
             raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
         try:
-            (self.state_root / "duels").mkdir(parents=True, exist_ok=True)
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.state_root.mkdir(mode=0o700, exist_ok=True)
+            self._check_private(self.state_root)
+            (self.state_root / "duels").mkdir(mode=0o700, exist_ok=True)
+            self._check_private(self.state_root / "duels")
             ignore = self.state_root / ".gitignore"
             if not ignore.exists():
                 write_atomic(ignore, b"*\n", mode=0o644)
@@ -99,6 +103,23 @@ class DebateDir:
             if self.root.exists() and not self.root.is_dir():
                 raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
             raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel state in {self.root}")
+        self._check_private(self.state_root)
+
+    @staticmethod
+    def _check_private(folder: Path) -> None:
+        """The state folder must be this user's and writable by nobody else: a folder others
+        can write to could hold a planted state or index (docs/protocol.md section 6)."""
+        info = os.stat(folder, follow_symlinks=False)
+        if not stat.S_ISDIR(info.st_mode):
+            raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"{folder} is not a directory")
+        if info.st_uid != os.getuid():
+            raise DuelError(ErrorCode.DEBATE_DIR_INVALID,
+                            f"{folder} belongs to another user (uid {info.st_uid}): each user needs a debate dir "
+                            "of their own on this machine, or the PostgreSQL store")
+        if info.st_mode & 0o022:
+            raise DuelError(ErrorCode.DEBATE_DIR_INVALID,
+                            f"{folder} is writable by other users (mode {stat.S_IMODE(info.st_mode):o}): "
+                            f"run `chmod go-w {folder}` if you trust what is in it")
 
     def join_lock(self) -> DuelLock:
         return DuelLock(self.state_root / "join.lock")
@@ -117,7 +138,7 @@ class DebateDir:
 
     # -- one duel ---------------------------------------------------------------------
     def duel_folder(self, duel_id: str) -> Path:
-        if not _DUEL_ID.match(duel_id or ""):
+        if not DUEL_ID.fullmatch(duel_id or ""):
             raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel {duel_id!r} in {self.root}")
         return self.state_root / "duels" / duel_id
 
@@ -165,7 +186,8 @@ class DebateDir:
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def artifact_path(self, state: DuelState) -> Path:
-        return self.root / state.artifact
+        # Derived, never read from the state: the artifact is always <duel id>.md here.
+        return self.root / f"{state.id}.md"
 
     def events_path(self, duel_id: str) -> Path:
         return self.duel_folder(duel_id) / "events.jsonl"

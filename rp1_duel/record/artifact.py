@@ -66,9 +66,10 @@ class FrontMatter:
     participants: tuple[ParticipantEntry, ...]
 
     def to_yaml(self) -> str:
-        # JSON scalars and flow collections are valid YAML, and need no YAML library to write.
+        # JSON scalars and flow collections are valid YAML, and need no YAML library to write;
+        # characters YAML refuses to read raw (DEL, C1 controls, U+FFFE…) are written escaped.
         fields = asdict(self)
-        return "".join(f"{key}: {json.dumps(value, ensure_ascii=False)}\n" for key, value in fields.items())
+        return "".join(f"{key}: {_yaml_json(value)}\n" for key, value in fields.items())
 
     @classmethod
     def parse(cls, raw: str | None) -> FrontMatter:
@@ -95,6 +96,14 @@ class FrontMatter:
             closed_at=_optional(meta["closed_at"]),
             participants=tuple(_entry(e) for e in entries if isinstance(e, dict)),
         )
+
+
+_NOT_YAML_PRINTABLE = re.compile(r"[\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def _yaml_json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return _NOT_YAML_PRINTABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def front_matter_mapping(raw: str | None) -> dict[str, Any]:
