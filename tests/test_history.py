@@ -147,7 +147,7 @@ def test_record_file_history_replays_the_recorded_turns(two_turns, source):
     record = RecordFile.read(artifact)
     assert record.front is not None
     assert record.front_problem is None
-    assert record.source_problem is None
+    assert record.source_note is None
     assert record.front.source_path == "../design.md"
     assert record.source is not None
     assert (record.source.text, record.source.sha256) == (read_source(source).text, record.front.source_sha256)

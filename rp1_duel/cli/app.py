@@ -130,15 +130,23 @@ def tools_command() -> None:
 def validate_command(
     paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    root: Annotated[str | None, typer.Option(
+        "--root", help="Read sources only inside this folder (default: each artifact's git work tree, "
+                       "else the folder above its folder).")] = None,
 ) -> None:
-    """Check duel artifacts: structure, hash chain, turn rules, outcome. Exit 0 valid, 1 invalid."""
+    """Check duel artifacts: structure, hash chain, turn rules, outcome. Exit 0 valid, 1 invalid.
+
+    A folder is searched for every *.md that looks like an artifact (a file that looks like
+    one and does not parse is invalid, never skipped). Sources are checked at the version
+    the duel recorded, looked up in the git history when the file has changed since.
+    """
     from ..record.validate import collect, validate_file
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         typer.echo(f"duel validate: no such file or folder: {missing[0]}", err=True)
         raise typer.Exit(2)
-    reports = [validate_file(path) for path in collect(paths)]
+    reports = [validate_file(path, root) for path in collect(paths)]
     valid = all(r.valid for r in reports)
     if as_json:
         typer.echo(json.dumps({"valid": valid, "artifacts": [r.to_dict() for r in reports]}, ensure_ascii=False))

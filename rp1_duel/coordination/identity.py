@@ -31,10 +31,12 @@ def resolve_target(raw: str | None) -> SourceDocument:
         raise invalid_argument("--target is required")
     if not os.path.isabs(raw):
         raise DuelError(ErrorCode.TARGET_NOT_ABSOLUTE, f"target must be an absolute path, got {raw!r}")
-    if not raw.lower().endswith(MARKDOWN_SUFFIXES):
-        raise DuelError(ErrorCode.TARGET_NOT_MARKDOWN, f"target must be a .md or .markdown file: {raw}")
+    real = os.path.realpath(raw)
+    if not raw.lower().endswith(MARKDOWN_SUFFIXES) or not real.lower().endswith(MARKDOWN_SUFFIXES):
+        raise DuelError(ErrorCode.TARGET_NOT_MARKDOWN, f"target must be a .md or .markdown file: {raw}"
+                        + ("" if real == raw else f" (it is {real})"))
     try:
-        return read_source(os.path.realpath(raw))
+        return read_source(real)
     except SourceUnreadable as exc:
         raise DuelError(ErrorCode.TARGET_UNREADABLE, f"cannot read target {raw}: {exc.reason}") from None
 

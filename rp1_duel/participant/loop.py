@@ -25,6 +25,7 @@ from ..errors import DuelError
 from ..record.history import Claimant, RecordFile
 from ..settings import DuelSettings
 from ..turns.rules import TurnViolation, validate_turn
+from ..turns.source import SourceUnreadable, read_source
 from ..vocabulary import (
     CLOSED_STEP,
     INVALIDATED,
@@ -222,10 +223,10 @@ class Duelist:
         self.result.seat, self.result.debate_path = seat.number, joined.debate_path
         self.max_turns = joined.max_turns
         self.lease_seconds = joined.lease_seconds
-        record = RecordFile.read(joined.debate_path)
-        if record.source is None:
-            raise DuelError(ErrorCode.TARGET_UNREADABLE, f"cannot read the source: {record.source_problem}")
-        self.source = record.source
+        try:
+            self.source = read_source(joined.source_path)  # this participant's own copy, by the one policy
+        except SourceUnreadable as exc:
+            raise DuelError(ErrorCode.TARGET_UNREADABLE, str(exc)) from None
         self.system = prompt.system_prompt(self.claimant.name, joined.topic, self.source, self.source.name,
                                            self.config.persona, self.config.position)
         self.report.state(PREPARING, f"seat {seat.number} of duel {seat.duel_id} → {joined.debate_path}")

@@ -33,6 +33,9 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _template_cache: str | None = None
 
 
+MAX_FRONT_MATTER_CHARS = 64 * 1024
+
+
 class FrontMatterError(ValueError):
     """The front matter is missing, not YAML, or lacks a field; the message says which."""
 
@@ -82,7 +85,13 @@ class FrontMatter:
             max_turns = int(meta["max_turns"])
         except (TypeError, ValueError):
             raise FrontMatterError("max_turns is not a number") from None
-        entries = meta["participants"] if isinstance(meta["participants"], list) else []
+        entries = meta["participants"]
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise FrontMatterError("participants is not a list of participants")
+        scalars = [name for name in cls.__dataclass_fields__ if name != "participants"]
+        nested = next((name for name in scalars if isinstance(meta[name], (list, dict))), None)
+        if nested is not None:
+            raise FrontMatterError(f"{nested} is not a single value")
         return cls(
             duel_id=str(meta["duel_id"]),
             topic=str(meta["topic"]),
@@ -94,7 +103,7 @@ class FrontMatter:
             outcome=_optional(meta["outcome"]),
             created_at=str(meta["created_at"]),
             closed_at=_optional(meta["closed_at"]),
-            participants=tuple(_entry(e) for e in entries if isinstance(e, dict)),
+            participants=tuple(_entry(e) for e in entries),
         )
 
 
@@ -110,14 +119,21 @@ def front_matter_mapping(raw: str | None) -> dict[str, Any]:
     """The front matter as YAML gives it, untyped; raises :class:`FrontMatterError`."""
     if raw is None:
         raise FrontMatterError("no YAML front matter: not a duel artifact")
-    import frontmatter  # a YAML parser: paid for only by readers of whole artifacts
+    if len(raw) > MAX_FRONT_MATTER_CHARS:
+        raise FrontMatterError(f"front matter is longer than {MAX_FRONT_MATTER_CHARS} characters")
+    import yaml  # paid for only by readers of whole artifacts
 
     try:
-        meta = frontmatter.loads(f"---\n{raw}---\n").metadata
-    except Exception as exc:  # YAML errors come in many classes; all mean the same here
+        # The service never writes anchors or aliases; refusing them makes an alias bomb harmless.
+        if any(isinstance(token, (yaml.AnchorToken, yaml.AliasToken)) for token in yaml.scan(raw, yaml.SafeLoader)):
+            raise FrontMatterError("front matter uses YAML anchors or aliases, which the service never writes")
+        meta = yaml.load(raw, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise FrontMatterError(f"front matter is not valid YAML: {first}") from None
-    return dict(meta)
+    if not isinstance(meta, dict):
+        raise FrontMatterError("front matter is not a mapping of fields")
+    return meta
 
 
 def _optional(value: Any) -> str | None:
@@ -126,6 +142,8 @@ def _optional(value: Any) -> str | None:
 
 def _entry(raw: dict[str, Any]) -> ParticipantEntry:
     seat = raw.get("seat")
+    if any(isinstance(value, (list, dict)) for value in raw.values()) or not (isinstance(seat, int) and seat in (1, 2)):
+        raise FrontMatterError("a participant's fields are not single values, or its seat is not 1 or 2")
     return ParticipantEntry(
         id=str(raw.get("id", "")),
         seat=seat if isinstance(seat, int) else 0,

@@ -21,23 +21,21 @@ from pathlib import Path
 from ..turns.grammar import ParsedTurn, parse_turn
 from ..turns.novelty import NoveltyIndex
 from ..turns.rules import TurnContext, TurnReport, validate_turn
-from ..turns.source import SourceDocument, SourceUnreadable, read_source
+from ..turns.source import SourceDocument, read_bounded
 from ..vocabulary import RecordCode
 from .artifact import GENESIS, FrontMatter, FrontMatterError, ParsedArtifact, TurnBlock, parse
 from .outcomes import Evaluation, TurnSummary, evaluate
-from .outcomes import seat_of as seat_of  # defined there so the lock service need not load the Markdown parser
+from .outcomes import seat_of as seat_of  # there, so the lock service need not load the Markdown parser
+from .sources import recorded_source
+from .sources import source_location as source_location
+
+MAX_ARTIFACT_BYTES = 8 * 1024 * 1024  # 50 turns of 64 KiB, the header and a summary fit well inside
 
 
 def citable_names(recorded_source_path: str) -> tuple[str, ...]:
     """The source's file name and the path the artifact records: the same on every clone."""
     names = (os.path.basename(recorded_source_path), recorded_source_path)
     return tuple(dict.fromkeys(name for name in names if name))
-
-
-def source_location(recorded_source_path: str, artifact_path: str | os.PathLike[str]) -> Path:
-    """Where the recorded source path points, read from the artifact's folder."""
-    recorded = Path(recorded_source_path)
-    return recorded if recorded.is_absolute() else Path(artifact_path).parent / recorded
 
 
 @dataclass(frozen=True)
@@ -146,28 +144,30 @@ class RecordFile:
     front: FrontMatter | None
     front_problem: str | None  # why the header is unusable, if it is
     source: SourceDocument | None
-    source_problem: str | None  # why the source could not be read, if it could not
+    source_note: str | None  # why the source was not read, or which version of it was
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str], source: SourceDocument | None = None) -> RecordFile:
-        """Read an artifact (UTF-8) and, unless given, the source it records.
+    def read(
+        cls, path: str | os.PathLike[str], source: SourceDocument | None = None,
+        root: str | os.PathLike[str] | None = None,
+    ) -> RecordFile:
+        """Read an artifact and, unless given, the source version it records (see
+        :mod:`rp1_duel.record.sources`; ``root`` bounds where it may be read).
 
-        Raises OSError or UnicodeDecodeError when the artifact itself cannot be read.
+        A CRLF or BOM checkout reads as the LF text that was written. Raises OSError,
+        UnicodeDecodeError, or ValueError for a file that is not regular or is too large.
         """
         where = Path(path)
-        text = where.read_bytes().decode("utf-8")
+        text = read_bounded(where, MAX_ARTIFACT_BYTES).decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n")
         parsed = parse(text)
         try:
             front = FrontMatter.parse(parsed.front_matter)
         except FrontMatterError as exc:
             return cls(where, text, parsed, None, str(exc), source, None)
-        problem = None
+        note = None
         if source is None:
-            try:
-                source = read_source(source_location(front.source_path, where))
-            except SourceUnreadable as exc:
-                problem = exc.reason
-        return cls(where, text, parsed, front, None, source, problem)
+            source, note = recorded_source(front.source_path, front.source_sha256, where, root)
+        return cls(where, text, parsed, front, None, source, note)
 
     def history(self, upto: int | None = None) -> History:
         """The history of the first ``upto`` turns (all by default), replayed without rule checks."""

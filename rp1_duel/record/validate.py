@@ -9,6 +9,7 @@ recorded outcome is the one the turns imply. Linear in the number of turns.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,15 +59,20 @@ class ArtifactReport:
         }
 
 
-def validate_file(path: str | os.PathLike[str]) -> ArtifactReport:
-    """Replay a committed artifact on its own (docs/protocol.md, ``duel validate``)."""
+def validate_file(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> ArtifactReport:
+    """Replay a committed artifact on its own (docs/protocol.md section 6, ``duel validate``).
+
+    The source is read only inside ``root`` (default: the artifact's git work tree, else
+    the folder above the artifact's folder), and only the version the duel recorded.
+    """
     path = Path(path)
     report = ArtifactReport(str(path))
     add = report.problems.append
     try:
-        record = RecordFile.read(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        add(Problem(RecordCode.UNREADABLE, f"cannot read the artifact: {exc}"))
+        record = RecordFile.read(path, root=root)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+        add(Problem(RecordCode.UNREADABLE, f"cannot read the artifact: {reason}"))
         return report
     for problem in record.parsed.problems:
         add(Problem(RecordCode.STRUCTURE, problem))
@@ -75,11 +81,8 @@ def validate_file(path: str | os.PathLike[str]) -> ArtifactReport:
         add(Problem(RecordCode.FRONT_MATTER, record.front_problem or "no front matter", 1))
         return report
     report.status, report.outcome = front.status, front.outcome
-    if record.source is None:
-        report.notes.append(f"source {front.source_path} not found: source locators were not checked")
-    elif record.source.sha256 != front.source_sha256:
-        report.notes.append(f"source {front.source_path} changed since the duel began: "
-                            "locators checked against today's text")
+    if record.source_note:
+        report.notes.append(record.source_note)
     blocks = record.parsed.blocks
     for chained in chain_problems(blocks):
         add(Problem(chained.code, chained.message, chained.block.line, chained.block.n))
@@ -126,17 +129,36 @@ def _check_outcome(front: FrontMatter, summaries: list[TurnSummary], report: Art
 
 
 def collect(paths: list[str]) -> list[Path]:
-    """Files as given; folders searched for duel artifacts (Markdown with duel front matter)."""
+    """Files as given; folders searched for duel artifacts.
+
+    Every ``*.md`` outside ``.duel/`` is read (a bounded prefix) and kept when it looks
+    like an artifact: a ``duel_id`` key near the top or a turn marker anywhere, whatever
+    its line ends, BOM or key order. A file that looks like one and then fails to parse
+    is reported invalid, never skipped.
+    """
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            for candidate in sorted(path.rglob("*.md")):
-                if ".duel" in candidate.parts:
-                    continue
-                with open(candidate, "rb") as handle:
-                    if handle.read(16).startswith(b"---\nduel_id:"):
-                        found.append(candidate)
-        else:
+        if not path.is_dir():
             found.append(path)
+            continue
+        for candidate in sorted(path.rglob("*.md")):
+            if ".duel" in candidate.relative_to(path).parts or not candidate.is_file():
+                continue
+            if looks_like_artifact(candidate):
+                found.append(candidate)
     return found
+
+
+def looks_like_artifact(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except OSError:
+        return True  # unreadable: let validation say so rather than skip it
+    return _TURN_MARKER.search(head) is not None or _DUEL_ID_KEY.search(head[:4096]) is not None
+
+
+_SNIFF_BYTES = 1024 * 1024
+_DUEL_ID_KEY = re.compile(rb"(?m)^(?:\xef\xbb\xbf)?[ \t]*duel_id[ \t]*:")
+_TURN_MARKER = re.compile(rb"(?m)^<!-- duel:turn n=[0-9]")

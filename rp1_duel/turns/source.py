@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -100,14 +101,31 @@ class SourceDocument:
         )
 
 
+MAX_SOURCE_BYTES = 16 * 1024 * 1024
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
+    """A regular file's bytes, at most ``limit`` of them: never a FIFO (opening one would
+    block), a device (``/dev/zero`` never ends) or a folder. Raises OSError, or ValueError
+    saying why the file is refused."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit // (1024 * 1024)} MiB")
+    return data
+
+
 def read_source(path: str | os.PathLike[str]) -> SourceDocument:
     """Read and decode the source at ``path``; raises :class:`SourceUnreadable`."""
     where = os.fspath(path)
     try:
-        with open(where, "rb") as handle:
-            data = handle.read()
-        return SourceDocument.from_bytes(data, where)
+        return SourceDocument.from_bytes(read_bounded(where, MAX_SOURCE_BYTES), where)
     except UnicodeDecodeError:
         raise SourceUnreadable(where, "not UTF-8") from None
+    except ValueError as exc:
+        raise SourceUnreadable(where, str(exc)) from None
     except OSError as exc:
         raise SourceUnreadable(where, exc.strerror or str(exc)) from None

@@ -1,0 +1,91 @@
+"""Which source text a committed artifact is checked against, read without trusting it.
+
+An artifact names its source (``source_path``) and records its hash (``source_sha256``).
+``duel validate`` runs in CI on files anyone can write, so the path is data, not
+authority: the source is read only inside the artifact's tree (its git work tree, else
+the folder above the artifact's folder), only if it is a regular file of bounded size,
+and only the version the duel recorded counts. When today's copy has changed, that
+version is looked up by hash in the git history; when it cannot be found, source
+locators are not checked (a note says so) rather than failing a correct record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+from ..turns.source import MAX_SOURCE_BYTES, SourceDocument, SourceUnreadable, read_source
+
+GIT_HISTORY_LIMIT = 200  # commits searched for the recorded version of a source
+GIT_TIMEOUT_SECONDS = 20
+
+
+def tree_root(artifact_path: str | os.PathLike[str]) -> Path:
+    """The git work tree holding the artifact, else the folder above the artifact's folder."""
+    folder = Path(os.path.realpath(artifact_path)).parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder.parent
+
+
+def source_location(recorded_source_path: str, artifact_path: str | os.PathLike[str]) -> Path:
+    """Where the recorded source path points, read from the artifact's folder."""
+    recorded = Path(recorded_source_path)
+    return recorded if recorded.is_absolute() else Path(artifact_path).parent / recorded
+
+
+def recorded_source(
+    recorded_path: str, recorded_sha256: str, artifact_path: str | os.PathLike[str], root: str | os.PathLike[str] | None
+) -> tuple[SourceDocument | None, str | None]:
+    """The source version the duel recorded, and a note for the reader when there is one."""
+    tree = os.path.realpath(root if root is not None else tree_root(artifact_path))
+    real = os.path.realpath(source_location(recorded_path, artifact_path))
+    if os.path.commonpath([real, tree]) != tree:
+        return None, f"source {recorded_path} lies outside {tree}: it was not read, and source locators were not checked"
+    try:
+        today: SourceDocument | None = read_source(real)
+        reason = ""
+    except SourceUnreadable as exc:
+        today, reason = None, exc.reason
+    if today is not None and today.sha256 == recorded_sha256:
+        return today, None
+    found = _from_git_history(real, recorded_sha256, tree)
+    if found is not None:
+        document, commit = found
+        return document, f"source {recorded_path} changed since the duel: checked against its recorded version " \
+                         f"from commit {commit[:12]}"
+    if today is None:
+        return None, f"source {recorded_path} not found ({reason}): source locators were not checked"
+    return None, (f"source {recorded_path} changed since the duel and its recorded version is not in the git "
+                  "history: source locators were not checked")
+
+
+def _from_git_history(real: str, sha256: str, tree: str) -> tuple[SourceDocument, str] | None:
+    if not os.path.exists(os.path.join(tree, ".git")):
+        return None
+    relative = Path(os.path.relpath(real, tree)).as_posix()
+    try:
+        log = subprocess.run(
+            ["git", "-C", tree, "log", f"-n{GIT_HISTORY_LIMIT}", "--format=%H", "--", relative],
+            capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS, check=False,
+        )
+        for commit in log.stdout.split():
+            blob = f"{commit}:{relative}"
+            size = subprocess.run(["git", "-C", tree, "cat-file", "-s", blob],
+                                  capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS, check=False)
+            if size.returncode != 0 or not size.stdout.strip().isdigit() or int(size.stdout) > MAX_SOURCE_BYTES:
+                continue  # deleted in that commit, or too large to be a source the service accepted
+            shown = subprocess.run(["git", "-C", tree, "cat-file", "blob", blob],
+                                   capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=False)
+            data = shown.stdout
+            if shown.returncode == 0 and hashlib.sha256(data).hexdigest() == sha256:
+                try:
+                    return SourceDocument.from_bytes(data, real), commit
+                except UnicodeDecodeError:
+                    return None
+    except (OSError, subprocess.SubprocessError):
+        return None  # no git, or it did not answer in time: as if there were no history
+    return None
