@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -243,15 +244,20 @@ class ToolResult:
         return self.envelope["error"]
 
 
-def run_tools(*args: str, debate_dir: Path | None = None, stdin: bytes | None = None,
-              env: dict[str, str] | None = None, timeout: float = 60) -> ToolResult:
-    """Run `duel tools …` as a real process; stdout must be exactly one JSON object."""
-    argv = [sys.executable, "-m", "rp1_duel", "tools", *args]
+def run_tools(*args: str | bytes, debate_dir: Path | None = None, stdin: bytes | None = None,
+              env: dict[str, str] | None = None, timeout: float = 60, prefix: tuple[str, ...] = (),
+              preexec_fn: Callable[[], None] | None = None) -> ToolResult:
+    """Run `duel tools …` as a real process; stdout must be exactly one JSON object.
+
+    ``prefix`` runs it through a wrapper (``setpriv …``); ``preexec_fn`` sets limits."""
+    argv: list[str | bytes] = [*prefix, sys.executable, "-m", "rp1_duel", "tools", *args]
     if debate_dir is not None:
         argv += ["--debate-dir", str(debate_dir)]
-    full_env = {k: v for k, v in os.environ.items() if k not in ("DUEL_PARTICIPANT_TOKEN", "DUEL_DIR")}
+    secrets = ("DUEL_PARTICIPANT_TOKEN", "DUEL_LEASE_TOKEN", "DUEL_DIR")
+    full_env = {k: v for k, v in os.environ.items() if k not in secrets}
     full_env.update(env or {})
-    proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout, env=full_env)
+    proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout, env=full_env,
+                          preexec_fn=preexec_fn)
     out = proc.stdout.decode()
     assert out.count("\n") == 1, f"stdout must be one JSON line, got: {out!r} / {proc.stderr!r}"
     assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()

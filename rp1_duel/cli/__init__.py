@@ -14,12 +14,27 @@ import sys
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE
 
 
+def undecodable(values: list[str]) -> str | None:
+    """The first value holding bytes that are not UTF-8 (Python keeps them as lone
+    surrogates): such text can be neither recorded nor printed, so it is refused up front."""
+    for value in values:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["tools"]:
         from .tools import main as tools_main
 
         tools_main(args[1:])
+    bad = undecodable(args)
+    if bad is not None:
+        sys.stderr.write(f"duel: INVALID_ARGUMENT: argument {bad} is not valid UTF-8\n")
+        sys.exit(EXIT_USAGE)
     import typer
 
     from .app import app

@@ -92,7 +92,11 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     ((ErrorCode.TARGET_NOT_ABSOLUTE, ErrorCode.TARGET_NOT_MARKDOWN, ErrorCode.TARGET_UNREADABLE), "stop",
      "at join, `--target` must be the absolute path of a readable UTF-8 `.md` file; during a duel "
      "(the source vanished) `details.next_step` is `close`, with `INVALIDATED`"),
-    ((ErrorCode.DEBATE_DIR_INVALID,), "stop", "`$DEBATE_DIR` is not a usable directory"),
+    ((ErrorCode.DEBATE_DIR_INVALID, ErrorCode.FILESYSTEM_UNSUPPORTED), "stop",
+     "`$DEBATE_DIR` is not a usable directory (another user's, or on a network filesystem): tell the user"),
+    ((ErrorCode.STORAGE_FAILED,), "stop",
+     "the disk refused a read or write (`details.path`, `details.errno`: full, read-only, permission): "
+     "nothing was changed; tell the user, and rerun once it is fixed"),
     ((ErrorCode.STATE_CORRUPT,), "stop",
      "a state file is unreadable (`details.path`): tell the user; never edit or delete state files"),
     ((ErrorCode.LOCK_TIMEOUT, ErrorCode.INTERRUPTED), "retry", "rerun the same command after a few seconds"),

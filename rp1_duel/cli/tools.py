@@ -13,17 +13,21 @@ import os
 import sys
 from typing import Any, NoReturn
 
-from ..errors import EXIT_USAGE, DuelError, invalid_argument
+from ..errors import DuelError, invalid_argument
 from ..settings import SETTINGS, DuelSettings, debate_dir
 from ..vocabulary import ErrorCode
+from . import undecodable
 
 ENVELOPE = {"tool": "duel"}
+# Turn and summary files are read up to this much (/dev/zero must not eat memory); the
+# service judges what it receives against its own, smaller limits (64 KiB each).
+INPUT_MAX_BYTES = 1024 * 1024
 
 # op -> (help, [(flag, kwargs)]); docs/protocol.md section 2, "Flags of duel tools".
 _TOKEN = ("--participant-token", {"help": "your secret token from join [env: DUEL_PARTICIPANT_TOKEN]"})
 _DUEL = ("--duel-id", {"required": True})
 _PID = ("--participant-id", {"required": True})
-_LEASE = ("--lease-token", {"help": "the token claim-lock granted"})
+_LEASE = ("--lease-token", {"help": "the token claim-lock granted [env: DUEL_LEASE_TOKEN]"})
 _DIR = ("--debate-dir", {"help": "shared debate dir [default: $DUEL_DIR, else ./debates]"})
 OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
     "join": ("join, create or resume the duel about a source and topic", [
@@ -88,14 +92,20 @@ def fail(command: str | None, error: DuelError) -> NoReturn:
     sys.exit(error.exit_code)
 
 
-def read_input(path: str, flag: str) -> bytes:
+def read_input(path: str, flag: str, limit: int) -> bytes:
+    """A file's bytes (or stdin's, for ``-``), refused past ``limit``: ``/dev/zero`` or an
+    endless pipe costs at most that much memory."""
     try:
         if path == "-":
-            return sys.stdin.buffer.read()
-        with open(path, "rb") as handle:
-            return handle.read()
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(limit + 1)
     except OSError as exc:
         raise invalid_argument(f"cannot read {flag} {path}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise invalid_argument(f"{flag} {path} is larger than {limit // 1024} KiB")
+    return data
 
 
 def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -121,30 +131,39 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     if op == "wait":
         return service.wait(args.duel_id, args.participant_id, args.timeout, next_step=args.next_step).to_dict()
     seat = Seat(args.duel_id, args.participant_id, token or "")
-    lease = LeaseToken(args.lease_token) if getattr(args, "lease_token", None) else None
+    lease_token = getattr(args, "lease_token", None) or os.environ.get("DUEL_LEASE_TOKEN")
+    lease = LeaseToken(lease_token) if lease_token else None
     if op == "claim-lock":
         return service.claim_lock(seat, for_timeout=args.for_timeout).to_dict()
     if op == "refresh-lock":
         return service.refresh_lock(seat, lease).to_dict()
     if op == "release-lock":
-        summary = read_input(args.summary_file, "--summary-file").decode("utf-8", "replace") if args.summary_file else None
+        summary = None
+        if args.summary_file:
+            summary = read_input(args.summary_file, "--summary-file", INPUT_MAX_BYTES).decode("utf-8", "replace")
         return service.release_lock(seat, lease, close=args.close, outcome=args.outcome, reason=args.reason,
                                     summary=summary).to_dict()
     assert op == "append"
-    turn = read_input(args.turn_file, "--turn-file")
+    turn = read_input(args.turn_file, "--turn-file", INPUT_MAX_BYTES)
     return service.append(seat, lease, turn, release=args.release).to_dict()
 
 
 def main(argv: list[str]) -> NoReturn:
     parser = build_parser()
+    op = argv[0] if argv and argv[0] in OPS else None
+    bad = undecodable([*argv, os.environ.get("DUEL_DIR", "")])
+    if bad is not None:
+        fail(op, invalid_argument(f"argument {bad} is not valid UTF-8"))
     if not argv:
         parser.print_help(sys.stderr)
-        sys.exit(EXIT_USAGE)
+        fail(None, invalid_argument(f"an op is required: one of {', '.join(OPS)}"))
     args = parser.parse_args(argv)
     try:
         data = run(args.op, args)
     except DuelError as exc:
         fail(args.op, exc)
+    except OSError as exc:  # the library maps the debate dir's; this catches the rest (stdout gone, say)
+        fail(args.op, DuelError(ErrorCode.STORAGE_FAILED, f"{exc.strerror or exc}"))
     except KeyboardInterrupt:
         fail(args.op, DuelError(ErrorCode.INTERRUPTED, "interrupted"))
     print_envelope({"success": True, **ENVELOPE, "command": args.op, "data": data})

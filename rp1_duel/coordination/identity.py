@@ -29,6 +29,8 @@ def resolve_target(raw: str | None) -> SourceDocument:
     """The source a join names: an absolute path to a readable UTF-8 Markdown file, read once."""
     if not raw:
         raise invalid_argument("--target is required")
+    if not raw.isprintable():  # control characters, or bytes that are not UTF-8 (lone surrogates)
+        raise invalid_argument("--target must be a printable UTF-8 path")
     if not os.path.isabs(raw):
         raise DuelError(ErrorCode.TARGET_NOT_ABSOLUTE, f"target must be an absolute path, got {raw!r}")
     real = os.path.realpath(raw)

@@ -15,9 +15,9 @@ from ..clock import iso
 from ..errors import DuelError, invalid_argument
 from ..record import artifact
 from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, TurnBlock
-from ..record.history import Claimant, History, chain_problems, citable_names
+from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
 from ..turns.rules import validate_turn
-from ..turns.source import SourceUnreadable, read_source
+from ..turns.source import SourceUnreadable, read_bounded, read_source
 from ..vocabulary import CLOSED, ErrorCode
 from . import policy
 from .state import DuelState, Lease, Participant, TurnRecord
@@ -45,10 +45,13 @@ def front_matter_of(state: DuelState, artifact_path: str | os.PathLike[str]) -> 
     )
 
 
-def write_artifact(tx: Transaction, turns: list[TurnBlock] | str, conclusion: Conclusion | None = None) -> None:
+def write_artifact(tx: Transaction, turns: list[TurnBlock] | str, conclusion: Conclusion | None = None,
+                   create: bool = False) -> None:
+    """Render the artifact from the state; ``create`` refuses to replace an existing file."""
     path = tx.debate.artifact_path(tx.state)
     text = artifact.render(front_matter_of(tx.state, path), tx.state.lease_seconds, turns, conclusion)
-    write_atomic(path, text.encode("utf-8"), mode=0o644)
+    write_atomic(path, text.encode("utf-8"), mode=0o644, temp_dir=tx.debate.duel_folder(tx.state.id),
+                 exclusive=create)
 
 
 @dataclass(frozen=True)
@@ -68,8 +71,8 @@ def check_record(tx: Transaction) -> RecordCheck:
     state = tx.state
     path = tx.debate.artifact_path(state)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_bounded(path, MAX_ARTIFACT_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         return RecordCheck([], "", f"artifact {path.name} is unreadable ({exc.__class__.__name__})")
     parsed = artifact.parse(text)
     if parsed.problems:

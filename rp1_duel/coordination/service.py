@@ -8,6 +8,7 @@ decide with the pure rules of :mod:`rp1_duel.coordination.policy`, write the art
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import time
@@ -44,7 +45,7 @@ from .results import (
     common_fields,
 )
 from .state import DuelState, Lease, Participant
-from .storage import DebateDir, Transaction
+from .storage import DebateDir, Transaction, remove_temp_files, storage_errors
 
 WAIT_POLL_SECONDS = 0.01  # a stat() every 10 ms keeps hand-offs well under 100 ms
 WAIT_MAX_SECONDS = 3600
@@ -65,15 +66,17 @@ class DuelService:
     # -- transactions ----------------------------------------------------------------
     @contextmanager
     def transaction(self, duel_id: str) -> Iterator[Transaction]:
-        self.debate.check_readable()
-        with self.debate.duel_lock(duel_id):
-            tx = Transaction(self.debate, self.debate.read_state(duel_id), self.clock())
-            try:
-                yield tx
-            except DuelError:
-                tx.commit()  # a refusal may still record events (turn_rejected, tampering)
-                raise
-            tx.commit()
+        with storage_errors(self.debate.root):
+            self.debate.check_readable()
+            with self.debate.duel_lock(duel_id):
+                remove_temp_files(self.debate.duel_folder(duel_id))  # a dead writer's, if any
+                tx = Transaction(self.debate, self.debate.read_state(duel_id), self.clock())
+                try:
+                    yield tx
+                except DuelError:
+                    tx.commit()  # a refusal may still record events (turn_rejected, tampering)
+                    raise
+                tx.commit()
 
     @contextmanager
     def _seated(self, seat: Seat) -> Iterator[tuple[Transaction, Participant]]:
@@ -120,19 +123,23 @@ class DuelService:
         topic_text = resolve_topic(topic, source)
         slug = slugify(topic_text)
         key = target_key(source.path, slug)
-        self.debate.ensure()
-        with self.debate.join_lock():
-            index = self.debate.read_index()
-            duel_id = index.get(key)
-            if duel_id is None or self.debate.read_state(duel_id).status != ACTIVE:
-                duel_id = self._create(source, topic_text, slug, key, settings)
-                index[key] = duel_id
-                self.debate.write_index(index)
-            with self.transaction(duel_id) as tx:
-                participant, token = self._seat(tx, name, harness, model_id, participant_token)
-                return JoinResult.of(tx.state, participant, token, tx.now, self._debate_path(tx.state))
+        with storage_errors(self.debate.root):
+            self.debate.ensure()
+            with self.debate.join_lock():
+                index = self.debate.read_index()
+                duel_id = index.get(key)
+                if duel_id is None or self.debate.read_state(duel_id).status != ACTIVE:
+                    duel_id = self._create(source, topic_text, slug, key, settings, index)
+                with self.transaction(duel_id) as tx:
+                    participant, token = self._seat(tx, name, harness, model_id, participant_token)
+                    return JoinResult.of(tx.state, participant, token, tx.now, self._debate_path(tx.state))
 
-    def _create(self, source: SourceDocument, topic: str, slug: str, key: str, settings: DuelSettings) -> str:
+    def _create(
+        self, source: SourceDocument, topic: str, slug: str, key: str, settings: DuelSettings, index: dict[str, str]
+    ) -> str:
+        """A new duel: its state, then the index, then its artifact, so a crash at any point
+        leaves no artifact without a duel (a duel without its artifact yet gets it from the
+        join that seats its first participant). A failure undoes what was written."""
         from .record_writer import write_artifact
 
         now = self.clock()
@@ -151,10 +158,18 @@ class DuelService:
             peer_wait_seconds=settings.peer_wait_seconds,
             turn_timeout_seconds=settings.turn_timeout_seconds,
         )
-        tx = Transaction(self.debate, state, now)
-        write_artifact(tx, [])
-        tx.save()
-        tx.commit()
+        try:
+            tx = Transaction(self.debate, state, now)
+            tx.save()
+            tx.commit()
+            self.debate.write_index({**index, key: duel_id})
+            write_artifact(tx, [], create=True)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                self.debate.write_index(index)  # as it was
+            self.debate.discard_duel(duel_id)
+            raise
+        index[key] = duel_id
         return duel_id
 
     def _seat(
@@ -228,8 +243,9 @@ class DuelService:
             if not target:
                 raise invalid_argument("status needs --duel-id or --target")
             duel_id = self.find_duel(target, topic)
-        self.debate.check_readable()
-        state = self.debate.read_state(duel_id)
+        with storage_errors(self.debate.root):
+            self.debate.check_readable()
+            state = self.debate.read_state(duel_id)
         participant = self._participant_or_none(state, participant_id)
         return StatusResult.of(state, participant, self.clock(), self._debate_path(state))
 
@@ -252,6 +268,10 @@ class DuelService:
         """
         if not 0 <= timeout <= WAIT_MAX_SECONDS:
             raise invalid_argument(f"--timeout must be between 0 and {WAIT_MAX_SECONDS} seconds")
+        with storage_errors(self.debate.root):
+            return self._wait(duel_id, participant_id, timeout, next_step)
+
+    def _wait(self, duel_id: str, participant_id: str, timeout: float, next_step: str | None) -> WaitResult:
         self.debate.check_readable()
         started = time.monotonic()
         state = self.debate.read_state(duel_id)

@@ -16,10 +16,14 @@ one machine, or on a filesystem that shares flock locks properly; NFS clients do
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import secrets
 import stat
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,20 +38,45 @@ STATE_DIR = ".duel"
 LOCK_TIMEOUT_SECONDS = 30.0
 
 
-def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Temp file in the same folder, fsync, rename over ``path``, fsync the folder."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+def write_atomic(path: Path, data: bytes, mode: int = 0o600, temp_dir: Path | None = None,
+                 exclusive: bool = False) -> None:
+    """Write a temp file, fsync it, move it to ``path``, fsync the folder.
+
+    ``temp_dir`` keeps the temp file elsewhere on the same filesystem (the artifact's is
+    written inside ``.duel/``, so a crash never leaves one in a folder git sees).
+    ``exclusive`` refuses to replace an existing ``path`` (FileExistsError).
+    Nothing is left behind when a step fails. Once the file is in place, a failing
+    folder fsync no longer undoes the write: every process already sees it.
+    """
+    tmp = (temp_dir or path.parent) / f".{path.name}.{secrets.token_hex(4)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
-        _write_all(fd, data)
-        os.fsync(fd)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if exclusive:
+            os.link(tmp, path)
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
     except BaseException:
-        os.close(fd)
-        os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         raise
-    os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+    with contextlib.suppress(OSError):  # EIO, or a filesystem that cannot fsync folders
+        fsync_dir(path.parent)
+
+
+def remove_temp_files(folder: Path, of: str = "") -> None:
+    """Remove a dead writer's temp files (of the file named ``of``, or all) from ``folder``.
+    Only under the lock that guards those files: a live writer's temp file must not go."""
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.startswith(f".{of}") and entry.name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -62,6 +91,46 @@ def fsync_dir(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def storage_errors(root: Path) -> Iterator[None]:
+    """An OS error on the debate dir (disk full, read-only, permission denied) becomes
+    ``STORAGE_FAILED``: one answer with a code, never a traceback. Writes are atomic and
+    the state is written last, so whatever failed left the duel as it was."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename if isinstance(exc.filename, str) else str(root)
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise DuelError(ErrorCode.STORAGE_FAILED, f"cannot use {where}: {reason}",
+                        {"path": where, "errno": errno.errorcode.get(exc.errno or 0)}) from None
+
+
+# statfs(2) magic numbers of filesystems whose flock does not exclude other machines.
+NETWORK_FILESYSTEMS = {
+    0x6969: "NFS",
+    0x517B: "SMB",
+    0xFF534D42: "CIFS",
+    0xFE534D42: "SMB2",
+    0x01021997: "9P",
+    0x5346414F: "AFS",
+    0x6B414653: "AFS",
+    0x73757245: "Coda",
+}
+
+
+def filesystem_magic(path: Path) -> int | None:
+    """The ``f_type`` statfs(2) gives for ``path`` on Linux; None elsewhere or on failure."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # only joins pay for it
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    buffer = ctypes.create_string_buffer(256)  # struct statfs is 120 bytes; f_type comes first
+    if libc.statfs(os.fsencode(path), buffer) != 0:
+        return None
+    return int.from_bytes(buffer.raw[: ctypes.sizeof(ctypes.c_long)], sys.byteorder) & 0xFFFFFFFF
 
 
 def read_json_file(path: Path) -> Any:
@@ -86,6 +155,7 @@ class DebateDir:
             raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
         try:
             self.root.mkdir(parents=True, exist_ok=True)
+            self._check_local()
             self.state_root.mkdir(mode=0o700, exist_ok=True)
             self._check_private(self.state_root)
             (self.state_root / "duels").mkdir(mode=0o700, exist_ok=True)
@@ -104,6 +174,18 @@ class DebateDir:
                 raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
             raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel state in {self.root}")
         self._check_private(self.state_root)
+
+    def _check_local(self) -> None:
+        """Refuse a network filesystem: its clients do not see each other's flock locks, so
+        two hosts would both be granted the floor (docs/protocol.md section 4)."""
+        kind = NETWORK_FILESYSTEMS.get(filesystem_magic(self.root) or 0)
+        if kind is not None:
+            raise DuelError(
+                ErrorCode.FILESYSTEM_UNSUPPORTED,
+                f"debate dir {self.root} is on {kind}, where file locks do not exclude other machines: "
+                "use a folder on a local disk (duels across machines need a shared store, see docs/protocol.md)",
+                {"filesystem": kind},
+            )
 
     @staticmethod
     def _check_private(folder: Path) -> None:
@@ -134,6 +216,7 @@ class DebateDir:
         return index
 
     def write_index(self, index: dict[str, str]) -> None:
+        remove_temp_files(self.state_root, of="index.json")  # callers hold the join lock
         write_atomic(self.state_root / "index.json", json.dumps(index, indent=1).encode())
 
     # -- one duel ---------------------------------------------------------------------
@@ -143,8 +226,9 @@ class DebateDir:
         return self.state_root / "duels" / duel_id
 
     def reserve_duel(self, stem: str) -> str:
-        """A new duel id ``stem``, ``stem-2``, …: its state folder and artifact created exclusively,
-        so no two duels share a file, whatever the date or earlier closes left behind."""
+        """A new duel id ``stem``, ``stem-2``, …: its state folder created exclusively and no
+        file of that artifact name present. Callers hold the join lock, and the artifact is
+        created later with ``exclusive``, so no two duels (or a user's file) share a name."""
         duels = self.state_root / "duels"
         for n in range(1, 10_000):
             duel_id = stem if n == 1 else f"{stem}-{n}"
@@ -152,14 +236,21 @@ class DebateDir:
                 (duels / duel_id).mkdir(mode=0o700)
             except FileExistsError:
                 continue
-            try:
-                fd = os.open(self.root / f"{duel_id}.md", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
+            if os.path.lexists(self.root / f"{duel_id}.md"):
                 (duels / duel_id).rmdir()
                 continue
-            os.close(fd)
             return duel_id
         raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"no free artifact name for {stem} in {self.root}")
+
+    def discard_duel(self, duel_id: str) -> None:
+        """Undo a creation that failed before its artifact was written."""
+        folder = self.duel_folder(duel_id)
+        remove_temp_files(folder)
+        for name in ("state.json", "events.jsonl", "lock"):
+            with contextlib.suppress(FileNotFoundError):
+                (folder / name).unlink()
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
     def duel_lock(self, duel_id: str) -> DuelLock:
         return DuelLock(self.duel_folder(duel_id) / "lock")
