@@ -15,6 +15,7 @@ from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.record.artifact import FrontMatter, ParticipantEntry
 from rp1_duel.record.validate import validate_file
+from rp1_duel.turns.source import MAX_SOURCE_BYTES
 
 from helpers import claim, join, make_turn
 
@@ -117,3 +118,30 @@ def test_the_yaml_header_round_trips_any_text_it_is_given():
     front = FrontMatter("d", tricky, "t", "../s.md", "0" * 64, 6, "ACTIVE", None, "2026-11-23T00:00:00.000Z", None,
                         (ParticipantEntry("p-00000000", 1, tricky, "h", "m", None),))
     assert FrontMatter.parse(front.to_yaml()) == front
+
+
+def test_a_source_too_large_to_debate_is_refused_at_join_without_reading_it_all(service, tmp_path):
+    huge = tmp_path / "huge.md"
+    with open(huge, "wb") as handle:
+        handle.write(b"# Huge\n")
+        handle.truncate(MAX_SOURCE_BYTES + 1)
+
+    with pytest.raises(DuelError) as refused:
+        join(service, huge, "Alice")
+
+    assert refused.value.code == "TARGET_UNREADABLE"
+    assert "larger than 16 MiB" in refused.value.message
+
+
+def test_a_source_grown_too_large_mid_duel_ends_the_duel_with_a_reason(service, source):
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    lease = claim(service, alice)
+    with open(source, "ab") as handle:
+        handle.truncate(MAX_SOURCE_BYTES + 1)
+
+    with pytest.raises(DuelError) as refused:
+        service.append(alice.seat, lease, make_turn(1, "Alice", "claude-code", "claude-x"))
+
+    assert refused.value.code == "TARGET_UNREADABLE"
+    assert refused.value.details["next_step"] == "close"
