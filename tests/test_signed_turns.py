@@ -488,3 +488,20 @@ def test_duel_join_with_an_unreadable_signing_key_fails_before_taking_a_seat(sou
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["error"]["code"] == "SIGNING_FAILED"
     assert not (debate_dir / ".duel" / "index.json").exists()
+
+
+def test_validate_checks_at_most_fifty_signatures_however_many_turns_a_file_holds(service, pair, keys, tmp_path):
+    artifact = play(service, pair, {1: keys.alice, 2: None}, upto=1)
+    text = artifact.read_text()
+    line = next(line for line in text.splitlines() if line.startswith("<!-- duel:signature n=1 "))
+    # Turn 1 and its signature, 60 times: the chain breaks, but each copy is well formed.
+    start = text.index("<!-- duel:turn n=1 ")
+    block = text[start:text.index(line) + len(line) + 1]
+    copies = "\n".join(block.replace("n=1 ", f"n={n} ") for n in range(1, 61))
+    artifact.write_text(text[:start] + copies + text[start + len(block):])
+    started = time.monotonic()
+    report = validate_file(artifact, allowed_signers=keys.allowed)
+    assert [s.status for s in report.signatures][50:] == ["unchecked"] * 10
+    assert ("SIGNATURE_INVALID", 51) in codes(report)
+    assert any("only the first 50 turns are checked" in p.message for p in report.problems if p.turn == 51)
+    assert time.monotonic() - started < 30

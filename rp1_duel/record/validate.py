@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..settings import SETTINGS
 from ..vocabulary import ACCEPTED_CONSENSUS, ACTIVE, CLOSED, DISSENT, INVALIDATED, MAX_TURNS, TIMEOUT, RecordCode
 from . import signatures
 from .artifact import FrontMatter, TurnBlock
@@ -123,6 +124,10 @@ def validate_file(
     return report
 
 
+# Each check runs ssh-keygen: a hostile file of thousands of tiny signed turns must not cost minutes.
+MAX_CHECKED_SIGNATURES = SETTINGS["max_turns"].high
+
+
 def _check_signatures(
     front: FrontMatter, blocks: list[TurnBlock], allowed_signers: str | os.PathLike[str] | None,
     report: ArtifactReport,
@@ -131,8 +136,12 @@ def _check_signatures(
     authorship = allowed_signers is not None
     first_signer: dict[int, tuple[str, int]] = {}  # seat -> (principal, the turn it first signed)
     unchecked: list[str] = []
-    for block in blocks:
-        verdict = _verdict(front, block, allowed_signers)
+    for index, block in enumerate(blocks):
+        if index < MAX_CHECKED_SIGNATURES or block.signature is None:
+            verdict = _verdict(front, block, allowed_signers)
+        else:
+            verdict = signatures.Verdict(signatures.UNCHECKED, reason=f"only the first {MAX_CHECKED_SIGNATURES} "
+                                                                      "turns are checked: no duel has more")
         report.signatures.append(SignatureEntry(block.n, verdict.status, verdict.signer))
         where = (block.line, block.n)
         if verdict.status == signatures.UNSIGNED and authorship:
