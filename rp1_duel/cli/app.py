@@ -66,6 +66,10 @@ def join_command(
         SETTINGS["peer_wait_seconds"].default),
     turn_timeout_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["turn_timeout_seconds"])] = (
         SETTINGS["turn_timeout_seconds"].default),
+    signing_key: Annotated[str | None, typer.Option(
+        "--signing-key", envvar="DUEL_SIGNING_KEY",
+        help="Sign every turn with this SSH key: a private key file, or a public key whose private half is in "
+             "ssh-agent (checked with `duel validate --allowed-signers`).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one summary object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing on stderr but errors.")] = False,
 ) -> None:
@@ -87,6 +91,7 @@ def join_command(
             target=os.path.abspath(target), debate_dir=debate_dir(debate_dir_), name=display, topic=topic,
             persona=persona, position=position,
             settings=DuelSettings(max_turns, lease_seconds, peer_wait_seconds, turn_timeout_seconds),
+            signing_key=signing_key or None,
         )
         duelist = Duelist(config, chosen, ConsoleReporter(display, quiet=quiet))
         try:
@@ -126,6 +131,11 @@ def tools_command() -> None:
     # Listed for `duel --help` only: rp1_duel.cli.main hands `duel tools …` to rp1_duel.cli.tools.
 
 
+def validate_usage_error(message: str) -> NoReturn:
+    typer.echo(f"duel validate: {message}", err=True)
+    raise typer.Exit(2)
+
+
 @app.command("validate")
 def validate_command(
     paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
@@ -133,20 +143,30 @@ def validate_command(
     root: Annotated[str | None, typer.Option(
         "--root", help="Read sources only inside this folder (default: each artifact's git work tree, "
                        "else the folder above its folder).")] = None,
+    allowed_signers: Annotated[str | None, typer.Option(
+        "--allowed-signers", help="An ssh-keygen allowed signers file (as git's gpg.ssh.allowedSignersFile): every "
+                                  "turn must be signed by a principal it names.")] = None,
 ) -> None:
     """Check duel artifacts: structure, hash chain, turn rules, outcome. Exit 0 valid, 1 invalid.
 
     A folder is searched for every *.md that looks like an artifact (a file that looks like
     one and does not parse is invalid, never skipped). Sources are checked at the version
     the duel recorded, looked up in the git history when the file has changed since.
+    Without --allowed-signers this proves consistency, not authorship: anyone can edit a
+    turn and recompute the hashes.
     """
+    from ..record import signatures
     from ..record.validate import collect, validate_file
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
-        typer.echo(f"duel validate: no such file or folder: {missing[0]}", err=True)
-        raise typer.Exit(2)
-    reports = [validate_file(path, root) for path in collect(paths)]
+        validate_usage_error(f"no such file or folder: {missing[0]}")
+    if allowed_signers is not None:
+        if not os.path.isfile(allowed_signers) or not os.access(allowed_signers, os.R_OK):
+            validate_usage_error(f"--allowed-signers {allowed_signers} is not a readable file")
+        if not signatures.available():
+            validate_usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
+    reports = [validate_file(path, root, allowed_signers) for path in collect(paths)]
     valid = all(r.valid for r in reports)
     if as_json:
         typer.echo(json.dumps({"valid": valid, "artifacts": [r.to_dict() for r in reports]}, ensure_ascii=False))
@@ -158,6 +178,9 @@ def validate_command(
             for problem in report.problems:
                 where = f"line {problem.line}: " if problem.line else ""
                 typer.echo(f"  {where}{problem.code} {problem.message}")
+            for entry in report.signatures:
+                if entry.signer is not None:
+                    typer.echo(f"  turn {entry.turn}: signed by {entry.signer}")
             for note in report.notes:
                 typer.echo(f"  note: {note}")
         if not reports:

@@ -99,6 +99,9 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
      "nothing was changed; tell the user, and rerun once it is fixed"),
     ((ErrorCode.STATE_CORRUPT,), "stop",
      "a state file is unreadable (`details.path`): tell the user; never edit or delete state files"),
+    ((ErrorCode.SIGNING_FAILED,), "stop",
+     "your turn was not written: `$DUEL_SIGNING_KEY` cannot sign (the message says why); release the lease "
+     "and tell the user; never append unsigned instead"),
     ((ErrorCode.LOCK_TIMEOUT, ErrorCode.INTERRUPTED), "retry", "rerun the same command after a few seconds"),
     ((ErrorCode.INVALID_ARGUMENT,), "stop", "a flag or value is wrong (exit 2; the message says which): fix the command"),
 )
@@ -238,6 +241,9 @@ commands (if each command starts a fresh shell, put the export in front of each)
 it, never pass it as a flag, never put it in a turn, a summary, the artifact or a commit. The
 commands read it from the environment. To resume later, join again with the same name, harness
 and model and the token exported.
+
+If the user gives you an SSH key to sign your turns with, `export DUEL_SIGNING_KEY=<its path>` the
+same way: `append` then signs each turn (`data.signed` is true), so reviewers can check who wrote it.
 
 ## 2. The loop
 

@@ -55,7 +55,10 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
     ]),
     "append": ("append your turn; exit 3 with every violation if it breaks a rule", [
         _DUEL, _PID, _TOKEN, _LEASE, ("--turn-file", {"default": "-", "help": "a file, or - for stdin"}),
-        ("--release", {"action": "store_true"}), _DIR,
+        ("--release", {"action": "store_true"}),
+        ("--signing-key", {"help": "sign the turn with this SSH key: a private key file, or a public key whose "
+                                   "private half is in ssh-agent [env: DUEL_SIGNING_KEY]"}),
+        _DIR,
     ]),
     "wait": ("block until your next_step or the duel changes (read-only)", [
         _DUEL, _PID, ("--timeout", {"type": float, "default": 60.0}),
@@ -145,7 +148,8 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
                                     summary=summary).to_dict()
     assert op == "append"
     turn = read_input(args.turn_file, "--turn-file", INPUT_MAX_BYTES)
-    return service.append(seat, lease, turn, release=args.release).to_dict()
+    signing_key = args.signing_key or os.environ.get("DUEL_SIGNING_KEY") or None
+    return service.append(seat, lease, turn, release=args.release, signing_key=signing_key).to_dict()
 
 
 def main(argv: list[str]) -> NoReturn:

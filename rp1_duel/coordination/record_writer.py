@@ -9,11 +9,11 @@ gives (:mod:`rp1_duel.record.history`), and the outcome is computed.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..clock import iso
 from ..errors import DuelError, invalid_argument
-from ..record import artifact
+from ..record import artifact, signatures
 from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, TurnBlock
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
 from ..turns.rules import validate_turn
@@ -47,7 +47,12 @@ def front_matter_of(state: DuelState, artifact_path: str | os.PathLike[str]) -> 
 
 def write_artifact(tx: Transaction, turns: list[TurnBlock] | str, conclusion: Conclusion | None = None,
                    create: bool = False) -> None:
-    """Render the artifact from the state; ``create`` refuses to replace an existing file."""
+    """Render the artifact: ``turns`` are the state's accepted turns, each signed as the state
+    recorded (a signature line edited in the file is put back), or raw text kept verbatim.
+    ``create`` refuses to replace an existing file."""
+    if not isinstance(turns, str):
+        turns = [replace(block, signature=record.signature)
+                 for block, record in zip(turns, tx.state.turns, strict=True)]
     path = tx.debate.artifact_path(tx.state)
     text = artifact.render(front_matter_of(tx.state, path), tx.state.lease_seconds, turns, conclusion)
     write_atomic(path, text.encode("utf-8"), mode=0o644, temp_dir=tx.debate.duel_folder(tx.state.id),
@@ -131,7 +136,9 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
     return history
 
 
-def append_turn(tx: Transaction, me: Participant, lease: Lease, turn: str | bytes) -> TurnRecord:
+def append_turn(
+    tx: Transaction, me: Participant, lease: Lease, turn: str | bytes, signing_key: str | os.PathLike[str] | None = None
+) -> TurnRecord:
     state = tx.state
     refusal = policy.refuse_append(state, me, lease)
     if refusal:
@@ -160,8 +167,13 @@ def append_turn(tx: Transaction, me: Participant, lease: Lease, turn: str | byte
         )
     # The report's text is the turn already decoded and normalised: hashed as written.
     block = artifact.turn_block(number, report.turn.text, history.head)
+    signature = None
+    if signing_key is not None:  # before anything changes: a refusal here leaves the duel as it was
+        message = signatures.turn_message(state.id, state.source_sha256, number, block.prev, block.sha256)
+        signature = signatures.sign(message, signing_key)
     parsed = report.turn
-    record = TurnRecord(number, me.id, me.seat, parsed.stance or "", parsed.has_blocking, block.sha256, tx.now)
+    record = TurnRecord(number, me.id, me.seat, parsed.stance or "", parsed.has_blocking, block.sha256, tx.now,
+                        signature)
     state.turns.append(record)
     state.turn_started_at = tx.now
     history.accept(block, parsed)
@@ -170,7 +182,8 @@ def append_turn(tx: Transaction, me: Participant, lease: Lease, turn: str | byte
     state.pending_outcome = evaluation.outcome
     state.candidate_convergence = evaluation.candidate_convergence
     write_artifact(tx, history.blocks)
-    tx.emit("turn_appended", me.id, turn_number=number, stance=record.stance, sha256=record.sha256)
+    tx.emit("turn_appended", me.id, turn_number=number, stance=record.stance, sha256=record.sha256,
+            signed=signature is not None)
     if evaluation.candidate_convergence and not was_converging:
         tx.emit("candidate_convergence", me.id, turn_number=number)
     return record

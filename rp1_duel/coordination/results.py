@@ -292,6 +292,7 @@ class AppendResult(DuelResult):
     turn_number: int
     stance: str
     turn_sha256: str
+    signed: bool
     candidate_convergence: bool
     terminal_outcome: str | None
     debate_path: str
@@ -302,6 +303,7 @@ class AppendResult(DuelResult):
             "turn_number": self.turn_number,
             "stance": self.stance,
             "turn_sha256": self.turn_sha256,
+            "signed": self.signed,
             "candidate_convergence": self.candidate_convergence,
             "terminal_outcome": self.terminal_outcome,
             "debate_path": self.debate_path,

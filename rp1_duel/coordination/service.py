@@ -373,14 +373,21 @@ class DuelService:
                                  outcome=state.outcome, reason=state.reason)
 
     # -- turns (sections 6 and 7) -------------------------------------------------------------
-    def append(self, seat: Seat, lease: LeaseToken | None, turn: str | bytes, release: bool = False) -> AppendResult:
-        """Validate ``turn`` and append it to the artifact; ``release`` gives the floor back after it."""
+    def append(
+        self, seat: Seat, lease: LeaseToken | None, turn: str | bytes, release: bool = False,
+        signing_key: str | os.PathLike[str] | None = None,
+    ) -> AppendResult:
+        """Validate ``turn`` and append it to the artifact; ``release`` gives the floor back after it.
+
+        ``signing_key`` (an SSH private key, or a public key whose private half is in
+        ssh-agent) signs the turn in this process; a key that cannot sign is
+        ``SIGNING_FAILED`` and nothing is written."""
         from .record_writer import append_turn  # Markdown parsing is paid for only by appends
 
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             held = self._held_lease(tx, me, lease)
-            record = append_turn(tx, me, held, turn)
+            record = append_turn(tx, me, held, turn, signing_key)
             if release and state.pending_outcome is None:
                 state.lease = None
                 tx.emit("lock_released", me.id, fence=held.fence)
@@ -389,6 +396,7 @@ class DuelService:
                 turn_number=record.n,
                 stance=record.stance,
                 turn_sha256=record.sha256,
+                signed=record.signature is not None,
                 candidate_convergence=state.candidate_convergence,
                 terminal_outcome=state.pending_outcome,
                 debate_path=self._debate_path(state),

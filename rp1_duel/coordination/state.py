@@ -59,6 +59,7 @@ class TurnRecord:
     has_blocking: bool
     sha256: str
     appended_at: float
+    signature: str | None = None  # base64 body of the writer's SSH signature (record.signatures)
 
 
 @dataclass
@@ -170,6 +171,7 @@ def _check_values(state: DuelState) -> None:
     """State is data, not authority: every field that reaches a path, a heading or the
     artifact is checked as strictly as the join that wrote it (another local user may
     have written this file)."""
+    from ..record.signatures import SIGNATURE_BODY
     from .identity import name_problem, single_line_problem, slugify
 
     def hex_of(value: str, length: int) -> bool:
@@ -196,6 +198,8 @@ def _check_values(state: DuelState) -> None:
             (name_problem(p.model_id, 128, allow_slash=True) is not None, "participant model_id"),
             (not hex_of(p.token_sha256, 64), "participant token_sha256"),
         ]
+    problems += [(t.signature is not None and not SIGNATURE_BODY.fullmatch(t.signature), "turn signature")
+                 for t in state.turns]
     bad = next((name for failed, name in problems if failed), None)
     if bad is not None:
         raise ValueError(f"field {bad} holds a value no join writes")

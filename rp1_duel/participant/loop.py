@@ -22,6 +22,7 @@ from ..coordination.results import LeaseToken, Seat, StatusResult
 from ..coordination.service import DuelService
 from ..coordination.storage import DebateDir, DuelLock, write_atomic
 from ..errors import DuelError
+from ..record import signatures
 from ..record.history import Claimant, RecordFile
 from ..settings import DuelSettings
 from ..turns.rules import TurnViolation, validate_turn
@@ -60,6 +61,7 @@ class ParticipantConfig:
     persona: str | None = None
     position: str | None = None
     settings: DuelSettings = DuelSettings()
+    signing_key: str | None = None  # an SSH key that signs every turn (record.signatures)
 
 
 @dataclass
@@ -176,6 +178,9 @@ class Duelist:
     # -- the loop ---------------------------------------------------------------------
     def run(self) -> ParticipantResult:
         name, harness, model = self.claimant.name, self.claimant.harness, self.claimant.model_id
+        if self.config.signing_key is not None:  # a key that cannot even be read fails before the seat is taken
+            key = signatures.key_fingerprint(self.config.signing_key)
+            self.report.state(PREPARING, f"signing each turn with {key}")
         self._enter(PREPARING, f"joining as {name} ({harness} / {model})")
         with self._stash() as stash:
             seat = self._join(stash)
@@ -335,7 +340,8 @@ class Duelist:
                                          f"after {MAX_REPAIRS} repairs ({codes})")
                 return
         try:
-            appended = self.service.append(self._my_seat, self.lease, draft, release=True)
+            appended = self.service.append(self._my_seat, self.lease, draft, release=True,
+                                           signing_key=self.config.signing_key)
         except DuelError as exc:
             if exc.code in (ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD):
                 self.report.state(DEBATING, f"lease lost before the append ({exc.code}); claiming again")

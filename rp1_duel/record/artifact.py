@@ -1,14 +1,17 @@
 """The debate record: rendering it from the state, and reading its turns back.
 
-The artifact is Markdown with YAML front matter. Each turn sits between markers::
+The artifact is Markdown with YAML front matter. Each turn sits between markers, a
+signed turn followed by its signature line::
 
     <!-- duel:turn n=N sha256=HEX prev=HEX -->
     ---
     ## Turn N — …
     <!-- /duel:turn -->
+    <!-- duel:signature n=N ssh=BASE64 -->
 
 ``sha256`` hashes exactly the lines between the two markers (UTF-8), so anyone can
-recheck the chain with a text editor and ``sha256sum``.
+recheck the chain with a text editor and ``sha256sum``; the signature line is outside
+them, so a turn hashes the same signed or not (:mod:`rp1_duel.record.signatures`).
 """
 
 from __future__ import annotations
@@ -17,18 +20,21 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..turns.markdown import front_matter_end
+from .signatures import SIGNATURE_BODY
 
 GENESIS = "0" * 64
 TEMPLATE = Path(__file__).parent.parent / "templates" / "debate-artifact.md"
 OPEN_CONCLUSION = "_The duel is still open._"
 
-_OPEN = re.compile(r"^<!-- duel:turn n=(\d+) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}) -->$")
+# At most 9 digits: int() refuses longer digit strings, and no duel has that many turns.
+_OPEN = re.compile(r"^<!-- duel:turn n=(\d{1,9}) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}) -->$")
 _CLOSE = "<!-- /duel:turn -->"
+_SIGNATURE = re.compile(r"^<!-- duel:signature n=(\d{1,9}) ssh=([A-Za-z0-9+/=]+) -->$")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _template_cache: str | None = None
 
@@ -172,6 +178,7 @@ class TurnBlock:
     prev: str
     text: str  # the lines between the markers, "---" line included
     line: int  # 1-based line of the opening marker
+    signature: str | None = None  # base64 body of the SSH signature on the line after the block
 
     @property
     def actual_sha256(self) -> str:
@@ -249,7 +256,8 @@ def _template() -> str:
 
 
 def _block_text(block: TurnBlock) -> str:
-    return f"<!-- duel:turn n={block.n} sha256={block.sha256} prev={block.prev} -->\n{block.text}{_CLOSE}\n"
+    signed = f"<!-- duel:signature n={block.n} ssh={block.signature} -->\n" if block.signature else ""
+    return f"<!-- duel:turn n={block.n} sha256={block.sha256} prev={block.prev} -->\n{block.text}{_CLOSE}\n{signed}"
 
 
 def _cell(value: str) -> str:
@@ -299,13 +307,21 @@ def parse(text: str) -> ParsedArtifact:
     problems: list[str] = []
     conclusion = None
     opened: tuple[int, re.Match[str]] | None = None
+    closed_at = -1  # the line of the last closing marker: only the next one may hold its signature
     body: list[str] = []
     for i in range(start, len(lines)):
         line = lines[i]
         match = _OPEN.match(line)
         if opened is None:
+            signed = _SIGNATURE.match(line)
             if match:
                 opened, body = (i, match), []
+            elif signed:
+                block = blocks[-1] if blocks and closed_at == i - 1 else None
+                if block is None or int(signed.group(1)) != block.n or not SIGNATURE_BODY.fullmatch(signed.group(2)):
+                    problems.append(f"line {i + 1}: signature line not right after the closing marker of its turn")
+                else:
+                    blocks[-1] = replace(block, signature=signed.group(2))
             elif line == _CLOSE or line.startswith("<!-- duel:"):
                 problems.append(f"line {i + 1}: stray turn marker")
             elif line == "## Terminal Conclusion":
@@ -315,7 +331,7 @@ def parse(text: str) -> ParsedArtifact:
         if line == _CLOSE:
             first, m = opened
             blocks.append(TurnBlock(int(m.group(1)), m.group(2), m.group(3), "".join(s + "\n" for s in body), first + 1))
-            opened = None
+            opened, closed_at = None, i
         elif match or line.startswith("<!-- duel:"):
             problems.append(f"line {i + 1}: turn marker inside turn {opened[1].group(1)}")
         else:
@@ -326,9 +342,14 @@ def parse(text: str) -> ParsedArtifact:
 
 
 def turns_region(text: str) -> str:
-    """The raw text from the first turn marker to the last closing one (tampered records)."""
+    """The raw text from the first turn marker to the last closing one and the signature
+    line right after it, if any (tampered records)."""
     first = text.find("<!-- duel:turn ")
     last = text.rfind(_CLOSE)
     if first < 0 or last < first:
         return ""
-    return text[first:last + len(_CLOSE)] + "\n"
+    end = last + len(_CLOSE)
+    if text.startswith("\n<!-- duel:signature ", end):
+        line_end = text.find("\n", end + 1)
+        end = len(text) if line_end < 0 else line_end
+    return text[first:end] + "\n"

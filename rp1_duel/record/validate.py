@@ -4,6 +4,10 @@ Everything the service enforced while the duel ran is replayed from the file alo
 structure, front matter, the hash chain, every turn against the rules (with the source,
 when it can be found from the recorded path), turn order and count, and that the
 recorded outcome is the one the turns imply. Linear in the number of turns.
+
+Signed turns are checked with ``ssh-keygen``: for integrity only, or, given an
+``allowed_signers`` file, for who signed each turn (one to three ssh-keygen runs per
+signed turn, about 10 ms each).
 """
 
 from __future__ import annotations
@@ -14,10 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..settings import SETTINGS
 from ..vocabulary import ACCEPTED_CONSENSUS, ACTIVE, CLOSED, DISSENT, INVALIDATED, MAX_TURNS, TIMEOUT, RecordCode
-from .artifact import FrontMatter
+from . import signatures
+from .artifact import FrontMatter, TurnBlock
 from .history import RecordFile, chain_problems, claimants
-from .outcomes import TurnSummary, evaluate
+from .outcomes import TurnSummary, evaluate, seat_of
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,19 @@ class Problem:
         return {k: v for k, v in found.items() if v is not None}
 
 
+@dataclass(frozen=True)
+class SignatureEntry:
+    """What the check of one turn's signature found (a status of :mod:`rp1_duel.record.signatures`)."""
+
+    turn: int
+    status: str
+    signer: str | None = None  # the allowed signers' principal(s), when verified
+
+    def to_dict(self) -> dict[str, Any]:
+        found = {"turn": self.turn, "status": self.status, "signer": self.signer}
+        return {k: v for k, v in found.items() if v is not None}
+
+
 @dataclass
 class ArtifactReport:
     path: str
@@ -41,6 +60,7 @@ class ArtifactReport:
     status: str | None = None
     outcome: str | None = None
     implied_outcome: str | None = None
+    signatures: list[SignatureEntry] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -56,14 +76,21 @@ class ArtifactReport:
             "implied_outcome": self.implied_outcome,
             "problems": [p.to_dict() for p in self.problems],
             "notes": self.notes,
+            "signatures": [s.to_dict() for s in self.signatures],
         }
 
 
-def validate_file(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> ArtifactReport:
+
+def validate_file(
+    path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None,
+    allowed_signers: str | os.PathLike[str] | None = None,
+) -> ArtifactReport:
     """Replay a committed artifact on its own (docs/protocol.md section 6, ``duel validate``).
 
     The source is read only inside ``root`` (default: the artifact's git work tree, else
     the folder above the artifact's folder), and only the version the duel recorded.
+    With ``allowed_signers`` (an ssh-keygen allowed signers file) every turn must be signed
+    by a principal it names; without, signatures present are checked for integrity only.
     """
     path = Path(path)
     report = ArtifactReport(str(path))
@@ -86,6 +113,7 @@ def validate_file(path: str | os.PathLike[str], root: str | os.PathLike[str] | N
     blocks = record.parsed.blocks
     for chained in chain_problems(blocks):
         add(Problem(chained.code, chained.message, chained.block.line, chained.block.n))
+    _check_signatures(front, blocks, allowed_signers, report)
     history = record.history(upto=0)
     for number, (block, turn_report) in enumerate(zip(blocks, history.replay_checked(blocks, claimants(front)), strict=True), 1):
         for violation in turn_report.violations:
@@ -94,6 +122,66 @@ def validate_file(path: str | os.PathLike[str], root: str | os.PathLike[str] | N
     report.turns = len(blocks)
     _check_outcome(front, history.summaries(), report)
     return report
+
+
+# Each check runs ssh-keygen: a hostile file of thousands of tiny signed turns must not cost minutes.
+MAX_CHECKED_SIGNATURES = SETTINGS["max_turns"].high
+
+
+def _check_signatures(
+    front: FrontMatter, blocks: list[TurnBlock], allowed_signers: str | os.PathLike[str] | None,
+    report: ArtifactReport,
+) -> None:
+    add = report.problems.append
+    authorship = allowed_signers is not None
+    first_signer: dict[int, tuple[str, int]] = {}  # seat -> (principal, the turn it first signed)
+    unchecked: list[str] = []
+    for index, block in enumerate(blocks):
+        if index < MAX_CHECKED_SIGNATURES or block.signature is None:
+            verdict = _verdict(front, block, allowed_signers)
+        else:
+            verdict = signatures.Verdict(signatures.UNCHECKED, reason=f"only the first {MAX_CHECKED_SIGNATURES} "
+                                                                      "turns are checked: no duel has more")
+        report.signatures.append(SignatureEntry(block.n, verdict.status, verdict.signer))
+        where = (block.line, block.n)
+        if verdict.status == signatures.UNSIGNED and authorship:
+            add(Problem(RecordCode.SIGNATURE_MISSING, f"turn {block.n} is not signed", *where))
+        elif verdict.status == signatures.INVALID:
+            add(Problem(RecordCode.SIGNATURE_INVALID, f"turn {block.n}: {verdict.reason} (changed after it was "
+                                                      "signed, or signed for another duel or place)", *where))
+        elif verdict.status == signatures.UNTRUSTED:
+            add(Problem(RecordCode.SIGNATURE_UNTRUSTED, f"turn {block.n}: signed, but {verdict.reason}", *where))
+        elif verdict.status == signatures.UNCHECKED:
+            if authorship:
+                add(Problem(RecordCode.SIGNATURE_INVALID,
+                            f"turn {block.n}: the signature could not be checked: {verdict.reason}", *where))
+            elif verdict.reason not in unchecked:
+                unchecked.append(str(verdict.reason))
+        elif verdict.status == signatures.VERIFIED and verdict.signer is not None:
+            seat = seat_of(block.n)
+            earlier, first = first_signer.setdefault(seat, (verdict.signer, block.n))
+            if earlier != verdict.signer:
+                add(Problem(RecordCode.SIGNER_CHANGED, f"turn {block.n} is signed by {verdict.signer}, but seat "
+                                                       f"{seat}'s turn {first} by {earlier}", *where))
+    report.notes += [f"signatures were not checked: {reason}" for reason in unchecked]
+    signed = any(entry.status != signatures.UNSIGNED for entry in report.signatures)
+    if signed and not authorship:
+        report.notes.append("signatures were checked for integrity only, not for who signed: "
+                            "pass --allowed-signers to check authorship")
+    if len(first_signer) == 2 and first_signer[1][0] == first_signer[2][0]:
+        report.notes.append(f"both seats' turns are signed by {first_signer[1][0]}")
+
+
+def _verdict(
+    front: FrontMatter, block: TurnBlock, allowed_signers: str | os.PathLike[str] | None
+) -> signatures.Verdict:
+    if block.signature is None:
+        return signatures.Verdict(signatures.UNSIGNED)
+    try:
+        message = signatures.turn_message(front.duel_id, front.source_sha256, block.n, block.prev, block.sha256)
+    except ValueError as exc:  # a front matter no service writes: nothing it could have signed
+        return signatures.Verdict(signatures.INVALID, reason=f"the signed message cannot be rebuilt ({exc})")
+    return signatures.check(message, block.signature, allowed_signers)
 
 
 def _check_outcome(front: FrontMatter, summaries: list[TurnSummary], report: ArtifactReport) -> None:
