@@ -3,7 +3,7 @@
 Run: python bench/bench_hostile.py
 
 (a) random turns built from long runs of the characters the turn grammar reacts to
-    (spaces, `*`, `_`, dashes, `#`, parentheses, `<!--`, list markers), up to 64 KiB:
+    (spaces, `*`, `_`, dashes, `#`, parentheses, `<!--`, `<`, quotes, list markers), up to 64 KiB:
     the worst microseconds per byte found, against an honest turn's rate;
 (b) `duel validate` on a 50-turn honest artifact of about 2 MiB (target: under 3.6 s,
     the figure before the parser was made linear).
@@ -28,7 +28,7 @@ from rp1_duel.turns.rules import validate_turn  # noqa: E402
 from helpers import DEBATE, context  # noqa: E402
 
 PIECES = [" ", "*", "_", "-", "#", "\u2014", "(", ")", "<!--", "**a", "- ", "1. ", "`", ":", "\t", "x", "\n",
-          "**Position**\n", "Support:", "## Turn 1 \u2014 "]
+          "**Position**\n", "Support:", "## Turn 1 \u2014 ", "<", "<a ", "b='", "</", "<!", "@"]
 TRIALS = 300
 
 

@@ -120,6 +120,7 @@ class RuleCode:
     STANCE_REVISION: Final = "STANCE_REVISION"
     CONSENSUS_BLOCKED: Final = "CONSENSUS_BLOCKED"
     UNGROUNDED: Final = "UNGROUNDED"
+    RAW_HTML: Final = "RAW_HTML"
 
 
 class RecordCode:

@@ -341,6 +341,20 @@ def test_addresses_naming_the_source_by_absolute_path_is_refused_live_and_offlin
     assert assert_validate_agrees(error, artifact, cited) == {"ADDRESSES_UNKNOWN"}
 
 
+# -- raw HTML: refused live, reported by `duel validate` in a record written before the rule --------------------
+
+
+def test_raw_html_and_a_plus_opening_are_refused_live_and_offline(service, pair):
+    alice, _ = pair
+    artifact = Path(service.status(alice.duel_id).duel.debate_path)
+    hidden = rewrite(turn(1), ("**Agreements**\n", "**Agreements**\n<!-- the reviewer never sees this -->\n"))
+    error = refusal(service, alice, hidden)
+    assert assert_validate_agrees(error, artifact, hidden) == {"RAW_HTML"}
+    opened = "+++\n" + turn(1)
+    error = refusal(service, alice, opened)
+    assert assert_validate_agrees(error, artifact, opened) == {"HEADING"}
+
+
 def test_duel_citing_file_name_and_recorded_path_stays_valid_after_the_tree_moves(service, pair, source,
                                                                                   tmp_path, tmp_path_factory):
     alice, bob = pair

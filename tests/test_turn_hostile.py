@@ -59,6 +59,21 @@ HOSTILE = {
     "empty bullet": "**Position**\n" + " " * RUN + "x\n",
     "dashes": "## Turn 1 \u2014 " + "- " * (RUN // 2) + "x",
     "emphasis": "**Position**\n" + "**a" * (RUN // 2),
+    # raw HTML: every `<` is a candidate tag, comment or autolink; every backtick a code span
+    "angle brackets": "<" * (3 * RUN),
+    "tag names": "<a" * RUN,
+    "unclosed tag": "<a" + " b=c" * (RUN // 2),
+    "unclosed quote": "<a b='" + "<a c=\"" * (RUN // 4),
+    "nested quotes": "<a x=\"<b y='<c z=\"" * (RUN // 10),
+    "complete tags": "<a>" * RUN,
+    "comments": "<!--" * (RUN // 2),
+    "declarations": "<!a" * RUN,
+    "block starts": "<div\n" * (RUN // 2),
+    "autolink": "<a:" + "b" * (2 * RUN),
+    "email": "<a@" + ("b" * 60 + ".") * (RUN // 30),
+    "backtick runs": " ".join("`" * k for k in range(1, 300)),
+    "url backticks": "https://x`a`" * (RUN // 4),
+    "link tails": "[x](/u`) <b> `\n" * (RUN // 10),
 }
 
 
@@ -72,7 +87,8 @@ def test_a_hostile_turn_is_validated_in_linear_time(text):
 
 hostile_lines = st.lists(
     st.builds(lambda piece, n: piece * n, st.sampled_from([" ", "*", "_", "-", "#", "\u2014", "(", ")", "<!--",
-                                                           "**a", "- ", "1. ", "`", ":", "\t", "x"]),
+                                                           "**a", "- ", "1. ", "`", ":", "\t", "x", "<", "<a ",
+                                                           "b='", 'c="', "=", ">", "</", "<!", "@", "\n"]),
               st.integers(1, 600)),
     min_size=1, max_size=30,
 ).map("".join)

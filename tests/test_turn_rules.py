@@ -8,6 +8,7 @@ import pytest
 from rp1_duel.turns.grammar import normalize_turn_text
 from rp1_duel.turns.matching import normalize_text
 from rp1_duel.turns.novelty import NoveltyIndex
+from rp1_duel.turns.raw_html import find_raw_html
 from rp1_duel.turns.references import parse_reference
 from rp1_duel.turns.rules import RULES, TurnViolation, validate_turn
 from rp1_duel.turns.source import SourceDocument
@@ -570,6 +571,124 @@ def test_turn_is_at_most_64_kib():
     assert_only(check(too_big), "UNSAFE_STRUCTURE")
 
 
+# --- RAW_HTML ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("html", "shown"),
+    [
+        ("<script>alert(1)</script>", "<script>"),
+        ("<style>p { display: none }</style>", "<style>"),
+        ("<pre>", "<pre>"),
+        ("<details>", "<details>"),
+        ("<!-- a note the reviewer never sees -->", "<!-- a note the reviewer never sees -->"),
+        ('<span onclick="steal()">hi</span>', '<span onclick="steal()">'),
+        ("<img src=x onerror=steal()>", "<img src=x onerror=steal()>"),
+        ("<details", "<details"),
+    ],
+)
+def test_raw_html_is_refused_at_its_line(html, shown):
+    [violation] = assert_only(check(edit(TURN_1, "late writes.", f"late writes. {html}")), "RAW_HTML")
+    assert violation.line == 12
+    assert violation.section == "Agreements"
+    assert repr(shown) in violation.message
+
+
+def test_raw_html_message_says_what_to_write_instead():
+    [tag] = assert_only(check(edit(TURN_1, "late writes.", "late writes <details open>.")), "RAW_HTML")
+    assert tag.message.endswith("write it in a code span: `<details>`")
+    [comment] = assert_only(check(edit(TURN_1, "late writes.", "late writes <!-- hidden -->.")), "RAW_HTML")
+    assert "write the note as plain text" in comment.message
+
+
+def test_an_unclosed_html_block_is_refused_where_it_opens():
+    # Rendered, everything after `<details>` (the peer's turns, the conclusion) would fold away.
+    text = edit(TURN_1, "**Agreements**\n", "**Agreements**\n<details>\n<summary>More</summary>\n\n")
+    violations = assert_only(check(text), "RAW_HTML")
+    assert [v.line for v in violations] == [12, 13]
+
+
+def test_a_tag_spanning_lines_is_refused_at_its_first_line():
+    text = edit(TURN_1, "late writes.", 'late writes <span\n  onmouseover="steal()">.')
+    [violation] = assert_only(check(text), "RAW_HTML")
+    assert violation.line == 12
+
+
+def test_one_raw_html_violation_a_line():
+    text = edit(TURN_1, "late writes.", "late <b>writes</b> <i>here</i>.")
+    [violation] = assert_only(check(text), "RAW_HTML")
+    assert "'<b>'" in violation.message
+
+
+@pytest.mark.parametrize("html", ["<script>", "<details>", "<!-- note -->", '<span onclick="x">', "</pre>"])
+def test_raw_html_in_a_code_span_or_fenced_block_is_text(html):
+    assert check(edit(TURN_1, "late writes.", f"late writes, unlike `{html}`.")).ok
+    assert check(edit(TURN_1, "late writes.", f"late writes, unlike `` {html} ``.")).ok
+    assert check(edit(TURN_1, "**Position**\n", f"**Position**\n```html\n{html}\n```\n")).ok
+    assert check(edit(TURN_1, "**Position**\n", f"**Position**\n~~~\n{html}\n~~~\n")).ok
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["<https://example.org/leases>", "<ops@example.com>", "a < b and x<y", "x<y", "&lt;div&gt;", "\\<div>",
+     "latency <200ms", "a <- b, c <= d", "a <3"],
+)
+def test_what_only_looks_like_html_is_text(text):
+    assert check(edit(TURN_1, "late writes.", f"late writes ({text}).")).ok
+
+
+@pytest.mark.parametrize(
+    ("lines", "line"),
+    [
+        ("- a `x\n- <div> `", 5),  # no partner on its line: the two items are two paragraphs
+        ("see https://example.org/`<div>` there", 4),  # GitHub links the whole word, backtick included
+        ("| a | `b|<div>` |\n|---|---|", 4),  # a table splits cells before it reads code spans
+        ("- a\n\n  ```\n  <div>\n  ```", 7),  # an indented fence may close with its list item
+        ("    <div>", 4),  # four spaces after a paragraph line continue the paragraph
+        ("see [a](/x`) <div> `", 4),  # the link takes the first backtick: only the Markdown parser sees it
+    ],
+    ids=["unpaired-backtick", "url-word", "table-cell", "indented-fence", "indented", "link-destination"],
+)
+def test_code_a_renderer_could_read_otherwise_hides_no_html(lines, line):
+    text = edit(TURN_1, "**Position**\n", f"**Position**\n{lines}\n")
+    [violation] = assert_only(check(text), "RAW_HTML")
+    assert violation.line == line
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("`<div>` and `` <p> `` and ``a`<b>`c``", []),
+        ("```\n<div>\n```\n", []),
+        ("a `b\nc` <div> `e`", [2]),  # renderers pair the backticks across the line: `<div>` is outside
+        ("- a `x\n- <div> `", [2]),  # two list items, two paragraphs: nothing pairs
+        ("  ```\n<div>\n  ```", [2]),  # in a list, an indented fence closes with the item
+        ("> ```\n> <div>\n> ```", [2]),
+        ("<https://x.org/`> <div> `", [1]),  # the autolink takes its backtick
+        ("<a href='x'\n  title=\"y\">", [1]),
+    ],
+)
+def test_the_line_scanner_reads_code_only_where_every_renderer_does(text, lines):
+    assert [html.line for html in find_raw_html(text)] == lines
+
+
+def test_a_backtick_in_a_fence_info_string_opens_no_fence():
+    text = edit(TURN_1, "**Position**\n", "**Position**\n```a`\n<div>\n")
+    [violation] = assert_only(check(text), "RAW_HTML")
+    assert violation.line == 5
+    assert SourceDocument(path="notes.md", text="```a`\n# Real\n").headings == ["Real"]
+
+
+def test_a_turn_opens_with_dashes_not_pluses():
+    [violation] = assert_only(check(edit(TURN_1, "---\n", "+++\n")), "HEADING")
+    assert violation.line == 1
+    assert "not `+++`" in violation.message
+    [violation] = assert_only(check(edit(TURN_1, "---\n", "---\n+++\n")), "HEADING")
+    assert violation.line == 2
+    [violation] = assert_only(check(edit(TURN_1, "---\n", "+++\ntitle = 'x'\n+++\n")), "UNSAFE_STRUCTURE")
+    assert violation.line == 1
+
+
 # --- reporting -----------------------------------------------------------------------
 
 
@@ -596,7 +715,7 @@ def test_every_rule_code_has_a_one_line_text():
     assert list(RULES) == [
         "HEADING", "STANCE", "SECTION_MISSING", "SECTION_ORDER", "SECTION_EMPTY", "COUNTERPOINT_INCOMPLETE",
         "ADDRESSES_UNKNOWN", "SUPPORT_KIND", "SOURCE_REF_NOT_FOUND", "TURN_REF_NOT_FOUND", "NOVELTY",
-        "UNRESOLVED_TAG", "STANCE_REVISION", "CONSENSUS_BLOCKED", "UNGROUNDED", "UNSAFE_STRUCTURE",
+        "UNRESOLVED_TAG", "STANCE_REVISION", "CONSENSUS_BLOCKED", "UNGROUNDED", "UNSAFE_STRUCTURE", "RAW_HTML",
     ]
     assert all(text and "\n" not in text for text in RULES.values())
     assert STANCES == ("OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING", "REVISING")

@@ -140,6 +140,24 @@ def test_rejected_turn_changes_nothing_and_lists_every_violation(source, debate_
     assert duel.append(1, make_turn(1, *ALICE)).code == 0
 
 
+def test_turn_with_raw_html_is_refused_with_exit_3_and_nothing_is_written(source, debate_dir):
+    duel = CliDuel(source, debate_dir)
+    duel.claim(1)
+    before = duel.path.read_bytes()
+    hidden = make_turn(1, *ALICE).replace("**Agreements**\n", "**Agreements**\n<details>\n\n", 1)
+    result = duel.append(1, hidden)
+    assert result.code == 3
+    assert result.error["code"] == "TURN_INVALID"
+    [violation] = result.error["details"]["violations"]
+    assert (violation["code"], violation["line"], violation["section"]) == ("RAW_HTML", 10, "Agreements")
+    assert "`<details>`" in violation["message"]
+    assert duel.path.read_bytes() == before
+    # Written as code, the same words go through.
+    shown = make_turn(1, *ALICE).replace("**Agreements**\n", "**Agreements**\n- `<details>` stays closed.\n", 1)
+    assert duel.append(1, shown).code == 0
+    assert "`<details>` stays closed." in duel.path.read_text()
+
+
 def test_append_out_of_turn_or_without_lease_is_refused(source, debate_dir):
     duel = CliDuel(source, debate_dir)
     duel.claim(1)

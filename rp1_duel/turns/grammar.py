@@ -121,6 +121,7 @@ class ParsedTurn:
     model: str | None = None
     stance: str | None = None
     text_before_heading_line: int | None = None
+    text_before_heading: str = ""  # that line, stripped
     front_matter_line: int | None = None
     sections: Mapping[str, Section] = field(default_factory=dict)  # first of each, in order found
     duplicate_sections: tuple[Section, ...] = ()
@@ -132,6 +133,7 @@ class ParsedTurn:
     unresolved: tuple[UnresolvedItem, ...] = ()
     stance_revision_support: tuple[SupportItem, ...] = ()
     extra_headings: tuple[Heading, ...] = ()  # headings of level 1 or 2 besides the turn heading
+    parser_html: tuple[Item, ...] = ()  # raw HTML the Markdown parser read, at the line of its block
     markdown_failed: bool = False
 
     @property
@@ -285,6 +287,7 @@ class _Segment:
         self.first_line = first_line
         self.failed = False
         self.headings: list[Heading] = []
+        self.html: list[Item] = []
         self._cursor = 0
         self._node_lines: dict[int, int | None] = {}
         # Where nodes may start, with the key each line offers: list items on marker lines,
@@ -308,6 +311,7 @@ class _Segment:
         except Exception:  # a third-party parser must not make the validator raise
             self.ast, self.failed = [], True
         self._locate(self.ast, top=True)
+        self._collect_html(self.ast, self.first_line + self._texts[0][0] if self._texts else None)
 
     def entries(self) -> list[_Entry]:
         found: list[_Entry] = []
@@ -356,6 +360,15 @@ class _Segment:
             elif kind == "block_quote":
                 self._locate(node.get("children", []), top=False)
 
+    def _collect_html(self, nodes: list[dict[str, Any]], line: int | None) -> None:
+        """HTML nodes, each at the line of the nearest block found (inline nodes have no line of their own),
+        else at the segment's first line."""
+        for node in nodes:
+            here = self._line_of(node) or line
+            if node.get("type") in ("block_html", "inline_html"):
+                self.html.append(Item(str(node.get("raw", "")), here))
+            self._collect_html(node.get("children", []), here)
+
     def _find(self, node: dict[str, Any], markers: bool) -> int | None:
         """The line where `node` starts, looking a bounded way past the cursor (linear overall)."""
         wanted = _key(_first_line_text(node))[:40]
@@ -388,6 +401,7 @@ class _TurnParser:
         self.lines = lines
         self.fenced = fenced_lines(lines)
         self.extra_headings: list[Heading] = []
+        self.parser_html: list[Item] = []
         self.markdown_failed = False
 
     def parse(self, normalized: str) -> ParsedTurn:
@@ -408,6 +422,7 @@ class _TurnParser:
         before = [i for i in range(content_start, top_end) if self.lines[i].strip()]
         if before and heading_index is not None:
             fields["text_before_heading_line"] = before[0] + 1
+            fields["text_before_heading"] = self.lines[before[0]].strip()
         self._segment(content_start, top_end)
         if heading_index is not None:
             fields.update(self._heading(heading_index))
@@ -431,16 +446,22 @@ class _TurnParser:
             sections=sections,
             duplicate_sections=tuple(duplicates),
             extra_headings=tuple(self.extra_headings),
+            parser_html=tuple(self.parser_html),
             markdown_failed=self.markdown_failed,
         )
 
     def _skip_opening(self, end: int) -> tuple[int, int | None]:
-        """Skip the optional leading `---` line; spot front matter (a fenced block before the heading)."""
+        """Skip the optional leading `---` line; spot front matter (a fenced block before the heading).
+
+        Only `---` opens a turn: a lone `+++` (TOML front matter to some renderers) stays, as text before the heading.
+        """
         start = _first_content(self.lines, 0)
         if start >= end or self.lines[start].strip() not in ("---", "+++"):
             return start, None
         after = front_matter_end(self.lines, start, end)
-        return (start + 1, None) if after is None else (after, start + 1)
+        if after is not None:
+            return after, start + 1
+        return (start + 1 if self.lines[start].strip() == "---" else start), None
 
     def _heading(self, index: int) -> dict[str, Any]:
         found = atx_heading(self.lines[index])
@@ -473,6 +494,7 @@ class _TurnParser:
     def _segment(self, start: int, end: int) -> _Segment:
         segment = _Segment(self.lines[start:end], self.fenced[start:end], start + 1)
         self.extra_headings.extend(segment.headings)
+        self.parser_html.extend(segment.html)
         self.markdown_failed |= segment.failed
         return segment
 

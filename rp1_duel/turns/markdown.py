@@ -48,7 +48,8 @@ def fenced_lines(lines: list[str]) -> list[bool]:
             closes = opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence)
             if closes and not line.strip().lstrip(fence[0]):
                 fence = ""
-        elif opener:
+        elif opener and not (opener.group(1)[0] == "`" and "`" in line[opener.end() :]):
+            # A backtick fence's info string holds no backtick (CommonMark): "```a`" is text.
             inside.append(True)
             fence = opener.group(1)
         else:

@@ -47,6 +47,10 @@ Where the protocol is silent, this module decides:
   marker too; front matter is a `---` (or `+++`) block closed before the turn heading.
   A turn over 64 KiB (UTF-8 bytes) is not parsed further; a str with lone surrogates or
   bytes that are not UTF-8 are invalid UTF-8 (the rest is checked on a lossy decode).
+- RAW_HTML: what counts is decided in :mod:`rp1_duel.turns.raw_html`; when that line scanner
+  finds nothing, HTML the Markdown parser read still counts, at the line of its block. One
+  violation a line. A `<!-- duel:` marker is UNSAFE_STRUCTURE, not also RAW_HTML.
+- Only `---` may open a turn: a lone `+++` line is text before the heading (HEADING).
 - Violations come sorted by line (those without one last), then by rule order.
 """
 
@@ -72,6 +76,7 @@ from ..vocabulary import (
 from .grammar import ParsedTurn, parse_turn
 from .markdown import split_lines
 from .novelty import NoveltyIndex
+from .raw_html import find_raw_html, html_snippet
 from .references import Reference, heading_candidates, parse_reference
 from .source import SourceDocument
 
@@ -80,7 +85,7 @@ MAX_TURN_BYTES = 64 * 1024
 RULES = MappingProxyType(
     {
         RuleCode.HEADING: "the heading has the next turn number and the claimant's own name, harness and model"
-        " (em dash, en dash or hyphen accepted as separators)",
+        " (em dash, en dash or hyphen accepted as separators); only an optional `---` line comes before it",
         RuleCode.STANCE: "the stance is one of `OPEN_TO_DEBATE`, `CONVERGING`, `ACCEPTING_CONSENSUS`,"
         " `DISSENTING`, `REVISING`",
         RuleCode.SECTION_MISSING: "all six sections are present, each label on a line of its own (`**Position**`)",
@@ -104,6 +109,8 @@ RULES = MappingProxyType(
         RuleCode.UNGROUNDED: "the turn cites the source at least once, or (after turn 1) the source or an earlier turn",
         RuleCode.UNSAFE_STRUCTURE: "no heading of level 1 or 2 besides the turn heading, no `<!-- duel:` marker,"
         " no front matter, valid UTF-8 without NUL, at most 64 KiB",
+        RuleCode.RAW_HTML: "no raw HTML outside code: a tag (`<details>`), comment (`<!-- … -->`) or the like goes"
+        " in a code span or a fenced code block; autolinks (`<https://…>`) and entities (`&lt;`) are text",
     }
 )
 _RULE_ORDER = {code: index for index, code in enumerate(RULES)}
@@ -167,6 +174,7 @@ class TurnContext:
 # --- validation ----------------------------------------------------------------------
 
 _MARKER_NAME = re.compile(r"duel\s*:", re.I)
+_TAG = re.compile(r"<(/?[A-Za-z][A-Za-z0-9-]*)")
 
 
 def _markers(text: str) -> Iterator[int]:
@@ -192,6 +200,7 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     turn = parse_turn(decoded)
     checker = _Checker(turn, ctx, found)
     checker.check_structure(decoded)
+    checker.check_raw_html(decoded)
     checker.check_heading()
     checker.check_sections()
     checker.check_counterpoints()
@@ -268,6 +277,24 @@ class _Checker:
         if self.turn.markdown_failed:
             self.add(RuleCode.UNSAFE_STRUCTURE, "the turn could not be parsed as Markdown")
 
+    # RAW_HTML
+    def check_raw_html(self, text: str) -> None:
+        """The line scanner first; the Markdown parser's reading is a second opinion on what lines
+        alone cannot tell (a link or list around a backtick), consulted when the scanner finds nothing."""
+        text = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
+        markers = set(_markers(text))  # a forged marker is UNSAFE_STRUCTURE already
+        found: list[tuple[str, int | None]] = [
+            (html.snippet, html.line) for html in find_raw_html(text) if html.offset not in markers
+        ]
+        if not found:
+            found = [(html_snippet(item.text), item.line) for item in self.turn.parser_html
+                     if next(_markers(item.text), None) is None]
+        reported: set[int | None] = set()
+        for snippet, line in found:
+            if line not in reported:  # one a line: the first says what to fix
+                reported.add(line)
+                self.add(RuleCode.RAW_HTML, _raw_html_message(snippet), line)
+
     # HEADING, STANCE
     def check_heading(self) -> None:
         turn, ctx = self.turn, self.ctx
@@ -276,7 +303,10 @@ class _Checker:
             self.add(RuleCode.HEADING, f"the turn must begin with its heading: `{expected}`")
             return
         line = turn.heading_line
-        if turn.text_before_heading_line is not None:
+        if turn.text_before_heading == "+++":
+            self.add(RuleCode.HEADING, "a turn opens with `---` (or its heading), not `+++`",
+                     turn.text_before_heading_line)
+        elif turn.text_before_heading_line is not None:
             self.add(RuleCode.HEADING, "nothing but an optional `---` line may come before the heading",
                      turn.text_before_heading_line)
         if turn.heading_level != 2:
@@ -473,6 +503,16 @@ class _Checker:
         else:
             message = "the first turn must cite the source at least once"
         self.add(RuleCode.UNGROUNDED, message)
+
+
+def _raw_html_message(snippet: str) -> str:
+    if snippet.startswith("<!--"):
+        return f"the HTML comment {snippet!r} would be invisible when rendered; write the note as plain text"
+    tag = _TAG.match(snippet)
+    example = f"<{tag.group(1)}>" if tag else snippet
+    code = f"`` {example} ``" if "`" in example else f"`{example}`"
+    return (f"raw HTML {snippet!r} would be read as markup when rendered, hiding or swallowing text;"
+            f" write it in a code span: {code}")
 
 
 def _shorten(text: str, limit: int = 80) -> str:
