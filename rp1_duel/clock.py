@@ -1,16 +1,53 @@
-"""Time as the service sees it: an injectable clock and the protocol's time format."""
+"""Time as the service sees it: an injectable clock and the protocol's time format.
+
+Durations (leases, deadlines, idleness) are judged on the monotonic clock, which is
+system-wide within one boot, never jumps and stops while the machine is suspended; the
+wall clock, which NTP or a person may set at any time, is only shown
+(docs/protocol.md section 4, "Clocks").
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import cache
 from typing import overload
 
-#: Seconds since the epoch. Tests pass their own to move time without sleeping.
-Clock = Callable[[], float]
+BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
 
-system_clock: Clock = time.time
+
+@dataclass(frozen=True)
+class Instant:
+    """A moment as every clock reads it."""
+
+    wall: float  # seconds since the epoch: shown, never used to judge a duration
+    mono: float  # CLOCK_MONOTONIC seconds of boot ``boot``
+    boot: str | None  # the kernel's boot id; None where the system has none
+
+    @property
+    def wall_offset(self) -> float:
+        """The wall-clock time at which this boot's monotonic clock read 0."""
+        return self.wall - self.mono
+
+
+#: Reads the clocks. Tests pass a :class:`ManualClock` to move time without sleeping.
+Clock = Callable[[], Instant]
+
+
+@cache
+def boot_id() -> str | None:
+    """This boot's id (Linux), or None: the monotonic clock of another boot means nothing here."""
+    try:
+        with open(BOOT_ID_PATH, encoding="ascii") as handle:
+            return handle.read(64).strip() or None
+    except (OSError, ValueError):
+        return None
+
+
+def system_clock() -> Instant:
+    return Instant(time.time(), time.monotonic(), boot_id())
 
 
 @overload
@@ -29,22 +66,39 @@ def iso(ts: float | None) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def parse_iso(text: str) -> float:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
-
-
 def utc_date(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
 class ManualClock:
-    """A clock that moves only when told to: for tests and benchmarks."""
+    """Clocks that move only when told to: for tests and benchmarks.
+
+    :meth:`advance` moves time; :meth:`set_wall` sets the wall clock alone, as NTP or a
+    suspend does; :meth:`reboot` starts a new boot.
+    """
+
+    __slots__ = ("_boots", "boot", "mono", "wall")  # a misspelt clock.now = … fails, not passes silently
 
     def __init__(self, start: float = 1_800_000_000.0):
-        self.now = start
+        self.wall = start
+        self.mono = 1_000.0
+        self.boot = "boot-1"
+        self._boots = 1
 
-    def __call__(self) -> float:
-        return self.now
+    def __call__(self) -> Instant:
+        return Instant(self.wall, self.mono, self.boot)
 
     def advance(self, seconds: float) -> None:
-        self.now += seconds
+        self.wall += seconds
+        self.mono += seconds
+
+    def set_wall(self, seconds: float) -> None:
+        """The wall clock is set ``seconds`` forward (or back); no time passes."""
+        self.wall += seconds
+
+    def reboot(self, downtime: float = 0.0) -> None:
+        """A new boot ``downtime`` seconds later: a new boot id, the monotonic clock restarted."""
+        self._boots += 1
+        self.boot = f"boot-{self._boots}"
+        self.wall += downtime
+        self.mono = 10.0

@@ -244,13 +244,26 @@ class ToolResult:
         return self.envelope["error"]
 
 
+# A process whose wall clock reads SHIFT seconds off, as after the clock was set (the
+# monotonic clock is untouched): `python -c WALL_SHIFTED SHIFT tools …`.
+WALL_SHIFTED = """
+import sys, time
+real_time, shift = time.time, float(sys.argv.pop(1))
+time.time = lambda: real_time() + shift
+from rp1_duel.cli import main
+main()
+"""
+
+
 def run_tools(*args: str | bytes, debate_dir: Path | None = None, stdin: bytes | None = None,
               env: dict[str, str] | None = None, timeout: float = 60, prefix: tuple[str, ...] = (),
-              preexec_fn: Callable[[], None] | None = None) -> ToolResult:
+              preexec_fn: Callable[[], None] | None = None, wall_shift: float = 0.0) -> ToolResult:
     """Run `duel tools …` as a real process; stdout must be exactly one JSON object.
 
-    ``prefix`` runs it through a wrapper (``setpriv …``); ``preexec_fn`` sets limits."""
-    argv: list[str | bytes] = [*prefix, sys.executable, "-m", "rp1_duel", "tools", *args]
+    ``prefix`` runs it through a wrapper (``setpriv …``); ``preexec_fn`` sets limits;
+    ``wall_shift``: the process's wall clock reads that many seconds off the real one."""
+    start = ["-c", WALL_SHIFTED, str(wall_shift)] if wall_shift else ["-m", "rp1_duel"]
+    argv: list[str | bytes] = [*prefix, sys.executable, *start, "tools", *args]
     if debate_dir is not None:
         argv += ["--debate-dir", str(debate_dir)]
     secrets = ("DUEL_PARTICIPANT_TOKEN", "DUEL_LEASE_TOKEN", "DUEL_DIR")

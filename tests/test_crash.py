@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from rp1_duel.clock import Instant, system_clock
 from rp1_duel.coordination.results import LeaseToken
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.coordination.storage import DebateDir
@@ -52,6 +53,10 @@ def ok(*args: str) -> dict[str, Any]:
     code, envelope = tools(*args)
     assert code == 0 and envelope["success"], envelope
     return envelope["data"]
+
+
+def moved(now: Instant, seconds: float) -> Instant:
+    return Instant(now.wall + seconds, now.mono + seconds, now.boot)
 
 
 def epoch(iso_text: str) -> float:
@@ -234,10 +239,10 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
             _check_log_prefix(debate, other)
 
         # No lease outlives its expiry: a moment past lease_seconds, nobody holds one.
-        now = time.time()
+        now = time.monotonic()
         if state.lease is not None:
-            assert state.lease.expires_at <= now + LEASE_SECONDS
-        later = DuelService(debate_dir, clock=lambda: time.time() + LEASE_SECONDS + 0.01)
+            assert state.lease.expires_mono <= now + LEASE_SECONDS
+        later = DuelService(debate_dir, clock=lambda: moved(system_clock(), LEASE_SECONDS + 0.01))
         assert later.status(duel).lock.owner_participant_id is None
 
         # The next op works: the same participant gets the lease (fresh, or the dead

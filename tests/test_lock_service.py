@@ -117,6 +117,64 @@ def test_seat_holding_live_lease_is_not_reclaimed(service, source, pair, clock):
     assert code_of(lambda: join(service, source, "Alice", harness="claude-code", model_id="claude-x")) == "SEAT_TAKEN"
 
 
+@pytest.mark.parametrize("op", ["wait", "status"])
+def test_a_participant_waiting_with_its_token_keeps_its_seat_through_a_long_peer_turn(service, source, pair, clock, op):
+    alice, bob = pair
+    lease = claim(service, alice)
+    for _ in range(4):  # Alice writes for 1000 s (lease_seconds is 600), refreshing; Bob waits or looks
+        clock.advance(250)
+        assert service.refresh_lock(alice.seat, lease).refreshed
+        if op == "wait":
+            service.wait(bob.duel_id, bob.id, timeout=0, participant_token=bob.token)
+        else:
+            service.status(bob.duel_id, participant_id=bob.id, participant_token=bob.token)
+    assert code_of(lambda: join(service, source, "Bob", harness="codex", model_id="gpt-x")) == "SEAT_TAKEN"
+    assert service.claim_lock(bob.seat).reason == "lease_held_by_peer"  # his token still works
+
+
+def test_status_and_wait_without_a_token_do_not_keep_a_seat(service, source, pair, clock):
+    _, bob = pair
+    clock.advance(300)
+    service.status(bob.duel_id, participant_id=bob.id)
+    service.wait(bob.duel_id, bob.id, timeout=0)
+    clock.advance(300)
+    again = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    assert again.token != bob.token
+    assert code_of(lambda: service.wait(bob.duel_id, bob.id, timeout=0,
+                                        participant_token=bob.token)) == "PARTICIPANT_AUTH_FAILED"
+
+
+def test_status_and_wait_with_a_wrong_token_are_auth_failed(service, pair):
+    alice, bob = pair
+    for call in (lambda: service.status(alice.duel_id, participant_id=alice.id, participant_token=bob.token),
+                 lambda: service.wait(alice.duel_id, alice.id, timeout=0, participant_token=bob.token),
+                 lambda: service.wait(alice.duel_id, "p-nobody", timeout=0, participant_token=alice.token)):
+        assert code_of(call) == "PARTICIPANT_AUTH_FAILED"
+    assert code_of(lambda: service.status(alice.duel_id, participant_token=alice.token)) == "INVALID_ARGUMENT"
+
+
+def test_a_status_with_a_token_on_a_closed_duel_changes_nothing(service, pair, debate_dir):
+    alice, _ = pair
+    service.release_lock(alice.seat, claim(service, alice), close=True, outcome="INVALIDATED", reason="done")
+    state_file = debate_dir / ".duel" / "duels" / alice.duel_id / "state.json"
+    before = state_file.read_bytes(), state_file.stat().st_mtime_ns
+    assert service.status(alice.duel_id, participant_id=alice.id, participant_token=alice.token).next_step == "closed"
+    assert (state_file.read_bytes(), state_file.stat().st_mtime_ns) == before
+
+
+def test_a_long_wait_with_a_token_marks_the_waiter_seen_every_third_of_a_lease(debate_dir, source):
+    service = DuelService(debate_dir)  # real clocks: this wait lasts 2 s
+    settings = DuelSettings(lease_seconds=5)
+    alice, bob = join(service, source, "Alice", settings=settings), join(service, source, "Bob", settings=settings)
+    claim(service, alice)
+    started = time.monotonic()
+    result = service.wait(bob.duel_id, bob.id, timeout=2.0, participant_token=bob.token)
+    assert (result.changed, result.next_step) == (False, "wait_turn")  # its own marks wake nobody
+    seen = service.debate.read_state(bob.duel_id).participant(bob.id)
+    assert seen is not None
+    assert started + 5 / 3 <= seen.last_seen_mono < started + 2.0
+
+
 def test_third_identity_is_duel_full(service, source, pair):
     assert code_of(lambda: join(service, source, "Carol")) == "DUEL_FULL"
 
@@ -188,7 +246,7 @@ def test_closed_duel_then_join_starts_new_duel_with_suffix(service, source, pair
 
 
 def test_a_duel_spanning_midnight_keeps_its_file(service, source, clock, debate_dir):
-    clock.now = 1_800_000_000 - 1_800_000_000 % 86400 + 86400 - 1  # one second before midnight UTC
+    clock.wall = 1_800_000_000 - 1_800_000_000 % 86400 + 86400 - 1  # one second before midnight UTC
     first = join(service, source, "A")
     clock.advance(2)
     second = join(service, source, "B")

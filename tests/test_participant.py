@@ -15,11 +15,13 @@ from pathlib import Path
 import pytest
 
 from rp1_duel.coordination.service import DuelService
+from rp1_duel.errors import DuelError
 from rp1_duel.record.validate import validate_file
+from rp1_duel.settings import DuelSettings
 
 from fake_debater import debater, hopeless, sloppy_then_fixed
 from fake_models import FakeAnthropicServer, FakeOpenAIServer
-from helpers import make_turn
+from helpers import claim, join, make_turn
 
 # Every test runs `duel join` (or `duel demo`) as real processes: seconds each.
 pytestmark = pytest.mark.slow
@@ -203,6 +205,28 @@ def test_peer_that_never_answers_ends_in_timeout(source, debate_dir, tmp_path):
     code, result, err = finish(peer, timeout=30)
     assert code == 0, err
     assert result["outcome"] == "TIMEOUT", err
+
+
+def test_a_waiting_participant_keeps_its_seat_while_the_peer_writes_longer_than_a_lease(source, debate_dir, tmp_path):
+    """`duel join` waits with its token: nobody can take its seat during a long peer turn."""
+    service = DuelService(debate_dir)
+    alice = join(service, source, "Alice", settings=DuelSettings(lease_seconds=5))
+    script = tmp_path / "bob"
+    script.mkdir()
+    (script / "1.md").write_text("never played")
+    bob = start(source, debate_dir, "--model", f"scripted:{script}", "--name", "Bob", env=clean_env())
+    wait_for_seat(debate_dir, source, count=2)
+    lease = claim(service, alice)
+    writing_until = time.monotonic() + 8  # Alice's turn: longer than a lease, refreshed as she writes
+    while time.monotonic() < writing_until:
+        time.sleep(1)
+        assert service.refresh_lock(alice.seat, lease).refreshed
+    with pytest.raises(DuelError) as taken:
+        service.join(target=str(source), participant_name="Bob", harness="duel", model_id="scripted:bob")
+    assert taken.value.code == "SEAT_TAKEN"
+    service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED", reason="the test is over")
+    code, result, err = finish(bob)
+    assert (code, result["outcome"]) == (1, "INVALIDATED"), err  # his token kept working to the end
 
 
 def test_join_without_key_or_model_fails_in_one_line_naming_every_way_out(source, debate_dir):

@@ -8,11 +8,13 @@ from dataclasses import replace
 
 import pytest
 
+from rp1_duel.clock import Instant
 from rp1_duel.coordination import policy
 from rp1_duel.coordination.state import DuelState, Lease, Participant, TurnRecord
 from rp1_duel.errors import DuelError
 
-NOW = 1_000.0
+T = 1_000.0  # monotonic seconds: what every rule compares
+NOW = Instant(wall=1_800_000_000.0, mono=T, boot="boot-1")
 ALICE = Participant("p-a", 1, "Alice", "h", "m", "x", 0.0, 0.0)
 BOB = Participant("p-b", 2, "Bob", "h", "m", "y", 0.0, 0.0)
 
@@ -20,18 +22,18 @@ BOB = Participant("p-b", 2, "Bob", "h", "m", "y", 0.0, 0.0)
 def state(turns: int = 0, **changes: object) -> DuelState:
     base = DuelState(
         id="d", source_path="/s.md", source_sha256="0", topic="T", topic_slug="t", target_key="k",
-        artifact="d.md", created_at=0.0, max_turns=6, lease_seconds=60, peer_wait_seconds=900,
+        artifact="d.md", created_at=0.0, created_mono=0.0, max_turns=6, lease_seconds=60, peer_wait_seconds=900,
         turn_timeout_seconds=300, participants=[replace(ALICE), replace(BOB)],
         turns=[TurnRecord(n, "p-a" if n % 2 else "p-b", 2 - n % 2, "OPEN_TO_DEBATE", False, "h", 0.0)
                for n in range(1, turns + 1)],
-        turn_started_at=0.0,
+        turn_started_mono=0.0, boot_id=NOW.boot, wall_offset=NOW.wall_offset,
     )
     return replace(base, **changes)
 
 
-def lease(owner: Participant = ALICE, expires_at: float = NOW + 30, for_timeout: bool = False,
-          granted_at: float = NOW - 30) -> Lease:
-    return Lease(owner.id, "1-secret", 1, granted_at, expires_at, for_timeout)
+def lease(owner: Participant = ALICE, expires: float = T + 30, for_timeout: bool = False,
+          granted: float = T - 30) -> Lease:
+    return Lease(owner.id, "1-secret", 1, granted, expires, for_timeout)
 
 
 def code(refusal: DuelError | None) -> str | None:
@@ -41,8 +43,8 @@ def code(refusal: DuelError | None) -> str | None:
 @pytest.mark.parametrize(
     ("held", "token", "expected"),
     [
-        (lease(), "1-secret", ("refreshed", NOW + 60)),
-        (lease(expires_at=NOW - 1), "1-secret", ("lease_expired", NOW - 1)),
+        (lease(), "1-secret", ("refreshed", T + 60)),
+        (lease(expires=T - 1), "1-secret", ("lease_expired", T - 1)),
         (lease(), "1-wrong", ("lease_not_held", None)),
         (lease(), None, ("lease_not_held", None)),
         (lease(owner=BOB), "1-secret", ("lease_not_held", None)),
@@ -51,7 +53,7 @@ def code(refusal: DuelError | None) -> str | None:
 )
 def test_refresh_moves_only_a_live_lease_of_the_caller(held, token, expected):
     decision = policy.decide_refresh(state(lease=held), ALICE, token, NOW)
-    assert (decision.reason, decision.expires_at) == expected
+    assert (decision.reason, decision.expires_mono) == expected
     assert decision.refreshed is (expected[0] == "refreshed")
 
 
@@ -59,7 +61,7 @@ def test_refresh_moves_only_a_live_lease_of_the_caller(held, token, expected):
     ("held", "token", "expected"),
     [
         (lease(), "1-secret", None),
-        (lease(expires_at=NOW), "1-secret", "LEASE_EXPIRED"),  # expiry is exclusive
+        (lease(expires=T), "1-secret", "LEASE_EXPIRED"),  # expiry is exclusive
         (lease(), "1-other", "LEASE_NOT_HELD"),
         (lease(owner=BOB), "1-secret", "LEASE_NOT_HELD"),
         (None, None, "LEASE_NOT_HELD"),
@@ -122,15 +124,74 @@ def test_close_is_decided_by_outcome_lease_and_record(duel, held, outcome, reaso
 @pytest.mark.parametrize(
     ("turns", "bob_seen", "expected"),
     [
-        (1, NOW - 60, (None, None)),  # the peer's turn and the peer silent since the grant: TIMEOUT stands
-        (1, NOW - 10, ("TIMEOUT_REJECTED", "released")),  # the peer came back on its own turn
-        (2, NOW - 60, ("TIMEOUT_REJECTED", "ordinary")),  # the turn is the caller's: debate instead
+        (1, T - 60, (None, None)),  # the peer's turn and the peer silent since the grant: TIMEOUT stands
+        (1, T - 10, ("TIMEOUT_REJECTED", "released")),  # the peer came back on its own turn
+        (2, T - 60, ("TIMEOUT_REJECTED", "ordinary")),  # the turn is the caller's: debate instead
     ],
 )
 def test_a_timeout_close_is_rejected_once_the_peer_is_back(turns, bob_seen, expected):
-    duel = state(turns, participants=[replace(ALICE), replace(BOB, last_seen_at=bob_seen)], turn_started_at=NOW - 100)
-    decision = policy.decide_close(duel, ALICE, lease(for_timeout=True, granted_at=NOW - 30), "TIMEOUT", None, NOW)
+    duel = state(turns, participants=[replace(ALICE), replace(BOB, last_seen_mono=bob_seen)], turn_started_mono=T - 100)
+    decision = policy.decide_close(duel, ALICE, lease(for_timeout=True, granted=T - 30), "TIMEOUT", None, NOW)
     assert (code(decision.refusal), decision.lease_after) == expected
     if decision.refusal is not None:
         expected_step = "compose_turn" if decision.lease_after == "ordinary" else "wait_turn"
         assert decision.refusal.details["next_step"] == expected_step
+
+
+# -- clocks (section 4, "Clocks") ------------------------------------------------------------
+# The state below was written at T in boot-1: Alice's lease has 30 s left, the turn began
+# 100 s ago, Bob was last seen 60 s ago. Each row reads it at another moment.
+DAY, HOUR = 86_400.0, 3_600.0
+
+
+def written_at_t(**changes: object) -> DuelState:
+    written: dict[str, object] = {"participants": [replace(ALICE), replace(BOB, last_seen_mono=T - 60)],
+                                  "turn_started_mono": T - 100, "lease": lease()}
+    return state(1, **{**written, **changes})
+
+
+@pytest.mark.parametrize(
+    ("duel", "now", "expected"),
+    [
+        # (lease live, its seconds left, turn seconds elapsed, Bob idle seconds)
+        (written_at_t(), NOW, (True, 30, 100, 60)),
+        (written_at_t(), Instant(NOW.wall + 10, T + 10, "boot-1"), (True, 20, 110, 70)),
+        # the wall clock set (NTP, a suspend, a person): the monotonic clock alone judges
+        (written_at_t(), Instant(NOW.wall + HOUR, T, "boot-1"), (True, 30, 100, 60)),
+        (written_at_t(), Instant(NOW.wall - DAY, T + 31, "boot-1"), (False, -1, 131, 91)),
+        # a reboot 200 s later: the lease is over; the rest is carried over on the wall clock
+        (written_at_t(), Instant(NOW.wall + 200, 10.0, "boot-2"), (False, 0, 300, 260)),
+        # ... and a wall clock set back across it never makes time run backwards
+        (written_at_t(), Instant(NOW.wall - DAY, 10.0, "boot-2"), (False, 0, 0, 0)),
+        # an unknown boot (a version 1 state, times on the wall clock): judged on the wall clock
+        (written_at_t(boot_id=None, wall_offset=0.0, lease=lease(expires=NOW.wall + 30), turn_started_mono=NOW.wall - 100,
+                      participants=[replace(ALICE), replace(BOB, last_seen_mono=NOW.wall - 60)]),
+         Instant(NOW.wall + 10, 50.0, "boot-1"), (True, 20, 110, 70)),
+        # no lease ever has more than lease_seconds left, whatever the file says
+        (written_at_t(lease=lease(expires=T + DAY)), NOW, (True, 60, 100, 60)),
+    ],
+)
+def test_times_are_read_on_the_monotonic_clock_of_the_boot_that_wrote_them(duel, now, expected):
+    policy.reanchor(duel, now)
+    assert duel.lease is not None and duel.turn_started_mono is not None
+    bob = duel.participant("p-b")
+    assert bob is not None
+    seen = (duel.lease.live(now), duel.lease.expires_mono - now.mono, now.mono - duel.turn_started_mono,
+            now.mono - bob.last_seen_mono)
+    assert seen == pytest.approx(expected)
+    assert duel.boot_id == now.boot
+
+
+@pytest.mark.parametrize(
+    ("wall_set", "shown"),
+    [
+        (0.0004, NOW.wall + 30),  # jitter between reading two clocks: every process shows the same time
+        (HOUR, NOW.wall + HOUR + 30),  # the wall clock was set: shown times follow it, what they mean does not
+    ],
+)
+def test_times_are_shown_on_the_wall_clock_as_it_reads_now(wall_set, shown):
+    duel = written_at_t()
+    now = Instant(NOW.wall + wall_set, T, "boot-1")
+    policy.reanchor(duel, now)
+    assert duel.lease is not None
+    assert duel.wall_time(duel.lease.expires_mono) == pytest.approx(shown, abs=1e-6)

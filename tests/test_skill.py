@@ -22,13 +22,15 @@ import pytest
 
 import rp1_duel
 from rp1_duel import vocabulary
-from rp1_duel.cli import skill
+from rp1_duel.cli import skill, tools
 from rp1_duel.cli.tools import OPS, build_parser
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.errors import DuelError
 from rp1_duel.turns.guide import OUTCOMES
 from rp1_duel.turns.rules import RULES
 from rp1_duel.vocabulary import STANCES
 
-from helpers import make_turn
+from helpers import join, make_turn
 
 PACKAGE = Path(rp1_duel.__file__).parent
 # The next_step words as the vocabulary defines them, one constant each (the lower-case values).
@@ -321,6 +323,23 @@ def test_every_command_of_the_text_parses_with_the_real_cli_flags():
     for command in [instructions.join, instructions.status, *instructions.steps.values()]:
         argv = [re.sub(r"\$[A-Z_]+", "x", token) for token in shlex.split(command)][2:]
         parser.parse_args(argv)  # a wrong flag exits (INVALID_ARGUMENT)
+
+
+def test_the_texts_waits_authenticate_with_the_exported_token(source, debate_dir, monkeypatch):
+    """Waiting with the token keeps the seat (docs/protocol.md section 3): the text's waits send it."""
+    alice = join(DuelService(debate_dir), source, "Alice")
+    steps = parse_instructions(skill.render("generic")).steps
+    values = {"DUEL_ID": alice.duel_id, "PARTICIPANT_ID": alice.id, "DEBATE_DIR": str(debate_dir)}
+    for step in ("wait_peer", "wait_turn"):
+        argv = [re.sub(r"\$([A-Z_]+)", lambda m: values[m.group(1)], token) for token in shlex.split(steps[step])]
+        args = build_parser().parse_args(argv[2:])
+        args.timeout = 0.0
+        monkeypatch.setenv("DUEL_PARTICIPANT_TOKEN", "pt_not-hers")
+        with pytest.raises(DuelError) as info:
+            tools.run("wait", args)
+        assert info.value.code == "PARTICIPANT_AUTH_FAILED"
+        monkeypatch.setenv("DUEL_PARTICIPANT_TOKEN", alice.token)
+        assert tools.run("wait", args)["next_step"] == "wait_peer"
 
 
 def test_the_fallback_for_duel_off_path_names_a_runnable_module():

@@ -171,7 +171,7 @@ def test_corrupt_index_spares_ops_by_duel_id(duel: dict[str, Any]) -> None:
 TYPE_DAMAGES: dict[str, Callable[[dict[str, Any]], None]] = {
     "fence-is-a-string": lambda s: s.update(fence="7"),
     "seat-is-a-string": lambda s: s["participants"][0].update(seat="1"),
-    "expires-is-a-string": lambda s: s["lease"].update(expires_at="soon"),
+    "expires-is-a-string": lambda s: s["lease"].update(expires_mono="soon"),
     "participants-are-a-dict": lambda s: s.update(participants={}),
 }
 

@@ -118,6 +118,32 @@ def test_token_may_come_from_the_environment(source, debate_dir):
     assert claim.data["acquired"]
 
 
+def test_wait_and_status_authenticate_a_token_from_flag_or_environment(source, debate_dir):
+    alice = joined(source, debate_dir, "Alice")
+    joined(source, debate_dir, "Bob")
+    ids = ("--duel-id", alice["duel_id"], "--participant-id", alice["participant_id"])
+    wrong = run_tools("wait", *ids, "--timeout", "0", "--participant-token", "pt_wrong", debate_dir=debate_dir)
+    assert (wrong.code, wrong.error["code"]) == (1, "PARTICIPANT_AUTH_FAILED")
+    wrong = run_tools("status", *ids, debate_dir=debate_dir, env={"DUEL_PARTICIPANT_TOKEN": "pt_wrong"})
+    assert (wrong.code, wrong.error["code"]) == (1, "PARTICIPANT_AUTH_FAILED")
+
+    def seen() -> str:
+        return run_tools("status", "--duel-id", alice["duel_id"], debate_dir=debate_dir).data["participants"][0]["last_seen_at"]
+
+    token = {"DUEL_PARTICIPANT_TOKEN": alice["participant_token"]}
+    before = seen()
+    time.sleep(0.01)
+    assert run_tools("wait", *ids, "--timeout", "0", debate_dir=debate_dir, env=token).code == 0
+    after_wait = seen()
+    time.sleep(0.01)
+    assert run_tools("status", *ids, "--participant-token", alice["participant_token"], debate_dir=debate_dir).code == 0
+    assert before < after_wait < seen()
+    # Without --participant-id a status stays read-only, even with the token in the environment.
+    assert run_tools("status", "--duel-id", alice["duel_id"], debate_dir=debate_dir, env=token).code == 0
+    assert run_tools("status", "--duel-id", alice["duel_id"], "--participant-token", alice["participant_token"],
+                     debate_dir=debate_dir).error["code"] == "INVALID_ARGUMENT"
+
+
 def test_refusal_is_an_answer_exit_0(source, debate_dir):
     alice = joined(source, debate_dir, "Alice")
     claim = run_tools("claim-lock", "--duel-id", alice["duel_id"], "--participant-id", alice["participant_id"],

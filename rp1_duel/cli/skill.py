@@ -258,7 +258,9 @@ Run the command for your `next_step`, read `next_step` from its answer, and repe
   `next_step` the wait answers.
 - An error: follow `error.details.next_step` when it is given, else the error table (section 4).
 - `wait_peer` and `wait_turn`: the wait returns as soon as anything changes; `claim_timeout` means
-  the peer is overdue and you may end the duel `TIMEOUT`.
+  the peer is overdue and you may end the duel `TIMEOUT`. Keep `$DUEL_PARTICIPANT_TOKEN` exported
+  for `wait` and `status` too: with your token they tell the service you are still here, so nobody
+  can take your seat during a long peer turn (a seat unseen for `lease_seconds` can be taken).
 - Never edit the artifact or anything under `$DEBATE_DIR/.duel/`: only the service writes them.
 
 | next_step | command |

@@ -41,9 +41,9 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
         *((setting.flag, {"type": int, "default": setting.default, "help": setting.help_with_range})
           for setting in SETTINGS.values()),
     ]),
-    "status": ("show a duel (read-only)", [
+    "status": ("show a duel; with your id and token it also marks you as present", [
         ("--duel-id", {}), ("--target", {}), ("--topic", {}), _DIR,
-        ("--participant-id", {"help": "adds your next_step"}),
+        ("--participant-id", {"help": "adds your next_step"}), _TOKEN,
     ]),
     "claim-lock": ("ask for the lease; a refusal is an answer (acquired: false)", [
         _DUEL, _PID, _TOKEN, ("--for-timeout", {"action": "store_true"}), _DIR,
@@ -60,8 +60,8 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
                                    "private half is in ssh-agent [env: DUEL_SIGNING_KEY]"}),
         _DIR,
     ]),
-    "wait": ("block until your next_step or the duel changes (read-only)", [
-        _DUEL, _PID, ("--timeout", {"type": float, "default": 60.0}),
+    "wait": ("block until your next_step or the duel changes; with your token it keeps your seat while it waits", [
+        _DUEL, _PID, _TOKEN, ("--timeout", {"type": float, "default": 60.0}),
         ("--next-step", {"help": "the next_step you last saw: return at once if it already changed"}), _DIR,
     ]),
 }
@@ -129,10 +129,12 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
             harness=args.harness, model_id=args.model_id, participant_token=token, settings=settings,
         ).to_dict()
     if op == "status":
-        return service.status(args.duel_id, target=args.target, topic=args.topic,
-                              participant_id=args.participant_id).to_dict()
+        # $DUEL_PARTICIPANT_TOKEN only counts with --participant-id: a plain status stays read-only.
+        return service.status(args.duel_id, target=args.target, topic=args.topic, participant_id=args.participant_id,
+                              participant_token=token if args.participant_id else args.participant_token).to_dict()
     if op == "wait":
-        return service.wait(args.duel_id, args.participant_id, args.timeout, next_step=args.next_step).to_dict()
+        return service.wait(args.duel_id, args.participant_id, args.timeout, next_step=args.next_step,
+                            participant_token=token).to_dict()
     seat = Seat(args.duel_id, args.participant_id, token or "")
     lease_token = getattr(args, "lease_token", None) or os.environ.get("DUEL_LEASE_TOKEN")
     lease = LeaseToken(lease_token) if lease_token else None

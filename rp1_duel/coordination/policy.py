@@ -1,9 +1,14 @@
 """Every "may this happen now?" of the lock service, as pure functions.
 
-Each takes a :class:`~rp1_duel.coordination.state.DuelState`, the caller and a moment,
-and returns a decision record (or the refusal, a :class:`~rp1_duel.errors.DuelError`
-value, never raised here). Nothing here reads files or clocks, so every rule of
-docs/protocol.md sections 3, 4 and 8 is checked by handing in a state and a time.
+Each takes a :class:`~rp1_duel.coordination.state.DuelState`, the caller and a moment
+(an :class:`~rp1_duel.clock.Instant`), and returns a decision record (or the refusal, a
+:class:`~rp1_duel.errors.DuelError` value, never raised here). Nothing here reads files
+or clocks, so every rule of docs/protocol.md sections 3, 4 and 8 is checked by handing
+in a state and a time.
+
+Durations are judged on the monotonic clock alone: ``now.mono`` against the state's
+``*_mono`` times, once :func:`reanchor` has put them on ``now``'s boot. Moments in the
+decisions are monotonic too; results show them with ``DuelState.wall_time``.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import secrets
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ..clock import iso
+from ..clock import Instant, iso
 from ..errors import DuelError, invalid_argument
 from ..record.outcomes import seat_of  # not record.history: that loads the Markdown parser
 from ..vocabulary import (
@@ -33,10 +38,52 @@ from ..vocabulary import (
 )
 from .state import DuelState, Lease, Participant
 
+# -- time --------------------------------------------------------------------------------
+
+WALL_SET_SECONDS = 1.0  # a smaller change of the wall clock's offset is jitter between two reads
+
+
+def reanchor(state: DuelState, now: Instant) -> None:
+    """Put the state's monotonic times on ``now``'s boot, in place (section 4, "Clocks").
+
+    The one function here that changes its state: the service calls it on every state
+    it reads, and the next write keeps the result. In the same boot the times stand, and
+    only the wall offset follows a wall clock that was set. From another boot, or from an
+    unknown one (a version 1 state, a system without boot ids), the times are carried
+    over through the wall clock, the only clock that spans boots; a lease of another boot
+    is over, for its holder died with that boot. Either way no past moment lies ahead of
+    ``now`` and no lease has more than ``lease_seconds`` left.
+    """
+    same_boot = state.boot_id is not None and state.boot_id == now.boot
+    rebooted = state.boot_id is not None and now.boot is not None and not same_boot
+    shift = 0.0 if same_boot else state.wall_offset - now.wall_offset
+    if not same_boot or abs(now.wall_offset - state.wall_offset) >= WALL_SET_SECONDS:
+        state.boot_id, state.wall_offset = now.boot, now.wall_offset
+
+    def past(mono: float) -> float:
+        return min(mono + shift, now.mono)
+
+    state.created_mono = past(state.created_mono)
+    if state.turn_started_mono is not None:
+        state.turn_started_mono = past(state.turn_started_mono)
+    for participant in state.participants:
+        participant.last_seen_mono = past(participant.last_seen_mono)
+    lease = state.lease
+    if lease is not None:
+        lease.granted_mono = past(lease.granted_mono)
+        expires = now.mono if rebooted else lease.expires_mono + shift
+        lease.expires_mono = min(expires, now.mono + state.lease_seconds)
+
+
+def refresh_interval(lease_seconds: int) -> float:
+    """How often a live participant shows it is there: a third of a lease, at least 1 s."""
+    return max(1.0, lease_seconds / 3)
+
+
 # -- reading the state -------------------------------------------------------------------
 
 
-def live_lease(state: DuelState, now: float) -> Lease | None:
+def live_lease(state: DuelState, now: Instant) -> Lease | None:
     lease = state.lease
     return lease if lease is not None and lease.live(now) else None
 
@@ -51,16 +98,16 @@ def must_close(state: DuelState) -> bool:
 
 
 def turn_deadline(state: DuelState) -> float | None:
-    if state.status != ACTIVE or state.turn_started_at is None or must_close(state):
+    if state.status != ACTIVE or state.turn_started_mono is None or must_close(state):
         return None
-    return state.turn_started_at + state.turn_timeout_seconds
+    return state.turn_started_mono + state.turn_timeout_seconds
 
 
 def peer_wait_until(state: DuelState) -> float:
-    return state.created_at + state.peer_wait_seconds
+    return state.created_mono + state.peer_wait_seconds
 
 
-def timeout_due(state: DuelState, caller: Participant, now: float) -> bool:
+def timeout_due(state: DuelState, caller: Participant, now: Instant) -> bool:
     """Whether the ``--for-timeout`` path is open to ``caller`` (section 4, (a) and (b))."""
     if state.status != ACTIVE or must_close(state):
         return False
@@ -68,12 +115,12 @@ def timeout_due(state: DuelState, caller: Participant, now: float) -> bool:
     if holder is not None and holder.owner != caller.id:
         return False
     if len(state.participants) < 2:
-        return now >= peer_wait_until(state)
+        return now.mono >= peer_wait_until(state)
     deadline = turn_deadline(state)
-    return next_turn_seat(state) != caller.seat and deadline is not None and now >= deadline
+    return next_turn_seat(state) != caller.seat and deadline is not None and now.mono >= deadline
 
 
-def next_step(state: DuelState, caller: Participant, now: float) -> NextStep:
+def next_step(state: DuelState, caller: Participant, now: Instant) -> NextStep:
     if state.status != ACTIVE:
         return CLOSED_STEP
     if must_close(state):
@@ -92,12 +139,17 @@ def next_step(state: DuelState, caller: Participant, now: float) -> NextStep:
     return CLAIM_TIMEOUT if timeout_due(state, caller, now) else WAIT_TURN
 
 
-def seat_reclaimable(state: DuelState, seat_holder: Participant, now: float) -> bool:
+def reclaimable_from(state: DuelState, seat_holder: Participant) -> float:
+    """When an idle seat may be handed over: a lease after its holder was last seen."""
+    return seat_holder.last_seen_mono + state.lease_seconds
+
+
+def seat_reclaimable(state: DuelState, seat_holder: Participant, now: Instant) -> bool:
     """A seat may be handed over when it holds no live lease and has been idle for a lease."""
     lease = live_lease(state, now)
     if lease is not None and lease.owner == seat_holder.id:
         return False
-    return now - seat_holder.last_seen_at >= state.lease_seconds
+    return now.mono >= reclaimable_from(state, seat_holder)
 
 
 def refuse_if_closed(state: DuelState) -> DuelError | None:
@@ -118,15 +170,15 @@ class ClaimDecision:
     reason: str
     same_lease: bool = False
     for_timeout: bool = False
-    wait_until: float | None = None
+    wait_until: float | None = None  # monotonic, like every moment here
 
 
-def decide_claim(state: DuelState, caller: Participant, now: float, for_timeout: bool) -> ClaimDecision:
+def decide_claim(state: DuelState, caller: Participant, now: Instant, for_timeout: bool) -> ClaimDecision:
     lease = live_lease(state, now)
     if lease is not None and lease.owner == caller.id:
         return ClaimDecision(True, "already_held", same_lease=True, for_timeout=lease.for_timeout)
     if lease is not None:
-        return ClaimDecision(False, "lease_held_by_peer", wait_until=lease.expires_at)
+        return ClaimDecision(False, "lease_held_by_peer", wait_until=lease.expires_mono)
     if for_timeout:
         if timeout_due(state, caller, now):
             return ClaimDecision(True, "timeout_due", for_timeout=True)
@@ -148,17 +200,17 @@ def _timeout_moment(state: DuelState, caller: Participant) -> float | None:
     return None  # it is the caller's own turn: no timeout will ever be due
 
 
-def retry_after(decision: ClaimDecision, now: float) -> float:
+def retry_after(decision: ClaimDecision, now: Instant) -> float:
     """Look again when something is due, but at least every 5 s (``wait`` tells sooner)."""
-    left = (decision.wait_until - now) if decision.wait_until is not None else 5.0
+    left = (decision.wait_until - now.mono) if decision.wait_until is not None else 5.0
     return round(min(max(left, 0.1), 5.0), 3)
 
 
-def new_lease(state: DuelState, caller: Participant, now: float, for_timeout: bool) -> Lease:
+def new_lease(state: DuelState, caller: Participant, now: Instant, for_timeout: bool) -> Lease:
     """The lease a grant hands out: the next fence, never reused."""
     fence = state.fence + 1
-    return Lease(owner=caller.id, token=f"{fence}-{secrets.token_hex(12)}", fence=fence, granted_at=now,
-                 expires_at=now + state.lease_seconds, for_timeout=for_timeout)
+    return Lease(owner=caller.id, token=f"{fence}-{secrets.token_hex(12)}", fence=fence, granted_mono=now.mono,
+                 expires_mono=now.mono + state.lease_seconds, for_timeout=for_timeout)
 
 
 # -- refresh and every write --------------------------------------------------------------
@@ -173,25 +225,26 @@ def holds(lease: Lease | None, caller: Participant, lease_token: str | None) -> 
 class RefreshDecision:
     refreshed: bool
     reason: Literal["refreshed", "lease_expired", "lease_not_held"]
-    expires_at: float | None  # the new expiry, or the old one of an expired lease held
+    expires_mono: float | None  # the new expiry, or the old one of an expired lease held
 
 
-def decide_refresh(state: DuelState, caller: Participant, lease_token: str | None, now: float) -> RefreshDecision:
+def decide_refresh(state: DuelState, caller: Participant, lease_token: str | None, now: Instant) -> RefreshDecision:
     lease = state.lease
     if lease is None or not holds(lease, caller, lease_token):
         return RefreshDecision(False, "lease_not_held", None)
     if not lease.live(now):
-        return RefreshDecision(False, "lease_expired", lease.expires_at)
-    return RefreshDecision(True, "refreshed", now + state.lease_seconds)
+        return RefreshDecision(False, "lease_expired", lease.expires_mono)
+    return RefreshDecision(True, "refreshed", now.mono + state.lease_seconds)
 
 
-def check_lease(state: DuelState, caller: Participant, lease_token: str | None, now: float) -> Lease | DuelError:
+def check_lease(state: DuelState, caller: Participant, lease_token: str | None, now: Instant) -> Lease | DuelError:
     """Every write re-checks owner, token and expiry at the moment it writes."""
     lease = state.lease
     if lease is None or not holds(lease, caller, lease_token):
         return DuelError(ErrorCode.LEASE_NOT_HELD, "you do not hold the lease of this duel (claim-lock first)")
     if not lease.live(now):
-        return DuelError(ErrorCode.LEASE_EXPIRED, f"your lease expired at {iso(lease.expires_at)}; claim-lock again")
+        expired = iso(state.wall_time(lease.expires_mono))
+        return DuelError(ErrorCode.LEASE_EXPIRED, f"your lease expired at {expired}; claim-lock again")
     return lease
 
 
@@ -243,7 +296,7 @@ class CloseDecision:
 
 
 def decide_close(
-    state: DuelState, caller: Participant, lease: Lease, outcome: str, reason: str | None, now: float
+    state: DuelState, caller: Participant, lease: Lease, outcome: str, reason: str | None, now: Instant
 ) -> CloseDecision:
     """May the lease holder close with ``outcome`` (and ``reason``) now? (section 8)"""
     if lease.for_timeout and outcome != TIMEOUT:
@@ -270,7 +323,7 @@ def _mismatch(state: DuelState, outcome: str) -> DuelError:
                      {"expected": state.pending_outcome})
 
 
-def _decide_timeout_close(state: DuelState, caller: Participant, lease: Lease, now: float) -> CloseDecision:
+def _decide_timeout_close(state: DuelState, caller: Participant, lease: Lease, now: Instant) -> CloseDecision:
     if lease.for_timeout and _timeout_still_valid(state, caller, lease):
         return CloseDecision(None, reason=None)
     lease_after: Literal["ordinary", "released"] | None = None
@@ -290,4 +343,4 @@ def _timeout_still_valid(state: DuelState, caller: Participant, lease: Lease) ->
     if next_turn_seat(state) == caller.seat:
         return False  # a peer joined and the turn is the caller's: debate instead
     peer = next(p for p in state.participants if p.id != caller.id)
-    return peer.last_seen_at <= lease.granted_at
+    return peer.last_seen_mono <= lease.granted_mono

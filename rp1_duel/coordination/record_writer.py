@@ -172,10 +172,10 @@ def append_turn(
         message = signatures.turn_message(state.id, state.source_sha256, number, block.prev, block.sha256)
         signature = signatures.sign(message, signing_key)
     parsed = report.turn
-    record = TurnRecord(number, me.id, me.seat, parsed.stance or "", parsed.has_blocking, block.sha256, tx.now,
+    record = TurnRecord(number, me.id, me.seat, parsed.stance or "", parsed.has_blocking, block.sha256, tx.now.wall,
                         signature)
     state.turns.append(record)
-    state.turn_started_at = tx.now
+    state.turn_started_mono = tx.now.mono
     history.accept(block, parsed)
     was_converging = state.candidate_convergence
     evaluation = history.evaluate(state.max_turns)
@@ -215,11 +215,11 @@ def close_duel(
         raise decision.refusal
     state.status = CLOSED
     state.outcome = outcome
-    state.closed_at = tx.now
+    state.closed_at = tx.now.wall
     state.reason = decision.reason
     state.lease = None
     turns = artifact.turns_region(check.text) if state.invalid_reason else check.blocks
-    conclusion = Conclusion(outcome, iso(tx.now) or "", state.candidate_convergence, state.reason, summary)
+    conclusion = Conclusion(outcome, iso(tx.now.wall), state.candidate_convergence, state.reason, summary)
     write_artifact(tx, turns, conclusion)
     tx.emit("lock_released", me.id, fence=lease.fence)
     tx.emit("duel_closed", me.id, outcome=outcome, reason=state.reason)

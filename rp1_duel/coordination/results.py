@@ -3,7 +3,7 @@
 A join returns a :class:`Seat` handle; every op that changes something takes it, and a
 :class:`LeaseToken` where a lease is needed, so the two secrets cannot be swapped. Each
 result has ``to_dict()`` emitting the protocol's fields (docs/protocol.md section 5):
-times are epoch seconds in process and ISO 8601 only there. Results are plain records
+times are wall-clock epoch seconds in process (shown, never judged) and ISO 8601 only there. Results are plain records
 (read them, do not change them); only the two handles are frozen, because building a
 frozen dataclass costs ``duel tools`` start-up time that nothing here needs.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..clock import iso
+from ..clock import Instant, iso
 from ..vocabulary import ACTIVE, NextStep
 from . import policy
 from .state import DuelState, Participant
@@ -53,8 +53,9 @@ class ParticipantView:
     last_seen_at: float
 
     @classmethod
-    def of(cls, p: Participant) -> ParticipantView:
-        return cls(p.id, p.seat, p.display_name, p.harness, p.model_id, p.joined_at, p.last_seen_at)
+    def of(cls, state: DuelState, p: Participant) -> ParticipantView:
+        return cls(p.id, p.seat, p.display_name, p.harness, p.model_id, p.joined_at,
+                   state.wall_time(p.last_seen_mono))
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "seat": self.seat, "display_name": self.display_name, "harness": self.harness,
@@ -79,7 +80,7 @@ class DuelResult:
         return data
 
 
-def common_fields(state: DuelState, participant: Participant | None, now: float) -> dict[str, Any]:
+def common_fields(state: DuelState, participant: Participant | None, now: Instant) -> dict[str, Any]:
     """The fields of :class:`DuelResult`, for building any result from a state."""
     return {
         "duel_id": state.id,
@@ -104,7 +105,7 @@ class JoinResult(DuelResult):
     peer_wait_until: float
 
     @classmethod
-    def of(cls, state: DuelState, participant: Participant, token: str, now: float, debate_path: str) -> JoinResult:
+    def of(cls, state: DuelState, participant: Participant, token: str, now: Instant, debate_path: str) -> JoinResult:
         return cls(
             **common_fields(state, participant, now),
             seat=Seat(state.id, participant.id, token, participant.seat),
@@ -116,7 +117,7 @@ class JoinResult(DuelResult):
             debate_path=debate_path,
             max_turns=state.max_turns,
             lease_seconds=state.lease_seconds,
-            peer_wait_until=policy.peer_wait_until(state),
+            peer_wait_until=state.wall_time(policy.peer_wait_until(state)),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -184,8 +185,9 @@ class StatusResult(DuelResult):
     candidate_convergence: bool
 
     @staticmethod
-    def fields_of(state: DuelState, participant: Participant | None, now: float, debate_path: str) -> dict[str, Any]:
+    def fields_of(state: DuelState, participant: Participant | None, now: Instant, debate_path: str) -> dict[str, Any]:
         live = policy.live_lease(state, now)
+        deadline = policy.turn_deadline(state)
         return dict(
             **common_fields(state, participant, now),
             duel=DuelInfo(
@@ -196,17 +198,18 @@ class StatusResult(DuelResult):
                 peer_wait_seconds=state.peer_wait_seconds, turn_timeout_seconds=state.turn_timeout_seconds,
                 invalid_reason=state.invalid_reason,
             ),
-            participants=tuple(ParticipantView.of(p) for p in sorted(state.participants, key=lambda p: p.seat)),
-            lock=LockView(live.owner if live else None, live.expires_at if live else None, state.fence),
+            participants=tuple(ParticipantView.of(state, p) for p in sorted(state.participants, key=lambda p: p.seat)),
+            lock=LockView(live.owner if live else None, state.wall_time(live.expires_mono) if live else None,
+                          state.fence),
             turn_count=len(state.turns),
             next_turn_seat=policy.next_turn_seat(state) if state.status == ACTIVE else None,
-            turn_deadline=policy.turn_deadline(state),
-            peer_wait_until=policy.peer_wait_until(state) if len(state.participants) < 2 else None,
+            turn_deadline=state.wall_time(deadline) if deadline is not None else None,
+            peer_wait_until=state.wall_time(policy.peer_wait_until(state)) if len(state.participants) < 2 else None,
             candidate_convergence=state.candidate_convergence,
         )
 
     @classmethod
-    def of(cls, state: DuelState, participant: Participant | None, now: float, debate_path: str) -> StatusResult:
+    def of(cls, state: DuelState, participant: Participant | None, now: Instant, debate_path: str) -> StatusResult:
         return cls(**cls.fields_of(state, participant, now, debate_path))
 
     def participant(self, participant_id: str | None) -> ParticipantView | None:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..clock import Clock, iso, system_clock, utc_date
+from ..clock import Clock, Instant, iso, system_clock, utc_date
 from ..errors import DuelError, invalid_argument
 from ..settings import DuelSettings
 from ..turns.source import SourceDocument
@@ -70,7 +70,8 @@ class DuelService:
             self.debate.check_readable()
             with self.debate.duel_lock(duel_id):
                 remove_temp_files(self.debate.duel_folder(duel_id))  # a dead writer's, if any
-                tx = Transaction(self.debate, self.debate.read_state(duel_id), self.clock())
+                now = self.clock()
+                tx = Transaction(self.debate, self._read(duel_id, now), now)
                 try:
                     yield tx
                 except DuelError:
@@ -86,6 +87,12 @@ class DuelService:
             _raise(policy.refuse_if_closed(tx.state))
             tx.touch(me)
             yield tx, me
+
+    def _read(self, duel_id: str, now: Instant) -> DuelState:
+        """The duel's state, its times on ``now``'s clock (the next write keeps them so)."""
+        state = self.debate.read_state(duel_id)
+        policy.reanchor(state, now)
+        return state
 
     @staticmethod
     def _authenticate(state: DuelState, seat: Seat) -> Participant:
@@ -143,7 +150,7 @@ class DuelService:
         from .record_writer import write_artifact
 
         now = self.clock()
-        duel_id = self.debate.reserve_duel(f"{utc_date(now)}-{slug}")
+        duel_id = self.debate.reserve_duel(f"{utc_date(now.wall)}-{slug}")
         state = DuelState(
             id=duel_id,
             source_path=source.path,
@@ -152,11 +159,14 @@ class DuelService:
             topic_slug=slug,
             target_key=key,
             artifact=f"{duel_id}.md",
-            created_at=now,
+            created_at=now.wall,
+            created_mono=now.mono,
             max_turns=settings.max_turns,
             lease_seconds=settings.lease_seconds,
             peer_wait_seconds=settings.peer_wait_seconds,
             turn_timeout_seconds=settings.turn_timeout_seconds,
+            boot_id=now.boot,
+            wall_offset=now.wall_offset,
         )
         try:
             tx = Transaction(self.debate, state, now)
@@ -191,7 +201,7 @@ class DuelService:
                 raise DuelError(
                     ErrorCode.SEAT_TAKEN,
                     f"seat {same.seat} is held by {name} ({harness} / {model_id}); pass its token to resume",
-                    {"seat": same.seat, "reclaimable_at": iso(same.last_seen_at + state.lease_seconds)},
+                    {"seat": same.seat, "reclaimable_at": iso(state.wall_time(policy.reclaimable_from(state, same)))},
                 )
             token = new_token()
             same.token_sha256 = hash_token(token)
@@ -210,16 +220,16 @@ class DuelService:
             harness=harness,
             model_id=model_id,
             token_sha256=hash_token(token),
-            joined_at=now,
-            last_seen_at=now,
+            joined_at=now.wall,
+            last_seen_mono=now.mono,
         )
         state.participants.append(participant)
         tx.emit("participant_registered", participant.id, seat=participant.seat,
                 display_name=name, harness=harness, model_id=model_id)
         if participant.seat == 1:
-            tx.emit("participant_waiting", participant.id, until=iso(policy.peer_wait_until(state)))
+            tx.emit("participant_waiting", participant.id, until=iso(state.wall_time(policy.peer_wait_until(state))))
         else:
-            state.turn_started_at = now  # turn 1 begins once both seats are taken
+            state.turn_started_mono = now.mono  # turn 1 begins once both seats are taken
         write_artifact(tx, [])
         return participant, token
 
@@ -236,18 +246,34 @@ class DuelService:
 
     def status(
         self, duel_id: str | None = None, *, target: str | None = None, topic: str | None = None,
-        participant_id: str | None = None,
+        participant_id: str | None = None, participant_token: str | None = None,
     ) -> StatusResult:
-        """A duel as anyone may see it; with ``participant_id``, that participant's ``next_step``."""
+        """A duel as anyone may see it; with ``participant_id``, that participant's ``next_step``.
+
+        With the participant's token too, the participant is marked as seen (section 3).
+        """
         if not duel_id:
             if not target:
                 raise invalid_argument("status needs --duel-id or --target")
             duel_id = self.find_duel(target, topic)
+        if participant_token and participant_id is None:
+            raise invalid_argument("--participant-token needs --participant-id")
         with storage_errors(self.debate.root):
             self.debate.check_readable()
-            state = self.debate.read_state(duel_id)
+            if participant_token and participant_id is not None:
+                state = self._mark_seen(Seat(duel_id, participant_id, participant_token))
+            else:
+                state = self._read(duel_id, self.clock())
         participant = self._participant_or_none(state, participant_id)
         return StatusResult.of(state, participant, self.clock(), self._debate_path(state))
+
+    def _mark_seen(self, seat: Seat) -> DuelState:
+        """An authenticated status or wait: the participant was seen; nothing else changes."""
+        with self.transaction(seat.duel_id) as tx:
+            me = self._authenticate(tx.state, seat)
+            if tx.state.status == ACTIVE:
+                tx.touch(me)
+            return tx.state
 
     @staticmethod
     def _participant_or_none(state: DuelState, participant_id: str | None) -> Participant | None:
@@ -260,34 +286,43 @@ class DuelService:
         return participant
 
     def wait(self, duel_id: str, participant_id: str, timeout: float = 60.0,
-             next_step: str | None = None) -> WaitResult:
+             next_step: str | None = None, *, participant_token: str | None = None) -> WaitResult:
         """Block until the participant's next_step or the duel changes, or ``timeout`` (section 4).
 
         ``next_step``, the step the caller last saw, closes the gap between reading a
         status and starting to wait: if it has already changed, the wait returns at once.
+        With the participant's token, the participant is marked as seen when the wait
+        begins and every third of a lease while it lasts, so a long wait keeps the seat.
         """
         if not 0 <= timeout <= WAIT_MAX_SECONDS:
             raise invalid_argument(f"--timeout must be between 0 and {WAIT_MAX_SECONDS} seconds")
+        seat = Seat(duel_id, participant_id, participant_token) if participant_token else None
         with storage_errors(self.debate.root):
-            return self._wait(duel_id, participant_id, timeout, next_step)
+            return self._wait(duel_id, participant_id, timeout, next_step, seat)
 
-    def _wait(self, duel_id: str, participant_id: str, timeout: float, next_step: str | None) -> WaitResult:
+    def _wait(self, duel_id: str, participant_id: str, timeout: float, next_step: str | None,
+              seat: Seat | None) -> WaitResult:
         self.debate.check_readable()
         started = time.monotonic()
-        state = self.debate.read_state(duel_id)
+        state = self._mark_seen(seat) if seat else self._read(duel_id, self.clock())
         participant = self._participant_or_none(state, participant_id)
         assert participant is not None
         first_rev, first_step = state.rev, next_step or policy.next_step(state, participant, self.clock())
         stamp = self.debate.state_stamp(duel_id)
+        interval = policy.refresh_interval(state.lease_seconds)
+        next_mark = started + interval
         changed = False
         while not changed:
             left = timeout - (time.monotonic() - started)
             if left <= 0:
                 break
             time.sleep(min(WAIT_POLL_SECONDS, left))
+            if seat and time.monotonic() >= next_mark:
+                self._mark_seen(seat)  # its own write changes the stamp: read back below like any other
+                next_mark += interval
             new_stamp = self.debate.state_stamp(duel_id)
             if new_stamp != stamp:
-                stamp, state = new_stamp, self.debate.read_state(duel_id)
+                stamp, state = new_stamp, self._read(duel_id, self.clock())
                 participant = state.participant(participant_id) or participant
             changed = state.rev != first_rev or policy.next_step(state, participant, self.clock()) != first_step
         fields = StatusResult.fields_of(state, participant, self.clock(), self._debate_path(state))
@@ -303,17 +338,18 @@ class DuelService:
                 state.lease = policy.new_lease(state, me, now, decision.for_timeout)
                 state.fence = state.lease.fence
                 tx.emit("lock_acquired", me.id, fence=state.fence,
-                        expires_at=iso(state.lease.expires_at), for_timeout=decision.for_timeout)
+                        expires_at=iso(state.wall_time(state.lease.expires_mono)), for_timeout=decision.for_timeout)
             holder = policy.live_lease(state, now)
             granted = decision.grant and holder is not None
             return ClaimResult(
                 **common_fields(state, me, now),
                 acquired=decision.grant,
                 lease=LeaseToken(holder.token) if granted and holder else None,
-                lease_expires_at=holder.expires_at if holder else None,
+                lease_expires_at=state.wall_time(holder.expires_mono) if holder else None,
                 owner_participant_id=holder.owner if holder else None,
                 retry_after_seconds=None if decision.grant else policy.retry_after(decision, now),
-                wait_until=None if decision.grant else decision.wait_until,
+                wait_until=None if decision.grant or decision.wait_until is None
+                else state.wall_time(decision.wait_until),
                 reason=decision.reason,
             )
 
@@ -322,15 +358,15 @@ class DuelService:
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             decision = policy.decide_refresh(state, me, lease.value if lease else None, now)
-            if decision.refreshed and state.lease is not None and decision.expires_at is not None:
-                state.lease.expires_at = decision.expires_at
-                tx.emit("lock_refreshed", me.id, wake=False, fence=state.lease.fence,
-                        expires_at=iso(decision.expires_at))
+            expires_at = None if decision.expires_mono is None else state.wall_time(decision.expires_mono)
+            if decision.refreshed and state.lease is not None and decision.expires_mono is not None:
+                state.lease.expires_mono = decision.expires_mono
+                tx.emit("lock_refreshed", me.id, wake=False, fence=state.lease.fence, expires_at=iso(expires_at))
             return RefreshResult(
                 **common_fields(state, me, now),
                 refreshed=decision.refreshed,
                 lease=lease if decision.refreshed else None,
-                lease_expires_at=decision.expires_at,
+                lease_expires_at=expires_at,
                 reason=decision.reason,
             )
 

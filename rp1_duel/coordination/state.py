@@ -2,7 +2,10 @@
 
 Plain data and its JSON form; the rules that read it live in
 :mod:`rp1_duel.coordination.policy`.
-Times are epoch seconds here and ISO 8601 only at the edges.
+Times that are only shown (``*_at``) are wall-clock epoch seconds, ISO 8601 only at the
+edges. Times that durations are measured from (``*_mono``) are monotonic seconds of the
+boot ``boot_id``; ``wall_offset`` turns them into wall-clock times for display
+(docs/protocol.md section 4, "Clocks").
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from functools import cache
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from ..clock import Instant
 from ..errors import DuelError
 from ..vocabulary import ACTIVE, CLOSED, OUTCOMES, ErrorCode
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 
 
 @dataclass
@@ -30,7 +34,7 @@ class Participant:
     model_id: str
     token_sha256: str
     joined_at: float
-    last_seen_at: float
+    last_seen_mono: float
 
     @property
     def identity(self) -> tuple[str, str, str]:
@@ -42,12 +46,12 @@ class Lease:
     owner: str
     token: str  # kept in the owner-only state so a holder can be handed its own lease back
     fence: int
-    granted_at: float
-    expires_at: float
+    granted_mono: float
+    expires_mono: float
     for_timeout: bool = False
 
-    def live(self, now: float) -> bool:
-        return now < self.expires_at
+    def live(self, now: Instant) -> bool:
+        return now.mono < self.expires_mono
 
 
 @dataclass
@@ -72,6 +76,7 @@ class DuelState:
     target_key: str
     artifact: str  # file name inside the debate dir
     created_at: float
+    created_mono: float
     max_turns: int
     lease_seconds: int
     peer_wait_seconds: int
@@ -84,13 +89,15 @@ class DuelState:
     lease: Lease | None = None
     fence: int = 0
     turns: list[TurnRecord] = field(default_factory=list)
-    turn_started_at: float | None = None
+    turn_started_mono: float | None = None
     pending_outcome: str | None = None
     candidate_convergence: bool = False
     invalid_reason: str | None = None  # tampered record or vanished source: only INVALIDATED remains
     rev: int = 0
     event_seq: int = 0
     event_bytes: int = 0
+    boot_id: str | None = None  # the boot the *_mono times belong to; None: unknown (read as the wall clock)
+    wall_offset: float = 0.0  # the wall-clock time at monotonic 0 of that boot, as last set
     version: int = STATE_VERSION
 
     def participant(self, participant_id: str) -> Participant | None:
@@ -98,6 +105,10 @@ class DuelState:
 
     def seat_holder(self, seat: int) -> Participant | None:
         return next((p for p in self.participants if p.seat == seat), None)
+
+    def wall_time(self, mono: float) -> float:
+        """The wall-clock time to show for a monotonic moment of this state."""
+        return mono + self.wall_offset
 
     def to_json(self) -> bytes:
         # Records are flat dataclasses: their __dict__ is the JSON (asdict's deep copies cost more).
@@ -107,6 +118,8 @@ class DuelState:
     def from_json(cls, data: bytes, where: str) -> DuelState:
         try:
             raw = json.loads(data)
+            if raw.get("version") == 1:
+                _upgrade_v1(raw)
             if raw.get("version") != STATE_VERSION:
                 raise ValueError(f"unknown state version {raw.get('version')!r}")
             if not isinstance(raw["participants"], list) or not isinstance(raw["turns"], list):
@@ -119,6 +132,19 @@ class DuelState:
             return state
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise corrupt(where, exc) from None
+
+
+def _upgrade_v1(raw: dict[str, Any]) -> None:
+    """Version 1 kept wall-clock times only. They are read as the monotonic times of an
+    unknown boot whose clock is the wall clock (offset 0): judged on the wall clock until
+    the first write re-anchors them on this boot's monotonic clock."""
+    raw.update(version=2, boot_id=None, wall_offset=0.0, created_mono=raw["created_at"],
+               turn_started_mono=raw.pop("turn_started_at"))
+    for participant in raw["participants"]:
+        participant["last_seen_mono"] = participant.pop("last_seen_at")
+    if raw["lease"] is not None:
+        raw["lease"]["granted_mono"] = raw["lease"].pop("granted_at")
+        raw["lease"]["expires_mono"] = raw["lease"].pop("expires_at")
 
 
 def _build(kind: type, raw: dict[str, Any]) -> Any:
@@ -165,6 +191,7 @@ def corrupt(where: str, exc: BaseException | str) -> DuelError:
 DUEL_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,80}")
 _HEX = re.compile(r"[0-9a-f]+")
 _PARTICIPANT_ID = re.compile(r"p-[0-9a-f]{8}")
+_BOOT_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
 
 
 def _check_values(state: DuelState) -> None:
@@ -189,6 +216,7 @@ def _check_values(state: DuelState) -> None:
         (state.outcome is not None and state.outcome not in OUTCOMES, "outcome"),
         (state.pending_outcome is not None and state.pending_outcome not in OUTCOMES, "pending_outcome"),
         (sorted(p.seat for p in state.participants) not in ([], [1], [1, 2]), "participants"),
+        (state.boot_id is not None and not _BOOT_ID.fullmatch(state.boot_id), "boot_id"),
     ]
     for p in state.participants:
         problems += [

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 from filelock import FileLock, Timeout
 
-from ..clock import iso
+from ..clock import Instant, iso
 from ..errors import DuelError
 from ..vocabulary import ErrorCode
 from .state import DUEL_ID, DuelState, Participant, corrupt
@@ -370,7 +370,7 @@ class Transaction:
     grant, a release, a turn, a close), as opposed to bookkeeping (a refresh, a rejection).
     """
 
-    def __init__(self, debate: DebateDir, state: DuelState, now: float):
+    def __init__(self, debate: DebateDir, state: DuelState, now: Instant):
         self.debate = debate
         self.state = state
         self.now = now
@@ -380,7 +380,7 @@ class Transaction:
 
     def emit(self, kind: str, participant_id: str | None, wake: bool = True, **data: Any) -> None:
         """Log an event; ``wake`` says whether waiters should see the duel as changed."""
-        self._events.emit(iso(self.now), kind, participant_id, data)
+        self._events.emit(iso(self.now.wall), kind, participant_id, data)
         self._dirty = True
         self._woken = self._woken or wake
 
@@ -389,7 +389,7 @@ class Transaction:
         self._dirty = self._woken = True
 
     def touch(self, participant: Participant) -> None:
-        participant.last_seen_at = self.now
+        participant.last_seen_mono = self.now.mono
         self._dirty = True
 
     def save(self) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
 from ..coordination.identity import resolve_target, resolve_topic, slugify
+from ..coordination.policy import refresh_interval
 from ..coordination.results import LeaseToken, Seat, StatusResult
 from ..coordination.service import DuelService
 from ..coordination.storage import DebateDir, DuelLock, write_atomic
@@ -99,7 +100,7 @@ class LeaseKeeper:
         self._service = service
         self._seat = seat
         self._lease = lease
-        self._interval = max(1.0, lease_seconds / 3)
+        self._interval = refresh_interval(lease_seconds)
         self._stop = threading.Event()
         self.lost = threading.Event()
         self._thread = threading.Thread(target=self._run, name="duel-lease-keeper", daemon=True)
@@ -191,7 +192,8 @@ class Duelist:
                 "close_timeout": self._on_claim_timeout, "close": self._on_close,
             }
             while True:
-                status = self.service.status(seat.duel_id, participant_id=seat.participant_id)
+                status = self.service.status(seat.duel_id, participant_id=seat.participant_id,
+                                             participant_token=seat.token)
                 if status.next_step == CLOSED_STEP or status.next_step is None:
                     return self._finish(status)
                 try:
@@ -280,12 +282,14 @@ class Duelist:
             self._enter(state, detail)
             self._last_wait = detail
         seat = self._my_seat
-        self.service.wait(seat.duel_id, seat.participant_id, WAIT_SLICE_SECONDS, next_step=status.next_step)
+        # With the token, a wait keeps the seat: a long peer turn does not make it reclaimable.
+        self.service.wait(seat.duel_id, seat.participant_id, WAIT_SLICE_SECONDS, next_step=status.next_step,
+                          participant_token=seat.token)
 
     def _left(self, moment: float | None) -> str:
         if moment is None:
             return "no limit"
-        seconds = max(0, int(moment - self.service.clock()))
+        seconds = max(0, int(moment - self.service.clock().wall))
         return f"{seconds // 60}m {seconds % 60:02d}s"
 
     def _claim(self, for_timeout: bool = False) -> LeaseToken | None:
@@ -293,7 +297,7 @@ class Duelist:
         claim = self.service.claim_lock(seat, for_timeout)
         if claim.lease is None:
             wait = min(WAIT_SLICE_SECONDS, claim.retry_after_seconds or WAIT_SLICE_SECONDS)
-            self.service.wait(seat.duel_id, seat.participant_id, wait)
+            self.service.wait(seat.duel_id, seat.participant_id, wait, participant_token=seat.token)
             return None
         self.lease = claim.lease
         return self.lease
