@@ -44,6 +44,13 @@ def temp_files(root: Path) -> list[Path]:
     return list(root.rglob("*.tmp"))
 
 
+@pytest.fixture
+def service(debate_dir: Path) -> DuelService:
+    """On the system clock: `duel tools` processes share these duels, and to them a lease
+    granted on a manual clock's boot is over (docs/protocol.md section 4, "Clocks")."""
+    return DuelService(debate_dir)
+
+
 def seated(service: DuelService, source: Path):
     alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
     bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
