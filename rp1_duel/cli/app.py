@@ -75,8 +75,7 @@ def join_command(
 ) -> None:
     """Take part in a duel about a document: join, debate turn by turn, close.
 
-    Run it in two terminals (one per participant). Ctrl-C gives the floor back and
-    keeps the seat: run the same command again to resume.
+    Run it in two terminals, one per participant. Ctrl-C gives the floor back and keeps the seat: run the same command again to resume.
     """
     from ..participant.console import ConsoleReporter
     from ..participant.loop import STATE_COMPLETED, Duelist, ParticipantConfig
@@ -126,8 +125,7 @@ def demo_command(
     add_help_option=False,
 )
 def tools_command() -> None:
-    """The lock service as one-shot JSON commands: join, status, claim-lock,
-    refresh-lock, release-lock, append, wait (see `duel tools --help`)."""
+    """The lock service as one-shot JSON commands for agents (see `duel tools --help`)."""
     # Listed for `duel --help` only: rp1_duel.cli.main hands `duel tools …` to rp1_duel.cli.tools.
 
 
@@ -149,12 +147,12 @@ def validate_command(
 ) -> None:
     """Check duel artifacts: structure, hash chain, turn rules, outcome. Exit 0 valid, 1 invalid.
 
-    A folder is searched for every *.md that looks like an artifact (a file that looks like
-    one and does not parse is invalid, never skipped). Sources are checked at the version
-    the duel recorded, looked up in the git history when the file has changed since.
-    Without --allowed-signers this proves consistency, not authorship: anyone can edit a
-    turn and recompute the hashes.
-    """
+    A folder is searched for every *.md that looks like an artifact; one that looks like an artifact and does not parse is invalid, never skipped.
+
+    Sources are checked at the version the duel recorded (from the git history if the file changed since).
+
+    Without --allowed-signers this proves consistency, not authorship: anyone can edit a turn and recompute the hashes.
+    """  # one line a paragraph: typer keeps a docstring's line breaks
     from ..record import signatures
     from ..record.validate import collect, validate_file
 
@@ -199,8 +197,7 @@ def skill_command(
     home: Annotated[str, typer.Option("--home", help="Home folder for --scope user.")] = "~",
     project: Annotated[str, typer.Option("--project", help="Project folder for --scope project.")] = ".",
 ) -> None:
-    """Print (or --install) the instructions an agent in Claude Code, Codex or another
-    harness follows to take part in a duel through `duel tools`.
+    """Print (or --install) the instructions an agent follows to take part through `duel tools`.
 
     Claude Code: .claude/skills/duel/SKILL.md (project, or user: ~/.claude/…).
     Codex: a marked section of AGENTS.md (project), or ~/.codex/prompts/duel.md (user).
