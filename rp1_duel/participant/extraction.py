@@ -63,13 +63,10 @@ def extract_turn(answer: str) -> Extraction:
     trailer_outside = False
     if before is not None:
         fence = _fence_opener(lines[before])
-        if fence is not None and _content_before(lines, before) is None:
-            stripped.append(CODE_FENCE)
-        else:
+        if fence is None or _content_before(lines, before) is not None:
             stripped.append(PREAMBLE)
-            if fence is not None:
-                stripped.append(CODE_FENCE)
         if fence is not None:
+            stripped.append(CODE_FENCE)
             closer = _fence_closer(lines, heading, fence)
             if closer is not None:
                 end = closer
