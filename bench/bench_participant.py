@@ -4,6 +4,8 @@
    (system, then messages, as the APIs cache them) that is a byte-identical prefix of that participant's previous request (target ≥ 80%).
 2. Orchestration overhead per turn: a turn's wall time minus the model's own time
    (status, claim, reading the artifact, prompt, local validation, append; target ≤ 150 ms).
+3. Repair round-trips per turn when every answer is wrapped (a fence, a preamble, a
+   <think> block, a closing remark; tests/fake_debater.py ``wrapped``): target 0.
 
     python bench/bench_participant.py
 """
@@ -26,7 +28,7 @@ from rp1_duel.participant.loop import Duelist, ParticipantConfig  # noqa: E402
 from rp1_duel.participant.providers import select_provider  # noqa: E402
 from rp1_duel.settings import DuelSettings  # noqa: E402
 
-from fake_debater import debater  # noqa: E402
+from fake_debater import debater, wrapped  # noqa: E402
 from fake_models import FakeAnthropicServer, FakeOpenAIServer  # noqa: E402
 from helpers import SOURCE  # noqa: E402
 
@@ -93,30 +95,35 @@ def shared_prefix(a: bytes, b: bytes) -> int:
     return lo
 
 
+def play(source: Path, debates: str, claude_api: FakeAnthropicServer, gpt_api: FakeOpenAIServer) -> list:
+    """A whole duel of two in-process participants, Claude in seat 1."""
+    settings = DuelSettings(max_turns=MAX_TURNS)
+    runs = []
+    for name, model, env in (
+        ("Claude", "claude-x", {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": claude_api.base_url}),
+        ("GPT", "gpt-x", {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": gpt_api.base_url}),
+    ):
+        provider = TimedProvider(select_provider(model, None, None, env))
+        reporter = Quiet()
+        duelist = Duelist(ParticipantConfig(str(source), debates, name, settings=settings), provider, reporter)
+        runs.append((name, duelist, provider, reporter))
+    threads = []
+    for index, (_, duelist, _, _) in enumerate(runs):
+        threads.append(threading.Thread(target=duelist.run))
+        threads[-1].start()
+        if index == 0:
+            time.sleep(0.3)  # Claude takes seat 1
+    for thread in threads:
+        thread.join()
+    return runs
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropicServer(debater) as claude_api, \
             FakeOpenAIServer(debater) as gpt_api:
         source = Path(tmp) / "design.md"
         source.write_text(design_doc())
-        debates = str(Path(tmp) / "debates")
-        settings = DuelSettings(max_turns=MAX_TURNS)
-        runs = []
-        for name, model, env in (
-            ("Claude", "claude-x", {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": claude_api.base_url}),
-            ("GPT", "gpt-x", {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": gpt_api.base_url}),
-        ):
-            provider = TimedProvider(select_provider(model, None, None, env))
-            reporter = Quiet()
-            duelist = Duelist(ParticipantConfig(str(source), debates, name, settings=settings), provider, reporter)
-            runs.append((name, duelist, provider, reporter))
-        threads = []
-        for index, (_, duelist, _, _) in enumerate(runs):
-            threads.append(threading.Thread(target=duelist.run))
-            threads[-1].start()
-            if index == 0:
-                time.sleep(0.3)  # Claude takes seat 1
-        for thread in threads:
-            thread.join()
+        runs = play(source, str(Path(tmp) / "debates"), claude_api, gpt_api)
         print(f"source: {len(source.read_bytes()) / 1024:.1f} KB; duel of {MAX_TURNS} turns; "
               f"outcome {runs[0][1].result.outcome}")
         print("\n1. prompt-cache reuse (byte-identical prefix of the same participant's previous request)")
@@ -131,6 +138,16 @@ def main() -> None:
             print(f"   {name:7s}: median {statistics.median(overhead):.1f} ms, max {max(overhead):.1f} ms "
                   f"over {len(overhead)} turns (model time median "
                   f"{statistics.median(provider.model_seconds) * 1000:.1f} ms, fake server on loopback)")
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropicServer(wrapped) as claude_api, \
+            FakeOpenAIServer(wrapped) as gpt_api:
+        source = Path(tmp) / "design.md"
+        source.write_text(design_doc())
+        runs = play(source, str(Path(tmp) / "debates"), claude_api, gpt_api)
+        turns = sum(len(duelist.result.turns_written) for _, duelist, _, _ in runs)
+        requests = len(claude_api.requests) + len(gpt_api.requests)
+        print("\n3. repair round-trips per turn, every answer wrapped (fence, preamble, <think>, closing remark)")
+        print(f"   {(requests - turns) / turns:.2f} ({requests} requests for {turns} turns, outcome "
+              f"{runs[0][1].result.outcome}; target 0)")
 
 
 if __name__ == "__main__":

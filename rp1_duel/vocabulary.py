@@ -27,6 +27,10 @@ STANCE_REVISION_SUPPORT: Final = "Stance Revision Support"
 SECTIONS: Final = (POSITION, COUNTERPOINTS, AGREEMENTS, NOVEL_ARGUMENT, UNRESOLVED_ITEMS, STANCE_REVISION_SUPPORT)
 NON_EMPTY_SECTIONS: Final = SECTIONS[:5]
 
+# -- what `duel join` strips around a model's answer before validating it (section 2) ----
+# One tuple, not a constant each: lower-case string constants here are next_step words.
+WRAPPERS: Final = ("reasoning", "preamble", "fence", "trailing_remark")
+
 # -- outcomes (section 8) ----------------------------------------------------------------
 Outcome = Literal["ACCEPTED_CONSENSUS", "DISSENT", "MAX_TURNS", "TIMEOUT", "INVALIDATED"]
 ACCEPTED_CONSENSUS: Final = "ACCEPTED_CONSENSUS"

@@ -53,3 +53,18 @@ def sloppy_then_fixed(body: dict[str, Any]) -> str:
 
 def hopeless(body: dict[str, Any]) -> str:
     return debater(body).replace(" (non-blocking)", "")
+
+
+WRAPPINGS = {  # turn number → how a chatty model wraps that turn, and what extraction strips
+    1: (lambda turn: f"```markdown\n{turn}```\n", ["fence"]),
+    2: (lambda turn: f"<think>\nI should open with the heading.\n</think>\n\n{turn}", ["reasoning"]),
+    3: (lambda turn: f"Here is my turn:\n\n{turn}\nLet me know if you want changes.\n", ["preamble", "trailing_remark"]),
+    4: (lambda turn: f"Sure.\n~~~\n---\n{turn}~~~\nI hope this helps.\n", ["preamble", "fence", "trailing_remark"]),
+}
+
+
+def wrapped(body: dict[str, Any]) -> str:
+    """The debater's turn inside a different wrapper for each turn (cycling after turn 4)."""
+    n = asked(body)[0]
+    wrap, _ = WRAPPINGS[(n - 1) % len(WRAPPINGS) + 1]
+    return wrap(debater(body))

@@ -19,7 +19,7 @@ from rp1_duel.errors import DuelError
 from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings
 
-from fake_debater import debater, hopeless, sloppy_then_fixed
+from fake_debater import WRAPPINGS, debater, hopeless, sloppy_then_fixed, wrapped
 from fake_models import FakeAnthropicServer, FakeOpenAIServer
 from helpers import claim, join, make_turn
 
@@ -90,6 +90,27 @@ def test_claude_and_gpt_finish_a_duel(source, debate_dir, anthropic_server, open
     text = Path(result_c["debate_path"]).read_text()
     assert "Claude (duel / claude-x)" in text
     assert "GPT (duel / gpt-x)" in text
+
+
+def test_wrapped_answers_are_extracted_without_a_repair_round_trip(source, debate_dir, anthropic_server,
+                                                                     openai_server):
+    anthropic_server.responder = openai_server.responder = wrapped
+    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "4", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    gpt = start(source, debate_dir, "--model", "gpt-x", env=gpt_env(openai_server))
+    (code_c, result_c, err_c), (code_g, result_g, _) = finish(claude), finish(gpt)
+    assert (code_c, code_g) == (0, 0), err_c
+    assert result_c["outcome"] == "ACCEPTED_CONSENSUS"
+    assert (result_c["turns_written"], result_g["turns_written"]) == ([1, 3], [2, 4])
+    # One request per turn: no wrapper cost a repair.
+    assert (len(anthropic_server.requests), len(openai_server.requests)) == (2, 2)
+    assert "turn 1: removed fence around the answer" in err_c
+    log = (debate_dir / ".duel" / "duels" / result_c["duel_id"] / "events.jsonl").read_text().splitlines()
+    appended = [json.loads(line)["data"] for line in log if '"type": "turn_appended"' in line]
+    assert [event["stripped"] for event in appended] == [WRAPPINGS[n][1] for n in (1, 2, 3, 4)]
+    assert validate_file(result_c["debate_path"]).valid
+    text = Path(result_c["debate_path"]).read_text()
+    assert "```" not in text and "<think>" not in text and "Let me know" not in text and "Here is my" not in text
 
 
 def scripted_peer(source: Path, debate_dir: Path, tmp_path: Path, turns: list[int], max_turns: int = 4,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rp1_duel.turns.grammar import _section_label, _trailing_stance
+from rp1_duel.turns.grammar import _trailing_stance, section_label
 from rp1_duel.turns.markdown import atx_heading
 from rp1_duel.turns.rules import validate_turn
 from rp1_duel.vocabulary import SECTIONS
@@ -34,7 +34,7 @@ def short(alphabet: str, *seeds: str) -> st.SearchStrategy[str]:
 def test_section_labels_are_read_as_the_reference_pattern_reads_them(line):
     match = REFERENCE_LABEL.match(line)
     expected = _SECTION_BY_KEY.get(" ".join(match.group(1).split()).casefold()) if match else None
-    assert _section_label(line) == expected
+    assert section_label(line) == expected
 
 
 @given(short(" -\u2014\u2013aB(/)\t", "Alice (h / m) \u2014 CONVERGING", "A -- X", "A (h/m)\u2014X", "--x"))

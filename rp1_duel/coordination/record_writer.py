@@ -9,6 +9,7 @@ gives (:mod:`rp1_duel.record.history`), and the outcome is computed.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..clock import iso
@@ -18,7 +19,7 @@ from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, Partici
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
 from ..turns.rules import validate_turn
 from ..turns.source import SourceUnreadable, read_bounded, read_source
-from ..vocabulary import CLOSED, ErrorCode
+from ..vocabulary import CLOSED, WRAPPERS, ErrorCode
 from . import policy
 from .state import DuelState, Lease, Participant, TurnRecord
 from .storage import Transaction, write_atomic
@@ -137,8 +138,11 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
 
 
 def append_turn(
-    tx: Transaction, me: Participant, lease: Lease, turn: str | bytes, signing_key: str | os.PathLike[str] | None = None
+    tx: Transaction, me: Participant, lease: Lease, turn: str | bytes, signing_key: str | os.PathLike[str] | None = None,
+    stripped: Sequence[str] = (),
 ) -> TurnRecord:
+    if any(kind not in WRAPPERS for kind in stripped):
+        raise invalid_argument(f"stripped names only {', '.join(WRAPPERS)}")
     state = tx.state
     refusal = policy.refuse_append(state, me, lease)
     if refusal:
@@ -183,7 +187,7 @@ def append_turn(
     state.candidate_convergence = evaluation.candidate_convergence
     write_artifact(tx, history.blocks)
     tx.emit("turn_appended", me.id, turn_number=number, stance=record.stance, sha256=record.sha256,
-            signed=signature is not None)
+            signed=signature is not None, stripped=list(stripped))
     if evaluation.candidate_convergence and not was_converging:
         tx.emit("candidate_convergence", me.id, turn_number=number)
     return record

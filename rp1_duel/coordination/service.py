@@ -12,7 +12,7 @@ import contextlib
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from ..clock import Clock, Instant, iso, system_clock, utc_date
@@ -411,19 +411,21 @@ class DuelService:
     # -- turns (sections 6 and 7) -------------------------------------------------------------
     def append(
         self, seat: Seat, lease: LeaseToken | None, turn: str | bytes, release: bool = False,
-        signing_key: str | os.PathLike[str] | None = None,
+        signing_key: str | os.PathLike[str] | None = None, stripped: Sequence[str] = (),
     ) -> AppendResult:
         """Validate ``turn`` and append it to the artifact; ``release`` gives the floor back after it.
 
         ``signing_key`` (an SSH private key, or a public key whose private half is in
         ssh-agent) signs the turn in this process; a key that cannot sign is
-        ``SIGNING_FAILED`` and nothing is written."""
+        ``SIGNING_FAILED`` and nothing is written. ``stripped`` names the wrappers
+        (:data:`rp1_duel.vocabulary.WRAPPERS`) the caller removed around the turn: recorded
+        in the ``turn_appended`` event, never part of validation."""
         from .record_writer import append_turn  # Markdown parsing is paid for only by appends
 
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             held = self._held_lease(tx, me, lease)
-            record = append_turn(tx, me, held, turn, signing_key)
+            record = append_turn(tx, me, held, turn, signing_key, stripped)
             if release and state.pending_outcome is None:
                 state.lease = None
                 tx.emit("lock_released", me.id, fence=held.fence)

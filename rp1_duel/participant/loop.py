@@ -3,8 +3,9 @@
 States: preparing → waiting_for_participant → debating → closing → completed |
 invalidated. The loop talks to the lock service in process (not through ``duel
 tools``), waits with the service's ``wait`` (no fixed sleeps), composes its turns with
-a provider while a background thread keeps its lease fresh, validates each draft
-locally and asks the provider for up to three repairs before appending.
+a provider while a background thread keeps its lease fresh, takes the turn out of the
+answer (:mod:`.extraction`), validates it locally and asks the provider for up to three
+repairs before appending.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..vocabulary import (
     ErrorCode,
 )
 from . import prompt
+from .extraction import Extraction, extract_turn, wrapper_notes
 from .providers import Provider
 
 MAX_REPAIRS = 3
@@ -324,16 +326,22 @@ class Duelist:
         prefix = prompt.heading_prefix(number, self.claimant)
         violations: list[TurnViolation] = []
         draft = None
+        extraction = Extraction("")
         with LeaseKeeper(self.service, self._my_seat, self.lease, self.lease_seconds) as keeper:
             for attempt in range(1 + MAX_REPAIRS):
                 request = prompt.build_request(
                     duel_id=self._my_seat.duel_id, system=self.system, blocks=history.blocks, number=number,
                     max_turns=self.max_turns, prefix=prefix, own_turns_before=(number - 1) // 2,
-                    violations=violations, draft=draft)
-                draft = self.provider.compose(request, self.report.progress)
+                    violations=violations, draft=draft, notes=wrapper_notes(extraction))
+                answer = self.provider.compose(request, self.report.progress)
                 if keeper.lost.is_set():
                     self.report.state(DEBATING, "lease lost while composing; claiming again")
                     return
+                extraction = extract_turn(answer)  # a fence, a preamble…: removed here, not by a repair
+                draft = extraction.text
+                if extraction.stripped:
+                    self.report.state(DEBATING, f"turn {number}: removed {', '.join(extraction.stripped)} "
+                                                f"around the answer")
                 violations = validate_turn(draft, context).violations
                 if not violations:
                     break
@@ -345,7 +353,7 @@ class Duelist:
                 return
         try:
             appended = self.service.append(self._my_seat, self.lease, draft, release=True,
-                                           signing_key=self.config.signing_key)
+                                           signing_key=self.config.signing_key, stripped=extraction.stripped)
         except DuelError as exc:
             if exc.code in (ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD):
                 self.report.state(DEBATING, f"lease lost before the append ({exc.code}); claiming again")

@@ -34,7 +34,7 @@ def system_prompt(name: str, topic: str, source: SourceDocument, source_name: st
         f"earlier turns. Concede what is right, keep blocking items for real objections, and move to "
         f"CONVERGING and ACCEPTING_CONSENSUS once nothing blocking is left; use DISSENTING only for a "
         f"disagreement that will not resolve.\n\n"
-        f"# How a turn must look\n\n{turn_guide(source_name)}\n\n"
+        f"# How a turn must look\n\n{turn_guide(source_name, fenced=False)}\n\n"
         f"Answer with the turn alone: no preamble, no closing remarks, no code fence.\n\n"
         f"# The source document `{source_name}`, with line numbers\n\n{source.numbered()}\n"
     )
@@ -50,8 +50,8 @@ def heading_prefix(number: int, claimant: Claimant) -> str:
     return f"## Turn {number} — {claimant.name} ({claimant.harness} / {claimant.model_id}) — "
 
 
-def instruction(number: int, max_turns: int, prefix: str,
-                violations: Sequence[TurnViolation] = (), draft: str | None = None) -> str:
+def instruction(number: int, max_turns: int, prefix: str, violations: Sequence[TurnViolation] = (),
+                draft: str | None = None, notes: Sequence[str] = ()) -> str:
     last = " It is the last turn of the duel." if number == max_turns else ""
     text = (
         f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line, "
@@ -62,19 +62,22 @@ def instruction(number: int, max_turns: int, prefix: str,
             f"- {v.code}" + (f" (line {v.line})" if v.line else "") + f": {v.message}" for v in violations
         )
         text += (
-            f"\nYour previous draft of this turn was rejected. Fix every violation below and answer with the "
-            f"whole corrected turn.\n\nViolations:\n{listed}\n\nYour previous draft:\n\n{draft or ''}\n"
+            "\nYour previous draft of this turn was rejected. Fix every violation below and answer with the "
+            "whole corrected turn.\n\n"
         )
+        if notes:  # the answer's form (a fence, a reasoning block…), from participant.extraction
+            text += "About the form of your answer:\n" + "".join(f"- {note}\n" for note in notes) + "\n"
+        text += f"Violations:\n{listed}\n\nYour previous draft:\n\n{draft or ''}\n"
     return text
 
 
 def build_request(*, duel_id: str, system: str, blocks: Sequence[TurnBlock], number: int, max_turns: int,
                   prefix: str, own_turns_before: int, violations: Sequence[TurnViolation] = (),
-                  draft: str | None = None) -> TurnRequest:
+                  draft: str | None = None, notes: Sequence[str] = ()) -> TurnRequest:
     return TurnRequest(
         system=system,
         history=history_text(blocks),
-        instruction=instruction(number, max_turns, prefix, violations, draft),
+        instruction=instruction(number, max_turns, prefix, violations, draft, notes),
         cache_key=duel_id,
         own_turns_before=own_turns_before,
     )

@@ -189,7 +189,7 @@ def parse_turn(text: str) -> ParsedTurn:
     return _TurnParser(lines).parse(normalize_turn_text(text))
 
 
-def _section_label(line: str) -> str | None:
+def section_label(line: str) -> str | None:
     """The section a line such as `**Agreements**` or `__Novel argument:__` labels, if any."""
     head = line.lstrip(" ")
     if len(line) - len(head) > 3:
@@ -408,7 +408,7 @@ class _TurnParser:
         labels = [
             (index, name)
             for index, line in enumerate(self.lines)
-            if not self.fenced[index] and (name := _section_label(line))
+            if not self.fenced[index] and (name := section_label(line))
         ]
         first_label = labels[0][0] if labels else len(self.lines)
         heading_index = next(

@@ -66,11 +66,15 @@ def stances_markdown() -> str:
     return "\n".join(f"- `{stance}`: {STANCE_MEANINGS[stance]}" for stance in STANCES)
 
 
-def turn_guide(source_name: str = "design.md") -> str:
-    """The whole turn contract, as Markdown: format, support kinds, stances, rules."""
+def turn_guide(source_name: str = "design.md", fenced: bool = True) -> str:
+    """The whole turn contract, as Markdown: format, support kinds, stances, rules.
+
+    ``fenced=False`` shows the format as plain lines: a model shown a fenced example tends
+    to fence its answer too."""
+    shown = f"```markdown\n{TURN_FORMAT}\n```" if fenced else TURN_FORMAT
     return (
         f"Format (the six sections, in this order: {', '.join(SECTIONS)}):\n\n"
-        f"```markdown\n{TURN_FORMAT}\n```\n\n"
+        f"{shown}\n\n"
         f"{SUPPORT_KINDS.format(source=source_name)}\n\n"
         f"Stances:\n{stances_markdown()}\n\n"
         f"Rules (each rejection names its code):\n{rules_markdown()}"
