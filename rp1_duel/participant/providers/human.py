@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ...vocabulary import SECTIONS, ErrorCode
-from . import ProviderError, TurnRequest
+from . import Composition, Progress, ProviderError, TurnRequest
 
 SECTION_LABELS = tuple(f"**{name}**" for name in SECTIONS)
 
@@ -32,7 +32,7 @@ class HumanProvider:
         # The last turn written and its heading: a repair of that turn reopens it, not a blank skeleton.
         self._draft: tuple[str | None, str] | None = None
 
-    def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
+    def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         heading = _heading(request.instruction)
         skeleton = _skeleton(heading)
         editor = self.editor or (_default_editor() if self.stdin.isatty() else None)
@@ -45,7 +45,7 @@ class HumanProvider:
         if not text or text == skeleton:
             raise ProviderError(ErrorCode.HUMAN_ABORTED, "no turn was written (empty or unchanged), so none is submitted")
         self._draft = (heading, text)
-        return text
+        return Composition(text)
 
     def _edit(self, editor: str, instruction: str, draft: str) -> str:
         notes = "".join(f"{NOTE_PREFIX}{line}".rstrip() + "\n" for line in instruction.splitlines())
