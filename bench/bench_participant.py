@@ -4,12 +4,15 @@
    (system, then messages, as the APIs cache them) that is a byte-identical prefix of that participant's previous request (target ≥ 80%).
 2. Orchestration overhead per turn: a turn's wall time minus the model's own time
    (status, claim, reading the artifact, prompt, local validation, append; target ≤ 150 ms).
+3. Rate-limit recovery: the time from a 429 with ``retry-after: 3`` to the retried request,
+   through the participant's own retries (target 3–4 s).
 
     python bench/bench_participant.py
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import statistics
@@ -23,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
 from rp1_duel.participant.loop import Duelist, ParticipantConfig  # noqa: E402
-from rp1_duel.participant.providers import select_provider  # noqa: E402
+from rp1_duel.participant.providers import TurnRequest, select_provider  # noqa: E402
+from rp1_duel.participant.retry import RetryPolicy, compose_with_retries  # noqa: E402
 from rp1_duel.settings import DuelSettings  # noqa: E402
 
 from fake_debater import debater  # noqa: E402
@@ -66,7 +70,16 @@ class Quiet:
         if detail.startswith("composing turn"):
             self._started = time.perf_counter()
 
-    def progress(self, tokens):
+    def composing(self):
+        pass
+
+    def progress(self, progress):
+        pass
+
+    def retrying(self, notice):
+        pass
+
+    def composed(self, usage):
         pass
 
     def turn_accepted(self, number, stance):
@@ -131,6 +144,22 @@ def main() -> None:
             print(f"   {name:7s}: median {statistics.median(overhead):.1f} ms, max {max(overhead):.1f} ms "
                   f"over {len(overhead)} turns (model time median "
                   f"{statistics.median(provider.model_seconds) * 1000:.1f} ms, fake server on loopback)")
+    rate_limit_recovery()
+
+
+def rate_limit_recovery() -> None:
+    print("\n3. rate-limit recovery (429 with retry-after: 3, then the retried request; target 3–4 s)")
+    request = TurnRequest(system="s", history="h", instruction="i", cache_key="k")
+    for server_class, model, env_names in (
+        (FakeAnthropicServer, "claude-x", ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")),
+        (FakeOpenAIServer, "gpt-x", ("OPENAI_API_KEY", "OPENAI_BASE_URL")),
+    ):
+        with server_class(script=[{"status": 429, "retry_after": 3}]) as api:
+            provider = select_provider(model, None, None, dict(zip(env_names, ("k", api.base_url), strict=True)))
+            compose_with_retries(functools.partial(provider.compose, request, lambda progress: None), RetryPolicy(),
+                                 deadline=time.time() + 1800)
+            first, retried = (r["received_at"] for r in api.requests)
+            print(f"   {api.kind:9s}: {retried - first:.2f} s from the 429 to the retried request")
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ class FakeModelServer:
         raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
         body = json.loads(raw or b"{}")
         headers = {name.lower(): value for name, value in handler.headers.items()}
-        self._record({"path": handler.path, "headers": headers, "body": body})
+        self._record({"path": handler.path, "headers": headers, "body": body, "received_at": time.monotonic()})
         if urlsplit(handler.path).path != self.path:
             return _send_json(handler, 404, self.error_body(404))
         with self._log_lock:
