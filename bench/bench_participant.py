@@ -51,7 +51,7 @@ class TimedProvider:
     """Wraps a provider to measure the model's own time."""
 
     def __init__(self, inner):
-        self.inner, self.name, self.model = inner, inner.name, inner.model
+        self.inner, self.name, self.model, self.remote = inner, inner.name, inner.model, inner.remote
         self.model_seconds = []
 
     def compose(self, request, progress):

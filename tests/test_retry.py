@@ -63,8 +63,7 @@ def overloaded(retry_after: float | None = None) -> ProviderError:
 
 def run(script: Script, deadline: float, notices: list[RetryNotice] | None = None, **kw) -> Composition | None:
     return compose_with_retries(script.attempt, POLICY, deadline, clock=lambda: script.now, sleep=script.sleep,
-                                draw=lambda: 0.5, on_retry=(notices if notices is not None else []).append,
-                                provider="anthropic", **kw)
+                                draw=lambda: 0.5, on_retry=(notices if notices is not None else []).append, **kw)
 
 
 def test_retries_go_on_past_the_sdks_two_until_the_answer_comes():

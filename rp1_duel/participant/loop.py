@@ -372,18 +372,19 @@ class Duelist:
     def _compose(self, request: TurnRequest, deadline: float, keeper: LeaseKeeper, number: int,
                  repair: bool) -> Composition | None:
         """One draft, retried through overloads and cut streams until the turn deadline; its usage logged."""
+        if not self.provider.remote:
+            return self.provider.compose(request, self.report.progress)
         self.report.composing()
         started = time.monotonic()
         composition = compose_with_retries(
             lambda: self.provider.compose(request, self.report.progress), self.retry_policy, deadline,
             clock=lambda: self.service.clock().wall, sleep=lambda seconds: not keeper.lost.wait(seconds),
-            on_retry=self.report.retrying, provider=self.provider.name)
+            on_retry=self.report.retrying)
         if composition is None:
             return None
         usage = replace(composition.usage, repairs=int(repair), seconds=time.monotonic() - started)
         self.report.composed(usage)
-        if usage.requests:  # a model's request, not a person's or a script's
-            self.service.record_usage(self._my_seat, number, usage.to_dict())
+        self.service.record_usage(self._my_seat, number, usage.to_dict())
         return replace(composition, usage=usage)
 
     def _finish(self, status: StatusResult) -> ParticipantResult:

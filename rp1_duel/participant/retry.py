@@ -51,7 +51,6 @@ class RetryPolicy:
 class RetryNotice:
     """What a person is told before a retry wait."""
 
-    provider: str
     error: ProviderError
     attempt: int  # the attempt about to be made
     wait_seconds: float
@@ -66,16 +65,13 @@ def compose_with_retries(
     sleep: Callable[[float], bool] | None = None,
     draw: Callable[[], float] = random_module.random,
     on_retry: Callable[[RetryNotice], None] = lambda notice: None,
-    provider: str = "the model",
 ) -> Composition | None:
     """Run ``attempt`` until it succeeds, fails permanently, or the deadline (on ``clock``) is too near.
 
     ``sleep`` (default: :func:`time.sleep`) returns False to stop waiting (the lease was lost):
-    the result is then None.
-    The composition returned counts every request made and every retry.
+    the result is then None. The composition returned counts every request made and every retry.
     """
     failed = 0
-    number = 1
     while True:
         try:
             composition = attempt()
@@ -83,11 +79,10 @@ def compose_with_retries(
             failed += 1
             if not error.retryable:
                 raise
-            number += 1
-            wait = policy.wait_before(number, error.retry_after, draw())
+            wait = policy.wait_before(failed + 1, error.retry_after, draw())
             if not policy.worth_waiting(wait, deadline - clock()):
                 raise error.given_up(failed) from None
-            on_retry(RetryNotice(provider, error, number, wait))
+            on_retry(RetryNotice(error, failed + 1, wait))
             if not (sleep or _sleep)(wait):
                 return None
             continue

@@ -75,6 +75,9 @@ class Composition:
 class Provider(Protocol):
     name: str
     model: str
+    # A model behind an API: its requests are retried, timed, shown and their usage logged.
+    # A person or a script is called once and left alone.
+    remote: bool
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         """Return the turn's text and usage; report ``progress`` as the answer streams."""

@@ -34,6 +34,7 @@ DEFAULT_TIMEOUT = anthropic.Timeout(300.0, connect=10.0)
 
 class AnthropicProvider:
     name = "anthropic"
+    remote = True
 
     def __init__(
         self,

@@ -23,6 +23,7 @@ NOTE_PREFIX = "%% "
 
 class HumanProvider:
     name = "human"
+    remote = False
     model = "human"
 
     def __init__(self, editor: str | None = None, stdin: TextIO | None = None, stderr: TextIO | None = None):

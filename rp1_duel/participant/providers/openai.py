@@ -30,6 +30,7 @@ DEFAULT_TIMEOUT = openai.Timeout(600.0, connect=10.0)
 
 class OpenAIProvider:
     name = "openai"
+    remote = True
 
     def __init__(
         self,

@@ -18,6 +18,7 @@ class ScriptedProvider:
     """
 
     name = "scripted"
+    remote = False
 
     def __init__(self, directory: str | Path):
         self.directory = Path(directory).expanduser()
