@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_participant import claude_env, finish, gpt_env, scripted_peer, start, wait_for_seat
+from test_participant import claude_env, clean_env, finish, gpt_env, scripted_peer, start, wait_for_seat
 
 from fake_debater import debater
 
@@ -169,3 +169,12 @@ def _drain(fd: int, into: list[bytes]) -> None:
             into.append(chunk)
     except OSError:
         pass
+
+
+def test_an_unknown_reasoning_level_is_refused_before_joining(source, debate_dir):
+    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--debate-dir",
+                           str(debate_dir), "--model", "claude-x", "--reasoning", "extreme"],
+                          capture_output=True, text=True, env=clean_env(ANTHROPIC_API_KEY="test-key"))
+    assert proc.returncode == 2
+    assert proc.stderr == "duel: INVALID_ARGUMENT: --reasoning must be one of low, medium, high, not 'extreme'\n"
+    assert not debate_dir.exists()
