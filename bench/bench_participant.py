@@ -6,12 +6,15 @@
    (status, claim, reading the artifact, prompt, local validation, append; target ≤ 150 ms).
 3. Repair round-trips per turn when every answer is wrapped (a fence, a preamble, a
    <think> block, a closing remark; tests/fake_debater.py ``wrapped``): target 0.
+4. Rate-limit recovery: the time from a 429 with ``retry-after: 3`` to the retried request,
+   through the participant's own retries (target 3–4 s).
 
     python bench/bench_participant.py
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import statistics
@@ -25,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
 from rp1_duel.participant.loop import Duelist, ParticipantConfig  # noqa: E402
-from rp1_duel.participant.providers import select_provider  # noqa: E402
+from rp1_duel.participant.providers import TurnRequest, select_provider  # noqa: E402
+from rp1_duel.participant.retry import RetryPolicy, compose_with_retries  # noqa: E402
 from rp1_duel.settings import DuelSettings  # noqa: E402
 
 from fake_debater import debater, wrapped  # noqa: E402
@@ -49,7 +53,7 @@ class TimedProvider:
     """Wraps a provider to measure the model's own time."""
 
     def __init__(self, inner):
-        self.inner, self.name, self.model = inner, inner.name, inner.model
+        self.inner, self.name, self.model, self.remote = inner, inner.name, inner.model, inner.remote
         self.model_seconds = []
 
     def compose(self, request, progress):
@@ -68,7 +72,16 @@ class Quiet:
         if detail.startswith("composing turn"):
             self._started = time.perf_counter()
 
-    def progress(self, tokens):
+    def composing(self):
+        pass
+
+    def progress(self, progress):
+        pass
+
+    def retrying(self, notice):
+        pass
+
+    def composed(self, usage):
         pass
 
     def turn_accepted(self, number, stance):
@@ -148,6 +161,22 @@ def main() -> None:
         print("\n3. repair round-trips per turn, every answer wrapped (fence, preamble, <think>, closing remark)")
         print(f"   {(requests - turns) / turns:.2f} ({requests} requests for {turns} turns, outcome "
               f"{runs[0][1].result.outcome}; target 0)")
+    rate_limit_recovery()
+
+
+def rate_limit_recovery() -> None:
+    print("\n4. rate-limit recovery (429 with retry-after: 3, then the retried request; target 3–4 s)")
+    request = TurnRequest(system="s", history="h", instruction="i", cache_key="k")
+    for server_class, model, env_names in (
+        (FakeAnthropicServer, "claude-x", ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")),
+        (FakeOpenAIServer, "gpt-x", ("OPENAI_API_KEY", "OPENAI_BASE_URL")),
+    ):
+        with server_class(script=[{"status": 429, "retry_after": 3}]) as api:
+            provider = select_provider(model, None, None, dict(zip(env_names, ("k", api.base_url), strict=True)))
+            compose_with_retries(functools.partial(provider.compose, request, lambda progress: None), RetryPolicy(),
+                                 deadline=time.time() + 1800)
+            first, retried = (r["received_at"] for r in api.requests)
+            print(f"   {api.kind:9s}: {retried - first:.2f} s from the 429 to the retried request")
 
 
 if __name__ == "__main__":

@@ -8,10 +8,23 @@ gets the ``anthropic_server`` / ``openai_server`` fixtures without importing the
 import the server classes. Beside ``duel join`` processes, run one as a process:
 
     python tests/fake_models.py --kind anthropic --port-file PORT_FILE [--responder MODULE:FUNC]
-        [--port N] [--delay-per-chunk SECONDS] [--fail-status CODE] [--requests-log JSONL]
+        [--port N] [--delay-per-chunk SECONDS] [--fail-status CODE] [--requests-log JSONL] [--script JSON]
 
 It prints its port on standard output, writes it to PORT_FILE (atomically, so a poller sees
 the whole number or nothing) and serves until SIGTERM or SIGINT.
+
+``script`` (``--script``, a JSON list) scripts what production APIs do, one action per
+request in order; once it runs out, requests are answered normally. An action is an object
+with any of:
+
+- ``status`` (with ``retry_after``, seconds): answer with that HTTP error, e.g. 429 or 529;
+- ``error_after_chunks`` (with ``error_type``, default ``overloaded_error``): an error event
+  inside the stream (Anthropic ``event: error``; OpenAI an ``error`` chunk) after N chunks;
+- ``end_after_chunks``: end the stream cleanly after N chunks, without its closing events;
+- ``reset_after_chunks``: announce a long body, then close the connection after N chunks
+  (the client sees the connection drop);
+- ``think_seconds``: stay silent that long before the first chunk (keep-alives only, as
+  a reasoning model does).
 """
 
 from __future__ import annotations
@@ -56,6 +69,9 @@ class FakeModelServer:
         drop_after_chunks: int | None = None,
         port: int = 0,
         requests_log: Path | None = None,
+        script: list[dict] | None = None,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
     ):
         # All of these are read at each request, so a test may change them between requests.
         self.responder = responder
@@ -63,6 +79,9 @@ class FakeModelServer:
         self.fail_status = fail_status
         self.truncated = truncated  # answer as if the model hit its output-token limit
         self.drop_after_chunks = drop_after_chunks  # close the connection mid-stream, as a dying server does
+        self.script = list(script or [])  # per-request actions (module docstring), consumed in order
+        self.cache_read_tokens = cache_read_tokens  # reported in every answer's usage
+        self.cache_write_tokens = cache_write_tokens
         self.requests: list[dict] = []
         self._requests_log = requests_log
         self._log_lock = threading.Lock()
@@ -104,11 +123,16 @@ class FakeModelServer:
         raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
         body = json.loads(raw or b"{}")
         headers = {name.lower(): value for name, value in handler.headers.items()}
-        self._record({"path": handler.path, "headers": headers, "body": body})
+        self._record({"path": handler.path, "headers": headers, "body": body, "received_at": time.monotonic()})
         if urlsplit(handler.path).path != self.path:
             return _send_json(handler, 404, self.error_body(404))
-        if self.fail_status is not None:
-            return _send_json(handler, self.fail_status, self.error_body(self.fail_status))
+        with self._log_lock:
+            action = self.script.pop(0) if self.script else {}
+        status = action.get("status", self.fail_status)
+        if status is not None:
+            retry_after = action.get("retry_after")
+            headers = {} if retry_after is None else {"retry-after": str(retry_after)}
+            return _send_json(handler, status, self.error_body(status), headers)
         text = self.responder(body)
         chunks = re.findall(r"\s*\S+\s*|\s+", text)
         if not body.get("stream"):
@@ -116,18 +140,28 @@ class FakeModelServer:
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
         handler.send_header("Cache-Control", "no-cache")
+        if "reset_after_chunks" in action:  # a body it will never finish: the client sees the connection drop
+            handler.send_header("Content-Length", str(10**9))
         handler.end_headers()
         try:
-            for event in self.stream(body, chunks):
+            for event in self.stream(body, chunks, action):
                 handler.wfile.write(event.encode("utf-8"))
                 handler.wfile.flush()
         except (_Dropped, BrokenPipeError, ConnectionResetError):
             pass  # the stream ends here, without its closing events
 
-    def paced(self, chunks: list[str]) -> Iterator[str]:
-        """The chunks as the model sends them: slowly if asked, cut short if the connection is to drop."""
+    def paced(self, chunks: list[str], action: dict) -> Iterator[str]:
+        """The chunks as the model sends them: slowly if asked, cut short or broken by an error if scripted."""
+        silent_until = time.monotonic() + action.get("think_seconds", 0)
+        while time.monotonic() < silent_until:
+            time.sleep(min(0.25, silent_until - time.monotonic()))
+            yield self.keep_alive()
+        error_at = action.get("error_after_chunks")
+        drop_at = action.get("end_after_chunks", action.get("reset_after_chunks", self.drop_after_chunks))
         for index, chunk in enumerate(chunks):
-            if index == self.drop_after_chunks:
+            if index == error_at:
+                raise _InStreamError(action.get("error_type", "overloaded_error"))
+            if index == drop_at:
                 raise _Dropped
             if self.delay_per_chunk:
                 time.sleep(self.delay_per_chunk)
@@ -147,7 +181,10 @@ class FakeModelServer:
     def message(self, body: dict, text: str, output_tokens: int) -> dict:
         raise NotImplementedError
 
-    def stream(self, body: dict, chunks: list[str]) -> Iterator[str]:
+    def keep_alive(self) -> str:
+        raise NotImplementedError
+
+    def stream(self, body: dict, chunks: list[str], action: dict) -> Iterator[str]:
         raise NotImplementedError
 
 
@@ -181,17 +218,27 @@ class FakeAnthropicServer(FakeModelServer):
             "content": [{"type": "text", "text": text}],
             "stop_reason": "max_tokens" if self.truncated else "end_turn",
             "stop_sequence": None,
-            "usage": _anthropic_usage(body, output_tokens),
+            "usage": _anthropic_usage(body, output_tokens, self.cache_read_tokens, self.cache_write_tokens),
         }
 
-    def stream(self, body: dict, chunks: list[str]) -> Iterator[str]:
+    def keep_alive(self) -> str:
+        return _event("ping")
+
+    def stream(self, body: dict, chunks: list[str], action: dict) -> Iterator[str]:
         start = self.message(body, "", 1)
         start.update(content=[], stop_reason=None)
         yield _event("message_start", message=start)
         yield _event("content_block_start", index=0, content_block={"type": "text", "text": ""})
         yield _event("ping")
-        for chunk in self.paced(chunks):
-            yield _event("content_block_delta", index=0, delta={"type": "text_delta", "text": chunk})
+        try:
+            for chunk in self.paced(chunks, action):
+                if chunk == self.keep_alive():
+                    yield chunk
+                else:
+                    yield _event("content_block_delta", index=0, delta={"type": "text_delta", "text": chunk})
+        except _InStreamError as error:
+            yield _event("error", error={"type": error.kind, "message": f"fake {error.kind} in the stream"})
+            return
         yield _event("content_block_stop", index=0)
         stop_reason = "max_tokens" if self.truncated else "end_turn"
         yield _event(
@@ -222,22 +269,31 @@ class FakeOpenAIServer(FakeModelServer):
         answer = {"role": "assistant", "content": text}
         finish_reason = self._finish_reason()
         completion["choices"] = [{"index": 0, "message": answer, "logprobs": None, "finish_reason": finish_reason}]
-        completion["usage"] = _openai_usage(body, output_tokens)
+        completion["usage"] = _openai_usage(body, output_tokens, self.cache_read_tokens)
         return completion
 
-    def stream(self, body: dict, chunks: list[str]) -> Iterator[str]:
+    def keep_alive(self) -> str:
+        return ": keep-alive\n\n"
+
+    def stream(self, body: dict, chunks: list[str], action: dict) -> Iterator[str]:
         def chunk(delta: dict, finish_reason: str | None = None) -> str:
             data = self._envelope(body, "chat.completion.chunk")
             data["choices"] = [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]
             return _data(data)
 
         yield chunk({"role": "assistant", "content": ""})
-        for piece in self.paced(chunks):
-            yield chunk({"content": piece})
+        try:
+            for piece in self.paced(chunks, action):
+                yield piece if piece == self.keep_alive() else chunk({"content": piece})
+        except _InStreamError as error:
+            # As OpenAI sends it: a data line holding only an error object, then the end.
+            yield _data({"error": {"message": f"fake {error.kind} in the stream", "type": error.kind,
+                                   "param": None, "code": None}})
+            return
         yield chunk({}, self._finish_reason())
         if (body.get("stream_options") or {}).get("include_usage"):
             usage = self._envelope(body, "chat.completion.chunk")
-            usage.update(choices=[], usage=_openai_usage(body, len(chunks)))
+            usage.update(choices=[], usage=_openai_usage(body, len(chunks), self.cache_read_tokens))
             yield _data(usage)
         yield "data: [DONE]\n\n"
 
@@ -254,22 +310,24 @@ class FakeOpenAIServer(FakeModelServer):
         return "length" if self.truncated else "stop"
 
 
-def _anthropic_usage(body: dict, output_tokens: int) -> dict:
+def _anthropic_usage(body: dict, output_tokens: int, cache_read: int = 0, cache_write: int = 0) -> dict:
+    # Anthropic's input_tokens leaves out what was read from or written to the cache.
     return {
         "input_tokens": _input_tokens(body),
         "output_tokens": output_tokens,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": cache_write,
+        "cache_read_input_tokens": cache_read,
     }
 
 
-def _openai_usage(body: dict, output_tokens: int) -> dict:
-    prompt = _input_tokens(body)
+def _openai_usage(body: dict, output_tokens: int, cache_read: int = 0) -> dict:
+    # OpenAI's prompt_tokens include the cached ones.
+    prompt = _input_tokens(body) + cache_read
     return {
         "prompt_tokens": prompt,
         "completion_tokens": output_tokens,
         "total_tokens": prompt + output_tokens,
-        "prompt_tokens_details": {"cached_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": cache_read},
     }
 
 
@@ -286,9 +344,11 @@ def _data(data: dict) -> str:
     return f"data: {json.dumps(data)}\n\n"
 
 
-def _send_json(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
+def _send_json(handler: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None) -> None:
     encoded = json.dumps(payload).encode("utf-8")
     handler.send_response(status)
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
     handler.send_header("Content-Type", "application/json")
     handler.send_header("Content-Length", str(len(encoded)))
     handler.end_headers()
@@ -297,6 +357,12 @@ def _send_json(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> N
 
 class _Dropped(Exception):
     pass
+
+
+class _InStreamError(Exception):
+    def __init__(self, kind: str):
+        super().__init__(kind)
+        self.kind = kind
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -340,6 +406,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--delay-per-chunk", type=float, default=0.0)
     parser.add_argument("--fail-status", type=int)
     parser.add_argument("--requests-log", type=Path, help="append every request here as a JSON line")
+    parser.add_argument("--script", type=json.loads, default=[], help="per-request actions, a JSON list")
+    parser.add_argument("--cache-read-tokens", type=int, default=0)
+    parser.add_argument("--cache-write-tokens", type=int, default=0)
     args = parser.parse_args(argv)
 
     server = SERVERS[args.kind](
@@ -348,6 +417,9 @@ def main(argv: list[str] | None = None) -> None:
         fail_status=args.fail_status,
         port=args.port,
         requests_log=args.requests_log,
+        script=args.script,
+        cache_read_tokens=args.cache_read_tokens,
+        cache_write_tokens=args.cache_write_tokens,
     )
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())

@@ -150,7 +150,11 @@ def test_a_participant_that_fails_three_repairs_invalidates_the_duel(source, deb
     assert result["state"] == "invalidated"
     assert len(anthropic_server.requests) == 4  # the draft and three repairs
     assert "could not write a valid turn 1 after 3 repairs (UNRESOLVED_TAG)" in Path(result["debate_path"]).read_text()
-    assert finish(peer)[1]["outcome"] == "INVALIDATED"
+    code, result, err = finish(peer)
+    assert (code, result["outcome"]) == (1, "INVALIDATED")
+    # The peer says why it exits 1, as its last line.
+    assert err.strip().splitlines()[-1] == ("duel: INVALIDATED: Claude could not write a valid turn 1 after 3 repairs "
+                                            "(UNRESOLVED_TAG)")
 
 
 def test_slow_model_keeps_its_lease_by_refreshing(source, debate_dir, anthropic_server, tmp_path):

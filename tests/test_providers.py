@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import itertools
 import json
 import os
 import shlex
@@ -16,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.participant.providers import ProviderError, TurnRequest, select_provider, status_error
+from rp1_duel.participant.providers import Progress, ProviderError, TurnRequest, select_provider, status_error
 from rp1_duel.participant.providers.human import SECTION_LABELS, HumanProvider
 from rp1_duel.participant.providers.scripted import ScriptedProvider
 
-from fake_models import FakeAnthropicServer, FakeOpenAIServer
+from fake_models import DEFAULT_TEXT, FakeAnthropicServer, FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
 HEADING = "## Turn 3 — Ada (claude-code / claude-sonnet-5-5) — OPEN_TO_DEBATE"
@@ -47,14 +46,14 @@ def anthropic_provider(server: FakeAnthropicServer):
     from rp1_duel.participant.providers.anthropic import AnthropicProvider
 
     return AnthropicProvider(
-        "claude-sonnet-5-5", api_key="test-key", base_url=server.base_url, timeout=5, max_retries=0
+        "claude-sonnet-5-5", api_key="test-key", base_url=server.base_url, timeout=5
     )
 
 
 def openai_provider(server: FakeOpenAIServer):
     from rp1_duel.participant.providers.openai import OpenAIProvider
 
-    return OpenAIProvider("gpt-6.1-sol", api_key="test-key", base_url=server.base_url, timeout=5, max_retries=0)
+    return OpenAIProvider("gpt-6.1-sol", api_key="test-key", base_url=server.base_url, timeout=5)
 
 
 PROVIDERS = {"anthropic": (FakeAnthropicServer, anthropic_provider), "openai": (FakeOpenAIServer, openai_provider)}
@@ -67,21 +66,23 @@ def server_and_provider(request):
         yield server, make_provider(server)
 
 
-def strictly_increasing(values: list[int]) -> bool:
-    return bool(values) and all(later > earlier for earlier, later in itertools.pairwise(values))
-
-
 # Streaming, progress and errors, the same for both SDK-backed providers
 
 
 def test_streamed_text_is_assembled_and_progress_grows(server_and_provider):
     server, provider = server_and_provider
     server.responder = lambda body: ANSWER
-    seen: list[int] = []
+    seen: list[Progress] = []
 
-    assert provider.compose(turn_request(), seen.append) == ANSWER
-    assert strictly_increasing(seen)
-    assert seen[-1] >= len(ANSWER.split())  # at least one report per streamed word
+    composition = provider.compose(turn_request(), seen.append)
+
+    assert composition.text == ANSWER
+    estimates = [p.output_tokens for p in seen if p.estimated]
+    assert estimates == sorted(estimates)
+    assert estimates[-1] > estimates[0]
+    assert len(estimates) >= len(ANSWER.split())  # at least one report per streamed word
+    assert not seen[-1].estimated  # the API's own count comes last
+    assert seen[-1].output_tokens == composition.usage.output_tokens > 0
 
 
 def test_a_slow_model_reports_progress_while_it_streams(server_and_provider):
@@ -167,6 +168,122 @@ def test_an_empty_answer_is_a_bad_response(server_and_provider):
         provider.compose(turn_request(), lambda tokens: None)
 
     assert raised.value.code == "PROVIDER_BAD_RESPONSE"
+
+
+@pytest.mark.parametrize("status", [429, 500, 503, 529])
+def test_overload_and_rate_limits_are_retryable_with_the_servers_retry_after(server_and_provider, status):
+    server, provider = server_and_provider
+    server.script = [{"status": status, "retry_after": 3}]
+
+    with pytest.raises(ProviderError) as raised:
+        provider.compose(turn_request(), lambda progress: None)
+
+    assert (raised.value.retryable, raised.value.retry_after) == (True, 3.0)
+    assert len(server.requests) == 1  # the SDK itself does not retry: the participant does
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404])
+def test_permanent_errors_are_not_retryable(server_and_provider, status):
+    server, provider = server_and_provider
+    server.script = [{"status": status}]
+
+    with pytest.raises(ProviderError) as raised:
+        provider.compose(turn_request(), lambda progress: None)
+
+    assert raised.value.retryable is False
+
+
+def test_an_error_event_inside_the_stream_is_retryable_and_named_as_such(server_and_provider):
+    server, provider = server_and_provider
+    server.responder = lambda body: ANSWER
+    server.script = [{"error_after_chunks": 2}]
+
+    with pytest.raises(ProviderError) as raised:
+        provider.compose(turn_request(), lambda progress: None)
+
+    assert raised.value.code == "PROVIDER_UNAVAILABLE"
+    assert raised.value.retryable
+    assert "in the middle of its answer (overloaded_error)" in raised.value.message
+    assert "HTTP 200" not in raised.value.message
+    assert "unreadable" not in raised.value.message
+
+
+def test_a_connection_dropped_mid_stream_is_retryable_and_not_called_unreachable(server_and_provider):
+    server, provider = server_and_provider
+    server.responder = lambda body: ANSWER
+    server.script = [{"reset_after_chunks": 2}]
+
+    with pytest.raises(ProviderError) as raised:
+        provider.compose(turn_request(), lambda progress: None)
+
+    message = raised.value.message
+    assert raised.value.retryable
+    assert "dropped in the middle of its answer" in message
+    assert "cannot reach" not in message
+    cause = message.split(": ", 1)[1]
+    assert message.count(cause) == 1 and "Connection error." not in message  # the cause once, not twice
+
+
+def test_a_stream_ended_before_its_closing_event_is_retryable(server_and_provider):
+    server, provider = server_and_provider
+    server.responder = lambda body: ANSWER
+    server.script = [{"end_after_chunks": 2}]
+
+    with pytest.raises(ProviderError) as raised:
+        provider.compose(turn_request(), lambda progress: None)
+
+    assert raised.value.retryable
+    assert "before the answer was complete" in raised.value.message
+
+
+def test_usage_reports_input_output_and_cache_tokens_from_the_api(server_and_provider):
+    server, provider = server_and_provider
+    server.cache_read_tokens, server.cache_write_tokens = 1200, 300
+
+    usage = provider.compose(turn_request(), lambda progress: None).usage
+
+    assert usage.requests == 1
+    assert usage.output_tokens == len(DEFAULT_TEXT.split())
+    assert usage.cache_read_tokens == 1200
+    assert usage.input_tokens > 0
+    assert not usage.output_estimated
+    if server.kind == "anthropic":
+        assert usage.cache_write_tokens == 300
+    else:  # OpenAI counts cached tokens inside prompt_tokens; usage keeps them apart
+        body_tokens = len(json.dumps(server.requests[0]["body"])) // 4
+        assert usage.input_tokens == body_tokens
+
+
+def test_a_model_thinking_in_silence_is_waited_for(server_and_provider):
+    server, provider = server_and_provider
+    server.script = [{"think_seconds": 1.0}]
+    started = time.monotonic()
+
+    assert provider.compose(turn_request(), lambda progress: None).text == DEFAULT_TEXT
+    assert time.monotonic() - started >= 1.0
+
+
+@pytest.mark.parametrize("level", ["low", "high"])
+def test_reasoning_level_maps_to_each_apis_own_control(anthropic_server, openai_server, level):
+    from rp1_duel.participant.providers.anthropic import AnthropicProvider
+    from rp1_duel.participant.providers.openai import OpenAIProvider
+
+    AnthropicProvider("claude-x", "k", anthropic_server.base_url, reasoning=level).compose(turn_request(), print)
+    OpenAIProvider("gpt-x", "k", openai_server.base_url, reasoning=level).compose(turn_request(), print)
+
+    claude, gpt = anthropic_server.requests[0]["body"], openai_server.requests[0]["body"]
+    assert claude["thinking"] == {"type": "adaptive"}
+    assert claude["output_config"] == {"effort": level}
+    assert gpt["reasoning_effort"] == level
+
+
+def test_without_reasoning_the_models_default_is_left_alone(anthropic_server, openai_server):
+    anthropic_provider(anthropic_server).compose(turn_request(), lambda progress: None)
+    openai_provider(openai_server).compose(turn_request(), lambda progress: None)
+
+    assert "thinking" not in anthropic_server.requests[0]["body"]
+    assert "output_config" not in anthropic_server.requests[0]["body"]
+    assert "reasoning_effort" not in openai_server.requests[0]["body"]
 
 
 def test_error_messages_are_one_bounded_line():
@@ -286,7 +403,7 @@ def test_an_openai_compatible_server_needs_no_key(openai_server):
     provider = select_provider("llama3.1:8b", None, openai_server.base_url, {})
 
     assert (provider.name, provider.model) == ("openai", "llama3.1:8b")
-    assert provider.compose(turn_request(), lambda tokens: None) == "This is the fake model's answer."
+    assert provider.compose(turn_request(), lambda tokens: None).text == "This is the fake model's answer."
     assert openai_server.requests[0]["body"]["model"] == "llama3.1:8b"
     assert openai_server.requests[0]["headers"]["authorization"] == "Bearer no-key-needed"
 
@@ -298,7 +415,7 @@ def test_the_env_mapping_is_authoritative_over_the_process_environment(anthropic
 
     provider = select_provider(None, None, None, env)
 
-    assert provider.compose(turn_request(), lambda tokens: None) == "This is the fake model's answer."
+    assert provider.compose(turn_request(), lambda tokens: None).text == "This is the fake model's answer."
     assert anthropic_server.requests[0]["headers"]["authorization"] == "Bearer mapping-key"
 
 
@@ -424,7 +541,7 @@ def human(editor: str | None = None, stdin: io.TextIOBase | None = None) -> Huma
 def test_human_edits_a_skeleton_with_the_exact_heading(tmp_path):
     editor = fake_editor(tmp_path, writes(f"%% my own note\n{TURN_BY_HAND}"))
 
-    text = human(editor).compose(turn_request(), lambda tokens: None)
+    text = human(editor).compose(turn_request(), lambda tokens: None).text
 
     assert text == TURN_BY_HAND
     seen = (tmp_path / "seen-1.md").read_text().splitlines()
@@ -484,7 +601,7 @@ def test_human_reads_a_piped_turn_from_standard_input():
     stderr = io.StringIO()
     provider = HumanProvider(editor=None, stdin=io.StringIO(f"%% ignored\n{TURN_BY_HAND}\n\n"), stderr=stderr)
 
-    assert provider.compose(turn_request(), lambda tokens: None) == TURN_BY_HAND
+    assert provider.compose(turn_request(), lambda tokens: None).text == TURN_BY_HAND
     assert HEADING in stderr.getvalue()  # the person is told what to write
     with pytest.raises(ProviderError) as raised:  # the pipe is spent
         provider.compose(turn_request(), lambda tokens: None)
@@ -499,7 +616,7 @@ class Terminal(io.StringIO):
 def test_human_at_a_terminal_uses_the_editor_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("EDITOR", fake_editor(tmp_path, writes(TURN_BY_HAND)))
 
-    assert human(stdin=Terminal()).compose(turn_request(), lambda tokens: None) == TURN_BY_HAND
+    assert human(stdin=Terminal()).compose(turn_request(), lambda tokens: None).text == TURN_BY_HAND
     assert (tmp_path / "seen-1.md").exists()
 
 
@@ -519,7 +636,8 @@ def script(tmp_path) -> Path:
 
 def test_scripted_turns_play_in_sorted_order_as_they_are_then_run_out(script):
     provider = ScriptedProvider(script)
-    played = [provider.compose(replace(turn_request(), own_turns_before=i), lambda tokens: None) for i in range(3)]
+    played = [provider.compose(replace(turn_request(), own_turns_before=i), lambda tokens: None).text
+              for i in range(3)]
 
     assert played == ["first turn  \n\n", "second turn, no final newline", "third turn\n"]
     assert (provider.name, provider.model) == ("scripted", "scripted:bo-script")
@@ -529,8 +647,8 @@ def test_scripted_turns_play_in_sorted_order_as_they_are_then_run_out(script):
 
 
 def test_a_resumed_or_repairing_script_replays_the_same_file(script):
-    first = ScriptedProvider(script).compose(replace(turn_request(), own_turns_before=1), lambda tokens: None)
-    again = ScriptedProvider(script).compose(replace(turn_request(), own_turns_before=1), lambda tokens: None)
+    first = ScriptedProvider(script).compose(replace(turn_request(), own_turns_before=1), lambda tokens: None).text
+    again = ScriptedProvider(script).compose(replace(turn_request(), own_turns_before=1), lambda tokens: None).text
 
     assert first == again == "second turn, no final newline"
 
@@ -576,8 +694,8 @@ def test_a_fake_server_runs_as_a_process_beside_duel(tmp_path):
         assert port_file.read_text().strip() == str(port)
         from rp1_duel.participant.providers.openai import OpenAIProvider
 
-        provider = OpenAIProvider("gpt-6.1-sol", api_key="k", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
-        assert provider.compose(turn_request(instruction="Say hi."), lambda tokens: None) == "echo: Say hi."
+        provider = OpenAIProvider("gpt-6.1-sol", api_key="k", base_url=f"http://127.0.0.1:{port}/v1")
+        assert provider.compose(turn_request(instruction="Say hi."), lambda tokens: None).text == "echo: Say hi."
         assert json.loads(log.read_text())["body"]["prompt_cache_key"] == "duel-0123"
     finally:
         process.terminate()

@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_tools
+from rp1_duel.coordination.results import Seat
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.errors import DuelError
+from rp1_duel.participant.usage import Usage
+
+from helpers import join, run_tools
 
 pytestmark = pytest.mark.slow  # every test starts `duel tools` processes
 
@@ -207,3 +212,23 @@ def test_status_does_not_import_model_sdks_or_markdown(source, debate_dir):
     assert proc.returncode == 0
     assert "rp1_duel.coordination.service" in imported
     assert not imported & {"anthropic", "openai", "mistune", "frontmatter", "typer", "pydantic"}
+
+
+def test_status_shows_each_participants_usage_and_cost_summed_from_its_usage_events(source, debate_dir):
+    service = DuelService(debate_dir)
+    alice = join(service, source, "Alice", model_id="claude-sonnet-5-5")
+    bob = join(service, source, "Bob", model_id="local-model")
+    turn = Usage(input_tokens=1000, output_tokens=2000, cache_read_tokens=3000, requests=2, retries=1, seconds=4.0)
+    service.record_usage(alice.seat, 1, turn.to_dict())
+    service.record_usage(alice.seat, 3, turn.to_dict())
+
+    usage = run_tools("status", "--duel-id", alice.seat.duel_id, debate_dir=debate_dir).data["usage"]
+
+    mine = usage[alice.seat.participant_id]
+    assert (mine["output_tokens"], mine["requests"], mine["retries"], mine["seconds"]) == (4000, 4, 2, 8.0)
+    assert mine["cost_usd"] == pytest.approx(2 * (1000 * 3 + 2000 * 15 + 3000 * 0.3) / 1e6)
+    assert usage[bob.seat.participant_id]["requests"] == 0
+    assert usage[bob.seat.participant_id]["cost_usd"] is None  # no price for a local model
+    with pytest.raises(DuelError) as refused:
+        service.record_usage(Seat(alice.seat.duel_id, alice.seat.participant_id, "wrong"), 1, turn.to_dict())
+    assert refused.value.code == "PARTICIPANT_AUTH_FAILED"

@@ -70,6 +70,9 @@ def join_command(
         "--signing-key", envvar="DUEL_SIGNING_KEY",
         help="Sign every turn with this SSH key: a private key file, or a public key whose private half is in "
              "ssh-agent (checked with `duel validate --allowed-signers`).")] = None,
+    reasoning: Annotated[str | None, typer.Option(
+        "--reasoning", help="low, medium or high: how hard the model thinks before writing (Anthropic's effort, "
+                            "OpenAI's reasoning_effort; default: the model's own).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one summary object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing on stderr but errors.")] = False,
 ) -> None:
@@ -77,14 +80,17 @@ def join_command(
 
     Run it in two terminals, one per participant. Ctrl-C gives the floor back and keeps the seat: run the same command again to resume.
     """
+    from ..errors import invalid_argument
     from ..participant.console import ConsoleReporter
     from ..participant.loop import STATE_COMPLETED, Duelist, ParticipantConfig
-    from ..participant.providers import select_provider
+    from ..participant.providers import REASONING_LEVELS, select_provider
     from ..settings import DuelSettings
 
     duelist = None
     try:
-        chosen = select_provider(model, provider, base_url, os.environ)
+        if reasoning is not None and reasoning not in REASONING_LEVELS:
+            raise invalid_argument(f"--reasoning must be one of {', '.join(REASONING_LEVELS)}, not {reasoning!r}")
+        chosen = select_provider(model, provider, base_url, os.environ, reasoning)
         display = name or DEFAULT_NAMES.get(chosen.name) or chosen.model.removeprefix("scripted:").capitalize()
         config = ParticipantConfig(
             target=os.path.abspath(target), debate_dir=debate_dir(debate_dir_), name=display, topic=topic,
@@ -103,9 +109,13 @@ def join_command(
     except DuelError as exc:
         if duelist is not None:
             duelist.interrupt()  # never leave a lease behind on an error
+            if duelist.seat is not None and duelist.result.outcome is None:
+                exc = DuelError(exc.code, f"{exc.message}; your seat is kept: run the same command to resume")
         fail(exc, as_json)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    if result.state != STATE_COMPLETED:  # even with --quiet: exit 1 says why
+        typer.echo(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}", err=True)
     raise typer.Exit(0 if result.state == STATE_COMPLETED else 1)
 
 

@@ -11,12 +11,16 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import DuelError, invalid_argument
 from ..settings import SETTINGS, DuelSettings, debate_dir
 from ..vocabulary import ErrorCode
 from . import undecodable
+
+if TYPE_CHECKING:
+    from ..coordination.results import StatusResult
+    from ..coordination.service import DuelService
 
 ENVELOPE = {"tool": "duel"}
 # Turn and summary files are read up to this much (/dev/zero must not eat memory); the
@@ -130,8 +134,10 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
         ).to_dict()
     if op == "status":
         # $DUEL_PARTICIPANT_TOKEN only counts with --participant-id: a plain status stays read-only.
-        return service.status(args.duel_id, target=args.target, topic=args.topic, participant_id=args.participant_id,
-                              participant_token=token if args.participant_id else args.participant_token).to_dict()
+        status = service.status(args.duel_id, target=args.target, topic=args.topic,
+                                participant_id=args.participant_id,
+                                participant_token=token if args.participant_id else args.participant_token)
+        return {**status.to_dict(), "usage": usage_by_participant(service, status)}
     if op == "wait":
         return service.wait(args.duel_id, args.participant_id, args.timeout, next_step=args.next_step,
                             participant_token=token).to_dict()
@@ -152,6 +158,14 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     turn = read_input(args.turn_file, "--turn-file", INPUT_MAX_BYTES)
     signing_key = args.signing_key or os.environ.get("DUEL_SIGNING_KEY") or None
     return service.append(seat, lease, turn, release=args.release, signing_key=signing_key).to_dict()
+
+
+def usage_by_participant(service: DuelService, status: StatusResult) -> dict[str, dict[str, Any]]:
+    """What each participant's model requests used, summed from the duel's ``usage`` events (section 5)."""
+    from ..participant.usage import recorded, summary
+
+    logged = service.events(status.duel.id, ("usage",))
+    return {p.id: summary(recorded(logged, p.id), p.model_id) for p in status.participants}
 
 
 def main(argv: list[str]) -> NoReturn:

@@ -12,8 +12,9 @@ import contextlib
 import os
 import secrets
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from ..clock import Clock, Instant, iso, system_clock, utc_date
 from ..errors import DuelError, invalid_argument
@@ -45,7 +46,7 @@ from .results import (
     common_fields,
 )
 from .state import DuelState, Lease, Participant
-from .storage import DebateDir, Transaction, remove_temp_files, storage_errors
+from .storage import DebateDir, EventLog, Transaction, remove_temp_files, storage_errors
 
 WAIT_POLL_SECONDS = 0.01  # a stat() every 10 ms keeps hand-offs well under 100 ms
 WAIT_MAX_SECONDS = 3600
@@ -375,6 +376,22 @@ class DuelService:
         if isinstance(held, DuelError):
             raise held
         return held
+
+    def record_usage(self, seat: Seat, turn_number: int, usage: Mapping[str, Any]) -> None:
+        """Log what one model request of a turn used, as a ``usage`` event that wakes no one (section 9).
+
+        Authenticated by the seat; allowed after the close too, since a request may end after it.
+        """
+        with self.transaction(seat.duel_id) as tx:
+            me = self._authenticate(tx.state, seat)
+            tx.emit("usage", me.id, wake=False, turn_number=turn_number, **usage)
+
+    def events(self, duel_id: str, kinds: Collection[str]) -> list[dict[str, Any]]:
+        """The duel's events of the given types, in order."""
+        with storage_errors(self.debate.root):
+            state = self.debate.read_state(duel_id)
+            return [event for event in EventLog(self.debate.events_path(duel_id), state).read()
+                    if event.get("type") in kinds]
 
     def release_lock(
         self,

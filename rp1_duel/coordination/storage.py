@@ -340,6 +340,15 @@ class EventLog:
         }
         self._pending.append(json.dumps(record, ensure_ascii=False).encode() + b"\n")
 
+    def read(self) -> list[dict[str, Any]]:
+        """The events the state knows of; needs no lock (later writers only append past them)."""
+        try:
+            with open(self.path, "rb") as file:
+                blob = file.read(self.state.event_bytes)
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in blob.splitlines() if line.strip()]
+
     def flush(self) -> None:
         """Write pending events and advance the state's counters (before the state is saved)."""
         if not self._pending:

@@ -3,61 +3,117 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import TextIO
 
 from ..turns.rules import TurnViolation
+from .providers import Progress
+from .retry import RetryNotice
+from .usage import Usage
+
+TICK_SECONDS = 1.0  # the live line's refresh while the model thinks in silence
+QUIET_TICK_SECONDS = 15.0  # not a terminal: a "thinking…" line this often, not a redraw each second
 
 
 class ConsoleReporter:
-    """Prefixed status lines; a live token counter while a model writes (on a terminal)."""
+    """Prefixed status lines; a live line while a model thinks and writes (redrawn on a terminal).
+
+    Times count from the request, so a wait for a rate limit or a silent reasoning phase
+    is seen as it happens and counted in the turn's time.
+    """
 
     def __init__(self, name: str, stream: TextIO | None = None, quiet: bool = False):
         self.stream = stream or sys.stderr
         self.prefix = f"[{name}] "
         self.quiet = quiet
         self.live = self.stream.isatty()
-        self._tokens = 0
-        self._started = 0.0
-        self._shown = 0.0
+        self._lock = threading.Lock()  # the ticker thread and the loop write the same stream
+        self._progress: Progress | None = None
+        self._started: float | None = None  # the request's start, while one is under way
+        self._drawn = False
+        self._ticker: threading.Thread | None = None
+        self._stop = threading.Event()
 
-    def _line(self, text: str) -> None:
+    def _write_line(self, text: str) -> None:
         if self.quiet:
             return
-        if self._tokens and self.live:
-            self.stream.write("\r\x1b[K")
-        self.stream.write(self.prefix + text + "\n")
-        self.stream.flush()
-
-    def state(self, state: str, detail: str) -> None:
-        self._finish_progress()
-        self._line(f"{state.replace('_', ' ')}: {detail}" if detail else state.replace("_", " "))
-
-    def progress(self, tokens: int) -> None:
-        now = time.monotonic()
-        if not self._tokens:
-            self._started = now
-        self._tokens = tokens
-        if self.live and not self.quiet and now - self._shown > 0.1:
-            self._shown = now
-            self.stream.write(f"\r\x1b[K{self.prefix}writing… {tokens} tokens, {now - self._started:.0f}s")
+        with self._lock:
+            if self._drawn:
+                self.stream.write("\r\x1b[K")
+                self._drawn = False
+            self.stream.write(self.prefix + text + "\n")
             self.stream.flush()
 
-    def _finish_progress(self) -> None:
-        if self._tokens:
-            tokens, self._tokens = self._tokens, 0
-            if self.live and not self.quiet:
-                self.stream.write("\r\x1b[K")
-            self._line(f"wrote {tokens} tokens in {time.monotonic() - self._started:.1f}s")
+    def state(self, state: str, detail: str) -> None:
+        self._stop_ticker()
+        self._write_line(f"{state.replace('_', ' ')}: {detail}" if detail else state.replace("_", " "))
+
+    def composing(self) -> None:
+        self._stop_ticker()
+        self._started, self._progress = time.monotonic(), None
+        if self.quiet:
+            return
+        self._stop.clear()
+        self._ticker = threading.Thread(target=self._tick, name="duel-console-ticker", daemon=True)
+        self._ticker.start()
+
+    def progress(self, progress: Progress) -> None:
+        self._progress = progress
+        if self.live:
+            self._draw()
+
+    def retrying(self, notice: RetryNotice) -> None:
+        self._progress = None
+        self._write_line(f"{notice.error.message}; retrying in {notice.wait_seconds:.0f} s "
+                         f"(attempt {notice.attempt})")
+
+    def composed(self, usage: Usage) -> None:
+        self._stop_ticker()
+        about = "an estimated " if usage.output_estimated else ""
+        cached = f", {usage.cache_read_tokens} read from the cache" if usage.cache_read_tokens else ""
+        tries = f", {usage.requests} requests" if usage.requests > 1 else ""
+        self._write_line(f"wrote {about}{usage.output_tokens} tokens in {usage.seconds:.1f}s "
+                         f"(input {usage.input_tokens + usage.cache_read_tokens} tokens{cached}{tries})")
 
     def turn_accepted(self, number: int, stance: str) -> None:
-        self._finish_progress()
-        self._line(f"turn {number} accepted ({stance})")
+        self._write_line(f"turn {number} accepted ({stance})")
 
     def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None:
-        self._finish_progress()
         codes = ", ".join(sorted({v.code for v in violations}))
-        self._line(f"turn {number} draft {attempt} rejected: {codes}; asking for a repair")
+        self._write_line(f"turn {number} draft {attempt} rejected: {codes}; asking for a repair")
         for violation in violations[:8]:
             where = f"line {violation.line}: " if violation.line else ""
-            self._line(f"  {where}{violation.code} {violation.message}")
+            self._write_line(f"  {where}{violation.code} {violation.message}")
+
+    # -- the live line ---------------------------------------------------------------
+    def _activity(self) -> str:
+        elapsed = time.monotonic() - (self._started or time.monotonic())
+        progress = self._progress
+        if progress is None or not progress.output_tokens:
+            return f"thinking… {elapsed:.0f} s"
+        about = "~" if progress.estimated else ""
+        return f"writing… {about}{progress.output_tokens} tokens, {elapsed:.0f} s"
+
+    def _draw(self) -> None:
+        if self.quiet or self._started is None:
+            return
+        with self._lock:
+            self.stream.write(f"\r\x1b[K{self.prefix}{self._activity()}")
+            self.stream.flush()
+            self._drawn = True
+
+    def _tick(self) -> None:
+        interval = TICK_SECONDS if self.live else QUIET_TICK_SECONDS
+        while not self._stop.wait(interval):
+            if self.live:
+                self._draw()
+            elif self._progress is None or not self._progress.output_tokens:
+                self._write_line(self._activity())
+
+    def _stop_ticker(self) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+            self._ticker = None
+        self._started = None

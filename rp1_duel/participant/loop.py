@@ -5,7 +5,8 @@ invalidated. The loop talks to the lock service in process (not through ``duel
 tools``), waits with the service's ``wait`` (no fixed sleeps), composes its turns with
 a provider while a background thread keeps its lease fresh, takes the turn out of the
 answer (:mod:`.extraction`), validates it locally and asks the provider for up to three
-repairs before appending.
+repairs before appending. A failed model request is retried until the turn deadline
+(:mod:`.retry`); what each request used is logged as a ``usage`` event and summed in the result.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, Protocol
 
 from ..coordination.identity import resolve_target, resolve_topic, slugify
@@ -37,7 +40,9 @@ from ..vocabulary import (
 )
 from . import prompt
 from .extraction import Extraction, extract_turn, wrapper_notes
-from .providers import Provider
+from .providers import Composition, Progress, Provider, TurnRequest
+from .retry import RetryNotice, RetryPolicy, compose_with_retries
+from .usage import Usage, recorded, summary
 
 MAX_REPAIRS = 3
 WAIT_SLICE_SECONDS = 30.0  # wait returns on any change anyway; this only bounds each call
@@ -76,7 +81,8 @@ class ParticipantResult:
     outcome: str | None = None
     reason: str | None = None
     debate_path: str | None = None
-    turns_written: list[int] = field(default_factory=list)
+    turns_written: list[int] = field(default_factory=list)  # by this participant, over every run
+    usage: dict[str, Any] | None = None  # summed over every run (usage.summary)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -86,7 +92,10 @@ class Reporter(Protocol):
     """What a person sees; :class:`rp1_duel.participant.console.ConsoleReporter` prints it."""
 
     def state(self, state: ParticipantState, detail: str) -> None: ...
-    def progress(self, tokens: int) -> None: ...
+    def composing(self) -> None: ...
+    def progress(self, progress: Progress) -> None: ...
+    def retrying(self, notice: RetryNotice) -> None: ...
+    def composed(self, usage: Usage) -> None: ...
     def turn_accepted(self, number: int, stance: str) -> None: ...
     def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None: ...
 
@@ -167,8 +176,9 @@ class Duelist:
     """Runs one participant through a whole duel."""
 
     def __init__(self, config: ParticipantConfig, provider: Provider, reporter: Reporter,
-                 service: DuelService | None = None):
+                 service: DuelService | None = None, retry_policy: RetryPolicy | None = None):
         self.config = config
+        self.retry_policy = retry_policy or RetryPolicy()
         self.provider = provider
         self.report = reporter
         self.service = service or DuelService(config.debate_dir)
@@ -327,17 +337,18 @@ class Duelist:
         violations: list[TurnViolation] = []
         draft = None
         extraction = Extraction("")
+        deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
         with LeaseKeeper(self.service, self._my_seat, self.lease, self.lease_seconds) as keeper:
             for attempt in range(1 + MAX_REPAIRS):
                 request = prompt.build_request(
                     duel_id=self._my_seat.duel_id, system=self.system, blocks=history.blocks, number=number,
                     max_turns=self.max_turns, prefix=prefix, own_turns_before=(number - 1) // 2,
                     violations=violations, draft=draft, notes=wrapper_notes(extraction))
-                answer = self.provider.compose(request, self.report.progress)
-                if keeper.lost.is_set():
+                composition = self._compose(request, deadline, keeper, number, repair=attempt > 0)
+                if composition is None or keeper.lost.is_set():
                     self.report.state(DEBATING, "lease lost while composing; claiming again")
                     return
-                extraction = extract_turn(answer)  # a fence, a preamble…: removed here, not by a repair
+                extraction = extract_turn(composition.text)  # a fence, a preamble…: removed here, not by a repair
                 draft = extraction.text
                 if extraction.stripped:
                     self.report.state(DEBATING, f"turn {number}: removed {', '.join(extraction.stripped)} "
@@ -364,10 +375,34 @@ class Duelist:
         if appended.terminal_outcome is None:
             self.lease = None
 
+    def _compose(self, request: TurnRequest, deadline: float, keeper: LeaseKeeper, number: int,
+                 repair: bool) -> Composition | None:
+        """One draft, retried through overloads and cut streams until the turn deadline; its usage logged."""
+        if not self.provider.remote:
+            return self.provider.compose(request, self.report.progress)
+        self.report.composing()
+        started = time.monotonic()
+        composition = compose_with_retries(
+            lambda: self.provider.compose(request, self.report.progress), self.retry_policy, deadline,
+            clock=lambda: self.service.clock().wall, sleep=lambda seconds: not keeper.lost.wait(seconds),
+            on_retry=self.report.retrying)
+        if composition is None:
+            return None
+        usage = replace(composition.usage, repairs=int(repair), seconds=time.monotonic() - started)
+        self.report.composed(usage)
+        self.service.record_usage(self._my_seat, number, usage.to_dict())
+        return replace(composition, usage=usage)
+
     def _finish(self, status: StatusResult) -> ParticipantResult:
         duel = status.duel
         self.result.outcome = duel.outcome
         self.result.state = STATE_INVALIDATED if duel.outcome == INVALIDATED else STATE_COMPLETED
         self.result.reason = duel.reason
-        self.report.state(self.result.state, f"{duel.outcome} → {self.result.debate_path}")
+        me = self._my_seat.participant_id
+        events = self.service.events(duel.id, ("usage", "turn_appended"))
+        self.result.turns_written = [event["data"]["turn_number"] for event in events
+                                     if event["type"] == "turn_appended" and event["participant_id"] == me]
+        self.result.usage = summary(recorded(events, me), self.provider.model, os.environ)
+        reason = f" ({duel.reason})" if duel.reason else ""
+        self.report.state(self.result.state, f"{duel.outcome}{reason} → {self.result.debate_path}")
         return self.result

@@ -1,6 +1,7 @@
 """Who composes a participant's turns: a model (Anthropic, OpenAI or compatible), a person, or a script.
 
-Every provider answers one call, ``compose(request, progress) -> str``. The SDK-backed
+Every provider answers one call, ``compose(request, progress) -> Composition``: the turn's
+text and what the request used. The SDK-backed
 providers are imported only by ``select_provider``: importing ``anthropic`` costs about
 1.3 s and ``openai`` about 0.6 s, which the one-shot ``duel tools`` commands must not pay.
 """
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
 
 from ...errors import DuelError
 from ...vocabulary import ErrorCode
+from ..usage import Usage, estimate_tokens
 
 # Current mid-tier models (November 2026). claude-sonnet-4-5 reaches end of life on
 # 2026-11-30 and gpt-5 is shut down on 2026-12-11, so neither is a safe default.
@@ -27,6 +29,10 @@ OPENAI_MODEL_PREFIXES = ("gpt-", "chatgpt-", "o1", "o3", "o4")
 PLACEHOLDER_API_KEY = "no-key-needed"
 
 MESSAGE_LIMIT = 400
+
+# --reasoning: how hard the model thinks before it writes; each API's own control (None: the model's default).
+ReasoningLevel = Literal["low", "medium", "high"]
+REASONING_LEVELS: tuple[ReasoningLevel, ...] = ("low", "medium", "high")
 
 
 @dataclass(frozen=True)
@@ -49,38 +55,123 @@ class TurnRequest:
     own_turns_before: int = 0
 
 
+@dataclass(frozen=True)
+class Progress:
+    """How far a request has got, as a provider reports it while the answer streams."""
+
+    output_tokens: int = 0
+    estimated: bool = True  # counted from the text so far; the API's own count comes at the end
+    thinking: bool = False  # the model reasons and writes nothing yet (pings, thinking deltas)
+
+
+@dataclass(frozen=True)
+class Composition:
+    """A provider's answer: the turn's text and what its request used."""
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+
+
 class Provider(Protocol):
     name: str
     model: str
+    # A model behind an API: its requests are retried, timed, shown and their usage logged.
+    # A person or a script is called once and left alone.
+    remote: bool
 
-    def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
-        """Return the turn's text; call ``progress`` with the output tokens (or chunks) so far."""
+    def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
+        """Return the turn's text and usage; report ``progress`` as the answer streams."""
         ...
 
 
 class ProviderError(DuelError):
-    """A provider failure with a stable code and a message that always fits on one line."""
+    """A provider failure with a stable code and a message that always fits on one line.
 
-    def __init__(self, code: str, message: str):
+    ``retryable``: the same request may succeed later (overload, rate limit, a cut
+    stream); ``retry_after``: the seconds the server asked to wait, if it said.
+    """
+
+    def __init__(self, code: str, message: str, retryable: bool = False, retry_after: float | None = None):
         one_line = " ".join(message.split())
         if len(one_line) > MESSAGE_LIMIT:
             one_line = one_line[: MESSAGE_LIMIT - 1] + "…"
         super().__init__(code, one_line)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+    def given_up(self, attempts: int) -> ProviderError:
+        """The error once retries stop at the turn deadline: said so, on one line."""
+        return ProviderError(self.code, f"{self.message} (gave up after {attempts} attempts: "
+                                        "the turn deadline leaves no time for another)")
 
 
-def status_error(provider: str, status: int, body: object, fallback: str) -> ProviderError:
+def status_error(provider: str, status: int, body: object, fallback: str,
+                 retry_after: float | None = None) -> ProviderError:
     """Translate an error answer of a model API (HTTP status and decoded body) into a ProviderError."""
     detail = _error_detail(body) or fallback
     if status in (401, 403):
         return ProviderError(ErrorCode.PROVIDER_AUTH, f"{provider} refused the credentials (HTTP {status}): {detail}")
-    # Below 400: an error event inside a stream that had started well (overload, server fault).
-    if status < 400 or status >= 500 or status in (408, 409, 429):
-        return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} is unavailable (HTTP {status}): {detail}")
+    if status == 429:
+        return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} rate-limited the request (HTTP 429): {detail}",
+                             retryable=True, retry_after=retry_after)
+    if status >= 500 or status in (408, 409):
+        return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} is unavailable (HTTP {status}): {detail}",
+                             retryable=True, retry_after=retry_after)
     return ProviderError(ErrorCode.PROVIDER_REJECTED, f"{provider} rejected the request (HTTP {status}): {detail}")
 
 
+def stream_error(provider: str, body: object, fallback: str) -> ProviderError:
+    """An error event inside a stream that had started well (overload, server fault): retried."""
+    kind = body.get("error", body) if isinstance(body, dict) else None
+    kind = kind.get("type") if isinstance(kind, dict) else None
+    named = f" ({kind})" if isinstance(kind, str) and kind else ""
+    return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE,
+                         f"{provider} sent an error in the middle of its answer{named}: "
+                         f"{_error_detail(body) or fallback}", retryable=True)
+
+
+def connection_error(provider: str, base_url: str, error: BaseException, started: bool) -> ProviderError:
+    """A connection refused, dropped or silent too long: one line, the cause once."""
+    cause = str(error.__cause__ or error) or type(error).__name__
+    if started:
+        return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE,
+                             f"the connection to {provider} dropped in the middle of its answer: {cause}",
+                             retryable=True)
+    where = base_url if provider == base_url else f"{provider} at {base_url}"
+    return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"cannot reach {where}: {cause}", retryable=True)
+
+
+def cut_stream(provider: str) -> ProviderError:
+    # What came so far is not a turn: the whole request is sent again.
+    return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} closed the stream before the answer was complete",
+                         retryable=True)
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """The server's ``retry-after-ms`` or ``retry-after`` (seconds; an HTTP date is not used), if any."""
+    if not headers:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            continue
+        if seconds >= 0:
+            return seconds
+    return None
+
+
+def estimate(characters: int, thinking: bool = False) -> Progress:
+    """Progress from the characters streamed so far, labelled as an estimate."""
+    return Progress(output_tokens=estimate_tokens(characters), thinking=thinking)
+
+
 def _error_detail(body: object) -> str | None:
-    # Anthropic and OpenAI send {"error": {"message": …}}; Ollama sends {"error": "…"}.
+    # Anthropic and OpenAI send {"error": {"message": …}}; Ollama sends {"error": "…"};
+    # an OpenAI in-stream error carries the inner object itself.
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict):
@@ -93,7 +184,8 @@ def _error_detail(body: object) -> str | None:
 
 
 def select_provider(
-    model: str | None, provider: str | None, base_url: str | None, env: Mapping[str, str]
+    model: str | None, provider: str | None, base_url: str | None, env: Mapping[str, str],
+    reasoning: ReasoningLevel | None = None,
 ) -> Provider:
     """Choose the provider from ``--model``, ``--provider``, ``--base-url`` and the environment."""
     if model == "human":
@@ -111,13 +203,13 @@ def select_provider(
         url = base_url or env.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
         from .anthropic import AnthropicProvider
 
-        return AnthropicProvider(model or DEFAULT_MODELS["anthropic"], api_key=key, base_url=url)
+        return AnthropicProvider(model or DEFAULT_MODELS["anthropic"], api_key=key, base_url=url, reasoning=reasoning)
     if kind == "openai":
         key = _api_key(env, "OPENAI_API_KEY", "OPENAI_BASE_URL", model, base_url)
         url = base_url or env.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         from .openai import OpenAIProvider
 
-        return OpenAIProvider(model or DEFAULT_MODELS["openai"], api_key=key, base_url=url)
+        return OpenAIProvider(model or DEFAULT_MODELS["openai"], api_key=key, base_url=url, reasoning=reasoning)
     raise ProviderError(
         ErrorCode.INVALID_ARGUMENT,
         f"unknown provider {kind!r}: use --provider anthropic or --provider openai "

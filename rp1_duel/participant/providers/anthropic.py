@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import anthropic
 import httpx2
 from anthropic.types import CacheControlEphemeralParam, TextBlockParam
 
 from ...vocabulary import ErrorCode
-from . import ProviderError, TurnRequest, status_error
+from ..usage import Usage
+from . import (
+    Composition,
+    Progress,
+    ProviderError,
+    ReasoningLevel,
+    TurnRequest,
+    connection_error,
+    cut_stream,
+    estimate,
+    retry_after_seconds,
+    status_error,
+    stream_error,
+)
 
 EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
 
@@ -20,6 +34,7 @@ DEFAULT_TIMEOUT = anthropic.Timeout(300.0, connect=10.0)
 
 class AnthropicProvider:
     name = "anthropic"
+    remote = True
 
     def __init__(
         self,
@@ -27,39 +42,45 @@ class AnthropicProvider:
         api_key: str,
         base_url: str,
         timeout: float | anthropic.Timeout = DEFAULT_TIMEOUT,
-        max_retries: int = 2,
+        reasoning: ReasoningLevel | None = None,
     ):
         self.model = model
         self.base_url = base_url
-        self._client = anthropic.Anthropic(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
-        )
+        self.reasoning = reasoning
+        # No SDK retries: the participant retries the whole streamed request (participant.retry).
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
         self._history_segments: list[str] = []
 
-    def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
+    def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         # The stable prefix and the debate so far are both cache breakpoints; the
         # instruction, which changes every time, comes last and is never cached.
         content: list[TextBlockParam] = [{"type": "text", "text": s} for s in self._segment(request.history)]
         if content:
             content[-1]["cache_control"] = EPHEMERAL
         content.append({"type": "text", "text": request.instruction})
+        # --reasoning: adaptive thinking at that effort; without it, the model's default.
+        thinking: dict[str, Any] = {}
+        if self.reasoning is not None:
+            thinking = {"thinking": {"type": "adaptive"}, "output_config": {"effort": self.reasoning}}
+        reader = _Reader(progress)
         try:
             with self._client.messages.stream(
                 model=self.model,
                 max_tokens=request.max_tokens,
                 system=[{"type": "text", "text": request.system, "cache_control": EPHEMERAL}],
                 messages=[{"role": "user", "content": content}],
+                **thinking,
             ) as stream:
-                message = _read(stream, progress)
+                message = reader.read(stream)
         except anthropic.APIStatusError as error:
-            raise status_error("anthropic", error.status_code, error.body, str(error)) from error
+            if error.status_code < 400:  # an `error` event in a stream that began with HTTP 200
+                raise stream_error("anthropic", error.body, str(error)) from None
+            raise status_error("anthropic", error.status_code, error.body, str(error),
+                               retry_after_seconds(error.response.headers)) from None
         except (anthropic.APIConnectionError, httpx2.TransportError) as error:
-            cause = f" ({error.__cause__})" if error.__cause__ else ""
-            raise ProviderError(
-                ErrorCode.PROVIDER_UNAVAILABLE, f"cannot reach anthropic at {self.base_url}: {error}{cause}"
-            ) from error
+            raise connection_error("anthropic", self.base_url, error, reader.started) from None
         except (anthropic.AnthropicError, ValueError) as error:
-            raise ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"anthropic sent an unreadable answer: {error}") from error
+            raise ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"anthropic sent an unreadable answer: {error}") from None
 
         if message.stop_reason == "max_tokens":
             raise ProviderError(
@@ -71,7 +92,11 @@ class AnthropicProvider:
             raise ProviderError(
                 ErrorCode.PROVIDER_BAD_RESPONSE, f"{self.model} returned no text (stop reason: {message.stop_reason})"
             )
-        return text
+        used = message.usage
+        usage = Usage(input_tokens=used.input_tokens, output_tokens=used.output_tokens,
+                      cache_read_tokens=used.cache_read_input_tokens or 0,
+                      cache_write_tokens=used.cache_creation_input_tokens or 0, requests=1)
+        return Composition(text, usage)
 
     def _segment(self, history: str) -> list[str]:
         """Split the history where this provider's previous request ended.
@@ -89,20 +114,29 @@ class AnthropicProvider:
         return segments
 
 
-def _read(stream: anthropic.MessageStream, progress: Callable[[int], None]) -> anthropic.types.Message:
-    """Consume the stream, reporting output chunks, then the token count once usage arrives."""
-    reported = 0
-    complete = False
-    for event in stream:
-        if event.type == "content_block_delta":  # text, and thinking: both are the model at work
-            reported += 1
-            progress(reported)
-        elif event.type == "message_delta" and event.usage.output_tokens > reported:
-            reported = event.usage.output_tokens
-            progress(reported)
-        elif event.type == "message_stop":
-            complete = True
-    if not complete:
-        # The connection closed mid-answer; what came so far is not a turn.
-        raise ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, "anthropic closed the stream before the answer was complete")
-    return stream.get_final_message()
+class _Reader:
+    """Consumes a stream, reporting an estimate as text and thinking arrive, then the API's count."""
+
+    def __init__(self, progress: Callable[[Progress], None]):
+        self.progress = progress
+        self.started = False  # an event arrived: a failure from here on is a cut, not an unreachable server
+        self.characters = 0
+
+    def read(self, stream: anthropic.MessageStream) -> anthropic.types.Message:
+        complete = False
+        for event in stream:
+            self.started = True
+            if event.type == "content_block_delta":
+                delta = event.delta
+                if delta.type == "text_delta":
+                    self.characters += len(delta.text)
+                    self.progress(estimate(self.characters))
+                elif delta.type == "thinking_delta":
+                    self.progress(estimate(self.characters, thinking=True))
+            elif event.type == "message_delta":
+                self.progress(Progress(event.usage.output_tokens, estimated=False))
+            elif event.type == "message_stop":
+                complete = True
+        if not complete:
+            raise cut_stream("anthropic")
+        return stream.get_final_message()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ...vocabulary import SECTIONS, ErrorCode
-from . import ProviderError, TurnRequest
+from . import Composition, Progress, ProviderError, TurnRequest
 
 SECTION_LABELS = tuple(f"**{name}**" for name in SECTIONS)
 
@@ -23,6 +23,7 @@ NOTE_PREFIX = "%% "
 
 class HumanProvider:
     name = "human"
+    remote = False
     model = "human"
 
     def __init__(self, editor: str | None = None, stdin: TextIO | None = None, stderr: TextIO | None = None):
@@ -32,7 +33,7 @@ class HumanProvider:
         # The last turn written and its heading: a repair of that turn reopens it, not a blank skeleton.
         self._draft: tuple[str | None, str] | None = None
 
-    def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
+    def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         heading = _heading(request.instruction)
         skeleton = _skeleton(heading)
         editor = self.editor or (_default_editor() if self.stdin.isatty() else None)
@@ -45,7 +46,7 @@ class HumanProvider:
         if not text or text == skeleton:
             raise ProviderError(ErrorCode.HUMAN_ABORTED, "no turn was written (empty or unchanged), so none is submitted")
         self._draft = (heading, text)
-        return text
+        return Composition(text)
 
     def _edit(self, editor: str, instruction: str, draft: str) -> str:
         notes = "".join(f"{NOTE_PREFIX}{line}".rstrip() + "\n" for line in instruction.splitlines())

@@ -5,10 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import openai
+from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionMessageParam
 
 from ...vocabulary import ErrorCode
-from . import ProviderError, TurnRequest, status_error
+from ..usage import Usage, estimate_tokens
+from . import (
+    Composition,
+    Progress,
+    ProviderError,
+    ReasoningLevel,
+    TurnRequest,
+    connection_error,
+    cut_stream,
+    estimate,
+    retry_after_seconds,
+    status_error,
+    stream_error,
+)
 
 # Generous between bytes: a local server may load the model before its first token.
 DEFAULT_TIMEOUT = openai.Timeout(600.0, connect=10.0)
@@ -16,6 +30,7 @@ DEFAULT_TIMEOUT = openai.Timeout(600.0, connect=10.0)
 
 class OpenAIProvider:
     name = "openai"
+    remote = True
 
     def __init__(
         self,
@@ -23,13 +38,15 @@ class OpenAIProvider:
         api_key: str,
         base_url: str,
         timeout: float | openai.Timeout = DEFAULT_TIMEOUT,
-        max_retries: int = 2,
+        reasoning: ReasoningLevel | None = None,
     ):
         self.model = model
         self.base_url = base_url
-        self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        self.reasoning = reasoning
+        # No SDK retries: the participant retries the whole streamed request (participant.retry).
+        self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
-    def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
+    def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         # Stable prefix first, then the growing debate, then what changes every time:
         # OpenAI caches the longest prefix it has seen, keyed and routed by prompt_cache_key.
         messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": request.system}]
@@ -38,7 +55,9 @@ class OpenAIProvider:
         messages.append({"role": "user", "content": request.instruction})
         parts: list[str] = []
         finish_reason = None
-        reported = 0
+        usage: CompletionUsage | None = None
+        started = False  # a chunk arrived: a failure from here on is a cut, not an unreachable server
+        characters = 0
         try:
             stream = self._client.chat.completions.create(
                 model=self.model,
@@ -47,36 +66,36 @@ class OpenAIProvider:
                 stream=True,
                 stream_options={"include_usage": True},
                 prompt_cache_key=request.cache_key,
+                reasoning_effort=self.reasoning if self.reasoning is not None else openai.omit,
             )
             with stream:
                 for chunk in stream:
+                    started = True
                     for choice in chunk.choices:
-                        parts.append(choice.delta.content or "")
+                        piece = choice.delta.content or ""
+                        parts.append(piece)
+                        characters += len(piece)
                         finish_reason = choice.finish_reason or finish_reason
                     if chunk.choices:
-                        reported += 1
-                        progress(reported)
-                    elif chunk.usage is not None and chunk.usage.completion_tokens > reported:
-                        reported = chunk.usage.completion_tokens
-                        progress(reported)
+                        progress(estimate(characters))
+                    if chunk.usage is not None:
+                        usage = chunk.usage
+                        progress(Progress(usage.completion_tokens, estimated=False))
         except openai.APIStatusError as error:
             # Named by its URL: the server may be OpenAI's or any compatible one.
-            raise status_error(self.base_url, error.status_code, error.body, str(error)) from error
+            raise status_error(self.base_url, error.status_code, error.body, str(error),
+                               retry_after_seconds(error.response.headers)) from None
         except openai.APIConnectionError as error:
-            cause = f" ({error.__cause__})" if error.__cause__ else ""
-            raise ProviderError(
-                ErrorCode.PROVIDER_UNAVAILABLE, f"cannot reach {self.base_url}: {error}{cause}"
-            ) from error
+            raise connection_error(self.base_url, self.base_url, error, started) from None
+        except openai.APIError as error:  # an error chunk in a stream that began with HTTP 200
+            raise stream_error(self.base_url, error.body, error.message) from None
         except (openai.OpenAIError, ValueError) as error:
             raise ProviderError(
                 ErrorCode.PROVIDER_BAD_RESPONSE, f"{self.base_url} sent an unreadable answer: {error}"
-            ) from error
+            ) from None
 
         if finish_reason is None:
-            # The connection closed mid-answer; what came so far is not a turn.
-            raise ProviderError(
-                ErrorCode.PROVIDER_UNAVAILABLE, f"{self.base_url} closed the stream before the answer was complete"
-            )
+            raise cut_stream(self.base_url)
         if finish_reason == "length":
             raise ProviderError(
                 ErrorCode.PROVIDER_BAD_RESPONSE,
@@ -87,4 +106,14 @@ class OpenAIProvider:
             raise ProviderError(
                 ErrorCode.PROVIDER_BAD_RESPONSE, f"{self.model} returned no text (finish reason: {finish_reason})"
             )
-        return text
+        return Composition(text, _usage(usage, characters))
+
+
+def _usage(reported: CompletionUsage | None, characters: int) -> Usage:
+    """The API's counts (cached input apart); a server that reports none gets an estimate, so labelled."""
+    if reported is None:
+        return Usage(output_tokens=estimate_tokens(characters), requests=1, output_estimated=True)
+    details = reported.prompt_tokens_details
+    cached = (details.cached_tokens or 0) if details is not None else 0
+    return Usage(input_tokens=reported.prompt_tokens - cached, output_tokens=reported.completion_tokens,
+                 cache_read_tokens=cached, requests=1)

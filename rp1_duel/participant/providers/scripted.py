@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...vocabulary import ErrorCode
-from . import ProviderError, TurnRequest
+from . import Composition, Progress, ProviderError, TurnRequest
 
 
 class ScriptedProvider:
@@ -18,6 +18,7 @@ class ScriptedProvider:
     """
 
     name = "scripted"
+    remote = False
 
     def __init__(self, directory: str | Path):
         self.directory = Path(directory).expanduser()
@@ -26,12 +27,11 @@ class ScriptedProvider:
             raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"scripted:{directory} is not a directory holding *.md turns")
         self.model = f"scripted:{self.directory.resolve().name}"
 
-    def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
+    def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         index = request.own_turns_before
         if index >= len(self.files):
             raise ProviderError(
                 ErrorCode.SCRIPT_EXHAUSTED, f"all {len(self.files)} scripted turns of {self.directory} have been played"
             )
         text = self.files[index].read_text(encoding="utf-8")
-        progress(len(text.split()))
-        return text
+        return Composition(text)

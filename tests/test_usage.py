@@ -1,0 +1,67 @@
+"""Usage sums and the estimated cost from the price table (bundled, or the user's $DUEL_PRICES)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rp1_duel.errors import DuelError
+from rp1_duel.participant.usage import Usage, cost_usd, prices_date, recorded, summary, total
+
+TURN = Usage(input_tokens=1000, output_tokens=500, cache_read_tokens=9000, cache_write_tokens=2000, requests=2,
+             retries=1, seconds=5.5)
+REPAIR = Usage(input_tokens=200, output_tokens=300, cache_read_tokens=11000, requests=1, repairs=1, seconds=2.25,
+               output_estimated=True)
+
+
+def test_usages_add_up_field_by_field():
+    assert total([TURN, REPAIR]) == Usage(1200, 800, 20000, 2000, 3, 1, 1, 7.75, True)
+    assert total([]) == Usage()
+
+
+def test_a_recorded_usage_reads_back_and_ignores_what_it_does_not_know():
+    assert Usage.from_dict(TURN.to_dict()) == TURN
+    assert Usage.from_dict({"output_tokens": 7, "turn_number": 3, "requests": "2", "output_estimated": 1}) == \
+        Usage(output_tokens=7)
+
+
+def test_a_participants_usage_is_summed_from_its_events_across_runs():
+    events = [
+        {"type": "usage", "participant_id": "p1", "data": {"turn_number": 1, **TURN.to_dict()}},
+        {"type": "usage", "participant_id": "p2", "data": {"turn_number": 2, **TURN.to_dict()}},
+        {"type": "turn_appended", "participant_id": "p1", "data": {"turn_number": 1}},
+        {"type": "usage", "participant_id": "p1", "data": {"turn_number": 3, **REPAIR.to_dict()}},
+    ]
+    assert recorded(events, "p1") == TURN + REPAIR
+    assert recorded(events, "nobody") == Usage()
+
+
+def test_cost_uses_the_longest_matching_model_in_the_dated_table():
+    # claude-sonnet-5 list prices: 3 / 15 / 0.30 / 3.75 USD per million tokens.
+    expected = (1000 * 3 + 500 * 15 + 9000 * 0.3 + 2000 * 3.75) / 1e6
+    assert cost_usd("claude-sonnet-5-5", TURN, env={}) == pytest.approx(expected)
+    assert cost_usd("llama3.1", TURN, env={}) is None
+    assert prices_date(env={}) is not None
+    shown = summary(TURN, "claude-sonnet-5-5", env={})
+    assert shown["cost_usd"] == pytest.approx(expected)
+    assert shown["requests"] == 2 and shown["prices_date"] == prices_date(env={})
+
+
+def test_the_user_can_replace_the_price_table(tmp_path):
+    table = tmp_path / "prices.json"
+    table.write_text(json.dumps({"date": "2027-01-01", "models": {"llama": {"input": 1, "output": 2}}}))
+    env = {"DUEL_PRICES": str(table)}
+
+    assert cost_usd("llama3.1", TURN, env) == pytest.approx((1000 * 1 + 500 * 2) / 1e6)
+    assert cost_usd("claude-sonnet-5-5", TURN, env) is None
+    assert prices_date(env) == "2027-01-01"
+
+
+def test_an_unreadable_price_table_is_an_invalid_argument(tmp_path):
+    table = tmp_path / "prices.json"
+    table.write_text("{not json")
+
+    with pytest.raises(DuelError) as raised:
+        cost_usd("claude-x", TURN, {"DUEL_PRICES": str(table)})
+    assert raised.value.code == "INVALID_ARGUMENT"
