@@ -226,7 +226,7 @@ def test_status_shows_each_participants_usage_and_cost_summed_from_its_usage_eve
 
     mine = usage[alice.seat.participant_id]
     assert (mine["output_tokens"], mine["requests"], mine["retries"], mine["seconds"]) == (4000, 4, 2, 8.0)
-    assert mine["cost_usd"] == pytest.approx(2 * (1000 * 3 + 2000 * 15 + 3000 * 0.3) / 1e6)
+    assert mine["cost_usd"] == pytest.approx(2 * (1000 * 2 + 2000 * 10 + 3000 * 0.2) / 1e6)
     assert usage[bob.seat.participant_id]["requests"] == 0
     assert usage[bob.seat.participant_id]["cost_usd"] is None  # no price for a local model
     with pytest.raises(DuelError) as refused:

@@ -38,8 +38,10 @@ def test_a_participants_usage_is_summed_from_its_events_across_runs():
 
 
 def test_cost_uses_the_longest_matching_model_in_the_dated_table():
-    # claude-sonnet-5 list prices: 3 / 15 / 0.30 / 3.75 USD per million tokens.
-    expected = (1000 * 3 + 500 * 15 + 9000 * 0.3 + 2000 * 3.75) / 1e6
+    # claude-sonnet-5-5 list prices: 2 / 10 / 0.20 / 2.50 USD per million tokens.
+    expected = (1000 * 2 + 500 * 10 + 9000 * 0.2 + 2000 * 2.5) / 1e6
+    # A dated or longer name falls back to the longest listed prefix.
+    assert cost_usd("claude-sonnet-5-5-20261001", TURN, env={}) == pytest.approx(expected)
     assert cost_usd("claude-sonnet-5-5", TURN, env={}) == pytest.approx(expected)
     assert cost_usd("llama3.1", TURN, env={}) is None
     assert prices_date(env={}) is not None
