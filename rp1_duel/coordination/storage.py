@@ -36,6 +36,7 @@ from .state import DUEL_ID, DuelState, Participant, corrupt
 
 STATE_DIR = ".duel"
 LOCK_TIMEOUT_SECONDS = 30.0
+SEEN_RESOLUTION_SECONDS = 1.0
 
 
 def write_atomic(path: Path, data: bytes, mode: int = 0o600, temp_dir: Path | None = None,
@@ -398,6 +399,10 @@ class Transaction:
         self._dirty = self._woken = True
 
     def touch(self, participant: Participant) -> None:
+        """Mark the participant seen. Within a second of the last mark nothing is written:
+        idleness is judged in leases (5 s at least), and a status loop must not cost a write."""
+        if 0 <= self.now.mono - participant.last_seen_mono < SEEN_RESOLUTION_SECONDS:
+            return
         participant.last_seen_mono = self.now.mono
         self._dirty = True
 
