@@ -1,14 +1,17 @@
 """Who composes a participant's turns: a model (Anthropic, OpenAI or compatible), a person, or a script.
 
-Every provider answers one call, ``compose(request, progress) -> str``. The SDK-backed
+Every provider answers two calls: ``preflight()``, which checks before the seat is taken
+what can be checked without composing (the key, the model's name), and
+``compose(request, progress) -> str``. The SDK-backed
 providers are imported only by ``select_provider``: importing ``anthropic`` costs about
 1.3 s and ``openai`` about 0.6 s, which the one-shot ``duel tools`` commands must not pay.
 """
 
 from __future__ import annotations
 
+import difflib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,6 +30,9 @@ OPENAI_MODEL_PREFIXES = ("gpt-", "chatgpt-", "o1", "o3", "o4")
 PLACEHOLDER_API_KEY = "no-key-needed"
 
 MESSAGE_LIMIT = 400
+
+# A model lookup answers at once or the provider is not reachable: never wait a turn's time.
+PREFLIGHT_TIMEOUT_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,14 @@ class Provider(Protocol):
     name: str
     model: str
 
+    def preflight(self) -> str:
+        """Check the credentials and the model before joining; return a line saying what was checked.
+
+        Raises :class:`ProviderError` (``PROVIDER_AUTH``, ``PROVIDER_MODEL_NOT_FOUND``,
+        ``PROVIDER_UNAVAILABLE``, …), so that a typo never costs the peer a turn.
+        """
+        ...
+
     def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
         """Return the turn's text; call ``progress`` with the output tokens (or chunks) so far."""
         ...
@@ -77,6 +91,13 @@ def status_error(provider: str, status: int, body: object, fallback: str) -> Pro
     if status < 400 or status >= 500 or status in (408, 409, 429):
         return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} is unavailable (HTTP {status}): {detail}")
     return ProviderError(ErrorCode.PROVIDER_REJECTED, f"{provider} rejected the request (HTTP {status}): {detail}")
+
+
+def model_not_found(server: str, model: str, known: Iterable[str]) -> ProviderError:
+    """The model is not served: say so, with the served names closest to it."""
+    close = difflib.get_close_matches(model, list(known), n=3, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    return ProviderError(ErrorCode.PROVIDER_MODEL_NOT_FOUND, f"{server} has no model {model!r}{hint}: check --model")
 
 
 def _error_detail(body: object) -> str | None:

@@ -8,7 +8,7 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 
 from ...vocabulary import ErrorCode
-from . import ProviderError, TurnRequest, status_error
+from . import PREFLIGHT_TIMEOUT_SECONDS, ProviderError, TurnRequest, model_not_found, status_error
 
 # Generous between bytes: a local server may load the model before its first token.
 DEFAULT_TIMEOUT = openai.Timeout(600.0, connect=10.0)
@@ -28,6 +28,30 @@ class OpenAIProvider:
         self.model = model
         self.base_url = base_url
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+
+    def preflight(self) -> str:
+        """GET /models/{model}. Servers without it (vLLM, llama.cpp) are asked for their model list
+        instead; one without either cannot be checked, which is said, not refused."""
+        client = self._client.with_options(timeout=PREFLIGHT_TIMEOUT_SECONDS, max_retries=1)
+        try:
+            try:
+                client.models.retrieve(self.model)
+            except openai.NotFoundError:
+                try:
+                    served = [model.id for model in client.models.list().data]
+                except openai.APIStatusError:
+                    return f"{self.model} not checked: {self.base_url} has no model lookup"
+                if self.model not in served:
+                    raise model_not_found(self.base_url, self.model, served) from None
+        except openai.APIStatusError as error:
+            raise status_error(self.base_url, error.status_code, error.body, str(error)) from error
+        except openai.APIConnectionError as error:
+            raise ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"cannot reach {self.base_url}: {error}") from error
+        except openai.OpenAIError as error:
+            raise ProviderError(
+                ErrorCode.PROVIDER_BAD_RESPONSE, f"{self.base_url} sent an unreadable answer: {error}"
+            ) from error
+        return f"{self.model} is served by {self.base_url}"
 
     def compose(self, request: TurnRequest, progress: Callable[[int], None]) -> str:
         # Stable prefix first, then the growing debate, then what changes every time:
