@@ -353,9 +353,9 @@ def decide_close(
         return CloseDecision(DuelError(ErrorCode.OUTCOME_MISMATCH, "a timeout lease only allows --outcome TIMEOUT"))
     if outcome != INVALIDATED and (broken := refuse_broken_record(state)):
         return CloseDecision(broken)
-    if outcome == TIMEOUT:
-        return _decide_timeout_close(state, caller, lease, now)
     given = reason.strip() if reason else None
+    if outcome == TIMEOUT:
+        return _decide_timeout_close(state, caller, lease, given, now)
     if outcome == INVALIDATED:
         if state.invalid_reason is None and state.pending_outcome is not None:
             return CloseDecision(_mismatch(state, outcome))
@@ -373,9 +373,10 @@ def _mismatch(state: DuelState, outcome: str) -> DuelError:
                      {"expected": state.pending_outcome})
 
 
-def _decide_timeout_close(state: DuelState, caller: Participant, lease: Lease, now: Instant) -> CloseDecision:
+def _decide_timeout_close(state: DuelState, caller: Participant, lease: Lease, reason: str | None,
+                          now: Instant) -> CloseDecision:
     if lease.for_timeout and _timeout_still_valid(state, now):
-        return CloseDecision(None, reason=None)
+        return CloseDecision(None, reason=reason)
     lease_after: Literal["ordinary", "released"] | None = None
     step = next_step(state, caller, now)
     if lease.for_timeout and next_turn_seat(state) == caller.seat:
