@@ -368,7 +368,7 @@ class Duelist:
                                            signing_key=self.config.signing_key)
         except DuelError as exc:
             if exc.code in (ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD, ErrorCode.TURN_DEADLINE_PASSED):
-                self.report.state(DEBATING, f"lease lost before the append ({exc.code}); claiming again")
+                self.report.state(DEBATING, f"turn {number} not appended ({exc.code}): {exc.message}")
                 return
             raise
         self.result.turns_written.append(number)
