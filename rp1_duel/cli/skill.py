@@ -86,9 +86,11 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
      "`$DUEL_PARTICIPANT_TOKEN` is not this participant's: export the token your join returned; if it is "
      "lost, join again with the same name, harness and model once your seat has been idle `lease_seconds`"),
     ((ErrorCode.SEAT_TAKEN,), "stop",
-     "this name, harness and model is seated and active: resume with its token exported, or join with "
-     "another `--participant-name`"),
-    ((ErrorCode.DUEL_FULL,), "stop", "two other participants hold this duel: ask the user, or use another `--topic`"),
+     "this name and harness is seated and active: resume (or, before your first turn, correct `--model-id`) "
+     "with its token exported, or join with another `--participant-name`"),
+    ((ErrorCode.DUEL_FULL,), "stop",
+     "two other participants hold this duel, or your name's first turn fixed another model: ask the user, or use "
+     "another `--topic`"),
     ((ErrorCode.DUEL_NOT_FOUND, ErrorCode.PARTICIPANT_NOT_FOUND), "stop",
      "wrong `$DUEL_ID`, `$PARTICIPANT_ID` or `$DEBATE_DIR`: take them from your join"),
     ((ErrorCode.TARGET_NOT_ABSOLUTE, ErrorCode.TARGET_NOT_MARKDOWN, ErrorCode.TARGET_UNREADABLE), "stop",
