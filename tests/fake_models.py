@@ -72,6 +72,8 @@ class FakeModelServer:
         script: list[dict] | None = None,
         cache_read_tokens: int = 0,
         cache_write_tokens: int = 0,
+        models: list[str] | None = None,
+        lookup: str = "retrieve",
     ):
         # All of these are read at each request, so a test may change them between requests.
         self.responder = responder
@@ -82,7 +84,10 @@ class FakeModelServer:
         self.script = list(script or [])  # per-request actions (module docstring), consumed in order
         self.cache_read_tokens = cache_read_tokens  # reported in every answer's usage
         self.cache_write_tokens = cache_write_tokens
+        self.models = models  # the models served (others are 404, as real APIs answer); None: any name
+        self.lookup = lookup  # GET /v1/models[/{id}]: "retrieve" both, "list" the list only (vLLM), "none"
         self.requests: list[dict] = []
+        self.lookups: list[str] = []  # the paths of the model lookups (GET), kept apart from the requests
         self._requests_log = requests_log
         self._log_lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
@@ -133,6 +138,8 @@ class FakeModelServer:
             retry_after = action.get("retry_after")
             headers = {} if retry_after is None else {"retry-after": str(retry_after)}
             return _send_json(handler, status, self.error_body(status), headers)
+        if self.models is not None and body.get("model") not in self.models:
+            return _send_json(handler, 404, self.error_body(404))
         text = self.responder(body)
         chunks = re.findall(r"\s*\S+\s*|\s+", text)
         if not body.get("stream"):
@@ -149,6 +156,22 @@ class FakeModelServer:
                 handler.wfile.flush()
         except (_Dropped, BrokenPipeError, ConnectionResetError):
             pass  # the stream ends here, without its closing events
+
+    def handle_get(self, handler: BaseHTTPRequestHandler) -> None:
+        """The model lookup: GET /v1/models/{id} and GET /v1/models, as far as ``lookup`` serves them."""
+        self.lookups.append(handler.path)
+        path = urlsplit(handler.path).path
+        model = path.removeprefix("/v1/models/") if path.startswith("/v1/models/") else None
+        served = (path == "/v1/models" and self.lookup != "none") or (model and self.lookup == "retrieve")
+        if not served:
+            return _send_json(handler, 404, self.error_body(404))
+        if self.fail_status is not None:
+            return _send_json(handler, self.fail_status, self.error_body(self.fail_status))
+        if model is None:
+            return _send_json(handler, 200, self.model_list(self.models or []))
+        if self.models is not None and model not in self.models:
+            return _send_json(handler, 404, self.error_body(404))
+        return _send_json(handler, 200, self.model_info(model))
 
     def paced(self, chunks: list[str], action: dict) -> Iterator[str]:
         """The chunks as the model sends them: slowly if asked, cut short or broken by an error if scripted."""
@@ -185,6 +208,12 @@ class FakeModelServer:
         raise NotImplementedError
 
     def stream(self, body: dict, chunks: list[str], action: dict) -> Iterator[str]:
+        raise NotImplementedError
+
+    def model_info(self, model: str) -> dict:
+        raise NotImplementedError
+
+    def model_list(self, models: list[str]) -> dict:
         raise NotImplementedError
 
 
@@ -248,6 +277,14 @@ class FakeAnthropicServer(FakeModelServer):
         )
         yield _event("message_stop")
 
+    def model_info(self, model: str) -> dict:
+        return {"type": "model", "id": model, "display_name": model, "created_at": "2026-01-01T00:00:00Z"}
+
+    def model_list(self, models: list[str]) -> dict:
+        data = [self.model_info(model) for model in models]
+        return {"data": data, "has_more": False, "first_id": models[0] if models else None,
+                "last_id": models[-1] if models else None}
+
 
 class FakeOpenAIServer(FakeModelServer):
     """POST /v1/chat/completions, with Chat Completions chunks (`data:` lines) or its JSON completion."""
@@ -296,6 +333,12 @@ class FakeOpenAIServer(FakeModelServer):
             usage.update(choices=[], usage=_openai_usage(body, len(chunks), self.cache_read_tokens))
             yield _data(usage)
         yield "data: [DONE]\n\n"
+
+    def model_info(self, model: str) -> dict:
+        return {"id": model, "object": "model", "created": 1_767_225_600, "owned_by": "fake"}
+
+    def model_list(self, models: list[str]) -> dict:
+        return {"object": "list", "data": [self.model_info(model) for model in models]}
 
     def _envelope(self, body: dict, kind: str) -> dict:
         return {
@@ -368,6 +411,9 @@ class _InStreamError(Exception):
 class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.server.fake.handle(self)
+
+    def do_GET(self) -> None:
+        self.server.fake.handle_get(self)
 
     def log_message(self, format: str, *args: object) -> None:
         pass  # keep test output clean

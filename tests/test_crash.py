@@ -37,7 +37,7 @@ pytestmark = pytest.mark.slow  # kill -9 of real processes, and waits for real l
 
 SOURCE = "# Lease design\n\n## Failure handling\nA crashed holder loses the floor when its lease expires.\n"
 LEASE_SECONDS = 5
-TURN_TIMEOUT_SECONDS = 2
+TURN_TIMEOUT_SECONDS = 10  # longer than a lease: the killed holder's lease ends by expiry, not by the deadline
 
 
 def tools(*args: str) -> tuple[int, dict[str, Any]]:
@@ -146,17 +146,20 @@ def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
     code, envelope = tools("release-lock", *seat1, "--lease-token", first["lease_token"])
     assert code == 1 and envelope["error"]["code"] == "LEASE_NOT_HELD", envelope
 
-    # The turn deadline has passed, but seat 1 holds a live lease: no timeout yet.
-    assert time.time() > epoch(ok("status", "--duel-id", duel, "--debate-dir", debate)["turn_deadline"])
+    # The fresh lease ends at the turn deadline; until then no timeout, after it nothing is written.
+    deadline = ok("status", "--duel-id", duel, "--debate-dir", debate)["turn_deadline"]
+    assert fresh["lease_expires_at"] == deadline
     refused = ok("claim-lock", *seat2, "--for-timeout")
     assert refused["acquired"] is False and refused["reason"] == "lease_held_by_peer", refused
-    assert ok("release-lock", *seat1, "--lease-token", fresh["lease_token"])["released"] is True
+    time.sleep(max(0.0, epoch(deadline) - time.time()) + 0.1)
+    code, envelope = tools("release-lock", *seat1, "--lease-token", fresh["lease_token"])
+    assert code == 1 and envelope["error"]["code"] == "TURN_DEADLINE_PASSED", envelope
 
     timeout = ok("claim-lock", *seat2, "--for-timeout")
     assert timeout["acquired"] is True and timeout["reason"] == "timeout_due", timeout
     assert timeout["lease_token"].startswith("3-")
     assert timeout["next_step"] == "close_timeout"
-    assert ok("status", "--duel-id", duel, "--debate-dir", debate, "--participant-id", one["participant_id"])["next_step"] == "wait_turn"
+    assert ok("status", "--duel-id", duel, "--debate-dir", debate, "--participant-id", one["participant_id"])["next_step"] == "wait_turn"  # the peer closes
 
     events = [json.loads(line) for line in (Path(debate) / ".duel" / "duels" / duel / "events.jsonl").read_text().splitlines()]
     assert [e["seq"] for e in events] == list(range(len(events)))

@@ -15,9 +15,10 @@ from rp1_duel.coordination.identity import slugify
 from rp1_duel.coordination.results import LeaseToken, Seat
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
+from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings
 
-from helpers import Player, claim, join
+from helpers import Player, claim, join, make_turn
 
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -177,6 +178,52 @@ def test_a_long_wait_with_a_token_marks_the_waiter_seen_every_third_of_a_lease(d
 
 def test_third_identity_is_duel_full(service, source, pair):
     assert code_of(lambda: join(service, source, "Carol")) == "DUEL_FULL"
+
+
+# -- taking a seat over with a corrected model (issue 9, finding 3) -----------------------------
+
+
+def test_a_corrected_model_takes_its_seat_over_with_the_token_before_its_first_turn(service, source, pair,
+                                                                                    debate_dir):
+    alice, bob = pair
+    again = service.join(target=str(source), participant_name="Bob", harness="codex", model_id="gpt-y",
+                         participant_token=bob.token)
+    assert (again.participant_id, again.seat.number, again.seat.token) == (bob.id, 2, bob.token)
+    seated = service.status(alice.duel_id).participants
+    assert [(p.display_name, p.model_id) for p in seated] == [("Alice", "claude-x"), ("Bob", "gpt-y")]
+    taken = [e for e in events(debate_dir, alice.duel_id) if e["type"] == "seat_taken_over"]
+    assert [(e["participant_id"], e["data"]) for e in taken] == [
+        (bob.id, {"seat": 2, "model_id": "gpt-y", "previous_model_id": "gpt-x"})]
+    header = Path(again.debate_path).read_text().split("\n---\n")[0]
+    assert '"model_id": "gpt-y"' in header
+    assert "gpt-x" not in header
+
+
+def test_a_takeover_without_the_token_waits_until_the_seat_could_be_reclaimed(service, source, pair, clock):
+    _, bob = pair
+    refused = code_of(lambda: join(service, source, "Bob", harness="codex", model_id="gpt-y"))
+    assert refused == "SEAT_TAKEN"  # a stranger with Bob's name cannot take a live seat
+    assert code_of(lambda: service.join(target=str(source), participant_name="Bob", harness="codex",
+                                        model_id="gpt-y", participant_token="pt_wrong")) == "PARTICIPANT_AUTH_FAILED"
+    clock.advance(600)
+    again = join(service, source, "Bob", harness="codex", model_id="gpt-y")
+    assert (again.id, again.seat.number) == (bob.id, 2)
+    assert again.token != bob.token
+    assert code_of(lambda: service.claim_lock(bob.seat)) == "PARTICIPANT_AUTH_FAILED"
+
+
+def test_the_model_is_fixed_by_the_participants_first_turn(service, source, pair):
+    alice, bob = pair
+    lease = claim(service, alice)
+    service.append(alice.seat, lease, make_turn(1, "Alice", "claude-code", "claude-x"), release=True)
+    assert code_of(lambda: service.join(target=str(source), participant_name="Alice", harness="claude-code",
+                                        model_id="claude-y", participant_token=alice.token)) == "DUEL_FULL"
+    # Bob has written nothing yet: his seat is taken over, and Alice's turn stays in the record.
+    again = service.join(target=str(source), participant_name="Bob", harness="codex", model_id="gpt-y",
+                         participant_token=bob.token)
+    lease = claim(service, bob)
+    service.append(bob.seat, lease, make_turn(2, "Bob", "codex", "gpt-y"), release=True)
+    assert validate_file(again.debate_path).valid
 
 
 def test_settings_fixed_by_the_creating_join(service, source):
@@ -430,15 +477,50 @@ def test_for_timeout_granted_once_the_holders_lease_expired_past_the_turn_deadli
     assert service.claim_lock(bob.seat, for_timeout=True).acquired
 
 
-def test_slow_peer_with_refreshed_lease_cannot_be_timed_out(service, pair, clock):
+def test_slow_peer_with_refreshed_lease_cannot_be_timed_out_before_the_turn_deadline(service, pair, clock):
     alice, bob = pair
     lease = claim(service, alice)
-    for _ in range(4):
+    for _ in range(3):
         clock.advance(500)
-        service.refresh_lock(alice.seat, lease)
+        assert service.refresh_lock(alice.seat, lease).refreshed
     data = service.claim_lock(bob.seat, for_timeout=True)
     assert not data.acquired
     assert data.owner_participant_id == alice.id
+
+
+def test_a_writer_refreshing_without_end_cannot_hold_the_duel_past_the_turn_deadline(service, pair, clock, debate_dir):
+    """Issue 9, finding 5: a model that streams pings forever kept the lease fresh forever."""
+    alice, bob = pair
+    lease = claim(service, alice)
+    for _ in range(3):
+        clock.advance(500)
+        refreshed = service.refresh_lock(alice.seat, lease)
+    deadline = service.status(alice.duel_id).turn_deadline
+    assert refreshed.refreshed
+    assert refreshed.lease_expires_at == deadline  # capped: 300 s left of the turn, not a 600 s lease
+    clock.advance(300)
+    late = service.refresh_lock(alice.seat, lease)
+    assert (late.refreshed, late.reason) == (False, "turn_deadline_passed")
+    with pytest.raises(DuelError) as refused:
+        service.append(alice.seat, lease, make_turn(1, "Alice", "claude-code", "claude-x"))
+    assert (refused.value.code, refused.value.details["next_step"]) == ("TURN_DEADLINE_PASSED", "claim_timeout")
+    assert service.status(alice.duel_id, participant_id=alice.id).next_step == "claim_timeout"
+    assert service.claim_lock(alice.seat).reason == "turn_deadline_passed"
+    timeout = service.claim_lock(bob.seat, for_timeout=True)
+    assert timeout.acquired
+    service.status(alice.duel_id, participant_id=alice.id, participant_token=alice.token)  # the late writer is back
+    closed = service.release_lock(bob.seat, timeout.lease, close=True, outcome="TIMEOUT")
+    assert closed.outcome == "TIMEOUT"  # its turn is lost all the same
+    assert "turn_appended" not in [e["type"] for e in events(debate_dir, alice.duel_id)]
+
+
+def test_the_writer_may_itself_close_the_duel_timeout_past_its_turn_deadline(service, pair, clock):
+    alice, _ = pair
+    claim(service, alice)
+    clock.advance(1800)
+    timeout = service.claim_lock(alice.seat, for_timeout=True)
+    assert (timeout.acquired, timeout.reason) == (True, "timeout_due")
+    assert service.release_lock(alice.seat, timeout.lease, close=True, outcome="TIMEOUT").outcome == "TIMEOUT"
 
 
 def test_timeout_lease_only_allows_close_timeout(service, source, clock):

@@ -326,3 +326,107 @@ def test_ctrl_c_releases_the_floor_and_keeps_the_seat(source, debate_dir, anthro
     assert code == 0, err
     assert result["participant_id"] == status.participants[0].id, err
     assert finish(peer)[1]["outcome"] == "ACCEPTED_CONSENSUS"
+
+
+# -- issue 9, findings 3 and 5: a mistyped model or a bad key costs the peer nothing, a seat whose
+# model failed before its first turn is taken over by the corrected run, and a model that never
+# finishes cannot hold the duel past the turn deadline.
+
+
+@pytest.fixture
+def joined():
+    """Starts `duel join` processes; any still running when the test ends (a failure) is killed."""
+    processes: list[subprocess.Popen] = []
+
+    def run(*args: str, env: dict[str, str]) -> subprocess.Popen:
+        processes.append(start(*args, env=env))
+        return processes[-1]
+
+    yield run
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def bob_first(joined, source: Path, debate_dir: Path, tmp_path: Path):
+    """Bob, scripted, takes seat 1 of a two-turn duel and writes turn 1."""
+    folder = tmp_path / "bob"
+    folder.mkdir()
+    (folder / "1.md").write_text(make_turn(1, "Bob", "duel", "scripted:bob", "ACCEPTING_CONSENSUS"))
+    bob = joined(source, debate_dir, "--model", f"scripted:{folder}", "--name", "Bob", "--max-turns", "2",
+                 env=clean_env())
+    wait_for_seat(debate_dir, source)
+    return bob
+
+
+def seated_models(debate_dir: Path, source: Path) -> list[str]:
+    return [p.model_id for p in DuelService(debate_dir).status(target=str(source)).participants]
+
+
+@pytest.mark.parametrize(
+    ("fault", "model", "code", "says"),
+    [
+        ("mistyped model", "claude-xx", "PROVIDER_MODEL_NOT_FOUND", "no model 'claude-xx' (did you mean claude-x?)"),
+        ("bad key", "claude-x", "PROVIDER_AUTH", "HTTP 401"),
+    ],
+)
+def test_a_mistyped_model_or_a_bad_key_is_refused_before_joining(joined, source, debate_dir, tmp_path, fault, model,
+                                                                code, says):
+    server = FakeAnthropicServer(responder=debater, models=["claude-x"],
+                                 fail_status=401 if fault == "bad key" else None)
+    with server:
+        bob = bob_first(joined, source, debate_dir, tmp_path)
+        refused, out, err = finish(joined(source, debate_dir, "--model", model, env=claude_env(server)), timeout=60)
+        assert refused == 1, err
+        assert (out["error"]["code"], says in out["error"]["message"]) == (code, True), out
+        assert seated_models(debate_dir, source) == ["scripted:bob"]  # the peer sees no second participant
+        assert server.lookups[0] == f"/v1/models/{model}"
+        assert server.requests == []  # no model request: nothing was composed
+        server.fail_status = None
+        code_c, result, err = finish(joined(source, debate_dir, "--model", "claude-x", env=claude_env(server)))
+        assert (code_c, result["outcome"], result["turns_written"]) == (0, "ACCEPTED_CONSENSUS", [2]), err
+        assert finish(bob)[0] == 0
+
+
+def test_a_seat_whose_model_failed_before_its_first_turn_is_taken_over_by_the_corrected_run(
+        joined, source, debate_dir, tmp_path):
+    # A server that cannot look models up: the typo passes preflight and fails at the turn, after the join.
+    with FakeAnthropicServer(responder=debater, models=["claude-x"], lookup="none") as server:
+        bob = bob_first(joined, source, debate_dir, tmp_path)
+        failed, out, err = finish(joined(source, debate_dir, "--model", "claude-xx", env=claude_env(server)))
+        assert (failed, out["error"]["code"]) == (1, "PROVIDER_REJECTED"), err
+        assert "claude-xx not checked" in err
+        assert seated_models(debate_dir, source) == ["scripted:bob", "claude-xx"]
+        code_c, result, err = finish(joined(source, debate_dir, "--model", "claude-x", env=claude_env(server)))
+        assert (code_c, result["outcome"], result["turns_written"]) == (0, "ACCEPTED_CONSENSUS", [2]), err
+        assert seated_models(debate_dir, source) == ["scripted:bob", "claude-x"]
+        assert finish(bob)[0] == 0
+    text = Path(result["debate_path"]).read_text()
+    assert "## Turn 2 — Claude (duel / claude-x)" in text
+    assert validate_file(result["debate_path"]).valid
+
+
+def test_a_model_that_never_finishes_cannot_hold_the_duel_past_the_turn_deadline(joined, source, debate_dir, tmp_path,
+                                                                                   anthropic_server):
+    anthropic_server.responder = debater
+    anthropic_server.delay_per_chunk = 2.0  # ~170 words: minutes, while the turn has 6 s
+    started = time.monotonic()
+    claude = joined(source, debate_dir, "--model", "claude-x", "--max-turns", "2", "--lease-seconds", "5",
+                   "--turn-timeout-seconds", "6", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    folder = tmp_path / "bob"
+    folder.mkdir()
+    (folder / "1.md").write_text("never played")
+    bob = joined(source, debate_dir, "--model", f"scripted:{folder}", "--name", "Bob", env=clean_env())
+    (code_c, result_c, err_c), (code_b, result_b, err_b) = finish(claude, timeout=40), finish(bob, timeout=40)
+    assert time.monotonic() - started < 30
+    assert (code_c, result_c["outcome"], result_c["turns_written"]) == (0, "TIMEOUT", []), err_c
+    assert (code_b, result_b["outcome"]) == (0, "TIMEOUT"), err_b
+    assert "turn deadline passed: turn 1 was not finished within 6 s" in err_c
+    log = (debate_dir / ".duel" / "duels" / result_c["duel_id"] / "events.jsonl").read_text()
+    assert '"type": "lock_refreshed"' in log  # the lease was kept while the model wrote, until the deadline
+    assert '"type": "turn_appended"' not in log
+    text = Path(result_c["debate_path"]).read_text()
+    assert "| Outcome | TIMEOUT |" in text
+    assert "| Reason | Claude did not finish turn 1 by its deadline |" in text or "did not answer in time |" in text

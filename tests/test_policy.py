@@ -26,7 +26,7 @@ def state(turns: int = 0, **changes: object) -> DuelState:
         turn_timeout_seconds=300, participants=[replace(ALICE), replace(BOB)],
         turns=[TurnRecord(n, "p-a" if n % 2 else "p-b", 2 - n % 2, "OPEN_TO_DEBATE", False, "h", 0.0)
                for n in range(1, turns + 1)],
-        turn_started_mono=0.0, boot_id=NOW.boot, wall_offset=NOW.wall_offset,
+        turn_started_mono=T - 100, boot_id=NOW.boot, wall_offset=NOW.wall_offset,
     )
     return replace(base, **changes)
 
@@ -122,20 +122,62 @@ def test_close_is_decided_by_outcome_lease_and_record(duel, held, outcome, reaso
 
 
 @pytest.mark.parametrize(
-    ("turns", "bob_seen", "expected"),
+    ("turns", "started", "bob_seen", "expected"),
     [
-        (1, T - 60, (None, None)),  # the peer's turn and the peer silent since the grant: TIMEOUT stands
-        (1, T - 10, ("TIMEOUT_REJECTED", "released")),  # the peer came back on its own turn
-        (2, T - 60, ("TIMEOUT_REJECTED", "ordinary")),  # the turn is the caller's: debate instead
+        # Bob's turn 2 is past its deadline (T - 100): TIMEOUT stands, whether or not the late writer is back
+        (1, T - 400, T - 60, (None, None)),
+        (1, T - 400, T - 10, (None, None)),
+        # the peer joined since the grant and turn 1 is the caller's: debate instead, with the lease
+        (0, T - 10, T - 10, ("TIMEOUT_REJECTED", "ordinary")),
+        # the peer's turn and its deadline still ahead: nothing to time out, the lease is given up
+        (1, T - 100, T - 60, ("TIMEOUT_REJECTED", "released")),
     ],
 )
-def test_a_timeout_close_is_rejected_once_the_peer_is_back(turns, bob_seen, expected):
-    duel = state(turns, participants=[replace(ALICE), replace(BOB, last_seen_mono=bob_seen)], turn_started_mono=T - 100)
+def test_a_timeout_close_stands_once_the_turn_deadline_passed(turns, started, bob_seen, expected):
+    duel = state(turns, participants=[replace(ALICE), replace(BOB, last_seen_mono=bob_seen)], turn_started_mono=started)
     decision = policy.decide_close(duel, ALICE, lease(for_timeout=True, granted=T - 30), "TIMEOUT", None, NOW)
     assert (code(decision.refusal), decision.lease_after) == expected
     if decision.refusal is not None:
         expected_step = "compose_turn" if decision.lease_after == "ordinary" else "wait_turn"
         assert decision.refusal.details["next_step"] == expected_step
+
+
+# The turn deadline is T + 200 (turn_timeout_seconds 300, begun at T - 100); Alice writes turn 1.
+@pytest.mark.parametrize(
+    ("now", "held", "expected"),
+    [
+        (NOW, lease(), ("refreshed", T + 60)),
+        (Instant(NOW.wall + 170, T + 170, "boot-1"), lease(expires=T + 200), ("refreshed", T + 200)),  # capped
+        (Instant(NOW.wall + 200, T + 200, "boot-1"), lease(expires=T + 260), ("turn_deadline_passed", T + 260)),
+        (Instant(NOW.wall + 200, T + 200, "boot-1"), lease(expires=T + 260, for_timeout=True),
+         ("refreshed", T + 260)),  # a timeout lease is not bound by the deadline it follows
+    ],
+)
+def test_a_refresh_never_carries_a_lease_past_the_turn_deadline(now, held, expected):
+    decision = policy.decide_refresh(state(0, lease=held), ALICE, "1-secret", now)
+    assert (decision.reason, decision.expires_mono) == expected
+
+
+@pytest.mark.parametrize(
+    ("now", "expected"),
+    [
+        (Instant(NOW.wall + 199, T + 199, "boot-1"), (None, "wait_turn", False)),
+        (Instant(NOW.wall + 200, T + 200, "boot-1"), ("TURN_DEADLINE_PASSED", "claim_timeout", True)),
+    ],
+)
+def test_past_the_turn_deadline_the_writer_cannot_append_and_the_peer_may_time_it_out(now, expected):
+    duel = state(0, lease=lease(expires=T + 300))  # a lease granted before leases were capped
+    checked = policy.check_lease(duel, ALICE, "1-secret", now)
+    refusal = checked.code if isinstance(checked, DuelError) else None
+    assert (refusal, policy.next_step(duel, BOB, now), policy.timeout_due(duel, BOB, now)) == expected
+
+
+def test_a_lease_to_write_a_turn_ends_at_the_turn_deadline():
+    late = Instant(NOW.wall + 180, T + 180, "boot-1")
+    assert policy.new_lease(state(0), ALICE, late, for_timeout=False).expires_mono == T + 200
+    assert policy.new_lease(state(0), ALICE, late, for_timeout=True).expires_mono == T + 240
+    assert policy.decide_claim(state(0), ALICE, Instant(NOW.wall + 200, T + 200, "boot-1"), False).reason == (
+        "turn_deadline_passed")
 
 
 # -- clocks (section 4, "Clocks") ------------------------------------------------------------
@@ -195,3 +237,24 @@ def test_times_are_shown_on_the_wall_clock_as_it_reads_now(wall_set, shown):
     policy.reanchor(duel, now)
     assert duel.lease is not None
     assert duel.wall_time(duel.lease.expires_mono) == pytest.approx(shown, abs=1e-6)
+
+
+# -- taking a seat over with another model (section 3) ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("turns", "bob_seen", "with_token", "expected"),
+    [
+        (1, T - 10, True, None),  # Bob has not written: his token may correct his model
+        (1, T - 10, False, "SEAT_TAKEN"),  # without it, not while Bob is around
+        (1, T - 60, False, None),  # ... but once his seat could be reclaimed anyway
+        (2, T - 10, True, "DUEL_FULL"),  # Bob wrote turn 2: his model is fixed
+        (2, T - 600, False, "DUEL_FULL"),
+    ],
+)
+def test_a_seat_is_taken_over_only_before_its_first_turn_and_only_with_its_token_or_once_idle(
+        turns, bob_seen, with_token, expected):
+    duel = state(turns, participants=[replace(ALICE), replace(BOB, last_seen_mono=bob_seen)])
+    bob = duel.participant("p-b")
+    assert bob is not None
+    assert code(policy.refuse_takeover(duel, bob, "m2", with_token, NOW)) == expected

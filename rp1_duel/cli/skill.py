@@ -72,6 +72,8 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     ((ErrorCode.LEASE_EXPIRED,), CLAIM_LOCK,
      "your lease ran out and nothing was written: claim again, then rerun; refresh-lock during long work"),
     ((ErrorCode.NOT_YOUR_TURN,), RELEASE_LOCK, "the turn is the peer's: release the lease and wait"),
+    ((ErrorCode.TURN_DEADLINE_PASSED,), CLAIM_TIMEOUT,
+     "your turn was not written by its deadline (`turn_timeout_seconds`): it is lost; end the duel `TIMEOUT`"),
     ((ErrorCode.DUEL_CLOSED,), CLOSED_STEP,
      "the duel is over (if `details.next_step` is `close`, an outcome is reached: close it)"),
     ((ErrorCode.OUTCOME_MISMATCH,), CLOSE,
@@ -84,9 +86,11 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
      "`$DUEL_PARTICIPANT_TOKEN` is not this participant's: export the token your join returned; if it is "
      "lost, join again with the same name, harness and model once your seat has been idle `lease_seconds`"),
     ((ErrorCode.SEAT_TAKEN,), "stop",
-     "this name, harness and model is seated and active: resume with its token exported, or join with "
-     "another `--participant-name`"),
-    ((ErrorCode.DUEL_FULL,), "stop", "two other participants hold this duel: ask the user, or use another `--topic`"),
+     "this name and harness is seated and active: resume (or, before your first turn, correct `--model-id`) "
+     "with its token exported, or join with another `--participant-name`"),
+    ((ErrorCode.DUEL_FULL,), "stop",
+     "two other participants hold this duel, or your name's first turn fixed another model: ask the user, or use "
+     "another `--topic`"),
     ((ErrorCode.DUEL_NOT_FOUND, ErrorCode.PARTICIPANT_NOT_FOUND), "stop",
      "wrong `$DUEL_ID`, `$PARTICIPANT_ID` or `$DEBATE_DIR`: take them from your join"),
     ((ErrorCode.TARGET_NOT_ABSOLUTE, ErrorCode.TARGET_NOT_MARKDOWN, ErrorCode.TARGET_UNREADABLE), "stop",
@@ -252,15 +256,17 @@ Run the command for your `next_step`, read `next_step` from its answer, and repe
 - `compose_turn`: first run `{status_command()}`: your turn number is `data.turn_count` + 1.
   Read the artifact (`data.duel.debate_path`) and the source (`data.duel.source_path`), write your
   turn (section 3) to `$TURN_FILE`, then run the command: it appends the turn and releases the lease.
-  A long composition keeps the lease with `{refresh_command()}` (a lease lasts `lease_seconds`).
+  A long composition keeps the lease with `{refresh_command()}` (a lease lasts `lease_seconds`),
+  but never past the turn deadline (`data.turn_deadline`): a turn not appended by then is lost.
 - `close`: first run `status` and set `$OUTCOME` (section 1); then close with the command.
 - A `claim-lock` answer with `data.acquired: false`: run the `wait_turn` command, then follow the
   `next_step` the wait answers.
 - An error: follow `error.details.next_step` when it is given, else the error table (section 4).
 - `wait_peer` and `wait_turn`: the wait returns as soon as anything changes; `claim_timeout` means
-  the peer is overdue and you may end the duel `TIMEOUT`. Keep `$DUEL_PARTICIPANT_TOKEN` exported
-  for `wait` and `status` too: with your token they tell the service you are still here, so nobody
-  can take your seat during a long peer turn (a seat unseen for `lease_seconds` can be taken).
+  a deadline passed (the peer's, or your own turn's, which is then lost) and you may end the duel
+  `TIMEOUT`. Keep `$DUEL_PARTICIPANT_TOKEN` exported for `wait` and `status` too: with your token
+  they tell the service you are still here, so nobody can take your seat during a long peer turn
+  (a seat unseen for `lease_seconds` can be taken).
 - Never edit the artifact or anything under `$DEBATE_DIR/.duel/`: only the service writes them.
 
 | next_step | command |

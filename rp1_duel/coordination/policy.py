@@ -84,8 +84,11 @@ def refresh_interval(lease_seconds: int) -> float:
 
 
 def live_lease(state: DuelState, now: Instant) -> Lease | None:
+    """The lease in force: unexpired, and one to write a turn no later than the turn's deadline."""
     lease = state.lease
-    return lease if lease is not None and lease.live(now) else None
+    if lease is None or not lease.live(now) or (not lease.for_timeout and turn_deadline_passed(state, now)):
+        return None
+    return lease
 
 
 def next_turn_seat(state: DuelState) -> int:
@@ -103,12 +106,22 @@ def turn_deadline(state: DuelState) -> float | None:
     return state.turn_started_mono + state.turn_timeout_seconds
 
 
+def turn_deadline_passed(state: DuelState, now: Instant) -> bool:
+    """The turn under way can no longer be written: it is lost, and the duel ends TIMEOUT."""
+    deadline = turn_deadline(state)
+    return deadline is not None and now.mono >= deadline
+
+
 def peer_wait_until(state: DuelState) -> float:
     return state.created_mono + state.peer_wait_seconds
 
 
 def timeout_due(state: DuelState, caller: Participant, now: Instant) -> bool:
-    """Whether the ``--for-timeout`` path is open to ``caller`` (section 4, (a) and (b))."""
+    """Whether the ``--for-timeout`` path is open to ``caller`` (section 4, (a) and (b)).
+
+    Past the turn deadline it is open to both participants: the writer's lease ended at
+    the deadline, and its own process may end the duel it can no longer write in.
+    """
     if state.status != ACTIVE or must_close(state):
         return False
     holder = live_lease(state, now)
@@ -116,8 +129,7 @@ def timeout_due(state: DuelState, caller: Participant, now: Instant) -> bool:
         return False
     if len(state.participants) < 2:
         return now.mono >= peer_wait_until(state)
-    deadline = turn_deadline(state)
-    return next_turn_seat(state) != caller.seat and deadline is not None and now.mono >= deadline
+    return turn_deadline_passed(state, now)
 
 
 def next_step(state: DuelState, caller: Participant, now: Instant) -> NextStep:
@@ -132,11 +144,11 @@ def next_step(state: DuelState, caller: Participant, now: Instant) -> NextStep:
         return COMPOSE_TURN if next_turn_seat(state) == caller.seat else RELEASE_LOCK
     if lease is not None:
         return WAIT_TURN
+    if timeout_due(state, caller, now):
+        return CLAIM_TIMEOUT
     if len(state.participants) < 2:
-        return CLAIM_TIMEOUT if timeout_due(state, caller, now) else WAIT_PEER
-    if next_turn_seat(state) == caller.seat:
-        return CLAIM_LOCK
-    return CLAIM_TIMEOUT if timeout_due(state, caller, now) else WAIT_TURN
+        return WAIT_PEER
+    return CLAIM_LOCK if next_turn_seat(state) == caller.seat else WAIT_TURN
 
 
 def reclaimable_from(state: DuelState, seat_holder: Participant) -> float:
@@ -150,6 +162,31 @@ def seat_reclaimable(state: DuelState, seat_holder: Participant, now: Instant) -
     if lease is not None and lease.owner == seat_holder.id:
         return False
     return now.mono >= reclaimable_from(state, seat_holder)
+
+
+def has_written(state: DuelState, participant: Participant) -> bool:
+    return any(turn.participant_id == participant.id for turn in state.turns)
+
+
+def refuse_takeover(state: DuelState, holder: Participant, model_id: str, with_token: bool,
+                    now: Instant) -> DuelError | None:
+    """May a join with ``holder``'s name and harness but ``model_id`` take its seat over? (section 3)
+
+    Only before the holder's first turn (its turns are signed with its model), and only by
+    whoever holds the seat's token, or by anyone once the seat could be reclaimed anyway.
+    """
+    seated = f"{holder.display_name} ({holder.harness} / {holder.model_id})"
+    if has_written(state, holder):
+        return DuelError(ErrorCode.DUEL_FULL, f"seat {holder.seat} is held by {seated}, which has written turns: "
+                                              f"its model is fixed; join with another --participant-name")
+    if with_token or seat_reclaimable(state, holder, now):
+        return None
+    return DuelError(
+        ErrorCode.SEAT_TAKEN,
+        f"seat {holder.seat} is held by {seated}, which has written no turn yet: pass its token to take it "
+        f"over with model {model_id}, or join with another --participant-name",
+        {"seat": holder.seat, "reclaimable_at": iso(state.wall_time(reclaimable_from(state, holder)))},
+    )
 
 
 def refuse_if_closed(state: DuelState) -> DuelError | None:
@@ -182,22 +219,20 @@ def decide_claim(state: DuelState, caller: Participant, now: Instant, for_timeou
     if for_timeout:
         if timeout_due(state, caller, now):
             return ClaimDecision(True, "timeout_due", for_timeout=True)
-        return ClaimDecision(False, "timeout_not_due", wait_until=_timeout_moment(state, caller))
+        return ClaimDecision(False, "timeout_not_due", wait_until=_timeout_moment(state))
     if must_close(state):
         return ClaimDecision(True, "close_due")
     if len(state.participants) < 2:
         return ClaimDecision(False, "waiting_for_peer", wait_until=peer_wait_until(state))
     if next_turn_seat(state) != caller.seat:
         return ClaimDecision(False, "not_your_turn", wait_until=turn_deadline(state))
+    if turn_deadline_passed(state, now):
+        return ClaimDecision(False, "turn_deadline_passed")
     return ClaimDecision(True, "your_turn")
 
 
-def _timeout_moment(state: DuelState, caller: Participant) -> float | None:
-    if len(state.participants) < 2:
-        return peer_wait_until(state)
-    if next_turn_seat(state) != caller.seat:
-        return turn_deadline(state)
-    return None  # it is the caller's own turn: no timeout will ever be due
+def _timeout_moment(state: DuelState) -> float | None:
+    return peer_wait_until(state) if len(state.participants) < 2 else turn_deadline(state)
 
 
 def retry_after(decision: ClaimDecision, now: Instant) -> float:
@@ -206,11 +241,18 @@ def retry_after(decision: ClaimDecision, now: Instant) -> float:
     return round(min(max(left, 0.1), 5.0), 3)
 
 
+def lease_expiry(state: DuelState, now: Instant, for_timeout: bool) -> float:
+    """A lease lasts ``lease_seconds``, but one to write a turn never outlives the turn's deadline."""
+    expires = now.mono + state.lease_seconds
+    deadline = None if for_timeout else turn_deadline(state)
+    return expires if deadline is None else min(expires, deadline)
+
+
 def new_lease(state: DuelState, caller: Participant, now: Instant, for_timeout: bool) -> Lease:
     """The lease a grant hands out: the next fence, never reused."""
     fence = state.fence + 1
     return Lease(owner=caller.id, token=f"{fence}-{secrets.token_hex(12)}", fence=fence, granted_mono=now.mono,
-                 expires_mono=now.mono + state.lease_seconds, for_timeout=for_timeout)
+                 expires_mono=lease_expiry(state, now, for_timeout), for_timeout=for_timeout)
 
 
 # -- refresh and every write --------------------------------------------------------------
@@ -224,24 +266,32 @@ def holds(lease: Lease | None, caller: Participant, lease_token: str | None) -> 
 @dataclass(frozen=True)
 class RefreshDecision:
     refreshed: bool
-    reason: Literal["refreshed", "lease_expired", "lease_not_held"]
-    expires_mono: float | None  # the new expiry, or the old one of an expired lease held
+    reason: Literal["refreshed", "lease_expired", "lease_not_held", "turn_deadline_passed"]
+    expires_mono: float | None  # the new expiry (at most the turn deadline), or the old one of a lease held
 
 
 def decide_refresh(state: DuelState, caller: Participant, lease_token: str | None, now: Instant) -> RefreshDecision:
     lease = state.lease
     if lease is None or not holds(lease, caller, lease_token):
         return RefreshDecision(False, "lease_not_held", None)
+    if not lease.for_timeout and turn_deadline_passed(state, now):
+        return RefreshDecision(False, "turn_deadline_passed", lease.expires_mono)
     if not lease.live(now):
         return RefreshDecision(False, "lease_expired", lease.expires_mono)
-    return RefreshDecision(True, "refreshed", now.mono + state.lease_seconds)
+    return RefreshDecision(True, "refreshed", lease_expiry(state, now, lease.for_timeout))
 
 
 def check_lease(state: DuelState, caller: Participant, lease_token: str | None, now: Instant) -> Lease | DuelError:
-    """Every write re-checks owner, token and expiry at the moment it writes."""
+    """Every write re-checks owner, token, the turn deadline and expiry at the moment it writes."""
     lease = state.lease
     if lease is None or not holds(lease, caller, lease_token):
         return DuelError(ErrorCode.LEASE_NOT_HELD, "you do not hold the lease of this duel (claim-lock first)")
+    deadline = turn_deadline(state)
+    if not lease.for_timeout and deadline is not None and now.mono >= deadline:
+        return DuelError(ErrorCode.TURN_DEADLINE_PASSED,
+                         f"the deadline of turn {len(state.turns) + 1} passed at {iso(state.wall_time(deadline))}: "
+                         "it can no longer be written; the duel ends TIMEOUT (claim-lock --for-timeout, then close)",
+                         {"next_step": CLAIM_TIMEOUT})
     if not lease.live(now):
         expired = iso(state.wall_time(lease.expires_mono))
         return DuelError(ErrorCode.LEASE_EXPIRED, f"your lease expired at {expired}; claim-lock again")
@@ -303,9 +353,9 @@ def decide_close(
         return CloseDecision(DuelError(ErrorCode.OUTCOME_MISMATCH, "a timeout lease only allows --outcome TIMEOUT"))
     if outcome != INVALIDATED and (broken := refuse_broken_record(state)):
         return CloseDecision(broken)
-    if outcome == TIMEOUT:
-        return _decide_timeout_close(state, caller, lease, now)
     given = reason.strip() if reason else None
+    if outcome == TIMEOUT:
+        return _decide_timeout_close(state, caller, lease, given, now)
     if outcome == INVALIDATED:
         if state.invalid_reason is None and state.pending_outcome is not None:
             return CloseDecision(_mismatch(state, outcome))
@@ -323,9 +373,10 @@ def _mismatch(state: DuelState, outcome: str) -> DuelError:
                      {"expected": state.pending_outcome})
 
 
-def _decide_timeout_close(state: DuelState, caller: Participant, lease: Lease, now: Instant) -> CloseDecision:
-    if lease.for_timeout and _timeout_still_valid(state, caller, lease):
-        return CloseDecision(None, reason=None)
+def _decide_timeout_close(state: DuelState, caller: Participant, lease: Lease, reason: str | None,
+                          now: Instant) -> CloseDecision:
+    if lease.for_timeout and _timeout_still_valid(state, now):
+        return CloseDecision(None, reason=reason)
     lease_after: Literal["ordinary", "released"] | None = None
     step = next_step(state, caller, now)
     if lease.for_timeout and next_turn_seat(state) == caller.seat:
@@ -336,11 +387,10 @@ def _decide_timeout_close(state: DuelState, caller: Participant, lease: Lease, n
     return CloseDecision(refusal, lease_after=lease_after)
 
 
-def _timeout_still_valid(state: DuelState, caller: Participant, lease: Lease) -> bool:
-    """At close time: has the peer shown up since the timeout lease was granted?"""
-    if len(state.participants) < 2:
-        return True
-    if next_turn_seat(state) == caller.seat:
-        return False  # a peer joined and the turn is the caller's: debate instead
-    peer = next(p for p in state.participants if p.id != caller.id)
-    return peer.last_seen_mono <= lease.granted_mono
+def _timeout_still_valid(state: DuelState, now: Instant) -> bool:
+    """At close time: still alone, or the turn under way is past its deadline.
+
+    A peer that joined since the grant started turn 1 (the caller's): debate instead. A
+    late writer seen again changes nothing: its turn is lost, it can no longer append.
+    """
+    return len(state.participants) < 2 or turn_deadline_passed(state, now)

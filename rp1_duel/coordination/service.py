@@ -209,6 +209,9 @@ class DuelService:
             tx.touch(same)
             tx.emit("seat_reclaimed", same.id, seat=same.seat)
             return same, token
+        renamed = next((p for p in state.participants if p.identity[:2] == identity[:2]), None)
+        if renamed is not None:
+            return self._take_over(tx, renamed, model_id, token)
         if state.status != ACTIVE:
             raise DuelError(ErrorCode.DUEL_CLOSED, f"duel {state.id} is closed")
         if len(state.participants) >= 2:
@@ -233,6 +236,25 @@ class DuelService:
             state.turn_started_mono = now.mono  # turn 1 begins once both seats are taken
         write_artifact(tx, [])
         return participant, token
+
+    @staticmethod
+    def _take_over(tx: Transaction, holder: Participant, model_id: str, token: str | None) -> tuple[Participant, str]:
+        """The same name and harness with another model: the seat's model is corrected, before its first turn."""
+        from .record_writer import check_record, write_artifact
+
+        if token and not token_matches(token, holder.token_sha256):
+            raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")
+        _raise(policy.refuse_takeover(tx.state, holder, model_id, bool(token), tx.now))
+        previous, holder.model_id = holder.model_id, model_id
+        if not token:
+            token = new_token()
+            holder.token_sha256 = hash_token(token)
+        tx.touch(holder)
+        tx.emit("seat_taken_over", holder.id, seat=holder.seat, model_id=model_id, previous_model_id=previous)
+        record = check_record(tx)
+        if record.problem is None:  # a broken record is found by the next write; the seat changes anyway
+            write_artifact(tx, record.blocks)
+        return holder, token
 
     # -- read-only views (sections 4 and 5) -----------------------------------------------
     def find_duel(self, target: str, topic: str | None = None) -> str:

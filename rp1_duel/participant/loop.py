@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 from ..coordination.identity import resolve_target, resolve_topic, slugify
 from ..coordination.policy import refresh_interval
@@ -45,6 +45,7 @@ from .retry import RetryNotice, RetryPolicy, compose_with_retries
 from .usage import Usage, recorded, summary
 
 MAX_REPAIRS = 3
+T = TypeVar("T")
 WAIT_SLICE_SECONDS = 30.0  # wait returns on any change anyway; this only bounds each call
 
 # The participant's own states (shown to the person running it and in --json), not protocol words.
@@ -103,15 +104,17 @@ class Reporter(Protocol):
 class LeaseKeeper:
     """Refreshes a lease in the background while a turn is being composed.
 
-    A slow model keeps the floor as long as this process lives; a dead process stops
-    refreshing, and the lease expires for the peer.
+    A slow model keeps the floor as long as this process lives, up to the turn deadline
+    (``time.monotonic()`` seconds), where refreshing stops: the service refuses it past
+    that point anyway. A dead process stops refreshing, and the lease expires for the peer.
     """
 
-    def __init__(self, service: DuelService, seat: Seat, lease: LeaseToken, lease_seconds: int):
+    def __init__(self, service: DuelService, seat: Seat, lease: LeaseToken, lease_seconds: int, deadline: float):
         self._service = service
         self._seat = seat
         self._lease = lease
         self._interval = refresh_interval(lease_seconds)
+        self._deadline = deadline
         self._stop = threading.Event()
         self.lost = threading.Event()
         self._thread = threading.Thread(target=self._run, name="duel-lease-keeper", daemon=True)
@@ -125,7 +128,9 @@ class LeaseKeeper:
         self._thread.join()
 
     def _run(self) -> None:
-        while not self._stop.wait(self._interval):
+        while not self._stop.wait(min(self._interval, max(0.0, self._deadline - time.monotonic()))):
+            if time.monotonic() >= self._deadline:
+                return
             try:
                 if not self._service.refresh_lock(self._seat, self._lease).refreshed:
                     self.lost.set()
@@ -138,8 +143,10 @@ class LeaseKeeper:
 class SeatStash:
     """The participant token, kept owner-only in the state folder so a rerun resumes the seat.
 
+    Keyed by source, topic, name and harness, not model: a rerun with a corrected
+    ``--model`` finds the token and takes its seat over (docs/protocol.md section 3).
     Also held under a lock for the process's lifetime: two ``duel join`` runs with the same
-    identity would otherwise share one seat.
+    name and harness would otherwise share one seat.
     """
 
     def __init__(self, debate: DebateDir, key: str):
@@ -152,8 +159,8 @@ class SeatStash:
         try:
             self._lock.__enter__()
         except DuelError:
-            raise DuelError(ErrorCode.SEAT_TAKEN, "another `duel join` with this name, harness and model is "
-                                                  "running; pass a different --name") from None
+            raise DuelError(ErrorCode.SEAT_TAKEN, "another `duel join` with this name and harness is running "
+                                                  "on this duel; pass a different --name") from None
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -194,6 +201,7 @@ class Duelist:
         if self.config.signing_key is not None:  # a key that cannot even be read fails before the seat is taken
             key = signatures.key_fingerprint(self.config.signing_key)
             self.report.state(PREPARING, f"signing each turn with {key}")
+        self.report.state(PREPARING, self.provider.preflight())  # a mistyped model or a bad key costs no seat
         self._enter(PREPARING, f"joining as {name} ({harness} / {model})")
         with self._stash() as stash:
             seat = self._join(stash)
@@ -224,7 +232,7 @@ class Duelist:
     def _stash(self) -> SeatStash:
         source = resolve_target(self.config.target)
         slug = slugify(resolve_topic(self.config.topic, source))
-        identity = (source.path, slug, self.claimant.name, self.claimant.harness, self.claimant.model_id)
+        identity = (source.path, slug, self.claimant.name, self.claimant.harness)
         key = hashlib.sha256("\n".join(identity).encode()).hexdigest()[:32]
         debate = self.service.debate
         debate.ensure()
@@ -282,7 +290,11 @@ class Duelist:
 
     def _on_claim_timeout(self, status: StatusResult) -> None:
         if self._claim(for_timeout=True) is not None:
-            self._close(TIMEOUT, "the peer did not come or did not answer in time")
+            if status.participant_count == 2 and status.next_turn_seat == self._my_seat.number:
+                reason = f"{self.claimant.name} did not finish turn {status.turn_count + 1} by its deadline"
+            else:
+                reason = "the peer did not come or did not answer in time"
+            self._close(TIMEOUT, reason)
 
     def _on_close(self, status: StatusResult) -> None:
         if self._claim() is not None:
@@ -320,7 +332,8 @@ class Duelist:
             self.service.release_lock(self._my_seat, self.lease, close=True, outcome=outcome, reason=reason,
                                       summary=summary)
         except DuelError as exc:
-            if exc.code not in (ErrorCode.TIMEOUT_REJECTED, ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD):
+            if exc.code not in (ErrorCode.TIMEOUT_REJECTED, ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD,
+                                ErrorCode.TURN_DEADLINE_PASSED):
                 raise
             self.report.state(self.result.state, f"close refused ({exc.code}): {exc.message}")
             return
@@ -335,16 +348,23 @@ class Duelist:
         context = history.context_for(self.claimant)
         prefix = prompt.heading_prefix(number, self.claimant)
         violations: list[TurnViolation] = []
-        draft = None
+        draft: str | None = None
         extraction = Extraction("")
         deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
-        with LeaseKeeper(self.service, self._my_seat, self.lease, self.lease_seconds) as keeper:
+        with LeaseKeeper(self.service, self._my_seat, self.lease, self.lease_seconds,
+                         self._monotonic(deadline)) as keeper:
             for attempt in range(1 + MAX_REPAIRS):
                 request = prompt.build_request(
                     duel_id=self._my_seat.duel_id, system=self.system, blocks=history.blocks, number=number,
                     max_turns=self.max_turns, prefix=prefix, own_turns_before=(number - 1) // 2,
                     violations=violations, draft=draft, notes=wrapper_notes(extraction))
                 composition = self._compose(request, deadline, keeper, number, repair=attempt > 0)
+                if composition is None and not keeper.lost.is_set():
+                    self.lease = None  # it ended at the deadline
+                    self.report.state(DEBATING, f"turn deadline passed: turn {number} was not finished within "
+                                                f"{status.duel.turn_timeout_seconds} s; the request is abandoned "
+                                                "and the duel ends TIMEOUT")
+                    return
                 if composition is None or keeper.lost.is_set():
                     self.report.state(DEBATING, "lease lost while composing; claiming again")
                     return
@@ -366,8 +386,8 @@ class Duelist:
             appended = self.service.append(self._my_seat, self.lease, draft, release=True,
                                            signing_key=self.config.signing_key, stripped=extraction.stripped)
         except DuelError as exc:
-            if exc.code in (ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD):
-                self.report.state(DEBATING, f"lease lost before the append ({exc.code}); claiming again")
+            if exc.code in (ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD, ErrorCode.TURN_DEADLINE_PASSED):
+                self.report.state(DEBATING, f"turn {number} not appended ({exc.code}): {exc.message}")
                 return
             raise
         self.result.turns_written.append(number)
@@ -377,21 +397,51 @@ class Duelist:
 
     def _compose(self, request: TurnRequest, deadline: float, keeper: LeaseKeeper, number: int,
                  repair: bool) -> Composition | None:
-        """One draft, retried through overloads and cut streams until the turn deadline; its usage logged."""
+        """One draft, retried through overloads and cut streams until the turn deadline and
+        abandoned at it (None); its usage logged."""
         if not self.provider.remote:
-            return self.provider.compose(request, self.report.progress)
+            return self._by_deadline(lambda: self.provider.compose(request, self.report.progress), deadline)
         self.report.composing()
         started = time.monotonic()
-        composition = compose_with_retries(
+        composition = self._by_deadline(lambda: compose_with_retries(
             lambda: self.provider.compose(request, self.report.progress), self.retry_policy, deadline,
             clock=lambda: self.service.clock().wall, sleep=lambda seconds: not keeper.lost.wait(seconds),
-            on_retry=self.report.retrying)
+            on_retry=self.report.retrying), deadline)
         if composition is None:
             return None
         usage = replace(composition.usage, repairs=int(repair), seconds=time.monotonic() - started)
         self.report.composed(usage)
         self.service.record_usage(self._my_seat, number, usage.to_dict())
         return replace(composition, usage=usage)
+
+    def _monotonic(self, moment: float | None) -> float:
+        """A time the service shows (wall clock) as a ``time.monotonic()`` moment of this process."""
+        if moment is None:
+            return float("inf")
+        return time.monotonic() + moment - self.service.clock().wall
+
+    def _by_deadline(self, work: Callable[[], T], deadline: float) -> T | None:
+        """``work``'s answer, or None when the turn deadline (wall clock, as shown) passes first.
+
+        The request is then abandoned, not cancelled: its thread runs on unseen until the
+        process ends, for the service would refuse its turn anyway (docs/protocol.md section 4).
+        """
+        answer: list[T | BaseException] = []
+
+        def run() -> None:
+            try:
+                answer.append(work())
+            except BaseException as exc:  # handed to the main thread below
+                answer.append(exc)
+
+        worker = threading.Thread(target=run, name="duel-compose", daemon=True)
+        worker.start()
+        worker.join(max(0.0, self._monotonic(deadline) - time.monotonic()))
+        if not answer:
+            return None
+        if isinstance(answer[0], BaseException):
+            raise answer[0]
+        return answer[0]
 
     def _finish(self, status: StatusResult) -> ParticipantResult:
         duel = status.duel

@@ -1,15 +1,17 @@
 """Who composes a participant's turns: a model (Anthropic, OpenAI or compatible), a person, or a script.
 
-Every provider answers one call, ``compose(request, progress) -> Composition``: the turn's
-text and what the request used. The SDK-backed
+Every provider answers two calls: ``preflight()``, which checks before the seat is taken
+what can be checked without composing (the key, the model's name), and
+``compose(request, progress) -> Composition``: the turn's text and what the request used. The SDK-backed
 providers are imported only by ``select_provider``: importing ``anthropic`` costs about
 1.3 s and ``openai`` about 0.6 s, which the one-shot ``duel tools`` commands must not pay.
 """
 
 from __future__ import annotations
 
+import difflib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -33,6 +35,9 @@ MESSAGE_LIMIT = 400
 # --reasoning: how hard the model thinks before it writes; each API's own control (None: the model's default).
 ReasoningLevel = Literal["low", "medium", "high"]
 REASONING_LEVELS: tuple[ReasoningLevel, ...] = ("low", "medium", "high")
+
+# A model lookup answers at once or the provider is not reachable: never wait a turn's time.
+PREFLIGHT_TIMEOUT_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,14 @@ class Provider(Protocol):
     # A model behind an API: its requests are retried, timed, shown and their usage logged.
     # A person or a script is called once and left alone.
     remote: bool
+
+    def preflight(self) -> str:
+        """Check the credentials and the model before joining; return a line saying what was checked.
+
+        Raises :class:`ProviderError` (``PROVIDER_AUTH``, ``PROVIDER_MODEL_NOT_FOUND``,
+        ``PROVIDER_UNAVAILABLE``, …), so that a typo never costs the peer a turn.
+        """
+        ...
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         """Return the turn's text and usage; report ``progress`` as the answer streams."""
@@ -167,6 +180,13 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
 def estimate(characters: int, thinking: bool = False) -> Progress:
     """Progress from the characters streamed so far, labelled as an estimate."""
     return Progress(output_tokens=estimate_tokens(characters), thinking=thinking)
+
+
+def model_not_found(server: str, model: str, known: Iterable[str]) -> ProviderError:
+    """The model is not served: say so, with the served names closest to it."""
+    close = difflib.get_close_matches(model, list(known), n=3, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    return ProviderError(ErrorCode.PROVIDER_MODEL_NOT_FOUND, f"{server} has no model {model!r}{hint}: check --model")
 
 
 def _error_detail(body: object) -> str | None:

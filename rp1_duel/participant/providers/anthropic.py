@@ -12,6 +12,7 @@ from anthropic.types import CacheControlEphemeralParam, TextBlockParam
 from ...vocabulary import ErrorCode
 from ..usage import Usage
 from . import (
+    PREFLIGHT_TIMEOUT_SECONDS,
     Composition,
     Progress,
     ProviderError,
@@ -20,6 +21,7 @@ from . import (
     connection_error,
     cut_stream,
     estimate,
+    model_not_found,
     retry_after_seconds,
     status_error,
     stream_error,
@@ -50,6 +52,27 @@ class AnthropicProvider:
         # No SDK retries: the participant retries the whole streamed request (participant.retry).
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
         self._history_segments: list[str] = []
+
+    def preflight(self) -> str:
+        """GET /v1/models/{model}; a server without it (a proxy) is asked for its model list instead."""
+        client = self._client.with_options(timeout=PREFLIGHT_TIMEOUT_SECONDS, max_retries=1)
+        try:
+            try:
+                client.models.retrieve(self.model)
+            except anthropic.NotFoundError:
+                try:
+                    served = [model.id for model in client.models.list(limit=1000).data]
+                except anthropic.APIStatusError:
+                    return f"{self.model} not checked: {self.base_url} has no model lookup"
+                if self.model not in served:
+                    raise model_not_found("anthropic", self.model, served) from None
+        except anthropic.APIStatusError as error:
+            raise status_error("anthropic", error.status_code, error.body, str(error)) from error
+        except (anthropic.APIConnectionError, httpx2.TransportError) as error:
+            raise connection_error("anthropic", self.base_url, error, started=False) from error
+        except anthropic.AnthropicError as error:
+            raise ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"anthropic sent an unreadable answer: {error}") from error
+        return f"{self.model} is served by anthropic"
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         # The stable prefix and the debate so far are both cache breakpoints; the

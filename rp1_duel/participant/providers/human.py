@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,16 @@ class HumanProvider:
         self.stderr = sys.stderr if stderr is None else stderr
         # The last turn written and its heading: a repair of that turn reopens it, not a blank skeleton.
         self._draft: tuple[str | None, str] | None = None
+
+    def preflight(self) -> str:
+        """The editor must be there before the person is seated."""
+        editor = self.editor or (_default_editor() if self.stdin.isatty() else None)
+        if editor is None:
+            return "a person writes the turns on standard input"
+        words = shlex.split(editor)
+        if not words or shutil.which(words[0]) is None:
+            raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"cannot run the editor {editor!r}: set $VISUAL or $EDITOR")
+        return f"a person writes the turns in {editor}"
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         heading = _heading(request.instruction)

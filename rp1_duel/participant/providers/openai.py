@@ -11,6 +11,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from ...vocabulary import ErrorCode
 from ..usage import Usage, estimate_tokens
 from . import (
+    PREFLIGHT_TIMEOUT_SECONDS,
     Composition,
     Progress,
     ProviderError,
@@ -19,6 +20,7 @@ from . import (
     connection_error,
     cut_stream,
     estimate,
+    model_not_found,
     retry_after_seconds,
     status_error,
     stream_error,
@@ -45,6 +47,30 @@ class OpenAIProvider:
         self.reasoning = reasoning
         # No SDK retries: the participant retries the whole streamed request (participant.retry).
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+
+    def preflight(self) -> str:
+        """GET /models/{model}. Servers without it (vLLM, llama.cpp) are asked for their model list
+        instead; one without either cannot be checked, which is said, not refused."""
+        client = self._client.with_options(timeout=PREFLIGHT_TIMEOUT_SECONDS, max_retries=1)
+        try:
+            try:
+                client.models.retrieve(self.model)
+            except openai.NotFoundError:
+                try:
+                    served = [model.id for model in client.models.list().data]
+                except openai.APIStatusError:
+                    return f"{self.model} not checked: {self.base_url} has no model lookup"
+                if self.model not in served:
+                    raise model_not_found(self.base_url, self.model, served) from None
+        except openai.APIStatusError as error:
+            raise status_error(self.base_url, error.status_code, error.body, str(error)) from error
+        except openai.APIConnectionError as error:
+            raise connection_error(self.base_url, self.base_url, error, started=False) from error
+        except openai.OpenAIError as error:
+            raise ProviderError(
+                ErrorCode.PROVIDER_BAD_RESPONSE, f"{self.base_url} sent an unreadable answer: {error}"
+            ) from error
+        return f"{self.model} is served by {self.base_url}"
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         # Stable prefix first, then the growing debate, then what changes every time:

@@ -27,6 +27,15 @@ class ScriptedProvider:
             raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"scripted:{directory} is not a directory holding *.md turns")
         self.model = f"scripted:{self.directory.resolve().name}"
 
+    def preflight(self) -> str:
+        """Every file must still be readable UTF-8: a broken script fails before it takes a seat."""
+        for path in self.files:
+            try:
+                path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"cannot read the scripted turn {path}: {error}") from None
+        return f"{len(self.files)} scripted turns in {self.directory}"
+
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         index = request.own_turns_before
         if index >= len(self.files):
