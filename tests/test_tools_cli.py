@@ -13,6 +13,7 @@ import pytest
 
 from rp1_duel.coordination.results import Seat
 from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination.storage import SEEN_RESOLUTION_SECONDS
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.usage import Usage
 
@@ -137,10 +138,10 @@ def test_wait_and_status_authenticate_a_token_from_flag_or_environment(source, d
 
     token = {"DUEL_PARTICIPANT_TOKEN": alice["participant_token"]}
     before = seen()
-    time.sleep(0.01)
+    time.sleep(SEEN_RESOLUTION_SECONDS)  # marks closer together than this are not written
     assert run_tools("wait", *ids, "--timeout", "0", debate_dir=debate_dir, env=token).code == 0
     after_wait = seen()
-    time.sleep(0.01)
+    time.sleep(SEEN_RESOLUTION_SECONDS)
     assert run_tools("status", *ids, "--participant-token", alice["participant_token"], debate_dir=debate_dir).code == 0
     assert before < after_wait < seen()
     # Without --participant-id a status stays read-only, even with the token in the environment.
