@@ -182,6 +182,24 @@ def estimate(characters: int, thinking: bool = False) -> Progress:
     return Progress(output_tokens=estimate_tokens(characters), thinking=thinking)
 
 
+def look_up_model(
+    server: str, model: str, retrieve: Callable[[], object], list_served: Callable[[], list[str]],
+    missing: type[Exception], refused: type[Exception],
+) -> str:
+    """The preflight's model lookup for either SDK: ``retrieve`` the model (GET /models/{id});
+    a server without that route is asked for its list; one without either is not refused."""
+    try:
+        retrieve()
+    except missing:
+        try:
+            served = list_served()
+        except refused:
+            return f"{model} not checked: {server} has no model lookup"
+        if model not in served:
+            raise model_not_found(server, model, served) from None
+    return f"{model} is served by {server}"
+
+
 def model_not_found(server: str, model: str, known: Iterable[str]) -> ProviderError:
     """The model is not served: say so, with the served names closest to it."""
     close = difflib.get_close_matches(model, list(known), n=3, cutoff=0.6)

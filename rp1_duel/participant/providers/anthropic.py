@@ -21,7 +21,7 @@ from . import (
     connection_error,
     cut_stream,
     estimate,
-    model_not_found,
+    look_up_model,
     retry_after_seconds,
     status_error,
     stream_error,
@@ -54,25 +54,15 @@ class AnthropicProvider:
         self._history_segments: list[str] = []
 
     def preflight(self) -> str:
-        """GET /v1/models/{model}; a server without it (a proxy) is asked for its model list instead."""
+        """Look the model up (GET /v1/models/{model}) before the seat is taken."""
         client = self._client.with_options(timeout=PREFLIGHT_TIMEOUT_SECONDS, max_retries=1)
         try:
-            try:
-                client.models.retrieve(self.model)
-            except anthropic.NotFoundError:
-                try:
-                    served = [model.id for model in client.models.list(limit=1000).data]
-                except anthropic.APIStatusError:
-                    return f"{self.model} not checked: {self.base_url} has no model lookup"
-                if self.model not in served:
-                    raise model_not_found("anthropic", self.model, served) from None
-        except anthropic.APIStatusError as error:
-            raise status_error("anthropic", error.status_code, error.body, str(error)) from error
-        except (anthropic.APIConnectionError, httpx2.TransportError) as error:
-            raise connection_error("anthropic", self.base_url, error, started=False) from error
-        except anthropic.AnthropicError as error:
-            raise ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"anthropic sent an unreadable answer: {error}") from error
-        return f"{self.model} is served by anthropic"
+            return look_up_model(
+                "anthropic", self.model, lambda: client.models.retrieve(self.model),
+                lambda: [model.id for model in client.models.list(limit=1000).data],
+                missing=anthropic.NotFoundError, refused=anthropic.APIStatusError)
+        except (anthropic.AnthropicError, httpx2.TransportError, ValueError) as error:
+            raise _translated(error, self.base_url, started=False) from None
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         # The stable prefix and the debate so far are both cache breakpoints; the
@@ -95,15 +85,8 @@ class AnthropicProvider:
                 **thinking,
             ) as stream:
                 message = reader.read(stream)
-        except anthropic.APIStatusError as error:
-            if error.status_code < 400:  # an `error` event in a stream that began with HTTP 200
-                raise stream_error("anthropic", error.body, str(error)) from None
-            raise status_error("anthropic", error.status_code, error.body, str(error),
-                               retry_after_seconds(error.response.headers)) from None
-        except (anthropic.APIConnectionError, httpx2.TransportError) as error:
-            raise connection_error("anthropic", self.base_url, error, reader.started) from None
-        except (anthropic.AnthropicError, ValueError) as error:
-            raise ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"anthropic sent an unreadable answer: {error}") from None
+        except (anthropic.AnthropicError, httpx2.TransportError, ValueError) as error:
+            raise _translated(error, self.base_url, reader.started) from None
 
         if message.stop_reason == "max_tokens":
             raise ProviderError(
@@ -135,6 +118,18 @@ class AnthropicProvider:
             segments = [history] if history else []
         self._history_segments = segments
         return segments
+
+
+def _translated(error: Exception, base_url: str, started: bool) -> ProviderError:
+    """An SDK or transport error as the participant reports and retries it."""
+    if isinstance(error, anthropic.APIStatusError):
+        if error.status_code < 400:  # an `error` event in a stream that began with HTTP 200
+            return stream_error("anthropic", error.body, str(error))
+        return status_error("anthropic", error.status_code, error.body, str(error),
+                            retry_after_seconds(error.response.headers))
+    if isinstance(error, (anthropic.APIConnectionError, httpx2.TransportError)):
+        return connection_error("anthropic", base_url, error, started)
+    return ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"anthropic sent an unreadable answer: {error}")
 
 
 class _Reader:

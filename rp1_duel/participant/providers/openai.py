@@ -20,7 +20,7 @@ from . import (
     connection_error,
     cut_stream,
     estimate,
-    model_not_found,
+    look_up_model,
     retry_after_seconds,
     status_error,
     stream_error,
@@ -49,28 +49,16 @@ class OpenAIProvider:
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
     def preflight(self) -> str:
-        """GET /models/{model}. Servers without it (vLLM, llama.cpp) are asked for their model list
-        instead; one without either cannot be checked, which is said, not refused."""
+        """Look the model up (GET /models/{model}; vLLM and llama.cpp only list theirs) before the
+        seat is taken."""
         client = self._client.with_options(timeout=PREFLIGHT_TIMEOUT_SECONDS, max_retries=1)
         try:
-            try:
-                client.models.retrieve(self.model)
-            except openai.NotFoundError:
-                try:
-                    served = [model.id for model in client.models.list().data]
-                except openai.APIStatusError:
-                    return f"{self.model} not checked: {self.base_url} has no model lookup"
-                if self.model not in served:
-                    raise model_not_found(self.base_url, self.model, served) from None
-        except openai.APIStatusError as error:
-            raise status_error(self.base_url, error.status_code, error.body, str(error)) from error
-        except openai.APIConnectionError as error:
-            raise connection_error(self.base_url, self.base_url, error, started=False) from error
-        except openai.OpenAIError as error:
-            raise ProviderError(
-                ErrorCode.PROVIDER_BAD_RESPONSE, f"{self.base_url} sent an unreadable answer: {error}"
-            ) from error
-        return f"{self.model} is served by {self.base_url}"
+            return look_up_model(
+                self.base_url, self.model, lambda: client.models.retrieve(self.model),
+                lambda: [model.id for model in client.models.list().data],
+                missing=openai.NotFoundError, refused=openai.APIStatusError)
+        except (openai.OpenAIError, ValueError) as error:
+            raise _translated(error, self.base_url, started=False) from None
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         # Stable prefix first, then the growing debate, then what changes every time:
@@ -107,18 +95,8 @@ class OpenAIProvider:
                     if chunk.usage is not None:
                         usage = chunk.usage
                         progress(Progress(usage.completion_tokens, estimated=False))
-        except openai.APIStatusError as error:
-            # Named by its URL: the server may be OpenAI's or any compatible one.
-            raise status_error(self.base_url, error.status_code, error.body, str(error),
-                               retry_after_seconds(error.response.headers)) from None
-        except openai.APIConnectionError as error:
-            raise connection_error(self.base_url, self.base_url, error, started) from None
-        except openai.APIError as error:  # an error chunk in a stream that began with HTTP 200
-            raise stream_error(self.base_url, error.body, error.message) from None
         except (openai.OpenAIError, ValueError) as error:
-            raise ProviderError(
-                ErrorCode.PROVIDER_BAD_RESPONSE, f"{self.base_url} sent an unreadable answer: {error}"
-            ) from None
+            raise _translated(error, self.base_url, started) from None
 
         if finish_reason is None:
             raise cut_stream(self.base_url)
@@ -143,3 +121,16 @@ def _usage(reported: CompletionUsage | None, characters: int) -> Usage:
     cached = (details.cached_tokens or 0) if details is not None else 0
     return Usage(input_tokens=reported.prompt_tokens - cached, output_tokens=reported.completion_tokens,
                  cache_read_tokens=cached, requests=1)
+
+
+def _translated(error: Exception, base_url: str, started: bool) -> ProviderError:
+    """An SDK error as the participant reports and retries it; the server is named by its URL,
+    for it may be OpenAI's or any compatible one."""
+    if isinstance(error, openai.APIStatusError):
+        return status_error(base_url, error.status_code, error.body, str(error),
+                            retry_after_seconds(error.response.headers))
+    if isinstance(error, openai.APIConnectionError):
+        return connection_error(base_url, base_url, error, started)
+    if isinstance(error, openai.APIError):  # an error chunk in a stream that began with HTTP 200
+        return stream_error(base_url, error.body, error.message)
+    return ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"{base_url} sent an unreadable answer: {error}")
