@@ -8,6 +8,7 @@ import time
 from typing import TextIO
 
 from ..turns.rules import TurnViolation
+from .loop import MAX_REPAIRS
 from .providers import Progress
 from .retry import RetryNotice
 from .usage import Usage
@@ -81,7 +82,8 @@ class ConsoleReporter:
 
     def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None:
         codes = ", ".join(sorted({v.code for v in violations}))
-        self._write_line(f"turn {number} draft {attempt} rejected: {codes}; asking for a repair")
+        then = "asking for a repair" if attempt <= MAX_REPAIRS else "no repairs left"
+        self._write_line(f"turn {number} draft {attempt} rejected: {codes}; {then}")
         for violation in violations[:8]:
             where = f"line {violation.line}: " if violation.line else ""
             self._write_line(f"  {where}{violation.code} {violation.message}")

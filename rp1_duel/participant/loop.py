@@ -44,8 +44,8 @@ from .providers import Composition, Progress, Provider, TurnRequest
 from .retry import RetryNotice, RetryPolicy, compose_with_retries
 from .usage import Usage, recorded, summary
 
-MAX_REPAIRS = 3
 T = TypeVar("T")
+MAX_REPAIRS = 3
 WAIT_SLICE_SECONDS = 30.0  # wait returns on any change anyway; this only bounds each call
 
 # The participant's own states (shown to the person running it and in --json), not protocol words.
