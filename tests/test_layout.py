@@ -1,5 +1,5 @@
-"""The package layout's contract: data flows one way (cli → participant → coordination →
-record → turns → the top-level modules), the vocabulary imports nothing, and no module
+"""The package layout's contract: data flows one way (cli → review → participant →
+coordination → verify → record → turns → the top-level modules), the vocabulary imports nothing, and no module
 imports itself back through a cycle."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rp1_duel"
 # Higher layers may import lower ones, never the reverse.
-LAYERS = {"cli": 5, "participant": 4, "coordination": 3, "record": 2, "turns": 1}
+LAYERS = {"cli": 7, "review": 6, "participant": 5, "coordination": 4, "verify": 3, "record": 2, "turns": 1}
 BASE = {"vocabulary", "errors", "clock", "settings"}
 
 
@@ -43,7 +43,7 @@ def imports(path: Path, top_level_only: bool = False) -> set[str]:
 def layer(module: str) -> int:
     parts = module.split(".")
     if len(parts) == 1:
-        return 6  # rp1_duel/__init__.py: the library surface re-exports every layer
+        return 8  # rp1_duel/__init__.py: the library surface re-exports every layer
     return LAYERS.get(parts[1], 0)
 
 
