@@ -276,6 +276,10 @@ def _participants_table(participants: tuple[ParticipantEntry, ...]) -> str:
     return "\n".join(rows)
 
 
+_SUMMARY_HEADING = "### Summary"
+_ROW = re.compile(r"^\| ([A-Za-z ]+) \| (.*) \|$")
+
+
 def _conclusion(conclusion: Conclusion | None) -> str:
     if conclusion is None:
         return OPEN_CONCLUSION
@@ -289,8 +293,31 @@ def _conclusion(conclusion: Conclusion | None) -> str:
     ]
     text = "\n".join(rows)
     if conclusion.summary and conclusion.summary.strip():
-        text += "\n\n### Summary\n\n" + conclusion.summary.strip()
+        text += f"\n\n{_SUMMARY_HEADING}\n\n" + conclusion.summary.strip()
     return text
+
+
+def parse_conclusion(text: str | None) -> Conclusion | None:
+    """Read back what :func:`_conclusion` wrote under ``## Terminal Conclusion``; None for an open
+    duel or a conclusion without its Outcome row. Never raises: the text is not hashed, so it may be anything."""
+    if not text:
+        return None
+    table, _, summary = text.partition(f"\n{_SUMMARY_HEADING}\n")
+    rows: dict[str, str] = {}
+    for line in table.split("\n"):
+        row = _ROW.match(line.strip())
+        if row:
+            rows.setdefault(row.group(1), row.group(2).replace("\\|", "|"))
+    if "Outcome" not in rows:
+        return None
+    reason = rows.get("Reason")
+    return Conclusion(
+        outcome=rows["Outcome"],
+        closed_at=rows.get("Closed at", ""),
+        candidate_convergence=rows.get("Candidate convergence") == "yes",
+        reason=None if reason in (None, "—") else reason,
+        summary=summary.strip() or None,
+    )
 
 
 def parse(text: str) -> ParsedArtifact:

@@ -134,6 +134,12 @@ def claimants(front: FrontMatter) -> dict[int, Claimant]:
     return {p.seat: Claimant(p.display_name, p.harness, p.model_id) for p in front.participants}
 
 
+def read_artifact_text(path: str | os.PathLike[str]) -> str:
+    """An artifact's text, bounded; a CRLF or BOM checkout reads as the LF text that was written.
+    Raises OSError, UnicodeDecodeError, or ValueError for a file that is not regular or is too large."""
+    return read_bounded(path, MAX_ARTIFACT_BYTES).decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n")
+
+
 @dataclass(frozen=True)
 class RecordFile:
     """An artifact read from disk: its text, its parts, its typed header and its source."""
@@ -158,7 +164,7 @@ class RecordFile:
         UnicodeDecodeError, or ValueError for a file that is not regular or is too large.
         """
         where = Path(path)
-        text = read_bounded(where, MAX_ARTIFACT_BYTES).decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n")
+        text = read_artifact_text(where)
         parsed = parse(text)
         try:
             front = FrontMatter.parse(parsed.front_matter)

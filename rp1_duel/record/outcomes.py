@@ -40,19 +40,45 @@ class Evaluation:
     candidate_convergence: bool
 
 
-def evaluate(turns: Sequence[TurnSummary], max_turns: int) -> Evaluation:
-    """The outcome reached after `turns` (in order), if any, and candidate convergence."""
-    latest = {turn.seat: turn for turn in turns}  # later turns overwrite earlier ones
+# Which row of section 8's table reached an outcome (``duel report`` says why).
+BOTH_ACCEPTING = "both_accepting"
+BOTH_DISSENTING = "both_dissenting"
+LAST_TURN_BLOCKED = "last_turn_blocked"  # turn max_turns written with a blocking item or a DISSENTING stance left
+LAST_TURN = "last_turn"  # turn max_turns written without either
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The outcome `turns` reach, the rule that reached it, and the turns it looked at."""
+
+    outcome: Outcome | None
+    rule: str | None
+    latest: tuple[int, ...]  # 1-based numbers of each seat's latest turn (seat 1's first); () before both wrote
+    candidate_convergence: bool
+
+
+def decide(turns: Sequence[TurnSummary], max_turns: int) -> Decision:
+    """The outcome reached after `turns` (in order), if any, with the rule and turns that decided it."""
+    latest = {turn.seat: number for number, turn in enumerate(turns, start=1)}  # later turns overwrite earlier ones
     if 1 not in latest or 2 not in latest:
-        return Evaluation(None, False)  # an outcome needs a turn from each seat
-    pair = (latest[1], latest[2])
+        return Decision(None, None, (), False)  # an outcome needs a turn from each seat
+    numbers = (latest[1], latest[2])
+    pair = (turns[numbers[0] - 1], turns[numbers[1] - 1])
     blocked = any(turn.has_blocking for turn in pair)
     stances = {turn.stance for turn in pair}
     convergent = not blocked and stances <= set(_CONVERGENT)
     if stances == {ACCEPTING_CONSENSUS} and not blocked:
-        return Evaluation(ACCEPTED_CONSENSUS, convergent)
+        return Decision(ACCEPTED_CONSENSUS, BOTH_ACCEPTING, numbers, convergent)
     if stances == {DISSENTING}:
-        return Evaluation(DISSENT, convergent)
+        return Decision(DISSENT, BOTH_DISSENTING, numbers, convergent)
     if len(turns) >= max_turns:
-        return Evaluation(DISSENT if blocked or DISSENTING in stances else MAX_TURNS, convergent)
-    return Evaluation(None, convergent)
+        if blocked or DISSENTING in stances:
+            return Decision(DISSENT, LAST_TURN_BLOCKED, numbers, convergent)
+        return Decision(MAX_TURNS, LAST_TURN, numbers, convergent)
+    return Decision(None, None, numbers, convergent)
+
+
+def evaluate(turns: Sequence[TurnSummary], max_turns: int) -> Evaluation:
+    """The outcome reached after `turns` (in order), if any, and candidate convergence."""
+    decision = decide(turns, max_turns)
+    return Evaluation(decision.outcome, decision.candidate_convergence)

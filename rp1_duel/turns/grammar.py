@@ -567,7 +567,14 @@ def _counterpoint(entry: _Entry) -> Counterpoint:
     return Counterpoint(addresses, claim, tuple(support), entry.line)
 
 
+def split_tag(text: str) -> tuple[str, bool | None]:
+    """An unresolved item's normalised words without its tag, and whether the tag says blocking (None: untagged)."""
+    normalized = normalize_text(text)
+    tag = _TAG.search(normalized)
+    if tag is None:
+        return normalized, None
+    return normalized[: tag.start()].rstrip(), tag.group(1) == "blocking"
+
+
 def _unresolved(entry: _Entry) -> UnresolvedItem:
-    tag = _TAG.search(normalize_text(entry.text))
-    blocking = None if tag is None else tag.group(1) == "blocking"
-    return UnresolvedItem(entry.text, blocking, entry.line)
+    return UnresolvedItem(entry.text, split_tag(entry.text)[1], entry.line)

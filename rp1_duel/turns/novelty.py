@@ -45,7 +45,7 @@ class NoveltyIndex:
     """Earlier positions and claims, answering "does this repeat one?" in sublinear time."""
 
     def __init__(self, texts: Iterable[str] = ()):
-        self._sequences: set[str] = set()
+        self._sequences: dict[str, int] = {}  # word sequence -> its first record
         self._sets: list[frozenset[str]] = []
         self._postings: defaultdict[str, list[int]] = defaultdict(list)
         for text in texts:
@@ -54,16 +54,18 @@ class NoveltyIndex:
     def __len__(self) -> int:
         return len(self._sets)
 
-    def add(self, text: str) -> None:
+    def add(self, text: str) -> int | None:
+        """Index ``text``; returns its record number (what :meth:`match` answers), None when it has no words."""
         words = _words(text)
         if not words:
-            return
-        self._sequences.add(" ".join(words))
-        tokens = frozenset(words)
+            return None
         record = len(self._sets)
+        self._sequences.setdefault(" ".join(words), record)
+        tokens = frozenset(words)
         self._sets.append(tokens)
         for token in sorted(tokens, key=_rank)[: _prefix_length(len(tokens))]:
             self._postings[token].append(record)
+        return record
 
     def add_turn(self, turn: ParsedTurn) -> None:
         self.add(turn.position)
@@ -71,11 +73,17 @@ class NoveltyIndex:
             self.add(claim)
 
     def repeats(self, text: str) -> bool:
+        return self.match(text) is not None
+
+    def match(self, text: str) -> int | None:
+        """The record number of an indexed text that ``text`` repeats (the earliest exact repeat,
+        else the first near one found), or None."""
         words = _words(text)
         if not words:
-            return False
-        if " ".join(words) in self._sequences:
-            return True
+            return None
+        exact = self._sequences.get(" ".join(words))
+        if exact is not None:
+            return exact
         tokens = frozenset(words)
         size = len(tokens)
         smallest, largest = NOVELTY_THRESHOLD * size, size / NOVELTY_THRESHOLD
@@ -87,8 +95,8 @@ class NoveltyIndex:
                 seen.add(record)
                 other = self._sets[record]
                 if smallest - 1e-9 <= len(other) <= largest + 1e-9 and _jaccard(tokens, other) >= NOVELTY_THRESHOLD:
-                    return True
-        return False
+                    return record
+        return None
 
 
 def _jaccard(first: frozenset[str], second: frozenset[str]) -> float:

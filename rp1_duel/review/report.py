@@ -1,0 +1,456 @@
+"""``duel report``: what a reviewer needs from a debate record, computed from its text alone.
+
+:func:`build_report` is pure: it parses the artifact with :mod:`rp1_duel.record.artifact`,
+replays its turns through the one :class:`~rp1_duel.record.history.History`, and adds the
+recorded usage and the verification verdicts it is handed. Reading files is
+:mod:`rp1_duel.review.report_files`'s job; turning a :class:`Report` into Markdown or HTML
+is the renderers'. ``Report.to_dict()`` is the ``json`` format (docs/protocol.md section 11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..errors import DuelError
+from ..participant.usage import TOKEN_KINDS, Usage, recorded, summary, total
+from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, parse, parse_conclusion
+from ..record.history import History, chain_problems, citable_names
+from ..record.outcomes import (
+    BOTH_ACCEPTING,
+    BOTH_DISSENTING,
+    LAST_TURN,
+    LAST_TURN_BLOCKED,
+    Decision,
+    decide,
+    seat_of,
+)
+from ..turns.grammar import ParsedTurn, split_tag
+from ..turns.novelty import NoveltyIndex
+from ..turns.references import parse_reference
+from ..vocabulary import (
+    ACCEPTING_CONSENSUS,
+    CLOSED,
+    CONVERGING,
+    DISSENTING,
+    INVALIDATED,
+    OPEN_TO_DEBATE,
+    REVISING,
+    TIMEOUT,
+    RecordCode,
+)
+
+REPORT_VERSION = 1
+# The timeline's scale, low to high. DISSENTING sits below it and REVISING between arguing and
+# converging (a participant changing its position moves off its own); both are marked.
+STANCE_LEVELS = {DISSENTING: 0, OPEN_TO_DEBATE: 1, REVISING: 2, CONVERGING: 3, ACCEPTING_CONSENSUS: 4}
+MARKED_STANCES = (DISSENTING, REVISING)
+HEADLINE_CHARS = 160
+
+
+@dataclass(frozen=True)
+class ReportParticipant:
+    seat: int
+    id: str
+    name: str
+    harness: str
+    model: str
+    joined_at: str | None
+    turns: tuple[int, ...]
+    usage: dict[str, Any] | None  # usage.summary(): counts, cost_usd, prices_date; None when not recorded
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One turn on the stance timeline."""
+
+    turn: int
+    seat: int
+    stance: str | None  # None: the heading names no stance (a record no service wrote)
+    level: int | None  # STANCE_LEVELS
+    marked: bool
+    changed: bool  # differs from the same seat's previous stance
+    previous_stance: str | None
+    revision_support: tuple[str, ...]  # the turn's Stance Revision Support
+    headline: str  # the Position's first sentence
+    blocking: int  # blocking unresolved items
+    signed: bool  # carries a signature line (checked by `duel validate`, not here)
+
+
+@dataclass(frozen=True)
+class Quote:
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True)
+class OutcomeFacts:
+    """The outcome and why: the rule of protocol section 8 that reached it, or the close's reason."""
+
+    outcome: str | None  # as recorded in the front matter
+    implied: str | None  # what the turns imply (section 8), whatever was recorded
+    rule: str | None  # outcomes.BOTH_ACCEPTING, BOTH_DISSENTING, LAST_TURN_BLOCKED, LAST_TURN
+    deciding_turns: tuple[int, ...]  # each seat's latest turn, in order
+    stances: tuple[str | None, ...]  # their stances
+    blocking: tuple[Quote, ...]  # their blocking items
+    reason: str | None  # the close's recorded reason
+    summary: str | None  # the close's summary
+    candidate_convergence: bool
+    explanation: str
+
+
+@dataclass(frozen=True)
+class Agreement:
+    text: str  # its first wording
+    turns: tuple[int, ...]
+    seats: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class UnresolvedEntry:
+    """An unresolved item followed through its author's turns (docs/protocol.md section 11)."""
+
+    text: str  # its latest wording
+    seat: int
+    raised_in: int
+    listed_in: tuple[int, ...]
+    blocking: bool | None  # its tag in the latest listing; None: untagged
+    answered_in: tuple[int, ...]  # the peer's later turns countering a turn that lists it
+    dropped_in: int | None  # the author's first later turn that no longer lists it
+
+    @property
+    def open(self) -> bool:
+        return self.dropped_in is None
+
+
+@dataclass(frozen=True)
+class NovelArgument:
+    turn: int
+    seat: int
+    claim: str
+    support: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Citation:
+    turn: int
+    seat: int
+    section: str
+    text: str
+    kind: str  # references.Reference.kind: url, source, turn, principle, other-document, unknown
+    verdict: str | None = None  # from the verification sidecar, when one is current
+    confidence: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelSection:
+    """A section written by a model, not computed (`duel report --assess`, to come): always labelled so."""
+
+    title: str
+    model: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Report:
+    path: str
+    duel_id: str
+    topic: str
+    source_path: str
+    source_sha256: str
+    status: str
+    created_at: str
+    closed_at: str | None
+    duration_seconds: float | None
+    max_turns: int
+    head_sha256: str
+    problems: tuple[str, ...]  # structure, hash chain and outcome problems: the record cannot be trusted
+    outcome: OutcomeFacts
+    participants: tuple[ReportParticipant, ...]
+    usage: dict[str, Any] | None  # the participants' sum; None when not recorded
+    timeline: tuple[TimelineEntry, ...]
+    agreements: tuple[Agreement, ...]
+    unresolved: tuple[UnresolvedEntry, ...]
+    novel_arguments: tuple[NovelArgument, ...]
+    citations: tuple[Citation, ...]
+    verification: dict[str, Any] | None  # the sidecar's path and whether it matches the record
+    notes: tuple[str, ...] = ()
+    model_written: tuple[ModelSection, ...] = field(default=())
+
+    @property
+    def turn_count(self) -> int:
+        return len(self.timeline)
+
+    @property
+    def intact(self) -> bool:
+        return not self.problems
+
+    def participant(self, seat: int) -> ReportParticipant | None:
+        return next((p for p in self.participants if p.seat == seat), None)
+
+    def name_of(self, seat: int) -> str:
+        found = self.participant(seat)
+        return found.name if found else f"seat {seat}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
+        return {"version": REPORT_VERSION, **data, "turn_count": self.turn_count, "intact": self.intact}
+
+
+def build_report(
+    text: str,
+    path: str = "",
+    usage_events: Sequence[Mapping[str, Any]] | None = None,
+    verdicts: Mapping[tuple[int, str], tuple[str, str | None, str | None]] | None = None,
+    verification: dict[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    notes: Sequence[str] = (),
+) -> Report:
+    """The report of an artifact's ``text``.
+
+    ``usage_events``: the duel's ``usage`` events (protocol section 9), None when none were
+    found. ``verdicts``: by (turn, support item text), the sidecar's (verdict, confidence,
+    reason). ``env`` may name a price table (``$DUEL_PRICES``). Raises :class:`DuelError`
+    ``FRONT_MATTER`` for a text that is not a duel artifact.
+    """
+    parsed = parse(text)
+    try:
+        front = FrontMatter.parse(parsed.front_matter)
+    except FrontMatterError as exc:
+        raise DuelError(RecordCode.FRONT_MATTER, f"not a duel artifact: {exc}") from None
+    history = History(None, citable_names(front.source_path))
+    history.replay(parsed.blocks)
+    turns = history.turns
+    decision = decide(history.summaries(), front.max_turns)
+    problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks))]
+    problems += _outcome_problems(front, decision)
+    participants = _participants(front, len(turns), usage_events, env or {})
+    return Report(
+        path=path,
+        duel_id=front.duel_id,
+        topic=front.topic,
+        source_path=front.source_path,
+        source_sha256=front.source_sha256,
+        status=front.status,
+        created_at=front.created_at,
+        closed_at=front.closed_at,
+        duration_seconds=_seconds_between(front.created_at, front.closed_at),
+        max_turns=front.max_turns,
+        head_sha256=history.head,
+        problems=tuple(problems),
+        outcome=_outcome(front, decision, turns, parse_conclusion(parsed.conclusion), participants),
+        participants=participants,
+        usage=_total_usage(participants) if usage_events is not None else None,
+        timeline=_timeline(turns, [block.signature is not None for block in parsed.blocks]),
+        agreements=_agreements(turns),
+        unresolved=_unresolved(turns, history.source_names),
+        novel_arguments=tuple(
+            NovelArgument(n, seat_of(n), t.novel_claim, tuple(s.text for s in t.novel_support))
+            for n, t in enumerate(turns, start=1)
+        ),
+        citations=_citations(turns, history.source_names, verdicts or {}),
+        verification=verification,
+        notes=tuple(notes),
+    )
+
+
+# -- outcome -------------------------------------------------------------------------------
+
+
+def _outcome_problems(front: FrontMatter, decision: Decision) -> list[str]:
+    """A recorded outcome the turns do not imply (the cheap part of `duel validate`'s check)."""
+    recorded_outcome = front.outcome
+    if front.status != CLOSED or recorded_outcome in (TIMEOUT, INVALIDATED):
+        return []
+    if recorded_outcome != decision.outcome:
+        return [f"the record says {recorded_outcome}, but its turns imply {decision.outcome or 'no outcome'}"]
+    return []
+
+
+def _outcome(
+    front: FrontMatter, decision: Decision, turns: list[ParsedTurn], conclusion: Conclusion | None,
+    participants: tuple[ReportParticipant, ...],
+) -> OutcomeFacts:
+    deciding = tuple(sorted(decision.latest))
+    blocking = tuple(Quote(n, item.text) for n in deciding for item in turns[n - 1].unresolved if item.blocking)
+    names = {p.seat: p.name for p in participants}
+
+    def who(n: int) -> str:
+        return f"turn {n} ({names.get(seat_of(n), f'seat {seat_of(n)}')}, {turns[n - 1].stance or 'no stance'})"
+
+    count = f"{len(turns)} of {front.max_turns} turns"
+    pair = " and ".join(who(n) for n in deciding)
+    reason = conclusion.reason if conclusion else None
+    recorded_outcome = front.outcome
+    if recorded_outcome in (TIMEOUT, INVALIDATED) or (recorded_outcome and recorded_outcome != decision.outcome):
+        explanation = f"Closed {recorded_outcome} after {count}: {reason or 'no reason recorded'}."
+    elif decision.rule == BOTH_ACCEPTING:
+        explanation = f"Both latest turns accept the consensus with no blocking item: {pair}."
+    elif decision.rule == BOTH_DISSENTING:
+        explanation = f"Both latest turns dissent: {pair}."
+    elif decision.rule == LAST_TURN_BLOCKED:
+        explanation = (f"Turn {len(turns)} was the last allowed, and a blocking item or a DISSENTING stance was "
+                       f"left: {pair}; {len(blocking)} blocking item(s).")
+    elif decision.rule == LAST_TURN:
+        explanation = (f"Turn {len(turns)} was the last allowed, with no blocking item and no DISSENTING stance "
+                       f"left: {pair}.")
+    else:
+        explanation = f"Still open after {count}."
+    if front.status != CLOSED and decision.outcome:
+        explanation = f"Still open after {count}; the turns reached {decision.outcome} ({pair}), not yet closed."
+    return OutcomeFacts(
+        outcome=recorded_outcome,
+        implied=decision.outcome,
+        rule=decision.rule,
+        deciding_turns=deciding,
+        stances=tuple(turns[n - 1].stance for n in deciding),
+        blocking=blocking,
+        reason=reason,
+        summary=conclusion.summary if conclusion else None,
+        candidate_convergence=decision.candidate_convergence,
+        explanation=explanation,
+    )
+
+
+def _seconds_between(start: str, end: str | None) -> float | None:
+    if end is None:
+        return None
+    try:
+        first, last = (datetime.fromisoformat(moment.replace("Z", "+00:00")) for moment in (start, end))
+        return round((last - first).total_seconds(), 3)
+    except (TypeError, ValueError):  # a hand-edited time: no duration rather than a wrong one
+        return None
+
+
+# -- participants and usage ----------------------------------------------------------------
+
+
+def _participants(
+    front: FrontMatter, turn_count: int, usage_events: Sequence[Mapping[str, Any]] | None, env: Mapping[str, str],
+) -> tuple[ReportParticipant, ...]:
+    found = []
+    for entry in sorted(front.participants, key=lambda p: p.seat):
+        usage = None if usage_events is None else summary(recorded(usage_events, entry.id), entry.model_id, env)
+        found.append(ReportParticipant(
+            seat=entry.seat, id=entry.id, name=entry.display_name, harness=entry.harness, model=entry.model_id,
+            joined_at=entry.joined_at, turns=tuple(n for n in range(1, turn_count + 1) if seat_of(n) == entry.seat),
+            usage=usage,
+        ))
+    return tuple(found)
+
+
+def _total_usage(participants: Iterable[ReportParticipant]) -> dict[str, Any]:
+    """The participants' sum; its cost is null when a participant that used tokens has no price."""
+    used = [p.usage for p in participants if p.usage is not None]
+    counted = total(Usage.from_dict(usage) for usage in used)
+    costs = [u.get("cost_usd") for u in used if any(u.get(f"{kind}_tokens") for kind in TOKEN_KINDS)]
+    cost = None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6)
+    dates = {u.get("prices_date") for u in used}
+    return {**counted.to_dict(), "cost_usd": cost, "prices_date": dates.pop() if len(dates) == 1 else None}
+
+
+# -- turns ---------------------------------------------------------------------------------
+
+
+def _timeline(turns: list[ParsedTurn], signed: list[bool]) -> tuple[TimelineEntry, ...]:
+    entries = []
+    previous: dict[int, str | None] = {}
+    for n, turn in enumerate(turns, start=1):
+        seat = seat_of(n)
+        before = previous.get(seat)
+        entries.append(TimelineEntry(
+            turn=n, seat=seat, stance=turn.stance, level=STANCE_LEVELS.get(turn.stance or ""),
+            marked=turn.stance in MARKED_STANCES, changed=seat in previous and before != turn.stance,
+            previous_stance=before, revision_support=tuple(item.text for item in turn.stance_revision_support),
+            headline=_headline(turn.position), blocking=sum(1 for item in turn.unresolved if item.blocking),
+            signed=signed[n - 1],
+        ))
+        previous[seat] = turn.stance
+    return tuple(entries)
+
+
+def _headline(position: str) -> str:
+    text = " ".join(position.split())
+    end = next((i + 1 for i, char in enumerate(text) if char in ".!?" and text[i + 1 : i + 2] in ("", " ")), len(text))
+    sentence = text[:end]
+    return sentence if len(sentence) <= HEADLINE_CHARS else sentence[: HEADLINE_CHARS - 1].rstrip() + "…"
+
+
+def _agreements(turns: list[ParsedTurn]) -> tuple[Agreement, ...]:
+    """Agreements merged when they repeat one another by the novelty rule's measure (protocol section 7)."""
+    index = NoveltyIndex()
+    groups: dict[int, tuple[str, list[int]]] = {}  # record number -> first wording, turns
+    for n, turn in enumerate(turns, start=1):
+        for item in turn.agreements:
+            record = index.match(item.text)
+            if record is None:
+                record = index.add(item.text)
+                if record is None:
+                    continue  # no words: nothing to agree on
+                groups[record] = (item.text, [])
+            if n not in groups[record][1]:
+                groups[record][1].append(n)
+    return tuple(Agreement(text, tuple(numbers), tuple(sorted({seat_of(n) for n in numbers})))
+                 for text, numbers in groups.values())
+
+
+def _unresolved(turns: list[ParsedTurn], source_names: tuple[str, ...]) -> tuple[UnresolvedEntry, ...]:
+    """Each author's unresolved items, one entry per item across the author's turns (section 11)."""
+    indexes = {1: NoveltyIndex(), 2: NoveltyIndex()}
+    items: dict[tuple[int, int], dict[str, Any]] = {}  # (seat, record) -> what is known, in order of raising
+    for n, turn in enumerate(turns, start=1):
+        seat = seat_of(n)
+        for entry in turn.unresolved:
+            words = split_tag(entry.text)[0]  # a re-tagged item stays the same item
+            record = indexes[seat].match(words)
+            if record is None:
+                record = indexes[seat].add(words)
+                if record is None:
+                    continue
+                items[(seat, record)] = {"seat": seat, "raised_in": n, "listed_in": []}
+            item = items[(seat, record)]
+            if n not in item["listed_in"]:
+                item["listed_in"].append(n)
+            item["text"], item["blocking"] = entry.text, entry.blocking
+    countered = [_countered_turns(turn, source_names) for turn in turns]
+    found = []
+    for item in items.values():
+        seat, listed = item["seat"], item["listed_in"]
+        later_own = [n for n in range(listed[-1] + 1, len(turns) + 1) if seat_of(n) == seat]
+        answered = tuple(
+            n for n in range(item["raised_in"] + 1, len(turns) + 1)
+            if seat_of(n) != seat and any(m in listed and m < n for m in countered[n - 1])
+        )
+        found.append(UnresolvedEntry(
+            text=item["text"], seat=seat, raised_in=item["raised_in"], listed_in=tuple(listed),
+            blocking=item["blocking"], answered_in=answered, dropped_in=later_own[0] if later_own else None,
+        ))
+    return tuple(found)
+
+
+def _countered_turns(turn: ParsedTurn, source_names: tuple[str, ...]) -> set[int]:
+    """The turns this turn's counterpoints address."""
+    numbers = set()
+    for counterpoint in turn.counterpoints:
+        for target in (counterpoint.addresses or "").split("|"):
+            reference = parse_reference(target, source_names)
+            if reference.kind == "turn" and reference.turn is not None:
+                numbers.add(reference.turn)
+    return numbers
+
+
+def _citations(
+    turns: list[ParsedTurn], source_names: tuple[str, ...],
+    verdicts: Mapping[tuple[int, str], tuple[str, str | None, str | None]],
+) -> tuple[Citation, ...]:
+    found = []
+    for n, turn in enumerate(turns, start=1):
+        for item in turn.support_items:
+            verdict, confidence, reason = verdicts.get((n, item.text), (None, None, None))
+            found.append(Citation(n, seat_of(n), item.section, item.text,
+                                  parse_reference(item.text, source_names).kind, verdict, confidence, reason))
+    return tuple(found)

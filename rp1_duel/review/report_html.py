@@ -1,0 +1,318 @@
+"""``duel report --format html``: one self-contained page, readable without script, printable.
+
+Inline CSS and an inline SVG timeline; no script, and nothing fetched (a Content-Security-Policy
+that allows none says so to the browser as well). Every recorded text is escaped: turn text is
+untrusted, and a record edited by hand may hold anything.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+
+from ..record.outcomes import seat_of
+from . import report_text as words
+from .report import STANCE_LEVELS, Report, TimelineEntry
+
+SEAT_COLOURS = {1: "#1f6feb", 2: "#c2560c"}
+SEAT_DASHES = {1: "", 2: "6 4"}  # the seats stay apart in grey print and for colour-blind readers
+OUTCOME_COLOURS = {"ACCEPTED_CONSENSUS": "#1a7f37", "DISSENT": "#cf222e", "MAX_TURNS": "#9a6700",
+                   "TIMEOUT": "#6e7781", "INVALIDATED": "#6e7781"}
+_URL = re.compile(r"https?://[^\s<>\"'()\[\]]+", re.I)
+
+CSS = """
+:root { color-scheme: light; }
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+       color: #1f2328; max-width: 1100px; margin: 24px auto; padding: 0 20px; }
+h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid #d0d7de; }
+.outcome { display: inline-block; color: #fff; font-weight: 600; padding: 2px 10px; border-radius: 12px; }
+.facts { color: #57606a; margin: 6px 0 10px; }
+.warning { border: 2px solid #cf222e; background: #fff1f0; padding: 8px 12px; border-radius: 6px; }
+.summary { border-left: 4px solid #d0d7de; padding: 2px 12px; color: #3b434b; }
+table { border-collapse: collapse; width: 100%; margin: 6px 0; font-size: 14px; }
+th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; } td.n { text-align: right; white-space: nowrap; }
+.tag-blocking { color: #cf222e; font-weight: 600; } .open { font-weight: 600; }
+.changed { font-weight: 600; } .muted { color: #57606a; }
+.verdict { padding: 0 6px; border-radius: 8px; background: #eaeef2; white-space: nowrap; }
+.verdict-verified { background: #dafbe1; } .verdict-fabricated, .verdict-unreliable { background: #ffebe9; }
+svg { width: 100%; height: auto; } svg text { font: 12px system-ui, sans-serif; fill: #57606a; }
+.model-written { border: 2px dashed #9a6700; padding: 4px 12px; }
+footer { margin-top: 28px; color: #57606a; font-size: 13px; }
+code { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
+@media print {
+  body { margin: 0; max-width: none; font-size: 11pt; }
+  a { color: inherit; text-decoration: none; }
+  h2 { break-after: avoid; } tr, li, svg { break-inside: avoid; }
+  .outcome, .verdict, .warning { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+}
+@page { margin: 15mm; }
+"""
+
+# What the page may load and run: nothing but its own inline styles.
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+
+def render_html(report: Report) -> str:
+    body = [_header(report), _participants(report), _timeline(report), _turns(report), _unresolved(report),
+            _agreements(report), _novel_arguments(report), _citations(report), _model_written(report),
+            _footer(report)]
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
+        "<meta name=\"referrer\" content=\"no-referrer\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<title>Duel report: {_e(report.topic)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        + "\n".join(part for part in body if part) + "\n</body>\n</html>\n"
+    )
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _text(text: str) -> str:
+    """Recorded text, escaped, with its http(s) URLs as links (never fetched: a link is followed only when clicked)."""
+    out, position = [], 0
+    for found in _URL.finditer(text):
+        url = found.group().rstrip(".,;:")
+        out += [_e(text[position : found.start()]),
+                f'<a href="{_e(url)}" rel="noopener noreferrer nofollow">{_e(url)}</a>']
+        position = found.start() + len(url)
+    out.append(_e(text[position:]))
+    return "".join(out)
+
+
+def _name(report: Report, seat: int) -> str:
+    return f'<span style="color:{SEAT_COLOURS.get(seat, "#1f2328")}">{_e(report.name_of(seat))}</span>'
+
+
+def _header(report: Report) -> str:
+    facts = report.outcome
+    outcome = facts.outcome or "OPEN"
+    colour = OUTCOME_COLOURS.get(outcome, "#6e7781")
+    parts = [
+        "<header>",
+        f"<h1>Duel report: {_e(report.topic)}</h1>",
+        f'<p><span class="outcome" style="background:{colour}">{_e(outcome)}</span> '
+        f"{_e(' · '.join(words.facts(report)))}</p>",
+        f"<p>{_e(facts.explanation)}</p>",
+    ]
+    if facts.blocking:
+        items = "".join(f"<li>turn {q.turn} ({_name(report, seat_of(q.turn))}): {_text(q.text)}</li>"
+                        for q in facts.blocking)
+        parts.append(f"<p>Blocking items left:</p><ul>{items}</ul>")
+    if facts.summary:
+        paragraphs = "".join(f"<p>{_text(p)}</p>" for p in facts.summary.split("\n\n") if p.strip())
+        parts.append(f'<div class="summary"><p class="muted">Close summary:</p>{paragraphs}</div>')
+    if not report.intact:
+        problems = "".join(f"<li>{_e(problem)}</li>" for problem in report.problems)
+        parts.append(f'<div class="warning"><strong>This record does not verify.</strong> Run '
+                     f"<code>duel validate</code> before trusting it.<ul>{problems}</ul></div>")
+    created = f"created {_e(report.created_at)}"
+    closed = f", closed {_e(report.closed_at)}" if report.closed_at else ""
+    parts.append(f'<p class="facts">Duel <code>{_e(report.duel_id)}</code> · {created}{closed} · '
+                 f"source <code>{_e(report.source_path)}</code></p>")
+    parts.append("</header>")
+    return "\n".join(parts)
+
+
+def _participants(report: Report) -> str:
+    rows = "".join(
+        f"<tr><td class=\"n\">{p.seat}</td><td>{_name(report, p.seat)}</td><td>{_e(p.harness)}</td>"
+        f"<td><code>{_e(p.model)}</code></td><td>{words.turn_list(p.turns)}</td>"
+        f"<td class=\"n\">{_e(words.token_counts(p.usage))}</td><td class=\"n\">{_e(words.cost(p.usage))}</td></tr>"
+        for p in report.participants
+    )
+    return ("<section><h2>Participants</h2><table><thead><tr><th>Seat</th><th>Participant</th><th>Harness</th>"
+            f"<th>Model</th><th>Turns</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>{rows}</tbody></table>"
+            "</section>")
+
+
+def _timeline(report: Report) -> str:
+    if not report.timeline:
+        return "<section><h2>Stances</h2><p>No turns yet.</p></section>"
+    changes = [entry for entry in report.timeline if entry.changed]
+    items = "".join(
+        f'<li id="revision-{entry.turn}"><span class="changed">Turn {entry.turn}</span>, {_name(report, entry.seat)}: '
+        f"{_e(entry.previous_stance or 'no stance')} → {_e(entry.stance or 'no stance')}, because:"
+        + ("<ul>" + "".join(f"<li>{_text(item)}</li>" for item in entry.revision_support) + "</ul>"
+           if entry.revision_support else " <em>no revision support given</em>")
+        + "</li>"
+        for entry in changes
+    )
+    listed = f"<h3>Stance changes</h3><ul>{items}</ul>" if changes else ""
+    return f"<section><h2>Stances</h2>{_svg(report)}{listed}</section>"
+
+
+# The chart's geometry, in SVG units (the viewBox scales it to the page, so its width is fixed).
+_WIDTH, _LEFT, _RIGHT, _TOP, _ROW, _AXIS = 1000, 170, 24, 40, 36, 34
+
+
+def _svg(report: Report) -> str:
+    count = report.turn_count
+    width = _WIDTH
+    column = (width - _LEFT - _RIGHT) / count
+    levels = sorted(STANCE_LEVELS.items(), key=lambda item: -item[1])
+    height = _TOP + _ROW * len(levels) + _AXIS
+
+    def x(turn: int) -> float:
+        return round(_LEFT + (turn - 0.5) * column, 1)
+
+    def y(level: int) -> float:
+        return round(_TOP + (max(STANCE_LEVELS.values()) - level + 0.5) * _ROW, 1)
+
+    parts = [f'<svg viewBox="0 0 {width} {height}" role="img" aria-labelledby="timeline-title" '
+             f'xmlns="http://www.w3.org/2000/svg"><title id="timeline-title">Stance of each turn, by participant'
+             "</title>"]
+    for stance, level in levels:
+        marked = stance not in ("OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS")
+        if marked:
+            parts.append(f'<rect x="{_LEFT}" y="{y(level) - _ROW / 2}" width="{column * count:.1f}" height="{_ROW}" '
+                         'fill="#f6f8fa"/>')
+        parts.append(f'<line x1="{_LEFT}" x2="{width - _RIGHT}" y1="{y(level)}" y2="{y(level)}" '
+                     'stroke="#d0d7de"/>')
+        style = ' font-style="italic"' if marked else ""
+        parts.append(f'<text x="{_LEFT - 10}" y="{y(level) + 4}" text-anchor="end"{style}>{stance}</text>')
+    step = math.ceil(count / 25)  # at most about 25 turn numbers on the axis
+    for turn in range(1, count + 1):
+        if turn % step == 0 or turn in (1, count):
+            parts.append(f'<text x="{x(turn)}" y="{height - 12}" text-anchor="middle">{turn}</text>')
+    parts.append(f'<text x="{_LEFT - 10}" y="{height - 12}" text-anchor="end">turn</text>')
+    for seat in (1, 2):
+        points = " ".join(f"{x(e.turn)},{y(e.level)}" for e in report.timeline if e.seat == seat and e.level is not None)
+        if points:
+            dash = f' stroke-dasharray="{SEAT_DASHES[seat]}"' if SEAT_DASHES[seat] else ""
+            parts.append(f'<polyline points="{points}" fill="none" stroke="{SEAT_COLOURS[seat]}" stroke-width="2.5"'
+                         f"{dash}/>")
+    parts += [_marker(report, entry, x(entry.turn), y(entry.level)) for entry in report.timeline
+              if entry.level is not None]
+    legend_x = _LEFT
+    for seat in (1, 2):
+        label = f"{report.name_of(seat)} (seat {seat})"
+        dash = f' stroke-dasharray="{SEAT_DASHES[seat]}"' if SEAT_DASHES[seat] else ""
+        parts.append(f'<line x1="{legend_x}" x2="{legend_x + 28}" y1="14" y2="14" stroke="{SEAT_COLOURS[seat]}" '
+                     f'stroke-width="2.5"{dash}/><text x="{legend_x + 34}" y="18">{_e(label)}</text>')
+        legend_x += 34 + 7 * len(label) + 24  # about 7 units a character at 12px
+    parts.append(f'<text x="{legend_x}" y="18">ringed: stance changed (links to its support)</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _marker(report: Report, entry: TimelineEntry, cx: float, cy: float) -> str:
+    colour = SEAT_COLOURS[entry.seat]
+    if entry.marked:  # DISSENTING and REVISING: a diamond, not a dot
+        shape = (f'<path d="M{cx} {cy - 8} L{cx + 8} {cy} L{cx} {cy + 8} L{cx - 8} {cy} Z" fill="#fff" '
+                 f'stroke="{colour}" stroke-width="2.5"/>')
+    else:
+        shape = f'<circle cx="{cx}" cy="{cy}" r="6" fill="{colour}"/>'
+    change = f", changed from {entry.previous_stance}" if entry.changed else ""
+    title = (f"<title>Turn {entry.turn}: {_e(report.name_of(entry.seat))}, {_e(entry.stance or 'no stance')}"
+             f"{_e(change)}</title>")
+    if not entry.changed:
+        return f"<g>{title}{shape}</g>"
+    ring = f'<circle cx="{cx}" cy="{cy}" r="12" fill="none" stroke="{colour}" stroke-width="1.5"/>'
+    return f'<a href="#revision-{entry.turn}">{title}{ring}{shape}</a>'
+
+
+def _turns(report: Report) -> str:
+    if not report.timeline:
+        return ""
+    rows = "".join(
+        f"<tr><td class=\"n\">{e.turn}</td><td>{_name(report, e.seat)}</td><td>"
+        + (f'<a class="changed" href="#revision-{e.turn}">{_e(e.stance or "no stance")}</a>' if e.changed
+           else _e(e.stance or "no stance"))
+        + f"</td><td class=\"n\">{e.blocking}</td><td>{_text(e.headline)}</td></tr>"
+        for e in report.timeline
+    )
+    return ("<section><h2>Turns</h2><table><thead><tr><th>Turn</th><th>Participant</th><th>Stance</th>"
+            f"<th>Blocking</th><th>Position</th></tr></thead><tbody>{rows}</tbody></table></section>")
+
+
+def _unresolved(report: Report) -> str:
+    if not report.unresolved:
+        return ""
+    still = [item for item in report.unresolved if item.open]
+    blocking = sum(1 for item in still if item.blocking)
+    rows = "".join(
+        f"<tr><td>{_text(item.text)}</td><td>{_name(report, item.seat)}</td><td class=\"n\">{item.raised_in}</td>"
+        f"<td{_css_class('tag-blocking', item.blocking)}>{words.tag(item)}</td>"
+        f"<td>{words.turn_list(item.answered_in)}</td>"
+        f"<td{_css_class('open', item.open)}>{_e(words.unresolved_status(item))}</td></tr>"
+        for item in report.unresolved
+    )
+    return (f"<section><h2>Unresolved items ({len(still)} open, {blocking} of them blocking)</h2><table><thead>"
+            "<tr><th>Item</th><th>By</th><th>Raised in</th><th>Tag</th><th>Answered in</th><th>Status</th></tr>"
+            f"</thead><tbody>{rows}</tbody></table></section>")
+
+
+def _css_class(name: str, applies: bool | None) -> str:
+    return f' class="{name}"' if applies else ""
+
+
+def _agreements(report: Report) -> str:
+    if not report.agreements:
+        return ""
+    items = "".join(
+        f"<li>{_text(a.text)} <span class=\"muted\">(turn{'s' if len(a.turns) > 1 else ''} "
+        f"{words.turn_list(a.turns)}; " + ("both" if len(a.seats) == 2 else _name(report, a.seats[0])) + ")</span></li>"
+        for a in report.agreements
+    )
+    return f"<section><h2>Agreements ({len(report.agreements)})</h2><ul>{items}</ul></section>"
+
+
+def _novel_arguments(report: Report) -> str:
+    if not report.novel_arguments:
+        return ""
+    items = "".join(
+        f"<li>Turn {a.turn}, {_name(report, a.seat)}: {_text(a.claim) or '<em>no claim</em>'}"
+        + ("<ul>" + "".join(f"<li class=\"muted\">{_text(s)}</li>" for s in a.support) + "</ul>" if a.support else "")
+        + "</li>"
+        for a in report.novel_arguments
+    )
+    return f"<section><h2>Novel arguments ({len(report.novel_arguments)})</h2><ul>{items}</ul></section>"
+
+
+def _citations(report: Report) -> str:
+    if not report.citations:
+        return ""
+    verified = report.verification is not None
+    rows = []
+    for c in report.citations:
+        row = (f"<tr><td class=\"n\">{c.turn}</td><td>{_e(c.section)}</td><td>{_e(c.kind)}</td>"
+               f"<td>{_text(c.text)}</td>")
+        if verified:
+            row += f"<td>{_verdict(c.verdict, c.confidence, c.reason)}</td>"
+        rows.append(row + "</tr>")
+    verdict_head = "<th>Verdict</th>" if verified else ""
+    return (f"<section><h2>Citations</h2><p class=\"muted\">{_e(words.citation_kinds(report))}</p><table><thead>"
+            f"<tr><th>Turn</th><th>Section</th><th>Kind</th><th>Item</th>{verdict_head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></section>")
+
+
+def _verdict(verdict: str | None, confidence: str | None, reason: str | None) -> str:
+    if verdict is None:
+        return '<span class="muted">—</span>'
+    label = f"{verdict} ({confidence})" if confidence else verdict
+    title = f' title="{_e(reason)}"' if reason else ""
+    css = re.sub(r"[^a-z_]", "", verdict.casefold())
+    return f'<span class="verdict verdict-{css}"{title}>{_e(label)}</span>'
+
+
+def _model_written(report: Report) -> str:
+    return "".join(
+        f'<section class="model-written"><h2>{_e(s.title)}</h2><p class="muted">Written by the model '
+        f"<code>{_e(s.model)}</code>, not computed by duel: check it against the record.</p>"
+        + "".join(f"<p>{_text(p)}</p>" for p in s.text.split("\n\n") if p.strip())
+        + "</section>"
+        for s in report.model_written
+    )
+
+
+def _footer(report: Report) -> str:
+    notes = "".join(f"<li>{_e(note)}</li>" for note in report.notes)
+    return (f"<footer><p>Source sha256 <code>{_e(report.source_sha256)}</code> · chain head "
+            f"<code>{_e(report.head_sha256)}</code>. Computed by <code>duel report</code> from the record: its "
+            "structure and hash chain are checked here, the turn rules by <code>duel validate</code>.</p>"
+            + (f"<ul>{notes}</ul>" if notes else "") + "</footer>")

@@ -1,0 +1,80 @@
+"""Words and numbers both report renderers show: durations, token counts, costs, counts of things."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .report import Report, UnresolvedEntry
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "open"
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
+
+
+def tokens_in(usage: Mapping[str, Any]) -> int:
+    """Every prompt token, read from the cache or not."""
+    return int(usage["input_tokens"]) + int(usage["cache_read_tokens"]) + int(usage["cache_write_tokens"])
+
+
+def token_counts(usage: Mapping[str, Any] | None) -> str:
+    if usage is None:
+        return "not recorded"
+    estimated = "~" if usage.get("output_estimated") else ""
+    return f"{tokens_in(usage):,} in / {estimated}{int(usage['output_tokens']):,} out"
+
+
+def cost(usage: Mapping[str, Any] | None) -> str:
+    if usage is None:
+        return "not recorded"
+    value = usage.get("cost_usd")
+    if value is None:
+        return "unpriced"
+    return f"~${value:.4f}" if value < 1 else f"~${value:,.2f}"
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def turn_list(numbers: tuple[int, ...]) -> str:
+    return ", ".join(str(n) for n in numbers) or "—"
+
+
+def unresolved_status(item: UnresolvedEntry) -> str:
+    if item.open:
+        return "open"
+    return f"no longer listed from turn {item.dropped_in}"
+
+
+def tag(item: UnresolvedEntry) -> str:
+    return {True: "blocking", False: "non-blocking", None: "untagged"}[item.blocking]
+
+
+def facts(report: Report) -> list[str]:
+    """`5 of 6 turns`, `7 min 49 s`, and with recorded usage `21,000 tokens`, `~$0.1200`."""
+    found = [f"{report.turn_count} of {report.max_turns} turns", duration(report.duration_seconds)]
+    if report.usage is not None:
+        found += [f"{tokens_in(report.usage) + int(report.usage['output_tokens']):,} tokens", cost(report.usage)]
+    return found
+
+
+def headline(report: Report) -> str:
+    """`ACCEPTED_CONSENSUS after 5 of 6 turns · 7 min 49 s · 21,000 tokens · ~$0.1200`."""
+    return f"{report.outcome.outcome or 'OPEN'} after " + " · ".join(facts(report))
+
+
+def citation_kinds(report: Report) -> str:
+    """`18 citations: 6 source, 5 turn, 3 url, 4 principle`, kinds in order of first use."""
+    counts: dict[str, int] = {}
+    for citation in report.citations:
+        counts[citation.kind] = counts.get(citation.kind, 0) + 1
+    kinds = ", ".join(f"{count} {kind}" for kind, count in counts.items())
+    return plural(len(report.citations), "citation") + (f": {kinds}" if kinds else "")
