@@ -1,7 +1,7 @@
 """The protocol's words, defined once: stances, sections, outcomes, next steps, error codes.
 
 Imports nothing from the project, so every layer may import it (docs/protocol.md
-sections 4, 7 and 8 and the list of error codes in section 2).
+sections 4, 7, 8 and 10 and the list of error codes in section 2).
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ class ErrorCode:
     FILESYSTEM_UNSUPPORTED: Final = "FILESYSTEM_UNSUPPORTED"
     SIGNING_FAILED: Final = "SIGNING_FAILED"
     TURN_DEADLINE_PASSED: Final = "TURN_DEADLINE_PASSED"
+    ARTIFACT_UNREADABLE: Final = "ARTIFACT_UNREADABLE"  # duel verify: not a readable artifact
     # model providers (duel join)
     PROVIDER_NO_CREDENTIALS: Final = "PROVIDER_NO_CREDENTIALS"
     PROVIDER_AUTH: Final = "PROVIDER_AUTH"
@@ -145,3 +146,98 @@ class RecordCode:
     SIGNATURE_INVALID: Final = "SIGNATURE_INVALID"
     SIGNATURE_UNTRUSTED: Final = "SIGNATURE_UNTRUSTED"
     SIGNER_CHANGED: Final = "SIGNER_CHANGED"
+    # the verification sidecar (section 10; the last three only with --require-verified)
+    VERIFICATION_MISMATCH: Final = "VERIFICATION_MISMATCH"
+    VERIFICATION_MISSING: Final = "VERIFICATION_MISSING"
+    VERIFICATION_STALE: Final = "VERIFICATION_STALE"
+    CITATION_FABRICATED: Final = "CITATION_FABRICATED"
+
+
+# -- verification (section 10) ---------------------------------------------------------------
+# Classes of constants, like the codes above: a lower-case string constant of this module is a
+# next_step word.
+
+
+class Verdict:
+    """What ``duel verify`` concludes about one citation."""
+
+    VERIFIED: Final = "verified"  # the page supports the claim (2 of 3 valid votes)
+    UNRELIABLE: Final = "unreliable"  # the page refutes the claim, or does not support it
+    FABRICATED: Final = "fabricated"  # a dead link, or a quoted excerpt that is not on the page
+    INCONCLUSIVE: Final = "inconclusive"  # the votes reach no 2-of-3 decision
+    UNVERIFIABLE: Final = "unverifiable"  # the page could not be read (403, 429, timeout, refused address, …)
+    UNJUDGED: Final = "unjudged"  # the page is there; a judgement is needed and no model is configured
+    REACHABLE: Final = "reachable"  # a URL outside any support item: the page is there, no claim to judge
+    NOT_CHECKABLE: Final = "not_checkable"  # a `Principle:` item
+    CHECKED_AT_APPEND: Final = "checked_at_append"  # a source or turn reference: checked when the turn was appended
+
+
+VERDICTS: Final = (
+    Verdict.VERIFIED, Verdict.UNRELIABLE, Verdict.FABRICATED, Verdict.INCONCLUSIVE, Verdict.UNVERIFIABLE,
+    Verdict.UNJUDGED, Verdict.REACHABLE, Verdict.NOT_CHECKABLE, Verdict.CHECKED_AT_APPEND,
+)
+
+
+class Confidence:
+    """How strongly a verdict stands (the issue's table; section 10)."""
+
+    HIGH: Final = "high"  # the page itself states it (or the fetch established it)
+    MEDIUM_HIGH: Final = "medium-high"  # two independent secondary sources
+    MEDIUM: Final = "medium"  # one secondary source
+    LOW: Final = "low"  # circumstantial
+
+
+CONFIDENCES: Final = (Confidence.HIGH, Confidence.MEDIUM_HIGH, Confidence.MEDIUM, Confidence.LOW)
+
+
+class CitationKind:
+    URL: Final = "url"
+    SOURCE: Final = "source"
+    TURN: Final = "turn"
+    PRINCIPLE: Final = "principle"
+
+
+CITATION_KINDS: Final = (CitationKind.URL, CitationKind.SOURCE, CitationKind.TURN, CitationKind.PRINCIPLE)
+
+
+class Vote:
+    """A voter's answer, the brief it was given, and what its excerpt shows."""
+
+    SUPPORTS: Final = "supports"
+    REFUTES: Final = "refutes"
+    INSUFFICIENT: Final = "insufficient"
+    BRIEF_SUPPORT: Final = "support"  # judge whether the page supports the claim
+    BRIEF_REFUTE: Final = "refute"  # the adversarial brief: try to refute it
+    STATES: Final = "states"  # the page itself states it
+    REPORTS: Final = "reports"  # the page reports it from another source
+    CIRCUMSTANTIAL: Final = "circumstantial"  # the page only suggests it
+
+
+VOTE_ANSWERS: Final = (Vote.SUPPORTS, Vote.REFUTES, Vote.INSUFFICIENT)
+BRIEFS: Final = (Vote.BRIEF_SUPPORT, Vote.BRIEF_REFUTE)
+BASES: Final = (Vote.STATES, Vote.REPORTS, Vote.CIRCUMSTANTIAL)  # strongest first
+
+
+class FetchFailure:
+    """Why a cited page was not read: a fetch record's ``error``."""
+
+    NAME_NOT_FOUND: Final = "name_not_found"  # DNS: no such host
+    DNS_FAILED: Final = "dns_failed"  # DNS did not answer
+    CONNECTION_REFUSED: Final = "connection_refused"
+    CONNECTION_FAILED: Final = "connection_failed"  # reset, unreachable, a TLS failure
+    TIMEOUT: Final = "timeout"
+    HTTP_STATUS: Final = "http_status"  # an error status, in ``status``
+    REFUSED_ADDRESS: Final = "refused_address"  # loopback, private, link-local, metadata, …
+    REFUSED_SCHEME: Final = "refused_scheme"  # not http or https
+    TOO_MANY_REDIRECTS: Final = "too_many_redirects"
+    TOO_LARGE: Final = "too_large"
+    UNSUPPORTED_CONTENT: Final = "unsupported_content"  # not HTML, plain text or PDF; or compressed
+    UNREADABLE: Final = "unreadable"  # the text could not be extracted
+
+
+FETCH_FAILURES: Final = (
+    FetchFailure.NAME_NOT_FOUND, FetchFailure.DNS_FAILED, FetchFailure.CONNECTION_REFUSED,
+    FetchFailure.CONNECTION_FAILED, FetchFailure.TIMEOUT, FetchFailure.HTTP_STATUS, FetchFailure.REFUSED_ADDRESS,
+    FetchFailure.REFUSED_SCHEME, FetchFailure.TOO_MANY_REDIRECTS, FetchFailure.TOO_LARGE,
+    FetchFailure.UNSUPPORTED_CONTENT, FetchFailure.UNREADABLE,
+)

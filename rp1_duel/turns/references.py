@@ -1,6 +1,7 @@
 """What a support item or an Addresses target cites: a URL, a principle, a turn or the source.
 
-Pure parsing of one item's text against the names the source may be cited by.
+Pure parsing of one item's text against the names the source may be cited by, and the
+URLs a turn mentions anywhere (``duel verify`` opens them all).
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ _CLOSE_QUOTES = '"\u201d\u201c'
 _BEFORE_EXCERPT = " \t:,\u2014\u2013-"
 _HEADING_DESCRIPTION = re.compile(r"\s[\u2014\u2013-]\s|\s\(|:\s")
 _LONGEST_HEADING = 300
+# A URL in running text: up to whitespace or a character that ends an autolink or a quote; a `)` that
+# closes a Markdown link is trimmed after, as one the URL does not open.
+_URL_IN_TEXT = re.compile(r"https?://[^\s<>\[\]`\"]+", re.I)
+# Punctuation that ends a sentence, not a URL (GitHub's autolinks leave it out the same way).
+_URL_TRAILING = ".,;:!?*_~'"
+_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,7 @@ class Reference:
     lines: tuple[int, int] | None = None
     excerpt: str | None = None
     document: str | None = None  # the file an "other-document" reference names
+    url: str | None = None  # the address a "url" reference names, without `<>`, link text or trailing punctuation
 
     @property
     def has_locator(self) -> bool:
@@ -40,8 +48,9 @@ class Reference:
 
 def parse_reference(text: str, source_names: Sequence[str]) -> Reference:
     text = text.strip()
-    if _URL.match(text):
-        return Reference("url", text)
+    url = _URL.match(text)
+    if url:
+        return Reference("url", text, url=_address(url.group()), excerpt=_excerpt(text[url.end() :]))
     principle = _PRINCIPLE.match(text)
     if principle:
         return Reference("principle" if principle.group(1).strip() else "unknown", text)
@@ -78,6 +87,29 @@ def _excerpt(rest: str) -> str | None:
     body = rest[1:]
     close = max(body.rfind(quote) for quote in _CLOSE_QUOTES)
     return body if close < 0 else body[:close]
+
+
+def _address(written: str) -> str:
+    """The address of a URL as a support item writes it: bare, `<…>` or `[text](…)`."""
+    if written.startswith("<"):
+        return written[1:-1]
+    if written.startswith("["):
+        return written[written.rindex("(") + 1 : -1]
+    return trim_url(written)
+
+
+def trim_url(url: str) -> str:
+    """A bare URL without the sentence punctuation after it, and without a `)` it does not open."""
+    while url and (url[-1] in _URL_TRAILING or (url[-1] == ")" and url.count("(") < url.count(")"))):
+        url = url[:-1]
+    return url
+
+
+def urls_in_line(line: str) -> list[str]:
+    """The URLs a line of Markdown mentions, in order, code spans aside."""
+    prose = _CODE_SPAN.sub(" ", line)
+    urls = (trim_url(found.group()) for found in _URL_IN_TEXT.finditer(prose))
+    return [url for url in urls if url.partition("://")[2]]
 
 
 def heading_candidates(written: str) -> list[str]:

@@ -1,0 +1,74 @@
+"""What a debate cites: every support item and every URL of every turn, with the claim each supports.
+
+Pure. ``duel verify`` checks these citations; ``duel validate`` checks that a verification
+sidecar lists exactly these, so a sidecar with a verdict taken out is told from one that is
+complete (docs/protocol.md section 10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..turns.grammar import ParsedTurn, SupportItem
+from ..turns.markdown import fenced_lines, split_lines
+from ..turns.references import parse_reference, urls_in_line
+from ..vocabulary import CITATION_KINDS, CitationKind
+from .artifact import TurnBlock
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One thing a turn cites. Two citations are the same when every field is: the turn's hash
+    pins its text, so an unchanged turn gives the same citations again."""
+
+    turn: int
+    turn_sha256: str
+    section: str | None
+    line: int | None  # in the turn, its heading being line 1
+    item: str  # the support item as the turn's parser reads it; a URL outside support items: the URL
+    kind: str  # a CitationKind
+    url: str | None = None
+    excerpt: str | None = None  # the quoted excerpt after a URL, a source name or a turn reference
+    claim: str | None = None  # what the item supports; None for a URL outside support items
+
+
+def turn_citations(number: int, block: TurnBlock, turn: ParsedTurn, source_names: Sequence[str]) -> list[Citation]:
+    """The citations of one turn, in the order they stand.
+
+    Support items first, each with its claim: a counterpoint's Claim, the Novel Argument's claim,
+    or, for Stance Revision Support, the turn's Position. Then every other URL of the turn
+    (Position, Agreements, a description), once each, outside code; a URL a support item of the
+    same turn cites is not listed again.
+    """
+    found: list[Citation] = []
+    for item, claim in _claimed_items(turn):
+        reference = parse_reference(item.text, source_names)
+        if reference.kind not in CITATION_KINDS:
+            continue  # not a kind a valid turn has: `duel validate` reports it
+        found.append(Citation(number, block.sha256, item.section, item.line, item.text, reference.kind,
+                              reference.url, reference.excerpt, claim))
+    cited = {citation.url for citation in found if citation.url}
+    lines = split_lines(block.body)
+    for index, (line, fenced) in enumerate(zip(lines, fenced_lines(lines), strict=True)):
+        for url in [] if fenced else urls_in_line(line):
+            if url not in cited:
+                cited.add(url)
+                found.append(Citation(number, block.sha256, turn.section_at(index + 1), index + 1, url,
+                                      CitationKind.URL, url))
+    return found
+
+
+def artifact_citations(blocks: Sequence[TurnBlock], turns: Sequence[ParsedTurn],
+                       source_names: Sequence[str]) -> list[Citation]:
+    """The citations of every turn given (``turns[i]`` parsed from ``blocks[i]``)."""
+    return [citation for number, (block, turn) in enumerate(zip(blocks, turns, strict=False), start=1)
+            for citation in turn_citations(number, block, turn, source_names)]
+
+
+def _claimed_items(turn: ParsedTurn) -> list[tuple[SupportItem, str | None]]:
+    position = " ".join(turn.position.split()) or None
+    items = [(item, point.claim) for point in turn.counterpoints for item in point.support]
+    items += [(item, turn.novel_claim or None) for item in turn.novel_support]
+    items += [(item, position) for item in turn.stance_revision_support]
+    return items

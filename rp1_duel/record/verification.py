@@ -1,0 +1,361 @@
+"""The verification sidecar: what ``duel verify`` found, next to the artifact, committed with it.
+
+``<artifact stem>.verify.json`` holds the chain head it covers, every fetch (with the hash of
+the bytes read) and every citation's verdict with its votes (docs/protocol.md section 10).
+This module owns its format: the typed records, reading and writing them (sorted keys,
+2-space indent, one final newline, so the same verification gives the same bytes), and
+:func:`check`, the pure test ``duel validate`` applies: does the sidecar belong to the
+artifact's chain, and does it list exactly what the turns it covers cite?
+
+Loading trusts nothing: a sidecar comes with a pull request like the artifact does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from ..turns.grammar import ParsedTurn
+from ..turns.source import read_bounded
+from ..vocabulary import (
+    BASES,
+    BRIEFS,
+    CITATION_KINDS,
+    CONFIDENCES,
+    FETCH_FAILURES,
+    VERDICTS,
+    VOTE_ANSWERS,
+    CitationKind,
+    Verdict,
+)
+from .artifact import GENESIS, FrontMatter, TurnBlock
+from .citations import Citation, artifact_citations
+from .history import citable_names
+
+FORMAT: Final = "duel-verify/1"
+SUFFIX: Final = ".verify.json"
+MAX_SIDECAR_BYTES: Final = 16 * 1024 * 1024
+
+# The verdicts each kind of citation may carry.
+URL_CLAIM_VERDICTS: Final = (Verdict.VERIFIED, Verdict.UNRELIABLE, Verdict.FABRICATED, Verdict.INCONCLUSIVE,
+                             Verdict.UNVERIFIABLE, Verdict.UNJUDGED)
+URL_MENTION_VERDICTS: Final = (Verdict.FABRICATED, Verdict.UNVERIFIABLE, Verdict.REACHABLE)
+
+# How a sidecar stands against its artifact (SidecarCheck.status).
+CURRENT: Final = "current"  # covers every turn
+STALE: Final = "stale"  # covers the turns up to an earlier one: valid, but later turns are unverified
+MISMATCH: Final = "mismatch"  # belongs to another chain, or does not list what the turns cite
+
+
+class SidecarError(ValueError):
+    """A sidecar that is not JSON or not in this format; the message says where."""
+
+
+@dataclass(frozen=True)
+class FetchRecord:
+    """One URL's fetch: where it ended, what came back, or why nothing did."""
+
+    final_url: str | None
+    status: int | None  # the last HTTP status, None when no answer came
+    content_type: str | None
+    content_sha256: str | None  # of the bytes read, before text extraction
+    bytes: int | None
+    fetched_at: str
+    error: str | None  # a FetchFailure code, None when the page was read
+    detail: str | None  # a line for people: why it failed, or how the page was read
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class VoteRecord:
+    """One voter's answer about one citation, and whether it counts."""
+
+    voter: str
+    brief: str  # Vote.BRIEF_SUPPORT, or Vote.BRIEF_REFUTE for the adversarial voter
+    answer: str | None  # None when no answer could be read
+    excerpt: str | None
+    basis: str | None
+    valid: bool
+    reason: str | None  # why the vote does not count, when it does not
+
+
+@dataclass(frozen=True)
+class CitationEntry:
+    """A citation and what verification concluded about it."""
+
+    citation: Citation
+    verdict: str
+    confidence: str | None
+    reason: str
+    votes: tuple[VoteRecord, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sidecar:
+    duel_id: str
+    artifact: str  # the artifact's file name
+    chain_head: str  # the sha256 of the last turn covered (64 zeros before turn 1)
+    turns: int  # how many turns are covered
+    verified_at: str  # when the content last changed
+    voters: tuple[str, ...]
+    fetches: Mapping[str, FetchRecord] = field(default_factory=dict)
+    citations: tuple[CitationEntry, ...] = ()
+    format: str = FORMAT
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "duel_id": self.duel_id,
+            "artifact": self.artifact,
+            "chain_head": self.chain_head,
+            "turns": self.turns,
+            "verified_at": self.verified_at,
+            "voters": list(self.voters),
+            "fetches": {url: vars(record) for url, record in self.fetches.items()},
+            "citations": [_entry_dict(entry) for entry in self.citations],
+        }
+
+    def same_content(self, other: Sidecar) -> bool:
+        """Equal but for ``verified_at``: a re-run that found nothing new."""
+        mine, theirs = self.to_dict(), other.to_dict()
+        mine.pop("verified_at")
+        theirs.pop("verified_at")
+        return mine == theirs
+
+    def counts(self) -> dict[str, int]:
+        """How many citations carry each verdict (verdicts with none left out)."""
+        found = [entry.verdict for entry in self.citations]
+        return {verdict: found.count(verdict) for verdict in VERDICTS if verdict in found}
+
+
+def sidecar_path(artifact_path: str | os.PathLike[str]) -> Path:
+    path = Path(artifact_path)
+    return path.with_name(path.stem + SUFFIX)
+
+
+def dumps(sidecar: Sidecar) -> bytes:
+    return (json.dumps(sidecar.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def load(path: str | os.PathLike[str]) -> Sidecar:
+    """Read a sidecar (a regular file of at most 16 MiB). Raises OSError or :class:`SidecarError`."""
+    try:
+        data = read_bounded(path, MAX_SIDECAR_BYTES)
+    except ValueError as exc:
+        raise SidecarError(str(exc)) from None
+    return loads(data)
+
+
+def loads(data: bytes) -> Sidecar:
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SidecarError(f"not JSON: {first}") from None
+    top = _Reader(raw, "the sidecar")
+    if top.text("format") != FORMAT:
+        raise SidecarError(f"format is not {FORMAT!r}")
+    fetches = top.mapping("fetches")
+    return Sidecar(
+        duel_id=top.text("duel_id"),
+        artifact=top.text("artifact"),
+        chain_head=top.text("chain_head"),
+        turns=top.count("turns"),
+        verified_at=top.text("verified_at"),
+        voters=tuple(_Reader(name, "voters[]").value(str) for name in top.items("voters")),
+        fetches={url: _fetch(_Reader(fetches[url], f"fetches[{url!r}]")) for url in fetches},
+        citations=tuple(_entry(_Reader(item, f"citations[{index}]")) for index, item in
+                        enumerate(top.items("citations"))),
+    )
+
+
+@dataclass(frozen=True)
+class SidecarCheck:
+    """How a sidecar stands against its artifact."""
+
+    status: str  # CURRENT, STALE or MISMATCH
+    problems: tuple[str, ...] = ()
+
+    @property
+    def belongs(self) -> bool:
+        return self.status != MISMATCH
+
+
+def check(sidecar: Sidecar, artifact_name: str, front: FrontMatter, blocks: Sequence[TurnBlock],
+          turns: Sequence[ParsedTurn]) -> SidecarCheck:
+    """Whether ``sidecar`` belongs to this artifact's chain and lists exactly what its turns cite.
+
+    ``turns[i]`` is ``blocks[i]`` parsed. Problems stop at the first difference in the
+    citations: one is enough to say the sidecar is not this artifact's.
+    """
+    problems: list[str] = []
+    if sidecar.duel_id != front.duel_id:
+        problems.append(f"it is for duel {sidecar.duel_id!r}, not {front.duel_id!r}")
+    if sidecar.artifact != artifact_name:
+        problems.append(f"it is for artifact {sidecar.artifact!r}, not {artifact_name!r}")
+    covered = sidecar.turns
+    head = GENESIS if covered == 0 else blocks[covered - 1].sha256 if covered <= len(blocks) else None
+    if head != sidecar.chain_head:
+        problems.append(f"its chain head {sidecar.chain_head[:12]}… (after turn {covered}) is not the hash of that "
+                        "turn of the artifact")
+        return SidecarCheck(MISMATCH, tuple(problems))
+    expected = artifact_citations(blocks[:covered], turns[:covered], citable_names(front.source_path))
+    listed = [entry.citation for entry in sidecar.citations]
+    difference = _first_difference(expected, listed)
+    if difference:
+        problems.append(difference)
+    for entry in sidecar.citations:
+        wrong = _wrong_verdict(entry, sidecar.fetches)
+        if wrong:
+            problems.append(wrong)
+            break
+    if problems:
+        return SidecarCheck(MISMATCH, tuple(problems))
+    return SidecarCheck(STALE if covered < len(blocks) else CURRENT)
+
+
+def _first_difference(expected: list[Citation], listed: list[Citation]) -> str | None:
+    for index, (want, have) in enumerate(zip(expected, listed, strict=False)):
+        if want != have:
+            return f"citation {index + 1} is turn {have.turn}'s {_short(have.item)!r}, but the turns cite " \
+                   f"turn {want.turn}'s {_short(want.item)!r} there"
+    if len(listed) < len(expected):
+        missing = expected[len(listed)]
+        return f"it leaves out turn {missing.turn}'s {_short(missing.item)!r}"
+    if len(listed) > len(expected):
+        extra = listed[len(expected)]
+        return f"it lists turn {extra.turn}'s {_short(extra.item)!r}, which the turns it covers do not cite"
+    return None
+
+
+def _wrong_verdict(entry: CitationEntry, fetches: Mapping[str, FetchRecord]) -> str | None:
+    citation = entry.citation
+    if citation.kind == CitationKind.PRINCIPLE:
+        allowed: tuple[str, ...] = (Verdict.NOT_CHECKABLE,)
+    elif citation.kind in (CitationKind.SOURCE, CitationKind.TURN):
+        allowed = (Verdict.CHECKED_AT_APPEND,)
+    else:
+        allowed = URL_CLAIM_VERDICTS if citation.claim is not None else URL_MENTION_VERDICTS
+        if citation.url not in fetches:
+            return f"turn {citation.turn}'s {_short(citation.item)!r} has no fetch record"
+    if entry.verdict not in allowed:
+        return f"turn {citation.turn}'s {_short(citation.item)!r} cannot be {entry.verdict}"
+    return None
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _entry_dict(entry: CitationEntry) -> dict[str, Any]:
+    return {**vars(entry.citation), "verdict": entry.verdict, "confidence": entry.confidence,
+            "reason": entry.reason, "votes": [vars(vote) for vote in entry.votes]}
+
+
+class _Reader:
+    """Typed reads of untrusted JSON, each failure naming where it is."""
+
+    def __init__(self, raw: Any, where: str):
+        self.raw = raw
+        self.where = where
+
+    def value(self, kind: type[Any]) -> Any:
+        if not isinstance(self.raw, kind) or (kind is int and isinstance(self.raw, bool)):
+            raise SidecarError(f"{self.where} is not {_KIND_NAMES.get(kind, kind.__name__)}")
+        return self.raw
+
+    def field(self, key: str) -> _Reader:
+        mapping = self.value(dict)
+        if key not in mapping:
+            raise SidecarError(f"{self.where} lacks {key!r}")
+        return _Reader(mapping[key], f"{self.where}.{key}")
+
+    def text(self, key: str) -> str:
+        found: str = self.field(key).value(str)
+        return found
+
+    def optional_text(self, key: str) -> str | None:
+        found = self.field(key)
+        return None if found.raw is None else str(found.value(str))
+
+    def optional_count(self, key: str) -> int | None:
+        found = self.field(key)
+        return None if found.raw is None else self.count(key)
+
+    def count(self, key: str) -> int:
+        found: int = self.field(key).value(int)
+        if found < 0:
+            raise SidecarError(f"{self.where}.{key} is negative")
+        return found
+
+    def flag(self, key: str) -> bool:
+        found: bool = self.field(key).value(bool)
+        return found
+
+    def word(self, key: str, words: Sequence[str], optional: bool = False) -> str | None:
+        found = self.optional_text(key) if optional else self.text(key)
+        if found is not None and found not in words:
+            raise SidecarError(f"{self.where}.{key} is {found!r}, not one of {', '.join(words)}")
+        return found
+
+    def items(self, key: str) -> list[Any]:
+        found: list[Any] = self.field(key).value(list)
+        return found
+
+    def mapping(self, key: str) -> dict[str, Any]:
+        found: dict[str, Any] = self.field(key).value(dict)
+        return found
+
+
+_KIND_NAMES = {str: "a string", int: "a whole number", bool: "true or false", list: "a list", dict: "an object"}
+
+
+def _fetch(read: _Reader) -> FetchRecord:
+    return FetchRecord(
+        final_url=read.optional_text("final_url"),
+        status=read.optional_count("status"),
+        content_type=read.optional_text("content_type"),
+        content_sha256=read.optional_text("content_sha256"),
+        bytes=read.optional_count("bytes"),
+        fetched_at=read.text("fetched_at"),
+        error=read.word("error", FETCH_FAILURES, optional=True),
+        detail=read.optional_text("detail"),
+    )
+
+
+def _entry(read: _Reader) -> CitationEntry:
+    line = read.optional_count("line")
+    citation = Citation(
+        turn=read.count("turn"),
+        turn_sha256=read.text("turn_sha256"),
+        section=read.optional_text("section"),
+        line=line,
+        item=read.text("item"),
+        kind=str(read.word("kind", CITATION_KINDS)),
+        url=read.optional_text("url"),
+        excerpt=read.optional_text("excerpt"),
+        claim=read.optional_text("claim"),
+    )
+    votes = tuple(_vote(_Reader(vote, f"{read.where}.votes[{index}]"))
+                  for index, vote in enumerate(read.items("votes")))
+    return CitationEntry(citation, str(read.word("verdict", VERDICTS)), read.word("confidence", CONFIDENCES, True),
+                         read.text("reason"), votes)
+
+
+def _vote(read: _Reader) -> VoteRecord:
+    return VoteRecord(
+        voter=read.text("voter"),
+        brief=str(read.word("brief", BRIEFS)),
+        answer=read.word("answer", VOTE_ANSWERS, optional=True),
+        excerpt=read.optional_text("excerpt"),
+        basis=read.word("basis", BASES, optional=True),
+        valid=read.flag("valid"),
+        reason=read.optional_text("reason"),
+    )
