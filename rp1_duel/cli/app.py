@@ -1,7 +1,7 @@
 """The human-facing ``duel`` commands (typer): flag parsing and printing over the library.
 
 Commands are registered here, in the order ``duel --help`` lists them: join, demo,
-tools, validate, skill. Library imports happen inside each command, so ``--help``
+tools, validate, report, skill. Library imports happen inside each command, so ``--help``
 stays quick and a command pays only for what it uses.
 """
 
@@ -16,6 +16,7 @@ import typer
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
 from ..settings import SETTINGS, debate_dir
+from ..vocabulary import ErrorCode
 
 app = typer.Typer(
     help="Two AI agents debate a Markdown document through a lease-based lock service.",
@@ -194,6 +195,59 @@ def validate_command(
         if not reports:
             typer.echo("no duel artifacts found", err=True)
     raise typer.Exit(0 if valid else 1)
+
+
+REPORT_FORMATS = ("md", "html", "json")
+
+
+@app.command("report")
+def report_command(
+    artifact: Annotated[str, typer.Argument(help="A duel artifact.")],
+    format_: Annotated[str, typer.Option("--format", help="md (a pull-request comment), html (one self-contained "
+                                         "page) or json (the data behind both).")] = "md",
+    output: Annotated[str | None, typer.Option("-o", "--output", help="Write the report to this file (atomically) "
+                                               "instead of standard output.")] = None,
+) -> None:
+    """Summarise a duel for review: the outcome and why, the stances turn by turn, agreements, unresolved items, novel arguments, citations, participants and cost.
+
+    Computed from the artifact alone, plus its verification sidecar (NAME.verify.json) and the usage recorded under the debate dir's .duel/ when they are there; never writes next to the artifact.
+
+    Exit 0 when the report is written, 1 on an error (an artifact that cannot be read or is not a duel artifact), 2 on wrong flags.
+    """
+    if format_ not in REPORT_FORMATS:
+        report_usage_error(f"--format must be one of {', '.join(REPORT_FORMATS)}, not {format_!r}")
+    if not os.path.exists(artifact):
+        report_usage_error(f"no such file: {artifact}")
+    from ..review.report_files import read_report
+
+    try:
+        report = read_report(artifact)
+    except DuelError as exc:
+        fail(exc)
+    if format_ == "json":
+        text = json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    elif format_ == "html":
+        from ..review.report_html import render_html
+
+        text = render_html(report)
+    else:
+        from ..review.report_markdown import render_markdown
+
+        text = render_markdown(report)
+    if output is None or output == "-":
+        typer.echo(text, nl=False)
+        return
+    from ..coordination.storage import write_atomic
+
+    try:
+        write_atomic(Path(output), text.encode("utf-8"), mode=0o644)
+    except OSError as exc:
+        fail(DuelError(ErrorCode.STORAGE_FAILED, f"cannot write {output}: {exc.strerror or exc}"))
+
+
+def report_usage_error(message: str) -> NoReturn:
+    typer.echo(f"duel report: {message}", err=True)
+    raise typer.Exit(2)
 
 
 @app.command("skill")

@@ -10,13 +10,15 @@ is the renderers'. ``Report.to_dict()`` is the ``json`` format (docs/protocol.md
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from ..errors import DuelError
 from ..participant.usage import TOKEN_KINDS, Usage, recorded, summary, total
-from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, parse, parse_conclusion
+from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, TurnBlock, parse, parse_conclusion
+from ..record.citations import Citation, artifact_citations
 from ..record.history import History, chain_problems, citable_names
 from ..record.outcomes import (
     BOTH_ACCEPTING,
@@ -27,6 +29,7 @@ from ..record.outcomes import (
     decide,
     seat_of,
 )
+from ..record.verification import CURRENT, STALE, CitationEntry, Sidecar, check
 from ..turns.grammar import ParsedTurn, split_tag
 from ..turns.novelty import NoveltyIndex
 from ..turns.references import parse_reference
@@ -48,6 +51,7 @@ REPORT_VERSION = 1
 STANCE_LEVELS = {DISSENTING: 0, OPEN_TO_DEBATE: 1, REVISING: 2, CONVERGING: 3, ACCEPTING_CONSENSUS: 4}
 MARKED_STANCES = (DISSENTING, REVISING)
 HEADLINE_CHARS = 160
+UNREADABLE = "unreadable"  # a sidecar that could not be read (besides verification.CURRENT, STALE, MISMATCH)
 
 
 @dataclass(frozen=True)
@@ -134,15 +138,41 @@ class NovelArgument:
 
 
 @dataclass(frozen=True)
-class Citation:
+class CitationRow:
+    """One thing a turn cites (:func:`rp1_duel.record.citations.artifact_citations`), with its verdict."""
+
     turn: int
     seat: int
-    section: str
-    text: str
-    kind: str  # references.Reference.kind: url, source, turn, principle, other-document, unknown
-    verdict: str | None = None  # from the verification sidecar, when one is current
+    section: str | None
+    item: str
+    kind: str  # url, source, turn or principle
+    url: str | None
+    verdict: str | None = None  # from a current or stale verification sidecar that covers the turn
     confidence: str | None = None
     reason: str | None = None
+
+
+@dataclass(frozen=True)
+class SidecarFile:
+    """The verification sidecar found next to the artifact (read by the edge)."""
+
+    path: str
+    sidecar: Sidecar | None  # None when it could not be read
+    error: str | None = None  # why not
+
+
+@dataclass(frozen=True)
+class VerificationFacts:
+    path: str
+    status: str  # verification.CURRENT, STALE or MISMATCH, or UNREADABLE
+    problems: tuple[str, ...]
+    turns: int | None  # how many turns it covers
+    verified_at: str | None
+    counts: dict[str, int]  # citations by verdict, when its verdicts are shown
+
+    @property
+    def shown(self) -> bool:
+        return self.status in (CURRENT, STALE)
 
 
 @dataclass(frozen=True)
@@ -175,8 +205,8 @@ class Report:
     agreements: tuple[Agreement, ...]
     unresolved: tuple[UnresolvedEntry, ...]
     novel_arguments: tuple[NovelArgument, ...]
-    citations: tuple[Citation, ...]
-    verification: dict[str, Any] | None  # the sidecar's path and whether it matches the record
+    citations: tuple[CitationRow, ...]
+    verification: VerificationFacts | None  # None: no sidecar next to the artifact
     notes: tuple[str, ...] = ()
     model_written: tuple[ModelSection, ...] = field(default=())
 
@@ -205,23 +235,22 @@ def build_report(
     text: str,
     path: str = "",
     usage_events: Sequence[Mapping[str, Any]] | None = None,
-    verdicts: Mapping[tuple[int, str], tuple[str, str | None, str | None]] | None = None,
-    verification: dict[str, Any] | None = None,
+    sidecar: SidecarFile | None = None,
     env: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
 ) -> Report:
-    """The report of an artifact's ``text``.
+    """The report of an artifact's ``text``, found at ``path``.
 
     ``usage_events``: the duel's ``usage`` events (protocol section 9), None when none were
-    found. ``verdicts``: by (turn, support item text), the sidecar's (verdict, confidence,
-    reason). ``env`` may name a price table (``$DUEL_PRICES``). Raises :class:`DuelError`
-    ``FRONT_MATTER`` for a text that is not a duel artifact.
+    found. ``sidecar``: its verification sidecar, when there is one. ``env`` may name a price
+    table (``$DUEL_PRICES``). Raises :class:`DuelError` ``FRONT_MATTER`` for a text that is
+    not a duel artifact.
     """
     parsed = parse(text)
     try:
         front = FrontMatter.parse(parsed.front_matter)
     except FrontMatterError as exc:
-        raise DuelError(RecordCode.FRONT_MATTER, f"not a duel artifact: {exc}") from None
+        raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: {exc}") from None
     history = History(None, citable_names(front.source_path))
     history.replay(parsed.blocks)
     turns = history.turns
@@ -229,6 +258,8 @@ def build_report(
     problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks))]
     problems += _outcome_problems(front, decision)
     participants = _participants(front, len(turns), usage_events, env or {})
+    verification, entries = _verification(sidecar, Path(path).name, front, parsed.blocks, turns)
+    cited = artifact_citations(parsed.blocks, turns, history.source_names)
     return Report(
         path=path,
         duel_id=front.duel_id,
@@ -252,7 +283,7 @@ def build_report(
             NovelArgument(n, seat_of(n), t.novel_claim, tuple(s.text for s in t.novel_support))
             for n, t in enumerate(turns, start=1)
         ),
-        citations=_citations(turns, history.source_names, verdicts or {}),
+        citations=tuple(_citation_row(citation, entries.get(citation)) for citation in cited),
         verification=verification,
         notes=tuple(notes),
     )
@@ -443,14 +474,24 @@ def _countered_turns(turn: ParsedTurn, source_names: tuple[str, ...]) -> set[int
     return numbers
 
 
-def _citations(
-    turns: list[ParsedTurn], source_names: tuple[str, ...],
-    verdicts: Mapping[tuple[int, str], tuple[str, str | None, str | None]],
-) -> tuple[Citation, ...]:
-    found = []
-    for n, turn in enumerate(turns, start=1):
-        for item in turn.support_items:
-            verdict, confidence, reason = verdicts.get((n, item.text), (None, None, None))
-            found.append(Citation(n, seat_of(n), item.section, item.text,
-                                  parse_reference(item.text, source_names).kind, verdict, confidence, reason))
-    return tuple(found)
+def _verification(
+    found: SidecarFile | None, artifact_name: str, front: FrontMatter, blocks: Sequence[TurnBlock],
+    turns: Sequence[ParsedTurn],
+) -> tuple[VerificationFacts | None, dict[Citation, CitationEntry]]:
+    """How the sidecar stands against the record, and its verdicts when they may be shown."""
+    if found is None:
+        return None, {}
+    sidecar = found.sidecar
+    if sidecar is None:
+        return VerificationFacts(found.path, UNREADABLE, (found.error or "unreadable",), None, None, {}), {}
+    checked = check(sidecar, artifact_name, front, blocks, turns)
+    facts = VerificationFacts(found.path, checked.status, checked.problems, sidecar.turns, sidecar.verified_at,
+                              sidecar.counts() if checked.belongs else {})
+    return facts, ({entry.citation: entry for entry in sidecar.citations} if checked.belongs else {})
+
+
+def _citation_row(citation: Citation, entry: CitationEntry | None) -> CitationRow:
+    row = CitationRow(citation.turn, seat_of(citation.turn), citation.section, citation.item, citation.kind,
+                      citation.url)
+    return row if entry is None else replace(row, verdict=entry.verdict, confidence=entry.confidence,
+                                             reason=entry.reason)

@@ -14,8 +14,9 @@ from ..coordination.storage import STATE_DIR
 from ..errors import DuelError
 from ..record.artifact import FrontMatter, FrontMatterError, parse
 from ..record.history import read_artifact_text
+from ..record.verification import SidecarError, load, sidecar_path
 from ..vocabulary import RecordCode
-from .report import Report, build_report
+from .report import Report, SidecarFile, build_report
 
 
 def read_report(path: str | os.PathLike[str], env: Mapping[str, str] = os.environ) -> Report:
@@ -28,7 +29,19 @@ def read_report(path: str | os.PathLike[str], env: Mapping[str, str] = os.enviro
         raise DuelError(RecordCode.UNREADABLE, f"cannot read {where}: {reason}") from None
     notes: list[str] = []
     events = _usage_events(where, _duel_id(text), notes)
-    return build_report(text, str(where), usage_events=events, env=env, notes=notes)
+    return build_report(text, str(where), usage_events=events, sidecar=_sidecar(where), env=env, notes=notes)
+
+
+def _sidecar(artifact: Path) -> SidecarFile | None:
+    """The verification sidecar next to the artifact, read through its own module, if there is one."""
+    path = sidecar_path(artifact)
+    if not os.path.lexists(path):
+        return None
+    try:
+        return SidecarFile(str(path), load(path))
+    except (OSError, SidecarError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return SidecarFile(str(path), None, reason)
 
 
 def _duel_id(text: str) -> str | None:

@@ -106,6 +106,8 @@ def _header(report: Report) -> str:
     if facts.summary:
         paragraphs = "".join(f"<p>{_text(p)}</p>" for p in facts.summary.split("\n\n") if p.strip())
         parts.append(f'<div class="summary"><p class="muted">Close summary:</p>{paragraphs}</div>')
+    if report.verification is not None:
+        parts.append(f"<p>{_e(words.verification(report.verification))}.</p>")
     if not report.intact:
         problems = "".join(f"<li>{_e(problem)}</li>" for problem in report.problems)
         parts.append(f'<div class="warning"><strong>This record does not verify.</strong> Run '
@@ -277,17 +279,20 @@ def _novel_arguments(report: Report) -> str:
 def _citations(report: Report) -> str:
     if not report.citations:
         return ""
-    verified = report.verification is not None
+    facts = report.verification
+    verified = facts is not None and facts.shown
     rows = []
     for c in report.citations:
-        row = (f"<tr><td class=\"n\">{c.turn}</td><td>{_e(c.section)}</td><td>{_e(c.kind)}</td>"
-               f"<td>{_text(c.text)}</td>")
+        row = (f"<tr><td class=\"n\">{c.turn}</td><td>{_e(c.section or '—')}</td><td>{_e(c.kind)}</td>"
+               f"<td>{_text(c.item)}</td>")
         if verified:
             row += f"<td>{_verdict(c.verdict, c.confidence, c.reason)}</td>"
         rows.append(row + "</tr>")
     verdict_head = "<th>Verdict</th>" if verified else ""
-    return (f"<section><h2>Citations</h2><p class=\"muted\">{_e(words.citation_kinds(report))}</p><table><thead>"
-            f"<tr><th>Turn</th><th>Section</th><th>Kind</th><th>Item</th>{verdict_head}</tr></thead>"
+    status = "No verification sidecar: URLs were not checked (<code>duel verify</code> checks them)." \
+        if facts is None else ""
+    return (f"<section><h2>Citations</h2><p class=\"muted\">{_e(words.citation_kinds(report))}. {status}</p>"
+            f"<table><thead><tr><th>Turn</th><th>Section</th><th>Kind</th><th>Item</th>{verdict_head}</tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></section>")
 
 

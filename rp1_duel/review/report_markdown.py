@@ -86,8 +86,9 @@ def _header(report: Report) -> str:
                   for quote in facts.blocking]
     if facts.summary:
         lines += ["", "Close summary:", ""]
-        lines += [f"> {inline(paragraph)}" if paragraph.strip() else ">"
-                  for paragraph in facts.summary.split("\n\n")]
+        lines.append("\n>\n".join(f"> {inline(p)}" for p in facts.summary.split("\n\n") if p.strip()))
+    if report.verification is not None:
+        lines += ["", inline(words.verification(report.verification)) + "."]
     if not report.intact:
         lines += ["", "> **This record does not verify:** " + inline("; ".join(report.problems))
                   + ". Run `duel validate` before trusting it."]
@@ -189,16 +190,22 @@ def _novel_arguments(report: Report) -> str:
 def _citations(report: Report) -> str:
     if not report.citations:
         return ""
-    verified = report.verification is not None
+    verified = report.verification is not None and report.verification.shown
     header = "| Turn | Section | Kind | Item |" + (" Verdict |" if verified else "")
-    rows = [f"<details><summary>{words.citation_kinds(report)}</summary>", "", header,
+    rows = [f"<details><summary>{words.citation_kinds(report)}</summary>", "", _verification(report), header,
             "|---|---|---|---|" + ("---|" if verified else "")]
     for citation in report.citations:
-        row = f"| {citation.turn} | {citation.section} | {citation.kind} | {cell(citation.text)} |"
+        row = f"| {citation.turn} | {citation.section or '—'} | {citation.kind} | {cell(citation.item)} |"
         if verified:
             row += f" {cell(_verdict(citation.verdict, citation.confidence))} |"
         rows.append(row)
     return "\n".join([*rows, "", "</details>"])
+
+
+def _verification(report: Report) -> str:
+    if report.verification is None:
+        return "No verification sidecar: URLs were not checked (`duel verify` checks them).\n"
+    return ""  # said in the header
 
 
 def _verdict(verdict: str | None, confidence: str | None) -> str:
@@ -211,7 +218,7 @@ def _model_written(report: Report) -> str:
     sections = []
     for section in report.model_written:
         sections.append(f"### {inline(section.title)} (model-written by {inline(section.model)}, not checked)\n\n"
-                        + "\n".join(f"> {inline(p)}" for p in section.text.split("\n\n") if p.strip()))
+                        + "\n>\n".join(f"> {inline(p)}" for p in section.text.split("\n\n") if p.strip()))
     return "\n\n".join(sections)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .report import Report, UnresolvedEntry
+from ..record.verification import MISMATCH, STALE
+from .report import Report, UnresolvedEntry, VerificationFacts
 
 
 def duration(seconds: float | None) -> str:
@@ -78,3 +79,17 @@ def citation_kinds(report: Report) -> str:
         counts[citation.kind] = counts.get(citation.kind, 0) + 1
     kinds = ", ".join(f"{count} {kind}" for kind, count in counts.items())
     return plural(len(report.citations), "citation") + (f": {kinds}" if kinds else "")
+
+
+def verification(facts: VerificationFacts) -> str:
+    """What the sidecar says, or why its verdicts are not shown."""
+    where = f"Verification sidecar {facts.path}"
+    if facts.status == STALE:
+        coverage = f"covers turns 1–{facts.turns} only (later turns are not verified)"
+    elif facts.status == MISMATCH or not facts.shown:
+        reason = "belongs to another record" if facts.status == MISMATCH else "could not be read"
+        return f"{where} {reason}; its verdicts are not shown: {'; '.join(facts.problems)}"
+    else:
+        coverage = "covers every turn"
+    counts = ", ".join(f"{count} {verdict}" for verdict, count in facts.counts.items())
+    return f"{where} ({facts.verified_at}) {coverage}: {counts or 'no citations'}"

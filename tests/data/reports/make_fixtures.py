@@ -24,7 +24,11 @@ sys.path.insert(0, str(HERE.parents[2]))  # run from a checkout
 
 from rp1_duel.clock import ManualClock  # noqa: E402
 from rp1_duel.coordination.service import DuelService  # noqa: E402
+from rp1_duel.record import verification  # noqa: E402
+from rp1_duel.record.citations import artifact_citations  # noqa: E402
+from rp1_duel.record.history import RecordFile  # noqa: E402
 from rp1_duel.settings import DuelSettings  # noqa: E402
+from rp1_duel.vocabulary import CitationKind, Confidence, Verdict, Vote  # noqa: E402
 
 START = datetime(2026, 11, 24, 9, 0, tzinfo=timezone.utc).timestamp()
 CLAUDE = ("Claude", "duel", "claude-sonnet-5-5")
@@ -414,6 +418,49 @@ def run_duel(folder: Path, topic: str, turns: list[str], max_turns: int, *, usag
     return debates, seats[0].duel_id
 
 
+# What `duel verify` would have found for the URLs of two duels: (verdict, confidence, reason, votes).
+URL_VERDICTS = {
+    "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html": (
+        Verdict.VERIFIED, Confidence.HIGH, "3 of 3 valid votes support: the page states that fencing tokens make "
+        "late writes harmless", (Vote.SUPPORTS, Vote.SUPPORTS, Vote.SUPPORTS)),
+    "https://kubernetes.io/docs/concepts/architecture/leases/": (
+        Verdict.UNRELIABLE, Confidence.MEDIUM, "2 of 3 valid votes refute: the page describes node heartbeats, "
+        "not a configurable lease duration", (Vote.REFUTES, Vote.REFUTES, Vote.INSUFFICIENT)),
+    "https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/": (
+        Verdict.VERIFIED, Confidence.HIGH, "3 of 3 valid votes support: the page measures jitter spreading "
+        "contending clients", (Vote.SUPPORTS, Vote.SUPPORTS, Vote.SUPPORTS)),
+}
+VOTERS = ("claude-sonnet-5-5", "gpt-6.1-sol", "claude-sonnet-5-5 (refute)")
+
+
+def write_sidecar(artifact: Path, covered: int, verified_at: str) -> None:
+    """A sidecar for the first ``covered`` turns, written through the verification module."""
+    record = RecordFile.read(artifact)
+    assert record.front is not None
+    history = record.history()
+    blocks, turns = record.parsed.blocks[:covered], history.turns[:covered]
+    entries, fetches = [], {}
+    for citation in artifact_citations(blocks, turns, history.source_names):
+        votes: tuple[verification.VoteRecord, ...] = ()
+        if citation.kind == CitationKind.PRINCIPLE:
+            verdict, confidence, reason = Verdict.NOT_CHECKABLE, None, "a principle is argued, not cited"
+        elif citation.kind in (CitationKind.SOURCE, CitationKind.TURN):
+            verdict, confidence, reason = Verdict.CHECKED_AT_APPEND, None, "checked when the turn was appended"
+        else:
+            assert citation.url is not None
+            verdict, confidence, reason, answers = URL_VERDICTS[citation.url]
+            fetches[citation.url] = verification.FetchRecord(
+                citation.url, 200, "text/html", "0" * 63 + "1", 48_213, verified_at, None, "read as HTML")
+            votes = tuple(verification.VoteRecord(voter, Vote.BRIEF_REFUTE if "refute" in voter else
+                                                  Vote.BRIEF_SUPPORT, answer, None, Vote.STATES, True, None)
+                          for voter, answer in zip(VOTERS, answers, strict=True))
+        entries.append(verification.CitationEntry(citation, verdict, confidence, reason, votes))
+    sidecar = verification.Sidecar(
+        duel_id=record.front.duel_id, artifact=artifact.name, chain_head=blocks[-1].sha256, turns=covered,
+        verified_at=verified_at, voters=VOTERS, fetches=fetches, citations=tuple(entries))
+    verification.sidecar_path(artifact).write_bytes(verification.dumps(sidecar))
+
+
 def main() -> None:
     out = HERE / "debates"
     with tempfile.TemporaryDirectory() as tmp:
@@ -436,6 +483,9 @@ def main() -> None:
                 for name in ("state.json", "events.jsonl"):
                     shutil.copyfile(debates / ".duel" / "duels" / duel_id / name, state / name)
             print(out / f"{duel_id}.md")
+    # With a sidecar: the consensus duel (every turn verified), the max-turns duel (a stale one, turns 1-3).
+    write_sidecar(out / f"{cases[0][1]}.md", 5, "2026-11-24T09:30:00.000Z")
+    write_sidecar(out / f"{cases[2][1]}.md", 3, "2026-11-24T09:20:00.000Z")
 
 
 if __name__ == "__main__":
