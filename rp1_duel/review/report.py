@@ -9,6 +9,7 @@ is the renderers'. ``Report.to_dict()`` is the ``json`` format (docs/protocol.md
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
@@ -51,6 +52,8 @@ REPORT_VERSION = 1
 STANCE_LEVELS = {DISSENTING: 0, OPEN_TO_DEBATE: 1, REVISING: 2, CONVERGING: 3, ACCEPTING_CONSENSUS: 4}
 MARKED_STANCES = (DISSENTING, REVISING)
 HEADLINE_CHARS = 160
+# A trailing credit in an agreement, `(Turn 2)` or `(Turns 1 and 3)`: aside when agreements are compared.
+_CREDIT = re.compile(r"\s*\(\s*turns?\s+#?\d+[^()]*\)\s*\.?\s*$", re.I)
 UNREADABLE = "unreadable"  # a sidecar that could not be read (besides verification.CURRENT, STALE, MISMATCH)
 
 
@@ -226,9 +229,23 @@ class Report:
         return found.name if found else f"seat {seat}"
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``json`` format, field by field in docs/protocol.md section 11."""
         data = asdict(self)
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
-        return {"version": REPORT_VERSION, **data, "turn_count": self.turn_count, "intact": self.intact}
+        head = {key: data.pop(key) for key in ("path", "duel_id", "topic", "source_path", "source_sha256", "status",
+                                               "created_at", "closed_at", "duration_seconds", "max_turns")}
+        ready: dict[str, Any] = _json_ready({"version": REPORT_VERSION, **head, "turn_count": self.turn_count,
+                                             "intact": self.intact, **data})
+        return ready
+
+
+def _json_ready(value: Any) -> Any:
+    """Tuples as lists, all the way down: what ``json.loads`` gives back."""
+    if isinstance(value, dict):
+        return {key: _json_ready(inner) for key, inner in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(inner) for inner in value]
+    return value
 
 
 def build_report(
@@ -412,14 +429,16 @@ def _headline(position: str) -> str:
 
 
 def _agreements(turns: list[ParsedTurn]) -> tuple[Agreement, ...]:
-    """Agreements merged when they repeat one another by the novelty rule's measure (protocol section 7)."""
+    """Agreements merged when they repeat one another by the novelty rule's measure (protocol section 7),
+    a trailing credit to a turn aside."""
     index = NoveltyIndex()
     groups: dict[int, tuple[str, list[int]]] = {}  # record number -> first wording, turns
     for n, turn in enumerate(turns, start=1):
         for item in turn.agreements:
-            record = index.match(item.text)
+            words = _CREDIT.sub("", item.text)  # "… (Turn 1)." agrees with "…" itself
+            record = index.match(words)
             if record is None:
-                record = index.add(item.text)
+                record = index.add(words)
                 if record is None:
                     continue  # no words: nothing to agree on
                 groups[record] = (item.text, [])
