@@ -91,7 +91,7 @@ def test_dissent_report_lists_the_blocking_items_left_at_the_last_turn():
         (4, "Whether leases must survive a restart of the lease service (blocking)"),
     ]
     assert facts.candidate_convergence is False
-    assert "Turn 4 was the last allowed" in facts.explanation and "3 blocking item(s)" in facts.explanation
+    assert "Turn 4 was the last allowed" in facts.explanation and facts.explanation.endswith("; 3 blocking items.")
 
 
 def test_max_turns_report_says_nothing_blocked_the_last_turn():

@@ -342,7 +342,7 @@ def _outcome(
         explanation = f"Both latest turns dissent: {pair}."
     elif decision.rule == LAST_TURN_BLOCKED:
         explanation = (f"Turn {len(turns)} was the last allowed, and a blocking item or a DISSENTING stance was "
-                       f"left: {pair}; {len(blocking)} blocking item(s).")
+                       f"left: {pair}; {len(blocking)} blocking item{'' if len(blocking) == 1 else 's'}.")
     elif decision.rule == LAST_TURN:
         explanation = (f"Turn {len(turns)} was the last allowed, with no blocking item and no DISSENTING stance "
                        f"left: {pair}.")

@@ -37,7 +37,7 @@ th { background: #f6f8fa; } td.n { text-align: right; white-space: nowrap; }
 .changed { font-weight: 600; } .muted { color: #57606a; }
 .verdict { padding: 0 6px; border-radius: 8px; background: #eaeef2; white-space: nowrap; }
 .verdict-verified { background: #dafbe1; } .verdict-fabricated, .verdict-unreliable { background: #ffebe9; }
-svg { width: 100%; height: auto; } svg text { font: 12px system-ui, sans-serif; fill: #57606a; }
+svg { width: 100%; height: auto; } svg text { font: 14px system-ui, sans-serif; fill: #57606a; }
 .model-written { border: 2px dashed #9a6700; padding: 4px 12px; }
 footer { margin-top: 28px; color: #57606a; font-size: 13px; }
 code { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
@@ -112,8 +112,8 @@ def _header(report: Report) -> str:
         problems = "".join(f"<li>{_e(problem)}</li>" for problem in report.problems)
         parts.append(f'<div class="warning"><strong>This record does not verify.</strong> Run '
                      f"<code>duel validate</code> before trusting it.<ul>{problems}</ul></div>")
-    created = f"created {_e(report.created_at)}"
-    closed = f", closed {_e(report.closed_at)}" if report.closed_at else ""
+    created = f"created {_e(words.moment(report.created_at))}"
+    closed = f", closed {_e(words.moment(report.closed_at))}" if report.closed_at else ""
     parts.append(f'<p class="facts">Duel <code>{_e(report.duel_id)}</code> · {created}{closed} · '
                  f"source <code>{_e(report.source_path)}</code></p>")
     parts.append("</header>")
@@ -149,7 +149,7 @@ def _timeline(report: Report) -> str:
 
 
 # The chart's geometry, in SVG units (the viewBox scales it to the page, so its width is fixed).
-_WIDTH, _LEFT, _RIGHT, _TOP, _ROW, _AXIS = 1000, 170, 24, 40, 36, 34
+_WIDTH, _LEFT, _RIGHT, _TOP, _ROW, _AXIS = 1000, 190, 24, 40, 36, 34
 
 
 def _svg(report: Report) -> str:
@@ -179,7 +179,7 @@ def _svg(report: Report) -> str:
         parts.append(f'<text x="{_LEFT - 10}" y="{y(level) + 4}" text-anchor="end"{style}>{stance}</text>')
     step = math.ceil(count / 25)  # at most about 25 turn numbers on the axis
     for turn in range(1, count + 1):
-        if turn % step == 0 or turn in (1, count):
+        if (turn - 1) % step == 0:
             parts.append(f'<text x="{x(turn)}" y="{height - 12}" text-anchor="middle">{turn}</text>')
     parts.append(f'<text x="{_LEFT - 10}" y="{height - 12}" text-anchor="end">turn</text>')
     for seat in (1, 2):
@@ -196,7 +196,7 @@ def _svg(report: Report) -> str:
         dash = f' stroke-dasharray="{SEAT_DASHES[seat]}"' if SEAT_DASHES[seat] else ""
         parts.append(f'<line x1="{legend_x}" x2="{legend_x + 28}" y1="14" y2="14" stroke="{SEAT_COLOURS[seat]}" '
                      f'stroke-width="2.5"{dash}/><text x="{legend_x + 34}" y="18">{_e(label)}</text>')
-        legend_x += 34 + 7 * len(label) + 24  # about 7 units a character at 12px
+        legend_x += 34 + 8 * len(label) + 24  # about 8 units a character at 14px
     parts.append(f'<text x="{legend_x}" y="18">ringed: stance changed (links to its support)</text>')
     parts.append("</svg>")
     return "".join(parts)

@@ -20,6 +20,12 @@ def duration(seconds: float | None) -> str:
     return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
 
 
+def moment(iso: str) -> str:
+    """`2026-11-24T09:11:36.000Z` as `2026-11-24 09:11 UTC`; anything else as it is."""
+    date, _, time = iso.partition("T")
+    return f"{date} {time[:5]} UTC" if iso.endswith("Z") and len(time) >= 5 else iso
+
+
 def tokens_in(usage: Mapping[str, Any]) -> int:
     """Every prompt token, read from the cache or not."""
     return int(usage["input_tokens"]) + int(usage["cache_read_tokens"]) + int(usage["cache_write_tokens"])
@@ -92,4 +98,4 @@ def verification(facts: VerificationFacts) -> str:
     else:
         coverage = "covers every turn"
     counts = ", ".join(f"{count} {verdict}" for verdict, count in facts.counts.items())
-    return f"{where} ({facts.verified_at}) {coverage}: {counts or 'no citations'}"
+    return f"{where} ({moment(facts.verified_at or '')}) {coverage}: {counts or 'no citations'}"
