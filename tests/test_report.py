@@ -325,6 +325,8 @@ def test_markdown_holds_no_raw_html_mention_or_issue_link_from_the_record(tmp_pa
         tags = set(re.findall(r"</?([A-Za-z][A-Za-z0-9-]*)", outside_code))
         assert tags <= {"details", "summary", "sub"}, tags
         assert "@octocat" not in text and not re.search(r"(?<!\w)#12", text)
+    assert inline("@octocat owner/repo#12 !7 GH-3 ~bug %v1 mail@example.com") == \
+        "@\u200boctocat owner/repo#\u200b12 !\u200b7 GH-\u200b3 ~\u200bbug %\u200bv1 mail@example.com"
     assert inline("a `<b>` c <i>") == "a `<b>` c &lt;i>"  # a code span shows its text, as GitHub does
     assert inline("\\`<i>`") == "\\`&lt;i>`"  # an escaped backtick opens no code span
 

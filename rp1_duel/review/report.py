@@ -448,10 +448,21 @@ def _agreements(turns: list[ParsedTurn]) -> tuple[Agreement, ...]:
                  for text, numbers in groups.values())
 
 
+@dataclass
+class _Tracked:
+    """An unresolved item while its author's turns are read."""
+
+    seat: int
+    raised_in: int
+    text: str = ""
+    blocking: bool | None = None
+    listed_in: list[int] = field(default_factory=list)
+
+
 def _unresolved(turns: list[ParsedTurn], source_names: tuple[str, ...]) -> tuple[UnresolvedEntry, ...]:
     """Each author's unresolved items, one entry per item across the author's turns (section 11)."""
     indexes = {1: NoveltyIndex(), 2: NoveltyIndex()}
-    items: dict[tuple[int, int], dict[str, Any]] = {}  # (seat, record) -> what is known, in order of raising
+    items: dict[tuple[int, int], _Tracked] = {}  # (seat, record number), in the order they were raised
     for n, turn in enumerate(turns, start=1):
         seat = seat_of(n)
         for entry in turn.unresolved:
@@ -460,24 +471,23 @@ def _unresolved(turns: list[ParsedTurn], source_names: tuple[str, ...]) -> tuple
             if record is None:
                 record = indexes[seat].add(words)
                 if record is None:
-                    continue
-                items[(seat, record)] = {"seat": seat, "raised_in": n, "listed_in": []}
+                    continue  # no words: nothing to follow
+                items[(seat, record)] = _Tracked(seat, n)
             item = items[(seat, record)]
-            if n not in item["listed_in"]:
-                item["listed_in"].append(n)
-            item["text"], item["blocking"] = entry.text, entry.blocking
+            if n not in item.listed_in:
+                item.listed_in.append(n)
+            item.text, item.blocking = entry.text, entry.blocking
     countered = [_countered_turns(turn, source_names) for turn in turns]
     found = []
     for item in items.values():
-        seat, listed = item["seat"], item["listed_in"]
-        later_own = [n for n in range(listed[-1] + 1, len(turns) + 1) if seat_of(n) == seat]
+        later_own = [n for n in range(item.listed_in[-1] + 1, len(turns) + 1) if seat_of(n) == item.seat]
         answered = tuple(
-            n for n in range(item["raised_in"] + 1, len(turns) + 1)
-            if seat_of(n) != seat and any(m in listed and m < n for m in countered[n - 1])
+            n for n in range(item.raised_in + 1, len(turns) + 1)
+            if seat_of(n) != item.seat and any(m in item.listed_in and m < n for m in countered[n - 1])
         )
         found.append(UnresolvedEntry(
-            text=item["text"], seat=seat, raised_in=item["raised_in"], listed_in=tuple(listed),
-            blocking=item["blocking"], answered_in=answered, dropped_in=later_own[0] if later_own else None,
+            text=item.text, seat=item.seat, raised_in=item.raised_in, listed_in=tuple(item.listed_in),
+            blocking=item.blocking, answered_in=answered, dropped_in=later_own[0] if later_own else None,
         ))
     return tuple(found)
 

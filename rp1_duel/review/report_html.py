@@ -15,7 +15,7 @@ from ..record.outcomes import seat_of
 from . import report_text as words
 from .report import STANCE_LEVELS, Report, TimelineEntry
 
-SEAT_COLOURS = {1: "#1f6feb", 2: "#c2560c"}
+SEAT_COLOURS = words.SEAT_COLOURS
 SEAT_DASHES = {1: "", 2: "6 4"}  # the seats stay apart in grey print and for colour-blind readers
 OUTCOME_COLOURS = {"ACCEPTED_CONSENSUS": "#1a7f37", "DISSENT": "#cf222e", "MAX_TURNS": "#9a6700",
                    "TIMEOUT": "#6e7781", "INVALIDATED": "#6e7781"}

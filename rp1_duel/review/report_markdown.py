@@ -15,10 +15,10 @@ from ..record.outcomes import seat_of
 from . import report_text as words
 from .report import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
 
-SEAT_COLOURS = {1: ("#1f6feb", "blue"), 2: ("#d4731c", "orange")}
 _BACKTICKS = re.compile(r"`+")
-# `@name` and `#12` at a word's start: GitHub and GitLab notify or cross-link them.
-_REFERENCE = re.compile(r"(?<![\w@#])([@#])(?=\w)")
+# What GitHub and GitLab turn into a notification or a cross-reference: @name, ~label, %milestone,
+# $12 (snippet), &12 (epic) and GH-12 starting a word; #12 and !12 (merge request) anywhere, as in owner/repo#12.
+_REFERENCE = re.compile(r"(?<![\w@#!$&~%-])([@~%](?=\w)|[$&](?=\d)|GH-(?=\d))|([#!])(?=\d)")
 _MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 ._-]")
 _ZERO_WIDTH_SPACE = "\u200b"
 
@@ -60,12 +60,12 @@ def _closing(text: str, opening: re.Match[str]) -> int | None:
 
 
 def _neutral(text: str) -> str:
-    return _REFERENCE.sub(lambda found: found.group(1) + _ZERO_WIDTH_SPACE, text.replace("<", "&lt;"))
+    return _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH_SPACE, text.replace("<", "&lt;"))
 
 
 def code(text: str) -> str:
-    """Recorded text as a code span for a table cell: its fence longer than any backtick run inside."""
-    text = " ".join(text.split()).replace("|", "\\|")
+    """Recorded text as a code span outside tables: its fence longer than any backtick run inside."""
+    text = " ".join(text.split())
     fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
     padded = f" {text} " if text.startswith("`") or text.endswith("`") else text  # CommonMark strips one space
     return f"{fence}{padded}{fence}"
@@ -78,7 +78,7 @@ def cell(text: str) -> str:
 
 def _header(report: Report) -> str:
     facts = report.outcome
-    lines = [f"## Duel report: {inline(report.topic)}", "", f"**{words.headline(report)}**  ",
+    lines = [f"## Duel report: {inline(report.topic)}", "", f"**{inline(words.headline(report))}**  ",
              inline(facts.explanation)]
     if facts.blocking:
         lines += ["", "Blocking items left:"]
@@ -130,9 +130,9 @@ def _mermaid(report: Report) -> str:
     """Two lines over the rounds (turns 1–2, 3–4, …); a round a seat did not write ends its line."""
     rounds = (report.turn_count + 1) // 2
     names = {seat: _MERMAID_UNSAFE.sub("", report.name_of(seat))[:40] or f"seat {seat}" for seat in (1, 2)}
-    title = " · ".join(f"{names[seat]} ({SEAT_COLOURS[seat][1]})" for seat in (1, 2))
+    title = " · ".join(f"{names[seat]} ({words.SEAT_COLOUR_NAMES[seat]})" for seat in (1, 2))
     scale = ", ".join(f"{level} {stance}" for stance, level in STANCE_LEVELS.items())
-    palette = ", ".join(colour for colour, _ in SEAT_COLOURS.values())
+    palette = ", ".join(words.SEAT_COLOURS.values())
     lines = [
         "```mermaid",
         f'%%{{init: {{"themeVariables": {{"xyChart": {{"plotColorPalette": "{palette}"}}}}}}}}%%',
@@ -191,8 +191,10 @@ def _citations(report: Report) -> str:
     if not report.citations:
         return ""
     verified = report.verification is not None and report.verification.shown
-    header = "| Turn | Section | Kind | Item |" + (" Verdict |" if verified else "")
-    rows = [f"<details><summary>{words.citation_kinds(report)}</summary>", "", _verification(report), header,
+    unchecked = [] if report.verification else ["No verification sidecar: URLs were not checked (`duel verify` "
+                                                 "checks them).", ""]
+    rows = [f"<details><summary>{words.citation_kinds(report)}</summary>", "", *unchecked,
+            "| Turn | Section | Kind | Item |" + (" Verdict |" if verified else ""),
             "|---|---|---|---|" + ("---|" if verified else "")]
     for citation in report.citations:
         row = f"| {citation.turn} | {citation.section or '—'} | {citation.kind} | {cell(citation.item)} |"
@@ -200,12 +202,6 @@ def _citations(report: Report) -> str:
             row += f" {cell(_verdict(citation.verdict, citation.confidence))} |"
         rows.append(row)
     return "\n".join([*rows, "", "</details>"])
-
-
-def _verification(report: Report) -> str:
-    if report.verification is None:
-        return "No verification sidecar: URLs were not checked (`duel verify` checks them).\n"
-    return ""  # said in the header
 
 
 def _verdict(verdict: str | None, confidence: str | None) -> str:

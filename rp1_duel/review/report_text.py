@@ -8,6 +8,9 @@ from typing import Any
 from ..record.verification import MISMATCH, STALE
 from .report import Report, UnresolvedEntry, VerificationFacts
 
+SEAT_COLOURS = {1: "#1f6feb", 2: "#c2560c"}  # the timeline's lines, in both renderers
+SEAT_COLOUR_NAMES = {1: "blue", 2: "orange"}
+
 
 def duration(seconds: float | None) -> str:
     if seconds is None:
