@@ -410,6 +410,8 @@ def test_the_stance_change_links_to_its_revision_support():
     for turn in (3, 4, 5):
         assert f'<a href="#revision-{turn}">' in html_text and f'<li id="revision-{turn}">' in html_text
     assert 'href="#revision-2"' not in html_text  # turn 2 changed nothing
+    url = "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html"
+    assert f'<a href="{url}" rel="noopener noreferrer nofollow">{url}</a>' in html_text  # a link, never a load
 
 
 def test_markdown_has_a_mermaid_chart_and_a_table_fallback():

@@ -12,6 +12,7 @@ import math
 import re
 
 from ..record.outcomes import seat_of
+from ..turns.references import trim_url
 from . import report_text as words
 from .report import STANCE_LEVELS, Report, TimelineEntry
 
@@ -19,7 +20,7 @@ SEAT_COLOURS = words.SEAT_COLOURS
 SEAT_DASHES = {1: "", 2: "6 4"}  # the seats stay apart in grey print and for colour-blind readers
 OUTCOME_COLOURS = {"ACCEPTED_CONSENSUS": "#1a7f37", "DISSENT": "#cf222e", "MAX_TURNS": "#9a6700",
                    "TIMEOUT": "#6e7781", "INVALIDATED": "#6e7781"}
-_URL = re.compile(r"https?://[^\s<>\"'()\[\]]+", re.I)
+_URL = re.compile(r"https?://[^\s<>\[\]`\"]+", re.I)  # as references.urls_in_line finds them
 
 CSS = """
 :root { color-scheme: light; }
@@ -76,7 +77,7 @@ def _text(text: str) -> str:
     """Recorded text, escaped, with its http(s) URLs as links (never fetched: a link is followed only when clicked)."""
     out, position = [], 0
     for found in _URL.finditer(text):
-        url = found.group().rstrip(".,;:")
+        url = trim_url(found.group())
         out += [_e(text[position : found.start()]),
                 f'<a href="{_e(url)}" rel="noopener noreferrer nofollow">{_e(url)}</a>']
         position = found.start() + len(url)
