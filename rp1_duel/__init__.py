@@ -45,6 +45,10 @@ _EXPORTS = {
     "Duelist": "rp1_duel.participant.loop",
     "ParticipantConfig": "rp1_duel.participant.loop",
     "select_provider": "rp1_duel.participant.providers",
+    "build_report": "rp1_duel.review.report",
+    "read_report": "rp1_duel.review.report_files",
+    "render_markdown": "rp1_duel.review.report_markdown",
+    "render_html": "rp1_duel.review.report_html",
 }
 
 __all__ = ["PROTOCOL_VERSION", "__version__", *_EXPORTS]
@@ -62,6 +66,10 @@ if TYPE_CHECKING:
     from .record.history import RecordFile as RecordFile
     from .record.outcomes import evaluate as evaluate
     from .record.validate import validate_file as validate_file
+    from .review.report import build_report as build_report
+    from .review.report_files import read_report as read_report
+    from .review.report_html import render_html as render_html
+    from .review.report_markdown import render_markdown as render_markdown
     from .settings import DuelSettings as DuelSettings
     from .turns.grammar import parse_turn as parse_turn
     from .turns.rules import TurnContext as TurnContext
