@@ -427,6 +427,20 @@ def test_markdown_has_a_mermaid_chart_and_a_table_fallback():
            "| no longer listed from turn 3 |" in text
 
 
+def test_markdown_fits_one_github_comment_by_leaving_out_the_citations_first():
+    report = report_of(CONSENSUS)
+    assert "left out" not in render_markdown(report)
+    long = replace(report, citations=report.citations * 200)  # 4,800 citations
+    text = render_markdown(long)
+    assert len(text) <= 65_536
+    assert "_4800 citations: 2400 source" in text and "left out to fit one comment" in text
+    assert "Novel arguments (5)" in text and "Stances as a table" in text  # what fits stays
+    longer = replace(long, novel_arguments=report.novel_arguments * 300, timeline=report.timeline * 60)
+    text = render_markdown(longer)
+    assert len(text) <= 65_536
+    assert "_1500 novel arguments: left out" in text and "_The stances as a table: left out" in text
+
+
 def test_model_written_sections_are_labelled_and_escaped():
     report = replace(report_of(CONSENSUS), model_written=(ModelSection("Assessment", "claude-x", "<b>Both</b> fine."),))
     assert "### Assessment (model-written by claude-x, not checked)\n\n> &lt;b>Both&lt;/b> fine." in \

@@ -210,7 +210,7 @@ def report_command(
 ) -> None:
     """Summarise a duel for review: the outcome and why, the stances turn by turn, agreements, unresolved items, novel arguments, citations, participants and cost.
 
-    Computed from the artifact alone, plus its verification sidecar (NAME.verify.json) and the usage recorded under the debate dir's .duel/ when they are there; never writes next to the artifact.
+    Computed from the artifact alone, plus its verification sidecar (NAME.verify.json) and the usage recorded under the debate dir's .duel/ when they are there. Writes nothing but the report.
 
     Exit 0 when the report is written, 1 on an error (an artifact that cannot be read or is not a duel artifact), 2 on wrong flags.
     """

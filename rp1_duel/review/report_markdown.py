@@ -10,6 +10,7 @@ pings nobody and links no issue (docs/protocol.md section 11).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ..record.outcomes import seat_of
 from . import report_text as words
@@ -21,13 +22,36 @@ _BACKTICKS = re.compile(r"`+")
 _REFERENCE = re.compile(r"(?<![\w@#!$&~%-])([@~%](?=\w)|[$&](?=\d)|GH-(?=\d))|([#!])(?=\d)")
 _MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 ._-]")
 _ZERO_WIDTH_SPACE = "\u200b"
+COMMENT_LIMIT = 65_536  # characters in one GitHub comment (GitLab takes 1,000,000)
 
 
 def render_markdown(report: Report) -> str:
-    parts = [_header(report), _participants(report), _timeline(report), _unresolved(report),
-             _agreements(report), _novel_arguments(report), _citations(report), _model_written(report),
-             _footer(report)]
-    return "\n\n".join(part for part in parts if part) + "\n"
+    """The report as one comment: past GitHub's limit, the citations, then the novel arguments, then the
+    stance table give way to a line pointing to ``--format html`` (docs/protocol.md section 11)."""
+    parts = {"header": _header(report), "participants": _participants(report), "timeline": _timeline(report),
+             "unresolved": _unresolved(report), "agreements": _agreements(report),
+             "novel": _novel_arguments(report), "citations": _citations(report),
+             "model_written": _model_written(report), "footer": _footer(report)}
+    shorter: dict[str, Callable[[], str]] = {
+        "citations": lambda: _left_out(words.citation_kinds(report)),
+        "novel": lambda: _left_out(f"{len(report.novel_arguments)} novel arguments"),
+        "timeline": lambda: _timeline(report, table=False),
+    }
+    text = _joined(parts)
+    for name, short in shorter.items():
+        if len(text) <= COMMENT_LIMIT:
+            break
+        parts[name] = short()
+        text = _joined(parts)
+    return text
+
+
+def _joined(parts: dict[str, str]) -> str:
+    return "\n\n".join(part for part in parts.values() if part) + "\n"
+
+
+def _left_out(what: str) -> str:
+    return f"_{what}: left out to fit one comment; `duel report --format html` shows them._"
 
 
 def inline(text: str) -> str:
@@ -103,7 +127,7 @@ def _participants(report: Report) -> str:
     return "\n".join(rows)
 
 
-def _timeline(report: Report) -> str:
+def _timeline(report: Report, table: bool = True) -> str:
     if not report.timeline:
         return "### Stances\n\nNo turns yet."
     changes = [entry for entry in report.timeline if entry.changed]
@@ -114,6 +138,8 @@ def _timeline(report: Report) -> str:
                   f" → {inline(entry.stance or 'no stance')}, because: "
                   + ("; ".join(inline(item) for item in entry.revision_support) or "no revision support given")
                   for entry in changes]
+    if not table:
+        return "\n".join([*lines, "", _left_out("The stances as a table")])
     rows = ["| Turn | Participant | Stance | Blocking | Position |", "|---|---|---|---|---|"]
     rows += [f"| {entry.turn} | {cell(report.name_of(entry.seat))} | {_stance(entry)} | {entry.blocking} "
              f"| {cell(entry.headline)} |" for entry in report.timeline]
