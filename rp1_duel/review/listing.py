@@ -51,7 +51,7 @@ class ListedDuel:
     topic: str
     status: str  # open or closed
     outcome: str | None
-    pending_outcome: str | None  # reached by the turns, not yet closed
+    pending_outcome: str | None  # reached by the turns, not yet closed (None once closed)
     turn_count: int
     max_turns: int
     participants: tuple[ListedParticipant, ...]
@@ -103,7 +103,7 @@ def listed(status: StatusResult, now: Instant) -> ListedDuel:
     is_open = duel.status == ACTIVE
     return ListedDuel(
         duel_id=duel.id, topic=duel.topic, status=OPEN if is_open else CLOSED, outcome=duel.outcome,
-        pending_outcome=duel.pending_outcome, turn_count=status.turn_count, max_turns=duel.max_turns,
+        pending_outcome=duel.pending_outcome if is_open else None, turn_count=status.turn_count, max_turns=duel.max_turns,
         participants=participants, created_at=duel.created_at, last_activity_at=last, idle_seconds=idle,
         silent=is_open and idle >= duel.lease_seconds, debate_path=duel.debate_path,
     )
@@ -112,8 +112,8 @@ def listed(status: StatusResult, now: Instant) -> ListedDuel:
 def list_duels(service: DuelService) -> list[ListedDuel | UnreadableDuel]:
     """Every duel of the service's debate dir, oldest first; unreadable ones last.
 
-    A folder with no state yet is a join creating its duel (or one killed doing so, which
-    the next join cleans up): not a duel, so not listed."""
+    A folder with no state yet is a join creating its duel (or one killed doing so): not a
+    duel, so not listed."""
     rows: list[ListedDuel] = []
     broken: list[UnreadableDuel] = []
     for duel_id in service.duel_ids():

@@ -165,6 +165,7 @@ class SeatView:
     seen_ago: float
     holds_floor: bool
     writes_next: bool
+    stance: str | None  # of its latest turn
 
 
 @dataclass(frozen=True)
@@ -190,16 +191,17 @@ class WatchView:
     candidate_convergence: bool
 
 
-def view_of(status: StatusResult, now: float) -> WatchView:
+def view_of(status: StatusResult, now: float, stances: Mapping[str, str] | None = None) -> WatchView:
     """The view at ``now`` (wall clock) of a status read earlier: a lease or a deadline may
-    have run out since, and the view says so without reading again."""
+    have run out since, and the view says so without reading again. ``stances`` maps
+    participant ids to the stance of their latest turn."""
     duel, lock = status.duel, status.lock
     live = lock.lease_expires_at is not None and now < lock.lease_expires_at
     holder = lock.owner_participant_id if live else None
     seats = tuple(
         SeatView(p.seat, p.display_name, p.harness, p.model_id, present(p, duel.lease_seconds, now),
                  max(0.0, now - p.last_seen_at), p.id == holder, status.next_turn_seat == p.seat
-                 and duel.pending_outcome is None and duel.invalid_reason is None)
+                 and duel.pending_outcome is None and duel.invalid_reason is None, (stances or {}).get(p.id))
         for p in status.participants
     )
 
@@ -224,32 +226,32 @@ def countdown(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
-def situation(view: WatchView, time_of: TimeFormat = iso) -> str:
-    """One line: who holds the floor, whose turn it is and by when, or what must happen next."""
+def situation(view: WatchView, time_of: TimeFormat = iso) -> tuple[str, ...]:
+    """What must happen next, by when, and who holds the floor; or the outcome and the record."""
     if view.closed:
-        return outcome_line(view)
-    if view.invalid_reason:
-        return f"the record is invalid ({view.invalid_reason}): a participant must close the duel INVALIDATED"
-    if view.pending_outcome:
-        return f"{view.pending_outcome} reached after {view.turn_count} turns: a participant must close the duel"
+        return outcome_line(view), f"record: {view.debate_path}"
     floor = f"floor: {view.floor}, lease {countdown(view.lease_left)} left" if (
         view.floor and view.lease_left is not None) else "floor: free"
+    if view.invalid_reason:
+        return f"the record is invalid ({view.invalid_reason}): a participant must close the duel INVALIDATED", floor
+    if view.pending_outcome:
+        return f"{view.pending_outcome} reached after {view.turn_count} turns: a participant must close the duel", floor
     if len(view.seats) < 2:
         wait = view.peer_wait_left or 0.0
-        return (f"{floor} · waiting for a second participant, {countdown(wait)} left" if wait > 0
-                else f"{floor} · nobody came: a TIMEOUT close is due")
+        return (f"waiting for a second participant, {countdown(wait)} left" if wait > 0
+                else "nobody came: a TIMEOUT close is due"), floor
     writer = next((s.name for s in view.seats if s.writes_next), "?")
     turn = f"turn {view.turn_count + 1} of {view.max_turns} is {writer}'s"
     if view.deadline_left is None or view.deadline_at is None:
-        return f"{floor} · {turn}"
+        return turn, floor
     if view.deadline_left <= 0:
-        return f"{floor} · {turn}, past its deadline: a TIMEOUT close is due"
-    return f"{floor} · {turn}, due by {time_of(view.deadline_at)} ({countdown(view.deadline_left)} left)"
+        return f"{turn}, past its deadline: a TIMEOUT close is due", floor
+    return f"{turn}, due by {time_of(view.deadline_at)} ({countdown(view.deadline_left)} left)", floor
 
 
 def outcome_line(view: WatchView) -> str:
     reason = f" ({view.reason})" if view.reason else ""
-    return f"outcome: {view.outcome} after {view.turn_count} turns{reason}; the record: {view.debate_path}"
+    return f"outcome: {view.outcome} after {view.turn_count} of {view.max_turns} turns{reason}"
 
 
 # -- reading a duel as it changes ------------------------------------------------------------
@@ -283,6 +285,7 @@ class Follower:
         self.cursor = EventCursor()
         self.stamp: tuple[int, int, int] | None = _UNREAD
         self.names: dict[str, str] = {}
+        self.stances: dict[str, str] = {}  # participant id -> the stance of its latest turn
 
     def poll(self) -> Observation | None:
         """The status and the new events, or None when nothing changed since the last poll."""
@@ -293,6 +296,8 @@ class Follower:
         seen = self.service.observe(self.duel_id, self.cursor)
         self.cursor = seen.cursor
         self.names.update((p.id, p.display_name) for p in seen.status.participants)
+        self.stances.update((e["participant_id"], e["data"]["stance"]) for e in seen.events
+                            if e.get("type") == "turn_appended")
         return seen
 
     def lines(self, seen: Observation, time_of: TimeFormat = iso) -> list[EventLine]:
@@ -324,7 +329,7 @@ def follow(service: DuelService, duel_id: str, display: Display, *, poll_seconds
                 for line in follower.lines(seen, display.time_of):
                     display.event(line)
             now = service.clock().wall
-            view = view_of(status, now)
+            view = view_of(status, now, follower.stances)
             if view.closed:
                 display.close(view)
                 return view
@@ -360,12 +365,13 @@ class PlainDisplay:
         """Nothing: the countdowns are for a terminal; a pipe gets events only."""
 
     def close(self, view: WatchView) -> None:
-        self._write(outcome_line(view))
+        self._write(f"{outcome_line(view)}; record: {view.debate_path}")
 
     def stop(self) -> None:
         """Nothing to tidy: every line is already written."""
 
 
+_STANCE_STYLES = {"ACCEPTING_CONSENSUS": "green", "CONVERGING": "cyan", "DISSENTING": "red", "REVISING": "yellow"}
 _STYLES = {"turn_appended": "bold", "turn_rejected": "red", "duel_closed": "bold green", "record_invalidated": "red",
            "candidate_convergence": "green", "lock_refreshed": "dim", "usage": "dim"}
 
@@ -399,7 +405,8 @@ class TerminalDisplay:
             when = self.time_of(epoch(line.ts))
         except ValueError:  # a hand-edited log: its time as written
             when = line.ts
-        self.live.console.print(Text.assemble((when, "dim"), "  ", (line.text, _STYLES.get(line.kind, ""))))
+        self.live.console.print(Text.assemble((when, "dim"), "  ", (line.text, _STYLES.get(line.kind, ""))),
+                                no_wrap=True, overflow="ellipsis")  # one screen line per event
 
     def show(self, view: WatchView) -> None:
         self._start()
@@ -421,17 +428,20 @@ class TerminalDisplay:
         from rich.text import Text
 
         seats = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
-        for column in ("seat", "participant", "harness / model", "present"):
+        for column in ("seat", "participant", "harness / model", "stance", "seen"):
             seats.add_column(column)
         for seat in view.seats:
-            mark = "▶ " if seat.holds_floor else "  "
-            seen = f"yes, seen {ago(seat.seen_ago)} ago" if seat.present else f"no, silent for {ago(seat.seen_ago)}"
-            seats.add_row(f"{mark}{seat.seat}", Text(seat.name, style="bold" if seat.writes_next else ""),
-                          f"{seat.harness} / {seat.model_id}", Text(seen, style="" if seat.present else "yellow"))
+            seen = f"{ago(seat.seen_ago)} ago" + ("" if seat.present or view.closed else ", silent")
+            seats.add_row(("▶ " if seat.holds_floor else "  ") + str(seat.seat),
+                          Text(seat.name, style="bold" if seat.writes_next else ""),
+                          f"{seat.harness} / {seat.model_id}",
+                          Text(seat.stance or "—", style=_STANCE_STYLES.get(seat.stance or "", "")),
+                          Text(seen, style="" if seat.present or view.closed else "yellow"))
         if not view.seats:
-            seats.add_row("", "nobody has joined yet", "", "")
-        state = Text(situation(view, self.time_of), style="bold green" if view.closed else "")
-        title = Text.assemble((view.topic, "bold"), f"  ·  {view.duel_id}  ·  turn {view.turn_count}/{view.max_turns}")
+            seats.add_row("", "nobody has joined yet", "", "", "")
+        lines = situation(view, self.time_of)
+        state = Text("\n".join(lines), style="bold" if view.closed else "")
+        title = Text.assemble((view.topic, "bold"), f"  ·  {view.duel_id}")
         return Panel(Group(seats, Text(""), state), title=title, title_align="left")
 
 
