@@ -15,6 +15,7 @@ import pytest
 
 from rp1_duel.clock import ManualClock
 from rp1_duel.coordination.service import DuelService
+from rp1_duel.errors import DuelError
 from rp1_duel.review.listing import ListedDuel, UnreadableDuel, ago, list_duels, listed, table
 
 from helpers import SOURCE, Player, claim, clock_in_the_past, join, make_turn, tree_snapshot
@@ -134,6 +135,15 @@ def test_an_unreadable_state_is_listed_with_its_error_and_a_folder_without_state
     assert len(rows) == 1 and isinstance(rows[0], UnreadableDuel) and rows[0].code == "STATE_CORRUPT"
     assert rows[0].to_dict() == {"duel_id": alice.duel_id, "status": "unreadable",
                                  "error": {"code": "STATE_CORRUPT", "message": rows[0].message}}
+
+
+def test_a_debate_dir_that_is_a_file_is_refused_and_one_without_state_has_no_duels(tmp_path):
+    not_a_folder = tmp_path / "debates"
+    not_a_folder.write_text("")
+    with pytest.raises(DuelError) as refused:
+        list_duels(DuelService(not_a_folder))
+    assert refused.value.code == "DEBATE_DIR_INVALID"
+    assert list_duels(DuelService(tmp_path / "nothing")) == [] and not (tmp_path / "nothing").exists()
 
 
 # -- `duel list` as a real process -------------------------------------------------------------

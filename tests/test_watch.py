@@ -36,6 +36,7 @@ from rp1_duel.review.watch import (
     PlainDisplay,
     TerminalDisplay,
     WatchView,
+    appended,
     countdown,
     event_line,
     follow,
@@ -134,6 +135,9 @@ def test_an_unknown_or_malformed_event_is_shown_as_its_type_and_data():
     assert event_line(broken, {}, {}).text == 'lock_acquired {"fence": 2}'
     assert event_line({"type": "record_invalidated", "participant_id": None, "data": {"reason": "edited"}},
                       {}, {}).text == "the record is invalid: edited"
+    odd_turn = {"seq": "6", "ts": "", "type": "turn_appended", "participant_id": "p-1", "data": {"turn_number": "x"}}
+    assert event_line(odd_turn, {}, {}) == EventLine(-1, "", "turn_appended", 'turn_appended {"turn_number": "x"}')
+    assert appended([odd_turn, broken, unknown]) == []  # no stance or headline is taken from them
 
 
 def test_event_times_are_shown_in_the_format_given():

@@ -428,9 +428,12 @@ class DuelService:
     def duel_ids(self) -> list[str]:
         """Every duel of the debate dir, open or closed, in id order; none without ``.duel/``."""
         with storage_errors(self.debate.root):
-            if not self.debate.state_root.exists():
-                return []
-            self.debate.check_readable()
+            try:
+                self.debate.check_readable()
+            except DuelError as exc:
+                if exc.code == ErrorCode.DUEL_NOT_FOUND:  # no state folder: no duel yet
+                    return []
+                raise
             return self.debate.duel_ids()
 
     def latest_duel_ids(self) -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from ..clock import iso
 from ..coordination.results import Observation, StatusResult
 from ..coordination.service import DuelService
-from ..coordination.storage import EventCursor
+from ..coordination.storage import LOG_START
 from ..errors import DuelError, invalid_argument
 from ..record.artifact import parse
 from ..record.history import MAX_ARTIFACT_BYTES
@@ -108,7 +108,8 @@ def event_line(event: Mapping[str, Any], names: Mapping[str, str], headlines: Ma
         text = None
     if text is None:
         text = f"{kind} {json.dumps(data, ensure_ascii=False)}"
-    return EventLine(int(event.get("seq", -1)), str(event.get("ts", "")), kind, text)
+    seq = event.get("seq")
+    return EventLine(seq if isinstance(seq, int) else -1, str(event.get("ts", "")), kind, text)
 
 
 def _describe(kind: str, who: str, data: Mapping[str, Any], headlines: Mapping[int, str],
@@ -282,7 +283,7 @@ class Follower:
     def __init__(self, service: DuelService, duel_id: str):
         self.service = service
         self.duel_id = duel_id
-        self.cursor = EventCursor()
+        self.cursor = LOG_START
         self.stamp: tuple[int, int, int] | None = _UNREAD
         self.names: dict[str, str] = {}
         self.stances: dict[str, str] = {}  # participant id -> the stance of its latest turn
@@ -296,14 +297,32 @@ class Follower:
         seen = self.service.observe(self.duel_id, self.cursor)
         self.cursor = seen.cursor
         self.names.update((p.id, p.display_name) for p in seen.status.participants)
-        self.stances.update((e["participant_id"], e["data"]["stance"]) for e in seen.events
-                            if e.get("type") == "turn_appended")
+        self.stances.update((turn.participant_id, turn.stance) for turn in appended(seen.events))
         return seen
 
     def lines(self, seen: Observation, time_of: TimeFormat = iso) -> list[EventLine]:
-        turns = [e["data"]["turn_number"] for e in seen.events if e.get("type") == "turn_appended"]
+        turns = [turn.number for turn in appended(seen.events)]
         headlines = read_headlines(seen.status.duel.debate_path, turns) if turns else {}
         return [event_line(event, self.names, headlines, time_of) for event in seen.events]
+
+
+@dataclass(frozen=True)
+class Appended:
+    participant_id: str
+    number: int
+    stance: str
+
+
+def appended(events: Iterable[Mapping[str, Any]]) -> list[Appended]:
+    """The turns the ``turn_appended`` events among ``events`` announce (well-formed ones)."""
+    found = []
+    for event in events:
+        data = event.get("data")
+        if event.get("type") == "turn_appended" and isinstance(data, dict):
+            pid, number, stance = event.get("participant_id"), data.get("turn_number"), data.get("stance")
+            if isinstance(pid, str) and isinstance(number, int) and isinstance(stance, str):
+                found.append(Appended(pid, number, stance))
+    return found
 
 
 class Display(Protocol):
