@@ -30,11 +30,11 @@ from rp1_duel.coordination.storage import LOG_START, EventCursor, EventLog
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.usage import Usage
 from rp1_duel.review import watch
+from rp1_duel.review.terminal import TerminalDisplay
 from rp1_duel.review.watch import (
     EventLine,
     Follower,
     PlainDisplay,
-    TerminalDisplay,
     WatchView,
     appended,
     countdown,

@@ -15,8 +15,8 @@ import re
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from datetime import datetime
+from typing import IO, Any, Protocol
 
 from ..clock import iso
 from ..coordination.results import Observation, StatusResult
@@ -28,10 +28,7 @@ from ..record.history import MAX_ARTIFACT_BYTES
 from ..turns.grammar import parse_turn
 from ..turns.source import read_bounded
 from ..vocabulary import ACTIVE, ErrorCode
-from .listing import ago, present
-
-if TYPE_CHECKING:
-    from rich.console import RenderableType
+from .listing import present
 
 POLL_SECONDS = 0.1  # a stat() ten times a second: a change shows within 0.1 s
 REDRAW_SECONDS = 1.0  # the countdowns move once a second
@@ -361,7 +358,7 @@ def follow(service: DuelService, duel_id: str, display: Display, *, poll_seconds
         display.stop()
 
 
-# -- the two displays -----------------------------------------------------------------------
+# -- through a pipe (the terminal's display is in .terminal) ----------------------------------
 
 
 class PlainDisplay:
@@ -390,80 +387,10 @@ class PlainDisplay:
         """Nothing to tidy: every line is already written."""
 
 
-_STANCE_STYLES = {"ACCEPTING_CONSENSUS": "green", "CONVERGING": "cyan", "DISSENTING": "red", "REVISING": "yellow"}
-_STYLES = {"turn_appended": "bold", "turn_rejected": "red", "duel_closed": "bold green", "record_invalidated": "red",
-           "candidate_convergence": "green", "lock_refreshed": "dim", "usage": "dim"}
-
-
-class TerminalDisplay:
-    """On a terminal: event lines scroll above a live panel (seats, floor, countdowns),
-    redrawn in place with rich; the panel stays on screen when the duel closes."""
-
-    def __init__(self, stream: IO[str], tz: tzinfo | None = None):
-        from rich.console import Console
-        from rich.live import Live
-
-        self.tz = tz
-        self.console = Console(file=stream, highlight=False)
-        self.live = Live(console=self.console, auto_refresh=False, redirect_stdout=False, redirect_stderr=False)
-        self._started = False
-
-    def time_of(self, moment: float) -> str:
-        return datetime.fromtimestamp(moment, self.tz).strftime("%H:%M:%S")
-
-    def _start(self) -> None:
-        if not self._started:
-            self.live.start()
-            self._started = True
-
-    def event(self, line: EventLine) -> None:
-        from rich.text import Text
-
-        self._start()
-        try:
-            when = self.time_of(epoch(line.ts))
-        except ValueError:  # a hand-edited log: its time as written
-            when = line.ts
-        self.live.console.print(Text.assemble((when, "dim"), "  ", (line.text, _STYLES.get(line.kind, ""))),
-                                no_wrap=True, overflow="ellipsis")  # one screen line per event
-
-    def show(self, view: WatchView) -> None:
-        self._start()
-        self.live.update(self.panel(view), refresh=True)
-
-    def close(self, view: WatchView) -> None:
-        self.show(view)
-        self.stop()
-
-    def stop(self) -> None:
-        if self._started:
-            self.live.stop()
-            self._started = False
-
-    def panel(self, view: WatchView) -> RenderableType:
-        from rich.console import Group
-        from rich.panel import Panel
-        from rich.table import Table
-        from rich.text import Text
-
-        seats = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
-        for column in ("seat", "participant", "harness / model", "stance", "seen"):
-            seats.add_column(column)
-        for seat in view.seats:
-            seen = f"{ago(seat.seen_ago)} ago" + ("" if seat.present or view.closed else ", silent")
-            seats.add_row(("▶ " if seat.holds_floor else "  ") + str(seat.seat),
-                          Text(seat.name, style="bold" if seat.writes_next else ""),
-                          f"{seat.harness} / {seat.model_id}",
-                          Text(seat.stance or "—", style=_STANCE_STYLES.get(seat.stance or "", "")),
-                          Text(seen, style="" if seat.present or view.closed else "yellow"))
-        if not view.seats:
-            seats.add_row("", "nobody has joined yet", "", "", "")
-        lines = situation(view, self.time_of)
-        state = Text("\n".join(lines), style="bold" if view.closed else "")
-        title = Text.assemble((view.topic, "bold"), f"  ·  {view.duel_id}")
-        return Panel(Group(seats, Text(""), state), title=title, title_align="left")
-
-
 def display_for(stream: IO[str]) -> Display:
     """The live terminal view when ``stream`` is a terminal, else one plain line per event."""
-    return TerminalDisplay(stream) if stream.isatty() else PlainDisplay(stream)
+    if not stream.isatty():
+        return PlainDisplay(stream)
+    from .terminal import TerminalDisplay  # rich is paid for on a terminal only
+
+    return TerminalDisplay(stream)
