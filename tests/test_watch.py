@@ -275,6 +275,11 @@ def test_the_event_reader_seeks_from_a_cursor_and_refuses_one_past_the_log(servi
     with pytest.raises(DuelError) as misplaced:
         log.read(EventCursor(2, offset))
     assert misplaced.value.code == "STATE_CORRUPT"
+    path = service.debate.events_path(alice.duel_id)
+    path.write_bytes(path.read_bytes()[:offset] + b"[]" + b" " * (state.event_bytes - offset - 3) + b"\n")
+    with pytest.raises(DuelError) as not_an_object:
+        log.read(EventCursor(1, offset))
+    assert not_an_object.value.code == "STATE_CORRUPT"
 
 
 class Recorder:

@@ -440,7 +440,7 @@ class DuelService:
         """The duels the index names, the latest of each source and topic: only these can be active."""
         with storage_errors(self.debate.root):
             self.debate.check_readable()
-            return sorted(set(self.debate.read_index().values()))
+            return sorted({duel_id for duel_id in self.debate.read_index().values() if isinstance(duel_id, str)})
 
     def state_stamp(self, duel_id: str) -> tuple[int, int, int] | None:
         """A fingerprint of the duel's state file, one stat(): every change of the duel, each

@@ -378,6 +378,8 @@ class EventLog:
             events = [json.loads(line) for line in blob.splitlines() if line.strip()]
         except ValueError as exc:
             raise corrupt(str(self.path), exc) from None
+        if not all(isinstance(event, dict) for event in events):
+            raise corrupt(str(self.path), "an event is not a JSON object")
         if events and events[0].get("seq") != since.seq:
             raise corrupt(str(self.path), f"event {since.seq} is not at byte {since.offset}")
         return events
