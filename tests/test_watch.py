@@ -366,7 +366,9 @@ def test_without_an_id_watch_picks_the_only_active_duel(service, pair, tmp_path)
     debate_to_dissent(service, alice, bob)
     with pytest.raises(DuelError) as none:
         pick_duel(service, None)
-    assert none.value.code == "DUEL_NOT_FOUND" and "--duel-id" in none.value.message
+    assert none.value.code == "DUEL_NOT_FOUND" and none.value.details["candidates"] == [alice.duel_id]
+    assert none.value.message.endswith(f": pass --duel-id to watch a closed one, {alice.duel_id} (duel list shows "
+                                       "them all)")
     assert pick_duel(service, alice.duel_id) == alice.duel_id  # a closed duel, named
 
 

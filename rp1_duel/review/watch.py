@@ -33,6 +33,7 @@ from .listing import present
 POLL_SECONDS = 0.1  # a stat() ten times a second: a change shows within 0.1 s
 REDRAW_SECONDS = 1.0  # the countdowns move once a second
 HEADLINE_CHARS = 80
+CANDIDATES_SHOWN = 5  # closed duels named when none is active, the latest first
 
 TimeFormat = Callable[[float], str]
 
@@ -45,18 +46,21 @@ def pick_duel(service: DuelService, duel_id: str | None) -> str:
     each source and topic, the ones the index names, can be active)."""
     if duel_id:
         return duel_id
-    active = []
+    active: list[str] = []
+    closed: list[str] = []
     for candidate in service.latest_duel_ids():
         try:
-            if service.status(candidate).status == ACTIVE:
-                active.append(candidate)
+            (active if service.status(candidate).status == ACTIVE else closed).append(candidate)
         except DuelError as exc:
             if exc.code != ErrorCode.DUEL_NOT_FOUND:
                 raise
     root = service.debate.root
+    if not active and not closed:
+        raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel in {root}")
     if not active:
-        raise DuelError(ErrorCode.DUEL_NOT_FOUND,
-                        f"no active duel in {root}: pass --duel-id to watch a closed one (duel list shows them)")
+        recent = "".join(f", {duel}" for duel in closed[-CANDIDATES_SHOWN:][::-1])
+        raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no active duel in {root}: pass --duel-id to watch a closed one"
+                                                  f"{recent} (duel list shows them all)", {"candidates": closed})
     if len(active) > 1:
         raise invalid_argument(f"{len(active)} duels are active in {root}: pass --duel-id, one of "
                                f"{', '.join(active)}", candidates=active)
