@@ -7,15 +7,18 @@ servers are a pytest plugin (``tests/fake_models.py``, listed in conftest's
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rp1_duel.clock import ManualClock, boot_id
 from rp1_duel.coordination.results import LeaseToken, Seat
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.record.artifact import turn_block
@@ -275,3 +278,26 @@ def run_tools(*args: str | bytes, debate_dir: Path | None = None, stdin: bytes |
     assert out.count("\n") == 1, f"stdout must be one JSON line, got: {out!r} / {proc.stderr!r}"
     assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
     return ToolResult(proc.returncode, json.loads(out), proc.stderr.decode())
+
+
+# -- what watching and listing must leave alone --------------------------------------------
+
+
+def tree_snapshot(root: Path) -> dict[str, tuple[int, int, int, int, str]]:
+    """Every file and folder under ``root``: mode, inode, size, mtime and content hash, so
+    any write, replacement or new file shows (access times aside)."""
+    snapshot = {}
+    for path in sorted([root, *root.rglob("*")]):
+        info = path.lstat()
+        digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+        snapshot[str(path.relative_to(root))] = (info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, digest)
+    return snapshot
+
+
+def clock_in_the_past(seconds_ago: float) -> ManualClock:
+    """A manual clock on this boot, ``seconds_ago`` behind the real clocks: what it writes
+    reads, to a real process, as done that long ago (on the monotonic clock too)."""
+    clock = ManualClock(time.time() - seconds_ago)
+    clock.mono = time.monotonic() - seconds_ago
+    clock.boot = boot_id()
+    return clock

@@ -1,7 +1,7 @@
 """The human-facing ``duel`` commands (typer): flag parsing and printing over the library.
 
 Commands are registered here, in the order ``duel --help`` lists them: join, demo,
-tools, validate, report, skill. Library imports happen inside each command, so ``--help``
+tools, validate, report, skill, watch, list. Library imports happen inside each command, so ``--help``
 stays quick and a command pays only for what it uses.
 """
 
@@ -282,3 +282,60 @@ def skill_command(
             typer.echo(f"{item.action}: {item.path}")
     except DuelError as exc:
         fail(exc)
+
+
+_DEBATE_DIR_HELP = "The debate dir (default: $DUEL_DIR, else ./debates)."
+
+
+@app.command("watch")
+def watch_command(
+    debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
+    duel_id: Annotated[str | None, typer.Option(
+        "--duel-id", help="The duel to watch (default: the only active duel of the debate dir).")] = None,
+) -> None:
+    """Follow a duel live: seats, the floor and its countdowns, each turn as it lands, the outcome.
+
+    On a terminal, a live view; through a pipe, one plain line per event. Watching writes nothing and takes no lock.
+
+    Exits 0 when the duel closes (at once, after its history, for a closed one), 130 on Ctrl-C.
+    """
+    import sys
+
+    from ..coordination.service import DuelService
+    from ..review.watch import display_for, follow, pick_duel
+
+    service = DuelService(debate_dir(debate_dir_))
+    try:
+        follow(service, pick_duel(service, duel_id), display_for(sys.stdout))
+    except DuelError as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+@app.command("list")
+def list_command(
+    debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON list on stdout.")] = False,
+) -> None:
+    """List the duels of a debate dir: status, outcome, participants, turns, last activity.
+
+    SILENT flags an open duel in which nobody has been seen for a lease: it will not end by itself.
+
+    Exit 0, or 1 when a duel's state cannot be read (it is listed as unreadable).
+    """
+    from ..coordination.service import DuelService
+    from ..review.listing import UnreadableDuel, list_duels, table
+
+    root = debate_dir(debate_dir_)
+    try:
+        rows = list_duels(DuelService(root))
+    except DuelError as exc:
+        fail(exc, as_json)
+    if as_json:
+        typer.echo(json.dumps([row.to_dict() for row in rows], ensure_ascii=False))
+    elif rows:
+        typer.echo(table(rows))
+    else:
+        typer.echo(f"no duels in {os.path.abspath(root)}", err=True)
+    raise typer.Exit(1 if any(isinstance(row, UnreadableDuel) for row in rows) else 0)

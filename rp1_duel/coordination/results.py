@@ -17,6 +17,7 @@ from ..clock import Instant, iso
 from ..vocabulary import ACTIVE, NextStep
 from . import policy
 from .state import DuelState, Participant
+from .storage import EventCursor
 
 
 @dataclass(frozen=True)
@@ -227,6 +228,15 @@ class StatusResult(DuelResult):
             "peer_wait_until": iso(self.peer_wait_until),
             "candidate_convergence": self.candidate_convergence,
         }
+
+
+@dataclass
+class Observation:
+    """What a watcher reads at once: the duel's status and its events after a cursor."""
+
+    status: StatusResult
+    events: list[dict[str, Any]]  # as logged (docs/protocol.md section 9), in order
+    cursor: EventCursor  # where the next read starts
 
 
 @dataclass(kw_only=True)

@@ -38,6 +38,7 @@ from .results import (
     ClaimResult,
     JoinResult,
     LeaseToken,
+    Observation,
     RefreshResult,
     ReleaseResult,
     Seat,
@@ -46,7 +47,15 @@ from .results import (
     common_fields,
 )
 from .state import DuelState, Lease, Participant
-from .storage import DebateDir, EventLog, Transaction, remove_temp_files, storage_errors
+from .storage import (
+    LOG_START,
+    DebateDir,
+    EventCursor,
+    EventLog,
+    Transaction,
+    remove_temp_files,
+    storage_errors,
+)
 
 WAIT_POLL_SECONDS = 0.01  # a stat() every 10 ms keeps hand-offs well under 100 ms
 WAIT_MAX_SECONDS = 3600
@@ -414,6 +423,43 @@ class DuelService:
             state = self.debate.read_state(duel_id)
             return [event for event in EventLog(self.debate.events_path(duel_id), state).read()
                     if event.get("type") in kinds]
+
+    # -- for watchers: read-only, lock-free, cheap ------------------------------------------
+    def duel_ids(self) -> list[str]:
+        """Every duel of the debate dir, open or closed, in id order; none without ``.duel/``."""
+        with storage_errors(self.debate.root):
+            try:
+                self.debate.check_readable()
+            except DuelError as exc:
+                if exc.code == ErrorCode.DUEL_NOT_FOUND:  # no state folder: no duel yet
+                    return []
+                raise
+            return self.debate.duel_ids()
+
+    def latest_duel_ids(self) -> list[str]:
+        """The duels the index names, the latest of each source and topic: only these can be active."""
+        with storage_errors(self.debate.root):
+            self.debate.check_readable()
+            return sorted({duel_id for duel_id in self.debate.read_index().values() if isinstance(duel_id, str)})
+
+    def state_stamp(self, duel_id: str) -> tuple[int, int, int] | None:
+        """A fingerprint of the duel's state file, one stat(): every change of the duel, each
+        event included, rewrites that file, so a watcher reads only when this changes."""
+        with storage_errors(self.debate.root):
+            return self.debate.state_stamp(duel_id)
+
+    def observe(self, duel_id: str, since: EventCursor = LOG_START) -> Observation:
+        """The duel as anyone may see it, and the events logged after ``since``.
+
+        Takes no lock and writes nothing; the events read are those the state vouches for,
+        so a change and its events are seen together.
+        """
+        with storage_errors(self.debate.root):
+            self.debate.check_readable()
+            state = self._read(duel_id, self.clock())
+            log = EventLog(self.debate.events_path(duel_id), state)
+            events = log.read(since)
+        return Observation(StatusResult.of(state, None, self.clock(), self._debate_path(state)), events, log.end)
 
     def release_lock(
         self,

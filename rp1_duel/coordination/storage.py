@@ -25,7 +25,7 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from filelock import FileLock, Timeout
 
@@ -277,6 +277,15 @@ class DebateDir:
             return None
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
+    def duel_ids(self) -> list[str]:
+        """Every duel's id, from the ``duels/`` folders, in name order. The index names only
+        the latest duel of each source and topic; the folders hold closed ones too."""
+        try:
+            names = os.listdir(self.state_root / "duels")
+        except FileNotFoundError:
+            return []
+        return sorted(name for name in names if DUEL_ID.fullmatch(name))
+
     def artifact_path(self, state: DuelState) -> Path:
         # Derived, never read from the state: the artifact is always <duel id>.md here.
         return self.root / f"{state.id}.md"
@@ -316,6 +325,16 @@ class DuelLock:
         self._lock.release()
 
 
+class EventCursor(NamedTuple):  # not a frozen dataclass: `duel tools` would pay for building one at start-up
+    """A place in ``events.jsonl``: the next event's ``seq`` and the byte it starts at."""
+
+    seq: int = 0
+    offset: int = 0
+
+
+LOG_START = EventCursor()
+
+
 class EventLog:
     """``events.jsonl``: one JSON object a line, ``seq`` gapless from 0.
 
@@ -341,14 +360,34 @@ class EventLog:
         }
         self._pending.append(json.dumps(record, ensure_ascii=False).encode() + b"\n")
 
-    def read(self) -> list[dict[str, Any]]:
-        """The events the state knows of; needs no lock (later writers only append past them)."""
+    def read(self, since: EventCursor = LOG_START) -> list[dict[str, Any]]:
+        """The events after ``since`` that the state knows of: a seek to the cursor's byte and
+        a read up to the state's count, so a watcher pays only for what is new. Needs no
+        lock: below the state's count the log never changes (later writers append past it)."""
+        if since.offset == self.state.event_bytes:
+            return []
+        if since.offset > self.state.event_bytes:
+            raise corrupt(str(self.path), f"holds fewer events than the {since.seq} already read")
         try:
             with open(self.path, "rb") as file:
-                blob = file.read(self.state.event_bytes)
+                file.seek(since.offset)
+                blob = file.read(self.state.event_bytes - since.offset)
         except FileNotFoundError:
             return []
-        return [json.loads(line) for line in blob.splitlines() if line.strip()]
+        try:
+            events = [json.loads(line) for line in blob.splitlines() if line.strip()]
+        except ValueError as exc:
+            raise corrupt(str(self.path), exc) from None
+        if not all(isinstance(event, dict) for event in events):
+            raise corrupt(str(self.path), "an event is not a JSON object")
+        if events and events[0].get("seq") != since.seq:
+            raise corrupt(str(self.path), f"event {since.seq} is not at byte {since.offset}")
+        return events
+
+    @property
+    def end(self) -> EventCursor:
+        """Where the events the state knows of end: the cursor to read on from."""
+        return EventCursor(self.state.event_seq, self.state.event_bytes)
 
     def flush(self) -> None:
         """Write pending events and advance the state's counters (before the state is saved)."""

@@ -1,0 +1,86 @@
+"""``duel watch`` on a terminal: event lines scrolling above a live panel, drawn with rich.
+
+Imported only when standard output is a terminal, so a pipe, ``duel list`` and every
+other command never load rich. What the panel says comes from :mod:`.watch`'s pure
+functions (docs/protocol.md section 2, "duel watch").
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+from typing import IO
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from .listing import ago
+from .watch import EventLine, WatchView, epoch, situation
+
+_STANCE_STYLES = {"ACCEPTING_CONSENSUS": "green", "CONVERGING": "cyan", "DISSENTING": "red", "REVISING": "yellow"}
+_STYLES = {"turn_appended": "bold", "turn_rejected": "red", "duel_closed": "bold green", "record_invalidated": "red",
+           "candidate_convergence": "green", "lock_refreshed": "dim", "usage": "dim"}
+
+
+class TerminalDisplay:
+    """On a terminal: event lines scroll above a live panel (seats, floor, countdowns),
+    redrawn in place with rich; the panel stays on screen when the duel closes."""
+
+    def __init__(self, stream: IO[str], tz: tzinfo | None = None):
+        self.tz = tz
+        self.console = Console(file=stream, highlight=False)
+        self.live = Live(console=self.console, auto_refresh=False, redirect_stdout=False, redirect_stderr=False)
+        self._started = False
+
+    def time_of(self, moment: float) -> str:
+        return datetime.fromtimestamp(moment, self.tz).strftime("%H:%M:%S")
+
+    def _start(self) -> None:
+        if not self._started:
+            self.live.start()
+            self._started = True
+
+    def event(self, line: EventLine) -> None:
+        self._start()
+        try:
+            when = self.time_of(epoch(line.ts))
+        except ValueError:  # a hand-edited log: its time as written
+            when = line.ts
+        self.live.console.print(Text.assemble((when, "dim"), "  ", (line.text, _STYLES.get(line.kind, ""))),
+                                no_wrap=True, overflow="ellipsis")  # one screen line per event
+
+    def show(self, view: WatchView) -> None:
+        self._start()
+        self.live.update(self.panel(view), refresh=True)
+
+    def close(self, view: WatchView) -> None:
+        self.show(view)
+        self.stop()
+
+    def stop(self) -> None:
+        if self._started:
+            self.live.stop()
+            self._started = False
+
+    def panel(self, view: WatchView) -> RenderableType:
+        seats = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
+        for column in ("seat", "participant", "harness / model", "stance", "seen"):
+            seats.add_column(column)
+        for seat in view.seats:
+            seen = f"{ago(seat.seen_ago)} ago" + ("" if seat.present or view.closed else ", silent")
+            seats.add_row(("▶ " if seat.holds_floor else "  ") + str(seat.seat),
+                          Text(seat.name, style="bold" if seat.writes_next else ""),
+                          f"{seat.harness} / {seat.model_id}",
+                          Text(seat.stance or "—", style=_STANCE_STYLES.get(seat.stance or "", "")),
+                          Text(seen, style="" if seat.present or view.closed else "yellow"))
+        if not view.seats:
+            seats.add_row("", "nobody has joined yet", "", "", "")
+        lines = situation(view, self.time_of)
+        state = Text("\n".join(lines), style="bold" if view.closed else "")
+        title = Text.assemble((view.topic, "bold"), f"  ·  {view.duel_id}")
+        panel = Panel(Group(seats, Text(""), state), title=title, title_align="left")
+        # A blank line under the panel leaves the cursor at a line's start, where the "^C" a terminal
+        # echoes does not wrap and shift the next redraw by a line.
+        return Group(panel, Text(""))
