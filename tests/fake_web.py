@@ -6,12 +6,14 @@ A pytest plugin (conftest lists it in ``pytest_plugins``): the ``web`` fixture i
 asked for, in order. The benchmark runs one too (``with FakeWeb() as web``).
 
 Every page is described by :data:`PAGES`; ``/fact/N`` is a page stating fact N (for many
-distinct citations), ``/echo`` answers with the request's Host and User-Agent headers.
+distinct citations), ``/echo`` answers with the request's Host and User-Agent headers, and
+``/hold/N`` answers after a moment while counting how many requests wait at once.
 """
 
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +30,7 @@ SIDEBAR_QUOTE = "the renewal interval is a third of the lease"
 PDF_QUOTE = "Leases of fifteen minutes were renewed every five minutes in all trials."
 PDF = (Path(__file__).parent / "data" / "lease-study.pdf").read_bytes()
 SLOW_SECONDS = 3.0
+HOLD_SECONDS = 0.2
 HUGE_BYTES = 3 * 1024 * 1024
 
 
@@ -69,16 +72,21 @@ PAGES: dict[str, tuple[int, dict[str, str], bytes]] = {
 
 
 class FakeWeb:
-    """The fake web on a free port of 127.0.0.1; ``limited_first`` 429s before ``/limited`` answers."""
+    """The fake web on a free port of 127.0.0.1; ``limited_first`` 429s before ``/limited`` answers;
+    with ``tls`` (a server-side context) it speaks HTTPS."""
 
-    def __init__(self, limited_first: int = 1):
+    def __init__(self, limited_first: int = 1, tls: ssl.SSLContext | None = None):
         self.requests: list[str] = []
         self.headers: list[dict[str, str]] = []
         self.limited_left = limited_first
+        self.in_flight = self.max_in_flight = 0  # requests to /hold/… being answered at once
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.web = self
+        self.scheme = "https" if tls else "http"
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
         self._thread: threading.Thread | None = None
 
     @property
@@ -86,7 +94,7 @@ class FakeWeb:
         return self._httpd.server_address[1]
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}{path}"
+        return f"{self.scheme}://{host}:{self.port}{path}"
 
     def count(self, path: str) -> int:
         return self.requests.count(path)
@@ -128,6 +136,14 @@ class FakeWeb:
                 limited, self.limited_left = self.limited_left > 0, self.limited_left - 1
             if limited:
                 return _send(handler, 429, {"Content-Type": HTML, "Retry-After": "0"}, html("Slow down", "Wait."))
+            return _send(handler, *PAGES["/states"])
+        if path.startswith("/hold/"):  # answers after HOLD_SECONDS, counting who waits at once
+            with self._lock:
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            time.sleep(HOLD_SECONDS)
+            with self._lock:
+                self.in_flight -= 1
             return _send(handler, *PAGES["/states"])
         if path == "/slow":
             time.sleep(SLOW_SECONDS)
@@ -177,3 +193,40 @@ class _Handler(BaseHTTPRequestHandler):
 def web() -> Iterator[FakeWeb]:
     with FakeWeb() as server:
         yield server
+
+
+# -- scripted voters: responders for the fake model servers (tests/fake_models.py) -----------------
+# A responder gets the model request's body; these read which fake page the prompt holds.
+
+REPORTED = f"A study reported that {STATED.lower()}"
+
+
+def vote(answer: str, excerpt: str | None, basis: str | None) -> str:
+    return "```json\n" + json.dumps({"answer": answer, "excerpt": excerpt, "basis": basis}) + "\n```"
+
+
+def honest_vote(body: dict) -> str:
+    """Judges as a careful reader would: from what the page says."""
+    prompt = json.dumps(body)
+    if REPORTED in prompt:
+        return vote("supports", REPORTED, "reports")
+    if STATED in prompt or PDF_QUOTE in prompt:
+        return vote("supports", STATED if STATED in prompt else PDF_QUOTE, "states")
+    if CONTRADICTED in prompt:
+        return vote("refutes", CONTRADICTED, "states")
+    return vote("insufficient", None, None)
+
+
+def lying_vote(body: dict) -> str:
+    """Supports anything, quoting words the page does not hold: an invalid vote."""
+    return vote("supports", "Leases are renewed every thirty seconds, as every study shows.", "states")
+
+
+def contrary_vote(body: dict) -> str:
+    """Refutes anything, quoting the page's first words honestly: a valid vote that disagrees."""
+    return vote("refutes", "In production", "circumstantial")
+
+
+def rambling_vote(body: dict) -> str:
+    """No JSON at all: an invalid vote."""
+    return "I think the page mostly agrees, but it is hard to say."

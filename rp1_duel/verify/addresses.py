@@ -23,6 +23,7 @@ METADATA: Final = frozenset(ipaddress.ip_address(a) for a in (
     "fd00:ec2::23",
     "100.100.100.200",  # Alibaba Cloud
 ))
+_PRIVATE: Final = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 _SHARED: Final = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: inside a provider's network
 _UNIQUE_LOCAL: Final = ipaddress.ip_network("fc00::/7")
 _NAT64: Final = ipaddress.ip_network("64:ff9b::/96")
@@ -54,12 +55,12 @@ def _private_kind(address: IPAddress) -> str | None:
         return "a unique-local address"
     if address.version == 4 and address in _SHARED:
         return "a shared (carrier-grade NAT) address"
-    if address.is_private:
+    if any(address in network for network in _PRIVATE):
         return "a private address"
     if address.version == 6 and address.is_site_local:
         return "a site-local address"
     # Reserved and special-purpose blocks (documentation, benchmarking, 240/4, …): no public page lives there.
-    if address.is_reserved or not address.is_global:
+    if address.is_reserved or address.is_private or not address.is_global:
         return "a reserved address"
     return None
 
