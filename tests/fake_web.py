@@ -12,6 +12,7 @@ distinct citations), ``/echo`` answers with the request's Host and User-Agent he
 
 from __future__ import annotations
 
+import contextlib
 import json
 import ssl
 import threading
@@ -162,10 +163,8 @@ def _send(handler: BaseHTTPRequestHandler, status: int, headers: dict[str, str],
         handler.send_header(name, value)
     handler.send_header("Content-Length", str(len(body)))
     handler.end_headers()
-    try:
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client stopped reading: a size limit
         handler.wfile.write(body)
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the client stopped reading: a size limit did its job
 
 
 def _stream(handler: BaseHTTPRequestHandler, size: int) -> None:
@@ -174,11 +173,9 @@ def _stream(handler: BaseHTTPRequestHandler, size: int) -> None:
     handler.send_header("Content-Type", HTML)
     handler.end_headers()
     chunk = b"<p>" + b"lease " * 10_000 + b"</p>"
-    try:
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
         for _ in range(size // len(chunk) + 1):
             handler.wfile.write(chunk)
-    except (BrokenPipeError, ConnectionResetError):
-        pass
 
 
 class _Handler(BaseHTTPRequestHandler):

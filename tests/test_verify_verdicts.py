@@ -78,14 +78,14 @@ def test_without_a_model_a_claim_is_unjudged_and_says_why():
     assert judged.verdict == Verdict.UNJUDGED and "quoted excerpt is on it" in judged.reason and "model" in judged.reason
 
 
-S, R, I = Vote.SUPPORTS, Vote.REFUTES, Vote.INSUFFICIENT
+S, R, N = Vote.SUPPORTS, Vote.REFUTES, Vote.INSUFFICIENT  # N: not enough on the page
 
 
 def votes(*answers, basis=Vote.STATES):
-    """``S``, ``R``, ``I``: valid votes; lower case ``s``/``r``: the same answer, invalid (excerpt not on the page)."""
+    """``S``, ``R``, ``N``: valid votes; lower case ``s``/``r``: the same answer, invalid (excerpt not on the page)."""
     made = []
     for answer in answers:
-        valid = answer in (S, R, I)
+        valid = answer in (S, R, N)
         word = {"s": S, "r": R}.get(answer, answer)
         made.append(VoteRecord("m", Vote.BRIEF_SUPPORT, word, "x", basis, valid, None if valid else "not on the page"))
     return made
@@ -94,15 +94,15 @@ def votes(*answers, basis=Vote.STATES):
 @pytest.mark.parametrize(("answers", "verdict"), [
     ((S, S, S), Verdict.VERIFIED),
     ((S, S, R), Verdict.VERIFIED),  # supported: two support, fewer than two refute
-    ((S, S, I), Verdict.VERIFIED),
+    ((S, S, N), Verdict.VERIFIED),
     ((R, R, S), Verdict.UNRELIABLE),  # refuted: two refute
     ((R, R, R), Verdict.UNRELIABLE),
-    ((I, I, S), Verdict.UNRELIABLE),  # unsupported: two found no support
-    ((R, I, S), Verdict.UNRELIABLE),
+    ((N, N, S), Verdict.UNRELIABLE),  # unsupported: two found no support
+    ((R, N, S), Verdict.UNRELIABLE),
     ((S, R, "s"), Verdict.INCONCLUSIVE),  # an invalid vote does not count
     ((S, "s", "s"), Verdict.INCONCLUSIVE),
     ((R, "r", S), Verdict.INCONCLUSIVE),
-    ((S, I, "r"), Verdict.INCONCLUSIVE),
+    ((S, N, "r"), Verdict.INCONCLUSIVE),
     (("s", "r", "s"), Verdict.INCONCLUSIVE),
     ((), Verdict.INCONCLUSIVE),
 ])
@@ -112,7 +112,7 @@ def test_the_two_of_three_rules(answers, verdict):
 
 def test_refuted_and_unsupported_are_told_apart_in_the_reason():
     assert quorum(votes(R, R, S)).reason.startswith("refuted")
-    assert quorum(votes(I, I, S)).reason.startswith("not supported")
+    assert quorum(votes(N, N, S)).reason.startswith("not supported")
 
 
 def test_votes_by_basis_give_the_confidence():
@@ -124,7 +124,7 @@ def test_votes_by_basis_give_the_confidence():
     assert confidence(Vote.REPORTS, Vote.CIRCUMSTANTIAL, Vote.STATES) == Confidence.MEDIUM
     assert confidence(Vote.CIRCUMSTANTIAL, Vote.STATES) == Confidence.LOW
     assert quorum(votes(R, R, basis=Vote.STATES)).confidence == Confidence.HIGH
-    assert quorum(votes(I, I)).confidence == Confidence.LOW
+    assert quorum(votes(N, N)).confidence == Confidence.LOW
 
 
 def verified(url, claim=CLAIM, basis=Vote.REPORTS):
