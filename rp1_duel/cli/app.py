@@ -198,7 +198,8 @@ def validate_command(
             if report.verification is not None:
                 found = report.verification
                 counts = ", ".join(f"{count} {verdict}" for verdict, count in found["verdicts"].items())
-                typer.echo(f"  verification: {found['status']}, {found['turns']} turns covered ({counts or 'no citations'})")
+                covered = "" if found["turns"] is None else f", {found['turns']} turns covered ({counts or 'no citations'})"
+                typer.echo(f"  verification: {found['status']}{covered}")
             for note in report.notes:
                 typer.echo(f"  note: {note}")
         if not reports:

@@ -154,6 +154,7 @@ def _check_verification(
         if required:
             add(Problem(RecordCode.VERIFICATION_MISSING, f"no {side.name}: run duel verify"))
         return
+    report.verification = {"sidecar": str(side), "status": verification.MISMATCH, "turns": None, "verdicts": {}}
     tree = os.path.realpath(root if root is not None else tree_root(path))
     if os.path.commonpath([os.path.realpath(side), tree]) != tree:
         add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} lies outside {tree}: it was not read"))
