@@ -146,6 +146,10 @@ class FakeWeb:
             with self._lock:
                 self.in_flight -= 1
             return _send(handler, *PAGES["/states"])
+        if path == "/escape":  # a reason phrase meant to reach a terminal
+            handler.send_response(404, "Not \x1b]0;owned\x07Found")
+            handler.end_headers()
+            return None
         if path == "/slow":
             time.sleep(SLOW_SECONDS)
             return _send(handler, *PAGES["/states"])

@@ -46,6 +46,11 @@ def test_an_error_status_is_recorded_and_no_body_read(web, path, status):
     assert (fetched.status, fetched.error, fetched.body) == (status, FetchFailure.HTTP_STATUS, None)
 
 
+def test_a_servers_reason_phrase_is_kept_printable(web):
+    fetched = fetch(web, "/escape")
+    assert fetched.status == 404 and fetched.detail.isprintable() and "owned" in fetched.detail
+
+
 def test_a_redirect_chain_is_followed_to_the_final_url(web):
     fetched = fetch(web, "/redirect/3")
     assert fetched.final_url == web.url("/states") and fetched.status == 200

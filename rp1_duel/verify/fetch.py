@@ -257,7 +257,9 @@ class Fetcher:
             response = http.client.HTTPResponse(sock, method="GET")
             try:
                 response.begin()
-                answer = _Answer(response.status, response.reason, response.headers)
+                # The reason phrase is the server's text, bound for a terminal: printable characters only.
+                reason = "".join(char if char.isprintable() else "?" for char in response.reason[:100])
+                answer = _Answer(response.status, reason, response.headers)
                 if 200 <= response.status < 300:
                     answer.body = self._body(response, sock, deadline)
                 return answer
