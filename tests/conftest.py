@@ -15,7 +15,7 @@ from rp1_duel.coordination.service import DuelService
 
 from helpers import SOURCE, Player, join
 
-pytest_plugins = ["fake_models"]
+pytest_plugins = ["fake_models", "fake_web"]
 
 
 @pytest.fixture

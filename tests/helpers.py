@@ -94,20 +94,25 @@ TOPICS = [
 
 
 def make_turn(n: int, name: str, harness: str, model: str, stance: str = "OPEN_TO_DEBATE",
-              blocking: bool = False, previous_stance: str | None = None) -> str:
+              blocking: bool = False, previous_stance: str | None = None, counterclaim: str | None = None,
+              citing: tuple[str, ...] = (), position_extra: str = "") -> str:
+    """``counterclaim`` replaces the counterpoint's claim, ``citing`` adds support items under it
+    (URLs, say), ``position_extra`` ends the Position (``duel verify``'s tests)."""
     subject, claim = TOPICS[(n - 1) % len(TOPICS)]
+    cited = "".join(f"  - {item}\n" for item in citing)
     addresses = "design.md#Lease semantics" if n == 1 else f"Turn {n - 1}"
     tag = "blocking" if blocking else "non-blocking"
     revision = f"- Turn {n - 1}\n" if n > 1 else "- Principle: a first stance needs no revision support\n"
     return (
         f"## Turn {n} — {name} ({harness} / {model}) — {stance}\n"
         f"**Position**\n"
-        f"On {subject} (turn {n}): {claim}.\n"
+        f"On {subject} (turn {n}): {claim}.{position_extra}\n"
         f"**Counterpoints**\n"
         f"- Addresses: {addresses}\n"
-        f"  Claim: turn {n} doubts point {n} about {subject} in particular\n"
+        f"  Claim: {counterclaim or f'turn {n} doubts point {n} about {subject} in particular'}\n"
         f"  Support:\n"
         f"  - design.md#Failure handling\n"
+        f"{cited}"
         f"**Agreements**\n"
         f"- The design keeps seat order fixed.\n"
         f"**Novel Argument**\n"
@@ -301,3 +306,23 @@ def clock_in_the_past(seconds_ago: float) -> ManualClock:
     clock.mono = time.monotonic() - seconds_ago
     clock.boot = boot_id()
     return clock
+
+
+# -- a duel whose turns cite URLs (duel verify) -----------------------------------------------
+
+DUELISTS = {1: ("Alice", "claude-code", "claude-x"), 2: ("Bob", "codex", "gpt-x")}
+
+
+def duel_citing(service: DuelService, source: Path, *turns: dict[str, Any]) -> Path:
+    """A duel through the service: turn N is ``make_turn(N, …, **turns[N-1])``; the artifact's path."""
+    players = {seat: join(service, source, name, harness=harness, model_id=model)
+               for seat, (name, harness, model) in DUELISTS.items()}
+    path = ""
+    for number, extra in enumerate(turns, start=1):
+        seat = seat_of(number)
+        player = players[seat]
+        name, harness, model = DUELISTS[seat]
+        appended = service.append(player.seat, claim(service, player), make_turn(number, name, harness, model, **extra),
+                                  release=True)
+        path = appended.debate_path
+    return Path(path)

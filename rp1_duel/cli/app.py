@@ -1,7 +1,7 @@
 """The human-facing ``duel`` commands (typer): flag parsing and printing over the library.
 
 Commands are registered here, in the order ``duel --help`` lists them: join, demo,
-tools, validate, report, skill, watch, list. Library imports happen inside each command, so ``--help``
+tools, validate, verify, report, skill, watch, list. Library imports happen inside each command, so ``--help``
 stays quick and a command pays only for what it uses.
 """
 
@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
 from ..settings import SETTINGS, debate_dir
 from ..vocabulary import ErrorCode
+
+if TYPE_CHECKING:
+    from ..verify.run import ArtifactVerification
 
 app = typer.Typer(
     help="Two AI agents debate a Markdown document through a lease-based lock service.",
@@ -155,6 +158,9 @@ def validate_command(
     allowed_signers: Annotated[str | None, typer.Option(
         "--allowed-signers", help="An ssh-keygen allowed signers file (as git's gpg.ssh.allowedSignersFile): every "
                                   "turn must be signed by a principal it names.")] = None,
+    require_verified: Annotated[bool, typer.Option(
+        "--require-verified", help="Also require a current <artifact>.verify.json (duel verify) with no "
+                                   "fabricated citation.")] = False,
 ) -> None:
     """Check duel artifacts: structure, hash chain, turn rules, outcome. Exit 0 valid, 1 invalid.
 
@@ -175,7 +181,7 @@ def validate_command(
             validate_usage_error(f"--allowed-signers {allowed_signers} is not a readable file")
         if not signatures.available():
             validate_usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
-    reports = [validate_file(path, root, allowed_signers) for path in collect(paths)]
+    reports = [validate_file(path, root, allowed_signers, require_verified) for path in collect(paths)]
     valid = all(r.valid for r in reports)
     if as_json:
         typer.echo(json.dumps({"valid": valid, "artifacts": [r.to_dict() for r in reports]}, ensure_ascii=False))
@@ -190,11 +196,116 @@ def validate_command(
             for entry in report.signatures:
                 if entry.signer is not None:
                     typer.echo(f"  turn {entry.turn}: signed by {entry.signer}")
+            if report.verification is not None:
+                found = report.verification
+                counts = ", ".join(f"{count} {verdict}" for verdict, count in found["verdicts"].items())
+                covered = "" if found["turns"] is None else f", {found['turns']} turns covered ({counts or 'no citations'})"
+                typer.echo(f"  verification: {found['status']}{covered}")
             for note in report.notes:
                 typer.echo(f"  note: {note}")
         if not reports:
             typer.echo("no duel artifacts found", err=True)
     raise typer.Exit(0 if valid else 1)
+
+
+VERIFY_NO_MODEL = ("no model configured: mechanical verdicts only (claims that need judging stay unjudged); set "
+                   "ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --voter MODEL (with --base-url URL for an "
+                   "OpenAI-compatible server)")
+
+
+@app.command("verify")
+def verify_command(
+    paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    refresh: Annotated[bool, typer.Option(
+        "--refresh", help="Fetch and judge everything again: reuse nothing of the existing sidecar.")] = False,
+    allow_private_hosts: Annotated[bool, typer.Option(
+        "--allow-private-hosts", help="Fetch from loopback and private addresses too (an intranet wiki, a "
+                                      "test server); metadata addresses stay refused.")] = False,
+    voter: Annotated[list[str] | None, typer.Option(
+        "--voter", help="A model that votes (up to 3 times; the third vote is adversarial). Default: Claude "
+                        "and/or GPT, as keys are set.")] = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", help="An OpenAI-compatible server for --voter (Ollama, vLLM, llama.cpp).")] = None,
+    no_models: Annotated[bool, typer.Option("--no-models", help="Mechanical verdicts only, even with keys.")] = False,
+) -> None:
+    """Check every URL the turns cite, and the claim it supports; write <artifact>.verify.json beside it.
+
+    Dead links and quoted excerpts not on the page are fabricated; a quorum of three model votes judges the rest. Exit 0 when no citation is fabricated, 1 otherwise.
+    """
+    from ..coordination.storage import storage_errors, write_atomic
+    from ..errors import invalid_argument
+    from ..participant.voters import configured_voters
+    from ..record.validate import collect
+    from ..record.verification import dumps
+    from ..verify.fetch import Fetcher, FetchPolicy
+    from ..verify.pages import PageCache, default_cache_dir
+    from ..verify.run import Verifier, verify_artifact
+    from ..vocabulary import Verdict
+
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        fail(invalid_argument(f"no such file or folder: {missing[0]}"), as_json)
+    try:
+        voters = [] if no_models else configured_voters(os.environ, voter or [], base_url)
+        for name, chosen in {v.name: v for v in voters}.items():
+            chosen.preflight()
+            typer.echo(f"duel verify: voter {name} is ready", err=True)
+    except DuelError as exc:
+        fail(exc, as_json)
+    if not voters:
+        typer.echo(f"duel verify: {'--no-models: mechanical verdicts only' if no_models else VERIFY_NO_MODEL}",
+                   err=True)
+    verifier = Verifier(Fetcher(FetchPolicy(allow_private_hosts=allow_private_hosts)), voters,
+                        PageCache(default_cache_dir()))
+    results: list[dict[str, object]] = []
+    fabricated = errors = 0
+    try:
+        for path in collect(paths):
+            try:
+                done = verify_artifact(path, verifier, refresh)
+                if done.changed:
+                    with storage_errors(done.sidecar_path.parent):
+                        write_atomic(done.sidecar_path, dumps(done.sidecar), mode=0o644)
+            except DuelError as exc:
+                errors += 1
+                typer.echo(f"duel: {exc.code}: {exc.message}", err=True)
+                results.append({"path": str(path), "error": exc.to_dict()})
+                continue
+            entries = done.sidecar.citations
+            fabricated += sum(entry.verdict == Verdict.FABRICATED for entry in entries)
+            results.append({"path": str(path), "sidecar": str(done.sidecar_path), "written": done.changed,
+                            "counts": done.sidecar.counts(), "notes": list(done.notes),
+                            "citations": done.sidecar.to_dict()["citations"]})
+            if not as_json:
+                print_verification(done)
+    except KeyboardInterrupt:
+        typer.echo("duel verify: interrupted (every sidecar written so far is whole)", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if as_json:
+        typer.echo(json.dumps({"success": not errors, "models": bool(voters),
+                               "voters": list(dict.fromkeys(v.name for v in voters)), "fabricated": fabricated,
+                               "artifacts": results}, ensure_ascii=False))
+    elif not results:
+        typer.echo("no duel artifacts found", err=True)
+    raise typer.Exit(1 if fabricated or errors else 0)
+
+
+def print_verification(done: ArtifactVerification) -> None:
+    """One line per citation, then where the sidecar is."""
+    sidecar = done.sidecar
+    counts = ", ".join(f"{count} {verdict}" for verdict, count in sidecar.counts().items())
+    typer.echo(f"{done.path}: {len(sidecar.citations)} citations ({counts or 'none'})")
+    for entry in sidecar.citations:
+        citation = entry.citation
+        where = f"turn {citation.turn}" + (f", line {citation.line}" if citation.line else "")
+        confidence = f" ({entry.confidence})" if entry.confidence else ""
+        cited = citation.url or citation.item
+        cited = cited if len(cited) <= 80 else cited[:79] + "…"
+        typer.echo(f"  {where}: {citation.kind} {entry.verdict}{confidence}: {entry.reason} [{cited}]")
+    for note in done.notes:
+        typer.echo(f"  note: {note}")
+    typer.echo(f"  sidecar: {done.sidecar_path} ({'written' if done.changed else 'unchanged'})")
 
 
 REPORT_FORMATS = ("md", "html", "json")

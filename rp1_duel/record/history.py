@@ -155,10 +155,10 @@ class RecordFile:
     @classmethod
     def read(
         cls, path: str | os.PathLike[str], source: SourceDocument | None = None,
-        root: str | os.PathLike[str] | None = None,
+        root: str | os.PathLike[str] | None = None, find_source: bool = True,
     ) -> RecordFile:
-        """Read an artifact and, unless given, the source version it records (see
-        :mod:`rp1_duel.record.sources`; ``root`` bounds where it may be read).
+        """Read an artifact and, unless given (or ``find_source`` is false), the source version
+        it records (see :mod:`rp1_duel.record.sources`; ``root`` bounds where it may be read).
 
         A CRLF or BOM checkout reads as the LF text that was written. Raises OSError,
         UnicodeDecodeError, or ValueError for a file that is not regular or is too large.
@@ -171,7 +171,7 @@ class RecordFile:
         except FrontMatterError as exc:
             return cls(where, text, parsed, None, str(exc), source, None)
         note = None
-        if source is None:
+        if source is None and find_source:
             source, note = recorded_source(front.source_path, front.source_sha256, where, root)
         return cls(where, text, parsed, front, None, source, note)
 

@@ -8,6 +8,10 @@ recorded outcome is the one the turns imply. Linear in the number of turns.
 Signed turns are checked with ``ssh-keygen``: for integrity only, or, given an
 ``allowed_signers`` file, for who signed each turn (one to three ssh-keygen runs per
 signed turn, about 10 ms each).
+
+A verification sidecar beside the artifact (``duel verify``) must belong to its chain and
+list exactly what its turns cite; ``require_verified`` also fails a missing or stale one
+and any fabricated citation (docs/protocol.md section 10).
 """
 
 from __future__ import annotations
@@ -19,11 +23,23 @@ from pathlib import Path
 from typing import Any
 
 from ..settings import SETTINGS
-from ..vocabulary import ACCEPTED_CONSENSUS, ACTIVE, CLOSED, DISSENT, INVALIDATED, MAX_TURNS, TIMEOUT, RecordCode
-from . import signatures
+from ..turns.grammar import ParsedTurn
+from ..vocabulary import (
+    ACCEPTED_CONSENSUS,
+    ACTIVE,
+    CLOSED,
+    DISSENT,
+    INVALIDATED,
+    MAX_TURNS,
+    TIMEOUT,
+    RecordCode,
+    Verdict,
+)
+from . import signatures, verification
 from .artifact import FrontMatter, TurnBlock
 from .history import RecordFile, chain_problems, claimants
 from .outcomes import TurnSummary, evaluate, seat_of
+from .sources import tree_root
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,7 @@ class ArtifactReport:
     outcome: str | None = None
     implied_outcome: str | None = None
     signatures: list[SignatureEntry] = field(default_factory=list)
+    verification: dict[str, Any] | None = None  # the sidecar's standing, when there is one
 
     @property
     def valid(self) -> bool:
@@ -77,13 +94,14 @@ class ArtifactReport:
             "problems": [p.to_dict() for p in self.problems],
             "notes": self.notes,
             "signatures": [s.to_dict() for s in self.signatures],
+            "verification": self.verification,
         }
 
 
 
 def validate_file(
     path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None,
-    allowed_signers: str | os.PathLike[str] | None = None,
+    allowed_signers: str | os.PathLike[str] | None = None, require_verified: bool = False,
 ) -> ArtifactReport:
     """Replay a committed artifact on its own (docs/protocol.md section 6, ``duel validate``).
 
@@ -91,6 +109,7 @@ def validate_file(
     the folder above the artifact's folder), and only the version the duel recorded.
     With ``allowed_signers`` (an ssh-keygen allowed signers file) every turn must be signed
     by a principal it names; without, signatures present are checked for integrity only.
+    ``require_verified``: a current verification sidecar with no fabricated citation is required.
     """
     path = Path(path)
     report = ArtifactReport(str(path))
@@ -121,7 +140,50 @@ def validate_file(
             add(Problem(violation.code, f"turn {number}: {violation.message}", line, number))
     report.turns = len(blocks)
     _check_outcome(front, history.summaries(), report)
+    _check_verification(path, root, front, blocks, history.turns, require_verified, report)
     return report
+
+
+def _check_verification(
+    path: Path, root: str | os.PathLike[str] | None, front: FrontMatter, blocks: list[TurnBlock],
+    turns: list[ParsedTurn], required: bool, report: ArtifactReport,
+) -> None:
+    add = report.problems.append
+    side = verification.sidecar_path(path)
+    if not os.path.lexists(side):
+        if required:
+            add(Problem(RecordCode.VERIFICATION_MISSING, f"no {side.name}: run duel verify"))
+        return
+    report.verification = {"sidecar": str(side), "status": verification.MISMATCH, "turns": None, "verdicts": {}}
+    tree = os.path.realpath(root if root is not None else tree_root(path))
+    if os.path.commonpath([os.path.realpath(side), tree]) != tree:
+        add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} lies outside {tree}: it was not read"))
+        return
+    try:
+        sidecar = verification.load(side)
+    except (OSError, verification.SidecarError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} cannot be read: {reason}"))
+        return
+    standing = verification.check(sidecar, path.name, front, blocks, turns)
+    report.verification = {"sidecar": str(side), "status": standing.status, "turns": sidecar.turns,
+                           "verdicts": sidecar.counts()}
+    for problem in standing.problems:
+        add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} is not this artifact's: {problem}"))
+    if standing.status == verification.STALE:
+        stale = f"{side.name} covers {sidecar.turns} of {len(blocks)} turns: run duel verify"
+        if required:
+            add(Problem(RecordCode.VERIFICATION_STALE, stale))
+        else:
+            report.notes.append(stale)
+    if not (required and standing.belongs):
+        return
+    for entry in sidecar.citations:
+        if entry.verdict == Verdict.FABRICATED:
+            cited = entry.citation
+            line = blocks[cited.turn - 1].line + 1 + cited.line if cited.line else blocks[cited.turn - 1].line
+            add(Problem(RecordCode.CITATION_FABRICATED,
+                        f"turn {cited.turn}: {cited.url or cited.item} is fabricated: {entry.reason}", line, cited.turn))
 
 
 # Each check runs ssh-keygen: a hostile file of thousands of tiny signed turns must not cost minutes.

@@ -222,13 +222,15 @@ def check(sidecar: Sidecar, artifact_name: str, front: FrontMatter, blocks: Sequ
 
 
 def _first_difference(expected: list[Citation], listed: list[Citation]) -> str | None:
-    for index, (want, have) in enumerate(zip(expected, listed, strict=False)):
-        if want != have:
-            return f"citation {index + 1} is turn {have.turn}'s {_short(have.item)!r}, but the turns cite " \
-                   f"turn {want.turn}'s {_short(want.item)!r} there"
-    if len(listed) < len(expected):
-        missing = expected[len(listed)]
-        return f"it leaves out turn {missing.turn}'s {_short(missing.item)!r}"
+    for index, want in enumerate(expected):
+        have = listed[index] if index < len(listed) else None
+        if have == want:
+            continue
+        if have is not None and have not in expected:
+            return f"it lists turn {have.turn}'s {_short(have.item)!r}, which the turns it covers do not cite"
+        if want not in listed:
+            return f"it leaves out turn {want.turn}'s {_short(want.item)!r}"
+        return f"it lists turn {want.turn}'s citations in another order, or one of them twice"
     if len(listed) > len(expected):
         extra = listed[len(expected)]
         return f"it lists turn {extra.turn}'s {_short(extra.item)!r}, which the turns it covers do not cite"

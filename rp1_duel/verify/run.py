@@ -1,0 +1,251 @@
+"""``duel verify``'s engine: citations in, verdicts out, reusing whatever is already known.
+
+:class:`Verifier` verifies a list of citations: items that are not URLs by their kind, URLs
+by a guarded fetch (each URL once), the mechanical rules, then, where a claim needs judging
+and voters are given, the quorum. It keeps what it fetched for its lifetime, so a
+participant that checks draft after draft fetches each page once; given the previous
+sidecar, it reuses its settled verdicts and its fetches (with the page texts of the
+:class:`~rp1_duel.verify.pages.PageCache`). :func:`verify_artifact` does this for a
+committed artifact and returns the new sidecar; writing it is the caller's (one atomic
+write).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Final
+
+from ..clock import iso
+from ..errors import DuelError
+from ..record.artifact import GENESIS
+from ..record.citations import Citation, artifact_citations
+from ..record.history import RecordFile, chain_problems, citable_names
+from ..record.verification import (
+    CitationEntry,
+    FetchRecord,
+    Sidecar,
+    SidecarError,
+    VoteRecord,
+    load,
+    sidecar_path,
+)
+from ..turns.matching import SearchableText
+from ..vocabulary import ErrorCode, FetchFailure, Verdict
+from .extraction import ExtractionError, extract_text, page_kind
+from .fetch import Fetched, Fetcher
+from .pages import PageCache
+from .quorum import Seat, Voter, cast_vote, panel
+from .verdicts import Judgement, by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
+
+VOTE_WORKERS: Final = 6  # model requests in flight at once
+
+
+@dataclass(frozen=True)
+class Page:
+    """A URL's fetch record and, when the page was read, its text."""
+
+    record: FetchRecord
+    text: str | None
+
+    @cached_property
+    def searchable(self) -> SearchableText | None:
+        return None if self.text is None else SearchableText(self.text)
+
+
+@dataclass(frozen=True)
+class Verification:
+    entries: tuple[CitationEntry, ...]  # one per citation, in the order given
+    fetches: dict[str, FetchRecord]  # every URL cited
+
+    @property
+    def fabricated(self) -> int:
+        return sum(entry.verdict == Verdict.FABRICATED for entry in self.entries)
+
+
+class Verifier:
+    """Verifies citations with one fetcher, the voters given, and a page cache. Not for use by
+    two threads at once; it runs its own fetches and votes concurrently."""
+
+    def __init__(self, fetcher: Fetcher, voters: Sequence[Voter] = (), pages: PageCache | None = None,
+                 clock: Callable[[], float] = time.time):
+        self.fetcher = fetcher
+        self.seats: tuple[Seat, ...] = panel(voters)
+        self.pages = pages
+        self.clock = clock
+        self._read: dict[str, Page] = {}  # every URL this verifier fetched
+
+    def verify(self, citations: Sequence[Citation], previous: Sidecar | None = None,
+               refresh: bool = False) -> Verification:
+        """A verdict for each citation. ``previous`` (not with ``refresh``) lends its settled
+        verdicts for citations it lists unchanged, and its fetches."""
+        known = {} if previous is None or refresh else {entry.citation: entry for entry in previous.citations}
+        known_fetches = {} if previous is None or refresh else dict(previous.fetches)
+        entries: dict[int, CitationEntry] = {}
+        urls: dict[int, str] = {}
+        for index, citation in enumerate(citations):
+            judged = by_kind(citation)
+            if judged is not None:
+                entries[index] = _entry(citation, judged)
+            elif citation.url is not None:
+                urls[index] = citation.url
+        # A URL is looked at again as a whole: every citation of it, or none.
+        stale = {url for index, url in urls.items()
+                 if not self._settled(known.get(citations[index])) or url not in known_fetches}
+        for index, url in urls.items():
+            if url not in stale:
+                entries[index] = known[citations[index]]
+        pages = self._pages([url for url in dict.fromkeys(urls.values()) if url in stale], known_fetches)
+        judging: list[int] = []
+        for index, url in urls.items():
+            if url in stale:
+                judged = mechanical(citations[index], pages[url].record, pages[url].searchable)
+                if judged is None and not self.seats:
+                    judged = unjudged(citations[index])
+                if judged is None:
+                    judging.append(index)
+                else:
+                    entries[index] = _entry(citations[index], judged)
+        for index, votes in zip(judging, self._votes([citations[i] for i in judging], pages), strict=True):
+            entries[index] = _entry(citations[index], quorum(votes), votes)
+        fetches = {url: _unchanged(pages[url].record, known_fetches.get(url)) if url in pages else known_fetches[url]
+                   for url in urls.values()}
+        ordered = [entries[index] for index in range(len(citations))]
+        return Verification(tuple(corroborate(ordered, fetches)), fetches)
+
+    def _settled(self, entry: CitationEntry | None) -> bool:
+        """Whether a known verdict stands: not one a later run may change (a page that could not
+        be read, a claim left unjudged for want of a model that is now there, a vote that failed)."""
+        if entry is None or entry.verdict == Verdict.UNVERIFIABLE:
+            return False
+        if entry.verdict == Verdict.UNJUDGED:
+            return not self.seats
+        return all(vote.answer is not None for vote in entry.votes)
+
+    def _pages(self, urls: list[str], known_fetches: dict[str, FetchRecord]) -> dict[str, Page]:
+        found: dict[str, Page] = {}
+        wanted: list[str] = []
+        for url in urls:
+            page = self._read.get(url) or self._known_page(known_fetches.get(url))
+            if page is None:
+                wanted.append(url)
+            else:
+                found[url] = page
+        for url, fetched in self.fetcher.fetch_all(wanted).items():
+            found[url] = self._read[url] = self._extracted(fetched)
+        return found
+
+    def _known_page(self, record: FetchRecord | None) -> Page | None:
+        """A page an earlier run fetched: a dead link stays dead (until ``--refresh``); a page
+        that was read, when its text is in the cache."""
+        if record is None:
+            return None
+        failed = failed_fetch(record)
+        if failed is not None:
+            return Page(record, None) if failed.verdict == Verdict.FABRICATED else None
+        text = self.pages.get(record.content_sha256) if self.pages is not None else None
+        return None if text is None else Page(record, text)
+
+    def _extracted(self, fetched: Fetched) -> Page:
+        now = iso(self.clock())
+        if fetched.body is None:
+            return Page(FetchRecord(fetched.final_url, fetched.status, fetched.content_type, None, None, now,
+                                    fetched.error, fetched.detail), None)
+        body = fetched.body
+        sha256 = hashlib.sha256(body).hexdigest()
+        kind = page_kind(fetched.content_type, body)
+        text = None
+        if kind is None:
+            error, detail = FetchFailure.UNSUPPORTED_CONTENT, f"{fetched.content_type} is not HTML, text or PDF"
+        else:
+            try:
+                text = extract_text(body, kind, fetched.charset)
+                error, detail = None, f"read as {kind}: {len(text):,} characters of text"
+            except ExtractionError as exc:
+                error, detail = FetchFailure.UNREADABLE, str(exc)
+        if text is not None and self.pages is not None:
+            self.pages.put(sha256, text)
+        record = FetchRecord(fetched.final_url, fetched.status, fetched.content_type, sha256, len(body), now,
+                             error, detail)
+        return Page(record, text)
+
+    def _votes(self, citations: list[Citation], pages: dict[str, Page]) -> list[tuple[VoteRecord, ...]]:
+        """Every seat's vote on every citation, asked concurrently."""
+        if not citations:
+            return []
+        for citation in citations:
+            _ = pages[citation.url or ""].searchable  # built once, before the threads share it
+
+        def ask(job: tuple[Citation, Seat]) -> VoteRecord:
+            citation, seat = job
+            page = pages[citation.url or ""]
+            assert page.text is not None and page.searchable is not None  # a page that was read needs judging
+            return cast_vote(seat, citation, page.record.final_url or citation.url or "", page.text, page.searchable)
+
+        jobs = [(citation, seat) for citation in citations for seat in self.seats]
+        with ThreadPoolExecutor(max_workers=min(VOTE_WORKERS, len(jobs))) as pool:
+            votes = list(pool.map(ask, jobs))
+        size = len(self.seats)
+        return [tuple(votes[start : start + size]) for start in range(0, len(votes), size)]
+
+
+def _unchanged(record: FetchRecord, known: FetchRecord | None) -> FetchRecord:
+    """A fetch that gave what the known one gave keeps its time: a re-run that found nothing new
+    writes nothing new."""
+    return known if known is not None and replace(record, fetched_at=known.fetched_at) == known else record
+
+
+def _entry(citation: Citation, judged: Judgement, votes: tuple[VoteRecord, ...] = ()) -> CitationEntry:
+    return CitationEntry(citation, judged.verdict, judged.confidence, judged.reason, votes)
+
+
+@dataclass(frozen=True)
+class ArtifactVerification:
+    path: Path
+    sidecar_path: Path
+    sidecar: Sidecar
+    changed: bool  # whether the sidecar's content differs from the one on disk (write it then)
+    notes: tuple[str, ...] = ()
+
+
+def verify_artifact(path: str | os.PathLike[str], verifier: Verifier, refresh: bool = False,
+                    clock: Callable[[], float] = time.time) -> ArtifactVerification:
+    """Verify every citation of a committed artifact against its previous sidecar, if any.
+
+    Raises DuelError: ``ARTIFACT_UNREADABLE`` for a file that is not a readable artifact,
+    ``ARTIFACT_TAMPERED`` for one whose turns or hash chain are broken (a sidecar pins a chain).
+    """
+    where = Path(path)
+    try:
+        record = RecordFile.read(where, find_source=False)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+        raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"cannot read {where}: {reason}") from None
+    if record.front is None:
+        raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"{where} is not a duel artifact: {record.front_problem}")
+    blocks = record.parsed.blocks
+    broken = record.parsed.problems[:1] + [problem.message for problem in chain_problems(blocks)][:1]
+    if broken:
+        raise DuelError(ErrorCode.ARTIFACT_TAMPERED, f"{where}: {broken[0]} (run duel validate)")
+    citations = artifact_citations(blocks, record.history().turns, citable_names(record.front.source_path))
+    side = sidecar_path(where)
+    previous, notes = None, []
+    if os.path.lexists(side):
+        try:
+            previous = load(side)
+        except (OSError, SidecarError) as exc:
+            notes.append(f"{side.name} could not be read ({exc}); it is written anew")
+    verification = verifier.verify(citations, previous, refresh)
+    voters = dict.fromkeys(vote.voter for entry in verification.entries for vote in entry.votes)
+    sidecar = Sidecar(record.front.duel_id, where.name, blocks[-1].sha256 if blocks else GENESIS, len(blocks),
+                      iso(clock()), tuple(voters), verification.fetches, verification.entries)
+    if previous is not None and sidecar.same_content(previous):
+        return ArtifactVerification(where, side, replace(sidecar, verified_at=previous.verified_at), False,
+                                    tuple(notes))
+    return ArtifactVerification(where, side, sidecar, True, tuple(notes))

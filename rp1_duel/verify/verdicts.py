@@ -1,0 +1,129 @@
+"""The rules that turn a fetch and the votes into a verdict and a confidence: pure, table-tested.
+
+Mechanical first (:func:`mechanical`): a dead link or a quoted excerpt that is not on the
+page is ``fabricated``; a page that could not be read is ``unverifiable``, with the reason.
+Then the quorum (:func:`quorum`): 2 of 3 valid votes decide. Confidence follows the
+issue's table from the votes' ``basis``, and :func:`corroborate` raises two verified
+secondary sources of one claim, on different hosts, to ``medium-high``
+(docs/protocol.md section 10, "Verdicts").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Final
+from urllib.parse import urlsplit
+
+from ..record.citations import Citation
+from ..record.verification import CitationEntry, FetchRecord, VoteRecord
+from ..turns.matching import SearchableText
+from ..vocabulary import BASES, CitationKind, Confidence, FetchFailure, Verdict, Vote
+
+DEAD_STATUSES: Final = frozenset({404, 410})
+# The strongest basis two valid votes agree on gives the confidence.
+_CONFIDENCE_OF_BASIS: Final = {Vote.STATES: Confidence.HIGH, Vote.REPORTS: Confidence.MEDIUM,
+                               Vote.CIRCUMSTANTIAL: Confidence.LOW}
+QUORUM: Final = 2
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: str
+    confidence: str | None
+    reason: str
+
+
+def by_kind(citation: Citation) -> Judgement | None:
+    """The verdict of an item that is not a URL: nothing to fetch."""
+    if citation.kind == CitationKind.PRINCIPLE:
+        return Judgement(Verdict.NOT_CHECKABLE, None, "a principle is argued, not cited")
+    if citation.kind == CitationKind.SOURCE:
+        return Judgement(Verdict.CHECKED_AT_APPEND, None, "checked against the source when the turn was appended")
+    if citation.kind == CitationKind.TURN:
+        return Judgement(Verdict.CHECKED_AT_APPEND, None, "checked against the cited turn when the turn was appended")
+    return None
+
+
+def failed_fetch(record: FetchRecord) -> Judgement | None:
+    """What a fetch that read no page settles: ``fabricated`` for a dead link, else ``unverifiable``."""
+    if record.ok:
+        return None
+    dead = record.error in (FetchFailure.NAME_NOT_FOUND, FetchFailure.CONNECTION_REFUSED) or (
+        record.error == FetchFailure.HTTP_STATUS and record.status in DEAD_STATUSES)
+    if dead:
+        return Judgement(Verdict.FABRICATED, Confidence.HIGH, f"dead link: {record.detail}")
+    return Judgement(Verdict.UNVERIFIABLE, None, f"the page could not be read: {record.detail}")
+
+
+def mechanical(citation: Citation, record: FetchRecord, page: SearchableText | None) -> Judgement | None:
+    """The verdict a URL citation gets without a model, or None when its claim needs judging."""
+    settled = failed_fetch(record)
+    if settled is not None:
+        return settled
+    if citation.excerpt is not None and (page is None or not page.contains(citation.excerpt)):
+        return Judgement(Verdict.FABRICATED, Confidence.HIGH, "the quoted excerpt is not on the page")
+    if citation.claim is None:
+        return Judgement(Verdict.REACHABLE, None, f"the page is there (HTTP {record.status}); no claim to judge")
+    return None
+
+
+def unjudged(citation: Citation) -> Judgement:
+    quoted = ", and the quoted excerpt is on it" if citation.excerpt is not None else ""
+    return Judgement(Verdict.UNJUDGED, None, f"the page is there{quoted}; judging the claim needs a model, "
+                                             "and none is configured")
+
+
+def quorum(votes: Sequence[VoteRecord]) -> Judgement:
+    """The 2-of-3 rule over the valid votes.
+
+    Refuted (at least two valid refutes): ``unreliable``. Supported (at least two valid supports,
+    fewer than two refutes): ``verified``. Unsupported (at least two valid votes that refute or
+    find the page insufficient, fewer than two supports): ``unreliable``. Otherwise ``inconclusive``.
+    """
+    valid = [vote for vote in votes if vote.valid]
+    supports = [vote for vote in valid if vote.answer == Vote.SUPPORTS]
+    refutes = [vote for vote in valid if vote.answer == Vote.REFUTES]
+    insufficient = [vote for vote in valid if vote.answer == Vote.INSUFFICIENT]
+    tally = f"{len(supports)} support, {len(refutes)} refute, {len(insufficient)} insufficient, " \
+            f"{len(votes) - len(valid)} invalid"
+    if len(refutes) >= QUORUM:
+        return Judgement(Verdict.UNRELIABLE, agreed_confidence(refutes), f"refuted by the page ({tally})")
+    if len(supports) >= QUORUM:
+        return Judgement(Verdict.VERIFIED, agreed_confidence(supports), f"supported by the page ({tally})")
+    if len(refutes) + len(insufficient) >= QUORUM:
+        return Judgement(Verdict.UNRELIABLE, Confidence.LOW, f"not supported by the page ({tally})")
+    return Judgement(Verdict.INCONCLUSIVE, None, f"no 2-of-3 decision ({tally})")
+
+
+def agreed_basis(votes: Sequence[VoteRecord]) -> str | None:
+    """The strongest basis at least two of ``votes`` grant (a vote for `states` grants `reports` too)."""
+    strengths = sorted(BASES.index(vote.basis) for vote in votes if vote.basis in BASES)
+    return BASES[strengths[QUORUM - 1]] if len(strengths) >= QUORUM else None
+
+
+def agreed_confidence(votes: Sequence[VoteRecord]) -> str | None:
+    basis = agreed_basis(votes)
+    return None if basis is None else _CONFIDENCE_OF_BASIS[basis]
+
+
+def corroborate(entries: Sequence[CitationEntry], fetches: dict[str, FetchRecord]) -> list[CitationEntry]:
+    """Two verified secondary sources of one claim on different hosts: each is ``medium-high``."""
+    hosts: dict[str, set[str]] = {}
+    for entry in entries:
+        if _secondary(entry) and entry.citation.claim is not None:
+            hosts.setdefault(entry.citation.claim, set()).add(_host(entry, fetches))
+    return [replace(entry, confidence=Confidence.MEDIUM_HIGH)
+            if _secondary(entry) and len(hosts.get(entry.citation.claim or "", ())) >= QUORUM else entry
+            for entry in entries]
+
+
+def _secondary(entry: CitationEntry) -> bool:
+    supporting = [vote for vote in entry.votes if vote.valid and vote.answer == Vote.SUPPORTS]
+    return entry.verdict == Verdict.VERIFIED and agreed_basis(supporting) == Vote.REPORTS
+
+
+def _host(entry: CitationEntry, fetches: dict[str, FetchRecord]) -> str:
+    record = fetches.get(entry.citation.url or "")
+    url = (record.final_url if record else None) or entry.citation.url or ""
+    return (urlsplit(url).hostname or "").removeprefix("www.")

@@ -1,0 +1,152 @@
+"""The verdict rules as tables: the mechanical verdict, the 2-of-3 quorum, confidence
+(docs/protocol.md section 10, "Verdicts")."""
+
+from __future__ import annotations
+
+import pytest
+
+from rp1_duel.record.citations import Citation
+from rp1_duel.record.verification import CitationEntry, FetchRecord, VoteRecord
+from rp1_duel.turns.matching import SearchableText
+from rp1_duel.verify.verdicts import by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
+from rp1_duel.vocabulary import CitationKind, Confidence, FetchFailure, Verdict, Vote
+
+URL = "https://example.org/lease"
+CLAIM = "Leases are renewed every five minutes."
+PAGE = SearchableText("Our leases are renewed every five minutes by the holder.")
+
+
+def citation(excerpt=None, claim=CLAIM, kind=CitationKind.URL, url=URL):
+    return Citation(1, "a" * 64, "Counterpoints", 5, url, kind, url, excerpt, claim)
+
+
+def fetched(error=None, status=200, detail="read as html"):
+    return FetchRecord(URL, status, "text/html", None if error else "b" * 64, None if error else 10,
+                       "2026-11-23T00:00:00.000Z", error, detail)
+
+
+@pytest.mark.parametrize(("kind", "verdict"), [(CitationKind.PRINCIPLE, Verdict.NOT_CHECKABLE),
+                                               (CitationKind.SOURCE, Verdict.CHECKED_AT_APPEND),
+                                               (CitationKind.TURN, Verdict.CHECKED_AT_APPEND)])
+def test_items_that_are_not_urls_are_judged_by_their_kind(kind, verdict):
+    assert by_kind(citation(kind=kind)).verdict == verdict
+    assert by_kind(citation()) is None
+
+
+@pytest.mark.parametrize(("error", "status", "verdict"), [
+    (FetchFailure.NAME_NOT_FOUND, None, Verdict.FABRICATED),
+    (FetchFailure.CONNECTION_REFUSED, None, Verdict.FABRICATED),
+    (FetchFailure.HTTP_STATUS, 404, Verdict.FABRICATED),
+    (FetchFailure.HTTP_STATUS, 410, Verdict.FABRICATED),
+    (FetchFailure.HTTP_STATUS, 401, Verdict.UNVERIFIABLE),
+    (FetchFailure.HTTP_STATUS, 403, Verdict.UNVERIFIABLE),
+    (FetchFailure.HTTP_STATUS, 429, Verdict.UNVERIFIABLE),
+    (FetchFailure.HTTP_STATUS, 500, Verdict.UNVERIFIABLE),
+    (FetchFailure.HTTP_STATUS, 451, Verdict.UNVERIFIABLE),
+    (FetchFailure.DNS_FAILED, None, Verdict.UNVERIFIABLE),
+    (FetchFailure.TIMEOUT, None, Verdict.UNVERIFIABLE),
+    (FetchFailure.TOO_LARGE, 200, Verdict.UNVERIFIABLE),
+    (FetchFailure.UNSUPPORTED_CONTENT, 200, Verdict.UNVERIFIABLE),
+    (FetchFailure.REFUSED_ADDRESS, None, Verdict.UNVERIFIABLE),
+    (FetchFailure.REFUSED_SCHEME, None, Verdict.UNVERIFIABLE),
+    (FetchFailure.TOO_MANY_REDIRECTS, None, Verdict.UNVERIFIABLE),
+    (FetchFailure.CONNECTION_FAILED, None, Verdict.UNVERIFIABLE),
+    (FetchFailure.UNREADABLE, 200, Verdict.UNVERIFIABLE),
+])
+def test_a_dead_link_is_fabricated_and_an_unread_page_unverifiable(error, status, verdict):
+    judged = mechanical(citation(), fetched(error, status, detail="what happened"), None)
+    assert judged.verdict == verdict and "what happened" in judged.reason
+    assert judged.confidence == (Confidence.HIGH if verdict == Verdict.FABRICATED else None)
+
+
+def test_a_quoted_excerpt_not_on_the_page_is_fabricated():
+    judged = mechanical(citation(excerpt="renewed every ten minutes"), fetched(), PAGE)
+    assert (judged.verdict, judged.confidence) == (Verdict.FABRICATED, Confidence.HIGH)
+
+
+def test_a_quoted_excerpt_on_the_page_still_needs_its_claim_judged():
+    assert mechanical(citation(excerpt="renewed  EVERY five\nminutes"), fetched(), PAGE) is None
+    assert failed_fetch(fetched()) is None
+
+
+def test_a_url_outside_support_items_is_reachable_when_read():
+    assert mechanical(citation(claim=None), fetched(), PAGE).verdict == Verdict.REACHABLE
+
+
+def test_without_a_model_a_claim_is_unjudged_and_says_why():
+    judged = unjudged(citation(excerpt="renewed"))
+    assert judged.verdict == Verdict.UNJUDGED and "quoted excerpt is on it" in judged.reason and "model" in judged.reason
+
+
+S, R, N = Vote.SUPPORTS, Vote.REFUTES, Vote.INSUFFICIENT  # N: not enough on the page
+
+
+def votes(*answers, basis=Vote.STATES):
+    """``S``, ``R``, ``N``: valid votes; lower case ``s``/``r``: the same answer, invalid (excerpt not on the page)."""
+    made = []
+    for answer in answers:
+        valid = answer in (S, R, N)
+        word = {"s": S, "r": R}.get(answer, answer)
+        made.append(VoteRecord("m", Vote.BRIEF_SUPPORT, word, "x", basis, valid, None if valid else "not on the page"))
+    return made
+
+
+@pytest.mark.parametrize(("answers", "verdict"), [
+    ((S, S, S), Verdict.VERIFIED),
+    ((S, S, R), Verdict.VERIFIED),  # supported: two support, fewer than two refute
+    ((S, S, N), Verdict.VERIFIED),
+    ((R, R, S), Verdict.UNRELIABLE),  # refuted: two refute
+    ((R, R, R), Verdict.UNRELIABLE),
+    ((N, N, S), Verdict.UNRELIABLE),  # unsupported: two found no support
+    ((R, N, S), Verdict.UNRELIABLE),
+    ((S, R, "s"), Verdict.INCONCLUSIVE),  # an invalid vote does not count
+    ((S, "s", "s"), Verdict.INCONCLUSIVE),
+    ((R, "r", S), Verdict.INCONCLUSIVE),
+    ((S, N, "r"), Verdict.INCONCLUSIVE),
+    (("s", "r", "s"), Verdict.INCONCLUSIVE),
+    ((), Verdict.INCONCLUSIVE),
+])
+def test_the_two_of_three_rules(answers, verdict):
+    assert quorum(votes(*answers)).verdict == verdict
+
+
+def test_refuted_and_unsupported_are_told_apart_in_the_reason():
+    assert quorum(votes(R, R, S)).reason.startswith("refuted")
+    assert quorum(votes(N, N, S)).reason.startswith("not supported")
+
+
+def test_votes_by_basis_give_the_confidence():
+    def confidence(*bases):
+        return quorum([VoteRecord("m", Vote.BRIEF_SUPPORT, S, "x", basis, True, None) for basis in bases]).confidence
+
+    assert confidence(Vote.STATES, Vote.STATES, Vote.REPORTS) == Confidence.HIGH  # the page itself states it
+    assert confidence(Vote.STATES, Vote.REPORTS) == Confidence.MEDIUM  # two agree it reports it, at least
+    assert confidence(Vote.REPORTS, Vote.CIRCUMSTANTIAL, Vote.STATES) == Confidence.MEDIUM
+    assert confidence(Vote.CIRCUMSTANTIAL, Vote.STATES) == Confidence.LOW
+    assert quorum(votes(R, R, basis=Vote.STATES)).confidence == Confidence.HIGH
+    assert quorum(votes(N, N)).confidence == Confidence.LOW
+
+
+def verified(url, claim=CLAIM, basis=Vote.REPORTS):
+    supporting = tuple(VoteRecord("m", Vote.BRIEF_SUPPORT, S, "x", basis, True, None) for _ in range(3))
+    judged = quorum(supporting)
+    return CitationEntry(citation(url=url, claim=claim), judged.verdict, judged.confidence, judged.reason, supporting)
+
+
+def test_two_secondary_sources_on_different_hosts_are_medium_high():
+    entries = [verified("https://a.example/1"), verified("https://www.b.example/2")]
+    assert [e.confidence for e in corroborate(entries, {})] == [Confidence.MEDIUM_HIGH] * 2
+
+
+@pytest.mark.parametrize("entries", [
+    [verified("https://a.example/1"), verified("https://a.example/2")],  # one host
+    [verified("https://a.example/1"), verified("https://b.example/2", claim="Another claim.")],
+    [verified("https://a.example/1")],
+])
+def test_one_secondary_source_stays_medium(entries):
+    assert {e.confidence for e in corroborate(entries, {})} == {Confidence.MEDIUM}
+
+
+def test_a_page_that_states_it_stays_high_beside_a_secondary_source():
+    entries = corroborate([verified("https://a.example/1", basis=Vote.STATES), verified("https://b.example/2")], {})
+    assert [e.confidence for e in entries] == [Confidence.HIGH, Confidence.MEDIUM]
