@@ -573,6 +573,22 @@ def test_close_invalidated_needs_a_reason_and_writes_the_conclusion(service, pai
     assert code_of(lambda: service.claim_lock(alice.seat)) == "DUEL_CLOSED"
 
 
+@pytest.mark.parametrize("field", ["reason", "summary"])
+def test_close_refuses_raw_html_in_its_reason_or_summary_and_keeps_the_lease(service, pair, field):
+    alice, _ = pair
+    lease = claim(service, alice)
+    before = Path(service.status(alice.duel_id).duel.debate_path).read_text()
+    text = {"reason": "stopped", "summary": "We stopped.", field: "see <img src=x onerror=alert(1)>"}
+    with pytest.raises(DuelError) as raised:
+        service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED", **text)
+    error = raised.value
+    assert error.code == "INVALID_ARGUMENT" and "raw HTML" in error.message and "backticks" in error.message
+    assert Path(service.status(alice.duel_id).duel.debate_path).read_text() == before
+    assert service.refresh_lock(alice.seat, lease).refreshed  # the lease is still the caller's
+    text[field] = "see `<img src=x onerror=alert(1)>`"
+    assert service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED", **text).closed
+
+
 def test_computed_outcome_cannot_be_claimed_before_it_is_reached(service, pair):
     alice, _ = pair
     lease = claim(service, alice)

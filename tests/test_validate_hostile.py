@@ -205,3 +205,21 @@ def test_a_fifo_target_is_refused_instead_of_hanging(service, tmp_path):
         service.join(target=str(fifo), participant_name="Alice")
     assert caught.value.code == "TARGET_UNREADABLE"
     assert "not a regular file" in caught.value.message
+
+
+def test_raw_html_edited_into_the_terminal_conclusion_is_flagged(repo):
+    service = DuelService(repo / "debates")
+    source = repo / "design.md"
+    alice = join(service, source, "Alice", harness="h", model_id="m")
+    join(service, source, "Bob", harness="h", model_id="m")
+    service.release_lock(alice.seat, claim(service, alice), close=True, outcome="INVALIDATED",
+                         reason="stopped", summary="We stopped.")
+    artifact = Path(service.status(alice.duel_id).duel.debate_path)
+    assert validate_file(artifact, root=repo).valid
+    text = artifact.read_text(encoding="utf-8")
+    artifact.write_text(text.replace("We stopped.", "We stopped.\n\n<script>alert(1)</script>"), encoding="utf-8")
+    report = validate_file(artifact, root=repo)
+    assert {p.code for p in report.problems} == {"RAW_HTML"}
+    problem = report.problems[0]
+    assert "Terminal Conclusion" in problem.message and "<script>" in problem.message
+    assert artifact.read_text(encoding="utf-8").split("\n")[problem.line - 1] == "<script>alert(1)</script>"

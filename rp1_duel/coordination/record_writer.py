@@ -17,6 +17,7 @@ from ..errors import DuelError, invalid_argument
 from ..record import artifact, signatures
 from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, TurnBlock
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
+from ..turns.raw_html import find_raw_html
 from ..turns.rules import validate_turn
 from ..turns.source import SourceUnreadable, read_bounded, read_source
 from ..vocabulary import CLOSED, WRAPPERS, ErrorCode
@@ -193,18 +194,24 @@ def append_turn(
     return record
 
 
-def check_summary(summary: str | None) -> None:
-    if summary is None:
-        return
-    if len(summary.encode("utf-8")) > SUMMARY_MAX_BYTES or "<!-- duel:" in summary or "\x00" in summary:
+def check_conclusion(reason: str | None, summary: str | None) -> None:
+    """The close's reason and summary go into the artifact unhashed: Markdown only, like a turn
+    (raw HTML would be read as markup where the record is rendered)."""
+    if summary is not None and (
+            len(summary.encode("utf-8")) > SUMMARY_MAX_BYTES or "<!-- duel:" in summary or "\x00" in summary):
         raise invalid_argument("the summary must be Markdown under 64 KiB without <!-- duel: markers")
+    for label, text in (("the reason", reason), ("the summary", summary)):
+        found = find_raw_html(text or "")
+        if found:
+            raise invalid_argument(f"{label} holds raw HTML {found[0].snippet!r}, which would be read as markup "
+                                   "where the artifact is rendered: put it in backticks")
 
 
 def close_duel(
     tx: Transaction, me: Participant, lease: Lease, outcome: str, reason: str | None, summary: str | None
 ) -> None:
     state = tx.state
-    check_summary(summary)
+    check_conclusion(reason, summary)
     check = check_record(tx)
     if check.problem:
         _mark_invalid(tx, check.problem)

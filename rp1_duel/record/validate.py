@@ -24,6 +24,7 @@ from typing import Any
 
 from ..settings import SETTINGS
 from ..turns.grammar import ParsedTurn
+from ..turns.raw_html import find_raw_html
 from ..vocabulary import (
     ACCEPTED_CONSENSUS,
     ACTIVE,
@@ -33,6 +34,7 @@ from ..vocabulary import (
     MAX_TURNS,
     TIMEOUT,
     RecordCode,
+    RuleCode,
     Verdict,
 )
 from . import signatures, verification
@@ -139,9 +141,22 @@ def validate_file(
             line = block.line + 1 + violation.line if violation.line else block.line
             add(Problem(violation.code, f"turn {number}: {violation.message}", line, number))
     report.turns = len(blocks)
+    _check_conclusion(record, report)
     _check_outcome(front, history.summaries(), report)
     _check_verification(path, root, front, blocks, history.turns, require_verified, report)
     return report
+
+
+def _check_conclusion(record: RecordFile, report: ArtifactReport) -> None:
+    """The close's reason and summary are not hashed, so an edit can put markup there: flag it
+    as the turn rule would (a close through the service refuses it)."""
+    conclusion = record.parsed.conclusion
+    if not conclusion:
+        return
+    first_line = record.text[: record.text.find(conclusion)].count("\n") + 1
+    for html in find_raw_html(conclusion):
+        report.problems.append(Problem(RuleCode.RAW_HTML, f"the Terminal Conclusion holds raw HTML {html.snippet!r}, "
+                                       "which would be read as markup when rendered", first_line + html.line - 1))
 
 
 def _check_verification(
