@@ -117,9 +117,24 @@ def test_a_compressed_answer_is_not_decompressed(web):
     assert fetch(web, "/gzipped").error == FetchFailure.UNSUPPORTED_CONTENT
 
 
+def resolver(known: set[str]):
+    """The system resolver's answers as seen from a machine where only ``known`` names exist."""
+    def resolve(host, port):
+        if host not in known:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [ipaddress.ip_address("93.184.215.14")]
+    return resolve
+
+
 def test_a_name_that_does_not_exist_is_a_dead_link():
-    fetched = Fetcher(LOCAL).fetch("http://no-such-host.invalid/page")
-    assert fetched.error == FetchFailure.NAME_NOT_FOUND
+    policy = FetchPolicy(allow_private_hosts=True, resolve=resolver({"example.org"}))
+    assert Fetcher(policy).fetch("http://no-such-host.invalid/page").error == FetchFailure.NAME_NOT_FOUND
+
+
+def test_an_unknown_name_is_no_dead_link_when_the_resolver_knows_no_name_at_all():
+    # Offline, or behind a DNS that answers nothing: the cited page may well exist.
+    fetched = Fetcher(FetchPolicy(resolve=resolver(set()))).fetch("https://en.wikipedia.org/wiki/Lease")
+    assert fetched.error == FetchFailure.DNS_FAILED and "offline" in (fetched.detail or "")
 
 
 def test_a_closed_port_is_connection_refused():

@@ -47,6 +47,9 @@ _READ_CHUNK = 64 * 1024
 _PRINTABLE_ASCII = "".join(chr(code) for code in range(33, 127))
 _HOST = re.compile(r"[A-Za-z0-9._:-]+")  # a name after IDNA, or an address: nothing that could end a header
 _NO_SUCH_NAME = {getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, name)}
+# Names reserved to exist (RFC 2606): a resolver that knows none of them is cut off, and its
+# "no such name" says nothing about the cited host.
+_KNOWN_NAMES: Final = ("example.com", "example.org", "example.net")
 
 
 def user_agent() -> str:
@@ -123,6 +126,7 @@ class Fetcher:
         self.policy = policy or FetchPolicy()
         self._hosts: dict[str, threading.BoundedSemaphore] = {}
         self._hosts_lock = threading.Lock()
+        self._resolver_answers: bool | None = None
 
     def fetch_all(self, urls: Iterable[str]) -> dict[str, Fetched]:
         """Each URL fetched once, concurrently within the policy's caps."""
@@ -192,6 +196,19 @@ class Fetcher:
             finally:
                 sock.close()
 
+    def _resolver_works(self) -> bool:
+        """Whether the resolver answers for names that exist: asked once, on the first unknown name."""
+        with self._hosts_lock:
+            if self._resolver_answers is None:
+                self._resolver_answers = any(self._resolves(name) for name in _KNOWN_NAMES)
+            return self._resolver_answers
+
+    def _resolves(self, name: str) -> bool:
+        try:
+            return bool(self.policy.resolve(name, 443))
+        except (OSError, UnicodeError, ValueError):
+            return False
+
     def _host_slot(self, host: str) -> threading.BoundedSemaphore:
         with self._hosts_lock:
             return self._hosts.setdefault(host, threading.BoundedSemaphore(self.policy.per_host))
@@ -200,8 +217,11 @@ class Fetcher:
         try:
             addresses = self.policy.resolve(host, port)
         except socket.gaierror as exc:
-            if exc.errno in _NO_SUCH_NAME:
+            if exc.errno in _NO_SUCH_NAME and self._resolver_works():
                 raise _Failed(FetchFailure.NAME_NOT_FOUND, f"no such host: {host}") from None
+            if exc.errno in _NO_SUCH_NAME:
+                raise _Failed(FetchFailure.DNS_FAILED, f"cannot resolve {host}: the resolver knows no name at all "
+                                                       "(offline, or DNS blocked)") from None
             raise _Failed(FetchFailure.DNS_FAILED, f"cannot resolve {host}: {exc.strerror or exc}") from None
         except (OSError, UnicodeError, ValueError) as exc:
             raise _Failed(FetchFailure.DNS_FAILED, f"cannot resolve {host}: {exc}") from None
