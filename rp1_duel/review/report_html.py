@@ -308,9 +308,9 @@ def _verdict(verdict: str | None, confidence: str | None, reason: str | None) ->
 
 def _model_written(report: Report) -> str:
     return "".join(
-        f'<section class="model-written"><h2>{_e(s.title)}</h2><p class="muted">Written by the model '
-        f"<code>{_e(s.model)}</code>, not computed by duel: check it against the record.</p>"
-        + "".join(f"<p>{_text(p)}</p>" for p in s.text.split("\n\n") if p.strip())
+        f'<section class="model-written"><h2>{_e(s.title)} by <code>{_e(s.model)}</code></h2>'
+        f'<p class="muted"><strong>{_e(words.model_label(s))}</strong></p>'
+        + "".join(f"<p>{_text(p)}</p>" for p in words.model_text(s).split("\n\n") if p.strip())
         + "</section>"
         for s in report.model_written
     )

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..record.verification import MISMATCH, STALE
+from .assessment import LABEL, ModelSection
 from .report import Report, UnresolvedEntry, VerificationFacts
 
 SEAT_COLOURS = {1: "#1f6feb", 2: "#c2560c"}  # the timeline's lines, in both renderers
@@ -102,3 +103,32 @@ def verification(facts: VerificationFacts) -> str:
         coverage = "covers every turn"
     counts = ", ".join(f"{count} {verdict}" for verdict, count in facts.counts.items())
     return f"{where} ({moment(facts.verified_at or '')}) {coverage}: {counts or 'no citations'}"
+
+
+def model_heading(section: ModelSection) -> str:
+    """`Assessment by anthropic:claude-sonnet-5-5`."""
+    return f"{section.title} by {section.model}"
+
+
+def model_label(section: ModelSection) -> str:
+    """`Model-written, not checked for truth; turn references checked: 7, 1 not found (marked). Asked …`."""
+    references = section.references
+    if not references:
+        checked = "it cites none"
+    elif section.not_found:
+        checked = f"{len(references)}, {section.not_found} not found (marked [not found: …])"
+    else:
+        checked = f"{len(references)}, all found"
+    asked = f" Asked {moment(section.asked_at)}." if section.asked_at else ""
+    return f"{LABEL[0].upper()}{LABEL[1:]}: {checked}.{asked}"
+
+
+def model_text(section: ModelSection) -> str:
+    """The model's text with `[not found: why]` after each turn reference that failed its check."""
+    out, position = [], 0
+    for reference in section.references:
+        if not reference.found:
+            out += [section.text[position : reference.end], f" [not found: {reference.reason}]"]
+            position = reference.end
+    out.append(section.text[position:])
+    return "".join(out)
