@@ -444,7 +444,7 @@ def test_markdown_fits_one_github_comment_by_leaving_out_the_citations_first():
 def test_model_written_sections_are_labelled_and_escaped():
     report = replace(report_of(CONSENSUS), model_written=(ModelSection("Assessment", "claude-x", "<b>Both</b> fine."),))
     assert ("### Assessment by claude-x (model-written, not checked for truth; turn references checked)\n\n"
-            "_Model-written, not checked for truth; turn references checked: it cites none._\n\n"
+            "_No turn reference._\n\n"
             "> &lt;b>Both&lt;/b> fine.") in render_markdown(report)
     html_text = render_html(report)
     assert '<section class="model-written"><h2>Assessment by <code>claude-x</code></h2>' in html_text

@@ -151,7 +151,7 @@ def test_a_failing_reference_is_kept_and_marked_in_every_format(tmp_path):
               "Turn 9 [not found: the record has no turn 9] does not exist")
     md, page = render_markdown(report), render_html(report)
     assert all(m in md for m in marked) and all(m.replace('"', "&quot;") in page for m in marked)
-    assert "5, 2 not found (marked [not found: …])" in md
+    assert "5 turn references, 2 not found (marked [not found: …])" in md
     data = report.to_dict()["model_written"][0]
     assert data["text"] == ASSESSMENT  # the model's words as it wrote them; the marks are the renderers'
     assert [(r["turn"], r["found"]) for r in data["references"]] == [(3, True), (1, True), (3, True), (2, False),
@@ -177,11 +177,12 @@ def test_md_html_and_json_label_the_section_as_model_written(tmp_path):
     report = read_report(path, env={})
     md = render_markdown(report)
     assert ("### Assessment by anthropic:claude-sonnet-5-5 (model-written, not checked for truth; turn references "
-            "checked)\n\n_Model-written, not checked for truth; turn references checked: 5, 2 not found") in md
+            "checked)\n\n_5 turn references, 2 not found (marked [not found: …]). Asked 2026-11-18 11:06 UTC._") in md
     assert "\n> Claude grounded its case" in md
     page = render_html(report)
     assert ('<section class="model-written"><h2>Assessment by <code>anthropic:claude-sonnet-5-5</code></h2>'
-            '<p class="muted"><strong>Model-written, not checked for truth; turn references checked: 5, 2 not found')\
+            '<p class="muted"><strong>Model-written, not checked for truth; turn references checked</strong>: 5 turn '
+            'references, 2 not found')\
         in page
     data = json.loads(json.dumps(report.to_dict()))["model_written"]
     assert [(d["title"], d["model"], d["asked_at"]) for d in data] == [

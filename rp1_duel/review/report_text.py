@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..record.verification import MISMATCH, STALE
-from .assessment import LABEL, ModelSection
+from .assessment import ModelSection
 from .report import Report, UnresolvedEntry, VerificationFacts
 
 SEAT_COLOURS = {1: "#1f6feb", 2: "#c2560c"}  # the timeline's lines, in both renderers
@@ -110,17 +110,16 @@ def model_heading(section: ModelSection) -> str:
     return f"{section.title} by {section.model}"
 
 
-def model_label(section: ModelSection) -> str:
-    """`Model-written, not checked for truth; turn references checked: 7, 1 not found (marked). Asked …`."""
-    references = section.references
-    if not references:
-        checked = "it cites none"
+def model_checks(section: ModelSection) -> str:
+    """`5 turn references, 2 not found (marked [not found: …]). Asked 2026-11-24 10:02 UTC.`"""
+    count = len(section.references)
+    if not count:
+        checked = "No turn reference"
     elif section.not_found:
-        checked = f"{len(references)}, {section.not_found} not found (marked [not found: …])"
+        checked = f"{plural(count, 'turn reference')}, {section.not_found} not found (marked [not found: …])"
     else:
-        checked = f"{len(references)}, all found"
-    asked = f" Asked {moment(section.asked_at)}." if section.asked_at else ""
-    return f"{LABEL[0].upper()}{LABEL[1:]}: {checked}.{asked}"
+        checked = f"{plural(count, 'turn reference')}, all found"
+    return checked + (f". Asked {moment(section.asked_at)}." if section.asked_at else ".")
 
 
 def model_text(section: ModelSection) -> str:
