@@ -25,6 +25,7 @@ from typing import Any, Final, Protocol
 
 from ..clock import iso
 from ..errors import DuelError
+from ..participant.providers import ProviderError
 from ..record.artifact import FrontMatter, TurnBlock
 from ..record.verification import JsonReader, SidecarError, read_json
 from ..turns.grammar import ParsedTurn
@@ -308,5 +309,5 @@ def _answer(assessor: Assessor, prompt: str) -> str | DuelError:
     except DuelError as exc:
         return DuelError(exc.code, f"assessor {assessor.name}: {exc.message}")
     if not text:
-        return DuelError(ErrorCode.PROVIDER_BAD_RESPONSE, f"assessor {assessor.name} answered nothing")
+        return ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"assessor {assessor.name} answered nothing")
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"

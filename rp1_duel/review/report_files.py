@@ -15,6 +15,7 @@ from ..coordination.service import DuelService
 from ..coordination.storage import STATE_DIR, storage_errors, write_atomic
 from ..errors import DuelError
 from ..participant.asking import ModelAsker, configured_providers
+from ..participant.providers import ProviderError
 from ..record.artifact import FrontMatter, FrontMatterError, parse
 from ..record.history import read_artifact_text
 from ..record.verification import SidecarError, load, sidecar_path
@@ -63,9 +64,9 @@ def configured_assessors(env: Mapping[str, str], models: Sequence[str] = (),
     error: ``--assess`` asked for a model (``PROVIDER_NO_CREDENTIALS``)."""
     providers = configured_providers(env, models, base_url, flag="--assessor", limit=assessment.MAX_ASSESSORS)
     if not providers:
-        raise DuelError(ErrorCode.PROVIDER_NO_CREDENTIALS,
-                        "--assess needs a model: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --assessor MODEL "
-                        "(with --base-url URL for an OpenAI-compatible server)")
+        raise ProviderError(ErrorCode.PROVIDER_NO_CREDENTIALS,
+                            "--assess needs a model: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --assessor "
+                            "MODEL (with --base-url URL for an OpenAI-compatible server)")
     return [ModelAsker(provider, role="an assessor", cache_key="duel-report", max_tokens=assessment.ASSESS_MAX_TOKENS,
                        deadline_seconds=assessment.ASSESS_DEADLINE_SECONDS) for provider in providers]
 
