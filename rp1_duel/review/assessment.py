@@ -14,6 +14,7 @@ is handed. Files are :mod:`rp1_duel.review.report_files`' (docs/protocol.md sect
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -230,26 +231,26 @@ def shown(found: AssessmentFile | None, subject: Subject,
 
 def _staleness(entry: Assessment, subject: Subject) -> str:
     if entry.chain_head != subject.chain_head:
-        return (f"it was asked about {entry.turns} turns (chain head {entry.chain_head[:12]}), and the record has "
-                f"{subject.turns} (chain head {subject.chain_head[:12]})")
+        return (f"it was asked about {entry.turns} turn{'' if entry.turns == 1 else 's'} (chain head "
+                f"{entry.chain_head[:12]}), and the record has {subject.turns} (chain head {subject.chain_head[:12]})")
     return f"it was asked with prompt version {entry.prompt_version}, not {PROMPT_VERSION}"
 
 
 # -- asking ------------------------------------------------------------------------------------------------
 
 
-def assessment_prompt(front: FrontMatter, blocks: Sequence[TurnBlock], chain_head: str) -> str:
-    """The record as data between two lines no turn can hold: they carry the chain head, the hash of the last
-    turn, which no turn's text can contain."""
-    fence = chain_head[:16]
+def assessment_prompt(front: FrontMatter, blocks: Sequence[TurnBlock]) -> str:
+    """The record as data between two lines that carry the hash of what is between them, which that text
+    cannot contain: no turn can close the data early and speak as the prompt."""
     participants = "".join(f"- seat {p.seat}: {p.display_name} ({p.model_id}), the "
-                           f"{'odd' if p.seat == 1 else 'even'} turns\n" for p in sorted(front.participants,
-                                                                                         key=lambda p: p.seat))
+                           f"{'odd' if p.seat == 1 else 'even'} turns\n"
+                           for p in sorted(front.participants, key=lambda p: p.seat))
     turns = "".join(block.body.rstrip("\n") + "\n\n" for block in blocks) or "(no turns yet)\n\n"
-    return (f"<<<RECORD {fence}\n"
-            f"Topic: {front.topic}\nSource document: {front.source_path}\nParticipants:\n{participants}"
-            f"Status: {front.status}; outcome: {front.outcome or 'none yet'}; {len(blocks)} of {front.max_turns} "
-            f"turns.\n\n{turns}RECORD {fence}>>>\n\n"
+    record = (f"Topic: {front.topic}\nSource document: {front.source_path}\nParticipants:\n{participants}"
+              f"Status: {front.status}; outcome: {front.outcome or 'none yet'}; {len(blocks)} of {front.max_turns} "
+              f"turns.\n\n{turns}")
+    fence = hashlib.sha256(record.encode("utf-8")).hexdigest()[:16]
+    return (f"<<<RECORD {fence}\n{record}RECORD {fence}>>>\n\n"
             "Assess each side as the brief says, citing turns as `Turn N` or `Turn N \"exact words\"`.")
 
 

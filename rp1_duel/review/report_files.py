@@ -47,7 +47,7 @@ def assess_artifact(path: str | os.PathLike[str], assessors: Sequence[Assessor],
     record = read_record(_artifact_text(where), str(where))
     found = _assessment(where)
     subject = record.subject(str(where))
-    prompt = assessment.assessment_prompt(record.front, record.parsed.blocks, subject.chain_head)
+    prompt = assessment.assessment_prompt(record.front, record.parsed.blocks)
     if found is not None and found.cache is None:
         progress(f"{found.path} could not be read ({found.error}): it is written anew")
     run = assessment.assess(found.cache if found else None, subject, prompt, assessors, refresh, clock, progress)

@@ -240,7 +240,7 @@ def _verdict(verdict: str | None, confidence: str | None) -> str:
 def _model_written(report: Report) -> str:
     sections = []
     for section in report.model_written:
-        sections.append(f"### {inline(words.model_heading(section))} ({LABEL})\n\n"
+        sections.append(f"### {inline(section.title)} by {inline(section.model)} ({LABEL})\n\n"
                         f"_{inline(words.model_checks(section))}_\n\n"
                         + "\n>\n".join(f"> {inline(p)}" for p in words.model_text(section).split("\n\n") if p.strip()))
     return "\n\n".join(sections)

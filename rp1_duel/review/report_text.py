@@ -105,11 +105,6 @@ def verification(facts: VerificationFacts) -> str:
     return f"{where} ({moment(facts.verified_at or '')}) {coverage}: {counts or 'no citations'}"
 
 
-def model_heading(section: ModelSection) -> str:
-    """`Assessment by anthropic:claude-sonnet-5-5`."""
-    return f"{section.title} by {section.model}"
-
-
 def model_checks(section: ModelSection) -> str:
     """`5 turn references, 2 not found (marked [not found: …]). Asked 2026-11-24 10:02 UTC.`"""
     count = len(section.references)
