@@ -341,6 +341,20 @@ def test_an_assessor_that_fails_keeps_the_others_answer_and_is_reported(tmp_path
     assert [s.model for s in read_report(path, env={}).model_written] == ["anthropic:claude-sonnet-5-5"]
 
 
+def test_an_empty_answer_is_a_bad_response_and_a_long_one_is_cut(tmp_path):
+    path = copy_artifact(CONSENSUS, tmp_path)
+    with FakeAnthropicServer(responder=answering("  \n ")) as claude:
+        empty = assess(path, env_for(claude))
+    assert [(f.code, f.message) for f in empty.failures] == [
+        ("PROVIDER_BAD_RESPONSE", "assessor anthropic:claude-sonnet-5-5: claude-sonnet-5-5 returned no text (stop "
+                                  "reason: end_turn)")]
+    assert not assessment.cache_path(path).exists()
+    with FakeAnthropicServer(responder=answering("Turn 1 " * 3000)) as claude:
+        assess(path, env_for(claude))
+    [section] = read_report(path, env={}).model_written
+    assert len(section.text) == 16_000 and section.text.endswith("Turn…")
+
+
 def test_a_refused_key_stops_before_any_model_is_asked(tmp_path):
     path = copy_artifact(CONSENSUS, tmp_path)
     with (FakeAnthropicServer(responder=answering(ASSESSMENT)) as claude, FakeOpenAIServer(fail_status=401) as gpt,

@@ -26,12 +26,10 @@ from typing import Any, Final, Protocol
 
 from ..clock import iso
 from ..errors import DuelError
-from ..participant.providers import ProviderError
 from ..record.artifact import FrontMatter, TurnBlock
 from ..record.verification import JsonReader, SidecarError, read_json
 from ..turns.grammar import ParsedTurn
 from ..turns.references import turns_in_text
-from ..vocabulary import ErrorCode
 
 FORMAT: Final = "duel-assess/1"
 SUFFIX: Final = ".assess.json"
@@ -306,9 +304,7 @@ def _ask_all(assessors: Iterable[Assessor], prompt: str) -> dict[str, str | Duel
 
 def _answer(assessor: Assessor, prompt: str) -> str | DuelError:
     try:
-        text = assessor.ask(BRIEF, prompt).strip()
+        text = assessor.ask(BRIEF, prompt).strip()  # the providers refuse an empty answer (PROVIDER_BAD_RESPONSE)
     except DuelError as exc:
         return DuelError(exc.code, f"assessor {assessor.name}: {exc.message}")
-    if not text:
-        return ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"assessor {assessor.name} answered nothing")
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"
