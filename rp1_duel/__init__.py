@@ -47,6 +47,7 @@ _EXPORTS = {
     "select_provider": "rp1_duel.participant.providers",
     "build_report": "rp1_duel.review.report",
     "read_report": "rp1_duel.review.report_files",
+    "assess_artifact": "rp1_duel.review.report_files",
     "render_markdown": "rp1_duel.review.report_markdown",
     "render_html": "rp1_duel.review.report_html",
 }
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from .record.outcomes import evaluate as evaluate
     from .record.validate import validate_file as validate_file
     from .review.report import build_report as build_report
+    from .review.report_files import assess_artifact as assess_artifact
     from .review.report_files import read_report as read_report
     from .review.report_html import render_html as render_html
     from .review.report_markdown import render_markdown as render_markdown

@@ -447,12 +447,14 @@ def test_markdown_fits_one_github_comment_by_leaving_out_the_citations_first():
 
 def test_model_written_sections_are_labelled_and_escaped():
     report = replace(report_of(CONSENSUS), model_written=(ModelSection("Assessment", "claude-x", "<b>Both</b> fine."),))
-    assert "### Assessment (model-written by claude-x, not checked)\n\n> &lt;b>Both&lt;/b> fine." in \
-        render_markdown(report)
+    assert ("### Assessment by claude-x (model-written, not checked for truth; turn references checked)\n\n"
+            "_No turn reference._\n\n"
+            "> &lt;b>Both&lt;/b> fine.") in render_markdown(report)
     html_text = render_html(report)
-    assert '<section class="model-written"><h2>Assessment</h2>' in html_text and "&lt;b&gt;Both" in html_text
+    assert '<section class="model-written"><h2>Assessment by <code>claude-x</code></h2>' in html_text
+    assert "&lt;b&gt;Both" in html_text
     assert report.to_dict()["model_written"] == [{"title": "Assessment", "model": "claude-x",
-                                                   "text": "<b>Both</b> fine."}]
+                                                   "text": "<b>Both</b> fine.", "references": [], "asked_at": None}]
 
 
 # -- json: the documented data -------------------------------------------------------------------------

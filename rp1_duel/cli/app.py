@@ -318,19 +318,32 @@ def report_command(
                                          "page) or json (the data behind both).")] = "md",
     output: Annotated[str | None, typer.Option("-o", "--output", help="Write the report to this file (atomically) "
                                                "instead of standard output.")] = None,
+    assess: Annotated[bool, typer.Option(
+        "--assess", help="Add a model's assessment of each side (model-written; its turn references checked), "
+                         "cached in NAME.assess.json beside the artifact.")] = False,
+    assessor: Annotated[list[str] | None, typer.Option(
+        "--assessor", help="A model that assesses (up to 2). Default: Claude and/or GPT, as keys are set.")] = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", help="An OpenAI-compatible server for --assessor (Ollama, vLLM, llama.cpp).")] = None,
+    refresh_assessment: Annotated[bool, typer.Option(
+        "--refresh-assessment", help="Ask the assessors again, even when the cache holds their answer.")] = False,
 ) -> None:
     """Summarise a duel for review: the outcome and why, the stances turn by turn, agreements, unresolved items, novel arguments, citations, participants and cost.
 
-    Computed from the artifact alone, plus its verification sidecar (NAME.verify.json) and the usage recorded under the debate dir's .duel/ when they are there. Writes nothing but the report.
+    Computed from the artifact alone, plus its verification sidecar (NAME.verify.json), the usage recorded under the debate dir's .duel/ and a current cached assessment (NAME.assess.json) when they are there. Writes nothing but the report, and with --assess the assessment cache.
 
-    Exit 0 when the report is written, 1 on an error (an artifact that cannot be read or is not a duel artifact), 2 on wrong flags.
+    Exit 0 when the report is written, 1 on an error (an artifact that cannot be read or is not a duel artifact, no model for --assess, an assessor that gave no answer), 2 on wrong flags.
     """
     if format_ not in REPORT_FORMATS:
         report_usage_error(f"--format must be one of {', '.join(REPORT_FORMATS)}, not {format_!r}")
     if not os.path.exists(artifact):
         report_usage_error(f"no such file: {artifact}")
+    if not assess and (assessor or base_url or refresh_assessment):
+        report_usage_error("--assessor, --base-url and --refresh-assessment need --assess")
     from ..review.report_files import read_report
 
+    if assess:
+        assess_report(artifact, assessor or [], base_url, refresh_assessment)
     try:
         report = read_report(artifact)
     except DuelError as exc:
@@ -354,6 +367,29 @@ def report_command(
         write_atomic(Path(output), text.encode("utf-8"), mode=0o644)
     except OSError as exc:
         fail(DuelError(ErrorCode.STORAGE_FAILED, f"cannot write {output}: {exc.strerror or exc}"))
+
+
+def assess_report(artifact: str, assessors: list[str], base_url: str | None, refresh: bool) -> None:
+    """Ask the assessors (or reuse their cached answers) before the report is read; fail if one gave none."""
+    from ..review.report_files import assess_artifact, configured_assessors
+
+    def say(line: str) -> None:
+        typer.echo(f"duel report: {line}", err=True)
+
+    try:
+        run = assess_artifact(artifact, configured_assessors(os.environ, assessors, base_url), refresh,
+                              progress=say)
+    except DuelError as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        say("interrupted: the assessment cache is as it was")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    for name in run.reused:
+        say(f"the assessment by {name} is reused from the cache (--refresh-assessment asks again)")
+    for failure in run.failures[1:]:
+        typer.echo(f"duel: {failure.code}: {failure.message}", err=True)
+    if run.failures:
+        fail(run.failures[0])
 
 
 def report_usage_error(message: str) -> NoReturn:

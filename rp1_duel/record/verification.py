@@ -154,12 +154,7 @@ def load(path: str | os.PathLike[str]) -> Sidecar:
 
 
 def loads(data: bytes) -> Sidecar:
-    try:
-        raw = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise SidecarError(f"not JSON: {first}") from None
-    top = _Reader(raw, "the sidecar")
+    top = read_json(data, "the sidecar")
     if top.text("format") != FORMAT:
         raise SidecarError(f"format is not {FORMAT!r}")
     fetches = top.mapping("fetches")
@@ -169,9 +164,9 @@ def loads(data: bytes) -> Sidecar:
         chain_head=top.text("chain_head"),
         turns=top.count("turns"),
         verified_at=top.text("verified_at"),
-        voters=tuple(_Reader(name, "voters[]").value(str) for name in top.items("voters")),
-        fetches={url: _fetch(_Reader(fetches[url], f"fetches[{url!r}]")) for url in fetches},
-        citations=tuple(_entry(_Reader(item, f"citations[{index}]")) for index, item in
+        voters=tuple(JsonReader(name, "voters[]").value(str) for name in top.items("voters")),
+        fetches={url: _fetch(JsonReader(fetches[url], f"fetches[{url!r}]")) for url in fetches},
+        citations=tuple(_entry(JsonReader(item, f"citations[{index}]")) for index, item in
                         enumerate(top.items("citations"))),
     )
 
@@ -261,7 +256,17 @@ def _entry_dict(entry: CitationEntry) -> dict[str, Any]:
             "reason": entry.reason, "votes": [vars(vote) for vote in entry.votes]}
 
 
-class _Reader:
+def read_json(data: bytes, where: str) -> JsonReader:
+    """A sidecar's bytes as JSON to read (this one's, or another sidecar's); raises :class:`SidecarError`."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SidecarError(f"not JSON: {first}") from None
+    return JsonReader(raw, where)
+
+
+class JsonReader:
     """Typed reads of untrusted JSON, each failure naming where it is."""
 
     def __init__(self, raw: Any, where: str):
@@ -273,11 +278,11 @@ class _Reader:
             raise SidecarError(f"{self.where} is not {_KIND_NAMES.get(kind, kind.__name__)}")
         return self.raw
 
-    def field(self, key: str) -> _Reader:
+    def field(self, key: str) -> JsonReader:
         mapping = self.value(dict)
         if key not in mapping:
             raise SidecarError(f"{self.where} lacks {key!r}")
-        return _Reader(mapping[key], f"{self.where}.{key}")
+        return JsonReader(mapping[key], f"{self.where}.{key}")
 
     def text(self, key: str) -> str:
         found: str = self.field(key).value(str)
@@ -319,7 +324,7 @@ class _Reader:
 _KIND_NAMES = {str: "a string", int: "a whole number", bool: "true or false", list: "a list", dict: "an object"}
 
 
-def _fetch(read: _Reader) -> FetchRecord:
+def _fetch(read: JsonReader) -> FetchRecord:
     return FetchRecord(
         final_url=read.optional_text("final_url"),
         status=read.optional_count("status"),
@@ -332,7 +337,7 @@ def _fetch(read: _Reader) -> FetchRecord:
     )
 
 
-def _entry(read: _Reader) -> CitationEntry:
+def _entry(read: JsonReader) -> CitationEntry:
     line = read.optional_count("line")
     citation = Citation(
         turn=read.count("turn"),
@@ -345,13 +350,13 @@ def _entry(read: _Reader) -> CitationEntry:
         excerpt=read.optional_text("excerpt"),
         claim=read.optional_text("claim"),
     )
-    votes = tuple(_vote(_Reader(vote, f"{read.where}.votes[{index}]"))
+    votes = tuple(_vote(JsonReader(vote, f"{read.where}.votes[{index}]"))
                   for index, vote in enumerate(read.items("votes")))
     return CitationEntry(citation, str(read.word("verdict", VERDICTS)), read.word("confidence", CONFIDENCES, True),
                          read.text("reason"), votes)
 
 
-def _vote(read: _Reader) -> VoteRecord:
+def _vote(read: JsonReader) -> VoteRecord:
     return VoteRecord(
         voter=read.text("voter"),
         brief=str(read.word("brief", BRIEFS)),

@@ -2,7 +2,8 @@
 
 :func:`build_report` is pure: it parses the artifact with :mod:`rp1_duel.record.artifact`,
 replays its turns through the one :class:`~rp1_duel.record.history.History`, and adds the
-recorded usage and the verification verdicts it is handed. Reading files is
+recorded usage, the verification verdicts and the cached model-written assessments
+(:mod:`rp1_duel.review.assessment`) it is handed. Reading files is
 :mod:`rp1_duel.review.report_files`'s job; turning a :class:`Report` into Markdown or HTML
 is the renderers'. ``Report.to_dict()`` is the ``json`` format (docs/protocol.md section 11).
 """
@@ -18,7 +19,15 @@ from typing import Any
 
 from ..errors import DuelError
 from ..participant.usage import TOKEN_KINDS, Usage, recorded, summary, total
-from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, TurnBlock, parse, parse_conclusion
+from ..record.artifact import (
+    Conclusion,
+    FrontMatter,
+    FrontMatterError,
+    ParsedArtifact,
+    TurnBlock,
+    parse,
+    parse_conclusion,
+)
 from ..record.citations import Citation, artifact_citations
 from ..record.history import History, chain_problems, citable_names
 from ..record.outcomes import (
@@ -45,6 +54,7 @@ from ..vocabulary import (
     TIMEOUT,
     RecordCode,
 )
+from .assessment import AssessmentFile, ModelSection, Subject, shown
 
 REPORT_VERSION = 1
 # The timeline's scale, low to high. DISSENTING sits below it and REVISING between arguing and
@@ -179,15 +189,6 @@ class VerificationFacts:
 
 
 @dataclass(frozen=True)
-class ModelSection:
-    """A section written by a model, not computed (`duel report --assess`, to come): always labelled so."""
-
-    title: str
-    model: str
-    text: str
-
-
-@dataclass(frozen=True)
 class Report:
     path: str
     duel_id: str
@@ -255,21 +256,18 @@ def build_report(
     sidecar: SidecarFile | None = None,
     env: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
+    assessment: AssessmentFile | None = None,
 ) -> Report:
     """The report of an artifact's ``text``, found at ``path``.
 
     ``usage_events``: the duel's ``usage`` events (protocol section 9), None when none were
     found. ``sidecar``: its verification sidecar, when there is one. ``env`` may name a price
-    table (``$DUEL_PRICES``). Raises :class:`DuelError` ``FRONT_MATTER`` for a text that is
-    not a duel artifact.
+    table (``$DUEL_PRICES``). ``assessment``: its assessment cache, whose current answers are
+    shown as model-written sections. Raises :class:`DuelError` ``FRONT_MATTER`` for a text that
+    is not a duel artifact.
     """
-    parsed = parse(text)
-    try:
-        front = FrontMatter.parse(parsed.front_matter)
-    except FrontMatterError as exc:
-        raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: {exc}") from None
-    history = History(None, citable_names(front.source_path))
-    history.replay(parsed.blocks)
+    record = read_record(text, path)
+    parsed, front, history = record.parsed, record.front, record.history
     turns = history.turns
     decision = decide(history.summaries(), front.max_turns)
     problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks))]
@@ -277,6 +275,7 @@ def build_report(
     participants = _participants(front, len(turns), usage_events, env or {})
     verification, entries = _verification(sidecar, Path(path).name, front, parsed.blocks, turns)
     cited = artifact_citations(parsed.blocks, turns, history.source_names)
+    model_written, assessment_notes = shown(assessment, record.subject(path), turns)
     return Report(
         path=path,
         duel_id=front.duel_id,
@@ -302,8 +301,34 @@ def build_report(
         ),
         citations=tuple(_citation_row(citation, entries.get(citation)) for citation in cited),
         verification=verification,
-        notes=tuple(notes),
+        notes=(*notes, *assessment_notes),
+        model_written=model_written,
     )
+
+
+@dataclass(frozen=True)
+class Record:
+    """An artifact's text as a report reads it: its parts, its front matter, its turns replayed."""
+
+    parsed: ParsedArtifact
+    front: FrontMatter
+    history: History
+
+    def subject(self, path: str) -> Subject:
+        """What an assessment of this record is about."""
+        return Subject(self.front.duel_id, Path(path).name, self.history.head, len(self.history.turns))
+
+
+def read_record(text: str, path: str = "") -> Record:
+    """Raises :class:`DuelError` ``FRONT_MATTER`` for a text that is not a duel artifact."""
+    parsed = parse(text)
+    try:
+        front = FrontMatter.parse(parsed.front_matter)
+    except FrontMatterError as exc:
+        raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: {exc}") from None
+    history = History(None, citable_names(front.source_path))
+    history.replay(parsed.blocks)
+    return Record(parsed, front, history)
 
 
 # -- outcome -------------------------------------------------------------------------------

@@ -1,35 +1,82 @@
 """What ``duel report`` reads, at the edge: the artifact (bounded, as ``duel validate`` reads it),
-the usage events recorded next to it, and its verification sidecar. Read-only: nothing is created.
+the usage events recorded next to it, its verification sidecar and its assessment cache. Read-only,
+but for :func:`assess_artifact` (``--assess``), which writes the assessment cache and nothing else.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..coordination.service import DuelService
-from ..coordination.storage import STATE_DIR
+from ..coordination.storage import STATE_DIR, storage_errors, write_atomic
 from ..errors import DuelError
+from ..participant.asking import ModelAsker, configured_providers
+from ..participant.providers import ProviderError
 from ..record.artifact import FrontMatter, FrontMatterError, parse
 from ..record.history import read_artifact_text
 from ..record.verification import SidecarError, load, sidecar_path
-from ..vocabulary import RecordCode
-from .report import Report, SidecarFile, build_report
+from ..turns.source import read_bounded
+from ..vocabulary import ErrorCode, RecordCode
+from . import assessment
+from .assessment import AssessmentFile, AssessmentRun, Assessor
+from .report import Report, SidecarFile, build_report, read_record
 
 
 def read_report(path: str | os.PathLike[str], env: Mapping[str, str] = os.environ) -> Report:
     """The report of the artifact at ``path``; raises :class:`DuelError` (``UNREADABLE``, ``FRONT_MATTER``)."""
     where = Path(path)
+    text = _artifact_text(where)
+    notes: list[str] = []
+    events = _usage_events(where, _duel_id(text), notes)
+    return build_report(text, str(where), usage_events=events, sidecar=_sidecar(where), env=env, notes=notes,
+                        assessment=_assessment(where))
+
+
+def assess_artifact(path: str | os.PathLike[str], assessors: Sequence[Assessor], refresh: bool = False,
+                    clock: Callable[[], float] = time.time,
+                    progress: Callable[[str], None] = lambda line: None) -> AssessmentRun:
+    """Ask the assessors about the artifact at ``path`` (reusing what its cache holds for this state of the
+    record, unless ``refresh``) and write the cache, atomically, when it changed. Raises :class:`DuelError`:
+    the artifact's codes, a preflight's ``PROVIDER_*``, ``STORAGE_FAILED``; an assessor that gave no answer
+    is in the run's ``failures``, after the others' answers are written."""
+    where = Path(path)
+    record = read_record(_artifact_text(where), str(where))
+    found = _assessment(where)
+    subject = record.subject(str(where))
+    prompt = assessment.assessment_prompt(record.front, record.parsed.blocks)
+    if found is not None and found.cache is None:
+        progress(f"{found.path} could not be read ({found.error}): it is written anew")
+    run = assessment.assess(found.cache if found else None, subject, prompt, assessors, refresh, clock, progress)
+    if run.changed:
+        target = assessment.cache_path(where)
+        with storage_errors(target.parent):
+            write_atomic(target, assessment.dumps(run.cache), mode=0o644)
+    return run
+
+
+def configured_assessors(env: Mapping[str, str], models: Sequence[str] = (),
+                         base_url: str | None = None) -> list[ModelAsker]:
+    """The assessors ``--assessor`` names (up to two), else one per provider whose key is set. None is an
+    error: ``--assess`` asked for a model (``PROVIDER_NO_CREDENTIALS``)."""
+    providers = configured_providers(env, models, base_url, flag="--assessor", limit=assessment.MAX_ASSESSORS)
+    if not providers:
+        raise ProviderError(ErrorCode.PROVIDER_NO_CREDENTIALS,
+                            "--assess needs a model: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --assessor "
+                            "MODEL (with --base-url URL for an OpenAI-compatible server)")
+    return [ModelAsker(provider, role="an assessor", cache_key="duel-report", max_tokens=assessment.ASSESS_MAX_TOKENS,
+                       deadline_seconds=assessment.ASSESS_DEADLINE_SECONDS) for provider in providers]
+
+
+def _artifact_text(where: Path) -> str:
     try:
-        text = read_artifact_text(where)
+        return read_artifact_text(where)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
         raise DuelError(RecordCode.UNREADABLE, f"cannot read {where}: {reason}") from None
-    notes: list[str] = []
-    events = _usage_events(where, _duel_id(text), notes)
-    return build_report(text, str(where), usage_events=events, sidecar=_sidecar(where), env=env, notes=notes)
 
 
 def _sidecar(artifact: Path) -> SidecarFile | None:
@@ -40,8 +87,22 @@ def _sidecar(artifact: Path) -> SidecarFile | None:
     try:
         return SidecarFile(str(path), load(path))
     except (OSError, SidecarError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return SidecarFile(str(path), None, reason)
+        return SidecarFile(str(path), None, _reason(exc))
+
+
+def _assessment(artifact: Path) -> AssessmentFile | None:
+    """The assessment cache next to the artifact (a regular file of at most 4 MiB), if there is one."""
+    path = assessment.cache_path(artifact)
+    if not os.path.lexists(path):
+        return None
+    try:
+        return AssessmentFile(str(path), assessment.loads(read_bounded(path, assessment.MAX_CACHE_BYTES)))
+    except (OSError, ValueError) as exc:  # SidecarError is a ValueError, as read_bounded's refusals are
+        return AssessmentFile(str(path), None, _reason(exc))
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 def _duel_id(text: str) -> str | None:

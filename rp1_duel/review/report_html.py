@@ -14,6 +14,7 @@ import re
 from ..record.outcomes import seat_of
 from ..turns.references import trim_url
 from . import report_text as words
+from .assessment import LABEL
 from .report import STANCE_LEVELS, Report, TimelineEntry
 
 SEAT_COLOURS = words.SEAT_COLOURS
@@ -39,7 +40,7 @@ th { background: #f6f8fa; } td.n { text-align: right; white-space: nowrap; }
 .verdict { padding: 0 6px; border-radius: 8px; background: #eaeef2; white-space: nowrap; }
 .verdict-verified { background: #dafbe1; } .verdict-fabricated, .verdict-unreliable { background: #ffebe9; }
 svg { width: 100%; height: auto; } svg text { font: 14px system-ui, sans-serif; fill: #57606a; }
-.model-written { border: 2px dashed #9a6700; padding: 4px 12px; }
+.model-written { border: 2px dashed #9a6700; padding: 4px 12px; margin: 12px 0; }
 footer { margin-top: 28px; color: #57606a; font-size: 13px; }
 code { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
 @media print {
@@ -308,9 +309,9 @@ def _verdict(verdict: str | None, confidence: str | None, reason: str | None) ->
 
 def _model_written(report: Report) -> str:
     return "".join(
-        f'<section class="model-written"><h2>{_e(s.title)}</h2><p class="muted">Written by the model '
-        f"<code>{_e(s.model)}</code>, not computed by duel: check it against the record.</p>"
-        + "".join(f"<p>{_text(p)}</p>" for p in s.text.split("\n\n") if p.strip())
+        f'<section class="model-written"><h2>{_e(s.title)} by <code>{_e(s.model)}</code></h2>'
+        f'<p class="muted"><strong>{LABEL.capitalize()}</strong>: {_e(words.model_checks(s))}</p>'
+        + "".join(f"<p>{_text(p)}</p>" for p in words.model_text(s).split("\n\n") if p.strip())
         + "</section>"
         for s in report.model_written
     )

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from ..record.outcomes import seat_of
 from . import report_text as words
+from .assessment import LABEL
 from .report import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
 
 _BACKTICKS = re.compile(r"`+")
@@ -239,8 +240,9 @@ def _verdict(verdict: str | None, confidence: str | None) -> str:
 def _model_written(report: Report) -> str:
     sections = []
     for section in report.model_written:
-        sections.append(f"### {inline(section.title)} (model-written by {inline(section.model)}, not checked)\n\n"
-                        + "\n>\n".join(f"> {inline(p)}" for p in section.text.split("\n\n") if p.strip()))
+        sections.append(f"### {inline(section.title)} by {inline(section.model)} ({LABEL})\n\n"
+                        f"_{inline(words.model_checks(section))}_\n\n"
+                        + "\n>\n".join(f"> {inline(p)}" for p in words.model_text(section).split("\n\n") if p.strip()))
     return "\n\n".join(sections)
 
 

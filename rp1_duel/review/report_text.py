@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..record.verification import MISMATCH, STALE
+from .assessment import ModelSection
 from .report import Report, UnresolvedEntry, VerificationFacts
 
 SEAT_COLOURS = {1: "#1f6feb", 2: "#c2560c"}  # the timeline's lines, in both renderers
@@ -102,3 +103,26 @@ def verification(facts: VerificationFacts) -> str:
         coverage = "covers every turn"
     counts = ", ".join(f"{count} {verdict}" for verdict, count in facts.counts.items())
     return f"{where} ({moment(facts.verified_at or '')}) {coverage}: {counts or 'no citations'}"
+
+
+def model_checks(section: ModelSection) -> str:
+    """`5 turn references, 2 not found (marked [not found: …]). Asked 2026-11-24 10:02 UTC.`"""
+    count = len(section.references)
+    if not count:
+        checked = "No turn reference"
+    elif section.not_found:
+        checked = f"{plural(count, 'turn reference')}, {section.not_found} not found (marked [not found: …])"
+    else:
+        checked = f"{plural(count, 'turn reference')}, all found"
+    return checked + (f". Asked {moment(section.asked_at)}." if section.asked_at else ".")
+
+
+def model_text(section: ModelSection) -> str:
+    """The model's text with `[not found: why]` after each turn reference that failed its check."""
+    out, position = [], 0
+    for reference in section.references:
+        if not reference.found:
+            out += [section.text[position : reference.end], f" [not found: {reference.reason}]"]
+            position = reference.end
+    out.append(section.text[position:])
+    return "".join(out)

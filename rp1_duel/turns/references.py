@@ -1,7 +1,8 @@
 """What a support item or an Addresses target cites: a URL, a principle, a turn or the source.
 
-Pure parsing of one item's text against the names the source may be cited by, and the
-URLs a turn mentions anywhere (``duel verify`` opens them all).
+Pure parsing of one item's text against the names the source may be cited by, the URLs a
+turn mentions anywhere (``duel verify`` opens them all), and the turns a running text names
+(``duel report --assess`` checks a model's).
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ _URL_IN_TEXT = re.compile(r"https?://[^\s<>\[\]`\"]+", re.I)
 # Punctuation that ends a sentence, not a URL (GitHub's autolinks leave it out the same way).
 _URL_TRAILING = ".,;:!?*_~'"
 _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
+# Turns named in running text: `Turn 3`, `turn #3`, `Turns 2 and 4`, `Turns 2, 3 and 5`, `Turns 2-4`.
+_TURNS_IN_TEXT = re.compile(r"\bturns?\s+#?\d{1,9}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*|\s*[-\u2013]\s*)"
+                            r"(?:turns?\s+)?#?\d{1,9})*(?!\d)", re.I)
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -117,3 +122,42 @@ def heading_candidates(written: str) -> list[str]:
     # Headings are short: cuts past the first few hundred characters would only cost time.
     cuts = [match.start() for match in _HEADING_DESCRIPTION.finditer(written[:_LONGEST_HEADING])]
     return [written] + [written[:cut] for cut in reversed(cuts)]
+
+
+@dataclass(frozen=True)
+class TurnMention:
+    """A turn a running text names, with the excerpt quoted right after it, if any."""
+
+    turn: int
+    excerpt: str | None
+    start: int  # where the mention begins in the text
+    end: int  # where it ends: after its number, or after the excerpt's closing quote
+
+
+def turns_in_text(text: str) -> list[TurnMention]:
+    """Every turn ``text`` names, in order. A quote right after a single turn (`Turn 3 "…"`, separators
+    aside, up to the next closing quote and within its paragraph) is its excerpt; a list of turns has none."""
+    found = []
+    for match in _TURNS_IN_TEXT.finditer(text):
+        numbers = list(_DIGITS.finditer(match.group()))
+        if len(numbers) == 1:
+            excerpt, end = _quoted_after(text, match.end())
+            found.append(TurnMention(int(numbers[0].group()), excerpt, match.start(), end))
+            continue
+        for index, number in enumerate(numbers):
+            start = match.start() if index == 0 else match.start() + number.start()
+            found.append(TurnMention(int(number.group()), None, start, match.start() + number.end()))
+    return found
+
+
+def _quoted_after(text: str, position: int) -> tuple[str | None, int]:
+    """The quote that starts at ``position`` (separators aside) and where it ends; else (None, position)."""
+    start = position
+    while start < len(text) and text[start] in _BEFORE_EXCERPT:
+        start += 1
+    if start >= len(text) or text[start] not in _OPEN_QUOTES:
+        return None, position
+    close = min((found for quote in _CLOSE_QUOTES if (found := text.find(quote, start + 1)) >= 0), default=-1)
+    if close < 0 or "\n\n" in text[start:close]:
+        return None, position
+    return text[start + 1 : close], close + 1
