@@ -449,7 +449,7 @@ class Duelist:
             return checker.check(number, peer.id, citations)
         self.report.verifying(number, peer.display_name, len(citations))
         work = functools.partial(checker.check, number, peer.id, citations)
-        check = work() if deadline is None else self._by_deadline(work, deadline)
+        check = work() if deadline is None else self._by_deadline(work, deadline)  # at the close: no deadline
         if check is not None:
             self.service.record_verdicts(self._my_seat, number, check.event())
             self.report.verified(number, peer.display_name, check.counts(), sent_back=False)
@@ -465,7 +465,8 @@ class Duelist:
             return []
         me = self._my_seat.participant_id
         self.report.verifying(number, None, len(citations))
-        check = self._by_deadline(lambda: checker.check(number, me, citations, draft=attempt + 1), deadline)
+        check = self._by_deadline(functools.partial(checker.check, number, me, citations, draft=attempt + 1),
+                                  deadline)
         if check is None:
             raise _TurnStopped
         violations = check.violations(draft)
