@@ -240,9 +240,13 @@ def instruction_of(request: dict) -> str:
     return body["messages"][-1]["content"]
 
 
-def verdict_events(debate_dir: Path, duel_id: str) -> list[dict]:
+def events_of(debate_dir: Path, duel_id: str) -> list[dict]:
     log = debate_dir / ".duel" / "duels" / duel_id / "events.jsonl"
-    return [event for event in map(json.loads, log.read_text().splitlines()) if event["type"] == "citations_verified"]
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def verdict_events(debate_dir: Path, duel_id: str) -> list[dict]:
+    return [event for event in events_of(debate_dir, duel_id) if event["type"] == "citations_verified"]
 
 
 @pytest.mark.slow
@@ -300,13 +304,14 @@ def test_an_invented_url_goes_back_for_repair_and_the_peer_is_told_the_verdicts_
                                         "peer_turns": {"unjudged": 1}}
 
 
-def scripted_first(source: Path, debate_dir: Path, tmp_path: Path, *cited: str) -> subprocess.Popen:
+def scripted_first(source: Path, debate_dir: Path, tmp_path: Path, *cited: str,
+                   settings: tuple[str, ...] = ()) -> subprocess.Popen:
     """Bob, scripted and without --verify, takes seat 1 of a two-turn duel: turn 1 cites ``cited``."""
     folder = tmp_path / "bob"
     folder.mkdir()
     (folder / "1.md").write_text(make_turn(1, "Bob", "duel", "scripted:bob", "ACCEPTING_CONSENSUS", counterclaim=CLAIM,
                                            citing=cited))
-    bob = start(source, debate_dir, "--model", f"scripted:{folder}", "--name", "Bob", "--max-turns", "2",
+    bob = start(source, debate_dir, "--model", f"scripted:{folder}", "--name", "Bob", "--max-turns", "2", *settings,
                 env=clean_env())
     wait_for_seat(debate_dir, source)
     return bob
@@ -352,6 +357,43 @@ def test_with_a_voter_the_peers_claims_are_judged_by_the_quorum_and_the_prompt_s
     [checked] = verdict_events(debate_dir, result["duel_id"])
     assert (checked["data"]["voters"], checked["data"]["counts"]) == (["openai:gpt-x"], {"verified": 1})
     assert finish(bob)[0] == 0
+
+
+def slow_pages(web, count: int) -> tuple[str, ...]:
+    """``count`` distinct URLs of the fake web's slow page: two fetched at once (one host), 3 s each."""
+    return tuple(web.url(f"/slow?copy={n}") for n in range(count))
+
+
+@pytest.mark.slow
+def test_the_lease_is_kept_fresh_while_the_peers_pages_are_fetched(source, debate_dir, tmp_path, web,
+                                                                  anthropic_server):
+    bob = scripted_first(source, debate_dir, tmp_path, *slow_pages(web, 4), settings=("--lease-seconds", "5"))
+    anthropic_server.responder = debater
+    code, result, err = finish(start(source, debate_dir, "--model", "claude-x", "--verify", "--allow-private-hosts",
+                                     env=claude_env(anthropic_server)))
+
+    assert code == 0, err
+    assert result["turns_written"] == [2], err  # appended under the lease it held before the 6 s of fetching
+    assert "not appended" not in err and "lease lost" not in err
+    kinds = [(e["type"], e["participant_id"]) for e in events_of(debate_dir, result["duel_id"])]
+    me = result["participant_id"]
+    granted, checked = kinds.index(("lock_acquired", me)), kinds.index(("citations_verified", me))
+    assert ("lock_refreshed", me) in kinds[granted:checked]
+    assert finish(bob)[0] == 0
+
+
+@pytest.mark.slow
+def test_a_check_still_fetching_at_the_turn_deadline_is_abandoned_and_the_duel_ends_timeout(
+        source, debate_dir, tmp_path, web, anthropic_server):
+    bob = scripted_first(source, debate_dir, tmp_path, *slow_pages(web, 4), settings=("--turn-timeout-seconds", "4"))
+    anthropic_server.responder = debater
+    code, result, err = finish(start(source, debate_dir, "--model", "claude-x", "--verify", "--allow-private-hosts",
+                                     env=claude_env(anthropic_server)), timeout=60)
+
+    assert (code, result["outcome"], result["turns_written"]) == (0, "TIMEOUT", []), err
+    assert "turn deadline passed: turn 2 was not finished within 4 s" in err
+    assert anthropic_server.requests == []  # the model was never asked: the check used the turn's time
+    assert finish(bob)[1]["outcome"] == "TIMEOUT"
 
 
 def imported_modules(stderr: str) -> set[str]:
