@@ -56,6 +56,9 @@ class TimedProvider:
         self.inner, self.name, self.model, self.remote = inner, inner.name, inner.model, inner.remote
         self.model_seconds = []
 
+    def preflight(self):
+        return self.inner.preflight()
+
     def compose(self, request, progress):
         started = time.perf_counter()
         try:

@@ -77,6 +77,15 @@ def join_command(
     reasoning: Annotated[str | None, typer.Option(
         "--reasoning", help="low, medium or high: how hard the model thinks before writing (Anthropic's effort, "
                             "OpenAI's reasoning_effort; default: the model's own).")] = None,
+    verify: Annotated[bool, typer.Option(
+        "--verify", help="Open the URLs each draft cites before appending it (a dead link or a quote not on its "
+                         "page goes back for repair), and those of each peer turn, telling the model.")] = False,
+    allow_private_hosts: Annotated[bool, typer.Option(
+        "--allow-private-hosts", help="With --verify: fetch from loopback and private addresses too; metadata "
+                                      "addresses stay refused.")] = False,
+    voter: Annotated[list[str] | None, typer.Option(
+        "--voter", help="With --verify: a model that judges the claims of the peer's citations (up to 3 times; "
+                        "default: none, mechanical checks only).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one summary object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing on stderr but errors.")] = False,
 ) -> None:
@@ -94,7 +103,14 @@ def join_command(
     try:
         if reasoning is not None and reasoning not in REASONING_LEVELS:
             raise invalid_argument(f"--reasoning must be one of {', '.join(REASONING_LEVELS)}, not {reasoning!r}")
+        if not verify and (voter or allow_private_hosts):
+            raise invalid_argument(f"{'--voter' if voter else '--allow-private-hosts'} needs --verify")
         chosen = select_provider(model, provider, base_url, os.environ, reasoning)
+        checker = None
+        if verify:
+            from ..participant.checking import citation_checker
+
+            checker = citation_checker(allow_private_hosts, voter or [])
         display = name or DEFAULT_NAMES.get(chosen.name) or chosen.model.removeprefix("scripted:").capitalize()
         config = ParticipantConfig(
             target=os.path.abspath(target), debate_dir=debate_dir(debate_dir_), name=display, topic=topic,
@@ -102,7 +118,7 @@ def join_command(
             settings=DuelSettings(max_turns, lease_seconds, peer_wait_seconds, turn_timeout_seconds),
             signing_key=signing_key or None,
         )
-        duelist = Duelist(config, chosen, ConsoleReporter(display, quiet=quiet))
+        duelist = Duelist(config, chosen, ConsoleReporter(display, quiet=quiet), checker=checker)
         try:
             result = duelist.run()
         except KeyboardInterrupt:

@@ -417,6 +417,16 @@ class DuelService:
             me = self._authenticate(tx.state, seat)
             tx.emit("usage", me.id, wake=False, turn_number=turn_number, **usage)
 
+    def record_verdicts(self, seat: Seat, turn_number: int, verdicts: Mapping[str, Any]) -> None:
+        """Log what ``duel join --verify`` found in the citations of a turn or of a draft, as a
+        ``citations_verified`` event that wakes no one (section 9).
+
+        Authenticated by the seat; allowed after the close too, as a usage event is.
+        """
+        with self.transaction(seat.duel_id) as tx:
+            me = self._authenticate(tx.state, seat)
+            tx.emit("citations_verified", me.id, wake=False, turn_number=turn_number, **verdicts)
+
     def events(self, duel_id: str, kinds: Collection[str]) -> list[dict[str, Any]]:
         """The duel's events of the given types, in order."""
         with storage_errors(self.debate.root):

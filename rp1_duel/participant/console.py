@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import TextIO
 
 from ..turns.rules import TurnViolation
+from ..vocabulary import Verdict
 from .loop import MAX_REPAIRS
 from .providers import Progress
 from .retry import RetryNotice
@@ -15,6 +17,14 @@ from .usage import Usage
 
 TICK_SECONDS = 1.0  # the live line's refresh while the model thinks in silence
 QUIET_TICK_SECONDS = 15.0  # not a terminal: a "thinking…" line this often, not a redraw each second
+
+
+def _turn(number: int, writer: str | None) -> str:
+    return f"turn {number}" if writer is None else f"{writer}'s turn {number}"
+
+
+def _citations(count: int) -> str:
+    return f"{count} citation{'' if count == 1 else 's'}"
 
 
 class ConsoleReporter:
@@ -87,6 +97,18 @@ class ConsoleReporter:
         for violation in violations[:8]:
             where = f"line {violation.line}: " if violation.line else ""
             self._write_line(f"  {where}{violation.code} {violation.message}")
+
+    def verifying(self, number: int, writer: str | None, citations: int) -> None:
+        self._write_line(f"verifying {_citations(citations)} of {_turn(number, writer)}…")
+
+    def verified(self, number: int, writer: str | None, counts: Mapping[str, int], sent_back: bool) -> None:
+        fabricated = counts.get(Verdict.FABRICATED, 0)
+        if sent_back:
+            self._write_line(f"{_turn(number, writer)}: {fabricated} fabricated of {_citations(sum(counts.values()))}"
+                             ", sent back for repair")
+        else:
+            found = ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
+            self._write_line(f"{_turn(number, writer)}: {_citations(sum(counts.values()))} checked ({found})")
 
     # -- the live line ---------------------------------------------------------------
     def _activity(self) -> str:

@@ -7,28 +7,32 @@ a provider while a background thread keeps its lease fresh, takes the turn out o
 answer (:mod:`.extraction`), validates it locally and asks the provider for up to three
 repairs before appending. A failed model request is retried until the turn deadline
 (:mod:`.retry`); what each request used is logged as a ``usage`` event and summed in the result.
+With a :class:`~.checking.CitationChecker` (``--verify``), each draft's URLs are checked before
+it is appended and each peer turn's once, under the lease (:mod:`.checking`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from ..coordination.identity import resolve_target, resolve_topic, slugify
 from ..coordination.policy import refresh_interval
-from ..coordination.results import LeaseToken, Seat, StatusResult
+from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult
 from ..coordination.service import DuelService
 from ..coordination.storage import DebateDir, DuelLock, write_atomic
 from ..errors import DuelError
 from ..record import signatures
-from ..record.history import Claimant, RecordFile
+from ..record.history import Claimant, History, RecordFile
+from ..record.outcomes import seat_of
 from ..settings import DuelSettings
 from ..turns.rules import TurnViolation, validate_turn
 from ..turns.source import SourceUnreadable, read_source
@@ -43,6 +47,9 @@ from .extraction import Extraction, extract_turn, wrapper_notes
 from .providers import Composition, Progress, Provider, TurnRequest
 from .retry import RetryNotice, RetryPolicy, compose_with_retries
 from .usage import Usage, recorded, summary
+
+if TYPE_CHECKING:  # duel join --verify only: without it, nothing of the checks is loaded
+    from .checking import CitationCheck, CitationChecker
 
 T = TypeVar("T")
 MAX_REPAIRS = 3
@@ -84,6 +91,7 @@ class ParticipantResult:
     debate_path: str | None = None
     turns_written: list[int] = field(default_factory=list)  # by this participant, over every run
     usage: dict[str, Any] | None = None  # summed over every run (usage.summary)
+    verification: dict[str, Any] | None = None  # with --verify: its checks over every run (checking.summary)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -99,6 +107,10 @@ class Reporter(Protocol):
     def composed(self, usage: Usage) -> None: ...
     def turn_accepted(self, number: int, stance: str) -> None: ...
     def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None: ...
+    # --verify: the URLs of turn ``number`` (``writer`` None: this participant's own draft) are
+    # being opened; then what was found, and whether the draft goes back for repair.
+    def verifying(self, number: int, writer: str | None, citations: int) -> None: ...
+    def verified(self, number: int, writer: str | None, counts: Mapping[str, int], sent_back: bool) -> None: ...
 
 
 class LeaseKeeper:
@@ -138,6 +150,10 @@ class LeaseKeeper:
             except DuelError:
                 self.lost.set()
                 return
+
+
+class _TurnStopped(Exception):
+    """The turn deadline passed, or the lease was lost, while the turn was being written or checked."""
 
 
 class SeatStash:
@@ -183,8 +199,11 @@ class Duelist:
     """Runs one participant through a whole duel."""
 
     def __init__(self, config: ParticipantConfig, provider: Provider, reporter: Reporter,
-                 service: DuelService | None = None, retry_policy: RetryPolicy | None = None):
+                 service: DuelService | None = None, retry_policy: RetryPolicy | None = None,
+                 checker: CitationChecker | None = None):
         self.config = config
+        self.checker = checker  # --verify
+        self._peer_checks: dict[int, CitationCheck | None] = {}  # peer turns checked (None: abandoned at a deadline)
         self.retry_policy = retry_policy or RetryPolicy()
         self.provider = provider
         self.report = reporter
@@ -202,6 +221,8 @@ class Duelist:
             key = signatures.key_fingerprint(self.config.signing_key)
             self.report.state(PREPARING, f"signing each turn with {key}")
         self.report.state(PREPARING, self.provider.preflight())  # a mistyped model or a bad key costs no seat
+        for line in self.checker.preflight() if self.checker else ():
+            self.report.state(PREPARING, line)
         self._enter(PREPARING, f"joining as {name} ({harness} / {model})")
         with self._stash() as stash:
             seat = self._join(stash)
@@ -351,37 +372,44 @@ class Duelist:
         draft: str | None = None
         extraction = Extraction("")
         deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
-        with LeaseKeeper(self.service, self._my_seat, self.lease, self.lease_seconds,
-                         self._monotonic(deadline)) as keeper:
-            for attempt in range(1 + MAX_REPAIRS):
-                request = prompt.build_request(
-                    duel_id=self._my_seat.duel_id, system=self.system, blocks=history.blocks, number=number,
-                    max_turns=self.max_turns, prefix=prefix, own_turns_before=(number - 1) // 2,
-                    violations=violations, draft=draft, notes=wrapper_notes(extraction))
-                composition = self._compose(request, deadline, keeper, number, repair=attempt > 0)
-                if composition is None and not keeper.lost.is_set():
-                    self.lease = None  # it ended at the deadline
-                    self.report.state(DEBATING, f"turn deadline passed: turn {number} was not finished within "
-                                                f"{status.duel.turn_timeout_seconds} s; the request is abandoned "
-                                                "and the duel ends TIMEOUT")
+        # Page fetches count against the turn deadline like model requests, and the lease is kept through both.
+        keeper = LeaseKeeper(self.service, self._my_seat, self.lease, self.lease_seconds, self._monotonic(deadline))
+        try:
+            with keeper:
+                verdicts = self._peer_verdicts(history, status, deadline, keeper)
+                for attempt in range(1 + MAX_REPAIRS):
+                    request = prompt.build_request(
+                        duel_id=self._my_seat.duel_id, system=self.system, blocks=history.blocks, number=number,
+                        max_turns=self.max_turns, prefix=prefix, own_turns_before=(number - 1) // 2,
+                        violations=violations, draft=draft, notes=wrapper_notes(extraction), verdicts=verdicts)
+                    composition = self._compose(request, deadline, keeper, number, repair=attempt > 0)
+                    if composition is None or keeper.lost.is_set():
+                        raise _TurnStopped
+                    extraction = extract_turn(composition.text)  # a fence, a preamble…: removed here, not by a repair
+                    draft = extraction.text
+                    if extraction.stripped:
+                        self.report.state(DEBATING, f"turn {number}: removed {', '.join(extraction.stripped)} "
+                                                    f"around the answer")
+                    violations = validate_turn(draft, context).violations
+                    if self.checker is not None:
+                        violations += self._check_draft(history, number, attempt, draft, deadline, keeper)
+                    if not violations:
+                        break
+                    self.report.turn_rejected(number, violations, attempt + 1)
+                else:
+                    codes = ", ".join(sorted({v.code for v in violations}))
+                    self._close(INVALIDATED, f"{self.claimant.name} could not write a valid turn {number} "
+                                             f"after {MAX_REPAIRS} repairs ({codes})")
                     return
-                if composition is None or keeper.lost.is_set():
-                    self.report.state(DEBATING, "lease lost while composing; claiming again")
-                    return
-                extraction = extract_turn(composition.text)  # a fence, a preamble…: removed here, not by a repair
-                draft = extraction.text
-                if extraction.stripped:
-                    self.report.state(DEBATING, f"turn {number}: removed {', '.join(extraction.stripped)} "
-                                                f"around the answer")
-                violations = validate_turn(draft, context).violations
-                if not violations:
-                    break
-                self.report.turn_rejected(number, violations, attempt + 1)
+        except _TurnStopped:
+            if keeper.lost.is_set():
+                self.report.state(DEBATING, "lease lost while composing; claiming again")
             else:
-                codes = ", ".join(sorted({v.code for v in violations}))
-                self._close(INVALIDATED, f"{self.claimant.name} could not write a valid turn {number} "
-                                         f"after {MAX_REPAIRS} repairs ({codes})")
-                return
+                self.lease = None  # it ended at the deadline
+                self.report.state(DEBATING, f"turn deadline passed: turn {number} was not finished within "
+                                            f"{status.duel.turn_timeout_seconds} s; the request is abandoned "
+                                            "and the duel ends TIMEOUT")
+            return
         try:
             appended = self.service.append(self._my_seat, self.lease, draft, release=True,
                                            signing_key=self.config.signing_key, stripped=extraction.stripped)
@@ -394,6 +422,60 @@ class Duelist:
         self.report.turn_accepted(number, appended.stance)
         if appended.terminal_outcome is None:
             self.lease = None
+
+    def _peer_verdicts(self, history: History, status: StatusResult, deadline: float, keeper: LeaseKeeper) -> str:
+        """With --verify, the verdicts on the URLs of the peer's latest turn (checked once a run),
+        for this turn's instruction."""
+        number = len(history.blocks)
+        peer = self._peer(status)
+        if self.checker is None or number == 0 or peer is None:
+            return ""
+        if number not in self._peer_checks:
+            self._peer_checks[number] = None  # begun: never twice, even when abandoned at the deadline
+            self._peer_checks[number] = self._check_peer_turn(history, number, peer, deadline)
+            if self._peer_checks[number] is None or keeper.lost.is_set():
+                raise _TurnStopped
+        check = self._peer_checks[number]
+        return prompt.peer_verdicts(number, peer.display_name, check.entries, check.voters) if check else ""
+
+    def _check_peer_turn(self, history: History, number: int, peer: ParticipantView,
+                         deadline: float | None) -> CitationCheck | None:
+        """Check the URLs of the peer's turn ``number``, log and show the verdicts; None when the
+        turn deadline (if any) passed first."""
+        checker = self.checker
+        assert checker is not None
+        citations = checker.turn_citations(number, history)
+        if not citations:
+            return checker.check(number, peer.id, citations)
+        self.report.verifying(number, peer.display_name, len(citations))
+        work = functools.partial(checker.check, number, peer.id, citations)
+        check = work() if deadline is None else self._by_deadline(work, deadline)  # at the close: no deadline
+        if check is not None:
+            self.service.record_verdicts(self._my_seat, number, check.event())
+            self.report.verified(number, peer.display_name, check.counts(), sent_back=False)
+        return check
+
+    def _check_draft(self, history: History, number: int, attempt: int, draft: str, deadline: float,
+                     keeper: LeaseKeeper) -> list[TurnViolation]:
+        """Check the URLs of this participant's draft: each fabricated one is a violation to repair."""
+        checker = self.checker
+        assert checker is not None
+        citations = checker.draft_citations(number, draft, history)
+        if not citations:
+            return []
+        me = self._my_seat.participant_id
+        self.report.verifying(number, None, len(citations))
+        check = self._by_deadline(functools.partial(checker.check, number, me, citations, draft=attempt + 1),
+                                  deadline)
+        if check is None:
+            raise _TurnStopped
+        violations = check.violations(draft)
+        sent_back = bool(violations) and attempt < MAX_REPAIRS
+        self.service.record_verdicts(self._my_seat, number, check.event(sent_back))
+        self.report.verified(number, None, check.counts(), sent_back)
+        if keeper.lost.is_set():
+            raise _TurnStopped
+        return violations
 
     def _compose(self, request: TurnRequest, deadline: float, keeper: LeaseKeeper, number: int,
                  repair: bool) -> Composition | None:
@@ -443,16 +525,38 @@ class Duelist:
             raise answer[0]
         return answer[0]
 
+    def _check_last_peer_turn(self, status: StatusResult) -> None:
+        """The peer's turn that ended the duel is checked too, for the record: no prompt follows it."""
+        number = status.turn_count
+        peer = self._peer(status)
+        if number == 0 or peer is None or number in self._peer_checks or seat_of(number) != peer.seat:
+            return
+        assert self.result.debate_path is not None
+        self._peer_checks[number] = None
+        try:
+            history = RecordFile.read(self.result.debate_path, source=self.source).history(upto=number)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            self.report.state(self.result.state, f"turn {number} not checked: the record cannot be read ({exc})")
+            return
+        self._peer_checks[number] = self._check_peer_turn(history, number, peer, None)
+
+    def _peer(self, status: StatusResult) -> ParticipantView | None:
+        return next((p for p in status.participants if p.id != self._my_seat.participant_id), None)
+
     def _finish(self, status: StatusResult) -> ParticipantResult:
         duel = status.duel
         self.result.outcome = duel.outcome
         self.result.state = STATE_INVALIDATED if duel.outcome == INVALIDATED else STATE_COMPLETED
         self.result.reason = duel.reason
         me = self._my_seat.participant_id
-        events = self.service.events(duel.id, ("usage", "turn_appended"))
+        if self.checker is not None:
+            self._check_last_peer_turn(status)
+        events = self.service.events(duel.id, ("usage", "turn_appended", "citations_verified"))
         self.result.turns_written = [event["data"]["turn_number"] for event in events
                                      if event["type"] == "turn_appended" and event["participant_id"] == me]
         self.result.usage = summary(recorded(events, me), self.provider.model, os.environ)
+        if self.checker is not None:
+            self.result.verification = self.checker.summary(events, me, self.result.turns_written)
         reason = f" ({duel.reason})" if duel.reason else ""
         self.report.state(self.result.state, f"{duel.outcome}{reason} → {self.result.debate_path}")
         return self.result

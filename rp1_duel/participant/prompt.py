@@ -2,22 +2,33 @@
 
 A request is three parts: ``system`` (the contract, persona, position and the numbered
 source: identical for all of a participant's turns), ``history`` (the accepted turns,
-which only grow at the end), and a short ``instruction`` (this turn's heading, and the
-violations to repair). Everything stable comes first.
+which only grow at the end), and a short ``instruction`` (this turn's heading, with
+``duel join --verify`` the verdicts on the peer's latest citations, and the violations to
+repair). Everything stable comes first.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
 
 from ..record.artifact import TurnBlock
 from ..record.history import Claimant
 from ..turns.guide import turn_guide
 from ..turns.rules import TurnViolation
 from ..turns.source import SourceDocument
+from ..vocabulary import Verdict
 from .providers import TurnRequest
 
+if TYPE_CHECKING:
+    from ..record.verification import CitationEntry
+
 HISTORY_HEADER = "The debate so far (accepted turns, oldest first):\n\n"
+VERDICTS_SHOWN: Final = 10  # citations listed in the instruction; the rest are counted
+ITEM_SHOWN: Final = 200  # characters of a cited item
+# What a reader of the verdicts acts on comes first, so the cut above keeps it.
+_FIRST: Final = (Verdict.FABRICATED, Verdict.UNRELIABLE, Verdict.INCONCLUSIVE, Verdict.UNVERIFIABLE)
 
 
 def system_prompt(name: str, topic: str, source: SourceDocument, source_name: str,
@@ -50,13 +61,38 @@ def heading_prefix(number: int, claimant: Claimant) -> str:
     return f"## Turn {number} — {claimant.name} ({claimant.harness} / {claimant.model_id}) — "
 
 
+def peer_verdicts(number: int, writer: str, entries: Sequence[CitationEntry], voters: Sequence[str]) -> str:
+    """What this participant's check found in the URLs the peer's turn ``number`` cites: a short
+    block for the instruction (never the cached prefix), empty when the turn cites none."""
+    if not entries:
+        return ""
+    how = f"its claims judged by {', '.join(voters)}" if voters else \
+        "mechanically: dead links and quoted excerpts, claims not judged"
+    ordered = sorted(entries, key=lambda entry: _FIRST.index(entry.verdict) if entry.verdict in _FIRST else len(_FIRST))
+    lines = []
+    for entry in ordered[:VERDICTS_SHOWN]:
+        cited = entry.citation.item if len(entry.citation.item) <= ITEM_SHOWN else entry.citation.item[:ITEM_SHOWN] + "…"
+        where = f"line {entry.citation.line}: " if entry.citation.line else ""
+        confidence = f" ({entry.confidence})" if entry.confidence else ""
+        lines.append(f"- {where}{cited} — {entry.verdict}{confidence}: {entry.reason}\n")
+    rest = Counter(entry.verdict for entry in ordered[VERDICTS_SHOWN:])
+    if rest:
+        lines.append(f"- and {rest.total()} more: {', '.join(f'{n} {verdict}' for verdict, n in rest.items())}\n")
+    return (f"Citation check of turn {number} ({writer}'s): each URL it cites was opened ({how}):\n"
+            + "".join(lines)
+            + "A fabricated citation (a dead link, or a quote its page does not hold) or an unreliable one is fair "
+              "to challenge in your Counterpoints; do not rely on it.\n")
+
+
 def instruction(number: int, max_turns: int, prefix: str, violations: Sequence[TurnViolation] = (),
-                draft: str | None = None, notes: Sequence[str] = ()) -> str:
+                draft: str | None = None, notes: Sequence[str] = (), verdicts: str = "") -> str:
     last = " It is the last turn of the duel." if number == max_turns else ""
     text = (
         f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line, "
         f"with your stance in place of STANCE:\n\n{prefix}STANCE\n"
     )
+    if verdicts:  # duel join --verify: what the peer's latest turn cites, as checked
+        text += f"\n{verdicts}"
     if violations:
         listed = "\n".join(
             f"- {v.code}" + (f" (line {v.line})" if v.line else "") + f": {v.message}" for v in violations
@@ -73,11 +109,11 @@ def instruction(number: int, max_turns: int, prefix: str, violations: Sequence[T
 
 def build_request(*, duel_id: str, system: str, blocks: Sequence[TurnBlock], number: int, max_turns: int,
                   prefix: str, own_turns_before: int, violations: Sequence[TurnViolation] = (),
-                  draft: str | None = None, notes: Sequence[str] = ()) -> TurnRequest:
+                  draft: str | None = None, notes: Sequence[str] = (), verdicts: str = "") -> TurnRequest:
     return TurnRequest(
         system=system,
         history=history_text(blocks),
-        instruction=instruction(number, max_turns, prefix, violations, draft, notes),
+        instruction=instruction(number, max_turns, prefix, violations, draft, notes, verdicts),
         cache_key=duel_id,
         own_turns_before=own_turns_before,
     )

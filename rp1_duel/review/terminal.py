@@ -21,7 +21,7 @@ from .watch import EventLine, WatchView, epoch, situation
 
 _STANCE_STYLES = {"ACCEPTING_CONSENSUS": "green", "CONVERGING": "cyan", "DISSENTING": "red", "REVISING": "yellow"}
 _STYLES = {"turn_appended": "bold", "turn_rejected": "red", "duel_closed": "bold green", "record_invalidated": "red",
-           "candidate_convergence": "green", "lock_refreshed": "dim", "usage": "dim"}
+           "candidate_convergence": "green", "lock_refreshed": "dim", "usage": "dim", "citations_verified": "dim"}
 
 
 class TerminalDisplay:

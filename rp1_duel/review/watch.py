@@ -146,6 +146,12 @@ def _describe(kind: str, who: str, data: Mapping[str, Any], headlines: Mapping[i
     if kind == "duel_closed":
         reason = f" ({data['reason']})" if data.get("reason") else ""
         return f"{who} closed the duel: {data['outcome']}{reason}"
+    if kind == "citations_verified":
+        number = int(data["turn_number"])
+        checked = f"draft {data['draft']} of turn {number}" if data.get("draft") else f"turn {number}"
+        found = ", ".join(f"{count} {verdict}" for verdict, count in data["counts"].items())
+        sent_back = "; sent back for repair" if data.get("sent_back") else ""
+        return f"{who} checked the URLs {checked} cites: {found}{sent_back}"
     if kind == "usage":
         cached = f" ({data['cache_read_tokens']} cached)" if data.get("cache_read_tokens") else ""
         retries = f", {data['retries']} retries" if data.get("retries") else ""

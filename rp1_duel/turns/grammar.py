@@ -174,11 +174,25 @@ class ParsedTurn:
 
 def normalize_turn_text(text: str) -> str:
     """The body the service stores and hashes: LF line ends, no leading `---`, one final newline."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff").split("\n")
+    lines = _normalized_lines(text)
+    return "\n".join(lines[_turn_start(lines):]).rstrip() + "\n"
+
+
+def lines_before_turn(text: str) -> int:
+    """How many lines of ``text`` :func:`normalize_turn_text` drops before the turn (blank lines
+    and a leading `---`): line N of the stored turn is line N plus this of ``text``."""
+    return _turn_start(_normalized_lines(text))
+
+
+def _normalized_lines(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff").split("\n")
+
+
+def _turn_start(lines: list[str]) -> int:
     start = _first_content(lines, 0)
     if start < len(lines) and lines[start].strip() == "---":
         start = _first_content(lines, start + 1)
-    return "\n".join(lines[start:]).rstrip() + "\n"
+    return start
 
 
 def parse_turn(text: str) -> ParsedTurn:

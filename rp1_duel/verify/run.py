@@ -42,7 +42,7 @@ from .extraction import ExtractionError, extract_text, page_kind
 from .fetch import Fetched, Fetcher
 from .pages import PageCache
 from .quorum import Seat, Voter, cast_vote, panel
-from .verdicts import Judgement, by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
+from .verdicts import NO_MODEL, Judgement, by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
 
 VOTE_WORKERS: Final = 6  # model requests in flight at once
 
@@ -82,9 +82,11 @@ class Verifier:
         self._read: dict[str, Page] = {}  # every URL this verifier fetched
 
     def verify(self, citations: Sequence[Citation], previous: Sidecar | None = None,
-               refresh: bool = False) -> Verification:
+               refresh: bool = False, unjudged_because: str | None = None) -> Verification:
         """A verdict for each citation. ``previous`` (not with ``refresh``) lends its settled
-        verdicts for citations it lists unchanged, and its fetches."""
+        verdicts for citations it lists unchanged, and its fetches. ``unjudged_because`` keeps
+        the verdicts mechanical even with voters: a claim that needs judging is ``unjudged``,
+        for that reason."""
         known = {} if previous is None or refresh else {entry.citation: entry for entry in previous.citations}
         known_fetches = {} if previous is None or refresh else dict(previous.fetches)
         entries: dict[int, CitationEntry] = {}
@@ -106,8 +108,8 @@ class Verifier:
         for index, url in urls.items():
             if url in stale:
                 judged = mechanical(citations[index], pages[url].record, pages[url].searchable)
-                if judged is None and not self.seats:
-                    judged = unjudged(citations[index])
+                if judged is None and (unjudged_because is not None or not self.seats):
+                    judged = unjudged(citations[index], unjudged_because or NO_MODEL)
                 if judged is None:
                     judging.append(index)
                 else:

@@ -68,10 +68,12 @@ def mechanical(citation: Citation, record: FetchRecord, page: SearchableText | N
     return None
 
 
-def unjudged(citation: Citation) -> Judgement:
+NO_MODEL: Final = "judging the claim needs a model, and none is configured"
+
+
+def unjudged(citation: Citation, why: str = NO_MODEL) -> Judgement:
     quoted = ", and the quoted excerpt is on it" if citation.excerpt is not None else ""
-    return Judgement(Verdict.UNJUDGED, None, f"the page is there{quoted}; judging the claim needs a model, "
-                                             "and none is configured")
+    return Judgement(Verdict.UNJUDGED, None, f"the page is there{quoted}; {why}")
 
 
 def quorum(votes: Sequence[VoteRecord]) -> Judgement:

@@ -1,0 +1,171 @@
+"""``duel join --verify``: a participant checks the URLs its own drafts and its peer's turns cite.
+
+Its own draft, before it is appended, mechanically only: a dead link, or a quoted excerpt
+that is not on its page, is ``fabricated`` and goes back to the writer as a
+``CITATION_FABRICATED`` violation, in the repair loop of the turn rules. Each accepted turn
+of the peer, once: by the quorum when ``--voter`` named voters, else mechanically; its
+verdicts go into the participant's next instruction (:func:`rp1_duel.participant.prompt.peer_verdicts`).
+Every check is logged as a ``citations_verified`` event (docs/protocol.md sections 9 and 10).
+
+The citations are the record's own: :func:`~rp1_duel.record.citations.turn_citations` over the
+block the service would write, so a draft's verdicts name what ``duel verify`` will name.
+The fetching is a :class:`~rp1_duel.verify.run.Verifier`'s, built by :func:`citation_checker`
+with lazy imports: ``duel join`` without ``--verify`` never loads the fetcher or the page
+extractors.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from ..record.artifact import turn_block
+from ..record.citations import Citation, turn_citations
+from ..record.verification import CitationEntry
+from ..turns.grammar import lines_before_turn, normalize_turn_text, parse_turn
+from ..turns.rules import TurnViolation
+from ..vocabulary import VERDICTS, CitationKind, RecordCode, Verdict
+
+if TYPE_CHECKING:
+    from ..record.history import History
+    from ..verify.run import Verifier
+    from .voters import ProviderVoter
+
+EVENT: Final = "citations_verified"
+# Why a claim in the participant's own draft is left unjudged even when voters sit: a model
+# judging its own citations proves little, and a draft is checked before every repair.
+OWN_DRAFTS_MECHANICAL: Final = "a participant checks its own drafts mechanically"
+
+
+@dataclass(frozen=True)
+class CitationCheck:
+    """The URL citations of turn ``number``, or of a draft of it, with their verdicts."""
+
+    number: int
+    writer_id: str  # the participant whose turn or draft it is
+    draft: int | None  # 1 for the checker's own first draft of the turn, 2 for its first repair…; None: an accepted turn
+    entries: tuple[CitationEntry, ...]
+
+    @property
+    def fabricated(self) -> tuple[CitationEntry, ...]:
+        return tuple(entry for entry in self.entries if entry.verdict == Verdict.FABRICATED)
+
+    @property
+    def voters(self) -> tuple[str, ...]:
+        """The voters that judged a claim of this check; () when it was mechanical only."""
+        return tuple(dict.fromkeys(vote.voter for entry in self.entries for vote in entry.votes))
+
+    def counts(self) -> dict[str, int]:
+        found = [entry.verdict for entry in self.entries]
+        return {verdict: found.count(verdict) for verdict in VERDICTS if verdict in found}
+
+    def violations(self, draft: str) -> list[TurnViolation]:
+        """Each fabricated citation of a draft as a violation to repair, at its line of ``draft``
+        as written (a citation counts the stored turn's lines, from its heading)."""
+        shift = lines_before_turn(draft)
+        return [TurnViolation(RecordCode.CITATION_FABRICATED,
+                              f"{entry.citation.item}: {entry.reason}; cite a page that holds what you claim and "
+                              "quote it word for word, or remove the citation",
+                              None if entry.citation.line is None else entry.citation.line + shift,
+                              entry.citation.section)
+                for entry in self.fabricated]
+
+    def event(self, sent_back: bool = False) -> dict[str, Any]:
+        """The ``citations_verified`` event's data, but ``turn_number`` (the service adds it)."""
+        return {
+            "writer": self.writer_id,
+            "draft": self.draft,
+            "sent_back": sent_back,
+            "voters": list(self.voters),
+            "counts": self.counts(),
+            "citations": [{"line": entry.citation.line, "item": entry.citation.item, "url": entry.citation.url,
+                           "verdict": entry.verdict, "confidence": entry.confidence, "reason": entry.reason}
+                          for entry in self.entries],
+        }
+
+
+def checkable(citations: Iterable[Citation]) -> list[Citation]:
+    """The citations a check opens: URLs (source and turn references were checked at append,
+    a principle cannot be)."""
+    return [citation for citation in citations if citation.kind == CitationKind.URL]
+
+
+class CitationChecker:
+    """One participant run's checks: one verifier, so a page is fetched once across drafts and
+    turns; the voters only for the peer's turns."""
+
+    def __init__(self, verifier: Verifier, voters: Sequence[ProviderVoter] = ()):
+        self.verifier = verifier
+        self.voters = voters
+
+    def preflight(self) -> list[str]:
+        """Check each voter's key and model before the seat is taken (raises ProviderError)."""
+        return [f"voter {name}: {voter.preflight()}" for name, voter in {v.name: v for v in self.voters}.items()]
+
+    @staticmethod
+    def draft_citations(number: int, draft: str, history: History) -> list[Citation]:
+        """The URL citations of a draft of turn ``number``, as they will stand once it is
+        appended after ``history``: the record's own reading of the block the service would write."""
+        block = turn_block(number, normalize_turn_text(draft), history.head)
+        return checkable(turn_citations(number, block, parse_turn(block.body), history.source_names))
+
+    @staticmethod
+    def turn_citations(number: int, history: History) -> list[Citation]:
+        """The URL citations of accepted turn ``number`` of ``history``."""
+        return checkable(turn_citations(number, history.blocks[number - 1], history.turns[number - 1],
+                                        history.source_names))
+
+    def check(self, number: int, writer_id: str, citations: Sequence[Citation], draft: int | None = None
+              ) -> CitationCheck:
+        """The verdicts of ``citations``: a draft's (``draft`` given) mechanically only."""
+        if not citations:
+            return CitationCheck(number, writer_id, draft, ())
+        verification = self.verifier.verify(citations, unjudged_because=OWN_DRAFTS_MECHANICAL if draft else None)
+        return CitationCheck(number, writer_id, draft, verification.entries)
+
+    @staticmethod
+    def summary(events: Iterable[Mapping[str, Any]], participant_id: str, turns_written: Sequence[int]
+                ) -> dict[str, Any]:
+        """What ``--json`` says of a participant's checks over every run, from its events: how
+        many drafts went back for a fabricated citation, and the verdicts of its turns as
+        appended (each turn's last checked draft) and of the peer's turns."""
+        own: dict[int, Mapping[str, Any]] = {}
+        peer: dict[int, Mapping[str, Any]] = {}
+        sent_back = 0
+        for event in events:
+            data = event.get("data")
+            if event.get("type") != EVENT or event.get("participant_id") != participant_id or \
+                    not isinstance(data, dict) or not isinstance(data.get("turn_number"), int):
+                continue
+            if data.get("draft") is None:
+                peer[data["turn_number"]] = data
+            else:
+                own[data["turn_number"]] = data
+                sent_back += data.get("sent_back") is True
+        return {"drafts_sent_back": sent_back,
+                "own_turns": _summed(data for number, data in own.items() if number in turns_written),
+                "peer_turns": _summed(peer.values())}
+
+
+def _summed(checks: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for data in checks:
+        counts = data.get("counts")
+        for verdict, count in (counts.items() if isinstance(counts, dict) else ()):
+            if verdict in VERDICTS and isinstance(count, int):
+                totals[verdict] = totals.get(verdict, 0) + count
+    return {verdict: totals[verdict] for verdict in VERDICTS if verdict in totals}
+
+
+def citation_checker(allow_private_hosts: bool, voter_models: Sequence[str],
+                     env: Mapping[str, str] = os.environ) -> CitationChecker:
+    """The checker of a ``duel join --verify`` run: guarded fetches as ``duel verify`` makes them,
+    and voters only when ``--voter`` names them, so ``--verify`` never spends on a model unasked."""
+    from ..verify.fetch import Fetcher, FetchPolicy
+    from ..verify.run import Verifier
+    from .voters import configured_voters
+
+    voters = configured_voters(env, voter_models) if voter_models else []
+    return CitationChecker(Verifier(Fetcher(FetchPolicy(allow_private_hosts=allow_private_hosts)), voters), voters)
