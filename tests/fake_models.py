@@ -39,11 +39,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from local_server import LocalServer
 
 DEFAULT_TEXT = "This is the fake model's answer."
 
@@ -54,7 +55,7 @@ def fixed_text(body: dict) -> str:
     return DEFAULT_TEXT
 
 
-class FakeModelServer:
+class FakeModelServer(LocalServer):
     """One model endpoint; the responder's text is streamed a word per chunk."""
 
     kind = ""
@@ -90,39 +91,13 @@ class FakeModelServer:
         self.lookups: list[str] = []  # the paths of the model lookups (GET), kept apart from the requests
         self._requests_log = requests_log
         self._log_lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
-        self._httpd.daemon_threads = True
+        super().__init__(_Handler, port)
         self._httpd.fake = self
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return self._httpd.server_address[1]
 
     @property
     def base_url(self) -> str:
         """What to pass as the SDK's base_url."""
         return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> FakeModelServer:
-        # A short poll interval makes stop() quick: shutdown() waits for the next poll.
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, name=f"fake-{self.kind}", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join()
-
-    def __enter__(self) -> FakeModelServer:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     def handle(self, handler: BaseHTTPRequestHandler) -> None:
         raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))

@@ -18,11 +18,12 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from local_server import LocalServer
 
 CLAIM = "Fifteen-minute leases are renewed every five minutes by their holder."
 STATED = "In production, fifteen-minute leases are renewed every five minutes by their holder."
@@ -72,7 +73,7 @@ PAGES: dict[str, tuple[int, dict[str, str], bytes]] = {
 }
 
 
-class FakeWeb:
+class FakeWeb(LocalServer):
     """The fake web on a free port of 127.0.0.1; ``limited_first`` 429s before ``/limited`` answers;
     with ``tls`` (a server-side context) it speaks HTTPS."""
 
@@ -82,41 +83,17 @@ class FakeWeb:
         self.limited_left = limited_first
         self.in_flight = self.max_in_flight = 0  # requests to /hold/… being answered at once
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._httpd.daemon_threads = True
+        super().__init__(_Handler)
         self._httpd.web = self
         self.scheme = "https" if tls else "http"
         if tls is not None:
             self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return self._httpd.server_address[1]
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
         return f"{self.scheme}://{host}:{self.port}{path}"
 
     def count(self, path: str) -> int:
         return self.requests.count(path)
-
-    def start(self) -> FakeWeb:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
-                                        name="fake-web", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join()
-
-    def __enter__(self) -> FakeWeb:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         path = urlsplit(handler.path).path
