@@ -18,11 +18,11 @@ from ..record import artifact, signatures
 from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, TurnBlock
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
 from ..turns.rules import validate_turn
-from ..turns.source import SourceUnreadable, read_bounded, read_source
+from ..turns.source import SourceUnreadable, read_source
 from ..vocabulary import CLOSED, WRAPPERS, ErrorCode
 from . import policy
 from .state import DuelState, Lease, Participant, TurnRecord
-from .storage import Transaction, write_atomic
+from .store import Transaction
 
 SUMMARY_MAX_BYTES = 64 * 1024
 
@@ -54,10 +54,9 @@ def write_artifact(tx: Transaction, turns: list[TurnBlock] | str, conclusion: Co
     if not isinstance(turns, str):
         turns = [replace(block, signature=record.signature)
                  for block, record in zip(turns, tx.state.turns, strict=True)]
-    path = tx.debate.artifact_path(tx.state)
+    path = tx.store.artifact_path(tx.state)
     text = artifact.render(front_matter_of(tx.state, path), tx.state.lease_seconds, turns, conclusion)
-    write_atomic(path, text.encode("utf-8"), mode=0o644, temp_dir=tx.debate.duel_folder(tx.state.id),
-                 exclusive=create)
+    tx.store.write_artifact(tx.state, text, create=create)
 
 
 @dataclass(frozen=True)
@@ -75,9 +74,9 @@ _IDENTITY_FIELDS = ("duel_id", "topic", "topic_slug", "source_sha256", "created_
 def check_record(tx: Transaction) -> RecordCheck:
     """Compare the artifact on disk with what the state recorded (section 6)."""
     state = tx.state
-    path = tx.debate.artifact_path(state)
+    path = tx.store.artifact_path(state)
     try:
-        text = read_bounded(path, MAX_ARTIFACT_BYTES).decode("utf-8")
+        text = tx.store.read_artifact(state, MAX_ARTIFACT_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return RecordCheck([], "", f"artifact {path.name} is unreadable ({exc.__class__.__name__})")
     parsed = artifact.parse(text)
@@ -131,7 +130,7 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
         source = read_source(state.source_path)
     except SourceUnreadable as exc:
         return f"source {state.source_path} is unreadable ({exc.reason})"
-    recorded = artifact.display_source_path(state.source_path, tx.debate.artifact_path(state))
+    recorded = artifact.display_source_path(state.source_path, tx.store.artifact_path(state))
     history = History(source, citable_names(recorded))
     history.replay(blocks)
     return history
