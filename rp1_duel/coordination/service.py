@@ -48,10 +48,20 @@ from .results import (
     common_fields,
 )
 from .state import DuelState, Lease, Participant
-from .storage import DebateDir, DirectoryStore
+from .storage import DebateDir, DirectoryStore, copy_artifact
 from .store import LOG_START, DuelStore, EventCursor, Transaction
 
 WAIT_MAX_SECONDS = 3600
+
+
+def open_store(url: str, debate: DebateDir) -> DuelStore:
+    """The store a ``--store`` URL names; only ``postgresql://`` (or ``postgres://``) for now."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise invalid_argument("--store must be a postgresql:// URL (or leave it out: the debate dir keeps the duels)",
+                               flag="--store")
+    from .postgres import PostgresStore  # psycopg is loaded only when a database is used
+
+    return PostgresStore(url, debate)
 
 
 def _raise(refusal: DuelError | None) -> None:
@@ -68,9 +78,13 @@ class DuelService:
     """
 
     def __init__(self, debate_dir: str | os.PathLike[str], clock: Clock = system_clock,
-                 store: DuelStore | None = None):
+                 store: DuelStore | str | None = None):
         self.debate = DebateDir(debate_dir)
-        self.store: DuelStore = store or DirectoryStore(self.debate, clock)
+        self.store: DuelStore
+        if isinstance(store, str):
+            self.store = open_store(store, self.debate)
+        else:
+            self.store = store or DirectoryStore(self.debate, clock)
         self.clock: Clock = self.store.now
 
     # -- transactions ----------------------------------------------------------------
@@ -418,6 +432,17 @@ class DuelService:
         with self.store.errors():
             state = self.store.read_state(duel_id)
             return [event for event in self.store.events(state).read() if event.get("type") in kinds]
+
+    def pull(self, duel_id: str) -> str:
+        """Write the duel's artifact, as the store keeps it, into this debate dir; its path.
+
+        For a reviewer on a machine that took no part (``duel pull``); with the debate dir
+        as the store, the artifact is already there and nothing is written."""
+        from ..record.history import MAX_ARTIFACT_BYTES
+
+        with self.store.errors():
+            state = self.store.read_state(duel_id)
+            return str(copy_artifact(self.debate, state, self.store.read_artifact(state, MAX_ARTIFACT_BYTES)))
 
     # -- for watchers: read-only, lock-free, cheap ------------------------------------------
     def duel_ids(self) -> list[str]:

@@ -77,6 +77,18 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600, temp_dir: Path | No
         fsync_dir(path.parent)
 
 
+def copy_artifact(debate: DebateDir, state: DuelState, data: bytes) -> Path:
+    """Write a store's artifact into ``debate`` unless the copy there already holds it: the
+    same bytes on every host, so each side commits the same record."""
+    path = debate.artifact_path(state)
+    with contextlib.suppress(OSError):
+        if path.read_bytes() == data:
+            return path
+    debate.ensure()
+    write_atomic(path, data, mode=0o644, temp_dir=debate.state_root)
+    return path
+
+
 def remove_temp_files(folder: Path, of: str = "") -> None:
     """Remove a dead writer's temp files (of the file named ``of``, or all) from ``folder``.
     Only under the lock that guards those files: a live writer's temp file must not go."""

@@ -2,8 +2,10 @@
 
 The service's rules, history and validation are the same whatever the store; a store
 only keeps what they decide, supplies the time each op is judged at, and signals
-changes. The debate dir (:class:`~rp1_duel.coordination.storage.DirectoryStore`, the
-default) implements :class:`DuelStore` (docs/protocol.md section 4, "Stores").
+changes. Two stores implement :class:`DuelStore`: the debate dir
+(:class:`~rp1_duel.coordination.storage.DirectoryStore`, the default) and a PostgreSQL
+database (:mod:`rp1_duel.coordination.postgres`), for duels across machines
+(docs/protocol.md section 4, "Stores").
 """
 
 from __future__ import annotations

@@ -71,6 +71,7 @@ class ParticipantConfig:
     position: str | None = None
     settings: DuelSettings = DuelSettings()
     signing_key: str | None = None  # an SSH key that signs every turn (record.signatures)
+    store: str | None = None  # a postgresql:// URL; None: the debate dir keeps the duel
 
 
 @dataclass
@@ -188,7 +189,7 @@ class Duelist:
         self.retry_policy = retry_policy or RetryPolicy()
         self.provider = provider
         self.report = reporter
-        self.service = service or DuelService(config.debate_dir)
+        self.service = service or DuelService(config.debate_dir, store=config.store)
         self.result = ParticipantResult(PREPARING)
         self.claimant = Claimant(config.name, config.harness, provider.model)
         self.seat: Seat | None = None

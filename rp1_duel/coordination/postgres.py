@@ -1,0 +1,326 @@
+"""The PostgreSQL store: duels across machines through one database (psycopg 3).
+
+One database transaction per op, the duel's row locked (``SELECT … FOR UPDATE``): the
+lease and fence checks, the append and the close all happen under that lock, and the
+state is written only if the turns' chain head is still the one read (compare-and-set).
+Time is the database's ``clock_timestamp()``, read inside the transaction, so client
+clocks do not matter. Loaded only when a ``postgresql://`` store is used: psycopg costs
+``duel tools`` nothing otherwise (docs/protocol.md section 4, "Stores").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from ..clock import Instant
+from ..errors import DuelError
+from ..vocabulary import ErrorCode
+from .state import DuelState, corrupt
+from .storage import DebateDir, copy_artifact
+from .store import LOG_START, EventCursor, Transaction
+
+SCHEMA_VERSION = 1
+#: Migrations by the version they lead to; each runs once, in order, under an advisory lock.
+MIGRATIONS = {
+    1: """
+        CREATE TABLE duel_index (target_key text PRIMARY KEY, duel_id text NOT NULL);
+        CREATE TABLE duels (
+            id text PRIMARY KEY,
+            state text,                      -- DuelState's JSON, token hashes only
+            artifact text,                   -- the artifact as last rendered
+            head text NOT NULL DEFAULT '',   -- the sha256 of the last accepted turn
+            saves bigint NOT NULL DEFAULT 0  -- moves at every write: the change stamp
+        );
+        CREATE TABLE duel_events (
+            duel_id text NOT NULL REFERENCES duels(id) ON DELETE CASCADE,
+            seq integer NOT NULL,
+            event text NOT NULL,
+            PRIMARY KEY (duel_id, seq)
+        );
+    """,
+}
+_SCHEMA_LOCK = 0x6475656C  # advisory lock keys ("duel"), held for a migration or a join
+_JOIN_LOCK = 0x6475656D
+CLOCK_BOOT = "postgresql"  # the database's clock is the one clock: its times never need re-anchoring
+CHANNEL = "duel_changed"  # NOTIFY'd with the duel id by every write, delivered at its commit
+NOTIFY_WAIT_SECONDS = 0.5  # a waiter also looks again this often: a lease can expire with no write
+SLOW_POLL_SECONDS = 0.5  # without a listening connection
+LISTEN_RETRY_SECONDS = 5.0
+DEFAULT_CONNECT_TIMEOUT = 10
+
+
+def redact(url: str) -> str:
+    """The URL without its password, to be shown (``postgresql://duel:***@host/db``)."""
+    return re.sub(r"(://[^:/@?#]*):[^@/?#]*@", r"\1:***@", url)
+
+
+class PostgresStore:
+    """Duels in a PostgreSQL database; artifacts written into this process's debate dir too.
+
+    ``offset`` gives seconds to add to the database's clock: tests move time with it, as
+    the directory store's tests move a ``ManualClock``; it is never set in use.
+    """
+
+    def __init__(self, url: str, debate: DebateDir):
+        self.url = url
+        self.debate = debate
+        self.location = redact(url)
+        self.offset: Callable[[], float] = lambda: 0.0
+        self._conn: psycopg.Connection[Any] | None = None
+        self._schema_ready = False
+        self._listener: psycopg.Connection[Any] | None = None
+        self._listen_retry_at = 0.0
+        self._heads: dict[str, str] = {}  # duel id -> the chain head its locked row was read with
+
+    # -- connection and errors ---------------------------------------------------------
+    @property
+    def conn(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._conn.closed:
+            self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=DEFAULT_CONNECT_TIMEOUT)
+        return self._conn
+
+    def close(self) -> None:
+        for conn in (self._conn, self._listener):
+            if conn is not None:
+                conn.close()
+        self._conn = self._listener = None
+
+    @contextlib.contextmanager
+    def errors(self) -> Iterator[None]:
+        try:
+            yield
+        except psycopg.Error as exc:
+            if self._conn is not None and self._conn.closed:
+                self._conn = None  # the next op connects again
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise DuelError(ErrorCode.STORAGE_FAILED, f"cannot use the store {self.location}: {redact(reason)}",
+                            {"path": self.location, "errno": None}) from None
+        except OSError as exc:  # the local copy of the artifact
+            raise DuelError(ErrorCode.STORAGE_FAILED, f"cannot write {exc.filename}: {exc.strerror}",
+                            {"path": str(exc.filename), "errno": None}) from None
+
+    def now(self) -> Instant:
+        row = self.conn.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()
+        assert row is not None
+        moment = float(row[0]) + self.offset()
+        return Instant(moment, moment, CLOCK_BOOT)
+
+    # -- the schema ----------------------------------------------------------------------
+    def schema_version(self) -> int:
+        if self._schema_ready:
+            return SCHEMA_VERSION
+        exists = self.conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
+        if not exists or not exists[0]:
+            return 0
+        row = self.conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        version = int(row[0]) if row and row[0] is not None else 0
+        self._schema_ready = version == SCHEMA_VERSION
+        return version
+
+    def ensure(self) -> None:
+        """Create or migrate the schema (``duel store init`` does only this); a newer one is refused."""
+        if self.schema_version() == SCHEMA_VERSION:
+            return
+        with self.conn.transaction():
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            self.conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY)")
+            current = self.schema_version()
+            if current > SCHEMA_VERSION:
+                raise DuelError(ErrorCode.STATE_CORRUPT,
+                                f"the store {self.location} has schema version {current}, newer than this duel's "
+                                f"{SCHEMA_VERSION}: upgrade duel", {"path": self.location})
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                self.conn.execute(MIGRATIONS[version])
+                self.conn.execute("INSERT INTO schema_version VALUES (%s)", (version,))
+        self._schema_ready = True
+
+    def check_readable(self) -> None:
+        if self.schema_version() == 0:
+            raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel in the store {self.location}")
+
+    # -- joins -------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def joining(self) -> Iterator[None]:
+        with self._kept_on_refusal():
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_JOIN_LOCK,))
+            yield
+
+    def read_index(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT target_key, duel_id FROM duel_index").fetchall())
+
+    def write_index(self, index: dict[str, str]) -> None:
+        with self.conn.transaction():
+            self.conn.execute("DELETE FROM duel_index")
+            with self.conn.cursor() as cur:
+                cur.executemany("INSERT INTO duel_index VALUES (%s, %s)", list(index.items()))
+
+    def reserve_duel(self, stem: str) -> str:
+        for n in range(1, 10_000):
+            duel_id = stem if n == 1 else f"{stem}-{n}"
+            if (self.debate.root / f"{duel_id}.md").exists():
+                continue
+            inserted = self.conn.execute("INSERT INTO duels (id) VALUES (%s) ON CONFLICT DO NOTHING", (duel_id,))
+            if inserted.rowcount == 1:
+                return duel_id
+        raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"no free duel id for {stem} in {self.location}")
+
+    def discard_duel(self, duel_id: str) -> None:
+        self.conn.execute("DELETE FROM duels WHERE id = %s", (duel_id,))
+
+    def begin(self, state: DuelState, now: Instant) -> Transaction:
+        self._heads[state.id] = ""
+        return Transaction(self, state, now)
+
+    # -- one duel ------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _kept_on_refusal(self) -> Iterator[None]:
+        """A database transaction committed when the block ends normally or with a refusal
+        (its events are kept, as in a debate dir), rolled back on any other exception."""
+        refusal: DuelError | None = None
+        with self.conn.transaction():
+            try:
+                yield
+            except DuelError as exc:
+                refusal = exc
+        if refusal is not None:
+            raise refusal
+
+    @contextlib.contextmanager
+    def transaction(self, duel_id: str) -> Iterator[Transaction]:
+        self.check_readable()
+        try:
+            with self._kept_on_refusal():
+                row = self.conn.execute("SELECT state, head FROM duels WHERE id = %s FOR UPDATE",
+                                        (duel_id,)).fetchone()
+                state = self._state_of(duel_id, row)
+                tx = Transaction(self, state, self.now())  # read after the lock: the time this op happens at
+                self._heads[duel_id] = row[1] if row else ""
+                yield tx
+        except DuelError:
+            self.pull(duel_id)
+            raise
+        self.pull(duel_id)
+
+    def pull(self, duel_id: str) -> Path | None:
+        """Write the duel's artifact, as the database keeps it, into this process's debate dir:
+        after each op of a participant, so its copy follows every change, the peer's included."""
+        row = self.conn.execute("SELECT state, artifact FROM duels WHERE id = %s", (duel_id,)).fetchone()
+        if row is None or row[0] is None or row[1] is None:
+            return None
+        return copy_artifact(self.debate, self._state_of(duel_id, row), row[1].encode("utf-8"))
+
+    def save(self, state: DuelState, events: list[dict[str, Any]]) -> None:
+        with self.conn.transaction(), self.conn.cursor() as cur:
+            if events:
+                cur.executemany("INSERT INTO duel_events VALUES (%s, %s, %s)",
+                                [(state.id, event["seq"], json.dumps(event, ensure_ascii=False)) for event in events])
+                state.event_seq += len(events)
+            head = state.turns[-1].sha256 if state.turns else ""
+            read_head = self._heads.get(state.id, "")
+            # Compare-and-set on the chain head: written only over the head the op validated against.
+            cur.execute("UPDATE duels SET state = %s, head = %s, saves = saves + 1 WHERE id = %s AND head = %s",
+                        (state.to_json().decode(), head, state.id, read_head))
+            if cur.rowcount != 1:
+                raise DuelError(ErrorCode.STORAGE_FAILED,
+                                f"duel {state.id} changed under this write (its last turn is not the one read)",
+                                {"path": self.location, "errno": None})
+            cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, state.id))
+            self._heads[state.id] = head
+
+    def _state_of(self, duel_id: str, row: tuple[Any, ...] | None) -> DuelState:
+        if row is None or row[0] is None:
+            raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel {duel_id!r} in the store {self.location}")
+        return DuelState.from_json(row[0].encode(), f"{self.location} duel {duel_id}")
+
+    def read_state(self, duel_id: str) -> DuelState:
+        return self._state_of(duel_id, self.conn.execute("SELECT state FROM duels WHERE id = %s",
+                                                         (duel_id,)).fetchone())
+
+    def stamp(self, duel_id: str) -> int | None:
+        row = self.conn.execute("SELECT saves FROM duels WHERE id = %s", (duel_id,)).fetchone()
+        return int(row[0]) if row else None
+
+    def next_stamp(self, duel_id: str, stamp: object, timeout: float) -> int | None:
+        """Wait for a NOTIFY of this duel (or at most half a second); a slow poll without one."""
+        listener = self._listening()
+        if listener is None:
+            time.sleep(min(SLOW_POLL_SECONDS, timeout))
+            return self.stamp(duel_id)
+        current = self.stamp(duel_id)  # after LISTEN: a change from here on is notified
+        if current != stamp:
+            return current
+        try:
+            for notice in listener.notifies(timeout=min(NOTIFY_WAIT_SECONDS, timeout)):
+                if notice.payload == duel_id:
+                    break
+        except psycopg.OperationalError:  # the listening connection dropped: poll until it is back
+            listener.close()
+            self._listener = None
+        return self.stamp(duel_id)
+
+    def _listening(self) -> psycopg.Connection[Any] | None:
+        """A second connection that LISTENs (the first one runs transactions); None while it cannot be had."""
+        if self._listener is not None and not self._listener.closed:
+            return self._listener
+        if time.monotonic() < self._listen_retry_at:
+            return None
+        try:
+            self._listener = psycopg.connect(self.url, autocommit=True, connect_timeout=DEFAULT_CONNECT_TIMEOUT)
+            self._listener.execute(f"LISTEN {CHANNEL}")
+        except psycopg.Error:
+            self._listener = None
+            self._listen_retry_at = time.monotonic() + LISTEN_RETRY_SECONDS
+        return self._listener
+
+    def events(self, state: DuelState) -> DatabaseEvents:
+        return DatabaseEvents(self, state)
+
+    def duel_ids(self) -> list[str]:
+        return [row[0] for row in self.conn.execute("SELECT id FROM duels WHERE state IS NOT NULL ORDER BY id")]
+
+    # -- the artifact ------------------------------------------------------------------------
+    def artifact_path(self, state: DuelState) -> Path:
+        return self.debate.artifact_path(state)
+
+    def read_artifact(self, state: DuelState, limit: int) -> bytes:
+        """The database's copy: the record's authority (a local copy is only written from it)."""
+        row = self.conn.execute("SELECT artifact FROM duels WHERE id = %s", (state.id,)).fetchone()
+        if row is None or row[0] is None:
+            raise FileNotFoundError(f"duel {state.id} has no artifact yet")
+        data: bytes = row[0].encode("utf-8")
+        if len(data) > limit:
+            raise ValueError(f"larger than {limit // (1024 * 1024)} MiB")
+        return data
+
+    def write_artifact(self, state: DuelState, text: str, create: bool = False) -> None:
+        """Into the database; :meth:`pull` copies it into the debate dir once the op is committed."""
+        self.conn.execute("UPDATE duels SET artifact = %s WHERE id = %s", (text, state.id))
+
+
+class DatabaseEvents:
+    """A duel's events from the database, up to the count its state vouches for."""
+
+    def __init__(self, store: PostgresStore, state: DuelState):
+        self.store = store
+        self.state = state
+
+    def read(self, since: EventCursor = LOG_START) -> list[dict[str, Any]]:
+        if since.seq > self.state.event_seq:
+            raise corrupt(f"{self.store.location} duel {self.state.id}",
+                          f"holds fewer events than the {since.seq} already read")
+        rows = self.store.conn.execute(
+            "SELECT event FROM duel_events WHERE duel_id = %s AND seq >= %s AND seq < %s ORDER BY seq",
+            (self.state.id, since.seq, self.state.event_seq)).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    @property
+    def end(self) -> EventCursor:
+        return EventCursor(self.state.event_seq, 0)

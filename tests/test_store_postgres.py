@@ -1,0 +1,199 @@
+"""The PostgreSQL store (docs/protocol.md section 4, "Stores") against a real server the suite starts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from rp1_duel.clock import ManualClock
+from rp1_duel.coordination.postgres import SCHEMA_VERSION, PostgresStore, redact
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination.storage import DebateDir
+from rp1_duel.errors import DuelError
+from rp1_duel.record.validate import validate_file
+from rp1_duel.settings import DuelSettings
+
+from helpers import claim, join, make_turn, run_tools
+
+pytestmark = pytest.mark.slow  # every test here needs the PostgreSQL server the suite starts
+
+
+def schema_versions(url: str) -> list[int]:
+    with psycopg.connect(url) as conn:
+        return [row[0] for row in conn.execute("SELECT version FROM schema_version ORDER BY version")]
+
+
+def test_the_schema_is_created_on_first_join_and_init_is_idempotent(postgres_url, source, debate_dir):
+    service = DuelService(debate_dir, store=postgres_url)
+    join(service, source, "Alice")
+    assert schema_versions(postgres_url) == [SCHEMA_VERSION]
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-m", "rp1_duel", "store", "init", "--store", postgres_url],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    assert schema_versions(postgres_url) == [SCHEMA_VERSION]
+
+
+def test_a_store_with_no_schema_has_no_duel(postgres_url, debate_dir):
+    service = DuelService(debate_dir, store=postgres_url)
+    assert service.duel_ids() == []
+    with pytest.raises(DuelError) as info:
+        service.status("2027-01-15-lease-design")
+    assert info.value.code == "DUEL_NOT_FOUND"
+
+
+def test_leases_are_judged_on_the_databases_clock_not_the_clients(postgres_url, source, tmp_path):
+    """Two hosts, one clock a day ahead: the lease a slow host was granted is still live for the fast one."""
+    settings = DuelSettings(lease_seconds=60)
+    slow, fast = ManualClock(), ManualClock()
+    fast.advance(86_400)
+    alice_host = DuelService(tmp_path / "a", clock=slow, store=postgres_url)
+    bob_host = DuelService(tmp_path / "b", clock=fast, store=postgres_url)
+    alice = join(alice_host, source, "Alice", settings=settings)
+    bob = join(bob_host, source, "Bob", settings=settings)
+    assert bob.duel_id == alice.duel_id
+    lease = claim(alice_host, alice)
+    refused = bob_host.claim_lock(bob.seat)
+    assert (refused.acquired, refused.reason) == (False, "lease_held_by_peer")
+    assert alice_host.status(alice.duel_id).lock.fence == lease.fence == 1
+
+
+def test_the_append_is_a_compare_and_set_on_the_chain_head(postgres_url, source, debate_dir):
+    """A writer whose chain head moved under it writes nothing, even past the row lock."""
+    service = DuelService(debate_dir, store=postgres_url)
+    alice, _bob = join(service, source, "Alice", harness="h", model_id="m"), join(service, source, "Bob")
+    lease = claim(service, alice)
+    store = service.store
+    assert isinstance(store, PostgresStore)
+    state = store.read_state(alice.duel_id)
+    store._heads[state.id] = "0" * 64  # what a second writer would have read before the first appended
+    with pytest.raises(DuelError) as info, store.errors():
+        store.save(state, [])
+    assert info.value.code == "STORAGE_FAILED"
+    store._heads[state.id] = ""
+    result = service.append(alice.seat, lease, make_turn(1, "Alice", "h", "m"))
+    assert result.turn_number == 1
+
+
+def test_duel_tools_over_the_store_and_duel_list(postgres_url, source, tmp_path):
+    env = {"DUEL_STORE": postgres_url}
+    one = run_tools("join", "--target", str(source), "--participant-name", "Alice", env=env,
+                    debate_dir=tmp_path / "a")
+    two = run_tools("join", "--target", str(source), "--participant-name", "Bob", env=env,
+                    debate_dir=tmp_path / "b")
+    assert one.code == two.code == 0
+    duel_id = one.data["duel_id"]
+    assert two.data["duel_id"] == duel_id
+    claimed = run_tools("claim-lock", "--duel-id", duel_id, "--participant-id", one.data["participant_id"],
+                        env={**env, "DUEL_PARTICIPANT_TOKEN": one.data["participant_token"]},
+                        debate_dir=tmp_path / "a")
+    assert claimed.data["acquired"] is True
+    status = run_tools("status", "--duel-id", duel_id, "--store", postgres_url, debate_dir=tmp_path / "b")
+    assert status.data["lock"]["fence"] == 1
+    listed = subprocess.run([sys.executable, "-m", "rp1_duel", "list", "--json", "--store", postgres_url,
+                             "--debate-dir", str(tmp_path / "c")], capture_output=True, text=True, timeout=60)
+    assert [row["duel_id"] for row in json.loads(listed.stdout)] == [duel_id]
+
+
+def test_a_connection_string_is_never_shown_with_its_password(source, debate_dir):
+    url = "postgresql://duel:hunter2secret@127.0.0.1:1/duel"
+    assert redact(url) == "postgresql://duel:***@127.0.0.1:1/duel"
+    result = run_tools("status", "--duel-id", "2027-01-15-x", "--store", url, debate_dir=debate_dir)
+    assert result.code == 1
+    assert result.envelope["error"]["code"] == "STORAGE_FAILED"
+    assert "hunter2secret" not in json.dumps(result.envelope) + result.stderr
+
+
+def test_a_store_that_is_not_a_postgresql_url_is_refused(debate_dir):
+    result = run_tools("status", "--duel-id", "x", "--store", "mysql://h/db", debate_dir=debate_dir)
+    assert (result.code, result.envelope["error"]["code"]) == (2, "INVALID_ARGUMENT")
+
+
+def test_the_artifact_is_kept_in_the_database_and_written_into_the_debate_dir(postgres_url, source, debate_dir):
+    service = DuelService(debate_dir, store=postgres_url)
+    alice = join(service, source, "Alice", harness="h", model_id="m")
+    join(service, source, "Bob")
+    service.append(alice.seat, claim(service, alice), make_turn(1, "Alice", "h", "m"))
+    store = service.store
+    assert isinstance(store, PostgresStore)
+    state = store.read_state(alice.duel_id)
+    local = Path(service.status(alice.duel_id).duel.debate_path).read_bytes()
+    assert store.read_artifact(state, 1 << 20) == local
+    assert DebateDir(debate_dir).duel_ids() == []  # no state in the debate dir: the database keeps it
+
+
+def test_two_hosts_with_skewed_clocks_duel_to_consensus_with_byte_identical_artifacts(postgres_url, source, tmp_path):
+    """Two debate dirs, client clocks minutes apart, one database: the same record on both and for a reviewer."""
+    ahead = ManualClock()
+    ahead.advance(7 * 60)
+    hosts = {1: DuelService(tmp_path / "laptop", clock=ManualClock(), store=postgres_url),
+             2: DuelService(tmp_path / "ci", clock=ahead, store=postgres_url)}
+    settings = DuelSettings(max_turns=4)
+    players = {1: join(hosts[1], source, "Alice", harness="h", model_id="m", settings=settings),
+               2: join(hosts[2], source, "Bob", harness="h", model_id="m", settings=settings)}
+    for n in range(1, 5):
+        seat = 2 - n % 2
+        service, player = hosts[seat], players[seat]
+        stance = "ACCEPTING_CONSENSUS" if n >= 3 else "OPEN_TO_DEBATE"
+        result = service.append(player.seat, claim(service, player), make_turn(n, player.name, "h", "m", stance),
+                                release=n < 4)
+    assert result.terminal_outcome == "ACCEPTED_CONSENSUS"
+    hosts[2].release_lock(players[2].seat, hosts[2].claim_lock(players[2].seat).lease, close=True,
+                          outcome="ACCEPTED_CONSENSUS")
+    hosts[1].status(players[1].duel_id, participant_id=players[1].id, participant_token=players[1].token)
+    reviewer = DuelService(tmp_path / "reviewer", store=postgres_url).pull(players[1].duel_id)
+    copies = {path: path.read_bytes() for path in (tmp_path / "laptop" / f"{players[1].duel_id}.md",
+                                                   tmp_path / "ci" / f"{players[1].duel_id}.md", Path(reviewer))}
+    assert len(set(copies.values())) == 1
+    report = validate_file(reviewer)
+    assert report.valid, report
+    assert 'outcome: "ACCEPTED_CONSENSUS"' in next(iter(copies.values())).decode()
+
+
+def test_duel_pull_writes_the_artifact_for_a_reviewer(postgres_url, source, tmp_path):
+    service = DuelService(tmp_path / "a", store=postgres_url)
+    alice = join(service, source, "Alice")
+    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "pull", "--duel-id", alice.duel_id, "--store",
+                           postgres_url, "--debate-dir", str(tmp_path / "r")], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    pulled = Path(proc.stdout.strip())
+    assert pulled == tmp_path / "r" / f"{alice.duel_id}.md"
+    assert pulled.read_bytes() == (tmp_path / "a" / f"{alice.duel_id}.md").read_bytes()
+
+
+def _wait_for_release(postgres_url, source, tmp_path, break_listener: bool) -> tuple[float, bool]:
+    holder_host = DuelService(tmp_path / "a", store=postgres_url)
+    waiter_host = DuelService(tmp_path / "b", store=postgres_url)
+    alice, bob = join(holder_host, source, "Alice"), join(waiter_host, source, "Bob")
+    lease = claim(holder_host, alice)
+    store = waiter_host.store
+    assert isinstance(store, PostgresStore)
+    listener = store._listening()
+    assert listener is not None
+    if break_listener:  # the listening connection is lost: the wait falls back to a slow poll
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (listener.info.backend_pid,))
+    timer = threading.Timer(0.1, lambda: holder_host.release_lock(alice.seat, lease))
+    timer.start()
+    started = time.monotonic()
+    result = waiter_host.wait(bob.duel_id, bob.id, timeout=10)
+    timer.join()
+    return time.monotonic() - started - 0.1, result.changed
+
+
+def test_wait_hears_a_release_through_notify(postgres_url, source, tmp_path):
+    late, changed = _wait_for_release(postgres_url, source, tmp_path, break_listener=False)
+    assert changed and late < 0.2  # a notification, not the half-second look
+
+
+def test_wait_falls_back_to_a_slow_poll_when_the_listening_connection_drops(postgres_url, source, tmp_path):
+    late, changed = _wait_for_release(postgres_url, source, tmp_path, break_listener=True)
+    assert changed and late < 2.0
