@@ -8,15 +8,18 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import psycopg
 import pytest
 
 from rp1_duel.clock import ManualClock
 from rp1_duel.coordination.postgres import SCHEMA_VERSION, PostgresStore, redact
+from rp1_duel.coordination.results import LeaseToken, Seat
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.coordination.storage import DebateDir
 from rp1_duel.errors import DuelError
+from rp1_duel.participant.loop import LeaseKeeper
 from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings
 
@@ -33,12 +36,12 @@ def schema_versions(url: str) -> list[int]:
 def test_the_schema_is_created_on_first_join_and_init_is_idempotent(postgres_url, source, debate_dir):
     service = DuelService(debate_dir, store=postgres_url)
     join(service, source, "Alice")
-    assert schema_versions(postgres_url) == [SCHEMA_VERSION]
+    assert schema_versions(postgres_url) == list(range(1, SCHEMA_VERSION + 1))
     for _ in range(2):
         proc = subprocess.run([sys.executable, "-m", "rp1_duel", "store", "init", "--store", postgres_url],
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
-    assert schema_versions(postgres_url) == [SCHEMA_VERSION]
+    assert schema_versions(postgres_url) == list(range(1, SCHEMA_VERSION + 1))
 
 
 def test_a_store_with_no_schema_has_no_duel(postgres_url, debate_dir):
@@ -73,11 +76,11 @@ def test_the_append_is_a_compare_and_set_on_the_chain_head(postgres_url, source,
     store = service.store
     assert isinstance(store, PostgresStore)
     state = store.read_state(alice.duel_id)
-    store._heads[state.id] = "0" * 64  # what a second writer would have read before the first appended
+    store._local.heads[state.id] = "0" * 64  # what a second writer would have read before the first appended
     with pytest.raises(DuelError) as info, store.errors():
         store.save(state, [])
     assert info.value.code == "STORAGE_FAILED"
-    store._heads[state.id] = ""
+    store._local.heads[state.id] = ""
     result = service.append(alice.seat, lease, make_turn(1, "Alice", "h", "m"))
     assert result.turn_number == 1
 
@@ -197,3 +200,116 @@ def test_wait_hears_a_release_through_notify(postgres_url, source, tmp_path):
 def test_wait_falls_back_to_a_slow_poll_when_the_listening_connection_drops(postgres_url, source, tmp_path):
     late, changed = _wait_for_release(postgres_url, source, tmp_path, break_listener=True)
     assert changed and late < 2.0
+
+
+def test_a_copy_of_the_source_that_differs_is_refused_at_join(postgres_url, source, tmp_path):
+    """Each host has its own copy; turns are validated against the duel's, so a different copy cannot join."""
+    first = DuelService(tmp_path / "a", store=postgres_url)
+    alice = join(first, source, "Alice")
+    elsewhere = tmp_path / "other-host" / "design.md"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(source.read_text() + "\nOne more line.\n", encoding="utf-8")
+    second = DuelService(tmp_path / "b", store=postgres_url)
+    with pytest.raises(DuelError) as info:
+        join(second, elsewhere, "Bob")
+    assert info.value.code == "SOURCE_MISMATCH"
+    assert second.status(alice.duel_id).participant_count == 1
+    elsewhere.write_bytes(source.read_bytes())  # brought to the same version, at another path
+    bob = join(second, elsewhere, "Bob", harness="h", model_id="m")
+    assert bob.duel_id == alice.duel_id
+
+
+def test_turns_are_validated_against_the_source_the_database_keeps(postgres_url, source, tmp_path):
+    host = DuelService(tmp_path / "a", store=postgres_url)
+    alice, _ = join(host, source, "Alice", harness="h", model_id="m"), join(host, source, "Bob")
+    source.unlink()  # this host's copy is gone; the duel's is not
+    result = host.append(alice.seat, claim(host, alice), make_turn(1, "Alice", "h", "m"))
+    assert result.turn_number == 1
+
+
+def test_a_schema_of_an_earlier_version_is_migrated(postgres_url, debate_dir):
+    from rp1_duel.coordination.postgres import MIGRATIONS
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE schema_version (version integer PRIMARY KEY)")
+        conn.execute(MIGRATIONS[1])
+        conn.execute("INSERT INTO schema_version VALUES (1)")
+    DuelService(debate_dir, store=postgres_url).store.ensure()
+    assert schema_versions(postgres_url) == list(range(1, SCHEMA_VERSION + 1))
+
+
+def test_the_database_restarted_mid_duel_loses_nothing_and_the_duel_goes_on(postgres_url, postgres_server, source,
+                                                                            tmp_path):
+    """Connections lost between ops (and during a wait) are opened again; committed turns and the lease stay."""
+    alice_host = DuelService(tmp_path / "a", store=postgres_url)
+    bob_host = DuelService(tmp_path / "b", store=postgres_url)
+    alice = join(alice_host, source, "Alice", harness="h", model_id="m")
+    bob = join(bob_host, source, "Bob", harness="h", model_id="m")
+    alice_host.append(alice.seat, claim(alice_host, alice), make_turn(1, "Alice", "h", "m"), release=True)
+    lease = claim(bob_host, bob)
+    waited: list[bool] = []
+    waiter = threading.Thread(target=lambda: waited.append(alice_host.wait(alice.duel_id, alice.id, timeout=30).changed))
+    waiter.start()
+    time.sleep(0.3)
+    postgres_server.stop("fast")
+    postgres_server.start()
+    result = bob_host.append(bob.seat, lease, make_turn(2, "Bob", "h", "m"), release=True)
+    waiter.join(timeout=40)
+    assert (result.turn_number, waited) == (2, [True])
+    status = alice_host.status(alice.duel_id, participant_id=alice.id)
+    assert (status.turn_count, status.lock.fence, status.next_step) == (2, 2, "claim_lock")
+
+
+KILLED_IN_A_TRANSACTION = """
+import sys, time
+from rp1_duel.coordination.service import DuelService
+service = DuelService(sys.argv[1], store=sys.argv[2])
+with service.transaction(sys.argv[3]) as tx:
+    tx.emit("lock_released", None, fence=99)
+    tx.commit()  # written, not committed: the database transaction is still open
+    print("inside", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_holder_killed_inside_its_transaction_leaves_nothing_and_frees_the_duel(postgres_url, source, tmp_path):
+    service = DuelService(tmp_path / "a", store=postgres_url)
+    alice, _ = join(service, source, "Alice"), join(service, source, "Bob")
+    before = service.events(alice.duel_id, ("lock_released", "participant_registered"))
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_IN_A_TRANSACTION, str(tmp_path / "k"), postgres_url,
+                             alice.duel_id], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "inside"
+        proc.kill()  # SIGKILL while it holds the duel's row lock
+        proc.wait(timeout=10)
+        started = time.monotonic()
+        granted = service.claim_lock(alice.seat)
+    finally:
+        proc.kill()
+    assert granted.acquired and time.monotonic() - started < 5
+    assert service.events(alice.duel_id, ("lock_released", "participant_registered")) == before
+    assert granted.lease is not None and granted.lease.fence == 1
+
+
+class FlakyStore:
+    """A service whose refreshes fail as a lost database connection does, a given number of times."""
+
+    def __init__(self, failures: int):
+        self.failures, self.calls = failures, 0
+
+    def refresh_lock(self, seat, lease):
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise DuelError("STORAGE_FAILED", "cannot use the store: connection lost")
+        return SimpleNamespace(refreshed=True)
+
+
+@pytest.mark.parametrize(("lease_seconds", "failures", "lost"), [(3, 1, False), (2, 99, True)])
+def test_a_lost_connection_during_a_turn_is_retried_within_the_lease(lease_seconds, failures, lost):
+    """The keeper retries a refresh the store failed while the lease lasts; past it the floor is lost."""
+    service = FlakyStore(failures)
+    with LeaseKeeper(service, Seat("d", "p-00000000", "t"), LeaseToken("1-x"), lease_seconds,
+                     time.monotonic() + 60) as keeper:
+        keeper.lost.wait(3.0)
+    assert keeper.lost.is_set() == lost
+    assert service.calls >= 2

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,12 +23,14 @@ import psycopg
 
 from ..clock import Instant
 from ..errors import DuelError
+from ..turns.source import SourceDocument, SourceUnreadable
 from ..vocabulary import ErrorCode
+from .identity import target_key
 from .state import DuelState, corrupt
 from .storage import DebateDir, copy_artifact
 from .store import LOG_START, EventCursor, Transaction
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Migrations by the version they lead to; each runs once, in order, under an advisory lock.
 MIGRATIONS = {
     1: """
@@ -46,6 +49,7 @@ MIGRATIONS = {
             PRIMARY KEY (duel_id, seq)
         );
     """,
+    2: "ALTER TABLE duels ADD COLUMN source text  -- the source's decoded text: what turns are validated against",
 }
 _SCHEMA_LOCK = 0x6475656C  # advisory lock keys ("duel"), held for a migration or a join
 _JOIN_LOCK = 0x6475656D
@@ -55,6 +59,8 @@ NOTIFY_WAIT_SECONDS = 0.5  # a waiter also looks again this often: a lease can e
 SLOW_POLL_SECONDS = 0.5  # without a listening connection
 LISTEN_RETRY_SECONDS = 5.0
 DEFAULT_CONNECT_TIMEOUT = 10
+RECONNECT_SECONDS = 5.0  # a lost connection is tried again for this long (a lease is 5 s at least)
+RECONNECT_PAUSE_SECONDS = 0.25
 
 
 def redact(url: str) -> str:
@@ -74,32 +80,48 @@ class PostgresStore:
         self.debate = debate
         self.location = redact(url)
         self.offset: Callable[[], float] = lambda: 0.0
-        self._conn: psycopg.Connection[Any] | None = None
         self._schema_ready = False
-        self._listener: psycopg.Connection[Any] | None = None
-        self._listen_retry_at = 0.0
-        self._heads: dict[str, str] = {}  # duel id -> the chain head its locked row was read with
+        self._local = _Connections()
 
     # -- connection and errors ---------------------------------------------------------
     @property
     def conn(self) -> psycopg.Connection[Any]:
-        if self._conn is None or self._conn.closed:
-            self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=DEFAULT_CONNECT_TIMEOUT)
-        return self._conn
+        if self._local.conn is None or self._local.conn.closed:
+            self._local.conn = psycopg.connect(self.url, autocommit=True, connect_timeout=DEFAULT_CONNECT_TIMEOUT)
+        return self._local.conn
+
+    def _query(self, sql: Any, params: tuple[Any, ...] = ()) -> psycopg.Cursor[Any]:
+        """Run one statement. Outside a transaction, a lost connection (a restarted server, a
+        network cut) is opened again and the statement rerun, for up to RECONNECT_SECONDS:
+        nothing was done on the lost one that the rerun could repeat. Inside one, the
+        transaction is lost with it and rolled back by the server: the op fails as a whole."""
+        in_transaction = self._local.conn is not None and not self._local.conn.closed and \
+            self._local.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        deadline = time.monotonic() + RECONNECT_SECONDS
+        while True:
+            try:
+                return self.conn.execute(sql, params)
+            except psycopg.OperationalError:
+                if in_transaction or time.monotonic() >= deadline:
+                    raise
+                if self._local.conn is not None:
+                    self._local.conn.close()  # whatever state it is in, the next statement uses a new one
+                time.sleep(RECONNECT_PAUSE_SECONDS)
 
     def close(self) -> None:
-        for conn in (self._conn, self._listener):
+        """Close this thread's connections."""
+        for conn in (self._local.conn, self._local.listener):
             if conn is not None:
                 conn.close()
-        self._conn = self._listener = None
+        self._local.conn = self._local.listener = None
 
     @contextlib.contextmanager
     def errors(self) -> Iterator[None]:
         try:
             yield
         except psycopg.Error as exc:
-            if self._conn is not None and self._conn.closed:
-                self._conn = None  # the next op connects again
+            if self._local.conn is not None and self._local.conn.closed:
+                self._local.conn = None  # the next op connects again
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise DuelError(ErrorCode.STORAGE_FAILED, f"cannot use the store {self.location}: {redact(reason)}",
                             {"path": self.location, "errno": None}) from None
@@ -108,7 +130,7 @@ class PostgresStore:
                             {"path": str(exc.filename), "errno": None}) from None
 
     def now(self) -> Instant:
-        row = self.conn.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()
+        row = self._query("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()
         assert row is not None
         moment = float(row[0]) + self.offset()
         return Instant(moment, moment, CLOCK_BOOT)
@@ -117,10 +139,10 @@ class PostgresStore:
     def schema_version(self) -> int:
         if self._schema_ready:
             return SCHEMA_VERSION
-        exists = self.conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
+        exists = self._query("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
         if not exists or not exists[0]:
             return 0
-        row = self.conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        row = self._query("SELECT max(version) FROM schema_version").fetchone()
         version = int(row[0]) if row and row[0] is not None else 0
         self._schema_ready = version == SCHEMA_VERSION
         return version
@@ -130,16 +152,16 @@ class PostgresStore:
         if self.schema_version() == SCHEMA_VERSION:
             return
         with self.conn.transaction():
-            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            self.conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY)")
+            self._query("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            self._query("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY)")
             current = self.schema_version()
             if current > SCHEMA_VERSION:
                 raise DuelError(ErrorCode.STATE_CORRUPT,
                                 f"the store {self.location} has schema version {current}, newer than this duel's "
                                 f"{SCHEMA_VERSION}: upgrade duel", {"path": self.location})
             for version in range(current + 1, SCHEMA_VERSION + 1):
-                self.conn.execute(MIGRATIONS[version])
-                self.conn.execute("INSERT INTO schema_version VALUES (%s)", (version,))
+                self._query(MIGRATIONS[version])
+                self._query("INSERT INTO schema_version VALUES (%s)", (version,))
         self._schema_ready = True
 
     def check_readable(self) -> None:
@@ -150,15 +172,15 @@ class PostgresStore:
     @contextlib.contextmanager
     def joining(self) -> Iterator[None]:
         with self._kept_on_refusal():
-            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_JOIN_LOCK,))
+            self._query("SELECT pg_advisory_xact_lock(%s)", (_JOIN_LOCK,))
             yield
 
     def read_index(self) -> dict[str, str]:
-        return dict(self.conn.execute("SELECT target_key, duel_id FROM duel_index").fetchall())
+        return dict(self._query("SELECT target_key, duel_id FROM duel_index").fetchall())
 
     def write_index(self, index: dict[str, str]) -> None:
         with self.conn.transaction():
-            self.conn.execute("DELETE FROM duel_index")
+            self._query("DELETE FROM duel_index")
             with self.conn.cursor() as cur:
                 cur.executemany("INSERT INTO duel_index VALUES (%s, %s)", list(index.items()))
 
@@ -167,16 +189,16 @@ class PostgresStore:
             duel_id = stem if n == 1 else f"{stem}-{n}"
             if (self.debate.root / f"{duel_id}.md").exists():
                 continue
-            inserted = self.conn.execute("INSERT INTO duels (id) VALUES (%s) ON CONFLICT DO NOTHING", (duel_id,))
+            inserted = self._query("INSERT INTO duels (id) VALUES (%s) ON CONFLICT DO NOTHING", (duel_id,))
             if inserted.rowcount == 1:
                 return duel_id
         raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"no free duel id for {stem} in {self.location}")
 
     def discard_duel(self, duel_id: str) -> None:
-        self.conn.execute("DELETE FROM duels WHERE id = %s", (duel_id,))
+        self._query("DELETE FROM duels WHERE id = %s", (duel_id,))
 
     def begin(self, state: DuelState, now: Instant) -> Transaction:
-        self._heads[state.id] = ""
+        self._local.heads[state.id] = ""
         return Transaction(self, state, now)
 
     # -- one duel ------------------------------------------------------------------------------
@@ -185,6 +207,7 @@ class PostgresStore:
         """A database transaction committed when the block ends normally or with a refusal
         (its events are kept, as in a debate dir), rolled back on any other exception."""
         refusal: DuelError | None = None
+        self._query("SELECT 1")  # a connection lost since the last op is replaced before the op begins
         with self.conn.transaction():
             try:
                 yield
@@ -198,11 +221,11 @@ class PostgresStore:
         self.check_readable()
         try:
             with self._kept_on_refusal():
-                row = self.conn.execute("SELECT state, head FROM duels WHERE id = %s FOR UPDATE",
+                row = self._query("SELECT state, head FROM duels WHERE id = %s FOR UPDATE",
                                         (duel_id,)).fetchone()
                 state = self._state_of(duel_id, row)
                 tx = Transaction(self, state, self.now())  # read after the lock: the time this op happens at
-                self._heads[duel_id] = row[1] if row else ""
+                self._local.heads[duel_id] = row[1] if row else ""
                 yield tx
         except DuelError:
             self.pull(duel_id)
@@ -212,7 +235,7 @@ class PostgresStore:
     def pull(self, duel_id: str) -> Path | None:
         """Write the duel's artifact, as the database keeps it, into this process's debate dir:
         after each op of a participant, so its copy follows every change, the peer's included."""
-        row = self.conn.execute("SELECT state, artifact FROM duels WHERE id = %s", (duel_id,)).fetchone()
+        row = self._query("SELECT state, artifact FROM duels WHERE id = %s", (duel_id,)).fetchone()
         if row is None or row[0] is None or row[1] is None:
             return None
         return copy_artifact(self.debate, self._state_of(duel_id, row), row[1].encode("utf-8"))
@@ -224,7 +247,7 @@ class PostgresStore:
                                 [(state.id, event["seq"], json.dumps(event, ensure_ascii=False)) for event in events])
                 state.event_seq += len(events)
             head = state.turns[-1].sha256 if state.turns else ""
-            read_head = self._heads.get(state.id, "")
+            read_head = self._local.heads.get(state.id, "")
             # Compare-and-set on the chain head: written only over the head the op validated against.
             cur.execute("UPDATE duels SET state = %s, head = %s, saves = saves + 1 WHERE id = %s AND head = %s",
                         (state.to_json().decode(), head, state.id, read_head))
@@ -233,7 +256,7 @@ class PostgresStore:
                                 f"duel {state.id} changed under this write (its last turn is not the one read)",
                                 {"path": self.location, "errno": None})
             cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, state.id))
-            self._heads[state.id] = head
+            self._local.heads[state.id] = head
 
     def _state_of(self, duel_id: str, row: tuple[Any, ...] | None) -> DuelState:
         if row is None or row[0] is None:
@@ -241,11 +264,11 @@ class PostgresStore:
         return DuelState.from_json(row[0].encode(), f"{self.location} duel {duel_id}")
 
     def read_state(self, duel_id: str) -> DuelState:
-        return self._state_of(duel_id, self.conn.execute("SELECT state FROM duels WHERE id = %s",
+        return self._state_of(duel_id, self._query("SELECT state FROM duels WHERE id = %s",
                                                          (duel_id,)).fetchone())
 
     def stamp(self, duel_id: str) -> int | None:
-        row = self.conn.execute("SELECT saves FROM duels WHERE id = %s", (duel_id,)).fetchone()
+        row = self._query("SELECT saves FROM duels WHERE id = %s", (duel_id,)).fetchone()
         return int(row[0]) if row else None
 
     def next_stamp(self, duel_id: str, stamp: object, timeout: float) -> int | None:
@@ -263,28 +286,47 @@ class PostgresStore:
                     break
         except psycopg.OperationalError:  # the listening connection dropped: poll until it is back
             listener.close()
-            self._listener = None
+            self._local.listener = None
         return self.stamp(duel_id)
 
     def _listening(self) -> psycopg.Connection[Any] | None:
         """A second connection that LISTENs (the first one runs transactions); None while it cannot be had."""
-        if self._listener is not None and not self._listener.closed:
-            return self._listener
-        if time.monotonic() < self._listen_retry_at:
+        if self._local.listener is not None and not self._local.listener.closed:
+            return self._local.listener
+        if time.monotonic() < self._local.listen_retry_at:
             return None
         try:
-            self._listener = psycopg.connect(self.url, autocommit=True, connect_timeout=DEFAULT_CONNECT_TIMEOUT)
-            self._listener.execute(f"LISTEN {CHANNEL}")
+            self._local.listener = psycopg.connect(self.url, autocommit=True, connect_timeout=DEFAULT_CONNECT_TIMEOUT)
+            self._local.listener.execute(f"LISTEN {CHANNEL}")
         except psycopg.Error:
-            self._listener = None
-            self._listen_retry_at = time.monotonic() + LISTEN_RETRY_SECONDS
-        return self._listener
+            self._local.listener = None
+            self._local.listen_retry_at = time.monotonic() + LISTEN_RETRY_SECONDS
+        return self._local.listener
 
     def events(self, state: DuelState) -> DatabaseEvents:
         return DatabaseEvents(self, state)
 
     def duel_ids(self) -> list[str]:
-        return [row[0] for row in self.conn.execute("SELECT id FROM duels WHERE state IS NOT NULL ORDER BY id")]
+        return [row[0] for row in self._query("SELECT id FROM duels WHERE state IS NOT NULL ORDER BY id")]
+
+    # -- the source: each host has its own copy, the database the one turns are validated against --
+    own_source_copies = True
+
+    def target_key(self, source: SourceDocument, slug: str) -> str:
+        """By the source's file name, not its path: each host keeps its copy where it likes."""
+        return target_key(source.name, slug)
+
+    def keep_source(self, state: DuelState, source: SourceDocument) -> None:
+        self._query("UPDATE duels SET source = %s WHERE id = %s", (source.text, state.id))
+
+    def read_source(self, state: DuelState) -> SourceDocument:
+        row = self._query("SELECT source FROM duels WHERE id = %s", (state.id,)).fetchone()
+        if row is None or row[0] is None:
+            raise SourceUnreadable(state.source_path, "the store keeps no source for this duel")
+        return SourceDocument(state.source_path, row[0], state.source_sha256)
+
+    def source_exists(self, state: DuelState) -> bool:
+        return True  # kept with the duel: nothing on this host can take it away
 
     # -- the artifact ------------------------------------------------------------------------
     def artifact_path(self, state: DuelState) -> Path:
@@ -292,7 +334,7 @@ class PostgresStore:
 
     def read_artifact(self, state: DuelState, limit: int) -> bytes:
         """The database's copy: the record's authority (a local copy is only written from it)."""
-        row = self.conn.execute("SELECT artifact FROM duels WHERE id = %s", (state.id,)).fetchone()
+        row = self._query("SELECT artifact FROM duels WHERE id = %s", (state.id,)).fetchone()
         if row is None or row[0] is None:
             raise FileNotFoundError(f"duel {state.id} has no artifact yet")
         data: bytes = row[0].encode("utf-8")
@@ -302,7 +344,18 @@ class PostgresStore:
 
     def write_artifact(self, state: DuelState, text: str, create: bool = False) -> None:
         """Into the database; :meth:`pull` copies it into the debate dir once the op is committed."""
-        self.conn.execute("UPDATE duels SET artifact = %s WHERE id = %s", (text, state.id))
+        self._query("UPDATE duels SET artifact = %s WHERE id = %s", (text, state.id))
+
+
+class _Connections(threading.local):
+    """One thread's connections: a participant refreshes its lease from a second thread
+    while the first waits or writes, and a connection runs one transaction at a time."""
+
+    def __init__(self) -> None:
+        self.conn: psycopg.Connection[Any] | None = None
+        self.listener: psycopg.Connection[Any] | None = None  # LISTENs for wait
+        self.listen_retry_at = 0.0
+        self.heads: dict[str, str] = {}  # duel id -> the chain head its locked row was read with
 
 
 class DatabaseEvents:

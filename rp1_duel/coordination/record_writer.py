@@ -18,7 +18,7 @@ from ..record import artifact, signatures
 from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, TurnBlock
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
 from ..turns.rules import validate_turn
-from ..turns.source import SourceUnreadable, read_source
+from ..turns.source import SourceUnreadable
 from ..vocabulary import CLOSED, WRAPPERS, ErrorCode
 from . import policy
 from .state import DuelState, Lease, Participant, TurnRecord
@@ -94,7 +94,7 @@ def check_record(tx: Transaction) -> RecordCheck:
         if broken is not None or edited is not None:
             number = edited.n if edited is not None else broken.block.n if broken else 0
             problem = f"turn {number} was changed after it was accepted"
-    if problem is None and not os.path.exists(state.source_path):
+    if problem is None and not tx.store.source_exists(state):
         return RecordCheck(recorded, text, f"source {state.source_path} no longer exists",
                            ErrorCode.TARGET_UNREADABLE)
     # Blocks past the recorded ones are a dead writer's leftovers: the state never
@@ -127,7 +127,7 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
     """The duel's history as the state vouches for it, or why the source cannot be read."""
     state = tx.state
     try:
-        source = read_source(state.source_path)
+        source = tx.store.read_source(state)
     except SourceUnreadable as exc:
         return f"source {state.source_path} is unreadable ({exc.reason})"
     recorded = artifact.display_source_path(state.source_path, tx.store.artifact_path(state))

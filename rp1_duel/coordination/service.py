@@ -31,7 +31,6 @@ from .identity import (
     resolve_target,
     resolve_topic,
     slugify,
-    target_key,
     token_matches,
 )
 from .results import (
@@ -149,7 +148,7 @@ class DuelService:
         source = resolve_target(target)
         topic_text = resolve_topic(topic, source)
         slug = slugify(topic_text)
-        key = target_key(source.path, slug)
+        key = self.store.target_key(source, slug)
         with self.store.errors():
             self.store.ensure()
             with self.store.joining():
@@ -158,6 +157,7 @@ class DuelService:
                 if duel_id is None or self.store.read_state(duel_id).status != ACTIVE:
                     duel_id = self._create(source, topic_text, slug, key, settings, index)
                 with self.transaction(duel_id) as tx:
+                    self._check_source(tx.state, source)
                     participant, token = self._seat(tx, name, harness, model_id, participant_token)
                     return JoinResult.of(tx.state, participant, token, tx.now, self._debate_path(tx.state))
 
@@ -189,6 +189,7 @@ class DuelService:
             wall_offset=now.wall_offset,
         )
         try:
+            self.store.keep_source(state, source)
             tx = self.store.begin(state, now)
             tx.save()
             tx.commit()
@@ -201,6 +202,17 @@ class DuelService:
             raise
         index[key] = duel_id
         return duel_id
+
+    def _check_source(self, state: DuelState, source: SourceDocument) -> None:
+        """With a copy of the source on each host, turns are validated against the duel's:
+        a copy that differs would make a participant argue about another text."""
+        if self.store.own_source_copies and source.sha256 != state.source_sha256:
+            raise DuelError(
+                ErrorCode.SOURCE_MISMATCH,
+                f"{source.path} differs from the source duel {state.id} debates (SHA-256 {source.sha256[:12]}… "
+                f"here, {state.source_sha256[:12]}… in the duel): bring it to the same version, then join again",
+                {"source_sha256": source.sha256, "duel_source_sha256": state.source_sha256},
+            )
 
     def _seat(
         self, tx: Transaction, name: str, harness: str, model_id: str, token: str | None
@@ -279,7 +291,7 @@ class DuelService:
     def find_duel(self, target: str, topic: str | None = None) -> str:
         """The active (or latest) duel of this debate dir about ``target`` and ``topic``."""
         source = resolve_target(target)
-        key = target_key(source.path, slugify(resolve_topic(topic, source)))
+        key = self.store.target_key(source, slugify(resolve_topic(topic, source)))
         self.store.check_readable()
         duel_id = self.store.read_index().get(key)
         if duel_id is None:

@@ -33,8 +33,9 @@ from filelock import FileLock, Timeout
 
 from ..clock import Clock, Instant, system_clock
 from ..errors import DuelError
-from ..turns.source import read_bounded
+from ..turns.source import SourceDocument, read_bounded, read_source
 from ..vocabulary import ErrorCode
+from .identity import target_key
 from .state import DUEL_ID, DuelState, corrupt
 from .store import LOG_START as LOG_START
 from .store import SEEN_RESOLUTION_SECONDS as SEEN_RESOLUTION_SECONDS
@@ -472,6 +473,20 @@ class DirectoryStore:
 
     def duel_ids(self) -> list[str]:
         return self.debate.duel_ids()
+
+    own_source_copies = False  # one machine: every participant reads the one file
+
+    def target_key(self, source: SourceDocument, slug: str) -> str:
+        return target_key(source.path, slug)
+
+    def keep_source(self, state: DuelState, source: SourceDocument) -> None:
+        """The file itself is the source: nothing to keep."""
+
+    def read_source(self, state: DuelState) -> SourceDocument:
+        return read_source(state.source_path)
+
+    def source_exists(self, state: DuelState) -> bool:
+        return os.path.exists(state.source_path)
 
     def artifact_path(self, state: DuelState) -> Path:
         return self.debate.artifact_path(state)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from ..clock import Instant, iso
+from ..turns.source import SourceDocument
 from .state import DuelState, Participant
 
 SEEN_RESOLUTION_SECONDS = 1.0
@@ -109,6 +110,25 @@ class DuelStore(Protocol):
     def duel_ids(self) -> list[str]:
         """Every duel, open or closed, in id order."""
         ...
+
+    # -- the source ------------------------------------------------------------------
+    #: Each host reads its own copy of the source (a database store): a join with a copy
+    #: that differs from the duel's is SOURCE_MISMATCH.
+    own_source_copies: bool
+
+    def target_key(self, source: SourceDocument, slug: str) -> str:
+        """Which duel a join of ``source`` and ``slug`` goes to (section 3, ``target_key``)."""
+        ...
+
+    def keep_source(self, state: DuelState, source: SourceDocument) -> None:
+        """Keep the source a new duel debates, if the store keeps it."""
+        ...
+
+    def read_source(self, state: DuelState) -> SourceDocument:
+        """The text turns are validated against (raises SourceUnreadable)."""
+        ...
+
+    def source_exists(self, state: DuelState) -> bool: ...
 
     # -- the artifact ------------------------------------------------------------------
     def artifact_path(self, state: DuelState) -> Path:
