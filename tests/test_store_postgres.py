@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -313,3 +314,35 @@ def test_a_lost_connection_during_a_turn_is_retried_within_the_lease(lease_secon
         keeper.lost.wait(3.0)
     assert keeper.lost.is_set() == lost
     assert service.calls >= 2
+
+
+def test_two_duel_join_processes_on_two_hosts_reach_consensus_through_the_database(postgres_url, source, tmp_path):
+    """Real `duel join` participants, each with its own copy of the source and its own debate dir."""
+    procs = []
+    for name, turns in (("Alice", (1, 3)), ("Bob", (2, 4))):
+        host = tmp_path / name.lower()
+        script = host / name.lower()  # its folder's name is the scripted model's
+        script.mkdir(parents=True)
+        (host / "design.md").write_bytes(source.read_bytes())
+        for index, n in enumerate(turns):
+            stance = "ACCEPTING_CONSENSUS" if n >= 3 else "OPEN_TO_DEBATE"
+            turn = make_turn(n, name, "duel", f"scripted:{name.lower()}", stance)
+            (script / f"{index}.md").write_text(turn)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DUEL_"))}
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "rp1_duel", "join", "--target", str(host / "design.md"), "--debate-dir",
+             str(host / "debates"), "--json", "--model", f"scripted:{script}", "--name", name,
+             "--max-turns", "4", "--store", postgres_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env))
+        if name == "Alice":
+            time.sleep(1.5)  # seat 1 first
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    assert [r["outcome"] for r in results] == ["ACCEPTED_CONSENSUS"] * 2
+    copies = [Path(r["debate_path"]).read_bytes() for r in results]
+    assert copies[0] == copies[1]
+    assert all(validate_file(r["debate_path"]).valid for r in results)
+    assert 'source_path: "../design.md"' in copies[0].decode()  # as the creating host saw it, on both

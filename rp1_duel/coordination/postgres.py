@@ -49,7 +49,10 @@ MIGRATIONS = {
             PRIMARY KEY (duel_id, seq)
         );
     """,
-    2: "ALTER TABLE duels ADD COLUMN source text  -- the source's decoded text: what turns are validated against",
+    2: """
+        ALTER TABLE duels ADD COLUMN source text;        -- the source's text: what turns are validated against
+        ALTER TABLE duels ADD COLUMN source_shown text;  -- the artifact's source_path, as the creating host saw it
+    """,
 }
 _SCHEMA_LOCK = 0x6475656C  # advisory lock keys ("duel"), held for a migration or a join
 _JOIN_LOCK = 0x6475656D
@@ -171,6 +174,7 @@ class PostgresStore:
     # -- joins -------------------------------------------------------------------------------
     @contextlib.contextmanager
     def joining(self) -> Iterator[None]:
+        self.debate.ensure()  # where this participant's copy of the artifact goes: refused before joining
         with self._kept_on_refusal():
             self._query("SELECT pg_advisory_xact_lock(%s)", (_JOIN_LOCK,))
             yield
@@ -228,9 +232,15 @@ class PostgresStore:
                 self._local.heads[duel_id] = row[1] if row else ""
                 yield tx
         except DuelError:
-            self.pull(duel_id)
+            self._pull_after(duel_id)
             raise
-        self.pull(duel_id)
+        self._pull_after(duel_id)
+
+    def _pull_after(self, duel_id: str) -> None:
+        """The op is committed and its answer stands: a local copy that cannot be written now
+        (a full disk) is written by the next op, or by ``duel pull``."""
+        with contextlib.suppress(OSError):
+            self.pull(duel_id)
 
     def pull(self, duel_id: str) -> Path | None:
         """Write the duel's artifact, as the database keeps it, into this process's debate dir:
@@ -317,7 +327,11 @@ class PostgresStore:
         return target_key(source.name, slug)
 
     def keep_source(self, state: DuelState, source: SourceDocument) -> None:
-        self._query("UPDATE duels SET source = %s WHERE id = %s", (source.text, state.id))
+        """The text, and the path the artifact shows, from the creating host: every host writes the same header."""
+        from ..record.artifact import display_source_path
+
+        shown = display_source_path(state.source_path, self.artifact_path(state))
+        self._query("UPDATE duels SET source = %s, source_shown = %s WHERE id = %s", (source.text, shown, state.id))
 
     def read_source(self, state: DuelState) -> SourceDocument:
         row = self._query("SELECT source FROM duels WHERE id = %s", (state.id,)).fetchone()
@@ -327,6 +341,10 @@ class PostgresStore:
 
     def source_exists(self, state: DuelState) -> bool:
         return True  # kept with the duel: nothing on this host can take it away
+
+    def source_path_shown(self, state: DuelState) -> str:
+        row = self._query("SELECT source_shown FROM duels WHERE id = %s", (state.id,)).fetchone()
+        return str(row[0]) if row and row[0] is not None else state.source_path
 
     # -- the artifact ------------------------------------------------------------------------
     def artifact_path(self, state: DuelState) -> Path:

@@ -27,12 +27,13 @@ from .store import Transaction
 SUMMARY_MAX_BYTES = 64 * 1024
 
 
-def front_matter_of(state: DuelState, artifact_path: str | os.PathLike[str]) -> FrontMatter:
+def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
+    """``source_path`` as the artifact shows it (the store's ``source_path_shown``)."""
     return FrontMatter(
         duel_id=state.id,
         topic=state.topic,
         topic_slug=state.topic_slug,
-        source_path=artifact.display_source_path(state.source_path, artifact_path),
+        source_path=source_path,
         source_sha256=state.source_sha256,
         max_turns=state.max_turns,
         status=state.status,
@@ -54,8 +55,8 @@ def write_artifact(tx: Transaction, turns: list[TurnBlock] | str, conclusion: Co
     if not isinstance(turns, str):
         turns = [replace(block, signature=record.signature)
                  for block, record in zip(turns, tx.state.turns, strict=True)]
-    path = tx.store.artifact_path(tx.state)
-    text = artifact.render(front_matter_of(tx.state, path), tx.state.lease_seconds, turns, conclusion)
+    shown = tx.store.source_path_shown(tx.state)
+    text = artifact.render(front_matter_of(tx.state, shown), tx.state.lease_seconds, turns, conclusion)
     tx.store.write_artifact(tx.state, text, create=create)
 
 
@@ -82,7 +83,7 @@ def check_record(tx: Transaction) -> RecordCheck:
     parsed = artifact.parse(text)
     if parsed.problems:
         return RecordCheck([], text, f"turn markers damaged: {parsed.problems[0]}")
-    problem = _front_matter_problem(parsed.front_matter, state, path)
+    problem = _front_matter_problem(parsed.front_matter, state, tx.store.source_path_shown(state))
     recorded = parsed.blocks[: len(state.turns)]
     if problem is None and len(recorded) < len(state.turns):
         problem = f"turn {len(recorded) + 1} is missing"
@@ -102,7 +103,7 @@ def check_record(tx: Transaction) -> RecordCheck:
     return RecordCheck(recorded, text, problem)
 
 
-def _front_matter_problem(raw: str | None, state: DuelState, path: os.PathLike[str]) -> str | None:
+def _front_matter_problem(raw: str | None, state: DuelState, source_path: str) -> str | None:
     """Only identity fields count: other header edits are overwritten by the next write."""
     if raw is None:
         return "front matter is missing"
@@ -110,7 +111,7 @@ def _front_matter_problem(raw: str | None, state: DuelState, path: os.PathLike[s
         meta = artifact.front_matter_mapping(raw)
     except FrontMatterError:
         return "front matter is not valid YAML"
-    expected = front_matter_of(state, path)
+    expected = front_matter_of(state, source_path)
     for name in _IDENTITY_FIELDS:
         if str(meta.get(name)) != str(getattr(expected, name)):
             return f"front matter field {name} was changed"
@@ -130,7 +131,7 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
         source = tx.store.read_source(state)
     except SourceUnreadable as exc:
         return f"source {state.source_path} is unreadable ({exc.reason})"
-    recorded = artifact.display_source_path(state.source_path, tx.store.artifact_path(state))
+    recorded = tx.store.source_path_shown(state)
     history = History(source, citable_names(recorded))
     history.replay(blocks)
     return history

@@ -130,6 +130,10 @@ class DuelStore(Protocol):
 
     def source_exists(self, state: DuelState) -> bool: ...
 
+    def source_path_shown(self, state: DuelState) -> str:
+        """The artifact's ``source_path``: relative to the artifact where they share a folder (section 6)."""
+        ...
+
     # -- the artifact ------------------------------------------------------------------
     def artifact_path(self, state: DuelState) -> Path:
         """Where this process finds the artifact: ``<debate dir>/<duel id>.md``."""
