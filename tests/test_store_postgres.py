@@ -109,6 +109,7 @@ def test_duel_tools_over_the_store_and_duel_list(postgres_url, source, tmp_path)
 def test_a_connection_string_is_never_shown_with_its_password(source, debate_dir):
     url = "postgresql://duel:hunter2secret@127.0.0.1:1/duel"
     assert redact(url) == "postgresql://duel:***@127.0.0.1:1/duel"
+    assert redact("postgresql://h/db?sslmode=require&password=hunter2") == "postgresql://h/db?sslmode=require&password=***"
     result = run_tools("status", "--duel-id", "2027-01-15-x", "--store", url, debate_dir=debate_dir)
     assert result.code == 1
     assert result.envelope["error"]["code"] == "STORAGE_FAILED"

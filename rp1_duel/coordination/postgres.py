@@ -67,8 +67,9 @@ RECONNECT_PAUSE_SECONDS = 0.25
 
 
 def redact(url: str) -> str:
-    """The URL without its password, to be shown (``postgresql://duel:***@host/db``)."""
-    return re.sub(r"(://[^:/@?#]*):[^@/?#]*@", r"\1:***@", url)
+    """The URL without its password, to be shown: ``postgresql://duel:***@host/db``, ``?password=***``."""
+    url = re.sub(r"(://[^:/@?#]*):[^@/?#]*@", r"\1:***@", url)
+    return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
 
 
 class PostgresStore:
@@ -122,9 +123,7 @@ class PostgresStore:
     def errors(self) -> Iterator[None]:
         try:
             yield
-        except psycopg.Error as exc:
-            if self._local.conn is not None and self._local.conn.closed:
-                self._local.conn = None  # the next op connects again
+        except psycopg.Error as exc:  # a lost connection is replaced by the next op's first statement
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise DuelError(ErrorCode.STORAGE_FAILED, f"cannot use the store {self.location}: {redact(reason)}",
                             {"path": self.location, "errno": None}) from None
@@ -225,8 +224,7 @@ class PostgresStore:
         self.check_readable()
         try:
             with self._kept_on_refusal():
-                row = self._query("SELECT state, head FROM duels WHERE id = %s FOR UPDATE",
-                                        (duel_id,)).fetchone()
+                row = self._query("SELECT state, head FROM duels WHERE id = %s FOR UPDATE", (duel_id,)).fetchone()
                 state = self._state_of(duel_id, row)
                 tx = Transaction(self, state, self.now())  # read after the lock: the time this op happens at
                 self._local.heads[duel_id] = row[1] if row else ""
@@ -238,8 +236,8 @@ class PostgresStore:
 
     def _pull_after(self, duel_id: str) -> None:
         """The op is committed and its answer stands: a local copy that cannot be written now
-        (a full disk) is written by the next op, or by ``duel pull``."""
-        with contextlib.suppress(OSError):
+        (a full disk, a connection lost since the commit) is written by the next op, or by ``duel pull``."""
+        with contextlib.suppress(OSError, psycopg.Error):
             self.pull(duel_id)
 
     def pull(self, duel_id: str) -> Path | None:
@@ -274,8 +272,7 @@ class PostgresStore:
         return DuelState.from_json(row[0].encode(), f"{self.location} duel {duel_id}")
 
     def read_state(self, duel_id: str) -> DuelState:
-        return self._state_of(duel_id, self._query("SELECT state FROM duels WHERE id = %s",
-                                                         (duel_id,)).fetchone())
+        return self._state_of(duel_id, self._query("SELECT state FROM duels WHERE id = %s", (duel_id,)).fetchone())
 
     def stamp(self, duel_id: str) -> int | None:
         row = self._query("SELECT saves FROM duels WHERE id = %s", (duel_id,)).fetchone()
