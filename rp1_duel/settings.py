@@ -22,6 +22,14 @@ def debate_dir(value: str | None, env: Mapping[str, str] = os.environ) -> str:
     return value or env.get(DEBATE_DIR_ENV) or DEFAULT_DEBATE_DIR
 
 
+STORE_ENV: Final = "DUEL_STORE"
+
+
+def store_url(value: str | None, env: Mapping[str, str] = os.environ) -> str | None:
+    """``--store``, else ``$DUEL_STORE``, else None: the debate dir itself keeps the duels."""
+    return value or env.get(STORE_ENV) or None
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str

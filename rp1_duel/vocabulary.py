@@ -97,6 +97,7 @@ class ErrorCode:
     SIGNING_FAILED: Final = "SIGNING_FAILED"
     TURN_DEADLINE_PASSED: Final = "TURN_DEADLINE_PASSED"
     ARTIFACT_UNREADABLE: Final = "ARTIFACT_UNREADABLE"  # duel verify: not a readable artifact
+    SOURCE_MISMATCH: Final = "SOURCE_MISMATCH"  # a database store: this host's copy of the source differs
     # model providers (duel join)
     PROVIDER_NO_CREDENTIALS: Final = "PROVIDER_NO_CREDENTIALS"
     PROVIDER_AUTH: Final = "PROVIDER_AUTH"

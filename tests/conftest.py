@@ -6,6 +6,7 @@ Helpers live in ``tests/helpers.py``; the fake model servers' fixtures come from
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from rp1_duel.coordination.service import DuelService
 
 from helpers import SOURCE, Player, join
 
-pytest_plugins = ["fake_models", "fake_web"]
+pytest_plugins = ["fake_models", "fake_web", "pg_server"]
 
 
 @pytest.fixture
@@ -38,6 +39,26 @@ def clock() -> ManualClock:
 @pytest.fixture
 def service(debate_dir: Path, clock: ManualClock) -> DuelService:
     return DuelService(debate_dir, clock=clock)
+
+
+@pytest.fixture(params=["directory", pytest.param("postgresql", marks=pytest.mark.slow)])
+def service_on_each_store(request: pytest.FixtureRequest, debate_dir: Path, clock: ManualClock) -> Iterator[DuelService]:
+    """The service over each store: the debate dir, then a PostgreSQL database (slow: it
+    starts a server). A test of what only a debate dir has (its files) is marked ``directory_only``."""
+    if request.param == "directory":
+        yield DuelService(debate_dir, clock=clock)
+        return
+    if request.node.get_closest_marker("directory_only"):
+        pytest.skip("checks the debate dir's own files")
+    from rp1_duel.coordination.postgres import PostgresStore
+    from rp1_duel.coordination.storage import DebateDir
+
+    url = request.getfixturevalue("postgres_url")
+    store = PostgresStore(url, DebateDir(debate_dir))
+    start = store.now().wall
+    store.offset = lambda: clock.wall - start  # the database's clock, moved as the manual clock moves
+    yield DuelService(debate_dir, store=store)
+    store.close()
 
 
 @pytest.fixture

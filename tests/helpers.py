@@ -274,7 +274,7 @@ def run_tools(*args: str | bytes, debate_dir: Path | None = None, stdin: bytes |
     argv: list[str | bytes] = [*prefix, sys.executable, *start, "tools", *args]
     if debate_dir is not None:
         argv += ["--debate-dir", str(debate_dir)]
-    secrets = ("DUEL_PARTICIPANT_TOKEN", "DUEL_LEASE_TOKEN", "DUEL_DIR")
+    secrets = ("DUEL_PARTICIPANT_TOKEN", "DUEL_LEASE_TOKEN", "DUEL_DIR", "DUEL_STORE")
     full_env = {k: v for k, v in os.environ.items() if k not in secrets}
     full_env.update(env or {})
     proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout, env=full_env,

@@ -1,11 +1,12 @@
-"""Leases under real contention: many processes, one duel, one file lock.
+"""Leases under real contention: many processes, one duel, one file lock or one database row.
 
 Ten worker processes (five per seat, so several processes share one participant and
 compete with each other as well as with the peer) hammer claim/refresh/release on ONE
 duel for a few seconds. No turn is appended and turn 1's deadline (1 s) has passed before
 the run begins, so turn 1 is lost: seat 1's ordinary claims are refused
 (``turn_deadline_passed``), and both seats compete for timeout leases. Every grant is timed from the outside, and the run must
-show mutual exclusion, fresh monotonic fences, successful releases and a clean log.
+show mutual exclusion, fresh monotonic fences, successful releases and a clean log, over
+each store (docs/protocol.md section 4, "Stores").
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import Any
 import pytest
 
 from rp1_duel.coordination.service import DuelService
-from rp1_duel.coordination.storage import DebateDir
 from rp1_duel.settings import DuelSettings
 
 from helpers import Player, join
@@ -43,10 +43,10 @@ WORKER = textwrap.dedent(
     from rp1_duel.coordination.service import DuelService
     from rp1_duel.errors import DuelError
 
-    debate_dir, duel_id, pid, token, seat, start, stop, out, seed = sys.argv[1:]
+    debate_dir, duel_id, pid, token, seat, start, stop, out, seed, store = sys.argv[1:]
     seat, start, stop = int(seat), float(start), float(stop)
     rnd = random.Random(int(seed))
-    svc = DuelService(debate_dir)
+    svc = DuelService(debate_dir, store=store or None)
     me = Seat(duel_id, pid, token, seat)
     records = []
     while time.time() < start:
@@ -107,13 +107,21 @@ def _join(service: DuelService, source: Path, name: str, settings: DuelSettings)
     return join(service, source, name, harness="test", model_id="m", settings=settings)
 
 
-@pytest.fixture(scope="module")
-def contended_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+@pytest.fixture(scope="module", params=["directory", "postgresql"])
+def contended_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("contention")
     source = root / "design.md"
     source.write_text(SOURCE, encoding="utf-8")
     debate_dir = root / "debates"
-    service = DuelService(debate_dir)
+    store = ""
+    if request.param == "postgresql":
+        import psycopg
+
+        server = request.getfixturevalue("postgres_server")
+        with psycopg.connect(server.url(), autocommit=True) as conn:
+            conn.execute("CREATE SCHEMA contention")
+        store = server.url("contention")
+    service = DuelService(debate_dir, store=store or None)
     settings = DuelSettings(max_turns=6, lease_seconds=5, peer_wait_seconds=1, turn_timeout_seconds=1)
     one = _join(service, source, "Alice", settings)
     two = _join(service, source, "Bob", settings)
@@ -132,7 +140,7 @@ def contended_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         outs.append(out)
         procs.append(subprocess.Popen(
             [sys.executable, str(worker), str(debate_dir), duel_id, seat.id,
-             seat.token, str(seat.seat.number), repr(start), repr(stop), str(out), str(i)],
+             seat.token, str(seat.seat.number), repr(start), repr(stop), str(out), str(i), store],
             stderr=subprocess.PIPE,
         ))
     for proc in procs:
@@ -142,7 +150,8 @@ def contended_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {
         "records": records,
         "grants": sorted((r for r in records if r["kind"] == "grant"), key=lambda r: r["t_acquired"]),
-        "debate": DebateDir(debate_dir),
+        "store": service.store,
+        "kind": request.param,
         "duel_id": duel_id,
         "tokens": [one.token, two.token],
     }
@@ -173,7 +182,7 @@ def test_fences_are_fresh_and_increase_with_acquisition_time(contended_run: dict
     assert fences == sorted(fences), "fence order differs from acquisition order"
     # Every grant of the duel was seen by a worker, so the fences are exactly 1..N.
     assert fences == list(range(1, len(fences) + 1))
-    state = contended_run["debate"].read_state(contended_run["duel_id"])
+    state = contended_run["store"].read_state(contended_run["duel_id"])
     assert state.fence == len(fences)
     assert state.lease is None  # every grant was released
 
@@ -198,18 +207,19 @@ def test_same_participant_gets_the_live_lease_back(contended_run: dict[str, Any]
 
 
 def test_events_log_is_gapless_and_parses_after_contention(contended_run: dict[str, Any]) -> None:
-    debate, duel_id = contended_run["debate"], contended_run["duel_id"]
-    state = debate.read_state(duel_id)
-    raw = debate.events_path(duel_id).read_bytes()
-    assert len(raw) == state.event_bytes
-    lines = raw.decode("utf-8").splitlines()
-    events = [json.loads(line) for line in lines]
+    store, duel_id = contended_run["store"], contended_run["duel_id"]
+    state = store.read_state(duel_id)
+    events = store.events(state).read()
+    if contended_run["kind"] == "directory":
+        raw = store.debate.events_path(duel_id).read_bytes()
+        assert len(raw) == state.event_bytes
+        assert [json.loads(line) for line in raw.decode("utf-8").splitlines()] == events
     assert [e["seq"] for e in events] == list(range(len(events)))
     assert len(events) == state.event_seq
     acquired = [e for e in events if e["type"] == "lock_acquired"]
     released = [e for e in events if e["type"] == "lock_released"]
     assert [e["data"]["fence"] for e in acquired] == list(range(1, len(contended_run["grants"]) + 1))
     assert sorted(e["data"]["fence"] for e in released) == [e["data"]["fence"] for e in acquired]
-    text = raw.decode("utf-8")
+    text = json.dumps(events)
     for secret in contended_run["tokens"] + [g["lease_token"] for g in contended_run["grants"]]:
         assert secret not in text

@@ -29,9 +29,15 @@ def code_of(call) -> str:
     return info.value.code
 
 
-def events(debate_dir: Path, duel_id: str) -> list[dict]:
-    path = debate_dir / ".duel" / "duels" / duel_id / "events.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
+@pytest.fixture
+def service(service_on_each_store: DuelService) -> DuelService:
+    """The contract holds over every store."""
+    return service_on_each_store
+
+
+def events(service: DuelService, duel_id: str) -> list[dict]:
+    """The duel's whole event log, as its store keeps it."""
+    return service.store.events(service.store.read_state(duel_id)).read()
 
 
 # -- section 3: identity and secrets ------------------------------------------------------
@@ -67,6 +73,7 @@ def test_slug_is_nfkd_ascii_lowercase_dashed_trimmed_60(topic, slug):
     assert slugify(topic) == slug
 
 
+@pytest.mark.directory_only
 def test_join_returns_public_id_and_secret_token_kept_out_of_files_and_views(service, source, debate_dir):
     data = service.join(target=str(source), participant_name="Alice")
     token = data.seat.token
@@ -108,7 +115,7 @@ def test_idle_seat_is_reclaimed_with_new_token(service, source, pair, clock, deb
     assert again.token != alice.token
     assert code_of(lambda: service.claim_lock(alice.seat)) == "PARTICIPANT_AUTH_FAILED"
     assert service.claim_lock(again.seat).acquired
-    assert "seat_reclaimed" in [e["type"] for e in events(debate_dir, alice.duel_id)]
+    assert "seat_reclaimed" in [e["type"] for e in events(service, alice.duel_id)]
 
 
 def test_seat_holding_live_lease_is_not_reclaimed(service, source, pair, clock):
@@ -154,6 +161,7 @@ def test_status_and_wait_with_a_wrong_token_are_auth_failed(service, pair):
     assert code_of(lambda: service.status(alice.duel_id, participant_token=alice.token)) == "INVALID_ARGUMENT"
 
 
+@pytest.mark.directory_only
 def test_a_status_with_a_token_on_a_closed_duel_changes_nothing(service, pair, debate_dir):
     alice, _ = pair
     service.release_lock(alice.seat, claim(service, alice), close=True, outcome="INVALIDATED", reason="done")
@@ -191,7 +199,7 @@ def test_a_corrected_model_takes_its_seat_over_with_the_token_before_its_first_t
     assert (again.participant_id, again.seat.number, again.seat.token) == (bob.id, 2, bob.token)
     seated = service.status(alice.duel_id).participants
     assert [(p.display_name, p.model_id) for p in seated] == [("Alice", "claude-x"), ("Bob", "gpt-y")]
-    taken = [e for e in events(debate_dir, alice.duel_id) if e["type"] == "seat_taken_over"]
+    taken = [e for e in events(service, alice.duel_id) if e["type"] == "seat_taken_over"]
     assert [(e["participant_id"], e["data"]) for e in taken] == [
         (bob.id, {"seat": 2, "model_id": "gpt-y", "previous_model_id": "gpt-x"})]
     header = Path(again.debate_path).read_text().split("\n---\n")[0]
@@ -511,7 +519,7 @@ def test_a_writer_refreshing_without_end_cannot_hold_the_duel_past_the_turn_dead
     service.status(alice.duel_id, participant_id=alice.id, participant_token=alice.token)  # the late writer is back
     closed = service.release_lock(bob.seat, timeout.lease, close=True, outcome="TIMEOUT")
     assert closed.outcome == "TIMEOUT"  # its turn is lost all the same
-    assert "turn_appended" not in [e["type"] for e in events(debate_dir, alice.duel_id)]
+    assert "turn_appended" not in [e["type"] for e in events(service, alice.duel_id)]
 
 
 def test_the_writer_may_itself_close_the_duel_timeout_past_its_turn_deadline(service, pair, clock):
@@ -596,6 +604,7 @@ def test_computed_outcome_cannot_be_claimed_before_it_is_reached(service, pair):
                                                 outcome="ACCEPTED_CONSENSUS")) == "OUTCOME_MISMATCH"
 
 
+@pytest.mark.directory_only
 def test_status_and_wait_change_nothing_and_show_no_secrets(service, pair, debate_dir):
     alice, bob = pair
     lease = claim(service, alice)
@@ -694,7 +703,7 @@ def test_events_are_gapless_typed_and_carry_no_secrets(service, pair, clock, deb
     service.release_lock(alice.seat, first)
     lease = claim(service, alice)
     service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED", reason="r")
-    log = events(debate_dir, alice.duel_id)
+    log = events(service, alice.duel_id)
     assert [e["seq"] for e in log] == list(range(len(log)))
     assert {"participant_registered", "participant_waiting", "lock_acquired", "lock_refreshed", "lock_released",
             "duel_closed"} <= {e["type"] for e in log}
@@ -702,18 +711,19 @@ def test_events_are_gapless_typed_and_carry_no_secrets(service, pair, clock, deb
         assert set(event) == {"seq", "ts", "type", "duel_id", "participant_id", "data"}
         assert ISO_Z.match(event["ts"])
         assert event["duel_id"] == alice.duel_id
-    raw = (debate_dir / ".duel" / "duels" / alice.duel_id / "events.jsonl").read_text()
+    raw = json.dumps(log)
     for secret in (alice.token, bob.token, first.value, lease.value):
         assert secret not in raw
 
 
+@pytest.mark.directory_only
 def test_a_dead_writers_event_tail_is_cut_back(service, pair, debate_dir):
     alice, _ = pair
     path = debate_dir / ".duel" / "duels" / alice.duel_id / "events.jsonl"
     with open(path, "a") as handle:
         handle.write('{"seq": 99, "half written')
     service.claim_lock(alice.seat)
-    log = events(debate_dir, alice.duel_id)
+    log = events(service, alice.duel_id)
     assert [e["seq"] for e in log] == list(range(len(log)))
 
 

@@ -212,7 +212,7 @@ def test_status_does_not_import_model_sdks_or_markdown(source, debate_dir):
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert proc.returncode == 0
     assert "rp1_duel.coordination.service" in imported
-    assert not imported & {"anthropic", "openai", "mistune", "frontmatter", "typer", "pydantic", "rich"}
+    assert not imported & {"anthropic", "openai", "mistune", "frontmatter", "typer", "pydantic", "rich", "psycopg"}
 
 
 def test_status_shows_each_participants_usage_and_cost_summed_from_its_usage_events(source, debate_dir):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
-from ..settings import SETTINGS, debate_dir
+from ..settings import SETTINGS, debate_dir, store_url
 from ..vocabulary import ErrorCode
 
 if TYPE_CHECKING:
@@ -45,6 +45,8 @@ def fail(error: DuelError, as_json: bool = False) -> NoReturn:
     raise typer.Exit(exit_code_for(error.code))
 
 
+_STORE_HELP = ("Keep duels in a PostgreSQL database, for duels across machines: a postgresql:// URL "
+               "(default: $DUEL_STORE, else the debate dir).")
 DEFAULT_NAMES = {"anthropic": "Claude", "openai": "GPT", "human": "Human"}
 _SETTING_HELP = {name: f"{s.help_with_range}; fixed by the join that creates the duel." for name, s in SETTINGS.items()}
 
@@ -55,6 +57,7 @@ def join_command(
     topic: Annotated[str | None, typer.Option(help="Topic (default: the document's first heading).")] = None,
     debate_dir_: Annotated[str | None, typer.Option(
         "--debate-dir", help="Shared debate dir (default: $DUEL_DIR, else ./debates).")] = None,
+    store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
     name: Annotated[str | None, typer.Option(help="Your display name (default: from the provider).")] = None,
     model: Annotated[str | None, typer.Option(
         help="claude-…, gpt-…, a local model, `human` or `scripted:DIR`.")] = None,
@@ -116,7 +119,7 @@ def join_command(
             target=os.path.abspath(target), debate_dir=debate_dir(debate_dir_), name=display, topic=topic,
             persona=persona, position=position,
             settings=DuelSettings(max_turns, lease_seconds, peer_wait_seconds, turn_timeout_seconds),
-            signing_key=signing_key or None,
+            signing_key=signing_key or None, store=store_url(store),
         )
         duelist = Duelist(config, chosen, ConsoleReporter(display, quiet=quiet), checker=checker)
         try:
@@ -453,6 +456,7 @@ _DEBATE_DIR_HELP = "The debate dir (default: $DUEL_DIR, else ./debates)."
 @app.command("watch")
 def watch_command(
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
+    store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
     duel_id: Annotated[str | None, typer.Option(
         "--duel-id", help="The duel to watch (default: the only active duel of the debate dir).")] = None,
 ) -> None:
@@ -467,8 +471,8 @@ def watch_command(
     from ..coordination.service import DuelService
     from ..review.watch import display_for, follow, pick_duel
 
-    service = DuelService(debate_dir(debate_dir_))
     try:
+        service = DuelService(debate_dir(debate_dir_), store=store_url(store))
         follow(service, pick_duel(service, duel_id), display_for(sys.stdout))
     except DuelError as exc:
         fail(exc)
@@ -479,6 +483,7 @@ def watch_command(
 @app.command("list")
 def list_command(
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
+    store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON list on stdout.")] = False,
 ) -> None:
     """List the duels of a debate dir: status, outcome, participants, turns, last activity.
@@ -492,7 +497,7 @@ def list_command(
 
     root = debate_dir(debate_dir_)
     try:
-        rows = list_duels(DuelService(root))
+        rows = list_duels(DuelService(root, store=store_url(store)))
     except DuelError as exc:
         fail(exc, as_json)
     if as_json:
@@ -502,3 +507,43 @@ def list_command(
     else:
         typer.echo(f"no duels in {os.path.abspath(root)}", err=True)
     raise typer.Exit(1 if any(isinstance(row, UnreadableDuel) for row in rows) else 0)
+
+
+store_app = typer.Typer(help="The PostgreSQL store: duels across machines.", no_args_is_help=True)
+app.add_typer(store_app, name="store")
+
+
+@store_app.command("init")
+def store_init_command(
+    store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
+) -> None:
+    """Create or migrate the store's schema (a join also does it on first use). Safe to run again."""
+    from ..coordination.service import DuelService
+    from ..errors import invalid_argument
+
+    try:
+        url = store_url(store)
+        if url is None:
+            raise invalid_argument("duel store init needs --store or $DUEL_STORE (a postgresql:// URL)")
+        service = DuelService(debate_dir(None), store=url)
+        with service.store.errors():
+            service.store.ensure()
+    except DuelError as exc:
+        fail(exc)
+    typer.echo(f"store {service.store.location} is ready")
+
+
+@app.command("pull")
+def pull_command(
+    duel_id: Annotated[str, typer.Option("--duel-id", help="The duel whose artifact to write.")],
+    debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
+    store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
+) -> None:
+    """Write a duel's artifact from the store into the debate dir, as every participant has it (to review or commit)."""
+    from ..coordination.service import DuelService
+
+    try:
+        path = DuelService(debate_dir(debate_dir_), store=store_url(store)).pull(duel_id)
+    except DuelError as exc:
+        fail(exc)
+    typer.echo(path)

@@ -96,6 +96,9 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     ((ErrorCode.TARGET_NOT_ABSOLUTE, ErrorCode.TARGET_NOT_MARKDOWN, ErrorCode.TARGET_UNREADABLE), "stop",
      "at join, `--target` must be the absolute path of a readable UTF-8 `.md` file; during a duel "
      "(the source vanished) `details.next_step` is `close`, with `INVALIDATED`"),
+    ((ErrorCode.SOURCE_MISMATCH,), "stop",
+     "your copy of the source differs from the one the duel debates (another machine's): tell the user to bring "
+     "it to the same version (git pull) and join again"),
     ((ErrorCode.DEBATE_DIR_INVALID, ErrorCode.FILESYSTEM_UNSUPPORTED), "stop",
      "`$DEBATE_DIR` is not a usable directory (another user's, or on a network filesystem): tell the user"),
     ((ErrorCode.STORAGE_FAILED,), "stop",

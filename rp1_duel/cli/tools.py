@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import DuelError, invalid_argument
-from ..settings import SETTINGS, DuelSettings, debate_dir
+from ..settings import SETTINGS, STORE_ENV, DuelSettings, debate_dir, store_url
 from ..vocabulary import ErrorCode
 from . import undecodable
 
@@ -33,6 +33,8 @@ _DUEL = ("--duel-id", {"required": True})
 _PID = ("--participant-id", {"required": True})
 _LEASE = ("--lease-token", {"help": "the token claim-lock granted [env: DUEL_LEASE_TOKEN]"})
 _DIR = ("--debate-dir", {"help": "shared debate dir [default: $DUEL_DIR, else ./debates]"})
+_STORE = ("--store", {"help": "keep duels in a PostgreSQL database, for duels across machines: a postgresql:// URL "
+                              "[env: DUEL_STORE; default: the debate dir]"})
 OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
     "join": ("join, create or resume the duel about a source and topic", [
         ("--target", {"help": "absolute path of the source (.md)"}),
@@ -84,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="op", metavar="OP", parser_class=_Parser)
     for op, (help_text, flags) in OPS.items():
         sub = commands.add_parser(op, help=help_text, description=help_text)
-        for flag, kwargs in flags:
+        for flag, kwargs in [*flags, _STORE]:
             sub.add_argument(flag, **kwargs)
     return parser
 
@@ -120,7 +122,7 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     from ..coordination.results import LeaseToken, Seat
     from ..coordination.service import DuelService
 
-    service = DuelService(debate_dir(args.debate_dir))
+    service = DuelService(debate_dir(args.debate_dir), store=store_url(args.store))
     token = getattr(args, "participant_token", None) or os.environ.get("DUEL_PARTICIPANT_TOKEN")
     if op == "join":
         if not args.target:
@@ -171,7 +173,7 @@ def usage_by_participant(service: DuelService, status: StatusResult) -> dict[str
 def main(argv: list[str]) -> NoReturn:
     parser = build_parser()
     op = argv[0] if argv and argv[0] in OPS else None
-    bad = undecodable([*argv, os.environ.get("DUEL_DIR", "")])
+    bad = undecodable([*argv, os.environ.get("DUEL_DIR", ""), os.environ.get(STORE_ENV, "")])
     if bad is not None:
         fail(op, invalid_argument(f"argument {bad} is not valid UTF-8"))
     if not argv:

@@ -19,21 +19,22 @@ from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, Partici
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
 from ..turns.raw_html import find_raw_html
 from ..turns.rules import validate_turn
-from ..turns.source import SourceUnreadable, read_bounded, read_source
+from ..turns.source import SourceUnreadable
 from ..vocabulary import CLOSED, WRAPPERS, ErrorCode
 from . import policy
 from .state import DuelState, Lease, Participant, TurnRecord
-from .storage import Transaction, write_atomic
+from .store import Transaction
 
 SUMMARY_MAX_BYTES = 64 * 1024
 
 
-def front_matter_of(state: DuelState, artifact_path: str | os.PathLike[str]) -> FrontMatter:
+def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
+    """``source_path`` as the artifact shows it (the store's ``source_path_shown``)."""
     return FrontMatter(
         duel_id=state.id,
         topic=state.topic,
         topic_slug=state.topic_slug,
-        source_path=artifact.display_source_path(state.source_path, artifact_path),
+        source_path=source_path,
         source_sha256=state.source_sha256,
         max_turns=state.max_turns,
         status=state.status,
@@ -55,10 +56,9 @@ def write_artifact(tx: Transaction, turns: list[TurnBlock] | str, conclusion: Co
     if not isinstance(turns, str):
         turns = [replace(block, signature=record.signature)
                  for block, record in zip(turns, tx.state.turns, strict=True)]
-    path = tx.debate.artifact_path(tx.state)
-    text = artifact.render(front_matter_of(tx.state, path), tx.state.lease_seconds, turns, conclusion)
-    write_atomic(path, text.encode("utf-8"), mode=0o644, temp_dir=tx.debate.duel_folder(tx.state.id),
-                 exclusive=create)
+    shown = tx.store.source_path_shown(tx.state)
+    text = artifact.render(front_matter_of(tx.state, shown), tx.state.lease_seconds, turns, conclusion)
+    tx.store.write_artifact(tx.state, text, create=create)
 
 
 @dataclass(frozen=True)
@@ -76,15 +76,15 @@ _IDENTITY_FIELDS = ("duel_id", "topic", "topic_slug", "source_sha256", "created_
 def check_record(tx: Transaction) -> RecordCheck:
     """Compare the artifact on disk with what the state recorded (section 6)."""
     state = tx.state
-    path = tx.debate.artifact_path(state)
+    path = tx.store.artifact_path(state)
     try:
-        text = read_bounded(path, MAX_ARTIFACT_BYTES).decode("utf-8")
+        text = tx.store.read_artifact(state, MAX_ARTIFACT_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return RecordCheck([], "", f"artifact {path.name} is unreadable ({exc.__class__.__name__})")
     parsed = artifact.parse(text)
     if parsed.problems:
         return RecordCheck([], text, f"turn markers damaged: {parsed.problems[0]}")
-    problem = _front_matter_problem(parsed.front_matter, state, path)
+    problem = _front_matter_problem(parsed.front_matter, state, tx.store.source_path_shown(state))
     recorded = parsed.blocks[: len(state.turns)]
     if problem is None and len(recorded) < len(state.turns):
         problem = f"turn {len(recorded) + 1} is missing"
@@ -96,7 +96,7 @@ def check_record(tx: Transaction) -> RecordCheck:
         if broken is not None or edited is not None:
             number = edited.n if edited is not None else broken.block.n if broken else 0
             problem = f"turn {number} was changed after it was accepted"
-    if problem is None and not os.path.exists(state.source_path):
+    if problem is None and not tx.store.source_exists(state):
         return RecordCheck(recorded, text, f"source {state.source_path} no longer exists",
                            ErrorCode.TARGET_UNREADABLE)
     # Blocks past the recorded ones are a dead writer's leftovers: the state never
@@ -104,7 +104,7 @@ def check_record(tx: Transaction) -> RecordCheck:
     return RecordCheck(recorded, text, problem)
 
 
-def _front_matter_problem(raw: str | None, state: DuelState, path: os.PathLike[str]) -> str | None:
+def _front_matter_problem(raw: str | None, state: DuelState, source_path: str) -> str | None:
     """Only identity fields count: other header edits are overwritten by the next write."""
     if raw is None:
         return "front matter is missing"
@@ -112,7 +112,7 @@ def _front_matter_problem(raw: str | None, state: DuelState, path: os.PathLike[s
         meta = artifact.front_matter_mapping(raw)
     except FrontMatterError:
         return "front matter is not valid YAML"
-    expected = front_matter_of(state, path)
+    expected = front_matter_of(state, source_path)
     for name in _IDENTITY_FIELDS:
         if str(meta.get(name)) != str(getattr(expected, name)):
             return f"front matter field {name} was changed"
@@ -129,10 +129,10 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
     """The duel's history as the state vouches for it, or why the source cannot be read."""
     state = tx.state
     try:
-        source = read_source(state.source_path)
+        source = tx.store.read_source(state)
     except SourceUnreadable as exc:
         return f"source {state.source_path} is unreadable ({exc.reason})"
-    recorded = artifact.display_source_path(state.source_path, tx.debate.artifact_path(state))
+    recorded = tx.store.source_path_shown(state)
     history = History(source, citable_names(recorded))
     history.replay(blocks)
     return history

@@ -17,7 +17,7 @@ from ..clock import Instant, iso
 from ..vocabulary import ACTIVE, NextStep
 from . import policy
 from .state import DuelState, Participant
-from .storage import EventCursor
+from .store import EventCursor
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """The lock service: join, status, claim/refresh/release a lease, append a turn, wait.
 
-Each op is one short critical section under the duel's file lock: read the state,
-decide with the pure rules of :mod:`rp1_duel.coordination.policy`, write the artifact
-(if it changes), the events, then the state, each atomically. Ops return typed results
-(:mod:`rp1_duel.coordination.results`); ``to_dict()`` gives the protocol's JSON.
+Each op is one short transaction of the store (:mod:`rp1_duel.coordination.store`),
+exclusive on its duel: read the state, decide with the pure rules of
+:mod:`rp1_duel.coordination.policy`, write the artifact (if it changes), the events,
+then the state. Ops return typed results (:mod:`rp1_duel.coordination.results`);
+``to_dict()`` gives the protocol's JSON.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import contextlib
 import os
 import secrets
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -30,7 +31,6 @@ from .identity import (
     resolve_target,
     resolve_topic,
     slugify,
-    target_key,
     token_matches,
 )
 from .results import (
@@ -47,18 +47,20 @@ from .results import (
     common_fields,
 )
 from .state import DuelState, Lease, Participant
-from .storage import (
-    LOG_START,
-    DebateDir,
-    EventCursor,
-    EventLog,
-    Transaction,
-    remove_temp_files,
-    storage_errors,
-)
+from .storage import DebateDir, DirectoryStore, copy_artifact
+from .store import LOG_START, DuelStore, EventCursor, Transaction
 
-WAIT_POLL_SECONDS = 0.01  # a stat() every 10 ms keeps hand-offs well under 100 ms
 WAIT_MAX_SECONDS = 3600
+
+
+def open_store(url: str, debate: DebateDir) -> DuelStore:
+    """The store a ``--store`` URL names; only ``postgresql://`` (or ``postgres://``) for now."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise invalid_argument("--store must be a postgresql:// URL (or leave it out: the debate dir keeps the duels)",
+                               flag="--store")
+    from .postgres import PostgresStore  # psycopg is loaded only when a database is used
+
+    return PostgresStore(url, debate)
 
 
 def _raise(refusal: DuelError | None) -> None:
@@ -67,27 +69,34 @@ def _raise(refusal: DuelError | None) -> None:
 
 
 class DuelService:
-    """The duel protocol over one debate dir, with an injectable clock."""
+    """The duel protocol over one debate dir, with an injectable clock.
 
-    def __init__(self, debate_dir: str | os.PathLike[str], clock: Clock = system_clock):
+    ``store`` keeps the duels elsewhere than in the debate dir (docs/protocol.md
+    section 4, "Stores"); the store supplies the time ops are judged at, so ``clock``
+    serves only the default store, the debate dir itself.
+    """
+
+    def __init__(self, debate_dir: str | os.PathLike[str], clock: Clock = system_clock,
+                 store: DuelStore | str | None = None):
         self.debate = DebateDir(debate_dir)
-        self.clock = clock
+        self.store: DuelStore
+        if isinstance(store, str):
+            self.store = open_store(store, self.debate)
+        else:
+            self.store = store or DirectoryStore(self.debate, clock)
+        self.clock: Clock = self.store.now
 
     # -- transactions ----------------------------------------------------------------
     @contextmanager
     def transaction(self, duel_id: str) -> Iterator[Transaction]:
-        with storage_errors(self.debate.root):
-            self.debate.check_readable()
-            with self.debate.duel_lock(duel_id):
-                remove_temp_files(self.debate.duel_folder(duel_id))  # a dead writer's, if any
-                now = self.clock()
-                tx = Transaction(self.debate, self._read(duel_id, now), now)
-                try:
-                    yield tx
-                except DuelError:
-                    tx.commit()  # a refusal may still record events (turn_rejected, tampering)
-                    raise
-                tx.commit()
+        with self.store.errors(), self.store.transaction(duel_id) as tx:
+            policy.reanchor(tx.state, tx.now)  # its times on now's clock (the next write keeps them so)
+            try:
+                yield tx
+            except DuelError:
+                tx.commit()  # a refusal may still record events (turn_rejected, tampering)
+                raise
+            tx.commit()
 
     @contextmanager
     def _seated(self, seat: Seat) -> Iterator[tuple[Transaction, Participant]]:
@@ -100,7 +109,7 @@ class DuelService:
 
     def _read(self, duel_id: str, now: Instant) -> DuelState:
         """The duel's state, its times on ``now``'s clock (the next write keeps them so)."""
-        state = self.debate.read_state(duel_id)
+        state = self.store.read_state(duel_id)
         policy.reanchor(state, now)
         return state
 
@@ -117,7 +126,7 @@ class DuelService:
         return participant
 
     def _debate_path(self, state: DuelState) -> str:
-        return str(self.debate.artifact_path(state))
+        return str(self.store.artifact_path(state))
 
     # -- join (section 3) ---------------------------------------------------------------
     def join(
@@ -139,15 +148,16 @@ class DuelService:
         source = resolve_target(target)
         topic_text = resolve_topic(topic, source)
         slug = slugify(topic_text)
-        key = target_key(source.path, slug)
-        with storage_errors(self.debate.root):
-            self.debate.ensure()
-            with self.debate.join_lock():
-                index = self.debate.read_index()
+        key = self.store.target_key(source, slug)
+        with self.store.errors():
+            self.store.ensure()
+            with self.store.joining():
+                index = self.store.read_index()
                 duel_id = index.get(key)
-                if duel_id is None or self.debate.read_state(duel_id).status != ACTIVE:
+                if duel_id is None or self.store.read_state(duel_id).status != ACTIVE:
                     duel_id = self._create(source, topic_text, slug, key, settings, index)
                 with self.transaction(duel_id) as tx:
+                    self._check_source(tx.state, source)
                     participant, token = self._seat(tx, name, harness, model_id, participant_token)
                     return JoinResult.of(tx.state, participant, token, tx.now, self._debate_path(tx.state))
 
@@ -160,7 +170,7 @@ class DuelService:
         from .record_writer import write_artifact
 
         now = self.clock()
-        duel_id = self.debate.reserve_duel(f"{utc_date(now.wall)}-{slug}")
+        duel_id = self.store.reserve_duel(f"{utc_date(now.wall)}-{slug}")
         state = DuelState(
             id=duel_id,
             source_path=source.path,
@@ -179,18 +189,30 @@ class DuelService:
             wall_offset=now.wall_offset,
         )
         try:
-            tx = Transaction(self.debate, state, now)
+            self.store.keep_source(state, source)
+            tx = self.store.begin(state, now)
             tx.save()
             tx.commit()
-            self.debate.write_index({**index, key: duel_id})
+            self.store.write_index({**index, key: duel_id})
             write_artifact(tx, [], create=True)
         except BaseException:
             with contextlib.suppress(OSError):
-                self.debate.write_index(index)  # as it was
-            self.debate.discard_duel(duel_id)
+                self.store.write_index(index)  # as it was
+            self.store.discard_duel(duel_id)
             raise
         index[key] = duel_id
         return duel_id
+
+    def _check_source(self, state: DuelState, source: SourceDocument) -> None:
+        """With a copy of the source on each host, turns are validated against the duel's:
+        a copy that differs would make a participant argue about another text."""
+        if self.store.own_source_copies and source.sha256 != state.source_sha256:
+            raise DuelError(
+                ErrorCode.SOURCE_MISMATCH,
+                f"{source.path} differs from the source duel {state.id} debates (SHA-256 {source.sha256[:12]}… "
+                f"here, {state.source_sha256[:12]}… in the duel): bring it to the same version, then join again",
+                {"source_sha256": source.sha256, "duel_source_sha256": state.source_sha256},
+            )
 
     def _seat(
         self, tx: Transaction, name: str, harness: str, model_id: str, token: str | None
@@ -269,11 +291,11 @@ class DuelService:
     def find_duel(self, target: str, topic: str | None = None) -> str:
         """The active (or latest) duel of this debate dir about ``target`` and ``topic``."""
         source = resolve_target(target)
-        key = target_key(source.path, slugify(resolve_topic(topic, source)))
-        self.debate.check_readable()
-        duel_id = self.debate.read_index().get(key)
+        key = self.store.target_key(source, slugify(resolve_topic(topic, source)))
+        self.store.check_readable()
+        duel_id = self.store.read_index().get(key)
         if duel_id is None:
-            raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel about {source.path} in {self.debate.root}")
+            raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel about {source.path} in {self.store.location}")
         return duel_id
 
     def status(
@@ -290,8 +312,8 @@ class DuelService:
             duel_id = self.find_duel(target, topic)
         if participant_token and participant_id is None:
             raise invalid_argument("--participant-token needs --participant-id")
-        with storage_errors(self.debate.root):
-            self.debate.check_readable()
+        with self.store.errors():
+            self.store.check_readable()
             if participant_token and participant_id is not None:
                 state = self._mark_seen(Seat(duel_id, participant_id, participant_token))
             else:
@@ -329,18 +351,18 @@ class DuelService:
         if not 0 <= timeout <= WAIT_MAX_SECONDS:
             raise invalid_argument(f"--timeout must be between 0 and {WAIT_MAX_SECONDS} seconds")
         seat = Seat(duel_id, participant_id, participant_token) if participant_token else None
-        with storage_errors(self.debate.root):
+        with self.store.errors():
             return self._wait(duel_id, participant_id, timeout, next_step, seat)
 
     def _wait(self, duel_id: str, participant_id: str, timeout: float, next_step: str | None,
               seat: Seat | None) -> WaitResult:
-        self.debate.check_readable()
+        self.store.check_readable()
         started = time.monotonic()
         state = self._mark_seen(seat) if seat else self._read(duel_id, self.clock())
         participant = self._participant_or_none(state, participant_id)
         assert participant is not None
         first_rev, first_step = state.rev, next_step or policy.next_step(state, participant, self.clock())
-        stamp = self.debate.state_stamp(duel_id)
+        stamp = self.store.stamp(duel_id)
         interval = policy.refresh_interval(state.lease_seconds)
         next_mark = started + interval
         changed = False
@@ -348,11 +370,11 @@ class DuelService:
             left = timeout - (time.monotonic() - started)
             if left <= 0:
                 break
-            time.sleep(min(WAIT_POLL_SECONDS, left))
+            new_stamp = self.store.next_stamp(duel_id, stamp, left)
             if seat and time.monotonic() >= next_mark:
                 self._mark_seen(seat)  # its own write changes the stamp: read back below like any other
                 next_mark += interval
-            new_stamp = self.debate.state_stamp(duel_id)
+                new_stamp = self.store.stamp(duel_id)
             if new_stamp != stamp:
                 stamp, state = new_stamp, self._read(duel_id, self.clock())
                 participant = state.participant(participant_id) or participant
@@ -429,34 +451,44 @@ class DuelService:
 
     def events(self, duel_id: str, kinds: Collection[str]) -> list[dict[str, Any]]:
         """The duel's events of the given types, in order."""
-        with storage_errors(self.debate.root):
-            state = self.debate.read_state(duel_id)
-            return [event for event in EventLog(self.debate.events_path(duel_id), state).read()
-                    if event.get("type") in kinds]
+        with self.store.errors():
+            state = self.store.read_state(duel_id)
+            return [event for event in self.store.events(state).read() if event.get("type") in kinds]
+
+    def pull(self, duel_id: str) -> str:
+        """Write the duel's artifact, as the store keeps it, into this debate dir; its path.
+
+        For a reviewer on a machine that took no part (``duel pull``); with the debate dir
+        as the store, the artifact is already there and nothing is written."""
+        from ..record.history import MAX_ARTIFACT_BYTES
+
+        with self.store.errors():
+            state = self.store.read_state(duel_id)
+            return str(copy_artifact(self.debate, state, self.store.read_artifact(state, MAX_ARTIFACT_BYTES)))
 
     # -- for watchers: read-only, lock-free, cheap ------------------------------------------
     def duel_ids(self) -> list[str]:
         """Every duel of the debate dir, open or closed, in id order; none without ``.duel/``."""
-        with storage_errors(self.debate.root):
+        with self.store.errors():
             try:
-                self.debate.check_readable()
+                self.store.check_readable()
             except DuelError as exc:
                 if exc.code == ErrorCode.DUEL_NOT_FOUND:  # no state folder: no duel yet
                     return []
                 raise
-            return self.debate.duel_ids()
+            return self.store.duel_ids()
 
     def latest_duel_ids(self) -> list[str]:
         """The duels the index names, the latest of each source and topic: only these can be active."""
-        with storage_errors(self.debate.root):
-            self.debate.check_readable()
-            return sorted({duel_id for duel_id in self.debate.read_index().values() if isinstance(duel_id, str)})
+        with self.store.errors():
+            self.store.check_readable()
+            return sorted({duel_id for duel_id in self.store.read_index().values() if isinstance(duel_id, str)})
 
-    def state_stamp(self, duel_id: str) -> tuple[int, int, int] | None:
-        """A fingerprint of the duel's state file, one stat(): every change of the duel, each
-        event included, rewrites that file, so a watcher reads only when this changes."""
-        with storage_errors(self.debate.root):
-            return self.debate.state_stamp(duel_id)
+    def state_stamp(self, duel_id: str) -> Hashable:
+        """A fingerprint of the duel (in a debate dir, its state file's, one stat()): every
+        change of the duel, each event included, moves it, so a watcher reads only when it moves."""
+        with self.store.errors():
+            return self.store.stamp(duel_id)
 
     def observe(self, duel_id: str, since: EventCursor = LOG_START) -> Observation:
         """The duel as anyone may see it, and the events logged after ``since``.
@@ -464,10 +496,10 @@ class DuelService:
         Takes no lock and writes nothing; the events read are those the state vouches for,
         so a change and its events are seen together.
         """
-        with storage_errors(self.debate.root):
-            self.debate.check_readable()
+        with self.store.errors():
+            self.store.check_readable()
             state = self._read(duel_id, self.clock())
-            log = EventLog(self.debate.events_path(duel_id), state)
+            log = self.store.events(state)
             events = log.read(since)
         return Observation(StatusResult.of(state, None, self.clock(), self._debate_path(state)), events, log.end)
 

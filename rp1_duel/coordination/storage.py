@@ -1,4 +1,5 @@
-"""The debate dir on disk: atomic writes, the state files, the event log and the locks.
+"""The debate dir on disk: atomic writes, the state files, the event log and the locks,
+and :class:`DirectoryStore`, the default store (:mod:`rp1_duel.coordination.store`).
 
 Layout::
 
@@ -23,20 +24,27 @@ import os
 import secrets
 import stat
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 from filelock import FileLock, Timeout
 
-from ..clock import Instant, iso
+from ..clock import Clock, Instant, system_clock
 from ..errors import DuelError
+from ..turns.source import SourceDocument, read_bounded, read_source
 from ..vocabulary import ErrorCode
-from .state import DUEL_ID, DuelState, Participant, corrupt
+from .identity import target_key
+from .state import DUEL_ID, DuelState, corrupt
+from .store import LOG_START as LOG_START
+from .store import SEEN_RESOLUTION_SECONDS as SEEN_RESOLUTION_SECONDS
+from .store import EventCursor as EventCursor
+from .store import Transaction
 
 STATE_DIR = ".duel"
 LOCK_TIMEOUT_SECONDS = 30.0
-SEEN_RESOLUTION_SECONDS = 1.0
+WAIT_POLL_SECONDS = 0.01  # a stat() every 10 ms keeps hand-offs well under 100 ms
 
 
 def write_atomic(path: Path, data: bytes, mode: int = 0o600, temp_dir: Path | None = None,
@@ -68,6 +76,18 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600, temp_dir: Path | No
         raise
     with contextlib.suppress(OSError):  # EIO, or a filesystem that cannot fsync folders
         fsync_dir(path.parent)
+
+
+def copy_artifact(debate: DebateDir, state: DuelState, data: bytes) -> Path:
+    """Write a store's artifact into ``debate`` unless the copy there already holds it: the
+    same bytes on every host, so each side commits the same record."""
+    path = debate.artifact_path(state)
+    with contextlib.suppress(OSError):
+        if path.read_bytes() == data:
+            return path
+    debate.ensure()
+    write_atomic(path, data, mode=0o644, temp_dir=debate.state_root)
+    return path
 
 
 def remove_temp_files(folder: Path, of: str = "") -> None:
@@ -325,16 +345,6 @@ class DuelLock:
         self._lock.release()
 
 
-class EventCursor(NamedTuple):  # not a frozen dataclass: `duel tools` would pay for building one at start-up
-    """A place in ``events.jsonl``: the next event's ``seq`` and the byte it starts at."""
-
-    seq: int = 0
-    offset: int = 0
-
-
-LOG_START = EventCursor()
-
-
 class EventLog:
     """``events.jsonl``: one JSON object a line, ``seq`` gapless from 0.
 
@@ -347,18 +357,6 @@ class EventLog:
     def __init__(self, path: Path, state: DuelState):
         self.path = path
         self.state = state
-        self._pending: list[bytes] = []
-
-    def emit(self, ts: str, kind: str, participant_id: str | None, data: dict[str, Any]) -> None:
-        record = {
-            "seq": self.state.event_seq + len(self._pending),
-            "ts": ts,
-            "type": kind,
-            "duel_id": self.state.id,
-            "participant_id": participant_id,
-            "data": data,
-        }
-        self._pending.append(json.dumps(record, ensure_ascii=False).encode() + b"\n")
 
     def read(self, since: EventCursor = LOG_START) -> list[dict[str, Any]]:
         """The events after ``since`` that the state knows of: a seek to the cursor's byte and
@@ -389,11 +387,11 @@ class EventLog:
         """Where the events the state knows of end: the cursor to read on from."""
         return EventCursor(self.state.event_seq, self.state.event_bytes)
 
-    def flush(self) -> None:
-        """Write pending events and advance the state's counters (before the state is saved)."""
-        if not self._pending:
+    def append(self, events: list[dict[str, Any]]) -> None:
+        """Write ``events`` and advance the state's counters (before the state is saved)."""
+        if not events:
             return
-        blob = b"".join(self._pending)
+        blob = b"".join(json.dumps(event, ensure_ascii=False).encode() + b"\n" for event in events)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600)
         try:
             size = os.fstat(fd).st_size
@@ -406,54 +404,101 @@ class EventLog:
             os.fsync(fd)
         finally:
             os.close(fd)
-        self.state.event_seq += len(self._pending)
+        self.state.event_seq += len(events)
         self.state.event_bytes += len(blob)
-        self._pending.clear()
 
 
-class Transaction:
-    """One critical section's view of a duel: the state, its pending events, the time.
 
-    Changes are made to ``state`` in memory; :meth:`commit` writes the events, then the
-    state, each atomically. ``wake`` marks a change that waiters should see (a join, a
-    grant, a release, a turn, a close), as opposed to bookkeeping (a refresh, a rejection).
-    """
 
-    def __init__(self, debate: DebateDir, state: DuelState, now: Instant):
+class DirectoryStore:
+    """Duels in a debate dir (the default store): a file lock per duel, the injected clock,
+    ``state.json``'s stat as the change signal, polled."""
+
+    def __init__(self, debate: DebateDir, clock: Clock = system_clock):
         self.debate = debate
-        self.state = state
-        self.now = now
-        self._events = EventLog(debate.events_path(state.id), state)
-        self._dirty = False
-        self._woken = False
+        self.now = clock
+        self.location = str(debate.root)
 
-    def emit(self, kind: str, participant_id: str | None, wake: bool = True, **data: Any) -> None:
-        """Log an event; ``wake`` says whether waiters should see the duel as changed."""
-        self._events.emit(iso(self.now.wall), kind, participant_id, data)
-        self._dirty = True
-        self._woken = self._woken or wake
+    def errors(self) -> contextlib.AbstractContextManager[None]:
+        return storage_errors(self.debate.root)
 
-    def wake(self) -> None:
-        """A change with no event of its own that waiters must still see."""
-        self._dirty = self._woken = True
+    def ensure(self) -> None:
+        self.debate.ensure()
 
-    def touch(self, participant: Participant) -> None:
-        """Mark the participant seen. Within a second of the last mark nothing is written:
-        idleness is judged in leases (5 s at least), and a status loop must not cost a write."""
-        if 0 <= self.now.mono - participant.last_seen_mono < SEEN_RESOLUTION_SECONDS:
-            return
-        participant.last_seen_mono = self.now.mono
-        self._dirty = True
+    def check_readable(self) -> None:
+        self.debate.check_readable()
 
-    def save(self) -> None:
-        """Mark the state as changed, to be written by :meth:`commit` (a new duel, say)."""
-        self._dirty = True
+    def joining(self) -> DuelLock:
+        return self.debate.join_lock()
 
-    def commit(self) -> None:
-        if not self._dirty:
-            return
-        if self._woken:
-            self.state.rev += 1
-        self._events.flush()
-        self.debate.write_state(self.state)
-        self._dirty = self._woken = False
+    def read_index(self) -> dict[str, str]:
+        return self.debate.read_index()
+
+    def write_index(self, index: dict[str, str]) -> None:
+        self.debate.write_index(index)
+
+    def reserve_duel(self, stem: str) -> str:
+        return self.debate.reserve_duel(stem)
+
+    def discard_duel(self, duel_id: str) -> None:
+        self.debate.discard_duel(duel_id)
+
+    def begin(self, state: DuelState, now: Instant) -> Transaction:
+        return Transaction(self, state, now)
+
+    @contextlib.contextmanager
+    def transaction(self, duel_id: str) -> Iterator[Transaction]:
+        self.debate.check_readable()
+        with self.debate.duel_lock(duel_id):
+            remove_temp_files(self.debate.duel_folder(duel_id))  # a dead writer's, if any
+            now = self.now()
+            yield Transaction(self, self.debate.read_state(duel_id), now)
+
+    def save(self, state: DuelState, events: list[dict[str, Any]]) -> None:
+        EventLog(self.debate.events_path(state.id), state).append(events)
+        self.debate.write_state(state)
+
+    def read_state(self, duel_id: str) -> DuelState:
+        return self.debate.read_state(duel_id)
+
+    def stamp(self, duel_id: str) -> tuple[int, int, int] | None:
+        return self.debate.state_stamp(duel_id)
+
+    def next_stamp(self, duel_id: str, stamp: object, timeout: float) -> tuple[int, int, int] | None:
+        time.sleep(min(WAIT_POLL_SECONDS, timeout))
+        return self.debate.state_stamp(duel_id)
+
+    def events(self, state: DuelState) -> EventLog:
+        return EventLog(self.debate.events_path(state.id), state)
+
+    def duel_ids(self) -> list[str]:
+        return self.debate.duel_ids()
+
+    own_source_copies = False  # one machine: every participant reads the one file
+
+    def target_key(self, source: SourceDocument, slug: str) -> str:
+        return target_key(source.path, slug)
+
+    def keep_source(self, state: DuelState, source: SourceDocument) -> None:
+        """The file itself is the source: nothing to keep."""
+
+    def read_source(self, state: DuelState) -> SourceDocument:
+        return read_source(state.source_path)
+
+    def source_exists(self, state: DuelState) -> bool:
+        return os.path.exists(state.source_path)
+
+    def source_path_shown(self, state: DuelState) -> str:
+        from ..record.artifact import display_source_path  # with the record, which writers load anyway
+
+        return display_source_path(state.source_path, self.artifact_path(state))
+
+    def artifact_path(self, state: DuelState) -> Path:
+        return self.debate.artifact_path(state)
+
+    def read_artifact(self, state: DuelState, limit: int) -> bytes:
+        return read_bounded(self.debate.artifact_path(state), limit)
+
+    def write_artifact(self, state: DuelState, text: str, create: bool = False) -> None:
+        write_atomic(self.debate.artifact_path(state), text.encode("utf-8"), mode=0o644,
+                     temp_dir=self.debate.duel_folder(state.id), exclusive=create)

@@ -78,6 +78,7 @@ class ParticipantConfig:
     position: str | None = None
     settings: DuelSettings = DuelSettings()
     signing_key: str | None = None  # an SSH key that signs every turn (record.signatures)
+    store: str | None = None  # a postgresql:// URL; None: the debate dir keeps the duel
 
 
 @dataclass
@@ -113,12 +114,17 @@ class Reporter(Protocol):
     def verified(self, number: int, writer: str | None, counts: Mapping[str, int], sent_back: bool) -> None: ...
 
 
+STORE_RETRY_SECONDS = 0.5  # a refresh the store failed is tried again this soon
+
+
 class LeaseKeeper:
     """Refreshes a lease in the background while a turn is being composed.
 
     A slow model keeps the floor as long as this process lives, up to the turn deadline
     (``time.monotonic()`` seconds), where refreshing stops: the service refuses it past
     that point anyway. A dead process stops refreshing, and the lease expires for the peer.
+    A store that cannot be reached (a lost database connection) is tried again while the
+    lease lasts; past it the floor is lost, as for a dead process.
     """
 
     def __init__(self, service: DuelService, seat: Seat, lease: LeaseToken, lease_seconds: int, deadline: float):
@@ -126,6 +132,7 @@ class LeaseKeeper:
         self._seat = seat
         self._lease = lease
         self._interval = refresh_interval(lease_seconds)
+        self._lease_seconds = lease_seconds
         self._deadline = deadline
         self._stop = threading.Event()
         self.lost = threading.Event()
@@ -140,16 +147,23 @@ class LeaseKeeper:
         self._thread.join()
 
     def _run(self) -> None:
-        while not self._stop.wait(min(self._interval, max(0.0, self._deadline - time.monotonic()))):
+        held_until = time.monotonic() + self._lease_seconds  # granted or refreshed no earlier than now
+        pause = self._interval
+        while not self._stop.wait(min(pause, max(0.0, self._deadline - time.monotonic()))):
             if time.monotonic() >= self._deadline:
                 return
+            asked = time.monotonic()
             try:
-                if not self._service.refresh_lock(self._seat, self._lease).refreshed:
-                    self.lost.set()
-                    return
-            except DuelError:
+                refreshed = self._service.refresh_lock(self._seat, self._lease).refreshed
+            except DuelError as exc:
+                if exc.code == ErrorCode.STORAGE_FAILED and time.monotonic() < held_until:
+                    pause = STORE_RETRY_SECONDS
+                    continue
+                refreshed = False
+            if not refreshed:
                 self.lost.set()
                 return
+            held_until, pause = asked + self._lease_seconds, self._interval
 
 
 class _TurnStopped(Exception):
@@ -207,7 +221,7 @@ class Duelist:
         self.retry_policy = retry_policy or RetryPolicy()
         self.provider = provider
         self.report = reporter
-        self.service = service or DuelService(config.debate_dir)
+        self.service = service or DuelService(config.debate_dir, store=config.store)
         self.result = ParticipantResult(PREPARING)
         self.claimant = Claimant(config.name, config.harness, provider.model)
         self.seat: Seat | None = None
@@ -272,7 +286,9 @@ class Duelist:
         self.max_turns = joined.max_turns
         self.lease_seconds = joined.lease_seconds
         try:
-            self.source = read_source(joined.source_path)  # this participant's own copy, by the one policy
+            # This participant's own copy, by the one policy: with a database store the duel's
+            # source_path may name another host's, and the join checked that the two are the same.
+            self.source = read_source(self.config.target)
         except SourceUnreadable as exc:
             raise DuelError(ErrorCode.TARGET_UNREADABLE, str(exc)) from None
         self.system = prompt.system_prompt(self.claimant.name, joined.topic, self.source, self.source.name,

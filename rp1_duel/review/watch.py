@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any, Protocol
@@ -291,7 +291,7 @@ class Follower:
         self.service = service
         self.duel_id = duel_id
         self.cursor = LOG_START
-        self.stamp: tuple[int, int, int] | None = _UNREAD
+        self.stamp: Hashable = _UNREAD
         self.names: dict[str, str] = {}
         self.stances: dict[str, str] = {}  # participant id -> the stance of its latest turn
 
