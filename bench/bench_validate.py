@@ -21,12 +21,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from rp1_duel.record import artifact
 from rp1_duel.record.artifact import FrontMatter, ParticipantEntry
-from rp1_duel.record.history import Claimant, History
+from rp1_duel.record.history import Claimant, History, seat_of
 from rp1_duel.record.validate import validate_file
 from rp1_duel.turns.grammar import normalize_turn_text
 from rp1_duel.turns.source import SourceDocument
 
 SEATS = {1: ("Alice", "claude-code", "claude-opus-4"), 2: ("Bob", "codex", "gpt-5")}
+PANEL = {seat: (f"Panelist{seat}", "script", f"model-{seat}") for seat in range(1, 9)}  # 8 seats (issue 13)
 TOPICS = ["lease", "fencing", "expiry", "refresh", "clock", "partition", "holder", "storage", "token", "grant"]
 TARGET_SOURCE_BYTES = 50 * 1024
 
@@ -69,15 +70,17 @@ def source_excerpt(rng: random.Random, source: SourceDocument) -> tuple[int, str
 
 
 def make_turn(
-    number: int, rng: random.Random, source: SourceDocument, vocabulary: list[str], quoted: str, size: int
+    number: int, rng: random.Random, source: SourceDocument, vocabulary: list[str], quoted: str, size: int,
+    seats: dict[int, tuple[str, str, str]] = SEATS,
 ) -> str:
     """Turn `number`, citing the source three ways and quoting `quoted` from the previous turn.
 
     `size` scales the prose and the number of counterpoints (1: about 1.5 KB, 3: about 4 KB).
+    Seats 1 and 2 open, then converge (with revision support); the others converge from the start.
     """
-    name, harness, model = SEATS[2 - number % 2]
+    name, harness, model = seats[seat_of(number, len(seats))]
     stance = "OPEN_TO_DEBATE" if number <= 2 else "CONVERGING"
-    revision = "- Principle: the other side's evidence moved me\n" if number in (3, 4) else ""
+    revision = "- Principle: the other side's evidence moved me\n" if number - len(seats) in (1, 2) else ""
     heading = rng.choice(source.headings[1:])
     line, excerpt = source_excerpt(rng, source)
     addressed = f"Turn {number - 1}" if number > 1 else f"design.md#{heading}"
@@ -106,13 +109,14 @@ def make_turn(
 
 
 def make_debate(
-    length: int, rng: random.Random, source: SourceDocument, vocabulary: list[str], size: int = 1
+    length: int, rng: random.Random, source: SourceDocument, vocabulary: list[str], size: int = 1,
+    seats: dict[int, tuple[str, str, str]] = SEATS,
 ) -> list[str]:
     texts: list[str] = []
     for number in range(1, length + 1):
         # Each turn quotes the opening words of the previous turn's position.
         quoted = " ".join(texts[-1].split("**Position**\n", 1)[1].split()[:8]) if texts else ""
-        texts.append(make_turn(number, rng, source, vocabulary, quoted, size))
+        texts.append(make_turn(number, rng, source, vocabulary, quoted, size, seats))
     return texts
 
 
@@ -180,13 +184,26 @@ def main() -> None:
                   f"{seconds / length * 1000:.3f} ms/turn" + ("  (target <= 20 ms)" if length == 6 else ""))
 
 
+        print("a panel of 8 seats (issue 13): the per-turn cost must match two seats'")
+        for length in (50, 400):
+            texts = make_debate(length, rng, source, vocabulary, 1, PANEL)
+            path = Path(folder) / f"panel-{length}.md"
+            path.write_text(artifact_text(texts, source_path, path, PANEL), encoding="utf-8")
+            report = validate_file(path)
+            if not report.valid:
+                raise SystemExit(f"{length}-turn panel artifact is invalid: {report.problems[:3]}")
+            seconds = min(_timed(validate_file, path) for _ in range(3))
+            print(f"  8 seats x {length:>3} turns: {seconds * 1000:8.1f} ms total, {seconds / length * 1000:.3f} ms/turn")
+
+
 def _timed(function, *args) -> float:
     started = time.perf_counter()
     function(*args)
     return time.perf_counter() - started
 
 
-def artifact_text(texts: list[str], source_path: Path, path: Path) -> str:
+def artifact_text(texts: list[str], source_path: Path, path: Path,
+                  seats: dict[int, tuple[str, str, str]] = SEATS) -> str:
     """An artifact as the service would write it for these turns (open, no outcome yet)."""
     front = FrontMatter(
         duel_id="bench", topic="Bench", topic_slug="bench",
@@ -194,7 +211,8 @@ def artifact_text(texts: list[str], source_path: Path, path: Path) -> str:
         source_sha256=hashlib.sha256(source_path.read_bytes()).hexdigest(), max_turns=max(len(texts), 2),
         status="ACTIVE", outcome=None, created_at="2026-11-23T00:00:00.000Z", closed_at=None,
         participants=tuple(ParticipantEntry(f"p-{seat}", seat, name, harness, model, "2026-11-23T00:00:00.000Z")
-                           for seat, (name, harness, model) in SEATS.items()),
+                           for seat, (name, harness, model) in seats.items()),
+        seats=len(seats),
     )
     blocks, prev = [], artifact.GENESIS
     for number, text in enumerate(texts, 1):

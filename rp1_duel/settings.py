@@ -33,7 +33,7 @@ def store_url(value: str | None, env: Mapping[str, str] = os.environ) -> str | N
 @dataclass(frozen=True)
 class Setting:
     name: str
-    default: int
+    default: int | None  # None: worked out from the other settings (DuelSettings)
     low: int
     high: int
     help: str
@@ -50,29 +50,45 @@ class Setting:
 SETTINGS: Final = {
     setting.name: setting
     for setting in (
-        Setting("max_turns", 6, 2, 50, "turns in the whole duel"),
+        Setting("max_turns", None, 2, 50, "turns in the whole duel, at least one per seat"
+                " [default: 3 rounds, 6 for two seats]"),
         Setting("lease_seconds", 600, 5, 86400, "how long a lease lasts unless refreshed"),
-        Setting("peer_wait_seconds", 900, 1, 604800, "how long to wait for a second participant"),
+        Setting("peer_wait_seconds", 900, 1, 604800, "how long to wait for every seat to be taken"),
         Setting("turn_timeout_seconds", 1800, 1, 604800, "how long a turn may take before a timeout"),
+        Setting("seats", 2, 2, 8, "participants in the duel, speaking in turn"),
     )
 }
+DEFAULT_ROUNDS: Final = 3  # max_turns when not given: every seat speaks three times
+
+
+def default_of(name: str) -> int:
+    """The default of a setting that has a fixed one."""
+    value = SETTINGS[name].default
+    assert value is not None, name
+    return value
 
 
 @dataclass(frozen=True)
 class DuelSettings:
     """Fixed by the join that creates a duel (docs/protocol.md section 2)."""
 
-    max_turns: int = SETTINGS["max_turns"].default
-    lease_seconds: int = SETTINGS["lease_seconds"].default
-    peer_wait_seconds: int = SETTINGS["peer_wait_seconds"].default
-    turn_timeout_seconds: int = SETTINGS["turn_timeout_seconds"].default
+    max_turns: int | None = None  # None: DEFAULT_ROUNDS rounds (turn_limit)
+    lease_seconds: int = default_of("lease_seconds")
+    peer_wait_seconds: int = default_of("peer_wait_seconds")
+    turn_timeout_seconds: int = default_of("turn_timeout_seconds")
+    seats: int = default_of("seats")
+
+    @property
+    def turn_limit(self) -> int:
+        """``max_turns``, else three rounds: 6 for two seats, as before there were more."""
+        return self.max_turns if self.max_turns is not None else DEFAULT_ROUNDS * self.seats
 
     def check(self) -> None:
-        for field in fields(self):
-            setting = SETTINGS[field.name]
-            value = getattr(self, field.name)
-            if not setting.low <= value <= setting.high:
-                raise invalid_argument(
-                    f"{setting.flag} must be between {setting.low} and {setting.high}, got {value}",
-                    flag=setting.flag,
-                )
+        """Every value in its range; seats first, since max_turns must give each seat a turn."""
+        for name in ("seats", *(field.name for field in fields(self) if field.name != "seats")):
+            setting = SETTINGS[name]
+            value = getattr(self, name)
+            low = max(setting.low, self.seats) if name == "max_turns" else setting.low
+            if value is not None and not low <= value <= setting.high:
+                raise invalid_argument(f"{setting.flag} must be between {low} and {setting.high}, got {value}",
+                                       flag=setting.flag)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
-from ..settings import SETTINGS, debate_dir, store_url
+from ..settings import SETTINGS, debate_dir, default_of, store_url
 from ..vocabulary import ErrorCode
 
 if TYPE_CHECKING:
@@ -66,13 +66,13 @@ def join_command(
         "--base-url", help="An OpenAI-compatible server (Ollama, vLLM, llama.cpp).")] = None,
     persona: Annotated[str | None, typer.Option(help="Who the model plays.")] = None,
     position: Annotated[str | None, typer.Option(help="The position it starts from.")] = None,
-    max_turns: Annotated[int, typer.Option(help=_SETTING_HELP["max_turns"])] = SETTINGS["max_turns"].default,
+    max_turns: Annotated[int | None, typer.Option(help=_SETTING_HELP["max_turns"])] = None,
     lease_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["lease_seconds"])] = (
-        SETTINGS["lease_seconds"].default),
+        default_of("lease_seconds")),
     peer_wait_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["peer_wait_seconds"])] = (
-        SETTINGS["peer_wait_seconds"].default),
+        default_of("peer_wait_seconds")),
     turn_timeout_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["turn_timeout_seconds"])] = (
-        SETTINGS["turn_timeout_seconds"].default),
+        default_of("turn_timeout_seconds")),
     signing_key: Annotated[str | None, typer.Option(
         "--signing-key", envvar="DUEL_SIGNING_KEY",
         help="Sign every turn with this SSH key: a private key file, or a public key whose private half is in "

@@ -129,7 +129,8 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
             raise invalid_argument("--target is required")
         if args.participant_name is None:
             raise invalid_argument("--participant-name is required")
-        settings = DuelSettings(args.max_turns, args.lease_seconds, args.peer_wait_seconds, args.turn_timeout_seconds)
+        settings = DuelSettings(args.max_turns, args.lease_seconds, args.peer_wait_seconds, args.turn_timeout_seconds,
+                                args.seats)
         return service.join(
             target=args.target, participant_name=args.participant_name, topic=args.topic,
             harness=args.harness, model_id=args.model_id, participant_token=token, settings=settings,

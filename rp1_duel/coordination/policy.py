@@ -92,7 +92,12 @@ def live_lease(state: DuelState, now: Instant) -> Lease | None:
 
 
 def next_turn_seat(state: DuelState) -> int:
-    return seat_of(len(state.turns) + 1)
+    return seat_of(len(state.turns) + 1, state.seats)
+
+
+def all_seated(state: DuelState) -> bool:
+    """Every seat is taken: turn 1 begins then, and the peer wait is over."""
+    return len(state.participants) >= state.seats
 
 
 def must_close(state: DuelState) -> bool:
@@ -119,15 +124,16 @@ def peer_wait_until(state: DuelState) -> float:
 def timeout_due(state: DuelState, caller: Participant, now: Instant) -> bool:
     """Whether the ``--for-timeout`` path is open to ``caller`` (section 4, (a) and (b)).
 
-    Past the turn deadline it is open to both participants: the writer's lease ended at
-    the deadline, and its own process may end the duel it can no longer write in.
+    Past the turn deadline it is open to every participant: the writer's lease ended at
+    the deadline, and its own process may end the duel it can no longer write in. A
+    silent seat ends the duel: the others do not go on without it (PANELS.md section 6).
     """
     if state.status != ACTIVE or must_close(state):
         return False
     holder = live_lease(state, now)
     if holder is not None and holder.owner != caller.id:
         return False
-    if len(state.participants) < 2:
+    if not all_seated(state):
         return now.mono >= peer_wait_until(state)
     return turn_deadline_passed(state, now)
 
@@ -146,7 +152,7 @@ def next_step(state: DuelState, caller: Participant, now: Instant) -> NextStep:
         return WAIT_TURN
     if timeout_due(state, caller, now):
         return CLAIM_TIMEOUT
-    if len(state.participants) < 2:
+    if not all_seated(state):
         return WAIT_PEER
     return CLAIM_LOCK if next_turn_seat(state) == caller.seat else WAIT_TURN
 
@@ -222,7 +228,7 @@ def decide_claim(state: DuelState, caller: Participant, now: Instant, for_timeou
         return ClaimDecision(False, "timeout_not_due", wait_until=_timeout_moment(state))
     if must_close(state):
         return ClaimDecision(True, "close_due")
-    if len(state.participants) < 2:
+    if not all_seated(state):
         return ClaimDecision(False, "waiting_for_peer", wait_until=peer_wait_until(state))
     if next_turn_seat(state) != caller.seat:
         return ClaimDecision(False, "not_your_turn", wait_until=turn_deadline(state))
@@ -232,7 +238,7 @@ def decide_claim(state: DuelState, caller: Participant, now: Instant, for_timeou
 
 
 def _timeout_moment(state: DuelState) -> float | None:
-    return peer_wait_until(state) if len(state.participants) < 2 else turn_deadline(state)
+    return peer_wait_until(state) if not all_seated(state) else turn_deadline(state)
 
 
 def retry_after(decision: ClaimDecision, now: Instant) -> float:
@@ -388,9 +394,9 @@ def _decide_timeout_close(state: DuelState, caller: Participant, lease: Lease, r
 
 
 def _timeout_still_valid(state: DuelState, now: Instant) -> bool:
-    """At close time: still alone, or the turn under way is past its deadline.
+    """At close time: still short of a participant, or the turn under way is past its deadline.
 
     A peer that joined since the grant started turn 1 (the caller's): debate instead. A
     late writer seen again changes nothing: its turn is lost, it can no longer append.
     """
-    return len(state.participants) < 2 or turn_deadline_passed(state, now)
+    return not all_seated(state) or turn_deadline_passed(state, now)

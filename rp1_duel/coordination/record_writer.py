@@ -45,6 +45,7 @@ def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
             ParticipantEntry(p.id, p.seat, p.display_name, p.harness, p.model_id, iso(p.joined_at))
             for p in sorted(state.participants, key=lambda p: p.seat)
         ),
+        seats=state.seats,
     )
 
 
@@ -133,7 +134,7 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
     except SourceUnreadable as exc:
         return f"source {state.source_path} is unreadable ({exc.reason})"
     recorded = tx.store.source_path_shown(state)
-    history = History(source, citable_names(recorded))
+    history = History(source, citable_names(recorded), state.seats)
     history.replay(blocks)
     return history
 

@@ -104,6 +104,7 @@ class JoinResult(DuelResult):
     max_turns: int
     lease_seconds: int
     peer_wait_until: float
+    seats: int
 
     @classmethod
     def of(cls, state: DuelState, participant: Participant, token: str, now: Instant, debate_path: str) -> JoinResult:
@@ -119,6 +120,7 @@ class JoinResult(DuelResult):
             max_turns=state.max_turns,
             lease_seconds=state.lease_seconds,
             peer_wait_until=state.wall_time(policy.peer_wait_until(state)),
+            seats=state.seats,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -133,6 +135,7 @@ class JoinResult(DuelResult):
             "topic_slug": self.topic_slug,
             "debate_path": self.debate_path,
             "max_turns": self.max_turns,
+            "seats": self.seats,
             "lease_seconds": self.lease_seconds,
             "peer_wait_until": iso(self.peer_wait_until),
         }
@@ -156,6 +159,7 @@ class DuelInfo:
     peer_wait_seconds: int
     turn_timeout_seconds: int
     invalid_reason: str | None
+    seats: int
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -197,7 +201,7 @@ class StatusResult(DuelResult):
                 pending_outcome=state.pending_outcome, reason=state.reason, created_at=state.created_at,
                 closed_at=state.closed_at, max_turns=state.max_turns, lease_seconds=state.lease_seconds,
                 peer_wait_seconds=state.peer_wait_seconds, turn_timeout_seconds=state.turn_timeout_seconds,
-                invalid_reason=state.invalid_reason,
+                invalid_reason=state.invalid_reason, seats=state.seats,
             ),
             participants=tuple(ParticipantView.of(state, p) for p in sorted(state.participants, key=lambda p: p.seat)),
             lock=LockView(live.owner if live else None, state.wall_time(live.expires_mono) if live else None,
@@ -205,7 +209,7 @@ class StatusResult(DuelResult):
             turn_count=len(state.turns),
             next_turn_seat=policy.next_turn_seat(state) if state.status == ACTIVE else None,
             turn_deadline=state.wall_time(deadline) if deadline is not None else None,
-            peer_wait_until=state.wall_time(policy.peer_wait_until(state)) if len(state.participants) < 2 else None,
+            peer_wait_until=None if policy.all_seated(state) else state.wall_time(policy.peer_wait_until(state)),
             candidate_convergence=state.candidate_convergence,
         )
 

@@ -181,7 +181,8 @@ class DuelService:
             artifact=f"{duel_id}.md",
             created_at=now.wall,
             created_mono=now.mono,
-            max_turns=settings.max_turns,
+            max_turns=settings.turn_limit,
+            seats=settings.seats,
             lease_seconds=settings.lease_seconds,
             peer_wait_seconds=settings.peer_wait_seconds,
             turn_timeout_seconds=settings.turn_timeout_seconds,
@@ -245,8 +246,9 @@ class DuelService:
             return self._take_over(tx, renamed, model_id, token)
         if state.status != ACTIVE:
             raise DuelError(ErrorCode.DUEL_CLOSED, f"duel {state.id} is closed")
-        if len(state.participants) >= 2:
-            raise DuelError(ErrorCode.DUEL_FULL, f"duel {state.id} already has two participants")
+        if policy.all_seated(state):
+            count = "two" if state.seats == 2 else str(state.seats)
+            raise DuelError(ErrorCode.DUEL_FULL, f"duel {state.id} already has {count} participants")
         token = new_token()
         participant = Participant(
             id=f"p-{secrets.token_hex(4)}",
@@ -261,10 +263,10 @@ class DuelService:
         state.participants.append(participant)
         tx.emit("participant_registered", participant.id, seat=participant.seat,
                 display_name=name, harness=harness, model_id=model_id)
-        if participant.seat == 1:
+        if not policy.all_seated(state):
             tx.emit("participant_waiting", participant.id, until=iso(state.wall_time(policy.peer_wait_until(state))))
         else:
-            state.turn_started_mono = now.mono  # turn 1 begins once both seats are taken
+            state.turn_started_mono = now.mono  # turn 1 begins once every seat is taken
         write_artifact(tx, [])
         return participant, token
 

@@ -81,6 +81,7 @@ class DuelState:
     lease_seconds: int
     peer_wait_seconds: int
     turn_timeout_seconds: int
+    seats: int = 2  # absent in a state written before panels: a duel of two
     status: str = ACTIVE
     outcome: str | None = None
     reason: str | None = None
@@ -215,7 +216,9 @@ def _check_values(state: DuelState) -> None:
         (state.status not in (ACTIVE, CLOSED), "status"),
         (state.outcome is not None and state.outcome not in OUTCOMES, "outcome"),
         (state.pending_outcome is not None and state.pending_outcome not in OUTCOMES, "pending_outcome"),
-        (sorted(p.seat for p in state.participants) not in ([], [1], [1, 2]), "participants"),
+        (not 2 <= state.seats <= 8, "seats"),
+        (len(state.participants) > state.seats
+         or sorted(p.seat for p in state.participants) != list(range(1, len(state.participants) + 1)), "participants"),
         (state.boot_id is not None and not _BOOT_ID.fullmatch(state.boot_id), "boot_id"),
     ]
     for p in state.participants:

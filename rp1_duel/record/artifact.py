@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..settings import SETTINGS
 from ..turns.markdown import front_matter_end
 from .signatures import SIGNATURE_BODY
 
@@ -73,28 +74,39 @@ class FrontMatter:
     created_at: str
     closed_at: str | None
     participants: tuple[ParticipantEntry, ...]
+    seats: int = 2  # written only when not 2, so a two-seat artifact is what it always was
 
     def to_yaml(self) -> str:
         # JSON scalars and flow collections are valid YAML, and need no YAML library to write;
         # characters YAML refuses to read raw (DEL, C1 controls, U+FFFE…) are written escaped.
         fields = asdict(self)
-        return "".join(f"{key}: {_yaml_json(value)}\n" for key, value in fields.items())
+        seats = fields.pop("seats")
+        lines = []
+        for key, value in fields.items():
+            lines.append(f"{key}: {_yaml_json(value)}\n")
+            if key == "max_turns" and seats != 2:
+                lines.append(f"seats: {seats}\n")
+        return "".join(lines)
 
     @classmethod
     def parse(cls, raw: str | None) -> FrontMatter:
         """Read the YAML between the fences; raises :class:`FrontMatterError`."""
         meta = front_matter_mapping(raw)
-        missing = [name for name in cls.__dataclass_fields__ if name not in meta]
+        missing = [name for name in cls.__dataclass_fields__ if name not in meta and name != "seats"]
         if missing:
             raise FrontMatterError(f"front matter lacks {', '.join(missing)}")
         try:
             max_turns = int(meta["max_turns"])
         except (TypeError, ValueError):
             raise FrontMatterError("max_turns is not a number") from None
+        seats = meta.get("seats", 2)
+        allowed = SETTINGS["seats"]
+        if not (type(seats) is int and allowed.low <= seats <= allowed.high):
+            raise FrontMatterError(f"seats is not a whole number from {allowed.low} to {allowed.high}")
         entries = meta["participants"]
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise FrontMatterError("participants is not a list of participants")
-        scalars = [name for name in cls.__dataclass_fields__ if name != "participants"]
+        scalars = [name for name in cls.__dataclass_fields__ if name not in ("participants", "seats")]
         nested = next((name for name in scalars if isinstance(meta[name], (list, dict))), None)
         if nested is not None:
             raise FrontMatterError(f"{nested} is not a single value")
@@ -109,7 +121,8 @@ class FrontMatter:
             outcome=_optional(meta["outcome"]),
             created_at=str(meta["created_at"]),
             closed_at=_optional(meta["closed_at"]),
-            participants=tuple(_entry(e) for e in entries),
+            participants=tuple(_entry(e, seats) for e in entries),
+            seats=seats,
         )
 
 
@@ -146,10 +159,12 @@ def _optional(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _entry(raw: dict[str, Any]) -> ParticipantEntry:
+def _entry(raw: dict[str, Any], seats: int) -> ParticipantEntry:
     seat = raw.get("seat")
-    if any(isinstance(value, (list, dict)) for value in raw.values()) or not (isinstance(seat, int) and seat in (1, 2)):
-        raise FrontMatterError("a participant's fields are not single values, or its seat is not 1 or 2")
+    if any(isinstance(value, (list, dict)) for value in raw.values()) or not (isinstance(seat, int)
+                                                                                and 1 <= seat <= seats):
+        raise FrontMatterError(f"a participant's fields are not single values, or its seat is not "
+                               f"{'1 or 2' if seats == 2 else f'from 1 to {seats}'}")
     return ParticipantEntry(
         id=str(raw.get("id", "")),
         seat=seat if isinstance(seat, int) else 0,
@@ -239,6 +254,7 @@ def render(
         "created_at": front.created_at,
         "closed_at": front.closed_at or "—",
         "max_turns": str(front.max_turns),
+        "seats_row": "" if front.seats == 2 else f"\n| Seats | {front.seats} |",
         "lease_seconds": str(lease_seconds),
         "participants_table": _participants_table(front.participants),
         "turns": turns_text.strip("\n") or "_No turns yet._",

@@ -74,6 +74,7 @@ class History:
 
     source: SourceDocument | None
     source_names: tuple[str, ...]
+    seats: int = 2  # turn n belongs to seat_of(n, seats)
     blocks: list[TurnBlock] = field(default_factory=list)
     turns: list[ParsedTurn] = field(default_factory=list)
     novelty: NoveltyIndex = field(default_factory=NoveltyIndex)
@@ -99,7 +100,7 @@ class History:
             source=self.source,
             source_names=self.source_names,
             prior_turns=self.turns,
-            previous_stance=self.stances.get(seat_of(number)),
+            previous_stance=self.stances.get(seat_of(number, self.seats)),  # its own turn, `seats` back
             novelty=self.novelty,
         )
 
@@ -108,7 +109,7 @@ class History:
         self.turns.append(turn)
         self.novelty.add_turn(turn)
         if turn.stance is not None:
-            self.stances[seat_of(len(self.turns))] = turn.stance
+            self.stances[seat_of(len(self.turns), self.seats)] = turn.stance
 
     def replay(self, blocks: Iterable[TurnBlock]) -> None:
         """Accept turns the chain vouches for, parsing them without re-checking the rules."""
@@ -119,15 +120,17 @@ class History:
         """Accept turns one by one, each validated against every rule in its own context."""
         nobody = Claimant("", "", "")
         for block in blocks:
-            report = validate_turn(block.body, self.context_for(claimants.get(seat_of(self.next_number), nobody)))
+            claimant = claimants.get(seat_of(self.next_number, self.seats), nobody)
+            report = validate_turn(block.body, self.context_for(claimant))
             self.accept(block, report.turn)
             yield report
 
     def summaries(self) -> list[TurnSummary]:
-        return [TurnSummary(seat_of(n), t.stance or "", t.has_blocking) for n, t in enumerate(self.turns, start=1)]
+        return [TurnSummary(seat_of(n, self.seats), t.stance or "", t.has_blocking)
+                for n, t in enumerate(self.turns, start=1)]
 
     def evaluate(self, max_turns: int) -> Evaluation:
-        return evaluate(self.summaries(), max_turns)
+        return evaluate(self.summaries(), max_turns, self.seats)
 
 
 def claimants(front: FrontMatter) -> dict[int, Claimant]:
@@ -178,6 +181,6 @@ class RecordFile:
     def history(self, upto: int | None = None) -> History:
         """The history of the first ``upto`` turns (all by default), replayed without rule checks."""
         recorded = self.front.source_path if self.front else ""
-        history = History(self.source, citable_names(recorded))
+        history = History(self.source, citable_names(recorded), self.front.seats if self.front else 2)
         history.replay(self.parsed.blocks[:upto])
         return history

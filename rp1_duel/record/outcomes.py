@@ -22,9 +22,10 @@ from ..vocabulary import (
 _CONVERGENT = (CONVERGING, ACCEPTING_CONSENSUS)
 
 
-def seat_of(number: int) -> int:
-    """Seat 1 writes odd turns, seat 2 even ones (docs/protocol.md section 4)."""
-    return 1 if number % 2 else 2
+def seat_of(number: int, seats: int = 2) -> int:
+    """The seat that writes turn ``number``: round-robin, so with two seats seat 1 writes
+    the odd turns and seat 2 the even ones (docs/protocol.md section 4)."""
+    return (number - 1) % seats + 1
 
 
 @dataclass(frozen=True)
@@ -53,19 +54,24 @@ class Decision:
 
     outcome: Outcome | None
     rule: str | None
-    latest: tuple[int, ...]  # 1-based numbers of each seat's latest turn (seat 1's first); () before both wrote
+    latest: tuple[int, ...]  # 1-based numbers of each seat's latest turn (seat 1's first); () before all wrote
     candidate_convergence: bool
 
 
-def decide(turns: Sequence[TurnSummary], max_turns: int) -> Decision:
-    """The outcome reached after `turns` (in order), if any, with the rule and turns that decided it."""
+def decide(turns: Sequence[TurnSummary], max_turns: int, seats: int = 2) -> Decision:
+    """The outcome reached after `turns` (in order), if any, with the rule and turns that decided it.
+
+    With more than two seats every rule reads the latest turn of every seat ("both" is
+    "all"): a single dissenter does not end the duel early, it ends it DISSENT at turn
+    ``max_turns`` if it still dissents then (PANELS.md section 4).
+    """
     latest = {turn.seat: number for number, turn in enumerate(turns, start=1)}  # later turns overwrite earlier ones
-    if 1 not in latest or 2 not in latest:
+    if any(seat not in latest for seat in range(1, seats + 1)):
         return Decision(None, None, (), False)  # an outcome needs a turn from each seat
-    numbers = (latest[1], latest[2])
-    pair = (turns[numbers[0] - 1], turns[numbers[1] - 1])
-    blocked = any(turn.has_blocking for turn in pair)
-    stances = {turn.stance for turn in pair}
+    numbers = tuple(latest[seat] for seat in range(1, seats + 1))
+    last = [turns[number - 1] for number in numbers]
+    blocked = any(turn.has_blocking for turn in last)
+    stances = {turn.stance for turn in last}
     convergent = not blocked and stances <= set(_CONVERGENT)
     if stances == {ACCEPTING_CONSENSUS} and not blocked:
         return Decision(ACCEPTED_CONSENSUS, BOTH_ACCEPTING, numbers, convergent)
@@ -78,7 +84,7 @@ def decide(turns: Sequence[TurnSummary], max_turns: int) -> Decision:
     return Decision(None, None, numbers, convergent)
 
 
-def evaluate(turns: Sequence[TurnSummary], max_turns: int) -> Evaluation:
+def evaluate(turns: Sequence[TurnSummary], max_turns: int, seats: int = 2) -> Evaluation:
     """The outcome reached after `turns` (in order), if any, and candidate convergence."""
-    decision = decide(turns, max_turns)
+    decision = decide(turns, max_turns, seats)
     return Evaluation(decision.outcome, decision.candidate_convergence)

@@ -235,7 +235,7 @@ def _check_signatures(
             elif verdict.reason not in unchecked:
                 unchecked.append(str(verdict.reason))
         elif verdict.status == signatures.VERIFIED and verdict.signer is not None:
-            seat = seat_of(block.n)
+            seat = seat_of(block.n, front.seats)
             earlier, first = first_signer.setdefault(seat, (verdict.signer, block.n))
             if earlier != verdict.signer:
                 add(Problem(RecordCode.SIGNER_CHANGED, f"turn {block.n} is signed by {verdict.signer}, but seat "
@@ -245,8 +245,10 @@ def _check_signatures(
     if signed and not authorship:
         report.notes.append("signatures were checked for integrity only, not for who signed: "
                             "pass --allowed-signers to check authorship")
-    if len(first_signer) == 2 and first_signer[1][0] == first_signer[2][0]:
-        report.notes.append(f"both seats' turns are signed by {first_signer[1][0]}")
+    signers = {principal for principal, _ in first_signer.values()}
+    if len(first_signer) == front.seats and len(signers) == 1:
+        every = "both seats'" if front.seats == 2 else f"all {front.seats} seats'"
+        report.notes.append(f"{every} turns are signed by {first_signer[1][0]}")
 
 
 def _verdict(
@@ -263,14 +265,14 @@ def _verdict(
 
 def _check_outcome(front: FrontMatter, summaries: list[TurnSummary], report: ArtifactReport) -> None:
     add = report.problems.append
-    max_turns = front.max_turns
+    max_turns, seats = front.max_turns, front.seats
     if len(summaries) > max_turns:
         add(Problem(RecordCode.TURN_COUNT, f"{len(summaries)} turns exceed max_turns {max_turns}"))
-    # Nothing may follow the turn that reached an outcome. An outcome needs the two
-    # seats' latest turns, so checking each prefix looks at two turns: linear overall.
+    # Nothing may follow the turn that reached an outcome. An outcome needs every seat's
+    # latest turn, the last `seats` turns of a prefix: checking each looks at that many, linear overall.
     implied = None
-    for count in range(2, len(summaries) + 1):
-        implied = evaluate(summaries[count - 2:count], max_turns - (count - 2)).outcome
+    for count in range(seats, len(summaries) + 1):
+        implied = evaluate(summaries[count - seats:count], max_turns - (count - seats), seats).outcome
         if implied is not None and count < len(summaries):
             add(Problem(RecordCode.TURN_COUNT, f"turns follow turn {count}, which had already reached an outcome"))
             break

@@ -1,0 +1,284 @@
+"""Panels: a duel of N seats (PANELS.md; issue 13, item 1), two seats unchanged.
+
+Turn n belongs to seat ((n - 1) mod N) + 1; every rule reads the latest turn of every
+seat; turn 1 begins once every seat is taken; a silent seat times the panel out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rp1_duel.errors import DuelError
+from rp1_duel.record.artifact import FrontMatter, FrontMatterError, ParticipantEntry, front_matter_mapping
+from rp1_duel.record.history import Claimant, History, seat_of
+from rp1_duel.record.outcomes import Evaluation, TurnSummary, evaluate
+from rp1_duel.record.validate import validate_file
+from rp1_duel.settings import DuelSettings
+from rp1_duel.turns.grammar import parse_turn
+from rp1_duel.turns.rules import validate_turn
+from rp1_duel.turns.source import read_source
+from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS
+
+from helpers import Player, claim, join, make_turn
+
+OPEN, CONV, ACCEPT, DISS = "OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING"
+PANEL = {1: ("Alice", "claude-code", "claude-x"), 2: ("Bob", "codex", "gpt-x"), 3: ("Carol", "script", "carol-1")}
+
+
+def panel_turns(seats: int, *turns: tuple[str, bool]) -> list[TurnSummary]:
+    """Turns in order, seats round-robin from seat 1: (stance, has_blocking)."""
+    return [TurnSummary(seat_of(n, seats), stance, blocking) for n, (stance, blocking) in enumerate(turns, start=1)]
+
+
+# -- turn order ------------------------------------------------------------------------------
+
+
+def test_turns_go_round_robin_over_the_seats():
+    assert [seat_of(n, 3) for n in range(1, 8)] == [1, 2, 3, 1, 2, 3, 1]
+    assert [seat_of(n, 8) for n in (1, 8, 9, 16, 17)] == [1, 8, 1, 8, 1]
+
+
+def test_two_seats_keep_odd_and_even_turns():
+    assert [seat_of(n, 2) for n in range(1, 7)] == [seat_of(n) for n in range(1, 7)] == [1, 2, 1, 2, 1, 2]
+
+
+# -- outcomes ----------------------------------------------------------------------------------
+
+
+def test_no_panel_outcome_before_every_seat_has_written():
+    assert evaluate(panel_turns(3, (ACCEPT, False), (ACCEPT, False)), 9, 3) == Evaluation(None, False)
+    assert evaluate(panel_turns(3, (DISS, False), (DISS, False)), 2, 3) == Evaluation(None, False)
+
+
+def test_panel_consensus_needs_the_latest_turn_of_every_seat_to_accept_without_blocking():
+    accepted = panel_turns(3, (OPEN, False), (ACCEPT, False), (ACCEPT, False), (ACCEPT, False))
+    assert evaluate(accepted, 9, 3) == Evaluation(ACCEPTED_CONSENSUS, True)
+    two_of_three = panel_turns(3, (ACCEPT, False), (ACCEPT, False), (CONV, False))
+    assert evaluate(two_of_three, 9, 3) == Evaluation(None, True)
+    blocked = panel_turns(3, (ACCEPT, False), (ACCEPT, True), (ACCEPT, False))
+    assert evaluate(blocked, 9, 3) == Evaluation(None, False)
+
+
+def test_panel_dissents_early_only_when_every_seat_dissents():
+    assert evaluate(panel_turns(3, (DISS, False), (DISS, False), (DISS, False)), 9, 3).outcome == DISSENT
+    one_dissenter = panel_turns(3, (CONV, False), (CONV, False), (DISS, False), (CONV, False), (CONV, False))
+    assert evaluate(one_dissenter, 9, 3).outcome is None
+
+
+@pytest.mark.parametrize("last_round", [((CONV, False), (CONV, False), (DISS, False)),
+                                        ((CONV, False), (CONV, True), (ACCEPT, False))])
+def test_panel_dissent_at_max_turns_while_any_seat_dissents_or_blocks(last_round):
+    turns = panel_turns(3, (OPEN, False), (OPEN, False), (OPEN, False), *last_round)
+    assert evaluate(turns, 6, 3).outcome == DISSENT
+    assert evaluate(turns, 7, 3).outcome is None
+
+
+def test_panel_ends_max_turns_when_the_last_turn_leaves_no_dissent_or_block():
+    turns = panel_turns(3, (DISS, True), (OPEN, False), (OPEN, False), (CONV, False), (ACCEPT, False), (CONV, False))
+    assert evaluate(turns, 6, 3) == Evaluation(MAX_TURNS, True)
+
+
+# -- settings ----------------------------------------------------------------------------------
+
+
+def test_max_turns_defaults_to_three_rounds():
+    assert DuelSettings().turn_limit == 6
+    assert DuelSettings(seats=3).turn_limit == 9
+    assert DuelSettings(max_turns=4, seats=3).turn_limit == 4
+
+
+@pytest.mark.parametrize(("settings", "flag"), [(DuelSettings(seats=9), "--seats"), (DuelSettings(seats=1), "--seats"),
+                                                (DuelSettings(max_turns=2, seats=3), "--max-turns")])
+def test_seats_out_of_range_or_fewer_turns_than_seats_are_refused(settings, flag):
+    with pytest.raises(DuelError) as refused:
+        settings.check()
+    assert refused.value.code == "INVALID_ARGUMENT"
+    assert refused.value.details == {"flag": flag}
+
+
+# -- the record ----------------------------------------------------------------------------------
+
+
+def front(seats: int, *participant_seats: int) -> FrontMatter:
+    entries = tuple(ParticipantEntry(f"p-0000000{seat}", seat, f"P{seat}", "h", "m", None) for seat in participant_seats)
+    return FrontMatter("d", "t", "t", "s.md", "0" * 64, 9, "ACTIVE", None, "2026-11-23T00:00:00.000Z", None, entries,
+                       seats)
+
+
+_REST = ("duel_id: d\ntopic: t\ntopic_slug: t\nsource_path: s.md\nsource_sha256: x\nmax_turns: 9\nstatus: ACTIVE\n"
+         "outcome: null\ncreated_at: c\nclosed_at: null\n")
+
+
+def test_two_seat_front_matter_is_written_as_before_panels():
+    text = front(2, 1, 2).to_yaml()
+    assert "seats" not in text
+    assert list(front_matter_mapping(text)) == ["duel_id", "topic", "topic_slug", "source_path", "source_sha256",
+                                                "max_turns", "status", "outcome", "created_at", "closed_at",
+                                                "participants"]
+    assert FrontMatter.parse(text).seats == 2
+
+
+def test_panel_front_matter_records_its_seats_after_max_turns():
+    text = front(3, 1, 2, 3).to_yaml()
+    assert "max_turns: 9\nseats: 3\n" in text
+    assert FrontMatter.parse(text) == front(3, 1, 2, 3)
+
+
+@pytest.mark.parametrize("header", ["seats: 9\n", "seats: 1\n", "seats: three\n", "seats: true\n",
+                                    "seats: 2\nparticipants: [{seat: 3}]\n"])
+def test_front_matter_with_seats_out_of_range_or_a_seat_beyond_them_is_refused(header):
+    with pytest.raises(FrontMatterError):
+        FrontMatter.parse(header + _REST + ("" if "participants" in header else "participants: []\n"))
+
+
+# -- the rules -----------------------------------------------------------------------------------
+
+
+def without_revision_support(turn: str) -> str:
+    return turn[: turn.index("**Stance Revision Support**")] + "**Stance Revision Support**\n"
+
+
+def test_stance_revision_compares_with_the_participants_own_turn_a_round_back(tmp_path: Path):
+    source = tmp_path / "design.md"
+    source.write_text("# Lease design\n\n## Lease semantics\nLeases expire after fifteen minutes unless refreshed."
+                      "\n\n## Failure handling\nA crashed holder loses the floor.\n")
+    history = History(read_source(source), ("design.md",), seats=3)
+    for n, stance in ((1, OPEN), (2, CONV), (3, CONV)):
+        name, harness, model = PANEL[seat_of(n, 3)]
+        history.accept(None, parse_turn(make_turn(n, name, harness, model, stance)))  # type: ignore[arg-type]
+    alice = Claimant(*PANEL[1])
+    same_as_own = without_revision_support(make_turn(4, *PANEL[1], stance=OPEN))
+    assert validate_turn(same_as_own, history.context_for(alice)).ok  # turn 3 was CONVERGING: not Alice's
+    changed = without_revision_support(make_turn(4, *PANEL[1], stance=CONV))
+    assert [v.code for v in validate_turn(changed, history.context_for(alice)).violations] == ["STANCE_REVISION"]
+
+
+# -- the service -----------------------------------------------------------------------------------
+
+
+def seat_panel(service, source: Path, seats: int = 3, **settings) -> dict[int, Player]:
+    return {seat: join(service, source, name, harness=harness, model_id=model,
+                       settings=DuelSettings(seats=seats, **settings))
+            for seat, (name, harness, model) in PANEL.items() if seat <= seats}
+
+
+def play(service, players: dict[int, Player], *stances: str, seats: int = 3) -> str:
+    """Append one turn a stance, seats in turn; the artifact's path."""
+    path = ""
+    for stance in stances:
+        number = service.status(players[1].duel_id).turn_count + 1
+        player = players[seat_of(number, seats)]
+        path = service.append(player.seat, claim(service, player),
+                              make_turn(number, *PANEL[seat_of(number, seats)], stance=stance), release=True).debate_path
+    return path
+
+
+def test_panel_turn_one_begins_once_every_seat_is_taken(service, source):
+    alice = join(service, source, "Alice", settings=DuelSettings(seats=3))
+    bob = join(service, source, "Bob")
+    assert service.status(alice.duel_id, participant_id=alice.id).next_step == "wait_peer"
+    refused = service.claim_lock(alice.seat)
+    assert (refused.acquired, refused.reason) == (False, "waiting_for_peer")
+    status = service.status(bob.duel_id)
+    assert (status.turn_deadline, status.duel.seats, status.duel.max_turns) == (None, 3, 9)
+    carol = join(service, source, "Carol")
+    assert carol.seat.number == 3
+    assert service.status(alice.duel_id, participant_id=alice.id).next_step == "claim_lock"
+    assert service.status(alice.duel_id).turn_deadline is not None
+
+
+def test_a_join_beyond_the_panels_seats_is_duel_full(service, source):
+    seat_panel(service, source)
+    with pytest.raises(DuelError) as refused:
+        join(service, source, "Dave")
+    assert refused.value.code == "DUEL_FULL"
+    assert "3 participants" in refused.value.message
+
+
+def test_a_later_join_cannot_change_the_seats(service, source):
+    join(service, source, "Alice", settings=DuelSettings(seats=3))
+    joined = service.join(target=str(source), participant_name="Bob", settings=DuelSettings(seats=2))
+    assert joined.to_dict()["seats"] == 3
+
+
+def test_panel_seats_write_in_turn(service, source):
+    players = seat_panel(service, source)
+    assert [service.claim_lock(players[s].seat).reason for s in (2, 3)] == ["not_your_turn", "not_your_turn"]
+    play(service, players, OPEN, OPEN, OPEN)
+    refused = service.claim_lock(players[2].seat)
+    assert refused.reason == "not_your_turn"
+    assert service.status(players[1].duel_id).next_turn_seat == 1
+
+
+def test_panel_reaches_consensus_when_every_latest_turn_accepts_and_validates(service, source):
+    players = seat_panel(service, source)
+    play(service, players, OPEN, OPEN, OPEN, ACCEPT, ACCEPT)
+    assert service.status(players[1].duel_id).duel.pending_outcome is None  # Carol's latest turn is still open
+    path = play(service, players, ACCEPT)
+    assert service.status(players[1].duel_id).duel.pending_outcome == ACCEPTED_CONSENSUS
+    closer = players[3]  # the writer of the turn that reached the outcome keeps the floor to close
+    service.release_lock(closer.seat, claim(service, closer), close=True, outcome=ACCEPTED_CONSENSUS)
+    text = Path(path).read_text()
+    assert "max_turns: 9\nseats: 3\n" in text and "| Seats | 3 |" in text
+    report = validate_file(path)
+    assert report.valid, report.problems
+    assert report.implied_outcome == ACCEPTED_CONSENSUS
+
+
+def test_one_dissenter_ends_the_panel_dissent_only_at_the_last_turn(service, source):
+    players = seat_panel(service, source, max_turns=6)
+    path = play(service, players, OPEN, OPEN, DISS, CONV, CONV)
+    assert service.status(players[1].duel_id).duel.pending_outcome is None
+    path = play(service, players, DISS)
+    assert service.status(players[1].duel_id).duel.pending_outcome == DISSENT
+    assert validate_file(path).implied_outcome == DISSENT
+
+
+def test_a_silent_seat_times_the_panel_out_for_every_participant(service, source, clock):
+    players = seat_panel(service, source)
+    play(service, players, OPEN)  # turn 2 is Bob's, and Bob says nothing
+    assert not service.claim_lock(players[3].seat, for_timeout=True).acquired
+    clock.advance(1800)
+    assert service.status(players[3].duel_id, participant_id=players[3].id).next_step == "claim_timeout"
+    granted = service.claim_lock(players[3].seat, for_timeout=True)
+    assert granted.acquired
+    closed = service.release_lock(players[3].seat, granted.lease, close=True, outcome="TIMEOUT")
+    assert closed.outcome == "TIMEOUT"
+
+
+def test_a_panel_short_of_a_seat_times_out_after_the_peer_wait(service, source, clock):
+    alice = join(service, source, "Alice", settings=DuelSettings(seats=3, peer_wait_seconds=60))
+    join(service, source, "Bob")
+    clock.advance(60)
+    granted = service.claim_lock(alice.seat, for_timeout=True)
+    assert (granted.acquired, granted.reason) == (True, "timeout_due")
+
+
+def test_a_two_seat_artifact_carries_no_seats(service, source, pair):
+    status = service.status(pair[0].duel_id)
+    text = Path(status.duel.debate_path).read_text()
+    assert "seats" not in text.split("\n---\n")[0]
+    assert "| Seats |" not in text
+    assert status.duel.seats == 2
+
+
+def test_a_state_written_before_panels_reads_as_two_seats(service, source, pair, debate_dir):
+    state_file = debate_dir / ".duel" / "duels" / pair[0].duel_id / "state.json"
+    raw = json.loads(state_file.read_text())
+    del raw["seats"]
+    state_file.write_text(json.dumps(raw))
+    assert service.status(pair[0].duel_id).duel.seats == 2
+    assert claim(service, pair[0])
+
+
+def test_a_state_with_more_participants_than_seats_is_corrupt(service, source, pair, debate_dir):
+    state_file = debate_dir / ".duel" / "duels" / pair[0].duel_id / "state.json"
+    raw = json.loads(state_file.read_text())
+    raw["seats"] = 1
+    state_file.write_text(json.dumps(raw))
+    with pytest.raises(DuelError) as refused:
+        service.status(pair[0].duel_id)
+    assert refused.value.code == "STATE_CORRUPT"
