@@ -22,7 +22,7 @@ from rp1_duel.turns.rules import validate_turn
 from rp1_duel.turns.source import read_source
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS
 
-from helpers import Player, claim, join, make_turn
+from helpers import Player, claim, join, make_turn, run_tools
 
 OPEN, CONV, ACCEPT, DISS = "OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING"
 PANEL = {1: ("Alice", "claude-code", "claude-x"), 2: ("Bob", "codex", "gpt-x"), 3: ("Carol", "script", "carol-1")}
@@ -282,3 +282,24 @@ def test_a_state_with_more_participants_than_seats_is_corrupt(service, source, p
     with pytest.raises(DuelError) as refused:
         service.status(pair[0].duel_id)
     assert refused.value.code == "STATE_CORRUPT"
+
+
+# -- duel tools ------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_tools_join_seats_a_panel_and_refuses_a_seat_beyond_it(source, debate_dir):
+    def tools_join(name: str, *flags: str):
+        return run_tools("join", "--target", str(source), "--participant-name", name, *flags, debate_dir=debate_dir)
+
+    for flags, flag in ((("--seats", "9"), "--seats"), (("--seats", "3", "--max-turns", "2"), "--max-turns")):
+        refused = tools_join("Alice", *flags)
+        assert (refused.code, refused.envelope["error"]["details"]) == (2, {"flag": flag})
+    joined = [tools_join(name, "--seats", "3") for name in ("Alice", "Bob", "Carol")]
+    assert [(j.code, j.envelope["data"]["seat"], j.envelope["data"]["seats"]) for j in joined] == [
+        (0, 1, 3), (0, 2, 3), (0, 3, 3)]
+    assert joined[0].envelope["data"]["max_turns"] == 9
+    assert joined[1].envelope["data"]["next_step"] == "wait_peer"
+    assert joined[2].envelope["data"]["next_step"] == "wait_turn"
+    full = tools_join("Dave")
+    assert (full.code, full.envelope["error"]["code"]) == (1, "DUEL_FULL")
