@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_participant import clean_env, finish, start, wait_for_seat
 
 from rp1_duel.errors import DuelError
 from rp1_duel.record.artifact import FrontMatter, FrontMatterError, ParticipantEntry, front_matter_mapping
@@ -303,3 +304,49 @@ def test_tools_join_seats_a_panel_and_refuses_a_seat_beyond_it(source, debate_di
     assert joined[2].envelope["data"]["next_step"] == "wait_turn"
     full = tools_join("Dave")
     assert (full.code, full.envelope["error"]["code"]) == (1, "DUEL_FULL")
+
+
+# -- duel join: a panel of real processes ------------------------------------------------------------
+
+
+def scripted_panelist(source: Path, debate_dir: Path, tmp_path: Path, name: str, seat: int, stances: dict[int, str],
+                      *flags: str):
+    """`duel join --model scripted:DIR` for seat ``seat``: it plays ``stances`` (turn number -> stance)."""
+    script = tmp_path / name.lower()
+    script.mkdir()
+    for index, (number, stance) in enumerate(sorted(stances.items()), start=1):
+        assert seat_of(number, 3) == seat
+        (script / f"{index}.md").write_text(make_turn(number, name, "duel", f"scripted:{script.name}", stance))
+    return start(source, debate_dir, "--model", f"scripted:{script}", "--name", name, "--seats", "3", *flags,
+                 env=clean_env())
+
+
+def run_panel(source: Path, debate_dir: Path, tmp_path: Path, stances: list[str], *flags: str) -> list:
+    """Three scripted panelists joining in seat order; turn n plays ``stances[n - 1]``."""
+    processes = []
+    for seat, name in enumerate(("Ada", "Bea", "Cy"), start=1):
+        own = {n: stance for n, stance in enumerate(stances, start=1) if seat_of(n, 3) == seat}
+        processes.append(scripted_panelist(source, debate_dir, tmp_path, name, seat, own, *flags))
+        wait_for_seat(debate_dir, source, count=seat)
+    return [finish(process) for process in processes]
+
+
+@pytest.mark.slow
+def test_a_panel_of_three_join_processes_reaches_consensus_and_validates(source, debate_dir, tmp_path):
+    finished = run_panel(source, debate_dir, tmp_path, [OPEN, OPEN, OPEN, ACCEPT, ACCEPT, ACCEPT], "--max-turns", "6")
+    assert [(code, result["outcome"], result["seat"]) for code, result, _ in finished] == [
+        (0, ACCEPTED_CONSENSUS, 1), (0, ACCEPTED_CONSENSUS, 2), (0, ACCEPTED_CONSENSUS, 3)], finished[0][2]
+    assert [result["turns_written"] for _, result, _ in finished] == [[1, 4], [2, 5], [3, 6]]
+    report = validate_file(finished[0][1]["debate_path"])
+    assert report.valid, report.problems
+
+
+@pytest.mark.slow
+def test_a_silent_panelist_times_the_panel_out_for_the_others(source, debate_dir, tmp_path):
+    # Cy's script ends after turn 3: turn 6 is never written, and Ada or Bea ends the panel.
+    stances = [OPEN, OPEN, OPEN, CONV, CONV]
+    finished = run_panel(source, debate_dir, tmp_path, stances, "--max-turns", "9", "--turn-timeout-seconds", "2")
+    (ada, ada_result, _), (bea, bea_result, _), (cy, _, cy_err) = finished
+    assert cy == 1 and "SCRIPT_EXHAUSTED" in cy_err
+    assert (ada, bea, ada_result["outcome"], bea_result["outcome"]) == (0, 0, "TIMEOUT", "TIMEOUT")
+    assert "Cy did not finish turn 6 by its deadline" in Path(ada_result["debate_path"]).read_text()

@@ -73,6 +73,7 @@ def join_command(
         default_of("peer_wait_seconds")),
     turn_timeout_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["turn_timeout_seconds"])] = (
         default_of("turn_timeout_seconds")),
+    seats: Annotated[int, typer.Option(help=_SETTING_HELP["seats"])] = default_of("seats"),
     signing_key: Annotated[str | None, typer.Option(
         "--signing-key", envvar="DUEL_SIGNING_KEY",
         help="Sign every turn with this SSH key: a private key file, or a public key whose private half is in "
@@ -118,7 +119,7 @@ def join_command(
         config = ParticipantConfig(
             target=os.path.abspath(target), debate_dir=debate_dir(debate_dir_), name=display, topic=topic,
             persona=persona, position=position,
-            settings=DuelSettings(max_turns, lease_seconds, peer_wait_seconds, turn_timeout_seconds),
+            settings=DuelSettings(max_turns, lease_seconds, peer_wait_seconds, turn_timeout_seconds, seats),
             signing_key=signing_key or None, store=store_url(store),
         )
         duelist = Duelist(config, chosen, ConsoleReporter(display, quiet=quiet), checker=checker)

@@ -284,6 +284,7 @@ class Duelist:
         self.result.duel_id, self.result.participant_id = seat.duel_id, seat.participant_id
         self.result.seat, self.result.debate_path = seat.number, joined.debate_path
         self.max_turns = joined.max_turns
+        self.seats = joined.seats
         self.lease_seconds = joined.lease_seconds
         try:
             # This participant's own copy, by the one policy: with a database store the duel's
@@ -292,7 +293,7 @@ class Duelist:
         except SourceUnreadable as exc:
             raise DuelError(ErrorCode.TARGET_UNREADABLE, str(exc)) from None
         self.system = prompt.system_prompt(self.claimant.name, joined.topic, self.source, self.source.name,
-                                           self.config.persona, self.config.position)
+                                           self.config.persona, self.config.position, joined.seats)
         self.report.state(PREPARING, f"seat {seat.number} of duel {seat.duel_id} → {joined.debate_path}")
         return seat
 
@@ -327,10 +328,16 @@ class Duelist:
 
     def _on_claim_timeout(self, status: StatusResult) -> None:
         if self._claim(for_timeout=True) is not None:
-            if status.participant_count == 2 and status.next_turn_seat == self._my_seat.number:
+            seated = status.participant_count == status.duel.seats
+            writer = next((p for p in status.participants if p.seat == status.next_turn_seat), None)
+            if seated and status.next_turn_seat == self._my_seat.number:
                 reason = f"{self.claimant.name} did not finish turn {status.turn_count + 1} by its deadline"
-            else:
+            elif status.duel.seats == 2:
                 reason = "the peer did not come or did not answer in time"
+            elif not seated or writer is None:
+                reason = f"{status.participant_count} of the panel's {status.duel.seats} seats were taken in time"
+            else:
+                reason = f"{writer.display_name} did not finish turn {status.turn_count + 1} by its deadline"
             self._close(TIMEOUT, reason)
 
     def _on_close(self, status: StatusResult) -> None:
@@ -396,7 +403,7 @@ class Duelist:
                 for attempt in range(1 + MAX_REPAIRS):
                     request = prompt.build_request(
                         duel_id=self._my_seat.duel_id, system=self.system, blocks=history.blocks, number=number,
-                        max_turns=self.max_turns, prefix=prefix, own_turns_before=(number - 1) // 2,
+                        max_turns=self.max_turns, prefix=prefix, own_turns_before=(number - 1) // self.seats,
                         violations=violations, draft=draft, notes=wrapper_notes(extraction), verdicts=verdicts)
                     composition = self._compose(request, deadline, keeper, number, repair=attempt > 0)
                     if composition is None or keeper.lost.is_set():
@@ -440,10 +447,10 @@ class Duelist:
             self.lease = None
 
     def _peer_verdicts(self, history: History, status: StatusResult, deadline: float, keeper: LeaseKeeper) -> str:
-        """With --verify, the verdicts on the URLs of the peer's latest turn (checked once a run),
+        """With --verify, the verdicts on the URLs of the latest turn, a peer's (checked once a run),
         for this turn's instruction."""
         number = len(history.blocks)
-        peer = self._peer(status)
+        peer = self._writer(status, number)
         if self.checker is None or number == 0 or peer is None:
             return ""
         if number not in self._peer_checks:
@@ -544,8 +551,8 @@ class Duelist:
     def _check_last_peer_turn(self, status: StatusResult) -> None:
         """The peer's turn that ended the duel is checked too, for the record: no prompt follows it."""
         number = status.turn_count
-        peer = self._peer(status)
-        if number == 0 or peer is None or number in self._peer_checks or seat_of(number) != peer.seat:
+        peer = self._writer(status, number)
+        if number == 0 or peer is None or number in self._peer_checks:
             return
         assert self.result.debate_path is not None
         self._peer_checks[number] = None
@@ -556,8 +563,11 @@ class Duelist:
             return
         self._peer_checks[number] = self._check_peer_turn(history, number, peer, None)
 
-    def _peer(self, status: StatusResult) -> ParticipantView | None:
-        return next((p for p in status.participants if p.id != self._my_seat.participant_id), None)
+    def _writer(self, status: StatusResult, number: int) -> ParticipantView | None:
+        """Who wrote turn ``number``, unless it is this participant."""
+        seat = seat_of(number, status.duel.seats)
+        return next((p for p in status.participants
+                     if p.seat == seat and p.id != self._my_seat.participant_id), None)
 
     def _finish(self, status: StatusResult) -> ParticipantResult:
         duel = status.duel

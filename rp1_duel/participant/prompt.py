@@ -32,12 +32,18 @@ _FIRST: Final = (Verdict.FABRICATED, Verdict.UNRELIABLE, Verdict.INCONCLUSIVE, V
 
 
 def system_prompt(name: str, topic: str, source: SourceDocument, source_name: str,
-                  persona: str | None, position: str | None) -> str:
+                  persona: str | None, position: str | None, seats: int = 2) -> str:
     persona_text = persona or "a rigorous, fair-minded reviewer who argues from the text"
     position_text = position or "form your own view from the source, and change it when the other side is right"
+    if seats == 2:
+        setting, others = "one of two participants in a Socratic duel", "The other participant is another AI model."
+    else:
+        setting = f"one of {seats} participants in a Socratic panel"
+        others = ("The others (models, people or scripts) each speak once a round, in a fixed order; the panel "
+                  "reaches consensus only when every participant's latest turn accepts it.")
     return (
-        f"You are {name}, one of two participants in a Socratic duel: a written debate about the Markdown "
-        f"document `{source_name}`, on the topic \"{topic}\". The other participant is another AI model. "
+        f"You are {name}, {setting}: a written debate about the Markdown "
+        f"document `{source_name}`, on the topic \"{topic}\". {others} "
         f"Each of you writes one turn at a time; a service checks every turn against the rules below and "
         f"rejects turns that break them.\n\n"
         f"Persona: {persona_text}.\nYour position: {position_text}.\n\n"
