@@ -17,6 +17,8 @@ from rp1_duel.record.artifact import FrontMatter, FrontMatterError, ParticipantE
 from rp1_duel.record.history import Claimant, History, seat_of
 from rp1_duel.record.outcomes import Evaluation, TurnSummary, evaluate
 from rp1_duel.record.validate import validate_file
+from rp1_duel.review.report import build_report
+from rp1_duel.review.watch import situation, view_of
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns.grammar import parse_turn
 from rp1_duel.turns.rules import validate_turn
@@ -256,6 +258,22 @@ def test_a_panel_short_of_a_seat_times_out_after_the_peer_wait(service, source, 
     clock.advance(60)
     granted = service.claim_lock(alice.seat, for_timeout=True)
     assert (granted.acquired, granted.reason) == (True, "timeout_due")
+
+
+def test_duel_watch_waits_for_every_seat_of_a_panel(service, source, clock):
+    alice = join(service, source, "Alice", settings=DuelSettings(seats=3))
+    join(service, source, "Bob")
+    status = service.status(alice.duel_id)
+    assert situation(view_of(status, clock().wall + 60))[0] == "waiting for more participants (2 joined), 14:00 left"
+    assert situation(view_of(status, clock().wall + 900))[0] == "not everyone came: a TIMEOUT close is due"
+
+
+def test_duel_report_refuses_a_panel_rather_than_misattribute_its_turns(service, source):
+    path = play(service, seat_panel(service, source), OPEN, OPEN, OPEN)
+    with pytest.raises(DuelError) as refused:
+        build_report(Path(path).read_text(), path)
+    assert refused.value.code == "FRONT_MATTER"
+    assert "panel of 3 seats" in refused.value.message
 
 
 def test_a_two_seat_artifact_carries_no_seats(service, source, pair):

@@ -326,6 +326,9 @@ def read_record(text: str, path: str = "") -> Record:
         front = FrontMatter.parse(parsed.front_matter)
     except FrontMatterError as exc:
         raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: {exc}") from None
+    if front.seats != 2:  # its seats, outcome rules and charts read two seats: refused rather than misattributed
+        raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: a panel of {front.seats} seats cannot be "
+                                                 "reported yet (duel validate checks it)")
     history = History(None, citable_names(front.source_path))
     history.replay(parsed.blocks)
     return Record(parsed, front, history)

@@ -195,7 +195,7 @@ class WatchView:
     lease_left: float | None
     deadline_at: float | None  # of the turn under way
     deadline_left: float | None
-    peer_wait_left: float | None  # while the duel has one participant
+    peer_wait_left: float | None  # while a seat is still free
     candidate_convergence: bool
 
 
@@ -244,10 +244,11 @@ def situation(view: WatchView, time_of: TimeFormat = iso) -> tuple[str, ...]:
         return f"the record is invalid ({view.invalid_reason}): a participant must close the duel INVALIDATED", floor
     if view.pending_outcome:
         return f"{view.pending_outcome} reached after {view.turn_count} turns: a participant must close the duel", floor
-    if len(view.seats) < 2:
-        wait = view.peer_wait_left or 0.0
-        return (f"waiting for a second participant, {countdown(wait)} left" if wait > 0
-                else "nobody came: a TIMEOUT close is due"), floor
+    if view.peer_wait_left is not None:  # not every seat is taken
+        wait, alone = view.peer_wait_left, len(view.seats) < 2
+        awaited = "a second participant" if alone else f"more participants ({len(view.seats)} joined)"
+        return (f"waiting for {awaited}, {countdown(wait)} left" if wait > 0
+                else f"{'nobody' if alone else 'not everyone'} came: a TIMEOUT close is due"), floor
     writer = next((s.name for s in view.seats if s.writes_next), "?")
     turn = f"turn {view.turn_count + 1} of {view.max_turns} is {writer}'s"
     if view.deadline_left is None or view.deadline_at is None:
