@@ -20,6 +20,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from ..clock import Instant
 from ..errors import DuelError
+from ..settings import SETTINGS
 from ..vocabulary import ACTIVE, CLOSED, OUTCOMES, ErrorCode
 
 STATE_VERSION = 2
@@ -216,7 +217,7 @@ def _check_values(state: DuelState) -> None:
         (state.status not in (ACTIVE, CLOSED), "status"),
         (state.outcome is not None and state.outcome not in OUTCOMES, "outcome"),
         (state.pending_outcome is not None and state.pending_outcome not in OUTCOMES, "pending_outcome"),
-        (not 2 <= state.seats <= 8, "seats"),
+        (not SETTINGS["seats"].low <= state.seats <= SETTINGS["seats"].high, "seats"),
         (len(state.participants) > state.seats
          or sorted(p.seat for p in state.participants) != list(range(1, len(state.participants) + 1)), "participants"),
         (state.boot_id is not None and not _BOOT_ID.fullmatch(state.boot_id), "boot_id"),
