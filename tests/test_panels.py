@@ -17,7 +17,6 @@ from rp1_duel.record.artifact import FrontMatter, FrontMatterError, ParticipantE
 from rp1_duel.record.history import Claimant, History, seat_of
 from rp1_duel.record.outcomes import Evaluation, TurnSummary, evaluate
 from rp1_duel.record.validate import validate_file
-from rp1_duel.review.report import build_report
 from rp1_duel.review.watch import situation, view_of
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns.grammar import parse_turn
@@ -266,14 +265,6 @@ def test_duel_watch_waits_for_every_seat_of_a_panel(service, source, clock):
     status = service.status(alice.duel_id)
     assert situation(view_of(status, clock().wall + 60))[0] == "waiting for more participants (2 joined), 14:00 left"
     assert situation(view_of(status, clock().wall + 900))[0] == "not everyone came: a TIMEOUT close is due"
-
-
-def test_duel_report_refuses_a_panel_rather_than_misattribute_its_turns(service, source):
-    path = play(service, seat_panel(service, source), OPEN, OPEN, OPEN)
-    with pytest.raises(DuelError) as refused:
-        build_report(Path(path).read_text(), path)
-    assert refused.value.code == "FRONT_MATTER"
-    assert "panel of 3 seats" in refused.value.message
 
 
 def test_a_two_seat_artifact_carries_no_seats(service, source, pair):

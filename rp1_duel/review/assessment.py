@@ -237,11 +237,17 @@ def _staleness(entry: Assessment, subject: Subject) -> str:
 # -- asking ------------------------------------------------------------------------------------------------
 
 
+def _turns_of(seat: int, seats: int) -> str:
+    """Which turns a seat writes, in the prompt's words: two seats as before panels."""
+    if seats == 2:
+        return f"the {'odd' if seat == 1 else 'even'} turns"
+    return f"turns {seat}, {seat + seats}, {seat + 2 * seats} and so on"
+
+
 def assessment_prompt(front: FrontMatter, blocks: Sequence[TurnBlock]) -> str:
     """The record as data between two lines that carry the hash of what is between them, which that text
     cannot contain: no turn can close the data early and speak as the prompt."""
-    participants = "".join(f"- seat {p.seat}: {p.display_name} ({p.model_id}), the "
-                           f"{'odd' if p.seat == 1 else 'even'} turns\n"
+    participants = "".join(f"- seat {p.seat}: {p.display_name} ({p.model_id}), {_turns_of(p.seat, front.seats)}\n"
                            for p in sorted(front.participants, key=lambda p: p.seat))
     turns = "".join(block.body.rstrip("\n") + "\n\n" for block in blocks) or "(no turns yet)\n\n"
     record = (f"Topic: {front.topic}\nSource document: {front.source_path}\nParticipants:\n{participants}"

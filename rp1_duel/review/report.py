@@ -134,7 +134,7 @@ class UnresolvedEntry:
     raised_in: int
     listed_in: tuple[int, ...]
     blocking: bool | None  # its tag in the latest listing; None: untagged
-    answered_in: tuple[int, ...]  # the peer's later turns countering a turn that lists it
+    answered_in: tuple[int, ...]  # other seats' later turns countering a turn that lists it
     dropped_in: int | None  # the author's first later turn that no longer lists it
 
     @property
@@ -213,6 +213,10 @@ class Report:
     verification: VerificationFacts | None  # None: no sidecar next to the artifact
     notes: tuple[str, ...] = ()
     model_written: tuple[ModelSection, ...] = field(default=())
+    seats: int = 2  # turn n is seat_of(n, seats)'s
+
+    def seat_of(self, turn: int) -> int:
+        return seat_of(turn, self.seats)
 
     @property
     def turn_count(self) -> int:
@@ -232,9 +236,12 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         """The ``json`` format, field by field in docs/protocol.md section 11."""
         data = asdict(self)
+        seats = data.pop("seats")
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
         head = {key: data.pop(key) for key in ("path", "duel_id", "topic", "source_path", "source_sha256", "status",
                                                "created_at", "closed_at", "duration_seconds", "max_turns")}
+        if seats != 2:  # as in the front matter: a two-seat report reads as before panels
+            head["seats"] = seats
         ready: dict[str, Any] = _json_ready({"version": REPORT_VERSION, **head, "turn_count": self.turn_count,
                                              "intact": self.intact, **data})
         return ready
@@ -268,8 +275,8 @@ def build_report(
     """
     record = read_record(text, path)
     parsed, front, history = record.parsed, record.front, record.history
-    turns = history.turns
-    decision = decide(history.summaries(), front.max_turns)
+    turns, seats = history.turns, front.seats
+    decision = decide(history.summaries(), front.max_turns, seats)
     problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks))]
     problems += _outcome_problems(front, decision)
     participants = _participants(front, len(turns), usage_events, env or {})
@@ -292,17 +299,18 @@ def build_report(
         outcome=_outcome(front, decision, turns, parse_conclusion(parsed.conclusion), participants),
         participants=participants,
         usage=_total_usage(participants) if usage_events is not None else None,
-        timeline=_timeline(turns, [block.signature is not None for block in parsed.blocks]),
-        agreements=_agreements(turns),
-        unresolved=_unresolved(turns, history.source_names),
+        timeline=_timeline(turns, [block.signature is not None for block in parsed.blocks], seats),
+        agreements=_agreements(turns, seats),
+        unresolved=_unresolved(turns, history.source_names, seats),
         novel_arguments=tuple(
-            NovelArgument(n, seat_of(n), t.novel_claim, tuple(s.text for s in t.novel_support))
+            NovelArgument(n, seat_of(n, seats), t.novel_claim, tuple(s.text for s in t.novel_support))
             for n, t in enumerate(turns, start=1)
         ),
-        citations=tuple(_citation_row(citation, entries.get(citation)) for citation in cited),
+        citations=tuple(_citation_row(citation, entries.get(citation), seats) for citation in cited),
         verification=verification,
         notes=(*notes, *assessment_notes),
         model_written=model_written,
+        seats=seats,
     )
 
 
@@ -326,10 +334,7 @@ def read_record(text: str, path: str = "") -> Record:
         front = FrontMatter.parse(parsed.front_matter)
     except FrontMatterError as exc:
         raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: {exc}") from None
-    if front.seats != 2:  # its seats, outcome rules and charts read two seats: refused rather than misattributed
-        raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: a panel of {front.seats} seats cannot be "
-                                                 "reported yet (duel validate checks it)")
-    history = History(None, citable_names(front.source_path))
+    history = History(None, citable_names(front.source_path), front.seats)
     history.replay(parsed.blocks)
     return Record(parsed, front, history)
 
@@ -356,18 +361,21 @@ def _outcome(
     names = {p.seat: p.name for p in participants}
 
     def who(n: int) -> str:
-        return f"turn {n} ({names.get(seat_of(n), f'seat {seat_of(n)}')}, {turns[n - 1].stance or 'no stance'})"
+        seat = seat_of(n, front.seats)
+        return f"turn {n} ({names.get(seat, f'seat {seat}')}, {turns[n - 1].stance or 'no stance'})"
 
     count = f"{len(turns)} of {front.max_turns} turns"
-    pair = " and ".join(who(n) for n in deciding)
+    said = [who(n) for n in deciding]
+    pair = " and ".join([", ".join(said[:-1]), said[-1]] if len(said) > 2 else said)  # "a, b and c"
+    every = "Both" if front.seats == 2 else f"All {front.seats}"  # the rules read every seat's latest turn
     reason = conclusion.reason if conclusion else None
     recorded_outcome = front.outcome
     if recorded_outcome in (TIMEOUT, INVALIDATED) or (recorded_outcome and recorded_outcome != decision.outcome):
         explanation = f"Closed {recorded_outcome} after {count}: {reason or 'no reason recorded'}."
     elif decision.rule == BOTH_ACCEPTING:
-        explanation = f"Both latest turns accept the consensus with no blocking item: {pair}."
+        explanation = f"{every} latest turns accept the consensus with no blocking item: {pair}."
     elif decision.rule == BOTH_DISSENTING:
-        explanation = f"Both latest turns dissent: {pair}."
+        explanation = f"{every} latest turns dissent: {pair}."
     elif decision.rule == LAST_TURN_BLOCKED:
         explanation = (f"Turn {len(turns)} was the last allowed, and a blocking item or a DISSENTING stance was "
                        f"left: {pair}; {len(blocking)} blocking item{'' if len(blocking) == 1 else 's'}.")
@@ -413,7 +421,8 @@ def _participants(
         usage = None if usage_events is None else summary(recorded(usage_events, entry.id), entry.model_id, env)
         found.append(ReportParticipant(
             seat=entry.seat, id=entry.id, name=entry.display_name, harness=entry.harness, model=entry.model_id,
-            joined_at=entry.joined_at, turns=tuple(n for n in range(1, turn_count + 1) if seat_of(n) == entry.seat),
+            joined_at=entry.joined_at,
+            turns=tuple(n for n in range(1, turn_count + 1) if seat_of(n, front.seats) == entry.seat),
             usage=usage,
         ))
     return tuple(found)
@@ -432,11 +441,11 @@ def _total_usage(participants: Iterable[ReportParticipant]) -> dict[str, Any]:
 # -- turns ---------------------------------------------------------------------------------
 
 
-def _timeline(turns: list[ParsedTurn], signed: list[bool]) -> tuple[TimelineEntry, ...]:
+def _timeline(turns: list[ParsedTurn], signed: list[bool], seats: int) -> tuple[TimelineEntry, ...]:
     entries = []
     previous: dict[int, str | None] = {}
     for n, turn in enumerate(turns, start=1):
-        seat = seat_of(n)
+        seat = seat_of(n, seats)
         before = previous.get(seat)
         entries.append(TimelineEntry(
             turn=n, seat=seat, stance=turn.stance, level=STANCE_LEVELS.get(turn.stance or ""),
@@ -456,7 +465,7 @@ def _headline(position: str) -> str:
     return sentence if len(sentence) <= HEADLINE_CHARS else sentence[: HEADLINE_CHARS - 1].rstrip() + "…"
 
 
-def _agreements(turns: list[ParsedTurn]) -> tuple[Agreement, ...]:
+def _agreements(turns: list[ParsedTurn], seats: int) -> tuple[Agreement, ...]:
     """Agreements merged when they repeat one another by the novelty rule's measure (protocol section 7),
     a trailing credit to a turn aside."""
     index = NoveltyIndex()
@@ -472,7 +481,7 @@ def _agreements(turns: list[ParsedTurn]) -> tuple[Agreement, ...]:
                 groups[record] = (item.text, [])
             if n not in groups[record][1]:
                 groups[record][1].append(n)
-    return tuple(Agreement(text, tuple(numbers), tuple(sorted({seat_of(n) for n in numbers})))
+    return tuple(Agreement(text, tuple(numbers), tuple(sorted({seat_of(n, seats) for n in numbers})))
                  for text, numbers in groups.values())
 
 
@@ -487,12 +496,13 @@ class _Tracked:
     listed_in: list[int] = field(default_factory=list)
 
 
-def _unresolved(turns: list[ParsedTurn], source_names: tuple[str, ...]) -> tuple[UnresolvedEntry, ...]:
-    """Each author's unresolved items, one entry per item across the author's turns (section 11)."""
-    indexes = {1: NoveltyIndex(), 2: NoveltyIndex()}
+def _unresolved(turns: list[ParsedTurn], source_names: tuple[str, ...], seats: int) -> tuple[UnresolvedEntry, ...]:
+    """Each author's unresolved items, one entry per item across the author's turns, answered by a later turn
+    of any other seat (section 11)."""
+    indexes = {seat: NoveltyIndex() for seat in range(1, seats + 1)}
     items: dict[tuple[int, int], _Tracked] = {}  # (seat, record number), in the order they were raised
     for n, turn in enumerate(turns, start=1):
-        seat = seat_of(n)
+        seat = seat_of(n, seats)
         for entry in turn.unresolved:
             words = split_tag(entry.text)[0]  # a re-tagged item stays the same item
             record = indexes[seat].match(words)
@@ -508,10 +518,10 @@ def _unresolved(turns: list[ParsedTurn], source_names: tuple[str, ...]) -> tuple
     countered = [_countered_turns(turn, source_names) for turn in turns]
     found = []
     for item in items.values():
-        later_own = [n for n in range(item.listed_in[-1] + 1, len(turns) + 1) if seat_of(n) == item.seat]
+        later_own = [n for n in range(item.listed_in[-1] + 1, len(turns) + 1) if seat_of(n, seats) == item.seat]
         answered = tuple(
             n for n in range(item.raised_in + 1, len(turns) + 1)
-            if seat_of(n) != item.seat and any(m in item.listed_in and m < n for m in countered[n - 1])
+            if seat_of(n, seats) != item.seat and any(m in item.listed_in and m < n for m in countered[n - 1])
         )
         found.append(UnresolvedEntry(
             text=item.text, seat=item.seat, raised_in=item.raised_in, listed_in=tuple(item.listed_in),
@@ -547,8 +557,8 @@ def _verification(
     return facts, ({entry.citation: entry for entry in sidecar.citations} if checked.belongs else {})
 
 
-def _citation_row(citation: Citation, entry: CitationEntry | None) -> CitationRow:
-    row = CitationRow(citation.turn, seat_of(citation.turn), citation.section, citation.item, citation.kind,
+def _citation_row(citation: Citation, entry: CitationEntry | None, seats: int) -> CitationRow:
+    row = CitationRow(citation.turn, seat_of(citation.turn, seats), citation.section, citation.item, citation.kind,
                       citation.url)
     return row if entry is None else replace(row, verdict=entry.verdict, confidence=entry.confidence,
                                              reason=entry.reason)

@@ -11,14 +11,14 @@ import html
 import math
 import re
 
-from ..record.outcomes import seat_of
 from ..turns.references import trim_url
 from . import report_text as words
 from .assessment import LABEL
 from .report import STANCE_LEVELS, Report, TimelineEntry
 
 SEAT_COLOURS = words.SEAT_COLOURS
-SEAT_DASHES = {1: "", 2: "6 4"}  # the seats stay apart in grey print and for colour-blind readers
+# The seats stay apart in grey print and for colour-blind readers: solid, dashed, dotted, then mixed patterns.
+SEAT_DASHES = {1: "", 2: "6 4", 3: "2 3", 4: "10 3 2 3", 5: "14 4", 6: "2 3 2 3 8 3", 7: "1 6", 8: "8 3 1 3 1 3"}
 OUTCOME_COLOURS = {"ACCEPTED_CONSENSUS": "#1a7f37", "DISSENT": "#cf222e", "MAX_TURNS": "#9a6700",
                    "TIMEOUT": "#6e7781", "INVALIDATED": "#6e7781"}
 _URL = re.compile(r"https?://[^\s<>\[\]`\"]+", re.I)  # as references.urls_in_line finds them
@@ -102,7 +102,7 @@ def _header(report: Report) -> str:
         f"<p>{_e(facts.explanation)}</p>",
     ]
     if facts.blocking:
-        items = "".join(f"<li>turn {q.turn} ({_name(report, seat_of(q.turn))}): {_text(q.text)}</li>"
+        items = "".join(f"<li>turn {q.turn} ({_name(report, report.seat_of(q.turn))}): {_text(q.text)}</li>"
                         for q in facts.blocking)
         parts.append(f"<p>Blocking items left:</p><ul>{items}</ul>")
     if facts.summary:
@@ -152,6 +152,7 @@ def _timeline(report: Report) -> str:
 
 # The chart's geometry, in SVG units (the viewBox scales it to the page, so its width is fixed).
 _WIDTH, _LEFT, _RIGHT, _TOP, _ROW, _AXIS = 1000, 190, 24, 40, 36, 34
+_LEGEND_ROW = 20  # a panel's legend wraps onto rows this far apart; the chart moves down with them
 
 
 def _svg(report: Report) -> str:
@@ -159,13 +160,15 @@ def _svg(report: Report) -> str:
     width = _WIDTH
     column = (width - _LEFT - _RIGHT) / count
     levels = sorted(STANCE_LEVELS.items(), key=lambda item: -item[1])
-    height = _TOP + _ROW * len(levels) + _AXIS
+    legend, legend_rows = _legend(report)
+    top = _TOP + _LEGEND_ROW * (legend_rows - 1)
+    height = top + _ROW * len(levels) + _AXIS
 
     def x(turn: int) -> float:
         return round(_LEFT + (turn - 0.5) * column, 1)
 
     def y(level: int) -> float:
-        return round(_TOP + (max(STANCE_LEVELS.values()) - level + 0.5) * _ROW, 1)
+        return round(top + (max(STANCE_LEVELS.values()) - level + 0.5) * _ROW, 1)
 
     parts = [f'<svg viewBox="0 0 {width} {height}" role="img" aria-labelledby="timeline-title" '
              f'xmlns="http://www.w3.org/2000/svg"><title id="timeline-title">Stance of each turn, by participant'
@@ -184,7 +187,7 @@ def _svg(report: Report) -> str:
         if (turn - 1) % step == 0:
             parts.append(f'<text x="{x(turn)}" y="{height - 12}" text-anchor="middle">{turn}</text>')
     parts.append(f'<text x="{_LEFT - 10}" y="{height - 12}" text-anchor="end">turn</text>')
-    for seat in (1, 2):
+    for seat in range(1, report.seats + 1):
         points = " ".join(f"{x(e.turn)},{y(e.level)}" for e in report.timeline if e.seat == seat and e.level is not None)
         if points:
             dash = f' stroke-dasharray="{SEAT_DASHES[seat]}"' if SEAT_DASHES[seat] else ""
@@ -192,16 +195,30 @@ def _svg(report: Report) -> str:
                          f"{dash}/>")
     parts += [_marker(report, entry, x(entry.turn), y(entry.level)) for entry in report.timeline
               if entry.level is not None]
-    legend_x = _LEFT
-    for seat in (1, 2):
-        label = f"{report.name_of(seat)} (seat {seat})"
-        dash = f' stroke-dasharray="{SEAT_DASHES[seat]}"' if SEAT_DASHES[seat] else ""
-        parts.append(f'<line x1="{legend_x}" x2="{legend_x + 28}" y1="14" y2="14" stroke="{SEAT_COLOURS[seat]}" '
-                     f'stroke-width="2.5"{dash}/><text x="{legend_x + 34}" y="18">{_e(label)}</text>')
-        legend_x += 34 + 8 * len(label) + 24  # about 8 units a character at 14px
-    parts.append(f'<text x="{legend_x}" y="18">ringed: stance changed (links to its support)</text>')
+    parts += legend
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _legend(report: Report) -> tuple[list[str], int]:
+    """Each seat's line and name, then what a ring means; and how many rows they take. A panel's legend wraps
+    before an entry that would pass the chart's right edge; a two-seat legend stays on one row, as before panels."""
+    parts, x, row = [], _LEFT, 0
+    note = "ringed: stance changed (links to its support)"
+    entries = [(seat, f"{report.name_of(seat)} (seat {seat})") for seat in range(1, report.seats + 1)]
+    for seat, label in [*entries, (None, note)]:
+        width = (0 if seat is None else 34) + 8 * len(label)  # about 8 units a character at 14px
+        if report.seats > 2 and x > _LEFT and x + width > _WIDTH - _RIGHT:
+            x, row = _LEFT, row + 1
+        y = _LEGEND_ROW * row
+        if seat is None:
+            parts.append(f'<text x="{x}" y="{18 + y}">{note}</text>')
+            break
+        dash = f' stroke-dasharray="{SEAT_DASHES[seat]}"' if SEAT_DASHES[seat] else ""
+        parts.append(f'<line x1="{x}" x2="{x + 28}" y1="{14 + y}" y2="{14 + y}" stroke="{SEAT_COLOURS[seat]}" '
+                     f'stroke-width="2.5"{dash}/><text x="{x + 34}" y="{18 + y}">{_e(label)}</text>')
+        x += width + 24
+    return parts, row + 1
 
 
 def _marker(report: Report, entry: TimelineEntry, cx: float, cy: float) -> str:
@@ -260,7 +277,8 @@ def _agreements(report: Report) -> str:
         return ""
     items = "".join(
         f"<li>{_text(a.text)} <span class=\"muted\">(turn{'s' if len(a.turns) > 1 else ''} "
-        f"{words.turn_list(a.turns)}; " + ("both" if len(a.seats) == 2 else _name(report, a.seats[0])) + ")</span></li>"
+        f"{words.turn_list(a.turns)}; " + (words.everyone(report, a.seats) or ", ".join(_name(report, s) for s in a.seats))
+        + ")</span></li>"
         for a in report.agreements
     )
     return f"<section><h2>Agreements ({len(report.agreements)})</h2><ul>{items}</ul></section>"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..record.outcomes import seat_of
 from . import report_text as words
 from .assessment import LABEL
 from .report import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
@@ -107,7 +106,7 @@ def _header(report: Report) -> str:
              inline(facts.explanation)]
     if facts.blocking:
         lines += ["", "Blocking items left:"]
-        lines += [f"- turn {quote.turn} ({inline(report.name_of(seat_of(quote.turn)))}): {inline(quote.text)}"
+        lines += [f"- turn {quote.turn} ({inline(report.name_of(report.seat_of(quote.turn)))}): {inline(quote.text)}"
                   for quote in facts.blocking]
     if facts.summary:
         lines += ["", "Close summary:", ""]
@@ -154,21 +153,23 @@ def _stance(entry: TimelineEntry) -> str:
 
 
 def _mermaid(report: Report) -> str:
-    """Two lines over the rounds (turns 1–2, 3–4, …); a round a seat did not write ends its line."""
-    rounds = (report.turn_count + 1) // 2
-    names = {seat: _MERMAID_UNSAFE.sub("", report.name_of(seat))[:40] or f"seat {seat}" for seat in (1, 2)}
-    title = " · ".join(f"{names[seat]} ({words.SEAT_COLOUR_NAMES[seat]})" for seat in (1, 2))
+    """One line per seat over the rounds (turns 1–2, 3–4, … for two seats; 1–3, 4–6, … for three); a round a
+    seat did not write ends its line."""
+    seats = range(1, report.seats + 1)
+    rounds = -(-report.turn_count // report.seats)
+    names = {seat: _MERMAID_UNSAFE.sub("", report.name_of(seat))[:40] or f"seat {seat}" for seat in seats}
+    title = " · ".join(f"{names[seat]} ({words.SEAT_COLOUR_NAMES[seat]})" for seat in seats)
     scale = ", ".join(f"{level} {stance}" for stance, level in STANCE_LEVELS.items())
-    palette = ", ".join(words.SEAT_COLOURS.values())
+    palette = ", ".join(words.SEAT_COLOURS[seat] for seat in seats)
     lines = [
         "```mermaid",
         f'%%{{init: {{"themeVariables": {{"xyChart": {{"plotColorPalette": "{palette}"}}}}}}}}%%',
         "xychart-beta",
         f'  title "Stance by round: {title}"',
-        "  x-axis \"round (turns)\" [" + ", ".join(f'"{2 * r + 1}-{2 * r + 2}"' for r in range(rounds)) + "]",
+        "  x-axis \"round (turns)\" [" + ", ".join(f'"{report.seats * r + 1}-{report.seats * (r + 1)}"' for r in range(rounds)) + "]",
         f'  y-axis "{scale}" 0 --> {max(STANCE_LEVELS.values())}',
     ]
-    for seat in (1, 2):
+    for seat in seats:
         levels = [entry.level for entry in report.timeline if entry.seat == seat]
         # A stance a record's heading does not name has no level: the line stops before it.
         known = levels[: levels.index(None)] if None in levels else levels
@@ -197,7 +198,7 @@ def _agreements(report: Report) -> str:
         return ""
     lines = [f"### Agreements ({len(report.agreements)})", ""]
     for agreement in report.agreements:
-        who = "both" if len(agreement.seats) == 2 else report.name_of(agreement.seats[0])
+        who = words.everyone(report, agreement.seats) or ", ".join(report.name_of(s) for s in agreement.seats)
         turns = "turn" if len(agreement.turns) == 1 else "turns"
         lines.append(f"- {inline(agreement.text)} ({turns} {words.turn_list(agreement.turns)}; {inline(who)})")
     return "\n".join(lines)

@@ -9,8 +9,10 @@ from ..record.verification import MISMATCH, STALE
 from .assessment import ModelSection
 from .report import Report, UnresolvedEntry, VerificationFacts
 
-SEAT_COLOURS = {1: "#1f6feb", 2: "#c2560c"}  # the timeline's lines, in both renderers
-SEAT_COLOUR_NAMES = {1: "blue", 2: "orange"}
+# The timeline's lines, in both renderers: up to 8 seats (a panel's most), apart in hue and lightness.
+SEAT_COLOURS = {1: "#1f6feb", 2: "#c2560c", 3: "#1a7f37", 4: "#8250df", 5: "#bf3989", 6: "#0a7b83", 7: "#7d4e00",
+                8: "#57606a"}
+SEAT_COLOUR_NAMES = {1: "blue", 2: "orange", 3: "green", 4: "purple", 5: "pink", 6: "teal", 7: "brown", 8: "grey"}
 
 
 def duration(seconds: float | None) -> str:
@@ -59,6 +61,13 @@ def turn_list(numbers: tuple[int, ...]) -> str:
     return ", ".join(str(n) for n in numbers) or "—"
 
 
+def everyone(report: Report, seats: tuple[int, ...]) -> str | None:
+    """`both` or `all` when every seat is among ``seats`` (an agreement's); None otherwise."""
+    if len(seats) < report.seats:
+        return None
+    return "both" if report.seats == 2 else "all"
+
+
 def unresolved_status(item: UnresolvedEntry) -> str:
     if item.open:
         return "open"
@@ -72,6 +81,8 @@ def tag(item: UnresolvedEntry) -> str:
 def facts(report: Report) -> list[str]:
     """`5 of 6 turns`, `7 min 49 s`, and with recorded usage `21,000 tokens`, `~$0.1200`."""
     found = [f"{report.turn_count} of {report.max_turns} turns", duration(report.duration_seconds)]
+    if report.seats != 2:
+        found.insert(1, f"{report.seats} seats")
     if report.usage is not None:
         found += [f"{tokens_in(report.usage) + int(report.usage['output_tokens']):,} tokens", cost(report.usage)]
     return found
