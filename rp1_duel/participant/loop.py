@@ -308,11 +308,15 @@ class Duelist:
 
     # -- one handler per next_step ------------------------------------------------------
     def _on_wait_peer(self, status: StatusResult) -> None:
-        self._wait(status, WAITING, f"waiting for a peer ({self._left(status.peer_wait_until)} left)")
+        seats, joined = status.duel.seats, status.participant_count
+        waiting = "a peer" if seats == 2 else f"{seats - joined} more of {seats} panelists"
+        self._wait(status, WAITING, f"waiting for {waiting} ({self._left(status.peer_wait_until)} left)")
 
     def _on_wait_turn(self, status: StatusResult) -> None:
         holder = status.participant(status.lock.owner_participant_id)
-        floor = f"{holder.display_name} holds the floor" if holder else "the peer's turn"
+        writer = self._writer(status, status.turn_count + 1) if status.duel.seats > 2 else None
+        floor = (f"{holder.display_name} holds the floor" if holder else
+                 f"{writer.display_name}'s turn" if writer else "the peer's turn")
         left = self._left(status.turn_deadline)
         self._wait(status, DEBATING, f"{floor}; turn {status.turn_count + 1} due within {left}")
 
@@ -447,19 +451,22 @@ class Duelist:
             self.lease = None
 
     def _peer_verdicts(self, history: History, status: StatusResult, deadline: float, keeper: LeaseKeeper) -> str:
-        """With --verify, the verdicts on the URLs of the latest turn, a peer's (checked once a run),
+        """With --verify, the verdicts on the URLs of every turn the others wrote since this
+        participant's own last one (one in a duel, N - 1 in a panel), each checked once a run,
         for this turn's instruction."""
-        number = len(history.blocks)
-        peer = self._writer(status, number)
-        if self.checker is None or number == 0 or peer is None:
+        if self.checker is None:
             return ""
-        if number not in self._peer_checks:
-            self._peer_checks[number] = None  # begun: never twice, even when abandoned at the deadline
-            self._peer_checks[number] = self._check_peer_turn(history, number, peer, deadline)
-            if self._peer_checks[number] is None or keeper.lost.is_set():
-                raise _TurnStopped
-        check = self._peer_checks[number]
-        return prompt.peer_verdicts(number, peer.display_name, check.entries, check.voters) if check else ""
+        blocks = []
+        for number, peer in self._others_since_mine(status, len(history.blocks)):
+            if number not in self._peer_checks:
+                self._peer_checks[number] = None  # begun: never twice, even when abandoned at the deadline
+                self._peer_checks[number] = self._check_peer_turn(history, number, peer, deadline)
+                if self._peer_checks[number] is None or keeper.lost.is_set():
+                    raise _TurnStopped
+            check = self._peer_checks[number]
+            if check:
+                blocks.append(prompt.peer_verdicts(number, peer.display_name, check.entries, check.voters))
+        return "".join(blocks)
 
     def _check_peer_turn(self, history: History, number: int, peer: ParticipantView,
                          deadline: float | None) -> CitationCheck | None:
@@ -548,20 +555,28 @@ class Duelist:
             raise answer[0]
         return answer[0]
 
-    def _check_last_peer_turn(self, status: StatusResult) -> None:
-        """The peer's turn that ended the duel is checked too, for the record: no prompt follows it."""
-        number = status.turn_count
-        peer = self._writer(status, number)
-        if number == 0 or peer is None or number in self._peer_checks:
+    def _check_last_peer_turns(self, status: StatusResult) -> None:
+        """The others' turns that ended the duel are checked too, for the record: no prompt follows them."""
+        unchecked = [(number, peer) for number, peer in self._others_since_mine(status, status.turn_count)
+                     if number not in self._peer_checks]
+        if not unchecked:
             return
         assert self.result.debate_path is not None
-        self._peer_checks[number] = None
         try:
-            history = RecordFile.read(self.result.debate_path, source=self.source).history(upto=number)
+            history = RecordFile.read(self.result.debate_path, source=self.source).history(upto=status.turn_count)
         except (OSError, UnicodeDecodeError, ValueError) as exc:
-            self.report.state(self.result.state, f"turn {number} not checked: the record cannot be read ({exc})")
+            self.report.state(self.result.state, f"turns not checked: the record cannot be read ({exc})")
             return
-        self._peer_checks[number] = self._check_peer_turn(history, number, peer, None)
+        for number, peer in unchecked:
+            self._peer_checks[number] = None
+            self._peer_checks[number] = self._check_peer_turn(history, number, peer, None)
+
+    def _others_since_mine(self, status: StatusResult, latest: int) -> list[tuple[int, ParticipantView]]:
+        """The turns up to ``latest`` that others wrote since this participant's own last one
+        (a round holds each seat once, so they are among the latest N - 1), with their writers."""
+        first = max(1, latest - status.duel.seats + 2)
+        return [(number, peer) for number in range(first, latest + 1)
+                if (peer := self._writer(status, number)) is not None]
 
     def _writer(self, status: StatusResult, number: int) -> ParticipantView | None:
         """Who wrote turn ``number``, unless it is this participant."""
@@ -576,7 +591,7 @@ class Duelist:
         self.result.reason = duel.reason
         me = self._my_seat.participant_id
         if self.checker is not None:
-            self._check_last_peer_turn(status)
+            self._check_last_peer_turns(status)
         events = self.service.events(duel.id, ("usage", "turn_appended", "citations_verified"))
         self.result.turns_written = [event["data"]["turn_number"] for event in events
                                      if event["type"] == "turn_appended" and event["participant_id"] == me]
