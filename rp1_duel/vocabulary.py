@@ -107,6 +107,7 @@ class ErrorCode:
     PROVIDER_BAD_RESPONSE: Final = "PROVIDER_BAD_RESPONSE"
     HUMAN_ABORTED: Final = "HUMAN_ABORTED"
     SCRIPT_EXHAUSTED: Final = "SCRIPT_EXHAUSTED"
+    PANEL_SEAT_FAILED: Final = "PANEL_SEAT_FAILED"  # duel panel: a seat's process ended before taking its seat
 
 
 class RuleCode:

@@ -1,0 +1,144 @@
+"""Every seat of a duel from one command: one ``duel join`` process a seat, started in seat order.
+
+``duel panel`` and ``duel demo`` run the same path as people in separate terminals: each
+seat is its own process with its own provider, model and key, and the service alone
+coordinates them. Seats are taken in join order, so each process is started only once the
+one before it holds its seat; a process that exits before taking its seat stops the start
+(the seats already taken are kept, as after Ctrl-C: the same command resumes them).
+Every process's console lines are passed through as they come, each already prefixed with
+its participant's name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from ..coordination.service import DuelService
+from ..errors import EXIT_INTERRUPTED, DuelError
+from ..vocabulary import ErrorCode
+
+SEAT_TAKEN_WITHIN = 60.0  # seconds for one process to start, preflight its model and join
+
+
+@dataclass(frozen=True)
+class PanelSeat:
+    """One seat of a lineup: who it is (for messages) and its own ``duel join`` flags."""
+
+    label: str
+    flags: tuple[str, ...]
+
+
+@dataclass
+class SeatRun:
+    """One seat's process and, once it has ended, its ``--json`` summary."""
+
+    seat: PanelSeat
+    process: subprocess.Popen[str]
+    result: dict[str, Any] | None = None
+    stderr_done: threading.Event = field(default_factory=threading.Event)
+
+
+def join_command(target: str, shared: Sequence[str], seat: PanelSeat) -> list[str]:
+    return [sys.executable, "-m", "rp1_duel", "join", "--target", target, *shared, *seat.flags, "--json"]
+
+
+def run_seats(target: str, shared: Sequence[str], seats: Sequence[PanelSeat], service: DuelService,
+              topic: str | None = None, echo: Callable[[str], None] | None = None,
+              seat_taken_within: float = SEAT_TAKEN_WITHIN) -> list[SeatRun]:
+    """Start a ``duel join`` for each seat, in seat order, and wait for them all to end.
+
+    Raises ``DuelError`` when a process ends, or takes no seat in time, before the next may
+    start; the processes already started are then interrupted. Ctrl-C interrupts every
+    process the same way (each gives the floor back and keeps its seat) and is re-raised.
+    """
+    say = echo or _to_stderr
+    lock = threading.Lock()
+    runs: list[SeatRun] = []
+    try:
+        for index, seat in enumerate(seats, start=1):
+            # A process of its own session: Ctrl-C at the terminal reaches this launcher only,
+            # which passes one SIGINT to each seat (a second would cut a seat's own clean-up short).
+            process = subprocess.Popen(join_command(target, shared, seat), stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
+                                       start_new_session=True, env=os.environ.copy())
+            run = SeatRun(seat, process)
+            runs.append(run)
+            assert process.stderr is not None
+            threading.Thread(target=_pass_through, args=(process.stderr, say, lock, run.stderr_done),
+                             daemon=True).start()
+            _wait_for_seat(run, index, target, topic, service, seat_taken_within)
+        for run in runs:
+            _collect(run)
+    except BaseException:
+        _interrupt(runs)
+        for run in runs:
+            _collect(run)
+        raise
+    return runs
+
+
+def _wait_for_seat(run: SeatRun, count: int, target: str, topic: str | None, service: DuelService,
+                   within: float) -> None:
+    """Until ``count`` seats are taken; the next seat starts only then, so seats follow the lineup."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if run.process.poll() is not None:
+            run.stderr_done.wait(2)
+            raise DuelError(ErrorCode.PANEL_SEAT_FAILED,
+                            f"{run.seat.label} ended before taking its seat (its error is above)")
+        try:
+            if service.status(target=target, topic=topic).participant_count >= count:
+                return
+        except DuelError:
+            pass  # the first join has not created the duel yet
+        time.sleep(0.05)
+    raise DuelError(ErrorCode.PANEL_SEAT_FAILED, f"{run.seat.label} took no seat within {within:.0f} s")
+
+
+def _collect(run: SeatRun) -> None:
+    out, _ = run.process.communicate()
+    run.stderr_done.wait(2)
+    lines = [line for line in out.splitlines() if line.strip()]
+    try:
+        parsed = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        parsed = None
+    run.result = parsed if isinstance(parsed, dict) else None
+
+
+def _interrupt(runs: Sequence[SeatRun]) -> None:
+    for run in runs:
+        if run.process.poll() is None:
+            try:
+                run.process.send_signal(signal.SIGINT)
+            except ProcessLookupError:
+                pass
+
+
+def _pass_through(stream: IO[str], say: Callable[[str], None], lock: threading.Lock, done: threading.Event) -> None:
+    try:
+        for line in stream:
+            with lock:
+                say(line.rstrip("\n"))
+    finally:
+        done.set()
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def exit_code(runs: Sequence[SeatRun], interrupted: bool = False) -> int:
+    """0 when every seat's process ended its duel (exit 0), 130 after Ctrl-C, else 1."""
+    if interrupted:
+        return EXIT_INTERRUPTED
+    return 0 if all(run.process.returncode == 0 for run in runs) else 1
