@@ -308,6 +308,10 @@ def test_demo_finishes_a_valid_duel_in_a_fresh_directory(tmp_path):
     assert len(artifacts) == 1
     assert validate_file(artifacts[0]).valid
     assert "scripted" in proc.stderr
+    [review] = [line.split(":", 1)[1].split() for line in proc.stderr.splitlines() if line.startswith("review:")]
+    assert review[:2] == ["duel", "report"]  # the command it suggests works as printed
+    subprocess.run([sys.executable, "-m", "rp1_duel", *review[1:]], cwd=tmp_path, check=True, env=clean_env())
+    assert "ACCEPTED_CONSENSUS" in (tmp_path / "report.html").read_text(encoding="utf-8")
 
 
 def test_ctrl_c_releases_the_floor_and_keeps_the_seat(source, debate_dir, anthropic_server, tmp_path):

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..record.artifact import turn_block
 from ..record.citations import Citation, turn_citations
-from ..record.verification import CitationEntry
+from ..record.verification import CitationEntry, verdict_counts
 from ..turns.grammar import lines_before_turn, normalize_turn_text, parse_turn
 from ..turns.rules import TurnViolation
 from ..vocabulary import VERDICTS, CitationKind, RecordCode, Verdict
@@ -58,8 +58,7 @@ class CitationCheck:
         return tuple(dict.fromkeys(vote.voter for entry in self.entries for vote in entry.votes))
 
     def counts(self) -> dict[str, int]:
-        found = [entry.verdict for entry in self.entries]
-        return {verdict: found.count(verdict) for verdict in VERDICTS if verdict in found}
+        return verdict_counts(self.entries)
 
     def violations(self, draft: str) -> list[TurnViolation]:
         """Each fabricated citation of a draft as a violation to repair, at its line of ``draft``

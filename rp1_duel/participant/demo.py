@@ -49,6 +49,7 @@ def run_demo(directory: str) -> int:
     verdict = "valid" if report.valid else "INVALID: " + "; ".join(p.message for p in report.problems)
     say(f"\noutcome:  {outcome['outcome']}\nartifact: {path}\nduel validate: {verdict}")
     say(f"read it:  less {path}")
+    say(f"review:   duel report {path} --format html -o report.html")
     return 0 if report.valid and outcome["outcome"] == ACCEPTED_CONSENSUS else 1
 
 

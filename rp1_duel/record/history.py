@@ -143,6 +143,11 @@ def read_artifact_text(path: str | os.PathLike[str]) -> str:
     return read_bounded(path, MAX_ARTIFACT_BYTES).decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n")
 
 
+def read_failure(exc: Exception) -> str:
+    """Why a record's file could not be read, on one line: the OS's words, else the refusal's."""
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else (str(exc).splitlines() or [""])[0]
+
+
 @dataclass(frozen=True)
 class RecordFile:
     """An artifact read from disk: its text, its parts, its typed header and its source."""

@@ -39,7 +39,7 @@ from ..vocabulary import (
 )
 from . import signatures, verification
 from .artifact import FrontMatter, TurnBlock
-from .history import RecordFile, chain_problems, claimants
+from .history import RecordFile, chain_problems, claimants, read_failure
 from .outcomes import TurnSummary, evaluate, seat_of
 from .sources import tree_root
 
@@ -119,7 +119,7 @@ def validate_file(
     try:
         record = RecordFile.read(path, root=root)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+        reason = read_failure(exc)
         add(Problem(RecordCode.UNREADABLE, f"cannot read the artifact: {reason}"))
         return report
     for problem in record.parsed.problems:
@@ -177,7 +177,7 @@ def _check_verification(
     try:
         sidecar = verification.load(side)
     except (OSError, verification.SidecarError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        reason = read_failure(exc)
         add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} cannot be read: {reason}"))
         return
     standing = verification.check(sidecar, path.name, front, blocks, turns)

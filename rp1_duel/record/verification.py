@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -131,8 +131,13 @@ class Sidecar:
 
     def counts(self) -> dict[str, int]:
         """How many citations carry each verdict (verdicts with none left out)."""
-        found = [entry.verdict for entry in self.citations]
-        return {verdict: found.count(verdict) for verdict in VERDICTS if verdict in found}
+        return verdict_counts(self.citations)
+
+
+def verdict_counts(entries: Iterable[CitationEntry]) -> dict[str, int]:
+    """How many of ``entries`` carry each verdict, in the vocabulary's order (verdicts with none left out)."""
+    found = [entry.verdict for entry in entries]
+    return {verdict: found.count(verdict) for verdict in VERDICTS if verdict in found}
 
 
 def sidecar_path(artifact_path: str | os.PathLike[str]) -> Path:

@@ -17,7 +17,7 @@ from ..errors import DuelError
 from ..participant.asking import ModelAsker, configured_providers
 from ..participant.providers import ProviderError
 from ..record.artifact import FrontMatter, FrontMatterError, parse
-from ..record.history import read_artifact_text
+from ..record.history import read_artifact_text, read_failure
 from ..record.verification import SidecarError, load, sidecar_path
 from ..turns.source import read_bounded
 from ..vocabulary import ErrorCode, RecordCode
@@ -75,7 +75,7 @@ def _artifact_text(where: Path) -> str:
     try:
         return read_artifact_text(where)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+        reason = read_failure(exc)
         raise DuelError(RecordCode.UNREADABLE, f"cannot read {where}: {reason}") from None
 
 
@@ -87,7 +87,7 @@ def _sidecar(artifact: Path) -> SidecarFile | None:
     try:
         return SidecarFile(str(path), load(path))
     except (OSError, SidecarError) as exc:
-        return SidecarFile(str(path), None, _reason(exc))
+        return SidecarFile(str(path), None, read_failure(exc))
 
 
 def _assessment(artifact: Path) -> AssessmentFile | None:
@@ -98,11 +98,7 @@ def _assessment(artifact: Path) -> AssessmentFile | None:
     try:
         return AssessmentFile(str(path), assessment.loads(read_bounded(path, assessment.MAX_CACHE_BYTES)))
     except (OSError, ValueError) as exc:  # SidecarError is a ValueError, as read_bounded's refusals are
-        return AssessmentFile(str(path), None, _reason(exc))
-
-
-def _reason(exc: Exception) -> str:
-    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return AssessmentFile(str(path), None, read_failure(exc))
 
 
 def _duel_id(text: str) -> str | None:

@@ -26,7 +26,7 @@ from ..clock import iso
 from ..errors import DuelError
 from ..record.artifact import GENESIS
 from ..record.citations import Citation, artifact_citations
-from ..record.history import RecordFile, chain_problems, citable_names
+from ..record.history import RecordFile, chain_problems, citable_names, read_failure
 from ..record.verification import (
     CitationEntry,
     FetchRecord,
@@ -227,7 +227,7 @@ def verify_artifact(path: str | os.PathLike[str], verifier: Verifier, refresh: b
     try:
         record = RecordFile.read(where, find_source=False)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+        reason = read_failure(exc)
         raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"cannot read {where}: {reason}") from None
     if record.front is None:
         raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"{where} is not a duel artifact: {record.front_problem}")
