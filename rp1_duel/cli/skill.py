@@ -226,7 +226,7 @@ until `closed`. (If `duel` is not on PATH, run `python -m rp1_duel tools …` in
 
 Set `TARGET` (absolute path of the source `.md`), `NAME` (your display name), `HARNESS`
 ({_HARNESS_WORDS[harness]}), `MODEL_ID` (your exact model id, honestly; `unknown-model` when you
-do not know it) and `DEBATE_DIR` (the debate dir both participants share, usually `./debates`), then:
+do not know it) and `DEBATE_DIR` (the debate dir the participants share, usually `./debates`), then:
 
 ```sh
 {join_command()}
@@ -280,7 +280,8 @@ Run the command for your `next_step`, read `next_step` from its answer, and repe
 
 The heading names you exactly as you joined: `$NAME`, `$HARNESS`, `$MODEL_ID`. The examples cite
 a source named `design.md`: use your source's file name. Argue about the source, answer the
-peer's last turn, bring one new supported argument each time, and change stance only with support.
+peer's last turn (in a panel, every turn since your own), bring one new supported argument each time,
+and change stance only with support.
 
 {turn_guide("design.md")}
 
@@ -297,7 +298,7 @@ Exit codes: 0 success (a refused claim too), 1 error, 2 wrong flags, 3 `TURN_INV
 
 {outcomes}
 
-Once an outcome is reached, `next_step` is `close` for both participants: the lease holder runs
+Once an outcome is reached, `next_step` is `close` for every participant: the lease holder runs
 `release-lock --close --outcome <status.duel.pending_outcome>` (the `close` row), optionally with
 `--summary-file PATH`. To give up a duel, hold the lease and close `--outcome INVALIDATED --reason "…"`
 (`INVALIDATED` needs `--reason`, except after tampering).

@@ -49,9 +49,10 @@ STANCE_MEANINGS = {
 }
 
 OUTCOMES = {
-    "ACCEPTED_CONSENSUS": "both latest turns are ACCEPTING_CONSENSUS with no blocking item",
-    "DISSENT": "both latest turns are DISSENTING, or the last turn is written with a blocking item or a "
-    "DISSENTING stance left",
+    "ACCEPTED_CONSENSUS": "the latest turn of every seat (both, in a duel) is ACCEPTING_CONSENSUS with no "
+    "blocking item",
+    "DISSENT": "the latest turn of every seat is DISSENTING, or the last turn is written with a blocking item or "
+    "a DISSENTING stance left",
     "MAX_TURNS": "the last allowed turn is written without either of the above",
     "TIMEOUT": "a peer never joined, or never finished its turn in time",
     "INVALIDATED": "a participant closed with a reason, the record was tampered with, or the source vanished",
