@@ -30,6 +30,7 @@ from ..vocabulary import (
 )
 from .markdown import atx_heading, fenced_lines, front_matter_end, split_lines
 from .matching import SearchableText, normalize_text
+from .references import is_conjecture
 
 _MARKDOWN = mistune.create_markdown(renderer=None)
 
@@ -154,6 +155,17 @@ class ParsedTurn:
     def claims(self) -> tuple[str, ...]:
         found = [c.claim for c in self.counterpoints if c.claim]
         return (*found, self.novel_claim) if self.novel_claim else tuple(found)
+
+    @cached_property
+    def _conjectures(self) -> tuple[SearchableText, ...]:
+        return tuple(SearchableText(claim) for claim in self.claims if is_conjecture(claim))
+
+    def points_at_conjecture(self, excerpt: str | None) -> bool:
+        """Whether `Turn N` (quoting ``excerpt``, if any) cites a conjecture of this turn: the excerpt lies
+        inside a claim tagged `[CONJECTURE]`; without an excerpt, every claim of the turn is tagged."""
+        if excerpt is None:
+            return bool(self.claims) and all(is_conjecture(claim) for claim in self.claims)
+        return any(claim.contains(excerpt) for claim in self._conjectures)
 
     @cached_property
     def _searchable(self) -> SearchableText:
