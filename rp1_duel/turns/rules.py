@@ -467,7 +467,7 @@ class _Checker:
                 self.add(RuleCode.CONJECTURE_AS_BASIS, message, point.line, COUNTERPOINTS)
 
     def _evidence(self, reference: Reference) -> str | None:
-        """"citation", "conjecture", or None for a principle and an invalid item."""
+        """What a support item is to this rule: "citation", "conjecture", or None (a principle, an invalid item)."""
         if reference.kind == "conjecture":
             return "conjecture"
         if reference.kind == "turn":
