@@ -26,6 +26,8 @@ UNRESOLVED_ITEMS: Final = "Unresolved Items"
 STANCE_REVISION_SUPPORT: Final = "Stance Revision Support"
 SECTIONS: Final = (POSITION, COUNTERPOINTS, AGREEMENTS, NOVEL_ARGUMENT, UNRESOLVED_ITEMS, STANCE_REVISION_SUPPORT)
 NON_EMPTY_SECTIONS: Final = SECTIONS[:5]
+# Begins a claim or a support item that no citation backs (section 7, CONJECTURE_AS_BASIS).
+CONJECTURE_TAG: Final = "[CONJECTURE]"
 
 # -- what `duel join` strips around a model's answer before validating it (section 2) ----
 # One tuple, not a constant each: lower-case string constants here are next_step words.
@@ -124,6 +126,7 @@ class RuleCode:
     SUPPORT_KIND: Final = "SUPPORT_KIND"
     SOURCE_REF_NOT_FOUND: Final = "SOURCE_REF_NOT_FOUND"
     TURN_REF_NOT_FOUND: Final = "TURN_REF_NOT_FOUND"
+    CONJECTURE_AS_BASIS: Final = "CONJECTURE_AS_BASIS"
     NOVELTY: Final = "NOVELTY"
     UNRESOLVED_TAG: Final = "UNRESOLVED_TAG"
     STANCE_REVISION: Final = "STANCE_REVISION"

@@ -21,8 +21,8 @@ from typing import Any
 from rp1_duel.clock import ManualClock, boot_id
 from rp1_duel.coordination.results import LeaseToken, Seat
 from rp1_duel.coordination.service import DuelService
-from rp1_duel.record.artifact import turn_block
-from rp1_duel.record.history import Claimant, History, seat_of
+from rp1_duel.record.artifact import GENESIS, render, turn_block
+from rp1_duel.record.history import Claimant, History, RecordFile, seat_of
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns.grammar import normalize_turn_text, parse_turn
 from rp1_duel.turns.rules import TurnContext
@@ -230,6 +230,23 @@ def context(number: int, prior: tuple[str, ...] | None = None, **changes: Any) -
     texts = DEBATE[: number - 1] if prior is None else prior
     ctx = history_of(texts).context_for(Claimant(*SEATS[seat_of(number)]), number)
     return replace(ctx, **changes) if changes else ctx
+
+
+def with_extra_turn(artifact: Path, text: str) -> Path:
+    """A copy of ``artifact``, in the same folder, with ``text`` chained on as the next turn.
+
+    The service never writes a turn it refuses; this writes one the way it would have, so
+    ``duel validate`` can be asked about exactly the turn live append judged.
+    """
+    record = RecordFile.read(artifact)
+    assert record.front is not None
+    assert not record.parsed.problems
+    blocks = record.parsed.blocks
+    head = blocks[-1].sha256 if blocks else GENESIS
+    extra = turn_block(len(blocks) + 1, normalize_turn_text(text), head)
+    forged = artifact.with_name("with-extra-turn.md")
+    forged.write_text(render(record.front, 900, [*blocks, extra]), encoding="utf-8")
+    return forged
 
 
 # -- `duel tools` as a real process --------------------------------------------------------

@@ -23,7 +23,7 @@ import pytest
 
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record.artifact import GENESIS, render, turn_block
+from rp1_duel.record.artifact import GENESIS
 from rp1_duel.record.history import (
     Claimant,
     RecordFile,
@@ -34,11 +34,10 @@ from rp1_duel.record.history import (
     source_location,
 )
 from rp1_duel.record.validate import ArtifactReport, validate_file
-from rp1_duel.turns.grammar import normalize_turn_text
 from rp1_duel.turns.rules import validate_turn
 from rp1_duel.turns.source import read_source
 
-from helpers import SOURCE, Player, claim, join, make_turn
+from helpers import SOURCE, Player, claim, join, make_turn, with_extra_turn
 
 ALICE = ("Alice", "claude-code", "claude-x")  # as the `pair` fixture seats them
 BOB = ("Bob", "codex", "gpt-x")
@@ -84,23 +83,6 @@ def violation_codes(error: DuelError) -> set[str]:
 
 def problems(report: ArtifactReport) -> list[dict]:
     return [p.to_dict() for p in report.problems]
-
-
-def with_extra_turn(artifact: Path, text: str) -> Path:
-    """A copy of ``artifact``, in the same folder, with ``text`` chained on as the next turn.
-
-    The service never writes a turn it refuses; this writes one the way it would have, so
-    ``duel validate`` can be asked about exactly the turn live append judged.
-    """
-    record = RecordFile.read(artifact)
-    assert record.front is not None
-    assert not record.parsed.problems
-    blocks = record.parsed.blocks
-    head = blocks[-1].sha256 if blocks else GENESIS
-    extra = turn_block(len(blocks) + 1, normalize_turn_text(text), head)
-    forged = artifact.with_name("with-extra-turn.md")
-    forged.write_text(render(record.front, 900, [*blocks, extra]), encoding="utf-8")
-    return forged
 
 
 def assert_validate_agrees(error: DuelError, artifact: Path, text: str) -> set[str]:

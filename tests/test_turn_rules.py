@@ -714,7 +714,8 @@ def test_violation_dict_omits_what_cannot_be_told():
 def test_every_rule_code_has_a_one_line_text():
     assert list(RULES) == [
         "HEADING", "STANCE", "SECTION_MISSING", "SECTION_ORDER", "SECTION_EMPTY", "COUNTERPOINT_INCOMPLETE",
-        "ADDRESSES_UNKNOWN", "SUPPORT_KIND", "SOURCE_REF_NOT_FOUND", "TURN_REF_NOT_FOUND", "NOVELTY",
+        "ADDRESSES_UNKNOWN", "SUPPORT_KIND", "SOURCE_REF_NOT_FOUND", "TURN_REF_NOT_FOUND", "CONJECTURE_AS_BASIS",
+        "NOVELTY",
         "UNRESOLVED_TAG", "STANCE_REVISION", "CONSENSUS_BLOCKED", "UNGROUNDED", "UNSAFE_STRUCTURE", "RAW_HTML",
     ]
     assert all(text and "\n" not in text for text in RULES.values())

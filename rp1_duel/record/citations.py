@@ -45,7 +45,7 @@ def turn_citations(number: int, block: TurnBlock, turn: ParsedTurn, source_names
     for item, claim in _claimed_items(turn):
         reference = parse_reference(item.text, source_names)
         if reference.kind not in CITATION_KINDS:
-            continue  # not a kind a valid turn has: `duel validate` reports it
+            continue  # a conjecture cites nothing; other kinds a valid turn lacks: `duel validate` reports them
         found.append(Citation(number, block.sha256, item.section, item.line, item.text, reference.kind,
                               reference.url, reference.excerpt, claim))
     cited = {citation.url for citation in found if citation.url}

@@ -30,6 +30,7 @@ from ..vocabulary import (
 )
 from .markdown import atx_heading, fenced_lines, front_matter_end, split_lines
 from .matching import SearchableText, normalize_text
+from .references import is_conjecture
 
 _MARKDOWN = mistune.create_markdown(renderer=None)
 
@@ -154,6 +155,20 @@ class ParsedTurn:
     def claims(self) -> tuple[str, ...]:
         found = [c.claim for c in self.counterpoints if c.claim]
         return (*found, self.novel_claim) if self.novel_claim else tuple(found)
+
+    @cached_property
+    def _conjectures(self) -> tuple[bool, SearchableText]:
+        """Whether every claim is tagged (there being one), and the tagged claims as one searchable text:
+        joined by NUL, which parsing leaves in no text, so no excerpt spans two. Built once, asked often."""
+        claims = self.claims
+        tagged = [claim for claim in claims if is_conjecture(claim)]
+        return bool(claims) and len(tagged) == len(claims), SearchableText("\x00".join(tagged))
+
+    def points_at_conjecture(self, excerpt: str | None) -> bool:
+        """Whether `Turn N` (quoting ``excerpt``, if any) cites a conjecture of this turn: the excerpt lies
+        inside a claim tagged `[CONJECTURE]`; without an excerpt, every claim of the turn is tagged."""
+        all_tagged, tagged = self._conjectures
+        return all_tagged if excerpt is None else tagged.contains(excerpt)
 
     @cached_property
     def _searchable(self) -> SearchableText:

@@ -38,7 +38,9 @@ A support item is one of:
 a line or range (`{source}:12` or `{source}:12-18`) and/or a quoted excerpt \
 (`{source} "exact words from the source"`); each must exist in the source;
 - a turn reference: `Turn M`, optionally with a quoted excerpt that must appear in turn M;
-- `Principle: …`."""
+- `Principle: …`;
+- `[CONJECTURE] …`: a guess that nothing cited backs, labelled as one (not evidence: see \
+`CONJECTURE_AS_BASIS`)."""
 
 STANCE_MEANINGS = {
     "OPEN_TO_DEBATE": "still arguing",

@@ -1,4 +1,4 @@
-"""What a support item or an Addresses target cites: a URL, a principle, a turn or the source.
+"""What a support item or an Addresses target cites: a URL, a principle, a conjecture, a turn or the source.
 
 Pure parsing of one item's text against the names the source may be cited by, the URLs a
 turn mentions anywhere (``duel verify`` opens them all), and the turns a running text names
@@ -11,9 +11,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..vocabulary import CONJECTURE_TAG
+
 _URL = re.compile(r"^(?:<https?://[^\s>]+>|https?://\S+|\[[^\]]*\]\(https?://[^)\s]+\))", re.I)
 _PRINCIPLE = re.compile(r"^principle\s*:\s*(.*)$", re.I | re.S)
 _TURN = re.compile(r"^turn\s+#?(\d+)\b", re.I)
+# The tag in exact case, first in the text, inline markers around it aside, then a space or the end:
+# `[CONJECTURE](https://…)` stays a link.
+_CONJECTURE = re.compile(r"^[*_`]*" + re.escape(CONJECTURE_TAG) + r"[*_`]*(?=\s|$)")
 _LINES = re.compile(r"^:(\d+)(?:\s*[-\u2013\u2014]\s*(\d+))?(?!\d)")
 _OTHER_DOCUMENT = re.compile(r"^(\S+?\.(?:md|markdown))(?=$|[#:\s\"\u201c])", re.I)
 _OPEN_QUOTES = '"\u201c\u201e'
@@ -37,7 +42,7 @@ _DIGITS = re.compile(r"\d+")
 class Reference:
     """What a support item or an Addresses target cites."""
 
-    kind: str  # "url", "principle", "turn", "source"; "other-document" or "unknown" when invalid
+    kind: str  # "url", "principle", "conjecture", "turn", "source"; "other-document" or "unknown" when invalid
     text: str
     turn: int | None = None
     heading: str | None = None  # as written, a description possibly after it
@@ -59,6 +64,9 @@ def parse_reference(text: str, source_names: Sequence[str]) -> Reference:
     principle = _PRINCIPLE.match(text)
     if principle:
         return Reference("principle" if principle.group(1).strip() else "unknown", text)
+    conjecture = _CONJECTURE.match(text)
+    if conjecture:
+        return Reference("conjecture" if text[conjecture.end() :].strip() else "unknown", text)
     turn = _TURN.match(text)
     if turn:
         return Reference("turn", text, turn=int(turn.group(1)), excerpt=_excerpt(text[turn.end() :]))
@@ -71,6 +79,11 @@ def parse_reference(text: str, source_names: Sequence[str]) -> Reference:
     if other:
         return Reference("other-document", text, document=other.group(1))
     return Reference("unknown", text)
+
+
+def is_conjecture(text: str) -> bool:
+    """Whether a claim or a support item is tagged a conjecture: it begins with `[CONJECTURE]`."""
+    return _CONJECTURE.match(text.lstrip()) is not None
 
 
 def _source_reference(text: str, rest: str) -> Reference:

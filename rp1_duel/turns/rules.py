@@ -37,6 +37,10 @@ Where the protocol is silent, this module decides:
 - Grounding counts source and turn references among support items, resolved or not (one
   that does not resolve has its own violation). Addresses names what is countered; it is
   not evidence, so it does not ground a turn.
+- CONJECTURE_AS_BASIS: a claim is a counterpoint's Claim or the novel argument's claim; it
+  or a support item is a conjecture when it begins with `[CONJECTURE]` (exact case). A
+  counterpoint whose evidence is conjectures only (tagged items, `Turn M` pointing at a
+  tagged claim) is refused; a principle is no evidence, a tagged claim of its own is allowed.
 - NOVELTY compares the novel argument's claim (without a leading `Claim:`) with the
   positions and claims of earlier turns only; the caller adds each accepted turn to the
   index (`NoveltyIndex.add_turn`); without an index, repeats are not checked. Words are
@@ -95,10 +99,14 @@ RULES = MappingProxyType(
         RuleCode.COUNTERPOINT_INCOMPLETE: "every counterpoint has Addresses, Claim and at least one Support item",
         RuleCode.ADDRESSES_UNKNOWN: "Addresses names an earlier turn that exists, or a heading of the source",
         RuleCode.SUPPORT_KIND: "every support item is a URL (`https://…`), a source reference, a turn reference,"
-        " or `Principle: …`",
+        " `Principle: …`, or `[CONJECTURE] …`",
         RuleCode.SOURCE_REF_NOT_FOUND: "every heading, line and quoted excerpt cited from the source exists in it",
         RuleCode.TURN_REF_NOT_FOUND: "every turn cited exists and comes before this one,"
         " and a quoted excerpt from it appears in it",
+        RuleCode.CONJECTURE_AS_BASIS: "a claim (a counterpoint's Claim, the novel argument's claim) no citation"
+        " supports may begin with `[CONJECTURE]`; a counterpoint resting on conjectures (`[CONJECTURE] …` support"
+        " items, `Turn M \"…\"` quoting a tagged claim, `Turn M` when all its claims are tagged) also cites a URL,"
+        " the source or untagged text of a turn (a principle is not a citation)",
         RuleCode.NOVELTY: "the novel argument has support, and its claim repeats no earlier position or claim"
         " (same words after normalisation, or a token-set Jaccard similarity of 0.8 or more)",
         RuleCode.UNRESOLVED_TAG: "every unresolved item ends with `(blocking)` or `(non-blocking)`",
@@ -205,6 +213,7 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     checker.check_sections()
     checker.check_counterpoints()
     checker.check_support()
+    checker.check_conjectures()
     checker.check_novelty()
     checker.check_unresolved()
     checker.check_stance_revision()
@@ -395,7 +404,7 @@ class _Checker:
             elif reference.kind == "unknown":
                 message = (
                     f"{_shorten(item.text)!r} is not a URL, a source reference (`name#heading`, `name:12-18`,"
-                    ' `name "excerpt"`), a turn reference (`Turn M`) or `Principle: …`'
+                    ' `name "excerpt"`), a turn reference (`Turn M`), `Principle: …` or `[CONJECTURE] …`'
                 )
                 self.add(RuleCode.SUPPORT_KIND, message, item.line, item.section)
 
@@ -445,6 +454,26 @@ class _Checker:
     def _heading_exists(self, written: str) -> bool:
         source = self.ctx.source
         return source is None or any(source.has_heading(c) for c in heading_candidates(written))
+
+    # CONJECTURE_AS_BASIS
+    def check_conjectures(self) -> None:
+        """A reference that does not resolve counts as evidence here: it has its own violation."""
+        references = dict(self.references)
+        for point in self.turn.counterpoints:
+            kinds = {self._evidence(references[item]) for item in point.support}
+            if "conjecture" in kinds and "citation" not in kinds:
+                message = ("the counterpoint rests on a conjecture alone: add a URL, a source reference"
+                           " or a turn reference to text not tagged `[CONJECTURE]`")
+                self.add(RuleCode.CONJECTURE_AS_BASIS, message, point.line, COUNTERPOINTS)
+
+    def _evidence(self, reference: Reference) -> str | None:
+        """What a support item is to this rule: "citation", "conjecture", or None (a principle, an invalid item)."""
+        if reference.kind == "conjecture":
+            return "conjecture"
+        if reference.kind == "turn":
+            cited = self.ctx.prior_turn(reference.turn or 0)
+            return "conjecture" if cited is not None and cited.points_at_conjecture(reference.excerpt) else "citation"
+        return "citation" if reference.kind in ("url", "source") else None
 
     # NOVELTY
     def check_novelty(self) -> None:
