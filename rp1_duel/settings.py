@@ -7,6 +7,7 @@ flags and help from :data:`SETTINGS`; the service checks ranges with the same ta
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Final
@@ -28,6 +29,12 @@ STORE_ENV: Final = "DUEL_STORE"
 def store_url(value: str | None, env: Mapping[str, str] = os.environ) -> str | None:
     """``--store``, else ``$DUEL_STORE``, else None: the debate dir itself keeps the duels."""
     return value or env.get(STORE_ENV) or None
+
+
+def redact(url: str) -> str:
+    """A store URL without its password, to be shown: ``postgresql://duel:***@host/db``, ``?password=***``."""
+    url = re.sub(r"(://[^:/@?#]*):[^@/?#]*@", r"\1:***@", url)
+    return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
 
 
 @dataclass(frozen=True)
