@@ -35,7 +35,8 @@ def run_demo(directory: str) -> int:
     for seat, (name, script) in enumerate(PLAYERS, start=1):
         command = [sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--debate-dir",
                    str(debates), "--name", name, "--model", f"scripted:{EXAMPLES / script}",
-                   "--peer-wait-seconds", "60", "--turn-timeout-seconds", "120", "--json"]
+                   "--peer-wait-seconds", "60", "--turn-timeout-seconds", "120", "--json",
+                   "--seats", "2", "--max-turns", "6"]  # the scripts' duel, whatever the configuration says
         processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, text=True))
         if seat == 1:
             _wait_for_first_seat(debates, str(source))  # seat 1 writes odd turns: Ada opens
