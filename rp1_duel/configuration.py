@@ -325,18 +325,18 @@ def _writable_by_anyone(folder: Path) -> bool:
 def read_layers(cwd: Path, env: Mapping[str, str], extra: Sequence[Path] = ()) -> list[Layer]:
     """Every layer below the flags, lowest first; a file that does not exist is no layer (but an
     ``extra`` file must exist: it was named)."""
-    cwd = Path(os.path.abspath(cwd))
+    cwd, home_folder = Path(os.path.abspath(cwd)), Path(os.path.abspath(home(env)))
     layers = [defaults()]
-    found = read_file(USER, user_file(env), relative_to=None)
+    found = read_file(USER, user_file(env), None, home_folder)
     layers += [found] if found else []
-    root = project_root(cwd, Path(os.path.abspath(home(env))))
+    root = project_root(cwd, home_folder)
     if root is not None:
         for name, file in ((PROJECT, PROJECT_FILE), (LOCAL, LOCAL_FILE)):
-            found = read_file(name, root / file, relative_to=root)
+            found = read_file(name, root / file, root, home_folder)
             layers += [found] if found else []
     for path in extra:
         path = Path(os.path.abspath(path))
-        found = read_file(LINEUP, path, relative_to=path.parent)
+        found = read_file(LINEUP, path, path.parent, home_folder)
         if found is None:
             raise config_error(str(path), None, "no such file")
         layers.append(found)
@@ -345,9 +345,10 @@ def read_layers(cwd: Path, env: Mapping[str, str], extra: Sequence[Path] = ()) -
     return layers
 
 
-def read_file(name: str, path: Path, relative_to: Path | None) -> Layer | None:
-    """One TOML file as a layer, or None when there is none. A relative ``debate_dir`` in it is made
-    relative to ``relative_to`` (the project root, a lineup's folder), or left to the current folder."""
+def read_file(name: str, path: Path, relative_to: Path | None, home_folder: Path) -> Layer | None:
+    """One TOML file as a layer, or None when there is none. In its ``debate_dir``, ``~/`` is the home
+    folder, and a relative path is made relative to ``relative_to`` (the project root, a lineup's
+    folder), or left relative to the current folder (None: the user's file)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -366,7 +367,8 @@ def read_file(name: str, path: Path, relative_to: Path | None) -> Layer | None:
         raise config_error(str(path), None, f"is not valid TOML: {exc}") from None
     where = data.get("debate_dir")
     if isinstance(where, str) and where.strip():
-        where = os.path.expanduser(where)
+        if where == "~" or where.startswith("~/"):
+            where = str(home_folder / where[2:])
         data["debate_dir"] = str(relative_to / where) if relative_to is not None else where
     return Layer(name, str(path), data)
 
