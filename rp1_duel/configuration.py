@@ -13,7 +13,6 @@ import re
 import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
@@ -36,8 +35,7 @@ NO_FLAGS: Final[Mapping[str, object]] = MappingProxyType({})
 # -- what a configuration holds ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Persona:
+class Persona(NamedTuple):
     """Who a model plays, and what that debater is rewarded for (participant.personas has the built-in ones)."""
 
     name: str
@@ -45,8 +43,7 @@ class Persona:
     incentives: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class ModelDefaults:
+class ModelDefaults(NamedTuple):
     """``[model]``: the defaults of ``duel join --provider/--model/--base-url/--reasoning``."""
 
     provider: str | None = None
@@ -55,8 +52,7 @@ class ModelDefaults:
     reasoning: ReasoningLevel | None = None
 
 
-@dataclass(frozen=True)
-class SeatSpec:
+class SeatSpec(NamedTuple):
     """``[panel.seats.N]`` or ``[panel.chair]``: who takes a seat of a panel; every key optional."""
 
     name: str | None = None
@@ -68,10 +64,9 @@ class SeatSpec:
     position: str | None = None
 
 
-@dataclass(frozen=True)
-class Panel:
+class Panel(NamedTuple):
     topic: str | None = None
-    seats: Mapping[int, SeatSpec] = field(default_factory=dict)  # by seat number, in order
+    seats: Mapping[int, SeatSpec] = MappingProxyType({})  # by seat number, in order
     chair: SeatSpec | None = None
 
 
@@ -81,8 +76,7 @@ class Leaf(NamedTuple):
     file: str  # what an error names: the file, the variable, or the layer
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     debate_dir: str
     store: str | None
     model: ModelDefaults
@@ -100,8 +94,7 @@ class Config:
         return leaf.origin if leaf else UNSET
 
 
-@dataclass(frozen=True)
-class Layer:
+class Layer(NamedTuple):
     name: str  # DEFAULT, USER, … FLAGS
     origin: str  # the file, or the environment variable; "" for the defaults and the flags
     data: Mapping[str, Any]  # as read: nested tables
@@ -116,19 +109,16 @@ class Layer:
 Check = Callable[[Any], "str | None"]  # a problem with a value, or None
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
     kinds: tuple[type, ...]  # the TOML types accepted: (str,), (int,) or (list,) of strings
     check: Check | None = None  # ranges and choices; not applied to flags, which the command line checks
 
 
-@dataclass(frozen=True)
-class Table:
+class Table(NamedTuple):
     keys: Mapping[str, Value | Table | TableOf]
 
 
-@dataclass(frozen=True)
-class TableOf:
+class TableOf(NamedTuple):
     """A table of tables of one shape, keyed by name (personas) or number (seats)."""
 
     key_rule: str  # what a key must be, said in the error

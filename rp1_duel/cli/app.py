@@ -49,14 +49,19 @@ def fail(error: DuelError, as_json: bool = False) -> NoReturn:
 _STORE_HELP = ("Keep duels in a PostgreSQL database, for duels across machines: a postgresql:// URL "
                "(default: $DUEL_STORE, else `store` in the configuration, else the debate dir).")
 DEFAULT_NAMES = {"anthropic": "Claude", "openai": "GPT", "human": "Human"}
-_SETTING_HELP = {name: f"{s.help_with_range}; fixed by the join that creates the duel." for name, s in SETTINGS.items()}
-_FROM_CONFIG = " (default: [model] in the configuration)"
+# typer renders help through rich, which would read "[default: …]" as markup and drop it: escaped.
+_SETTING_HELP = {name: f"{s.help_with_range}; fixed by the join that creates the duel.".replace("[", "\\[")
+                 for name, s in SETTINGS.items()}
 _DEBATE_DIR_HELP = "The debate dir (default: $DUEL_DIR, else `debate_dir` in the configuration, else ./debates)."
 
 
 def _default_or_config(name: str) -> str:
-    """What --help shows for a setting whose default the configuration may change."""
-    return f"{default_of(name)}, or from config"
+    """The help of a setting whose default the configuration may change."""
+    return f"{_SETTING_HELP[name]} \\[default: {default_of(name)}, or from config]"
+
+
+def _model_help(text: str, key: str) -> str:
+    return f"{text} (default: {key} in the configuration)."
 
 
 def load(flags: dict[str, object]) -> Config:
@@ -74,31 +79,27 @@ def join_command(
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
     name: Annotated[str | None, typer.Option(help="Your display name (default: from the provider).")] = None,
     model: Annotated[str | None, typer.Option(
-        help="claude-…, gpt-…, a local model, `human` or `scripted:DIR`" + _FROM_CONFIG + ".")] = None,
-    provider: Annotated[str | None, typer.Option(help="Force anthropic or openai" + _FROM_CONFIG + ".")] = None,
+        help=_model_help("claude-…, gpt-…, a local model, `human` or `scripted:DIR`", "model.model"))] = None,
+    provider: Annotated[str | None, typer.Option(help=_model_help("Force anthropic or openai", "model.provider"))] = None,
     base_url: Annotated[str | None, typer.Option(
-        "--base-url", help="An OpenAI-compatible server (Ollama, vLLM, llama.cpp)" + _FROM_CONFIG + ".")] = None,
+        "--base-url", help=_model_help("An OpenAI-compatible server (Ollama, vLLM, llama.cpp)", "model.base_url"))] = None,
     persona: Annotated[str | None, typer.Option(
         help="Who the model plays: a named persona (skeptic, pragmatist, domain-expert, users-advocate, or one "
              "of the configuration's; `duel config show` lists them), or any text.")] = None,
     position: Annotated[str | None, typer.Option(help="The position it starts from.")] = None,
     max_turns: Annotated[int | None, typer.Option(help=_SETTING_HELP["max_turns"])] = None,
-    lease_seconds: Annotated[int | None, typer.Option(
-        help=_SETTING_HELP["lease_seconds"], show_default=_default_or_config("lease_seconds"))] = None,
-    peer_wait_seconds: Annotated[int | None, typer.Option(
-        help=_SETTING_HELP["peer_wait_seconds"], show_default=_default_or_config("peer_wait_seconds"))] = None,
-    turn_timeout_seconds: Annotated[int | None, typer.Option(
-        help=_SETTING_HELP["turn_timeout_seconds"], show_default=_default_or_config("turn_timeout_seconds"))] = None,
-    seats: Annotated[int | None, typer.Option(
-        help=_SETTING_HELP["seats"], show_default=_default_or_config("seats"))] = None,
+    lease_seconds: Annotated[int | None, typer.Option(help=_default_or_config("lease_seconds"))] = None,
+    peer_wait_seconds: Annotated[int | None, typer.Option(help=_default_or_config("peer_wait_seconds"))] = None,
+    turn_timeout_seconds: Annotated[int | None, typer.Option(help=_default_or_config("turn_timeout_seconds"))] = None,
+    seats: Annotated[int | None, typer.Option(help=_default_or_config("seats"))] = None,
     signing_key: Annotated[str | None, typer.Option(
         "--signing-key", envvar="DUEL_SIGNING_KEY",
         help="Sign every turn with this SSH key: a private key file, or a public key whose private half is in "
              "ssh-agent (checked with `duel validate --allowed-signers`).")] = None,
     reasoning: Annotated[str | None, typer.Option(
         "--reasoning", help="low, medium or high: how hard the model thinks before writing (Anthropic's effort, "
-                            "OpenAI's reasoning_effort; default: [model] in the configuration, else the model's "
-                            "own).")] = None,
+                            "OpenAI's reasoning_effort; default: model.reasoning in the configuration, else the "
+                            "model's own).")] = None,
     verify: Annotated[bool, typer.Option(
         "--verify", help="Open the URLs each draft cites before appending it (a dead link or a quote not on its "
                          "page goes back for repair), and those of each peer turn, telling the model.")] = False,
