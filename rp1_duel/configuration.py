@@ -77,6 +77,8 @@ class Leaf(NamedTuple):
 
 
 class Config(NamedTuple):
+    """The merged configuration: what a command runs with when a flag is not given."""
+
     debate_dir: str
     store: str | None
     model: ModelDefaults
@@ -86,6 +88,7 @@ class Config(NamedTuple):
     leaves: Mapping[str, Leaf]  # every value set, by dotted key (``duel.max_turns``), sorted
 
     def settings(self) -> DuelSettings:
+        """The duel's settings (``DuelSettings.check`` still runs at join, as for flags)."""
         return DuelSettings(**self.duel)
 
     def origin(self, key: str) -> str:
@@ -110,7 +113,7 @@ Check = Callable[[Any], "str | None"]  # a problem with a value, or None
 
 
 class Value(NamedTuple):
-    kinds: tuple[type, ...]  # the TOML types accepted: (str,), (int,) or (list,) of strings
+    kind: type  # str, int, or list (of strings: the check says)
     check: Check | None = None  # ranges and choices; not applied to flags, which the command line checks
 
 
@@ -145,19 +148,19 @@ def _texts(value: list[Any]) -> str | None:
     return None
 
 
-TEXT = Value((str,), _text)
-MODEL_KEYS: Final = {"provider": Value((str,), _one_of(PROVIDERS)), "model": TEXT, "base_url": TEXT,
-                     "reasoning": Value((str,), _one_of(REASONING_LEVELS))}
+TEXT = Value(str, _text)
+MODEL_KEYS: Final = {"provider": Value(str, _one_of(PROVIDERS)), "model": TEXT, "base_url": TEXT,
+                     "reasoning": Value(str, _one_of(REASONING_LEVELS))}
 SEAT = Table({"name": TEXT, **MODEL_KEYS, "persona": TEXT, "position": TEXT})
 MAX_SEATS: Final = SETTINGS["seats"].high
 SCHEMA: Final = Table({
     "debate_dir": TEXT,
     "store": TEXT,
-    "duel": Table({name: Value((int,), _in_range(name)) for name in SETTINGS}),
+    "duel": Table({name: Value(int, _in_range(name)) for name in SETTINGS}),
     "model": Table(MODEL_KEYS),
     "personas": TableOf("a persona name: a lower-case letter, then up to 39 letters, digits and hyphens",
                         lambda key: PERSONA_NAME.fullmatch(key) is not None,
-                        Table({"description": TEXT, "incentives": Value((list,), _texts)})),
+                        Table({"description": TEXT, "incentives": Value(list, _texts)})),
     "panel": Table({
         "topic": TEXT,
         "seats": TableOf(f"a seat number from 1 to {MAX_SEATS}",
@@ -192,8 +195,8 @@ def _check_value(value: Any, expected: Value | Table | TableOf, dotted: str, lay
     where = layer.origin or layer.name
     if isinstance(expected, Value):
         # TOML's true is Python's True, an int: a boolean is never an integer here.
-        if isinstance(value, bool) or not isinstance(value, expected.kinds):
-            raise config_error(where, dotted, f"must be {_TYPE_NAMES[expected.kinds[0]]}, not {_type_name(value)}")
+        if isinstance(value, bool) or not isinstance(value, expected.kind):
+            raise config_error(where, dotted, f"must be {_TYPE_NAMES[expected.kind]}, not {_type_name(value)}")
         problem = expected.check(value) if expected.check and layer.name != FLAGS else None
         if problem:
             raise config_error(where, dotted, problem)
@@ -266,7 +269,8 @@ def _build(tree: Mapping[str, Any], leaves: Mapping[str, Leaf]) -> Config:
 def _persona(name: str, table: Mapping[str, Any], leaves: Mapping[str, Leaf]) -> Persona:
     """A custom persona needs a description once every layer is merged (one file may add only incentives)."""
     if "description" not in table:
-        set_by = next(leaf.file for key, leaf in leaves.items() if key.startswith(f"personas.{name}"))
+        table_key = f"personas.{name}"
+        set_by = next(leaf.file for key, leaf in leaves.items() if key == table_key or key.startswith(table_key + "."))
         raise config_error(set_by, f"personas.{name}.description", "is required: say who this persona is")
     return Persona(name, table["description"].strip(), tuple(item.strip() for item in table.get("incentives", ())))
 
