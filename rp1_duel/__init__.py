@@ -12,7 +12,7 @@ the one direction data flows through them (cli → participant → coordination 
 - :mod:`rp1_duel.participant`: the loop behind ``duel join``, prompts and model providers;
 - :mod:`rp1_duel.cli`: ``duel`` and ``duel tools``;
 - top level: :mod:`.vocabulary` (the protocol's words), :mod:`.errors`, :mod:`.clock`,
-  :mod:`.settings`.
+  :mod:`.settings`, :mod:`.configuration` (the layered defaults: user, project, local files).
 
 The names below are importable from ``rp1_duel`` directly; they load on first use, so
 ``import rp1_duel`` stays cheap for the one-shot ``duel tools`` commands.
@@ -30,6 +30,8 @@ _EXPORTS = {
     "Seat": "rp1_duel.coordination.results",
     "LeaseToken": "rp1_duel.coordination.results",
     "DuelSettings": "rp1_duel.settings",
+    "Config": "rp1_duel.configuration",
+    "load_config": "rp1_duel.configuration",
     "DuelError": "rp1_duel.errors",
     "ManualClock": "rp1_duel.clock",
     "validate_turn": "rp1_duel.turns.rules",
@@ -56,6 +58,8 @@ __all__ = ["PROTOCOL_VERSION", "__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
     from .clock import ManualClock as ManualClock
+    from .configuration import Config as Config
+    from .configuration import load_config as load_config
     from .coordination.results import LeaseToken as LeaseToken
     from .coordination.results import Seat as Seat
     from .coordination.service import DuelService as DuelService

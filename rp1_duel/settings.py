@@ -6,28 +6,23 @@ flags and help from :data:`SETTINGS`; the service checks ranges with the same ta
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
+import re
 from dataclasses import dataclass, fields
 from typing import Final
 
 from .errors import invalid_argument
 
+# The debate dir and the store: --debate-dir/--store, else these variables, else the configuration's
+# debate_dir/store, else the debate dir below (rp1_duel.configuration merges them).
 DEBATE_DIR_ENV: Final = "DUEL_DIR"
 DEFAULT_DEBATE_DIR: Final = "debates"
-
-
-def debate_dir(value: str | None, env: Mapping[str, str] = os.environ) -> str:
-    """``--debate-dir``, else ``$DUEL_DIR``, else ``./debates``."""
-    return value or env.get(DEBATE_DIR_ENV) or DEFAULT_DEBATE_DIR
-
-
 STORE_ENV: Final = "DUEL_STORE"
 
 
-def store_url(value: str | None, env: Mapping[str, str] = os.environ) -> str | None:
-    """``--store``, else ``$DUEL_STORE``, else None: the debate dir itself keeps the duels."""
-    return value or env.get(STORE_ENV) or None
+def redact(url: str) -> str:
+    """A store URL without its password, to be shown: ``postgresql://duel:***@host/db``, ``?password=***``."""
+    url = re.sub(r"(://[^:/@?#]*):[^@/?#]*@", r"\1:***@", url)
+    return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,11 @@ CONJECTURE_TAG: Final = "[CONJECTURE]"
 # One tuple, not a constant each: lower-case string constants here are next_step words.
 WRAPPERS: Final = ("reasoning", "preamble", "fence", "trailing_remark")
 
+# -- who writes with a model: `duel join --provider` and `--reasoning`, and the configuration (section 2) ----
+PROVIDERS: Final = ("anthropic", "openai")
+ReasoningLevel = Literal["low", "medium", "high"]  # how hard the model thinks (None: the model's default)
+REASONING_LEVELS: Final[tuple[ReasoningLevel, ...]] = ("low", "medium", "high")
+
 # -- outcomes (section 8) ----------------------------------------------------------------
 Outcome = Literal["ACCEPTED_CONSENSUS", "DISSENT", "MAX_TURNS", "TIMEOUT", "INVALIDATED"]
 ACCEPTED_CONSENSUS: Final = "ACCEPTED_CONSENSUS"
@@ -89,6 +94,7 @@ class ErrorCode:
     STATE_CORRUPT: Final = "STATE_CORRUPT"
     INVALID_ARGUMENT: Final = "INVALID_ARGUMENT"
     # this project's additions
+    INVALID_CONFIG: Final = "INVALID_CONFIG"  # a configuration file that is not TOML, or holds a wrong key or value
     NOT_YOUR_TURN: Final = "NOT_YOUR_TURN"
     LOCK_TIMEOUT: Final = "LOCK_TIMEOUT"
     INTERRUPTED: Final = "INTERRUPTED"

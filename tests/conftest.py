@@ -19,6 +19,15 @@ from helpers import SOURCE, Player, join
 pytest_plugins = ["fake_models", "fake_web", "pg_server"]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def no_user_configuration(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every process the suite starts reads an empty user configuration, never the developer's
+    ~/.config/duel/config.toml (tests of the configuration pass their own HOME and env)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+        yield
+
+
 @pytest.fixture
 def source(tmp_path: Path) -> Path:
     path = tmp_path / "design.md"

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
-from ..settings import SETTINGS, debate_dir, default_of, store_url
+from ..settings import SETTINGS, default_of
 from ..vocabulary import ErrorCode
 
 if TYPE_CHECKING:
+    from ..configuration import Config
     from ..verify.run import ArtifactVerification
 
 app = typer.Typer(
@@ -46,41 +47,59 @@ def fail(error: DuelError, as_json: bool = False) -> NoReturn:
 
 
 _STORE_HELP = ("Keep duels in a PostgreSQL database, for duels across machines: a postgresql:// URL "
-               "(default: $DUEL_STORE, else the debate dir).")
+               "(default: $DUEL_STORE, else `store` in the configuration, else the debate dir).")
 DEFAULT_NAMES = {"anthropic": "Claude", "openai": "GPT", "human": "Human"}
-_SETTING_HELP = {name: f"{s.help_with_range}; fixed by the join that creates the duel." for name, s in SETTINGS.items()}
+# typer renders help through rich, which would read "[default: …]" as markup and drop it: escaped.
+_SETTING_HELP = {name: f"{s.help_with_range}; fixed by the join that creates the duel.".replace("[", "\\[")
+                 for name, s in SETTINGS.items()}
+_DEBATE_DIR_HELP = "The debate dir (default: $DUEL_DIR, else `debate_dir` in the configuration, else ./debates)."
+
+
+def _default_or_config(name: str) -> str:
+    """The help of a setting whose default the configuration may change."""
+    return f"{_SETTING_HELP[name]} \\[default: {default_of(name)}, or from config]"
+
+
+def _model_help(text: str, key: str) -> str:
+    return f"{text} (default: {key} in the configuration)."
+
+
+def load(flags: dict[str, object]) -> Config:
+    """The configuration this command runs with (rp1_duel.configuration): files, environment, then ``flags``."""
+    from ..configuration import load_config
+
+    return load_config(Path.cwd(), os.environ, flags)
 
 
 @app.command("join")
 def join_command(
     target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
     topic: Annotated[str | None, typer.Option(help="Topic (default: the document's first heading).")] = None,
-    debate_dir_: Annotated[str | None, typer.Option(
-        "--debate-dir", help="Shared debate dir (default: $DUEL_DIR, else ./debates).")] = None,
+    debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
     name: Annotated[str | None, typer.Option(help="Your display name (default: from the provider).")] = None,
     model: Annotated[str | None, typer.Option(
-        help="claude-…, gpt-…, a local model, `human` or `scripted:DIR`.")] = None,
-    provider: Annotated[str | None, typer.Option(help="Force anthropic or openai.")] = None,
+        help=_model_help("claude-…, gpt-…, a local model, `human` or `scripted:DIR`", "model.model"))] = None,
+    provider: Annotated[str | None, typer.Option(help=_model_help("Force anthropic or openai", "model.provider"))] = None,
     base_url: Annotated[str | None, typer.Option(
-        "--base-url", help="An OpenAI-compatible server (Ollama, vLLM, llama.cpp).")] = None,
-    persona: Annotated[str | None, typer.Option(help="Who the model plays.")] = None,
+        "--base-url", help=_model_help("An OpenAI-compatible server (Ollama, vLLM, llama.cpp)", "model.base_url"))] = None,
+    persona: Annotated[str | None, typer.Option(
+        help="Who the model plays: a named persona (skeptic, pragmatist, domain-expert, users-advocate, or one "
+             "of the configuration's; `duel config show` lists them), or any text.")] = None,
     position: Annotated[str | None, typer.Option(help="The position it starts from.")] = None,
     max_turns: Annotated[int | None, typer.Option(help=_SETTING_HELP["max_turns"])] = None,
-    lease_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["lease_seconds"])] = (
-        default_of("lease_seconds")),
-    peer_wait_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["peer_wait_seconds"])] = (
-        default_of("peer_wait_seconds")),
-    turn_timeout_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["turn_timeout_seconds"])] = (
-        default_of("turn_timeout_seconds")),
-    seats: Annotated[int, typer.Option(help=_SETTING_HELP["seats"])] = default_of("seats"),
+    lease_seconds: Annotated[int | None, typer.Option(help=_default_or_config("lease_seconds"))] = None,
+    peer_wait_seconds: Annotated[int | None, typer.Option(help=_default_or_config("peer_wait_seconds"))] = None,
+    turn_timeout_seconds: Annotated[int | None, typer.Option(help=_default_or_config("turn_timeout_seconds"))] = None,
+    seats: Annotated[int | None, typer.Option(help=_default_or_config("seats"))] = None,
     signing_key: Annotated[str | None, typer.Option(
         "--signing-key", envvar="DUEL_SIGNING_KEY",
         help="Sign every turn with this SSH key: a private key file, or a public key whose private half is in "
              "ssh-agent (checked with `duel validate --allowed-signers`).")] = None,
     reasoning: Annotated[str | None, typer.Option(
         "--reasoning", help="low, medium or high: how hard the model thinks before writing (Anthropic's effort, "
-                            "OpenAI's reasoning_effort; default: the model's own).")] = None,
+                            "OpenAI's reasoning_effort; default: model.reasoning in the configuration, else the "
+                            "model's own).")] = None,
     verify: Annotated[bool, typer.Option(
         "--verify", help="Open the URLs each draft cites before appending it (a dead link or a quote not on its "
                          "page goes back for repair), and those of each peer turn, telling the model.")] = False,
@@ -100,8 +119,9 @@ def join_command(
     from ..errors import invalid_argument
     from ..participant.console import ConsoleReporter
     from ..participant.loop import STATE_COMPLETED, Duelist, ParticipantConfig
-    from ..participant.providers import REASONING_LEVELS, select_provider
-    from ..settings import DuelSettings
+    from ..participant.personas import resolve
+    from ..participant.providers import select_provider
+    from ..vocabulary import REASONING_LEVELS
 
     duelist = None
     try:
@@ -109,20 +129,26 @@ def join_command(
             raise invalid_argument(f"--reasoning must be one of {', '.join(REASONING_LEVELS)}, not {reasoning!r}")
         if not verify and (voter or allow_private_hosts):
             raise invalid_argument(f"{'--voter' if voter else '--allow-private-hosts'} needs --verify")
-        chosen = select_provider(model, provider, base_url, os.environ, reasoning)
+        config = load({
+            "debate_dir": debate_dir_, "store": store, "model.provider": provider, "model.model": model,
+            "model.base_url": base_url, "model.reasoning": reasoning, "duel.max_turns": max_turns,
+            "duel.lease_seconds": lease_seconds, "duel.peer_wait_seconds": peer_wait_seconds,
+            "duel.turn_timeout_seconds": turn_timeout_seconds, "duel.seats": seats,
+        })
+        chosen = select_provider(config.model.model, config.model.provider, config.model.base_url, os.environ,
+                                 config.model.reasoning)
         checker = None
         if verify:
             from ..participant.checking import citation_checker
 
             checker = citation_checker(allow_private_hosts, voter or [])
         display = name or DEFAULT_NAMES.get(chosen.name) or chosen.model.removeprefix("scripted:").capitalize()
-        config = ParticipantConfig(
-            target=os.path.abspath(target), debate_dir=debate_dir(debate_dir_), name=display, topic=topic,
-            persona=persona, position=position,
-            settings=DuelSettings(max_turns, lease_seconds, peer_wait_seconds, turn_timeout_seconds, seats),
-            signing_key=signing_key or None, store=store_url(store),
+        participant = ParticipantConfig(
+            target=os.path.abspath(target), debate_dir=config.debate_dir, name=display, topic=topic,
+            persona=resolve(persona, config.personas), position=position, settings=config.settings(),
+            signing_key=signing_key or None, store=config.store,
         )
-        duelist = Duelist(config, chosen, ConsoleReporter(display, quiet=quiet), checker=checker)
+        duelist = Duelist(participant, chosen, ConsoleReporter(display, quiet=quiet), checker=checker)
         try:
             result = duelist.run()
         except KeyboardInterrupt:
@@ -451,9 +477,6 @@ def skill_command(
         fail(exc)
 
 
-_DEBATE_DIR_HELP = "The debate dir (default: $DUEL_DIR, else ./debates)."
-
-
 @app.command("watch")
 def watch_command(
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
@@ -473,7 +496,8 @@ def watch_command(
     from ..review.watch import display_for, follow, pick_duel
 
     try:
-        service = DuelService(debate_dir(debate_dir_), store=store_url(store))
+        config = load({"debate_dir": debate_dir_, "store": store})
+        service = DuelService(config.debate_dir, store=config.store)
         follow(service, pick_duel(service, duel_id), display_for(sys.stdout))
     except DuelError as exc:
         fail(exc)
@@ -496,9 +520,10 @@ def list_command(
     from ..coordination.service import DuelService
     from ..review.listing import UnreadableDuel, list_duels, table
 
-    root = debate_dir(debate_dir_)
     try:
-        rows = list_duels(DuelService(root, store=store_url(store)))
+        config = load({"debate_dir": debate_dir_, "store": store})
+        root = config.debate_dir
+        rows = list_duels(DuelService(root, store=config.store))
     except DuelError as exc:
         fail(exc, as_json)
     if as_json:
@@ -523,10 +548,11 @@ def store_init_command(
     from ..errors import invalid_argument
 
     try:
-        url = store_url(store)
-        if url is None:
-            raise invalid_argument("duel store init needs --store or $DUEL_STORE (a postgresql:// URL)")
-        service = DuelService(debate_dir(None), store=url)
+        config = load({"store": store})
+        if config.store is None:
+            raise invalid_argument("duel store init needs --store, $DUEL_STORE or `store` in the configuration "
+                                   "(a postgresql:// URL)")
+        service = DuelService(config.debate_dir, store=config.store)
         with service.store.errors():
             service.store.ensure()
     except DuelError as exc:
@@ -544,7 +570,38 @@ def pull_command(
     from ..coordination.service import DuelService
 
     try:
-        path = DuelService(debate_dir(debate_dir_), store=store_url(store)).pull(duel_id)
+        config = load({"debate_dir": debate_dir_, "store": store})
+        path = DuelService(config.debate_dir, store=config.store).pull(duel_id)
     except DuelError as exc:
         fail(exc)
     typer.echo(path)
+
+
+config_app = typer.Typer(help="The layered configuration: defaults, user, project and local files, environment, "
+                              "flags.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("show")
+def config_show_command(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    lineup: Annotated[list[str] | None, typer.Option(
+        "--lineup", help="Also layer this file (as `duel panel --lineup` does) above duel.local.toml.")] = None,
+) -> None:
+    """Print the configuration commands run with here, each value with the layer that set it.
+
+    Layers, lowest first, each overriding the one before key by key: the built-in defaults; $XDG_CONFIG_HOME/duel/config.toml (else ~/.config/duel/config.toml); duel.toml, then duel.local.toml, at the project root (the nearest folder up from here holding either, within the git work tree); --lineup files; $DUEL_DIR and $DUEL_STORE; a command's own flags.
+    """
+    from ..configuration import load_config
+    from ..participant.personas import available
+    from .config_view import render_text, to_json
+
+    try:
+        config = load_config(Path.cwd(), os.environ, extra=[Path(path) for path in lineup or ()])
+    except DuelError as exc:
+        fail(exc, as_json)
+    personas = available(config.personas)
+    if as_json:
+        typer.echo(json.dumps(to_json(config, personas), ensure_ascii=False))
+    else:
+        typer.echo(render_text(config, personas), nl=False)

@@ -106,6 +106,9 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
      "nothing was changed; tell the user, and rerun once it is fixed"),
     ((ErrorCode.STATE_CORRUPT,), "stop",
      "a state file is unreadable (`details.path`): tell the user; never edit or delete state files"),
+    ((ErrorCode.INVALID_CONFIG,), "stop",
+     "a configuration file (`details.file`: duel.toml, duel.local.toml or the user's) is not valid at "
+     "`details.key`: tell the user; never edit it yourself"),
     ((ErrorCode.SIGNING_FAILED,), "stop",
      "your turn was not written: `$DUEL_SIGNING_KEY` cannot sign (the message says why); release the lease "
      "and tell the user; never append unsigned instead"),

@@ -11,10 +11,12 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ..configuration import load_config
 from ..errors import DuelError, invalid_argument
-from ..settings import SETTINGS, STORE_ENV, DuelSettings, debate_dir, store_url
+from ..settings import SETTINGS, STORE_ENV
 from ..vocabulary import ErrorCode
 from . import undecodable
 
@@ -32,9 +34,10 @@ _TOKEN = ("--participant-token", {"help": "your secret token from join [env: DUE
 _DUEL = ("--duel-id", {"required": True})
 _PID = ("--participant-id", {"required": True})
 _LEASE = ("--lease-token", {"help": "the token claim-lock granted [env: DUEL_LEASE_TOKEN]"})
-_DIR = ("--debate-dir", {"help": "shared debate dir [default: $DUEL_DIR, else ./debates]"})
+_DIR = ("--debate-dir", {"help": "shared debate dir [default: $DUEL_DIR, else debate_dir in the configuration, "
+                                  "else ./debates]"})
 _STORE = ("--store", {"help": "keep duels in a PostgreSQL database, for duels across machines: a postgresql:// URL "
-                              "[env: DUEL_STORE; default: the debate dir]"})
+                              "[env: DUEL_STORE; default: store in the configuration, else the debate dir]"})
 OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
     "join": ("join, create or resume the duel about a source and topic", [
         ("--target", {"help": "absolute path of the source (.md)"}),
@@ -44,8 +47,8 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
         ("--harness", {"default": "unknown"}),
         ("--model-id", {"default": "unknown-model", "help": "your model id, honestly"}),
         _TOKEN,
-        *((setting.flag, {"type": int, "default": setting.default, "help": setting.help_with_range})
-          for setting in SETTINGS.values()),
+        # No default here: not given, the configuration's [duel] table (else the built-in default) decides.
+        *((setting.flag, {"type": int, "help": setting.help_with_range}) for setting in SETTINGS.values()),
     ]),
     "status": ("show a duel; with your id and token it also marks you as present", [
         ("--duel-id", {}), ("--target", {}), ("--topic", {}), _DIR,
@@ -122,18 +125,18 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     from ..coordination.results import LeaseToken, Seat
     from ..coordination.service import DuelService
 
-    service = DuelService(debate_dir(args.debate_dir), store=store_url(args.store))
+    settings = {f"duel.{name}": getattr(args, name) for name in SETTINGS} if op == "join" else {}
+    config = load_config(Path.cwd(), os.environ, {"debate_dir": args.debate_dir, "store": args.store, **settings})
+    service = DuelService(config.debate_dir, store=config.store)
     token = getattr(args, "participant_token", None) or os.environ.get("DUEL_PARTICIPANT_TOKEN")
     if op == "join":
         if not args.target:
             raise invalid_argument("--target is required")
         if args.participant_name is None:
             raise invalid_argument("--participant-name is required")
-        settings = DuelSettings(args.max_turns, args.lease_seconds, args.peer_wait_seconds, args.turn_timeout_seconds,
-                                args.seats)
         return service.join(
             target=args.target, participant_name=args.participant_name, topic=args.topic,
-            harness=args.harness, model_id=args.model_id, participant_token=token, settings=settings,
+            harness=args.harness, model_id=args.model_id, participant_token=token, settings=config.settings(),
         ).to_dict()
     if op == "status":
         # $DUEL_PARTICIPANT_TOKEN only counts with --participant-id: a plain status stays read-only.

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ import psycopg
 
 from ..clock import Instant
 from ..errors import DuelError
+from ..settings import redact
 from ..turns.source import SourceDocument, SourceUnreadable
 from ..vocabulary import ErrorCode
 from .identity import target_key
@@ -64,12 +64,6 @@ LISTEN_RETRY_SECONDS = 5.0
 DEFAULT_CONNECT_TIMEOUT = 10
 RECONNECT_SECONDS = 5.0  # a lost connection is tried again for this long (a lease is 5 s at least)
 RECONNECT_PAUSE_SECONDS = 0.25
-
-
-def redact(url: str) -> str:
-    """The URL without its password, to be shown: ``postgresql://duel:***@host/db``, ``?password=***``."""
-    url = re.sub(r"(://[^:/@?#]*):[^@/?#]*@", r"\1:***@", url)
-    return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
 
 
 class PostgresStore:

@@ -44,6 +44,7 @@ from ..vocabulary import (
 )
 from . import prompt
 from .extraction import Extraction, extract_turn, wrapper_notes
+from .personas import Persona
 from .providers import Composition, Progress, Provider, TurnRequest
 from .retry import RetryNotice, RetryPolicy, compose_with_retries
 from .usage import Usage, recorded, summary
@@ -74,7 +75,7 @@ class ParticipantConfig:
     name: str
     harness: str = "duel"
     topic: str | None = None
-    persona: str | None = None
+    persona: Persona | str | None = None  # a named persona (participant.personas), or free text
     position: str | None = None
     settings: DuelSettings = DuelSettings()
     signing_key: str | None = None  # an SSH key that signs every turn (record.signatures)

@@ -11,6 +11,7 @@ its participant's name.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -118,10 +119,8 @@ def _collect(run: SeatRun) -> None:
 def _interrupt(runs: Sequence[SeatRun]) -> None:
     for run in runs:
         if run.process.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):  # it ended just now
                 run.process.send_signal(signal.SIGINT)
-            except ProcessLookupError:
-                pass
 
 
 def _pass_through(stream: IO[str], say: Callable[[str], None], lock: threading.Lock, done: threading.Event) -> None:

@@ -19,6 +19,7 @@ from ..turns.guide import turn_guide
 from ..turns.rules import TurnViolation
 from ..turns.source import SourceDocument
 from ..vocabulary import Verdict
+from .personas import Persona
 from .providers import TurnRequest
 
 if TYPE_CHECKING:
@@ -32,8 +33,7 @@ _FIRST: Final = (Verdict.FABRICATED, Verdict.UNRELIABLE, Verdict.INCONCLUSIVE, V
 
 
 def system_prompt(name: str, topic: str, source: SourceDocument, source_name: str,
-                  persona: str | None, position: str | None, seats: int = 2) -> str:
-    persona_text = persona or "a rigorous, fair-minded reviewer who argues from the text"
+                  persona: Persona | str | None, position: str | None, seats: int = 2) -> str:
     position_text = position or "form your own view from the source, and change it when the other side is right"
     if seats == 2:
         setting, others = "one of two participants in a Socratic duel", "The other participant is another AI model."
@@ -46,7 +46,7 @@ def system_prompt(name: str, topic: str, source: SourceDocument, source_name: st
         f"document `{source_name}`, on the topic \"{topic}\". {others} "
         f"Each of you writes one turn at a time; a service checks every turn against the rules below and "
         f"rejects turns that break them.\n\n"
-        f"Persona: {persona_text}.\nYour position: {position_text}.\n\n"
+        f"{persona_lines(persona)}Your position: {position_text}.\n\n"
         f"Argue from the document: cite its headings, lines (`{source_name}:12-18`) and exact excerpts, and "
         f"earlier turns. Concede what is right, keep blocking items for real objections, and move to "
         f"CONVERGING and ACCEPTING_CONSENSUS once nothing blocking is left; use DISSENTING only for a "
@@ -55,6 +55,15 @@ def system_prompt(name: str, topic: str, source: SourceDocument, source_name: st
         f"Answer with the turn alone: no preamble, no closing remarks, no code fence.\n\n"
         f"# The source document `{source_name}`, with line numbers\n\n{source.numbered()}\n"
     )
+
+
+def persona_lines(persona: Persona | str | None) -> str:
+    """The "Persona:" line; a named persona adds who it is and what it is rewarded for (participant.personas)."""
+    if not isinstance(persona, Persona):
+        return f"Persona: {persona or 'a rigorous, fair-minded reviewer who argues from the text'}.\n"
+    rewarded = "".join(f"- {incentive}\n" for incentive in persona.incentives)
+    return (f"Persona: {persona.name}. {persona.description}\n"
+            + (f"You are rewarded for:\n{rewarded}" if rewarded else ""))
 
 
 def history_text(blocks: Sequence[TurnBlock]) -> str:

@@ -13,10 +13,10 @@ import difflib
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Protocol
 
 from ...errors import DuelError
-from ...vocabulary import ErrorCode
+from ...vocabulary import ErrorCode, ReasoningLevel
 from ..usage import Usage, estimate_tokens
 
 # Current mid-tier models (November 2026). claude-sonnet-4-5 reaches end of life on
@@ -31,10 +31,6 @@ OPENAI_MODEL_PREFIXES = ("gpt-", "chatgpt-", "o1", "o3", "o4")
 PLACEHOLDER_API_KEY = "no-key-needed"
 
 MESSAGE_LIMIT = 400
-
-# --reasoning: how hard the model thinks before it writes; each API's own control (None: the model's default).
-ReasoningLevel = Literal["low", "medium", "high"]
-REASONING_LEVELS: tuple[ReasoningLevel, ...] = ("low", "medium", "high")
 
 # A model lookup answers at once or the provider is not reachable: never wait a turn's time.
 PREFLIGHT_TIMEOUT_SECONDS = 10.0

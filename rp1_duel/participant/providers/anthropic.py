@@ -9,14 +9,13 @@ import anthropic
 import httpx2
 from anthropic.types import CacheControlEphemeralParam, TextBlockParam
 
-from ...vocabulary import ErrorCode
+from ...vocabulary import ErrorCode, ReasoningLevel
 from ..usage import Usage
 from . import (
     PREFLIGHT_TIMEOUT_SECONDS,
     Composition,
     Progress,
     ProviderError,
-    ReasoningLevel,
     TurnRequest,
     connection_error,
     cut_stream,

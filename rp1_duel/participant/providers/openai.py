@@ -8,14 +8,13 @@ import openai
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionMessageParam
 
-from ...vocabulary import ErrorCode
+from ...vocabulary import ErrorCode, ReasoningLevel
 from ..usage import Usage, estimate_tokens
 from . import (
     PREFLIGHT_TIMEOUT_SECONDS,
     Composition,
     Progress,
     ProviderError,
-    ReasoningLevel,
     TurnRequest,
     connection_error,
     cut_stream,

@@ -1,0 +1,388 @@
+"""Layered configuration: defaults, user, project and local files, lineups, the environment, flags.
+
+Layers merge **deeply** (docs/protocol.md section 2, "Configuration"): tables key by key, scalars
+and arrays replaced, so a project file that changes one seat's model keeps the rest of the lineup.
+Every value remembers the layer that set it. :func:`merge` is the pure rule; :func:`read_layers`
+reads the files and the environment; :func:`load_config` does both, for the commands.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final, NamedTuple
+
+from .errors import DuelError
+from .settings import DEBATE_DIR_ENV, DEFAULT_DEBATE_DIR, SETTINGS, STORE_ENV, DuelSettings
+from .vocabulary import PROVIDERS, REASONING_LEVELS, ErrorCode, ReasoningLevel
+
+USER_FILE: Final = Path("duel") / "config.toml"  # under $XDG_CONFIG_HOME, else ~/.config
+PROJECT_FILE: Final = "duel.toml"
+LOCAL_FILE: Final = "duel.local.toml"
+# Layer names, lowest first; "lineup" is a file named on the command line (duel panel --lineup).
+DEFAULT, USER, PROJECT, LOCAL, LINEUP, ENVIRONMENT, FLAGS = (
+    "default", "user", "project", "local", "lineup", "environment", "flags")
+UNSET: Final = "unset"  # Config.origin of a key no layer sets
+PERSONA_NAME: Final = re.compile(r"[a-z][a-z0-9-]{0,39}")
+NO_FLAGS: Final[Mapping[str, object]] = MappingProxyType({})
+
+
+# -- what a configuration holds ----------------------------------------------------------------
+
+
+class Persona(NamedTuple):
+    """Who a model plays, and what that debater is rewarded for (participant.personas has the built-in ones)."""
+
+    name: str
+    description: str
+    incentives: tuple[str, ...] = ()
+
+
+class ModelDefaults(NamedTuple):
+    """``[model]``: the defaults of ``duel join --provider/--model/--base-url/--reasoning``."""
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    reasoning: ReasoningLevel | None = None
+
+
+class SeatSpec(NamedTuple):
+    """``[panel.seats.N]`` or ``[panel.chair]``: who takes a seat of a panel; every key optional."""
+
+    name: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    reasoning: ReasoningLevel | None = None
+    persona: str | None = None  # a persona's name (participant.personas), or free text
+    position: str | None = None
+
+
+class Panel(NamedTuple):
+    topic: str | None = None
+    seats: Mapping[int, SeatSpec] = MappingProxyType({})  # by seat number, in order
+    chair: SeatSpec | None = None
+
+
+class Leaf(NamedTuple):
+    value: object
+    origin: str  # the layer that set it: "default", "project (/p/duel.toml)", "environment ($DUEL_DIR)", "flags"
+    file: str  # what an error names: the file, the variable, or the layer
+
+
+class Config(NamedTuple):
+    """The merged configuration: what a command runs with when a flag is not given."""
+
+    debate_dir: str
+    store: str | None
+    model: ModelDefaults
+    personas: Mapping[str, Persona]  # the custom ones (participant.personas.available adds the built-in ones)
+    panel: Panel
+    duel: Mapping[str, int]  # the [duel] table as merged
+    leaves: Mapping[str, Leaf]  # every value set, by dotted key (``duel.max_turns``), sorted
+
+    def settings(self) -> DuelSettings:
+        """The duel's settings (``DuelSettings.check`` still runs at join, as for flags)."""
+        return DuelSettings(**self.duel)
+
+    def origin(self, key: str) -> str:
+        """Where the value of a dotted key came from, or ``unset``."""
+        leaf = self.leaves.get(key)
+        return leaf.origin if leaf else UNSET
+
+
+class Layer(NamedTuple):
+    name: str  # DEFAULT, USER, … FLAGS
+    origin: str  # the file, or the environment variable; "" for the defaults and the flags
+    data: Mapping[str, Any]  # as read: nested tables
+
+    @property
+    def description(self) -> str:
+        return f"{self.name} ({self.origin})" if self.origin else self.name
+
+
+# -- the schema: every key, its type, and the values it may take -----------------------------------
+
+Check = Callable[[Any], "str | None"]  # a problem with a value, or None
+
+
+class Value(NamedTuple):
+    kind: type  # str, int, or list (of strings: the check says)
+    check: Check | None = None  # ranges and choices; not applied to flags, which the command line checks
+
+
+class Table(NamedTuple):
+    keys: Mapping[str, Value | Table | TableOf]
+
+
+class TableOf(NamedTuple):
+    """A table of tables of one shape, keyed by name (personas) or number (seats)."""
+
+    key_rule: str  # what a key must be, said in the error
+    key_ok: Callable[[str], bool]
+    shape: Table
+
+
+def _in_range(name: str) -> Check:
+    low, high = SETTINGS[name].low, SETTINGS[name].high
+    return lambda value: None if low <= value <= high else f"must be between {low} and {high}, got {value}"
+
+
+def _one_of(choices: Sequence[str]) -> Check:
+    return lambda value: None if value in choices else f"must be one of {', '.join(choices)}, got {value!r}"
+
+
+def _text(value: str) -> str | None:
+    return None if value.strip() else "must not be empty"
+
+
+def _texts(value: list[Any]) -> str | None:
+    if not all(isinstance(item, str) and item.strip() for item in value):
+        return "must be an array of non-empty strings"
+    return None
+
+
+TEXT = Value(str, _text)
+MODEL_KEYS: Final = {"provider": Value(str, _one_of(PROVIDERS)), "model": TEXT, "base_url": TEXT,
+                     "reasoning": Value(str, _one_of(REASONING_LEVELS))}
+SEAT = Table({"name": TEXT, **MODEL_KEYS, "persona": TEXT, "position": TEXT})
+MAX_SEATS: Final = SETTINGS["seats"].high
+SCHEMA: Final = Table({
+    "debate_dir": TEXT,
+    "store": TEXT,
+    "duel": Table({name: Value(int, _in_range(name)) for name in SETTINGS}),
+    "model": Table(MODEL_KEYS),
+    "personas": TableOf("a persona name: a lower-case letter, then up to 39 letters, digits and hyphens",
+                        lambda key: PERSONA_NAME.fullmatch(key) is not None,
+                        Table({"description": TEXT, "incentives": Value(list, _texts)})),
+    "panel": Table({
+        "topic": TEXT,
+        "seats": TableOf(f"a seat number from 1 to {MAX_SEATS}",
+                         lambda key: key.isdigit() and 1 <= int(key) <= MAX_SEATS and key == str(int(key)), SEAT),
+        "chair": SEAT,
+    }),
+})
+_TYPE_NAMES: Final = {str: "a string", int: "an integer", bool: "a boolean", float: "a float", list: "an array",
+                      dict: "a table"}
+
+
+def config_error(where: str, key: str | None, problem: str) -> DuelError:
+    details = {"file": where, **({"key": key} if key else {})}
+    return DuelError(ErrorCode.INVALID_CONFIG, f"{where}: {f'{key}: ' if key else ''}{problem}", details)
+
+
+def _type_name(value: object) -> str:
+    return _TYPE_NAMES.get(type(value), f"a {type(value).__name__}")
+
+
+def _check_table(table: Mapping[str, Any], shape: Table, path: str, layer: Layer) -> None:
+    for key, value in table.items():
+        dotted = f"{path}.{key}" if path else key
+        expected = shape.keys.get(key)
+        if expected is None:
+            raise config_error(layer.origin or layer.name, dotted,
+                               f"unknown key (known here: {', '.join(shape.keys)})")
+        _check_value(value, expected, dotted, layer)
+
+
+def _check_value(value: Any, expected: Value | Table | TableOf, dotted: str, layer: Layer) -> None:
+    where = layer.origin or layer.name
+    if isinstance(expected, Value):
+        # TOML's true is Python's True, an int: a boolean is never an integer here.
+        if isinstance(value, bool) or not isinstance(value, expected.kind):
+            raise config_error(where, dotted, f"must be {_TYPE_NAMES[expected.kind]}, not {_type_name(value)}")
+        problem = expected.check(value) if expected.check and layer.name != FLAGS else None
+        if problem:
+            raise config_error(where, dotted, problem)
+        return
+    if not isinstance(value, Mapping):
+        raise config_error(where, dotted, f"must be a table, not {_type_name(value)}")
+    if isinstance(expected, Table):
+        _check_table(value, expected, dotted, layer)
+        return
+    for key, inner in value.items():
+        if not expected.key_ok(key):
+            raise config_error(where, f"{dotted}.{key}", f"is not {expected.key_rule}")
+        _check_value(inner, expected.shape, f"{dotted}.{key}", layer)
+
+
+# -- the merge --------------------------------------------------------------------------------------
+
+
+def merge(layers: Sequence[Layer]) -> Config:
+    """Check each layer against the schema, then lay them over each other, lowest first:
+    tables merge key by key, a scalar or an array replaces what was below it."""
+    tree: dict[str, Any] = {}
+    leaves: dict[str, Leaf] = {}
+    for layer in layers:
+        _check_table(layer.data, SCHEMA, "", layer)
+        _overlay(tree, layer.data, "", leaves, Leaf({}, layer.description, layer.origin or layer.name))
+    return _build(tree, dict(sorted(leaves.items())))
+
+
+def _overlay(tree: dict[str, Any], data: Mapping[str, Any], path: str, leaves: dict[str, Leaf], layer: Leaf) -> None:
+    """Lay ``data`` over ``tree``; ``layer`` is the leaf this layer makes (its value set for each key)."""
+    for key, value in data.items():
+        dotted = f"{path}.{key}" if path else key
+        if isinstance(value, Mapping):
+            below = tree.setdefault(key, {})
+            leaves.pop(dotted, None)  # an empty table stands as a leaf only until something is set in it
+            if not value and not below:
+                leaves[dotted] = layer
+            _overlay(below, value, dotted, leaves, layer)
+        else:
+            tree[key] = value
+            leaves[dotted] = layer._replace(value=value)
+
+
+def _build(tree: Mapping[str, Any], leaves: Mapping[str, Leaf]) -> Config:
+    duel = dict(tree.get("duel", {}))
+    max_turns, seats = duel.get("max_turns"), duel.get("seats", SETTINGS["seats"].default)
+    if max_turns is not None and max_turns < seats:
+        set_by = leaves["duel.max_turns"]
+        if set_by.origin != FLAGS:  # a flag is checked by DuelSettings.check, as --max-turns always was
+            seats_from = leaves["duel.seats"].origin if "duel.seats" in leaves else DEFAULT
+            raise config_error(set_by.file, "duel.max_turns",
+                               f"must be at least duel.seats, got {max_turns} (duel.seats = {seats}: {seats_from})")
+    panel = tree.get("panel", {})
+    chair = panel.get("chair")
+    return Config(
+        debate_dir=tree.get("debate_dir", DEFAULT_DEBATE_DIR),
+        store=tree.get("store"),
+        model=ModelDefaults(**tree.get("model", {})),
+        personas={name: _persona(name, table, leaves) for name, table in sorted(tree.get("personas", {}).items())},
+        panel=Panel(topic=panel.get("topic"),
+                    seats={int(n): SeatSpec(**spec) for n, spec in sorted(panel.get("seats", {}).items(),
+                                                                          key=lambda item: int(item[0]))},
+                    chair=SeatSpec(**chair) if chair is not None else None),
+        duel=duel,
+        leaves=leaves,
+    )
+
+
+def _persona(name: str, table: Mapping[str, Any], leaves: Mapping[str, Leaf]) -> Persona:
+    """A custom persona needs a description once every layer is merged (one file may add only incentives)."""
+    if "description" not in table:
+        table_key = f"personas.{name}"
+        set_by = next(leaf.file for key, leaf in leaves.items() if key == table_key or key.startswith(table_key + "."))
+        raise config_error(set_by, f"personas.{name}.description", "is required: say who this persona is")
+    return Persona(name, table["description"].strip(), tuple(item.strip() for item in table.get("incentives", ())))
+
+
+# -- the layers, read from files, the environment and the flags --------------------------------------
+
+
+def defaults() -> Layer:
+    """The built-in values: today's flag defaults (``max_turns`` has none: three rounds, from the seats)."""
+    duel = {setting.name: setting.default for setting in SETTINGS.values() if setting.default is not None}
+    return Layer(DEFAULT, "", {"debate_dir": DEFAULT_DEBATE_DIR, "duel": duel})
+
+
+def user_file(env: Mapping[str, str]) -> Path:
+    """``$XDG_CONFIG_HOME/duel/config.toml``, else ``~/.config/duel/config.toml`` (a relative
+    ``$XDG_CONFIG_HOME`` is ignored, as the XDG specification says)."""
+    base = env.get("XDG_CONFIG_HOME", "")
+    return (Path(base) if os.path.isabs(base) else home(env) / ".config") / USER_FILE
+
+
+def home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or Path.home())
+
+
+def project_root(cwd: Path, home_folder: Path) -> Path | None:
+    """The nearest folder from ``cwd`` up holding ``duel.toml`` or ``duel.local.toml``. The search ends
+    after a folder holding ``.git`` (the repository's root), and before the home folder or a folder anyone
+    may write to (``/tmp``): a file there is not this project's, and anyone could have put it there."""
+    for folder in (cwd, *cwd.parents):
+        if folder == home_folder or _writable_by_anyone(folder):
+            return None
+        if (folder / PROJECT_FILE).exists() or (folder / LOCAL_FILE).exists():
+            return folder
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def _writable_by_anyone(folder: Path) -> bool:
+    try:
+        return bool(folder.stat().st_mode & stat.S_IWOTH)
+    except OSError:
+        return True  # a folder that cannot be looked at cannot be trusted either
+
+
+def read_layers(cwd: Path, env: Mapping[str, str], extra: Sequence[Path] = ()) -> list[Layer]:
+    """Every layer below the flags, lowest first; a file that does not exist is no layer (but an
+    ``extra`` file must exist: it was named)."""
+    cwd, home_folder = Path(os.path.abspath(cwd)), Path(os.path.abspath(home(env)))
+    layers = [defaults()]
+    found = read_file(USER, user_file(env), None, home_folder)
+    layers += [found] if found else []
+    root = project_root(cwd, home_folder)
+    if root is not None:
+        for name, file in ((PROJECT, PROJECT_FILE), (LOCAL, LOCAL_FILE)):
+            found = read_file(name, root / file, root, home_folder)
+            layers += [found] if found else []
+    for path in extra:
+        path = Path(os.path.abspath(path))
+        found = read_file(LINEUP, path, path.parent, home_folder)
+        if found is None:
+            raise config_error(str(path), None, "no such file")
+        layers.append(found)
+    layers += [Layer(ENVIRONMENT, f"${variable}", {key: env[variable]})
+               for variable, key in ((DEBATE_DIR_ENV, "debate_dir"), (STORE_ENV, "store")) if env.get(variable)]
+    return layers
+
+
+def read_file(name: str, path: Path, relative_to: Path | None, home_folder: Path) -> Layer | None:
+    """One TOML file as a layer, or None when there is none. In its ``debate_dir``, ``~/`` is the home
+    folder, and a relative path is made relative to ``relative_to`` (the project root, a lineup's
+    folder), or left relative to the current folder (None: the user's file)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise config_error(str(path), None, f"cannot be read: {exc.strerror or exc}") from None
+    if sys.version_info >= (3, 11):  # imported here: a command that finds no file never pays for the parser
+        import tomllib
+    else:
+        import tomli as tomllib
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise config_error(str(path), None, "is not UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise config_error(str(path), None, f"is not valid TOML: {exc}") from None
+    where = data.get("debate_dir")
+    if isinstance(where, str) and where.strip():
+        if where == "~" or where.startswith("~/"):
+            where = str(home_folder / where[2:])
+        data["debate_dir"] = str(relative_to / where) if relative_to is not None else where
+    return Layer(name, str(path), data)
+
+
+def flags_layer(flags: Mapping[str, object]) -> Layer:
+    """The command line's values by dotted key (``duel.max_turns``); None or "" is a flag not given."""
+    data: dict[str, Any] = {}
+    for dotted, value in flags.items():
+        if value is None or value == "":
+            continue
+        *tables, key = dotted.split(".")
+        table = data
+        for name in tables:
+            table = table.setdefault(name, {})
+        table[key] = value
+    return Layer(FLAGS, "", data)
+
+
+def load_config(cwd: Path, env: Mapping[str, str], flags: Mapping[str, object] = NO_FLAGS,
+                extra: Sequence[Path] = ()) -> Config:
+    """The configuration a command runs with: every layer read, the flags on top, merged."""
+    return merge([*read_layers(cwd, env, extra), flags_layer(flags)])
+
