@@ -1,6 +1,6 @@
 """The human-facing ``duel`` commands (typer): flag parsing and printing over the library.
 
-Commands are registered here, in the order ``duel --help`` lists them: join, demo,
+Commands are registered here, in the order ``duel --help`` lists them: join, panel, demo,
 tools, validate, verify, report, skill, watch, list. Library imports happen inside each command, so ``--help``
 stays quick and a command pays only for what it uses.
 """
@@ -64,11 +64,12 @@ def _model_help(text: str, key: str) -> str:
     return f"{text} (default: {key} in the configuration)."
 
 
-def load(flags: dict[str, object]) -> Config:
-    """The configuration this command runs with (rp1_duel.configuration): files, environment, then ``flags``."""
+def load(flags: dict[str, object], extra: list[str] | None = None) -> Config:
+    """The configuration this command runs with (rp1_duel.configuration): files, ``extra`` files,
+    environment, then ``flags``."""
     from ..configuration import load_config
 
-    return load_config(Path.cwd(), os.environ, flags)
+    return load_config(Path.cwd(), os.environ, flags, [Path(path) for path in extra or ()])
 
 
 @app.command("join")
@@ -109,6 +110,8 @@ def join_command(
     voter: Annotated[list[str] | None, typer.Option(
         "--voter", help="With --verify: a model that judges the claims of the peer's citations (up to 3 times; "
                         "default: none, mechanical checks only).")] = None,
+    config_file: Annotated[list[str] | None, typer.Option(
+        "--config", help="One more configuration file, above duel.local.toml (duel panel passes its lineup).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one summary object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing on stderr but errors.")] = False,
 ) -> None:
@@ -134,7 +137,7 @@ def join_command(
             "model.base_url": base_url, "model.reasoning": reasoning, "duel.max_turns": max_turns,
             "duel.lease_seconds": lease_seconds, "duel.peer_wait_seconds": peer_wait_seconds,
             "duel.turn_timeout_seconds": turn_timeout_seconds, "duel.seats": seats,
-        })
+        }, config_file)
         chosen = select_provider(config.model.model, config.model.provider, config.model.base_url, os.environ,
                                  config.model.reasoning)
         checker = None
@@ -167,6 +170,63 @@ def join_command(
     if result.state != STATE_COMPLETED:  # even with --quiet: exit 1 says why
         typer.echo(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}", err=True)
     raise typer.Exit(0 if result.state == STATE_COMPLETED else 1)
+
+
+@app.command("panel")
+def panel_command(
+    target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
+    lineup: Annotated[str | None, typer.Option(
+        "--lineup", help="A TOML file of [panel.seats.1], [panel.seats.2]…: each seat's name, provider, model, "
+                         "persona and position (default: the lineup in duel.toml).")] = None,
+    topic: Annotated[str | None, typer.Option(
+        help="Topic (default: panel.topic in the lineup, else the document's first heading).")] = None,
+    debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
+    store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
+    max_turns: Annotated[int | None, typer.Option(help=_SETTING_HELP["max_turns"])] = None,
+    lease_seconds: Annotated[int | None, typer.Option(help=_default_or_config("lease_seconds"))] = None,
+    peer_wait_seconds: Annotated[int | None, typer.Option(help=_default_or_config("peer_wait_seconds"))] = None,
+    turn_timeout_seconds: Annotated[int | None, typer.Option(help=_default_or_config("turn_timeout_seconds"))] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one summary object on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing on stderr but errors.")] = False,
+) -> None:
+    """Run every seat of a panel from one command: one `duel join` process a seat, each with its own model.
+
+    The seats join in lineup order and their progress lines are shown as they come. Ctrl-C stops every seat (each gives the floor back and keeps its seat): run the same command to resume.
+    """
+    from dataclasses import replace
+
+    from ..coordination.service import DuelService
+    from ..participant.panel import exit_code, lineup_seats, run_seats, shared_flags
+
+    extra = [os.path.abspath(lineup)] if lineup else []
+    try:
+        config = load({"debate_dir": debate_dir_, "store": store, "duel.max_turns": max_turns,
+                       "duel.lease_seconds": lease_seconds, "duel.peer_wait_seconds": peer_wait_seconds,
+                       "duel.turn_timeout_seconds": turn_timeout_seconds}, extra)
+        seats = lineup_seats(config)
+        settings = replace(config.settings(), seats=len(seats))
+        settings.check()
+        chosen_topic = topic or config.panel.topic
+        shared = shared_flags(config, settings, chosen_topic, extra) + (["--quiet"] if quiet else [])
+        service = DuelService(config.debate_dir, store=config.store)
+        target_path = os.path.abspath(target)
+        try:
+            runs = run_seats(target_path, shared, seats, service, topic=chosen_topic)
+        except KeyboardInterrupt:
+            typer.echo("duel panel: interrupted: every seat gave the floor back and kept its seat; "
+                       "run the same command to resume", err=True)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+    except DuelError as exc:
+        fail(exc, as_json)
+    results = [run.result for run in runs]
+    done = next((result for result in results if result and result.get("debate_path")), None)
+    if as_json:
+        typer.echo(json.dumps({"outcome": done and done.get("outcome"), "debate_path": done and done["debate_path"],
+                               "seats": results}, ensure_ascii=False))
+    if done is not None:
+        typer.echo(f"duel panel: {done.get('outcome') or 'not ended'} → {done['debate_path']}", err=True)
+        typer.echo(f"review:     duel report {done['debate_path']} --format html -o report.html", err=True)
+    raise typer.Exit(exit_code(runs))
 
 
 @app.command("demo")

@@ -1,5 +1,8 @@
 """Every seat of a duel from one command: one ``duel join`` process a seat, started in seat order.
 
+:func:`lineup_seats` turns a configuration's lineup (``[panel.seats.N]``) into each seat's
+``duel join`` flags; :func:`run_seats` starts and watches the processes.
+
 ``duel panel`` and ``duel demo`` run the same path as people in separate terminals: each
 seat is its own process with its own provider, model and key, and the service alone
 coordinates them. Seats are taken in join order, so each process is started only once the
@@ -23,8 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ..configuration import Config, SeatSpec, config_error
 from ..coordination.service import DuelService
 from ..errors import EXIT_INTERRUPTED, DuelError
+from ..settings import SETTINGS, DuelSettings
 from ..vocabulary import ErrorCode
 
 SEAT_TAKEN_WITHIN = 60.0  # seconds for one process to start, preflight its model and join
@@ -46,6 +51,55 @@ class SeatRun:
     process: subprocess.Popen[str]
     result: dict[str, Any] | None = None
     stderr_done: threading.Event = field(default_factory=threading.Event)
+
+
+# SeatSpec field -> the duel join flag it becomes.
+_SEAT_FLAGS = (("name", "--name"), ("provider", "--provider"), ("model", "--model"), ("base_url", "--base-url"),
+               ("reasoning", "--reasoning"), ("persona", "--persona"), ("position", "--position"))
+
+
+def lineup_seats(config: Config) -> list[PanelSeat]:
+    """The seats of the configuration's lineup, in seat order; ``INVALID_CONFIG`` unless they are
+    numbered 1..N with 2 <= N <= 8 and their names, where given, differ."""
+    seats = config.panel.seats
+    where = next((leaf.file for key, leaf in config.leaves.items() if key.startswith("panel.seats.")),
+                 "the configuration")
+    high = SETTINGS["seats"].high
+    if not seats:
+        raise config_error("the configuration", "panel.seats",
+                           "no lineup: give --lineup FILE, or [panel.seats.1], [panel.seats.2]… in duel.toml")
+    if sorted(seats) != list(range(1, len(seats) + 1)) or not 2 <= len(seats) <= high:
+        numbers = ", ".join(map(str, sorted(seats)))
+        raise config_error(where, "panel.seats", f"seats {numbers}: a lineup numbers its seats 1, 2, … up to {high}, "
+                                                 "at least two")
+    named = [spec.name for spec in seats.values() if spec.name]
+    twice = sorted({name for name in named if named.count(name) > 1})
+    if twice:
+        raise config_error(where, "panel.seats", f"{twice[0]!r} names more than one seat: give each seat its own name")
+    return [_seat(number, seats[number]) for number in sorted(seats)]
+
+
+def _seat(number: int, spec: SeatSpec) -> PanelSeat:
+    flags: list[str] = []
+    for key, flag in _SEAT_FLAGS:
+        value = getattr(spec, key)
+        if value:
+            flags += [flag, value]
+    who = spec.name or spec.persona or spec.model
+    return PanelSeat(f"seat {number}" + (f" ({who})" if who else ""), tuple(flags))
+
+
+def shared_flags(config: Config, settings: DuelSettings, topic: str | None,
+                 config_files: Sequence[str]) -> list[str]:
+    """The flags every seat's join takes: the duel's settings in full (the first join fixes them),
+    where it lives, and the files a seat must read too (a lineup's custom personas)."""
+    flags = ["--debate-dir", config.debate_dir, *(["--store", config.store] if config.store else [])]
+    flags += ["--topic", topic] if topic else []
+    for name in SETTINGS:
+        flags += [SETTINGS[name].flag, str(getattr(settings, name) if name != "max_turns" else settings.turn_limit)]
+    for path in config_files:
+        flags += ["--config", path]
+    return flags
 
 
 def join_command(target: str, shared: Sequence[str], seat: PanelSeat) -> list[str]:

@@ -1,0 +1,193 @@
+"""`duel panel`: every seat of a lineup from one command, each its own `duel join` process
+(issue 13, item 3): the lineup's rules, a panel of Claude, GPT and a script to consensus, a
+seat that fails before taking its seat, and Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_participant import clean_env, wait_for_seat
+
+from rp1_duel.configuration import Layer, merge
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.errors import DuelError
+from rp1_duel.participant.panel import PanelSeat, join_command, lineup_seats, shared_flags
+from rp1_duel.record.validate import validate_file
+from rp1_duel.settings import DuelSettings
+from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, ErrorCode
+
+from fake_debater import asked, prompt_text
+from helpers import make_turn
+
+OPEN, ACCEPT = "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS"
+
+
+def config_of(panel: dict) -> object:
+    return merge([Layer("lineup", "/p/lineup.toml", {"panel": panel})])
+
+
+# -- the lineup -----------------------------------------------------------------------------------
+
+
+def test_a_lineup_becomes_each_seats_join_flags_in_seat_order():
+    config = config_of({"seats": {"2": {"model": "gpt-x", "persona": "skeptic"},
+                                  "1": {"name": "Ada", "provider": "anthropic", "model": "claude-x"}}})
+    assert lineup_seats(config) == [
+        PanelSeat("seat 1 (Ada)", ("--name", "Ada", "--provider", "anthropic", "--model", "claude-x")),
+        PanelSeat("seat 2 (skeptic)", ("--model", "gpt-x", "--persona", "skeptic")),
+    ]
+
+
+@pytest.mark.parametrize(("seats", "problem"), [
+    ({}, "no lineup"),
+    ({"1": {"model": "claude-x"}}, "at least two"),
+    ({"1": {"model": "a"}, "3": {"model": "b"}}, "seats 1, 3: a lineup numbers its seats 1, 2, …"),
+    ({"1": {"name": "Ada"}, "2": {"name": "Ada"}}, "'Ada' names more than one seat"),
+])
+def test_a_lineup_without_seats_1_to_n_or_with_a_name_twice_is_invalid_config(seats, problem):
+    with pytest.raises(DuelError) as raised:
+        lineup_seats(config_of({"seats": seats}))
+    assert raised.value.code == ErrorCode.INVALID_CONFIG
+    assert problem in raised.value.message
+
+
+def test_every_seat_joins_with_the_duels_settings_in_full_and_the_lineup_file():
+    config = config_of({"seats": {"1": {}, "2": {}, "3": {}}})
+    flags = shared_flags(config, DuelSettings(seats=3, lease_seconds=30), "Leases", ["/p/lineup.toml"])
+    pairs = dict(zip(flags[::2], flags[1::2], strict=True))
+    assert pairs == {"--debate-dir": "debates", "--topic": "Leases", "--max-turns": "9", "--lease-seconds": "30",
+                     "--peer-wait-seconds": "900", "--turn-timeout-seconds": "1800", "--seats": "3",
+                     "--config": "/p/lineup.toml"}
+    assert join_command("/d.md", flags, PanelSeat("seat 1", ("--name", "A")))[-3:] == ["--name", "A", "--json"]
+
+
+# -- duel panel: real processes ------------------------------------------------------------------
+
+
+def scripted_seat(tmp_path: Path, name: str, turns: dict[int, str]) -> Path:
+    folder = tmp_path / name.lower()
+    folder.mkdir()
+    for index, (number, stance) in enumerate(sorted(turns.items()), start=1):
+        (folder / f"{index}.md").write_text(make_turn(number, name, "duel", f"scripted:{folder.name}", stance))
+    return folder
+
+
+def plays(stances: list[str]):
+    def respond(body: dict) -> str:
+        n, name, harness, model, _ = asked(body)
+        return make_turn(n, name, harness, model, stances[n - 1])
+    return respond
+
+
+def panel(tmp_path: Path, source: Path, debate_dir: Path, lineup: str, *flags: str, env: dict[str, str]):
+    (tmp_path / "lineup.toml").write_text(lineup)
+    argv = [sys.executable, "-m", "rp1_duel", "panel", "--target", str(source), "--lineup",
+            str(tmp_path / "lineup.toml"), "--debate-dir", str(debate_dir), "--json", *flags]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+
+
+@pytest.mark.slow
+def test_duel_panel_runs_claude_gpt_and_a_script_to_consensus_from_one_lineup(
+        tmp_path, source, debate_dir, anthropic_server, openai_server):
+    stances = [OPEN, OPEN, OPEN, ACCEPT, ACCEPT, ACCEPT]
+    anthropic_server.responder = openai_server.responder = plays(stances)
+    cy = scripted_seat(tmp_path, "Cy", {3: OPEN, 6: ACCEPT})
+    lineup = f"""
+[panel]
+topic = "Lease design"
+[panel.seats.1]
+name = "Claude"
+model = "claude-x"
+[panel.seats.2]
+name = "GPT"
+model = "gpt-x"
+persona = "skeptic"
+[panel.seats.3]
+name = "Cy"
+model = "scripted:{cy}"
+[duel]
+max_turns = 6
+"""
+    env = clean_env(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=anthropic_server.base_url, OPENAI_API_KEY="k",
+                    OPENAI_BASE_URL=openai_server.base_url)
+    out, err = panel(tmp_path, source, debate_dir, lineup, env=env).communicate(timeout=120)
+
+    assert "Traceback" not in err
+    summary = json.loads(out)
+    assert summary["outcome"] == ACCEPTED_CONSENSUS, err
+    assert [(s["seat"], s["turns_written"]) for s in summary["seats"]] == [(1, [1, 4]), (2, [2, 5]), (3, [3, 6])]
+    assert validate_file(summary["debate_path"]).valid
+    text = Path(summary["debate_path"]).read_text()
+    assert 'topic: "Lease design"' in text and "seats: 3" in text
+    # Each seat's lines reach the terminal under its name; the skeptic persona reached GPT's model only.
+    assert "[Claude] turn 1 accepted" in err and "[GPT] turn 2 accepted" in err and "[Cy] turn 3 accepted" in err
+    assert "skeptic" in prompt_text(openai_server.requests[0]["body"]).lower()
+    assert "skeptic" not in prompt_text(anthropic_server.requests[0]["body"]).lower()
+    assert f"duel panel: ACCEPTED_CONSENSUS → {summary['debate_path']}" in err
+
+
+@pytest.mark.slow
+def test_a_seat_that_fails_before_taking_its_seat_stops_the_panel_and_leaves_no_lease(
+        tmp_path, source, debate_dir):
+    ada = scripted_seat(tmp_path, "Ada", {1: OPEN})
+    lineup = f"""
+[panel.seats.1]
+name = "Ada"
+model = "scripted:{ada}"
+[panel.seats.2]
+name = "Bea"
+model = "scripted:{tmp_path / 'missing'}"
+[panel.seats.3]
+name = "Cy"
+model = "scripted:{ada}"
+"""
+    process = panel(tmp_path, source, debate_dir, lineup, env=clean_env())
+    out, err = process.communicate(timeout=60)
+
+    assert process.returncode == 1
+    assert "[Bea]" not in err or "INVALID_ARGUMENT" in err
+    assert "scripted:" in err and "is not a directory holding *.md turns" in err  # Bea's own error
+    assert err.strip().splitlines()[-1] == (
+        "duel: PANEL_SEAT_FAILED: seat 2 (Bea) ended before taking its seat (its error is above)")
+    assert json.loads(out)["error"]["code"] == "PANEL_SEAT_FAILED"
+    status = DuelService(debate_dir).status(target=str(source))
+    assert [p.display_name for p in status.participants] == ["Ada"]  # Ada's seat is kept
+    assert status.lock.owner_participant_id is None
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_every_seat_which_keeps_its_seat_and_exits_130(tmp_path, source, debate_dir):
+    ada, bea = scripted_seat(tmp_path, "Ada", {1: OPEN}), scripted_seat(tmp_path, "Bea", {2: OPEN})
+    lineup = f"""
+[panel.seats.1]
+name = "Ada"
+model = "scripted:{ada}"
+[panel.seats.2]
+name = "Bea"
+model = "scripted:{bea}"
+[panel.seats.3]
+name = "Human"
+model = "human"
+"""
+    # The third seat is a person who is never done: the panel waits on turn 3.
+    env = clean_env(EDITOR="sleep 60")
+    process = panel(tmp_path, source, debate_dir, lineup, env=env)
+    wait_for_seat(debate_dir, source, count=3, limit=60)
+    deadline = time.monotonic() + 30
+    while DuelService(debate_dir).status(target=str(source)).turn_count < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+
+    assert process.returncode == 130, err
+    assert "duel panel: interrupted" in err and "Traceback" not in err
+    status = DuelService(debate_dir).status(target=str(source))
+    assert status.lock.owner_participant_id is None and status.participant_count == 3
+    assert os.path.exists(status.duel.debate_path)
