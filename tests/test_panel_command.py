@@ -152,8 +152,8 @@ model = "scripted:{ada}"
     out, err = process.communicate(timeout=60)
 
     assert process.returncode == 1
-    assert "[Bea]" not in err or "INVALID_ARGUMENT" in err
-    assert "scripted:" in err and "is not a directory holding *.md turns" in err  # Bea's own error
+    assert "[seat 2 (Bea)] duel: INVALID_ARGUMENT: scripted:" in err  # Bea's own error, said to be hers
+    assert "is not a directory holding *.md turns" in err
     assert err.strip().splitlines()[-1] == (
         "duel: PANEL_SEAT_FAILED: seat 2 (Bea) ended before taking its seat (its error is above)")
     assert json.loads(out)["error"]["code"] == "PANEL_SEAT_FAILED"
@@ -184,7 +184,7 @@ model = "human"
     while DuelService(debate_dir).status(target=str(source)).turn_count < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    _, err = process.communicate(timeout=60)
 
     assert process.returncode == 130, err
     assert "duel panel: interrupted" in err and "Traceback" not in err

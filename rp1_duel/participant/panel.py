@@ -9,7 +9,7 @@ coordinates them. Seats are taken in join order, so each process is started only
 one before it holds its seat; a process that exits before taking its seat stops the start
 (the seats already taken are kept, as after Ctrl-C: the same command resumes them).
 Every process's console lines are passed through as they come, each already prefixed with
-its participant's name.
+its participant's name (or, for its other lines, the seat's label).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def run_seats(target: str, shared: Sequence[str], seats: Sequence[PanelSeat], se
             run = SeatRun(seat, process)
             runs.append(run)
             assert process.stderr is not None
-            threading.Thread(target=_pass_through, args=(process.stderr, say, lock, run.stderr_done),
+            threading.Thread(target=_pass_through, args=(process.stderr, seat.label, say, lock, run.stderr_done),
                              daemon=True).start()
             _wait_for_seat(run, index, target, topic, service, seat_taken_within)
         for run in runs:
@@ -177,11 +177,15 @@ def _interrupt(runs: Sequence[SeatRun]) -> None:
                 run.process.send_signal(signal.SIGINT)
 
 
-def _pass_through(stream: IO[str], say: Callable[[str], None], lock: threading.Lock, done: threading.Event) -> None:
+def _pass_through(stream: IO[str], label: str, say: Callable[[str], None], lock: threading.Lock,
+                  done: threading.Event) -> None:
+    """A seat's lines as they come; those its participant does not prefix with its name (an
+    error, the last `duel: OUTCOME` line) get the seat's label, so each line says whose it is."""
     try:
         for line in stream:
+            text = line.rstrip("\n")
             with lock:
-                say(line.rstrip("\n"))
+                say(text if text.startswith("[") else f"[{label}] {text}")
     finally:
         done.set()
 
