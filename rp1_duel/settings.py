@@ -58,6 +58,9 @@ SETTINGS: Final = {
         Setting("seats", 2, 2, 8, "participants in the duel, speaking in turn"),
     )
 }
+CHAIR_HELP: Final = ("add a chair seat (0): it writes the opening brief, the unengaged points before the closing "
+                     "round and the synthesis; max_turns then counts the panel's turns [default: no chair]")
+ROLE_HELP: Final = "panelist, or chair: take the chair's seat (implies --chair on the join that creates the duel)"
 DEFAULT_ROUNDS: Final = 3  # max_turns when not given: every seat speaks three times
 
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
-from ..settings import SETTINGS, debate_dir, default_of, store_url
-from ..vocabulary import ErrorCode
+from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, debate_dir, default_of, store_url
+from ..vocabulary import ErrorCode, Role
 
 if TYPE_CHECKING:
     from ..verify.run import ArtifactVerification
@@ -74,6 +74,9 @@ def join_command(
     turn_timeout_seconds: Annotated[int, typer.Option(help=_SETTING_HELP["turn_timeout_seconds"])] = (
         default_of("turn_timeout_seconds")),
     seats: Annotated[int, typer.Option(help=_SETTING_HELP["seats"])] = default_of("seats"),
+    chair: Annotated[bool, typer.Option("--chair", help=f"{CHAIR_HELP}; fixed by the join that creates the duel."
+                                        )] = False,
+    role: Annotated[str, typer.Option(help=ROLE_HELP)] = Role.PANELIST,
     signing_key: Annotated[str | None, typer.Option(
         "--signing-key", envvar="DUEL_SIGNING_KEY",
         help="Sign every turn with this SSH key: a private key file, or a public key whose private half is in "
@@ -119,8 +122,8 @@ def join_command(
         config = ParticipantConfig(
             target=os.path.abspath(target), debate_dir=debate_dir(debate_dir_), name=display, topic=topic,
             persona=persona, position=position,
-            settings=DuelSettings(max_turns, lease_seconds, peer_wait_seconds, turn_timeout_seconds, seats),
-            signing_key=signing_key or None, store=store_url(store),
+            settings=DuelSettings(max_turns, lease_seconds, peer_wait_seconds, turn_timeout_seconds, seats, chair),
+            signing_key=signing_key or None, store=store_url(store), role=role,
         )
         duelist = Duelist(config, chosen, ConsoleReporter(display, quiet=quiet), checker=checker)
         try:

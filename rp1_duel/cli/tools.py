@@ -14,8 +14,8 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import DuelError, invalid_argument
-from ..settings import SETTINGS, STORE_ENV, DuelSettings, debate_dir, store_url
-from ..vocabulary import ErrorCode
+from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, STORE_ENV, DuelSettings, debate_dir, store_url
+from ..vocabulary import ROLES, ErrorCode, Role
 from . import undecodable
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
         _TOKEN,
         *((setting.flag, {"type": int, "default": setting.default, "help": setting.help_with_range})
           for setting in SETTINGS.values()),
+        ("--chair", {"action": "store_true", "help": CHAIR_HELP}),
+        ("--role", {"choices": ROLES, "default": Role.PANELIST, "help": ROLE_HELP}),
     ]),
     "status": ("show a duel; with your id and token it also marks you as present", [
         ("--duel-id", {}), ("--target", {}), ("--topic", {}), _DIR,
@@ -130,10 +132,10 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
         if args.participant_name is None:
             raise invalid_argument("--participant-name is required")
         settings = DuelSettings(args.max_turns, args.lease_seconds, args.peer_wait_seconds, args.turn_timeout_seconds,
-                                args.seats)
+                                args.seats, args.chair)
         return service.join(
             target=args.target, participant_name=args.participant_name, topic=args.topic,
-            harness=args.harness, model_id=args.model_id, participant_token=token, settings=settings,
+            harness=args.harness, model_id=args.model_id, participant_token=token, settings=settings, role=args.role,
         ).to_dict()
     if op == "status":
         # $DUEL_PARTICIPANT_TOKEN only counts with --participant-id: a plain status stays read-only.

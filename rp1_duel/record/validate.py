@@ -199,7 +199,8 @@ def _check_verification(
     for entry in sidecar.citations:
         if entry.verdict == Verdict.FABRICATED:
             cited = entry.citation
-            line = blocks[cited.turn - 1].line + 1 + cited.line if cited.line else blocks[cited.turn - 1].line
+            block = blocks[cited.turn - (0 if front.chair else 1)]
+            line = block.line + 1 + cited.line if cited.line else block.line
             add(Problem(RecordCode.CITATION_FABRICATED,
                         f"turn {cited.turn}: {cited.url or cited.item} is fabricated: {entry.reason}", line, cited.turn))
 

@@ -80,9 +80,9 @@ def tag(item: UnresolvedEntry) -> str:
 
 def facts(report: Report) -> list[str]:
     """`5 of 6 turns`, `7 min 49 s`, and with recorded usage `21,000 tokens`, `~$0.1200`."""
-    found = [f"{report.turn_count} of {report.max_turns} turns", duration(report.duration_seconds)]
-    if report.seats != 2:
-        found.insert(1, f"{report.seats} seats")
+    found = [f"{report.turn_count} of {report.schedule.turn_count} turns", duration(report.duration_seconds)]
+    if report.seats != 2 or report.chair:
+        found.insert(1, f"{report.seats} seats" + (" and a chair" if report.chair else ""))
     if report.usage is not None:
         found += [f"{tokens_in(report.usage) + int(report.usage['output_tokens']):,} tokens", cost(report.usage)]
     return found
