@@ -12,6 +12,7 @@ import pytest
 from test_participant import clean_env, finish, start, wait_for_seat
 
 from rp1_duel.errors import DuelError
+from rp1_duel.participant.prompt import chair_system_prompt, instruction, phase_note, system_prompt
 from rp1_duel.record.artifact import FrontMatter, FrontMatterError
 from rp1_duel.record.history import Claimant, History, RecordFile, seat_of
 from rp1_duel.record.outcomes import TurnSummary, evaluate
@@ -23,6 +24,7 @@ from rp1_duel.review.report_markdown import render_markdown
 from rp1_duel.review.watch import situation, view_of
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns.rules import validate_turn
+from rp1_duel.turns.source import read_source
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT, Phase, Role
 
 from helpers import Player, claim, join, make_turn, run_tools
@@ -441,3 +443,32 @@ def test_a_chaired_panel_of_join_processes_reaches_consensus_and_validates(sourc
     assert [result["turns_written"] for _, result, _ in finished] == [[1, 5], [2, 6], [3, 7], [0, 4, 8]]
     report = validate_file(finished[0][1]["debate_path"])
     assert report.valid, report.problems
+
+
+# -- the participant's prompt ----------------------------------------------------------------------------------------
+
+
+def test_the_chairs_prompt_gives_its_three_formats_and_rules_but_not_the_panels(source):
+    system = chair_system_prompt("Chair", "Lease design", read_source(source), "design.md", 3, None)
+    assert "**Question**" in system and "**Unengaged Points**" in system and "**Synthesis**" in system
+    assert "`CHAIR_FORMAT`" in system and "`UNENGAGED_POINTS`" not in system and "**Novel Argument**" not in system
+    text = instruction(0, 8, heading(0).rstrip("\n").removesuffix("CHAIR"), by_chair=True,
+                       phase=phase_note(Phase.OPENING_BRIEF, ["Alice (claude-code / claude-x), seat 1"]))
+    assert "\n## Turn 0 \u2014 Chair (duel / chair-1) \u2014 CHAIR\n" in text and "STANCE" not in text
+    assert "present the lineup (Alice (claude-code / claude-x), seat 1)" in text
+
+
+def test_each_chair_phase_and_the_closing_round_are_told_what_they_are_for():
+    assert "List 1 to 3" in phase_note(Phase.PRE_CLOSING)
+    assert "the panel's outcome is ACCEPTED_CONSENSUS" in phase_note(Phase.SYNTHESIS, outcome=ACCEPTED_CONSENSUS)
+    points = history_upto(5).turns[4].points
+    closing = phase_note(Phase.CLOSING, points=points, pre_closing=4)
+    assert '`Addresses: Turn 4 "…"`' in closing and f"1. {POINTS[0]}\n2. {POINTS[1]}\n" in closing
+    assert phase_note(Phase.REBUTTAL) == phase_note(None) == ""
+
+
+def test_a_panelist_of_a_chaired_panel_is_told_of_the_chair(source):
+    chaired_prompt = system_prompt("Alice", "Lease design", read_source(source), "design.md", None, None, 3, True)
+    assert "A chair, who takes no stance" in chaired_prompt
+    plain = system_prompt("Alice", "Lease design", read_source(source), "design.md", None, None, 3)
+    assert "A chair, who takes no stance" not in plain
