@@ -21,6 +21,7 @@ from ..vocabulary import (
 
 _CONVERGENT = (CONVERGING, ACCEPTING_CONSENSUS)
 CHAIR_SEAT = 0  # the chair's turns have no stance: outcomes read the panel's alone
+CHAIR_TURNS = 3  # the opening brief, the pre-closing and the synthesis
 
 
 def seat_of(number: int, seats: int = 2) -> int:
@@ -93,7 +94,7 @@ def _decide_chaired(turns: Sequence[TurnSummary], max_turns: int, seats: int) ->
     numbers = [number for number, turn in enumerate(turns) if turn.seat != CHAIR_SEAT]  # turn 0 is the chair's
     panel = decide([turns[number] for number in numbers], max_turns, seats)
     latest = tuple(numbers[index - 1] for index in panel.latest)
-    if len(turns) < max_turns + 3:  # the synthesis (turn max_turns + 2) is not written yet
+    if len(turns) < max_turns + CHAIR_TURNS:  # the synthesis (turn max_turns + 2) is not written yet
         return Decision(None, None, latest, panel.candidate_convergence)
     return Decision(panel.outcome, panel.rule, latest, panel.candidate_convergence)
 

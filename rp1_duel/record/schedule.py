@@ -15,9 +15,7 @@ from dataclasses import dataclass
 
 from ..vocabulary import Phase
 from .outcomes import CHAIR_SEAT as CHAIR_SEAT
-from .outcomes import seat_of
-
-CHAIR_TURNS = 3  # the opening brief, the pre-closing and the synthesis
+from .outcomes import CHAIR_TURNS, seat_of
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from ..vocabulary import (
 from . import signatures, verification
 from .artifact import FrontMatter, TurnBlock
 from .history import RecordFile, chain_problems, claimants
-from .outcomes import CHAIR_SEAT, TurnSummary, evaluate
+from .outcomes import CHAIR_SEAT, CHAIR_TURNS, TurnSummary, evaluate
 from .schedule import Schedule
 from .sources import tree_root
 
@@ -275,10 +275,11 @@ def _implied_outcome(front: FrontMatter, summaries: list[TurnSummary], report: A
     add = report.problems.append
     max_turns, seats = front.max_turns, front.seats
     if front.chair:  # the phases are fixed: the last turn, the synthesis, is the only one that may decide
-        if len(summaries) > max_turns + 3:
-            add(Problem(RecordCode.TURN_COUNT, f"{len(summaries)} turns exceed the {max_turns + 3} of a chaired "
+        most = max_turns + CHAIR_TURNS
+        if len(summaries) > most:
+            add(Problem(RecordCode.TURN_COUNT, f"{len(summaries)} turns exceed the {most} of a chaired "
                                                f"duel of max_turns {max_turns}"))
-        return evaluate(summaries[: max_turns + 3], max_turns, seats, chair=True).outcome
+        return evaluate(summaries[:most], max_turns, seats, chair=True).outcome
     if len(summaries) > max_turns:
         add(Problem(RecordCode.TURN_COUNT, f"{len(summaries)} turns exceed max_turns {max_turns}"))
     # Nothing may follow the turn that reached an outcome. An outcome needs every seat's

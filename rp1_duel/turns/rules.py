@@ -52,6 +52,10 @@ Where the protocol is silent, this module decides:
   violation a line. A `<!-- duel:` marker is UNSAFE_STRUCTURE, not also RAW_HTML.
 - Only `---` may open a turn: a lone `+++` line is text before the heading (HEADING).
 - Violations come sorted by line (those without one last), then by rule order.
+- A chair's turn (``TurnContext.phase`` one of the chair's) is read with the chair's labels and
+  checked by HEADING, CHAIR_FORMAT, TURN_REF_NOT_FOUND, UNSAFE_STRUCTURE and RAW_HTML only; turns
+  it names in its pre-closing and synthesis are found as running text names them (`Turn M "…"`).
+  A closing-round turn's excerpt addresses a point when the point's own text holds it.
 """
 
 from __future__ import annotations
