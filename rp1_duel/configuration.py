@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, cast
 
 from .errors import DuelError
 from .settings import DEBATE_DIR_ENV, DEFAULT_DEBATE_DIR, SETTINGS, STORE_ENV, DuelSettings
@@ -89,7 +89,7 @@ class Config(NamedTuple):
 
     def settings(self) -> DuelSettings:
         """The duel's settings (``DuelSettings.check`` still runs at join, as for flags)."""
-        return DuelSettings(**self.duel)
+        return DuelSettings(**cast(Mapping[str, Any], self.duel))  # its int settings; chair is no key
 
     def origin(self, key: str) -> str:
         """Where the value of a dotted key came from, or ``unset``."""

@@ -53,6 +53,9 @@ SETTINGS: Final = {
         Setting("seats", 2, 2, 8, "participants in the duel, speaking in turn"),
     )
 }
+CHAIR_HELP: Final = ("add a chair seat (0): it writes the opening brief, the unengaged points before the closing "
+                     "round and the synthesis; max_turns then counts the panel's turns [default: no chair]")
+ROLE_HELP: Final = "panelist, or chair: take the chair's seat (implies --chair on the join that creates the duel)"
 DEFAULT_ROUNDS: Final = 3  # max_turns when not given: every seat speaks three times
 
 
@@ -72,18 +75,24 @@ class DuelSettings:
     peer_wait_seconds: int = default_of("peer_wait_seconds")
     turn_timeout_seconds: int = default_of("turn_timeout_seconds")
     seats: int = default_of("seats")
+    chair: bool = False  # a chair seat besides the seats (docs/protocol.md section 4, "A chair")
 
     @property
     def turn_limit(self) -> int:
         """``max_turns``, else three rounds: 6 for two seats, as before there were more."""
         return self.max_turns if self.max_turns is not None else DEFAULT_ROUNDS * self.seats
 
+    @property
+    def fewest_turns(self) -> int:
+        """The lowest max_turns: a round, or with a chair two (a round before the closing one)."""
+        return 2 * self.seats if self.chair else self.seats
+
     def check(self) -> None:
         """Every value in its range; seats first, since max_turns must give each seat a turn."""
-        for name in ("seats", *(field.name for field in fields(self) if field.name != "seats")):
+        for name in ("seats", *(field.name for field in fields(self) if field.name not in ("seats", "chair"))):
             setting = SETTINGS[name]
             value = getattr(self, name)
-            low = max(setting.low, self.seats) if name == "max_turns" else setting.low
+            low = max(setting.low, self.fewest_turns) if name == "max_turns" else setting.low
             if value is not None and not low <= value <= setting.high:
                 raise invalid_argument(f"{setting.flag} must be between {low} and {setting.high}, got {value}",
                                        flag=setting.flag)

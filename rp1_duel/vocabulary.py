@@ -29,6 +29,48 @@ NON_EMPTY_SECTIONS: Final = SECTIONS[:5]
 # Begins a claim or a support item that no citation backs (section 7, CONJECTURE_AS_BASIS).
 CONJECTURE_TAG: Final = "[CONJECTURE]"
 
+# -- a chair's turns (section 7, "Chair turns"): the word in the stance slot, and the sections of each phase --
+CHAIR_MARK: Final = "CHAIR"
+QUESTION: Final = "Question"
+LINEUP: Final = "Lineup"
+GOOD_ANSWER: Final = "What A Good Answer Looks Like"
+UNENGAGED_POINTS: Final = "Unengaged Points"
+SYNTHESIS: Final = "Synthesis"
+AGREED: Final = "Agreed"
+STILL_OPEN: Final = "Still Open"
+CHAIR_SECTIONS: Final = (QUESTION, LINEUP, GOOD_ANSWER, UNENGAGED_POINTS, SYNTHESIS, AGREED, STILL_OPEN)
+MAX_UNENGAGED_POINTS: Final = 3
+
+
+class Phase:
+    """Where a turn of a chaired duel stands (section 4, "Turn order"); the chair writes three of them."""
+
+    OPENING_BRIEF: Final = "opening_brief"
+    OPENING: Final = "opening"  # the panelists' first round
+    REBUTTAL: Final = "rebuttal"
+    PRE_CLOSING: Final = "pre_closing"
+    CLOSING: Final = "closing"  # the panelists' last round: it must address the unengaged points
+    SYNTHESIS: Final = "synthesis"
+
+
+CHAIR_PHASES: Final = (Phase.OPENING_BRIEF, Phase.PRE_CLOSING, Phase.SYNTHESIS)
+# The sections of each chair turn, in order; the synthesis may add Agreed and Still Open after its own.
+CHAIR_PHASE_SECTIONS: Final = {
+    Phase.OPENING_BRIEF: ((QUESTION, LINEUP, GOOD_ANSWER), ()),
+    Phase.PRE_CLOSING: ((UNENGAGED_POINTS,), ()),
+    Phase.SYNTHESIS: ((SYNTHESIS,), (AGREED, STILL_OPEN)),
+}
+
+
+class Role:
+    """Which seat a join takes (``--role``)."""
+
+    PANELIST: Final = "panelist"
+    CHAIR: Final = "chair"
+
+
+ROLES: Final = (Role.PANELIST, Role.CHAIR)
+
 # -- what `duel join` strips around a model's answer before validating it (section 2) ----
 # One tuple, not a constant each: lower-case string constants here are next_step words.
 WRAPPERS: Final = ("reasoning", "preamble", "fence", "trailing_remark")
@@ -139,6 +181,8 @@ class RuleCode:
     CONSENSUS_BLOCKED: Final = "CONSENSUS_BLOCKED"
     UNGROUNDED: Final = "UNGROUNDED"
     RAW_HTML: Final = "RAW_HTML"
+    CHAIR_FORMAT: Final = "CHAIR_FORMAT"
+    UNENGAGED_POINTS: Final = "UNENGAGED_POINTS"
 
 
 class RecordCode:

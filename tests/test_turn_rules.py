@@ -717,6 +717,7 @@ def test_every_rule_code_has_a_one_line_text():
         "ADDRESSES_UNKNOWN", "SUPPORT_KIND", "SOURCE_REF_NOT_FOUND", "TURN_REF_NOT_FOUND", "CONJECTURE_AS_BASIS",
         "NOVELTY",
         "UNRESOLVED_TAG", "STANCE_REVISION", "CONSENSUS_BLOCKED", "UNGROUNDED", "UNSAFE_STRUCTURE", "RAW_HTML",
+        "CHAIR_FORMAT", "UNENGAGED_POINTS",
     ]
     assert all(text and "\n" not in text for text in RULES.values())
     assert STANCES == ("OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING", "REVISING")

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
-from ..settings import SETTINGS, default_of
-from ..vocabulary import ErrorCode
+from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, default_of
+from ..vocabulary import ErrorCode, Role
 
 if TYPE_CHECKING:
     from ..configuration import Config
@@ -93,6 +94,9 @@ def join_command(
     peer_wait_seconds: Annotated[int | None, typer.Option(help=_default_or_config("peer_wait_seconds"))] = None,
     turn_timeout_seconds: Annotated[int | None, typer.Option(help=_default_or_config("turn_timeout_seconds"))] = None,
     seats: Annotated[int | None, typer.Option(help=_default_or_config("seats"))] = None,
+    chair: Annotated[bool, typer.Option("--chair", help=f"{CHAIR_HELP}; fixed by the join that creates the duel."
+                                        )] = False,
+    role: Annotated[str, typer.Option(help=ROLE_HELP)] = Role.PANELIST,
     signing_key: Annotated[str | None, typer.Option(
         "--signing-key", envvar="DUEL_SIGNING_KEY",
         help="Sign every turn with this SSH key: a private key file, or a public key whose private half is in "
@@ -148,8 +152,9 @@ def join_command(
         display = name or DEFAULT_NAMES.get(chosen.name) or chosen.model.removeprefix("scripted:").capitalize()
         participant = ParticipantConfig(
             target=os.path.abspath(target), debate_dir=config.debate_dir, name=display, topic=topic,
-            persona=resolve(persona, config.personas), position=position, settings=config.settings(),
-            signing_key=signing_key or None, store=config.store,
+            persona=resolve(persona, config.personas), position=position,
+            settings=replace(config.settings(), chair=chair), signing_key=signing_key or None, store=config.store,
+            role=role,
         )
         duelist = Duelist(participant, chosen, ConsoleReporter(display, quiet=quiet), checker=checker)
         try:
@@ -193,8 +198,6 @@ def panel_command(
 
     The seats join in lineup order and their progress lines are shown as they come. Ctrl-C stops every seat (each gives the floor back and keeps its seat): run the same command to resume.
     """
-    from dataclasses import replace
-
     from ..coordination.service import DuelService
     from ..participant.panel import exit_code, lineup_seats, run_seats, shared_flags
 

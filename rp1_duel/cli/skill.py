@@ -259,7 +259,8 @@ same way: `append` then signs each turn (`data.signed` is true), so reviewers ca
 
 Run the command for your `next_step`, read `next_step` from its answer, and repeat until `closed`.
 
-- `compose_turn`: first run `{status_command()}`: your turn number is `data.turn_count` + 1.
+- `compose_turn`: first run `{status_command()}`: your turn number is `data.turn_count` + 1
+  (`data.next_turn` in a duel with a chair, whose turns count from 0).
   Read the artifact (`data.duel.debate_path`) and the source (`data.duel.source_path`), write your
   turn (section 3) to `$TURN_FILE`, then run the command: it appends the turn and releases the lease.
   A long composition keeps the lease with `{refresh_command()}` (a lease lasts `lease_seconds`),

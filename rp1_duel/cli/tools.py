@@ -11,13 +11,14 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..configuration import load_config
 from ..errors import DuelError, invalid_argument
-from ..settings import SETTINGS, STORE_ENV
-from ..vocabulary import ErrorCode
+from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, STORE_ENV
+from ..vocabulary import ROLES, ErrorCode, Role
 from . import undecodable
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
         _TOKEN,
         # No default here: not given, the configuration's [duel] table (else the built-in default) decides.
         *((setting.flag, {"type": int, "help": setting.help_with_range}) for setting in SETTINGS.values()),
+        ("--chair", {"action": "store_true", "help": CHAIR_HELP}),
+        ("--role", {"choices": ROLES, "default": Role.PANELIST, "help": ROLE_HELP}),
     ]),
     "status": ("show a duel; with your id and token it also marks you as present", [
         ("--duel-id", {}), ("--target", {}), ("--topic", {}), _DIR,
@@ -136,7 +139,8 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
             raise invalid_argument("--participant-name is required")
         return service.join(
             target=args.target, participant_name=args.participant_name, topic=args.topic,
-            harness=args.harness, model_id=args.model_id, participant_token=token, settings=config.settings(),
+            harness=args.harness, model_id=args.model_id, participant_token=token,
+            settings=replace(config.settings(), chair=args.chair), role=args.role,
         ).to_dict()
     if op == "status":
         # $DUEL_PARTICIPANT_TOKEN only counts with --participant-id: a plain status stays read-only.

@@ -19,7 +19,7 @@ from typing import Literal
 
 from ..clock import Instant, iso
 from ..errors import DuelError, invalid_argument
-from ..record.outcomes import seat_of  # not record.history: that loads the Markdown parser
+from ..record.schedule import CHAIR_SEAT, Schedule  # not record.history: that loads the Markdown parser
 from ..vocabulary import (
     ACTIVE,
     CLAIM_LOCK,
@@ -35,6 +35,7 @@ from ..vocabulary import (
     WAIT_TURN,
     ErrorCode,
     NextStep,
+    Role,
 )
 from .state import DuelState, Lease, Participant
 
@@ -91,13 +92,27 @@ def live_lease(state: DuelState, now: Instant) -> Lease | None:
     return lease
 
 
+def schedule(state: DuelState) -> Schedule:
+    return Schedule(state.seats, state.max_turns, state.chair)
+
+
+def next_turn_number(state: DuelState) -> int:
+    """The number of the turn to write: turns count from 1, or from 0 with a chair."""
+    return schedule(state).number_after(len(state.turns))
+
+
 def next_turn_seat(state: DuelState) -> int:
-    return seat_of(len(state.turns) + 1, state.seats)
+    """The seat that writes the next turn; :data:`CHAIR_SEAT` (0) for the chair."""
+    return schedule(state).speaker(next_turn_number(state))
+
+
+def seat_name(seat: int) -> str:
+    return "the chair" if seat == CHAIR_SEAT else f"seat {seat}"
 
 
 def all_seated(state: DuelState) -> bool:
-    """Every seat is taken: turn 1 begins then, and the peer wait is over."""
-    return len(state.participants) >= state.seats
+    """Every seat (the chair's too) is taken: the first turn begins then, and the peer wait is over."""
+    return len(state.participants) >= state.seats + state.chair
 
 
 def must_close(state: DuelState) -> bool:
@@ -193,6 +208,37 @@ def refuse_takeover(state: DuelState, holder: Participant, model_id: str, with_t
         f"over with model {model_id}, or join with another --participant-name",
         {"seat": holder.seat, "reclaimable_at": iso(state.wall_time(reclaimable_from(state, holder)))},
     )
+
+
+def refuse_role(seated: Participant | None, role: str) -> DuelError | None:
+    """A participant resumes, or takes over, the seat of its own role only."""
+    if seated is None or (seated.seat == CHAIR_SEAT) == (role == Role.CHAIR):
+        return None
+    held = "the chair" if seated.seat == CHAIR_SEAT else f"panel seat {seated.seat}"
+    return invalid_argument(f"{seated.display_name} ({seated.harness}) holds {held}: join with --role "
+                            f"{Role.CHAIR if seated.seat == CHAIR_SEAT else Role.PANELIST}, or with another name",
+                            flag="--role")
+
+
+def refuse_full(state: DuelState, role: str) -> DuelError | None:
+    """A new participant needs a free seat of its role: DUEL_FULL otherwise."""
+    if role == Role.CHAIR:
+        holder = state.seat_holder(CHAIR_SEAT)
+        return None if holder is None else DuelError(
+            ErrorCode.DUEL_FULL, f"duel {state.id} already has a chair: {holder.display_name} ({holder.harness})")
+    if free_seat(state, role) <= state.seats:
+        return None
+    count = "two" if state.seats == 2 else str(state.seats)
+    open_chair = " panelists; the chair's seat is open (--role chair)" if state.chair and not all_seated(state) else \
+        " participants"
+    return DuelError(ErrorCode.DUEL_FULL, f"duel {state.id} already has {count}{open_chair}")
+
+
+def free_seat(state: DuelState, role: str) -> int:
+    """The seat a new participant of ``role`` takes: the chair's, else the next panel seat in join order."""
+    if role == Role.CHAIR:
+        return CHAIR_SEAT
+    return sum(1 for p in state.participants if p.seat != CHAIR_SEAT) + 1
 
 
 def refuse_if_closed(state: DuelState) -> DuelError | None:
@@ -295,7 +341,7 @@ def check_lease(state: DuelState, caller: Participant, lease_token: str | None, 
     deadline = turn_deadline(state)
     if not lease.for_timeout and deadline is not None and now.mono >= deadline:
         return DuelError(ErrorCode.TURN_DEADLINE_PASSED,
-                         f"the deadline of turn {len(state.turns) + 1} passed at {iso(state.wall_time(deadline))}: "
+                         f"the deadline of turn {next_turn_number(state)} passed at {iso(state.wall_time(deadline))}: "
                          "it can no longer be written; the duel ends TIMEOUT (claim-lock --for-timeout, then close)",
                          {"next_step": CLAIM_TIMEOUT})
     if not lease.live(now):
@@ -321,7 +367,7 @@ def refuse_append(state: DuelState, caller: Participant, lease: Lease) -> DuelEr
         )
     if next_turn_seat(state) != caller.seat:
         return DuelError(ErrorCode.NOT_YOUR_TURN,
-                         f"turn {len(state.turns) + 1} belongs to seat {next_turn_seat(state)}",
+                         f"turn {next_turn_number(state)} belongs to {seat_name(next_turn_seat(state))}",
                          {"next_step": RELEASE_LOCK})
     return None
 

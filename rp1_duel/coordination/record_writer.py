@@ -46,6 +46,7 @@ def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
             for p in sorted(state.participants, key=lambda p: p.seat)
         ),
         seats=state.seats,
+        chair=state.chair,
     )
 
 
@@ -88,11 +89,11 @@ def check_record(tx: Transaction) -> RecordCheck:
     problem = _front_matter_problem(parsed.front_matter, state, tx.store.source_path_shown(state))
     recorded = parsed.blocks[: len(state.turns)]
     if problem is None and len(recorded) < len(state.turns):
-        problem = f"turn {len(recorded) + 1} is missing"
+        problem = f"turn {policy.schedule(state).number_after(len(recorded))} is missing"
     if problem is None:
         # The chain must hold, and every hash must be the one the state accepted: a
         # consistent chain of edited turns with recomputed hashes is still an edit.
-        broken = next(chain_problems(recorded), None)
+        broken = next(chain_problems(recorded, policy.schedule(state).first), None)
         edited = next((t for t, b in zip(state.turns, recorded, strict=True) if b.sha256 != t.sha256), None)
         if broken is not None or edited is not None:
             number = edited.n if edited is not None else broken.block.n if broken else 0
@@ -134,7 +135,7 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
     except SourceUnreadable as exc:
         return f"source {state.source_path} is unreadable ({exc.reason})"
     recorded = tx.store.source_path_shown(state)
-    history = History(source, citable_names(recorded), state.seats)
+    history = History(source, citable_names(recorded), state.seats, state.max_turns, state.chair)
     history.replay(blocks)
     return history
 

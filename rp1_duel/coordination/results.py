@@ -27,7 +27,7 @@ class Seat:
     duel_id: str
     participant_id: str
     token: str = field(repr=False)
-    number: int = 0  # 1 or 2; 0 when built from flags that do not say
+    number: int = 0  # 1 or 2 (1..N in a panel, 0 for a chair); 0 too when built from flags that do not say
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,7 @@ class JoinResult(DuelResult):
     lease_seconds: int
     peer_wait_until: float
     seats: int
+    chair: bool = False
 
     @classmethod
     def of(cls, state: DuelState, participant: Participant, token: str, now: Instant, debate_path: str) -> JoinResult:
@@ -121,6 +122,7 @@ class JoinResult(DuelResult):
             lease_seconds=state.lease_seconds,
             peer_wait_until=state.wall_time(policy.peer_wait_until(state)),
             seats=state.seats,
+            chair=state.chair,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,6 +138,7 @@ class JoinResult(DuelResult):
             "debate_path": self.debate_path,
             "max_turns": self.max_turns,
             "seats": self.seats,
+            **({"chair": True} if self.chair else {}),  # only when set: other duels' JSON is unchanged
             "lease_seconds": self.lease_seconds,
             "peer_wait_until": iso(self.peer_wait_until),
         }
@@ -160,10 +163,13 @@ class DuelInfo:
     turn_timeout_seconds: int
     invalid_reason: str | None
     seats: int
+    chair: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
         data.update(created_at=iso(self.created_at), closed_at=iso(self.closed_at))
+        if not self.chair:
+            del data["chair"]  # only when set: other duels' JSON is unchanged
         return data
 
 
@@ -184,7 +190,8 @@ class StatusResult(DuelResult):
     participants: tuple[ParticipantView, ...]
     lock: LockView
     turn_count: int
-    next_turn_seat: int | None
+    next_turn_seat: int | None  # 0: the chair's
+    next_turn: int  # its number: turn_count + 1, or turn_count with a chair (turns count from 0)
     turn_deadline: float | None
     peer_wait_until: float | None
     candidate_convergence: bool
@@ -201,12 +208,13 @@ class StatusResult(DuelResult):
                 pending_outcome=state.pending_outcome, reason=state.reason, created_at=state.created_at,
                 closed_at=state.closed_at, max_turns=state.max_turns, lease_seconds=state.lease_seconds,
                 peer_wait_seconds=state.peer_wait_seconds, turn_timeout_seconds=state.turn_timeout_seconds,
-                invalid_reason=state.invalid_reason, seats=state.seats,
+                invalid_reason=state.invalid_reason, seats=state.seats, chair=state.chair,
             ),
             participants=tuple(ParticipantView.of(state, p) for p in sorted(state.participants, key=lambda p: p.seat)),
             lock=LockView(live.owner if live else None, state.wall_time(live.expires_mono) if live else None,
                           state.fence),
             turn_count=len(state.turns),
+            next_turn=policy.next_turn_number(state),
             next_turn_seat=policy.next_turn_seat(state) if state.status == ACTIVE else None,
             turn_deadline=state.wall_time(deadline) if deadline is not None else None,
             peer_wait_until=None if policy.all_seated(state) else state.wall_time(policy.peer_wait_until(state)),
@@ -227,6 +235,7 @@ class StatusResult(DuelResult):
             "participants": [p.to_dict() for p in self.participants],
             "lock": self.lock.to_dict(),
             "turn_count": self.turn_count,
+            **({"next_turn": self.next_turn} if self.duel.chair else {}),
             "next_turn_seat": self.next_turn_seat,
             "turn_deadline": iso(self.turn_deadline),
             "peer_wait_until": iso(self.peer_wait_until),

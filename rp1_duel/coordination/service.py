@@ -15,13 +15,14 @@ import secrets
 import time
 from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from ..clock import Clock, Instant, iso, system_clock, utc_date
 from ..errors import DuelError, invalid_argument
 from ..settings import DuelSettings
 from ..turns.source import SourceDocument
-from ..vocabulary import ACTIVE, OUTCOMES, ErrorCode
+from ..vocabulary import ACTIVE, OUTCOMES, ROLES, ErrorCode, Role
 from . import policy
 from .identity import (
     check_name,
@@ -139,11 +140,19 @@ class DuelService:
         model_id: str = "unknown-model",
         participant_token: str | None = None,
         settings: DuelSettings = DuelSettings(),
+        role: str = Role.PANELIST,
     ) -> JoinResult:
-        """Join, create or resume the duel about ``target`` and ``topic`` (docs/protocol.md section 3)."""
+        """Join, create or resume the duel about ``target`` and ``topic`` (docs/protocol.md section 3).
+
+        ``role`` chair takes the chair's seat (0) of a duel created with one; on the join that
+        creates the duel it implies ``settings.chair``."""
         name = check_name("--participant-name", participant_name)
         harness = check_name("--harness", harness)
         model_id = check_name("--model-id", model_id, max_len=128, allow_slash=True)
+        if role not in ROLES:
+            raise invalid_argument(f"--role must be one of {', '.join(ROLES)}, not {role!r}", flag="--role")
+        if role == Role.CHAIR:
+            settings = replace(settings, chair=True)
         settings.check()
         source = resolve_target(target)
         topic_text = resolve_topic(topic, source)
@@ -158,7 +167,7 @@ class DuelService:
                     duel_id = self._create(source, topic_text, slug, key, settings, index)
                 with self.transaction(duel_id) as tx:
                     self._check_source(tx.state, source)
-                    participant, token = self._seat(tx, name, harness, model_id, participant_token)
+                    participant, token = self._seat(tx, name, harness, model_id, participant_token, role)
                     return JoinResult.of(tx.state, participant, token, tx.now, self._debate_path(tx.state))
 
     def _create(
@@ -183,6 +192,7 @@ class DuelService:
             created_mono=now.mono,
             max_turns=settings.turn_limit,
             seats=settings.seats,
+            chair=settings.chair,
             lease_seconds=settings.lease_seconds,
             peer_wait_seconds=settings.peer_wait_seconds,
             turn_timeout_seconds=settings.turn_timeout_seconds,
@@ -216,13 +226,18 @@ class DuelService:
             )
 
     def _seat(
-        self, tx: Transaction, name: str, harness: str, model_id: str, token: str | None
+        self, tx: Transaction, name: str, harness: str, model_id: str, token: str | None, role: str
     ) -> tuple[Participant, str]:
         from .record_writer import write_artifact
 
         state, now = tx.state, tx.now
+        if role == Role.CHAIR and not state.chair:
+            raise invalid_argument(f"duel {state.id} has no chair: join it as a panelist (a chair is set by the "
+                                   "join that creates a duel, with --chair or --role chair)", flag="--role")
         identity = (name, harness, model_id)
         same = next((p for p in state.participants if p.identity == identity), None)
+        renamed = next((p for p in state.participants if p.identity[:2] == identity[:2]), None)
+        _raise(policy.refuse_role(same or renamed, role))
         if same is not None:
             if token:
                 if not token_matches(token, same.token_sha256):
@@ -241,18 +256,15 @@ class DuelService:
             tx.touch(same)
             tx.emit("seat_reclaimed", same.id, seat=same.seat)
             return same, token
-        renamed = next((p for p in state.participants if p.identity[:2] == identity[:2]), None)
         if renamed is not None:
             return self._take_over(tx, renamed, model_id, token)
         if state.status != ACTIVE:
             raise DuelError(ErrorCode.DUEL_CLOSED, f"duel {state.id} is closed")
-        if policy.all_seated(state):
-            count = "two" if state.seats == 2 else str(state.seats)
-            raise DuelError(ErrorCode.DUEL_FULL, f"duel {state.id} already has {count} participants")
+        _raise(policy.refuse_full(state, role))
         token = new_token()
         participant = Participant(
             id=f"p-{secrets.token_hex(4)}",
-            seat=len(state.participants) + 1,
+            seat=policy.free_seat(state, role),
             display_name=name,
             harness=harness,
             model_id=model_id,
@@ -266,7 +278,7 @@ class DuelService:
         if not policy.all_seated(state):
             tx.emit("participant_waiting", participant.id, until=iso(state.wall_time(policy.peer_wait_until(state))))
         else:
-            state.turn_started_mono = now.mono  # turn 1 begins once every seat is taken
+            state.turn_started_mono = now.mono  # the first turn begins once every seat is taken
         write_artifact(tx, [])
         return participant, token
 

@@ -83,6 +83,7 @@ class DuelState:
     peer_wait_seconds: int
     turn_timeout_seconds: int
     seats: int = 2  # absent in a state written before panels: a duel of two
+    chair: bool = False  # written only when true: a chair holds seat 0 besides the seats
     status: str = ACTIVE
     outcome: str | None = None
     reason: str | None = None
@@ -114,7 +115,7 @@ class DuelState:
 
     def to_json(self) -> bytes:
         # Records are flat dataclasses: their __dict__ is the JSON (asdict's deep copies cost more).
-        return json.dumps(self, default=vars, ensure_ascii=False, separators=(",", ":")).encode()
+        return json.dumps(self, default=_fields, ensure_ascii=False, separators=(",", ":")).encode()
 
     @classmethod
     def from_json(cls, data: bytes, where: str) -> DuelState:
@@ -134,6 +135,13 @@ class DuelState:
             return state
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise corrupt(where, exc) from None
+
+
+def _fields(record: object) -> dict[str, Any]:
+    """A record's fields as JSON keeps them; a duel without a chair says nothing of one."""
+    if isinstance(record, DuelState) and not record.chair:
+        return {name: value for name, value in vars(record).items() if name != "chair"}
+    return vars(record)
 
 
 def _upgrade_v1(raw: dict[str, Any]) -> None:
@@ -190,6 +198,14 @@ def corrupt(where: str, exc: BaseException | str) -> DuelError:
     )
 
 
+def _seats_problem(state: DuelState) -> bool:
+    """Panelists hold seats 1..k (k at most ``seats``), in join order; the chair, if the duel has one, seat 0."""
+    seats = sorted(p.seat for p in state.participants)
+    if state.chair and seats[:1] == [0]:
+        seats = seats[1:]
+    return len(seats) > state.seats or seats != list(range(1, len(seats) + 1))
+
+
 DUEL_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,80}")
 _HEX = re.compile(r"[0-9a-f]+")
 _PARTICIPANT_ID = re.compile(r"p-[0-9a-f]{8}")
@@ -218,8 +234,7 @@ def _check_values(state: DuelState) -> None:
         (state.outcome is not None and state.outcome not in OUTCOMES, "outcome"),
         (state.pending_outcome is not None and state.pending_outcome not in OUTCOMES, "pending_outcome"),
         (not SETTINGS["seats"].low <= state.seats <= SETTINGS["seats"].high, "seats"),
-        (len(state.participants) > state.seats
-         or sorted(p.seat for p in state.participants) != list(range(1, len(state.participants) + 1)), "participants"),
+        (_seats_problem(state), "participants"),
         (state.boot_id is not None and not _BOOT_ID.fullmatch(state.boot_id), "boot_id"),
     ]
     for p in state.participants:

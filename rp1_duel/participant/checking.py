@@ -26,7 +26,7 @@ from ..record.citations import Citation, turn_citations
 from ..record.verification import CitationEntry, verdict_counts
 from ..turns.grammar import lines_before_turn, normalize_turn_text, parse_turn
 from ..turns.rules import TurnViolation
-from ..vocabulary import VERDICTS, CitationKind, RecordCode, Verdict
+from ..vocabulary import CHAIR_PHASES, VERDICTS, CitationKind, RecordCode, Verdict
 
 if TYPE_CHECKING:
     from ..record.history import History
@@ -108,13 +108,14 @@ class CitationChecker:
         """The URL citations of a draft of turn ``number``, as they will stand once it is
         appended after ``history``: the record's own reading of the block the service would write."""
         block = turn_block(number, normalize_turn_text(draft), history.head)
-        return checkable(turn_citations(number, block, parse_turn(block.body), history.source_names))
+        chair = history.schedule.phase(number) in CHAIR_PHASES
+        return checkable(turn_citations(number, block, parse_turn(block.body, chair), history.source_names))
 
     @staticmethod
     def turn_citations(number: int, history: History) -> list[Citation]:
         """The URL citations of accepted turn ``number`` of ``history``."""
-        return checkable(turn_citations(number, history.blocks[number - 1], history.turns[number - 1],
-                                        history.source_names))
+        index = number - history.schedule.first
+        return checkable(turn_citations(number, history.blocks[index], history.turns[index], history.source_names))
 
     def check(self, number: int, writer_id: str, citations: Sequence[Citation], draft: int | None = None
               ) -> CitationCheck:

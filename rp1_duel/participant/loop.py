@@ -32,15 +32,19 @@ from ..coordination.storage import DebateDir, DuelLock, write_atomic
 from ..errors import DuelError
 from ..record import signatures
 from ..record.history import Claimant, History, RecordFile
-from ..record.outcomes import seat_of
+from ..record.outcomes import CHAIR_SEAT, decide
+from ..record.schedule import Schedule
 from ..settings import DuelSettings
 from ..turns.rules import TurnViolation, validate_turn
 from ..turns.source import SourceUnreadable, read_source
 from ..vocabulary import (
+    CHAIR_PHASES,
     CLOSED_STEP,
     INVALIDATED,
     TIMEOUT,
     ErrorCode,
+    Phase,
+    Role,
 )
 from . import prompt
 from .extraction import Extraction, extract_turn, wrapper_notes
@@ -80,6 +84,7 @@ class ParticipantConfig:
     settings: DuelSettings = DuelSettings()
     signing_key: str | None = None  # an SSH key that signs every turn (record.signatures)
     store: str | None = None  # a postgresql:// URL; None: the debate dir keeps the duel
+    role: str = Role.PANELIST  # or the chair's seat of a chaired duel
 
 
 @dataclass
@@ -278,14 +283,14 @@ class Duelist:
         joined = self.service.join(
             target=self.config.target, participant_name=self.claimant.name, topic=self.config.topic,
             harness=self.claimant.harness, model_id=self.claimant.model_id, participant_token=stash.token(),
-            settings=self.config.settings,
+            settings=self.config.settings, role=self.config.role,
         )
         self.seat = seat = joined.seat
         stash.save(seat)
         self.result.duel_id, self.result.participant_id = seat.duel_id, seat.participant_id
         self.result.seat, self.result.debate_path = seat.number, joined.debate_path
         self.max_turns = joined.max_turns
-        self.seats = joined.seats
+        self.schedule = Schedule(joined.seats, joined.max_turns, joined.chair)
         self.lease_seconds = joined.lease_seconds
         try:
             # This participant's own copy, by the one policy: with a database store the duel's
@@ -293,9 +298,14 @@ class Duelist:
             self.source = read_source(self.config.target)
         except SourceUnreadable as exc:
             raise DuelError(ErrorCode.TARGET_UNREADABLE, str(exc)) from None
-        self.system = prompt.system_prompt(self.claimant.name, joined.topic, self.source, self.source.name,
-                                           self.config.persona, self.config.position, joined.seats)
-        self.report.state(PREPARING, f"seat {seat.number} of duel {seat.duel_id} → {joined.debate_path}")
+        if seat.number == CHAIR_SEAT:
+            self.system = prompt.chair_system_prompt(self.claimant.name, joined.topic, self.source, self.source.name,
+                                                     joined.seats, self.config.persona)
+        else:
+            self.system = prompt.system_prompt(self.claimant.name, joined.topic, self.source, self.source.name,
+                                               self.config.persona, self.config.position, joined.seats, joined.chair)
+        taken = "the chair" if seat.number == CHAIR_SEAT else f"seat {seat.number}"
+        self.report.state(PREPARING, f"{taken} of duel {seat.duel_id} → {joined.debate_path}")
         return seat
 
     def _enter(self, state: ParticipantState, detail: str) -> None:
@@ -319,7 +329,7 @@ class Duelist:
         floor = (f"{holder.display_name} holds the floor" if holder else
                  f"{writer.display_name}'s turn" if writer else "the peer's turn")
         left = self._left(status.turn_deadline)
-        self._wait(status, DEBATING, f"{floor}; turn {status.turn_count + 1} due within {left}")
+        self._wait(status, DEBATING, f"{floor}; turn {status.next_turn} due within {left}")
 
     def _on_claim_lock(self, status: StatusResult) -> None:
         if self._claim() is not None:
@@ -333,16 +343,17 @@ class Duelist:
 
     def _on_claim_timeout(self, status: StatusResult) -> None:
         if self._claim(for_timeout=True) is not None:
-            seated = status.participant_count == status.duel.seats
+            seats = status.duel.seats + status.duel.chair
+            seated = status.participant_count == seats
             writer = next((p for p in status.participants if p.seat == status.next_turn_seat), None)
             if seated and status.next_turn_seat == self._my_seat.number:
-                reason = f"{self.claimant.name} did not finish turn {status.turn_count + 1} by its deadline"
-            elif status.duel.seats == 2:
+                reason = f"{self.claimant.name} did not finish turn {status.next_turn} by its deadline"
+            elif seats == 2:
                 reason = "the peer did not come or did not answer in time"
             elif not seated or writer is None:
-                reason = f"{status.participant_count} of the panel's {status.duel.seats} seats were taken in time"
+                reason = f"{status.participant_count} of the panel's {seats} seats were taken in time"
             else:
-                reason = f"{writer.display_name} did not finish turn {status.turn_count + 1} by its deadline"
+                reason = f"{writer.display_name} did not finish turn {status.next_turn} by its deadline"
             self._close(TIMEOUT, reason)
 
     def _on_close(self, status: StatusResult) -> None:
@@ -389,13 +400,14 @@ class Duelist:
         self.lease = None
 
     def _take_turn(self, status: StatusResult) -> None:
-        number = status.turn_count + 1
+        number = status.next_turn
         self._enter(DEBATING, f"composing turn {number} with {self.provider.model}")
         assert self.result.debate_path is not None
         assert self.lease is not None
         history = RecordFile.read(self.result.debate_path, source=self.source).history(upto=status.turn_count)
         context = history.context_for(self.claimant)
         prefix = prompt.heading_prefix(number, self.claimant)
+        phase = self._phase_note(history, status, number)
         violations: list[TurnViolation] = []
         draft: str | None = None
         extraction = Extraction("")
@@ -408,8 +420,9 @@ class Duelist:
                 for attempt in range(1 + MAX_REPAIRS):
                     request = prompt.build_request(
                         duel_id=self._my_seat.duel_id, system=self.system, blocks=history.blocks, number=number,
-                        max_turns=self.max_turns, prefix=prefix, own_turns_before=(number - 1) // self.seats,
-                        violations=violations, draft=draft, notes=wrapper_notes(extraction), verdicts=verdicts)
+                        max_turns=self.schedule.last, prefix=prefix,
+                        own_turns_before=self.schedule.own_turns_before(number), violations=violations, draft=draft,
+                        notes=wrapper_notes(extraction), verdicts=verdicts, phase=phase, by_chair=context.by_chair)
                     composition = self._compose(request, deadline, keeper, number, repair=attempt > 0)
                     if composition is None or keeper.lost.is_set():
                         raise _TurnStopped
@@ -451,6 +464,20 @@ class Duelist:
         if appended.terminal_outcome is None:
             self.lease = None
 
+    def _phase_note(self, history: History, status: StatusResult, number: int) -> str:
+        """In a chaired duel, what turn ``number`` is for: the lineup, the points to address, the outcome."""
+        schedule = self.schedule
+        phase = schedule.phase(number)
+        if phase is None:
+            return ""
+        lineup = [f"{p.display_name} ({p.harness} / {p.model_id}), seat {p.seat}" for p in status.participants
+                  if p.seat != CHAIR_SEAT]
+        pre_closing = schedule.pre_closing
+        points = history.turns[pre_closing - schedule.first].points if phase == Phase.CLOSING and pre_closing else ()
+        panel = [summary for summary in history.summaries() if summary.seat != CHAIR_SEAT]
+        outcome = decide(panel, schedule.max_turns, schedule.seats).outcome if phase in CHAIR_PHASES else None
+        return prompt.phase_note(phase, lineup, points, pre_closing, outcome)
+
     def _peer_verdicts(self, history: History, status: StatusResult, deadline: float, keeper: LeaseKeeper) -> str:
         """With --verify, the verdicts on the URLs of every turn the others wrote since this
         participant's own last one (one in a duel, N - 1 in a panel), each checked once a run,
@@ -458,7 +485,7 @@ class Duelist:
         if self.checker is None:
             return ""
         blocks = []
-        for number, peer in self._others_since_mine(status, len(history.blocks)):
+        for number, peer in self._others_since_mine(status, history.next_number - 1):
             if number not in self._peer_checks:
                 self._peer_checks[number] = None  # begun: never twice, even when abandoned at the deadline
                 self._peer_checks[number] = self._check_peer_turn(history, number, peer, deadline)
@@ -558,7 +585,7 @@ class Duelist:
 
     def _check_last_peer_turns(self, status: StatusResult) -> None:
         """The others' turns that ended the duel are checked too, for the record: no prompt follows them."""
-        unchecked = [(number, peer) for number, peer in self._others_since_mine(status, status.turn_count)
+        unchecked = [(number, peer) for number, peer in self._others_since_mine(status, status.next_turn - 1)
                      if number not in self._peer_checks]
         if not unchecked:
             return
@@ -573,15 +600,20 @@ class Duelist:
             self._peer_checks[number] = self._check_peer_turn(history, number, peer, None)
 
     def _others_since_mine(self, status: StatusResult, latest: int) -> list[tuple[int, ParticipantView]]:
-        """The turns up to ``latest`` that others wrote since this participant's own last one
-        (a round holds each seat once, so they are among the latest N - 1), with their writers."""
-        first = max(1, latest - status.duel.seats + 2)
-        return [(number, peer) for number in range(first, latest + 1)
-                if (peer := self._writer(status, number)) is not None]
+        """The turns up to ``latest`` that others wrote since this participant's own last one (the
+        peer's one in a duel; N - 1 in a panel, and a chair's), oldest first, with their writers."""
+        found = []
+        for number in range(latest, self.schedule.first - 1, -1):
+            if self.schedule.speaker(number) == self._my_seat.number:
+                break
+            peer = self._writer(status, number)
+            if peer is not None:
+                found.append((number, peer))
+        return found[::-1]
 
     def _writer(self, status: StatusResult, number: int) -> ParticipantView | None:
         """Who wrote turn ``number``, unless it is this participant."""
-        seat = seat_of(number, status.duel.seats)
+        seat = self.schedule.speaker(number)
         return next((p for p in status.participants
                      if p.seat == seat and p.id != self._my_seat.participant_id), None)
 

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Final
 
 from ..record.artifact import TurnBlock
 from ..record.history import Claimant
-from ..turns.guide import turn_guide
+from ..turns.grammar import Item
+from ..turns.guide import CHAIR_FORMATS, chair_guide, turn_guide
 from ..turns.rules import TurnViolation
 from ..turns.source import SourceDocument
-from ..vocabulary import Verdict
+from ..vocabulary import CHAIR_MARK, MAX_UNENGAGED_POINTS, Phase, Verdict
 from .personas import Persona
 from .providers import TurnRequest
 
@@ -32,15 +33,20 @@ ITEM_SHOWN: Final = 200  # characters of a cited item
 _FIRST: Final = (Verdict.FABRICATED, Verdict.UNRELIABLE, Verdict.INCONCLUSIVE, Verdict.UNVERIFIABLE)
 
 
+_CHAIRED = (" A chair, who takes no stance, frames the panel: an opening brief (turn 0), then before the closing "
+            "round a list of points raised and never engaged, which every closing turn must address, and at the end "
+            "a synthesis.")
+
+
 def system_prompt(name: str, topic: str, source: SourceDocument, source_name: str,
-                  persona: Persona | str | None, position: str | None, seats: int = 2) -> str:
+                  persona: Persona | str | None, position: str | None, seats: int = 2, chair: bool = False) -> str:
     position_text = position or "form your own view from the source, and change it when the other side is right"
-    if seats == 2:
+    if seats == 2 and not chair:
         setting, others = "one of two participants in a Socratic duel", "The other participant is another AI model."
     else:
         setting = f"one of {seats} participants in a Socratic panel"
         others = ("The others (models, people or scripts) each speak once a round, in a fixed order; the panel "
-                  "reaches consensus only when every participant's latest turn accepts it.")
+                  "reaches consensus only when every participant's latest turn accepts it." + (_CHAIRED if chair else ""))
     return (
         f"You are {name}, {setting}: a written debate about the Markdown "
         f"document `{source_name}`, on the topic \"{topic}\". {others} "
@@ -57,13 +63,56 @@ def system_prompt(name: str, topic: str, source: SourceDocument, source_name: st
     )
 
 
-def persona_lines(persona: Persona | str | None) -> str:
+def persona_lines(persona: Persona | str | None,
+                  default: str = "a rigorous, fair-minded reviewer who argues from the text") -> str:
     """The "Persona:" line; a named persona adds who it is and what it is rewarded for (participant.personas)."""
     if not isinstance(persona, Persona):
-        return f"Persona: {persona or 'a rigorous, fair-minded reviewer who argues from the text'}.\n"
+        return f"Persona: {persona or default}.\n"
     rewarded = "".join(f"- {incentive}\n" for incentive in persona.incentives)
     return (f"Persona: {persona.name}. {persona.description}\n"
             + (f"You are rewarded for:\n{rewarded}" if rewarded else ""))
+
+
+def chair_system_prompt(name: str, topic: str, source: SourceDocument, source_name: str, seats: int,
+                        persona: Persona | str | None) -> str:
+    """The chair's contract: three turns, no stance, each phase's format (the same for all three, so cached)."""
+    formats = "\n\n".join(f"## The {phase.replace('_', ' ')}\n\n{chair_guide(phase)}" for phase in CHAIR_FORMATS)
+    return (
+        f"You are {name}, the chair of a Socratic panel of {seats} participants: a written debate about the Markdown "
+        f"document `{source_name}`, on the topic \"{topic}\". The panelists (models, people or scripts) speak once a "
+        f"round, in a fixed order, each taking a stance; you take none. You write three turns: the opening brief "
+        f"(turn 0, before anyone speaks), the pre-closing list of at most {MAX_UNENGAGED_POINTS} substantive points "
+        f"that were raised and never engaged (just before the closing round, whose every turn must address them), "
+        f"and the closing synthesis (the last turn). A service checks every turn and rejects turns that break the "
+        f"rules below.\n\n{persona_lines(persona, 'a fair, exacting moderator who keeps the panel to the document')}"
+        f"\n# How your turns must look\n\n{formats}\n\n"
+        f"Answer with the turn alone: no preamble, no closing remarks, no code fence.\n\n"
+        f"# The source document `{source_name}`, with line numbers\n\n{source.numbered()}\n"
+    )
+
+
+def phase_note(phase: str | None, lineup: Sequence[str] = (), points: Sequence[Item] = (),
+               pre_closing: int | None = None, outcome: str | None = None) -> str:
+    """What this turn of a chaired duel is for; empty without a chair."""
+    if phase == Phase.OPENING_BRIEF:
+        names = "; ".join(lineup)
+        return (f"This is your opening brief. State the question the panel must answer, present the lineup "
+                f"({names}), and say what a good answer looks like.\n")
+    if phase == Phase.PRE_CLOSING:
+        return (f"This is your pre-closing turn: the closing round comes next. List 1 to {MAX_UNENGAGED_POINTS} of the "
+                "most substantive points a panelist raised that no one engaged since, each naming the panel turn that "
+                "raised it, with its words quoted (`Turn M \"…\"`). Every closing turn must answer each point you "
+                "list by quoting its words.\n")
+    if phase == Phase.SYNTHESIS:
+        return (f"This is your closing synthesis: the closing round is complete, and the panel's outcome is "
+                f"{outcome or 'not decided'}. Say what the panel concluded and why, citing turns; Agreed and Still "
+                "Open list what it agreed and what remains.\n")
+    if phase == Phase.CLOSING and points and pre_closing is not None:
+        listed = "".join(f"{number}. {point.text}\n" for number, point in enumerate(points, 1))
+        return (f"This is your closing turn. The chair listed these unengaged points in turn {pre_closing}; your "
+                f"Counterpoints must address every one, each with a counterpoint whose Addresses names turn "
+                f"{pre_closing} with words quoted from that point (`Addresses: Turn {pre_closing} \"…\"`):\n{listed}")
+    return ""
 
 
 def history_text(blocks: Sequence[TurnBlock]) -> str:
@@ -73,6 +122,7 @@ def history_text(blocks: Sequence[TurnBlock]) -> str:
 
 
 def heading_prefix(number: int, claimant: Claimant) -> str:
+    """The heading up to its last part: a stance, or CHAIR for the chair."""
     return f"## Turn {number} — {claimant.name} ({claimant.harness} / {claimant.model_id}) — "
 
 
@@ -100,12 +150,19 @@ def peer_verdicts(number: int, writer: str, entries: Sequence[CitationEntry], vo
 
 
 def instruction(number: int, max_turns: int, prefix: str, violations: Sequence[TurnViolation] = (),
-                draft: str | None = None, notes: Sequence[str] = (), verdicts: str = "") -> str:
+                draft: str | None = None, notes: Sequence[str] = (), verdicts: str = "", phase: str = "",
+                by_chair: bool = False) -> str:
     last = " It is the last turn of the duel." if number == max_turns else ""
-    text = (
-        f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line, "
-        f"with your stance in place of STANCE:\n\n{prefix}STANCE\n"
-    )
+    if by_chair:
+        text = (f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line:\n\n"
+                f"{prefix}{CHAIR_MARK}\n")
+    else:
+        text = (
+            f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line, "
+            f"with your stance in place of STANCE:\n\n{prefix}STANCE\n"
+        )
+    if phase:  # a chaired duel: what this turn is for
+        text += f"\n{phase}"
     if verdicts:  # duel join --verify: what the peer's latest turn cites, as checked
         text += f"\n{verdicts}"
     if violations:
@@ -124,11 +181,12 @@ def instruction(number: int, max_turns: int, prefix: str, violations: Sequence[T
 
 def build_request(*, duel_id: str, system: str, blocks: Sequence[TurnBlock], number: int, max_turns: int,
                   prefix: str, own_turns_before: int, violations: Sequence[TurnViolation] = (),
-                  draft: str | None = None, notes: Sequence[str] = (), verdicts: str = "") -> TurnRequest:
+                  draft: str | None = None, notes: Sequence[str] = (), verdicts: str = "", phase: str = "",
+                  by_chair: bool = False) -> TurnRequest:
     return TurnRequest(
         system=system,
         history=history_text(blocks),
-        instruction=instruction(number, max_turns, prefix, violations, draft, notes, verdicts),
+        instruction=instruction(number, max_turns, prefix, violations, draft, notes, verdicts, phase, by_chair),
         cache_key=duel_id,
         own_turns_before=own_turns_before,
     )

@@ -75,24 +75,27 @@ class FrontMatter:
     closed_at: str | None
     participants: tuple[ParticipantEntry, ...]
     seats: int = 2  # written only when not 2, so a two-seat artifact is what it always was
+    chair: bool = False  # written only when true; the chair holds seat 0
 
     def to_yaml(self) -> str:
         # JSON scalars and flow collections are valid YAML, and need no YAML library to write;
         # characters YAML refuses to read raw (DEL, C1 controls, U+FFFE…) are written escaped.
         fields = asdict(self)
-        seats = fields.pop("seats")
+        seats, chair = fields.pop("seats"), fields.pop("chair")
         lines = []
         for key, value in fields.items():
             lines.append(f"{key}: {_yaml_json(value)}\n")
             if key == "max_turns" and seats != 2:
                 lines.append(f"seats: {seats}\n")
+            if key == "max_turns" and chair:
+                lines.append("chair: true\n")
         return "".join(lines)
 
     @classmethod
     def parse(cls, raw: str | None) -> FrontMatter:
         """Read the YAML between the fences; raises :class:`FrontMatterError`."""
         meta = front_matter_mapping(raw)
-        missing = [name for name in cls.__dataclass_fields__ if name not in meta and name != "seats"]
+        missing = [name for name in cls.__dataclass_fields__ if name not in meta and name not in ("seats", "chair")]
         if missing:
             raise FrontMatterError(f"front matter lacks {', '.join(missing)}")
         try:
@@ -103,10 +106,15 @@ class FrontMatter:
         allowed = SETTINGS["seats"]
         if not (type(seats) is int and allowed.low <= seats <= allowed.high):
             raise FrontMatterError(f"seats is not a whole number from {allowed.low} to {allowed.high}")
+        chair = meta.get("chair", False)
+        if type(chair) is not bool:
+            raise FrontMatterError("chair is not true or false")
+        if chair and max_turns < 2 * seats:
+            raise FrontMatterError(f"max_turns is below two rounds ({2 * seats}), the fewest a chaired duel has")
         entries = meta["participants"]
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise FrontMatterError("participants is not a list of participants")
-        scalars = [name for name in cls.__dataclass_fields__ if name not in ("participants", "seats")]
+        scalars = [name for name in cls.__dataclass_fields__ if name not in ("participants", "seats", "chair")]
         nested = next((name for name in scalars if isinstance(meta[name], (list, dict))), None)
         if nested is not None:
             raise FrontMatterError(f"{nested} is not a single value")
@@ -121,8 +129,9 @@ class FrontMatter:
             outcome=_optional(meta["outcome"]),
             created_at=str(meta["created_at"]),
             closed_at=_optional(meta["closed_at"]),
-            participants=tuple(_entry(e, seats) for e in entries),
+            participants=tuple(_entry(e, seats, chair) for e in entries),
             seats=seats,
+            chair=chair,
         )
 
 
@@ -159,12 +168,13 @@ def _optional(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _entry(raw: dict[str, Any], seats: int) -> ParticipantEntry:
+def _entry(raw: dict[str, Any], seats: int, chair: bool) -> ParticipantEntry:
     seat = raw.get("seat")
+    lowest = 0 if chair else 1  # the chair's seat
     if any(isinstance(value, (list, dict)) for value in raw.values()) or not (isinstance(seat, int)
-                                                                                and 1 <= seat <= seats):
-        raise FrontMatterError(f"a participant's fields are not single values, or its seat is not "
-                               f"{'1 or 2' if seats == 2 else f'from 1 to {seats}'}")
+                                                                                and lowest <= seat <= seats):
+        seats_allowed = "1 or 2" if seats == 2 and not chair else f"from {lowest} to {seats}"
+        raise FrontMatterError(f"a participant's fields are not single values, or its seat is not {seats_allowed}")
     return ParticipantEntry(
         id=str(raw.get("id", "")),
         seat=seat if isinstance(seat, int) else 0,
@@ -254,7 +264,8 @@ def render(
         "created_at": front.created_at,
         "closed_at": front.closed_at or "—",
         "max_turns": str(front.max_turns),
-        "seats_row": "" if front.seats == 2 else f"\n| Seats | {front.seats} |",
+        "seats_row": ("" if front.seats == 2 else f"\n| Seats | {front.seats} |")
+        + ("\n| Chair | yes |" if front.chair else ""),
         "lease_seconds": str(lease_seconds),
         "participants_table": _participants_table(front.participants),
         "turns": turns_text.strip("\n") or "_No turns yet._",
@@ -286,7 +297,7 @@ def _participants_table(participants: tuple[ParticipantEntry, ...]) -> str:
     rows = ["| Seat | Participant | Harness | Model | ID | Joined |", "|---|---|---|---|---|---|"]
     for p in sorted(participants, key=lambda p: p.seat):
         rows.append(
-            f"| {p.seat} | {_cell(p.display_name)} | {_cell(p.harness)} | {_cell(p.model_id)} "
+            f"| {p.seat or 'chair'} | {_cell(p.display_name)} | {_cell(p.harness)} | {_cell(p.model_id)} "
             f"| `{p.id}` | {p.joined_at} |"
         )
     return "\n".join(rows)

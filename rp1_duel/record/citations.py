@@ -60,9 +60,10 @@ def turn_citations(number: int, block: TurnBlock, turn: ParsedTurn, source_names
 
 
 def artifact_citations(blocks: Sequence[TurnBlock], turns: Sequence[ParsedTurn],
-                       source_names: Sequence[str]) -> list[Citation]:
-    """The citations of every turn given (``turns[i]`` parsed from ``blocks[i]``)."""
-    return [citation for number, (block, turn) in enumerate(zip(blocks, turns, strict=False), start=1)
+                       source_names: Sequence[str], first: int = 1) -> list[Citation]:
+    """The citations of every turn given (``turns[i]`` parsed from ``blocks[i]``; the first is turn ``first``,
+    0 in a chaired duel)."""
+    return [citation for number, (block, turn) in enumerate(zip(blocks, turns, strict=False), start=first)
             for citation in turn_citations(number, block, turn, source_names)]
 
 

@@ -24,8 +24,10 @@ from ..turns.rules import TurnContext, TurnReport, validate_turn
 from ..turns.source import SourceDocument, read_bounded
 from ..vocabulary import RecordCode
 from .artifact import GENESIS, FrontMatter, FrontMatterError, ParsedArtifact, TurnBlock, parse
-from .outcomes import Evaluation, TurnSummary, evaluate
+from .outcomes import CHAIR_SEAT, Evaluation, TurnSummary, evaluate
 from .outcomes import seat_of as seat_of  # there, so the lock service need not load the Markdown parser
+from .schedule import Schedule
+from .schedule import speaker_of as speaker_of
 from .sources import recorded_source
 from .sources import source_location as source_location
 
@@ -54,10 +56,10 @@ class ChainProblem:
     block: TurnBlock
 
 
-def chain_problems(blocks: Iterable[TurnBlock]) -> Iterator[ChainProblem]:
-    """Walk the hash chain: numbers 1, 2, …; each ``prev`` the hash before; each hash true."""
+def chain_problems(blocks: Iterable[TurnBlock], first: int = 1) -> Iterator[ChainProblem]:
+    """Walk the hash chain: numbers 1, 2, … (0, 1, … with a chair); each ``prev`` the hash before; each hash true."""
     prev = GENESIS
-    for number, block in enumerate(blocks, start=1):
+    for number, block in enumerate(blocks, start=first):
         if block.n != number:
             yield ChainProblem(RecordCode.TURN_ORDER, f"turn {block.n} found where turn {number} belongs", block)
         if block.prev != prev:
@@ -74,15 +76,21 @@ class History:
 
     source: SourceDocument | None
     source_names: tuple[str, ...]
-    seats: int = 2  # turn n belongs to seat_of(n, seats)
+    seats: int = 2  # turn n belongs to seat_of(n, seats), or with a chair to schedule.speaker(n)
+    max_turns: int = 0  # the panel's turns: read only with a chair, whose turns it places
+    chair: bool = False
     blocks: list[TurnBlock] = field(default_factory=list)
     turns: list[ParsedTurn] = field(default_factory=list)
     novelty: NoveltyIndex = field(default_factory=NoveltyIndex)
     stances: dict[int, str] = field(default_factory=dict)  # seat -> its latest stance
 
     @property
+    def schedule(self) -> Schedule:
+        return Schedule(self.seats, self.max_turns, self.chair)
+
+    @property
     def next_number(self) -> int:
-        return len(self.turns) + 1
+        return self.schedule.number_after(len(self.turns))
 
     @property
     def head(self) -> str:
@@ -92,6 +100,7 @@ class History:
     def context_for(self, claimant: Claimant, number: int | None = None) -> TurnContext:
         """What turn ``number`` (default: the next) is validated in, by anyone."""
         number = self.next_number if number is None else number
+        schedule = self.schedule
         return TurnContext(
             turn_number=number,
             participant_name=claimant.name,
@@ -100,37 +109,42 @@ class History:
             source=self.source,
             source_names=self.source_names,
             prior_turns=self.turns,
-            previous_stance=self.stances.get(seat_of(number, self.seats)),  # its own turn, `seats` back
+            previous_stance=self.stances.get(schedule.speaker(number)),  # its own turn, a round back
             novelty=self.novelty,
+            first_turn=schedule.first,
+            phase=schedule.phase(number),
+            pre_closing=schedule.pre_closing,
         )
 
     def accept(self, block: TurnBlock, turn: ParsedTurn) -> None:
+        speaker = self.schedule.speaker(self.next_number)
         self.blocks.append(block)
         self.turns.append(turn)
         self.novelty.add_turn(turn)
-        if turn.stance is not None:
-            self.stances[seat_of(len(self.turns), self.seats)] = turn.stance
+        if turn.stance is not None and speaker != CHAIR_SEAT:
+            self.stances[speaker] = turn.stance
 
     def replay(self, blocks: Iterable[TurnBlock]) -> None:
         """Accept turns the chain vouches for, parsing them without re-checking the rules."""
         for block in blocks:
-            self.accept(block, parse_turn(block.body))
+            self.accept(block, parse_turn(block.body, chair=self.schedule.speaker(self.next_number) == CHAIR_SEAT))
 
     def replay_checked(self, blocks: Iterable[TurnBlock], claimants: dict[int, Claimant]) -> Iterator[TurnReport]:
         """Accept turns one by one, each validated against every rule in its own context."""
         nobody = Claimant("", "", "")
         for block in blocks:
-            claimant = claimants.get(seat_of(self.next_number, self.seats), nobody)
+            claimant = claimants.get(self.schedule.speaker(self.next_number), nobody)
             report = validate_turn(block.body, self.context_for(claimant))
             self.accept(block, report.turn)
             yield report
 
     def summaries(self) -> list[TurnSummary]:
-        return [TurnSummary(seat_of(n, self.seats), t.stance or "", t.has_blocking)
-                for n, t in enumerate(self.turns, start=1)]
+        schedule = self.schedule
+        return [TurnSummary(schedule.speaker(n), t.stance or "", t.has_blocking)
+                for n, t in enumerate(self.turns, start=schedule.first)]
 
     def evaluate(self, max_turns: int) -> Evaluation:
-        return evaluate(self.summaries(), max_turns, self.seats)
+        return evaluate(self.summaries(), max_turns, self.seats, self.chair)
 
 
 def claimants(front: FrontMatter) -> dict[int, Claimant]:
@@ -186,6 +200,8 @@ class RecordFile:
     def history(self, upto: int | None = None) -> History:
         """The history of the first ``upto`` turns (all by default), replayed without rule checks."""
         recorded = self.front.source_path if self.front else ""
-        history = History(self.source, citable_names(recorded), self.front.seats if self.front else 2)
+        front = self.front
+        history = (History(self.source, citable_names(recorded), front.seats, front.max_turns, front.chair) if front
+                   else History(self.source, citable_names(recorded)))
         history.replay(self.parsed.blocks[:upto])
         return history

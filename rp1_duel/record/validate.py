@@ -40,7 +40,8 @@ from ..vocabulary import (
 from . import signatures, verification
 from .artifact import FrontMatter, TurnBlock
 from .history import RecordFile, chain_problems, claimants, read_failure
-from .outcomes import TurnSummary, evaluate, seat_of
+from .outcomes import CHAIR_SEAT, CHAIR_TURNS, TurnSummary, evaluate
+from .schedule import Schedule
 from .sources import tree_root
 
 
@@ -132,11 +133,13 @@ def validate_file(
     if record.source_note:
         report.notes.append(record.source_note)
     blocks = record.parsed.blocks
-    for chained in chain_problems(blocks):
+    schedule = Schedule(front.seats, front.max_turns, front.chair)
+    for chained in chain_problems(blocks, schedule.first):
         add(Problem(chained.code, chained.message, chained.block.line, chained.block.n))
     _check_signatures(front, blocks, allowed_signers, report)
     history = record.history(upto=0)
-    for number, (block, turn_report) in enumerate(zip(blocks, history.replay_checked(blocks, claimants(front)), strict=True), 1):
+    checked = zip(blocks, history.replay_checked(blocks, claimants(front)), strict=True)
+    for number, (block, turn_report) in enumerate(checked, schedule.first):
         for violation in turn_report.violations:
             line = block.line + 1 + violation.line if violation.line else block.line
             add(Problem(violation.code, f"turn {number}: {violation.message}", line, number))
@@ -196,7 +199,8 @@ def _check_verification(
     for entry in sidecar.citations:
         if entry.verdict == Verdict.FABRICATED:
             cited = entry.citation
-            line = blocks[cited.turn - 1].line + 1 + cited.line if cited.line else blocks[cited.turn - 1].line
+            block = blocks[cited.turn - (0 if front.chair else 1)]
+            line = block.line + 1 + cited.line if cited.line else block.line
             add(Problem(RecordCode.CITATION_FABRICATED,
                         f"turn {cited.turn}: {cited.url or cited.item} is fabricated: {entry.reason}", line, cited.turn))
 
@@ -210,6 +214,7 @@ def _check_signatures(
     report: ArtifactReport,
 ) -> None:
     add = report.problems.append
+    schedule = Schedule(front.seats, front.max_turns, front.chair)
     authorship = allowed_signers is not None
     first_signer: dict[int, tuple[str, int]] = {}  # seat -> (principal, the turn it first signed)
     unchecked: list[str] = []
@@ -235,19 +240,21 @@ def _check_signatures(
             elif verdict.reason not in unchecked:
                 unchecked.append(str(verdict.reason))
         elif verdict.status == signatures.VERIFIED and verdict.signer is not None:
-            seat = seat_of(block.n, front.seats)
+            seat = schedule.speaker(block.n)
             earlier, first = first_signer.setdefault(seat, (verdict.signer, block.n))
             if earlier != verdict.signer:
-                add(Problem(RecordCode.SIGNER_CHANGED, f"turn {block.n} is signed by {verdict.signer}, but seat "
-                                                       f"{seat}'s turn {first} by {earlier}", *where))
+                holder = "the chair" if seat == CHAIR_SEAT else f"seat {seat}"
+                add(Problem(RecordCode.SIGNER_CHANGED, f"turn {block.n} is signed by {verdict.signer}, but "
+                                                       f"{holder}'s turn {first} by {earlier}", *where))
     report.notes += [f"signatures were not checked: {reason}" for reason in unchecked]
     signed = any(entry.status != signatures.UNSIGNED for entry in report.signatures)
     if signed and not authorship:
         report.notes.append("signatures were checked for integrity only, not for who signed: "
                             "pass --allowed-signers to check authorship")
     signers = {principal for principal, _ in first_signer.values()}
-    if len(first_signer) == front.seats and len(signers) == 1:
-        every = "both seats'" if front.seats == 2 else f"all {front.seats} seats'"
+    if len(first_signer) == front.seats + front.chair and len(signers) == 1:
+        every = "both seats'" if front.seats == 2 and not front.chair else \
+            f"all {front.seats} seats' and the chair's" if front.chair else f"all {front.seats} seats'"
         report.notes.append(f"{every} turns are signed by {first_signer[1][0]}")
 
 
@@ -263,9 +270,16 @@ def _verdict(
     return signatures.check(message, block.signature, allowed_signers)
 
 
-def _check_outcome(front: FrontMatter, summaries: list[TurnSummary], report: ArtifactReport) -> None:
+def _implied_outcome(front: FrontMatter, summaries: list[TurnSummary], report: ArtifactReport) -> str | None:
+    """The outcome the turns imply; a turn after the one that reached it is a TURN_COUNT problem."""
     add = report.problems.append
     max_turns, seats = front.max_turns, front.seats
+    if front.chair:  # the phases are fixed: the last turn, the synthesis, is the only one that may decide
+        most = max_turns + CHAIR_TURNS
+        if len(summaries) > most:
+            add(Problem(RecordCode.TURN_COUNT, f"{len(summaries)} turns exceed the {most} of a chaired "
+                                               f"duel of max_turns {max_turns}"))
+        return evaluate(summaries[:most], max_turns, seats, chair=True).outcome
     if len(summaries) > max_turns:
         add(Problem(RecordCode.TURN_COUNT, f"{len(summaries)} turns exceed max_turns {max_turns}"))
     # Nothing may follow the turn that reached an outcome. An outcome needs every seat's
@@ -276,7 +290,12 @@ def _check_outcome(front: FrontMatter, summaries: list[TurnSummary], report: Art
         if implied is not None and count < len(summaries):
             add(Problem(RecordCode.TURN_COUNT, f"turns follow turn {count}, which had already reached an outcome"))
             break
-    report.implied_outcome = implied
+    return implied
+
+
+def _check_outcome(front: FrontMatter, summaries: list[TurnSummary], report: ArtifactReport) -> None:
+    add = report.problems.append
+    implied = report.implied_outcome = _implied_outcome(front, summaries, report)
     status, outcome = front.status, front.outcome
     if status == ACTIVE:
         if outcome is not None:

@@ -206,7 +206,8 @@ def check(sidecar: Sidecar, artifact_name: str, front: FrontMatter, blocks: Sequ
         problems.append(f"its chain head {sidecar.chain_head[:12]}… (after turn {covered}) is not the hash of that "
                         "turn of the artifact")
         return SidecarCheck(MISMATCH, tuple(problems))
-    expected = artifact_citations(blocks[:covered], turns[:covered], citable_names(front.source_path))
+    expected = artifact_citations(blocks[:covered], turns[:covered], citable_names(front.source_path),
+                                  first=0 if front.chair else 1)
     listed = [entry.citation for entry in sidecar.citations]
     difference = _first_difference(expected, listed)
     if difference:

@@ -37,8 +37,8 @@ from ..record.outcomes import (
     LAST_TURN_BLOCKED,
     Decision,
     decide,
-    seat_of,
 )
+from ..record.schedule import Schedule
 from ..record.verification import CURRENT, STALE, CitationEntry, Sidecar, check
 from ..turns.grammar import ParsedTurn, split_tag
 from ..turns.novelty import NoveltyIndex
@@ -64,6 +64,7 @@ MARKED_STANCES = (DISSENTING, REVISING)
 HEADLINE_CHARS = 160
 # A trailing credit in an agreement, `(Turn 2)` or `(Turns 1 and 3)`: aside when agreements are compared.
 _CREDIT = re.compile(r"\s*\(\s*turns?\s+#?\d+[^()]*\)\s*\.?\s*$", re.I)
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+", re.M)
 UNREADABLE = "unreadable"  # a sidecar that could not be read (besides verification.CURRENT, STALE, MISMATCH)
 
 
@@ -85,7 +86,7 @@ class TimelineEntry:
 
     turn: int
     seat: int
-    stance: str | None  # None: the heading names no stance (a record no service wrote)
+    stance: str | None  # None: a chair's turn, or a heading naming no stance (a record no service wrote)
     level: int | None  # STANCE_LEVELS
     marked: bool
     changed: bool  # differs from the same seat's previous stance
@@ -213,10 +214,15 @@ class Report:
     verification: VerificationFacts | None  # None: no sidecar next to the artifact
     notes: tuple[str, ...] = ()
     model_written: tuple[ModelSection, ...] = field(default=())
-    seats: int = 2  # turn n is seat_of(n, seats)'s
+    seats: int = 2  # turn n is seat_of(n, seats)'s, or with a chair schedule.speaker(n)'s
+    chair: bool = False  # a chair (seat 0) wrote turn 0, the pre-closing and the synthesis, without a stance
+
+    @property
+    def schedule(self) -> Schedule:
+        return Schedule(self.seats, self.max_turns, self.chair)
 
     def seat_of(self, turn: int) -> int:
-        return seat_of(turn, self.seats)
+        return self.schedule.speaker(turn)
 
     @property
     def turn_count(self) -> int:
@@ -236,12 +242,14 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         """The ``json`` format, field by field in docs/protocol.md section 11."""
         data = asdict(self)
-        seats = data.pop("seats")
+        seats, chair = data.pop("seats"), data.pop("chair")
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
         head = {key: data.pop(key) for key in ("path", "duel_id", "topic", "source_path", "source_sha256", "status",
                                                "created_at", "closed_at", "duration_seconds", "max_turns")}
         if seats != 2:  # as in the front matter: a two-seat report reads as before panels
             head["seats"] = seats
+        if chair:
+            head["chair"] = True
         ready: dict[str, Any] = _json_ready({"version": REPORT_VERSION, **head, "turn_count": self.turn_count,
                                              "intact": self.intact, **data})
         return ready
@@ -275,13 +283,13 @@ def build_report(
     """
     record = read_record(text, path)
     parsed, front, history = record.parsed, record.front, record.history
-    turns, seats = history.turns, front.seats
-    decision = decide(history.summaries(), front.max_turns, seats)
-    problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks))]
+    turns, schedule = history.turns, history.schedule
+    decision = decide(history.summaries(), front.max_turns, front.seats, front.chair)
+    problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks, schedule.first))]
     problems += _outcome_problems(front, decision)
-    participants = _participants(front, len(turns), usage_events, env or {})
+    participants = _participants(front, schedule, len(turns), usage_events, env or {})
     verification, entries = _verification(sidecar, Path(path).name, front, parsed.blocks, turns)
-    cited = artifact_citations(parsed.blocks, turns, history.source_names)
+    cited = artifact_citations(parsed.blocks, turns, history.source_names, schedule.first)
     model_written, assessment_notes = shown(assessment, record.subject(path), turns)
     return Report(
         path=path,
@@ -296,21 +304,22 @@ def build_report(
         max_turns=front.max_turns,
         head_sha256=history.head,
         problems=tuple(problems),
-        outcome=_outcome(front, decision, turns, parse_conclusion(parsed.conclusion), participants),
+        outcome=_outcome(front, schedule, decision, turns, parse_conclusion(parsed.conclusion), participants),
         participants=participants,
         usage=_total_usage(participants) if usage_events is not None else None,
-        timeline=_timeline(turns, [block.signature is not None for block in parsed.blocks], seats),
-        agreements=_agreements(turns, seats),
-        unresolved=_unresolved(turns, history.source_names, seats),
+        timeline=_timeline(turns, [block.signature is not None for block in parsed.blocks], schedule),
+        agreements=_agreements(turns, schedule),
+        unresolved=_unresolved(turns, history.source_names, schedule),
         novel_arguments=tuple(
-            NovelArgument(n, seat_of(n, seats), t.novel_claim, tuple(s.text for s in t.novel_support))
-            for n, t in enumerate(turns, start=1)
+            NovelArgument(n, schedule.speaker(n), t.novel_claim, tuple(s.text for s in t.novel_support))
+            for n, t in enumerate(turns, start=schedule.first) if not t.chair
         ),
-        citations=tuple(_citation_row(citation, entries.get(citation), seats) for citation in cited),
+        citations=tuple(_citation_row(citation, entries.get(citation), schedule) for citation in cited),
         verification=verification,
         notes=(*notes, *assessment_notes),
         model_written=model_written,
-        seats=seats,
+        seats=front.seats,
+        chair=front.chair,
     )
 
 
@@ -334,7 +343,7 @@ def read_record(text: str, path: str = "") -> Record:
         front = FrontMatter.parse(parsed.front_matter)
     except FrontMatterError as exc:
         raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: {exc}") from None
-    history = History(None, citable_names(front.source_path), front.seats)
+    history = History(None, citable_names(front.source_path), front.seats, front.max_turns, front.chair)
     history.replay(parsed.blocks)
     return Record(parsed, front, history)
 
@@ -353,18 +362,19 @@ def _outcome_problems(front: FrontMatter, decision: Decision) -> list[str]:
 
 
 def _outcome(
-    front: FrontMatter, decision: Decision, turns: list[ParsedTurn], conclusion: Conclusion | None,
+    front: FrontMatter, schedule: Schedule, decision: Decision, turns: list[ParsedTurn], conclusion: Conclusion | None,
     participants: tuple[ReportParticipant, ...],
 ) -> OutcomeFacts:
     deciding = tuple(sorted(decision.latest))
-    blocking = tuple(Quote(n, item.text) for n in deciding for item in turns[n - 1].unresolved if item.blocking)
+    first = schedule.first
+    blocking = tuple(Quote(n, item.text) for n in deciding for item in turns[n - first].unresolved if item.blocking)
     names = {p.seat: p.name for p in participants}
 
     def who(n: int) -> str:
-        seat = seat_of(n, front.seats)
-        return f"turn {n} ({names.get(seat, f'seat {seat}')}, {turns[n - 1].stance or 'no stance'})"
+        seat = schedule.speaker(n)
+        return f"turn {n} ({names.get(seat, f'seat {seat}')}, {turns[n - first].stance or 'no stance'})"
 
-    count = f"{len(turns)} of {front.max_turns} turns"
+    count = f"{len(turns)} of {schedule.turn_count} turns"
     said = [who(n) for n in deciding]
     pair = " and ".join([", ".join(said[:-1]), said[-1]] if len(said) > 2 else said)  # "a, b and c"
     every = "Both" if front.seats == 2 else f"All {front.seats}"  # the rules read every seat's latest turn
@@ -391,7 +401,7 @@ def _outcome(
         implied=decision.outcome,
         rule=decision.rule,
         deciding_turns=deciding,
-        stances=tuple(turns[n - 1].stance for n in deciding),
+        stances=tuple(turns[n - first].stance for n in deciding),
         blocking=blocking,
         reason=reason,
         summary=conclusion.summary if conclusion else None,
@@ -414,7 +424,8 @@ def _seconds_between(start: str, end: str | None) -> float | None:
 
 
 def _participants(
-    front: FrontMatter, turn_count: int, usage_events: Sequence[Mapping[str, Any]] | None, env: Mapping[str, str],
+    front: FrontMatter, schedule: Schedule, turn_count: int, usage_events: Sequence[Mapping[str, Any]] | None,
+    env: Mapping[str, str],
 ) -> tuple[ReportParticipant, ...]:
     found = []
     for entry in sorted(front.participants, key=lambda p: p.seat):
@@ -422,7 +433,8 @@ def _participants(
         found.append(ReportParticipant(
             seat=entry.seat, id=entry.id, name=entry.display_name, harness=entry.harness, model=entry.model_id,
             joined_at=entry.joined_at,
-            turns=tuple(n for n in range(1, turn_count + 1) if seat_of(n, front.seats) == entry.seat),
+            turns=tuple(n for n in range(schedule.first, schedule.first + turn_count)
+                        if schedule.speaker(n) == entry.seat),
             usage=usage,
         ))
     return tuple(found)
@@ -441,21 +453,31 @@ def _total_usage(participants: Iterable[ReportParticipant]) -> dict[str, Any]:
 # -- turns ---------------------------------------------------------------------------------
 
 
-def _timeline(turns: list[ParsedTurn], signed: list[bool], seats: int) -> tuple[TimelineEntry, ...]:
+def _timeline(turns: list[ParsedTurn], signed: list[bool], schedule: Schedule) -> tuple[TimelineEntry, ...]:
     entries = []
     previous: dict[int, str | None] = {}
-    for n, turn in enumerate(turns, start=1):
-        seat = seat_of(n, seats)
+    for n, turn in enumerate(turns, start=schedule.first):
+        seat = schedule.speaker(n)
+        if turn.chair:  # on the timeline, without a stance or a place on the chart
+            entries.append(TimelineEntry(n, seat, None, None, False, False, None, (), _headline(_chair_text(turn)),
+                                         0, signed[n - schedule.first]))
+            continue
         before = previous.get(seat)
         entries.append(TimelineEntry(
             turn=n, seat=seat, stance=turn.stance, level=STANCE_LEVELS.get(turn.stance or ""),
             marked=turn.stance in MARKED_STANCES, changed=seat in previous and before != turn.stance,
             previous_stance=before, revision_support=tuple(item.text for item in turn.stance_revision_support),
             headline=_headline(turn.position), blocking=sum(1 for item in turn.unresolved if item.blocking),
-            signed=signed[n - 1],
+            signed=signed[n - schedule.first],
         ))
         previous[seat] = turn.stance
     return tuple(entries)
+
+
+def _chair_text(turn: ParsedTurn) -> str:
+    """What a chair's turn says first: its first section, named (`Question: …`), without list markers."""
+    section = next(iter(turn.sections.values()), None)
+    return f"{section.name}: {_LIST_MARKER.sub('', section.body)}" if section else ""
 
 
 def _headline(position: str) -> str:
@@ -465,12 +487,12 @@ def _headline(position: str) -> str:
     return sentence if len(sentence) <= HEADLINE_CHARS else sentence[: HEADLINE_CHARS - 1].rstrip() + "…"
 
 
-def _agreements(turns: list[ParsedTurn], seats: int) -> tuple[Agreement, ...]:
+def _agreements(turns: list[ParsedTurn], schedule: Schedule) -> tuple[Agreement, ...]:
     """Agreements merged when they repeat one another by the novelty rule's measure (protocol section 7),
     a trailing credit to a turn aside."""
     index = NoveltyIndex()
     groups: dict[int, tuple[str, list[int]]] = {}  # record number -> first wording, turns
-    for n, turn in enumerate(turns, start=1):
+    for n, turn in enumerate(turns, start=schedule.first):
         for item in turn.agreements:
             words = _CREDIT.sub("", item.text)  # "… (Turn 1)." agrees with "…" itself
             record = index.match(words)
@@ -481,7 +503,7 @@ def _agreements(turns: list[ParsedTurn], seats: int) -> tuple[Agreement, ...]:
                 groups[record] = (item.text, [])
             if n not in groups[record][1]:
                 groups[record][1].append(n)
-    return tuple(Agreement(text, tuple(numbers), tuple(sorted({seat_of(n, seats) for n in numbers})))
+    return tuple(Agreement(text, tuple(numbers), tuple(sorted({schedule.speaker(n) for n in numbers})))
                  for text, numbers in groups.values())
 
 
@@ -496,13 +518,15 @@ class _Tracked:
     listed_in: list[int] = field(default_factory=list)
 
 
-def _unresolved(turns: list[ParsedTurn], source_names: tuple[str, ...], seats: int) -> tuple[UnresolvedEntry, ...]:
+def _unresolved(turns: list[ParsedTurn], source_names: tuple[str, ...], schedule: Schedule
+                ) -> tuple[UnresolvedEntry, ...]:
     """Each author's unresolved items, one entry per item across the author's turns, answered by a later turn
     of any other seat (section 11)."""
-    indexes = {seat: NoveltyIndex() for seat in range(1, seats + 1)}
+    indexes = {seat: NoveltyIndex() for seat in range(1, schedule.seats + 1)}
     items: dict[tuple[int, int], _Tracked] = {}  # (seat, record number), in the order they were raised
-    for n, turn in enumerate(turns, start=1):
-        seat = seat_of(n, seats)
+    first, end = schedule.first, schedule.first + len(turns)
+    for n, turn in enumerate(turns, start=first):
+        seat = schedule.speaker(n)
         for entry in turn.unresolved:
             words = split_tag(entry.text)[0]  # a re-tagged item stays the same item
             record = indexes[seat].match(words)
@@ -518,10 +542,10 @@ def _unresolved(turns: list[ParsedTurn], source_names: tuple[str, ...], seats: i
     countered = [_countered_turns(turn, source_names) for turn in turns]
     found = []
     for item in items.values():
-        later_own = [n for n in range(item.listed_in[-1] + 1, len(turns) + 1) if seat_of(n, seats) == item.seat]
+        later_own = [n for n in range(item.listed_in[-1] + 1, end) if schedule.speaker(n) == item.seat]
         answered = tuple(
-            n for n in range(item.raised_in + 1, len(turns) + 1)
-            if seat_of(n, seats) != item.seat and any(m in item.listed_in and m < n for m in countered[n - 1])
+            n for n in range(item.raised_in + 1, end)
+            if schedule.speaker(n) != item.seat and any(m in item.listed_in and m < n for m in countered[n - first])
         )
         found.append(UnresolvedEntry(
             text=item.text, seat=item.seat, raised_in=item.raised_in, listed_in=tuple(item.listed_in),
@@ -557,8 +581,8 @@ def _verification(
     return facts, ({entry.citation: entry for entry in sidecar.citations} if checked.belongs else {})
 
 
-def _citation_row(citation: Citation, entry: CitationEntry | None, seats: int) -> CitationRow:
-    row = CitationRow(citation.turn, seat_of(citation.turn, seats), citation.section, citation.item, citation.kind,
+def _citation_row(citation: Citation, entry: CitationEntry | None, schedule: Schedule) -> CitationRow:
+    row = CitationRow(citation.turn, schedule.speaker(citation.turn), citation.section, citation.item, citation.kind,
                       citation.url)
     return row if entry is None else replace(row, verdict=entry.verdict, confidence=entry.confidence,
                                              reason=entry.reason)

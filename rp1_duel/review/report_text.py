@@ -81,9 +81,9 @@ def tag(item: UnresolvedEntry) -> str:
 def facts(report: Report) -> list[str]:
     """`5 of 6 turns`, `7 min 49 s`, and with recorded usage `21,000 tokens`, `~$0.1200`; a duel whose
     participants asked no model (scripts, people) shows no tokens rather than a zero cost."""
-    found = [f"{report.turn_count} of {report.max_turns} turns", duration(report.duration_seconds)]
-    if report.seats != 2:
-        found.insert(1, f"{report.seats} seats")
+    found = [f"{report.turn_count} of {report.schedule.turn_count} turns", duration(report.duration_seconds)]
+    if report.seats != 2 or report.chair:
+        found.insert(1, f"{report.seats} seats" + (" and a chair" if report.chair else ""))
     used = 0 if report.usage is None else tokens_in(report.usage) + int(report.usage["output_tokens"])
     if used:
         found += [f"{used:,} tokens", cost(report.usage)]

@@ -25,6 +25,7 @@ from ..coordination.storage import LOG_START
 from ..errors import DuelError, invalid_argument
 from ..record.artifact import parse
 from ..record.history import MAX_ARTIFACT_BYTES
+from ..record.schedule import Schedule
 from ..turns.grammar import parse_turn
 from ..turns.source import read_bounded
 from ..vocabulary import ACTIVE, ErrorCode
@@ -197,6 +198,7 @@ class WatchView:
     deadline_left: float | None
     peer_wait_left: float | None  # while a seat is still free
     candidate_convergence: bool
+    schedule: Schedule  # who writes which turn; with a chair, seat 0 writes turn 0
 
 
 def view_of(status: StatusResult, now: float, stances: Mapping[str, str] | None = None) -> WatchView:
@@ -224,6 +226,7 @@ def view_of(status: StatusResult, now: float, stances: Mapping[str, str] | None 
         lease_left=left(lock.lease_expires_at) if live else None,
         deadline_at=status.turn_deadline, deadline_left=left(status.turn_deadline),
         peer_wait_left=left(status.peer_wait_until), candidate_convergence=status.candidate_convergence,
+        schedule=Schedule(duel.seats, duel.max_turns, duel.chair),
     )
 
 
@@ -250,7 +253,8 @@ def situation(view: WatchView, time_of: TimeFormat = iso) -> tuple[str, ...]:
         return (f"waiting for {awaited}, {countdown(wait)} left" if wait > 0
                 else f"{'nobody' if alone else 'not everyone'} came: a TIMEOUT close is due"), floor
     writer = next((s.name for s in view.seats if s.writes_next), "?")
-    turn = f"turn {view.turn_count + 1} of {view.max_turns} is {writer}'s"
+    schedule = view.schedule
+    turn = f"turn {schedule.number_after(view.turn_count)} of {schedule.last} is {writer}'s"
     if view.deadline_left is None or view.deadline_at is None:
         return turn, floor
     if view.deadline_left <= 0:
@@ -260,7 +264,7 @@ def situation(view: WatchView, time_of: TimeFormat = iso) -> tuple[str, ...]:
 
 def outcome_line(view: WatchView) -> str:
     reason = f" ({view.reason})" if view.reason else ""
-    return f"outcome: {view.outcome} after {view.turn_count} of {view.max_turns} turns{reason}"
+    return f"outcome: {view.outcome} after {view.turn_count} of {view.schedule.turn_count} turns{reason}"
 
 
 # -- reading a duel as it changes ------------------------------------------------------------

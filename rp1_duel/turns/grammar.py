@@ -21,11 +21,13 @@ import mistune
 
 from ..vocabulary import (
     AGREEMENTS,
+    CHAIR_SECTIONS,
     COUNTERPOINTS,
     NOVEL_ARGUMENT,
     POSITION,
     SECTIONS,
     STANCE_REVISION_SUPPORT,
+    UNENGAGED_POINTS,
     UNRESOLVED_ITEMS,
 )
 from .markdown import atx_heading, fenced_lines, front_matter_end, split_lines
@@ -43,6 +45,9 @@ _EMPHASIS_RUN = re.compile(r"[*_]+")
 _EMPHASIS_CHAR = re.compile(r"([*_])")
 _EMPHASIS = ("**", "__")
 _SECTION_BY_KEY = {name.casefold(): name for name in SECTIONS}
+# A chair's turn is read with its own labels only, and a panelist's with the six: a panel
+# turn's `**Question**` line stays text, as it always was.
+_CHAIR_SECTION_BY_KEY = {name.casefold(): name for name in CHAIR_SECTIONS}
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
 _EMPTY_BULLET = re.compile(r"^\s*(?:(?:[-*+]|\d{1,9}[.)])\s*)?$")
 _SUPPORT_LABEL = re.compile(r"^ {0,3}(?:\*\*|__)?Support(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.*)$", re.I)
@@ -132,6 +137,8 @@ class ParsedTurn:
     novel_claim_line: int | None = None
     novel_support: tuple[SupportItem, ...] = ()
     unresolved: tuple[UnresolvedItem, ...] = ()
+    points: tuple[Item, ...] = ()  # a chair's Unengaged Points
+    chair: bool = False  # read with the chair's grammar
     stance_revision_support: tuple[SupportItem, ...] = ()
     extra_headings: tuple[Heading, ...] = ()  # headings of level 1 or 2 besides the turn heading
     parser_html: tuple[Item, ...] = ()  # raw HTML the Markdown parser read, at the line of its block
@@ -210,16 +217,18 @@ def _turn_start(lines: list[str]) -> int:
     return start
 
 
-def parse_turn(text: str) -> ParsedTurn:
-    """Parse a turn; never raises. Line numbers count the text as given, from 1."""
+def parse_turn(text: str, chair: bool = False) -> ParsedTurn:
+    """Parse a turn (``chair``: a chair's, with its sections); never raises. Line numbers count
+    the text as given, from 1."""
     lines = split_lines(text.replace("\x00", "\ufffd"))
     if lines:
         lines[0] = lines[0].removeprefix("\ufeff")
-    return _TurnParser(lines).parse(normalize_turn_text(text))
+    return _TurnParser(lines, chair).parse(normalize_turn_text(text))
 
 
-def section_label(line: str) -> str | None:
-    """The section a line such as `**Agreements**` or `__Novel argument:__` labels, if any."""
+def section_label(line: str, chair: bool = False) -> str | None:
+    """The section a line such as `**Agreements**` or `__Novel argument:__` labels, if any
+    (``chair``: the chair's sections)."""
     head = line.lstrip(" ")
     if len(line) - len(head) > 3:
         return None
@@ -229,7 +238,7 @@ def section_label(line: str) -> str | None:
     name = text[2:-2].strip().removesuffix(":").rstrip()
     if not _LABEL_NAME.fullmatch(name):
         return None
-    return _SECTION_BY_KEY.get(" ".join(name.split()).casefold())
+    return (_CHAIR_SECTION_BY_KEY if chair else _SECTION_BY_KEY).get(" ".join(name.split()).casefold())
 
 
 def _trailing_stance(rest: str) -> tuple[str, str] | None:
@@ -426,8 +435,9 @@ def _first_line_text(node: dict[str, Any]) -> str:
 
 
 class _TurnParser:
-    def __init__(self, lines: list[str]):
+    def __init__(self, lines: list[str], chair: bool = False):
         self.lines = lines
+        self.chair = chair
         self.fenced = fenced_lines(lines)
         self.extra_headings: list[Heading] = []
         self.parser_html: list[Item] = []
@@ -437,7 +447,7 @@ class _TurnParser:
         labels = [
             (index, name)
             for index, line in enumerate(self.lines)
-            if not self.fenced[index] and (name := section_label(line))
+            if not self.fenced[index] and (name := section_label(line, self.chair))
         ]
         first_label = labels[0][0] if labels else len(self.lines)
         heading_index = next(
@@ -446,7 +456,7 @@ class _TurnParser:
         )
         top_end = first_label if heading_index is None else heading_index
         content_start, front_matter_line = self._skip_opening(top_end)
-        fields: dict[str, Any] = {"text": normalized, "front_matter_line": front_matter_line}
+        fields: dict[str, Any] = {"text": normalized, "front_matter_line": front_matter_line, "chair": self.chair}
 
         before = [i for i in range(content_start, top_end) if self.lines[i].strip()]
         if before and heading_index is not None:
@@ -539,6 +549,8 @@ class _TurnParser:
             return {"unresolved": tuple(_unresolved(e) for e in entries)}
         if name == STANCE_REVISION_SUPPORT:
             return {"stance_revision_support": tuple(SupportItem(e.text, e.line, name) for e in entries)}
+        if name == UNENGAGED_POINTS:
+            return {"points": tuple(Item(e.text, e.line) for e in entries)}
         return {}
 
     def _novel_argument(self, start: int, end: int) -> dict[str, Any]:

@@ -7,7 +7,7 @@ in one place.
 
 from __future__ import annotations
 
-from ..vocabulary import SECTIONS, STANCES
+from ..vocabulary import SECTIONS, STANCES, Phase, RuleCode
 from .rules import RULES
 
 TURN_FORMAT = """\
@@ -82,3 +82,39 @@ def turn_guide(source_name: str = "design.md", fenced: bool = True) -> str:
         f"Stances:\n{stances_markdown()}\n\n"
         f"Rules (each rejection names its code):\n{rules_markdown()}"
     )
+
+
+# A chair's three turns (docs/protocol.md section 7, "Chair turns"): the format of each phase.
+CHAIR_FORMATS = {
+    Phase.OPENING_BRIEF: """\
+## Turn 0 — {Chair} ({Harness} / {Model}) — CHAIR
+**Question**
+… the question the panel is to answer about the document …
+**Lineup**
+- {Panelist} (seat 1): … what each panelist brings …
+**What A Good Answer Looks Like**
+- … what an answer must settle, and how it should be supported …""",
+    Phase.PRE_CLOSING: """\
+## Turn {N} — {Chair} ({Harness} / {Model}) — CHAIR
+**Unengaged Points**
+1. … a substantive point that Turn {M} raised and no later turn engaged (Turn {M} "its exact words") …""",
+    Phase.SYNTHESIS: """\
+## Turn {N} — {Chair} ({Harness} / {Model}) — CHAIR
+**Synthesis**
+… what the panel concluded, and why …
+**Agreed**
+- …
+**Still Open**
+- …""",
+}
+# The rules a chair's turn is held to: the panel's sections, stances and grounding do not apply.
+CHAIR_RULES = (RuleCode.HEADING, RuleCode.CHAIR_FORMAT, RuleCode.TURN_REF_NOT_FOUND, RuleCode.UNSAFE_STRUCTURE,
+               RuleCode.RAW_HTML)
+
+
+def chair_guide(phase: str) -> str:
+    """The contract of one chair turn, as plain lines (a fenced example tends to be answered fenced)."""
+    rules = "\n".join(f"- `{code}`: {RULES[code]}" for code in CHAIR_RULES)
+    return (f"Format:\n\n{CHAIR_FORMATS[phase]}\n\n"
+            "The chair takes no stance: the heading ends with CHAIR. Agreed and Still Open are optional.\n\n"
+            f"Rules (each rejection names its code):\n{rules}")

@@ -56,6 +56,10 @@ Where the protocol is silent, this module decides:
   violation a line. A `<!-- duel:` marker is UNSAFE_STRUCTURE, not also RAW_HTML.
 - Only `---` may open a turn: a lone `+++` line is text before the heading (HEADING).
 - Violations come sorted by line (those without one last), then by rule order.
+- A chair's turn (``TurnContext.phase`` one of the chair's) is read with the chair's labels and
+  checked by HEADING, CHAIR_FORMAT, TURN_REF_NOT_FOUND, UNSAFE_STRUCTURE and RAW_HTML only; turns
+  it names in its pre-closing and synthesis are found as running text names them (`Turn M "…"`).
+  A closing-round turn's excerpt addresses a point when the point's own text holds it.
 """
 
 from __future__ import annotations
@@ -68,20 +72,27 @@ from typing import Any
 
 from ..vocabulary import (
     ACCEPTING_CONSENSUS,
+    CHAIR_MARK,
+    CHAIR_PHASE_SECTIONS,
+    CHAIR_PHASES,
     COUNTERPOINTS,
+    MAX_UNENGAGED_POINTS,
     NON_EMPTY_SECTIONS,
     NOVEL_ARGUMENT,
     SECTIONS,
     STANCE_REVISION_SUPPORT,
     STANCES,
+    UNENGAGED_POINTS,
     UNRESOLVED_ITEMS,
+    Phase,
     RuleCode,
 )
 from .grammar import ParsedTurn, parse_turn
 from .markdown import split_lines
+from .matching import SearchableText
 from .novelty import NoveltyIndex
 from .raw_html import find_raw_html, html_snippet
-from .references import Reference, heading_candidates, parse_reference
+from .references import Reference, heading_candidates, parse_reference, turns_in_text
 from .source import SourceDocument
 
 MAX_TURN_BYTES = 64 * 1024
@@ -119,6 +130,13 @@ RULES = MappingProxyType(
         " no front matter, valid UTF-8 without NUL, at most 64 KiB",
         RuleCode.RAW_HTML: "no raw HTML outside code: a tag (`<details>`), comment (`<!-- … -->`) or the like goes"
         " in a code span or a fenced code block; autolinks (`<https://…>`) and entities (`&lt;`) are text",
+        RuleCode.CHAIR_FORMAT: "a chair's turn ends its heading with `CHAIR` and has its phase's sections, in order,"
+        " each once and non-empty: the opening brief Question, Lineup, What A Good Answer Looks Like; the"
+        " pre-closing Unengaged Points, 1 to 3 items each naming the earlier panel turn that raised it (`Turn M`);"
+        " the synthesis Synthesis, then optionally Agreed and Still Open",
+        RuleCode.UNENGAGED_POINTS: "in the closing round, every point of the chair's Unengaged Points has a"
+        " counterpoint whose Addresses names the chair's pre-closing turn with an excerpt of that point"
+        " (`Addresses: Turn M \"words of the point\"`)",
     }
 )
 _RULE_ORDER = {code: index for index, code in enumerate(RULES)}
@@ -159,9 +177,18 @@ class TurnContext:
     # The names the source may be cited by, besides its file name: the path the artifact
     # records (see rp1_duel.record.history.citable_names), so every clone reads the same.
     source_names: Sequence[str] = ()
-    prior_turns: Sequence[ParsedTurn] = ()  # turns 1..turn_number-1, in order
+    prior_turns: Sequence[ParsedTurn] = ()  # turns first_turn..turn_number-1, in order
     previous_stance: str | None = None  # this participant's previous stance
     novelty: NoveltyIndex | None = None  # positions and claims of the prior turns
+    # A chaired duel (docs/protocol.md section 4, "A chair"): its turns count from 0, each has a phase,
+    # and the closing round answers the points of the chair's pre-closing turn.
+    first_turn: int = 1
+    phase: str | None = None  # a rp1_duel.vocabulary.Phase; None without a chair
+    pre_closing: int | None = None
+
+    @property
+    def by_chair(self) -> bool:
+        return self.phase in CHAIR_PHASES
 
     @property
     def citable_names(self) -> tuple[str, ...]:
@@ -172,10 +199,11 @@ class TurnContext:
         return tuple(sorted(unique, key=len, reverse=True))  # longest first: paths before names
 
     def prior_turn(self, number: int) -> ParsedTurn | None:
-        if not 1 <= number < self.turn_number:
+        if not self.first_turn <= number < self.turn_number:
             return None
-        if number <= len(self.prior_turns) and self.prior_turns[number - 1].number == number:
-            return self.prior_turns[number - 1]
+        index = number - self.first_turn
+        if index < len(self.prior_turns) and self.prior_turns[index].number == number:
+            return self.prior_turns[index]
         return next((turn for turn in self.prior_turns if turn.number == number), None)
 
 
@@ -205,11 +233,15 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     decoded, found, oversize = _check_encoding(text)
     if oversize:
         return TurnReport(parse_turn(""), found)  # bounds the cost of hostile input
-    turn = parse_turn(decoded)
+    turn = parse_turn(decoded, chair=ctx.by_chair)
     checker = _Checker(turn, ctx, found)
     checker.check_structure(decoded)
     checker.check_raw_html(decoded)
     checker.check_heading()
+    if ctx.by_chair:
+        checker.check_chair_sections()
+        checker.check_chair_turn_mentions()
+        return TurnReport(turn, checker.sorted_violations())
     checker.check_sections()
     checker.check_counterpoints()
     checker.check_support()
@@ -219,6 +251,7 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     checker.check_stance_revision()
     checker.check_consensus()
     checker.check_grounding()
+    checker.check_unengaged_points()
     return TurnReport(turn, checker.sorted_violations())
 
 
@@ -307,7 +340,8 @@ class _Checker:
     # HEADING, STANCE
     def check_heading(self) -> None:
         turn, ctx = self.turn, self.ctx
-        expected = f"## Turn {ctx.turn_number} \u2014 {ctx.participant_name} ({ctx.harness} / {ctx.model_id}) \u2014 STANCE"
+        slot = CHAIR_MARK if ctx.by_chair else "STANCE"
+        expected = f"## Turn {ctx.turn_number} \u2014 {ctx.participant_name} ({ctx.harness} / {ctx.model_id}) \u2014 {slot}"
         if turn.heading is None:
             self.add(RuleCode.HEADING, f"the turn must begin with its heading: `{expected}`")
             return
@@ -335,10 +369,97 @@ class _Checker:
                 self.add(RuleCode.HEADING, f"the heading must give the claimant's {what}: `{expected}`", line)
             elif written.split() != own.split():
                 self.add(RuleCode.HEADING, f"the heading gives {what} {written!r}; the claimant's {what} is {own!r}", line)
-        if turn.stance is None:
+        if ctx.by_chair or (ctx.phase is not None and turn.stance == CHAIR_MARK):  # without a chair, a STANCE
+            self._check_chair_mark(line)
+        elif turn.stance is None:
             self.add(RuleCode.STANCE, f"the heading must end with a stance, one of {', '.join(STANCES)}", line)
         elif turn.stance not in STANCES:
             self.add(RuleCode.STANCE, f"{turn.stance!r} is not a stance; use one of {', '.join(STANCES)}", line)
+
+    def _check_chair_mark(self, line: int | None) -> None:
+        """The chair takes no stance: `CHAIR` stands in its place, and only in the chair's turns."""
+        number, stance = self.ctx.turn_number, self.turn.stance
+        if not self.ctx.by_chair:
+            self.add(RuleCode.HEADING, f"turn {number} is a panelist's: only the chair's turns end with "
+                                       f"{CHAIR_MARK}; end the heading with a stance", line)
+        elif stance != CHAIR_MARK:
+            self.add(RuleCode.HEADING, f"turn {number} is the chair's, which takes no stance: end the heading "
+                                       f"with {CHAIR_MARK}" + (f", not {stance}" if stance else ""), line)
+
+    # CHAIR_FORMAT: a chair's turn, by its phase
+    def check_chair_sections(self) -> None:
+        phase = self.ctx.phase or ""
+        required, optional = CHAIR_PHASE_SECTIONS[phase]
+        allowed = (*required, *optional)
+        name_of_phase = phase.replace("_", " ")
+        latest = -1
+        for name, section in self.turn.sections.items():
+            if name not in allowed:
+                self.add(RuleCode.CHAIR_FORMAT, f"**{name}** does not belong in the {name_of_phase}; its sections "
+                                                f"are {', '.join(allowed)}", section.line, name)
+                continue
+            if allowed.index(name) < latest:
+                self.add(RuleCode.CHAIR_FORMAT, f"**{name}** must come before **{allowed[latest]}**", section.line, name)
+            latest = max(latest, allowed.index(name))
+            if section.is_empty:
+                self.add(RuleCode.CHAIR_FORMAT, f"the **{name}** section is empty", section.line, name)
+        for section in self.turn.duplicate_sections:
+            self.add(RuleCode.CHAIR_FORMAT, f"**{section.name}** appears more than once", section.line, section.name)
+        for name in required:
+            if name not in self.turn.sections:
+                self.add(RuleCode.CHAIR_FORMAT, f"the {name_of_phase} needs a **{name}** section (a line `**{name}**`)",
+                         None, name)
+        if phase == Phase.PRE_CLOSING:
+            self._check_points()
+
+    def _check_points(self) -> None:
+        section = self.turn.sections.get(UNENGAGED_POINTS)
+        points = self.turn.points
+        if section is None or section.is_empty:
+            return
+        if not 1 <= len(points) <= MAX_UNENGAGED_POINTS:
+            self.add(RuleCode.CHAIR_FORMAT, f"list 1 to {MAX_UNENGAGED_POINTS} unengaged points, not {len(points)}",
+                     section.line, UNENGAGED_POINTS)
+        for point in points:
+            mentions = turns_in_text(point.text)
+            if not mentions:
+                self.add(RuleCode.CHAIR_FORMAT, f"{_shorten(point.text)!r} must name the earlier panel turn that "
+                                                "raised it (`Turn M`)", point.line, UNENGAGED_POINTS)
+            for mention in mentions:
+                cited = self.ctx.prior_turn(mention.turn)
+                if cited is not None and cited.chair:
+                    self.add(RuleCode.CHAIR_FORMAT, f"Turn {mention.turn} is the chair's: name the panel turn that "
+                                                    "raised the point", point.line, UNENGAGED_POINTS)
+
+    # TURN_REF_NOT_FOUND, in a chair's running text: each turn it names is an earlier one holding what it quotes
+    def check_chair_turn_mentions(self) -> None:
+        if self.ctx.phase == Phase.OPENING_BRIEF:
+            return  # the brief comes first: the turns it may name are yet to come
+        for section in self.turn.sections.values():
+            for mention in turns_in_text(section.body):
+                line = section.line + 1 + section.body.count("\n", 0, mention.start)
+                self._check_turn_reference(Reference("turn", "", mention.turn, excerpt=mention.excerpt), line,
+                                           section.name)
+
+    # UNENGAGED_POINTS
+    def check_unengaged_points(self) -> None:
+        """Each closing-round turn answers every point of the pre-closing: a counterpoint addresses
+        point k when it names the pre-closing turn with an excerpt of point k itself."""
+        ctx = self.ctx
+        pre_closing = ctx.prior_turn(ctx.pre_closing) if ctx.phase == Phase.CLOSING and ctx.pre_closing else None
+        if pre_closing is None:
+            return
+        quoted = [reference.excerpt for point in self.turn.counterpoints for target in (point.addresses or "").split("|")
+                  if (reference := parse_reference(target.strip(), self.names)).kind == "turn"
+                  and reference.turn == ctx.pre_closing and reference.excerpt is not None]
+        section = self.turn.sections.get(COUNTERPOINTS)
+        for number, point in enumerate(pre_closing.points, 1):
+            text = SearchableText(point.text)
+            if not any(text.contains(excerpt) for excerpt in quoted):
+                message = (f"unengaged point {number} of Turn {ctx.pre_closing} is not addressed: add a counterpoint "
+                           f"with `Addresses: Turn {ctx.pre_closing} \"…\"` quoting it: {_shorten(point.text)!r}")
+                self.add(RuleCode.UNENGAGED_POINTS, message, section.line if section else self.turn.heading_line,
+                         COUNTERPOINTS)
 
     # SECTION_MISSING, SECTION_ORDER, SECTION_EMPTY
     def check_sections(self) -> None:

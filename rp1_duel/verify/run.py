@@ -232,10 +232,11 @@ def verify_artifact(path: str | os.PathLike[str], verifier: Verifier, refresh: b
     if record.front is None:
         raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"{where} is not a duel artifact: {record.front_problem}")
     blocks = record.parsed.blocks
-    broken = record.parsed.problems[:1] + [problem.message for problem in chain_problems(blocks)][:1]
+    first = 0 if record.front.chair else 1  # a chair's opening brief is turn 0
+    broken = record.parsed.problems[:1] + [problem.message for problem in chain_problems(blocks, first)][:1]
     if broken:
         raise DuelError(ErrorCode.ARTIFACT_TAMPERED, f"{where}: {broken[0]} (run duel validate)")
-    citations = artifact_citations(blocks, record.history().turns, citable_names(record.front.source_path))
+    citations = artifact_citations(blocks, record.history().turns, citable_names(record.front.source_path), first)
     side = sidecar_path(where)
     previous, notes = None, []
     if os.path.lexists(side):
