@@ -45,6 +45,13 @@ def test_a_lineup_becomes_each_seats_join_flags_in_seat_order():
     ]
 
 
+def test_a_lineups_chair_joins_last_with_the_chair_role_and_every_seat_creates_a_chaired_duel():
+    config = config_of({"seats": {"1": {"name": "A"}, "2": {"name": "B"}}, "chair": {"name": "C", "model": "m"}})
+    assert lineup_seats(config)[-1] == PanelSeat("the chair (C)", ("--role", "chair", "--name", "C", "--model", "m"))
+    flags = shared_flags(config, DuelSettings(seats=2, chair=True), None, [])
+    assert "--chair" in flags and flags[flags.index("--max-turns") + 1] == "6"
+
+
 @pytest.mark.parametrize(("seats", "problem"), [
     ({}, "no lineup"),
     ({"1": {"model": "claude-x"}}, "at least two"),
@@ -191,3 +198,34 @@ model = "human"
     status = DuelService(debate_dir).status(target=str(source))
     assert status.lock.owner_participant_id is None and status.participant_count == 3
     assert os.path.exists(status.duel.debate_path)
+
+
+@pytest.mark.slow
+def test_duel_panel_runs_a_chaired_lineup_through_its_phases_to_consensus(tmp_path, source, debate_dir):
+    from test_chair import ANSWERS, PANEL, addressing, brief, heading, pre_closing, synthesis
+
+    lineup = "[duel]\nmax_turns = 6\n"
+    for seat, (name, _, _) in PANEL.items():
+        who = (name, "duel", f"scripted:{name.lower()}")
+        closing = make_turn(seat + 4, *who, stance=ACCEPT).replace(
+            "**Agreements**\n", addressing(4, *ANSWERS) + "**Agreements**\n")
+        folder = tmp_path / name.lower()
+        folder.mkdir()
+        (folder / "1.md").write_text(make_turn(seat, *who, stance=OPEN))
+        (folder / "2.md").write_text(closing)
+        lineup += f'[panel.seats.{seat}]\nname = "{name}"\nmodel = "scripted:{folder}"\n'
+    chair = ("Chair", "duel", "scripted:chair")
+    (tmp_path / "chair").mkdir()
+    for index, text in enumerate([brief(chair), pre_closing(4).replace(heading(4), heading(4, chair)),
+                                  synthesis(8).replace(heading(8), heading(8, chair))], start=1):
+        (tmp_path / "chair" / f"{index}.md").write_text(text)
+    lineup += f'[panel.chair]\nname = "Chair"\nmodel = "scripted:{tmp_path / "chair"}"\n'
+    process = panel(tmp_path, source, debate_dir, lineup, env=clean_env())
+    out, err = process.communicate(timeout=120)
+
+    assert process.returncode == 0, err
+    summary = json.loads(out)
+    assert summary["outcome"] == ACCEPTED_CONSENSUS
+    assert [(s["seat"], s["turns_written"]) for s in summary["seats"]] == [
+        (1, [1, 5]), (2, [2, 6]), (3, [3, 7]), (0, [0, 4, 8])]
+    assert validate_file(summary["debate_path"]).valid

@@ -207,7 +207,8 @@ def panel_command(
                        "duel.lease_seconds": lease_seconds, "duel.peer_wait_seconds": peer_wait_seconds,
                        "duel.turn_timeout_seconds": turn_timeout_seconds}, extra)
         seats = lineup_seats(config)
-        settings = replace(config.settings(), seats=len(seats))
+        chair = config.panel.chair is not None
+        settings = replace(config.settings(), seats=len(seats) - chair, chair=chair)
         settings.check()
         chosen_topic = topic or config.panel.topic
         shared = shared_flags(config, settings, chosen_topic, extra) + (["--quiet"] if quiet else [])

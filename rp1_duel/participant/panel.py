@@ -59,8 +59,9 @@ _SEAT_FLAGS = (("name", "--name"), ("provider", "--provider"), ("model", "--mode
 
 
 def lineup_seats(config: Config) -> list[PanelSeat]:
-    """The seats of the configuration's lineup, in seat order; ``INVALID_CONFIG`` unless they are
-    numbered 1..N with 2 <= N <= 8 and their names, where given, differ."""
+    """The seats of the configuration's lineup, in seat order, then its chair (``[panel.chair]``) if
+    it has one; ``INVALID_CONFIG`` unless the seats are numbered 1..N with 2 <= N <= 8 and the
+    names given differ."""
     seats = config.panel.seats
     where = next((leaf.file for key, leaf in config.leaves.items() if key.startswith("panel.seats.")),
                  "the configuration")
@@ -72,21 +73,23 @@ def lineup_seats(config: Config) -> list[PanelSeat]:
         numbers = ", ".join(map(str, sorted(seats)))
         raise config_error(where, "panel.seats", f"seats {numbers}: a lineup numbers its seats 1, 2, … up to {high}, "
                                                  "at least two")
-    named = [spec.name for spec in seats.values() if spec.name]
+    chair = config.panel.chair
+    named = [spec.name for spec in (*seats.values(), *([chair] if chair else [])) if spec.name]
     twice = sorted({name for name in named if named.count(name) > 1})
     if twice:
         raise config_error(where, "panel.seats", f"{twice[0]!r} names more than one seat: give each seat its own name")
-    return [_seat(number, seats[number]) for number in sorted(seats)]
+    found = [_seat(f"seat {number}", seats[number]) for number in sorted(seats)]
+    return found + ([_seat("the chair", chair, ("--role", "chair"))] if chair else [])
 
 
-def _seat(number: int, spec: SeatSpec) -> PanelSeat:
-    flags: list[str] = []
+def _seat(label: str, spec: SeatSpec, role: tuple[str, ...] = ()) -> PanelSeat:
+    flags: list[str] = [*role]
     for key, flag in _SEAT_FLAGS:
         value = getattr(spec, key)
         if value:
             flags += [flag, value]
     who = spec.name or spec.persona or spec.model
-    return PanelSeat(f"seat {number}" + (f" ({who})" if who else ""), tuple(flags))
+    return PanelSeat(label + (f" ({who})" if who else ""), tuple(flags))
 
 
 def shared_flags(config: Config, settings: DuelSettings, topic: str | None,
@@ -97,6 +100,7 @@ def shared_flags(config: Config, settings: DuelSettings, topic: str | None,
     flags += ["--topic", topic] if topic else []
     for name in SETTINGS:
         flags += [SETTINGS[name].flag, str(getattr(settings, name) if name != "max_turns" else settings.turn_limit)]
+    flags += ["--chair"] if settings.chair else []
     for path in config_files:
         flags += ["--config", path]
     return flags
