@@ -111,7 +111,8 @@ def resign(artifact: Path, number: int, key: Path) -> None:
     parsed = parse(text)
     block = next(b for b in parsed.blocks if b.n == number)
     front = FrontMatter.parse(parsed.front_matter)
-    message = signatures.turn_message(front.duel_id, front.source_sha256, number, block.prev, block.sha256)
+    message = signatures.turn_message(front.duel_id, front.source_sha256, number, 2 - number % 2, block.prev,
+                                      block.sha256)
     assert block.signature is not None
     artifact.write_text(text.replace(block.signature, signatures.sign(message, key)), encoding="utf-8")
 
@@ -505,3 +506,29 @@ def test_validate_checks_at_most_fifty_signatures_however_many_turns_a_file_hold
     assert ("SIGNATURE_INVALID", 51) in codes(report)
     assert any("only the first 50 turns are checked" in p.message for p in report.problems if p.turn == 51)
     assert time.monotonic() - started < 30
+
+
+def test_a_signed_panel_turn_names_its_own_seat_and_validates(service, source, keys):
+    # Seat 3 writes turns 3 and 6: its signed message says seat=3, not the two-seat odd/even rule.
+    from test_panels import PANEL, seat_panel
+
+    players = seat_panel(service, source)
+    path = ""
+    for number in range(1, 7):
+        seat = 1 + (number - 1) % 3
+        player = players[seat]
+        stance = "ACCEPTING_CONSENSUS" if number > 3 else "OPEN_TO_DEBATE"
+        path = service.append(player.seat, claim(service, player), make_turn(number, *PANEL[seat], stance=stance),
+                              release=True, signing_key=str(keys.alice)).debate_path
+    parsed = parse(Path(path).read_text(encoding="utf-8"))
+    front, block = FrontMatter.parse(parsed.front_matter), parsed.blocks[5]
+    assert block.signature is not None
+
+    def verified_as(seat: int) -> str:
+        message = signatures.turn_message(front.duel_id, front.source_sha256, 6, seat, block.prev, block.sha256)
+        return signatures.check(message, block.signature, keys.allowed).status
+
+    assert (verified_as(3), verified_as(2)) == (signatures.VERIFIED, signatures.INVALID)
+    report = validate_file(path, allowed_signers=keys.allowed)
+    assert report.valid, report.problems
+    assert {(s.status, s.signer) for s in report.signatures} == {(signatures.VERIFIED, "alice@example.com")}

@@ -24,7 +24,6 @@ from typing import Final
 
 from ..errors import DuelError
 from ..vocabulary import ErrorCode
-from .outcomes import seat_of
 
 NAMESPACE: Final = "duel-turn"
 MESSAGE_HEADER: Final = "duel-turn v1"
@@ -54,12 +53,13 @@ class Verdict:
     reason: str | None = None  # why it is not verified, in a few words
 
 
-def turn_message(duel_id: str, source_sha256: str, n: int, prev: str, sha256: str) -> bytes:
-    """The exact bytes signed for turn ``n``. ``sha256`` covers the turn text, heading and
-    author's name included; the rest pins it to one place in one duel about one document.
+def turn_message(duel_id: str, source_sha256: str, n: int, seat: int, prev: str, sha256: str) -> bytes:
+    """The exact bytes signed for turn ``n``, written from ``seat``. ``sha256`` covers the turn
+    text, heading and author's name included; the rest pins it to one place in one duel about
+    one document.
     Raises ValueError for a value that would not fit on one line (a hostile front matter)."""
     fields = {
-        "duel_id": duel_id, "source_sha256": source_sha256, "n": str(n), "seat": str(seat_of(n)),
+        "duel_id": duel_id, "source_sha256": source_sha256, "n": str(n), "seat": str(seat),
         "sha256": sha256, "prev": prev,
     }
     bad = next((name for name, value in fields.items() if not _MESSAGE_VALUE.fullmatch(value)), None)

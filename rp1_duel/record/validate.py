@@ -264,7 +264,8 @@ def _verdict(
     if block.signature is None:
         return signatures.Verdict(signatures.UNSIGNED)
     try:
-        message = signatures.turn_message(front.duel_id, front.source_sha256, block.n, block.prev, block.sha256)
+        seat = Schedule(front.seats, front.max_turns, front.chair).speaker(block.n)
+        message = signatures.turn_message(front.duel_id, front.source_sha256, block.n, seat, block.prev, block.sha256)
     except ValueError as exc:  # a front matter no service writes: nothing it could have signed
         return signatures.Verdict(signatures.INVALID, reason=f"the signed message cannot be rebuilt ({exc})")
     return signatures.check(message, block.signature, allowed_signers)
