@@ -18,6 +18,7 @@ from rp1_duel.record.history import Claimant, History, RecordFile, seat_of
 from rp1_duel.record.outcomes import TurnSummary, evaluate
 from rp1_duel.record.schedule import Schedule, speaker_of
 from rp1_duel.record.validate import validate_file
+from rp1_duel.review.listing import ListedDuel, list_duels, table
 from rp1_duel.review.report import build_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
@@ -291,6 +292,15 @@ def test_a_chaired_panel_reaches_consensus_after_the_synthesis_and_validates(ser
     assert (report.turns, report.implied_outcome) == (9, ACCEPTED_CONSENSUS)
     state = json.loads((debate_dir / ".duel" / "duels" / players[1].duel_id / "state.json").read_text())
     assert state["chair"] is True and sorted(p["seat"] for p in state["participants"]) == [0, 1, 2, 3]
+
+
+def test_duel_list_counts_the_chairs_turns_among_the_turns_to_write(service, source):
+    players = seat_chaired_panel(service, source)
+    write(service, players, 9)
+    [row] = list_duels(service)
+    assert isinstance(row, ListedDuel)
+    assert (row.turn_count, row.max_turns, row.turn_limit) == (9, 6, 9)
+    assert " 9/9 " in table([row])
 
 
 def test_a_closing_turn_missing_a_point_is_refused_by_the_service(service, source):

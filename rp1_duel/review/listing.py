@@ -17,6 +17,7 @@ from ..clock import Instant, iso
 from ..coordination.results import ParticipantView, StatusResult
 from ..coordination.service import DuelService
 from ..errors import DuelError
+from ..record.schedule import Schedule
 from ..vocabulary import ACTIVE, ErrorCode
 
 OPEN, CLOSED = "open", "closed"
@@ -54,6 +55,7 @@ class ListedDuel:
     pending_outcome: str | None  # reached by the turns, not yet closed (None once closed)
     turn_count: int
     max_turns: int
+    turn_limit: int  # the TURNS column's: max_turns, and a chair's three turns
     participants: tuple[ListedParticipant, ...]
     created_at: float
     last_activity_at: float
@@ -104,6 +106,7 @@ def listed(status: StatusResult, now: Instant) -> ListedDuel:
     return ListedDuel(
         duel_id=duel.id, topic=duel.topic, status=OPEN if is_open else CLOSED, outcome=duel.outcome,
         pending_outcome=duel.pending_outcome if is_open else None, turn_count=status.turn_count, max_turns=duel.max_turns,
+        turn_limit=Schedule(duel.seats, duel.max_turns, duel.chair).turn_count,
         participants=participants, created_at=duel.created_at, last_activity_at=last, idle_seconds=idle,
         silent=is_open and idle >= duel.lease_seconds, debate_path=duel.debate_path,
     )
@@ -154,7 +157,7 @@ def table(rows: Sequence[ListedDuel | UnreadableDuel], tz: tzinfo | None = None)
             continue
         outcome = row.outcome or (f"{row.pending_outcome} pending" if row.pending_outcome else "—")
         cells.append((
-            row.duel_id, row.status, outcome, f"{row.turn_count}/{row.max_turns}",
+            row.duel_id, row.status, outcome, f"{row.turn_count}/{row.turn_limit}",
             ", ".join(p.display_name for p in row.participants) or "—",
             f"{local_time(row.last_activity_at, tz)} ({ago(row.idle_seconds)} ago)",
             "SILENT" if row.silent else "",
