@@ -141,7 +141,7 @@ def timeout_due(state: DuelState, caller: Participant, now: Instant) -> bool:
 
     Past the turn deadline it is open to every participant: the writer's lease ended at
     the deadline, and its own process may end the duel it can no longer write in. A
-    silent seat ends the duel: the others do not go on without it (PANELS.md section 6).
+    silent seat ends the duel: the others do not go on without it (docs/protocol.md section 12).
     """
     if state.status != ACTIVE or must_close(state):
         return False

@@ -65,7 +65,7 @@ def decide(turns: Sequence[TurnSummary], max_turns: int, seats: int = 2, chair: 
 
     With more than two seats every rule reads the latest turn of every seat ("both" is
     "all"): a single dissenter does not end the duel early, it ends it DISSENT at turn
-    ``max_turns`` if it still dissents then (PANELS.md section 4). With a chair the
+    ``max_turns`` if it still dissents then (docs/protocol.md section 12). With a chair the
     phases are fixed: the panel's turns decide, and only once the chair's synthesis
     follows the closing round (``latest`` then counts from turn 0).
     """
