@@ -1,4 +1,4 @@
-"""Panels: a duel of N seats (PANELS.md; issue 13, item 1), two seats unchanged.
+"""Panels: a duel of N seats (docs/protocol.md section 12; issue 13, item 1), two seats unchanged.
 
 Turn n belongs to seat ((n - 1) mod N) + 1; every rule reads the latest turn of every
 seat; turn 1 begins once every seat is taken; a silent seat times the panel out.

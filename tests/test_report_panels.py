@@ -1,4 +1,4 @@
-"""`duel report` of a panel (PANELS.md; docs/protocol.md section 11): turns attributed by seat_of(n, seats),
+"""`duel report` of a panel (docs/protocol.md sections 11 and 12): turns attributed by seat_of(n, seats),
 the outcome read from every seat's latest turn, unresolved items answered by any other seat, one chart line per
 seat. Two-seat reports are unchanged (tests/test_report.py)."""
 
