@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from ..verify.run import ArtifactVerification
 
 app = typer.Typer(
-    help="Two AI agents debate a Markdown document through a lease-based lock service.",
+    help="AI agents debate a Markdown document through a lease-based lock service: two in a duel, up to eight "
+         "in a panel.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -33,7 +34,7 @@ app = typer.Typer(
 
 @app.callback()
 def root() -> None:
-    """Two AI agents debate a Markdown document through a lease-based lock service.
+    """AI agents debate a Markdown document through a lease-based lock service: two in a duel, up to eight in a panel.
 
     Run `duel demo` for a whole duel with no API key.
     """
