@@ -93,6 +93,12 @@ def plays(stances: list[str]):
     return respond
 
 
+def lineup_of(*seats: tuple[str, str], extra: str = "") -> str:
+    """A lineup file: seat k is ``seats[k - 1]`` (name, model)."""
+    return extra + "".join(f'[panel.seats.{number}]\nname = "{name}"\nmodel = "{model}"\n'
+                           for number, (name, model) in enumerate(seats, start=1))
+
+
 def panel(tmp_path: Path, source: Path, debate_dir: Path, lineup: str, *flags: str, env: dict[str, str]):
     (tmp_path / "lineup.toml").write_text(lineup)
     argv = [sys.executable, "-m", "rp1_duel", "panel", "--target", str(source), "--lineup",
@@ -144,17 +150,8 @@ max_turns = 6
 def test_a_seat_that_fails_before_taking_its_seat_stops_the_panel_and_leaves_no_lease(
         tmp_path, source, debate_dir):
     ada = scripted_seat(tmp_path, "Ada", {1: OPEN})
-    lineup = f"""
-[panel.seats.1]
-name = "Ada"
-model = "scripted:{ada}"
-[panel.seats.2]
-name = "Bea"
-model = "scripted:{tmp_path / 'missing'}"
-[panel.seats.3]
-name = "Cy"
-model = "scripted:{ada}"
-"""
+    lineup = lineup_of(("Ada", f"scripted:{ada}"), ("Bea", f"scripted:{tmp_path / 'missing'}"),
+                       ("Cy", f"scripted:{ada}"))
     process = panel(tmp_path, source, debate_dir, lineup, env=clean_env())
     out, err = process.communicate(timeout=60)
 
@@ -172,17 +169,7 @@ model = "scripted:{ada}"
 @pytest.mark.slow
 def test_ctrl_c_stops_every_seat_which_keeps_its_seat_and_exits_130(tmp_path, source, debate_dir):
     ada, bea = scripted_seat(tmp_path, "Ada", {1: OPEN}), scripted_seat(tmp_path, "Bea", {2: OPEN})
-    lineup = f"""
-[panel.seats.1]
-name = "Ada"
-model = "scripted:{ada}"
-[panel.seats.2]
-name = "Bea"
-model = "scripted:{bea}"
-[panel.seats.3]
-name = "Human"
-model = "human"
-"""
+    lineup = lineup_of(("Ada", f"scripted:{ada}"), ("Bea", f"scripted:{bea}"), ("Human", "human"))
     # The third seat is a person who is never done: the panel waits on turn 3.
     env = clean_env(EDITOR="sleep 60")
     process = panel(tmp_path, source, debate_dir, lineup, env=env)
@@ -204,7 +191,7 @@ model = "human"
 def test_duel_panel_runs_a_chaired_lineup_through_its_phases_to_consensus(tmp_path, source, debate_dir):
     from test_chair import ANSWERS, PANEL, addressing, brief, heading, pre_closing, synthesis
 
-    lineup = "[duel]\nmax_turns = 6\n"
+    seats = []
     for seat, (name, _, _) in PANEL.items():
         who = (name, "duel", f"scripted:{name.lower()}")
         closing = make_turn(seat + 4, *who, stance=ACCEPT).replace(
@@ -213,13 +200,14 @@ def test_duel_panel_runs_a_chaired_lineup_through_its_phases_to_consensus(tmp_pa
         folder.mkdir()
         (folder / "1.md").write_text(make_turn(seat, *who, stance=OPEN))
         (folder / "2.md").write_text(closing)
-        lineup += f'[panel.seats.{seat}]\nname = "{name}"\nmodel = "scripted:{folder}"\n'
+        seats.append((name, f"scripted:{folder}"))
     chair = ("Chair", "duel", "scripted:chair")
     (tmp_path / "chair").mkdir()
     for index, text in enumerate([brief(chair), pre_closing(4).replace(heading(4), heading(4, chair)),
                                   synthesis(8).replace(heading(8), heading(8, chair))], start=1):
         (tmp_path / "chair" / f"{index}.md").write_text(text)
-    lineup += f'[panel.chair]\nname = "Chair"\nmodel = "scripted:{tmp_path / "chair"}"\n'
+    lineup = lineup_of(*seats, extra="[duel]\nmax_turns = 6\n") + \
+        f'[panel.chair]\nname = "Chair"\nmodel = "scripted:{tmp_path / "chair"}"\n'
     process = panel(tmp_path, source, debate_dir, lineup, env=clean_env())
     out, err = process.communicate(timeout=120)
 

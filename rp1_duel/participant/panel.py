@@ -164,8 +164,12 @@ def _wait_for_seat(run: SeatRun, count: int, target: str, topic: str | None, ser
 
 
 def _collect(run: SeatRun) -> None:
-    out, _ = run.process.communicate()
-    run.stderr_done.wait(2)
+    # Standard output only: communicate() would read standard error too, stealing lines from
+    # the thread that passes them through.
+    assert run.process.stdout is not None
+    out = run.process.stdout.read()
+    run.process.wait()
+    run.stderr_done.wait(5)
     lines = [line for line in out.splitlines() if line.strip()]
     try:
         parsed = json.loads(lines[-1]) if lines else None
