@@ -6,6 +6,7 @@ it takes no stance, and outcomes wait for the closing round.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -399,6 +400,11 @@ def test_duel_report_and_watch_show_the_chairs_turns_without_a_stance(service, s
     assert "| 0 | Chair | no stance | 0 | Question: Are fifteen-minute leases the right default? |" in markdown
     assert "| 4 | Chair | no stance | 0 | Unengaged Points: Turn 2 asked whether a refresh" in markdown
     assert '<td class="n">0</td><td><span style="color:#1f2328">Chair</span></td><td>no stance</td>' in html
+    # The charts leave the chair out: rounds name the panel's turns (the closing round is 5-7), and the
+    # stance axis runs over turns 0-8, as written.
+    assert 'x-axis "round (turns)" ["1-3", "5-7"]' in markdown
+    axis = re.findall(r'text-anchor="middle">(\d+)</text>', html)
+    assert axis == [str(n) for n in range(9)]
     status = service.status(players[1].duel_id)
     assert situation(view_of(status, clock().wall)) == ("outcome: ACCEPTED_CONSENSUS after 9 of 9 turns", f"record: {path}")
 

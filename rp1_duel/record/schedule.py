@@ -56,6 +56,11 @@ class Schedule:
             return None
         return number if number < pre_closing else number - 1
 
+    def turn_of(self, index: int) -> int:
+        """The number of the panel's ``index``-th turn (the inverse of :meth:`panel_index`)."""
+        pre_closing = self.pre_closing
+        return index + 1 if pre_closing is not None and index >= pre_closing else index
+
     def speaker(self, number: int) -> int:
         """The seat that writes turn ``number``: :data:`CHAIR_SEAT` for a chair turn."""
         index = self.panel_index(number)

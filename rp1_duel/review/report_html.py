@@ -164,8 +164,10 @@ def _svg(report: Report) -> str:
     top = _TOP + _LEGEND_ROW * (legend_rows - 1)
     height = top + _ROW * len(levels) + _AXIS
 
+    first = report.schedule.first  # 0 with a chair: its opening brief
+
     def x(turn: int) -> float:
-        return round(_LEFT + (turn - 0.5) * column, 1)
+        return round(_LEFT + (turn - first + 0.5) * column, 1)
 
     def y(level: int) -> float:
         return round(top + (max(STANCE_LEVELS.values()) - level + 0.5) * _ROW, 1)
@@ -183,8 +185,8 @@ def _svg(report: Report) -> str:
         style = ' font-style="italic"' if marked else ""
         parts.append(f'<text x="{_LEFT - 10}" y="{y(level) + 4}" text-anchor="end"{style}>{stance}</text>')
     step = math.ceil(count / 25)  # at most about 25 turn numbers on the axis
-    for turn in range(1, count + 1):
-        if (turn - 1) % step == 0:
+    for turn in range(first, first + count):
+        if (turn - first) % step == 0:
             parts.append(f'<text x="{x(turn)}" y="{height - 12}" text-anchor="middle">{turn}</text>')
     parts.append(f'<text x="{_LEFT - 10}" y="{height - 12}" text-anchor="end">turn</text>')
     for seat in range(1, report.seats + 1):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ..record.outcomes import CHAIR_SEAT
 from . import report_text as words
 from .assessment import LABEL
 from .report import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
@@ -153,10 +154,12 @@ def _stance(entry: TimelineEntry) -> str:
 
 
 def _mermaid(report: Report) -> str:
-    """One line per seat over the rounds (turns 1–2, 3–4, … for two seats; 1–3, 4–6, … for three); a round a
-    seat did not write ends its line."""
+    """One line per seat over the rounds (turns 1–2, 3–4, … for two seats; 1–3, 4–6, … for three; a chair's
+    turns left out); a round a seat did not write ends its line."""
     seats = range(1, report.seats + 1)
-    rounds = -(-report.turn_count // report.seats)
+    panel_turns = sum(1 for entry in report.timeline if entry.seat != CHAIR_SEAT)
+    rounds = -(-panel_turns // report.seats)
+    turn = report.schedule.turn_of  # a chair's turns are not the panel's: its closing round comes one later
     names = {seat: _MERMAID_UNSAFE.sub("", report.name_of(seat))[:40] or f"seat {seat}" for seat in seats}
     title = " · ".join(f"{names[seat]} ({words.SEAT_COLOUR_NAMES[seat]})" for seat in seats)
     scale = ", ".join(f"{level} {stance}" for stance, level in STANCE_LEVELS.items())
@@ -166,7 +169,8 @@ def _mermaid(report: Report) -> str:
         f'%%{{init: {{"themeVariables": {{"xyChart": {{"plotColorPalette": "{palette}"}}}}}}}}%%',
         "xychart-beta",
         f'  title "Stance by round: {title}"',
-        "  x-axis \"round (turns)\" [" + ", ".join(f'"{report.seats * r + 1}-{report.seats * (r + 1)}"' for r in range(rounds)) + "]",
+        "  x-axis \"round (turns)\" [" + ", ".join(f'"{turn(report.seats * r + 1)}-{turn(report.seats * (r + 1))}"'
+                                                for r in range(rounds)) + "]",
         f'  y-axis "{scale}" 0 --> {max(STANCE_LEVELS.values())}',
     ]
     for seat in seats:
