@@ -14,11 +14,12 @@ from test_participant import clean_env, finish, start, wait_for_seat
 
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import chair_system_prompt, instruction, phase_note, system_prompt
-from rp1_duel.record.artifact import FrontMatter, FrontMatterError
+from rp1_duel.record.artifact import FrontMatter, FrontMatterError, parse
 from rp1_duel.record.history import Claimant, History, RecordFile, seat_of
 from rp1_duel.record.outcomes import TurnSummary, evaluate
 from rp1_duel.record.schedule import Schedule, speaker_of
 from rp1_duel.record.validate import validate_file
+from rp1_duel.review.assessment import assessment_prompt
 from rp1_duel.review.listing import ListedDuel, list_duels, table
 from rp1_duel.review.report import build_report
 from rp1_duel.review.report_html import render_html
@@ -407,6 +408,15 @@ def test_duel_report_and_watch_show_the_chairs_turns_without_a_stance(service, s
     assert axis == [str(n) for n in range(9)]
     status = service.status(players[1].duel_id)
     assert situation(view_of(status, clock().wall)) == ("outcome: ACCEPTED_CONSENSUS after 9 of 9 turns", f"record: {path}")
+
+
+def test_the_assessment_prompt_names_each_seats_turns_and_the_chairs(service, source):
+    players = seat_chaired_panel(service, source)
+    path = write(service, players, 9)
+    parsed = parse(Path(path).read_text())
+    prompt = assessment_prompt(FrontMatter.parse(parsed.front_matter), parsed.blocks)
+    assert "- seat 0: Chair (chair-1), turns 0, 4 and 8 (the chair: it takes no stance)\n" in prompt
+    assert "- seat 3: Carol (carol-1), turns 3 and 7\n" in prompt and "9 of 9 turns" in prompt
 
 
 # -- real processes ---------------------------------------------------------------------------------------------------

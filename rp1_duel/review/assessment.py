@@ -27,6 +27,8 @@ from typing import Any, Final, Protocol
 from ..clock import iso
 from ..errors import DuelError
 from ..record.artifact import FrontMatter, TurnBlock
+from ..record.outcomes import CHAIR_SEAT
+from ..record.schedule import Schedule
 from ..record.verification import JsonReader, SidecarError, read_json
 from ..turns.grammar import ParsedTurn
 from ..turns.references import turns_in_text
@@ -237,21 +239,27 @@ def _staleness(entry: Assessment, subject: Subject) -> str:
 # -- asking ------------------------------------------------------------------------------------------------
 
 
-def _turns_of(seat: int, seats: int) -> str:
-    """Which turns a seat writes, in the prompt's words: two seats as before panels."""
-    if seats == 2:
+def _turns_of(seat: int, schedule: Schedule) -> str:
+    """Which turns a seat writes, in the prompt's words: two seats as before panels; with a chair,
+    every turn of the seat's, the chair's said to take no stance."""
+    if schedule.chair:
+        numbers = [n for n in range(schedule.first, schedule.last + 1) if schedule.speaker(n) == seat]
+        listed = ", ".join(map(str, numbers[:-1])) + f" and {numbers[-1]}"
+        return f"turns {listed}" + (" (the chair: it takes no stance)" if seat == CHAIR_SEAT else "")
+    if schedule.seats == 2:
         return f"the {'odd' if seat == 1 else 'even'} turns"
-    return f"turns {seat}, {seat + seats}, {seat + 2 * seats} and so on"
+    return f"turns {seat}, {seat + schedule.seats}, {seat + 2 * schedule.seats} and so on"
 
 
 def assessment_prompt(front: FrontMatter, blocks: Sequence[TurnBlock]) -> str:
     """The record as data between two lines that carry the hash of what is between them, which that text
     cannot contain: no turn can close the data early and speak as the prompt."""
-    participants = "".join(f"- seat {p.seat}: {p.display_name} ({p.model_id}), {_turns_of(p.seat, front.seats)}\n"
+    schedule = Schedule(front.seats, front.max_turns, front.chair)
+    participants = "".join(f"- seat {p.seat}: {p.display_name} ({p.model_id}), {_turns_of(p.seat, schedule)}\n"
                            for p in sorted(front.participants, key=lambda p: p.seat))
     turns = "".join(block.body.rstrip("\n") + "\n\n" for block in blocks) or "(no turns yet)\n\n"
     record = (f"Topic: {front.topic}\nSource document: {front.source_path}\nParticipants:\n{participants}"
-              f"Status: {front.status}; outcome: {front.outcome or 'none yet'}; {len(blocks)} of {front.max_turns} "
+              f"Status: {front.status}; outcome: {front.outcome or 'none yet'}; {len(blocks)} of {schedule.turn_count} "
               f"turns.\n\n{turns}")
     fence = hashlib.sha256(record.encode("utf-8")).hexdigest()[:16]
     return (f"<<<RECORD {fence}\n{record}RECORD {fence}>>>\n\n"
