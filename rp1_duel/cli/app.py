@@ -182,7 +182,7 @@ def join_command(
 def panel_command(
     target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
     lineup: Annotated[str | None, typer.Option(
-        "--lineup", help="A TOML file of [panel.seats.1], [panel.seats.2]…: each seat's name, provider, model, "
+        "--lineup", help="A TOML file of \\[panel.seats.1], \\[panel.seats.2]…: each seat's name, provider, model, "
                          "persona and position (default: the lineup in duel.toml).")] = None,
     topic: Annotated[str | None, typer.Option(
         help="Topic (default: panel.topic in the lineup, else the document's first heading).")] = None,
