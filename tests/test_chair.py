@@ -404,6 +404,7 @@ def test_duel_report_and_watch_show_the_chairs_turns_without_a_stance(service, s
     # The charts leave the chair out: rounds name the panel's turns (the closing round is 5-7), and the
     # stance axis runs over turns 0-8, as written.
     assert 'x-axis "round (turns)" ["1-3", "5-7"]' in markdown
+    assert markdown.startswith("## Panel report: Lease design") and "<h1>Panel report: Lease design</h1>" in html
     axis = re.findall(r'text-anchor="middle">(\d+)</text>', html)
     assert axis == [str(n) for n in range(9)]
     status = service.status(players[1].duel_id)

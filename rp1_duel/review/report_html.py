@@ -65,7 +65,7 @@ def render_html(report: Report) -> str:
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
         "<meta name=\"referrer\" content=\"no-referrer\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>Duel report: {_e(report.topic)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f"<title>{_e(words.title(report))}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
         + "\n".join(part for part in body if part) + "\n</body>\n</html>\n"
     )
 
@@ -96,7 +96,7 @@ def _header(report: Report) -> str:
     colour = OUTCOME_COLOURS.get(outcome, "#6e7781")
     parts = [
         "<header>",
-        f"<h1>Duel report: {_e(report.topic)}</h1>",
+        f"<h1>{_e(words.title(report))}</h1>",
         f'<p><span class="outcome" style="background:{colour}">{_e(outcome)}</span> '
         f"{_e(' · '.join(words.facts(report)))}</p>",
         f"<p>{_e(facts.explanation)}</p>",

@@ -103,7 +103,7 @@ def cell(text: str) -> str:
 
 def _header(report: Report) -> str:
     facts = report.outcome
-    lines = [f"## Duel report: {inline(report.topic)}", "", f"**{inline(words.headline(report))}**  ",
+    lines = [f"## {inline(words.title(report))}", "", f"**{inline(words.headline(report))}**  ",
              inline(facts.explanation)]
     if facts.blocking:
         lines += ["", "Blocking items left:"]

@@ -90,6 +90,12 @@ def facts(report: Report) -> list[str]:
     return found
 
 
+def title(report: Report) -> str:
+    """`Duel report: TOPIC`, or `Panel report: TOPIC` for more than two seats or a chair."""
+    kind = "Duel" if report.seats == 2 and not report.chair else "Panel"
+    return f"{kind} report: {report.topic}"
+
+
 def headline(report: Report) -> str:
     """`ACCEPTED_CONSENSUS after 5 of 6 turns · 7 min 49 s · 21,000 tokens · ~$0.1200`."""
     return f"{report.outcome.outcome or 'OPEN'} after " + " · ".join(facts(report))
