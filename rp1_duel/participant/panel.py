@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -28,7 +27,7 @@ from typing import IO, Any
 
 from ..configuration import Config, SeatSpec, config_error
 from ..coordination.service import DuelService
-from ..errors import EXIT_INTERRUPTED, DuelError
+from ..errors import DuelError
 from ..settings import SETTINGS, DuelSettings
 from ..vocabulary import ErrorCode
 
@@ -128,7 +127,7 @@ def run_seats(target: str, shared: Sequence[str], seats: Sequence[PanelSeat], se
             # which passes one SIGINT to each seat (a second would cut a seat's own clean-up short).
             process = subprocess.Popen(join_command(target, shared, seat), stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
-                                       start_new_session=True, env=os.environ.copy())
+                                       start_new_session=True)
             run = SeatRun(seat, process)
             runs.append(run)
             assert process.stderr is not None
@@ -202,8 +201,6 @@ def _to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def exit_code(runs: Sequence[SeatRun], interrupted: bool = False) -> int:
-    """0 when every seat's process ended its duel (exit 0), 130 after Ctrl-C, else 1."""
-    if interrupted:
-        return EXIT_INTERRUPTED
+def exit_code(runs: Sequence[SeatRun]) -> int:
+    """0 when every seat's process ended its duel (exit 0), else 1."""
     return 0 if all(run.process.returncode == 0 for run in runs) else 1
