@@ -338,6 +338,7 @@ def test_config_show_json_gives_value_and_origin_for_every_key_and_every_persona
     assert shown["personas"]["pragmatist"]["origin"] == "built-in"
 
 
+@pytest.mark.slow
 def test_a_bad_file_stops_a_command_with_one_line(home, project):
     write(project / "duel.toml", "[duel]\nmax_turns = 99\n")
     proc = run_duel("config", "show", cwd=project, home=home)

@@ -171,6 +171,7 @@ def test_a_status_with_a_token_on_a_closed_duel_changes_nothing(service, pair, d
     assert (state_file.read_bytes(), state_file.stat().st_mtime_ns) == before
 
 
+@pytest.mark.slow
 def test_a_long_wait_with_a_token_marks_the_waiter_seen_every_third_of_a_lease(debate_dir, source):
     service = DuelService(debate_dir)  # real clocks: this wait lasts 2 s
     settings = DuelSettings(lease_seconds=5)

@@ -64,12 +64,14 @@ def test_preflight_names_a_mistyped_model_and_the_closest_served_one(server):
 
 @pytest.mark.parametrize(("status", "code"), [(401, "PROVIDER_AUTH"), (403, "PROVIDER_AUTH"),
                                               (500, "PROVIDER_UNAVAILABLE"), (429, "PROVIDER_UNAVAILABLE")])
+@pytest.mark.slow
 def test_preflight_refuses_a_bad_key_or_an_unavailable_provider(server, status, code):
     server.fail_status = status
     error = preflight_error(server, "model-one")
     assert (error.code, f"HTTP {status}" in error.message) == (code, True)
 
 
+@pytest.mark.slow
 def test_preflight_of_a_provider_that_is_down_fails_quickly(server):
     server.stop()
     started = time.monotonic()

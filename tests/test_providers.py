@@ -254,6 +254,7 @@ def test_usage_reports_input_output_and_cache_tokens_from_the_api(server_and_pro
         assert usage.input_tokens == body_tokens
 
 
+@pytest.mark.slow
 def test_a_model_thinking_in_silence_is_waited_for(server_and_provider):
     server, provider = server_and_provider
     server.script = [{"think_seconds": 1.0}]

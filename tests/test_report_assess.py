@@ -341,6 +341,7 @@ def test_an_assessor_that_fails_keeps_the_others_answer_and_is_reported(tmp_path
     assert [s.model for s in read_report(path, env={}).model_written] == ["anthropic:claude-sonnet-5-5"]
 
 
+@pytest.mark.slow
 def test_an_empty_answer_is_a_bad_response_and_a_long_one_is_cut(tmp_path):
     path = copy_artifact(CONSENSUS, tmp_path)
     with FakeAnthropicServer(responder=answering("  \n ")) as claude:

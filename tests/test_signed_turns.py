@@ -491,6 +491,7 @@ def test_duel_join_with_an_unreadable_signing_key_fails_before_taking_a_seat(sou
     assert not (debate_dir / ".duel" / "index.json").exists()
 
 
+@pytest.mark.slow
 def test_validate_checks_at_most_fifty_signatures_however_many_turns_a_file_holds(service, pair, keys, tmp_path):
     artifact = play(service, pair, {1: keys.alice, 2: None}, upto=1)
     text = artifact.read_text()

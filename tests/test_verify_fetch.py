@@ -144,6 +144,7 @@ def test_a_closed_port_is_connection_refused():
     assert Fetcher(LOCAL).fetch(f"http://127.0.0.1:{port}/states").error == FetchFailure.CONNECTION_REFUSED
 
 
+@pytest.mark.slow
 def test_a_slow_page_times_out(web):
     started = time.monotonic()
     fetched = fetch(web, "/slow", FetchPolicy(allow_private_hosts=True, timeout_seconds=0.5))
@@ -183,11 +184,13 @@ def test_each_url_is_fetched_once_and_concurrently(web):
     assert web.max_in_flight > 1 and time.monotonic() - started < 6 * 0.2
 
 
+@pytest.mark.slow
 def test_requests_to_one_host_are_capped(web):
     Fetcher(FetchPolicy(allow_private_hosts=True, per_host=2)).fetch_all(web.url(f"/hold/{n}") for n in range(6))
     assert web.max_in_flight == 2
 
 
+@pytest.mark.slow
 def test_requests_to_all_hosts_are_capped(web):
     hosts = [f"host-{n}.test" for n in range(6)]
     policy = FetchPolicy(allow_private_hosts=True, concurrency=3, per_host=1,
