@@ -16,6 +16,9 @@ import pytest
 
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
+from rp1_duel.participant.console import ConsoleReporter
+from rp1_duel.participant.loop import Duelist, ParticipantConfig
+from rp1_duel.participant.providers.scripted import ScriptedProvider
 from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings
 
@@ -330,6 +333,27 @@ def test_ctrl_c_releases_the_floor_and_keeps_the_seat(source, debate_dir, anthro
     assert code == 0, err
     assert result["participant_id"] == status.participants[0].id, err
     assert finish(peer)[1]["outcome"] == "ACCEPTED_CONSENSUS"
+
+
+def test_ctrl_c_that_cuts_a_claim_short_still_releases_the_lease_it_granted(service, source, pair, tmp_path):
+    # Ctrl-C between the service granting the lease and the claim returning: this process never
+    # saw the lease, and must still give the floor back rather than hold it until it expires.
+    alice, _ = pair
+    script = tmp_path / "alice"
+    script.mkdir()
+    (script / "1.md").write_text(make_turn(1, "Alice", "claude-code", "scripted:alice"))
+    config = ParticipantConfig(target=str(source), debate_dir=str(service.debate.root), name="Alice",
+                               harness="claude-code")
+    duelist = Duelist(config, ScriptedProvider(script), ConsoleReporter("Alice", quiet=True), service=service)
+    duelist.seat = alice.seat
+    assert service.claim_lock(alice.seat).lease is not None  # granted; the participant's answer is lost
+    assert service.status(alice.duel_id).lock.owner_participant_id == alice.seat.participant_id
+
+    duelist.interrupt()
+
+    assert service.status(alice.duel_id).lock.owner_participant_id is None
+    duelist.interrupt()  # nothing held: nothing is claimed, nothing changes
+    assert service.status(alice.duel_id).lock.owner_participant_id is None
 
 
 # -- issue 9, findings 3 and 5: a mistyped model or a bad key costs the peer nothing, a seat whose

@@ -265,10 +265,20 @@ class Duelist:
 
     def interrupt(self) -> None:
         """Ctrl-C: give the floor back; the seat stays resumable by running the same command."""
-        if self.lease and self.seat:
-            with contextlib.suppress(DuelError):  # already expired or closed: nothing is held
-                self.service.release_lock(self.seat, self.lease)
-            self.lease = None
+        if self.seat is None:
+            return
+        with contextlib.suppress(DuelError):  # already expired or closed: nothing is held
+            lease = self.lease or self._lease_granted_unseen(self.seat)
+            if lease is not None:
+                self.service.release_lock(self.seat, lease)
+        self.lease = None
+
+    def _lease_granted_unseen(self, seat: Seat) -> LeaseToken | None:
+        """A lease the service granted while Ctrl-C cut the claim short, before this process saw
+        it: the service hands a holder its own live lease again (``already_held``)."""
+        if self.service.status(seat.duel_id).lock.owner_participant_id != seat.participant_id:
+            return None
+        return self.service.claim_lock(seat).lease
 
     def _stash(self) -> SeatStash:
         source = resolve_target(self.config.target)
