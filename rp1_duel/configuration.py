@@ -8,6 +8,7 @@ reads the files and the environment; :func:`load_config` does both, for the comm
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -18,10 +19,11 @@ from types import MappingProxyType
 from typing import Any, Final, NamedTuple, cast
 
 from .errors import DuelError
-from .settings import DEBATE_DIR_ENV, DEFAULT_DEBATE_DIR, SETTINGS, STORE_ENV, DuelSettings
+from .settings import DEBATE_DIR_ENV, DEFAULT_DEBATE_DIR, SETTINGS, STORE_ENV, DuelSettings, redact
 from .vocabulary import PROVIDERS, REASONING_LEVELS, ErrorCode, ReasoningLevel
 
 USER_FILE: Final = Path("duel") / "config.toml"  # under $XDG_CONFIG_HOME, else ~/.config
+TRUST_FILE: Final = Path("duel") / "trusted"  # beside it: `duel config trust`'s "SHA-256  path" lines
 PROJECT_FILE: Final = "duel.toml"
 LOCAL_FILE: Final = "duel.local.toml"
 # Layer names, lowest first; "lineup" is a file named on the command line (duel panel --lineup).
@@ -327,7 +329,9 @@ def read_layers(cwd: Path, env: Mapping[str, str], extra: Sequence[Path] = ()) -
     if root is not None:
         for name, file in ((PROJECT, PROJECT_FILE), (LOCAL, LOCAL_FILE)):
             found = read_file(name, root / file, root, home_folder)
-            layers += [found] if found else []
+            if found is not None:
+                refuse_untrusted(found, root, env)
+                layers.append(found)
     for path in extra:
         path = Path(os.path.abspath(path))
         found = read_file(LINEUP, path, path.parent, home_folder)
@@ -365,6 +369,92 @@ def read_file(name: str, path: Path, relative_to: Path | None, home_folder: Path
             where = str(home_folder / where[2:])
         data["debate_dir"] = str(relative_to / where) if relative_to is not None else where
     return Layer(name, str(path), data)
+
+
+# -- trust: what a project's files may set ------------------------------------------------------------
+#
+# A repository's duel.toml (and a duel.local.toml it ships: git-ignored is not absent) is written by
+# whoever owns the repository. As git refuses hooks and core.fsmonitor from a clone, such a file may set
+# nothing that sends the user's API keys or documents to another host, or writes outside the project,
+# until the user trusts that file, as it is now (docs/protocol.md section 2, "Trust").
+
+
+def untrusted_keys(layer: Layer, root: Path) -> list[tuple[str, str]]:
+    """(dotted key, what it would do) for each value of a project file that needs the user's trust."""
+    found = []
+    for key, value in _leaf_values(layer.data, ""):
+        if key == "store":
+            found.append((key, f"would write your documents into the database {_shown(value)}"))
+        elif key.endswith("base_url"):
+            found.append((key, f"would send your API key and documents to {_shown(value)}"))
+        elif key == "debate_dir" and not _inside(Path(str(value)), root):
+            found.append((key, f"would write outside the project, to {_shown(value)}"))
+    return found
+
+
+def _leaf_values(data: Mapping[str, Any], path: str) -> list[tuple[str, object]]:
+    found: list[tuple[str, object]] = []
+    for key, value in data.items():
+        dotted = f"{path}.{key}" if path else key
+        found += _leaf_values(value, dotted) if isinstance(value, Mapping) else [(dotted, value)]
+    return found
+
+
+def _shown(value: object) -> str:
+    return repr(redact(value) if isinstance(value, str) else value)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    resolved, base = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    return resolved == base or base in resolved.parents
+
+
+def trust_file(env: Mapping[str, str]) -> Path:
+    return user_file(env).parent.parent / TRUST_FILE
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def trusted(path: Path, env: Mapping[str, str]) -> bool:
+    """Whether the user trusted this file with exactly its present bytes (a change needs trust again)."""
+    try:
+        lines = trust_file(env).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return False
+    return f"{file_digest(path)}  {path}" in lines
+
+
+def trust(path: Path, env: Mapping[str, str]) -> None:
+    """Record that the user trusts ``path`` as it is now; an earlier line for the same path is replaced."""
+    record = trust_file(env)
+    try:
+        kept = [line for line in record.read_text(encoding="utf-8").splitlines() if line.partition("  ")[2] != str(path)]
+    except FileNotFoundError:
+        kept = []
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text("".join(f"{line}\n" for line in [*kept, f"{file_digest(path)}  {path}"]), encoding="utf-8")
+
+
+def refuse_untrusted(layer: Layer, root: Path, env: Mapping[str, str]) -> None:
+    """``UNTRUSTED_CONFIG`` when a project file sets a key that needs trust and the user has not trusted it."""
+    _check_table(layer.data, SCHEMA, "", layer)  # a malformed file is INVALID_CONFIG first
+    found = untrusted_keys(layer, root)
+    if not found or trusted(Path(layer.origin), env):
+        return
+    key, effect = found[0]
+    raise DuelError(
+        ErrorCode.UNTRUSTED_CONFIG,
+        f"{layer.origin}: {key}: this project file {effect}; a project may not choose that for you: "
+        f"set it in {user_file(env)}, the environment or a flag, or run `duel config trust` to trust this file",
+        {"file": layer.origin, "key": key})
+
+
+def destinations(config: Config) -> list[str]:
+    """A line for each server or database a file or the environment chose, to show before anything is sent."""
+    return [f"{key} = {_shown(leaf.value)} (from {leaf.origin})" for key, leaf in config.leaves.items()
+            if (key == "store" or key.endswith("base_url")) and leaf.origin != FLAGS]
 
 
 def flags_layer(flags: Mapping[str, object]) -> Layer:

@@ -137,6 +137,7 @@ class ErrorCode:
     INVALID_ARGUMENT: Final = "INVALID_ARGUMENT"
     # this project's additions
     INVALID_CONFIG: Final = "INVALID_CONFIG"  # a configuration file that is not TOML, or holds a wrong key or value
+    UNTRUSTED_CONFIG: Final = "UNTRUSTED_CONFIG"  # a project file sets a key that sends keys or data elsewhere
     NOT_YOUR_TURN: Final = "NOT_YOUR_TURN"
     LOCK_TIMEOUT: Final = "LOCK_TIMEOUT"
     INTERRUPTED: Final = "INTERRUPTED"

@@ -67,8 +67,8 @@ def user_file(home: Path) -> Path:
 
 def test_each_layer_overrides_the_ones_below_it(home, project):
     write(user_file(home), 'debate_dir = "/user"\n[duel]\nlease_seconds = 100\n')
-    write(project / "duel.toml", 'debate_dir = "/project"\n[duel]\nlease_seconds = 200\n')
-    write(project / "duel.local.toml", 'debate_dir = "/local"\n[duel]\nlease_seconds = 300\n')
+    write(project / "duel.toml", 'debate_dir = "project-debates"\n[duel]\nlease_seconds = 200\n')
+    write(project / "duel.local.toml", 'debate_dir = "local-debates"\n[duel]\nlease_seconds = 300\n')
     lineup = write(project / "lineup.toml", 'debate_dir = "/lineup"\n[duel]\nlease_seconds = 400\n')
     env = env_for(home, DUEL_DIR="/env")
     flags = {"debate_dir": "/flag", "duel.lease_seconds": 500}
@@ -81,9 +81,9 @@ def test_each_layer_overrides_the_ones_below_it(home, project):
     assert winner() == ("/flag", 500, "flags")
     assert winner(flags={}) == ("/env", 400, f"lineup ({lineup})")
     assert winner(flags={}, env=env_for(home)) == ("/lineup", 400, f"lineup ({lineup})")
-    assert winner(flags={}, env=env_for(home), extra=[]) == ("/local", 300, f"local ({project / 'duel.local.toml'})")
+    assert winner(flags={}, env=env_for(home), extra=[]) == (str(project / "local-debates"), 300, f"local ({project / 'duel.local.toml'})")
     (project / "duel.local.toml").unlink()
-    assert winner(flags={}, env=env_for(home), extra=[]) == ("/project", 200, f"project ({project / 'duel.toml'})")
+    assert winner(flags={}, env=env_for(home), extra=[]) == (str(project / "project-debates"), 200, f"project ({project / 'duel.toml'})")
     (project / "duel.toml").unlink()
     assert winner(flags={}, env=env_for(home), extra=[]) == ("/user", 100, f"user ({user_file(home)})")
     user_file(home).unlink()
@@ -106,7 +106,7 @@ def test_a_flag_not_given_or_empty_leaves_the_layers_below_it(home, project):
 
 
 def test_the_store_comes_from_the_environment_over_the_files(home, project):
-    write(project / "duel.toml", 'store = "postgresql://file/db"\n')
+    write(user_file(home), 'store = "postgresql://file/db"\n')
     assert load_config(project, env_for(home)).store == "postgresql://file/db"
     config = load_config(project, env_for(home, DUEL_STORE="postgresql://env/db"))
     assert (config.store, config.origin("store")) == ("postgresql://env/db", "environment ($DUEL_STORE)")

@@ -124,6 +124,7 @@ def join_command(
 
     Run it in two terminals, one per participant. Ctrl-C gives the floor back and keeps the seat: run the same command again to resume.
     """
+    from ..configuration import destinations
     from ..errors import invalid_argument
     from ..participant.console import ConsoleReporter
     from ..participant.loop import STATE_COMPLETED, Duelist, ParticipantConfig
@@ -151,6 +152,8 @@ def join_command(
 
             checker = citation_checker(allow_private_hosts, voter or [])
         display = name or DEFAULT_NAMES.get(chosen.name) or chosen.model.removeprefix("scripted:").capitalize()
+        for line in [] if quiet else destinations(config):  # named before the first request or write
+            typer.echo(f"[{display}] {line}", err=True)
         participant = ParticipantConfig(
             target=os.path.abspath(target), debate_dir=config.debate_dir, name=display, topic=topic,
             persona=resolve(persona, config.personas), position=position,
@@ -199,6 +202,7 @@ def panel_command(
 
     The seats join in lineup order and their progress lines are shown as they come. Ctrl-C stops every seat (each gives the floor back and keeps its seat): run the same command to resume.
     """
+    from ..configuration import destinations
     from ..coordination.service import DuelService
     from ..participant.panel import exit_code, lineup_seats, run_seats, shared_flags
 
@@ -208,6 +212,8 @@ def panel_command(
                        "duel.lease_seconds": lease_seconds, "duel.peer_wait_seconds": peer_wait_seconds,
                        "duel.turn_timeout_seconds": turn_timeout_seconds}, extra)
         seats = lineup_seats(config)
+        for line in [] if quiet else destinations(config):
+            typer.echo(f"duel panel: {line}", err=True)
         chair = config.panel.chair is not None
         settings = replace(config.settings(), seats=len(seats) - chair, chair=chair)
         settings.check()
@@ -645,6 +651,39 @@ def pull_command(
 config_app = typer.Typer(help="The layered configuration: defaults, user, project and local files, environment, "
                               "flags.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
+
+
+@config_app.command("trust")
+def config_trust_command(
+    files: Annotated[list[str] | None, typer.Argument(
+        help="The files to trust (default: this project's duel.toml and duel.local.toml).")] = None,
+) -> None:
+    """Trust this project's configuration, as it is now, to choose servers, a store or a debate dir outside it.
+
+    A project's duel.toml may not set a base_url, a store or a debate_dir outside the project until you trust it here; the trust holds for the file's present bytes only (any change asks again). Each trusted value is listed.
+    """
+    from ..configuration import LOCAL_FILE, PROJECT, PROJECT_FILE, home, project_root, read_file, trust, untrusted_keys
+
+    cwd = Path.cwd()
+    root = project_root(cwd, Path(os.path.abspath(home(os.environ))))
+    paths = [Path(os.path.abspath(path)) for path in files or ()]
+    if not paths and root is not None:
+        paths = [root / name for name in (PROJECT_FILE, LOCAL_FILE) if (root / name).exists()]
+    if not paths:
+        fail(DuelError(ErrorCode.INVALID_ARGUMENT, "no duel.toml or duel.local.toml here: name the file to trust"))
+    try:
+        for path in paths:
+            layer = read_file(PROJECT, path, path.parent, home(os.environ))
+            if layer is None:
+                raise DuelError(ErrorCode.INVALID_ARGUMENT, f"{path}: no such file")
+            trust(path, os.environ)
+            keys = untrusted_keys(layer, root or path.parent)
+            shown = "; ".join(f"{key}: {effect}" for key, effect in keys) or "it sets nothing that needs trust"
+            typer.echo(f"trusted {path} ({shown})")
+    except OSError as exc:
+        fail(DuelError(ErrorCode.STORAGE_FAILED, f"cannot record the trust: {exc.strerror or exc}"))
+    except DuelError as exc:
+        fail(exc)
 
 
 @config_app.command("show")

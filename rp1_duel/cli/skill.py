@@ -109,6 +109,9 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     ((ErrorCode.INVALID_CONFIG,), "stop",
      "a configuration file (`details.file`: duel.toml, duel.local.toml or the user's) is not valid at "
      "`details.key`: tell the user; never edit it yourself"),
+    ((ErrorCode.UNTRUSTED_CONFIG,), "stop",
+     "the project's configuration (`details.file`) sets `details.key`, which would send keys or documents elsewhere: "
+     "tell the user; never trust it (`duel config trust`) yourself"),
     ((ErrorCode.SIGNING_FAILED,), "stop",
      "your turn was not written: `$DUEL_SIGNING_KEY` cannot sign (the message says why); release the lease "
      "and tell the user; never append unsigned instead"),
