@@ -27,8 +27,34 @@ from rp1_duel.turns.rules import validate_turn  # noqa: E402
 
 from helpers import DEBATE, context  # noqa: E402
 
-PIECES = [" ", "*", "_", "-", "#", "\u2014", "(", ")", "<!--", "**a", "- ", "1. ", "`", ":", "\t", "x", "\n",
-          "**Position**\n", "Support:", "## Turn 1 \u2014 ", "<", "<a ", "b='", "</", "<!", "@"]
+PIECES = [
+    " ",
+    "*",
+    "_",
+    "-",
+    "#",
+    "\u2014",
+    "(",
+    ")",
+    "<!--",
+    "**a",
+    "- ",
+    "1. ",
+    "`",
+    ":",
+    "\t",
+    "x",
+    "\n",
+    "**Position**\n",
+    "Support:",
+    "## Turn 1 \u2014 ",
+    "<",
+    "<a ",
+    "b='",
+    "</",
+    "<!",
+    "@",
+]
 TRIALS = 300
 
 
@@ -57,8 +83,10 @@ def main() -> None:
         cost = per_byte(text)
         if cost > worst:
             worst, worst_size = cost, len(text)
-    print(f"(a) {TRIALS} hostile turns up to 64 KiB: worst {worst:.2f} µs/byte (a {worst_size}-character turn); "
-          f"an honest turn: {honest:.2f} µs/byte")
+    print(
+        f"(a) {TRIALS} hostile turns up to 64 KiB: worst {worst:.2f} µs/byte (a {worst_size}-character turn); "
+        f"an honest turn: {honest:.2f} µs/byte"
+    )
 
     vocabulary = make_vocabulary(rng, 4000)
     source = make_source(rng, vocabulary)
@@ -72,8 +100,10 @@ def main() -> None:
         report = validate_file(path)
         seconds = time.perf_counter() - started
         size = path.stat().st_size
-    print(f"(b) duel validate, 50 honest turns, {size / 1024 / 1024:.1f} MiB: {seconds:.2f} s "
-          f"({'valid' if report.valid else 'INVALID'}; target under 3.6 s)")
+    print(
+        f"(b) duel validate, 50 honest turns, {size / 1024 / 1024:.1f} MiB: {seconds:.2f} s "
+        f"({'valid' if report.valid else 'INVALID'}; target under 3.6 s)"
+    )
 
 
 if __name__ == "__main__":

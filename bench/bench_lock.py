@@ -46,10 +46,12 @@ def setup(root: Path, lease_seconds: int = 600) -> tuple[Path, JoinResult, JoinR
     service = DuelService(debate_dir, store=STORE)
     settings = DuelSettings(lease_seconds=lease_seconds)
     topic = f"Bench {root.parent.name} {root.name}"  # a duel of its own, in a shared database too
-    one = service.join(target=str(source), participant_name="Alice", harness="bench", model_id="m1", settings=settings,
-                       topic=topic)
-    two = service.join(target=str(source), participant_name="Bob", harness="bench", model_id="m2", settings=settings,
-                       topic=topic)
+    one = service.join(
+        target=str(source), participant_name="Alice", harness="bench", model_id="m1", settings=settings, topic=topic
+    )
+    two = service.join(
+        target=str(source), participant_name="Bob", harness="bench", model_id="m2", settings=settings, topic=topic
+    )
     return debate_dir, one, two
 
 
@@ -72,8 +74,18 @@ def bench_startup(root: Path) -> None:
     duel = duel_command()
     status = [*duel, "tools", "status", "--duel-id", one.duel_id, "--debate-dir", str(debate_dir)]
     # Seat 2 out of turn: a refusal, but a full critical section with a state write.
-    claim = [*duel, "tools", "claim-lock", "--duel-id", one.duel_id, "--debate-dir", str(debate_dir),
-             "--participant-id", two.seat.participant_id, f"--participant-token={two.seat.token}"]
+    claim = [
+        *duel,
+        "tools",
+        "claim-lock",
+        "--duel-id",
+        one.duel_id,
+        "--debate-dir",
+        str(debate_dir),
+        "--participant-id",
+        two.seat.participant_id,
+        f"--participant-token={two.seat.token}",
+    ]
     baseline = [sys.executable, "-c", "import typer, filelock"]
     times: dict[str, list[float]] = {"baseline": [], "status": [], "claim-lock": []}
     for argv in (baseline, status, claim):  # warm the page cache
@@ -88,12 +100,15 @@ def bench_startup(root: Path) -> None:
     for name in ("status", "claim-lock"):
         med = statistics.median(times[name])
         print(f"    duel tools {name:<23}{med * 1000:7.1f} ms   ratio {med / base:.2f} (target <= 1.4)")
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "rp1_duel", *status[len(duel):]],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "rp1_duel", *status[len(duel) :]], capture_output=True, text=True
+    )
     imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
     for sdk in ("anthropic", "openai"):
         print(f"    -X importtime: {sdk} {'IMPORTED (must not be)' if sdk in imported else 'not imported'}")
-    heavy = sorted(m for m in ("typer", "click", "pydantic", "mistune", "frontmatter", "yaml", "rich", "httpx") if m in imported)
+    heavy = sorted(
+        m for m in ("typer", "click", "pydantic", "mistune", "frontmatter", "yaml", "rich", "httpx") if m in imported
+    )
     print(f"    other heavy modules imported by tools status: {', '.join(heavy) or 'none'}")
 
 
@@ -127,13 +142,16 @@ def bench_cycles(root: Path) -> None:
         no_sync = cycles_per_second(root / "b-nosync")
     finally:
         os.fsync = real_fsync
-    print(f"(b) claim+release in one process (fsync included): {rate:.0f} cycles/s "
-          f"({1000 / rate:.2f} ms a cycle, {per_cycle:.1f} fsyncs a cycle; target >= 500/s)")
+    print(
+        f"(b) claim+release in one process (fsync included): {rate:.0f} cycles/s "
+        f"({1000 / rate:.2f} ms a cycle, {per_cycle:.1f} fsyncs a cycle; target >= 500/s)"
+    )
     print(f"    for scale only, with os.fsync stubbed out: {no_sync:.0f} cycles/s")
 
 
-def holder(debate_dir: str, one: JoinResult, to_waiter: mp.Queue, from_waiter: mp.Queue, n: int,
-           store: str | None) -> None:
+def holder(
+    debate_dir: str, one: JoinResult, to_waiter: mp.Queue, from_waiter: mp.Queue, n: int, store: str | None
+) -> None:
     """Process A, seat 1: claim, let B start waiting, release, report when release returned."""
     service = DuelService(debate_dir, store=store)
     for i in range(n):
@@ -148,8 +166,15 @@ def holder(debate_dir: str, one: JoinResult, to_waiter: mp.Queue, from_waiter: m
         assert from_waiter.get(timeout=30)[0] == "done"
 
 
-def waiter(debate_dir: str, two: JoinResult, from_holder: mp.Queue, to_holder: mp.Queue, results: mp.Queue, n: int,
-           store: str | None) -> None:
+def waiter(
+    debate_dir: str,
+    two: JoinResult,
+    from_holder: mp.Queue,
+    to_holder: mp.Queue,
+    results: mp.Queue,
+    n: int,
+    store: str | None,
+) -> None:
     """Process B, seat 2: wait() from after A's grant; note when it returns."""
     service = DuelService(debate_dir, store=store)
     duel, pid = two.duel_id, two.seat.participant_id
@@ -168,8 +193,10 @@ def bench_handoff(root: Path) -> None:
     debate_dir, one, two = setup(root / "c")
     ctx = mp.get_context("spawn")
     a_to_b, b_to_a, results = ctx.Queue(), ctx.Queue(), ctx.Queue()
-    procs = [ctx.Process(target=holder, args=(str(debate_dir), one, a_to_b, b_to_a, N_HANDOFFS, STORE)),
-             ctx.Process(target=waiter, args=(str(debate_dir), two, a_to_b, b_to_a, results, N_HANDOFFS, STORE))]
+    procs = [
+        ctx.Process(target=holder, args=(str(debate_dir), one, a_to_b, b_to_a, N_HANDOFFS, STORE)),
+        ctx.Process(target=waiter, args=(str(debate_dir), two, a_to_b, b_to_a, results, N_HANDOFFS, STORE)),
+    ]
     for proc in procs:
         proc.start()
     samples = [results.get(timeout=60) for _ in range(N_HANDOFFS)]
@@ -179,9 +206,11 @@ def bench_handoff(root: Path) -> None:
     unchanged = sum(1 for s in samples if not s[1] or s[2] is not None)
     p90 = latencies[max(0, round(0.9 * len(latencies)) - 1)]
     print(f"(c) hand-off, A's release_lock returned -> B's wait returned, {len(latencies)} hand-offs:")
-    print(f"    median {statistics.median(latencies):.1f} ms, p90 {p90:.1f} ms, "
-          f"min {latencies[0]:.1f} ms, max {latencies[-1]:.1f} ms "
-          f"(target median <= {20 if STORE else 100} ms); waits that returned without seeing the release: {unchanged}")
+    print(
+        f"    median {statistics.median(latencies):.1f} ms, p90 {p90:.1f} ms, "
+        f"min {latencies[0]:.1f} ms, max {latencies[-1]:.1f} ms "
+        f"(target median <= {20 if STORE else 100} ms); waits that returned without seeing the release: {unchanged}"
+    )
 
 
 def main() -> None:

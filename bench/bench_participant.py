@@ -135,13 +135,18 @@ def play(source: Path, debates: str, claude_api: FakeAnthropicServer, gpt_api: F
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp, FakeAnthropicServer(debater) as claude_api, \
-            FakeOpenAIServer(debater) as gpt_api:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeAnthropicServer(debater) as claude_api,
+        FakeOpenAIServer(debater) as gpt_api,
+    ):
         source = Path(tmp) / "design.md"
         source.write_text(design_doc())
         runs = play(source, str(Path(tmp) / "debates"), claude_api, gpt_api)
-        print(f"source: {len(source.read_bytes()) / 1024:.1f} KB; duel of {MAX_TURNS} turns; "
-              f"outcome {runs[0][1].result.outcome}")
+        print(
+            f"source: {len(source.read_bytes()) / 1024:.1f} KB; duel of {MAX_TURNS} turns; "
+            f"outcome {runs[0][1].result.outcome}"
+        )
         print("\n1. prompt-cache reuse (byte-identical prefix of the same participant's previous request)")
         for server in (claude_api, gpt_api):
             bodies = [prompt_bytes(r["body"]) for r in server.requests]
@@ -151,19 +156,26 @@ def main() -> None:
         print("\n2. orchestration overhead per turn (turn wall time minus model time; target ≤ 150 ms)")
         for name, _duelist, provider, reporter in runs:
             overhead = [(t - m) * 1000 for t, m in zip(reporter.turn_seconds, provider.model_seconds, strict=True)]
-            print(f"   {name:7s}: median {statistics.median(overhead):.1f} ms, max {max(overhead):.1f} ms "
-                  f"over {len(overhead)} turns (model time median "
-                  f"{statistics.median(provider.model_seconds) * 1000:.1f} ms, fake server on loopback)")
-    with tempfile.TemporaryDirectory() as tmp, FakeAnthropicServer(wrapped) as claude_api, \
-            FakeOpenAIServer(wrapped) as gpt_api:
+            print(
+                f"   {name:7s}: median {statistics.median(overhead):.1f} ms, max {max(overhead):.1f} ms "
+                f"over {len(overhead)} turns (model time median "
+                f"{statistics.median(provider.model_seconds) * 1000:.1f} ms, fake server on loopback)"
+            )
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeAnthropicServer(wrapped) as claude_api,
+        FakeOpenAIServer(wrapped) as gpt_api,
+    ):
         source = Path(tmp) / "design.md"
         source.write_text(design_doc())
         runs = play(source, str(Path(tmp) / "debates"), claude_api, gpt_api)
         turns = sum(len(duelist.result.turns_written) for _, duelist, _, _ in runs)
         requests = len(claude_api.requests) + len(gpt_api.requests)
         print("\n3. repair round-trips per turn, every answer wrapped (fence, preamble, <think>, closing remark)")
-        print(f"   {(requests - turns) / turns:.2f} ({requests} requests for {turns} turns, outcome "
-              f"{runs[0][1].result.outcome}; target 0)")
+        print(
+            f"   {(requests - turns) / turns:.2f} ({requests} requests for {turns} turns, outcome "
+            f"{runs[0][1].result.outcome}; target 0)"
+        )
     rate_limit_recovery()
 
 
@@ -176,8 +188,11 @@ def rate_limit_recovery() -> None:
     ):
         with server_class(script=[{"status": 429, "retry_after": 3}]) as api:
             provider = select_provider(model, None, None, dict(zip(env_names, ("k", api.base_url), strict=True)))
-            compose_with_retries(functools.partial(provider.compose, request, lambda progress: None), RetryPolicy(),
-                                 deadline=time.time() + 1800)
+            compose_with_retries(
+                functools.partial(provider.compose, request, lambda progress: None),
+                RetryPolicy(),
+                deadline=time.time() + 1800,
+            )
             first, retried = (r["received_at"] for r in api.requests)
             print(f"   {api.kind:9s}: {retried - first:.2f} s from the 429 to the retried request")
 

@@ -52,12 +52,19 @@ def main() -> None:
             html = time.perf_counter()
             json.dumps(report.to_dict(), ensure_ascii=False, indent=2)
             done = time.perf_counter()
-            for name, seconds in (("read and build", built - started), ("md", md - built), ("html", html - md),
-                                  ("json", done - html), ("total", done - started)):
+            for name, seconds in (
+                ("read and build", built - started),
+                ("md", md - built),
+                ("html", html - md),
+                ("json", done - html),
+                ("total", done - started),
+            ):
                 steps[name].append(seconds * 1000)
         size = path.stat().st_size / 1024
-    print(f"{TURNS}-turn artifact ({size:.0f} KiB, {len(report.citations)} citations, "
-          f"{len(report.unresolved)} unresolved items), median of {RUNS} runs:")
+    print(
+        f"{TURNS}-turn artifact ({size:.0f} KiB, {len(report.citations)} citations, "
+        f"{len(report.unresolved)} unresolved items), median of {RUNS} runs:"
+    )
     for name, times in steps.items():
         print(f"  {name:>14}: {statistics.median(times[1:]):7.1f} ms")
     total = statistics.median(steps["total"][1:])

@@ -32,7 +32,27 @@ TOPICS = ["lease", "fencing", "expiry", "refresh", "clock", "partition", "holder
 TARGET_SOURCE_BYTES = 50 * 1024
 
 
-COMMON = ["the", "a", "of", "to", "and", "is", "in", "that", "it", "for", "on", "with", "as", "be", "by", "not", "this", "are", "or"]
+COMMON = [
+    "the",
+    "a",
+    "of",
+    "to",
+    "and",
+    "is",
+    "in",
+    "that",
+    "it",
+    "for",
+    "on",
+    "with",
+    "as",
+    "be",
+    "by",
+    "not",
+    "this",
+    "are",
+    "or",
+]
 
 
 def words(rng: random.Random, count: int, vocabulary: list[str]) -> str:
@@ -70,7 +90,12 @@ def source_excerpt(rng: random.Random, source: SourceDocument) -> tuple[int, str
 
 
 def make_turn(
-    number: int, rng: random.Random, source: SourceDocument, vocabulary: list[str], quoted: str, size: int,
+    number: int,
+    rng: random.Random,
+    source: SourceDocument,
+    vocabulary: list[str],
+    quoted: str,
+    size: int,
     seats: dict[int, tuple[str, str, str]] = SEATS,
 ) -> str:
     """Turn `number`, citing the source three ways and quoting `quoted` from the previous turn.
@@ -109,7 +134,11 @@ def make_turn(
 
 
 def make_debate(
-    length: int, rng: random.Random, source: SourceDocument, vocabulary: list[str], size: int = 1,
+    length: int,
+    rng: random.Random,
+    source: SourceDocument,
+    vocabulary: list[str],
+    size: int = 1,
     seats: dict[int, tuple[str, str, str]] = SEATS,
 ) -> list[str]:
     texts: list[str] = []
@@ -145,16 +174,20 @@ def main() -> None:
     started = time.perf_counter()
     source = make_source(rng, vocabulary)
     indexed = time.perf_counter() - started
-    print(f"source: {len(source.text) / 1024:.1f} KiB, {len(source.lines)} lines, "
-          f"{len(source.headings)} headings, indexed in {indexed * 1000:.1f} ms")
+    print(
+        f"source: {len(source.text) / 1024:.1f} KiB, {len(source.lines)} lines, "
+        f"{len(source.headings)} headings, indexed in {indexed * 1000:.1f} ms"
+    )
 
     debate = make_debate(6, rng, source, vocabulary, size=3)
     replay(debate, source)  # warm-up: regex compilation, first imports
     total = best_of(20, debate, source)
     verdict = "ok" if total <= 0.020 else "OVER TARGET"
     average = sum(len(text.encode()) for text in debate) / len(debate) / 1024
-    print(f"6-turn debate ({average:.1f} KiB turns): {total * 1000:.2f} ms total, {total / 6 * 1000:.2f} ms/turn "
-          f"(target <= 20 ms total: {verdict})")
+    print(
+        f"6-turn debate ({average:.1f} KiB turns): {total * 1000:.2f} ms total, {total / 6 * 1000:.2f} ms/turn "
+        f"(target <= 20 ms total: {verdict})"
+    )
 
     print("synthetic debates (1.5 KiB turns; turn N quotes turn N-1; novelty against every earlier claim):")
     per_turn = []
@@ -180,9 +213,10 @@ def main() -> None:
             if not report.valid:
                 raise SystemExit(f"{length}-turn artifact is invalid: {report.problems[:3]}")
             seconds = min(_timed(validate_file, path) for _ in range(3 if length > 6 else 20))
-            print(f"  {length:>4} turns ({len(text) / 1024:7.1f} KiB): {seconds * 1000:8.1f} ms total, "
-                  f"{seconds / length * 1000:.3f} ms/turn" + ("  (target <= 20 ms)" if length == 6 else ""))
-
+            print(
+                f"  {length:>4} turns ({len(text) / 1024:7.1f} KiB): {seconds * 1000:8.1f} ms total, "
+                f"{seconds / length * 1000:.3f} ms/turn" + ("  (target <= 20 ms)" if length == 6 else "")
+            )
 
         print("a panel of 8 seats (issue 13): the per-turn cost must match two seats'")
         for length in (50, 400):
@@ -193,7 +227,9 @@ def main() -> None:
             if not report.valid:
                 raise SystemExit(f"{length}-turn panel artifact is invalid: {report.problems[:3]}")
             seconds = min(_timed(validate_file, path) for _ in range(3))
-            print(f"  8 seats x {length:>3} turns: {seconds * 1000:8.1f} ms total, {seconds / length * 1000:.3f} ms/turn")
+            print(
+                f"  8 seats x {length:>3} turns: {seconds * 1000:8.1f} ms total, {seconds / length * 1000:.3f} ms/turn"
+            )
 
 
 def _timed(function, *args) -> float:
@@ -202,16 +238,25 @@ def _timed(function, *args) -> float:
     return time.perf_counter() - started
 
 
-def artifact_text(texts: list[str], source_path: Path, path: Path,
-                  seats: dict[int, tuple[str, str, str]] = SEATS) -> str:
+def artifact_text(
+    texts: list[str], source_path: Path, path: Path, seats: dict[int, tuple[str, str, str]] = SEATS
+) -> str:
     """An artifact as the service would write it for these turns (open, no outcome yet)."""
     front = FrontMatter(
-        duel_id="bench", topic="Bench", topic_slug="bench",
+        duel_id="bench",
+        topic="Bench",
+        topic_slug="bench",
         source_path=artifact.display_source_path(str(source_path), path),
-        source_sha256=hashlib.sha256(source_path.read_bytes()).hexdigest(), max_turns=max(len(texts), 2),
-        status="ACTIVE", outcome=None, created_at="2026-11-23T00:00:00.000Z", closed_at=None,
-        participants=tuple(ParticipantEntry(f"p-{seat}", seat, name, harness, model, "2026-11-23T00:00:00.000Z")
-                           for seat, (name, harness, model) in seats.items()),
+        source_sha256=hashlib.sha256(source_path.read_bytes()).hexdigest(),
+        max_turns=max(len(texts), 2),
+        status="ACTIVE",
+        outcome=None,
+        created_at="2026-11-23T00:00:00.000Z",
+        closed_at=None,
+        participants=tuple(
+            ParticipantEntry(f"p-{seat}", seat, name, harness, model, "2026-11-23T00:00:00.000Z")
+            for seat, (name, harness, model) in seats.items()
+        ),
         seats=len(seats),
     )
     blocks, prev = [], artifact.GENESIS

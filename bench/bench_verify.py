@@ -42,7 +42,7 @@ def build(folder: Path, web: FakeWeb) -> Path:
     cited = [f'{web.url(f"/fact/{n}")} "Fact number {n} is true."' for n in range(CITATIONS - DEAD)]
     cited += [web.url(f"/missing/{n}") for n in range(DEAD)]
     per_turn = CITATIONS // TURNS
-    turns = [{"citing": tuple(cited[k * per_turn:(k + 1) * per_turn])} for k in range(TURNS)]
+    turns = [{"citing": tuple(cited[k * per_turn : (k + 1) * per_turn])} for k in range(TURNS)]
     return duel_citing(DuelService(folder / "debates"), source, *turns)
 
 

@@ -28,7 +28,14 @@ PROJECT_FILE: Final = "duel.toml"
 LOCAL_FILE: Final = "duel.local.toml"
 # Layer names, lowest first; "lineup" is a file named on the command line (duel panel --lineup).
 DEFAULT, USER, PROJECT, LOCAL, LINEUP, ENVIRONMENT, FLAGS = (
-    "default", "user", "project", "local", "lineup", "environment", "flags")
+    "default",
+    "user",
+    "project",
+    "local",
+    "lineup",
+    "environment",
+    "flags",
+)
 UNSET: Final = "unset"  # Config.origin of a key no layer sets
 PERSONA_NAME: Final = re.compile(r"[a-z][a-z0-9-]{0,39}")
 NO_FLAGS: Final[Mapping[str, object]] = MappingProxyType({})
@@ -151,27 +158,46 @@ def _texts(value: list[Any]) -> str | None:
 
 
 TEXT = Value(str, _text)
-MODEL_KEYS: Final = {"provider": Value(str, _one_of(PROVIDERS)), "model": TEXT, "base_url": TEXT,
-                     "reasoning": Value(str, _one_of(REASONING_LEVELS))}
+MODEL_KEYS: Final = {
+    "provider": Value(str, _one_of(PROVIDERS)),
+    "model": TEXT,
+    "base_url": TEXT,
+    "reasoning": Value(str, _one_of(REASONING_LEVELS)),
+}
 SEAT = Table({"name": TEXT, **MODEL_KEYS, "persona": TEXT, "position": TEXT})
 MAX_SEATS: Final = SETTINGS["seats"].high
-SCHEMA: Final = Table({
-    "debate_dir": TEXT,
-    "store": TEXT,
-    "duel": Table({name: Value(int, _in_range(name)) for name in SETTINGS}),
-    "model": Table(MODEL_KEYS),
-    "personas": TableOf("a persona name: a lower-case letter, then up to 39 letters, digits and hyphens",
-                        lambda key: PERSONA_NAME.fullmatch(key) is not None,
-                        Table({"description": TEXT, "incentives": Value(list, _texts)})),
-    "panel": Table({
-        "topic": TEXT,
-        "seats": TableOf(f"a seat number from 1 to {MAX_SEATS}",
-                         lambda key: key.isdigit() and 1 <= int(key) <= MAX_SEATS and key == str(int(key)), SEAT),
-        "chair": SEAT,
-    }),
-})
-_TYPE_NAMES: Final = {str: "a string", int: "an integer", bool: "a boolean", float: "a float", list: "an array",
-                      dict: "a table"}
+SCHEMA: Final = Table(
+    {
+        "debate_dir": TEXT,
+        "store": TEXT,
+        "duel": Table({name: Value(int, _in_range(name)) for name in SETTINGS}),
+        "model": Table(MODEL_KEYS),
+        "personas": TableOf(
+            "a persona name: a lower-case letter, then up to 39 letters, digits and hyphens",
+            lambda key: PERSONA_NAME.fullmatch(key) is not None,
+            Table({"description": TEXT, "incentives": Value(list, _texts)}),
+        ),
+        "panel": Table(
+            {
+                "topic": TEXT,
+                "seats": TableOf(
+                    f"a seat number from 1 to {MAX_SEATS}",
+                    lambda key: key.isdigit() and 1 <= int(key) <= MAX_SEATS and key == str(int(key)),
+                    SEAT,
+                ),
+                "chair": SEAT,
+            }
+        ),
+    }
+)
+_TYPE_NAMES: Final = {
+    str: "a string",
+    int: "an integer",
+    bool: "a boolean",
+    float: "a float",
+    list: "an array",
+    dict: "a table",
+}
 
 
 def config_error(where: str, key: str | None, problem: str) -> DuelError:
@@ -188,8 +214,7 @@ def _check_table(table: Mapping[str, Any], shape: Table, path: str, layer: Layer
         dotted = f"{path}.{key}" if path else key
         expected = shape.keys.get(key)
         if expected is None:
-            raise config_error(layer.origin or layer.name, dotted,
-                               f"unknown key (known here: {', '.join(shape.keys)})")
+            raise config_error(layer.origin or layer.name, dotted, f"unknown key (known here: {', '.join(shape.keys)})")
         _check_value(value, expected, dotted, layer)
 
 
@@ -250,8 +275,11 @@ def _build(tree: Mapping[str, Any], leaves: Mapping[str, Leaf]) -> Config:
         set_by = leaves["duel.max_turns"]
         if set_by.origin != FLAGS:  # a flag is checked by DuelSettings.check, as --max-turns always was
             seats_from = leaves["duel.seats"].origin if "duel.seats" in leaves else DEFAULT
-            raise config_error(set_by.file, "duel.max_turns",
-                               f"must be at least duel.seats, got {max_turns} (duel.seats = {seats}: {seats_from})")
+            raise config_error(
+                set_by.file,
+                "duel.max_turns",
+                f"must be at least duel.seats, got {max_turns} (duel.seats = {seats}: {seats_from})",
+            )
     panel = tree.get("panel", {})
     chair = panel.get("chair")
     return Config(
@@ -259,10 +287,14 @@ def _build(tree: Mapping[str, Any], leaves: Mapping[str, Leaf]) -> Config:
         store=tree.get("store"),
         model=ModelDefaults(**tree.get("model", {})),
         personas={name: _persona(name, table, leaves) for name, table in sorted(tree.get("personas", {}).items())},
-        panel=Panel(topic=panel.get("topic"),
-                    seats={int(n): SeatSpec(**spec) for n, spec in sorted(panel.get("seats", {}).items(),
-                                                                          key=lambda item: int(item[0]))},
-                    chair=SeatSpec(**chair) if chair is not None else None),
+        panel=Panel(
+            topic=panel.get("topic"),
+            seats={
+                int(n): SeatSpec(**spec)
+                for n, spec in sorted(panel.get("seats", {}).items(), key=lambda item: int(item[0]))
+            },
+            chair=SeatSpec(**chair) if chair is not None else None,
+        ),
         duel=duel,
         leaves=leaves,
     )
@@ -338,8 +370,11 @@ def read_layers(cwd: Path, env: Mapping[str, str], extra: Sequence[Path] = ()) -
         if found is None:
             raise config_error(str(path), None, "no such file")
         layers.append(found)
-    layers += [Layer(ENVIRONMENT, f"${variable}", {key: env[variable]})
-               for variable, key in ((DEBATE_DIR_ENV, "debate_dir"), (STORE_ENV, "store")) if env.get(variable)]
+    layers += [
+        Layer(ENVIRONMENT, f"${variable}", {key: env[variable]})
+        for variable, key in ((DEBATE_DIR_ENV, "debate_dir"), (STORE_ENV, "store"))
+        if env.get(variable)
+    ]
     return layers
 
 
@@ -430,7 +465,9 @@ def trust(path: Path, env: Mapping[str, str]) -> None:
     """Record that the user trusts ``path`` as it is now; an earlier line for the same path is replaced."""
     record = trust_file(env)
     try:
-        kept = [line for line in record.read_text(encoding="utf-8").splitlines() if line.partition("  ")[2] != str(path)]
+        kept = [
+            line for line in record.read_text(encoding="utf-8").splitlines() if line.partition("  ")[2] != str(path)
+        ]
     except FileNotFoundError:
         kept = []
     record.parent.mkdir(parents=True, exist_ok=True)
@@ -448,13 +485,17 @@ def refuse_untrusted(layer: Layer, root: Path, env: Mapping[str, str]) -> None:
         ErrorCode.UNTRUSTED_CONFIG,
         f"{layer.origin}: {key}: this project file {effect}; a project may not choose that for you: "
         f"set it in {user_file(env)}, the environment or a flag, or run `duel config trust` to trust this file",
-        {"file": layer.origin, "key": key})
+        {"file": layer.origin, "key": key},
+    )
 
 
 def destinations(config: Config) -> list[str]:
     """A line for each server or database a file or the environment chose, to show before anything is sent."""
-    return [f"{key} = {_shown(leaf.value)} (from {leaf.origin})" for key, leaf in config.leaves.items()
-            if (key == "store" or key.endswith("base_url")) and leaf.origin != FLAGS]
+    return [
+        f"{key} = {_shown(leaf.value)} (from {leaf.origin})"
+        for key, leaf in config.leaves.items()
+        if (key == "store" or key.endswith("base_url")) and leaf.origin != FLAGS
+    ]
 
 
 def flags_layer(flags: Mapping[str, object]) -> Layer:
@@ -471,8 +512,8 @@ def flags_layer(flags: Mapping[str, object]) -> Layer:
     return Layer(FLAGS, "", data)
 
 
-def load_config(cwd: Path, env: Mapping[str, str], flags: Mapping[str, object] = NO_FLAGS,
-                extra: Sequence[Path] = ()) -> Config:
+def load_config(
+    cwd: Path, env: Mapping[str, str], flags: Mapping[str, object] = NO_FLAGS, extra: Sequence[Path] = ()
+) -> Config:
     """The configuration a command runs with: every layer read, the flags on top, merged."""
     return merge([*read_layers(cwd, env, extra), flags_layer(flags)])
-

@@ -45,16 +45,23 @@ class Setting:
 SETTINGS: Final = {
     setting.name: setting
     for setting in (
-        Setting("max_turns", None, 2, 50, "turns in the whole duel, at least one per seat"
-                " [default: 3 rounds, 6 for two seats]"),
+        Setting(
+            "max_turns",
+            None,
+            2,
+            50,
+            "turns in the whole duel, at least one per seat [default: 3 rounds, 6 for two seats]",
+        ),
         Setting("lease_seconds", 600, 5, 86400, "how long a lease lasts unless refreshed"),
         Setting("peer_wait_seconds", 900, 1, 604800, "how long to wait for every seat to be taken"),
         Setting("turn_timeout_seconds", 1800, 1, 604800, "how long a turn may take before a timeout"),
         Setting("seats", 2, 2, 8, "participants in the duel, speaking in turn"),
     )
 }
-CHAIR_HELP: Final = ("add a chair seat (0): it writes the opening brief, the unengaged points before the closing "
-                     "round and the synthesis; max_turns then counts the panel's turns [default: no chair]")
+CHAIR_HELP: Final = (
+    "add a chair seat (0): it writes the opening brief, the unengaged points before the closing "
+    "round and the synthesis; max_turns then counts the panel's turns [default: no chair]"
+)
 ROLE_HELP: Final = "panelist, or chair: take the chair's seat (implies --chair on the join that creates the duel)"
 DEFAULT_ROUNDS: Final = 3  # max_turns when not given: every seat speaks three times
 
@@ -94,5 +101,6 @@ class DuelSettings:
             value = getattr(self, name)
             low = max(setting.low, self.fewest_turns) if name == "max_turns" else setting.low
             if value is not None and not low <= value <= setting.high:
-                raise invalid_argument(f"{setting.flag} must be between {low} and {setting.high}, got {value}",
-                                       flag=setting.flag)
+                raise invalid_argument(
+                    f"{setting.flag} must be between {low} and {setting.high}, got {value}", flag=setting.flag
+                )

@@ -96,8 +96,15 @@ CLOSED: Final = "CLOSED"
 
 # -- next_step words (section 4) ---------------------------------------------------------
 NextStep = Literal[
-    "wait_peer", "claim_lock", "wait_turn", "compose_turn", "release_lock",
-    "close", "claim_timeout", "close_timeout", "closed",
+    "wait_peer",
+    "claim_lock",
+    "wait_turn",
+    "compose_turn",
+    "release_lock",
+    "close",
+    "claim_timeout",
+    "close_timeout",
+    "closed",
 ]
 WAIT_PEER: Final = "wait_peer"
 CLAIM_LOCK: Final = "claim_lock"
@@ -109,7 +116,15 @@ CLAIM_TIMEOUT: Final = "claim_timeout"
 CLOSE_TIMEOUT: Final = "close_timeout"
 CLOSED_STEP: Final = "closed"
 NEXT_STEPS: Final[tuple[NextStep, ...]] = (
-    WAIT_PEER, CLAIM_LOCK, WAIT_TURN, COMPOSE_TURN, RELEASE_LOCK, CLOSE, CLAIM_TIMEOUT, CLOSE_TIMEOUT, CLOSED_STEP,
+    WAIT_PEER,
+    CLAIM_LOCK,
+    WAIT_TURN,
+    COMPOSE_TURN,
+    RELEASE_LOCK,
+    CLOSE,
+    CLAIM_TIMEOUT,
+    CLOSE_TIMEOUT,
+    CLOSED_STEP,
 )
 
 
@@ -229,8 +244,15 @@ class Verdict:
 
 
 VERDICTS: Final = (
-    Verdict.VERIFIED, Verdict.UNRELIABLE, Verdict.FABRICATED, Verdict.INCONCLUSIVE, Verdict.UNVERIFIABLE,
-    Verdict.UNJUDGED, Verdict.REACHABLE, Verdict.NOT_CHECKABLE, Verdict.CHECKED_AT_APPEND,
+    Verdict.VERIFIED,
+    Verdict.UNRELIABLE,
+    Verdict.FABRICATED,
+    Verdict.INCONCLUSIVE,
+    Verdict.UNVERIFIABLE,
+    Verdict.UNJUDGED,
+    Verdict.REACHABLE,
+    Verdict.NOT_CHECKABLE,
+    Verdict.CHECKED_AT_APPEND,
 )
 
 
@@ -292,8 +314,16 @@ class FetchFailure:
 
 
 FETCH_FAILURES: Final = (
-    FetchFailure.NAME_NOT_FOUND, FetchFailure.DNS_FAILED, FetchFailure.CONNECTION_REFUSED,
-    FetchFailure.CONNECTION_FAILED, FetchFailure.TIMEOUT, FetchFailure.HTTP_STATUS, FetchFailure.REFUSED_ADDRESS,
-    FetchFailure.REFUSED_SCHEME, FetchFailure.TOO_MANY_REDIRECTS, FetchFailure.TOO_LARGE,
-    FetchFailure.UNSUPPORTED_CONTENT, FetchFailure.UNREADABLE,
+    FetchFailure.NAME_NOT_FOUND,
+    FetchFailure.DNS_FAILED,
+    FetchFailure.CONNECTION_REFUSED,
+    FetchFailure.CONNECTION_FAILED,
+    FetchFailure.TIMEOUT,
+    FetchFailure.HTTP_STATUS,
+    FetchFailure.REFUSED_ADDRESS,
+    FetchFailure.REFUSED_SCHEME,
+    FetchFailure.TOO_MANY_REDIRECTS,
+    FetchFailure.TOO_LARGE,
+    FetchFailure.UNSUPPORTED_CONTENT,
+    FetchFailure.UNREADABLE,
 )

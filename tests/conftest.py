@@ -51,7 +51,9 @@ def service(debate_dir: Path, clock: ManualClock) -> DuelService:
 
 
 @pytest.fixture(params=["directory", pytest.param("postgresql", marks=pytest.mark.slow)])
-def service_on_each_store(request: pytest.FixtureRequest, debate_dir: Path, clock: ManualClock) -> Iterator[DuelService]:
+def service_on_each_store(
+    request: pytest.FixtureRequest, debate_dir: Path, clock: ManualClock
+) -> Iterator[DuelService]:
     """The service over each store: the debate dir, then a PostgreSQL database (slow: it
     starts a server). A test of what only a debate dir has (its files) is marked ``directory_only``."""
     if request.param == "directory":

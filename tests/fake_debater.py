@@ -58,7 +58,10 @@ def hopeless(body: dict[str, Any]) -> str:
 WRAPPINGS = {  # turn number → how a chatty model wraps that turn, and what extraction strips
     1: (lambda turn: f"```markdown\n{turn}```\n", ["fence"]),
     2: (lambda turn: f"<think>\nI should open with the heading.\n</think>\n\n{turn}", ["reasoning"]),
-    3: (lambda turn: f"Here is my turn:\n\n{turn}\nLet me know if you want changes.\n", ["preamble", "trailing_remark"]),
+    3: (
+        lambda turn: f"Here is my turn:\n\n{turn}\nLet me know if you want changes.\n",
+        ["preamble", "trailing_remark"],
+    ),
     4: (lambda turn: f"Sure.\n~~~\n---\n{turn}~~~\nI hope this helps.\n", ["preamble", "fence", "trailing_remark"]),
 }
 

@@ -257,8 +257,12 @@ class FakeAnthropicServer(FakeModelServer):
 
     def model_list(self, models: list[str]) -> dict:
         data = [self.model_info(model) for model in models]
-        return {"data": data, "has_more": False, "first_id": models[0] if models else None,
-                "last_id": models[-1] if models else None}
+        return {
+            "data": data,
+            "has_more": False,
+            "first_id": models[0] if models else None,
+            "last_id": models[-1] if models else None,
+        }
 
 
 class FakeOpenAIServer(FakeModelServer):
@@ -299,8 +303,16 @@ class FakeOpenAIServer(FakeModelServer):
                 yield piece if piece == self.keep_alive() else chunk({"content": piece})
         except _InStreamError as error:
             # As OpenAI sends it: a data line holding only an error object, then the end.
-            yield _data({"error": {"message": f"fake {error.kind} in the stream", "type": error.kind,
-                                   "param": None, "code": None}})
+            yield _data(
+                {
+                    "error": {
+                        "message": f"fake {error.kind} in the stream",
+                        "type": error.kind,
+                        "param": None,
+                        "code": None,
+                    }
+                }
+            )
             return
         yield chunk({}, self._finish_reason())
         if (body.get("stream_options") or {}).get("include_usage"):

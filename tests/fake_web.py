@@ -39,9 +39,11 @@ HUGE_BYTES = 3 * 1024 * 1024
 def html(title: str, *paragraphs: str, aside: str = "") -> bytes:
     body = "".join(f"<p>{text}</p>" for text in paragraphs)
     side = f"<aside><table><tr><td>Note</td><td>{aside}</td></tr></table></aside>" if aside else ""
-    return (f"<!doctype html><html><head><title>{title}</title><style>p {{ margin: 0 }}</style>"
-            f"<script>var hidden = 'not text';</script></head><body><nav>Home | About</nav><main><h1>{title}</h1>"
-            f"{body}</main>{side}</body></html>").encode()
+    return (
+        f"<!doctype html><html><head><title>{title}</title><style>p {{ margin: 0 }}</style>"
+        f"<script>var hidden = 'not text';</script></head><body><nav>Home | About</nav><main><h1>{title}</h1>"
+        f"{body}</main>{side}</body></html>"
+    ).encode()
 
 
 HTML = "text/html; charset=utf-8"
@@ -51,8 +53,11 @@ PAGES: dict[str, tuple[int, dict[str, str], bytes]] = {
     "/reports": (200, {"Content-Type": HTML}, html("News", f"A study reported that {STATED.lower()}")),
     "/contradicts": (200, {"Content-Type": HTML}, html("Lease operations", CONTRADICTED)),
     "/silent": (200, {"Content-Type": HTML}, html("Gardening", "Tomatoes want sun and steady water.")),
-    "/sidebar": (200, {"Content-Type": HTML},
-                 html("Design notes", "The main text is about fencing.", aside=f"In short, {SIDEBAR_QUOTE}.")),
+    "/sidebar": (
+        200,
+        {"Content-Type": HTML},
+        html("Design notes", "The main text is about fencing.", aside=f"In short, {SIDEBAR_QUOTE}."),
+    ),
     "/plain.txt": (200, {"Content-Type": "text/plain; charset=utf-8"}, f"Notes\n{STATED}\n".encode()),
     "/study.pdf": (200, {"Content-Type": "application/pdf"}, PDF),
     "/broken.pdf": (200, {"Content-Type": "application/pdf"}, b"%PDF-1.4\nthis is not a PDF at all"),
@@ -104,8 +109,11 @@ class FakeWeb(LocalServer):
             number = path.removeprefix("/fact/")
             return _send(handler, 200, {"Content-Type": HTML}, html(f"Fact {number}", f"Fact number {number} is true."))
         if path == "/echo":
-            seen = {"host": handler.headers.get("Host"), "user_agent": handler.headers.get("User-Agent"),
-                    "accept_encoding": handler.headers.get("Accept-Encoding")}
+            seen = {
+                "host": handler.headers.get("Host"),
+                "user_agent": handler.headers.get("User-Agent"),
+                "accept_encoding": handler.headers.get("Accept-Encoding"),
+            }
             return _send(handler, 200, {"Content-Type": "text/plain"}, json.dumps(seen).encode())
         if path == "/to-private":  # 127.0.0.2 is this machine too: only the address check keeps it out
             return _send(handler, 302, {"Location": self.url("/states", host="127.0.0.2")}, b"")

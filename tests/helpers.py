@@ -93,9 +93,18 @@ TOPICS = [
 ]
 
 
-def make_turn(n: int, name: str, harness: str, model: str, stance: str = "OPEN_TO_DEBATE",
-              blocking: bool = False, previous_stance: str | None = None, counterclaim: str | None = None,
-              citing: tuple[str, ...] = (), position_extra: str = "") -> str:
+def make_turn(
+    n: int,
+    name: str,
+    harness: str,
+    model: str,
+    stance: str = "OPEN_TO_DEBATE",
+    blocking: bool = False,
+    previous_stance: str | None = None,
+    counterclaim: str | None = None,
+    citing: tuple[str, ...] = (),
+    position_extra: str = "",
+) -> str:
     """``counterclaim`` replaces the counterpoint's claim, ``citing`` adds support items under it
     (URLs, say), ``position_extra`` ends the Position (``duel verify``'s tests)."""
     subject, claim = TOPICS[(n - 1) % len(TOPICS)]
@@ -118,7 +127,7 @@ def make_turn(n: int, name: str, harness: str, model: str, stance: str = "OPEN_T
         f"**Novel Argument**\n"
         f"Argument {n}: {subject} matters because reviewers read turn {n} later.\n"
         f"Support:\n"
-        f"- design.md \"Leases expire after fifteen minutes unless refreshed.\"\n"
+        f'- design.md "Leases expire after fifteen minutes unless refreshed."\n'
         f"**Unresolved Items**\n"
         f"- Whether item {n} on {subject} needs a benchmark ({tag})\n"
         f"**Stance Revision Support**\n"
@@ -280,9 +289,16 @@ main()
 """
 
 
-def run_tools(*args: str | bytes, debate_dir: Path | None = None, stdin: bytes | None = None,
-              env: dict[str, str] | None = None, timeout: float = 60, prefix: tuple[str, ...] = (),
-              preexec_fn: Callable[[], None] | None = None, wall_shift: float = 0.0) -> ToolResult:
+def run_tools(
+    *args: str | bytes,
+    debate_dir: Path | None = None,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    prefix: tuple[str, ...] = (),
+    preexec_fn: Callable[[], None] | None = None,
+    wall_shift: float = 0.0,
+) -> ToolResult:
     """Run `duel tools …` as a real process; stdout must be exactly one JSON object.
 
     ``prefix`` runs it through a wrapper (``setpriv …``); ``preexec_fn`` sets limits;
@@ -294,8 +310,7 @@ def run_tools(*args: str | bytes, debate_dir: Path | None = None, stdin: bytes |
     secrets = ("DUEL_PARTICIPANT_TOKEN", "DUEL_LEASE_TOKEN", "DUEL_DIR", "DUEL_STORE")
     full_env = {k: v for k, v in os.environ.items() if k not in secrets}
     full_env.update(env or {})
-    proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout, env=full_env,
-                          preexec_fn=preexec_fn)
+    proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout, env=full_env, preexec_fn=preexec_fn)
     out = proc.stdout.decode()
     assert out.count("\n") == 1, f"stdout must be one JSON line, got: {out!r} / {proc.stderr!r}"
     assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
@@ -332,14 +347,17 @@ DUELISTS = {1: ("Alice", "claude-code", "claude-x"), 2: ("Bob", "codex", "gpt-x"
 
 def duel_citing(service: DuelService, source: Path, *turns: dict[str, Any]) -> Path:
     """A duel through the service: turn N is ``make_turn(N, …, **turns[N-1])``; the artifact's path."""
-    players = {seat: join(service, source, name, harness=harness, model_id=model)
-               for seat, (name, harness, model) in DUELISTS.items()}
+    players = {
+        seat: join(service, source, name, harness=harness, model_id=model)
+        for seat, (name, harness, model) in DUELISTS.items()
+    }
     path = ""
     for number, extra in enumerate(turns, start=1):
         seat = seat_of(number)
         player = players[seat]
         name, harness, model = DUELISTS[seat]
-        appended = service.append(player.seat, claim(service, player), make_turn(number, name, harness, model, **extra),
-                                  release=True)
+        appended = service.append(
+            player.seat, claim(service, player), make_turn(number, name, harness, model, **extra), release=True
+        )
         path = appended.debate_path
     return Path(path)

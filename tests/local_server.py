@@ -24,8 +24,9 @@ class LocalServer:
 
     def start(self: Server) -> Server:
         # A short poll interval makes stop() quick: shutdown() waits for the next poll.
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
-                                        name=type(self).__name__, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, name=type(self).__name__, daemon=True
+        )
         self._thread.start()
         return self
 

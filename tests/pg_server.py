@@ -33,8 +33,17 @@ class PostgresServer:
         subprocess.run([*self.as_user, str(self.bindir / tool), *args], check=True, capture_output=True, timeout=120)
 
     def start(self) -> None:
-        self.run("pg_ctl", "start", "-w", "-D", str(self.data), "-l", str(self.folder / "log"),
-                 "-o", f"-h 127.0.0.1 -p {self.port} -k {self.folder} -F")
+        self.run(
+            "pg_ctl",
+            "start",
+            "-w",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.folder / "log"),
+            "-o",
+            f"-h 127.0.0.1 -p {self.port} -k {self.folder} -F",
+        )
 
     def stop(self, mode: str = "fast") -> None:
         self.run("pg_ctl", "stop", "-w", "-m", mode, "-D", str(self.data))

@@ -36,8 +36,10 @@ OPEN, CONV, ACCEPT, DISS = "OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS"
 PANEL = {1: ("Alice", "claude-code", "claude-x"), 2: ("Bob", "codex", "gpt-x"), 3: ("Carol", "script", "carol-1")}
 CHAIR = ("Chair", "duel", "chair-1")
 SCHEDULE = Schedule(seats=3, max_turns=6, chair=True)  # 0 brief; 1-3 opening; 4 pre-closing; 5-7 closing; 8 synthesis
-POINTS = ("Turn 2 asked whether a refresh may outlive the turn deadline, and nobody answered it.",
-          "Turn 3 raised the cost of fencing tokens for storage that cannot compare them.")
+POINTS = (
+    "Turn 2 asked whether a refresh may outlive the turn deadline, and nobody answered it.",
+    "Turn 3 raised the cost of fencing tokens for storage that cannot compare them.",
+)
 
 
 def heading(n: int, who: tuple[str, str, str] = CHAIR, slot: str = "CHAIR") -> str:
@@ -46,9 +48,11 @@ def heading(n: int, who: tuple[str, str, str] = CHAIR, slot: str = "CHAIR") -> s
 
 
 def brief(who: tuple[str, str, str] = CHAIR) -> str:
-    return (heading(0, who) + "**Question**\nAre fifteen-minute leases the right default?\n"
-            "**Lineup**\n- Alice (seat 1), Bob (seat 2) and Carol (seat 3), each from their own harness.\n"
-            "**What A Good Answer Looks Like**\n- It cites the design's lease semantics and weighs crash recovery.\n")
+    return (
+        heading(0, who) + "**Question**\nAre fifteen-minute leases the right default?\n"
+        "**Lineup**\n- Alice (seat 1), Bob (seat 2) and Carol (seat 3), each from their own harness.\n"
+        "**What A Good Answer Looks Like**\n- It cites the design's lease semantics and weighs crash recovery.\n"
+    )
 
 
 def pre_closing(n: int = 4, points: tuple[str, ...] = POINTS) -> str:
@@ -56,14 +60,19 @@ def pre_closing(n: int = 4, points: tuple[str, ...] = POINTS) -> str:
 
 
 def synthesis(n: int = 8) -> str:
-    return (heading(n) + "**Synthesis**\nThe panel accepted fifteen-minute leases, as Turn 5 argued.\n"
-            "**Still Open**\n- Whether fencing tokens need a benchmark.\n")
+    return (
+        heading(n) + "**Synthesis**\nThe panel accepted fifteen-minute leases, as Turn 5 argued.\n"
+        "**Still Open**\n- Whether fencing tokens need a benchmark.\n"
+    )
 
 
 def addressing(pre_closing_turn: int, *excerpts: str) -> str:
-    return "".join(f"- Addresses: Turn {pre_closing_turn} \"{excerpt}\"\n"
-                   f"  Claim: the closing answer to {excerpt[:20]} is the design's own rule\n"
-                   f"  Support:\n  - design.md#Failure handling\n" for excerpt in excerpts)
+    return "".join(
+        f'- Addresses: Turn {pre_closing_turn} "{excerpt}"\n'
+        f"  Claim: the closing answer to {excerpt[:20]} is the design's own rule\n"
+        f"  Support:\n  - design.md#Failure handling\n"
+        for excerpt in excerpts
+    )
 
 
 ANSWERS = ("a refresh may outlive the turn deadline", "cost of fencing tokens")
@@ -105,12 +114,26 @@ def codes_and_lines(text: str, number: int, schedule: Schedule = SCHEDULE) -> li
 def test_the_chair_writes_turn_0_the_pre_closing_and_the_synthesis_around_the_panel():
     assert [SCHEDULE.speaker(n) for n in range(9)] == [0, 1, 2, 3, 0, 1, 2, 3, 0]
     assert [SCHEDULE.phase(n) for n in range(9)] == [
-        Phase.OPENING_BRIEF, Phase.OPENING, Phase.OPENING, Phase.OPENING, Phase.PRE_CLOSING,
-        Phase.CLOSING, Phase.CLOSING, Phase.CLOSING, Phase.SYNTHESIS]
+        Phase.OPENING_BRIEF,
+        Phase.OPENING,
+        Phase.OPENING,
+        Phase.OPENING,
+        Phase.PRE_CLOSING,
+        Phase.CLOSING,
+        Phase.CLOSING,
+        Phase.CLOSING,
+        Phase.SYNTHESIS,
+    ]
     three_rounds = Schedule(seats=3, max_turns=9, chair=True)
     assert [speaker_of(n, 3, 9, True) for n in range(12)] == [0, 1, 2, 3, 1, 2, 3, 0, 1, 2, 3, 0]
     assert [three_rounds.phase(n) for n in (4, 6, 7, 8, 10, 11)] == [
-        Phase.REBUTTAL, Phase.REBUTTAL, Phase.PRE_CLOSING, Phase.CLOSING, Phase.CLOSING, Phase.SYNTHESIS]
+        Phase.REBUTTAL,
+        Phase.REBUTTAL,
+        Phase.PRE_CLOSING,
+        Phase.CLOSING,
+        Phase.CLOSING,
+        Phase.SYNTHESIS,
+    ]
     assert (three_rounds.first, three_rounds.pre_closing, three_rounds.last, three_rounds.turn_count) == (0, 7, 11, 12)
 
 
@@ -145,8 +168,9 @@ def test_the_chairs_three_turns_pass_their_rules():
 
 
 def test_an_opening_brief_missing_a_section_or_with_another_phases_is_chair_format():
-    missing_lineup = brief().replace("**Lineup**\n- Alice (seat 1), Bob (seat 2) and Carol (seat 3), each from their "
-                                     "own harness.\n", "")
+    missing_lineup = brief().replace(
+        "**Lineup**\n- Alice (seat 1), Bob (seat 2) and Carol (seat 3), each from their own harness.\n", ""
+    )
     assert codes_and_lines(missing_lineup, 0) == [("CHAIR_FORMAT", None)]
     with_synthesis = brief() + "**Synthesis**\nToo early.\n"
     assert codes_and_lines(with_synthesis, 0) == [("CHAIR_FORMAT", 8)]
@@ -241,9 +265,17 @@ def test_outcomes_wait_for_the_synthesis_after_the_closing_round():
 
 
 def seat_chaired_panel(service, source: Path, **settings) -> dict[int, Player]:
-    players = {seat: join(service, source, name, harness=harness, model_id=model,
-                          settings=DuelSettings(seats=3, max_turns=6, chair=True, **settings))
-               for seat, (name, harness, model) in PANEL.items()}
+    players = {
+        seat: join(
+            service,
+            source,
+            name,
+            harness=harness,
+            model_id=model,
+            settings=DuelSettings(seats=3, max_turns=6, chair=True, **settings),
+        )
+        for seat, (name, harness, model) in PANEL.items()
+    }
     players[0] = join(service, source, CHAIR[0], harness=CHAIR[1], model_id=CHAIR[2], role=Role.CHAIR)
     return players
 
@@ -267,8 +299,10 @@ def write(service, players: dict[int, Player], count: int, closing_stance: str =
 
 
 def test_a_chaired_panel_begins_with_the_chair_once_every_seat_is_taken(service, source, clock):
-    players = {seat: join(service, source, name, settings=DuelSettings(seats=3, chair=True))
-               for seat, (name, _, _) in PANEL.items()}
+    players = {
+        seat: join(service, source, name, settings=DuelSettings(seats=3, chair=True))
+        for seat, (name, _, _) in PANEL.items()
+    }
     assert service.status(players[1].duel_id, participant_id=players[1].id).next_step == "wait_peer"
     chair = join(service, source, "Chair", role=Role.CHAIR)
     assert chair.seat.number == 0
@@ -282,7 +316,10 @@ def test_a_chaired_panel_reaches_consensus_after_the_synthesis_and_validates(ser
     players = seat_chaired_panel(service, source)
     write(service, players, 8)
     status = service.status(players[1].duel_id)
-    assert (status.duel.pending_outcome, status.next_turn_seat) == (None, 0)  # the closing round accepted: synthesis due
+    assert (status.duel.pending_outcome, status.next_turn_seat) == (
+        None,
+        0,
+    )  # the closing round accepted: synthesis due
     path = write(service, players, 1)
     assert service.status(players[1].duel_id).duel.pending_outcome == ACCEPTED_CONSENSUS
     service.release_lock(players[0].seat, claim(service, players[0]), close=True, outcome=ACCEPTED_CONSENSUS)
@@ -377,8 +414,10 @@ def test_a_duel_without_a_chair_keeps_its_state_and_json_as_before(service, sour
 
 
 def test_front_matter_with_a_chair_below_two_rounds_is_refused():
-    raw = ("duel_id: d\ntopic: t\ntopic_slug: t\nsource_path: s.md\nsource_sha256: x\nmax_turns: 5\nseats: 3\n"
-           "chair: true\nstatus: ACTIVE\noutcome: null\ncreated_at: c\nclosed_at: null\nparticipants: []\n")
+    raw = (
+        "duel_id: d\ntopic: t\ntopic_slug: t\nsource_path: s.md\nsource_sha256: x\nmax_turns: 5\nseats: 3\n"
+        "chair: true\nstatus: ACTIVE\noutcome: null\ncreated_at: c\nclosed_at: null\nparticipants: []\n"
+    )
     with pytest.raises(FrontMatterError):
         FrontMatter.parse(raw)
     assert FrontMatter.parse(raw.replace("max_turns: 5", "max_turns: 6")).chair is True
@@ -408,7 +447,10 @@ def test_duel_report_and_watch_show_the_chairs_turns_without_a_stance(service, s
     axis = re.findall(r'text-anchor="middle">(\d+)</text>', html)
     assert axis == [str(n) for n in range(9)]
     status = service.status(players[1].duel_id)
-    assert situation(view_of(status, clock().wall)) == ("outcome: ACCEPTED_CONSENSUS after 9 of 9 turns", f"record: {path}")
+    assert situation(view_of(status, clock().wall)) == (
+        "outcome: ACCEPTED_CONSENSUS after 9 of 9 turns",
+        f"record: {path}",
+    )
 
 
 def test_the_assessment_prompt_names_each_seats_turns_and_the_chairs(service, source):
@@ -448,25 +490,54 @@ def test_tools_join_takes_the_chair_seat_and_refuses_a_chair_where_there_is_none
 def test_a_chaired_panel_of_join_processes_reaches_consensus_and_validates(source, debate_dir, tmp_path):
     def scripted(name: str, texts: list[str], *flags: str):
         folder = script_dir(tmp_path, name, texts)
-        return start(source, debate_dir, "--model", f"scripted:{folder}", "--name", name, "--seats", "3",
-                     "--max-turns", "6", "--chair", *flags, env=clean_env())
+        return start(
+            source,
+            debate_dir,
+            "--model",
+            f"scripted:{folder}",
+            "--name",
+            name,
+            "--seats",
+            "3",
+            "--max-turns",
+            "6",
+            "--chair",
+            *flags,
+            env=clean_env(),
+        )
 
     model = "scripted:{}"
     processes = []
     for seat, (name, _, _) in PANEL.items():
         who = (name, "duel", model.format(name.lower()))
-        texts = [make_turn(seat, *who, stance=OPEN),
-                 make_turn(seat + 4, *who, stance=ACCEPT).replace(
-                     "**Agreements**\n", addressing(4, *ANSWERS) + "**Agreements**\n")]
+        texts = [
+            make_turn(seat, *who, stance=OPEN),
+            make_turn(seat + 4, *who, stance=ACCEPT).replace(
+                "**Agreements**\n", addressing(4, *ANSWERS) + "**Agreements**\n"
+            ),
+        ]
         processes.append(scripted(name, texts))
         wait_for_seat(debate_dir, source, count=seat)
     chair = ("Chair", "duel", "scripted:chair")
-    processes.append(scripted("Chair", [brief(chair), pre_closing(4).replace(heading(4), heading(4, chair)),
-                                        synthesis(8).replace(heading(8), heading(8, chair))], "--role", "chair"))
+    processes.append(
+        scripted(
+            "Chair",
+            [
+                brief(chair),
+                pre_closing(4).replace(heading(4), heading(4, chair)),
+                synthesis(8).replace(heading(8), heading(8, chair)),
+            ],
+            "--role",
+            "chair",
+        )
+    )
     finished = [finish(process) for process in processes]
     assert [(code, result["outcome"], result["seat"]) for code, result, _ in finished] == [
-        (0, ACCEPTED_CONSENSUS, 1), (0, ACCEPTED_CONSENSUS, 2), (0, ACCEPTED_CONSENSUS, 3),
-        (0, ACCEPTED_CONSENSUS, 0)], finished[0][2]
+        (0, ACCEPTED_CONSENSUS, 1),
+        (0, ACCEPTED_CONSENSUS, 2),
+        (0, ACCEPTED_CONSENSUS, 3),
+        (0, ACCEPTED_CONSENSUS, 0),
+    ], finished[0][2]
     assert [result["turns_written"] for _, result, _ in finished] == [[1, 5], [2, 6], [3, 7], [0, 4, 8]]
     report = validate_file(finished[0][1]["debate_path"])
     assert report.valid, report.problems
@@ -479,8 +550,13 @@ def test_the_chairs_prompt_gives_its_three_formats_and_rules_but_not_the_panels(
     system = chair_system_prompt("Chair", "Lease design", read_source(source), "design.md", 3, None)
     assert "**Question**" in system and "**Unengaged Points**" in system and "**Synthesis**" in system
     assert "`CHAIR_FORMAT`" in system and "`UNENGAGED_POINTS`" not in system and "**Novel Argument**" not in system
-    text = instruction(0, 8, heading(0).rstrip("\n").removesuffix("CHAIR"), by_chair=True,
-                       phase=phase_note(Phase.OPENING_BRIEF, ["Alice (claude-code / claude-x), seat 1"]))
+    text = instruction(
+        0,
+        8,
+        heading(0).rstrip("\n").removesuffix("CHAIR"),
+        by_chair=True,
+        phase=phase_note(Phase.OPENING_BRIEF, ["Alice (claude-code / claude-x), seat 1"]),
+    )
     assert "\n## Turn 0 \u2014 Chair (duel / chair-1) \u2014 CHAIR\n" in text and "STANCE" not in text
     assert "present the lineup (Alice (claude-code / claude-x), seat 1)" in text
 

@@ -125,8 +125,16 @@ def ok(*args: str, wall_shift: float = 0.0) -> dict[str, Any]:
 @pytest.mark.slow
 def test_a_wall_clock_jump_neither_times_out_a_live_holder_nor_keeps_a_dead_one(source: Path, debate_dir: Path):
     """Processes whose wall clock reads +1 h or -1 day see the lease as the holder does."""
-    common = ["--target", str(source), "--debate-dir", str(debate_dir), "--lease-seconds", "5",
-              "--turn-timeout-seconds", "1800"]
+    common = [
+        "--target",
+        str(source),
+        "--debate-dir",
+        str(debate_dir),
+        "--lease-seconds",
+        "5",
+        "--turn-timeout-seconds",
+        "1800",
+    ]
     alice = ok("join", *common, "--participant-name", "Alice")
     bob = ok("join", *common, "--participant-name", "Bob")
     ids = ["--duel-id", alice["duel_id"], "--debate-dir", str(debate_dir)]

@@ -45,14 +45,17 @@ def refusal(clone: Path, home: Path) -> DuelError:
     return raised.value
 
 
-@pytest.mark.parametrize(("text", "key"), [
-    ('[model]\nbase_url = "https://keys.example.net/v1"\n', "model.base_url"),
-    ('[panel.seats.2]\nmodel = "gpt-x"\nbase_url = "https://keys.example.net/v1"\n', "panel.seats.2.base_url"),
-    ('[panel.chair]\nbase_url = "https://keys.example.net/v1"\n', "panel.chair.base_url"),
-    ('store = "postgresql://owner:secret@db.example.net/loot"\n', "store"),
-    ('debate_dir = "/var/tmp/elsewhere"\n', "debate_dir"),
-    ('debate_dir = "../../outside"\n', "debate_dir"),
-])
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('[model]\nbase_url = "https://keys.example.net/v1"\n', "model.base_url"),
+        ('[panel.seats.2]\nmodel = "gpt-x"\nbase_url = "https://keys.example.net/v1"\n', "panel.seats.2.base_url"),
+        ('[panel.chair]\nbase_url = "https://keys.example.net/v1"\n', "panel.chair.base_url"),
+        ('store = "postgresql://owner:secret@db.example.net/loot"\n', "store"),
+        ('debate_dir = "/var/tmp/elsewhere"\n', "debate_dir"),
+        ('debate_dir = "../../outside"\n', "debate_dir"),
+    ],
+)
 def test_a_project_file_may_not_send_keys_or_data_elsewhere(home, clone, text, key):
     (clone / "duel.toml").write_text(text, encoding="utf-8")
     error = refusal(clone, home)
@@ -74,21 +77,29 @@ def test_a_debate_dir_that_leaves_the_project_through_a_symlink_is_refused(home,
 
 
 def test_what_stays_in_the_project_needs_no_trust(home, clone):
-    (clone / "duel.toml").write_text('debate_dir = "reviews/debates"\n[model]\nmodel = "gpt-x"\n[duel]\nseats = 3\n',
-                                     encoding="utf-8")
+    (clone / "duel.toml").write_text(
+        'debate_dir = "reviews/debates"\n[model]\nmodel = "gpt-x"\n[duel]\nseats = 3\n', encoding="utf-8"
+    )
     config = load_config(clone, env_for(home))
     assert (config.debate_dir, config.model.model, config.settings().seats) == (
-        str(clone / "reviews" / "debates"), "gpt-x", 3)
+        str(clone / "reviews" / "debates"),
+        "gpt-x",
+        3,
+    )
 
 
 def test_the_users_own_file_environment_and_flags_may_choose_a_server(home, clone):
     user = home / ".config" / "duel" / "config.toml"
     user.parent.mkdir(parents=True)
-    user.write_text('store = "postgresql://me@db/duel"\n[model]\nbase_url = "http://localhost:11434/v1"\n',
-                    encoding="utf-8")
+    user.write_text(
+        'store = "postgresql://me@db/duel"\n[model]\nbase_url = "http://localhost:11434/v1"\n', encoding="utf-8"
+    )
     config = load_config(clone, {**env_for(home), "DUEL_DIR": "/srv/debates"}, {"model.model": "llama3.1"})
     assert (config.store, config.model.base_url, config.debate_dir) == (
-        "postgresql://me@db/duel", "http://localhost:11434/v1", "/srv/debates")
+        "postgresql://me@db/duel",
+        "http://localhost:11434/v1",
+        "/srv/debates",
+    )
 
 
 def test_trust_holds_for_the_files_present_bytes_only(home, clone):
@@ -104,7 +115,7 @@ def test_trust_holds_for_the_files_present_bytes_only(home, clone):
 
 
 def test_a_malformed_project_file_is_invalid_before_it_is_untrusted(home, clone):
-    (clone / "duel.toml").write_text('[model]\nbase_url = 5\n', encoding="utf-8")
+    (clone / "duel.toml").write_text("[model]\nbase_url = 5\n", encoding="utf-8")
     assert refusal(clone, home).code == "INVALID_CONFIG"
 
 
@@ -114,8 +125,9 @@ def test_a_malformed_project_file_is_invalid_before_it_is_untrusted(home, clone)
 def run_duel(*args: str, cwd: Path, home: Path, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DUEL_", "XDG_"))}
     full.update(HOME=str(home), PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]), **env)
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", *args], capture_output=True, text=True, cwd=cwd,
-                          env=full, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", *args], capture_output=True, text=True, cwd=cwd, env=full, timeout=60
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
@@ -123,8 +135,9 @@ def run_duel(*args: str, cwd: Path, home: Path, **env: str) -> subprocess.Comple
 @pytest.mark.slow
 def test_duel_join_in_a_hostile_clone_sends_the_key_nowhere(home, clone, openai_server):
     (clone / "duel.toml").write_text(f'[model]\nbase_url = "{openai_server.base_url}"\n', encoding="utf-8")
-    proc = run_duel("join", "--target", "design.md", "--model", "gpt-x", cwd=clone, home=home,
-                    OPENAI_API_KEY="sk-users-own-key")
+    proc = run_duel(
+        "join", "--target", "design.md", "--model", "gpt-x", cwd=clone, home=home, OPENAI_API_KEY="sk-users-own-key"
+    )
     assert proc.returncode == 1
     assert proc.stderr.startswith(f"duel: UNTRUSTED_CONFIG: {clone / 'duel.toml'}: model.base_url: "), proc.stderr
     assert (openai_server.requests, openai_server.lookups) == ([], [])  # nothing reached the repository's host
@@ -138,10 +151,12 @@ def test_a_trusted_server_is_named_before_anything_is_sent(home, clone, openai_s
     assert trusted.returncode == 0, trusted.stderr
     assert trusted.stdout.startswith(f"trusted {clone / 'duel.toml'} (model.base_url: would send your API key")
     openai_server.models = ["another-model"]  # stop at the preflight: the line must come before it
-    proc = run_duel("join", "--target", "design.md", "--model", "gpt-x", cwd=clone, home=home,
-                    OPENAI_API_KEY="sk-users-own-key")
+    proc = run_duel(
+        "join", "--target", "design.md", "--model", "gpt-x", cwd=clone, home=home, OPENAI_API_KEY="sk-users-own-key"
+    )
     first = proc.stderr.splitlines()[0]
     assert proc.returncode == 1 and "PROVIDER_MODEL_NOT_FOUND" in proc.stderr, proc.stderr
-    assert first == (f"[GPT] model.base_url = '{openai_server.base_url}' "
-                     f"(from project ({clone / 'duel.toml'}))"), proc.stderr
+    assert first == (f"[GPT] model.base_url = '{openai_server.base_url}' (from project ({clone / 'duel.toml'}))"), (
+        proc.stderr
+    )
     assert openai_server.lookups  # and only then was the server asked

@@ -81,9 +81,17 @@ def test_each_layer_overrides_the_ones_below_it(home, project):
     assert winner() == ("/flag", 500, "flags")
     assert winner(flags={}) == ("/env", 400, f"lineup ({lineup})")
     assert winner(flags={}, env=env_for(home)) == ("/lineup", 400, f"lineup ({lineup})")
-    assert winner(flags={}, env=env_for(home), extra=[]) == (str(project / "local-debates"), 300, f"local ({project / 'duel.local.toml'})")
+    assert winner(flags={}, env=env_for(home), extra=[]) == (
+        str(project / "local-debates"),
+        300,
+        f"local ({project / 'duel.local.toml'})",
+    )
     (project / "duel.local.toml").unlink()
-    assert winner(flags={}, env=env_for(home), extra=[]) == (str(project / "project-debates"), 200, f"project ({project / 'duel.toml'})")
+    assert winner(flags={}, env=env_for(home), extra=[]) == (
+        str(project / "project-debates"),
+        200,
+        f"project ({project / 'duel.toml'})",
+    )
     (project / "duel.toml").unlink()
     assert winner(flags={}, env=env_for(home), extra=[]) == ("/user", 100, f"user ({user_file(home)})")
     user_file(home).unlink()
@@ -94,7 +102,12 @@ def test_without_any_file_the_configuration_is_the_built_in_defaults(home, proje
     config = load_config(project, env_for(home))
     assert config.settings() == DuelSettings()
     assert (config.debate_dir, config.store, config.panel.seats, config.panel.chair, config.personas) == (
-        "debates", None, {}, None, {})
+        "debates",
+        None,
+        {},
+        None,
+        {},
+    )
     assert config.origin("duel.seats") == DEFAULT
     assert config.origin("store") == "unset"
 
@@ -146,8 +159,9 @@ def test_a_project_file_that_changes_one_seats_model_keeps_the_whole_lineup(home
     seats = load_config(project / "docs", env_for(home)).panel.seats
     assert list(seats) == [1, 2, 3]
     assert seats[1] == SeatSpec(name="Ada", model="claude-sonnet-5-5", persona="skeptic")
-    assert seats[2] == SeatSpec(name="Brook", provider="openai", model="gpt-7", persona="pragmatist",
-                                position="ship it")
+    assert seats[2] == SeatSpec(
+        name="Brook", provider="openai", model="gpt-7", persona="pragmatist", position="ship it"
+    )
     assert seats[3] == SeatSpec(name="Cy", model="scripted:cy")
 
 
@@ -162,8 +176,10 @@ def test_a_shallow_merge_would_have_dropped_the_lineup(home, project):
 
 
 def test_tables_merge_key_by_key_and_arrays_replace(home, project):
-    write(user_file(home), '[personas.reviewer]\ndescription = "A reviewer."\nincentives = ["a", "b"]\n'
-                           '[duel]\nseats = 3\n')
+    write(
+        user_file(home),
+        '[personas.reviewer]\ndescription = "A reviewer."\nincentives = ["a", "b"]\n[duel]\nseats = 3\n',
+    )
     write(project / "duel.toml", '[personas.reviewer]\nincentives = ["c"]\n[duel]\nmax_turns = 9\n')
     config = load_config(project, env_for(home))
     assert (config.personas["reviewer"].description, config.personas["reviewer"].incentives) == ("A reviewer.", ("c",))
@@ -184,8 +200,11 @@ def test_every_value_says_which_layer_and_file_set_it(home, project):
 
 
 def test_merge_is_a_pure_rule_over_layers():
-    layers = [defaults(), Layer("user", "/u.toml", {"panel": {"seats": {"1": {"model": "a", "name": "A"}}}}),
-              Layer("project", "/p.toml", {"panel": {"seats": {"1": {"model": "b"}}, "topic": "T"}})]
+    layers = [
+        defaults(),
+        Layer("user", "/u.toml", {"panel": {"seats": {"1": {"model": "a", "name": "A"}}}}),
+        Layer("project", "/p.toml", {"panel": {"seats": {"1": {"model": "b"}}, "topic": "T"}}),
+    ]
     config = merge(layers)
     assert (config.panel.topic, config.panel.seats[1]) == ("T", SeatSpec(name="A", model="b"))
     assert config.origin("panel.seats.1.name") == "user (/u.toml)"
@@ -194,24 +213,30 @@ def test_merge_is_a_pure_rule_over_layers():
 # -- errors: one line, INVALID_CONFIG, the file and the dotted key -----------------------------------
 
 
-@pytest.mark.parametrize(("text", "key", "problem"), [
-    ("[duel\n", None, "is not valid TOML"),
-    ("colour = 1\n", "colour", "unknown key"),
-    ("[duel]\nrounds = 3\n", "duel.rounds", "unknown key"),
-    ("[duel]\nmax_turns = \"9\"\n", "duel.max_turns", "must be an integer, not a string"),
-    ("[duel]\nseats = true\n", "duel.seats", "must be an integer, not a boolean"),
-    ("[duel]\nmax_turns = 99\n", "duel.max_turns", "must be between 2 and 50, got 99"),
-    ("[duel]\nseats = 3\nmax_turns = 2\n", "duel.max_turns", "must be at least duel.seats"),
-    ("[model]\nreasoning = \"extreme\"\n", "model.reasoning", "must be one of low, medium, high"),
-    ("[panel.seats.9]\nname = \"x\"\n", "panel.seats.9", "is not a seat number from 1 to 8"),
-    ("[panel.seats.1]\nmodle = \"x\"\n", "panel.seats.1.modle", "unknown key"),
-    ("[panel]\nseats = 3\n", "panel.seats", "must be a table, not an integer"),
-    ("[personas.Loud]\ndescription = \"x\"\n", "personas.Loud", "is not a persona name"),
-    ("[personas.quiet]\nincentives = [\"x\"]\n", "personas.quiet.description", "is required"),
-    ("[personas.quiet]\ndescription = \"x\"\nincentives = [1]\n", "personas.quiet.incentives",
-     "must be an array of non-empty strings"),
-    ("debate_dir = \"\"\n", "debate_dir", "must not be empty"),
-])
+@pytest.mark.parametrize(
+    ("text", "key", "problem"),
+    [
+        ("[duel\n", None, "is not valid TOML"),
+        ("colour = 1\n", "colour", "unknown key"),
+        ("[duel]\nrounds = 3\n", "duel.rounds", "unknown key"),
+        ('[duel]\nmax_turns = "9"\n', "duel.max_turns", "must be an integer, not a string"),
+        ("[duel]\nseats = true\n", "duel.seats", "must be an integer, not a boolean"),
+        ("[duel]\nmax_turns = 99\n", "duel.max_turns", "must be between 2 and 50, got 99"),
+        ("[duel]\nseats = 3\nmax_turns = 2\n", "duel.max_turns", "must be at least duel.seats"),
+        ('[model]\nreasoning = "extreme"\n', "model.reasoning", "must be one of low, medium, high"),
+        ('[panel.seats.9]\nname = "x"\n', "panel.seats.9", "is not a seat number from 1 to 8"),
+        ('[panel.seats.1]\nmodle = "x"\n', "panel.seats.1.modle", "unknown key"),
+        ("[panel]\nseats = 3\n", "panel.seats", "must be a table, not an integer"),
+        ('[personas.Loud]\ndescription = "x"\n', "personas.Loud", "is not a persona name"),
+        ('[personas.quiet]\nincentives = ["x"]\n', "personas.quiet.description", "is required"),
+        (
+            '[personas.quiet]\ndescription = "x"\nincentives = [1]\n',
+            "personas.quiet.incentives",
+            "must be an array of non-empty strings",
+        ),
+        ('debate_dir = ""\n', "debate_dir", "must not be empty"),
+    ],
+)
 def test_a_bad_file_is_one_invalid_config_error_naming_the_file_and_key(home, project, text, key, problem):
     path = write(project / "duel.toml", text)
     with pytest.raises(DuelError) as raised:
@@ -226,7 +251,7 @@ def test_a_bad_file_is_one_invalid_config_error_naming_the_file_and_key(home, pr
 
 
 def test_a_file_that_is_not_utf8_or_cannot_be_read_is_refused(home, project):
-    (project / "duel.toml").write_bytes(b"debate_dir = \"\xff\"\n")
+    (project / "duel.toml").write_bytes(b'debate_dir = "\xff"\n')
     with pytest.raises(DuelError, match="is not UTF-8"):
         load_config(project, env_for(home))
     (project / "duel.toml").unlink()
@@ -262,7 +287,7 @@ def test_the_project_root_is_the_nearest_folder_up_holding_a_project_or_local_fi
 
 
 def test_the_search_stops_at_the_git_work_trees_root(home, tmp_path):
-    write(tmp_path / "duel.toml", '[duel]\nseats = 5\n')  # outside the repository: not this project's
+    write(tmp_path / "duel.toml", "[duel]\nseats = 5\n")  # outside the repository: not this project's
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     assert project_root(repo, home) is None
@@ -301,40 +326,53 @@ def test_a_relative_debate_dir_is_relative_to_the_project_root_in_a_project_file
 def run_duel(*args: str, cwd: Path, home: Path, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("DUEL_", "XDG_"))}
     full.update(HOME=str(home), PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]), **env)
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", *args], capture_output=True, text=True, cwd=cwd,
-                          env=full, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", *args], capture_output=True, text=True, cwd=cwd, env=full, timeout=60
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
 
 def test_config_show_prints_each_value_with_where_it_came_from(home, project):
-    write(user_file(home), 'store = "postgresql://duel:hunter2@db/duel"\n' + USER_LINEUP
-           + '[personas.reviewer]\ndescription = "A careful reviewer."\n')
+    write(
+        user_file(home),
+        'store = "postgresql://duel:hunter2@db/duel"\n'
+        + USER_LINEUP
+        + '[personas.reviewer]\ndescription = "A careful reviewer."\n',
+    )
     write(project / "duel.toml", PROJECT_CHANGES_ONE_MODEL + "[duel]\nmax_turns = 9\n")
     proc = run_duel("config", "show", cwd=project / "docs", home=home)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert f"# project ({project / 'duel.toml'})" in next(line for line in lines if line.startswith("duel.max_turns = 9"))
+    assert f"# project ({project / 'duel.toml'})" in next(
+        line for line in lines if line.startswith("duel.max_turns = 9")
+    )
     assert next(line for line in lines if line.startswith("duel.seats = 2")).endswith("# default")
     assert next(line for line in lines if line.startswith('panel.seats.2.name = "Brook"')).endswith(
-        f"# user ({user_file(home)})")
+        f"# user ({user_file(home)})"
+    )
     assert any(line.startswith('panel.seats.2.model = "gpt-7"') for line in lines)
     assert any(line.startswith('store = "postgresql://duel:***@db/duel"') for line in lines)
     assert "hunter2" not in proc.stdout
-    assert lines[-1] == ("# personas (duel join --persona NAME): skeptic, pragmatist, domain-expert, users-advocate "
-                         "(built-in); reviewer (custom)")
+    assert lines[-1] == (
+        "# personas (duel join --persona NAME): skeptic, pragmatist, domain-expert, users-advocate "
+        "(built-in); reviewer (custom)"
+    )
 
 
 def test_config_show_json_gives_value_and_origin_for_every_key_and_every_persona(home, project):
-    write(project / "duel.toml", "[duel]\nseats = 3\n[personas.skeptic]\ndescription = \"Our own skeptic.\"\n")
+    write(project / "duel.toml", '[duel]\nseats = 3\n[personas.skeptic]\ndescription = "Our own skeptic."\n')
     proc = run_duel("config", "show", "--json", cwd=project, home=home, DUEL_DIR="/shared")
     assert proc.returncode == 0, proc.stderr
     shown = json.loads(proc.stdout)
     assert shown["values"]["duel.seats"] == {"value": 3, "origin": f"project ({project / 'duel.toml'})"}
     assert shown["values"]["debate_dir"] == {"value": "/shared", "origin": "environment ($DUEL_DIR)"}
     assert shown["values"]["duel.max_turns"] == {"value": 9, "origin": "default (3 rounds)"}
-    assert shown["personas"]["skeptic"] == {"description": "Our own skeptic.", "incentives": [],
-                                            "origin": f"project ({project / 'duel.toml'})"}
+    assert shown["personas"]["skeptic"] == {
+        "description": "Our own skeptic.",
+        "incentives": [],
+        "origin": f"project ({project / 'duel.toml'})",
+    }
     assert shown["personas"]["pragmatist"]["origin"] == "built-in"
 
 
@@ -343,8 +381,9 @@ def test_a_bad_file_stops_a_command_with_one_line(home, project):
     write(project / "duel.toml", "[duel]\nmax_turns = 99\n")
     proc = run_duel("config", "show", cwd=project, home=home)
     assert (proc.returncode, proc.stdout) == (1, "")
-    assert proc.stderr == (f"duel: INVALID_CONFIG: {project / 'duel.toml'}: duel.max_turns: must be between 2 and 50, "
-                           "got 99\n")
+    assert proc.stderr == (
+        f"duel: INVALID_CONFIG: {project / 'duel.toml'}: duel.max_turns: must be between 2 and 50, got 99\n"
+    )
     listed = run_duel("list", cwd=project, home=home)
     assert listed.returncode == 1 and listed.stderr.startswith("duel: INVALID_CONFIG:"), listed.stderr
 
@@ -357,8 +396,18 @@ def test_duel_tools_takes_its_defaults_from_the_configuration_and_flags_win(home
     joined = run_tools("join", "--target", str(source), "--participant-name", "Ada", "--topic", "from config", env=env)
     assert joined.data["max_turns"] == 8
     assert joined.data["debate_path"].startswith(str(tmp_path / "shared"))
-    flagged = run_tools("join", "--target", str(source), "--participant-name", "Ada", "--topic", "from flags",
-                        "--max-turns", "4", env=env)
+    flagged = run_tools(
+        "join",
+        "--target",
+        str(source),
+        "--participant-name",
+        "Ada",
+        "--topic",
+        "from flags",
+        "--max-turns",
+        "4",
+        env=env,
+    )
     assert flagged.data["max_turns"] == 4
     write(xdg / "duel" / "config.toml", "[duel]\nmax_turns = 1\n")
     refused = run_tools("status", "--target", str(source), env=env)
@@ -367,8 +416,9 @@ def test_duel_tools_takes_its_defaults_from_the_configuration_and_flags_win(home
 
 
 @pytest.mark.slow
-def test_duel_join_takes_its_model_settings_and_debate_dir_from_a_project_file(home, tmp_path, source,
-                                                                              anthropic_server):
+def test_duel_join_takes_its_model_settings_and_debate_dir_from_a_project_file(
+    home, tmp_path, source, anthropic_server
+):
     """Claude's model, max_turns and the debate dir come from duel.toml; a named persona reaches its prompt."""
     from fake_debater import debater
 
@@ -396,8 +446,14 @@ def test_duel_join_takes_its_model_settings_and_debate_dir_from_a_project_file(h
 def start_join(source: Path, *args: str, cwd: Path, home: Path, **env: str) -> subprocess.Popen[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DUEL_", "XDG_"))}
     full.update(HOME=str(home), PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]), **env)
-    return subprocess.Popen([sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--json", *args],
-                            cwd=cwd, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--json", *args],
+        cwd=cwd,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for_seat(debate_dir: Path, source: Path, limit: float = 20) -> None:

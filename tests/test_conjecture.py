@@ -63,8 +63,9 @@ def conjecture_violations(report) -> list[tuple[int | None, str | None]]:
 
 
 def test_a_tagged_claim_with_principles_for_support_is_accepted():
-    tagged = turn_2("Principle: a timeout that is too short turns slowness into failure",
-                    claim=f"[CONJECTURE] {SLOW_HOLDERS}")
+    tagged = turn_2(
+        "Principle: a timeout that is too short turns slowness into failure", claim=f"[CONJECTURE] {SLOW_HOLDERS}"
+    )
     novel = "Lease duration should be derived from measured refresh latency instead of being fixed in the design."
     tagged = tagged.replace(novel, f"**[CONJECTURE]** {novel}", 1)
     report = check(tagged)
@@ -84,19 +85,25 @@ def test_one_real_citation_beside_the_conjecture_is_enough(citation):
 
 
 def test_the_tag_in_the_position_is_not_a_claim():
-    position = "Fifteen-minute leases are too long: a crashed holder blocks every other worker for a quarter of an hour."
+    position = (
+        "Fifteen-minute leases are too long: a crashed holder blocks every other worker for a quarter of an hour."
+    )
     prior = TURN_1_TAGGED.replace(position, f"[CONJECTURE] {position}", 1).replace(
-        f"[CONJECTURE] {TAGGED_CLAIM}", TAGGED_CLAIM, 1)
+        f"[CONJECTURE] {TAGGED_CLAIM}", TAGGED_CLAIM, 1
+    )
     report = check(turn_2('Turn 1 "a crashed holder blocks every other worker"'), (prior,))
     assert report.ok, report.violations
     assert check(turn_2("Turn 1"), (prior,)).ok
 
 
-@pytest.mark.parametrize("claim", [
-    f"leases [CONJECTURE] {TAGGED_CLAIM}",  # not at the start
-    f"[conjecture] {TAGGED_CLAIM}",  # not upper case
-    f"[CONJECTURE]{TAGGED_CLAIM}",  # no space after the tag
-])
+@pytest.mark.parametrize(
+    "claim",
+    [
+        f"leases [CONJECTURE] {TAGGED_CLAIM}",  # not at the start
+        f"[conjecture] {TAGGED_CLAIM}",  # not upper case
+        f"[CONJECTURE]{TAGGED_CLAIM}",  # no space after the tag
+    ],
+)
 def test_only_the_exact_tag_at_the_start_of_a_claim_makes_a_conjecture(claim):
     prior = TURN_1.replace(f"Claim: {TAGGED_CLAIM}", f"Claim: {claim}", 1)
     assert check(turn_2(QUOTING_TAGGED_CLAIM), (prior,)).ok
@@ -115,11 +122,14 @@ def test_a_link_whose_text_is_the_tag_is_a_url():
 # -- what is refused -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("support", [
-    (CONJECTURE_ITEM,),
-    (CONJECTURE_ITEM, "Principle: a guess plus an argument is still no evidence"),
-    (f"**{CONJECTURE_ITEM}**",),
-])
+@pytest.mark.parametrize(
+    "support",
+    [
+        (CONJECTURE_ITEM,),
+        (CONJECTURE_ITEM, "Principle: a guess plus an argument is still no evidence"),
+        (f"**{CONJECTURE_ITEM}**",),
+    ],
+)
 def test_a_counterpoint_resting_on_a_conjecture_item_is_refused_at_its_line(support):
     report = check(turn_2(*support))
     assert [v.code for v in report.violations] == ["CONJECTURE_AS_BASIS"]
@@ -149,7 +159,9 @@ def test_each_counterpoint_is_judged_on_its_own_support():
 
 
 def test_a_conjecture_among_the_novel_arguments_support_is_not_refused():
-    text = turn_2("design.md#Goals").replace("- Principle: timeouts tuned", f"- {CONJECTURE_ITEM}\n- Principle: timeouts tuned", 1)
+    text = turn_2("design.md#Goals").replace(
+        "- Principle: timeouts tuned", f"- {CONJECTURE_ITEM}\n- Principle: timeouts tuned", 1
+    )
     report = check(text)
     assert report.ok, report.violations
     assert any(item.text == CONJECTURE_ITEM for item in report.turn.novel_support)
@@ -158,10 +170,14 @@ def test_a_conjecture_among_the_novel_arguments_support_is_not_refused():
 # refused support: conjectures, optionally with principles; any real citation makes it acceptable
 REFUSED_SUPPORT = st.lists(
     st.sampled_from([CONJECTURE_ITEM, QUOTING_TAGGED_CLAIM, "[CONJECTURE] fences are rarely checked"]),
-    min_size=1, max_size=3,
-).flatmap(lambda conjectures: st.lists(
-    st.sampled_from(["Principle: slowness is not failure", "Principle: evidence beats intuition"]), max_size=2,
-).flatmap(lambda principles: st.permutations(conjectures + principles)))
+    min_size=1,
+    max_size=3,
+).flatmap(
+    lambda conjectures: st.lists(
+        st.sampled_from(["Principle: slowness is not failure", "Principle: evidence beats intuition"]),
+        max_size=2,
+    ).flatmap(lambda principles: st.permutations(conjectures + principles))
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -189,7 +205,9 @@ def test_live_append_refuses_it_and_duel_validate_reports_it_the_same(service: D
     guess = "holders that miss a refresh are mostly slow"
     first = make_turn(1, "Alice", "claude-code", "claude-x", counterclaim=f"[CONJECTURE] {guess}")
     appended = service.append(alice.seat, claim(service, alice), first, release=True)
-    second = make_turn(2, "Bob", "codex", "gpt-x").replace("  - design.md#Failure handling\n", f'  - Turn 1 "{guess}"\n', 1)
+    second = make_turn(2, "Bob", "codex", "gpt-x").replace(
+        "  - design.md#Failure handling\n", f'  - Turn 1 "{guess}"\n', 1
+    )
 
     lease = claim(service, bob)
     with pytest.raises(DuelError) as refused:
@@ -200,7 +218,8 @@ def test_live_append_refuses_it_and_duel_validate_reports_it_the_same(service: D
 
     report = validate_file(with_extra_turn(Path(appended.debate_path), second))
     assert [(p.code, p.message) for p in report.problems] == [
-        ("CONJECTURE_AS_BASIS", f"turn 2: {violation['message']}")]
+        ("CONJECTURE_AS_BASIS", f"turn 2: {violation['message']}")
+    ]
 
 
 @pytest.mark.parametrize("artifact", sorted(FIXTURES.glob("*.md")), ids=lambda path: path.stem)

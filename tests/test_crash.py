@@ -83,19 +83,37 @@ def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
     source = tmp_path / "design.md"
     source.write_text(SOURCE, encoding="utf-8")
     debate = str(tmp_path / "debates")
-    common = ["--target", str(source), "--debate-dir", debate, "--lease-seconds", str(LEASE_SECONDS),
-              "--turn-timeout-seconds", str(TURN_TIMEOUT_SECONDS)]
+    common = [
+        "--target",
+        str(source),
+        "--debate-dir",
+        debate,
+        "--lease-seconds",
+        str(LEASE_SECONDS),
+        "--turn-timeout-seconds",
+        str(TURN_TIMEOUT_SECONDS),
+    ]
     one = ok("join", *common, "--participant-name", "Alice", "--harness", "crashy", "--model-id", "m1")
     two = ok("join", *common, "--participant-name", "Bob", "--harness", "steady", "--model-id", "m2")
     duel = one["duel_id"]
     assert (one["seat"], two["seat"]) == (1, 2)
-    seat2 = ["--duel-id", duel, "--debate-dir", debate, "--participant-id", two["participant_id"],
-             f"--participant-token={two['participant_token']}"]
+    seat2 = [
+        "--duel-id",
+        duel,
+        "--debate-dir",
+        debate,
+        "--participant-id",
+        two["participant_id"],
+        f"--participant-token={two['participant_token']}",
+    ]
 
     holder = tmp_path / "holder.py"
     holder.write_text(HOLDER)
-    proc = subprocess.Popen([sys.executable, str(holder), debate, str(source), one["participant_token"]],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(holder), debate, str(source), one["participant_token"]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         first = json.loads(proc.stdout.readline())
     finally:
@@ -131,11 +149,27 @@ def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
     assert ok("status", "--duel-id", duel, "--debate-dir", debate)["lock"]["owner_participant_id"] is None
 
     # The restarted seat-1 process resumes with its token and gets a fresh, larger fence.
-    again = ok("join", *common, "--participant-name", "Alice", "--harness", "crashy", "--model-id", "m1",
-               f"--participant-token={one['participant_token']}")
+    again = ok(
+        "join",
+        *common,
+        "--participant-name",
+        "Alice",
+        "--harness",
+        "crashy",
+        "--model-id",
+        "m1",
+        f"--participant-token={one['participant_token']}",
+    )
     assert (again["participant_id"], again["seat"], again["duel_id"]) == (one["participant_id"], 1, duel)
-    seat1 = ["--duel-id", duel, "--debate-dir", debate, "--participant-id", one["participant_id"],
-             f"--participant-token={one['participant_token']}"]
+    seat1 = [
+        "--duel-id",
+        duel,
+        "--debate-dir",
+        debate,
+        "--participant-id",
+        one["participant_id"],
+        f"--participant-token={one['participant_token']}",
+    ]
     fresh = ok("claim-lock", *seat1)
     assert fresh["acquired"] is True and fresh["reason"] == "your_turn", fresh
     assert fresh["lease_token"].startswith("2-")
@@ -159,9 +193,14 @@ def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
     assert timeout["acquired"] is True and timeout["reason"] == "timeout_due", timeout
     assert timeout["lease_token"].startswith("3-")
     assert timeout["next_step"] == "close_timeout"
-    assert ok("status", "--duel-id", duel, "--debate-dir", debate, "--participant-id", one["participant_id"])["next_step"] == "wait_turn"  # the peer closes
+    assert (
+        ok("status", "--duel-id", duel, "--debate-dir", debate, "--participant-id", one["participant_id"])["next_step"]
+        == "wait_turn"
+    )  # the peer closes
 
-    events = [json.loads(line) for line in (Path(debate) / ".duel" / "duels" / duel / "events.jsonl").read_text().splitlines()]
+    events = [
+        json.loads(line) for line in (Path(debate) / ".duel" / "duels" / duel / "events.jsonl").read_text().splitlines()
+    ]
     assert [e["seq"] for e in events] == list(range(len(events)))
     assert [e["data"]["fence"] for e in events if e["type"] == "lock_acquired"] == [1, 2, 3]
 
@@ -226,8 +265,11 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
     tails = 0
 
     for _ in range(36):
-        proc = subprocess.Popen([sys.executable, str(writer), str(debate_dir), str(source), duel, pid, token],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, str(writer), str(debate_dir), str(source), duel, pid, token],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         assert proc.stdout.readline() == b"ready\n", proc.stderr.read()
         time.sleep(rnd.uniform(0, 0.080))
         os.kill(proc.pid, signal.SIGKILL)
@@ -265,14 +307,28 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
     # next writer under the lock.
     folder = debate.duel_folder(duel)
     planted = folder / ".state.json.deadbeef.tmp"
-    planted.write_bytes(b"{\"half\": ")
+    planted.write_bytes(b'{"half": ')
     (debate.state_root / ".index.json.cafebabe.tmp").write_bytes(b"\x00\xff")
     assert ok("status", "--duel-id", duel, "--debate-dir", str(debate_dir))["lock"]["owner_participant_id"] is None
-    claim = ok("claim-lock", "--duel-id", duel, "--debate-dir", str(debate_dir), "--participant-id", pid,
-               f"--participant-token={token}")
+    claim = ok(
+        "claim-lock",
+        "--duel-id",
+        duel,
+        "--debate-dir",
+        str(debate_dir),
+        "--participant-id",
+        pid,
+        f"--participant-token={token}",
+    )
     assert claim["acquired"] is True
-    rejoin = service.join(target=str(source), participant_name="Alice", harness="crashy", model_id="m1",
-                          participant_token=token, settings=settings)
+    rejoin = service.join(
+        target=str(source),
+        participant_name="Alice",
+        harness="crashy",
+        model_id="m1",
+        participant_token=token,
+        settings=settings,
+    )
     assert rejoin.duel_id == duel
     assert service.release_lock(one.seat, LeaseToken(claim["lease_token"])).released is True
     assert not planted.exists() and list(folder.glob("*.tmp")) == []

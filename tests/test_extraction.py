@@ -32,10 +32,17 @@ def assert_extracted(answer: str, *stripped: str, turn: str = TURN) -> None:
 
 
 # -- each wrapper, then combinations -------------------------------------------------------
-@pytest.mark.parametrize(("opener", "closer"), [
-    ("```markdown", "```"), ("```", "```"), ("````md", "`````"), ("~~~", "~~~"), ("~~~ markdown", "~~~"),
-    ("  ```text", "```"),
-])
+@pytest.mark.parametrize(
+    ("opener", "closer"),
+    [
+        ("```markdown", "```"),
+        ("```", "```"),
+        ("````md", "`````"),
+        ("~~~", "~~~"),
+        ("~~~ markdown", "~~~"),
+        ("  ```text", "```"),
+    ],
+)
 def test_a_fence_around_the_whole_answer_is_stripped(opener, closer):
     assert_extracted(f"{opener}\n{TURN}{closer}\n", "fence")
 
@@ -70,12 +77,15 @@ def test_an_unclosed_reasoning_block_ends_at_the_turn_heading_as_a_preamble():
     assert_extracted(f"<think>\nI should cite lines.\n\n{TURN}", "preamble")
 
 
-@pytest.mark.parametrize("remark", [
-    "Let me know if you want changes.",
-    "I hope this helps move us toward consensus.",
-    "Feel free to push back on any of it.",
-    "Thank you for a careful debate!\nI look forward to your reply.",
-])
+@pytest.mark.parametrize(
+    "remark",
+    [
+        "Let me know if you want changes.",
+        "I hope this helps move us toward consensus.",
+        "Feel free to push back on any of it.",
+        "Thank you for a careful debate!\nI look forward to your reply.",
+    ],
+)
 def test_a_closing_remark_after_the_last_section_is_stripped(remark):
     assert_extracted(f"{TURN}\n{remark}\n", "trailing_remark")
     assert_extracted(f"{TURN}\n---\n\n{remark}\n", "trailing_remark")
@@ -93,14 +103,17 @@ def test_a_wrapping_fence_keeps_the_turns_own_code_blocks():
 
 
 # -- conservative: what is not clearly a wrapper stays ---------------------------------------
-@pytest.mark.parametrize("tail", [
-    "- Turn 1\n",  # a list item
-    "\nThanks for Turn 1: its evidence moved me.\n",  # cites: may be an item
-    "\nLet me know: design.md:3 is ambiguous.\n",  # cites the source
-    "Let me know if this is blocking.\n",  # no blank line: continues the last item
-    "\n    Let me know.\n",  # indented: code, not a paragraph of the turn's own
-    "\nWe still disagree on sweeps.\n",  # an ordinary paragraph is an item of the section
-])
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "- Turn 1\n",  # a list item
+        "\nThanks for Turn 1: its evidence moved me.\n",  # cites: may be an item
+        "\nLet me know: design.md:3 is ambiguous.\n",  # cites the source
+        "Let me know if this is blocking.\n",  # no blank line: continues the last item
+        "\n    Let me know.\n",  # indented: code, not a paragraph of the turn's own
+        "\nWe still disagree on sweeps.\n",  # an ordinary paragraph is an item of the section
+    ],
+)
 def test_a_final_paragraph_that_may_be_part_of_the_turn_stays(tail):
     answer = TURN + tail
     assert extract_turn(answer) == Extraction(answer)
@@ -116,26 +129,53 @@ def test_an_answer_without_a_turn_heading_is_left_to_validation():
         assert extract_turn(answer) == Extraction(answer)
 
 
-@pytest.mark.parametrize("turn", [TURN_1, TURN_2, TURN_3, *(p.read_text() for p in EXAMPLES)],
-                         ids=["TURN_1", "TURN_2", "TURN_3", *(f"{p.parent.name}/{p.name}" for p in EXAMPLES)])
+@pytest.mark.parametrize(
+    "turn",
+    [TURN_1, TURN_2, TURN_3, *(p.read_text() for p in EXAMPLES)],
+    ids=["TURN_1", "TURN_2", "TURN_3", *(f"{p.parent.name}/{p.name}" for p in EXAMPLES)],
+)
 def test_a_well_formed_turn_is_returned_unchanged(turn):
     assert extract_turn(turn) == Extraction(turn)
 
 
 @settings(max_examples=200)
-@given(st.integers(1, 12), st.sampled_from(STANCES), st.booleans(), st.sampled_from(["", "\n", "\n\n", "\n\n\n"]),
-       st.sampled_from(["", "---\n", "\n---\n\n"]), st.sampled_from(["\n", "\r\n"]),
-       st.sampled_from(["", "\nTurn 1\n", "\n- Principle: the last word is a real item\n"]))
+@given(
+    st.integers(1, 12),
+    st.sampled_from(STANCES),
+    st.booleans(),
+    st.sampled_from(["", "\n", "\n\n", "\n\n\n"]),
+    st.sampled_from(["", "---\n", "\n---\n\n"]),
+    st.sampled_from(["\n", "\r\n"]),
+    st.sampled_from(["", "\nTurn 1\n", "\n- Principle: the last word is a real item\n"]),
+)
 def test_extraction_never_changes_a_well_formed_turn(n, stance, blocking, trailing, opening, newline, last_item):
     turn = opening + make_turn(n, "Alice", "claude-code", "claude-opus-4", stance, blocking) + last_item + trailing
     turn = turn.replace("\n", newline)
     assert extract_turn(turn) == Extraction(turn)
 
 
-MARKDOWNISH = st.lists(st.sampled_from([
-    "```", "```markdown", "~~~", "---", "## Turn 1 — A (h / m) — CONVERGING", "**Position**", "**Agreements**",
-    "<think>", "</think>", "Let me know.", "I hope this helps.", "- item", "Here is my turn:", "", "text",
-]), max_size=25).map("\n".join)
+MARKDOWNISH = st.lists(
+    st.sampled_from(
+        [
+            "```",
+            "```markdown",
+            "~~~",
+            "---",
+            "## Turn 1 — A (h / m) — CONVERGING",
+            "**Position**",
+            "**Agreements**",
+            "<think>",
+            "</think>",
+            "Let me know.",
+            "I hope this helps.",
+            "- item",
+            "Here is my turn:",
+            "",
+            "text",
+        ]
+    ),
+    max_size=25,
+).map("\n".join)
 
 
 @given(MARKDOWNISH)

@@ -102,21 +102,33 @@ def test_a_name_that_would_break_the_yaml_header_is_refused_at_join(service, sou
 
 def test_control_characters_in_the_sources_first_heading_do_not_break_the_duel(service, tmp_path):
     source = tmp_path / "design.md"
-    source.write_text("# Lease\x7f design\u0085 notes\n\n## Lease semantics\nLeases expire after fifteen minutes "
-                      "unless refreshed.\n\n## Failure handling\nA crashed holder loses the floor.\n")
+    source.write_text(
+        "# Lease\x7f design\u0085 notes\n\n## Lease semantics\nLeases expire after fifteen minutes "
+        "unless refreshed.\n\n## Failure handling\nA crashed holder loses the floor.\n"
+    )
     alice = join(service, source, "Alice", harness="h", model_id="m")
     bob = join(service, source, "Bob", harness="h", model_id="m")
     assert service.status(alice.duel_id).duel.topic == "Lease design notes"
     for number, (player, name) in enumerate([(alice, "Alice"), (bob, "Bob")], start=1):
-        appended = service.append(player.seat, claim(service, player), make_turn(number, name, "h", "m"),
-                                  release=True)
+        appended = service.append(player.seat, claim(service, player), make_turn(number, name, "h", "m"), release=True)
     assert validate_file(appended.debate_path).valid
 
 
 def test_the_yaml_header_round_trips_any_text_it_is_given():
     tricky = "a\x7fb\u0085c\ufffed\u2028e \"quoted\" and 'single' : # not a comment"
-    front = FrontMatter("d", tricky, "t", "../s.md", "0" * 64, 6, "ACTIVE", None, "2026-11-23T00:00:00.000Z", None,
-                        (ParticipantEntry("p-00000000", 1, tricky, "h", "m", None),))
+    front = FrontMatter(
+        "d",
+        tricky,
+        "t",
+        "../s.md",
+        "0" * 64,
+        6,
+        "ACTIVE",
+        None,
+        "2026-11-23T00:00:00.000Z",
+        None,
+        (ParticipantEntry("p-00000000", 1, tricky, "h", "m", None),),
+    )
     assert FrontMatter.parse(front.to_yaml()) == front
 
 

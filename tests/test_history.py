@@ -163,8 +163,7 @@ def test_context_for_gives_the_next_turn_its_seat_and_earlier_claims(two_turns):
     # The next turn as written is valid in that context; repeating turn 1's claim is NOVELTY.
     fresh = turn(3, "CONVERGING")
     assert validate_turn(fresh, ctx).ok
-    repeated = edit(fresh, "Argument 3: strict alternation matters because reviewers read turn 3 later.",
-                    first_claim)
+    repeated = edit(fresh, "Argument 3: strict alternation matters because reviewers read turn 3 later.", first_claim)
     assert {v.code for v in validate_turn(repeated, ctx).violations} == {"NOVELTY"}
 
 
@@ -174,8 +173,11 @@ def test_context_from_the_record_judges_the_next_turn_as_the_service_does(servic
     history = RecordFile.read(artifact).history()
     ctx = history.context_for(Claimant(*ALICE))
     first_claim = history.turns[0].novel_claim
-    repeated = edit(turn(3, "CONVERGING"), "Argument 3: strict alternation matters because reviewers read turn 3"
-                    " later.", first_claim)
+    repeated = edit(
+        turn(3, "CONVERGING"),
+        "Argument 3: strict alternation matters because reviewers read turn 3 later.",
+        first_claim,
+    )
     error = refusal(service, alice, repeated)
     assert {v.code for v in validate_turn(repeated, ctx).violations} == violation_codes(error) == {"NOVELTY"}
     assert assert_validate_agrees(error, artifact, repeated) == {"NOVELTY"}
@@ -236,8 +238,11 @@ def test_bom_source_topic_is_its_first_heading_and_citable_live_and_offline(serv
     assert (joined.topic, joined.topic_slug) == ("Lease design", "lease-design")
     alice = Player(joined.seat, "Alice")
     bob = join(service, source, "Bob", harness=BOB[1], model_id=BOB[2])
-    first = rewrite(turn(1), ("- Addresses: design.md#Lease semantics", "- Addresses: design.md#Lease design"),
-                    ("  - design.md#Failure handling", "  - design.md#Lease design"))
+    first = rewrite(
+        turn(1),
+        ("- Addresses: design.md#Lease semantics", "- Addresses: design.md#Lease design"),
+        ("  - design.md#Failure handling", "  - design.md#Lease design"),
+    )
     appended = play(service, alice, first)
     assert appended.turn_number == 1
     second = rewrite(turn(2), ("- Addresses: Turn 1", "- Addresses: design.md#Lease design"))
@@ -254,14 +259,18 @@ def test_bom_source_topic_is_its_first_heading_and_citable_live_and_offline(serv
 
 CRLF_CITATIONS = (
     ("  - design.md#Failure handling", "  - design.md:10-11"),  # the last two lines
-    ('- design.md "Leases expire after fifteen minutes unless refreshed."',
-     '- design.md "unless refreshed. A holder refreshes its lease"'),  # across a line end
+    (
+        '- design.md "Leases expire after fifteen minutes unless refreshed."',
+        '- design.md "unless refreshed. A holder refreshes its lease"',
+    ),  # across a line end
 )
 NFD_CITATIONS = (
     ("- Addresses: design.md#Lease semantics", "- Addresses: design.md#Caf\u00e9 failover"),  # cited NFC
     ("  - design.md#Failure handling", "  - design.md:13-14"),  # the last two lines
-    ('- design.md "Leases expire after fifteen minutes unless refreshed."',
-     '- design.md "The caf\u00e9 node takes over"'),
+    (
+        '- design.md "Leases expire after fifteen minutes unless refreshed."',
+        '- design.md "The caf\u00e9 node takes over"',
+    ),
     ("- Principle: a first stance needs no revision support", "- design.md#caf\u00e9-failover"),  # its anchor
 )
 
@@ -272,8 +281,12 @@ NFD_CITATIONS = (
         (SOURCE.replace("\n", "\r\n").encode(), CRLF_CITATIONS, "design.md:10-11", "design.md:11-12"),
         (SOURCE.replace("\n", "\r").encode(), CRLF_CITATIONS, "design.md:10-11", "design.md:11-12"),
         (NFD_SOURCE.encode(), NFD_CITATIONS, "design.md:13-14", "design.md:14-15"),
-        (b"\xef\xbb\xbf" + NFD_SOURCE.replace("\n", "\r\n").encode(), NFD_CITATIONS, "design.md:13-14",
-         "design.md:14-15"),
+        (
+            b"\xef\xbb\xbf" + NFD_SOURCE.replace("\n", "\r\n").encode(),
+            NFD_CITATIONS,
+            "design.md:13-14",
+            "design.md:14-15",
+        ),
     ],
     ids=["crlf", "lone-cr", "nfd", "bom-crlf-nfd"],
 )
@@ -337,13 +350,17 @@ def test_raw_html_and_a_plus_opening_are_refused_live_and_offline(service, pair)
     assert assert_validate_agrees(error, artifact, opened) == {"HEADING"}
 
 
-def test_duel_citing_file_name_and_recorded_path_stays_valid_after_the_tree_moves(service, pair, source,
-                                                                                  tmp_path, tmp_path_factory):
+def test_duel_citing_file_name_and_recorded_path_stays_valid_after_the_tree_moves(
+    service, pair, source, tmp_path, tmp_path_factory
+):
     alice, bob = pair
     first = rewrite(turn(1), ("  - design.md#Failure handling", "  - ../design.md#Failure handling"))
     artifact = Path(play(service, alice, first).debate_path)
-    second = rewrite(turn(2), ("- Addresses: Turn 1", "- Addresses: ../design.md#Turn order"),
-                     ('- design.md "Leases expire', '- ./design.md "Leases expire'))
+    second = rewrite(
+        turn(2),
+        ("- Addresses: Turn 1", "- Addresses: ../design.md#Turn order"),
+        ('- design.md "Leases expire', '- ./design.md "Leases expire'),
+    )
     play(service, bob, second)
     assert RecordFile.read(artifact).front.source_path == "../design.md"
     in_place = validate_file(artifact)

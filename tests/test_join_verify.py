@@ -51,8 +51,12 @@ def empty_history(source: Path) -> History:
 
 def entry(item: str, verdict: str, line: int, reason: str = "why", confidence: str | None = None) -> CitationEntry:
     url = item.split()[0]
-    return CitationEntry(Citation(3, "0" * 64, "Counterpoints", line, item, CitationKind.URL, url, None, CLAIM),
-                         verdict, confidence, reason)
+    return CitationEntry(
+        Citation(3, "0" * 64, "Counterpoints", line, item, CitationKind.URL, url, None, CLAIM),
+        verdict,
+        confidence,
+        reason,
+    )
 
 
 # -- the participant's own draft --------------------------------------------------------------
@@ -61,8 +65,9 @@ def entry(item: str, verdict: str, line: int, reason: str = "why", confidence: s
 def test_a_draft_is_read_as_the_record_will_read_it_once_appended(service, source, pair, web):
     alice, _bob = pair
     cited = (f'{web.url("/states")} "{STATED}"', web.url("/missing"))
-    draft = "\n---\n" + make_turn(1, *ALICE, counterclaim=CLAIM, citing=cited,
-                                  position_extra=f" See {web.url('/plain.txt')}.")
+    draft = "\n---\n" + make_turn(
+        1, *ALICE, counterclaim=CLAIM, citing=cited, position_extra=f" See {web.url('/plain.txt')}."
+    )
     found = CitationChecker.draft_citations(1, draft, empty_history(source))
     service.append(alice.seat, claim(service, alice), draft, release=True)
 
@@ -70,7 +75,10 @@ def test_a_draft_is_read_as_the_record_will_read_it_once_appended(service, sourc
     history = record.history()
     assert found == CitationChecker.turn_citations(1, history)  # the same citations, hashes and lines as recorded
     assert [(c.url, c.excerpt, c.claim) for c in found] == [
-        (web.url("/states"), STATED, CLAIM), (web.url("/missing"), None, CLAIM), (web.url("/plain.txt"), None, None)]
+        (web.url("/states"), STATED, CLAIM),
+        (web.url("/missing"), None, CLAIM),
+        (web.url("/plain.txt"), None, None),
+    ]
     assert found[0].turn_sha256 == history.blocks[0].sha256
 
 
@@ -89,7 +97,8 @@ def test_a_fabricated_citation_becomes_a_violation_at_its_line_of_the_draft_as_w
 
 def test_a_participant_judges_its_own_drafts_mechanically_and_the_peers_turns_with_its_voters(source, web):
     citations = CitationChecker.draft_citations(
-        1, make_turn(1, *ALICE, counterclaim=CLAIM, citing=(web.url("/states"),)), empty_history(source))
+        1, make_turn(1, *ALICE, counterclaim=CLAIM, citing=(web.url("/states"),)), empty_history(source)
+    )
     with FakeAnthropicServer(responder=honest_vote) as claude:
         voter = ProviderVoter(AnthropicProvider("claude-x", api_key="k", base_url=claude.base_url))
         checks = checker([voter])
@@ -98,7 +107,9 @@ def test_a_participant_judges_its_own_drafts_mechanically_and_the_peers_turns_wi
         peer = checks.check(1, "p-2", citations)
         assert len(claude.requests) == 3
     assert (own.entries[0].verdict, own.entries[0].reason) == (
-        Verdict.UNJUDGED, f"the page is there; {OWN_DRAFTS_MECHANICAL}")
+        Verdict.UNJUDGED,
+        f"the page is there; {OWN_DRAFTS_MECHANICAL}",
+    )
     assert (peer.entries[0].verdict, peer.entries[0].confidence) == (Verdict.VERIFIED, Confidence.HIGH)
     assert (own.voters, peer.voters) == ((), ("anthropic:claude-x",))
     assert web.count("/states") == 1  # one verifier a run: a page is fetched once across drafts and turns
@@ -116,9 +127,16 @@ def test_a_draft_without_urls_is_not_fetched_or_checked(source, web):
 
 
 def test_the_peer_verdicts_block_names_each_citation_problems_first_and_how_it_was_checked():
-    entries = [entry("https://example.org/fine", Verdict.REACHABLE, 5),
-               entry('https://example.org/a "a quote"', Verdict.FABRICATED, 9, "the quoted excerpt is not on the page",
-                     Confidence.HIGH)]
+    entries = [
+        entry("https://example.org/fine", Verdict.REACHABLE, 5),
+        entry(
+            'https://example.org/a "a quote"',
+            Verdict.FABRICATED,
+            9,
+            "the quoted excerpt is not on the page",
+            Confidence.HIGH,
+        ),
+    ]
     block = peer_verdicts(3, "Bob", entries, ())
     assert block.splitlines() == [
         "Citation check of turn 3 (Bob's): each URL it cites was opened (mechanically: dead links and quoted "
@@ -128,8 +146,9 @@ def test_the_peer_verdicts_block_names_each_citation_problems_first_and_how_it_w
         "A fabricated citation (a dead link, or a quote its page does not hold) or an unreliable one is fair to "
         "challenge in your Counterpoints; do not rely on it.",
     ]
-    assert "claims judged by anthropic:claude-x, openai:gpt-x" in peer_verdicts(3, "Bob", entries,
-                                                                                 ("anthropic:claude-x", "openai:gpt-x"))
+    assert "claims judged by anthropic:claude-x, openai:gpt-x" in peer_verdicts(
+        3, "Bob", entries, ("anthropic:claude-x", "openai:gpt-x")
+    )
     assert peer_verdicts(3, "Bob", [], ()) == ""  # a turn that cites no URL: nothing to say
 
 
@@ -144,8 +163,15 @@ def test_a_long_list_of_verdicts_is_cut_keeping_the_fabricated_ones_and_counting
 
 def test_the_verdicts_go_in_the_instruction_and_leave_the_cached_prefix_as_it_was():
     block = peer_verdicts(1, "Bob", [entry("https://example.org/a", Verdict.FABRICATED, 9)], ())
-    args = {"duel_id": "d", "system": "SYSTEM", "blocks": [], "number": 2, "max_turns": 4,
-            "prefix": "## Turn 2 — A (d / m) — ", "own_turns_before": 0}
+    args = {
+        "duel_id": "d",
+        "system": "SYSTEM",
+        "blocks": [],
+        "number": 2,
+        "max_turns": 4,
+        "prefix": "## Turn 2 — A (d / m) — ",
+        "own_turns_before": 0,
+    }
     plain, told = build_request(**args), build_request(**args, verdicts=block)
     assert (told.system, told.history, told.cache_key) == (plain.system, plain.history, plain.cache_key)
     assert told.instruction == plain.instruction + "\n" + block
@@ -163,10 +189,24 @@ def test_verdicts_are_logged_by_the_seat_without_waking_anyone_even_after_the_cl
     after = service.debate.read_state(alice.duel_id)
     [logged] = service.events(alice.duel_id, ("citations_verified",))
     assert logged["participant_id"] == alice.id
-    assert logged["data"] == {"turn_number": 1, "writer": bob.id, "draft": None, "sent_back": False, "voters": [],
-                              "counts": {"fabricated": 1}, "citations": [
-                                  {"line": 7, "item": web.url("/missing"), "url": web.url("/missing"),
-                                   "verdict": "fabricated", "confidence": None, "reason": "dead link"}]}
+    assert logged["data"] == {
+        "turn_number": 1,
+        "writer": bob.id,
+        "draft": None,
+        "sent_back": False,
+        "voters": [],
+        "counts": {"fabricated": 1},
+        "citations": [
+            {
+                "line": 7,
+                "item": web.url("/missing"),
+                "url": web.url("/missing"),
+                "verdict": "fabricated",
+                "confidence": None,
+                "reason": "dead link",
+            }
+        ],
+    }
     assert (after.rev, after.event_seq) == (before.rev, before.event_seq + 1)  # logged, and no waiter woken
     with pytest.raises(DuelError) as refused:
         service.record_verdicts(type(alice.seat)(alice.duel_id, alice.id, "wrong-token"), 1, check.event())
@@ -174,11 +214,19 @@ def test_verdicts_are_logged_by_the_seat_without_waking_anyone_even_after_the_cl
 
 
 def test_watch_says_whose_urls_were_checked_and_what_went_back_for_repair():
-    data = {"turn_number": 3, "writer": "p-1", "draft": 2, "sent_back": True, "voters": [],
-            "counts": {"fabricated": 1, "reachable": 2}, "citations": []}
+    data = {
+        "turn_number": 3,
+        "writer": "p-1",
+        "draft": 2,
+        "sent_back": True,
+        "voters": [],
+        "counts": {"fabricated": 1, "reachable": 2},
+        "citations": [],
+    }
     event = {"seq": 9, "ts": "", "type": "citations_verified", "participant_id": "p-1", "data": data}
     assert event_line(event, {"p-1": "Alice"}, {}).text == (
-        "Alice checked the URLs draft 2 of turn 3 cites: 1 fabricated, 2 reachable; sent back for repair")
+        "Alice checked the URLs draft 2 of turn 3 cites: 1 fabricated, 2 reachable; sent back for repair"
+    )
     peer = {**event, "data": {**data, "draft": None, "sent_back": False, "counts": {"verified": 1}}}
     assert event_line(peer, {"p-1": "Alice"}, {}).text == "Alice checked the URLs turn 3 cites: 1 verified"
 
@@ -202,8 +250,11 @@ def test_the_console_says_what_verification_does_and_quiet_says_nothing():
 
 def test_the_summary_counts_drafts_sent_back_own_turns_as_appended_and_peer_turns_once():
     def logged(number, draft, counts, sent_back=False, who="me"):
-        return {"type": "citations_verified", "participant_id": who,
-                "data": {"turn_number": number, "draft": draft, "sent_back": sent_back, "counts": counts}}
+        return {
+            "type": "citations_verified",
+            "participant_id": who,
+            "data": {"turn_number": number, "draft": draft, "sent_back": sent_back, "counts": counts},
+        }
 
     events = [
         logged(2, None, {"fabricated": 1, "unjudged": 1}),
@@ -215,7 +266,10 @@ def test_the_summary_counts_drafts_sent_back_own_turns_as_appended_and_peer_turn
         {"type": "usage", "participant_id": "me", "data": {"turn_number": 3}},
     ]
     assert CitationChecker.summary(events, "me", [1, 3]) == {
-        "drafts_sent_back": 1, "own_turns": {"reachable": 1}, "peer_turns": {"fabricated": 1, "unjudged": 1}}
+        "drafts_sent_back": 1,
+        "own_turns": {"reachable": 1},
+        "peer_turns": {"fabricated": 1, "unjudged": 1},
+    }
 
 
 # -- duels: real `duel join` processes --------------------------------------------------------------
@@ -251,10 +305,12 @@ def verdict_events(debate_dir: Path, duel_id: str) -> list[dict]:
 
 @pytest.mark.slow
 def test_an_invented_url_goes_back_for_repair_and_the_peer_is_told_the_verdicts_of_the_fixed_turn(
-        source, debate_dir, web, anthropic_server, openai_server):
+    source, debate_dir, web, anthropic_server, openai_server
+):
     quoted = f'{web.url("/states")} "{STATED}"'
     anthropic_server.responder = lambda body: citing_turn(
-        body, quoted, *(() if "CITATION_FABRICATED" in prompt_text(body) else (web.url(INVENTED),)))
+        body, quoted, *(() if "CITATION_FABRICATED" in prompt_text(body) else (web.url(INVENTED),))
+    )
     openai_server.responder = lambda body: citing_turn(body, web.url("/reports"))
     args = ("--verify", "--allow-private-hosts", "--max-turns", "2")
     claude = start(source, debate_dir, "--model", "claude-x", *args, env=claude_env(anthropic_server))
@@ -268,7 +324,9 @@ def test_an_invented_url_goes_back_for_repair_and_the_peer_is_told_the_verdicts_
     assert (len(anthropic_server.requests), len(openai_server.requests)) == (2, 1)
     draft, repair = (instruction_of(r) for r in anthropic_server.requests)
     assert "CITATION_FABRICATED" not in draft
-    assert re.search(rf"- CITATION_FABRICATED \(line \d+\): {re.escape(web.url(INVENTED))}: dead link: HTTP 404", repair)
+    assert re.search(
+        rf"- CITATION_FABRICATED \(line \d+\): {re.escape(web.url(INVENTED))}: dead link: HTTP 404", repair
+    )
     # The artifact holds the fixed turn.
     text = Path(result_c["debate_path"]).read_text()
     assert web.url("/states") in text and INVENTED not in text
@@ -276,8 +334,17 @@ def test_an_invented_url_goes_back_for_repair_and_the_peer_is_told_the_verdicts_
     # Each check is an event: Claude's two drafts (the first sent back), GPT's check of turn 1,
     # GPT's own draft, and Claude's check of the turn that closed the duel.
     claude_id, gpt_id = result_c["participant_id"], result_g["participant_id"]
-    found = [(e["participant_id"], e["data"]["turn_number"], e["data"]["writer"], e["data"]["draft"],
-              e["data"]["sent_back"], e["data"]["counts"]) for e in verdict_events(debate_dir, result_c["duel_id"])]
+    found = [
+        (
+            e["participant_id"],
+            e["data"]["turn_number"],
+            e["data"]["writer"],
+            e["data"]["draft"],
+            e["data"]["sent_back"],
+            e["data"]["counts"],
+        )
+        for e in verdict_events(debate_dir, result_c["duel_id"])
+    ]
     assert found == [
         (claude_id, 1, claude_id, 1, True, {"fabricated": 1, "unjudged": 1}),
         (claude_id, 1, claude_id, 2, False, {"unjudged": 1}),
@@ -286,8 +353,10 @@ def test_an_invented_url_goes_back_for_repair_and_the_peer_is_told_the_verdicts_
         (claude_id, 2, gpt_id, None, False, {"unjudged": 1}),
     ]
     first = verdict_events(debate_dir, result_c["duel_id"])[0]["data"]["citations"]
-    assert [(c["url"], c["verdict"]) for c in first] == [(web.url("/states"), "unjudged"),
-                                                         (web.url(INVENTED), "fabricated")]
+    assert [(c["url"], c["verdict"]) for c in first] == [
+        (web.url("/states"), "unjudged"),
+        (web.url(INVENTED), "fabricated"),
+    ]
     # GPT's request for turn 2 carries the verdicts of turn 1, in its instruction.
     told = instruction_of(openai_server.requests[0])
     assert "Citation check of turn 1 (Claude's)" in told
@@ -298,33 +367,61 @@ def test_an_invented_url_goes_back_for_repair_and_the_peer_is_told_the_verdicts_
     assert "turn 1: 1 fabricated of 2 citations, sent back for repair" in err_c
     assert "turn 1 draft 1 rejected: CITATION_FABRICATED; asking for a repair" in err_c
     assert "Claude's turn 1: 1 citation checked (1 unjudged)" in err_g
-    assert result_c["verification"] == {"drafts_sent_back": 1, "own_turns": {"unjudged": 1},
-                                        "peer_turns": {"unjudged": 1}}
-    assert result_g["verification"] == {"drafts_sent_back": 0, "own_turns": {"unjudged": 1},
-                                        "peer_turns": {"unjudged": 1}}
+    assert result_c["verification"] == {
+        "drafts_sent_back": 1,
+        "own_turns": {"unjudged": 1},
+        "peer_turns": {"unjudged": 1},
+    }
+    assert result_g["verification"] == {
+        "drafts_sent_back": 0,
+        "own_turns": {"unjudged": 1},
+        "peer_turns": {"unjudged": 1},
+    }
 
 
-def scripted_first(source: Path, debate_dir: Path, tmp_path: Path, *cited: str,
-                   settings: tuple[str, ...] = ()) -> subprocess.Popen:
+def scripted_first(
+    source: Path, debate_dir: Path, tmp_path: Path, *cited: str, settings: tuple[str, ...] = ()
+) -> subprocess.Popen:
     """Bob, scripted and without --verify, takes seat 1 of a two-turn duel: turn 1 cites ``cited``."""
     folder = tmp_path / "bob"
     folder.mkdir()
-    (folder / "1.md").write_text(make_turn(1, "Bob", "duel", "scripted:bob", "ACCEPTING_CONSENSUS", counterclaim=CLAIM,
-                                           citing=cited))
-    bob = start(source, debate_dir, "--model", f"scripted:{folder}", "--name", "Bob", "--max-turns", "2", *settings,
-                env=clean_env())
+    (folder / "1.md").write_text(
+        make_turn(1, "Bob", "duel", "scripted:bob", "ACCEPTING_CONSENSUS", counterclaim=CLAIM, citing=cited)
+    )
+    bob = start(
+        source,
+        debate_dir,
+        "--model",
+        f"scripted:{folder}",
+        "--name",
+        "Bob",
+        "--max-turns",
+        "2",
+        *settings,
+        env=clean_env(),
+    )
     wait_for_seat(debate_dir, source)
     return bob
 
 
 @pytest.mark.slow
-def test_a_peer_quote_that_is_not_on_its_page_is_named_in_the_next_prompt(source, debate_dir, tmp_path, web,
-                                                                          anthropic_server):
+def test_a_peer_quote_that_is_not_on_its_page_is_named_in_the_next_prompt(
+    source, debate_dir, tmp_path, web, anthropic_server
+):
     misquoted = f'{web.url("/silent")} "renewed every five minutes"'
     bob = scripted_first(source, debate_dir, tmp_path, misquoted)
     anthropic_server.responder = debater
-    code, result, err = finish(start(source, debate_dir, "--model", "claude-x", "--verify", "--allow-private-hosts",
-                                     env=claude_env(anthropic_server)))
+    code, result, err = finish(
+        start(
+            source,
+            debate_dir,
+            "--model",
+            "claude-x",
+            "--verify",
+            "--allow-private-hosts",
+            env=claude_env(anthropic_server),
+        )
+    )
 
     assert code == 0, err
     [request] = anthropic_server.requests
@@ -333,20 +430,26 @@ def test_a_peer_quote_that_is_not_on_its_page_is_named_in_the_next_prompt(source
     assert f"{misquoted} — fabricated (high): the quoted excerpt is not on the page" in told
     assert "mechanically: dead links and quoted excerpts, claims not judged" in told
     [checked] = verdict_events(debate_dir, result["duel_id"])
-    assert (checked["data"]["writer"], checked["data"]["counts"]) == (DuelService(debate_dir).status(
-        target=str(source)).participants[0].id, {"fabricated": 1})
+    assert (checked["data"]["writer"], checked["data"]["counts"]) == (
+        DuelService(debate_dir).status(target=str(source)).participants[0].id,
+        {"fabricated": 1},
+    )
     assert "Bob's turn 1: 1 citation checked (1 fabricated)" in err
     assert finish(bob)[0] == 0
 
 
 @pytest.mark.slow
 def test_with_a_voter_the_peers_claims_are_judged_by_the_quorum_and_the_prompt_says_by_whom(
-        source, debate_dir, tmp_path, web, anthropic_server, openai_server):
+    source, debate_dir, tmp_path, web, anthropic_server, openai_server
+):
     bob = scripted_first(source, debate_dir, tmp_path, web.url("/states"))
     anthropic_server.responder, openai_server.responder = debater, honest_vote
     env = {**claude_env(anthropic_server), "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": openai_server.base_url}
-    code, result, err = finish(start(source, debate_dir, "--model", "claude-x", "--verify", "--allow-private-hosts",
-                                     "--voter", "gpt-x", env=env))
+    code, result, err = finish(
+        start(
+            source, debate_dir, "--model", "claude-x", "--verify", "--allow-private-hosts", "--voter", "gpt-x", env=env
+        )
+    )
 
     assert code == 0, err
     assert "preparing: voter openai:gpt-x: gpt-x is served by " in err  # checked before the seat was taken
@@ -365,12 +468,20 @@ def slow_pages(web, count: int) -> tuple[str, ...]:
 
 
 @pytest.mark.slow
-def test_the_lease_is_kept_fresh_while_the_peers_pages_are_fetched(source, debate_dir, tmp_path, web,
-                                                                  anthropic_server):
+def test_the_lease_is_kept_fresh_while_the_peers_pages_are_fetched(source, debate_dir, tmp_path, web, anthropic_server):
     bob = scripted_first(source, debate_dir, tmp_path, *slow_pages(web, 4), settings=("--lease-seconds", "5"))
     anthropic_server.responder = debater
-    code, result, err = finish(start(source, debate_dir, "--model", "claude-x", "--verify", "--allow-private-hosts",
-                                     env=claude_env(anthropic_server)))
+    code, result, err = finish(
+        start(
+            source,
+            debate_dir,
+            "--model",
+            "claude-x",
+            "--verify",
+            "--allow-private-hosts",
+            env=claude_env(anthropic_server),
+        )
+    )
 
     assert code == 0, err
     assert result["turns_written"] == [2], err  # appended under the lease it held before the 6 s of fetching
@@ -384,11 +495,22 @@ def test_the_lease_is_kept_fresh_while_the_peers_pages_are_fetched(source, debat
 
 @pytest.mark.slow
 def test_a_check_still_fetching_at_the_turn_deadline_is_abandoned_and_the_duel_ends_timeout(
-        source, debate_dir, tmp_path, web, anthropic_server):
+    source, debate_dir, tmp_path, web, anthropic_server
+):
     bob = scripted_first(source, debate_dir, tmp_path, *slow_pages(web, 4), settings=("--turn-timeout-seconds", "4"))
     anthropic_server.responder = debater
-    code, result, err = finish(start(source, debate_dir, "--model", "claude-x", "--verify", "--allow-private-hosts",
-                                     env=claude_env(anthropic_server)), timeout=60)
+    code, result, err = finish(
+        start(
+            source,
+            debate_dir,
+            "--model",
+            "claude-x",
+            "--verify",
+            "--allow-private-hosts",
+            env=claude_env(anthropic_server),
+        ),
+        timeout=60,
+    )
 
     assert (code, result["outcome"], result["turns_written"]) == (0, "TIMEOUT", []), err
     assert "turn deadline passed: turn 2 was not finished within 4 s" in err
@@ -408,9 +530,25 @@ def test_join_without_verify_loads_no_fetcher_and_no_page_extractor(source, deba
     network = {"rp1_duel.verify.fetch", "rp1_duel.verify.extraction", "rp1_duel.verify.run", "inscriptis", "pypdf"}
     loaded = {}
     for flags in ((), ("--verify",)):
-        argv = [sys.executable, "-X", "importtime", "-m", "rp1_duel", "join", "--target", str(source), "--debate-dir",
-                str(debate_dir / "-".join(flags or ("plain",))), "--model", f"scripted:{script}", "--name", "Ada",
-                "--peer-wait-seconds", "1", *flags]
+        argv = [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "rp1_duel",
+            "join",
+            "--target",
+            str(source),
+            "--debate-dir",
+            str(debate_dir / "-".join(flags or ("plain",))),
+            "--model",
+            f"scripted:{script}",
+            "--name",
+            "Ada",
+            "--peer-wait-seconds",
+            "1",
+            *flags,
+        ]
         done = subprocess.run(argv, capture_output=True, text=True, env=clean_env(), timeout=60)
         assert done.returncode == 0, done.stderr[-2000:]
         loaded[flags] = imported_modules(done.stderr)
@@ -422,9 +560,26 @@ def test_join_without_verify_loads_no_fetcher_and_no_page_extractor(source, deba
 @pytest.mark.slow
 @pytest.mark.parametrize("flags", [("--voter", "gpt-x"), ("--allow-private-hosts",)])
 def test_a_verify_flag_without_verify_is_a_usage_error(source, debate_dir, flags):
-    done = subprocess.run([sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--debate-dir",
-                           str(debate_dir), "--model", "claude-x", "--json", *flags],
-                          capture_output=True, text=True, env=clean_env(ANTHROPIC_API_KEY="k"), timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rp1_duel",
+            "join",
+            "--target",
+            str(source),
+            "--debate-dir",
+            str(debate_dir),
+            "--model",
+            "claude-x",
+            "--json",
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env(ANTHROPIC_API_KEY="k"),
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
     assert json.loads(done.stdout)["error"]["code"] == "INVALID_ARGUMENT"
     assert done.stderr.strip() == f"duel: INVALID_ARGUMENT: {flags[0]} needs --verify"

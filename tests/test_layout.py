@@ -65,14 +65,16 @@ def test_the_vocabulary_imports_nothing_from_the_project() -> None:
 
 def test_no_import_cycles_at_module_level() -> None:
     known = {module_name(p): p for p in MODULES}
-    graph = {name: {t for t in imports(p, top_level_only=True) if t in known and t != name} for name, p in known.items()}
+    graph = {
+        name: {t for t in imports(p, top_level_only=True) if t in known and t != name} for name, p in known.items()
+    }
     visiting: list[str] = []
     done: set[str] = set()
 
     def visit(name: str) -> None:
         if name in done:
             return
-        assert name not in visiting, "import cycle: " + " → ".join([*visiting[visiting.index(name):], name])
+        assert name not in visiting, "import cycle: " + " → ".join([*visiting[visiting.index(name) :], name])
         visiting.append(name)
         for target in graph[name]:
             visit(target)

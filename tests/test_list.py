@@ -28,8 +28,10 @@ def seated(service: DuelService, folder: Path, name: str, topic: str) -> tuple[P
     source = folder / name / "design.md"
     source.parent.mkdir()
     source.write_text(SOURCE, encoding="utf-8")
-    return (join(service, source, "Alice", harness="claude-code", model_id="claude-x", topic=topic),
-            join(service, source, "Bob", harness="codex", model_id="gpt-x", topic=topic))
+    return (
+        join(service, source, "Alice", harness="claude-code", model_id="claude-x", topic=topic),
+        join(service, source, "Bob", harness="codex", model_id="gpt-x", topic=topic),
+    )
 
 
 def closed_in_dissent(service: DuelService, alice: Player, bob: Player) -> None:
@@ -47,8 +49,9 @@ def three_duels(debate_dir: Path, folder: Path, clock: ManualClock) -> dict[str,
     closed = seated(service, folder, "closed", "Closed one")
     closed_in_dissent(service, *closed)
     silent = seated(service, folder, "silent", "Silent one")
-    service.append(silent[0].seat, claim(service, silent[0]), make_turn(1, "Alice", "claude-code", "claude-x"),
-                   release=True)
+    service.append(
+        silent[0].seat, claim(service, silent[0]), make_turn(1, "Alice", "claude-code", "claude-x"), release=True
+    )
     clock.advance(HOUR)
     active = seated(service, folder, "active", "Active one")
     return {"closed": closed[0].duel_id, "silent": silent[0].duel_id, "active": active[0].duel_id}
@@ -96,7 +99,15 @@ def test_setting_the_wall_clock_forward_makes_no_duel_silent(service, pair, cloc
 
 def test_durations_are_said_as_people_say_them():
     assert [ago(s) for s in (0, 59.9, 60, 3599, 3600, 86399, 86400 * 3, -4)] == [
-        "0s", "59s", "1m", "59m", "1h", "23h", "3d", "0s"]
+        "0s",
+        "59s",
+        "1m",
+        "59m",
+        "1h",
+        "23h",
+        "3d",
+        "0s",
+    ]
 
 
 def test_the_table_aligns_its_columns_and_flags_silent_duels(debate_dir, tmp_path):
@@ -107,12 +118,43 @@ def test_the_table_aligns_its_columns_and_flags_silent_duels(debate_dir, tmp_pat
     assert [row.duel_id for row in rows] == [ids["closed"], ids["silent"], ids["active"]]  # oldest first
     lines = table(rows, tz=timezone.utc).splitlines()
     assert lines[0].split() == ["DUEL", "STATUS", "OUTCOME", "TURNS", "PARTICIPANTS", "LAST", "ACTIVITY"]
-    assert lines[1].split() == [ids["closed"], "closed", "DISSENT", "2/6", "Alice,", "Bob", "2027-01-15", "08:00",
-                                "(1h", "ago)"]
-    assert lines[2].split() == [ids["silent"], "open", "—", "1/6", "Alice,", "Bob", "2027-01-15", "08:00",
-                                "(1h", "ago)", "SILENT"]
-    assert lines[3].split() == [ids["active"], "open", "—", "0/6", "Alice,", "Bob", "2027-01-15", "09:00",
-                                "(5s", "ago)"]
+    assert lines[1].split() == [
+        ids["closed"],
+        "closed",
+        "DISSENT",
+        "2/6",
+        "Alice,",
+        "Bob",
+        "2027-01-15",
+        "08:00",
+        "(1h",
+        "ago)",
+    ]
+    assert lines[2].split() == [
+        ids["silent"],
+        "open",
+        "—",
+        "1/6",
+        "Alice,",
+        "Bob",
+        "2027-01-15",
+        "08:00",
+        "(1h",
+        "ago)",
+        "SILENT",
+    ]
+    assert lines[3].split() == [
+        ids["active"],
+        "open",
+        "—",
+        "0/6",
+        "Alice,",
+        "Bob",
+        "2027-01-15",
+        "09:00",
+        "(5s",
+        "ago)",
+    ]
     column = lines[0].index("STATUS")
     assert [line[column:].split()[0] for line in lines[1:]] == ["closed", "open", "open"]  # aligned
 
@@ -133,8 +175,11 @@ def test_an_unreadable_state_is_listed_with_its_error_and_a_folder_without_state
     (debate_dir / ".duel" / "duels" / "2027-01-15-being-created").mkdir()
     rows = list_duels(service)
     assert len(rows) == 1 and isinstance(rows[0], UnreadableDuel) and rows[0].code == "STATE_CORRUPT"
-    assert rows[0].to_dict() == {"duel_id": alice.duel_id, "status": "unreadable",
-                                 "error": {"code": "STATE_CORRUPT", "message": rows[0].message}}
+    assert rows[0].to_dict() == {
+        "duel_id": alice.duel_id,
+        "status": "unreadable",
+        "error": {"code": "STATE_CORRUPT", "message": rows[0].message},
+    }
 
 
 def test_a_debate_dir_that_is_a_file_is_refused_and_one_without_state_has_no_duels(tmp_path):
@@ -151,8 +196,13 @@ def test_a_debate_dir_that_is_a_file_is_refused_and_one_without_state_has_no_due
 
 def duel_list(debate_dir: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DUEL_")}
-    return subprocess.run([sys.executable, "-m", "rp1_duel", "list", "--debate-dir", str(debate_dir), *flags],
-                          capture_output=True, text=True, env={**env, "TZ": "UTC"}, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "list", "--debate-dir", str(debate_dir), *flags],
+        capture_output=True,
+        text=True,
+        env={**env, "TZ": "UTC"},
+        timeout=60,
+    )
 
 
 @pytest.mark.slow
@@ -170,11 +220,24 @@ def test_duel_list_json_gives_every_duel_with_status_outcome_participants_turns_
     assert silent["silent"] and silent["idle_seconds"] >= HOUR - 5
     assert not any(p["present"] for p in silent["participants"])
     assert active["status"] == "open" and not active["silent"] and active["idle_seconds"] < 60
-    assert [(p["seat"], p["display_name"], p["harness"], p["model_id"], p["present"])
-            for p in active["participants"]] == [(1, "Alice", "claude-code", "claude-x", True),
-                                                 (2, "Bob", "codex", "gpt-x", True)]
-    assert set(active) == {"duel_id", "topic", "status", "outcome", "pending_outcome", "turn_count", "max_turns",
-                           "participants", "created_at", "last_activity_at", "idle_seconds", "silent", "debate_path"}
+    assert [
+        (p["seat"], p["display_name"], p["harness"], p["model_id"], p["present"]) for p in active["participants"]
+    ] == [(1, "Alice", "claude-code", "claude-x", True), (2, "Bob", "codex", "gpt-x", True)]
+    assert set(active) == {
+        "duel_id",
+        "topic",
+        "status",
+        "outcome",
+        "pending_outcome",
+        "turn_count",
+        "max_turns",
+        "participants",
+        "created_at",
+        "last_activity_at",
+        "idle_seconds",
+        "silent",
+        "debate_path",
+    }
     assert active["debate_path"] == str(debate_dir / f"{ids['active']}.md")
     assert tree_snapshot(debate_dir) == before  # listing writes nothing
 

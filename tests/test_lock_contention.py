@@ -138,11 +138,25 @@ def contended_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
         seat = one if i % 2 == 0 else two
         out = root / f"records-{i}.json"
         outs.append(out)
-        procs.append(subprocess.Popen(
-            [sys.executable, str(worker), str(debate_dir), duel_id, seat.id,
-             seat.token, str(seat.seat.number), repr(start), repr(stop), str(out), str(i), store],
-            stderr=subprocess.PIPE,
-        ))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(worker),
+                    str(debate_dir),
+                    duel_id,
+                    seat.id,
+                    seat.token,
+                    str(seat.seat.number),
+                    repr(start),
+                    repr(stop),
+                    str(out),
+                    str(i),
+                    store,
+                ],
+                stderr=subprocess.PIPE,
+            )
+        )
     for proc in procs:
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err.decode()
@@ -157,7 +171,9 @@ def contended_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     }
 
 
-def test_contention_exercises_both_seats_refusals_and_shared_leases_without_errors(contended_run: dict[str, Any]) -> None:
+def test_contention_exercises_both_seats_refusals_and_shared_leases_without_errors(
+    contended_run: dict[str, Any],
+) -> None:
     records, grants = contended_run["records"], contended_run["grants"]
     assert len(grants) > MIN_GRANTS, f"only {len(grants)} grants"
     assert any(g["seat"] == 1 for g in grants)

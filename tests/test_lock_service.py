@@ -92,14 +92,21 @@ def test_join_returns_public_id_and_secret_token_kept_out_of_files_and_views(ser
 def test_wrong_token_is_auth_failed_whatever_the_participant_id(service, pair):
     alice, bob = pair
     assert code_of(lambda: service.claim_lock(Seat(alice.duel_id, alice.id, bob.token))) == "PARTICIPANT_AUTH_FAILED"
-    assert code_of(lambda: service.claim_lock(Seat(alice.duel_id, "p-nobody", alice.token))) == "PARTICIPANT_AUTH_FAILED"
+    assert (
+        code_of(lambda: service.claim_lock(Seat(alice.duel_id, "p-nobody", alice.token))) == "PARTICIPANT_AUTH_FAILED"
+    )
     assert code_of(lambda: service.claim_lock(Seat(alice.duel_id, alice.id, ""))) == "PARTICIPANT_AUTH_FAILED"
 
 
 def test_rejoin_with_token_resumes_the_same_seat(service, source, pair):
     alice, _ = pair
-    again = service.join(target=str(source), participant_name="Alice", harness="claude-code",
-                         model_id="claude-x", participant_token=alice.token)
+    again = service.join(
+        target=str(source),
+        participant_name="Alice",
+        harness="claude-code",
+        model_id="claude-x",
+        participant_token=alice.token,
+    )
     assert (again.participant_id, again.seat.number, again.seat.token) == (alice.id, 1, alice.token)
 
 
@@ -148,15 +155,19 @@ def test_status_and_wait_without_a_token_do_not_keep_a_seat(service, source, pai
     clock.advance(300)
     again = join(service, source, "Bob", harness="codex", model_id="gpt-x")
     assert again.token != bob.token
-    assert code_of(lambda: service.wait(bob.duel_id, bob.id, timeout=0,
-                                        participant_token=bob.token)) == "PARTICIPANT_AUTH_FAILED"
+    assert (
+        code_of(lambda: service.wait(bob.duel_id, bob.id, timeout=0, participant_token=bob.token))
+        == "PARTICIPANT_AUTH_FAILED"
+    )
 
 
 def test_status_and_wait_with_a_wrong_token_are_auth_failed(service, pair):
     alice, bob = pair
-    for call in (lambda: service.status(alice.duel_id, participant_id=alice.id, participant_token=bob.token),
-                 lambda: service.wait(alice.duel_id, alice.id, timeout=0, participant_token=bob.token),
-                 lambda: service.wait(alice.duel_id, "p-nobody", timeout=0, participant_token=alice.token)):
+    for call in (
+        lambda: service.status(alice.duel_id, participant_id=alice.id, participant_token=bob.token),
+        lambda: service.wait(alice.duel_id, alice.id, timeout=0, participant_token=bob.token),
+        lambda: service.wait(alice.duel_id, "p-nobody", timeout=0, participant_token=alice.token),
+    ):
         assert code_of(call) == "PARTICIPANT_AUTH_FAILED"
     assert code_of(lambda: service.status(alice.duel_id, participant_token=alice.token)) == "INVALID_ARGUMENT"
 
@@ -192,17 +203,18 @@ def test_third_identity_is_duel_full(service, source, pair):
 # -- taking a seat over with a corrected model (issue 9, finding 3) -----------------------------
 
 
-def test_a_corrected_model_takes_its_seat_over_with_the_token_before_its_first_turn(service, source, pair,
-                                                                                    debate_dir):
+def test_a_corrected_model_takes_its_seat_over_with_the_token_before_its_first_turn(service, source, pair, debate_dir):
     alice, bob = pair
-    again = service.join(target=str(source), participant_name="Bob", harness="codex", model_id="gpt-y",
-                         participant_token=bob.token)
+    again = service.join(
+        target=str(source), participant_name="Bob", harness="codex", model_id="gpt-y", participant_token=bob.token
+    )
     assert (again.participant_id, again.seat.number, again.seat.token) == (bob.id, 2, bob.token)
     seated = service.status(alice.duel_id).participants
     assert [(p.display_name, p.model_id) for p in seated] == [("Alice", "claude-x"), ("Bob", "gpt-y")]
     taken = [e for e in events(service, alice.duel_id) if e["type"] == "seat_taken_over"]
     assert [(e["participant_id"], e["data"]) for e in taken] == [
-        (bob.id, {"seat": 2, "model_id": "gpt-y", "previous_model_id": "gpt-x"})]
+        (bob.id, {"seat": 2, "model_id": "gpt-y", "previous_model_id": "gpt-x"})
+    ]
     header = Path(again.debate_path).read_text().split("\n---\n")[0]
     assert '"model_id": "gpt-y"' in header
     assert "gpt-x" not in header
@@ -212,8 +224,18 @@ def test_a_takeover_without_the_token_waits_until_the_seat_could_be_reclaimed(se
     _, bob = pair
     refused = code_of(lambda: join(service, source, "Bob", harness="codex", model_id="gpt-y"))
     assert refused == "SEAT_TAKEN"  # a stranger with Bob's name cannot take a live seat
-    assert code_of(lambda: service.join(target=str(source), participant_name="Bob", harness="codex",
-                                        model_id="gpt-y", participant_token="pt_wrong")) == "PARTICIPANT_AUTH_FAILED"
+    assert (
+        code_of(
+            lambda: service.join(
+                target=str(source),
+                participant_name="Bob",
+                harness="codex",
+                model_id="gpt-y",
+                participant_token="pt_wrong",
+            )
+        )
+        == "PARTICIPANT_AUTH_FAILED"
+    )
     clock.advance(600)
     again = join(service, source, "Bob", harness="codex", model_id="gpt-y")
     assert (again.id, again.seat.number) == (bob.id, 2)
@@ -225,11 +247,22 @@ def test_the_model_is_fixed_by_the_participants_first_turn(service, source, pair
     alice, bob = pair
     lease = claim(service, alice)
     service.append(alice.seat, lease, make_turn(1, "Alice", "claude-code", "claude-x"), release=True)
-    assert code_of(lambda: service.join(target=str(source), participant_name="Alice", harness="claude-code",
-                                        model_id="claude-y", participant_token=alice.token)) == "DUEL_FULL"
+    assert (
+        code_of(
+            lambda: service.join(
+                target=str(source),
+                participant_name="Alice",
+                harness="claude-code",
+                model_id="claude-y",
+                participant_token=alice.token,
+            )
+        )
+        == "DUEL_FULL"
+    )
     # Bob has written nothing yet: his seat is taken over, and Alice's turn stays in the record.
-    again = service.join(target=str(source), participant_name="Bob", harness="codex", model_id="gpt-y",
-                         participant_token=bob.token)
+    again = service.join(
+        target=str(source), participant_name="Bob", harness="codex", model_id="gpt-y", participant_token=bob.token
+    )
     lease = claim(service, bob)
     service.append(bob.seat, lease, make_turn(2, "Bob", "codex", "gpt-y"), release=True)
     assert validate_file(again.debate_path).valid
@@ -237,7 +270,9 @@ def test_the_model_is_fixed_by_the_participants_first_turn(service, source, pair
 
 def test_settings_fixed_by_the_creating_join(service, source):
     first = service.join(target=str(source), participant_name="A", settings=DuelSettings(max_turns=4, lease_seconds=30))
-    second = service.join(target=str(source), participant_name="B", settings=DuelSettings(max_turns=10, lease_seconds=90))
+    second = service.join(
+        target=str(source), participant_name="B", settings=DuelSettings(max_turns=10, lease_seconds=90)
+    )
     assert (second.max_turns, second.lease_seconds) == (4, 30)
     assert second.duel_id == first.duel_id
 
@@ -538,8 +573,10 @@ def test_timeout_lease_only_allows_close_timeout(service, source, clock):
     lease = service.claim_lock(alice.seat, for_timeout=True).lease
     assert lease is not None
     assert code_of(lambda: service.append(alice.seat, lease, "x")) == "LEASE_NOT_HELD"
-    assert code_of(lambda: service.release_lock(alice.seat, lease, close=True,
-                                                outcome="INVALIDATED", reason="bored")) == "OUTCOME_MISMATCH"
+    assert (
+        code_of(lambda: service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED", reason="bored"))
+        == "OUTCOME_MISMATCH"
+    )
 
 
 def test_close_timeout_rejected_when_peer_joined_and_lease_stays(service, source, clock):
@@ -567,10 +604,18 @@ def test_close_without_timeout_lease_is_timeout_rejected(service, pair):
 def test_close_invalidated_needs_a_reason_and_writes_the_conclusion(service, pair):
     alice, _ = pair
     lease = claim(service, alice)
-    assert code_of(lambda: service.release_lock(alice.seat, lease, close=True,
-                                                outcome="INVALIDATED")) == "INVALID_ARGUMENT"
-    data = service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED",
-                                reason="the source is obsolete", summary="We stopped early.")
+    assert (
+        code_of(lambda: service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED"))
+        == "INVALID_ARGUMENT"
+    )
+    data = service.release_lock(
+        alice.seat,
+        lease,
+        close=True,
+        outcome="INVALIDATED",
+        reason="the source is obsolete",
+        summary="We stopped early.",
+    )
     assert data.closed
     assert data.status == "CLOSED"
     text = Path(service.status(alice.duel_id).duel.debate_path).read_text()
@@ -601,8 +646,10 @@ def test_close_refuses_raw_html_in_its_reason_or_summary_and_keeps_the_lease(ser
 def test_computed_outcome_cannot_be_claimed_before_it_is_reached(service, pair):
     alice, _ = pair
     lease = claim(service, alice)
-    assert code_of(lambda: service.release_lock(alice.seat, lease, close=True,
-                                                outcome="ACCEPTED_CONSENSUS")) == "OUTCOME_MISMATCH"
+    assert (
+        code_of(lambda: service.release_lock(alice.seat, lease, close=True, outcome="ACCEPTED_CONSENSUS"))
+        == "OUTCOME_MISMATCH"
+    )
 
 
 @pytest.mark.directory_only
@@ -666,22 +713,61 @@ COMMON = {"duel_id", "participant_count", "status", "next_step"}
 
 def test_every_op_carries_its_wire_fields_with_iso_times(service, source):
     joined = service.join(target=str(source), participant_name="Alice")
-    assert COMMON | {"participant_id", "participant_token", "seat", "source_path", "source_sha256", "target_key",
-                     "topic", "topic_slug", "debate_path", "max_turns", "lease_seconds",
-                     "peer_wait_until"} <= set(joined.to_dict())
+    assert COMMON | {
+        "participant_id",
+        "participant_token",
+        "seat",
+        "source_path",
+        "source_sha256",
+        "target_key",
+        "topic",
+        "topic_slug",
+        "debate_path",
+        "max_turns",
+        "lease_seconds",
+        "peer_wait_until",
+    } <= set(joined.to_dict())
     bob = join(service, source, "Bob")
     alice = Player(joined.seat, "Alice")
     status = service.status(alice.duel_id, participant_id=alice.id).to_dict()
-    assert COMMON | {"participant_id", "duel", "participants", "lock", "turn_count", "next_turn_seat", "turn_deadline",
-                     "candidate_convergence"} <= set(status)
-    assert {"id", "source_path", "topic", "topic_slug", "debate_path", "status", "outcome", "created_at", "closed_at",
-            "max_turns", "lease_seconds"} <= set(status["duel"])
-    assert {"id", "seat", "display_name", "harness", "model_id", "joined_at", "last_seen_at"} <= set(status["participants"][0])
+    assert COMMON | {
+        "participant_id",
+        "duel",
+        "participants",
+        "lock",
+        "turn_count",
+        "next_turn_seat",
+        "turn_deadline",
+        "candidate_convergence",
+    } <= set(status)
+    assert {
+        "id",
+        "source_path",
+        "topic",
+        "topic_slug",
+        "debate_path",
+        "status",
+        "outcome",
+        "created_at",
+        "closed_at",
+        "max_turns",
+        "lease_seconds",
+    } <= set(status["duel"])
+    assert {"id", "seat", "display_name", "harness", "model_id", "joined_at", "last_seen_at"} <= set(
+        status["participants"][0]
+    )
     assert {"owner_participant_id", "lease_expires_at", "fence"} <= set(status["lock"])
     granted = service.claim_lock(alice.seat)
     claim = granted.to_dict()
-    assert COMMON | {"acquired", "lease_token", "lease_expires_at", "owner_participant_id", "retry_after_seconds",
-                     "wait_until", "reason"} <= set(claim)
+    assert COMMON | {
+        "acquired",
+        "lease_token",
+        "lease_expires_at",
+        "owner_participant_id",
+        "retry_after_seconds",
+        "wait_until",
+        "reason",
+    } <= set(claim)
     refused = service.claim_lock(bob.seat).to_dict()
     assert {"acquired", "retry_after_seconds", "wait_until", "reason", "owner_participant_id"} <= set(refused)
     refresh = service.refresh_lock(alice.seat, granted.lease).to_dict()
@@ -706,8 +792,14 @@ def test_events_are_gapless_typed_and_carry_no_secrets(service, pair, clock, deb
     service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED", reason="r")
     log = events(service, alice.duel_id)
     assert [e["seq"] for e in log] == list(range(len(log)))
-    assert {"participant_registered", "participant_waiting", "lock_acquired", "lock_refreshed", "lock_released",
-            "duel_closed"} <= {e["type"] for e in log}
+    assert {
+        "participant_registered",
+        "participant_waiting",
+        "lock_acquired",
+        "lock_refreshed",
+        "lock_released",
+        "duel_closed",
+    } <= {e["type"] for e in log}
     for event in log:
         assert set(event) == {"seq", "ts", "type", "duel_id", "participant_id", "data"}
         assert ISO_Z.match(event["ts"])

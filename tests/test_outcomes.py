@@ -12,8 +12,10 @@ OPEN, CONV, ACCEPT, DISS, REV = "OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSE
 
 def debate(*turns: tuple[str, bool]) -> list[TurnSummary]:
     """Turns in order, seats alternating from seat 1: (stance, has_blocking)."""
-    return [TurnSummary(seat=1 + index % 2, stance=stance, has_blocking=blocking)
-            for index, (stance, blocking) in enumerate(turns)]
+    return [
+        TurnSummary(seat=1 + index % 2, stance=stance, has_blocking=blocking)
+        for index, (stance, blocking) in enumerate(turns)
+    ]
 
 
 def test_outcomes_are_the_five_protocol_names_in_order():
@@ -46,8 +48,13 @@ def test_dissent_when_both_latest_dissent():
 
 @pytest.mark.parametrize(
     "last_two",
-    [((CONV, True), (CONV, False)), ((CONV, False), (OPEN, True)), ((DISS, False), (CONV, False)),
-     ((ACCEPT, False), (DISS, False)), ((ACCEPT, True), (ACCEPT, False))],
+    [
+        ((CONV, True), (CONV, False)),
+        ((CONV, False), (OPEN, True)),
+        ((DISS, False), (CONV, False)),
+        ((ACCEPT, False), (DISS, False)),
+        ((ACCEPT, True), (ACCEPT, False)),
+    ],
 )
 def test_dissent_at_max_turns_while_blocking_or_dissenting_remains(last_two):
     turns = debate((OPEN, False), (OPEN, False), *last_two)
@@ -55,8 +62,9 @@ def test_dissent_at_max_turns_while_blocking_or_dissenting_remains(last_two):
     assert evaluate(turns, 5).outcome is None  # the same turns before the last turn is written
 
 
-@pytest.mark.parametrize("last_two", [((CONV, False), (CONV, False)), ((OPEN, False), (REV, False)),
-                                      ((ACCEPT, False), (CONV, False))])
+@pytest.mark.parametrize(
+    "last_two", [((CONV, False), (CONV, False)), ((OPEN, False), (REV, False)), ((ACCEPT, False), (CONV, False))]
+)
 def test_max_turns_when_the_last_turn_is_written_without_consensus_or_dissent(last_two):
     assert evaluate(debate((OPEN, True), (DISS, True), *last_two), 4).outcome == MAX_TURNS
 

@@ -37,8 +37,14 @@ def config_of(panel: dict) -> object:
 
 
 def test_a_lineup_becomes_each_seats_join_flags_in_seat_order():
-    config = config_of({"seats": {"2": {"model": "gpt-x", "persona": "skeptic"},
-                                  "1": {"name": "Ada", "provider": "anthropic", "model": "claude-x"}}})
+    config = config_of(
+        {
+            "seats": {
+                "2": {"model": "gpt-x", "persona": "skeptic"},
+                "1": {"name": "Ada", "provider": "anthropic", "model": "claude-x"},
+            }
+        }
+    )
     assert lineup_seats(config) == [
         PanelSeat("seat 1 (Ada)", ("--name", "Ada", "--provider", "anthropic", "--model", "claude-x")),
         PanelSeat("seat 2 (skeptic)", ("--model", "gpt-x", "--persona", "skeptic")),
@@ -52,12 +58,15 @@ def test_a_lineups_chair_joins_last_with_the_chair_role_and_every_seat_creates_a
     assert "--chair" in flags and flags[flags.index("--max-turns") + 1] == "6"
 
 
-@pytest.mark.parametrize(("seats", "problem"), [
-    ({}, "no lineup"),
-    ({"1": {"model": "claude-x"}}, "at least two"),
-    ({"1": {"model": "a"}, "3": {"model": "b"}}, "seats 1, 3: a lineup numbers its seats 1, 2, …"),
-    ({"1": {"name": "Ada"}, "2": {"name": "Ada"}}, "'Ada' names more than one seat"),
-])
+@pytest.mark.parametrize(
+    ("seats", "problem"),
+    [
+        ({}, "no lineup"),
+        ({"1": {"model": "claude-x"}}, "at least two"),
+        ({"1": {"model": "a"}, "3": {"model": "b"}}, "seats 1, 3: a lineup numbers its seats 1, 2, …"),
+        ({"1": {"name": "Ada"}, "2": {"name": "Ada"}}, "'Ada' names more than one seat"),
+    ],
+)
 def test_a_lineup_without_seats_1_to_n_or_with_a_name_twice_is_invalid_config(seats, problem):
     with pytest.raises(DuelError) as raised:
         lineup_seats(config_of({"seats": seats}))
@@ -69,9 +78,16 @@ def test_every_seat_joins_with_the_duels_settings_in_full_and_the_lineup_file():
     config = config_of({"seats": {"1": {}, "2": {}, "3": {}}})
     flags = shared_flags(config, DuelSettings(seats=3, lease_seconds=30), "Leases", ["/p/lineup.toml"])
     pairs = dict(zip(flags[::2], flags[1::2], strict=True))
-    assert pairs == {"--debate-dir": "debates", "--topic": "Leases", "--max-turns": "9", "--lease-seconds": "30",
-                     "--peer-wait-seconds": "900", "--turn-timeout-seconds": "1800", "--seats": "3",
-                     "--config": "/p/lineup.toml"}
+    assert pairs == {
+        "--debate-dir": "debates",
+        "--topic": "Leases",
+        "--max-turns": "9",
+        "--lease-seconds": "30",
+        "--peer-wait-seconds": "900",
+        "--turn-timeout-seconds": "1800",
+        "--seats": "3",
+        "--config": "/p/lineup.toml",
+    }
     assert join_command("/d.md", flags, PanelSeat("seat 1", ("--name", "A")))[-3:] == ["--name", "A", "--json"]
 
 
@@ -90,25 +106,41 @@ def plays(stances: list[str]):
     def respond(body: dict) -> str:
         n, name, harness, model, _ = asked(body)
         return make_turn(n, name, harness, model, stances[n - 1])
+
     return respond
 
 
 def lineup_of(*seats: tuple[str, str], extra: str = "") -> str:
     """A lineup file: seat k is ``seats[k - 1]`` (name, model)."""
-    return extra + "".join(f'[panel.seats.{number}]\nname = "{name}"\nmodel = "{model}"\n'
-                           for number, (name, model) in enumerate(seats, start=1))
+    return extra + "".join(
+        f'[panel.seats.{number}]\nname = "{name}"\nmodel = "{model}"\n'
+        for number, (name, model) in enumerate(seats, start=1)
+    )
 
 
 def panel(tmp_path: Path, source: Path, debate_dir: Path, lineup: str, *flags: str, env: dict[str, str]):
     (tmp_path / "lineup.toml").write_text(lineup)
-    argv = [sys.executable, "-m", "rp1_duel", "panel", "--target", str(source), "--lineup",
-            str(tmp_path / "lineup.toml"), "--debate-dir", str(debate_dir), "--json", *flags]
+    argv = [
+        sys.executable,
+        "-m",
+        "rp1_duel",
+        "panel",
+        "--target",
+        str(source),
+        "--lineup",
+        str(tmp_path / "lineup.toml"),
+        "--debate-dir",
+        str(debate_dir),
+        "--json",
+        *flags,
+    ]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
 
 
 @pytest.mark.slow
 def test_duel_panel_runs_claude_gpt_and_a_script_to_consensus_from_one_lineup(
-        tmp_path, source, debate_dir, anthropic_server, openai_server):
+    tmp_path, source, debate_dir, anthropic_server, openai_server
+):
     stances = [OPEN, OPEN, OPEN, ACCEPT, ACCEPT, ACCEPT]
     anthropic_server.responder = openai_server.responder = plays(stances)
     cy = scripted_seat(tmp_path, "Cy", {3: OPEN, 6: ACCEPT})
@@ -128,8 +160,12 @@ model = "scripted:{cy}"
 [duel]
 max_turns = 6
 """
-    env = clean_env(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=anthropic_server.base_url, OPENAI_API_KEY="k",
-                    OPENAI_BASE_URL=openai_server.base_url)
+    env = clean_env(
+        ANTHROPIC_API_KEY="k",
+        ANTHROPIC_BASE_URL=anthropic_server.base_url,
+        OPENAI_API_KEY="k",
+        OPENAI_BASE_URL=openai_server.base_url,
+    )
     out, err = panel(tmp_path, source, debate_dir, lineup, env=env).communicate(timeout=120)
 
     assert "Traceback" not in err
@@ -147,11 +183,11 @@ max_turns = 6
 
 
 @pytest.mark.slow
-def test_a_seat_that_fails_before_taking_its_seat_stops_the_panel_and_leaves_no_lease(
-        tmp_path, source, debate_dir):
+def test_a_seat_that_fails_before_taking_its_seat_stops_the_panel_and_leaves_no_lease(tmp_path, source, debate_dir):
     ada = scripted_seat(tmp_path, "Ada", {1: OPEN})
-    lineup = lineup_of(("Ada", f"scripted:{ada}"), ("Bea", f"scripted:{tmp_path / 'missing'}"),
-                       ("Cy", f"scripted:{ada}"))
+    lineup = lineup_of(
+        ("Ada", f"scripted:{ada}"), ("Bea", f"scripted:{tmp_path / 'missing'}"), ("Cy", f"scripted:{ada}")
+    )
     process = panel(tmp_path, source, debate_dir, lineup, env=clean_env())
     out, err = process.communicate(timeout=60)
 
@@ -159,7 +195,8 @@ def test_a_seat_that_fails_before_taking_its_seat_stops_the_panel_and_leaves_no_
     assert "[seat 2 (Bea)] duel: INVALID_ARGUMENT: scripted:" in err  # Bea's own error, said to be hers
     assert "is not a directory holding *.md turns" in err
     assert err.strip().splitlines()[-1] == (
-        "duel: PANEL_SEAT_FAILED: seat 2 (Bea) ended before taking its seat (its error is above)")
+        "duel: PANEL_SEAT_FAILED: seat 2 (Bea) ended before taking its seat (its error is above)"
+    )
     assert json.loads(out)["error"]["code"] == "PANEL_SEAT_FAILED"
     status = DuelService(debate_dir).status(target=str(source))
     assert [p.display_name for p in status.participants] == ["Ada"]  # Ada's seat is kept
@@ -195,7 +232,8 @@ def test_duel_panel_runs_a_chaired_lineup_through_its_phases_to_consensus(tmp_pa
     for seat, (name, _, _) in PANEL.items():
         who = (name, "duel", f"scripted:{name.lower()}")
         closing = make_turn(seat + 4, *who, stance=ACCEPT).replace(
-            "**Agreements**\n", addressing(4, *ANSWERS) + "**Agreements**\n")
+            "**Agreements**\n", addressing(4, *ANSWERS) + "**Agreements**\n"
+        )
         folder = tmp_path / name.lower()
         folder.mkdir()
         (folder / "1.md").write_text(make_turn(seat, *who, stance=OPEN))
@@ -203,11 +241,19 @@ def test_duel_panel_runs_a_chaired_lineup_through_its_phases_to_consensus(tmp_pa
         seats.append((name, f"scripted:{folder}"))
     chair = ("Chair", "duel", "scripted:chair")
     (tmp_path / "chair").mkdir()
-    for index, text in enumerate([brief(chair), pre_closing(4).replace(heading(4), heading(4, chair)),
-                                  synthesis(8).replace(heading(8), heading(8, chair))], start=1):
+    for index, text in enumerate(
+        [
+            brief(chair),
+            pre_closing(4).replace(heading(4), heading(4, chair)),
+            synthesis(8).replace(heading(8), heading(8, chair)),
+        ],
+        start=1,
+    ):
         (tmp_path / "chair" / f"{index}.md").write_text(text)
-    lineup = lineup_of(*seats, extra="[duel]\nmax_turns = 6\n") + \
-        f'[panel.chair]\nname = "Chair"\nmodel = "scripted:{tmp_path / "chair"}"\n'
+    lineup = (
+        lineup_of(*seats, extra="[duel]\nmax_turns = 6\n")
+        + f'[panel.chair]\nname = "Chair"\nmodel = "scripted:{tmp_path / "chair"}"\n'
+    )
     process = panel(tmp_path, source, debate_dir, lineup, env=clean_env())
     out, err = process.communicate(timeout=120)
 
@@ -215,5 +261,9 @@ def test_duel_panel_runs_a_chaired_lineup_through_its_phases_to_consensus(tmp_pa
     summary = json.loads(out)
     assert summary["outcome"] == ACCEPTED_CONSENSUS
     assert [(s["seat"], s["turns_written"]) for s in summary["seats"]] == [
-        (1, [1, 5]), (2, [2, 6]), (3, [3, 7]), (0, [0, 4, 8])]
+        (1, [1, 5]),
+        (2, [2, 6]),
+        (3, [3, 7]),
+        (0, [0, 4, 8]),
+    ]
     assert validate_file(summary["debate_path"]).valid

@@ -70,8 +70,9 @@ def test_panel_dissents_early_only_when_every_seat_dissents():
     assert evaluate(one_dissenter, 9, 3).outcome is None
 
 
-@pytest.mark.parametrize("last_round", [((CONV, False), (CONV, False), (DISS, False)),
-                                        ((CONV, False), (CONV, True), (ACCEPT, False))])
+@pytest.mark.parametrize(
+    "last_round", [((CONV, False), (CONV, False), (DISS, False)), ((CONV, False), (CONV, True), (ACCEPT, False))]
+)
 def test_panel_dissent_at_max_turns_while_any_seat_dissents_or_blocks(last_round):
     turns = panel_turns(3, (OPEN, False), (OPEN, False), (OPEN, False), *last_round)
     assert evaluate(turns, 6, 3).outcome == DISSENT
@@ -92,8 +93,14 @@ def test_max_turns_defaults_to_three_rounds():
     assert DuelSettings(max_turns=4, seats=3).turn_limit == 4
 
 
-@pytest.mark.parametrize(("settings", "flag"), [(DuelSettings(seats=9), "--seats"), (DuelSettings(seats=1), "--seats"),
-                                                (DuelSettings(max_turns=2, seats=3), "--max-turns")])
+@pytest.mark.parametrize(
+    ("settings", "flag"),
+    [
+        (DuelSettings(seats=9), "--seats"),
+        (DuelSettings(seats=1), "--seats"),
+        (DuelSettings(max_turns=2, seats=3), "--max-turns"),
+    ],
+)
 def test_seats_out_of_range_or_fewer_turns_than_seats_are_refused(settings, flag):
     with pytest.raises(DuelError) as refused:
         settings.check()
@@ -105,21 +112,36 @@ def test_seats_out_of_range_or_fewer_turns_than_seats_are_refused(settings, flag
 
 
 def front(seats: int, *participant_seats: int) -> FrontMatter:
-    entries = tuple(ParticipantEntry(f"p-0000000{seat}", seat, f"P{seat}", "h", "m", None) for seat in participant_seats)
-    return FrontMatter("d", "t", "t", "s.md", "0" * 64, 9, "ACTIVE", None, "2026-11-23T00:00:00.000Z", None, entries,
-                       seats)
+    entries = tuple(
+        ParticipantEntry(f"p-0000000{seat}", seat, f"P{seat}", "h", "m", None) for seat in participant_seats
+    )
+    return FrontMatter(
+        "d", "t", "t", "s.md", "0" * 64, 9, "ACTIVE", None, "2026-11-23T00:00:00.000Z", None, entries, seats
+    )
 
 
-_REST = ("duel_id: d\ntopic: t\ntopic_slug: t\nsource_path: s.md\nsource_sha256: x\nmax_turns: 9\nstatus: ACTIVE\n"
-         "outcome: null\ncreated_at: c\nclosed_at: null\n")
+_REST = (
+    "duel_id: d\ntopic: t\ntopic_slug: t\nsource_path: s.md\nsource_sha256: x\nmax_turns: 9\nstatus: ACTIVE\n"
+    "outcome: null\ncreated_at: c\nclosed_at: null\n"
+)
 
 
 def test_two_seat_front_matter_is_written_as_before_panels():
     text = front(2, 1, 2).to_yaml()
     assert "seats" not in text
-    assert list(front_matter_mapping(text)) == ["duel_id", "topic", "topic_slug", "source_path", "source_sha256",
-                                                "max_turns", "status", "outcome", "created_at", "closed_at",
-                                                "participants"]
+    assert list(front_matter_mapping(text)) == [
+        "duel_id",
+        "topic",
+        "topic_slug",
+        "source_path",
+        "source_sha256",
+        "max_turns",
+        "status",
+        "outcome",
+        "created_at",
+        "closed_at",
+        "participants",
+    ]
     assert FrontMatter.parse(text).seats == 2
 
 
@@ -129,8 +151,9 @@ def test_panel_front_matter_records_its_seats_after_max_turns():
     assert FrontMatter.parse(text) == front(3, 1, 2, 3)
 
 
-@pytest.mark.parametrize("header", ["seats: 9\n", "seats: 1\n", "seats: three\n", "seats: true\n",
-                                    "seats: 2\nparticipants: [{seat: 3}]\n"])
+@pytest.mark.parametrize(
+    "header", ["seats: 9\n", "seats: 1\n", "seats: three\n", "seats: true\n", "seats: 2\nparticipants: [{seat: 3}]\n"]
+)
 def test_front_matter_with_seats_out_of_range_or_a_seat_beyond_them_is_refused(header):
     with pytest.raises(FrontMatterError):
         FrontMatter.parse(header + _REST + ("" if "participants" in header else "participants: []\n"))
@@ -145,8 +168,10 @@ def without_revision_support(turn: str) -> str:
 
 def test_stance_revision_compares_with_the_participants_own_turn_a_round_back(tmp_path: Path):
     source = tmp_path / "design.md"
-    source.write_text("# Lease design\n\n## Lease semantics\nLeases expire after fifteen minutes unless refreshed."
-                      "\n\n## Failure handling\nA crashed holder loses the floor.\n")
+    source.write_text(
+        "# Lease design\n\n## Lease semantics\nLeases expire after fifteen minutes unless refreshed."
+        "\n\n## Failure handling\nA crashed holder loses the floor.\n"
+    )
     history = History(read_source(source), ("design.md",), seats=3)
     for n, stance in ((1, OPEN), (2, CONV), (3, CONV)):
         name, harness, model = PANEL[seat_of(n, 3)]
@@ -162,9 +187,13 @@ def test_stance_revision_compares_with_the_participants_own_turn_a_round_back(tm
 
 
 def seat_panel(service, source: Path, seats: int = 3, **settings) -> dict[int, Player]:
-    return {seat: join(service, source, name, harness=harness, model_id=model,
-                       settings=DuelSettings(seats=seats, **settings))
-            for seat, (name, harness, model) in PANEL.items() if seat <= seats}
+    return {
+        seat: join(
+            service, source, name, harness=harness, model_id=model, settings=DuelSettings(seats=seats, **settings)
+        )
+        for seat, (name, harness, model) in PANEL.items()
+        if seat <= seats
+    }
 
 
 def play(service, players: dict[int, Player], *stances: str, seats: int = 3) -> str:
@@ -173,8 +202,12 @@ def play(service, players: dict[int, Player], *stances: str, seats: int = 3) -> 
     for stance in stances:
         number = service.status(players[1].duel_id).turn_count + 1
         player = players[seat_of(number, seats)]
-        path = service.append(player.seat, claim(service, player),
-                              make_turn(number, *PANEL[seat_of(number, seats)], stance=stance), release=True).debate_path
+        path = service.append(
+            player.seat,
+            claim(service, player),
+            make_turn(number, *PANEL[seat_of(number, seats)], stance=stance),
+            release=True,
+        ).debate_path
     return path
 
 
@@ -307,7 +340,10 @@ def test_tools_join_seats_a_panel_and_refuses_a_seat_beyond_it(source, debate_di
         assert (refused.code, refused.envelope["error"]["details"]) == (2, {"flag": flag})
     joined = [tools_join(name, "--seats", "3") for name in ("Alice", "Bob", "Carol")]
     assert [(j.code, j.envelope["data"]["seat"], j.envelope["data"]["seats"]) for j in joined] == [
-        (0, 1, 3), (0, 2, 3), (0, 3, 3)]
+        (0, 1, 3),
+        (0, 2, 3),
+        (0, 3, 3),
+    ]
     assert joined[0].envelope["data"]["max_turns"] == 9
     assert joined[1].envelope["data"]["next_step"] == "wait_peer"
     assert joined[2].envelope["data"]["next_step"] == "wait_turn"
@@ -318,16 +354,18 @@ def test_tools_join_seats_a_panel_and_refuses_a_seat_beyond_it(source, debate_di
 # -- duel join: a panel of real processes ------------------------------------------------------------
 
 
-def scripted_panelist(source: Path, debate_dir: Path, tmp_path: Path, name: str, seat: int, stances: dict[int, str],
-                      *flags: str):
+def scripted_panelist(
+    source: Path, debate_dir: Path, tmp_path: Path, name: str, seat: int, stances: dict[int, str], *flags: str
+):
     """`duel join --model scripted:DIR` for seat ``seat``: it plays ``stances`` (turn number -> stance)."""
     script = tmp_path / name.lower()
     script.mkdir()
     for index, (number, stance) in enumerate(sorted(stances.items()), start=1):
         assert seat_of(number, 3) == seat
         (script / f"{index}.md").write_text(make_turn(number, name, "duel", f"scripted:{script.name}", stance))
-    return start(source, debate_dir, "--model", f"scripted:{script}", "--name", name, "--seats", "3", *flags,
-                 env=clean_env())
+    return start(
+        source, debate_dir, "--model", f"scripted:{script}", "--name", name, "--seats", "3", *flags, env=clean_env()
+    )
 
 
 def run_panel(source: Path, debate_dir: Path, tmp_path: Path, stances: list[str], *flags: str) -> list:
@@ -344,7 +382,10 @@ def run_panel(source: Path, debate_dir: Path, tmp_path: Path, stances: list[str]
 def test_a_panel_of_three_join_processes_reaches_consensus_and_validates(source, debate_dir, tmp_path):
     finished = run_panel(source, debate_dir, tmp_path, [OPEN, OPEN, OPEN, ACCEPT, ACCEPT, ACCEPT], "--max-turns", "6")
     assert [(code, result["outcome"], result["seat"]) for code, result, _ in finished] == [
-        (0, ACCEPTED_CONSENSUS, 1), (0, ACCEPTED_CONSENSUS, 2), (0, ACCEPTED_CONSENSUS, 3)], finished[0][2]
+        (0, ACCEPTED_CONSENSUS, 1),
+        (0, ACCEPTED_CONSENSUS, 2),
+        (0, ACCEPTED_CONSENSUS, 3),
+    ], finished[0][2]
     assert [result["turns_written"] for _, result, _ in finished] == [[1, 4], [2, 5], [3, 6]]
     report = validate_file(finished[0][1]["debate_path"])
     assert report.valid, report.problems

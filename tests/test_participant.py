@@ -33,8 +33,11 @@ TESTS = Path(__file__).parent
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "OPENAI_", "DUEL_")) and k not in ("EDITOR", "VISUAL")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "OPENAI_", "DUEL_")) and k not in ("EDITOR", "VISUAL")
+    }
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
     env.update(extra)
     return env
@@ -49,8 +52,18 @@ def gpt_env(server: FakeOpenAIServer) -> dict[str, str]:
 
 
 def start(source: Path, debate_dir: Path, *args: str, env: dict[str, str], stdin=subprocess.DEVNULL):
-    argv = [sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--debate-dir", str(debate_dir),
-            "--json", *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "rp1_duel",
+        "join",
+        "--target",
+        str(source),
+        "--debate-dir",
+        str(debate_dir),
+        "--json",
+        *args,
+    ]
     return subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -95,8 +108,7 @@ def test_claude_and_gpt_finish_a_duel(source, debate_dir, anthropic_server, open
     assert "GPT (duel / gpt-x)" in text
 
 
-def test_wrapped_answers_are_extracted_without_a_repair_round_trip(source, debate_dir, anthropic_server,
-                                                                     openai_server):
+def test_wrapped_answers_are_extracted_without_a_repair_round_trip(source, debate_dir, anthropic_server, openai_server):
     anthropic_server.responder = openai_server.responder = wrapped
     claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "4", env=claude_env(anthropic_server))
     wait_for_seat(debate_dir, source)
@@ -116,8 +128,15 @@ def test_wrapped_answers_are_extracted_without_a_repair_round_trip(source, debat
     assert "```" not in text and "<think>" not in text and "Let me know" not in text and "Here is my" not in text
 
 
-def scripted_peer(source: Path, debate_dir: Path, tmp_path: Path, turns: list[int], max_turns: int = 4,
-                  stance=lambda n, limit: "ACCEPTING_CONSENSUS" if n >= limit - 1 else "OPEN_TO_DEBATE", **kw):
+def scripted_peer(
+    source: Path,
+    debate_dir: Path,
+    tmp_path: Path,
+    turns: list[int],
+    max_turns: int = 4,
+    stance=lambda n, limit: "ACCEPTING_CONSENSUS" if n >= limit - 1 else "OPEN_TO_DEBATE",
+    **kw,
+):
     """A peer that plays pre-written turns (valid against helpers.SOURCE) as Bob."""
     folder = tmp_path / "bob"
     folder.mkdir(exist_ok=True)
@@ -156,15 +175,25 @@ def test_a_participant_that_fails_three_repairs_invalidates_the_duel(source, deb
     code, result, err = finish(peer)
     assert (code, result["outcome"]) == (1, "INVALIDATED")
     # The peer says why it exits 1, as its last line.
-    assert err.strip().splitlines()[-1] == ("duel: INVALIDATED: Claude could not write a valid turn 1 after 3 repairs "
-                                            "(UNRESOLVED_TAG)")
+    assert err.strip().splitlines()[-1] == (
+        "duel: INVALIDATED: Claude could not write a valid turn 1 after 3 repairs (UNRESOLVED_TAG)"
+    )
 
 
 def test_slow_model_keeps_its_lease_by_refreshing(source, debate_dir, anthropic_server, tmp_path):
     anthropic_server.responder = debater
     anthropic_server.delay_per_chunk = 0.04  # ~170 words: about 7 s, longer than the 5 s lease
-    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "2", "--lease-seconds", "5",
-                   env=claude_env(anthropic_server))
+    claude = start(
+        source,
+        debate_dir,
+        "--model",
+        "claude-x",
+        "--max-turns",
+        "2",
+        "--lease-seconds",
+        "5",
+        env=claude_env(anthropic_server),
+    )
     wait_for_seat(debate_dir, source)
     peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
     code, result, err = finish(claude)
@@ -210,8 +239,17 @@ def test_peer_that_never_comes_ends_in_timeout(source, debate_dir, tmp_path):
     script = tmp_path / "ada"
     script.mkdir()
     (script / "1.md").write_text("never played")
-    lonely = start(source, debate_dir, "--model", f"scripted:{script}", "--name", "Ada",
-                   "--peer-wait-seconds", "1", env=clean_env())
+    lonely = start(
+        source,
+        debate_dir,
+        "--model",
+        f"scripted:{script}",
+        "--name",
+        "Ada",
+        "--peer-wait-seconds",
+        "1",
+        env=clean_env(),
+    )
     code, result, err = finish(lonely, timeout=30)
     assert code == 0, err
     assert result["outcome"] == "TIMEOUT", err
@@ -223,8 +261,19 @@ def test_peer_that_never_answers_ends_in_timeout(source, debate_dir, tmp_path):
     ada = tmp_path / "ada"
     ada.mkdir()
     (ada / "1.md").write_text(make_turn(1, "Ada", "duel", "scripted:ada"))
-    first = start(source, debate_dir, "--model", f"scripted:{ada}", "--name", "Ada", "--max-turns", "6",
-                  "--turn-timeout-seconds", "2", env=clean_env())
+    first = start(
+        source,
+        debate_dir,
+        "--model",
+        f"scripted:{ada}",
+        "--name",
+        "Ada",
+        "--max-turns",
+        "6",
+        "--turn-timeout-seconds",
+        "2",
+        env=clean_env(),
+    )
     wait_for_seat(debate_dir, source)
     peer = scripted_peer(source, debate_dir, tmp_path, [2])
     code, result, err = finish(first)
@@ -258,8 +307,13 @@ def test_a_waiting_participant_keeps_its_seat_while_the_peer_writes_longer_than_
 
 
 def test_join_without_key_or_model_fails_in_one_line_naming_every_way_out(source, debate_dir):
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "join", "--target", str(source)],
-                          capture_output=True, text=True, env=clean_env(), cwd=source.parent)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "join", "--target", str(source)],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        cwd=source.parent,
+    )
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
     for option in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "--base-url", "--model human", "--model scripted:DIR"):
@@ -279,8 +333,18 @@ def test_a_person_at_a_terminal_writes_the_turn_in_the_editor_without_its_notes(
     )
     main_fd, terminal_fd = pty.openpty()  # a real terminal, so the editor path is taken
     threading.Thread(target=lambda: _drain(main_fd), daemon=True).start()
-    person = start(source, debate_dir, "--model", "human", "--name", "Hana", "--max-turns", "2",
-                   env=clean_env(EDITOR=f"{sys.executable} {editor}"), stdin=terminal_fd)
+    person = start(
+        source,
+        debate_dir,
+        "--model",
+        "human",
+        "--name",
+        "Hana",
+        "--max-turns",
+        "2",
+        env=clean_env(EDITOR=f"{sys.executable} {editor}"),
+        stdin=terminal_fd,
+    )
     os.close(terminal_fd)
     wait_for_seat(debate_dir, source)
     peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
@@ -302,8 +366,13 @@ def _drain(fd: int) -> None:
 
 
 def test_demo_finishes_a_valid_duel_in_a_fresh_directory(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "demo", "--dir", str(tmp_path / "demo")],
-                          capture_output=True, text=True, timeout=120, env=clean_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "demo", "--dir", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     assert "outcome:  ACCEPTED_CONSENSUS" in proc.stderr
     assert "duel validate: valid" in proc.stderr
@@ -342,8 +411,9 @@ def test_ctrl_c_that_cuts_a_claim_short_still_releases_the_lease_it_granted(serv
     script = tmp_path / "alice"
     script.mkdir()
     (script / "1.md").write_text(make_turn(1, "Alice", "claude-code", "scripted:alice"))
-    config = ParticipantConfig(target=str(source), debate_dir=str(service.debate.root), name="Alice",
-                               harness="claude-code")
+    config = ParticipantConfig(
+        target=str(source), debate_dir=str(service.debate.root), name="Alice", harness="claude-code"
+    )
     duelist = Duelist(config, ScriptedProvider(script), ConsoleReporter("Alice", quiet=True), service=service)
     duelist.seat = alice.seat
     assert service.claim_lock(alice.seat).lease is not None  # granted; the participant's answer is lost
@@ -382,8 +452,9 @@ def bob_first(joined, source: Path, debate_dir: Path, tmp_path: Path):
     folder = tmp_path / "bob"
     folder.mkdir()
     (folder / "1.md").write_text(make_turn(1, "Bob", "duel", "scripted:bob", "ACCEPTING_CONSENSUS"))
-    bob = joined(source, debate_dir, "--model", f"scripted:{folder}", "--name", "Bob", "--max-turns", "2",
-                 env=clean_env())
+    bob = joined(
+        source, debate_dir, "--model", f"scripted:{folder}", "--name", "Bob", "--max-turns", "2", env=clean_env()
+    )
     wait_for_seat(debate_dir, source)
     return bob
 
@@ -399,10 +470,12 @@ def seated_models(debate_dir: Path, source: Path) -> list[str]:
         ("bad key", "claude-x", "PROVIDER_AUTH", "HTTP 401"),
     ],
 )
-def test_a_mistyped_model_or_a_bad_key_is_refused_before_joining(joined, source, debate_dir, tmp_path, fault, model,
-                                                                code, says):
-    server = FakeAnthropicServer(responder=debater, models=["claude-x"],
-                                 fail_status=401 if fault == "bad key" else None)
+def test_a_mistyped_model_or_a_bad_key_is_refused_before_joining(
+    joined, source, debate_dir, tmp_path, fault, model, code, says
+):
+    server = FakeAnthropicServer(
+        responder=debater, models=["claude-x"], fail_status=401 if fault == "bad key" else None
+    )
     with server:
         bob = bob_first(joined, source, debate_dir, tmp_path)
         refused, out, err = finish(joined(source, debate_dir, "--model", model, env=claude_env(server)), timeout=60)
@@ -418,7 +491,8 @@ def test_a_mistyped_model_or_a_bad_key_is_refused_before_joining(joined, source,
 
 
 def test_a_seat_whose_model_failed_before_its_first_turn_is_taken_over_by_the_corrected_run(
-        joined, source, debate_dir, tmp_path):
+    joined, source, debate_dir, tmp_path
+):
     # A server that cannot look models up: the typo passes preflight and fails at the turn, after the join.
     with FakeAnthropicServer(responder=debater, models=["claude-x"], lookup="none") as server:
         bob = bob_first(joined, source, debate_dir, tmp_path)
@@ -435,13 +509,25 @@ def test_a_seat_whose_model_failed_before_its_first_turn_is_taken_over_by_the_co
     assert validate_file(result["debate_path"]).valid
 
 
-def test_a_model_that_never_finishes_cannot_hold_the_duel_past_the_turn_deadline(joined, source, debate_dir, tmp_path,
-                                                                                   anthropic_server):
+def test_a_model_that_never_finishes_cannot_hold_the_duel_past_the_turn_deadline(
+    joined, source, debate_dir, tmp_path, anthropic_server
+):
     anthropic_server.responder = debater
     anthropic_server.delay_per_chunk = 2.0  # ~170 words: minutes, while the turn has 6 s
     started = time.monotonic()
-    claude = joined(source, debate_dir, "--model", "claude-x", "--max-turns", "2", "--lease-seconds", "5",
-                   "--turn-timeout-seconds", "6", env=claude_env(anthropic_server))
+    claude = joined(
+        source,
+        debate_dir,
+        "--model",
+        "claude-x",
+        "--max-turns",
+        "2",
+        "--lease-seconds",
+        "5",
+        "--turn-timeout-seconds",
+        "6",
+        env=claude_env(anthropic_server),
+    )
     wait_for_seat(debate_dir, source)
     folder = tmp_path / "bob"
     folder.mkdir()

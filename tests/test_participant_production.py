@@ -32,19 +32,25 @@ def wrote_seconds(err: str) -> list[float]:
 
 
 def test_a_duel_survives_rate_limits_overload_in_stream_errors_and_cut_streams(
-        source, debate_dir, anthropic_server, openai_server):
+    source, debate_dir, anthropic_server, openai_server
+):
     anthropic_server.responder = openai_server.responder = debater
     anthropic_server.cache_read_tokens, anthropic_server.cache_write_tokens = 500, 100
     anthropic_server.script = [
-        {"status": 429, "retry_after": 3}, {"error_after_chunks": 3},  # turn 1
-        {"reset_after_chunks": 2}, {"end_after_chunks": 2},  # turn 3
+        {"status": 429, "retry_after": 3},
+        {"error_after_chunks": 3},  # turn 1
+        {"reset_after_chunks": 2},
+        {"end_after_chunks": 2},  # turn 3
     ]
     openai_server.script = [
-        {"status": 529, "retry_after": 1}, {"status": 503, "retry_after": 1}, {"status": 529, "retry_after": 1},  # 2
+        {"status": 529, "retry_after": 1},
+        {"status": 503, "retry_after": 1},
+        {"status": 529, "retry_after": 1},  # 2
         {"error_after_chunks": 2},  # turn 4
     ]
-    claude = start(source, debate_dir, "--model", "claude-sonnet-5-5", "--max-turns", "4",
-                   env=claude_env(anthropic_server))
+    claude = start(
+        source, debate_dir, "--model", "claude-sonnet-5-5", "--max-turns", "4", env=claude_env(anthropic_server)
+    )
     wait_for_seat(debate_dir, source)
     gpt = start(source, debate_dir, "--model", "gpt-6.1-sol", env=gpt_env(openai_server))
     (code_c, result_c, err_c), (code_g, result_g, err_g) = finish(claude), finish(gpt)
@@ -53,8 +59,10 @@ def test_a_duel_survives_rate_limits_overload_in_stream_errors_and_cut_streams(
     assert result_c["outcome"] == result_g["outcome"] == "ACCEPTED_CONSENSUS"
     assert (result_c["turns_written"], result_g["turns_written"]) == ([1, 3], [2, 4])
     # Told as it happens, timed from the request: the first turn waited 3 s for the rate limit.
-    assert "anthropic rate-limited the request (HTTP 429): fake rate_limit_error (429); retrying in 3 s (attempt 2)" \
+    assert (
+        "anthropic rate-limited the request (HTTP 429): fake rate_limit_error (429); retrying in 3 s (attempt 2)"
         in err_c
+    )
     assert "in the middle of its answer (overloaded_error)" in err_c
     assert "dropped in the middle of its answer" in err_c
     assert "closed the stream before the answer was complete" in err_c
@@ -71,12 +79,16 @@ def test_a_duel_survives_rate_limits_overload_in_stream_errors_and_cut_streams(
     assert claude_usage["seconds"] >= 3.0
     recorded = events(debate_dir, result_c["duel_id"], "usage")
     assert [(e["participant_id"], e["data"]["turn_number"]) for e in recorded] == [
-        (result_c["participant_id"], 1), (result_g["participant_id"], 2),
-        (result_c["participant_id"], 3), (result_g["participant_id"], 4)]
+        (result_c["participant_id"], 1),
+        (result_g["participant_id"], 2),
+        (result_c["participant_id"], 3),
+        (result_g["participant_id"], 4),
+    ]
 
 
 def test_retries_stop_at_the_turn_deadline_and_the_seat_is_kept_for_a_rerun(
-        source, debate_dir, anthropic_server, tmp_path):
+    source, debate_dir, anthropic_server, tmp_path
+):
     anthropic_server.responder = debater
     anthropic_server.script = [{"status": 529}] * 4  # 1, 2 and 4 s waits; then 8 s would pass the 40 s deadline
     args = ("--model", "claude-x", "--max-turns", "2", "--turn-timeout-seconds", "40")
@@ -101,8 +113,9 @@ def test_retries_stop_at_the_turn_deadline_and_the_seat_is_kept_for_a_rerun(
 
 def test_a_permanent_error_is_not_retried_and_says_the_seat_is_kept(source, debate_dir, anthropic_server):
     anthropic_server.script = [{"status": 401}]
-    claude = start(source, debate_dir, "--model", "claude-x", "--peer-wait-seconds", "60",
-                   env=claude_env(anthropic_server))
+    claude = start(
+        source, debate_dir, "--model", "claude-x", "--peer-wait-seconds", "60", env=claude_env(anthropic_server)
+    )
     wait_for_seat(debate_dir, source)
     peer = start(source, debate_dir, "--model", "claude-y", "--name", "Other", env=claude_env(anthropic_server))
     _out, err = claude.communicate(timeout=60)
@@ -112,7 +125,8 @@ def test_a_permanent_error_is_not_retried_and_says_the_seat_is_kept(source, deba
     assert claude.returncode == 1, err
     assert err.strip().splitlines()[-1] == (
         "duel: PROVIDER_AUTH: anthropic refused the credentials (HTTP 401): fake authentication_error (401); "
-        "your seat is kept: run the same command to resume")
+        "your seat is kept: run the same command to resume"
+    )
     assert "retrying" not in err
 
 
@@ -122,10 +136,29 @@ def test_a_model_thinking_in_silence_shows_a_running_clock(source, debate_dir, a
     main_fd, terminal_fd = pty.openpty()  # stderr on a terminal: the live line is redrawn each second
     seen: list[bytes] = []
     threading.Thread(target=lambda: _drain(main_fd, seen), daemon=True).start()
-    argv = [sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--debate-dir", str(debate_dir),
-            "--model", "claude-x", "--max-turns", "2", "--json"]
-    claude = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=terminal_fd,
-                              text=True, env=claude_env(anthropic_server))
+    argv = [
+        sys.executable,
+        "-m",
+        "rp1_duel",
+        "join",
+        "--target",
+        str(source),
+        "--debate-dir",
+        str(debate_dir),
+        "--model",
+        "claude-x",
+        "--max-turns",
+        "2",
+        "--json",
+    ]
+    claude = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=terminal_fd,
+        text=True,
+        env=claude_env(anthropic_server),
+    )
     os.close(terminal_fd)
     wait_for_seat(debate_dir, source)
     peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
@@ -141,7 +174,8 @@ def test_a_model_thinking_in_silence_shows_a_running_clock(source, debate_dir, a
 
 
 def test_a_resumed_participant_reports_every_turn_and_all_usage_of_its_seat(
-        source, debate_dir, anthropic_server, tmp_path):
+    source, debate_dir, anthropic_server, tmp_path
+):
     anthropic_server.responder = debater
     anthropic_server.script = [{}, {"think_seconds": 60}]  # turn 3 hangs: the person presses Ctrl-C
     args = ("--model", "claude-x", "--max-turns", "4")
@@ -172,9 +206,25 @@ def _drain(fd: int, into: list[bytes]) -> None:
 
 
 def test_an_unknown_reasoning_level_is_refused_before_joining(source, debate_dir):
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--debate-dir",
-                           str(debate_dir), "--model", "claude-x", "--reasoning", "extreme"],
-                          capture_output=True, text=True, env=clean_env(ANTHROPIC_API_KEY="test-key"))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rp1_duel",
+            "join",
+            "--target",
+            str(source),
+            "--debate-dir",
+            str(debate_dir),
+            "--model",
+            "claude-x",
+            "--reasoning",
+            "extreme",
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env(ANTHROPIC_API_KEY="test-key"),
+    )
     assert proc.returncode == 2
     assert proc.stderr == "duel: INVALID_ARGUMENT: --reasoning must be one of low, medium, high, not 'extreme'\n"
     assert not debate_dir.exists()

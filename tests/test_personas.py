@@ -31,16 +31,19 @@ def test_the_built_in_library_has_four_personas_each_rewarded_for_something():
 def test_a_named_persona_puts_its_description_and_incentives_under_the_persona_line():
     text = prompt(resolve("skeptic", {}))
     skeptic = BUILT_IN["skeptic"]
-    expected = (f"Persona: skeptic. {skeptic.description}\nYou are rewarded for:\n"
-                + "".join(f"- {incentive}\n" for incentive in skeptic.incentives)
-                + "Your position: form your own view")
+    expected = (
+        f"Persona: skeptic. {skeptic.description}\nYou are rewarded for:\n"
+        + "".join(f"- {incentive}\n" for incentive in skeptic.incentives)
+        + "Your position: form your own view"
+    )
     assert expected in text
 
 
 def test_a_free_text_persona_and_no_persona_give_the_prompt_as_before():
     assert "\nPersona: a grumpy build engineer.\nYour position: " in prompt(resolve("a grumpy build engineer", {}))
-    assert ("\nPersona: a rigorous, fair-minded reviewer who argues from the text.\nYour position: "
-            in prompt(resolve(None, {})))
+    assert "\nPersona: a rigorous, fair-minded reviewer who argues from the text.\nYour position: " in prompt(
+        resolve(None, {})
+    )
     assert "rewarded" not in prompt(None)
 
 
@@ -53,7 +56,9 @@ def test_a_custom_persona_from_the_configuration_is_available_and_may_replace_a_
     (tmp_path / ".git").mkdir()
     (tmp_path / "duel.toml").write_text(
         '[personas.security-reviewer]\ndescription = "You review for attacks."\nincentives = ["finding the hole"]\n'
-        '[personas.skeptic]\ndescription = "Our house skeptic."\n', encoding="utf-8")
+        '[personas.skeptic]\ndescription = "Our house skeptic."\n',
+        encoding="utf-8",
+    )
     custom = load_config(tmp_path, {"HOME": str(tmp_path / "home")}).personas
     assert list(available(custom)) == ["skeptic", "pragmatist", "domain-expert", "users-advocate", "security-reviewer"]
     assert resolve("skeptic", custom) == Persona("skeptic", "Our house skeptic.")

@@ -21,18 +21,34 @@ BOB = Participant("p-b", 2, "Bob", "h", "m", "y", 0.0, 0.0)
 
 def state(turns: int = 0, **changes: object) -> DuelState:
     base = DuelState(
-        id="d", source_path="/s.md", source_sha256="0", topic="T", topic_slug="t", target_key="k",
-        artifact="d.md", created_at=0.0, created_mono=0.0, max_turns=6, lease_seconds=60, peer_wait_seconds=900,
-        turn_timeout_seconds=300, participants=[replace(ALICE), replace(BOB)],
-        turns=[TurnRecord(n, "p-a" if n % 2 else "p-b", 2 - n % 2, "OPEN_TO_DEBATE", False, "h", 0.0)
-               for n in range(1, turns + 1)],
-        turn_started_mono=T - 100, boot_id=NOW.boot, wall_offset=NOW.wall_offset,
+        id="d",
+        source_path="/s.md",
+        source_sha256="0",
+        topic="T",
+        topic_slug="t",
+        target_key="k",
+        artifact="d.md",
+        created_at=0.0,
+        created_mono=0.0,
+        max_turns=6,
+        lease_seconds=60,
+        peer_wait_seconds=900,
+        turn_timeout_seconds=300,
+        participants=[replace(ALICE), replace(BOB)],
+        turns=[
+            TurnRecord(n, "p-a" if n % 2 else "p-b", 2 - n % 2, "OPEN_TO_DEBATE", False, "h", 0.0)
+            for n in range(1, turns + 1)
+        ],
+        turn_started_mono=T - 100,
+        boot_id=NOW.boot,
+        wall_offset=NOW.wall_offset,
     )
     return replace(base, **changes)
 
 
-def lease(owner: Participant = ALICE, expires: float = T + 30, for_timeout: bool = False,
-          granted: float = T - 30) -> Lease:
+def lease(
+    owner: Participant = ALICE, expires: float = T + 30, for_timeout: bool = False, granted: float = T - 30
+) -> Lease:
     return Lease(owner.id, "1-secret", 1, granted, expires, for_timeout)
 
 
@@ -111,8 +127,13 @@ def test_a_broken_record_allows_only_an_invalidated_close():
         (state(2, invalid_reason="tampered"), lease(), "DISSENT", None, ("ARTIFACT_TAMPERED", None)),
         # a timeout lease closes TIMEOUT only, and an ordinary lease never does
         (state(0, participants=[replace(ALICE)]), lease(for_timeout=True), "TIMEOUT", None, (None, None)),
-        (state(0, participants=[replace(ALICE)]), lease(for_timeout=True), "INVALIDATED", "r",
-         ("OUTCOME_MISMATCH", None)),
+        (
+            state(0, participants=[replace(ALICE)]),
+            lease(for_timeout=True),
+            "INVALIDATED",
+            "r",
+            ("OUTCOME_MISMATCH", None),
+        ),
         (state(1), lease(), "TIMEOUT", None, ("TIMEOUT_REJECTED", None)),
     ],
 )
@@ -149,8 +170,11 @@ def test_a_timeout_close_stands_once_the_turn_deadline_passed(turns, started, bo
         (NOW, lease(), ("refreshed", T + 60)),
         (Instant(NOW.wall + 170, T + 170, "boot-1"), lease(expires=T + 200), ("refreshed", T + 200)),  # capped
         (Instant(NOW.wall + 200, T + 200, "boot-1"), lease(expires=T + 260), ("turn_deadline_passed", T + 260)),
-        (Instant(NOW.wall + 200, T + 200, "boot-1"), lease(expires=T + 260, for_timeout=True),
-         ("refreshed", T + 260)),  # a timeout lease is not bound by the deadline it follows
+        (
+            Instant(NOW.wall + 200, T + 200, "boot-1"),
+            lease(expires=T + 260, for_timeout=True),
+            ("refreshed", T + 260),
+        ),  # a timeout lease is not bound by the deadline it follows
     ],
 )
 def test_a_refresh_never_carries_a_lease_past_the_turn_deadline(now, held, expected):
@@ -177,7 +201,8 @@ def test_a_lease_to_write_a_turn_ends_at_the_turn_deadline():
     assert policy.new_lease(state(0), ALICE, late, for_timeout=False).expires_mono == T + 200
     assert policy.new_lease(state(0), ALICE, late, for_timeout=True).expires_mono == T + 240
     assert policy.decide_claim(state(0), ALICE, Instant(NOW.wall + 200, T + 200, "boot-1"), False).reason == (
-        "turn_deadline_passed")
+        "turn_deadline_passed"
+    )
 
 
 # -- clocks (section 4, "Clocks") ------------------------------------------------------------
@@ -187,8 +212,11 @@ DAY, HOUR = 86_400.0, 3_600.0
 
 
 def written_at_t(**changes: object) -> DuelState:
-    written: dict[str, object] = {"participants": [replace(ALICE), replace(BOB, last_seen_mono=T - 60)],
-                                  "turn_started_mono": T - 100, "lease": lease()}
+    written: dict[str, object] = {
+        "participants": [replace(ALICE), replace(BOB, last_seen_mono=T - 60)],
+        "turn_started_mono": T - 100,
+        "lease": lease(),
+    }
     return state(1, **{**written, **changes})
 
 
@@ -206,9 +234,17 @@ def written_at_t(**changes: object) -> DuelState:
         # ... and a wall clock set back across it never makes time run backwards
         (written_at_t(), Instant(NOW.wall - DAY, 10.0, "boot-2"), (False, 0, 0, 0)),
         # an unknown boot (a version 1 state, times on the wall clock): judged on the wall clock
-        (written_at_t(boot_id=None, wall_offset=0.0, lease=lease(expires=NOW.wall + 30), turn_started_mono=NOW.wall - 100,
-                      participants=[replace(ALICE), replace(BOB, last_seen_mono=NOW.wall - 60)]),
-         Instant(NOW.wall + 10, 50.0, "boot-1"), (True, 20, 110, 70)),
+        (
+            written_at_t(
+                boot_id=None,
+                wall_offset=0.0,
+                lease=lease(expires=NOW.wall + 30),
+                turn_started_mono=NOW.wall - 100,
+                participants=[replace(ALICE), replace(BOB, last_seen_mono=NOW.wall - 60)],
+            ),
+            Instant(NOW.wall + 10, 50.0, "boot-1"),
+            (True, 20, 110, 70),
+        ),
         # no lease ever has more than lease_seconds left, whatever the file says
         (written_at_t(lease=lease(expires=T + DAY)), NOW, (True, 60, 100, 60)),
     ],
@@ -218,8 +254,12 @@ def test_times_are_read_on_the_monotonic_clock_of_the_boot_that_wrote_them(duel,
     assert duel.lease is not None and duel.turn_started_mono is not None
     bob = duel.participant("p-b")
     assert bob is not None
-    seen = (duel.lease.live(now), duel.lease.expires_mono - now.mono, now.mono - duel.turn_started_mono,
-            now.mono - bob.last_seen_mono)
+    seen = (
+        duel.lease.live(now),
+        duel.lease.expires_mono - now.mono,
+        now.mono - duel.turn_started_mono,
+        now.mono - bob.last_seen_mono,
+    )
     assert seen == pytest.approx(expected)
     assert duel.boot_id == now.boot
 
@@ -253,7 +293,8 @@ def test_times_are_shown_on_the_wall_clock_as_it_reads_now(wall_set, shown):
     ],
 )
 def test_a_seat_is_taken_over_only_before_its_first_turn_and_only_with_its_token_or_once_idle(
-        turns, bob_seen, with_token, expected):
+    turns, bob_seen, with_token, expected
+):
     duel = state(turns, participants=[replace(ALICE), replace(BOB, last_seen_mono=bob_seen)])
     bob = duel.participant("p-b")
     assert bob is not None

@@ -62,8 +62,10 @@ def test_preflight_names_a_mistyped_model_and_the_closest_served_one(server):
     assert "did you mean model-two" in error.message
 
 
-@pytest.mark.parametrize(("status", "code"), [(401, "PROVIDER_AUTH"), (403, "PROVIDER_AUTH"),
-                                              (500, "PROVIDER_UNAVAILABLE"), (429, "PROVIDER_UNAVAILABLE")])
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(401, "PROVIDER_AUTH"), (403, "PROVIDER_AUTH"), (500, "PROVIDER_UNAVAILABLE"), (429, "PROVIDER_UNAVAILABLE")],
+)
 @pytest.mark.slow
 def test_preflight_refuses_a_bad_key_or_an_unavailable_provider(server, status, code):
     server.fail_status = status

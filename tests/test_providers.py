@@ -45,9 +45,7 @@ def no_real_credentials(monkeypatch):
 def anthropic_provider(server: FakeAnthropicServer):
     from rp1_duel.participant.providers.anthropic import AnthropicProvider
 
-    return AnthropicProvider(
-        "claude-sonnet-5-5", api_key="test-key", base_url=server.base_url, timeout=5
-    )
+    return AnthropicProvider("claude-sonnet-5-5", api_key="test-key", base_url=server.base_url, timeout=5)
 
 
 def openai_provider(server: FakeOpenAIServer):
@@ -583,7 +581,9 @@ def test_human_can_abandon_a_turn(tmp_path, body):
 
 def test_a_failed_editor_keeps_the_draft(tmp_path):
     with pytest.raises(ProviderError) as raised:
-        human(fake_editor(tmp_path, writes(TURN_BY_HAND) + "sys.exit(3)\n")).compose(turn_request(), lambda tokens: None)
+        human(fake_editor(tmp_path, writes(TURN_BY_HAND) + "sys.exit(3)\n")).compose(
+            turn_request(), lambda tokens: None
+        )
 
     kept = Path(raised.value.message.rsplit(" ", 1)[-1])
     assert "status 3" in raised.value.message
@@ -637,8 +637,7 @@ def script(tmp_path) -> Path:
 
 def test_scripted_turns_play_in_sorted_order_as_they_are_then_run_out(script):
     provider = ScriptedProvider(script)
-    played = [provider.compose(replace(turn_request(), own_turns_before=i), lambda tokens: None).text
-              for i in range(3)]
+    played = [provider.compose(replace(turn_request(), own_turns_before=i), lambda tokens: None).text for i in range(3)]
 
     assert played == ["first turn  \n\n", "second turn, no final newline", "third turn\n"]
     assert (provider.name, provider.model) == ("scripted", "scripted:bo-script")

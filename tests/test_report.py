@@ -75,20 +75,30 @@ def test_consensus_report_names_the_two_accepting_turns():
     report = report_of(CONSENSUS)
     facts = report.outcome
     assert (report.status, facts.outcome, facts.implied, facts.rule) == (
-        "CLOSED", "ACCEPTED_CONSENSUS", "ACCEPTED_CONSENSUS", "both_accepting")
+        "CLOSED",
+        "ACCEPTED_CONSENSUS",
+        "ACCEPTED_CONSENSUS",
+        "both_accepting",
+    )
     assert facts.deciding_turns == (4, 5)
     assert facts.stances == ("ACCEPTING_CONSENSUS", "ACCEPTING_CONSENSUS")
     assert facts.blocking == () and facts.reason is None and facts.summary is None
     assert facts.candidate_convergence is True
-    assert facts.explanation == ("Both latest turns accept the consensus with no blocking item: turn 4 (GPT, "
-                                 "ACCEPTING_CONSENSUS) and turn 5 (Claude, ACCEPTING_CONSENSUS).")
+    assert facts.explanation == (
+        "Both latest turns accept the consensus with no blocking item: turn 4 (GPT, "
+        "ACCEPTING_CONSENSUS) and turn 5 (Claude, ACCEPTING_CONSENSUS)."
+    )
     assert report.intact and report.problems == ()
 
 
 def test_dissent_report_lists_the_blocking_items_left_at_the_last_turn():
     facts = report_of(DISSENT).outcome
     assert (facts.outcome, facts.rule, facts.deciding_turns, facts.stances) == (
-        "DISSENT", "last_turn_blocked", (3, 4), ("DISSENTING", "CONVERGING"))
+        "DISSENT",
+        "last_turn_blocked",
+        (3, 4),
+        ("DISSENTING", "CONVERGING"),
+    )
     assert [(q.turn, q.text) for q in facts.blocking] == [
         (3, "Whether any host in production exceeds the two-second bound (blocking)"),
         (3, "Whether the skew alarm fires below two seconds (blocking)"),
@@ -101,7 +111,12 @@ def test_dissent_report_lists_the_blocking_items_left_at_the_last_turn():
 def test_max_turns_report_says_nothing_blocked_the_last_turn():
     facts = report_of(MAX_TURNS).outcome
     assert (facts.outcome, facts.rule, facts.deciding_turns, facts.stances, facts.blocking) == (
-        "MAX_TURNS", "last_turn", (3, 4), ("CONVERGING", "CONVERGING"), ())
+        "MAX_TURNS",
+        "last_turn",
+        (3, 4),
+        ("CONVERGING", "CONVERGING"),
+        (),
+    )
     assert facts.candidate_convergence is True
     assert facts.explanation.startswith("Turn 4 was the last allowed, with no blocking item and no DISSENTING")
 
@@ -111,8 +126,9 @@ def test_invalidated_report_gives_the_recorded_reason_and_summary():
     facts = report.outcome
     assert (facts.outcome, facts.implied, facts.rule) == ("INVALIDATED", None, None)
     assert facts.reason == "Claude could not write a valid turn 3 after 3 repairs (NOVELTY, UNGROUNDED)"
-    assert facts.summary == ("Closed before turn 3. <script>alert('summary')</script>\n\n"
-                             "\"><img src=x onerror=alert(2)> and a | pipe")
+    assert facts.summary == (
+        "Closed before turn 3. <script>alert('summary')</script>\n\n\"><img src=x onerror=alert(2)> and a | pipe"
+    )
     assert facts.explanation == f"Closed INVALIDATED after 2 of 6 turns: {facts.reason}."
     assert report.turn_count == 2 and report.duration_seconds == 469.0
 
@@ -121,16 +137,21 @@ def test_open_duel_report_says_what_the_turns_imply(service, pair, source):
     alice, bob = pair
     for n, (player, stance) in enumerate(((alice, "DISSENTING"), (bob, "DISSENTING")), start=1):
         lease = claim(service, player)
-        service.append(player.seat, lease, make_turn(n, player.name, *(("claude-code", "claude-x") if n == 1 else
-                                                                         ("codex", "gpt-x")), stance))
+        service.append(
+            player.seat,
+            lease,
+            make_turn(n, player.name, *(("claude-code", "claude-x") if n == 1 else ("codex", "gpt-x")), stance),
+        )
         if n == 1:
             service.release_lock(player.seat, lease)
     path = service.debate.root / f"{alice.duel_id}.md"
     report = build_report(path.read_text(), str(path))
     facts = report.outcome
     assert (report.status, facts.outcome, facts.implied, facts.rule) == ("ACTIVE", None, "DISSENT", "both_dissenting")
-    assert facts.explanation == ("Still open after 2 of 6 turns; the turns reached DISSENT (turn 1 (Alice, "
-                                 "DISSENTING) and turn 2 (Bob, DISSENTING)), not yet closed.")
+    assert facts.explanation == (
+        "Still open after 2 of 6 turns; the turns reached DISSENT (turn 1 (Alice, "
+        "DISSENTING) and turn 2 (Bob, DISSENTING)), not yet closed."
+    )
     assert report.duration_seconds is None and report.usage is None
 
 
@@ -154,11 +175,14 @@ def test_stance_timeline_places_each_turn_on_the_scale_and_marks_changes():
         (4, 2, "ACCEPTING_CONSENSUS", 4, False, True, "DISSENTING"),
         (5, 1, "ACCEPTING_CONSENSUS", 4, False, True, "CONVERGING"),
     ]
-    assert timeline[2].revision_support == ('Turn 2 "Fencing already makes late writes harmless"',
-                                            "design.md#Partitions")
+    assert timeline[2].revision_support == (
+        'Turn 2 "Fencing already makes late writes harmless"',
+        "design.md#Partitions",
+    )
     assert timeline[4].revision_support == ('Turn 4 "I accept a configurable lease duration"',)
-    assert timeline[0].headline == ("Fifteen-minute leases are too long: a crashed holder blocks every other worker "
-                                    "for a quarter of an hour.")
+    assert timeline[0].headline == (
+        "Fifteen-minute leases are too long: a crashed holder blocks every other worker for a quarter of an hour."
+    )
     assert [e.blocking for e in timeline] == [1, 1, 0, 0, 0]
     assert not any(e.signed for e in timeline)
 
@@ -166,8 +190,11 @@ def test_stance_timeline_places_each_turn_on_the_scale_and_marks_changes():
 def test_a_dissenting_turn_is_marked_below_the_scale():
     timeline = report_of(DISSENT).timeline
     assert [(e.stance, e.level, e.marked, e.changed) for e in timeline] == [
-        ("OPEN_TO_DEBATE", 1, False, False), ("OPEN_TO_DEBATE", 1, False, False),
-        ("DISSENTING", 0, True, True), ("CONVERGING", 3, False, True)]
+        ("OPEN_TO_DEBATE", 1, False, False),
+        ("OPEN_TO_DEBATE", 1, False, False),
+        ("DISSENTING", 0, True, True),
+        ("CONVERGING", 3, False, True),
+    ]
 
 
 # -- agreements, unresolved items, novel arguments -------------------------------------------------
@@ -200,16 +227,26 @@ def test_unresolved_items_follow_their_author_and_say_when_answered():
 def test_an_item_raised_in_the_last_turn_is_open_and_unanswered():
     last = report_of(DISSENT).unresolved[-1]
     assert (last.text, last.raised_in, last.answered_in, last.dropped_in, last.open, last.blocking) == (
-        "Whether leases must survive a restart of the lease service (blocking)", 4, (), None, True, True)
+        "Whether leases must survive a restart of the lease service (blocking)",
+        4,
+        (),
+        None,
+        True,
+        True,
+    )
 
 
 def test_novel_arguments_one_per_turn_with_their_support():
     arguments = report_of(CONSENSUS).novel_arguments
     assert [(a.turn, a.seat) for a in arguments] == [(1, 1), (2, 2), (3, 1), (4, 2), (5, 1)]
-    assert arguments[3].claim == ("Publishing the chosen duration in the grant response lets clients size their "
-                                  "refresh interval without guessing.")
-    assert arguments[0].support == ("design.md:31-32", "Principle: a failure detector's timeout should be a small "
-                                    "multiple of its heartbeat interval.")
+    assert arguments[3].claim == (
+        "Publishing the chosen duration in the grant response lets clients size their "
+        "refresh interval without guessing."
+    )
+    assert arguments[0].support == (
+        "design.md:31-32",
+        "Principle: a failure detector's timeout should be a small multiple of its heartbeat interval.",
+    )
 
 
 # -- citations and the verification sidecar -------------------------------------------------------
@@ -218,10 +255,24 @@ def test_novel_arguments_one_per_turn_with_their_support():
 def test_citation_table_lists_every_support_item_with_its_kind_and_turn():
     citations = report_of(DISSENT).citations
     assert [(c.turn, c.kind) for c in citations] == [
-        (1, "source"), (1, "source"), (1, "principle"), (1, "url"),
-        (2, "turn"), (2, "source"), (2, "url"), (2, "source"),
-        (3, "turn"), (3, "source"), (3, "source"), (3, "turn"), (3, "principle"),
-        (4, "turn"), (4, "source"), (4, "principle"), (4, "turn")]
+        (1, "source"),
+        (1, "source"),
+        (1, "principle"),
+        (1, "url"),
+        (2, "turn"),
+        (2, "source"),
+        (2, "url"),
+        (2, "source"),
+        (3, "turn"),
+        (3, "source"),
+        (3, "source"),
+        (3, "turn"),
+        (3, "principle"),
+        (4, "turn"),
+        (4, "source"),
+        (4, "principle"),
+        (4, "turn"),
+    ]
     assert citations[3].item == citations[3].url == "https://man7.org/linux/man-pages/man2/clock_gettime.2.html"
     assert {c.section for c in citations} == {"Counterpoints", "Novel Argument", "Stance Revision Support"}
     assert all(c.verdict is None for c in citations)
@@ -232,11 +283,17 @@ def test_a_current_sidecar_gives_every_citation_its_verdict():
     report = report_of(CONSENSUS)
     facts = report.verification
     assert (facts.status, facts.turns, facts.verified_at, facts.problems) == (
-        "current", 5, "2026-11-24T09:30:00.000Z", ())
+        "current",
+        5,
+        "2026-11-24T09:30:00.000Z",
+        (),
+    )
     assert facts.counts == {"verified": 1, "unreliable": 1, "not_checkable": 3, "checked_at_append": 19}
     urls = {c.url: (c.verdict, c.confidence) for c in report.citations if c.kind == "url"}
-    assert urls == {"https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html": ("verified", "high"),
-                    "https://kubernetes.io/docs/concepts/architecture/leases/": ("unreliable", "medium")}
+    assert urls == {
+        "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html": ("verified", "high"),
+        "https://kubernetes.io/docs/concepts/architecture/leases/": ("unreliable", "medium"),
+    }
     assert {c.verdict for c in report.citations if c.kind in ("source", "turn")} == {"checked_at_append"}
     assert {c.verdict for c in report.citations if c.kind == "principle"} == {"not_checkable"}
 
@@ -276,7 +333,12 @@ def test_an_unreadable_sidecar_is_said_not_fatal(tmp_path):
 def test_recorded_usage_is_summed_per_participant_and_priced():
     report = report_of(CONSENSUS)
     claude, gpt = report.participants
-    assert (claude.name, claude.harness, claude.model, claude.turns) == ("Claude", "duel", "claude-sonnet-5-5", (1, 3, 5))
+    assert (claude.name, claude.harness, claude.model, claude.turns) == (
+        "Claude",
+        "duel",
+        "claude-sonnet-5-5",
+        (1, 3, 5),
+    )
     assert (gpt.name, gpt.model, gpt.turns) == ("GPT", "gpt-6.1-sol", (2, 4))
     counts = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests", "retries")
     assert [claude.usage[k] for k in counts] == [5557, 3065, 7370, 5680, 3, 0]
@@ -337,8 +399,10 @@ def test_markdown_holds_no_raw_html_mention_or_issue_link_from_the_record(tmp_pa
         tags = set(re.findall(r"</?([A-Za-z][A-Za-z0-9-]*)", outside_code))
         assert tags <= {"details", "summary", "sub"}, tags
         assert "@octocat" not in text and not re.search(r"(?<!\w)#12", text)
-    assert inline("@octocat owner/repo#12 !7 GH-3 ~bug %v1 mail@example.com") == \
-        "@\u200boctocat owner/repo#\u200b12 !\u200b7 GH-\u200b3 ~\u200bbug %\u200bv1 mail@example.com"
+    assert (
+        inline("@octocat owner/repo#12 !7 GH-3 ~bug %v1 mail@example.com")
+        == "@\u200boctocat owner/repo#\u200b12 !\u200b7 GH-\u200b3 ~\u200bbug %\u200bv1 mail@example.com"
+    )
     assert inline("a `<b>` c <i>") == "a `<b>` c &lt;i>"  # a code span shows its text, as GitHub does
     assert inline("\\`<i>`") == "\\`&lt;i>`"  # an escaped backtick opens no code span
 
@@ -346,7 +410,9 @@ def test_markdown_holds_no_raw_html_mention_or_issue_link_from_the_record(tmp_pa
 class Structure(HTMLParser):
     """Elements as a real HTML parser reads them: nesting, scripts, and what they would load."""
 
-    VOID = frozenset({"meta", "br", "hr", "img", "input", "link", "area", "base", "col", "embed", "source", "track", "wbr"})
+    VOID = frozenset(
+        {"meta", "br", "hr", "img", "input", "link", "area", "base", "col", "embed", "source", "track", "wbr"}
+    )
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -433,10 +499,14 @@ def test_markdown_has_a_mermaid_chart_and_a_table_fallback():
     assert '  x-axis "round (turns)" ["1-2", "3-4", "5-6"]' in chart
     assert "  line [1, 3, 4]\n  line [0, 4]\n" in chart  # Claude: turns 1, 3, 5; GPT: turns 2, 4
     assert "| 4 | GPT | **ACCEPTING_CONSENSUS** (changed) | 0 |" in text
-    assert ('- turn 3, Claude: OPEN_TO_DEBATE → CONVERGING, because: Turn 2 "Fencing already makes late writes '
-            'harmless"; design.md#Partitions') in text
-    assert "| Whether the two-second skew bound holds under load (blocking) | Claude | 1 | blocking | 2 " \
-           "| no longer listed from turn 3 |" in text
+    assert (
+        '- turn 3, Claude: OPEN_TO_DEBATE → CONVERGING, because: Turn 2 "Fencing already makes late writes '
+        'harmless"; design.md#Partitions'
+    ) in text
+    assert (
+        "| Whether the two-second skew bound holds under load (blocking) | Claude | 1 | blocking | 2 "
+        "| no longer listed from turn 3 |" in text
+    )
 
 
 def test_markdown_fits_one_github_comment_by_leaving_out_the_citations_first():
@@ -455,14 +525,17 @@ def test_markdown_fits_one_github_comment_by_leaving_out_the_citations_first():
 
 def test_model_written_sections_are_labelled_and_escaped():
     report = replace(report_of(CONSENSUS), model_written=(ModelSection("Assessment", "claude-x", "<b>Both</b> fine."),))
-    assert ("### Assessment by claude-x (model-written, not checked for truth; turn references checked)\n\n"
-            "_No turn reference._\n\n"
-            "> &lt;b>Both&lt;/b> fine.") in render_markdown(report)
+    assert (
+        "### Assessment by claude-x (model-written, not checked for truth; turn references checked)\n\n"
+        "_No turn reference._\n\n"
+        "> &lt;b>Both&lt;/b> fine."
+    ) in render_markdown(report)
     html_text = render_html(report)
     assert '<section class="model-written"><h2>Assessment by <code>claude-x</code></h2>' in html_text
     assert "&lt;b&gt;Both" in html_text
-    assert report.to_dict()["model_written"] == [{"title": "Assessment", "model": "claude-x",
-                                                   "text": "<b>Both</b> fine.", "references": [], "asked_at": None}]
+    assert report.to_dict()["model_written"] == [
+        {"title": "Assessment", "model": "claude-x", "text": "<b>Both</b> fine.", "references": [], "asked_at": None}
+    ]
 
 
 # -- json: the documented data -------------------------------------------------------------------------
@@ -492,8 +565,21 @@ def test_every_json_field_is_documented():
         names |= keys_of(report_of(path).to_dict(), set())
     assert names - documented_names() == set()
     data = report_of(CONSENSUS).to_dict()
-    assert list(data)[:13] == ["version", "path", "duel_id", "topic", "source_path", "source_sha256", "status",
-                               "created_at", "closed_at", "duration_seconds", "max_turns", "turn_count", "intact"]
+    assert list(data)[:13] == [
+        "version",
+        "path",
+        "duel_id",
+        "topic",
+        "source_path",
+        "source_sha256",
+        "status",
+        "created_at",
+        "closed_at",
+        "duration_seconds",
+        "max_turns",
+        "turn_count",
+        "intact",
+    ]
     assert data["version"] == 1 and data["model_written"] == [] and data["unresolved"][1]["open"] is False
 
 
@@ -517,8 +603,14 @@ def test_a_report_of_a_duel_with_no_turns(service, source):
 
 
 def duel(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rp1_duel", *args], capture_output=True, text=True, timeout=60,
-                          cwd=cwd, env={**os.environ, "DUEL_PRICES": ""})
+    return subprocess.run(
+        [sys.executable, "-m", "rp1_duel", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env={**os.environ, "DUEL_PRICES": ""},
+    )
 
 
 @pytest.mark.slow
@@ -555,8 +647,10 @@ def test_report_command_errors_have_a_code_and_an_exit_status(tmp_path):
     notes = tmp_path / "notes.md"
     notes.write_text("# Notes\n")
     not_artifact = duel("report", str(notes))
-    assert (not_artifact.returncode, not_artifact.stderr) == (1, f"duel: FRONT_MATTER: {notes}: no YAML front "
-                                                                 "matter: not a duel artifact\n")
+    assert (not_artifact.returncode, not_artifact.stderr) == (
+        1,
+        f"duel: FRONT_MATTER: {notes}: no YAML front matter: not a duel artifact\n",
+    )
     latin = tmp_path / "latin.md"
     latin.write_bytes(b"---\nduel_id: caf\xe9\n---\n")
     unreadable = duel("report", str(latin))
@@ -585,10 +679,25 @@ def render_in_chromium(page: Path, folder: Path, size: str = "1200,1600") -> tup
     net_log = folder / "net-log.json"
     shot = folder / "shot.png"
     subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={folder / 'profile'}",
-         f"--log-net-log={net_log}", f"--screenshot={shot}", f"--window-size={size}", page.as_uri()],
-        capture_output=True, timeout=120, check=True)
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={folder / 'profile'}",
+            f"--log-net-log={net_log}",
+            f"--screenshot={shot}",
+            f"--window-size={size}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
     log = json.loads(net_log.read_text())
     kinds = {number: name for name, number in log["constants"]["logEventTypes"].items()}
     starts = [event.get("params", {}) for event in log["events"] if kinds[event["type"]] == "URL_REQUEST_START_JOB"]
@@ -664,8 +773,10 @@ def counting_server():
 def test_the_request_detector_sees_a_page_that_loads_a_remote_resource(tmp_path, counting_server):
     port, hits = counting_server
     page = tmp_path / "control.html"
-    page.write_text(f'<!DOCTYPE html><p>control</p><img src="http://127.0.0.1:{port}/pixel.png">'
-                    '<link rel="stylesheet" href="https://fonts.example.invalid/font.css">')
+    page.write_text(
+        f'<!DOCTYPE html><p>control</p><img src="http://127.0.0.1:{port}/pixel.png">'
+        '<link rel="stylesheet" href="https://fonts.example.invalid/font.css">'
+    )
     _, requested = render_in_chromium(page, tmp_path)
     assert f"http://127.0.0.1:{port}/pixel.png" in requested and "https://fonts.example.invalid/font.css" in requested
     assert hits and hits[0].startswith(b"GET /pixel.png")

@@ -42,8 +42,7 @@ def test_panel_report_attributes_each_turn_to_its_round_robin_seat(service, sour
     report = report_of(closed_panel(service, source, ACCEPTED_CONSENSUS, OPEN, OPEN, OPEN, ACCEPT, ACCEPT, ACCEPT))
     assert report.seats == 3
     assert [entry.seat for entry in report.timeline] == [1, 2, 3, 1, 2, 3]
-    assert [(p.name, p.turns) for p in report.participants] == [("Alice", (1, 4)), ("Bob", (2, 5)),
-                                                                ("Carol", (3, 6))]
+    assert [(p.name, p.turns) for p in report.participants] == [("Alice", (1, 4)), ("Bob", (2, 5)), ("Carol", (3, 6))]
     assert [(e.turn, e.previous_stance) for e in report.timeline if e.changed] == [(4, OPEN), (5, OPEN), (6, OPEN)]
     assert [a.seat for a in report.novel_arguments] == [1, 2, 3, 1, 2, 3]
     assert {(row.turn, row.seat) for row in report.citations} <= {(n, seat_of(n, 3)) for n in range(1, 7)}
@@ -53,19 +52,27 @@ def test_panel_report_attributes_each_turn_to_its_round_robin_seat(service, sour
 def test_panel_consensus_report_names_every_seats_latest_turn(service, source):
     report = report_of(closed_panel(service, source, ACCEPTED_CONSENSUS, OPEN, OPEN, OPEN, ACCEPT, ACCEPT, ACCEPT))
     facts = report.outcome
-    assert (facts.outcome, facts.implied, facts.rule, facts.deciding_turns) == (ACCEPTED_CONSENSUS,
-                                                                               ACCEPTED_CONSENSUS, "both_accepting",
-                                                                               (4, 5, 6))
-    assert facts.explanation == ("All 3 latest turns accept the consensus with no blocking item: turn 4 (Alice, "
-                                 "ACCEPTING_CONSENSUS), turn 5 (Bob, ACCEPTING_CONSENSUS) and turn 6 (Carol, "
-                                 "ACCEPTING_CONSENSUS).")
+    assert (facts.outcome, facts.implied, facts.rule, facts.deciding_turns) == (
+        ACCEPTED_CONSENSUS,
+        ACCEPTED_CONSENSUS,
+        "both_accepting",
+        (4, 5, 6),
+    )
+    assert facts.explanation == (
+        "All 3 latest turns accept the consensus with no blocking item: turn 4 (Alice, "
+        "ACCEPTING_CONSENSUS), turn 5 (Bob, ACCEPTING_CONSENSUS) and turn 6 (Carol, "
+        "ACCEPTING_CONSENSUS)."
+    )
     assert report.intact, report.problems
 
 
 def test_panel_dissent_report_says_one_dissenter_was_left_at_the_last_turn(service, source):
     report = report_of(closed_panel(service, source, DISSENT, OPEN, OPEN, DISS, CONV, CONV, DISS, max_turns=6))
     assert (report.outcome.outcome, report.outcome.rule, report.outcome.deciding_turns) == (
-        DISSENT, "last_turn_blocked", (4, 5, 6))
+        DISSENT,
+        "last_turn_blocked",
+        (4, 5, 6),
+    )
     assert report.intact, report.problems
 
 
@@ -97,8 +104,9 @@ def test_panel_mermaid_chart_has_one_line_per_seat_over_rounds_of_three(service,
 
 
 def test_panel_html_is_well_formed_with_one_line_per_seat(service, source):
-    page = render_html(report_of(closed_panel(service, source, ACCEPTED_CONSENSUS, OPEN, OPEN, OPEN, ACCEPT, ACCEPT,
-                                              ACCEPT)))
+    page = render_html(
+        report_of(closed_panel(service, source, ACCEPTED_CONSENSUS, OPEN, OPEN, OPEN, ACCEPT, ACCEPT, ACCEPT))
+    )
     found = parsed(page)
     assert found.problems == [] and found.open == []
     assert "script" not in found.tags and found.loads == []
@@ -114,8 +122,17 @@ def test_eight_seats_have_eight_colours_and_dash_patterns():
 
 
 def test_an_eight_seat_legend_wraps_inside_the_chart(service, source):
-    players = [join(service, source, f"Panelist number {seat}", harness="claude-code", model_id="claude-x",
-                    settings=DuelSettings(seats=8)) for seat in range(1, 9)]
+    players = [
+        join(
+            service,
+            source,
+            f"Panelist number {seat}",
+            harness="claude-code",
+            model_id="claude-x",
+            settings=DuelSettings(seats=8),
+        )
+        for seat in range(1, 9)
+    ]
     path = ""
     for n, player in enumerate(players, start=1):
         turn = make_turn(n, player.name, "claude-code", "claude-x")

@@ -57,13 +57,25 @@ class Script:
 
 
 def overloaded(retry_after: float | None = None) -> ProviderError:
-    return ProviderError("PROVIDER_UNAVAILABLE", "anthropic is unavailable (HTTP 529): overloaded",
-                         retryable=True, retry_after=retry_after)
+    return ProviderError(
+        "PROVIDER_UNAVAILABLE",
+        "anthropic is unavailable (HTTP 529): overloaded",
+        retryable=True,
+        retry_after=retry_after,
+    )
 
 
 def run(script: Script, deadline: float, notices: list[RetryNotice] | None = None, **kw) -> Composition | None:
-    return compose_with_retries(script.attempt, POLICY, deadline, clock=lambda: script.now, sleep=script.sleep,
-                                draw=lambda: 0.5, on_retry=(notices if notices is not None else []).append, **kw)
+    return compose_with_retries(
+        script.attempt,
+        POLICY,
+        deadline,
+        clock=lambda: script.now,
+        sleep=script.sleep,
+        draw=lambda: 0.5,
+        on_retry=(notices if notices is not None else []).append,
+        **kw,
+    )
 
 
 def test_retries_go_on_past_the_sdks_two_until_the_answer_comes():
@@ -110,8 +122,9 @@ def test_permanent_errors_are_raised_at_once():
 def test_a_lost_lease_stops_the_wait_without_another_request():
     script = Script([overloaded()])
 
-    result = compose_with_retries(script.attempt, POLICY, script.now + 1800, clock=lambda: script.now,
-                                  sleep=lambda seconds: False)
+    result = compose_with_retries(
+        script.attempt, POLICY, script.now + 1800, clock=lambda: script.now, sleep=lambda seconds: False
+    )
 
     assert result is None
     assert script.calls == 1

@@ -41,8 +41,11 @@ class Keys:
 
 def new_key(folder: Path, name: str, passphrase: str = "") -> Path:
     path = folder / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", name, "-f", str(path)],
-                   check=True, stdin=subprocess.DEVNULL)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", name, "-f", str(path)],
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
     return path
 
 
@@ -72,8 +75,9 @@ def turn(n: int) -> str:
     return make_turn(n, *(ALICE if n % 2 else BOB), stance=STANCES[n])
 
 
-def play(service: DuelService, pair: tuple[Player, Player], keys: dict[int, Path | None], upto: int = 3,
-         close: bool = True) -> Path:
+def play(
+    service: DuelService, pair: tuple[Player, Player], keys: dict[int, Path | None], upto: int = 3, close: bool = True
+) -> Path:
     """Turns 1..upto, seat 1 signing with keys[1] and seat 2 with keys[2]; closed once an outcome is reached."""
     result = None
     for n in range(1, upto + 1):
@@ -111,8 +115,9 @@ def resign(artifact: Path, number: int, key: Path) -> None:
     parsed = parse(text)
     block = next(b for b in parsed.blocks if b.n == number)
     front = FrontMatter.parse(parsed.front_matter)
-    message = signatures.turn_message(front.duel_id, front.source_sha256, number, 2 - number % 2, block.prev,
-                                      block.sha256)
+    message = signatures.turn_message(
+        front.duel_id, front.source_sha256, number, 2 - number % 2, block.prev, block.sha256
+    )
     assert block.signature is not None
     artifact.write_text(text.replace(block.signature, signatures.sign(message, key)), encoding="utf-8")
 
@@ -123,8 +128,7 @@ EDIT = ("matters because reviewers read turn 2 later", "matters because auditors
 # -- the problem: the chain proves consistency, not authorship ----------------------------------
 
 
-def test_unsigned_turn_edited_and_rehashed_is_valid_without_allowed_signers_and_missing_with(
-        service, pair, keys):
+def test_unsigned_turn_edited_and_rehashed_is_valid_without_allowed_signers_and_missing_with(service, pair, keys):
     artifact = play(service, pair, {1: None, 2: None})
     rehash_edited_turn(artifact, 2, *EDIT)
     assert validate_file(artifact).valid  # what issue 14 item 5 describes
@@ -138,8 +142,11 @@ def test_signed_duel_validates_with_allowed_signers_and_names_each_turns_signer(
     report = validate_file(artifact, allowed_signers=keys.allowed)
     assert report.valid, report.to_dict()
     assert report.outcome == "ACCEPTED_CONSENSUS"
-    assert statuses(report) == [(1, "verified", "alice@example.com"), (2, "verified", "bob@example.com"),
-                                (3, "verified", "alice@example.com")]
+    assert statuses(report) == [
+        (1, "verified", "alice@example.com"),
+        (2, "verified", "bob@example.com"),
+        (3, "verified", "alice@example.com"),
+    ]
     assert report.notes == []
 
 
@@ -190,7 +197,7 @@ def test_signed_turns_moved_into_another_duel_do_not_verify(service, pair, keys)
     artifact = play(service, pair, {1: keys.alice, 2: keys.bob})
     text = artifact.read_text()
     duel_id = pair[0].duel_id
-    artifact.write_text(text.replace(f"duel_id: \"{duel_id}\"", "duel_id: \"2020-01-01-other\"", 1))
+    artifact.write_text(text.replace(f'duel_id: "{duel_id}"', 'duel_id: "2020-01-01-other"', 1))
     report = validate_file(artifact, allowed_signers=keys.allowed)
     assert codes(report) == [("SIGNATURE_INVALID", 1), ("SIGNATURE_INVALID", 2), ("SIGNATURE_INVALID", 3)]
 
@@ -198,7 +205,7 @@ def test_signed_turns_moved_into_another_duel_do_not_verify(service, pair, keys)
 def test_front_matter_that_no_signed_message_holds_is_signature_invalid(service, pair, keys):
     artifact = play(service, pair, {1: keys.alice, 2: keys.bob}, upto=1)
     text = artifact.read_text()
-    artifact.write_text(text.replace(f"duel_id: \"{pair[0].duel_id}\"", "duel_id: \"x\\nn=9\"", 1))
+    artifact.write_text(text.replace(f'duel_id: "{pair[0].duel_id}"', 'duel_id: "x\\nn=9"', 1))
     report = validate_file(artifact)
     assert codes(report) == [("SIGNATURE_INVALID", 1)]
     assert "cannot be rebuilt" in report.problems[0].message
@@ -217,13 +224,17 @@ def test_without_ssh_keygen_signatures_are_noted_unchecked_not_invalid(service, 
 # -- signing in the service ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("key", "why"), [
-    ("missing", "No such file"),
-    ("locked", "passphrase"),
-    ("not-a-key", "not-a-key"),
-])
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("missing", "No such file"),
+        ("locked", "passphrase"),
+        ("not-a-key", "not-a-key"),
+    ],
+)
 def test_key_that_cannot_sign_is_signing_failed_with_nothing_appended_and_the_lease_usable(
-        service, pair, tmp_path, monkeypatch, key, why):
+    service, pair, tmp_path, monkeypatch, key, why
+):
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)  # no agent to hold the locked key
     path = tmp_path / key
     if key == "locked":
@@ -256,10 +267,10 @@ def test_public_key_whose_private_half_is_in_ssh_agent_signs(service, pair, keys
         deadline = time.monotonic() + 5
         while not socket.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
-        env = {**os.environ, "SSH_AUTH_SOCK": str(socket), "SSH_ASKPASS": str(askpass),
-               "SSH_ASKPASS_REQUIRE": "force"}
-        subprocess.run(["ssh-add", "-q", str(locked)], env=env, check=True, stdin=subprocess.DEVNULL,
-                       capture_output=True)
+        env = {**os.environ, "SSH_AUTH_SOCK": str(socket), "SSH_ASKPASS": str(askpass), "SSH_ASKPASS_REQUIRE": "force"}
+        subprocess.run(
+            ["ssh-add", "-q", str(locked)], env=env, check=True, stdin=subprocess.DEVNULL, capture_output=True
+        )
         monkeypatch.setenv("SSH_AUTH_SOCK", str(socket))
         locked.unlink()  # only the public half is left on disk
         artifact = play(service, pair, {1: locked.with_suffix(".pub"), 2: None}, upto=1)
@@ -319,8 +330,9 @@ def test_unsigned_duel_writes_the_artifact_as_before(service, pair):
     text = artifact.read_text()
     blocks = parse(text).blocks
     assert "duel:signature" not in text
-    region = "\n".join(f"<!-- duel:turn n={b.n} sha256={b.sha256} prev={b.prev} -->\n{b.text}<!-- /duel:turn -->\n"
-                       for b in blocks)
+    region = "\n".join(
+        f"<!-- duel:turn n={b.n} sha256={b.sha256} prev={b.prev} -->\n{b.text}<!-- /duel:turn -->\n" for b in blocks
+    )
     assert f"\n\n{region}\n## Terminal Conclusion\n" in text
     state = json.loads((artifact.parent / ".duel" / "duels" / pair[0].duel_id / "state.json").read_text())
     assert [t["signature"] for t in state["turns"]] == [None, None, None]
@@ -390,37 +402,72 @@ def test_state_with_a_signature_that_is_not_base64_is_state_corrupt(service, pai
 
 
 def duel(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", *args], capture_output=True, text=True, timeout=120,
-                          env={k: v for k, v in (env or os.environ).items() if not k.startswith("DUEL_")})
+    proc = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in (env or os.environ).items() if not k.startswith("DUEL_")},
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
 
 @pytest.mark.slow  # `duel tools` and `duel validate` processes
 def test_tools_append_signs_with_the_flag_or_the_environment_and_validate_names_the_signers(
-        source, debate_dir, keys, tmp_path):
+    source, debate_dir, keys, tmp_path
+):
     seats = []
     for name, harness, model in (ALICE, BOB):
-        joined = run_tools("join", "--target", str(source), "--participant-name", name, "--harness", harness,
-                           "--model-id", model, debate_dir=debate_dir).data
+        joined = run_tools(
+            "join",
+            "--target",
+            str(source),
+            "--participant-name",
+            name,
+            "--harness",
+            harness,
+            "--model-id",
+            model,
+            debate_dir=debate_dir,
+        ).data
         seats.append(joined)
 
     def ids(seat: dict) -> tuple[str, ...]:
         return ("--duel-id", seat["duel_id"], "--participant-id", seat["participant_id"])
 
-    for n, (flag, env) in enumerate([(("--signing-key", str(keys.alice)), {}),
-                                     ((), {"DUEL_SIGNING_KEY": str(keys.bob)})], start=1):
+    for n, (flag, env) in enumerate(
+        [(("--signing-key", str(keys.alice)), {}), ((), {"DUEL_SIGNING_KEY": str(keys.bob)})], start=1
+    ):
         seat = seats[n - 1]
         auth = {"DUEL_PARTICIPANT_TOKEN": seat["participant_token"], **env}
         lease = run_tools("claim-lock", *ids(seat), debate_dir=debate_dir, env=auth).data["lease_token"]
-        appended = run_tools("append", *ids(seat), "--lease-token", lease, "--release", *flag,
-                             debate_dir=debate_dir, stdin=turn(n).encode(), env=auth)
+        appended = run_tools(
+            "append",
+            *ids(seat),
+            "--lease-token",
+            lease,
+            "--release",
+            *flag,
+            debate_dir=debate_dir,
+            stdin=turn(n).encode(),
+            env=auth,
+        )
         assert appended.data["signed"] is True
     seat = seats[0]
     auth = {"DUEL_PARTICIPANT_TOKEN": seat["participant_token"]}
     lease = run_tools("claim-lock", *ids(seat), debate_dir=debate_dir, env=auth).data["lease_token"]
-    refused = run_tools("append", *ids(seat), "--lease-token", lease, "--signing-key", str(tmp_path / "nope"),
-                        debate_dir=debate_dir, stdin=turn(3).encode(), env=auth)
+    refused = run_tools(
+        "append",
+        *ids(seat),
+        "--lease-token",
+        lease,
+        "--signing-key",
+        str(tmp_path / "nope"),
+        debate_dir=debate_dir,
+        stdin=turn(3).encode(),
+        env=auth,
+    )
     assert (refused.code, refused.error["code"]) == (1, "SIGNING_FAILED")
 
     artifact = Path(seats[0]["debate_path"])
@@ -448,16 +495,28 @@ def test_duel_join_signing_key_signs_every_turn_of_a_whole_duel(source, debate_d
         folder = tmp_path / name
         folder.mkdir()
         for index, n in enumerate(seat_turns):
-            (folder / f"{index}.md").write_text(make_turn(n, name.capitalize(), "duel", f"scripted:{name}",
-                                                          STANCES[n]))
+            (folder / f"{index}.md").write_text(make_turn(n, name.capitalize(), "duel", f"scripted:{name}", STANCES[n]))
         scripts[name] = folder
     env = {k: v for k, v in os.environ.items() if not k.startswith("DUEL_")}
 
     def start(name: str, key: Path) -> subprocess.Popen[str]:
-        argv = [sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--debate-dir", str(debate_dir),
-                "--model", f"scripted:{scripts[name]}", "--json", "--quiet"]
-        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**env, "DUEL_SIGNING_KEY": str(key)})
+        argv = [
+            sys.executable,
+            "-m",
+            "rp1_duel",
+            "join",
+            "--target",
+            str(source),
+            "--debate-dir",
+            str(debate_dir),
+            "--model",
+            f"scripted:{scripts[name]}",
+            "--json",
+            "--quiet",
+        ]
+        return subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**env, "DUEL_SIGNING_KEY": str(key)}
+        )
 
     ada = start("ada", keys.alice)
     deadline = time.monotonic() + 20
@@ -477,15 +536,28 @@ def test_duel_join_signing_key_signs_every_turn_of_a_whole_duel(source, debate_d
     assert results[0]["outcome"] == "ACCEPTED_CONSENSUS"
     report = validate_file(results[0]["debate_path"], allowed_signers=keys.allowed)
     assert report.valid, report.to_dict()
-    assert statuses(report) == [(1, "verified", "alice@example.com"), (2, "verified", "bob@example.com"),
-                                (3, "verified", "alice@example.com")]
+    assert statuses(report) == [
+        (1, "verified", "alice@example.com"),
+        (2, "verified", "bob@example.com"),
+        (3, "verified", "alice@example.com"),
+    ]
 
 
 @pytest.mark.slow  # a `duel join` process
 def test_duel_join_with_an_unreadable_signing_key_fails_before_taking_a_seat(source, debate_dir, tmp_path):
     (tmp_path / "1.md").write_text("unused")
-    proc = duel("join", "--target", str(source), "--debate-dir", str(debate_dir), "--model",
-                f"scripted:{tmp_path}", "--signing-key", str(tmp_path / "nope"), "--json")
+    proc = duel(
+        "join",
+        "--target",
+        str(source),
+        "--debate-dir",
+        str(debate_dir),
+        "--model",
+        f"scripted:{tmp_path}",
+        "--signing-key",
+        str(tmp_path / "nope"),
+        "--json",
+    )
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["error"]["code"] == "SIGNING_FAILED"
     assert not (debate_dir / ".duel" / "index.json").exists()
@@ -498,9 +570,9 @@ def test_validate_checks_at_most_fifty_signatures_however_many_turns_a_file_hold
     line = next(line for line in text.splitlines() if line.startswith("<!-- duel:signature n=1 "))
     # Turn 1 and its signature, 60 times: the chain breaks, but each copy is well formed.
     start = text.index("<!-- duel:turn n=1 ")
-    block = text[start:text.index(line) + len(line) + 1]
+    block = text[start : text.index(line) + len(line) + 1]
     copies = "\n".join(block.replace("n=1 ", f"n={n} ") for n in range(1, 61))
-    artifact.write_text(text[:start] + copies + text[start + len(block):])
+    artifact.write_text(text[:start] + copies + text[start + len(block) :])
     started = time.monotonic()
     report = validate_file(artifact, allowed_signers=keys.allowed)
     assert [s.status for s in report.signatures][50:] == ["unchecked"] * 10
@@ -519,8 +591,13 @@ def test_a_signed_panel_turn_names_its_own_seat_and_validates(service, source, k
         seat = 1 + (number - 1) % 3
         player = players[seat]
         stance = "ACCEPTING_CONSENSUS" if number > 3 else "OPEN_TO_DEBATE"
-        path = service.append(player.seat, claim(service, player), make_turn(number, *PANEL[seat], stance=stance),
-                              release=True, signing_key=str(keys.alice)).debate_path
+        path = service.append(
+            player.seat,
+            claim(service, player),
+            make_turn(number, *PANEL[seat], stance=stance),
+            release=True,
+            signing_key=str(keys.alice),
+        ).debate_path
     parsed = parse(Path(path).read_text(encoding="utf-8"))
     front, block = FrontMatter.parse(parsed.front_matter), parsed.blocks[5]
     assert block.signature is not None

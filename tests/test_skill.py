@@ -34,20 +34,34 @@ from helpers import join, make_turn
 
 PACKAGE = Path(rp1_duel.__file__).parent
 # The next_step words as the vocabulary defines them, one constant each (the lower-case values).
-NEXT_STEP_WORDS = sorted(
-    v for k, v in vars(vocabulary).items() if k.isupper() and isinstance(v, str) and v.islower()
-)
+NEXT_STEP_WORDS = sorted(v for k, v in vars(vocabulary).items() if k.isupper() and isinstance(v, str) and v.islower())
 
 
 def duel_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 90) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k not in ("DUEL_PARTICIPANT_TOKEN", "DUEL_DIR")}
-    return subprocess.run([sys.executable, "-m", "rp1_duel", *args], capture_output=True, text=True,
-                          env={**base, **(env or {})}, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "rp1_duel", *args],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        timeout=timeout,
+    )
 
 
 def install(tmp_path: Path, harness: str, scope: str, *extra: str) -> subprocess.CompletedProcess:
-    return duel_cli("skill", "--harness", harness, "--install", "--scope", scope,
-                    "--home", str(tmp_path / "home"), "--project", str(tmp_path / "project"), *extra)
+    return duel_cli(
+        "skill",
+        "--harness",
+        harness,
+        "--install",
+        "--scope",
+        scope,
+        "--home",
+        str(tmp_path / "home"),
+        "--project",
+        str(tmp_path / "project"),
+        *extra,
+    )
 
 
 TARGETS = {
@@ -67,7 +81,7 @@ def table(text: str, header: str) -> list[list[str]]:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip() == header)
     rows = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
@@ -114,7 +128,7 @@ def parse_instructions(text: str) -> Instructions:
 def installed_instructions(path: Path) -> str:
     text = path.read_text(encoding="utf-8")
     if path.name == "AGENTS.md":
-        text = text[text.index(skill.START): text.index(skill.END)]
+        text = text[text.index(skill.START) : text.index(skill.END)]
     return text
 
 
@@ -154,7 +168,9 @@ class Agent:
         assert proc.stdout.count("\n") == 1, (proc.stdout, proc.stderr)
         answer = json.loads(proc.stdout)
         token = self.values.get("DUEL_PARTICIPANT_TOKEN")
-        self.transcript.append(f"{time.monotonic():.1f} {argv[2]} -> {json.dumps(answer)[:300]}".replace(token or "\0", "<token>"))
+        self.transcript.append(
+            f"{time.monotonic():.1f} {argv[2]} -> {json.dumps(answer)[:300]}".replace(token or "\0", "<token>")
+        )
         if answer["success"]:
             for name, (path, op) in self.text.variables.items():
                 value = dig(answer["data"], path) if answer["command"] == op else None
@@ -172,8 +188,14 @@ class Agent:
         self.turn_file.write_text(turn, encoding="utf-8")
 
     def play(self) -> None:
-        self.values.update(TARGET=str(self.target), NAME=self.name, HARNESS=self.harness, MODEL_ID=self.model,
-                           DEBATE_DIR=str(self.debate_dir), TURN_FILE=str(self.turn_file))
+        self.values.update(
+            TARGET=str(self.target),
+            NAME=self.name,
+            HARNESS=self.harness,
+            MODEL_ID=self.model,
+            DEBATE_DIR=str(self.debate_dir),
+            TURN_FILE=str(self.turn_file),
+        )
         answer = self.run(self.text.join)
         assert answer["success"], answer
         step = answer["data"]["next_step"]
@@ -206,8 +228,17 @@ def run_duel(text: str, source: Path, debate_dir: Path, tmp_path: Path, stances:
     instructions = parse_instructions(text)
     agents = [
         Agent(instructions, "Alice", "claude-code", "claude-x", source, debate_dir, tmp_path / "alice.md", stances),
-        Agent(instructions, "Bob", "codex", "unknown-model", source, debate_dir, tmp_path / "bob.md", stances,
-              bad_first_draft=True),
+        Agent(
+            instructions,
+            "Bob",
+            "codex",
+            "unknown-model",
+            source,
+            debate_dir,
+            tmp_path / "bob.md",
+            stances,
+            bad_first_draft=True,
+        ),
     ]
     failures: list[BaseException] = []
 
@@ -292,8 +323,16 @@ def test_text_covers_every_rule_step_outcome_op_flag_and_error(harness):
     assert sorted(instructions.steps) == NEXT_STEP_WORDS
     assert set(raised_error_codes()) <= set(instructions.errors)
     assert set(instructions.errors.values()) <= set(NEXT_STEP_WORDS) | {"stop", "retry"}
-    for needed in ("DUEL_PARTICIPANT_TOKEN", "--harness", "--model-id", "unknown-model", "error.details.violations",
-                   "turn_count", "pending_outcome", "--reason"):
+    for needed in (
+        "DUEL_PARTICIPANT_TOKEN",
+        "--harness",
+        "--model-id",
+        "unknown-model",
+        "error.details.violations",
+        "turn_count",
+        "pending_outcome",
+        "--reason",
+    ):
         assert needed in text, needed
 
 
@@ -306,7 +345,9 @@ def raised_error_codes() -> set[str]:
     codes = set()
     for path in PACKAGE.rglob("*.py"):
         relative = path.relative_to(PACKAGE).as_posix()
-        if relative == "cli/skill.py" or relative.startswith(("participant/providers/", "verify/", "participant/panel.py")):
+        if relative == "cli/skill.py" or relative.startswith(
+            ("participant/providers/", "verify/", "participant/panel.py")
+        ):
             continue
         source = path.read_text(encoding="utf-8")
         codes |= set(re.findall(r'DuelError\(\s*(?:ErrorCode\.|")([A-Z][A-Z_]+)', source))
@@ -432,9 +473,9 @@ def test_an_edited_generated_file_is_kept_and_an_older_one_updated(tmp_path):
 
 def refingerprint(text: str) -> str:
     line = re.search(r"^<!-- duel:skill sha256=([0-9a-f]{64}) .*-->\n", text, re.M)
-    rest = text[: line.start()] + text[line.end():]
+    rest = text[: line.start()] + text[line.end() :]
     digest = hashlib.sha256(rest.encode()).hexdigest()
-    return text[: line.start()] + line.group(0).replace(line.group(1), digest) + text[line.end():]
+    return text[: line.start()] + line.group(0).replace(line.group(1), digest) + text[line.end() :]
 
 
 @pytest.mark.slow

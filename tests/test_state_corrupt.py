@@ -51,9 +51,17 @@ def duel(tmp_path: Path) -> dict[str, Any]:
     folder = debate_dir / ".duel" / "duels" / one.duel_id
     turn_file = tmp_path / "turn.md"
     turn_file.write_text(TURN, encoding="utf-8")
-    return {"source": source, "dir": debate_dir, "one": one, "two": two, "lease": lease.value,
-            "state": folder / "state.json", "events": folder / "events.jsonl",
-            "index": debate_dir / ".duel" / "index.json", "turn_file": turn_file}
+    return {
+        "source": source,
+        "dir": debate_dir,
+        "one": one,
+        "two": two,
+        "lease": lease.value,
+        "state": folder / "state.json",
+        "events": folder / "events.jsonl",
+        "index": debate_dir / ".duel" / "index.json",
+        "turn_file": turn_file,
+    }
 
 
 def all_ops(d: dict[str, Any]) -> dict[str, list[str]]:
@@ -71,12 +79,28 @@ def all_ops(d: dict[str, Any]) -> dict[str, list[str]]:
         "claim-lock-timeout": ["claim-lock", *peer, "--for-timeout"],
         "refresh-lock": ["refresh-lock", *me, "--lease-token", d["lease"]],
         "release-lock": ["release-lock", *me, "--lease-token", d["lease"]],
-        "release-lock-close": ["release-lock", *me, "--lease-token", d["lease"], "--close", "--outcome", "INVALIDATED",
-                               "--reason", "test"],
+        "release-lock-close": [
+            "release-lock",
+            *me,
+            "--lease-token",
+            d["lease"],
+            "--close",
+            "--outcome",
+            "INVALIDATED",
+            "--reason",
+            "test",
+        ],
         "append": ["append", *me, "--lease-token", d["lease"], "--turn-file", str(d["turn_file"])],
         "wait": ["wait", *by_id, "--participant-id", two.id, "--timeout", "0.5"],
-        "join-resume": ["join", *join_, "--participant-name", "Alice", "--model-id", "m1",
-                        f"--participant-token={one.token}"],
+        "join-resume": [
+            "join",
+            *join_,
+            "--participant-name",
+            "Alice",
+            "--model-id",
+            "m1",
+            f"--participant-token={one.token}",
+        ],
         "join-new": ["join", *join_, "--participant-name", "Carol", "--model-id", "m3"],
     }
 
@@ -146,7 +170,9 @@ INDEX_DAMAGES: dict[str, bytes] = {
 
 
 @pytest.mark.parametrize("damage", sorted(INDEX_DAMAGES))
-def test_ops_that_find_a_duel_by_target_report_a_corrupt_index_and_leave_it_untouched(duel: dict[str, Any], damage: str) -> None:
+def test_ops_that_find_a_duel_by_target_report_a_corrupt_index_and_leave_it_untouched(
+    duel: dict[str, Any], damage: str
+) -> None:
     damaged = INDEX_DAMAGES[damage]
     duel["index"].write_bytes(damaged)
     state_before = duel["state"].read_bytes()
@@ -162,7 +188,9 @@ def test_corrupt_index_spares_ops_by_duel_id(duel: dict[str, Any]) -> None:
     """The index only maps a source to its duel: a duel named by id still works."""
     duel["index"].write_bytes(b"\x00garbage")
     ops = all_ops(duel)
-    for name, (code, envelope, stderr) in run_ops({name: ops[name] for name in ("status", "claim-lock", "wait")}).items():
+    for name, (code, envelope, stderr) in run_ops(
+        {name: ops[name] for name in ("status", "claim-lock", "wait")}
+    ).items():
         assert code == 0 and envelope["success"], (name, envelope, stderr)
     assert duel["index"].read_bytes() == b"\x00garbage"
 

@@ -25,9 +25,11 @@ from helpers import claim, join, make_turn, run_tools
 
 def limit_file_size(size: int):
     """A child whose writes stop at ``size`` bytes per file: a full disk, as the writer sees it."""
+
     def preexec() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of being killed
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
     return preexec
 
 
@@ -58,8 +60,19 @@ def seated(service: DuelService, source: Path):
 
 
 def append_args(player, lease, turn_file: Path, debate_dir: Path) -> list[str]:
-    return ["append", "--duel-id", player.duel_id, "--participant-id", player.id,
-            "--participant-token", player.token, "--lease-token", lease.value, "--turn-file", str(turn_file)]
+    return [
+        "append",
+        "--duel-id",
+        player.duel_id,
+        "--participant-id",
+        player.id,
+        "--participant-token",
+        player.token,
+        "--lease-token",
+        lease.value,
+        "--turn-file",
+        str(turn_file),
+    ]
 
 
 @pytest.mark.slow
@@ -71,8 +84,11 @@ def test_a_full_disk_during_append_answers_storage_failed_and_loses_nothing(serv
     turn_file = tmp_path / "turn.md"
     turn_file.write_text(make_turn(1, "Alice", "claude-code", "claude-x"))
 
-    result = run_tools(*append_args(alice, lease, turn_file, debate_dir), debate_dir=debate_dir,
-                       preexec_fn=limit_file_size(len(before) + 64))
+    result = run_tools(
+        *append_args(alice, lease, turn_file, debate_dir),
+        debate_dir=debate_dir,
+        preexec_fn=limit_file_size(len(before) + 64),
+    )
 
     assert result.code == 1
     assert result.error["code"] == "STORAGE_FAILED"
@@ -155,8 +171,18 @@ def test_a_join_lock_the_caller_may_not_open_answers_storage_failed(service, sou
     lock = debate_dir / ".duel" / "join.lock"
     lock.chmod(0o000)  # as another user's 0600 file looks to this one
 
-    result = run_tools("join", "--target", str(source), "--participant-name", "Carol", "--topic", "Other",
-                       debate_dir=debate_dir, prefix=prefix, timeout=60)
+    result = run_tools(
+        "join",
+        "--target",
+        str(source),
+        "--participant-name",
+        "Carol",
+        "--topic",
+        "Other",
+        debate_dir=debate_dir,
+        prefix=prefix,
+        timeout=60,
+    )
 
     assert result.code == 1
     assert result.error["code"] == "STORAGE_FAILED"
@@ -184,8 +210,9 @@ def test_an_unreadable_source_at_join_answers_target_unreadable(source, debate_d
     prefix = without_privileges()
     source.chmod(0o000)
 
-    result = run_tools("join", "--target", str(source), "--participant-name", "Alice",
-                       debate_dir=debate_dir, prefix=prefix)
+    result = run_tools(
+        "join", "--target", str(source), "--participant-name", "Alice", debate_dir=debate_dir, prefix=prefix
+    )
 
     assert result.code == 1
     assert result.error["code"] == "TARGET_UNREADABLE"
@@ -194,16 +221,23 @@ def test_an_unreadable_source_at_join_answers_target_unreadable(source, debate_d
 
 @pytest.mark.slow
 def test_arguments_that_are_not_utf8_are_refused_and_leave_nothing(source, debate_dir):
-    result = run_tools(b"join", b"--target", os.fsencode(source), b"--participant-name", b"Alice",
-                       b"--topic", b"caf\xe9", debate_dir=debate_dir)
+    result = run_tools(
+        b"join",
+        b"--target",
+        os.fsencode(source),
+        b"--participant-name",
+        b"Alice",
+        b"--topic",
+        b"caf\xe9",
+        debate_dir=debate_dir,
+    )
 
     assert result.code == 2
     assert result.error["code"] == "INVALID_ARGUMENT"
     assert "not valid UTF-8" in result.error["message"]
     assert not debate_dir.exists()
     # The people's front answers with one line too.
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "join", b"--target", b"/tmp/\xff.md"],
-                          capture_output=True)
+    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "join", b"--target", b"/tmp/\xff.md"], capture_output=True)
     assert proc.returncode == 2
     assert proc.stderr.decode().startswith("duel: INVALID_ARGUMENT: ") and proc.stderr.count(b"\n") == 1
 
@@ -224,8 +258,19 @@ def test_an_endless_input_file_is_refused_after_a_bounded_read(service, source, 
     alice, _ = seated(service, source)
     lease = claim(service, alice)
     op = ["append"] if flag == "--turn-file" else ["release-lock", "--close", "--outcome", "DISSENT"]
-    args = [*op, "--duel-id", alice.duel_id, "--participant-id", alice.id, "--participant-token", alice.token,
-            "--lease-token", lease.value, flag, "/dev/zero"]
+    args = [
+        *op,
+        "--duel-id",
+        alice.duel_id,
+        "--participant-id",
+        alice.id,
+        "--participant-token",
+        alice.token,
+        "--lease-token",
+        lease.value,
+        flag,
+        "/dev/zero",
+    ]
 
     result = run_tools(*args, debate_dir=debate_dir, timeout=30)
 
@@ -240,14 +285,16 @@ def test_the_lease_token_may_come_from_the_environment(service, source, debate_d
     lease = claim(service, alice)
     args = ["refresh-lock", "--duel-id", alice.duel_id, "--participant-id", alice.id]
 
-    result = run_tools(*args, debate_dir=debate_dir,
-                       env={"DUEL_PARTICIPANT_TOKEN": alice.token, "DUEL_LEASE_TOKEN": lease.value})
+    result = run_tools(
+        *args, debate_dir=debate_dir, env={"DUEL_PARTICIPANT_TOKEN": alice.token, "DUEL_LEASE_TOKEN": lease.value}
+    )
 
     assert result.data["refreshed"] is True
 
 
 def test_a_failed_folder_fsync_after_the_write_still_reports_the_recorded_turn(
-        service, source, debate_dir, monkeypatch):
+    service, source, debate_dir, monkeypatch
+):
     alice, _ = seated(service, source)
     lease = claim(service, alice)
 
@@ -304,7 +351,8 @@ def test_a_debate_dir_on_a_network_filesystem_is_refused(source, debate_dir, mon
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("stat") is None, reason="Linux statfs")
 def test_filesystem_magic_is_what_statfs_reports(tmp_path):
-    reported = subprocess.run(["stat", "-f", "--format=%t", str(tmp_path)], capture_output=True, text=True,
-                              check=True).stdout.strip()
+    reported = subprocess.run(
+        ["stat", "-f", "--format=%t", str(tmp_path)], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
     assert storage.filesystem_magic(tmp_path) == int(reported, 16)

@@ -39,8 +39,12 @@ def test_the_schema_is_created_on_first_join_and_init_is_idempotent(postgres_url
     join(service, source, "Alice")
     assert schema_versions(postgres_url) == list(range(1, SCHEMA_VERSION + 1))
     for _ in range(2):
-        proc = subprocess.run([sys.executable, "-m", "rp1_duel", "store", "init", "--store", postgres_url],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "rp1_duel", "store", "init", "--store", postgres_url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 0, proc.stderr
     assert schema_versions(postgres_url) == list(range(1, SCHEMA_VERSION + 1))
 
@@ -88,28 +92,48 @@ def test_the_append_is_a_compare_and_set_on_the_chain_head(postgres_url, source,
 
 def test_duel_tools_over_the_store_and_duel_list(postgres_url, source, tmp_path):
     env = {"DUEL_STORE": postgres_url}
-    one = run_tools("join", "--target", str(source), "--participant-name", "Alice", env=env,
-                    debate_dir=tmp_path / "a")
-    two = run_tools("join", "--target", str(source), "--participant-name", "Bob", env=env,
-                    debate_dir=tmp_path / "b")
+    one = run_tools("join", "--target", str(source), "--participant-name", "Alice", env=env, debate_dir=tmp_path / "a")
+    two = run_tools("join", "--target", str(source), "--participant-name", "Bob", env=env, debate_dir=tmp_path / "b")
     assert one.code == two.code == 0
     duel_id = one.data["duel_id"]
     assert two.data["duel_id"] == duel_id
-    claimed = run_tools("claim-lock", "--duel-id", duel_id, "--participant-id", one.data["participant_id"],
-                        env={**env, "DUEL_PARTICIPANT_TOKEN": one.data["participant_token"]},
-                        debate_dir=tmp_path / "a")
+    claimed = run_tools(
+        "claim-lock",
+        "--duel-id",
+        duel_id,
+        "--participant-id",
+        one.data["participant_id"],
+        env={**env, "DUEL_PARTICIPANT_TOKEN": one.data["participant_token"]},
+        debate_dir=tmp_path / "a",
+    )
     assert claimed.data["acquired"] is True
     status = run_tools("status", "--duel-id", duel_id, "--store", postgres_url, debate_dir=tmp_path / "b")
     assert status.data["lock"]["fence"] == 1
-    listed = subprocess.run([sys.executable, "-m", "rp1_duel", "list", "--json", "--store", postgres_url,
-                             "--debate-dir", str(tmp_path / "c")], capture_output=True, text=True, timeout=60)
+    listed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rp1_duel",
+            "list",
+            "--json",
+            "--store",
+            postgres_url,
+            "--debate-dir",
+            str(tmp_path / "c"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert [row["duel_id"] for row in json.loads(listed.stdout)] == [duel_id]
 
 
 def test_a_connection_string_is_never_shown_with_its_password(source, debate_dir):
     url = "postgresql://duel:hunter2secret@127.0.0.1:1/duel"
     assert redact(url) == "postgresql://duel:***@127.0.0.1:1/duel"
-    assert redact("postgresql://h/db?sslmode=require&password=hunter2") == "postgresql://h/db?sslmode=require&password=***"
+    assert (
+        redact("postgresql://h/db?sslmode=require&password=hunter2") == "postgresql://h/db?sslmode=require&password=***"
+    )
     result = run_tools("status", "--duel-id", "2027-01-15-x", "--store", url, debate_dir=debate_dir)
     assert result.code == 1
     assert result.envelope["error"]["code"] == "STORAGE_FAILED"
@@ -138,24 +162,36 @@ def test_two_hosts_with_skewed_clocks_duel_to_consensus_with_byte_identical_arti
     """Two debate dirs, client clocks minutes apart, one database: the same record on both and for a reviewer."""
     ahead = ManualClock()
     ahead.advance(7 * 60)
-    hosts = {1: DuelService(tmp_path / "laptop", clock=ManualClock(), store=postgres_url),
-             2: DuelService(tmp_path / "ci", clock=ahead, store=postgres_url)}
+    hosts = {
+        1: DuelService(tmp_path / "laptop", clock=ManualClock(), store=postgres_url),
+        2: DuelService(tmp_path / "ci", clock=ahead, store=postgres_url),
+    }
     settings = DuelSettings(max_turns=4)
-    players = {1: join(hosts[1], source, "Alice", harness="h", model_id="m", settings=settings),
-               2: join(hosts[2], source, "Bob", harness="h", model_id="m", settings=settings)}
+    players = {
+        1: join(hosts[1], source, "Alice", harness="h", model_id="m", settings=settings),
+        2: join(hosts[2], source, "Bob", harness="h", model_id="m", settings=settings),
+    }
     for n in range(1, 5):
         seat = 2 - n % 2
         service, player = hosts[seat], players[seat]
         stance = "ACCEPTING_CONSENSUS" if n >= 3 else "OPEN_TO_DEBATE"
-        result = service.append(player.seat, claim(service, player), make_turn(n, player.name, "h", "m", stance),
-                                release=n < 4)
+        result = service.append(
+            player.seat, claim(service, player), make_turn(n, player.name, "h", "m", stance), release=n < 4
+        )
     assert result.terminal_outcome == "ACCEPTED_CONSENSUS"
-    hosts[2].release_lock(players[2].seat, hosts[2].claim_lock(players[2].seat).lease, close=True,
-                          outcome="ACCEPTED_CONSENSUS")
+    hosts[2].release_lock(
+        players[2].seat, hosts[2].claim_lock(players[2].seat).lease, close=True, outcome="ACCEPTED_CONSENSUS"
+    )
     hosts[1].status(players[1].duel_id, participant_id=players[1].id, participant_token=players[1].token)
     reviewer = DuelService(tmp_path / "reviewer", store=postgres_url).pull(players[1].duel_id)
-    copies = {path: path.read_bytes() for path in (tmp_path / "laptop" / f"{players[1].duel_id}.md",
-                                                   tmp_path / "ci" / f"{players[1].duel_id}.md", Path(reviewer))}
+    copies = {
+        path: path.read_bytes()
+        for path in (
+            tmp_path / "laptop" / f"{players[1].duel_id}.md",
+            tmp_path / "ci" / f"{players[1].duel_id}.md",
+            Path(reviewer),
+        )
+    }
     assert len(set(copies.values())) == 1
     report = validate_file(reviewer)
     assert report.valid, report
@@ -165,9 +201,23 @@ def test_two_hosts_with_skewed_clocks_duel_to_consensus_with_byte_identical_arti
 def test_duel_pull_writes_the_artifact_for_a_reviewer(postgres_url, source, tmp_path):
     service = DuelService(tmp_path / "a", store=postgres_url)
     alice = join(service, source, "Alice")
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "pull", "--duel-id", alice.duel_id, "--store",
-                           postgres_url, "--debate-dir", str(tmp_path / "r")], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rp1_duel",
+            "pull",
+            "--duel-id",
+            alice.duel_id,
+            "--store",
+            postgres_url,
+            "--debate-dir",
+            str(tmp_path / "r"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     pulled = Path(proc.stdout.strip())
     assert pulled == tmp_path / "r" / f"{alice.duel_id}.md"
@@ -240,8 +290,9 @@ def test_a_schema_of_an_earlier_version_is_migrated(postgres_url, debate_dir):
     assert schema_versions(postgres_url) == list(range(1, SCHEMA_VERSION + 1))
 
 
-def test_the_database_restarted_mid_duel_loses_nothing_and_the_duel_goes_on(postgres_url, postgres_server, source,
-                                                                            tmp_path):
+def test_the_database_restarted_mid_duel_loses_nothing_and_the_duel_goes_on(
+    postgres_url, postgres_server, source, tmp_path
+):
     """Connections lost between ops (and during a wait) are opened again; committed turns and the lease stay."""
     alice_host = DuelService(tmp_path / "a", store=postgres_url)
     bob_host = DuelService(tmp_path / "b", store=postgres_url)
@@ -250,7 +301,9 @@ def test_the_database_restarted_mid_duel_loses_nothing_and_the_duel_goes_on(post
     alice_host.append(alice.seat, claim(alice_host, alice), make_turn(1, "Alice", "h", "m"), release=True)
     lease = claim(bob_host, bob)
     waited: list[bool] = []
-    waiter = threading.Thread(target=lambda: waited.append(alice_host.wait(alice.duel_id, alice.id, timeout=30).changed))
+    waiter = threading.Thread(
+        target=lambda: waited.append(alice_host.wait(alice.duel_id, alice.id, timeout=30).changed)
+    )
     waiter.start()
     time.sleep(0.3)
     postgres_server.stop("fast")
@@ -278,8 +331,11 @@ def test_a_holder_killed_inside_its_transaction_leaves_nothing_and_frees_the_due
     service = DuelService(tmp_path / "a", store=postgres_url)
     alice, _ = join(service, source, "Alice"), join(service, source, "Bob")
     before = service.events(alice.duel_id, ("lock_released", "participant_registered"))
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_IN_A_TRANSACTION, str(tmp_path / "k"), postgres_url,
-                             alice.duel_id], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_IN_A_TRANSACTION, str(tmp_path / "k"), postgres_url, alice.duel_id],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "inside"
         proc.kill()  # SIGKILL while it holds the duel's row lock
@@ -310,8 +366,9 @@ class FlakyStore:
 def test_a_lost_connection_during_a_turn_is_retried_within_the_lease(lease_seconds, failures, lost):
     """The keeper retries a refresh the store failed while the lease lasts; past it the floor is lost."""
     service = FlakyStore(failures)
-    with LeaseKeeper(service, Seat("d", "p-00000000", "t"), LeaseToken("1-x"), lease_seconds,
-                     time.monotonic() + 60) as keeper:
+    with LeaseKeeper(
+        service, Seat("d", "p-00000000", "t"), LeaseToken("1-x"), lease_seconds, time.monotonic() + 60
+    ) as keeper:
         keeper.lost.wait(3.0)
     assert keeper.lost.is_set() == lost
     assert service.calls >= 2
@@ -330,11 +387,33 @@ def test_two_duel_join_processes_on_two_hosts_reach_consensus_through_the_databa
             turn = make_turn(n, name, "duel", f"scripted:{name.lower()}", stance)
             (script / f"{index}.md").write_text(turn)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DUEL_"))}
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "rp1_duel", "join", "--target", str(host / "design.md"), "--debate-dir",
-             str(host / "debates"), "--json", "--model", f"scripted:{script}", "--name", name,
-             "--max-turns", "4", "--store", postgres_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=env))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "rp1_duel",
+                    "join",
+                    "--target",
+                    str(host / "design.md"),
+                    "--debate-dir",
+                    str(host / "debates"),
+                    "--json",
+                    "--model",
+                    f"scripted:{script}",
+                    "--name",
+                    name,
+                    "--max-turns",
+                    "4",
+                    "--store",
+                    postgres_url,
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+        )
         if name == "Alice":
             time.sleep(1.5)  # seat 1 first
     results = []

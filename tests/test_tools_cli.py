@@ -45,8 +45,9 @@ def test_success_envelope_has_exactly_the_protocol_keys(source, debate_dir):
 )
 def test_bad_targets_have_their_codes(source, debate_dir, target, code):
     (source.parent / "notes.txt").write_text("x")
-    result = run_tools("join", "--target", target.format(tmp=source.parent), "--participant-name", "A",
-                       debate_dir=debate_dir)
+    result = run_tools(
+        "join", "--target", target.format(tmp=source.parent), "--participant-name", "A", debate_dir=debate_dir
+    )
     assert (result.code, result.error["code"]) == (1, code)
     assert set(result.envelope) == {"success", "tool", "command", "error"}
     assert "\n" not in result.error["message"]
@@ -92,8 +93,9 @@ def test_unknown_duel_and_participant_are_not_found(source, debate_dir):
     assert run_tools("status", "--duel-id", "../../etc", debate_dir=debate_dir).error["code"] == "DUEL_NOT_FOUND"
     result = run_tools("status", "--duel-id", alice["duel_id"], "--participant-id", "p-nobody", debate_dir=debate_dir)
     assert (result.code, result.error["code"]) == (1, "PARTICIPANT_NOT_FOUND")
-    result = run_tools("wait", "--duel-id", alice["duel_id"], "--participant-id", "p-nobody", "--timeout", "0",
-                       debate_dir=debate_dir)
+    result = run_tools(
+        "wait", "--duel-id", alice["duel_id"], "--participant-id", "p-nobody", "--timeout", "0", debate_dir=debate_dir
+    )
     assert result.error["code"] == "PARTICIPANT_NOT_FOUND"
 
 
@@ -106,20 +108,39 @@ def test_status_of_a_dir_without_duels_is_not_found(tmp_path, source):
 def test_wrong_token_full_duel_and_taken_seat_are_refused(source, debate_dir):
     alice = joined(source, debate_dir, "Alice")
     joined(source, debate_dir, "Bob")
-    claim = run_tools("claim-lock", "--duel-id", alice["duel_id"], "--participant-id", alice["participant_id"],
-                      "--participant-token", "wrong", debate_dir=debate_dir)
+    claim = run_tools(
+        "claim-lock",
+        "--duel-id",
+        alice["duel_id"],
+        "--participant-id",
+        alice["participant_id"],
+        "--participant-token",
+        "wrong",
+        debate_dir=debate_dir,
+    )
     assert (claim.code, claim.error["code"]) == (1, "PARTICIPANT_AUTH_FAILED")
-    assert run_tools("join", "--target", str(source), "--participant-name", "Carol",
-                     debate_dir=debate_dir).error["code"] == "DUEL_FULL"
-    assert run_tools("join", "--target", str(source), "--participant-name", "Alice",
-                     debate_dir=debate_dir).error["code"] == "SEAT_TAKEN"
+    assert (
+        run_tools("join", "--target", str(source), "--participant-name", "Carol", debate_dir=debate_dir).error["code"]
+        == "DUEL_FULL"
+    )
+    assert (
+        run_tools("join", "--target", str(source), "--participant-name", "Alice", debate_dir=debate_dir).error["code"]
+        == "SEAT_TAKEN"
+    )
 
 
 def test_token_may_come_from_the_environment(source, debate_dir):
     alice = joined(source, debate_dir, "Alice")
     joined(source, debate_dir, "Bob")
-    claim = run_tools("claim-lock", "--duel-id", alice["duel_id"], "--participant-id", alice["participant_id"],
-                      debate_dir=debate_dir, env={"DUEL_PARTICIPANT_TOKEN": alice["participant_token"]})
+    claim = run_tools(
+        "claim-lock",
+        "--duel-id",
+        alice["duel_id"],
+        "--participant-id",
+        alice["participant_id"],
+        debate_dir=debate_dir,
+        env={"DUEL_PARTICIPANT_TOKEN": alice["participant_token"]},
+    )
     assert claim.code == 0
     assert claim.data["acquired"]
 
@@ -134,7 +155,9 @@ def test_wait_and_status_authenticate_a_token_from_flag_or_environment(source, d
     assert (wrong.code, wrong.error["code"]) == (1, "PARTICIPANT_AUTH_FAILED")
 
     def seen() -> str:
-        return run_tools("status", "--duel-id", alice["duel_id"], debate_dir=debate_dir).data["participants"][0]["last_seen_at"]
+        return run_tools("status", "--duel-id", alice["duel_id"], debate_dir=debate_dir).data["participants"][0][
+            "last_seen_at"
+        ]
 
     token = {"DUEL_PARTICIPANT_TOKEN": alice["participant_token"]}
     before = seen()
@@ -146,14 +169,31 @@ def test_wait_and_status_authenticate_a_token_from_flag_or_environment(source, d
     assert before < after_wait < seen()
     # Without --participant-id a status stays read-only, even with the token in the environment.
     assert run_tools("status", "--duel-id", alice["duel_id"], debate_dir=debate_dir, env=token).code == 0
-    assert run_tools("status", "--duel-id", alice["duel_id"], "--participant-token", alice["participant_token"],
-                     debate_dir=debate_dir).error["code"] == "INVALID_ARGUMENT"
+    assert (
+        run_tools(
+            "status",
+            "--duel-id",
+            alice["duel_id"],
+            "--participant-token",
+            alice["participant_token"],
+            debate_dir=debate_dir,
+        ).error["code"]
+        == "INVALID_ARGUMENT"
+    )
 
 
 def test_refusal_is_an_answer_exit_0(source, debate_dir):
     alice = joined(source, debate_dir, "Alice")
-    claim = run_tools("claim-lock", "--duel-id", alice["duel_id"], "--participant-id", alice["participant_id"],
-                      "--participant-token", alice["participant_token"], debate_dir=debate_dir)
+    claim = run_tools(
+        "claim-lock",
+        "--duel-id",
+        alice["duel_id"],
+        "--participant-id",
+        alice["participant_id"],
+        "--participant-token",
+        alice["participant_token"],
+        debate_dir=debate_dir,
+    )
     assert claim.code == 0
     assert claim.data["acquired"] is False
     assert claim.data["next_step"] == "wait_peer"
@@ -162,8 +202,14 @@ def test_refusal_is_an_answer_exit_0(source, debate_dir):
 def test_expired_lease_is_lease_expired(source, debate_dir):
     alice = joined(source, debate_dir, "Alice", "--lease-seconds", "5")
     joined(source, debate_dir, "Bob")
-    auth = ("--duel-id", alice["duel_id"], "--participant-id", alice["participant_id"],
-            "--participant-token", alice["participant_token"])
+    auth = (
+        "--duel-id",
+        alice["duel_id"],
+        "--participant-id",
+        alice["participant_id"],
+        "--participant-token",
+        alice["participant_token"],
+    )
     lease = run_tools("claim-lock", *auth, debate_dir=debate_dir).data["lease_token"]
     time.sleep(5.1)
     refresh = run_tools("refresh-lock", *auth, "--lease-token", lease, debate_dir=debate_dir)
@@ -177,19 +223,39 @@ def test_claim_status_refresh_and_close_work_through_the_cli(source, debate_dir,
     alice = joined(source, debate_dir, "Alice", "--harness", "claude-code", "--model-id", "claude-x")
     bob = joined(source, debate_dir, "Bob", "--harness", "codex", "--model-id", "gpt-x")
     duel = alice["duel_id"]
-    auth = ("--duel-id", duel, "--participant-id", alice["participant_id"],
-            "--participant-token", alice["participant_token"])
+    auth = (
+        "--duel-id",
+        duel,
+        "--participant-id",
+        alice["participant_id"],
+        "--participant-token",
+        alice["participant_token"],
+    )
     claim = run_tools("claim-lock", *auth, debate_dir=debate_dir).data
     assert claim["acquired"]
     assert claim["next_step"] == "compose_turn"
     status = run_tools("status", "--duel-id", duel, "--participant-id", bob["participant_id"], debate_dir=debate_dir)
     assert claim["lease_token"] not in json.dumps(status.envelope)
     assert status.data["lock"]["owner_participant_id"] == alice["participant_id"]
-    assert run_tools("refresh-lock", *auth, "--lease-token", claim["lease_token"], debate_dir=debate_dir).data["refreshed"]
+    assert run_tools("refresh-lock", *auth, "--lease-token", claim["lease_token"], debate_dir=debate_dir).data[
+        "refreshed"
+    ]
     summary = tmp_path / "summary.md"
     summary.write_text("Stopped by the operator.\n")
-    closed = run_tools("release-lock", *auth, "--lease-token", claim["lease_token"], "--close", "--outcome",
-                       "INVALIDATED", "--reason", "operator stop", "--summary-file", str(summary), debate_dir=debate_dir)
+    closed = run_tools(
+        "release-lock",
+        *auth,
+        "--lease-token",
+        claim["lease_token"],
+        "--close",
+        "--outcome",
+        "INVALIDATED",
+        "--reason",
+        "operator stop",
+        "--summary-file",
+        str(summary),
+        debate_dir=debate_dir,
+    )
     assert closed.data["closed"]
     assert closed.data["outcome"] == "INVALIDATED"
     assert "Stopped by the operator." in Path(alice["debate_path"]).read_text()
@@ -206,8 +272,22 @@ def test_debate_dir_comes_from_duel_dir_in_the_environment(source, tmp_path):
 def test_status_does_not_import_model_sdks_or_markdown(source, debate_dir):
     alice = joined(source, debate_dir, "Alice")
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "rp1_duel", "tools", "status", "--duel-id", alice["duel_id"],
-         "--debate-dir", str(debate_dir)], capture_output=True, text=True, env={**os.environ},
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "rp1_duel",
+            "tools",
+            "status",
+            "--duel-id",
+            alice["duel_id"],
+            "--debate-dir",
+            str(debate_dir),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ},
     )
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert proc.returncode == 0

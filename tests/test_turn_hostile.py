@@ -63,8 +63,8 @@ HOSTILE = {
     "angle brackets": "<" * (3 * RUN),
     "tag names": "<a" * RUN,
     "unclosed tag": "<a" + " b=c" * (RUN // 2),
-    "unclosed quote": "<a b='" + "<a c=\"" * (RUN // 4),
-    "nested quotes": "<a x=\"<b y='<c z=\"" * (RUN // 10),
+    "unclosed quote": "<a b='" + '<a c="' * (RUN // 4),
+    "nested quotes": '<a x="<b y=\'<c z="' * (RUN // 10),
     "complete tags": "<a>" * RUN,
     "comments": "<!--" * (RUN // 2),
     "declarations": "<!a" * RUN,
@@ -86,11 +86,42 @@ def test_a_hostile_turn_is_validated_in_linear_time(text):
 
 
 hostile_lines = st.lists(
-    st.builds(lambda piece, n: piece * n, st.sampled_from([" ", "*", "_", "-", "#", "\u2014", "(", ")", "<!--",
-                                                           "**a", "- ", "1. ", "`", ":", "\t", "x", "<", "<a ",
-                                                           "b='", 'c="', "=", ">", "</", "<!", "@", "\n"]),
-              st.integers(1, 600)),
-    min_size=1, max_size=30,
+    st.builds(
+        lambda piece, n: piece * n,
+        st.sampled_from(
+            [
+                " ",
+                "*",
+                "_",
+                "-",
+                "#",
+                "\u2014",
+                "(",
+                ")",
+                "<!--",
+                "**a",
+                "- ",
+                "1. ",
+                "`",
+                ":",
+                "\t",
+                "x",
+                "<",
+                "<a ",
+                "b='",
+                'c="',
+                "=",
+                ">",
+                "</",
+                "<!",
+                "@",
+                "\n",
+            ]
+        ),
+        st.integers(1, 600),
+    ),
+    min_size=1,
+    max_size=30,
 ).map("".join)
 
 

@@ -17,16 +17,53 @@ QUICK = settings(max_examples=200, deadline=None, suppress_health_check=[HealthC
 
 MARKDOWN_PIECES = st.sampled_from(
     [
-        "---", "## Turn 1 — Alice (claude-code / claude-opus-4) — OPEN_TO_DEBATE", "## Turn 2 – Bob (x / y) – DISSENTING",
-        *(f"**{name}**" for name in SECTIONS), "- ", "  - ", "    - ", "1. ", "> ", "```", "~~~", "# ", "### ",
-        "Addresses: ", "Claim: ", "Support:", "Turn 1", "Turn 9 \"", "design.md#", "design.md:3-", "design.md \"",
-        "https://", "Principle: ", "(blocking)", "(non-blocking)", "<!-- duel:", "<!--", "-->", "===", "***", "`",
-        "“", "”", "—", "\t", "\r\n", "\r", "\x00", "\ufeff", "lease", "expire", "[a](https://b)", "<https://c>", "|",
+        "---",
+        "## Turn 1 — Alice (claude-code / claude-opus-4) — OPEN_TO_DEBATE",
+        "## Turn 2 – Bob (x / y) – DISSENTING",
+        *(f"**{name}**" for name in SECTIONS),
+        "- ",
+        "  - ",
+        "    - ",
+        "1. ",
+        "> ",
+        "```",
+        "~~~",
+        "# ",
+        "### ",
+        "Addresses: ",
+        "Claim: ",
+        "Support:",
+        "Turn 1",
+        'Turn 9 "',
+        "design.md#",
+        "design.md:3-",
+        'design.md "',
+        "https://",
+        "Principle: ",
+        "(blocking)",
+        "(non-blocking)",
+        "<!-- duel:",
+        "<!--",
+        "-->",
+        "===",
+        "***",
+        "`",
+        "“",
+        "”",
+        "—",
+        "\t",
+        "\r\n",
+        "\r",
+        "\x00",
+        "\ufeff",
+        "lease",
+        "expire",
+        "[a](https://b)",
+        "<https://c>",
+        "|",
     ]
 )
-MARKDOWNISH = st.lists(
-    st.one_of(MARKDOWN_PIECES, st.text(max_size=12), st.just("\n")), max_size=60
-).map("".join)
+MARKDOWNISH = st.lists(st.one_of(MARKDOWN_PIECES, st.text(max_size=12), st.just("\n")), max_size=60).map("".join)
 
 
 def assert_consistent(report) -> None:

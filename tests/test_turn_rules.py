@@ -48,7 +48,11 @@ def test_sample_debate_turns_keep_every_rule(number):
 def test_first_turn_parses_into_its_parts():
     turn = check(TURN_1).turn
     assert (turn.number, turn.name, turn.harness, turn.model, turn.stance) == (
-        1, "Alice", "claude-code", "claude-opus-4", "OPEN_TO_DEBATE",
+        1,
+        "Alice",
+        "claude-code",
+        "claude-opus-4",
+        "OPEN_TO_DEBATE",
     )
     assert turn.heading_line == 2
     assert list(turn.sections) == list(SECTIONS)
@@ -188,8 +192,14 @@ def test_section_appears_once():
 
 
 def test_position_is_not_empty():
-    report = check(edit(TURN_1, "Fifteen-minute leases are too long: a crashed holder blocks every other worker"
-                                " for a quarter of an hour.\n", ""))
+    report = check(
+        edit(
+            TURN_1,
+            "Fifteen-minute leases are too long: a crashed holder blocks every other worker"
+            " for a quarter of an hour.\n",
+            "",
+        )
+    )
     [violation] = assert_only(report, "SECTION_EMPTY")
     assert violation.section == "Position"
     assert violation.line == 3
@@ -209,26 +219,34 @@ def test_stance_revision_support_may_be_empty():
 
 
 def test_counterpoint_needs_support_items():
-    text = edit(TURN_2, '  - design.md:36-37\n  - https://martin.kleppmann.com/2016/02/08/'
-                        'how-to-do-distributed-locking.html\n', "")
+    text = edit(
+        TURN_2,
+        "  - design.md:36-37\n  - https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html\n",
+        "",
+    )
     [violation] = assert_only(check(text, 2), "COUNTERPOINT_INCOMPLETE")
     assert violation.line == 13
     assert "Support" in violation.message
 
 
 def test_counterpoint_needs_claim():
-    text = edit(TURN_2, "  Claim: Fencing already makes late writes harmless, so expiry speed affects"
-                        " availability, never safety.\n", "")
+    text = edit(
+        TURN_2,
+        "  Claim: Fencing already makes late writes harmless, so expiry speed affects availability, never safety.\n",
+        "",
+    )
     assert_only(check(text, 2), "COUNTERPOINT_INCOMPLETE")
 
 
 def test_counterpoint_needs_addresses():
-    assert_only(check(edit(TURN_2, "- Addresses: design.md#Failure handling\n  Claim:", "- Claim:"), 2),
-                "COUNTERPOINT_INCOMPLETE")
+    assert_only(
+        check(edit(TURN_2, "- Addresses: design.md#Failure handling\n  Claim:", "- Claim:"), 2),
+        "COUNTERPOINT_INCOMPLETE",
+    )
 
 
 def test_counterpoint_support_may_follow_on_the_support_line():
-    text = edit(TURN_1, "  Support:\n  - design.md \"Leases", "  Support: design.md#Goals\n  - design.md \"Leases")
+    text = edit(TURN_1, '  Support:\n  - design.md "Leases', '  Support: design.md#Goals\n  - design.md "Leases')
     report = check(text)
     assert report.ok
     assert len(report.turn.counterpoints[0].support) == 3
@@ -259,10 +277,12 @@ def test_addresses_heading_is_compared_after_normalisation():
 
 
 def test_addresses_must_be_a_turn_or_a_heading():
-    assert_only(check(edit(TURN_1, "Addresses: design.md#Lease semantics", "Addresses: the whole design")),
-                "ADDRESSES_UNKNOWN")
-    assert_only(check(edit(TURN_1, "Addresses: design.md#Lease semantics", "Addresses: design.md:12")),
-                "ADDRESSES_UNKNOWN")
+    assert_only(
+        check(edit(TURN_1, "Addresses: design.md#Lease semantics", "Addresses: the whole design")), "ADDRESSES_UNKNOWN"
+    )
+    assert_only(
+        check(edit(TURN_1, "Addresses: design.md#Lease semantics", "Addresses: design.md:12")), "ADDRESSES_UNKNOWN"
+    )
 
 
 # --- SUPPORT_KIND --------------------------------------------------------------------
@@ -351,8 +371,10 @@ def test_source_excerpt_must_appear_word_for_word():
 
 def test_source_excerpt_ignores_whitespace_case_quotes_and_dashes():
     # The source has curly quotes and an em dash, and wraps the sentence over two lines.
-    excerpt = 'design.md "hosts read a \\"reasonably synchronised\\" wall clock. we assume  a skew of at most two' \
-              ' seconds between any two hosts - larger skews"'
+    excerpt = (
+        'design.md "hosts read a \\"reasonably synchronised\\" wall clock. we assume  a skew of at most two'
+        ' seconds between any two hosts - larger skews"'
+    )
     assert check(edit(TURN_1, "- design.md:31-32", "- " + excerpt.replace('\\"', "“"))).ok
 
 
@@ -378,17 +400,20 @@ def test_turn_excerpt_must_appear_in_that_turn():
 
 
 def test_turn_reference_without_excerpt_needs_only_the_turn():
-    assert check(edit(TURN_2, "  - Turn 1 “Shorter leases with frequent refreshes bound the blocking time”",
-                      "  - Turn 1"), 2).ok
+    assert check(
+        edit(TURN_2, "  - Turn 1 “Shorter leases with frequent refreshes bound the blocking time”", "  - Turn 1"), 2
+    ).ok
 
 
 # --- NOVELTY -------------------------------------------------------------------------
 
 
 def test_novel_argument_must_not_repeat_an_earlier_claim():
-    text = edit(TURN_2, "Lease duration should be derived from measured refresh latency instead of being fixed"
-                        " in the design.", "Shorter leases with frequent refreshes bound the blocking time"
-                                           " without weakening safety.")
+    text = edit(
+        TURN_2,
+        "Lease duration should be derived from measured refresh latency instead of being fixed in the design.",
+        "Shorter leases with frequent refreshes bound the blocking time without weakening safety.",
+    )
     [violation] = assert_only(check(text, 2), "NOVELTY")
     assert violation.line == 23
     assert violation.section == "Novel Argument"
@@ -396,22 +421,31 @@ def test_novel_argument_must_not_repeat_an_earlier_claim():
 
 def test_novel_argument_must_not_nearly_repeat_an_earlier_position():
     # Same words as turn 1's position, reordered, one word changed: Jaccard >= 0.8.
-    text = edit(TURN_2, "Lease duration should be derived from measured refresh latency instead of being fixed"
-                        " in the design.", "A crashed holder blocks every other worker for a quarter of an hour:"
-                                           " fifteen-minute leases are far too long.")
+    text = edit(
+        TURN_2,
+        "Lease duration should be derived from measured refresh latency instead of being fixed in the design.",
+        "A crashed holder blocks every other worker for a quarter of an hour: fifteen-minute leases are far too long.",
+    )
     assert_only(check(text, 2), "NOVELTY")
 
 
 def test_novel_argument_needs_support():
-    text = edit(TURN_2, "Support:\n- design.md#Open questions\n- Principle: timeouts tuned to observed latency"
-                        " avoid both false expiries and long stalls.\n", "")
+    text = edit(
+        TURN_2,
+        "Support:\n- design.md#Open questions\n- Principle: timeouts tuned to observed latency"
+        " avoid both false expiries and long stalls.\n",
+        "",
+    )
     [violation] = assert_only(check(text, 2), "NOVELTY")
     assert "Support" in violation.message
 
 
 def test_novel_argument_needs_a_claim():
-    text = edit(TURN_2, "Lease duration should be derived from measured refresh latency instead of being fixed"
-                        " in the design.\n", "")
+    text = edit(
+        TURN_2,
+        "Lease duration should be derived from measured refresh latency instead of being fixed in the design.\n",
+        "",
+    )
     assert_only(check(text, 2), "NOVELTY")
 
 
@@ -455,8 +489,11 @@ def test_changed_stance_needs_revision_support():
 
 
 def test_unchanged_stance_needs_no_revision_support():
-    text = edit(edit(TURN_3, '- Turn 2 "Fencing already makes late writes harmless"\n- design.md#Partitions\n', ""),
-                "ACCEPTING_CONSENSUS", "OPEN_TO_DEBATE")
+    text = edit(
+        edit(TURN_3, '- Turn 2 "Fencing already makes late writes harmless"\n- design.md#Partitions\n', ""),
+        "ACCEPTING_CONSENSUS",
+        "OPEN_TO_DEBATE",
+    )
     assert check(text, 3).ok
 
 
@@ -476,16 +513,20 @@ def test_consensus_has_no_blocking_item():
 def test_consensus_needs_a_non_blocking_item_or_scoped_critique():
     without_critique = edit(TURN_3, "- Addresses: Turn 2 | design.md#Lease semantics\n", "")
     assert "CONSENSUS_BLOCKED" not in codes(check(without_critique, 3))  # the non-blocking item suffices
-    without_either = edit(without_critique, "- Which metric the ceiling is tuned on (non-blocking)",
-                          "- Nothing remains open (blocking)")
+    without_either = edit(
+        without_critique, "- Which metric the ceiling is tuned on (non-blocking)", "- Nothing remains open (blocking)"
+    )
     assert codes(check(without_either, 3)).count("CONSENSUS_BLOCKED") == 2
 
 
 def test_consensus_needs_a_support_item():
     text = TURN_3
-    for line in ('  - Turn 2 "Lease duration should be derived from measured refresh latency"\n',
-                 '- design.md "Should the lease duration adapt to the observed write latency?"\n',
-                 '- Turn 2 "Fencing already makes late writes harmless"\n', "- design.md#Partitions\n"):
+    for line in (
+        '  - Turn 2 "Lease duration should be derived from measured refresh latency"\n',
+        '- design.md "Should the lease duration adapt to the observed write latency?"\n',
+        '- Turn 2 "Fencing already makes late writes harmless"\n',
+        "- design.md#Partitions\n",
+    ):
         text = edit(text, line, "")
     report = check(text, 3, previous_stance="ACCEPTING_CONSENSUS")
     assert "CONSENSUS_BLOCKED" in codes(report)
@@ -497,9 +538,11 @@ def test_consensus_needs_a_support_item():
 
 def test_first_turn_cites_the_source():
     text = TURN_1
-    for old, new in (('  - design.md "Leases expire after fifteen minutes unless the holder refreshes them"\n', ""),
-                     ("  - design.md#Goals", "  - https://example.org/leases"),
-                     ("- design.md:31-32\n", "")):
+    for old, new in (
+        ('  - design.md "Leases expire after fifteen minutes unless the holder refreshes them"\n', ""),
+        ("  - design.md#Goals", "  - https://example.org/leases"),
+        ("- design.md:31-32\n", ""),
+    ):
         text = edit(text, old, new)
     [violation] = assert_only(check(text), "UNGROUNDED")
     assert violation.line is None
@@ -507,13 +550,19 @@ def test_first_turn_cites_the_source():
 
 def test_later_turn_may_cite_only_an_earlier_turn():
     text = TURN_2
-    for old in ("  - design.md#Clock assumptions\n",
-                '  - design.md "a skew of at most two seconds between any two hosts – larger skews are treated'
-                ' as outages"\n', "  - design.md:36-37\n", "- design.md#Open questions\n"):
+    for old in (
+        "  - design.md#Clock assumptions\n",
+        '  - design.md "a skew of at most two seconds between any two hosts – larger skews are treated as outages"\n',
+        "  - design.md:36-37\n",
+        "- design.md#Open questions\n",
+    ):
         text = edit(text, old, "")
     assert check(text, 2).ok
-    ungrounded = edit(text, "  - Turn 1 “Shorter leases with frequent refreshes bound the blocking time”",
-                      "  - https://example.org/slow-holders")
+    ungrounded = edit(
+        text,
+        "  - Turn 1 “Shorter leases with frequent refreshes bound the blocking time”",
+        "  - https://example.org/slow-holders",
+    )
     assert_only(check(ungrounded, 2), "UNGROUNDED")
 
 
@@ -630,8 +679,17 @@ def test_raw_html_in_a_code_span_or_fenced_block_is_text(html):
 
 @pytest.mark.parametrize(
     "text",
-    ["<https://example.org/leases>", "<ops@example.com>", "a < b and x<y", "x<y", "&lt;div&gt;", "\\<div>",
-     "latency <200ms", "a <- b, c <= d", "a <3"],
+    [
+        "<https://example.org/leases>",
+        "<ops@example.com>",
+        "a < b and x<y",
+        "x<y",
+        "&lt;div&gt;",
+        "\\<div>",
+        "latency <200ms",
+        "a <- b, c <= d",
+        "a <3",
+    ],
 )
 def test_what_only_looks_like_html_is_text(text):
     assert check(edit(TURN_1, "late writes.", f"late writes ({text}).")).ok
@@ -694,15 +752,23 @@ def test_a_turn_opens_with_dashes_not_pluses():
 
 def test_all_violations_are_reported_together_in_line_order():
     text = TURN_1
-    for old, new in (("— Alice (", "— Mallory ("), ("OPEN_TO_DEBATE", "MAYBE"),
-                     ("  - design.md#Goals", "  - design.md#Nowhere"), ("matters (non-blocking)", "matters"),
-                     ("**Agreements**\n- Fencing tokens are the right defence against late writes.\n", "")):
+    for old, new in (
+        ("— Alice (", "— Mallory ("),
+        ("OPEN_TO_DEBATE", "MAYBE"),
+        ("  - design.md#Goals", "  - design.md#Nowhere"),
+        ("matters (non-blocking)", "matters"),
+        ("**Agreements**\n- Fencing tokens are the right defence against late writes.\n", ""),
+    ):
         text = edit(text, old, new)
     report = check(text)
     assert not report.ok
     found = [(v.code, v.line) for v in report.violations]
     assert found == [
-        ("HEADING", 2), ("STANCE", 2), ("SOURCE_REF_NOT_FOUND", 10), ("UNRESOLVED_TAG", 17), ("SECTION_MISSING", None),
+        ("HEADING", 2),
+        ("STANCE", 2),
+        ("SOURCE_REF_NOT_FOUND", 10),
+        ("UNRESOLVED_TAG", 17),
+        ("SECTION_MISSING", None),
     ]
 
 
@@ -713,11 +779,26 @@ def test_violation_dict_omits_what_cannot_be_told():
 
 def test_every_rule_code_has_a_one_line_text():
     assert list(RULES) == [
-        "HEADING", "STANCE", "SECTION_MISSING", "SECTION_ORDER", "SECTION_EMPTY", "COUNTERPOINT_INCOMPLETE",
-        "ADDRESSES_UNKNOWN", "SUPPORT_KIND", "SOURCE_REF_NOT_FOUND", "TURN_REF_NOT_FOUND", "CONJECTURE_AS_BASIS",
+        "HEADING",
+        "STANCE",
+        "SECTION_MISSING",
+        "SECTION_ORDER",
+        "SECTION_EMPTY",
+        "COUNTERPOINT_INCOMPLETE",
+        "ADDRESSES_UNKNOWN",
+        "SUPPORT_KIND",
+        "SOURCE_REF_NOT_FOUND",
+        "TURN_REF_NOT_FOUND",
+        "CONJECTURE_AS_BASIS",
         "NOVELTY",
-        "UNRESOLVED_TAG", "STANCE_REVISION", "CONSENSUS_BLOCKED", "UNGROUNDED", "UNSAFE_STRUCTURE", "RAW_HTML",
-        "CHAIR_FORMAT", "UNENGAGED_POINTS",
+        "UNRESOLVED_TAG",
+        "STANCE_REVISION",
+        "CONSENSUS_BLOCKED",
+        "UNGROUNDED",
+        "UNSAFE_STRUCTURE",
+        "RAW_HTML",
+        "CHAIR_FORMAT",
+        "UNENGAGED_POINTS",
     ]
     assert all(text and "\n" not in text for text in RULES.values())
     assert STANCES == ("OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING", "REVISING")
@@ -741,10 +822,10 @@ def test_normalized_turn_text_is_what_the_service_stores():
 def test_references_parse_into_lines_headings_and_excerpts():
     names = ("design.md",)
     assert parse_reference('design.md:12-18 "lease"', names).lines == (12, 18)
-    assert parse_reference('design.md:12–18', names).lines == (12, 18)
+    assert parse_reference("design.md:12–18", names).lines == (12, 18)
     assert parse_reference('design.md#Lease semantics "they expire"', names).heading == "Lease semantics"
     assert parse_reference('design.md#Lease semantics "they expire"', names).excerpt == "they expire"
-    assert parse_reference('Turn 4: “a “quoted” word”', names).excerpt == "a “quoted” word"
+    assert parse_reference("Turn 4: “a “quoted” word”", names).excerpt == "a “quoted” word"
     assert parse_reference("Principle:", names).kind == "unknown"
 
 

@@ -27,8 +27,19 @@ class CliDuel:
         self.seats = {}
         for seat, (name, harness, model) in ((1, ALICE), (2, BOB)):
             self.seats[seat] = run_tools(
-                "join", "--target", str(source), "--participant-name", name, "--harness", harness,
-                "--model-id", model, "--max-turns", str(max_turns), debate_dir=debate_dir).data
+                "join",
+                "--target",
+                str(source),
+                "--participant-name",
+                name,
+                "--harness",
+                harness,
+                "--model-id",
+                model,
+                "--max-turns",
+                str(max_turns),
+                debate_dir=debate_dir,
+            ).data
         self.duel_id = self.seats[1]["duel_id"]
         self.path = Path(self.seats[1]["debate_path"])
         self.stances: dict[int, str] = {}
@@ -36,8 +47,14 @@ class CliDuel:
 
     def auth(self, seat: int) -> tuple[str, ...]:
         me = self.seats[seat]
-        return ("--duel-id", self.duel_id, "--participant-id", me["participant_id"],
-                "--participant-token", me["participant_token"])
+        return (
+            "--duel-id",
+            self.duel_id,
+            "--participant-id",
+            me["participant_id"],
+            "--participant-token",
+            me["participant_token"],
+        )
 
     def claim(self, seat: int) -> dict:
         data = run_tools("claim-lock", *self.auth(seat), debate_dir=self.debate_dir).data
@@ -47,8 +64,17 @@ class CliDuel:
 
     def append(self, seat: int, text: str, release: bool = True):
         extra = ("--release",) if release else ()
-        return run_tools("append", *self.auth(seat), "--lease-token", self.lease[seat], "--turn-file", "-", *extra,
-                         debate_dir=self.debate_dir, stdin=text.encode())
+        return run_tools(
+            "append",
+            *self.auth(seat),
+            "--lease-token",
+            self.lease[seat],
+            "--turn-file",
+            "-",
+            *extra,
+            debate_dir=self.debate_dir,
+            stdin=text.encode(),
+        )
 
     def turn(self, n: int, stance: str = "OPEN_TO_DEBATE", blocking: bool = False):
         seat = 1 if n % 2 else 2
@@ -59,13 +85,23 @@ class CliDuel:
         return result.data
 
     def close(self, seat: int, outcome: str, *extra: str):
-        return run_tools("release-lock", *self.auth(seat), "--lease-token", self.lease[seat], "--close",
-                         "--outcome", outcome, *extra, debate_dir=self.debate_dir)
+        return run_tools(
+            "release-lock",
+            *self.auth(seat),
+            "--lease-token",
+            self.lease[seat],
+            "--close",
+            "--outcome",
+            outcome,
+            *extra,
+            debate_dir=self.debate_dir,
+        )
 
 
 def validate(*paths: Path) -> tuple[int, dict]:
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "validate", "--json", *map(str, paths)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "validate", "--json", *map(str, paths)], capture_output=True, text=True
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout)
 
@@ -73,13 +109,29 @@ def validate(*paths: Path) -> tuple[int, dict]:
 @pytest.mark.parametrize(
     ("stances", "blocking_last", "outcome"),
     [
-        (["OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "CONVERGING", "CONVERGING", "ACCEPTING_CONSENSUS", "ACCEPTING_CONSENSUS"],
-         False, "ACCEPTED_CONSENSUS"),
-        (["OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "DISSENTING", "DISSENTING"],
-         False, "DISSENT"),
+        (
+            [
+                "OPEN_TO_DEBATE",
+                "OPEN_TO_DEBATE",
+                "CONVERGING",
+                "CONVERGING",
+                "ACCEPTING_CONSENSUS",
+                "ACCEPTING_CONSENSUS",
+            ],
+            False,
+            "ACCEPTED_CONSENSUS",
+        ),
+        (
+            ["OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "DISSENTING", "DISSENTING"],
+            False,
+            "DISSENT",
+        ),
         (["OPEN_TO_DEBATE"] * 6, True, "DISSENT"),
-        (["OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "CONVERGING", "OPEN_TO_DEBATE", "CONVERGING", "REVISING"],
-         False, "MAX_TURNS"),
+        (
+            ["OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "CONVERGING", "OPEN_TO_DEBATE", "CONVERGING", "REVISING"],
+            False,
+            "MAX_TURNS",
+        ),
     ],
     ids=["consensus", "dissent-by-stance", "dissent-by-blocking-at-max", "max-turns"],
 )
@@ -92,8 +144,9 @@ def test_six_turn_duel_reaches_its_outcome(source, debate_dir, stances, blocking
         assert data["terminal_outcome"] == (outcome if n == 6 else None)
     assert data["next_step"] == "close"
     assert len(data["turn_sha256"]) == 64
-    status = run_tools("status", "--duel-id", duel.duel_id, "--participant-id", duel.seats[1]["participant_id"],
-                       debate_dir=debate_dir).data
+    status = run_tools(
+        "status", "--duel-id", duel.duel_id, "--participant-id", duel.seats[1]["participant_id"], debate_dir=debate_dir
+    ).data
     assert status["next_step"] == "close"
     assert status["duel"]["pending_outcome"] == outcome
     # The outcome is reached: appends are refused, and only that outcome closes.
@@ -167,8 +220,9 @@ def test_append_out_of_turn_or_without_lease_is_refused(source, debate_dir):
     # Still holding the lease, but turn 2 is Bob's.
     result = duel.append(1, make_turn(2, *ALICE))
     assert result.error["code"] == "NOT_YOUR_TURN"
-    status = run_tools("status", "--duel-id", duel.duel_id, "--participant-id", duel.seats[1]["participant_id"],
-                       debate_dir=debate_dir).data
+    status = run_tools(
+        "status", "--duel-id", duel.duel_id, "--participant-id", duel.seats[1]["participant_id"], debate_dir=debate_dir
+    ).data
     assert status["next_step"] == "release_lock"
 
 
@@ -246,12 +300,14 @@ def test_validate_flags_truncated_and_non_artifacts(source, debate_dir, tmp_path
 def test_validate_searches_folders_and_prints_for_people(source, debate_dir):
     duel = CliDuel(source, debate_dir)
     duel.turn(1)
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "validate", str(debate_dir)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "validate", str(debate_dir)], capture_output=True, text=True
+    )
     assert proc.returncode == 0
     assert f"{duel.path}: valid (1 turns" in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", "validate", str(debate_dir / "missing.md")],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "validate", str(debate_dir / "missing.md")], capture_output=True, text=True
+    )
     assert proc.returncode == 2
     assert "no such file" in proc.stderr
 

@@ -9,10 +9,24 @@ import pytest
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.usage import Usage, cost_usd, prices_date, recorded, summary, total
 
-TURN = Usage(input_tokens=1000, output_tokens=500, cache_read_tokens=9000, cache_write_tokens=2000, requests=2,
-             retries=1, seconds=5.5)
-REPAIR = Usage(input_tokens=200, output_tokens=300, cache_read_tokens=11000, requests=1, repairs=1, seconds=2.25,
-               output_estimated=True)
+TURN = Usage(
+    input_tokens=1000,
+    output_tokens=500,
+    cache_read_tokens=9000,
+    cache_write_tokens=2000,
+    requests=2,
+    retries=1,
+    seconds=5.5,
+)
+REPAIR = Usage(
+    input_tokens=200,
+    output_tokens=300,
+    cache_read_tokens=11000,
+    requests=1,
+    repairs=1,
+    seconds=2.25,
+    output_estimated=True,
+)
 
 
 def test_usages_add_up_field_by_field():
@@ -22,8 +36,9 @@ def test_usages_add_up_field_by_field():
 
 def test_a_recorded_usage_reads_back_and_ignores_what_it_does_not_know():
     assert Usage.from_dict(TURN.to_dict()) == TURN
-    assert Usage.from_dict({"output_tokens": 7, "turn_number": 3, "requests": "2", "output_estimated": 1}) == \
-        Usage(output_tokens=7)
+    assert Usage.from_dict({"output_tokens": 7, "turn_number": 3, "requests": "2", "output_estimated": 1}) == Usage(
+        output_tokens=7
+    )
 
 
 def test_a_participants_usage_is_summed_from_its_events_across_runs():

@@ -45,13 +45,16 @@ def debate(root: Path, turns: int = 2) -> Path:
     service = DuelService(root / "debates")
     source = root / "design.md"
     settings = DuelSettings(max_turns=6)
-    players = [join(service, source, "Alice", harness="h", model_id="m", settings=settings),
-               join(service, source, "Bob", harness="h", model_id="m", settings=settings)]
+    players = [
+        join(service, source, "Alice", harness="h", model_id="m", settings=settings),
+        join(service, source, "Bob", harness="h", model_id="m", settings=settings),
+    ]
     path = ""
     for number in range(1, turns + 1):
         player = players[(number - 1) % 2]
-        path = service.append(player.seat, claim(service, player), make_turn(number, player.name, "h", "m"),
-                              release=True).debate_path
+        path = service.append(
+            player.seat, claim(service, player), make_turn(number, player.name, "h", "m"), release=True
+        ).debate_path
     return Path(path)
 
 
@@ -115,8 +118,9 @@ def test_hostile_front_matter_is_a_problem_never_a_traceback(repo, header, expec
 
 def test_an_alias_bomb_is_refused_before_it_expands(repo):
     artifact = debate(repo)
-    bomb = "".join(f'l{i}: &l{i} [*l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}]\n'
-                   for i in range(1, 12))
+    bomb = "".join(
+        f"l{i}: &l{i} [*l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}, *l{i - 1}]\n" for i in range(1, 12)
+    )
     text = artifact.read_text(encoding="utf-8").replace("---\n", '---\nl0: &l0 "x"\n' + bomb, 1)
     artifact.write_text(text, encoding="utf-8")
     report = validate_file(artifact)
@@ -160,12 +164,14 @@ def test_a_folder_scan_leaves_plain_markdown_alone(repo):
     debate(repo)
     (repo / "debates" / "notes.md").write_text("# Notes\n\nSee `<!-- duel:turn n=N -->` in the docs.\n")
     assert [path.name for path in collect([str(repo / "debates")])] == [
-        path.name for path in (repo / "debates").glob("20*.md")]
+        path.name for path in (repo / "debates").glob("20*.md")
+    ]
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", *args],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", *args], check=True, capture_output=True
+    )
 
 
 def test_citations_are_checked_against_the_recorded_source_found_in_git_history(repo):
@@ -212,8 +218,9 @@ def test_raw_html_edited_into_the_terminal_conclusion_is_flagged(repo):
     source = repo / "design.md"
     alice = join(service, source, "Alice", harness="h", model_id="m")
     join(service, source, "Bob", harness="h", model_id="m")
-    service.release_lock(alice.seat, claim(service, alice), close=True, outcome="INVALIDATED",
-                         reason="stopped", summary="We stopped.")
+    service.release_lock(
+        alice.seat, claim(service, alice), close=True, outcome="INVALIDATED", reason="stopped", summary="We stopped."
+    )
     artifact = Path(service.status(alice.duel_id).duel.debate_path)
     assert validate_file(artifact, root=repo).valid
     text = artifact.read_text(encoding="utf-8")

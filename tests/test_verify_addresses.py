@@ -36,9 +36,21 @@ def test_non_public_addresses_are_refused_by_default(address, said):
     assert reason is not None and said in reason, reason
 
 
-@pytest.mark.parametrize("address", ["169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200",
-                                     "::ffff:169.254.169.254", "0.0.0.0", "::", "224.0.0.1", "ff02::1",
-                                     "255.255.255.255"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "169.254.169.254",
+        "fd00:ec2::254",
+        "169.254.170.2",
+        "100.100.100.200",
+        "::ffff:169.254.169.254",
+        "0.0.0.0",
+        "::",
+        "224.0.0.1",
+        "ff02::1",
+        "255.255.255.255",
+    ],
+)
 def test_metadata_multicast_and_unspecified_addresses_stay_refused_with_allow_private_hosts(address):
     assert refusal(ipaddress.ip_address(address), allow_private=True) is not None
 
@@ -48,7 +60,8 @@ def test_allow_private_hosts_opens_loopback_and_private_networks(address):
     assert refusal(ipaddress.ip_address(address), allow_private=True) is None
 
 
-@pytest.mark.parametrize("address", ["93.184.215.14", "2606:4700::6810:84e5", "::ffff:93.184.215.14",
-                                     "2002:5db8:d70e::1"])
+@pytest.mark.parametrize(
+    "address", ["93.184.215.14", "2606:4700::6810:84e5", "::ffff:93.184.215.14", "2002:5db8:d70e::1"]
+)
 def test_public_addresses_are_fetched(address):
     assert refusal(ipaddress.ip_address(address)) is None

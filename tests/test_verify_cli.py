@@ -22,8 +22,9 @@ MODEL_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", 
 def duel(*args, tmp_path, env=None):
     full = {k: v for k, v in os.environ.items() if k not in MODEL_VARIABLES}
     full.update(XDG_CACHE_HOME=str(tmp_path / "cache"), **(env or {}))
-    proc = subprocess.run([sys.executable, "-m", "rp1_duel", *map(str, args)], capture_output=True, text=True,
-                          env=full, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", *map(str, args)], capture_output=True, text=True, env=full, timeout=120
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
@@ -71,8 +72,12 @@ def test_without_allow_private_hosts_this_machine_is_not_fetched(sound, web, tmp
 
 def test_voters_from_the_keys_set_judge_the_claim(sound, tmp_path):
     with FakeAnthropicServer(responder=honest_vote) as claude, FakeOpenAIServer(responder=honest_vote) as gpt:
-        env = {"ANTHROPIC_API_KEY": "a", "ANTHROPIC_BASE_URL": claude.base_url,
-               "OPENAI_API_KEY": "o", "OPENAI_BASE_URL": gpt.base_url}
+        env = {
+            "ANTHROPIC_API_KEY": "a",
+            "ANTHROPIC_BASE_URL": claude.base_url,
+            "OPENAI_API_KEY": "o",
+            "OPENAI_BASE_URL": gpt.base_url,
+        }
         verified = duel("verify", "--allow-private-hosts", "--json", sound, tmp_path=tmp_path, env=env)
     assert verified.returncode == 0, verified.stderr
     result = json.loads(verified.stdout)
@@ -80,8 +85,10 @@ def test_voters_from_the_keys_set_judge_the_claim(sound, tmp_path):
     judged = next(c for c in result["artifacts"][0]["citations"] if c["kind"] == "url")
     assert (judged["verdict"], judged["confidence"]) == ("verified", "high")
     assert [(v["voter"], v["brief"]) for v in judged["votes"]] == [
-        ("anthropic:claude-sonnet-5-5", "support"), ("openai:gpt-6.1-sol", "support"),
-        ("anthropic:claude-sonnet-5-5", "refute")]
+        ("anthropic:claude-sonnet-5-5", "support"),
+        ("openai:gpt-6.1-sol", "support"),
+        ("anthropic:claude-sonnet-5-5", "refute"),
+    ]
     assert claude.lookups == ["/v1/models/claude-sonnet-5-5"], "the voter was checked before any fetch"
 
 
@@ -95,8 +102,17 @@ def test_no_models_keeps_the_verdicts_mechanical_even_with_a_key(sound, tmp_path
 
 def test_a_named_voter_on_an_openai_compatible_server(sound, tmp_path):
     with FakeOpenAIServer(responder=honest_vote) as local:
-        verified = duel("verify", "--allow-private-hosts", "--json", "--voter", "llama3.1", "--base-url",
-                        local.base_url, sound, tmp_path=tmp_path)
+        verified = duel(
+            "verify",
+            "--allow-private-hosts",
+            "--json",
+            "--voter",
+            "llama3.1",
+            "--base-url",
+            local.base_url,
+            sound,
+            tmp_path=tmp_path,
+        )
     result = json.loads(verified.stdout)
     assert result["voters"] == ["openai:llama3.1"] and {r["body"]["model"] for r in local.requests} == {"llama3.1"}
 
@@ -109,8 +125,15 @@ def test_a_refused_key_stops_before_anything_is_fetched(sound, web, tmp_path):
     assert web.requests == []
 
 
-@pytest.mark.parametrize("args", [["no-such-file.md"], ["--voter", "a", "--voter", "b", "--voter", "c", "--voter", "d"],
-                                  ["--base-url", "http://127.0.0.1:9/v1"], ["--frobnicate"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["no-such-file.md"],
+        ["--voter", "a", "--voter", "b", "--voter", "c", "--voter", "d"],
+        ["--base-url", "http://127.0.0.1:9/v1"],
+        ["--frobnicate"],
+    ],
+)
 def test_wrong_arguments_exit_2(sound, tmp_path, args):
     verified = duel("verify", *args, sound, tmp_path=tmp_path, env={"ANTHROPIC_API_KEY": "a"})
     assert verified.returncode == 2 and verified.stderr.startswith("duel: ")

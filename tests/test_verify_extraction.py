@@ -10,17 +10,20 @@ from rp1_duel.verify.extraction import HTML, PDF, TEXT, ExtractionError, extract
 from fake_web import PAGES, PDF_QUOTE, SIDEBAR_QUOTE, STATED
 
 
-@pytest.mark.parametrize(("content_type", "body", "kind"), [
-    ("text/html", b"<p>x</p>", HTML),
-    ("application/xhtml+xml", b"<p>x</p>", HTML),
-    ("application/pdf", b"%PDF-1.4", PDF),
-    ("text/plain", b"x", TEXT),
-    ("text/markdown", b"# x", TEXT),
-    ("image/png", b"\x89PNG", None),
-    ("application/octet-stream", b"\x00", None),
-    (None, b"%PDF-1.7 ...", PDF),
-    (None, b"<html>", HTML),
-])
+@pytest.mark.parametrize(
+    ("content_type", "body", "kind"),
+    [
+        ("text/html", b"<p>x</p>", HTML),
+        ("application/xhtml+xml", b"<p>x</p>", HTML),
+        ("application/pdf", b"%PDF-1.4", PDF),
+        ("text/plain", b"x", TEXT),
+        ("text/markdown", b"# x", TEXT),
+        ("image/png", b"\x89PNG", None),
+        ("application/octet-stream", b"\x00", None),
+        (None, b"%PDF-1.7 ...", PDF),
+        (None, b"<html>", HTML),
+    ],
+)
 def test_the_content_type_says_how_a_page_is_read(content_type, body, kind):
     assert page_kind(content_type, body) == kind
 
@@ -42,11 +45,14 @@ def test_an_excerpt_across_inline_markup_and_lines_is_found():
     assert SearchableText(extract_text(page, HTML)).contains("Leases are renewed every five minutes")
 
 
-@pytest.mark.parametrize(("body", "charset"), [
-    ("<meta charset='windows-1252'><p>caf\u00e9 cr\u00e8me</p>".encode("cp1252"), None),
-    ("<p>caf\u00e9 cr\u00e8me</p>".encode("latin-1"), "iso-8859-1"),
-    ("<p>caf\u00e9 cr\u00e8me</p>".encode(), None),
-])
+@pytest.mark.parametrize(
+    ("body", "charset"),
+    [
+        ("<meta charset='windows-1252'><p>caf\u00e9 cr\u00e8me</p>".encode("cp1252"), None),
+        ("<p>caf\u00e9 cr\u00e8me</p>".encode("latin-1"), "iso-8859-1"),
+        ("<p>caf\u00e9 cr\u00e8me</p>".encode(), None),
+    ],
+)
 def test_html_is_decoded_by_its_declared_charset(body, charset):
     assert "caf\u00e9 cr\u00e8me" in extract_text(body, HTML, charset)
 

@@ -39,8 +39,10 @@ def test_a_pdf_is_read_as_bytes(web):
     assert fetch(web, "/study.pdf").body == PDF
 
 
-@pytest.mark.parametrize(("path", "status"), [("/missing", 404), ("/gone", 410), ("/forbidden", 403), ("/login", 401),
-                                              ("/broken-server", 500)])
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [("/missing", 404), ("/gone", 410), ("/forbidden", 403), ("/login", 401), ("/broken-server", 500)],
+)
 def test_an_error_status_is_recorded_and_no_body_read(web, path, status):
     fetched = fetch(web, path)
     assert (fetched.status, fetched.error, fetched.body) == (status, FetchFailure.HTTP_STATUS, None)
@@ -83,8 +85,10 @@ def test_the_default_policy_refuses_this_machine_after_dns(web, host):
     assert web.requests == []
 
 
-@pytest.mark.parametrize("url", ["http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/latest",
-                                 "http://[::ffff:169.254.169.254]/"])
+@pytest.mark.parametrize(
+    "url",
+    ["http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/latest", "http://[::ffff:169.254.169.254]/"],
+)
 def test_metadata_addresses_are_refused_even_with_allow_private_hosts(url):
     assert Fetcher(LOCAL).fetch(url).error == FetchFailure.REFUSED_ADDRESS
 
@@ -102,7 +106,8 @@ def test_the_connection_goes_to_the_address_judged_with_the_host_name_in_the_req
         return [ipaddress.ip_address("127.0.0.1")]
 
     fetched = Fetcher(FetchPolicy(allow_private_hosts=True, resolve=resolve)).fetch(
-        f"http://duel-verify.test:{web.port}/echo")
+        f"http://duel-verify.test:{web.port}/echo"
+    )
     seen = json.loads(fetched.body)
     assert resolved == ["duel-verify.test"], "one lookup, whose answer is the address connected to"
     assert seen["host"] == f"duel-verify.test:{web.port}"
@@ -119,10 +124,12 @@ def test_a_compressed_answer_is_not_decompressed(web):
 
 def resolver(known: set[str]):
     """The system resolver's answers as seen from a machine where only ``known`` names exist."""
+
     def resolve(host, port):
         if host not in known:
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
         return [ipaddress.ip_address("93.184.215.14")]
+
     return resolve
 
 
@@ -193,8 +200,12 @@ def test_requests_to_one_host_are_capped(web):
 @pytest.mark.slow
 def test_requests_to_all_hosts_are_capped(web):
     hosts = [f"host-{n}.test" for n in range(6)]
-    policy = FetchPolicy(allow_private_hosts=True, concurrency=3, per_host=1,
-                         resolve=lambda host, port: [ipaddress.ip_address("127.0.0.1")])
+    policy = FetchPolicy(
+        allow_private_hosts=True,
+        concurrency=3,
+        per_host=1,
+        resolve=lambda host, port: [ipaddress.ip_address("127.0.0.1")],
+    )
     Fetcher(policy).fetch_all(f"http://{host}:{web.port}/hold/{host}" for host in hosts)
     assert web.max_in_flight == 3
 
@@ -209,9 +220,30 @@ def test_retry_after_reads_seconds_and_http_dates():
 def certificate(tmp_path_factory):
     """A self-signed certificate for the name localhost (and no IP address)."""
     folder = tmp_path_factory.mktemp("tls")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost", "-days", "2",
-                    "-keyout", folder / "key.pem", "-out", folder / "cert.pem"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost",
+            "-days",
+            "2",
+            "-keyout",
+            folder / "key.pem",
+            "-out",
+            folder / "cert.pem",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return folder / "cert.pem", folder / "key.pem"
 
 
@@ -224,8 +256,9 @@ def tls_web(certificate):
 
 
 def trusting(certificate, **changes):
-    return FetchPolicy(allow_private_hosts=True, ssl_context=ssl.create_default_context(cafile=certificate[0]),
-                       **changes)
+    return FetchPolicy(
+        allow_private_hosts=True, ssl_context=ssl.create_default_context(cafile=certificate[0]), **changes
+    )
 
 
 def test_https_checks_the_certificate_for_the_host_name(tls_web, certificate):

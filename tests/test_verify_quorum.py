@@ -24,21 +24,30 @@ from fake_web import CLAIM, STATED, contrary_vote, honest_vote, lying_vote, ramb
 PAGE = SearchableText(f"Lease operations. {STATED}")
 
 
-@pytest.mark.parametrize(("raw", "answer", "valid"), [
-    ('{"answer": "supports", "excerpt": "renewed every five minutes", "basis": "states"}', Vote.SUPPORTS, True),
-    ('```json\n{"answer": "Supports", "excerpt": "renewed every five minutes", "basis": "STATES"}\n```', Vote.SUPPORTS,
-     True),
-    ('Here is my verdict:\n{"answer": "refutes", "excerpt": "fifteen-minute leases", "basis": "reports"}\nDone.',
-     Vote.REFUTES, True),
-    ('{"answer": "insufficient", "excerpt": null, "basis": null}', Vote.INSUFFICIENT, True),
-    ('{"answer": "supports", "excerpt": "renewed every hour", "basis": "states"}', Vote.SUPPORTS, False),
-    ('{"answer": "supports", "excerpt": "", "basis": "states"}', Vote.SUPPORTS, False),
-    ('{"answer": "refutes", "excerpt": "renewed every five minutes"}', Vote.REFUTES, False),
-    ('{"answer": "maybe", "excerpt": "renewed every five minutes", "basis": "states"}', None, False),
-    ("The page agrees.", None, False),
-    ('["supports"]', None, False),
-    ('{"answer": "supports", "excerpt": "x", ', None, False),
-])
+@pytest.mark.parametrize(
+    ("raw", "answer", "valid"),
+    [
+        ('{"answer": "supports", "excerpt": "renewed every five minutes", "basis": "states"}', Vote.SUPPORTS, True),
+        (
+            '```json\n{"answer": "Supports", "excerpt": "renewed every five minutes", "basis": "STATES"}\n```',
+            Vote.SUPPORTS,
+            True,
+        ),
+        (
+            'Here is my verdict:\n{"answer": "refutes", "excerpt": "fifteen-minute leases", "basis": "reports"}\nDone.',
+            Vote.REFUTES,
+            True,
+        ),
+        ('{"answer": "insufficient", "excerpt": null, "basis": null}', Vote.INSUFFICIENT, True),
+        ('{"answer": "supports", "excerpt": "renewed every hour", "basis": "states"}', Vote.SUPPORTS, False),
+        ('{"answer": "supports", "excerpt": "", "basis": "states"}', Vote.SUPPORTS, False),
+        ('{"answer": "refutes", "excerpt": "renewed every five minutes"}', Vote.REFUTES, False),
+        ('{"answer": "maybe", "excerpt": "renewed every five minutes", "basis": "states"}', None, False),
+        ("The page agrees.", None, False),
+        ('["supports"]', None, False),
+        ('{"answer": "supports", "excerpt": "x", ', None, False),
+    ],
+)
 def test_a_vote_is_read_tolerantly_and_counts_only_when_checkable(raw, answer, valid):
     vote = read_vote(raw, "m", Vote.BRIEF_SUPPORT, PAGE)
     assert (vote.answer, vote.valid) == (answer, valid), vote
@@ -61,12 +70,14 @@ class Named:
         return self.answer
 
 
-@pytest.mark.parametrize(("names", "seated"), [(["a"], ["a", "a", "a"]), (["a", "b"], ["a", "b", "a"]),
-                                               (["a", "b", "c"], ["a", "b", "c"]), ([], [])])
+@pytest.mark.parametrize(
+    ("names", "seated"),
+    [(["a"], ["a", "a", "a"]), (["a", "b"], ["a", "b", "a"]), (["a", "b", "c"], ["a", "b", "c"]), ([], [])],
+)
 def test_three_seats_are_filled_in_turn_and_the_third_is_adversarial(names, seated):
     seats = panel([Named(name) for name in names])
     assert [seat.voter.name for seat in seats] == seated
-    assert [seat.brief for seat in seats] == [Vote.BRIEF_SUPPORT, Vote.BRIEF_SUPPORT, Vote.BRIEF_REFUTE][:len(seated)]
+    assert [seat.brief for seat in seats] == [Vote.BRIEF_SUPPORT, Vote.BRIEF_SUPPORT, Vote.BRIEF_REFUTE][: len(seated)]
 
 
 def citation(url="https://example.org/p"):
@@ -135,8 +146,10 @@ def test_default_voters_follow_the_keys_that_are_set():
     assert [v.name for v in named] == ["openai:llama3.1"]
 
 
-@pytest.mark.parametrize(("models", "base_url"), [(["claude-a", "claude-b", "gpt-c", "gpt-d"], None),
-                                                  ([], "http://127.0.0.1:9/v1"), (["human"], None)])
+@pytest.mark.parametrize(
+    ("models", "base_url"),
+    [(["claude-a", "claude-b", "gpt-c", "gpt-d"], None), ([], "http://127.0.0.1:9/v1"), (["human"], None)],
+)
 def test_wrong_voter_options_are_invalid_arguments(models, base_url):
     with pytest.raises(DuelError) as refused:
         configured_voters({"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"}, models, base_url)
@@ -152,8 +165,10 @@ def test_a_page_that_states_the_claim_is_verified_with_high_confidence(web, tmp_
     entry = judge(web, tmp_path, [voter(claude), voter(gpt, "gpt-x")], "/states")
     assert (entry.verdict, entry.confidence) == (Verdict.VERIFIED, Confidence.HIGH)
     assert [(v.voter, v.brief, v.valid) for v in entry.votes] == [
-        ("anthropic:claude-x", Vote.BRIEF_SUPPORT, True), ("openai:gpt-x", Vote.BRIEF_SUPPORT, True),
-        ("anthropic:claude-x", Vote.BRIEF_REFUTE, True)]
+        ("anthropic:claude-x", Vote.BRIEF_SUPPORT, True),
+        ("openai:gpt-x", Vote.BRIEF_SUPPORT, True),
+        ("anthropic:claude-x", Vote.BRIEF_REFUTE, True),
+    ]
 
 
 def test_a_page_that_reports_the_claim_is_verified_with_medium_confidence(web, tmp_path, claude):
@@ -175,8 +190,12 @@ def test_a_vote_quoting_what_the_page_does_not_say_does_not_count(web, tmp_path,
     with FakeOpenAIServer(responder=lying_vote) as liar:
         entry = judge(web, tmp_path, [voter(claude), voter(liar, "gpt-liar")], "/silent")
     lie = entry.votes[1]
-    assert (lie.voter, lie.answer, lie.valid, lie.reason) == ("openai:gpt-liar", Vote.SUPPORTS, False,
-                                                              "its excerpt is not on the page")
+    assert (lie.voter, lie.answer, lie.valid, lie.reason) == (
+        "openai:gpt-liar",
+        Vote.SUPPORTS,
+        False,
+        "its excerpt is not on the page",
+    )
     assert entry.verdict == Verdict.UNRELIABLE  # the two honest votes found no support
 
 

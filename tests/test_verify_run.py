@@ -41,20 +41,30 @@ def run(artifact, cache, voters=(), refresh=False):
 
 
 def verdicts(done):
-    return [(entry.citation.kind, entry.citation.url and entry.citation.url.rsplit("/", 1)[-1], entry.verdict)
-            for entry in done.sidecar.citations]
+    return [
+        (entry.citation.kind, entry.citation.url and entry.citation.url.rsplit("/", 1)[-1], entry.verdict)
+        for entry in done.sidecar.citations
+    ]
 
 
 def test_each_citation_gets_the_verdict_of_its_class(service, source, web, cache):
-    artifact = duel_citing(service, source, {"counterclaim": CLAIM, "citing": (
-        web.url("/states"),
-        f'{web.url("/silent")} "renewed every five minutes"',
-        web.url("/missing"),
-        web.url("/forbidden"),
-        f'{web.url("/study.pdf")} "{PDF_QUOTE}"',
-        f'<{web.url("/sidebar")}> “{SIDEBAR_QUOTE}”',
-        f"[the logo]({web.url('/image.png')})",
-    )}, {"position_extra": f" See {web.url('/plain.txt')} and {web.url('/gone')}."})
+    artifact = duel_citing(
+        service,
+        source,
+        {
+            "counterclaim": CLAIM,
+            "citing": (
+                web.url("/states"),
+                f'{web.url("/silent")} "renewed every five minutes"',
+                web.url("/missing"),
+                web.url("/forbidden"),
+                f'{web.url("/study.pdf")} "{PDF_QUOTE}"',
+                f"<{web.url('/sidebar')}> “{SIDEBAR_QUOTE}”",
+                f"[the logo]({web.url('/image.png')})",
+            ),
+        },
+        {"position_extra": f" See {web.url('/plain.txt')} and {web.url('/gone')}."},
+    )
     done = run(artifact, cache)
     assert verdicts(done) == [
         (CitationKind.SOURCE, None, Verdict.CHECKED_AT_APPEND),
@@ -82,8 +92,12 @@ def test_each_citation_gets_the_verdict_of_its_class(service, source, web, cache
 
 
 def test_a_url_cited_twice_is_fetched_once(service, source, web, cache):
-    artifact = duel_citing(service, source, {"citing": (web.url("/states"),)},
-                           {"citing": (web.url("/states"),), "position_extra": f" {web.url('/states')}"})
+    artifact = duel_citing(
+        service,
+        source,
+        {"citing": (web.url("/states"),)},
+        {"citing": (web.url("/states"),), "position_extra": f" {web.url('/states')}"},
+    )
     run(artifact, cache)
     assert web.count("/states") == 1
 
@@ -98,8 +112,7 @@ def test_a_second_run_fetches_nothing_and_changes_no_byte(service, source, web, 
     assert first.sidecar_path.read_bytes() == written and dumps(again.sidecar) == written
 
 
-def test_an_unverifiable_page_is_asked_again_and_nothing_changes_when_it_answers_the_same(service, source, web,
-                                                                                           cache):
+def test_an_unverifiable_page_is_asked_again_and_nothing_changes_when_it_answers_the_same(service, source, web, cache):
     artifact = duel_citing(service, source, {"citing": (web.url("/forbidden"), web.url("/states"))})
     written = run(artifact, cache).sidecar_path.read_bytes()
     again = run(artifact, cache)
@@ -132,7 +145,11 @@ def test_a_page_whose_cached_text_is_gone_is_fetched_again(service, source, web,
     for cached in cache.root.iterdir():
         cached.unlink()
     with FakeAnthropicServer(responder=honest_vote) as claude:
-        run(artifact, cache, voters=[ProviderVoter(AnthropicProvider("claude-x", api_key="k", base_url=claude.base_url))])
+        run(
+            artifact,
+            cache,
+            voters=[ProviderVoter(AnthropicProvider("claude-x", api_key="k", base_url=claude.base_url))],
+        )
     assert web.count("/states") == 2
 
 

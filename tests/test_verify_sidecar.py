@@ -22,8 +22,12 @@ from helpers import claim, duel_citing, make_turn
 @pytest.fixture
 def verified(service, source, web, tmp_path):
     """An artifact of two turns citing a page and a dead link, and its sidecar, written."""
-    artifact = duel_citing(service, source, {"citing": (web.url("/states"), web.url("/missing"))},
-                           {"position_extra": f" {web.url('/plain.txt')}"})
+    artifact = duel_citing(
+        service,
+        source,
+        {"citing": (web.url("/states"), web.url("/missing"))},
+        {"position_extra": f" {web.url('/plain.txt')}"},
+    )
     write(artifact, tmp_path)
     return artifact
 
@@ -43,8 +47,13 @@ def edit(artifact, change):
 
 def standing(artifact):
     record = RecordFile.read(artifact, find_source=False)
-    return check(load(artifact.with_name(artifact.stem + ".verify.json")), artifact.name, record.front,
-                 record.parsed.blocks, record.history().turns)
+    return check(
+        load(artifact.with_name(artifact.stem + ".verify.json")),
+        artifact.name,
+        record.front,
+        record.parsed.blocks,
+        record.history().turns,
+    )
 
 
 def test_the_sidecar_is_sorted_indented_json_ending_in_a_newline(verified):
@@ -52,36 +61,63 @@ def test_the_sidecar_is_sorted_indented_json_ending_in_a_newline(verified):
     data = json.loads(text)
     assert text == json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
     assert data["format"] == "duel-verify/1" and data["artifact"] == verified.name and data["turns"] == 2
-    assert set(data["citations"][1]) == {"turn", "turn_sha256", "section", "line", "item", "kind", "url", "excerpt",
-                                         "claim", "verdict", "confidence", "reason", "votes"}
+    assert set(data["citations"][1]) == {
+        "turn",
+        "turn_sha256",
+        "section",
+        "line",
+        "item",
+        "kind",
+        "url",
+        "excerpt",
+        "claim",
+        "verdict",
+        "confidence",
+        "reason",
+        "votes",
+    }
     assert set(data["fetches"][data["citations"][1]["url"]]) == {
-        "final_url", "status", "content_type", "content_sha256", "bytes", "fetched_at", "error", "detail"}
+        "final_url",
+        "status",
+        "content_type",
+        "content_sha256",
+        "bytes",
+        "fetched_at",
+        "error",
+        "detail",
+    }
     assert loads(text.encode()) == load(verified.with_name(verified.stem + ".verify.json"))
 
 
-@pytest.mark.parametrize(("data", "said"), [
-    (b"{not json", "not JSON"),
-    (b"[" * 100_000 + b"]" * 100_000, "not JSON"),
-    (b"\xff\xfe", "not JSON"),
-    (b"[]", "not an object"),
-    (b'{"format": "duel-verify/2"}', "format"),
-    (b'{"format": "duel-verify/1", "duel_id": "d"}', "lacks 'fetches'"),
-])
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"{not json", "not JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "not JSON"),
+        (b"\xff\xfe", "not JSON"),
+        (b"[]", "not an object"),
+        (b'{"format": "duel-verify/2"}', "format"),
+        (b'{"format": "duel-verify/1", "duel_id": "d"}', "lacks 'fetches'"),
+    ],
+)
 def test_a_sidecar_that_is_not_in_the_format_is_a_sidecar_error(data, said):
     with pytest.raises(SidecarError, match=said):
         loads(data)
 
 
-@pytest.mark.parametrize(("change", "said"), [
-    (lambda d: d.update(turns=True), "turns is not a whole number"),
-    (lambda d: d.update(turns=-1), "negative"),
-    (lambda d: d["citations"][0].update(verdict="trustworthy"), "not one of"),
-    (lambda d: d["citations"][0].update(kind="rumour"), "kind"),
-    (lambda d: d["citations"][0].update(votes="none"), "not a list"),
-    (lambda d: d["citations"][0].pop("item"), "lacks 'item'"),
-    (lambda d: d["fetches"].update(x={"final_url": 3}), "final_url is not a string"),
-    (lambda d: d.update(voters=[1]), "voters"),
-])
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d: d.update(turns=True), "turns is not a whole number"),
+        (lambda d: d.update(turns=-1), "negative"),
+        (lambda d: d["citations"][0].update(verdict="trustworthy"), "not one of"),
+        (lambda d: d["citations"][0].update(kind="rumour"), "kind"),
+        (lambda d: d["citations"][0].update(votes="none"), "not a list"),
+        (lambda d: d["citations"][0].pop("item"), "lacks 'item'"),
+        (lambda d: d["fetches"].update(x={"final_url": 3}), "final_url is not a string"),
+        (lambda d: d.update(voters=[1]), "voters"),
+    ],
+)
 def test_each_field_is_checked_for_its_type_and_words(verified, change, said):
     path = verified.with_name(verified.stem + ".verify.json")
     data = json.loads(path.read_text())
@@ -99,9 +135,14 @@ def test_a_sidecar_of_the_whole_chain_is_current(verified):
 
 def test_a_sidecar_covering_fewer_turns_than_written_is_stale(service, source, web, tmp_path, pair):
     alice, bob = pair
-    artifact = Path(service.append(alice.seat, claim(service, alice),
-                                   make_turn(1, "Alice", "claude-code", "claude-x", citing=(web.url("/states"),)),
-                                   release=True).debate_path)
+    artifact = Path(
+        service.append(
+            alice.seat,
+            claim(service, alice),
+            make_turn(1, "Alice", "claude-code", "claude-x", citing=(web.url("/states"),)),
+            release=True,
+        ).debate_path
+    )
     write(artifact, tmp_path)
     service.append(bob.seat, claim(service, bob), make_turn(2, "Bob", "codex", "gpt-x"), release=True)
     assert standing(artifact).status == STALE
@@ -111,19 +152,22 @@ def test_a_sidecar_covering_fewer_turns_than_written_is_stale(service, source, w
     assert [p.code for p in required.problems] == [RecordCode.VERIFICATION_STALE]
 
 
-@pytest.mark.parametrize(("change", "said"), [
-    (lambda d: d.update(duel_id="2026-01-01-other"), "for duel"),
-    (lambda d: d.update(artifact="other.md"), "for artifact"),
-    (lambda d: d.update(chain_head="f" * 64), "chain head"),
-    (lambda d: d.update(turns=3), "chain head"),
-    (lambda d: d["citations"].pop(2), "leaves out"),  # the fabricated citation, taken out to pass CI
-    (lambda d: d["citations"].append(dict(d["citations"][1])), "which the turns it covers do not cite"),
-    (lambda d: d["citations"][1].update(item="https://example.org/elsewhere"), "which the turns it covers do not"),
-    (lambda d: d["citations"][1].update(claim="something else"), "which the turns it covers do not cite"),
-    (lambda d: d["citations"].insert(0, d["citations"].pop(1)), "another order"),
-    (lambda d: d["citations"][0].update(verdict="verified"), "cannot be verified"),
-    (lambda d: d["fetches"].clear(), "no fetch record"),
-])
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d: d.update(duel_id="2026-01-01-other"), "for duel"),
+        (lambda d: d.update(artifact="other.md"), "for artifact"),
+        (lambda d: d.update(chain_head="f" * 64), "chain head"),
+        (lambda d: d.update(turns=3), "chain head"),
+        (lambda d: d["citations"].pop(2), "leaves out"),  # the fabricated citation, taken out to pass CI
+        (lambda d: d["citations"].append(dict(d["citations"][1])), "which the turns it covers do not cite"),
+        (lambda d: d["citations"][1].update(item="https://example.org/elsewhere"), "which the turns it covers do not"),
+        (lambda d: d["citations"][1].update(claim="something else"), "which the turns it covers do not cite"),
+        (lambda d: d["citations"].insert(0, d["citations"].pop(1)), "another order"),
+        (lambda d: d["citations"][0].update(verdict="verified"), "cannot be verified"),
+        (lambda d: d["fetches"].clear(), "no fetch record"),
+    ],
+)
 def test_a_sidecar_that_is_not_this_artifacts_makes_it_invalid(verified, change, said):
     edit(verified, change)
     assert standing(verified).status == MISMATCH
@@ -168,4 +212,5 @@ def test_require_verified_fails_a_missing_sidecar(verified):
     verified.with_name(verified.stem + ".verify.json").unlink()
     assert validate_file(verified).valid
     assert [p.code for p in validate_file(verified, require_verified=True).problems] == [
-        RecordCode.VERIFICATION_MISSING]
+        RecordCode.VERIFICATION_MISSING
+    ]

@@ -21,38 +21,54 @@ def citation(excerpt=None, claim=CLAIM, kind=CitationKind.URL, url=URL):
 
 
 def fetched(error=None, status=200, detail="read as html"):
-    return FetchRecord(URL, status, "text/html", None if error else "b" * 64, None if error else 10,
-                       "2026-11-23T00:00:00.000Z", error, detail)
+    return FetchRecord(
+        URL,
+        status,
+        "text/html",
+        None if error else "b" * 64,
+        None if error else 10,
+        "2026-11-23T00:00:00.000Z",
+        error,
+        detail,
+    )
 
 
-@pytest.mark.parametrize(("kind", "verdict"), [(CitationKind.PRINCIPLE, Verdict.NOT_CHECKABLE),
-                                               (CitationKind.SOURCE, Verdict.CHECKED_AT_APPEND),
-                                               (CitationKind.TURN, Verdict.CHECKED_AT_APPEND)])
+@pytest.mark.parametrize(
+    ("kind", "verdict"),
+    [
+        (CitationKind.PRINCIPLE, Verdict.NOT_CHECKABLE),
+        (CitationKind.SOURCE, Verdict.CHECKED_AT_APPEND),
+        (CitationKind.TURN, Verdict.CHECKED_AT_APPEND),
+    ],
+)
 def test_items_that_are_not_urls_are_judged_by_their_kind(kind, verdict):
     assert by_kind(citation(kind=kind)).verdict == verdict
     assert by_kind(citation()) is None
 
 
-@pytest.mark.parametrize(("error", "status", "verdict"), [
-    (FetchFailure.NAME_NOT_FOUND, None, Verdict.FABRICATED),
-    (FetchFailure.CONNECTION_REFUSED, None, Verdict.FABRICATED),
-    (FetchFailure.HTTP_STATUS, 404, Verdict.FABRICATED),
-    (FetchFailure.HTTP_STATUS, 410, Verdict.FABRICATED),
-    (FetchFailure.HTTP_STATUS, 401, Verdict.UNVERIFIABLE),
-    (FetchFailure.HTTP_STATUS, 403, Verdict.UNVERIFIABLE),
-    (FetchFailure.HTTP_STATUS, 429, Verdict.UNVERIFIABLE),
-    (FetchFailure.HTTP_STATUS, 500, Verdict.UNVERIFIABLE),
-    (FetchFailure.HTTP_STATUS, 451, Verdict.UNVERIFIABLE),
-    (FetchFailure.DNS_FAILED, None, Verdict.UNVERIFIABLE),
-    (FetchFailure.TIMEOUT, None, Verdict.UNVERIFIABLE),
-    (FetchFailure.TOO_LARGE, 200, Verdict.UNVERIFIABLE),
-    (FetchFailure.UNSUPPORTED_CONTENT, 200, Verdict.UNVERIFIABLE),
-    (FetchFailure.REFUSED_ADDRESS, None, Verdict.UNVERIFIABLE),
-    (FetchFailure.REFUSED_SCHEME, None, Verdict.UNVERIFIABLE),
-    (FetchFailure.TOO_MANY_REDIRECTS, None, Verdict.UNVERIFIABLE),
-    (FetchFailure.CONNECTION_FAILED, None, Verdict.UNVERIFIABLE),
-    (FetchFailure.UNREADABLE, 200, Verdict.UNVERIFIABLE),
-])
+@pytest.mark.parametrize(
+    ("error", "status", "verdict"),
+    [
+        (FetchFailure.NAME_NOT_FOUND, None, Verdict.FABRICATED),
+        (FetchFailure.CONNECTION_REFUSED, None, Verdict.FABRICATED),
+        (FetchFailure.HTTP_STATUS, 404, Verdict.FABRICATED),
+        (FetchFailure.HTTP_STATUS, 410, Verdict.FABRICATED),
+        (FetchFailure.HTTP_STATUS, 401, Verdict.UNVERIFIABLE),
+        (FetchFailure.HTTP_STATUS, 403, Verdict.UNVERIFIABLE),
+        (FetchFailure.HTTP_STATUS, 429, Verdict.UNVERIFIABLE),
+        (FetchFailure.HTTP_STATUS, 500, Verdict.UNVERIFIABLE),
+        (FetchFailure.HTTP_STATUS, 451, Verdict.UNVERIFIABLE),
+        (FetchFailure.DNS_FAILED, None, Verdict.UNVERIFIABLE),
+        (FetchFailure.TIMEOUT, None, Verdict.UNVERIFIABLE),
+        (FetchFailure.TOO_LARGE, 200, Verdict.UNVERIFIABLE),
+        (FetchFailure.UNSUPPORTED_CONTENT, 200, Verdict.UNVERIFIABLE),
+        (FetchFailure.REFUSED_ADDRESS, None, Verdict.UNVERIFIABLE),
+        (FetchFailure.REFUSED_SCHEME, None, Verdict.UNVERIFIABLE),
+        (FetchFailure.TOO_MANY_REDIRECTS, None, Verdict.UNVERIFIABLE),
+        (FetchFailure.CONNECTION_FAILED, None, Verdict.UNVERIFIABLE),
+        (FetchFailure.UNREADABLE, 200, Verdict.UNVERIFIABLE),
+    ],
+)
 def test_a_dead_link_is_fabricated_and_an_unread_page_unverifiable(error, status, verdict):
     judged = mechanical(citation(), fetched(error, status, detail="what happened"), None)
     assert judged.verdict == verdict and "what happened" in judged.reason
@@ -75,7 +91,9 @@ def test_a_url_outside_support_items_is_reachable_when_read():
 
 def test_without_a_model_a_claim_is_unjudged_and_says_why():
     judged = unjudged(citation(excerpt="renewed"))
-    assert judged.verdict == Verdict.UNJUDGED and "quoted excerpt is on it" in judged.reason and "model" in judged.reason
+    assert (
+        judged.verdict == Verdict.UNJUDGED and "quoted excerpt is on it" in judged.reason and "model" in judged.reason
+    )
 
 
 S, R, N = Vote.SUPPORTS, Vote.REFUTES, Vote.INSUFFICIENT  # N: not enough on the page
@@ -91,21 +109,24 @@ def votes(*answers, basis=Vote.STATES):
     return made
 
 
-@pytest.mark.parametrize(("answers", "verdict"), [
-    ((S, S, S), Verdict.VERIFIED),
-    ((S, S, R), Verdict.VERIFIED),  # supported: two support, fewer than two refute
-    ((S, S, N), Verdict.VERIFIED),
-    ((R, R, S), Verdict.UNRELIABLE),  # refuted: two refute
-    ((R, R, R), Verdict.UNRELIABLE),
-    ((N, N, S), Verdict.UNRELIABLE),  # unsupported: two found no support
-    ((R, N, S), Verdict.UNRELIABLE),
-    ((S, R, "s"), Verdict.INCONCLUSIVE),  # an invalid vote does not count
-    ((S, "s", "s"), Verdict.INCONCLUSIVE),
-    ((R, "r", S), Verdict.INCONCLUSIVE),
-    ((S, N, "r"), Verdict.INCONCLUSIVE),
-    (("s", "r", "s"), Verdict.INCONCLUSIVE),
-    ((), Verdict.INCONCLUSIVE),
-])
+@pytest.mark.parametrize(
+    ("answers", "verdict"),
+    [
+        ((S, S, S), Verdict.VERIFIED),
+        ((S, S, R), Verdict.VERIFIED),  # supported: two support, fewer than two refute
+        ((S, S, N), Verdict.VERIFIED),
+        ((R, R, S), Verdict.UNRELIABLE),  # refuted: two refute
+        ((R, R, R), Verdict.UNRELIABLE),
+        ((N, N, S), Verdict.UNRELIABLE),  # unsupported: two found no support
+        ((R, N, S), Verdict.UNRELIABLE),
+        ((S, R, "s"), Verdict.INCONCLUSIVE),  # an invalid vote does not count
+        ((S, "s", "s"), Verdict.INCONCLUSIVE),
+        ((R, "r", S), Verdict.INCONCLUSIVE),
+        ((S, N, "r"), Verdict.INCONCLUSIVE),
+        (("s", "r", "s"), Verdict.INCONCLUSIVE),
+        ((), Verdict.INCONCLUSIVE),
+    ],
+)
 def test_the_two_of_three_rules(answers, verdict):
     assert quorum(votes(*answers)).verdict == verdict
 
@@ -138,11 +159,14 @@ def test_two_secondary_sources_on_different_hosts_are_medium_high():
     assert [e.confidence for e in corroborate(entries, {})] == [Confidence.MEDIUM_HIGH] * 2
 
 
-@pytest.mark.parametrize("entries", [
-    [verified("https://a.example/1"), verified("https://a.example/2")],  # one host
-    [verified("https://a.example/1"), verified("https://b.example/2", claim="Another claim.")],
-    [verified("https://a.example/1")],
-])
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [verified("https://a.example/1"), verified("https://a.example/2")],  # one host
+        [verified("https://a.example/1"), verified("https://b.example/2", claim="Another claim.")],
+        [verified("https://a.example/1")],
+    ],
+)
 def test_one_secondary_source_stays_medium(entries):
     assert {e.confidence for e in corroborate(entries, {})} == {Confidence.MEDIUM}
 

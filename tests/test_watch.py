@@ -68,8 +68,9 @@ def debate_to_dissent(service: DuelService, alice: Player, bob: Player) -> None:
     with pytest.raises(DuelError):
         service.append(alice.seat, lease, "## Turn 1 — Alice (claude-code / claude-x) — DISSENTING\n")
     service.append(alice.seat, lease, turn(1, ALICE, "DISSENTING"), release=True, stripped=("fence",))
-    service.record_usage(alice.seat, 1, Usage(1200, 340, cache_read_tokens=800, requests=2, retries=1,
-                                              seconds=12.34).to_dict())
+    service.record_usage(
+        alice.seat, 1, Usage(1200, 340, cache_read_tokens=800, requests=2, retries=1, seconds=12.34).to_dict()
+    )
     lease = claim(service, bob)
     service.append(bob.seat, lease, turn(2, BOB, "DISSENTING"), release=True)
     service.release_lock(bob.seat, lease, close=True, outcome="DISSENT", reason="no common ground")
@@ -123,26 +124,40 @@ def test_a_rejected_draft_line_names_the_violated_rules(service, pair):
         service.append(alice.seat, lease, "## Turn 1 — Alice (claude-code / claude-x) — DISSENTING\n")
     codes = sorted({v["code"] for v in refused.value.details["violations"]})
     rejected = all_events(service, alice.duel_id)[-1]
-    assert event_line(rejected, {alice.id: "Alice"}, {}).text == \
-        f"a draft of turn 1 by Alice was rejected: {', '.join(codes)}"
+    assert (
+        event_line(rejected, {alice.id: "Alice"}, {}).text
+        == f"a draft of turn 1 by Alice was rejected: {', '.join(codes)}"
+    )
 
 
 def test_an_unknown_or_malformed_event_is_shown_as_its_type_and_data():
-    unknown = {"seq": 4, "ts": "2027-01-15T08:00:00.000Z", "type": "future_thing", "participant_id": None,
-               "data": {"x": 1}}
+    unknown = {
+        "seq": 4,
+        "ts": "2027-01-15T08:00:00.000Z",
+        "type": "future_thing",
+        "participant_id": None,
+        "data": {"x": 1},
+    }
     assert event_line(unknown, {}, {}).text == 'future_thing {"x": 1}'
     broken = {"seq": 5, "ts": "", "type": "lock_acquired", "participant_id": "p-00000000", "data": {"fence": 2}}
     assert event_line(broken, {}, {}).text == 'lock_acquired {"fence": 2}'
-    assert event_line({"type": "record_invalidated", "participant_id": None, "data": {"reason": "edited"}},
-                      {}, {}).text == "the record is invalid: edited"
+    assert (
+        event_line({"type": "record_invalidated", "participant_id": None, "data": {"reason": "edited"}}, {}, {}).text
+        == "the record is invalid: edited"
+    )
     odd_turn = {"seq": "6", "ts": "", "type": "turn_appended", "participant_id": "p-1", "data": {"turn_number": "x"}}
     assert event_line(odd_turn, {}, {}) == EventLine(-1, "", "turn_appended", 'turn_appended {"turn_number": "x"}')
     assert appended([odd_turn, broken, unknown]) == []  # no stance or headline is taken from them
 
 
 def test_event_times_are_shown_in_the_format_given():
-    event = {"seq": 0, "ts": "2027-01-15T08:00:00.000Z", "type": "lock_refreshed", "participant_id": "p-1",
-             "data": {"fence": 3, "expires_at": "2027-01-15T08:10:00.000Z"}}
+    event = {
+        "seq": 0,
+        "ts": "2027-01-15T08:00:00.000Z",
+        "type": "lock_refreshed",
+        "participant_id": "p-1",
+        "data": {"fence": 3, "expires_at": "2027-01-15T08:10:00.000Z"},
+    }
     terminal = TerminalDisplay(io.StringIO(), tz=timezone.utc)
     assert event_line(event, {"p-1": "Ada"}, {}, terminal.time_of).text == "Ada refreshed lease 3 until 08:10:00"
 
@@ -157,10 +172,14 @@ def test_the_view_counts_the_lease_and_the_deadline_down_without_reading_again(s
     later = view_of(status, clock().wall + 100)
     assert later.floor == "Alice" and later.lease_left == pytest.approx(500)
     assert later.deadline_left == pytest.approx(1700)
-    assert [(s.name, s.holds_floor, s.writes_next) for s in later.seats] == [("Alice", True, True),
-                                                                               ("Bob", False, False)]
+    assert [(s.name, s.holds_floor, s.writes_next) for s in later.seats] == [
+        ("Alice", True, True),
+        ("Bob", False, False),
+    ]
     assert situation(later, iso) == (
-        f"turn 1 of 6 is Alice's, due by {iso(status.turn_deadline)} (28:20 left)", "floor: Alice, lease 8:20 left")
+        f"turn 1 of 6 is Alice's, due by {iso(status.turn_deadline)} (28:20 left)",
+        "floor: Alice, lease 8:20 left",
+    )
 
 
 def test_an_expired_lease_frees_the_floor_and_a_passed_deadline_makes_a_timeout_due(service, pair, clock):
@@ -188,15 +207,19 @@ def test_a_reached_outcome_asks_for_a_close_and_a_closed_duel_shows_its_outcome_
     lease = claim(service, bob)
     service.append(bob.seat, lease, turn(2, BOB, "DISSENTING"), release=True)
     pending = view_of(service.status(alice.duel_id), clock().wall, {bob.id: "DISSENTING"})
-    assert situation(pending) == ("DISSENT reached after 2 turns: a participant must close the duel",
-                                  "floor: Bob, lease 10:00 left")
+    assert situation(pending) == (
+        "DISSENT reached after 2 turns: a participant must close the duel",
+        "floor: Bob, lease 10:00 left",
+    )
     assert not any(seat.writes_next for seat in pending.seats)
     assert [seat.stance for seat in pending.seats] == [None, "DISSENTING"]
     service.release_lock(bob.seat, lease, close=True, outcome="DISSENT", reason="no common ground")
     closed = view_of(service.status(alice.duel_id), clock().wall)
     assert closed.closed and closed.outcome == "DISSENT"
-    assert situation(closed) == ("outcome: DISSENT after 2 of 6 turns (no common ground)",
-                                 f"record: {closed.debate_path}")
+    assert situation(closed) == (
+        "outcome: DISSENT after 2 of 6 turns (no common ground)",
+        f"record: {closed.debate_path}",
+    )
 
 
 def test_a_seat_unseen_for_a_lease_is_not_present(service, pair, clock):
@@ -209,7 +232,14 @@ def test_a_seat_unseen_for_a_lease_is_not_present(service, pair, clock):
 
 def test_countdowns_round_up_to_the_second():
     assert [countdown(s) for s in (0, 0.2, 59.5, 61, 3600, 3725.1, -5)] == [
-        "0:00", "0:01", "1:00", "1:01", "1:00:00", "1:02:06", "0:00"]
+        "0:00",
+        "0:01",
+        "1:00",
+        "1:01",
+        "1:00:00",
+        "1:02:06",
+        "0:00",
+    ]
 
 
 # -- reading as the duel changes ---------------------------------------------------------------
@@ -237,7 +267,10 @@ def test_the_follower_reads_only_when_the_state_changed_and_only_what_is_new(ser
     follower = Follower(watcher, alice.duel_id)
     first = follower.poll()
     assert first is not None and [e["type"] for e in first.events][:3] == [
-        "participant_registered", "participant_waiting", "participant_registered"]
+        "participant_registered",
+        "participant_waiting",
+        "participant_registered",
+    ]
     assert follower.poll() is None and follower.poll() is None
     assert len(watcher.observed) == 1  # two polls, two stat() calls, no read
     claim(service, alice)
@@ -309,14 +342,17 @@ class Recorder:
 
 def test_follow_shows_the_history_then_each_change_until_the_close(service, pair, debate_dir, clock):
     alice, bob = pair
-    steps = iter([
-        lambda: claim(service, alice),
-        lambda: None,  # nothing changes: no line, no read
-        lambda: service.append(alice.seat, service.claim_lock(alice.seat).lease, turn(1, ALICE, "DISSENTING"),
-                               release=True),
-        lambda: service.append(bob.seat, claim(service, bob), turn(2, BOB, "DISSENTING")),
-        lambda: service.release_lock(bob.seat, service.claim_lock(bob.seat).lease, close=True, outcome="DISSENT"),
-    ])
+    steps = iter(
+        [
+            lambda: claim(service, alice),
+            lambda: None,  # nothing changes: no line, no read
+            lambda: service.append(
+                alice.seat, service.claim_lock(alice.seat).lease, turn(1, ALICE, "DISSENTING"), release=True
+            ),
+            lambda: service.append(bob.seat, claim(service, bob), turn(2, BOB, "DISSENTING")),
+            lambda: service.release_lock(bob.seat, service.claim_lock(bob.seat).lease, close=True, outcome="DISSENT"),
+        ]
+    )
     shown_at: list[int] = []
 
     def sleep(_seconds: float) -> None:
@@ -329,8 +365,15 @@ def test_follow_shows_the_history_then_each_change_until_the_close(service, pair
     assert last.closed and last.outcome == "DISSENT" and display.closed == last and display.stopped
     assert shown_at[:2] == [3, 4] and shown_at[2] == 4  # the history first, then one grant, then nothing new
     kinds = [line.kind for line in display.lines]
-    assert kinds[3:] == ["lock_acquired", "turn_appended", "lock_released", "lock_acquired", "turn_appended",
-                         "lock_released", "duel_closed"]
+    assert kinds[3:] == [
+        "lock_acquired",
+        "turn_appended",
+        "lock_released",
+        "lock_acquired",
+        "turn_appended",
+        "lock_released",
+        "duel_closed",
+    ]
     turn_1 = display.lines[4].text
     assert turn_1.startswith("turn 1 by Alice (DISSENTING): On fifteen-minute leases (turn 1): short leases")
     assert [s.stance for s in last.seats] == ["DISSENTING", "DISSENTING"]
@@ -367,8 +410,9 @@ def test_without_an_id_watch_picks_the_only_active_duel(service, pair, tmp_path)
     with pytest.raises(DuelError) as none:
         pick_duel(service, None)
     assert none.value.code == "DUEL_NOT_FOUND" and none.value.details["candidates"] == [alice.duel_id]
-    assert none.value.message.endswith(f": pass --duel-id to watch a closed one, {alice.duel_id} (duel list shows "
-                                       "them all)")
+    assert none.value.message.endswith(
+        f": pass --duel-id to watch a closed one, {alice.duel_id} (duel list shows them all)"
+    )
     assert pick_duel(service, alice.duel_id) == alice.duel_id  # a closed duel, named
 
 
@@ -460,21 +504,44 @@ class Lines:
 
 
 def tools_join(source: Path, debate_dir: Path, name: str, harness: str, model: str) -> dict:
-    return run_tools("join", "--target", str(source), "--participant-name", name, "--harness", harness,
-                     "--model-id", model, debate_dir=debate_dir).data
+    return run_tools(
+        "join",
+        "--target",
+        str(source),
+        "--participant-name",
+        name,
+        "--harness",
+        harness,
+        "--model-id",
+        model,
+        debate_dir=debate_dir,
+    ).data
 
 
 def as_participant(joined: dict, *args: str, debate_dir: Path, lease: str | None = None, stdin: bytes | None = None):
     env = {"DUEL_PARTICIPANT_TOKEN": joined["participant_token"], **({"DUEL_LEASE_TOKEN": lease} if lease else {})}
-    return run_tools(*args, "--duel-id", joined["duel_id"], "--participant-id", joined["participant_id"],
-                     debate_dir=debate_dir, env=env, stdin=stdin)
+    return run_tools(
+        *args,
+        "--duel-id",
+        joined["duel_id"],
+        "--participant-id",
+        joined["participant_id"],
+        debate_dir=debate_dir,
+        env=env,
+        stdin=stdin,
+    )
 
 
 @pytest.mark.slow
 def test_watch_through_a_pipe_prints_each_event_as_it_lands_and_exits_0_at_the_close(source, debate_dir):
     alice = tools_join(source, debate_dir, *ALICE)
-    proc = subprocess.Popen(duel_command("watch", "--debate-dir", str(debate_dir)), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=process_env())
+    proc = subprocess.Popen(
+        duel_command("watch", "--debate-dir", str(debate_dir)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=process_env(),
+    )
     try:
         out = Lines(proc)
         out.until(r"Alice waits for a second participant")
@@ -488,8 +555,14 @@ def test_watch_through_a_pipe_prints_each_event_as_it_lands_and_exits_0_at_the_c
         assert rejected.code == 3
         codes = sorted({v["code"] for v in rejected.error["details"]["violations"]})
         out.until(re.escape(f"a draft of turn 1 by Alice was rejected: {', '.join(codes)}"))
-        as_participant(alice, "append", "--release", debate_dir=debate_dir, lease=lease,
-                       stdin=turn(1, ALICE, "DISSENTING").encode())
+        as_participant(
+            alice,
+            "append",
+            "--release",
+            debate_dir=debate_dir,
+            lease=lease,
+            stdin=turn(1, ALICE, "DISSENTING").encode(),
+        )
         position = "On fifteen-minute leases (turn 1): short leases bound how long a crashed holder blocks its peer."
         out.until(re.escape(f"turn 1 by Alice (DISSENTING): {headline(position)}") + "$")
         lease = as_participant(bob, "claim-lock", debate_dir=debate_dir).data["lease_token"]
@@ -536,9 +609,22 @@ def test_watch_on_a_terminal_shows_the_live_view_and_exits_0_at_the_close(tmp_pa
 
     def player(name: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            duel_command("join", "--target", str(source), "--debate-dir", str(debate_dir), "--name", name,
-                         "--model", f"scripted:{examples / name.lower()}", "--quiet"),
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=process_env())
+            duel_command(
+                "join",
+                "--target",
+                str(source),
+                "--debate-dir",
+                str(debate_dir),
+                "--name",
+                name,
+                "--model",
+                f"scripted:{examples / name.lower()}",
+                "--quiet",
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=process_env(),
+        )
 
     ada = player("Ada")
     reader = DuelService(debate_dir)
@@ -547,8 +633,14 @@ def test_watch_on_a_terminal_shows_the_live_view_and_exits_0_at_the_close(tmp_pa
         time.sleep(0.05)
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    watcher = subprocess.Popen(duel_command("watch", "--debate-dir", str(debate_dir)), stdin=slave, stdout=slave,
-                               stderr=slave, env=process_env(), close_fds=True)
+    watcher = subprocess.Popen(
+        duel_command("watch", "--debate-dir", str(debate_dir)),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=process_env(),
+        close_fds=True,
+    )
     os.close(slave)
     brook = None
     try:
@@ -578,8 +670,13 @@ def test_watching_an_open_duel_changes_none_of_its_files_and_ctrl_c_exits_130(so
     tools_join(source, debate_dir, *BOB)
     as_participant(alice, "claim-lock", debate_dir=debate_dir)
     before = tree_snapshot(debate_dir)
-    proc = subprocess.Popen(duel_command("watch", "--debate-dir", str(debate_dir), "--duel-id", alice["duel_id"]),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=process_env())
+    proc = subprocess.Popen(
+        duel_command("watch", "--debate-dir", str(debate_dir), "--duel-id", alice["duel_id"]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=process_env(),
+    )
     out = Lines(proc)
     out.until(r"Alice holds the floor")
     time.sleep(1.5)  # a second and a half of polling
@@ -591,17 +688,22 @@ def test_watching_an_open_duel_changes_none_of_its_files_and_ctrl_c_exits_130(so
 @pytest.mark.slow
 def test_watch_without_an_id_names_the_active_duels_or_says_there_is_none(source, debate_dir, tmp_path):
     empty = tmp_path / "nothing-here"
-    proc = subprocess.run(duel_command("watch", "--debate-dir", str(empty)), capture_output=True, text=True,
-                          env=process_env(), timeout=30)
+    proc = subprocess.run(
+        duel_command("watch", "--debate-dir", str(empty)), capture_output=True, text=True, env=process_env(), timeout=30
+    )
     assert proc.returncode == 1 and proc.stderr.startswith("duel: DUEL_NOT_FOUND: no duel state in ")
     assert not empty.exists()  # watching creates nothing
     first = tools_join(source, debate_dir, *ALICE)
     other = tmp_path / "other.md"
     other.write_text(SOURCE, encoding="utf-8")
     second = tools_join(other, debate_dir, *BOB)
-    proc = subprocess.run(duel_command("watch", "--debate-dir", str(debate_dir)), capture_output=True, text=True,
-                          env=process_env(), timeout=30)
+    proc = subprocess.run(
+        duel_command("watch", "--debate-dir", str(debate_dir)),
+        capture_output=True,
+        text=True,
+        env=process_env(),
+        timeout=30,
+    )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("duel: INVALID_ARGUMENT: 2 duels are active in ")
     assert first["duel_id"] in proc.stderr and second["duel_id"] in proc.stderr
-

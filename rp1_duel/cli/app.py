@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     help="AI agents debate a Markdown document through a lease-based lock service: two in a duel, up to eight "
-         "in a panel.",
+    "in a panel.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -48,12 +48,16 @@ def fail(error: DuelError, as_json: bool = False) -> NoReturn:
     raise typer.Exit(exit_code_for(error.code))
 
 
-_STORE_HELP = ("Keep duels in a PostgreSQL database, for duels across machines: a postgresql:// URL "
-               "(default: $DUEL_STORE, else `store` in the configuration, else the debate dir).")
+_STORE_HELP = (
+    "Keep duels in a PostgreSQL database, for duels across machines: a postgresql:// URL "
+    "(default: $DUEL_STORE, else `store` in the configuration, else the debate dir)."
+)
 DEFAULT_NAMES = {"anthropic": "Claude", "openai": "GPT", "human": "Human"}
 # typer renders help through rich, which would read "[default: …]" as markup and drop it: escaped.
-_SETTING_HELP = {name: f"{s.help_with_range}; fixed by the join that creates the duel.".replace("[", "\\[")
-                 for name, s in SETTINGS.items()}
+_SETTING_HELP = {
+    name: f"{s.help_with_range}; fixed by the join that creates the duel.".replace("[", "\\[")
+    for name, s in SETTINGS.items()
+}
 _DEBATE_DIR_HELP = "The debate dir (default: $DUEL_DIR, else `debate_dir` in the configuration, else ./debates)."
 
 
@@ -81,42 +85,83 @@ def join_command(
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
     name: Annotated[str | None, typer.Option(help="Your display name (default: from the provider).")] = None,
-    model: Annotated[str | None, typer.Option(
-        help=_model_help("claude-…, gpt-…, a local model, `human` or `scripted:DIR`", "model.model"))] = None,
-    provider: Annotated[str | None, typer.Option(help=_model_help("Force anthropic or openai", "model.provider"))] = None,
-    base_url: Annotated[str | None, typer.Option(
-        "--base-url", help=_model_help("An OpenAI-compatible server (Ollama, vLLM, llama.cpp)", "model.base_url"))] = None,
-    persona: Annotated[str | None, typer.Option(
-        help="Who the model plays: a named persona (skeptic, pragmatist, domain-expert, users-advocate, or one "
-             "of the configuration's; `duel config show` lists them), or any text.")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help=_model_help("claude-…, gpt-…, a local model, `human` or `scripted:DIR`", "model.model")),
+    ] = None,
+    provider: Annotated[
+        str | None, typer.Option(help=_model_help("Force anthropic or openai", "model.provider"))
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url", help=_model_help("An OpenAI-compatible server (Ollama, vLLM, llama.cpp)", "model.base_url")
+        ),
+    ] = None,
+    persona: Annotated[
+        str | None,
+        typer.Option(
+            help="Who the model plays: a named persona (skeptic, pragmatist, domain-expert, users-advocate, or one "
+            "of the configuration's; `duel config show` lists them), or any text."
+        ),
+    ] = None,
     position: Annotated[str | None, typer.Option(help="The position it starts from.")] = None,
     max_turns: Annotated[int | None, typer.Option(help=_SETTING_HELP["max_turns"])] = None,
     lease_seconds: Annotated[int | None, typer.Option(help=_default_or_config("lease_seconds"))] = None,
     peer_wait_seconds: Annotated[int | None, typer.Option(help=_default_or_config("peer_wait_seconds"))] = None,
     turn_timeout_seconds: Annotated[int | None, typer.Option(help=_default_or_config("turn_timeout_seconds"))] = None,
     seats: Annotated[int | None, typer.Option(help=_default_or_config("seats"))] = None,
-    chair: Annotated[bool, typer.Option("--chair", help=f"{CHAIR_HELP}; fixed by the join that creates the duel."
-                                        )] = False,
+    chair: Annotated[
+        bool, typer.Option("--chair", help=f"{CHAIR_HELP}; fixed by the join that creates the duel.")
+    ] = False,
     role: Annotated[str, typer.Option(help=ROLE_HELP)] = Role.PANELIST,
-    signing_key: Annotated[str | None, typer.Option(
-        "--signing-key", envvar="DUEL_SIGNING_KEY",
-        help="Sign every turn with this SSH key: a private key file, or a public key whose private half is in "
-             "ssh-agent (checked with `duel validate --allowed-signers`).")] = None,
-    reasoning: Annotated[str | None, typer.Option(
-        "--reasoning", help="low, medium or high: how hard the model thinks before writing (Anthropic's effort, "
-                            "OpenAI's reasoning_effort; default: model.reasoning in the configuration, else the "
-                            "model's own).")] = None,
-    verify: Annotated[bool, typer.Option(
-        "--verify", help="Open the URLs each draft cites before appending it (a dead link or a quote not on its "
-                         "page goes back for repair), and those of each peer turn, telling the model.")] = False,
-    allow_private_hosts: Annotated[bool, typer.Option(
-        "--allow-private-hosts", help="With --verify: fetch from loopback and private addresses too; metadata "
-                                      "addresses stay refused.")] = False,
-    voter: Annotated[list[str] | None, typer.Option(
-        "--voter", help="With --verify: a model that judges the claims of the peer's citations (up to 3 times; "
-                        "default: none, mechanical checks only).")] = None,
-    config_file: Annotated[list[str] | None, typer.Option(
-        "--config", help="One more configuration file, above duel.local.toml (duel panel passes its lineup).")] = None,
+    signing_key: Annotated[
+        str | None,
+        typer.Option(
+            "--signing-key",
+            envvar="DUEL_SIGNING_KEY",
+            help="Sign every turn with this SSH key: a private key file, or a public key whose private half is in "
+            "ssh-agent (checked with `duel validate --allowed-signers`).",
+        ),
+    ] = None,
+    reasoning: Annotated[
+        str | None,
+        typer.Option(
+            "--reasoning",
+            help="low, medium or high: how hard the model thinks before writing (Anthropic's effort, "
+            "OpenAI's reasoning_effort; default: model.reasoning in the configuration, else the "
+            "model's own).",
+        ),
+    ] = None,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="Open the URLs each draft cites before appending it (a dead link or a quote not on its "
+            "page goes back for repair), and those of each peer turn, telling the model.",
+        ),
+    ] = False,
+    allow_private_hosts: Annotated[
+        bool,
+        typer.Option(
+            "--allow-private-hosts",
+            help="With --verify: fetch from loopback and private addresses too; metadata addresses stay refused.",
+        ),
+    ] = False,
+    voter: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--voter",
+            help="With --verify: a model that judges the claims of the peer's citations (up to 3 times; "
+            "default: none, mechanical checks only).",
+        ),
+    ] = None,
+    config_file: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--config", help="One more configuration file, above duel.local.toml (duel panel passes its lineup)."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one summary object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing on stderr but errors.")] = False,
 ) -> None:
@@ -138,14 +183,25 @@ def join_command(
             raise invalid_argument(f"--reasoning must be one of {', '.join(REASONING_LEVELS)}, not {reasoning!r}")
         if not verify and (voter or allow_private_hosts):
             raise invalid_argument(f"{'--voter' if voter else '--allow-private-hosts'} needs --verify")
-        config = load({
-            "debate_dir": debate_dir_, "store": store, "model.provider": provider, "model.model": model,
-            "model.base_url": base_url, "model.reasoning": reasoning, "duel.max_turns": max_turns,
-            "duel.lease_seconds": lease_seconds, "duel.peer_wait_seconds": peer_wait_seconds,
-            "duel.turn_timeout_seconds": turn_timeout_seconds, "duel.seats": seats,
-        }, config_file)
-        chosen = select_provider(config.model.model, config.model.provider, config.model.base_url, os.environ,
-                                 config.model.reasoning)
+        config = load(
+            {
+                "debate_dir": debate_dir_,
+                "store": store,
+                "model.provider": provider,
+                "model.model": model,
+                "model.base_url": base_url,
+                "model.reasoning": reasoning,
+                "duel.max_turns": max_turns,
+                "duel.lease_seconds": lease_seconds,
+                "duel.peer_wait_seconds": peer_wait_seconds,
+                "duel.turn_timeout_seconds": turn_timeout_seconds,
+                "duel.seats": seats,
+            },
+            config_file,
+        )
+        chosen = select_provider(
+            config.model.model, config.model.provider, config.model.base_url, os.environ, config.model.reasoning
+        )
         checker = None
         if verify:
             from ..participant.checking import citation_checker
@@ -155,9 +211,15 @@ def join_command(
         for line in [] if quiet else destinations(config):  # named before the first request or write
             typer.echo(f"[{display}] {line}", err=True)
         participant = ParticipantConfig(
-            target=os.path.abspath(target), debate_dir=config.debate_dir, name=display, topic=topic,
-            persona=resolve(persona, config.personas), position=position,
-            settings=replace(config.settings(), chair=chair), signing_key=signing_key or None, store=config.store,
+            target=os.path.abspath(target),
+            debate_dir=config.debate_dir,
+            name=display,
+            topic=topic,
+            persona=resolve(persona, config.personas),
+            position=position,
+            settings=replace(config.settings(), chair=chair),
+            signing_key=signing_key or None,
+            store=config.store,
             role=role,
         )
         duelist = Duelist(participant, chosen, ConsoleReporter(display, quiet=quiet), checker=checker)
@@ -165,8 +227,10 @@ def join_command(
             result = duelist.run()
         except KeyboardInterrupt:
             duelist.interrupt()
-            typer.echo(f"[{display}] interrupted: the floor is released and the seat kept; "
-                       "run the same command to resume", err=True)
+            typer.echo(
+                f"[{display}] interrupted: the floor is released and the seat kept; run the same command to resume",
+                err=True,
+            )
             raise typer.Exit(EXIT_INTERRUPTED) from None
     except DuelError as exc:
         if duelist is not None:
@@ -184,11 +248,17 @@ def join_command(
 @app.command("panel")
 def panel_command(
     target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
-    lineup: Annotated[str | None, typer.Option(
-        "--lineup", help="A TOML file of \\[panel.seats.1], \\[panel.seats.2]…: each seat's name, provider, model, "
-                         "persona and position (default: the lineup in duel.toml).")] = None,
-    topic: Annotated[str | None, typer.Option(
-        help="Topic (default: panel.topic in the lineup, else the document's first heading).")] = None,
+    lineup: Annotated[
+        str | None,
+        typer.Option(
+            "--lineup",
+            help="A TOML file of \\[panel.seats.1], \\[panel.seats.2]…: each seat's name, provider, model, "
+            "persona and position (default: the lineup in duel.toml).",
+        ),
+    ] = None,
+    topic: Annotated[
+        str | None, typer.Option(help="Topic (default: panel.topic in the lineup, else the document's first heading).")
+    ] = None,
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
     max_turns: Annotated[int | None, typer.Option(help=_SETTING_HELP["max_turns"])] = None,
@@ -208,9 +278,17 @@ def panel_command(
 
     extra = [os.path.abspath(lineup)] if lineup else []
     try:
-        config = load({"debate_dir": debate_dir_, "store": store, "duel.max_turns": max_turns,
-                       "duel.lease_seconds": lease_seconds, "duel.peer_wait_seconds": peer_wait_seconds,
-                       "duel.turn_timeout_seconds": turn_timeout_seconds}, extra)
+        config = load(
+            {
+                "debate_dir": debate_dir_,
+                "store": store,
+                "duel.max_turns": max_turns,
+                "duel.lease_seconds": lease_seconds,
+                "duel.peer_wait_seconds": peer_wait_seconds,
+                "duel.turn_timeout_seconds": turn_timeout_seconds,
+            },
+            extra,
+        )
         seats = lineup_seats(config)
         for line in [] if quiet else destinations(config):
             typer.echo(f"duel panel: {line}", err=True)
@@ -224,16 +302,27 @@ def panel_command(
         try:
             runs = run_seats(target_path, shared, seats, service, topic=chosen_topic)
         except KeyboardInterrupt:
-            typer.echo("duel panel: interrupted: every seat gave the floor back and kept its seat; "
-                       "run the same command to resume", err=True)
+            typer.echo(
+                "duel panel: interrupted: every seat gave the floor back and kept its seat; "
+                "run the same command to resume",
+                err=True,
+            )
             raise typer.Exit(EXIT_INTERRUPTED) from None
     except DuelError as exc:
         fail(exc, as_json)
     results = [run.result for run in runs]
     done = next((result for result in results if result and result.get("debate_path")), None)
     if as_json:
-        typer.echo(json.dumps({"outcome": done and done.get("outcome"), "debate_path": done and done["debate_path"],
-                               "seats": results}, ensure_ascii=False))
+        typer.echo(
+            json.dumps(
+                {
+                    "outcome": done and done.get("outcome"),
+                    "debate_path": done and done["debate_path"],
+                    "seats": results,
+                },
+                ensure_ascii=False,
+            )
+        )
     if done is not None:
         typer.echo(f"duel panel: {done.get('outcome') or 'not ended'} → {done['debate_path']}", err=True)
         typer.echo(f"review:     duel report {done['debate_path']} --format html -o report.html", err=True)
@@ -269,15 +358,29 @@ def validate_usage_error(message: str) -> NoReturn:
 def validate_command(
     paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
-    root: Annotated[str | None, typer.Option(
-        "--root", help="Read sources only inside this folder (default: each artifact's git work tree, "
-                       "else the folder above its folder).")] = None,
-    allowed_signers: Annotated[str | None, typer.Option(
-        "--allowed-signers", help="An ssh-keygen allowed signers file (as git's gpg.ssh.allowedSignersFile): every "
-                                  "turn must be signed by a principal it names.")] = None,
-    require_verified: Annotated[bool, typer.Option(
-        "--require-verified", help="Also require a current <artifact>.verify.json (duel verify) with no "
-                                   "fabricated citation.")] = False,
+    root: Annotated[
+        str | None,
+        typer.Option(
+            "--root",
+            help="Read sources only inside this folder (default: each artifact's git work tree, "
+            "else the folder above its folder).",
+        ),
+    ] = None,
+    allowed_signers: Annotated[
+        str | None,
+        typer.Option(
+            "--allowed-signers",
+            help="An ssh-keygen allowed signers file (as git's gpg.ssh.allowedSignersFile): every "
+            "turn must be signed by a principal it names.",
+        ),
+    ] = None,
+    require_verified: Annotated[
+        bool,
+        typer.Option(
+            "--require-verified",
+            help="Also require a current <artifact>.verify.json (duel verify) with no fabricated citation.",
+        ),
+    ] = False,
 ) -> None:
     """Check duel artifacts: structure, hash chain, turn rules, outcome. Exit 0 valid, 1 invalid.
 
@@ -305,7 +408,9 @@ def validate_command(
     else:
         for report in reports:
             verdict = "valid" if report.valid else "INVALID"
-            outcome = report.outcome or (f"open, implies {report.implied_outcome}" if report.implied_outcome else "open")
+            outcome = report.outcome or (
+                f"open, implies {report.implied_outcome}" if report.implied_outcome else "open"
+            )
             typer.echo(f"{report.path}: {verdict} ({report.turns} turns, {outcome})")
             for problem in report.problems:
                 where = f"line {problem.line}: " if problem.line else ""
@@ -316,7 +421,9 @@ def validate_command(
             if report.verification is not None:
                 found = report.verification
                 counts = ", ".join(f"{count} {verdict}" for verdict, count in found["verdicts"].items())
-                covered = "" if found["turns"] is None else f", {found['turns']} turns covered ({counts or 'no citations'})"
+                covered = (
+                    "" if found["turns"] is None else f", {found['turns']} turns covered ({counts or 'no citations'})"
+                )
                 typer.echo(f"  verification: {found['status']}{covered}")
             for note in report.notes:
                 typer.echo(f"  note: {note}")
@@ -325,25 +432,40 @@ def validate_command(
     raise typer.Exit(0 if valid else 1)
 
 
-VERIFY_NO_MODEL = ("no model configured: mechanical verdicts only (claims that need judging stay unjudged); set "
-                   "ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --voter MODEL (with --base-url URL for an "
-                   "OpenAI-compatible server)")
+VERIFY_NO_MODEL = (
+    "no model configured: mechanical verdicts only (claims that need judging stay unjudged); set "
+    "ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --voter MODEL (with --base-url URL for an "
+    "OpenAI-compatible server)"
+)
 
 
 @app.command("verify")
 def verify_command(
     paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
-    refresh: Annotated[bool, typer.Option(
-        "--refresh", help="Fetch and judge everything again: reuse nothing of the existing sidecar.")] = False,
-    allow_private_hosts: Annotated[bool, typer.Option(
-        "--allow-private-hosts", help="Fetch from loopback and private addresses too (an intranet wiki, a "
-                                      "test server); metadata addresses stay refused.")] = False,
-    voter: Annotated[list[str] | None, typer.Option(
-        "--voter", help="A model that votes (up to 3 times; the third vote is adversarial). Default: Claude "
-                        "and/or GPT, as keys are set.")] = None,
-    base_url: Annotated[str | None, typer.Option(
-        "--base-url", help="An OpenAI-compatible server for --voter (Ollama, vLLM, llama.cpp).")] = None,
+    refresh: Annotated[
+        bool, typer.Option("--refresh", help="Fetch and judge everything again: reuse nothing of the existing sidecar.")
+    ] = False,
+    allow_private_hosts: Annotated[
+        bool,
+        typer.Option(
+            "--allow-private-hosts",
+            help="Fetch from loopback and private addresses too (an intranet wiki, a "
+            "test server); metadata addresses stay refused.",
+        ),
+    ] = False,
+    voter: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--voter",
+            help="A model that votes (up to 3 times; the third vote is adversarial). Default: Claude "
+            "and/or GPT, as keys are set.",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="An OpenAI-compatible server for --voter (Ollama, vLLM, llama.cpp)."),
+    ] = None,
     no_models: Annotated[bool, typer.Option("--no-models", help="Mechanical verdicts only, even with keys.")] = False,
 ) -> None:
     """Check every URL the turns cite, and the claim it supports; write <artifact>.verify.json beside it.
@@ -371,10 +493,12 @@ def verify_command(
     except DuelError as exc:
         fail(exc, as_json)
     if not voters:
-        typer.echo(f"duel verify: {'--no-models: mechanical verdicts only' if no_models else VERIFY_NO_MODEL}",
-                   err=True)
-    verifier = Verifier(Fetcher(FetchPolicy(allow_private_hosts=allow_private_hosts)), voters,
-                        PageCache(default_cache_dir()))
+        typer.echo(
+            f"duel verify: {'--no-models: mechanical verdicts only' if no_models else VERIFY_NO_MODEL}", err=True
+        )
+    verifier = Verifier(
+        Fetcher(FetchPolicy(allow_private_hosts=allow_private_hosts)), voters, PageCache(default_cache_dir())
+    )
     results: list[dict[str, object]] = []
     fabricated = errors = 0
     try:
@@ -391,18 +515,34 @@ def verify_command(
                 continue
             entries = done.sidecar.citations
             fabricated += sum(entry.verdict == Verdict.FABRICATED for entry in entries)
-            results.append({"path": str(path), "sidecar": str(done.sidecar_path), "written": done.changed,
-                            "counts": done.sidecar.counts(), "notes": list(done.notes),
-                            "citations": done.sidecar.to_dict()["citations"]})
+            results.append(
+                {
+                    "path": str(path),
+                    "sidecar": str(done.sidecar_path),
+                    "written": done.changed,
+                    "counts": done.sidecar.counts(),
+                    "notes": list(done.notes),
+                    "citations": done.sidecar.to_dict()["citations"],
+                }
+            )
             if not as_json:
                 print_verification(done)
     except KeyboardInterrupt:
         typer.echo("duel verify: interrupted (every sidecar written so far is whole)", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if as_json:
-        typer.echo(json.dumps({"success": not errors, "models": bool(voters),
-                               "voters": list(dict.fromkeys(v.name for v in voters)), "fabricated": fabricated,
-                               "artifacts": results}, ensure_ascii=False))
+        typer.echo(
+            json.dumps(
+                {
+                    "success": not errors,
+                    "models": bool(voters),
+                    "voters": list(dict.fromkeys(v.name for v in voters)),
+                    "fabricated": fabricated,
+                    "artifacts": results,
+                },
+                ensure_ascii=False,
+            )
+        )
     elif not results:
         typer.echo("no duel artifacts found", err=True)
     raise typer.Exit(1 if fabricated or errors else 0)
@@ -431,19 +571,39 @@ REPORT_FORMATS = ("md", "html", "json")
 @app.command("report")
 def report_command(
     artifact: Annotated[str, typer.Argument(help="A duel artifact.")],
-    format_: Annotated[str, typer.Option("--format", help="md (a pull-request comment), html (one self-contained "
-                                         "page) or json (the data behind both).")] = "md",
-    output: Annotated[str | None, typer.Option("-o", "--output", help="Write the report to this file (atomically) "
-                                               "instead of standard output.")] = None,
-    assess: Annotated[bool, typer.Option(
-        "--assess", help="Add a model's assessment of each side (model-written; its turn references checked), "
-                         "cached in NAME.assess.json beside the artifact.")] = False,
-    assessor: Annotated[list[str] | None, typer.Option(
-        "--assessor", help="A model that assesses (up to 2). Default: Claude and/or GPT, as keys are set.")] = None,
-    base_url: Annotated[str | None, typer.Option(
-        "--base-url", help="An OpenAI-compatible server for --assessor (Ollama, vLLM, llama.cpp).")] = None,
-    refresh_assessment: Annotated[bool, typer.Option(
-        "--refresh-assessment", help="Ask the assessors again, even when the cache holds their answer.")] = False,
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="md (a pull-request comment), html (one self-contained page) or json (the data behind both).",
+        ),
+    ] = "md",
+    output: Annotated[
+        str | None,
+        typer.Option("-o", "--output", help="Write the report to this file (atomically) instead of standard output."),
+    ] = None,
+    assess: Annotated[
+        bool,
+        typer.Option(
+            "--assess",
+            help="Add a model's assessment of each side (model-written; its turn references checked), "
+            "cached in NAME.assess.json beside the artifact.",
+        ),
+    ] = False,
+    assessor: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--assessor", help="A model that assesses (up to 2). Default: Claude and/or GPT, as keys are set."
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="An OpenAI-compatible server for --assessor (Ollama, vLLM, llama.cpp)."),
+    ] = None,
+    refresh_assessment: Annotated[
+        bool,
+        typer.Option("--refresh-assessment", help="Ask the assessors again, even when the cache holds their answer."),
+    ] = False,
 ) -> None:
     """Summarise a duel for review: the outcome and why, the stances turn by turn, agreements, unresolved items, novel arguments, citations, participants and cost.
 
@@ -494,8 +654,7 @@ def assess_report(artifact: str, assessors: list[str], base_url: str | None, ref
         typer.echo(f"duel report: {line}", err=True)
 
     try:
-        run = assess_artifact(artifact, configured_assessors(os.environ, assessors, base_url), refresh,
-                              progress=say)
+        run = assess_artifact(artifact, configured_assessors(os.environ, assessors, base_url), refresh, progress=say)
     except DuelError as exc:
         fail(exc)
     except KeyboardInterrupt:
@@ -517,11 +676,17 @@ def report_usage_error(message: str) -> NoReturn:
 @app.command("skill")
 def skill_command(
     harness: Annotated[str, typer.Option("--harness", help="claude-code, codex or generic.")],
-    install: Annotated[bool, typer.Option("--install", help="Write the instructions where the harness reads them "
-                                          "(generic is print-only).")] = False,
+    install: Annotated[
+        bool,
+        typer.Option("--install", help="Write the instructions where the harness reads them (generic is print-only)."),
+    ] = False,
     scope: Annotated[str, typer.Option("--scope", help="user (your home) or project.")] = "project",
-    force: Annotated[bool, typer.Option("--force", help="Replace a file (or AGENTS.md section) duel skill did not "
-                                        "write, or that was edited.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Replace a file (or AGENTS.md section) duel skill did not write, or that was edited."
+        ),
+    ] = False,
     home: Annotated[str, typer.Option("--home", help="Home folder for --scope user.")] = "~",
     project: Annotated[str, typer.Option("--project", help="Project folder for --scope project.")] = ".",
 ) -> None:
@@ -552,8 +717,10 @@ def skill_command(
 def watch_command(
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
-    duel_id: Annotated[str | None, typer.Option(
-        "--duel-id", help="The duel to watch (default: the only active duel of the debate dir).")] = None,
+    duel_id: Annotated[
+        str | None,
+        typer.Option("--duel-id", help="The duel to watch (default: the only active duel of the debate dir)."),
+    ] = None,
 ) -> None:
     """Follow a duel live: seats, the floor and its countdowns, each turn as it lands, the outcome.
 
@@ -621,8 +788,9 @@ def store_init_command(
     try:
         config = load({"store": store})
         if config.store is None:
-            raise invalid_argument("duel store init needs --store, $DUEL_STORE or `store` in the configuration "
-                                   "(a postgresql:// URL)")
+            raise invalid_argument(
+                "duel store init needs --store, $DUEL_STORE or `store` in the configuration (a postgresql:// URL)"
+            )
         service = DuelService(config.debate_dir, store=config.store)
         with service.store.errors():
             service.store.ensure()
@@ -648,15 +816,18 @@ def pull_command(
     typer.echo(path)
 
 
-config_app = typer.Typer(help="The layered configuration: defaults, user, project and local files, environment, "
-                              "flags.", no_args_is_help=True)
+config_app = typer.Typer(
+    help="The layered configuration: defaults, user, project and local files, environment, flags.", no_args_is_help=True
+)
 app.add_typer(config_app, name="config")
 
 
 @config_app.command("trust")
 def config_trust_command(
-    files: Annotated[list[str] | None, typer.Argument(
-        help="The files to trust (default: this project's duel.toml and duel.local.toml).")] = None,
+    files: Annotated[
+        list[str] | None,
+        typer.Argument(help="The files to trust (default: this project's duel.toml and duel.local.toml)."),
+    ] = None,
 ) -> None:
     """Trust this project's configuration, as it is now, to choose servers, a store or a debate dir outside it.
 
@@ -689,8 +860,10 @@ def config_trust_command(
 @config_app.command("show")
 def config_show_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
-    lineup: Annotated[list[str] | None, typer.Option(
-        "--lineup", help="Also layer this file (as `duel panel --lineup` does) above duel.local.toml.")] = None,
+    lineup: Annotated[
+        list[str] | None,
+        typer.Option("--lineup", help="Also layer this file (as `duel panel --lineup` does) above duel.local.toml."),
+    ] = None,
 ) -> None:
     """Print the configuration commands run with here, each value with the layer that set it.
 

@@ -20,16 +20,20 @@ ORIGIN_COLUMN = 44  # where the origin comments line up; a longer line just gets
 
 def rows(config: Config) -> list[tuple[str, object, str]]:
     """(dotted key, value, origin) for every value set, plus the turn limit the seats imply when none is set."""
-    found = [(key, redact(leaf.value) if key == "store" and isinstance(leaf.value, str) else leaf.value, leaf.origin)
-             for key, leaf in config.leaves.items()]
+    found = [
+        (key, redact(leaf.value) if key == "store" and isinstance(leaf.value, str) else leaf.value, leaf.origin)
+        for key, leaf in config.leaves.items()
+    ]
     if "duel.max_turns" not in config.leaves:
         found.append(("duel.max_turns", config.settings().turn_limit, f"{DEFAULT} ({DEFAULT_ROUNDS} rounds)"))
     return sorted(found, key=lambda row: row[0])
 
 
 def persona_origins(config: Config, personas: Mapping[str, Persona]) -> dict[str, str]:
-    return {name: config.origin(f"personas.{name}.description") if name in config.personas else BUILT_IN
-            for name in personas}
+    return {
+        name: config.origin(f"personas.{name}.description") if name in config.personas else BUILT_IN
+        for name in personas
+    }
 
 
 def render_text(config: Config, personas: Mapping[str, Persona]) -> str:
@@ -40,8 +44,10 @@ def render_text(config: Config, personas: Mapping[str, Persona]) -> str:
     origins = persona_origins(config, personas)
     built_in = [name for name, origin in origins.items() if origin == BUILT_IN]
     custom = [f"{name} (custom)" for name, origin in origins.items() if origin != BUILT_IN]
-    lines.append(f"# personas (duel join --persona NAME): {', '.join(built_in)} ({BUILT_IN})"
-                 + (f"; {', '.join(custom)}" if custom else ""))
+    lines.append(
+        f"# personas (duel join --persona NAME): {', '.join(built_in)} ({BUILT_IN})"
+        + (f"; {', '.join(custom)}" if custom else "")
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -49,6 +55,8 @@ def to_json(config: Config, personas: Mapping[str, Persona]) -> dict[str, Any]:
     origins = persona_origins(config, personas)
     return {
         "values": {key: {"value": value, "origin": origin} for key, value, origin in rows(config)},
-        "personas": {name: {"description": persona.description, "incentives": list(persona.incentives),
-                            "origin": origins[name]} for name, persona in personas.items()},
+        "personas": {
+            name: {"description": persona.description, "incentives": list(persona.incentives), "origin": origins[name]}
+            for name, persona in personas.items()
+        },
     }

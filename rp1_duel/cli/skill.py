@@ -64,59 +64,120 @@ DESCRIPTION = (
 # What to do on each error: (codes, next_step to follow when error.details.next_step is absent, advice).
 # `stop` ends the loop (tell the user), `retry` reruns the same command after a few seconds.
 ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
-    ((ErrorCode.TURN_INVALID,), COMPOSE_TURN,
-     "nothing was written and the lease is still yours: fix every item of `error.details.violations` "
-     "(`code`, `message`, `line` of your turn) in `$TURN_FILE` and append again"),
-    ((ErrorCode.LEASE_NOT_HELD,), CLAIM_LOCK,
-     "you hold no lease, or `$LEASE_TOKEN` is stale: claim it (you get your own live lease back)"),
-    ((ErrorCode.LEASE_EXPIRED,), CLAIM_LOCK,
-     "your lease ran out and nothing was written: claim again, then rerun; refresh-lock during long work"),
+    (
+        (ErrorCode.TURN_INVALID,),
+        COMPOSE_TURN,
+        "nothing was written and the lease is still yours: fix every item of `error.details.violations` "
+        "(`code`, `message`, `line` of your turn) in `$TURN_FILE` and append again",
+    ),
+    (
+        (ErrorCode.LEASE_NOT_HELD,),
+        CLAIM_LOCK,
+        "you hold no lease, or `$LEASE_TOKEN` is stale: claim it (you get your own live lease back)",
+    ),
+    (
+        (ErrorCode.LEASE_EXPIRED,),
+        CLAIM_LOCK,
+        "your lease ran out and nothing was written: claim again, then rerun; refresh-lock during long work",
+    ),
     ((ErrorCode.NOT_YOUR_TURN,), RELEASE_LOCK, "the turn is the peer's: release the lease and wait"),
-    ((ErrorCode.TURN_DEADLINE_PASSED,), CLAIM_TIMEOUT,
-     "your turn was not written by its deadline (`turn_timeout_seconds`): it is lost; end the duel `TIMEOUT`"),
-    ((ErrorCode.DUEL_CLOSED,), CLOSED_STEP,
-     "the duel is over (if `details.next_step` is `close`, an outcome is reached: close it)"),
-    ((ErrorCode.OUTCOME_MISMATCH,), CLOSE,
-     "`$OUTCOME` is not the reached outcome: take it from `status` again (`details.expected`); "
-     "a timeout lease closes only `TIMEOUT`"),
-    ((ErrorCode.ARTIFACT_TAMPERED,), CLOSE,
-     "accepted turns of the artifact were edited: the duel can only be closed `INVALIDATED`; do not repair the file"),
+    (
+        (ErrorCode.TURN_DEADLINE_PASSED,),
+        CLAIM_TIMEOUT,
+        "your turn was not written by its deadline (`turn_timeout_seconds`): it is lost; end the duel `TIMEOUT`",
+    ),
+    (
+        (ErrorCode.DUEL_CLOSED,),
+        CLOSED_STEP,
+        "the duel is over (if `details.next_step` is `close`, an outcome is reached: close it)",
+    ),
+    (
+        (ErrorCode.OUTCOME_MISMATCH,),
+        CLOSE,
+        "`$OUTCOME` is not the reached outcome: take it from `status` again (`details.expected`); "
+        "a timeout lease closes only `TIMEOUT`",
+    ),
+    (
+        (ErrorCode.ARTIFACT_TAMPERED,),
+        CLOSE,
+        "accepted turns of the artifact were edited: the duel can only be closed `INVALIDATED`; do not repair the file",
+    ),
     ((ErrorCode.TIMEOUT_REJECTED,), WAIT_TURN, "the peer is here after all: no timeout; debate on"),
-    ((ErrorCode.PARTICIPANT_AUTH_FAILED,), "stop",
-     "`$DUEL_PARTICIPANT_TOKEN` is not this participant's: export the token your join returned; if it is "
-     "lost, join again with the same name, harness and model once your seat has been idle `lease_seconds`"),
-    ((ErrorCode.SEAT_TAKEN,), "stop",
-     "this name and harness is seated and active: resume (or, before your first turn, correct `--model-id`) "
-     "with its token exported, or join with another `--participant-name`"),
-    ((ErrorCode.DUEL_FULL,), "stop",
-     "two other participants hold this duel, or your name's first turn fixed another model: ask the user, or use "
-     "another `--topic`"),
-    ((ErrorCode.DUEL_NOT_FOUND, ErrorCode.PARTICIPANT_NOT_FOUND), "stop",
-     "wrong `$DUEL_ID`, `$PARTICIPANT_ID` or `$DEBATE_DIR`: take them from your join"),
-    ((ErrorCode.TARGET_NOT_ABSOLUTE, ErrorCode.TARGET_NOT_MARKDOWN, ErrorCode.TARGET_UNREADABLE), "stop",
-     "at join, `--target` must be the absolute path of a readable UTF-8 `.md` file; during a duel "
-     "(the source vanished) `details.next_step` is `close`, with `INVALIDATED`"),
-    ((ErrorCode.SOURCE_MISMATCH,), "stop",
-     "your copy of the source differs from the one the duel debates (another machine's): tell the user to bring "
-     "it to the same version (git pull) and join again"),
-    ((ErrorCode.DEBATE_DIR_INVALID, ErrorCode.FILESYSTEM_UNSUPPORTED), "stop",
-     "`$DEBATE_DIR` is not a usable directory (another user's, or on a network filesystem): tell the user"),
-    ((ErrorCode.STORAGE_FAILED,), "stop",
-     "the disk refused a read or write (`details.path`, `details.errno`: full, read-only, permission): "
-     "nothing was changed; tell the user, and rerun once it is fixed"),
-    ((ErrorCode.STATE_CORRUPT,), "stop",
-     "a state file is unreadable (`details.path`): tell the user; never edit or delete state files"),
-    ((ErrorCode.INVALID_CONFIG,), "stop",
-     "a configuration file (`details.file`: duel.toml, duel.local.toml or the user's) is not valid at "
-     "`details.key`: tell the user; never edit it yourself"),
-    ((ErrorCode.UNTRUSTED_CONFIG,), "stop",
-     "the project's configuration (`details.file`) sets `details.key`, which would send keys or documents elsewhere: "
-     "tell the user; never trust it (`duel config trust`) yourself"),
-    ((ErrorCode.SIGNING_FAILED,), "stop",
-     "your turn was not written: `$DUEL_SIGNING_KEY` cannot sign (the message says why); release the lease "
-     "and tell the user; never append unsigned instead"),
+    (
+        (ErrorCode.PARTICIPANT_AUTH_FAILED,),
+        "stop",
+        "`$DUEL_PARTICIPANT_TOKEN` is not this participant's: export the token your join returned; if it is "
+        "lost, join again with the same name, harness and model once your seat has been idle `lease_seconds`",
+    ),
+    (
+        (ErrorCode.SEAT_TAKEN,),
+        "stop",
+        "this name and harness is seated and active: resume (or, before your first turn, correct `--model-id`) "
+        "with its token exported, or join with another `--participant-name`",
+    ),
+    (
+        (ErrorCode.DUEL_FULL,),
+        "stop",
+        "two other participants hold this duel, or your name's first turn fixed another model: ask the user, or use "
+        "another `--topic`",
+    ),
+    (
+        (ErrorCode.DUEL_NOT_FOUND, ErrorCode.PARTICIPANT_NOT_FOUND),
+        "stop",
+        "wrong `$DUEL_ID`, `$PARTICIPANT_ID` or `$DEBATE_DIR`: take them from your join",
+    ),
+    (
+        (ErrorCode.TARGET_NOT_ABSOLUTE, ErrorCode.TARGET_NOT_MARKDOWN, ErrorCode.TARGET_UNREADABLE),
+        "stop",
+        "at join, `--target` must be the absolute path of a readable UTF-8 `.md` file; during a duel "
+        "(the source vanished) `details.next_step` is `close`, with `INVALIDATED`",
+    ),
+    (
+        (ErrorCode.SOURCE_MISMATCH,),
+        "stop",
+        "your copy of the source differs from the one the duel debates (another machine's): tell the user to bring "
+        "it to the same version (git pull) and join again",
+    ),
+    (
+        (ErrorCode.DEBATE_DIR_INVALID, ErrorCode.FILESYSTEM_UNSUPPORTED),
+        "stop",
+        "`$DEBATE_DIR` is not a usable directory (another user's, or on a network filesystem): tell the user",
+    ),
+    (
+        (ErrorCode.STORAGE_FAILED,),
+        "stop",
+        "the disk refused a read or write (`details.path`, `details.errno`: full, read-only, permission): "
+        "nothing was changed; tell the user, and rerun once it is fixed",
+    ),
+    (
+        (ErrorCode.STATE_CORRUPT,),
+        "stop",
+        "a state file is unreadable (`details.path`): tell the user; never edit or delete state files",
+    ),
+    (
+        (ErrorCode.INVALID_CONFIG,),
+        "stop",
+        "a configuration file (`details.file`: duel.toml, duel.local.toml or the user's) is not valid at "
+        "`details.key`: tell the user; never edit it yourself",
+    ),
+    (
+        (ErrorCode.UNTRUSTED_CONFIG,),
+        "stop",
+        "the project's configuration (`details.file`) sets `details.key`, which would send keys or documents elsewhere: "
+        "tell the user; never trust it (`duel config trust`) yourself",
+    ),
+    (
+        (ErrorCode.SIGNING_FAILED,),
+        "stop",
+        "your turn was not written: `$DUEL_SIGNING_KEY` cannot sign (the message says why); release the lease "
+        "and tell the user; never append unsigned instead",
+    ),
     ((ErrorCode.LOCK_TIMEOUT, ErrorCode.INTERRUPTED), "retry", "rerun the same command after a few seconds"),
-    ((ErrorCode.INVALID_ARGUMENT,), "stop", "a flag or value is wrong (exit 2; the message says which): fix the command"),
+    (
+        (ErrorCode.INVALID_ARGUMENT,),
+        "stop",
+        "a flag or value is wrong (exit 2; the message says which): fix the command",
+    ),
 )
 
 _HARNESS_WORDS = {
@@ -156,8 +217,12 @@ _LEASE = ("--lease-token", _var("LEASE_TOKEN"))
 
 def join_command() -> str:
     return tools_command(
-        "join", ("--target", _var("TARGET")), ("--participant-name", _var("NAME")),
-        ("--harness", _var("HARNESS")), ("--model-id", _var("MODEL_ID")), _DIR,
+        "join",
+        ("--target", _var("TARGET")),
+        ("--participant-name", _var("NAME")),
+        ("--harness", _var("HARNESS")),
+        ("--model-id", _var("MODEL_ID")),
+        _DIR,
     )
 
 
@@ -171,6 +236,7 @@ def refresh_command() -> str:
 
 def step_commands() -> dict[str, str]:
     """The command to run for each next_step word."""
+
     def wait(step: str) -> str:
         # --next-step: a change that lands before the wait starts still ends it at once.
         return tools_command("wait", *_ids(), ("--timeout", "60"), ("--next-step", step), _DIR)
@@ -332,7 +398,7 @@ def _stamp(head: str, body: str, tail: str = "") -> str:
 def generated_by_us(text: str) -> bool:
     """True when ``text`` carries a fingerprint that still matches it (ours and unedited)."""
     match = _FINGERPRINT.search(text)
-    return match is not None and _sha(text[: match.start()] + text[match.end():]) == match.group(1)
+    return match is not None and _sha(text[: match.start()] + text[match.end() :]) == match.group(1)
 
 
 def _front_matter(**fields: str) -> str:
@@ -389,8 +455,10 @@ def install_report(harness: str, scope: str, home: Path, project: Path, force: b
 
 
 def _exists(path: Path) -> DuelError:
-    return DuelError(ErrorCode.SKILL_EXISTS, f"{path} exists and was not generated by duel skill (or was edited): "
-                     "--force replaces it")
+    return DuelError(
+        ErrorCode.SKILL_EXISTS,
+        f"{path} exists and was not generated by duel skill (or was edited): --force replaces it",
+    )
 
 
 _NOT_TEXT = "\x00not utf-8\x00"  # what _read gives for a file that is not UTF-8 (never ours)
@@ -435,19 +503,24 @@ def _install_section(path: Path, section: str, force: bool) -> Installed:
     starts = [i for i, line in enumerate(lines) if line.strip() == START]
     ends = [i for i, line in enumerate(lines) if line.strip() == END]
     if len(starts) == 1 and len(ends) == 1 and starts[0] < ends[0]:
-        before, current, after = lines[: starts[0]], lines[starts[0]: ends[0] + 1], lines[ends[0] + 1:]
+        before, current, after = lines[: starts[0]], lines[starts[0] : ends[0] + 1], lines[ends[0] + 1 :]
         current_text = "".join(current)
         if current_text == section or (current_text + newline == section and not after):
             return Installed(path, "unchanged")
         if not generated_by_us(current_text) and not force:
-            raise DuelError(ErrorCode.SKILL_EXISTS, f"the duel section of {path} was edited by hand: --force replaces it")
+            raise DuelError(
+                ErrorCode.SKILL_EXISTS, f"the duel section of {path} was edited by hand: --force replaces it"
+            )
         action = "updated" if generated_by_us(current_text) else "replaced"
         _write(path, "".join(before) + section + "".join(after))
         return Installed(path, action)
     if starts or ends:
         if not force:
-            raise DuelError(ErrorCode.SKILL_EXISTS, f"{path} has unbalanced duel:skill markers: fix them, or --force "
-                            "drops those marker lines and appends a fresh section")
+            raise DuelError(
+                ErrorCode.SKILL_EXISTS,
+                f"{path} has unbalanced duel:skill markers: fix them, or --force "
+                "drops those marker lines and appends a fresh section",
+            )
         old = "".join(line for i, line in enumerate(lines) if i not in starts and i not in ends)
     separator = "" if not old else newline if old.endswith(("\n", "\r")) else newline * 2
     _write(path, old + separator + section)

@@ -35,47 +35,100 @@ _TOKEN = ("--participant-token", {"help": "your secret token from join [env: DUE
 _DUEL = ("--duel-id", {"required": True})
 _PID = ("--participant-id", {"required": True})
 _LEASE = ("--lease-token", {"help": "the token claim-lock granted [env: DUEL_LEASE_TOKEN]"})
-_DIR = ("--debate-dir", {"help": "shared debate dir [default: $DUEL_DIR, else debate_dir in the configuration, "
-                                  "else ./debates]"})
-_STORE = ("--store", {"help": "keep duels in a PostgreSQL database, for duels across machines: a postgresql:// URL "
-                              "[env: DUEL_STORE; default: store in the configuration, else the debate dir]"})
+_DIR = (
+    "--debate-dir",
+    {"help": "shared debate dir [default: $DUEL_DIR, else debate_dir in the configuration, else ./debates]"},
+)
+_STORE = (
+    "--store",
+    {
+        "help": "keep duels in a PostgreSQL database, for duels across machines: a postgresql:// URL "
+        "[env: DUEL_STORE; default: store in the configuration, else the debate dir]"
+    },
+)
 OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
-    "join": ("join, create or resume the duel about a source and topic", [
-        ("--target", {"help": "absolute path of the source (.md)"}),
-        ("--topic", {"help": "topic [default: the source's first heading]"}),
-        _DIR,
-        ("--participant-name", {"help": "your display name"}),
-        ("--harness", {"default": "unknown"}),
-        ("--model-id", {"default": "unknown-model", "help": "your model id, honestly"}),
-        _TOKEN,
-        # No default here: not given, the configuration's [duel] table (else the built-in default) decides.
-        *((setting.flag, {"type": int, "help": setting.help_with_range}) for setting in SETTINGS.values()),
-        ("--chair", {"action": "store_true", "help": CHAIR_HELP}),
-        ("--role", {"choices": ROLES, "default": Role.PANELIST, "help": ROLE_HELP}),
-    ]),
-    "status": ("show a duel; with your id and token it also marks you as present", [
-        ("--duel-id", {}), ("--target", {}), ("--topic", {}), _DIR,
-        ("--participant-id", {"help": "adds your next_step"}), _TOKEN,
-    ]),
-    "claim-lock": ("ask for the lease; a refusal is an answer (acquired: false)", [
-        _DUEL, _PID, _TOKEN, ("--for-timeout", {"action": "store_true"}), _DIR,
-    ]),
+    "join": (
+        "join, create or resume the duel about a source and topic",
+        [
+            ("--target", {"help": "absolute path of the source (.md)"}),
+            ("--topic", {"help": "topic [default: the source's first heading]"}),
+            _DIR,
+            ("--participant-name", {"help": "your display name"}),
+            ("--harness", {"default": "unknown"}),
+            ("--model-id", {"default": "unknown-model", "help": "your model id, honestly"}),
+            _TOKEN,
+            # No default here: not given, the configuration's [duel] table (else the built-in default) decides.
+            *((setting.flag, {"type": int, "help": setting.help_with_range}) for setting in SETTINGS.values()),
+            ("--chair", {"action": "store_true", "help": CHAIR_HELP}),
+            ("--role", {"choices": ROLES, "default": Role.PANELIST, "help": ROLE_HELP}),
+        ],
+    ),
+    "status": (
+        "show a duel; with your id and token it also marks you as present",
+        [
+            ("--duel-id", {}),
+            ("--target", {}),
+            ("--topic", {}),
+            _DIR,
+            ("--participant-id", {"help": "adds your next_step"}),
+            _TOKEN,
+        ],
+    ),
+    "claim-lock": (
+        "ask for the lease; a refusal is an answer (acquired: false)",
+        [
+            _DUEL,
+            _PID,
+            _TOKEN,
+            ("--for-timeout", {"action": "store_true"}),
+            _DIR,
+        ],
+    ),
     "refresh-lock": ("extend your live lease by lease_seconds", [_DUEL, _PID, _TOKEN, _LEASE, _DIR]),
-    "release-lock": ("release your lease, or close the duel", [
-        _DUEL, _PID, _TOKEN, _LEASE, ("--close", {"action": "store_true"}), ("--outcome", {}),
-        ("--reason", {}), ("--summary-file", {}), _DIR,
-    ]),
-    "append": ("append your turn; exit 3 with every violation if it breaks a rule", [
-        _DUEL, _PID, _TOKEN, _LEASE, ("--turn-file", {"default": "-", "help": "a file, or - for stdin"}),
-        ("--release", {"action": "store_true"}),
-        ("--signing-key", {"help": "sign the turn with this SSH key: a private key file, or a public key whose "
-                                   "private half is in ssh-agent [env: DUEL_SIGNING_KEY]"}),
-        _DIR,
-    ]),
-    "wait": ("block until your next_step or the duel changes; with your token it keeps your seat while it waits", [
-        _DUEL, _PID, _TOKEN, ("--timeout", {"type": float, "default": 60.0}),
-        ("--next-step", {"help": "the next_step you last saw: return at once if it already changed"}), _DIR,
-    ]),
+    "release-lock": (
+        "release your lease, or close the duel",
+        [
+            _DUEL,
+            _PID,
+            _TOKEN,
+            _LEASE,
+            ("--close", {"action": "store_true"}),
+            ("--outcome", {}),
+            ("--reason", {}),
+            ("--summary-file", {}),
+            _DIR,
+        ],
+    ),
+    "append": (
+        "append your turn; exit 3 with every violation if it breaks a rule",
+        [
+            _DUEL,
+            _PID,
+            _TOKEN,
+            _LEASE,
+            ("--turn-file", {"default": "-", "help": "a file, or - for stdin"}),
+            ("--release", {"action": "store_true"}),
+            (
+                "--signing-key",
+                {
+                    "help": "sign the turn with this SSH key: a private key file, or a public key whose "
+                    "private half is in ssh-agent [env: DUEL_SIGNING_KEY]"
+                },
+            ),
+            _DIR,
+        ],
+    ),
+    "wait": (
+        "block until your next_step or the duel changes; with your token it keeps your seat while it waits",
+        [
+            _DUEL,
+            _PID,
+            _TOKEN,
+            ("--timeout", {"type": float, "default": 60.0}),
+            ("--next-step", {"help": "the next_step you last saw: return at once if it already changed"}),
+            _DIR,
+        ],
+    ),
 }
 
 
@@ -88,7 +141,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="duel tools", description="The lock service as one-shot JSON commands (one JSON object on stdout).")
+    parser = _Parser(
+        prog="duel tools", description="The lock service as one-shot JSON commands (one JSON object on stdout)."
+    )
     commands = parser.add_subparsers(dest="op", metavar="OP", parser_class=_Parser)
     for op, (help_text, flags) in OPS.items():
         sub = commands.add_parser(op, help=help_text, description=help_text)
@@ -138,19 +193,29 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
         if args.participant_name is None:
             raise invalid_argument("--participant-name is required")
         return service.join(
-            target=args.target, participant_name=args.participant_name, topic=args.topic,
-            harness=args.harness, model_id=args.model_id, participant_token=token,
-            settings=replace(config.settings(), chair=args.chair), role=args.role,
+            target=args.target,
+            participant_name=args.participant_name,
+            topic=args.topic,
+            harness=args.harness,
+            model_id=args.model_id,
+            participant_token=token,
+            settings=replace(config.settings(), chair=args.chair),
+            role=args.role,
         ).to_dict()
     if op == "status":
         # $DUEL_PARTICIPANT_TOKEN only counts with --participant-id: a plain status stays read-only.
-        status = service.status(args.duel_id, target=args.target, topic=args.topic,
-                                participant_id=args.participant_id,
-                                participant_token=token if args.participant_id else args.participant_token)
+        status = service.status(
+            args.duel_id,
+            target=args.target,
+            topic=args.topic,
+            participant_id=args.participant_id,
+            participant_token=token if args.participant_id else args.participant_token,
+        )
         return {**status.to_dict(), "usage": usage_by_participant(service, status)}
     if op == "wait":
-        return service.wait(args.duel_id, args.participant_id, args.timeout, next_step=args.next_step,
-                            participant_token=token).to_dict()
+        return service.wait(
+            args.duel_id, args.participant_id, args.timeout, next_step=args.next_step, participant_token=token
+        ).to_dict()
     seat = Seat(args.duel_id, args.participant_id, token or "")
     lease_token = getattr(args, "lease_token", None) or os.environ.get("DUEL_LEASE_TOKEN")
     lease = LeaseToken(lease_token) if lease_token else None
@@ -162,8 +227,9 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
         summary = None
         if args.summary_file:
             summary = read_input(args.summary_file, "--summary-file", INPUT_MAX_BYTES).decode("utf-8", "replace")
-        return service.release_lock(seat, lease, close=args.close, outcome=args.outcome, reason=args.reason,
-                                    summary=summary).to_dict()
+        return service.release_lock(
+            seat, lease, close=args.close, outcome=args.outcome, reason=args.reason, summary=summary
+        ).to_dict()
     assert op == "append"
     turn = read_input(args.turn_file, "--turn-file", INPUT_MAX_BYTES)
     signing_key = args.signing_key or os.environ.get("DUEL_SIGNING_KEY") or None

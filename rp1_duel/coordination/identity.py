@@ -35,8 +35,10 @@ def resolve_target(raw: str | None) -> SourceDocument:
         raise DuelError(ErrorCode.TARGET_NOT_ABSOLUTE, f"target must be an absolute path, got {raw!r}")
     real = os.path.realpath(raw)
     if not raw.lower().endswith(MARKDOWN_SUFFIXES) or not real.lower().endswith(MARKDOWN_SUFFIXES):
-        raise DuelError(ErrorCode.TARGET_NOT_MARKDOWN, f"target must be a .md or .markdown file: {raw}"
-                        + ("" if real == raw else f" (it is {real})"))
+        raise DuelError(
+            ErrorCode.TARGET_NOT_MARKDOWN,
+            f"target must be a .md or .markdown file: {raw}" + ("" if real == raw else f" (it is {real})"),
+        )
     try:
         return read_source(real)
     except SourceUnreadable as exc:

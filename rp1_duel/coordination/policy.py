@@ -189,8 +189,9 @@ def has_written(state: DuelState, participant: Participant) -> bool:
     return any(turn.participant_id == participant.id for turn in state.turns)
 
 
-def refuse_takeover(state: DuelState, holder: Participant, model_id: str, with_token: bool,
-                    now: Instant) -> DuelError | None:
+def refuse_takeover(
+    state: DuelState, holder: Participant, model_id: str, with_token: bool, now: Instant
+) -> DuelError | None:
     """May a join with ``holder``'s name and harness but ``model_id`` take its seat over? (section 3)
 
     Only before the holder's first turn (its turns are signed with its model), and only by
@@ -198,8 +199,11 @@ def refuse_takeover(state: DuelState, holder: Participant, model_id: str, with_t
     """
     seated = f"{holder.display_name} ({holder.harness} / {holder.model_id})"
     if has_written(state, holder):
-        return DuelError(ErrorCode.DUEL_FULL, f"seat {holder.seat} is held by {seated}, which has written turns: "
-                                              f"its model is fixed; join with another --participant-name")
+        return DuelError(
+            ErrorCode.DUEL_FULL,
+            f"seat {holder.seat} is held by {seated}, which has written turns: "
+            f"its model is fixed; join with another --participant-name",
+        )
     if with_token or seat_reclaimable(state, holder, now):
         return None
     return DuelError(
@@ -215,22 +219,32 @@ def refuse_role(seated: Participant | None, role: str) -> DuelError | None:
     if seated is None or (seated.seat == CHAIR_SEAT) == (role == Role.CHAIR):
         return None
     held = "the chair" if seated.seat == CHAIR_SEAT else f"panel seat {seated.seat}"
-    return invalid_argument(f"{seated.display_name} ({seated.harness}) holds {held}: join with --role "
-                            f"{Role.CHAIR if seated.seat == CHAIR_SEAT else Role.PANELIST}, or with another name",
-                            flag="--role")
+    return invalid_argument(
+        f"{seated.display_name} ({seated.harness}) holds {held}: join with --role "
+        f"{Role.CHAIR if seated.seat == CHAIR_SEAT else Role.PANELIST}, or with another name",
+        flag="--role",
+    )
 
 
 def refuse_full(state: DuelState, role: str) -> DuelError | None:
     """A new participant needs a free seat of its role: DUEL_FULL otherwise."""
     if role == Role.CHAIR:
         holder = state.seat_holder(CHAIR_SEAT)
-        return None if holder is None else DuelError(
-            ErrorCode.DUEL_FULL, f"duel {state.id} already has a chair: {holder.display_name} ({holder.harness})")
+        return (
+            None
+            if holder is None
+            else DuelError(
+                ErrorCode.DUEL_FULL, f"duel {state.id} already has a chair: {holder.display_name} ({holder.harness})"
+            )
+        )
     if free_seat(state, role) <= state.seats:
         return None
     count = "two" if state.seats == 2 else str(state.seats)
-    open_chair = " panelists; the chair's seat is open (--role chair)" if state.chair and not all_seated(state) else \
-        " participants"
+    open_chair = (
+        " panelists; the chair's seat is open (--role chair)"
+        if state.chair and not all_seated(state)
+        else " participants"
+    )
     return DuelError(ErrorCode.DUEL_FULL, f"duel {state.id} already has {count}{open_chair}")
 
 
@@ -244,8 +258,11 @@ def free_seat(state: DuelState, role: str) -> int:
 def refuse_if_closed(state: DuelState) -> DuelError | None:
     if state.status == ACTIVE:
         return None
-    return DuelError(ErrorCode.DUEL_CLOSED, f"duel {state.id} is closed ({state.outcome})",
-                     {"outcome": state.outcome, "next_step": CLOSED_STEP})
+    return DuelError(
+        ErrorCode.DUEL_CLOSED,
+        f"duel {state.id} is closed ({state.outcome})",
+        {"outcome": state.outcome, "next_step": CLOSED_STEP},
+    )
 
 
 # -- claim ---------------------------------------------------------------------------------
@@ -303,16 +320,26 @@ def lease_expiry(state: DuelState, now: Instant, for_timeout: bool) -> float:
 def new_lease(state: DuelState, caller: Participant, now: Instant, for_timeout: bool) -> Lease:
     """The lease a grant hands out: the next fence, never reused."""
     fence = state.fence + 1
-    return Lease(owner=caller.id, token=f"{fence}-{secrets.token_hex(12)}", fence=fence, granted_mono=now.mono,
-                 expires_mono=lease_expiry(state, now, for_timeout), for_timeout=for_timeout)
+    return Lease(
+        owner=caller.id,
+        token=f"{fence}-{secrets.token_hex(12)}",
+        fence=fence,
+        granted_mono=now.mono,
+        expires_mono=lease_expiry(state, now, for_timeout),
+        for_timeout=for_timeout,
+    )
 
 
 # -- refresh and every write --------------------------------------------------------------
 
 
 def holds(lease: Lease | None, caller: Participant, lease_token: str | None) -> bool:
-    return (lease is not None and lease.owner == caller.id and bool(lease_token)
-            and secrets.compare_digest(lease.token.encode(), (lease_token or "").encode()))
+    return (
+        lease is not None
+        and lease.owner == caller.id
+        and bool(lease_token)
+        and secrets.compare_digest(lease.token.encode(), (lease_token or "").encode())
+    )
 
 
 @dataclass(frozen=True)
@@ -340,10 +367,12 @@ def check_lease(state: DuelState, caller: Participant, lease_token: str | None, 
         return DuelError(ErrorCode.LEASE_NOT_HELD, "you do not hold the lease of this duel (claim-lock first)")
     deadline = turn_deadline(state)
     if not lease.for_timeout and deadline is not None and now.mono >= deadline:
-        return DuelError(ErrorCode.TURN_DEADLINE_PASSED,
-                         f"the deadline of turn {next_turn_number(state)} passed at {iso(state.wall_time(deadline))}: "
-                         "it can no longer be written; the duel ends TIMEOUT (claim-lock --for-timeout, then close)",
-                         {"next_step": CLAIM_TIMEOUT})
+        return DuelError(
+            ErrorCode.TURN_DEADLINE_PASSED,
+            f"the deadline of turn {next_turn_number(state)} passed at {iso(state.wall_time(deadline))}: "
+            "it can no longer be written; the duel ends TIMEOUT (claim-lock --for-timeout, then close)",
+            {"next_step": CLAIM_TIMEOUT},
+        )
     if not lease.live(now):
         expired = iso(state.wall_time(lease.expires_mono))
         return DuelError(ErrorCode.LEASE_EXPIRED, f"your lease expired at {expired}; claim-lock again")
@@ -356,8 +385,7 @@ def check_lease(state: DuelState, caller: Participant, lease_token: str | None, 
 def refuse_append(state: DuelState, caller: Participant, lease: Lease) -> DuelError | None:
     """Whether the lease holder may append a turn now (before the record is read)."""
     if lease.for_timeout:
-        return DuelError(ErrorCode.LEASE_NOT_HELD,
-                         "a timeout lease only allows release-lock --close --outcome TIMEOUT")
+        return DuelError(ErrorCode.LEASE_NOT_HELD, "a timeout lease only allows release-lock --close --outcome TIMEOUT")
     if state.pending_outcome is not None:
         return DuelError(
             ErrorCode.DUEL_CLOSED,
@@ -366,9 +394,11 @@ def refuse_append(state: DuelState, caller: Participant, lease: Lease) -> DuelEr
             {"outcome": state.pending_outcome, "next_step": CLOSE},
         )
     if next_turn_seat(state) != caller.seat:
-        return DuelError(ErrorCode.NOT_YOUR_TURN,
-                         f"turn {next_turn_number(state)} belongs to {seat_name(next_turn_seat(state))}",
-                         {"next_step": RELEASE_LOCK})
+        return DuelError(
+            ErrorCode.NOT_YOUR_TURN,
+            f"turn {next_turn_number(state)} belongs to {seat_name(next_turn_seat(state))}",
+            {"next_step": RELEASE_LOCK},
+        )
     return None
 
 
@@ -376,8 +406,11 @@ def refuse_broken_record(state: DuelState, code: str = ErrorCode.ARTIFACT_TAMPER
     """Once the record is broken (tampered, source lost), only an INVALIDATED close remains."""
     if state.invalid_reason is None:
         return None
-    return DuelError(code, f"{state.invalid_reason}: the duel can only be closed INVALIDATED",
-                     {"reason": state.invalid_reason, "next_step": CLOSE})
+    return DuelError(
+        code,
+        f"{state.invalid_reason}: the duel can only be closed INVALIDATED",
+        {"reason": state.invalid_reason, "next_step": CLOSE},
+    )
 
 
 # -- close ---------------------------------------------------------------------------------
@@ -420,13 +453,16 @@ def decide_close(
 
 
 def _mismatch(state: DuelState, outcome: str) -> DuelError:
-    return DuelError(ErrorCode.OUTCOME_MISMATCH,
-                     f"the turns imply {state.pending_outcome or 'no outcome yet'}, not {outcome}",
-                     {"expected": state.pending_outcome})
+    return DuelError(
+        ErrorCode.OUTCOME_MISMATCH,
+        f"the turns imply {state.pending_outcome or 'no outcome yet'}, not {outcome}",
+        {"expected": state.pending_outcome},
+    )
 
 
-def _decide_timeout_close(state: DuelState, caller: Participant, lease: Lease, reason: str | None,
-                          now: Instant) -> CloseDecision:
+def _decide_timeout_close(
+    state: DuelState, caller: Participant, lease: Lease, reason: str | None, now: Instant
+) -> CloseDecision:
     if lease.for_timeout and _timeout_still_valid(state, now):
         return CloseDecision(None, reason=reason)
     lease_after: Literal["ordinary", "released"] | None = None

@@ -93,8 +93,11 @@ class PostgresStore:
         network cut) is opened again and the statement rerun, for up to RECONNECT_SECONDS:
         nothing was done on the lost one that the rerun could repeat. Inside one, the
         transaction is lost with it and rolled back by the server: the op fails as a whole."""
-        in_transaction = self._local.conn is not None and not self._local.conn.closed and \
-            self._local.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        in_transaction = (
+            self._local.conn is not None
+            and not self._local.conn.closed
+            and self._local.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        )
         deadline = time.monotonic() + RECONNECT_SECONDS
         while True:
             try:
@@ -119,11 +122,17 @@ class PostgresStore:
             yield
         except psycopg.Error as exc:  # a lost connection is replaced by the next op's first statement
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise DuelError(ErrorCode.STORAGE_FAILED, f"cannot use the store {self.location}: {redact(reason)}",
-                            {"path": self.location, "errno": None}) from None
+            raise DuelError(
+                ErrorCode.STORAGE_FAILED,
+                f"cannot use the store {self.location}: {redact(reason)}",
+                {"path": self.location, "errno": None},
+            ) from None
         except OSError as exc:  # the local copy of the artifact
-            raise DuelError(ErrorCode.STORAGE_FAILED, f"cannot write {exc.filename}: {exc.strerror}",
-                            {"path": str(exc.filename), "errno": None}) from None
+            raise DuelError(
+                ErrorCode.STORAGE_FAILED,
+                f"cannot write {exc.filename}: {exc.strerror}",
+                {"path": str(exc.filename), "errno": None},
+            ) from None
 
     def now(self) -> Instant:
         row = self._query("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()
@@ -152,9 +161,12 @@ class PostgresStore:
             self._query("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY)")
             current = self.schema_version()
             if current > SCHEMA_VERSION:
-                raise DuelError(ErrorCode.STATE_CORRUPT,
-                                f"the store {self.location} has schema version {current}, newer than this duel's "
-                                f"{SCHEMA_VERSION}: upgrade duel", {"path": self.location})
+                raise DuelError(
+                    ErrorCode.STATE_CORRUPT,
+                    f"the store {self.location} has schema version {current}, newer than this duel's "
+                    f"{SCHEMA_VERSION}: upgrade duel",
+                    {"path": self.location},
+                )
             for version in range(current + 1, SCHEMA_VERSION + 1):
                 self._query(MIGRATIONS[version])
                 self._query("INSERT INTO schema_version VALUES (%s)", (version,))
@@ -245,18 +257,24 @@ class PostgresStore:
     def save(self, state: DuelState, events: list[dict[str, Any]]) -> None:
         with self.conn.transaction(), self.conn.cursor() as cur:
             if events:
-                cur.executemany("INSERT INTO duel_events VALUES (%s, %s, %s)",
-                                [(state.id, event["seq"], json.dumps(event, ensure_ascii=False)) for event in events])
+                cur.executemany(
+                    "INSERT INTO duel_events VALUES (%s, %s, %s)",
+                    [(state.id, event["seq"], json.dumps(event, ensure_ascii=False)) for event in events],
+                )
                 state.event_seq += len(events)
             head = state.turns[-1].sha256 if state.turns else ""
             read_head = self._local.heads.get(state.id, "")
             # Compare-and-set on the chain head: written only over the head the op validated against.
-            cur.execute("UPDATE duels SET state = %s, head = %s, saves = saves + 1 WHERE id = %s AND head = %s",
-                        (state.to_json().decode(), head, state.id, read_head))
+            cur.execute(
+                "UPDATE duels SET state = %s, head = %s, saves = saves + 1 WHERE id = %s AND head = %s",
+                (state.to_json().decode(), head, state.id, read_head),
+            )
             if cur.rowcount != 1:
-                raise DuelError(ErrorCode.STORAGE_FAILED,
-                                f"duel {state.id} changed under this write (its last turn is not the one read)",
-                                {"path": self.location, "errno": None})
+                raise DuelError(
+                    ErrorCode.STORAGE_FAILED,
+                    f"duel {state.id} changed under this write (its last turn is not the one read)",
+                    {"path": self.location, "errno": None},
+                )
             cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, state.id))
             self._local.heads[state.id] = head
 
@@ -376,11 +394,13 @@ class DatabaseEvents:
 
     def read(self, since: EventCursor = LOG_START) -> list[dict[str, Any]]:
         if since.seq > self.state.event_seq:
-            raise corrupt(f"{self.store.location} duel {self.state.id}",
-                          f"holds fewer events than the {since.seq} already read")
+            raise corrupt(
+                f"{self.store.location} duel {self.state.id}", f"holds fewer events than the {since.seq} already read"
+            )
         rows = self.store.conn.execute(
             "SELECT event FROM duel_events WHERE duel_id = %s AND seq >= %s AND seq < %s ORDER BY seq",
-            (self.state.id, since.seq, self.state.event_seq)).fetchall()
+            (self.state.id, since.seq, self.state.event_seq),
+        ).fetchall()
         return [json.loads(row[0]) for row in rows]
 
     @property

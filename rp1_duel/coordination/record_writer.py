@@ -50,14 +50,16 @@ def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
     )
 
 
-def write_artifact(tx: Transaction, turns: list[TurnBlock] | str, conclusion: Conclusion | None = None,
-                   create: bool = False) -> None:
+def write_artifact(
+    tx: Transaction, turns: list[TurnBlock] | str, conclusion: Conclusion | None = None, create: bool = False
+) -> None:
     """Render the artifact: ``turns`` are the state's accepted turns, each signed as the state
     recorded (a signature line edited in the file is put back), or raw text kept verbatim.
     ``create`` refuses to replace an existing file."""
     if not isinstance(turns, str):
-        turns = [replace(block, signature=record.signature)
-                 for block, record in zip(turns, tx.state.turns, strict=True)]
+        turns = [
+            replace(block, signature=record.signature) for block, record in zip(turns, tx.state.turns, strict=True)
+        ]
     shown = tx.store.source_path_shown(tx.state)
     text = artifact.render(front_matter_of(tx.state, shown), tx.state.lease_seconds, turns, conclusion)
     tx.store.write_artifact(tx.state, text, create=create)
@@ -99,8 +101,7 @@ def check_record(tx: Transaction) -> RecordCheck:
             number = edited.n if edited is not None else broken.block.n if broken else 0
             problem = f"turn {number} was changed after it was accepted"
     if problem is None and not tx.store.source_exists(state):
-        return RecordCheck(recorded, text, f"source {state.source_path} no longer exists",
-                           ErrorCode.TARGET_UNREADABLE)
+        return RecordCheck(recorded, text, f"source {state.source_path} no longer exists", ErrorCode.TARGET_UNREADABLE)
     # Blocks past the recorded ones are a dead writer's leftovers: the state never
     # accepted them, and the next write drops them.
     return RecordCheck(recorded, text, problem)
@@ -141,7 +142,11 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
 
 
 def append_turn(
-    tx: Transaction, me: Participant, lease: Lease, turn: str | bytes, signing_key: str | os.PathLike[str] | None = None,
+    tx: Transaction,
+    me: Participant,
+    lease: Lease,
+    turn: str | bytes,
+    signing_key: str | os.PathLike[str] | None = None,
     stripped: Sequence[str] = (),
 ) -> TurnRecord:
     if any(kind not in WRAPPERS for kind in stripped):
@@ -176,12 +181,12 @@ def append_turn(
     block = artifact.turn_block(number, report.turn.text, history.head)
     signature = None
     if signing_key is not None:  # before anything changes: a refusal here leaves the duel as it was
-        message = signatures.turn_message(state.id, state.source_sha256, number, me.seat, block.prev,
-                                             block.sha256)
+        message = signatures.turn_message(state.id, state.source_sha256, number, me.seat, block.prev, block.sha256)
         signature = signatures.sign(message, signing_key)
     parsed = report.turn
-    record = TurnRecord(number, me.id, me.seat, parsed.stance or "", parsed.has_blocking, block.sha256, tx.now.wall,
-                        signature)
+    record = TurnRecord(
+        number, me.id, me.seat, parsed.stance or "", parsed.has_blocking, block.sha256, tx.now.wall, signature
+    )
     state.turns.append(record)
     state.turn_started_mono = tx.now.mono
     history.accept(block, parsed)
@@ -190,8 +195,15 @@ def append_turn(
     state.pending_outcome = evaluation.outcome
     state.candidate_convergence = evaluation.candidate_convergence
     write_artifact(tx, history.blocks)
-    tx.emit("turn_appended", me.id, turn_number=number, stance=record.stance, sha256=record.sha256,
-            signed=signature is not None, stripped=list(stripped))
+    tx.emit(
+        "turn_appended",
+        me.id,
+        turn_number=number,
+        stance=record.stance,
+        sha256=record.sha256,
+        signed=signature is not None,
+        stripped=list(stripped),
+    )
     if evaluation.candidate_convergence and not was_converging:
         tx.emit("candidate_convergence", me.id, turn_number=number)
     return record
@@ -201,13 +213,16 @@ def check_conclusion(reason: str | None, summary: str | None) -> None:
     """The close's reason and summary go into the artifact unhashed: Markdown only, like a turn
     (raw HTML would be read as markup where the record is rendered)."""
     if summary is not None and (
-            len(summary.encode("utf-8")) > SUMMARY_MAX_BYTES or "<!-- duel:" in summary or "\x00" in summary):
+        len(summary.encode("utf-8")) > SUMMARY_MAX_BYTES or "<!-- duel:" in summary or "\x00" in summary
+    ):
         raise invalid_argument("the summary must be Markdown under 64 KiB without <!-- duel: markers")
     for label, text in (("the reason", reason), ("the summary", summary)):
         found = find_raw_html(text or "")
         if found:
-            raise invalid_argument(f"{label} holds raw HTML {found[0].snippet!r}, which would be read as markup "
-                                   "where the artifact is rendered: put it in backticks")
+            raise invalid_argument(
+                f"{label} holds raw HTML {found[0].snippet!r}, which would be read as markup "
+                "where the artifact is rendered: put it in backticks"
+            )
 
 
 def close_duel(

@@ -55,12 +55,18 @@ class ParticipantView:
 
     @classmethod
     def of(cls, state: DuelState, p: Participant) -> ParticipantView:
-        return cls(p.id, p.seat, p.display_name, p.harness, p.model_id, p.joined_at,
-                   state.wall_time(p.last_seen_mono))
+        return cls(p.id, p.seat, p.display_name, p.harness, p.model_id, p.joined_at, state.wall_time(p.last_seen_mono))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "seat": self.seat, "display_name": self.display_name, "harness": self.harness,
-                "model_id": self.model_id, "joined_at": iso(self.joined_at), "last_seen_at": iso(self.last_seen_at)}
+        return {
+            "id": self.id,
+            "seat": self.seat,
+            "display_name": self.display_name,
+            "harness": self.harness,
+            "model_id": self.model_id,
+            "joined_at": iso(self.joined_at),
+            "last_seen_at": iso(self.last_seen_at),
+        }
 
 
 @dataclass(kw_only=True)
@@ -180,8 +186,11 @@ class LockView:
     fence: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"owner_participant_id": self.owner_participant_id, "lease_expires_at": iso(self.lease_expires_at),
-                "fence": self.fence}
+        return {
+            "owner_participant_id": self.owner_participant_id,
+            "lease_expires_at": iso(self.lease_expires_at),
+            "fence": self.fence,
+        }
 
 
 @dataclass(kw_only=True)
@@ -203,16 +212,29 @@ class StatusResult(DuelResult):
         return dict(
             **common_fields(state, participant, now),
             duel=DuelInfo(
-                id=state.id, source_path=state.source_path, topic=state.topic, topic_slug=state.topic_slug,
-                debate_path=debate_path, status=state.status, outcome=state.outcome,
-                pending_outcome=state.pending_outcome, reason=state.reason, created_at=state.created_at,
-                closed_at=state.closed_at, max_turns=state.max_turns, lease_seconds=state.lease_seconds,
-                peer_wait_seconds=state.peer_wait_seconds, turn_timeout_seconds=state.turn_timeout_seconds,
-                invalid_reason=state.invalid_reason, seats=state.seats, chair=state.chair,
+                id=state.id,
+                source_path=state.source_path,
+                topic=state.topic,
+                topic_slug=state.topic_slug,
+                debate_path=debate_path,
+                status=state.status,
+                outcome=state.outcome,
+                pending_outcome=state.pending_outcome,
+                reason=state.reason,
+                created_at=state.created_at,
+                closed_at=state.closed_at,
+                max_turns=state.max_turns,
+                lease_seconds=state.lease_seconds,
+                peer_wait_seconds=state.peer_wait_seconds,
+                turn_timeout_seconds=state.turn_timeout_seconds,
+                invalid_reason=state.invalid_reason,
+                seats=state.seats,
+                chair=state.chair,
             ),
             participants=tuple(ParticipantView.of(state, p) for p in sorted(state.participants, key=lambda p: p.seat)),
-            lock=LockView(live.owner if live else None, state.wall_time(live.expires_mono) if live else None,
-                          state.fence),
+            lock=LockView(
+                live.owner if live else None, state.wall_time(live.expires_mono) if live else None, state.fence
+            ),
             turn_count=len(state.turns),
             next_turn=policy.next_turn_number(state),
             next_turn_seat=policy.next_turn_seat(state) if state.status == ACTIVE else None,
@@ -309,8 +331,13 @@ class ReleaseResult(DuelResult):
     reason: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "released": self.released, "closed": self.closed, "outcome": self.outcome,
-                "reason": self.reason}
+        return {
+            **super().to_dict(),
+            "released": self.released,
+            "closed": self.closed,
+            "outcome": self.outcome,
+            "reason": self.reason,
+        }
 
 
 @dataclass(kw_only=True)

@@ -57,8 +57,9 @@ WAIT_MAX_SECONDS = 3600
 def open_store(url: str, debate: DebateDir) -> DuelStore:
     """The store a ``--store`` URL names; only ``postgresql://`` (or ``postgres://``) for now."""
     if not url.startswith(("postgresql://", "postgres://")):
-        raise invalid_argument("--store must be a postgresql:// URL (or leave it out: the debate dir keeps the duels)",
-                               flag="--store")
+        raise invalid_argument(
+            "--store must be a postgresql:// URL (or leave it out: the debate dir keeps the duels)", flag="--store"
+        )
     from .postgres import PostgresStore  # psycopg is loaded only when a database is used
 
     return PostgresStore(url, debate)
@@ -77,8 +78,9 @@ class DuelService:
     serves only the default store, the debate dir itself.
     """
 
-    def __init__(self, debate_dir: str | os.PathLike[str], clock: Clock = system_clock,
-                 store: DuelStore | str | None = None):
+    def __init__(
+        self, debate_dir: str | os.PathLike[str], clock: Clock = system_clock, store: DuelStore | str | None = None
+    ):
         self.debate = DebateDir(debate_dir)
         self.store: DuelStore
         if isinstance(store, str):
@@ -232,8 +234,11 @@ class DuelService:
 
         state, now = tx.state, tx.now
         if role == Role.CHAIR and not state.chair:
-            raise invalid_argument(f"duel {state.id} has no chair: join it as a panelist (a chair is set by the "
-                                   "join that creates a duel, with --chair or --role chair)", flag="--role")
+            raise invalid_argument(
+                f"duel {state.id} has no chair: join it as a panelist (a chair is set by the "
+                "join that creates a duel, with --chair or --role chair)",
+                flag="--role",
+            )
         identity = (name, harness, model_id)
         same = next((p for p in state.participants if p.identity == identity), None)
         renamed = next((p for p in state.participants if p.identity[:2] == identity[:2]), None)
@@ -273,8 +278,14 @@ class DuelService:
             last_seen_mono=now.mono,
         )
         state.participants.append(participant)
-        tx.emit("participant_registered", participant.id, seat=participant.seat,
-                display_name=name, harness=harness, model_id=model_id)
+        tx.emit(
+            "participant_registered",
+            participant.id,
+            seat=participant.seat,
+            display_name=name,
+            harness=harness,
+            model_id=model_id,
+        )
         if not policy.all_seated(state):
             tx.emit("participant_waiting", participant.id, until=iso(state.wall_time(policy.peer_wait_until(state))))
         else:
@@ -313,8 +324,13 @@ class DuelService:
         return duel_id
 
     def status(
-        self, duel_id: str | None = None, *, target: str | None = None, topic: str | None = None,
-        participant_id: str | None = None, participant_token: str | None = None,
+        self,
+        duel_id: str | None = None,
+        *,
+        target: str | None = None,
+        topic: str | None = None,
+        participant_id: str | None = None,
+        participant_token: str | None = None,
     ) -> StatusResult:
         """A duel as anyone may see it; with ``participant_id``, that participant's ``next_step``.
 
@@ -349,12 +365,18 @@ class DuelService:
             return None
         participant = state.participant(participant_id)
         if participant is None:
-            raise DuelError(ErrorCode.PARTICIPANT_NOT_FOUND,
-                            f"no participant {participant_id!r} in duel {state.id}")
+            raise DuelError(ErrorCode.PARTICIPANT_NOT_FOUND, f"no participant {participant_id!r} in duel {state.id}")
         return participant
 
-    def wait(self, duel_id: str, participant_id: str, timeout: float = 60.0,
-             next_step: str | None = None, *, participant_token: str | None = None) -> WaitResult:
+    def wait(
+        self,
+        duel_id: str,
+        participant_id: str,
+        timeout: float = 60.0,
+        next_step: str | None = None,
+        *,
+        participant_token: str | None = None,
+    ) -> WaitResult:
         """Block until the participant's next_step or the duel changes, or ``timeout`` (section 4).
 
         ``next_step``, the step the caller last saw, closes the gap between reading a
@@ -368,8 +390,9 @@ class DuelService:
         with self.store.errors():
             return self._wait(duel_id, participant_id, timeout, next_step, seat)
 
-    def _wait(self, duel_id: str, participant_id: str, timeout: float, next_step: str | None,
-              seat: Seat | None) -> WaitResult:
+    def _wait(
+        self, duel_id: str, participant_id: str, timeout: float, next_step: str | None, seat: Seat | None
+    ) -> WaitResult:
         self.store.check_readable()
         started = time.monotonic()
         state = self._mark_seen(seat) if seat else self._read(duel_id, self.clock())
@@ -405,8 +428,13 @@ class DuelService:
             if decision.grant and not decision.same_lease:
                 state.lease = policy.new_lease(state, me, now, decision.for_timeout)
                 state.fence = state.lease.fence
-                tx.emit("lock_acquired", me.id, fence=state.fence,
-                        expires_at=iso(state.wall_time(state.lease.expires_mono)), for_timeout=decision.for_timeout)
+                tx.emit(
+                    "lock_acquired",
+                    me.id,
+                    fence=state.fence,
+                    expires_at=iso(state.wall_time(state.lease.expires_mono)),
+                    for_timeout=decision.for_timeout,
+                )
             holder = policy.live_lease(state, now)
             granted = decision.grant and holder is not None
             return ClaimResult(
@@ -416,7 +444,8 @@ class DuelService:
                 lease_expires_at=state.wall_time(holder.expires_mono) if holder else None,
                 owner_participant_id=holder.owner if holder else None,
                 retry_after_seconds=None if decision.grant else policy.retry_after(decision, now),
-                wait_until=None if decision.grant or decision.wait_until is None
+                wait_until=None
+                if decision.grant or decision.wait_until is None
                 else state.wall_time(decision.wait_until),
                 reason=decision.reason,
             )
@@ -546,13 +575,23 @@ class DuelService:
             else:
                 state.lease = None
                 tx.emit("lock_released", me.id, fence=held.fence)
-            return ReleaseResult(**common_fields(state, me, now), released=True, closed=state.status != ACTIVE,
-                                 outcome=state.outcome, reason=state.reason)
+            return ReleaseResult(
+                **common_fields(state, me, now),
+                released=True,
+                closed=state.status != ACTIVE,
+                outcome=state.outcome,
+                reason=state.reason,
+            )
 
     # -- turns (sections 6 and 7) -------------------------------------------------------------
     def append(
-        self, seat: Seat, lease: LeaseToken | None, turn: str | bytes, release: bool = False,
-        signing_key: str | os.PathLike[str] | None = None, stripped: Sequence[str] = (),
+        self,
+        seat: Seat,
+        lease: LeaseToken | None,
+        turn: str | bytes,
+        release: bool = False,
+        signing_key: str | os.PathLike[str] | None = None,
+        stripped: Sequence[str] = (),
     ) -> AppendResult:
         """Validate ``turn`` and append it to the artifact; ``release`` gives the floor back after it.
 

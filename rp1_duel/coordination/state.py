@@ -148,8 +148,13 @@ def _upgrade_v1(raw: dict[str, Any]) -> None:
     """Version 1 kept wall-clock times only. They are read as the monotonic times of an
     unknown boot whose clock is the wall clock (offset 0): judged on the wall clock until
     the first write re-anchors them on this boot's monotonic clock."""
-    raw.update(version=2, boot_id=None, wall_offset=0.0, created_mono=raw["created_at"],
-               turn_started_mono=raw.pop("turn_started_at"))
+    raw.update(
+        version=2,
+        boot_id=None,
+        wall_offset=0.0,
+        created_mono=raw["created_at"],
+        turn_started_mono=raw.pop("turn_started_at"),
+    )
     for participant in raw["participants"]:
         participant["last_seen_mono"] = participant.pop("last_seen_at")
     if raw["lease"] is not None:
@@ -245,9 +250,9 @@ def _check_values(state: DuelState) -> None:
             (name_problem(p.model_id, 128, allow_slash=True) is not None, "participant model_id"),
             (not hex_of(p.token_sha256, 64), "participant token_sha256"),
         ]
-    problems += [(t.signature is not None and not SIGNATURE_BODY.fullmatch(t.signature), "turn signature")
-                 for t in state.turns]
+    problems += [
+        (t.signature is not None and not SIGNATURE_BODY.fullmatch(t.signature), "turn signature") for t in state.turns
+    ]
     bad = next((name for failed, name in problems if failed), None)
     if bad is not None:
         raise ValueError(f"field {bad} holds a value no join writes")
-

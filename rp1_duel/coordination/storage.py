@@ -47,8 +47,9 @@ LOCK_TIMEOUT_SECONDS = 30.0
 WAIT_POLL_SECONDS = 0.01  # a stat() every 10 ms keeps hand-offs well under 100 ms
 
 
-def write_atomic(path: Path, data: bytes, mode: int = 0o600, temp_dir: Path | None = None,
-                 exclusive: bool = False) -> None:
+def write_atomic(
+    path: Path, data: bytes, mode: int = 0o600, temp_dir: Path | None = None, exclusive: bool = False
+) -> None:
     """Write a temp file, fsync it, move it to ``path``, fsync the folder.
 
     ``temp_dir`` keeps the temp file elsewhere on the same filesystem (the artifact's is
@@ -103,7 +104,7 @@ def remove_temp_files(folder: Path, of: str = "") -> None:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def fsync_dir(folder: Path) -> None:
@@ -124,8 +125,11 @@ def storage_errors(root: Path) -> Iterator[None]:
     except OSError as exc:
         where = exc.filename if isinstance(exc.filename, str) else str(root)
         reason = exc.strerror or str(exc) or type(exc).__name__
-        raise DuelError(ErrorCode.STORAGE_FAILED, f"cannot use {where}: {reason}",
-                        {"path": where, "errno": errno.errorcode.get(exc.errno or 0)}) from None
+        raise DuelError(
+            ErrorCode.STORAGE_FAILED,
+            f"cannot use {where}: {reason}",
+            {"path": where, "errno": errno.errorcode.get(exc.errno or 0)},
+        ) from None
 
 
 # statfs(2) magic numbers of filesystems whose flock does not exclude other machines.
@@ -216,13 +220,17 @@ class DebateDir:
         if not stat.S_ISDIR(info.st_mode):
             raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"{folder} is not a directory")
         if info.st_uid != os.getuid():
-            raise DuelError(ErrorCode.DEBATE_DIR_INVALID,
-                            f"{folder} belongs to another user (uid {info.st_uid}): each user needs a debate dir "
-                            "of their own on this machine, or the PostgreSQL store")
+            raise DuelError(
+                ErrorCode.DEBATE_DIR_INVALID,
+                f"{folder} belongs to another user (uid {info.st_uid}): each user needs a debate dir "
+                "of their own on this machine, or the PostgreSQL store",
+            )
         if info.st_mode & 0o022:
-            raise DuelError(ErrorCode.DEBATE_DIR_INVALID,
-                            f"{folder} is writable by other users (mode {stat.S_IMODE(info.st_mode):o}): "
-                            f"run `chmod go-w {folder}` if you trust what is in it")
+            raise DuelError(
+                ErrorCode.DEBATE_DIR_INVALID,
+                f"{folder} is writable by other users (mode {stat.S_IMODE(info.st_mode):o}): "
+                f"run `chmod go-w {folder}` if you trust what is in it",
+            )
 
     def join_lock(self) -> DuelLock:
         return DuelLock(self.state_root / "join.lock")
@@ -336,9 +344,7 @@ class DuelLock:
             # Critical sections last about a millisecond: poll at that pace, not filelock's 50 ms.
             self._lock.acquire(poll_interval=0.001)
         except Timeout:
-            raise DuelError(
-                ErrorCode.LOCK_TIMEOUT, f"could not take {self._path} within {self._timeout:g}s"
-            ) from None
+            raise DuelError(ErrorCode.LOCK_TIMEOUT, f"could not take {self._path} within {self._timeout:g}s") from None
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -406,8 +412,6 @@ class EventLog:
             os.close(fd)
         self.state.event_seq += len(events)
         self.state.event_bytes += len(blob)
-
-
 
 
 class DirectoryStore:
@@ -500,5 +504,10 @@ class DirectoryStore:
         return read_bounded(self.debate.artifact_path(state), limit)
 
     def write_artifact(self, state: DuelState, text: str, create: bool = False) -> None:
-        write_atomic(self.debate.artifact_path(state), text.encode("utf-8"), mode=0o644,
-                     temp_dir=self.debate.duel_folder(state.id), exclusive=create)
+        write_atomic(
+            self.debate.artifact_path(state),
+            text.encode("utf-8"),
+            mode=0o644,
+            temp_dir=self.debate.duel_folder(state.id),
+            exclusive=create,
+        )

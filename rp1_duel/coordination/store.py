@@ -166,14 +166,16 @@ class Transaction:
 
     def emit(self, kind: str, participant_id: str | None, wake: bool = True, **data: Any) -> None:
         """Log an event; ``wake`` says whether waiters should see the duel as changed."""
-        self._pending.append({
-            "seq": self.state.event_seq + len(self._pending),
-            "ts": iso(self.now.wall),
-            "type": kind,
-            "duel_id": self.state.id,
-            "participant_id": participant_id,
-            "data": data,
-        })
+        self._pending.append(
+            {
+                "seq": self.state.event_seq + len(self._pending),
+                "ts": iso(self.now.wall),
+                "type": kind,
+                "duel_id": self.state.id,
+                "participant_id": participant_id,
+                "data": data,
+            }
+        )
         self._dirty = True
         self._woken = self._woken or wake
 

@@ -26,8 +26,16 @@ KEYS: Final = (("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY"))
 class ModelAsker:
     """A model behind a provider, asked one question at a time (from any thread)."""
 
-    def __init__(self, provider: Provider, *, role: str, cache_key: str, max_tokens: int, deadline_seconds: float,
-                 policy: RetryPolicy | None = None):
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        role: str,
+        cache_key: str,
+        max_tokens: int,
+        deadline_seconds: float,
+        policy: RetryPolicy | None = None,
+    ):
         if not provider.remote:
             raise invalid_argument(f"{role} is a model, not {provider.model!r}")
         self.provider = provider
@@ -47,17 +55,22 @@ class ModelAsker:
 
     def ask(self, system: str, prompt: str) -> str:
         """The model's raw answer; raises :class:`ProviderError` once retries give up."""
-        request = TurnRequest(system=system, history="", instruction=prompt, cache_key=self.cache_key,
-                              max_tokens=self.max_tokens)
-        composed = compose_with_retries(lambda: self.provider.compose(request, lambda progress: None),
-                                        self.policy, time.time() + self.deadline_seconds)
+        request = TurnRequest(
+            system=system, history="", instruction=prompt, cache_key=self.cache_key, max_tokens=self.max_tokens
+        )
+        composed = compose_with_retries(
+            lambda: self.provider.compose(request, lambda progress: None),
+            self.policy,
+            time.time() + self.deadline_seconds,
+        )
         if composed is None:  # the default sleep never stops a retry
             raise ProviderError(ErrorCode.INTERRUPTED, "stopped")
         return composed.text
 
 
-def configured_providers(env: Mapping[str, str], models: Sequence[str], base_url: str | None, *, flag: str,
-                         limit: int) -> list[Provider]:
+def configured_providers(
+    env: Mapping[str, str], models: Sequence[str], base_url: str | None, *, flag: str, limit: int
+) -> list[Provider]:
     """The models ``flag`` names (at most ``limit``), else one per provider whose key is set, else none."""
     if len(models) > limit:
         raise invalid_argument(f"{flag} may be given at most {limit} times")

@@ -45,7 +45,9 @@ class CitationCheck:
 
     number: int
     writer_id: str  # the participant whose turn or draft it is
-    draft: int | None  # 1 for the checker's own first draft of the turn, 2 for its first repair…; None: an accepted turn
+    draft: (
+        int | None
+    )  # 1 for the checker's own first draft of the turn, 2 for its first repair…; None: an accepted turn
     entries: tuple[CitationEntry, ...]
 
     @property
@@ -64,12 +66,16 @@ class CitationCheck:
         """Each fabricated citation of a draft as a violation to repair, at its line of ``draft``
         as written (a citation counts the stored turn's lines, from its heading)."""
         shift = lines_before_turn(draft)
-        return [TurnViolation(RecordCode.CITATION_FABRICATED,
-                              f"{entry.citation.item}: {entry.reason}; cite a page that holds what you claim and "
-                              "quote it word for word, or remove the citation",
-                              None if entry.citation.line is None else entry.citation.line + shift,
-                              entry.citation.section)
-                for entry in self.fabricated]
+        return [
+            TurnViolation(
+                RecordCode.CITATION_FABRICATED,
+                f"{entry.citation.item}: {entry.reason}; cite a page that holds what you claim and "
+                "quote it word for word, or remove the citation",
+                None if entry.citation.line is None else entry.citation.line + shift,
+                entry.citation.section,
+            )
+            for entry in self.fabricated
+        ]
 
     def event(self, sent_back: bool = False) -> dict[str, Any]:
         """The ``citations_verified`` event's data, but ``turn_number`` (the service adds it)."""
@@ -79,9 +85,17 @@ class CitationCheck:
             "sent_back": sent_back,
             "voters": list(self.voters),
             "counts": self.counts(),
-            "citations": [{"line": entry.citation.line, "item": entry.citation.item, "url": entry.citation.url,
-                           "verdict": entry.verdict, "confidence": entry.confidence, "reason": entry.reason}
-                          for entry in self.entries],
+            "citations": [
+                {
+                    "line": entry.citation.line,
+                    "item": entry.citation.item,
+                    "url": entry.citation.url,
+                    "verdict": entry.verdict,
+                    "confidence": entry.confidence,
+                    "reason": entry.reason,
+                }
+                for entry in self.entries
+            ],
         }
 
 
@@ -117,8 +131,9 @@ class CitationChecker:
         index = number - history.schedule.first
         return checkable(turn_citations(number, history.blocks[index], history.turns[index], history.source_names))
 
-    def check(self, number: int, writer_id: str, citations: Sequence[Citation], draft: int | None = None
-              ) -> CitationCheck:
+    def check(
+        self, number: int, writer_id: str, citations: Sequence[Citation], draft: int | None = None
+    ) -> CitationCheck:
         """The verdicts of ``citations``: a draft's (``draft`` given) mechanically only."""
         if not citations:
             return CitationCheck(number, writer_id, draft, ())
@@ -126,8 +141,9 @@ class CitationChecker:
         return CitationCheck(number, writer_id, draft, verification.entries)
 
     @staticmethod
-    def summary(events: Iterable[Mapping[str, Any]], participant_id: str, turns_written: Sequence[int]
-                ) -> dict[str, Any]:
+    def summary(
+        events: Iterable[Mapping[str, Any]], participant_id: str, turns_written: Sequence[int]
+    ) -> dict[str, Any]:
         """What ``--json`` says of a participant's checks over every run, from its events: how
         many drafts went back for a fabricated citation, and the verdicts of its turns as
         appended (each turn's last checked draft) and of the peer's turns."""
@@ -136,31 +152,38 @@ class CitationChecker:
         sent_back = 0
         for event in events:
             data = event.get("data")
-            if event.get("type") != EVENT or event.get("participant_id") != participant_id or \
-                    not isinstance(data, dict) or not isinstance(data.get("turn_number"), int):
+            if (
+                event.get("type") != EVENT
+                or event.get("participant_id") != participant_id
+                or not isinstance(data, dict)
+                or not isinstance(data.get("turn_number"), int)
+            ):
                 continue
             if data.get("draft") is None:
                 peer[data["turn_number"]] = data
             else:
                 own[data["turn_number"]] = data
                 sent_back += data.get("sent_back") is True
-        return {"drafts_sent_back": sent_back,
-                "own_turns": _summed(data for number, data in own.items() if number in turns_written),
-                "peer_turns": _summed(peer.values())}
+        return {
+            "drafts_sent_back": sent_back,
+            "own_turns": _summed(data for number, data in own.items() if number in turns_written),
+            "peer_turns": _summed(peer.values()),
+        }
 
 
 def _summed(checks: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     totals: dict[str, int] = {}
     for data in checks:
         counts = data.get("counts")
-        for verdict, count in (counts.items() if isinstance(counts, dict) else ()):
+        for verdict, count in counts.items() if isinstance(counts, dict) else ():
             if verdict in VERDICTS and isinstance(count, int):
                 totals[verdict] = totals.get(verdict, 0) + count
     return {verdict: totals[verdict] for verdict in VERDICTS if verdict in totals}
 
 
-def citation_checker(allow_private_hosts: bool, voter_models: Sequence[str],
-                     env: Mapping[str, str] = os.environ) -> CitationChecker:
+def citation_checker(
+    allow_private_hosts: bool, voter_models: Sequence[str], env: Mapping[str, str] = os.environ
+) -> CitationChecker:
     """The checker of a ``duel join --verify`` run: guarded fetches as ``duel verify`` makes them,
     and voters only when ``--voter`` names them, so ``--verify`` never spends on a model unasked."""
     from ..verify.fetch import Fetcher, FetchPolicy

@@ -76,16 +76,17 @@ class ConsoleReporter:
 
     def retrying(self, notice: RetryNotice) -> None:
         self._progress = None
-        self._write_line(f"{notice.error.message}; retrying in {notice.wait_seconds:.0f} s "
-                         f"(attempt {notice.attempt})")
+        self._write_line(f"{notice.error.message}; retrying in {notice.wait_seconds:.0f} s (attempt {notice.attempt})")
 
     def composed(self, usage: Usage) -> None:
         self._stop_ticker()
         about = "an estimated " if usage.output_estimated else ""
         cached = f", {usage.cache_read_tokens} read from the cache" if usage.cache_read_tokens else ""
         tries = f", {usage.requests} requests" if usage.requests > 1 else ""
-        self._write_line(f"wrote {about}{usage.output_tokens} tokens in {usage.seconds:.1f}s "
-                         f"(input {usage.input_tokens + usage.cache_read_tokens} tokens{cached}{tries})")
+        self._write_line(
+            f"wrote {about}{usage.output_tokens} tokens in {usage.seconds:.1f}s "
+            f"(input {usage.input_tokens + usage.cache_read_tokens} tokens{cached}{tries})"
+        )
 
     def turn_accepted(self, number: int, stance: str) -> None:
         self._write_line(f"turn {number} accepted ({stance})")
@@ -104,8 +105,10 @@ class ConsoleReporter:
     def verified(self, number: int, writer: str | None, counts: Mapping[str, int], sent_back: bool) -> None:
         fabricated = counts.get(Verdict.FABRICATED, 0)
         if sent_back:
-            self._write_line(f"{_turn(number, writer)}: {fabricated} fabricated of {_citations(sum(counts.values()))}"
-                             ", sent back for repair")
+            self._write_line(
+                f"{_turn(number, writer)}: {fabricated} fabricated of {_citations(sum(counts.values()))}"
+                ", sent back for repair"
+            )
         else:
             found = ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
             self._write_line(f"{_turn(number, writer)}: {_citations(sum(counts.values()))} checked ({found})")

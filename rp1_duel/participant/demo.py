@@ -29,8 +29,18 @@ def run_demo(directory: str) -> int:
     if not source.exists():
         shutil.copyfile(EXAMPLES / SOURCE, source)
     say(f"duel demo: two scripted participants (no model, no API key) debate {source}")
-    shared = ("--debate-dir", str(debates), "--peer-wait-seconds", "60", "--turn-timeout-seconds", "120",
-              "--seats", "2", "--max-turns", "6")  # the scripts' duel, whatever the configuration says
+    shared = (
+        "--debate-dir",
+        str(debates),
+        "--peer-wait-seconds",
+        "60",
+        "--turn-timeout-seconds",
+        "120",
+        "--seats",
+        "2",
+        "--max-turns",
+        "6",
+    )  # the scripts' duel, whatever the configuration says
     seats = [PanelSeat(name, ("--name", name, "--model", f"scripted:{EXAMPLES / script}")) for name, script in PLAYERS]
     try:
         runs = run_seats(str(source), shared, seats, DuelService(debates))  # seat 1 writes odd turns: Ada opens

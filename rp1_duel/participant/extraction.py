@@ -87,12 +87,16 @@ def wrapper_notes(extraction: Extraction) -> tuple[str, ...]:
     notes: list[str] = []
     if extraction.stripped:
         removed = ", ".join(_DESCRIPTIONS[kind] for kind in extraction.stripped)
-        notes.append(f"Your answer had {removed} around the turn; it was removed and the turn below is what was "
-                     f"checked. Answer with the turn alone.")
+        notes.append(
+            f"Your answer had {removed} around the turn; it was removed and the turn below is what was "
+            f"checked. Answer with the turn alone."
+        )
     lines = [line for line in extraction.text.split("\n") if line.strip()]
     if lines and (_fence_opener(lines[0]) is not None or _fence_opener(lines[-1]) is not None):
-        notes.append("Your answer is inside a code fence (```), so its heading and section labels are not read as "
-                     "Markdown: write the turn without a fence, starting with its heading line.")
+        notes.append(
+            "Your answer is inside a code fence (```), so its heading and section labels are not read as "
+            "Markdown: write the turn without a fence, starting with its heading line."
+        )
     if _REASONING_TAG.search(extraction.text):
         notes.append("Your answer holds a reasoning block (<think>…</think>): leave your reasoning out of the answer.")
     return tuple(notes)
@@ -156,8 +160,12 @@ def _fence_closer(lines: list[str], heading: int, fence: str) -> int | None:
     for index in range(len(lines) - 1, heading, -1):
         line = lines[index]
         bare = FENCE.match(line)
-        if bare and bare.group(1)[0] == fence[0] and len(bare.group(1)) >= len(fence) and \
-                not line.strip().lstrip(fence[0]):
+        if (
+            bare
+            and bare.group(1)[0] == fence[0]
+            and len(bare.group(1)) >= len(fence)
+            and not line.strip().lstrip(fence[0])
+        ):
             inside_block = fenced_lines([*lines[heading:index], "end"])[-1]
             return None if inside_block else index
     return None

@@ -61,9 +61,7 @@ MAX_REPAIRS = 3
 WAIT_SLICE_SECONDS = 30.0  # wait returns on any change anyway; this only bounds each call
 
 # The participant's own states (shown to the person running it and in --json), not protocol words.
-ParticipantState = Literal[
-    "preparing", "waiting_for_participant", "debating", "closing", "completed", "invalidated"
-]
+ParticipantState = Literal["preparing", "waiting_for_participant", "debating", "closing", "completed", "invalidated"]
 PREPARING: Final = "preparing"
 WAITING: Final = "waiting_for_participant"
 DEBATING: Final = "debating"
@@ -195,8 +193,10 @@ class SeatStash:
         try:
             self._lock.__enter__()
         except DuelError:
-            raise DuelError(ErrorCode.SEAT_TAKEN, "another `duel join` with this name and harness is running "
-                                                  "on this duel; pass a different --name") from None
+            raise DuelError(
+                ErrorCode.SEAT_TAKEN,
+                "another `duel join` with this name and harness is running on this duel; pass a different --name",
+            ) from None
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -210,17 +210,27 @@ class SeatStash:
         return token if isinstance(token, str) else None
 
     def save(self, seat: Seat) -> None:
-        keep = {"duel_id": seat.duel_id, "participant_id": seat.participant_id, "participant_token": seat.token,
-                "seat": seat.number}
+        keep = {
+            "duel_id": seat.duel_id,
+            "participant_id": seat.participant_id,
+            "participant_token": seat.token,
+            "seat": seat.number,
+        }
         write_atomic(self.path, json.dumps(keep).encode())
 
 
 class Duelist:
     """Runs one participant through a whole duel."""
 
-    def __init__(self, config: ParticipantConfig, provider: Provider, reporter: Reporter,
-                 service: DuelService | None = None, retry_policy: RetryPolicy | None = None,
-                 checker: CitationChecker | None = None):
+    def __init__(
+        self,
+        config: ParticipantConfig,
+        provider: Provider,
+        reporter: Reporter,
+        service: DuelService | None = None,
+        retry_policy: RetryPolicy | None = None,
+        checker: CitationChecker | None = None,
+    ):
         self.config = config
         self.checker = checker  # --verify
         self._peer_checks: dict[int, CitationCheck | None] = {}  # peer turns checked (None: abandoned at a deadline)
@@ -247,14 +257,19 @@ class Duelist:
         with self._stash() as stash:
             seat = self._join(stash)
             handlers: dict[str, Callable[[StatusResult], None]] = {
-                "wait_peer": self._on_wait_peer, "wait_turn": self._on_wait_turn,
-                "claim_lock": self._on_claim_lock, "compose_turn": self._on_claim_lock,
-                "release_lock": self._on_release_lock, "claim_timeout": self._on_claim_timeout,
-                "close_timeout": self._on_claim_timeout, "close": self._on_close,
+                "wait_peer": self._on_wait_peer,
+                "wait_turn": self._on_wait_turn,
+                "claim_lock": self._on_claim_lock,
+                "compose_turn": self._on_claim_lock,
+                "release_lock": self._on_release_lock,
+                "claim_timeout": self._on_claim_timeout,
+                "close_timeout": self._on_claim_timeout,
+                "close": self._on_close,
             }
             while True:
-                status = self.service.status(seat.duel_id, participant_id=seat.participant_id,
-                                             participant_token=seat.token)
+                status = self.service.status(
+                    seat.duel_id, participant_id=seat.participant_id, participant_token=seat.token
+                )
                 if status.next_step == CLOSED_STEP or status.next_step is None:
                     return self._finish(status)
                 try:
@@ -291,9 +306,14 @@ class Duelist:
 
     def _join(self, stash: SeatStash) -> Seat:
         joined = self.service.join(
-            target=self.config.target, participant_name=self.claimant.name, topic=self.config.topic,
-            harness=self.claimant.harness, model_id=self.claimant.model_id, participant_token=stash.token(),
-            settings=self.config.settings, role=self.config.role,
+            target=self.config.target,
+            participant_name=self.claimant.name,
+            topic=self.config.topic,
+            harness=self.claimant.harness,
+            model_id=self.claimant.model_id,
+            participant_token=stash.token(),
+            settings=self.config.settings,
+            role=self.config.role,
         )
         self.seat = seat = joined.seat
         stash.save(seat)
@@ -309,11 +329,20 @@ class Duelist:
         except SourceUnreadable as exc:
             raise DuelError(ErrorCode.TARGET_UNREADABLE, str(exc)) from None
         if seat.number == CHAIR_SEAT:
-            self.system = prompt.chair_system_prompt(self.claimant.name, joined.topic, self.source, self.source.name,
-                                                     joined.seats, self.config.persona)
+            self.system = prompt.chair_system_prompt(
+                self.claimant.name, joined.topic, self.source, self.source.name, joined.seats, self.config.persona
+            )
         else:
-            self.system = prompt.system_prompt(self.claimant.name, joined.topic, self.source, self.source.name,
-                                               self.config.persona, self.config.position, joined.seats, joined.chair)
+            self.system = prompt.system_prompt(
+                self.claimant.name,
+                joined.topic,
+                self.source,
+                self.source.name,
+                self.config.persona,
+                self.config.position,
+                joined.seats,
+                joined.chair,
+            )
         taken = "the chair" if seat.number == CHAIR_SEAT else f"seat {seat.number}"
         self.report.state(PREPARING, f"{taken} of duel {seat.duel_id} → {joined.debate_path}")
         return seat
@@ -336,8 +365,13 @@ class Duelist:
     def _on_wait_turn(self, status: StatusResult) -> None:
         holder = status.participant(status.lock.owner_participant_id)
         writer = self._writer(status, status.turn_count + 1) if status.duel.seats > 2 else None
-        floor = (f"{holder.display_name} holds the floor" if holder else
-                 f"{writer.display_name}'s turn" if writer else "the peer's turn")
+        floor = (
+            f"{holder.display_name} holds the floor"
+            if holder
+            else f"{writer.display_name}'s turn"
+            if writer
+            else "the peer's turn"
+        )
         left = self._left(status.turn_deadline)
         self._wait(status, DEBATING, f"{floor}; turn {status.next_turn} due within {left}")
 
@@ -377,8 +411,13 @@ class Duelist:
             self._last_wait = detail
         seat = self._my_seat
         # With the token, a wait keeps the seat: a long peer turn does not make it reclaimable.
-        self.service.wait(seat.duel_id, seat.participant_id, WAIT_SLICE_SECONDS, next_step=status.next_step,
-                          participant_token=seat.token)
+        self.service.wait(
+            seat.duel_id,
+            seat.participant_id,
+            WAIT_SLICE_SECONDS,
+            next_step=status.next_step,
+            participant_token=seat.token,
+        )
 
     def _left(self, moment: float | None) -> str:
         if moment is None:
@@ -399,11 +438,16 @@ class Duelist:
     def _close(self, outcome: str, reason: str | None, summary: str | None = None) -> None:
         self._enter(CLOSING, f"closing with {outcome}")
         try:
-            self.service.release_lock(self._my_seat, self.lease, close=True, outcome=outcome, reason=reason,
-                                      summary=summary)
+            self.service.release_lock(
+                self._my_seat, self.lease, close=True, outcome=outcome, reason=reason, summary=summary
+            )
         except DuelError as exc:
-            if exc.code not in (ErrorCode.TIMEOUT_REJECTED, ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD,
-                                ErrorCode.TURN_DEADLINE_PASSED):
+            if exc.code not in (
+                ErrorCode.TIMEOUT_REJECTED,
+                ErrorCode.LEASE_EXPIRED,
+                ErrorCode.LEASE_NOT_HELD,
+                ErrorCode.TURN_DEADLINE_PASSED,
+            ):
                 raise
             self.report.state(self.result.state, f"close refused ({exc.code}): {exc.message}")
             return
@@ -429,18 +473,29 @@ class Duelist:
                 verdicts = self._peer_verdicts(history, status, deadline, keeper)
                 for attempt in range(1 + MAX_REPAIRS):
                     request = prompt.build_request(
-                        duel_id=self._my_seat.duel_id, system=self.system, blocks=history.blocks, number=number,
-                        max_turns=self.schedule.last, prefix=prefix,
-                        own_turns_before=self.schedule.own_turns_before(number), violations=violations, draft=draft,
-                        notes=wrapper_notes(extraction), verdicts=verdicts, phase=phase, by_chair=context.by_chair)
+                        duel_id=self._my_seat.duel_id,
+                        system=self.system,
+                        blocks=history.blocks,
+                        number=number,
+                        max_turns=self.schedule.last,
+                        prefix=prefix,
+                        own_turns_before=self.schedule.own_turns_before(number),
+                        violations=violations,
+                        draft=draft,
+                        notes=wrapper_notes(extraction),
+                        verdicts=verdicts,
+                        phase=phase,
+                        by_chair=context.by_chair,
+                    )
                     composition = self._compose(request, deadline, keeper, number, repair=attempt > 0)
                     if composition is None or keeper.lost.is_set():
                         raise _TurnStopped
                     extraction = extract_turn(composition.text)  # a fence, a preamble…: removed here, not by a repair
                     draft = extraction.text
                     if extraction.stripped:
-                        self.report.state(DEBATING, f"turn {number}: removed {', '.join(extraction.stripped)} "
-                                                    f"around the answer")
+                        self.report.state(
+                            DEBATING, f"turn {number}: removed {', '.join(extraction.stripped)} around the answer"
+                        )
                     violations = validate_turn(draft, context).violations
                     if self.checker is not None:
                         violations += self._check_draft(history, number, attempt, draft, deadline, keeper)
@@ -449,21 +504,33 @@ class Duelist:
                     self.report.turn_rejected(number, violations, attempt + 1)
                 else:
                     codes = ", ".join(sorted({v.code for v in violations}))
-                    self._close(INVALIDATED, f"{self.claimant.name} could not write a valid turn {number} "
-                                             f"after {MAX_REPAIRS} repairs ({codes})")
+                    self._close(
+                        INVALIDATED,
+                        f"{self.claimant.name} could not write a valid turn {number} "
+                        f"after {MAX_REPAIRS} repairs ({codes})",
+                    )
                     return
         except _TurnStopped:
             if keeper.lost.is_set():
                 self.report.state(DEBATING, "lease lost while composing; claiming again")
             else:
                 self.lease = None  # it ended at the deadline
-                self.report.state(DEBATING, f"turn deadline passed: turn {number} was not finished within "
-                                            f"{status.duel.turn_timeout_seconds} s; the request is abandoned "
-                                            "and the duel ends TIMEOUT")
+                self.report.state(
+                    DEBATING,
+                    f"turn deadline passed: turn {number} was not finished within "
+                    f"{status.duel.turn_timeout_seconds} s; the request is abandoned "
+                    "and the duel ends TIMEOUT",
+                )
             return
         try:
-            appended = self.service.append(self._my_seat, self.lease, draft, release=True,
-                                           signing_key=self.config.signing_key, stripped=extraction.stripped)
+            appended = self.service.append(
+                self._my_seat,
+                self.lease,
+                draft,
+                release=True,
+                signing_key=self.config.signing_key,
+                stripped=extraction.stripped,
+            )
         except DuelError as exc:
             if exc.code in (ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD, ErrorCode.TURN_DEADLINE_PASSED):
                 self.report.state(DEBATING, f"turn {number} not appended ({exc.code}): {exc.message}")
@@ -480,8 +547,11 @@ class Duelist:
         phase = schedule.phase(number)
         if phase is None:
             return ""
-        lineup = [f"{p.display_name} ({p.harness} / {p.model_id}), seat {p.seat}" for p in status.participants
-                  if p.seat != CHAIR_SEAT]
+        lineup = [
+            f"{p.display_name} ({p.harness} / {p.model_id}), seat {p.seat}"
+            for p in status.participants
+            if p.seat != CHAIR_SEAT
+        ]
         pre_closing = schedule.pre_closing
         points = history.turns[pre_closing - schedule.first].points if phase == Phase.CLOSING and pre_closing else ()
         panel = [summary for summary in history.summaries() if summary.seat != CHAIR_SEAT]
@@ -506,8 +576,9 @@ class Duelist:
                 blocks.append(prompt.peer_verdicts(number, peer.display_name, check.entries, check.voters))
         return "".join(blocks)
 
-    def _check_peer_turn(self, history: History, number: int, peer: ParticipantView,
-                         deadline: float | None) -> CitationCheck | None:
+    def _check_peer_turn(
+        self, history: History, number: int, peer: ParticipantView, deadline: float | None
+    ) -> CitationCheck | None:
         """Check the URLs of the peer's turn ``number``, log and show the verdicts; None when the
         turn deadline (if any) passed first."""
         checker = self.checker
@@ -523,8 +594,9 @@ class Duelist:
             self.report.verified(number, peer.display_name, check.counts(), sent_back=False)
         return check
 
-    def _check_draft(self, history: History, number: int, attempt: int, draft: str, deadline: float,
-                     keeper: LeaseKeeper) -> list[TurnViolation]:
+    def _check_draft(
+        self, history: History, number: int, attempt: int, draft: str, deadline: float, keeper: LeaseKeeper
+    ) -> list[TurnViolation]:
         """Check the URLs of this participant's draft: each fabricated one is a violation to repair."""
         checker = self.checker
         assert checker is not None
@@ -533,8 +605,7 @@ class Duelist:
             return []
         me = self._my_seat.participant_id
         self.report.verifying(number, None, len(citations))
-        check = self._by_deadline(functools.partial(checker.check, number, me, citations, draft=attempt + 1),
-                                  deadline)
+        check = self._by_deadline(functools.partial(checker.check, number, me, citations, draft=attempt + 1), deadline)
         if check is None:
             raise _TurnStopped
         violations = check.violations(draft)
@@ -545,18 +616,26 @@ class Duelist:
             raise _TurnStopped
         return violations
 
-    def _compose(self, request: TurnRequest, deadline: float, keeper: LeaseKeeper, number: int,
-                 repair: bool) -> Composition | None:
+    def _compose(
+        self, request: TurnRequest, deadline: float, keeper: LeaseKeeper, number: int, repair: bool
+    ) -> Composition | None:
         """One draft, retried through overloads and cut streams until the turn deadline and
         abandoned at it (None); its usage logged."""
         if not self.provider.remote:
             return self._by_deadline(lambda: self.provider.compose(request, self.report.progress), deadline)
         self.report.composing()
         started = time.monotonic()
-        composition = self._by_deadline(lambda: compose_with_retries(
-            lambda: self.provider.compose(request, self.report.progress), self.retry_policy, deadline,
-            clock=lambda: self.service.clock().wall, sleep=lambda seconds: not keeper.lost.wait(seconds),
-            on_retry=self.report.retrying), deadline)
+        composition = self._by_deadline(
+            lambda: compose_with_retries(
+                lambda: self.provider.compose(request, self.report.progress),
+                self.retry_policy,
+                deadline,
+                clock=lambda: self.service.clock().wall,
+                sleep=lambda seconds: not keeper.lost.wait(seconds),
+                on_retry=self.report.retrying,
+            ),
+            deadline,
+        )
         if composition is None:
             return None
         usage = replace(composition.usage, repairs=int(repair), seconds=time.monotonic() - started)
@@ -595,8 +674,11 @@ class Duelist:
 
     def _check_last_peer_turns(self, status: StatusResult) -> None:
         """The others' turns that ended the duel are checked too, for the record: no prompt follows them."""
-        unchecked = [(number, peer) for number, peer in self._others_since_mine(status, status.next_turn - 1)
-                     if number not in self._peer_checks]
+        unchecked = [
+            (number, peer)
+            for number, peer in self._others_since_mine(status, status.next_turn - 1)
+            if number not in self._peer_checks
+        ]
         if not unchecked:
             return
         assert self.result.debate_path is not None
@@ -624,8 +706,7 @@ class Duelist:
     def _writer(self, status: StatusResult, number: int) -> ParticipantView | None:
         """Who wrote turn ``number``, unless it is this participant."""
         seat = self.schedule.speaker(number)
-        return next((p for p in status.participants
-                     if p.seat == seat and p.id != self._my_seat.participant_id), None)
+        return next((p for p in status.participants if p.seat == seat and p.id != self._my_seat.participant_id), None)
 
     def _finish(self, status: StatusResult) -> ParticipantResult:
         duel = status.duel
@@ -636,8 +717,11 @@ class Duelist:
         if self.checker is not None:
             self._check_last_peer_turns(status)
         events = self.service.events(duel.id, ("usage", "turn_appended", "citations_verified"))
-        self.result.turns_written = [event["data"]["turn_number"] for event in events
-                                     if event["type"] == "turn_appended" and event["participant_id"] == me]
+        self.result.turns_written = [
+            event["data"]["turn_number"]
+            for event in events
+            if event["type"] == "turn_appended" and event["participant_id"] == me
+        ]
         self.result.usage = summary(recorded(events, me), self.provider.model, os.environ)
         if self.checker is not None:
             self.result.verification = self.checker.summary(events, me, self.result.turns_written)

@@ -53,8 +53,15 @@ class SeatRun:
 
 
 # SeatSpec field -> the duel join flag it becomes.
-_SEAT_FLAGS = (("name", "--name"), ("provider", "--provider"), ("model", "--model"), ("base_url", "--base-url"),
-               ("reasoning", "--reasoning"), ("persona", "--persona"), ("position", "--position"))
+_SEAT_FLAGS = (
+    ("name", "--name"),
+    ("provider", "--provider"),
+    ("model", "--model"),
+    ("base_url", "--base-url"),
+    ("reasoning", "--reasoning"),
+    ("persona", "--persona"),
+    ("position", "--position"),
+)
 
 
 def lineup_seats(config: Config) -> list[PanelSeat]:
@@ -62,16 +69,21 @@ def lineup_seats(config: Config) -> list[PanelSeat]:
     it has one; ``INVALID_CONFIG`` unless the seats are numbered 1..N with 2 <= N <= 8 and the
     names given differ."""
     seats = config.panel.seats
-    where = next((leaf.file for key, leaf in config.leaves.items() if key.startswith("panel.seats.")),
-                 "the configuration")
+    where = next(
+        (leaf.file for key, leaf in config.leaves.items() if key.startswith("panel.seats.")), "the configuration"
+    )
     high = SETTINGS["seats"].high
     if not seats:
-        raise config_error("the configuration", "panel.seats",
-                           "no lineup: give --lineup FILE, or [panel.seats.1], [panel.seats.2]… in duel.toml")
+        raise config_error(
+            "the configuration",
+            "panel.seats",
+            "no lineup: give --lineup FILE, or [panel.seats.1], [panel.seats.2]… in duel.toml",
+        )
     if sorted(seats) != list(range(1, len(seats) + 1)) or not 2 <= len(seats) <= high:
         numbers = ", ".join(map(str, sorted(seats)))
-        raise config_error(where, "panel.seats", f"seats {numbers}: a lineup numbers its seats 1, 2, … up to {high}, "
-                                                 "at least two")
+        raise config_error(
+            where, "panel.seats", f"seats {numbers}: a lineup numbers its seats 1, 2, … up to {high}, at least two"
+        )
     chair = config.panel.chair
     named = [spec.name for spec in (*seats.values(), *([chair] if chair else [])) if spec.name]
     twice = sorted({name for name in named if named.count(name) > 1})
@@ -91,8 +103,7 @@ def _seat(label: str, spec: SeatSpec, role: tuple[str, ...] = ()) -> PanelSeat:
     return PanelSeat(label + (f" ({who})" if who else ""), tuple(flags))
 
 
-def shared_flags(config: Config, settings: DuelSettings, topic: str | None,
-                 config_files: Sequence[str]) -> list[str]:
+def shared_flags(config: Config, settings: DuelSettings, topic: str | None, config_files: Sequence[str]) -> list[str]:
     """The flags every seat's join takes: the duel's settings in full (the first join fixes them),
     where it lives, and the files a seat must read too (a lineup's custom personas)."""
     flags = ["--debate-dir", config.debate_dir, *(["--store", config.store] if config.store else [])]
@@ -109,9 +120,15 @@ def join_command(target: str, shared: Sequence[str], seat: PanelSeat) -> list[st
     return [sys.executable, "-m", "rp1_duel", "join", "--target", target, *shared, *seat.flags, "--json"]
 
 
-def run_seats(target: str, shared: Sequence[str], seats: Sequence[PanelSeat], service: DuelService,
-              topic: str | None = None, echo: Callable[[str], None] | None = None,
-              seat_taken_within: float = SEAT_TAKEN_WITHIN) -> list[SeatRun]:
+def run_seats(
+    target: str,
+    shared: Sequence[str],
+    seats: Sequence[PanelSeat],
+    service: DuelService,
+    topic: str | None = None,
+    echo: Callable[[str], None] | None = None,
+    seat_taken_within: float = SEAT_TAKEN_WITHIN,
+) -> list[SeatRun]:
     """Start a ``duel join`` for each seat, in seat order, and wait for them all to end.
 
     Raises ``DuelError`` when a process ends, or takes no seat in time, before the next may
@@ -125,14 +142,21 @@ def run_seats(target: str, shared: Sequence[str], seats: Sequence[PanelSeat], se
         for index, seat in enumerate(seats, start=1):
             # A process of its own session: Ctrl-C at the terminal reaches this launcher only,
             # which passes one SIGINT to each seat (a second would cut a seat's own clean-up short).
-            process = subprocess.Popen(join_command(target, shared, seat), stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                join_command(target, shared, seat),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                start_new_session=True,
+            )
             run = SeatRun(seat, process)
             runs.append(run)
             assert process.stderr is not None
-            threading.Thread(target=_pass_through, args=(process.stderr, seat.label, say, lock, run.stderr_done),
-                             daemon=True).start()
+            threading.Thread(
+                target=_pass_through, args=(process.stderr, seat.label, say, lock, run.stderr_done), daemon=True
+            ).start()
             _wait_for_seat(run, index, target, topic, service, seat_taken_within)
         for run in runs:
             _collect(run)
@@ -144,15 +168,17 @@ def run_seats(target: str, shared: Sequence[str], seats: Sequence[PanelSeat], se
     return runs
 
 
-def _wait_for_seat(run: SeatRun, count: int, target: str, topic: str | None, service: DuelService,
-                   within: float) -> None:
+def _wait_for_seat(
+    run: SeatRun, count: int, target: str, topic: str | None, service: DuelService, within: float
+) -> None:
     """Until ``count`` seats are taken; the next seat starts only then, so seats follow the lineup."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if run.process.poll() is not None:
             run.stderr_done.wait(2)
-            raise DuelError(ErrorCode.PANEL_SEAT_FAILED,
-                            f"{run.seat.label} ended before taking its seat (its error is above)")
+            raise DuelError(
+                ErrorCode.PANEL_SEAT_FAILED, f"{run.seat.label} ended before taking its seat (its error is above)"
+            )
         try:
             if service.status(target=target, topic=topic).participant_count >= count:
                 return
@@ -184,8 +210,9 @@ def _interrupt(runs: Sequence[SeatRun]) -> None:
                 run.process.send_signal(signal.SIGINT)
 
 
-def _pass_through(stream: IO[str], label: str, say: Callable[[str], None], lock: threading.Lock,
-                  done: threading.Event) -> None:
+def _pass_through(
+    stream: IO[str], label: str, say: Callable[[str], None], lock: threading.Lock, done: threading.Event
+) -> None:
     """A seat's lines as they come; those its participant does not prefix with its name (an
     error, the last `duel: OUTCOME` line) get the seat's label, so each line says whose it is."""
     try:

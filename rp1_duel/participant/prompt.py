@@ -33,23 +33,35 @@ ITEM_SHOWN: Final = 200  # characters of a cited item
 _FIRST: Final = (Verdict.FABRICATED, Verdict.UNRELIABLE, Verdict.INCONCLUSIVE, Verdict.UNVERIFIABLE)
 
 
-_CHAIRED = (" A chair, who takes no stance, frames the panel: an opening brief (turn 0), then before the closing "
-            "round a list of points raised and never engaged, which every closing turn must address, and at the end "
-            "a synthesis.")
+_CHAIRED = (
+    " A chair, who takes no stance, frames the panel: an opening brief (turn 0), then before the closing "
+    "round a list of points raised and never engaged, which every closing turn must address, and at the end "
+    "a synthesis."
+)
 
 
-def system_prompt(name: str, topic: str, source: SourceDocument, source_name: str,
-                  persona: Persona | str | None, position: str | None, seats: int = 2, chair: bool = False) -> str:
+def system_prompt(
+    name: str,
+    topic: str,
+    source: SourceDocument,
+    source_name: str,
+    persona: Persona | str | None,
+    position: str | None,
+    seats: int = 2,
+    chair: bool = False,
+) -> str:
     position_text = position or "form your own view from the source, and change it when the other side is right"
     if seats == 2 and not chair:
         setting, others = "one of two participants in a Socratic duel", "The other participant is another AI model."
     else:
         setting = f"one of {seats} participants in a Socratic panel"
-        others = ("The others (models, people or scripts) each speak once a round, in a fixed order; the panel "
-                  "reaches consensus only when every participant's latest turn accepts it." + (_CHAIRED if chair else ""))
+        others = (
+            "The others (models, people or scripts) each speak once a round, in a fixed order; the panel "
+            "reaches consensus only when every participant's latest turn accepts it." + (_CHAIRED if chair else "")
+        )
     return (
         f"You are {name}, {setting}: a written debate about the Markdown "
-        f"document `{source_name}`, on the topic \"{topic}\". {others} "
+        f'document `{source_name}`, on the topic "{topic}". {others} '
         f"Each of you writes one turn at a time; a service checks every turn against the rules below and "
         f"rejects turns that break them.\n\n"
         f"{persona_lines(persona)}Your position: {position_text}.\n\n"
@@ -63,23 +75,26 @@ def system_prompt(name: str, topic: str, source: SourceDocument, source_name: st
     )
 
 
-def persona_lines(persona: Persona | str | None,
-                  default: str = "a rigorous, fair-minded reviewer who argues from the text") -> str:
+def persona_lines(
+    persona: Persona | str | None, default: str = "a rigorous, fair-minded reviewer who argues from the text"
+) -> str:
     """The "Persona:" line; a named persona adds who it is and what it is rewarded for (participant.personas)."""
     if not isinstance(persona, Persona):
         return f"Persona: {persona or default}.\n"
     rewarded = "".join(f"- {incentive}\n" for incentive in persona.incentives)
-    return (f"Persona: {persona.name}. {persona.description}\n"
-            + (f"You are rewarded for:\n{rewarded}" if rewarded else ""))
+    return f"Persona: {persona.name}. {persona.description}\n" + (
+        f"You are rewarded for:\n{rewarded}" if rewarded else ""
+    )
 
 
-def chair_system_prompt(name: str, topic: str, source: SourceDocument, source_name: str, seats: int,
-                        persona: Persona | str | None) -> str:
+def chair_system_prompt(
+    name: str, topic: str, source: SourceDocument, source_name: str, seats: int, persona: Persona | str | None
+) -> str:
     """The chair's contract: three turns, no stance, each phase's format (the same for all three, so cached)."""
     formats = "\n\n".join(f"## The {phase.replace('_', ' ')}\n\n{chair_guide(phase)}" for phase in CHAIR_FORMATS)
     return (
         f"You are {name}, the chair of a Socratic panel of {seats} participants: a written debate about the Markdown "
-        f"document `{source_name}`, on the topic \"{topic}\". The panelists (models, people or scripts) speak once a "
+        f'document `{source_name}`, on the topic "{topic}". The panelists (models, people or scripts) speak once a '
         f"round, in a fixed order, each taking a stance; you take none. You write three turns: the opening brief "
         f"(turn 0, before anyone speaks), the pre-closing list of at most {MAX_UNENGAGED_POINTS} substantive points "
         f"that were raised and never engaged (just before the closing round, whose every turn must address them), "
@@ -91,27 +106,40 @@ def chair_system_prompt(name: str, topic: str, source: SourceDocument, source_na
     )
 
 
-def phase_note(phase: str | None, lineup: Sequence[str] = (), points: Sequence[Item] = (),
-               pre_closing: int | None = None, outcome: str | None = None) -> str:
+def phase_note(
+    phase: str | None,
+    lineup: Sequence[str] = (),
+    points: Sequence[Item] = (),
+    pre_closing: int | None = None,
+    outcome: str | None = None,
+) -> str:
     """What this turn of a chaired duel is for; empty without a chair."""
     if phase == Phase.OPENING_BRIEF:
         names = "; ".join(lineup)
-        return (f"This is your opening brief. State the question the panel must answer, present the lineup "
-                f"({names}), and say what a good answer looks like.\n")
+        return (
+            f"This is your opening brief. State the question the panel must answer, present the lineup "
+            f"({names}), and say what a good answer looks like.\n"
+        )
     if phase == Phase.PRE_CLOSING:
-        return (f"This is your pre-closing turn: the closing round comes next. List 1 to {MAX_UNENGAGED_POINTS} of the "
-                "most substantive points a panelist raised that no one engaged since, each naming the panel turn that "
-                "raised it, with its words quoted (`Turn M \"…\"`). Every closing turn must answer each point you "
-                "list by quoting its words.\n")
+        return (
+            f"This is your pre-closing turn: the closing round comes next. List 1 to {MAX_UNENGAGED_POINTS} of the "
+            "most substantive points a panelist raised that no one engaged since, each naming the panel turn that "
+            'raised it, with its words quoted (`Turn M "…"`). Every closing turn must answer each point you '
+            "list by quoting its words.\n"
+        )
     if phase == Phase.SYNTHESIS:
-        return (f"This is your closing synthesis: the closing round is complete, and the panel's outcome is "
-                f"{outcome or 'not decided'}. Say what the panel concluded and why, citing turns; Agreed and Still "
-                "Open list what it agreed and what remains.\n")
+        return (
+            f"This is your closing synthesis: the closing round is complete, and the panel's outcome is "
+            f"{outcome or 'not decided'}. Say what the panel concluded and why, citing turns; Agreed and Still "
+            "Open list what it agreed and what remains.\n"
+        )
     if phase == Phase.CLOSING and points and pre_closing is not None:
         listed = "".join(f"{number}. {point.text}\n" for number, point in enumerate(points, 1))
-        return (f"This is your closing turn. The chair listed these unengaged points in turn {pre_closing}; your "
-                f"Counterpoints must address every one, each with a counterpoint whose Addresses names turn "
-                f"{pre_closing} with words quoted from that point (`Addresses: Turn {pre_closing} \"…\"`):\n{listed}")
+        return (
+            f"This is your closing turn. The chair listed these unengaged points in turn {pre_closing}; your "
+            f"Counterpoints must address every one, each with a counterpoint whose Addresses names turn "
+            f'{pre_closing} with words quoted from that point (`Addresses: Turn {pre_closing} "…"`):\n{listed}'
+        )
     return ""
 
 
@@ -131,31 +159,48 @@ def peer_verdicts(number: int, writer: str, entries: Sequence[CitationEntry], vo
     block for the instruction (never the cached prefix), empty when the turn cites none."""
     if not entries:
         return ""
-    how = f"its claims judged by {', '.join(voters)}" if voters else \
-        "mechanically: dead links and quoted excerpts, claims not judged"
+    how = (
+        f"its claims judged by {', '.join(voters)}"
+        if voters
+        else "mechanically: dead links and quoted excerpts, claims not judged"
+    )
     ordered = sorted(entries, key=lambda entry: _FIRST.index(entry.verdict) if entry.verdict in _FIRST else len(_FIRST))
     lines = []
     for entry in ordered[:VERDICTS_SHOWN]:
-        cited = entry.citation.item if len(entry.citation.item) <= ITEM_SHOWN else entry.citation.item[:ITEM_SHOWN] + "…"
+        cited = (
+            entry.citation.item if len(entry.citation.item) <= ITEM_SHOWN else entry.citation.item[:ITEM_SHOWN] + "…"
+        )
         where = f"line {entry.citation.line}: " if entry.citation.line else ""
         confidence = f" ({entry.confidence})" if entry.confidence else ""
         lines.append(f"- {where}{cited} — {entry.verdict}{confidence}: {entry.reason}\n")
     rest = Counter(entry.verdict for entry in ordered[VERDICTS_SHOWN:])
     if rest:
         lines.append(f"- and {rest.total()} more: {', '.join(f'{n} {verdict}' for verdict, n in rest.items())}\n")
-    return (f"Citation check of turn {number} ({writer}'s): each URL it cites was opened ({how}):\n"
-            + "".join(lines)
-            + "A fabricated citation (a dead link, or a quote its page does not hold) or an unreliable one is fair "
-              "to challenge in your Counterpoints; do not rely on it.\n")
+    return (
+        f"Citation check of turn {number} ({writer}'s): each URL it cites was opened ({how}):\n"
+        + "".join(lines)
+        + "A fabricated citation (a dead link, or a quote its page does not hold) or an unreliable one is fair "
+        "to challenge in your Counterpoints; do not rely on it.\n"
+    )
 
 
-def instruction(number: int, max_turns: int, prefix: str, violations: Sequence[TurnViolation] = (),
-                draft: str | None = None, notes: Sequence[str] = (), verdicts: str = "", phase: str = "",
-                by_chair: bool = False) -> str:
+def instruction(
+    number: int,
+    max_turns: int,
+    prefix: str,
+    violations: Sequence[TurnViolation] = (),
+    draft: str | None = None,
+    notes: Sequence[str] = (),
+    verdicts: str = "",
+    phase: str = "",
+    by_chair: bool = False,
+) -> str:
     last = " It is the last turn of the duel." if number == max_turns else ""
     if by_chair:
-        text = (f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line:\n\n"
-                f"{prefix}{CHAIR_MARK}\n")
+        text = (
+            f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line:\n\n"
+            f"{prefix}{CHAIR_MARK}\n"
+        )
     else:
         text = (
             f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line, "
@@ -179,10 +224,22 @@ def instruction(number: int, max_turns: int, prefix: str, violations: Sequence[T
     return text
 
 
-def build_request(*, duel_id: str, system: str, blocks: Sequence[TurnBlock], number: int, max_turns: int,
-                  prefix: str, own_turns_before: int, violations: Sequence[TurnViolation] = (),
-                  draft: str | None = None, notes: Sequence[str] = (), verdicts: str = "", phase: str = "",
-                  by_chair: bool = False) -> TurnRequest:
+def build_request(
+    *,
+    duel_id: str,
+    system: str,
+    blocks: Sequence[TurnBlock],
+    number: int,
+    max_turns: int,
+    prefix: str,
+    own_turns_before: int,
+    violations: Sequence[TurnViolation] = (),
+    draft: str | None = None,
+    notes: Sequence[str] = (),
+    verdicts: str = "",
+    phase: str = "",
+    by_chair: bool = False,
+) -> TurnRequest:
     return TurnRequest(
         system=system,
         history=history_text(blocks),

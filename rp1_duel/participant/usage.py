@@ -72,8 +72,11 @@ def summary(usage: Usage, model: str, env: Mapping[str, str] = os.environ) -> di
 
 def recorded(events: Iterable[Mapping[str, Any]], participant_id: str) -> Usage:
     """The sum of a participant's ``usage`` events: every run of it, resumed ones included."""
-    return total(Usage.from_dict(event.get("data") or {}) for event in events
-                 if event.get("type") == "usage" and event.get("participant_id") == participant_id)
+    return total(
+        Usage.from_dict(event.get("data") or {})
+        for event in events
+        if event.get("type") == "usage" and event.get("participant_id") == participant_id
+    )
 
 
 def estimate_tokens(characters: int) -> int:
@@ -104,7 +107,7 @@ def load_prices(path: str | None) -> dict[str, Any]:
     except (OSError, ValueError) as error:
         raise invalid_argument(f"${PRICES_ENV} {path} is not a readable JSON price table: {error}") from None
     if not isinstance(table, dict) or not isinstance(table.get("models"), dict):
-        raise invalid_argument(f"${PRICES_ENV} {path} has no \"models\" object")
+        raise invalid_argument(f'${PRICES_ENV} {path} has no "models" object')
     return table
 
 

@@ -26,8 +26,14 @@ class ProviderVoter:
     """A :class:`~rp1_duel.verify.quorum.Voter` over a model provider."""
 
     def __init__(self, provider: Provider, policy: RetryPolicy | None = None):
-        self.asker = ModelAsker(provider, role="a voter", cache_key="duel-verify", max_tokens=VOTE_MAX_TOKENS,
-                                deadline_seconds=VOTE_DEADLINE_SECONDS, policy=policy)
+        self.asker = ModelAsker(
+            provider,
+            role="a voter",
+            cache_key="duel-verify",
+            max_tokens=VOTE_MAX_TOKENS,
+            deadline_seconds=VOTE_DEADLINE_SECONDS,
+            policy=policy,
+        )
 
     @property
     def name(self) -> str:
@@ -44,8 +50,11 @@ class ProviderVoter:
             raise VoterError(f"{exc.code}: {exc.message}") from None
 
 
-def configured_voters(env: Mapping[str, str], models: Sequence[str] = (),
-                      base_url: str | None = None) -> list[ProviderVoter]:
+def configured_voters(
+    env: Mapping[str, str], models: Sequence[str] = (), base_url: str | None = None
+) -> list[ProviderVoter]:
     """The voters ``--voter`` names, else one per provider with a key, else none."""
-    return [ProviderVoter(provider)
-            for provider in configured_providers(env, models, base_url, flag="--voter", limit=MAX_VOTERS)]
+    return [
+        ProviderVoter(provider)
+        for provider in configured_providers(env, models, base_url, flag="--voter", limit=MAX_VOTERS)
+    ]

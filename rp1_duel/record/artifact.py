@@ -171,8 +171,9 @@ def _optional(value: Any) -> str | None:
 def _entry(raw: dict[str, Any], seats: int, chair: bool) -> ParticipantEntry:
     seat = raw.get("seat")
     lowest = 0 if chair else 1  # the chair's seat
-    if any(isinstance(value, (list, dict)) for value in raw.values()) or not (isinstance(seat, int)
-                                                                                and lowest <= seat <= seats):
+    if any(isinstance(value, (list, dict)) for value in raw.values()) or not (
+        isinstance(seat, int) and lowest <= seat <= seats
+    ):
         seats_allowed = "1 or 2" if seats == 2 and not chair else f"from {lowest} to {seats}"
         raise FrontMatterError(f"a participant's fields are not single values, or its seat is not {seats_allowed}")
     return ParticipantEntry(
@@ -379,12 +380,14 @@ def parse(text: str) -> ParsedArtifact:
             elif line == _CLOSE or line.startswith("<!-- duel:"):
                 problems.append(f"line {i + 1}: stray turn marker")
             elif line == "## Terminal Conclusion":
-                conclusion = "\n".join(lines[i + 1:]).strip()
+                conclusion = "\n".join(lines[i + 1 :]).strip()
                 break
             continue
         if line == _CLOSE:
             first, m = opened
-            blocks.append(TurnBlock(int(m.group(1)), m.group(2), m.group(3), "".join(s + "\n" for s in body), first + 1))
+            blocks.append(
+                TurnBlock(int(m.group(1)), m.group(2), m.group(3), "".join(s + "\n" for s in body), first + 1)
+            )
             opened, closed_at = None, i
         elif match or line.startswith("<!-- duel:"):
             problems.append(f"line {i + 1}: turn marker inside turn {opened[1].group(1)}")

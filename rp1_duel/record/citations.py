@@ -46,25 +46,41 @@ def turn_citations(number: int, block: TurnBlock, turn: ParsedTurn, source_names
         reference = parse_reference(item.text, source_names)
         if reference.kind not in CITATION_KINDS:
             continue  # a conjecture cites nothing; other kinds a valid turn lacks: `duel validate` reports them
-        found.append(Citation(number, block.sha256, item.section, item.line, item.text, reference.kind,
-                              reference.url, reference.excerpt, claim))
+        found.append(
+            Citation(
+                number,
+                block.sha256,
+                item.section,
+                item.line,
+                item.text,
+                reference.kind,
+                reference.url,
+                reference.excerpt,
+                claim,
+            )
+        )
     cited = {citation.url for citation in found if citation.url}
     lines = split_lines(block.body)
     for index, (line, fenced) in enumerate(zip(lines, fenced_lines(lines), strict=True)):
         for url in [] if fenced else urls_in_line(line):
             if url not in cited:
                 cited.add(url)
-                found.append(Citation(number, block.sha256, turn.section_at(index + 1), index + 1, url,
-                                      CitationKind.URL, url))
+                found.append(
+                    Citation(number, block.sha256, turn.section_at(index + 1), index + 1, url, CitationKind.URL, url)
+                )
     return found
 
 
-def artifact_citations(blocks: Sequence[TurnBlock], turns: Sequence[ParsedTurn],
-                       source_names: Sequence[str], first: int = 1) -> list[Citation]:
+def artifact_citations(
+    blocks: Sequence[TurnBlock], turns: Sequence[ParsedTurn], source_names: Sequence[str], first: int = 1
+) -> list[Citation]:
     """The citations of every turn given (``turns[i]`` parsed from ``blocks[i]``; the first is turn ``first``,
     0 in a chaired duel)."""
-    return [citation for number, (block, turn) in enumerate(zip(blocks, turns, strict=False), start=first)
-            for citation in turn_citations(number, block, turn, source_names)]
+    return [
+        citation
+        for number, (block, turn) in enumerate(zip(blocks, turns, strict=False), start=first)
+        for citation in turn_citations(number, block, turn, source_names)
+    ]
 
 
 def _claimed_items(turn: ParsedTurn) -> list[tuple[SupportItem, str | None]]:

@@ -63,8 +63,9 @@ def chain_problems(blocks: Iterable[TurnBlock], first: int = 1) -> Iterator[Chai
         if block.n != number:
             yield ChainProblem(RecordCode.TURN_ORDER, f"turn {block.n} found where turn {number} belongs", block)
         if block.prev != prev:
-            yield ChainProblem(RecordCode.HASH_CHAIN, f"turn {block.n}: prev does not match turn {number - 1}'s hash",
-                               block)
+            yield ChainProblem(
+                RecordCode.HASH_CHAIN, f"turn {block.n}: prev does not match turn {number - 1}'s hash", block
+            )
         if block.actual_sha256 != block.sha256:
             yield ChainProblem(RecordCode.HASH_MISMATCH, f"turn {block.n} was changed after it was written", block)
         prev = block.sha256
@@ -140,8 +141,10 @@ class History:
 
     def summaries(self) -> list[TurnSummary]:
         schedule = self.schedule
-        return [TurnSummary(schedule.speaker(n), t.stance or "", t.has_blocking)
-                for n, t in enumerate(self.turns, start=schedule.first)]
+        return [
+            TurnSummary(schedule.speaker(n), t.stance or "", t.has_blocking)
+            for n, t in enumerate(self.turns, start=schedule.first)
+        ]
 
     def evaluate(self, max_turns: int) -> Evaluation:
         return evaluate(self.summaries(), max_turns, self.seats, self.chair)
@@ -176,8 +179,11 @@ class RecordFile:
 
     @classmethod
     def read(
-        cls, path: str | os.PathLike[str], source: SourceDocument | None = None,
-        root: str | os.PathLike[str] | None = None, find_source: bool = True,
+        cls,
+        path: str | os.PathLike[str],
+        source: SourceDocument | None = None,
+        root: str | os.PathLike[str] | None = None,
+        find_source: bool = True,
     ) -> RecordFile:
         """Read an artifact and, unless given (or ``find_source`` is false), the source version
         it records (see :mod:`rp1_duel.record.sources`; ``root`` bounds where it may be read).
@@ -201,7 +207,10 @@ class RecordFile:
         """The history of the first ``upto`` turns (all by default), replayed without rule checks."""
         recorded = self.front.source_path if self.front else ""
         front = self.front
-        history = (History(self.source, citable_names(recorded), front.seats, front.max_turns, front.chair) if front
-                   else History(self.source, citable_names(recorded)))
+        history = (
+            History(self.source, citable_names(recorded), front.seats, front.max_turns, front.chair)
+            if front
+            else History(self.source, citable_names(recorded))
+        )
         history.replay(self.parsed.blocks[:upto])
         return history

@@ -59,8 +59,12 @@ def turn_message(duel_id: str, source_sha256: str, n: int, seat: int, prev: str,
     one document.
     Raises ValueError for a value that would not fit on one line (a hostile front matter)."""
     fields = {
-        "duel_id": duel_id, "source_sha256": source_sha256, "n": str(n), "seat": str(seat),
-        "sha256": sha256, "prev": prev,
+        "duel_id": duel_id,
+        "source_sha256": source_sha256,
+        "n": str(n),
+        "seat": str(seat),
+        "sha256": sha256,
+        "prev": prev,
     }
     bad = next((name for name, value in fields.items() if not _MESSAGE_VALUE.fullmatch(value)), None)
     if bad is not None:
@@ -78,8 +82,9 @@ def sign(message: bytes, key_path: str | os.PathLike[str]) -> str:
     with tempfile.TemporaryDirectory(prefix="duel-sign-") as folder:
         message_file = Path(folder) / "turn"
         message_file.write_bytes(message)
-        done = _run(["-Y", "sign", "-n", NAMESPACE, "-f", os.fspath(key_path), str(message_file)],
-                    b"", SIGN_TIMEOUT_SECONDS)
+        done = _run(
+            ["-Y", "sign", "-n", NAMESPACE, "-f", os.fspath(key_path), str(message_file)], b"", SIGN_TIMEOUT_SECONDS
+        )
         if isinstance(done, str) or done.returncode != 0:
             why = done if isinstance(done, str) else _last_line(done.stderr)
             raise _signing_failed(key_path, why)
@@ -118,8 +123,11 @@ def check(message: bytes, signature: str, allowed_signers: str | os.PathLike[str
         principals = [line for line in found.stdout.decode("utf-8", "replace").splitlines() if line]
         if found.returncode != 0 or not principals:
             return _intact(message, sig, UNTRUSTED)
-        verified = _run(["-Y", "verify", "-n", NAMESPACE, "-f", allowed, "-I", principals[0], "-s", sig],
-                        message, CHECK_TIMEOUT_SECONDS)
+        verified = _run(
+            ["-Y", "verify", "-n", NAMESPACE, "-f", allowed, "-I", principals[0], "-s", sig],
+            message,
+            CHECK_TIMEOUT_SECONDS,
+        )
         if isinstance(verified, str):
             return Verdict(UNCHECKED, reason=verified)
         if verified.returncode != 0:
@@ -149,8 +157,15 @@ def _run(args: list[str], stdin: bytes, timeout: float) -> subprocess.CompletedP
     env = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "SSH_ASKPASS")}
     env["SSH_ASKPASS_REQUIRE"] = "never"
     try:
-        return subprocess.run(["ssh-keygen", *args], input=stdin, capture_output=True, timeout=timeout, env=env,
-                              start_new_session=True, check=False)
+        return subprocess.run(
+            ["ssh-keygen", *args],
+            input=stdin,
+            capture_output=True,
+            timeout=timeout,
+            env=env,
+            start_new_session=True,
+            check=False,
+        )
     except FileNotFoundError:
         return "ssh-keygen not found (OpenSSH 8.2 or later is needed)"
     except subprocess.TimeoutExpired:

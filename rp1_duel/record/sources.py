@@ -44,7 +44,10 @@ def recorded_source(
     tree = os.path.realpath(root if root is not None else tree_root(artifact_path))
     real = os.path.realpath(source_location(recorded_path, artifact_path))
     if os.path.commonpath([real, tree]) != tree:
-        return None, f"source {recorded_path} lies outside {tree}: it was not read, and source locators were not checked"
+        return (
+            None,
+            f"source {recorded_path} lies outside {tree}: it was not read, and source locators were not checked",
+        )
     try:
         today: SourceDocument | None = read_source(real)
         reason = ""
@@ -55,12 +58,17 @@ def recorded_source(
     found = _from_git_history(real, recorded_sha256, tree)
     if found is not None:
         document, commit = found
-        return document, f"source {recorded_path} changed since the duel: checked against its recorded version " \
-                         f"from commit {commit[:12]}"
+        return (
+            document,
+            f"source {recorded_path} changed since the duel: checked against its recorded version "
+            f"from commit {commit[:12]}",
+        )
     if today is None:
         return None, f"source {recorded_path} not found ({reason}): source locators were not checked"
-    return None, (f"source {recorded_path} changed since the duel and its recorded version is not in the git "
-                  "history: source locators were not checked")
+    return None, (
+        f"source {recorded_path} changed since the duel and its recorded version is not in the git "
+        "history: source locators were not checked"
+    )
 
 
 def _from_git_history(real: str, sha256: str, tree: str) -> tuple[SourceDocument, str] | None:
@@ -70,16 +78,28 @@ def _from_git_history(real: str, sha256: str, tree: str) -> tuple[SourceDocument
     try:
         log = subprocess.run(
             ["git", "-C", tree, "log", f"-n{GIT_HISTORY_LIMIT}", "--format=%H", "--", relative],
-            capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS, check=False,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_SECONDS,
+            check=False,
         )
         for commit in log.stdout.split():
             blob = f"{commit}:{relative}"
-            size = subprocess.run(["git", "-C", tree, "cat-file", "-s", blob],
-                                  capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS, check=False)
+            size = subprocess.run(
+                ["git", "-C", tree, "cat-file", "-s", blob],
+                capture_output=True,
+                text=True,
+                timeout=GIT_TIMEOUT_SECONDS,
+                check=False,
+            )
             if size.returncode != 0 or not size.stdout.strip().isdigit() or int(size.stdout) > MAX_SOURCE_BYTES:
                 continue  # deleted in that commit, or too large to be a source the service accepted
-            shown = subprocess.run(["git", "-C", tree, "cat-file", "blob", blob],
-                                   capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=False)
+            shown = subprocess.run(
+                ["git", "-C", tree, "cat-file", "blob", blob],
+                capture_output=True,
+                timeout=GIT_TIMEOUT_SECONDS,
+                check=False,
+            )
             data = shown.stdout
             if shown.returncode == 0 and hashlib.sha256(data).hexdigest() == sha256:
                 try:

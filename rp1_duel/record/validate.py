@@ -101,10 +101,11 @@ class ArtifactReport:
         }
 
 
-
 def validate_file(
-    path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None,
-    allowed_signers: str | os.PathLike[str] | None = None, require_verified: bool = False,
+    path: str | os.PathLike[str],
+    root: str | os.PathLike[str] | None = None,
+    allowed_signers: str | os.PathLike[str] | None = None,
+    require_verified: bool = False,
 ) -> ArtifactReport:
     """Replay a committed artifact on its own (docs/protocol.md section 6, ``duel validate``).
 
@@ -158,13 +159,23 @@ def _check_conclusion(record: RecordFile, report: ArtifactReport) -> None:
         return
     first_line = record.text[: record.text.find(conclusion)].count("\n") + 1
     for html in find_raw_html(conclusion):
-        report.problems.append(Problem(RuleCode.RAW_HTML, f"the Terminal Conclusion holds raw HTML {html.snippet!r}, "
-                                       "which would be read as markup when rendered", first_line + html.line - 1))
+        report.problems.append(
+            Problem(
+                RuleCode.RAW_HTML,
+                f"the Terminal Conclusion holds raw HTML {html.snippet!r}, which would be read as markup when rendered",
+                first_line + html.line - 1,
+            )
+        )
 
 
 def _check_verification(
-    path: Path, root: str | os.PathLike[str] | None, front: FrontMatter, blocks: list[TurnBlock],
-    turns: list[ParsedTurn], required: bool, report: ArtifactReport,
+    path: Path,
+    root: str | os.PathLike[str] | None,
+    front: FrontMatter,
+    blocks: list[TurnBlock],
+    turns: list[ParsedTurn],
+    required: bool,
+    report: ArtifactReport,
 ) -> None:
     add = report.problems.append
     side = verification.sidecar_path(path)
@@ -184,8 +195,12 @@ def _check_verification(
         add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} cannot be read: {reason}"))
         return
     standing = verification.check(sidecar, path.name, front, blocks, turns)
-    report.verification = {"sidecar": str(side), "status": standing.status, "turns": sidecar.turns,
-                           "verdicts": sidecar.counts()}
+    report.verification = {
+        "sidecar": str(side),
+        "status": standing.status,
+        "turns": sidecar.turns,
+        "verdicts": sidecar.counts(),
+    }
     for problem in standing.problems:
         add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} is not this artifact's: {problem}"))
     if standing.status == verification.STALE:
@@ -201,8 +216,14 @@ def _check_verification(
             cited = entry.citation
             block = blocks[cited.turn - (0 if front.chair else 1)]
             line = block.line + 1 + cited.line if cited.line else block.line
-            add(Problem(RecordCode.CITATION_FABRICATED,
-                        f"turn {cited.turn}: {cited.url or cited.item} is fabricated: {entry.reason}", line, cited.turn))
+            add(
+                Problem(
+                    RecordCode.CITATION_FABRICATED,
+                    f"turn {cited.turn}: {cited.url or cited.item} is fabricated: {entry.reason}",
+                    line,
+                    cited.turn,
+                )
+            )
 
 
 # Each check runs ssh-keygen: a hostile file of thousands of tiny signed turns must not cost minutes.
@@ -210,7 +231,9 @@ MAX_CHECKED_SIGNATURES = SETTINGS["max_turns"].high
 
 
 def _check_signatures(
-    front: FrontMatter, blocks: list[TurnBlock], allowed_signers: str | os.PathLike[str] | None,
+    front: FrontMatter,
+    blocks: list[TurnBlock],
+    allowed_signers: str | os.PathLike[str] | None,
     report: ArtifactReport,
 ) -> None:
     add = report.problems.append
@@ -222,21 +245,34 @@ def _check_signatures(
         if index < MAX_CHECKED_SIGNATURES or block.signature is None:
             verdict = _verdict(front, block, allowed_signers)
         else:
-            verdict = signatures.Verdict(signatures.UNCHECKED, reason=f"only the first {MAX_CHECKED_SIGNATURES} "
-                                                                      "turns are checked: no duel has more")
+            verdict = signatures.Verdict(
+                signatures.UNCHECKED,
+                reason=f"only the first {MAX_CHECKED_SIGNATURES} turns are checked: no duel has more",
+            )
         report.signatures.append(SignatureEntry(block.n, verdict.status, verdict.signer))
         where = (block.line, block.n)
         if verdict.status == signatures.UNSIGNED and authorship:
             add(Problem(RecordCode.SIGNATURE_MISSING, f"turn {block.n} is not signed", *where))
         elif verdict.status == signatures.INVALID:
-            add(Problem(RecordCode.SIGNATURE_INVALID, f"turn {block.n}: {verdict.reason} (changed after it was "
-                                                      "signed, or signed for another duel or place)", *where))
+            add(
+                Problem(
+                    RecordCode.SIGNATURE_INVALID,
+                    f"turn {block.n}: {verdict.reason} (changed after it was "
+                    "signed, or signed for another duel or place)",
+                    *where,
+                )
+            )
         elif verdict.status == signatures.UNTRUSTED:
             add(Problem(RecordCode.SIGNATURE_UNTRUSTED, f"turn {block.n}: signed, but {verdict.reason}", *where))
         elif verdict.status == signatures.UNCHECKED:
             if authorship:
-                add(Problem(RecordCode.SIGNATURE_INVALID,
-                            f"turn {block.n}: the signature could not be checked: {verdict.reason}", *where))
+                add(
+                    Problem(
+                        RecordCode.SIGNATURE_INVALID,
+                        f"turn {block.n}: the signature could not be checked: {verdict.reason}",
+                        *where,
+                    )
+                )
             elif verdict.reason not in unchecked:
                 unchecked.append(str(verdict.reason))
         elif verdict.status == signatures.VERIFIED and verdict.signer is not None:
@@ -244,17 +280,28 @@ def _check_signatures(
             earlier, first = first_signer.setdefault(seat, (verdict.signer, block.n))
             if earlier != verdict.signer:
                 holder = "the chair" if seat == CHAIR_SEAT else f"seat {seat}"
-                add(Problem(RecordCode.SIGNER_CHANGED, f"turn {block.n} is signed by {verdict.signer}, but "
-                                                       f"{holder}'s turn {first} by {earlier}", *where))
+                add(
+                    Problem(
+                        RecordCode.SIGNER_CHANGED,
+                        f"turn {block.n} is signed by {verdict.signer}, but {holder}'s turn {first} by {earlier}",
+                        *where,
+                    )
+                )
     report.notes += [f"signatures were not checked: {reason}" for reason in unchecked]
     signed = any(entry.status != signatures.UNSIGNED for entry in report.signatures)
     if signed and not authorship:
-        report.notes.append("signatures were checked for integrity only, not for who signed: "
-                            "pass --allowed-signers to check authorship")
+        report.notes.append(
+            "signatures were checked for integrity only, not for who signed: pass --allowed-signers to check authorship"
+        )
     signers = {principal for principal, _ in first_signer.values()}
     if len(first_signer) == front.seats + front.chair and len(signers) == 1:
-        every = "both seats'" if front.seats == 2 and not front.chair else \
-            f"all {front.seats} seats' and the chair's" if front.chair else f"all {front.seats} seats'"
+        every = (
+            "both seats'"
+            if front.seats == 2 and not front.chair
+            else f"all {front.seats} seats' and the chair's"
+            if front.chair
+            else f"all {front.seats} seats'"
+        )
         report.notes.append(f"{every} turns are signed by {first_signer[1][0]}")
 
 
@@ -278,8 +325,12 @@ def _implied_outcome(front: FrontMatter, summaries: list[TurnSummary], report: A
     if front.chair:  # the phases are fixed: the last turn, the synthesis, is the only one that may decide
         most = max_turns + CHAIR_TURNS
         if len(summaries) > most:
-            add(Problem(RecordCode.TURN_COUNT, f"{len(summaries)} turns exceed the {most} of a chaired "
-                                               f"duel of max_turns {max_turns}"))
+            add(
+                Problem(
+                    RecordCode.TURN_COUNT,
+                    f"{len(summaries)} turns exceed the {most} of a chaired duel of max_turns {max_turns}",
+                )
+            )
         return evaluate(summaries[:most], max_turns, seats, chair=True).outcome
     if len(summaries) > max_turns:
         add(Problem(RecordCode.TURN_COUNT, f"{len(summaries)} turns exceed max_turns {max_turns}"))
@@ -287,7 +338,7 @@ def _implied_outcome(front: FrontMatter, summaries: list[TurnSummary], report: A
     # latest turn, the last `seats` turns of a prefix: checking each looks at that many, linear overall.
     implied = None
     for count in range(seats, len(summaries) + 1):
-        implied = evaluate(summaries[count - seats:count], max_turns - (count - seats), seats).outcome
+        implied = evaluate(summaries[count - seats : count], max_turns - (count - seats), seats).outcome
         if implied is not None and count < len(summaries):
             add(Problem(RecordCode.TURN_COUNT, f"turns follow turn {count}, which had already reached an outcome"))
             break
@@ -307,7 +358,11 @@ def _check_outcome(front: FrontMatter, summaries: list[TurnSummary], report: Art
         return
     if outcome in (ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS):
         if outcome != implied:
-            add(Problem(RecordCode.OUTCOME_MISMATCH, f"recorded {outcome}, but the turns imply {implied or 'no outcome'}"))
+            add(
+                Problem(
+                    RecordCode.OUTCOME_MISMATCH, f"recorded {outcome}, but the turns imply {implied or 'no outcome'}"
+                )
+            )
     elif outcome == TIMEOUT:
         if implied is not None:
             add(Problem(RecordCode.OUTCOME_MISMATCH, f"recorded TIMEOUT, but the turns had reached {implied}"))

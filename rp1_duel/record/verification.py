@@ -41,8 +41,14 @@ SUFFIX: Final = ".verify.json"
 MAX_SIDECAR_BYTES: Final = 16 * 1024 * 1024
 
 # The verdicts each kind of citation may carry.
-URL_CLAIM_VERDICTS: Final = (Verdict.VERIFIED, Verdict.UNRELIABLE, Verdict.FABRICATED, Verdict.INCONCLUSIVE,
-                             Verdict.UNVERIFIABLE, Verdict.UNJUDGED)
+URL_CLAIM_VERDICTS: Final = (
+    Verdict.VERIFIED,
+    Verdict.UNRELIABLE,
+    Verdict.FABRICATED,
+    Verdict.INCONCLUSIVE,
+    Verdict.UNVERIFIABLE,
+    Verdict.UNJUDGED,
+)
 URL_MENTION_VERDICTS: Final = (Verdict.FABRICATED, Verdict.UNVERIFIABLE, Verdict.REACHABLE)
 
 # How a sidecar stands against its artifact (SidecarCheck.status).
@@ -171,8 +177,9 @@ def loads(data: bytes) -> Sidecar:
         verified_at=top.text("verified_at"),
         voters=tuple(JsonReader(name, "voters[]").value(str) for name in top.items("voters")),
         fetches={url: _fetch(JsonReader(fetches[url], f"fetches[{url!r}]")) for url in fetches},
-        citations=tuple(_entry(JsonReader(item, f"citations[{index}]")) for index, item in
-                        enumerate(top.items("citations"))),
+        citations=tuple(
+            _entry(JsonReader(item, f"citations[{index}]")) for index, item in enumerate(top.items("citations"))
+        ),
     )
 
 
@@ -188,8 +195,9 @@ class SidecarCheck:
         return self.status != MISMATCH
 
 
-def check(sidecar: Sidecar, artifact_name: str, front: FrontMatter, blocks: Sequence[TurnBlock],
-          turns: Sequence[ParsedTurn]) -> SidecarCheck:
+def check(
+    sidecar: Sidecar, artifact_name: str, front: FrontMatter, blocks: Sequence[TurnBlock], turns: Sequence[ParsedTurn]
+) -> SidecarCheck:
     """Whether ``sidecar`` belongs to this artifact's chain and lists exactly what its turns cite.
 
     ``turns[i]`` is ``blocks[i]`` parsed. Problems stop at the first difference in the
@@ -203,11 +211,14 @@ def check(sidecar: Sidecar, artifact_name: str, front: FrontMatter, blocks: Sequ
     covered = sidecar.turns
     head = GENESIS if covered == 0 else blocks[covered - 1].sha256 if covered <= len(blocks) else None
     if head != sidecar.chain_head:
-        problems.append(f"its chain head {sidecar.chain_head[:12]}… (after turn {covered}) is not the hash of that "
-                        "turn of the artifact")
+        problems.append(
+            f"its chain head {sidecar.chain_head[:12]}… (after turn {covered}) is not the hash of that "
+            "turn of the artifact"
+        )
         return SidecarCheck(MISMATCH, tuple(problems))
-    expected = artifact_citations(blocks[:covered], turns[:covered], citable_names(front.source_path),
-                                  first=0 if front.chair else 1)
+    expected = artifact_citations(
+        blocks[:covered], turns[:covered], citable_names(front.source_path), first=0 if front.chair else 1
+    )
     listed = [entry.citation for entry in sidecar.citations]
     difference = _first_difference(expected, listed)
     if difference:
@@ -258,8 +269,13 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def _entry_dict(entry: CitationEntry) -> dict[str, Any]:
-    return {**vars(entry.citation), "verdict": entry.verdict, "confidence": entry.confidence,
-            "reason": entry.reason, "votes": [vars(vote) for vote in entry.votes]}
+    return {
+        **vars(entry.citation),
+        "verdict": entry.verdict,
+        "confidence": entry.confidence,
+        "reason": entry.reason,
+        "votes": [vars(vote) for vote in entry.votes],
+    }
 
 
 def read_json(data: bytes, where: str) -> JsonReader:
@@ -356,10 +372,16 @@ def _entry(read: JsonReader) -> CitationEntry:
         excerpt=read.optional_text("excerpt"),
         claim=read.optional_text("claim"),
     )
-    votes = tuple(_vote(JsonReader(vote, f"{read.where}.votes[{index}]"))
-                  for index, vote in enumerate(read.items("votes")))
-    return CitationEntry(citation, str(read.word("verdict", VERDICTS)), read.word("confidence", CONFIDENCES, True),
-                         read.text("reason"), votes)
+    votes = tuple(
+        _vote(JsonReader(vote, f"{read.where}.votes[{index}]")) for index, vote in enumerate(read.items("votes"))
+    )
+    return CitationEntry(
+        citation,
+        str(read.word("verdict", VERDICTS)),
+        read.word("confidence", CONFIDENCES, True),
+        read.text("reason"),
+        votes,
+    )
 
 
 def _vote(read: JsonReader) -> VoteRecord:

@@ -121,8 +121,17 @@ def check_references(text: str, turns: Sequence[ParsedTurn]) -> tuple[CheckedRef
             reason = f"turn {mention.turn} does not contain this quote"
         else:
             reason = None
-        checked.append(CheckedReference(text[mention.start : mention.end], mention.turn, mention.excerpt,
-                                        reason is None, reason, mention.start, mention.end))
+        checked.append(
+            CheckedReference(
+                text[mention.start : mention.end],
+                mention.turn,
+                mention.excerpt,
+                reason is None,
+                reason,
+                mention.start,
+                mention.end,
+            )
+        )
     return tuple(checked)
 
 
@@ -162,8 +171,12 @@ class AssessmentCache:
     format: str = FORMAT
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": self.format, "duel_id": self.duel_id, "artifact": self.artifact,
-                "assessments": [asdict(entry) for entry in self.assessments]}
+        return {
+            "format": self.format,
+            "duel_id": self.duel_id,
+            "artifact": self.artifact,
+            "assessments": [asdict(entry) for entry in self.assessments],
+        }
 
 
 @dataclass(frozen=True)
@@ -193,46 +206,60 @@ def loads(data: bytes) -> AssessmentCache:
     return AssessmentCache(
         duel_id=top.text("duel_id"),
         artifact=top.text("artifact"),
-        assessments=tuple(_assessment(JsonReader(item, f"assessments[{index}]"))
-                          for index, item in enumerate(top.items("assessments"))),
+        assessments=tuple(
+            _assessment(JsonReader(item, f"assessments[{index}]"))
+            for index, item in enumerate(top.items("assessments"))
+        ),
     )
 
 
 def _assessment(read: JsonReader) -> Assessment:
-    entry = Assessment(model=read.text("model"), prompt_version=read.count("prompt_version"),
-                       chain_head=read.text("chain_head"), turns=read.count("turns"), asked_at=read.text("asked_at"),
-                       text=read.text("text"))
+    entry = Assessment(
+        model=read.text("model"),
+        prompt_version=read.count("prompt_version"),
+        chain_head=read.text("chain_head"),
+        turns=read.count("turns"),
+        asked_at=read.text("asked_at"),
+        text=read.text("text"),
+    )
     if len(entry.text) > TEXT_LIMIT:
         raise SidecarError(f"{read.where}.text is longer than {TEXT_LIMIT:,} characters")
     return entry
 
 
-def shown(found: AssessmentFile | None, subject: Subject,
-          turns: Sequence[ParsedTurn]) -> tuple[tuple[ModelSection, ...], tuple[str, ...]]:
+def shown(
+    found: AssessmentFile | None, subject: Subject, turns: Sequence[ParsedTurn]
+) -> tuple[tuple[ModelSection, ...], tuple[str, ...]]:
     """The cached assessments of this state of the record, references checked; a note for each one not shown."""
     if found is None:
         return (), ()
     cache = found.cache
     if cache is None:
-        return (), (f"the assessment cache {found.path} could not be read ({found.error}); `duel report --assess` "
-                    "asks again",)
+        return (), (
+            f"the assessment cache {found.path} could not be read ({found.error}); `duel report --assess` asks again",
+        )
     if cache.duel_id != subject.duel_id:
         return (), (f"the assessment cache {found.path} is of duel {cache.duel_id!r}, not of this one: not shown",)
     sections, notes = [], []
     for entry in cache.assessments:
         if entry.current_for(subject):
-            sections.append(ModelSection(TITLE, entry.model, entry.text, check_references(entry.text, turns),
-                                         entry.asked_at))
+            sections.append(
+                ModelSection(TITLE, entry.model, entry.text, check_references(entry.text, turns), entry.asked_at)
+            )
         else:
-            notes.append(f"the assessment by {entry.model} in {found.path} is stale, not shown: "
-                         f"{_staleness(entry, subject)}; `duel report --assess` asks again")
+            notes.append(
+                f"the assessment by {entry.model} in {found.path} is stale, not shown: "
+                f"{_staleness(entry, subject)}; `duel report --assess` asks again"
+            )
     return tuple(sections), tuple(notes)
 
 
 def _staleness(entry: Assessment, subject: Subject) -> str:
     if entry.chain_head != subject.chain_head:
-        return (f"it was asked about {entry.turns} turn{'' if entry.turns == 1 else 's'} (chain head "
-                f"{entry.chain_head[:12]}), and the record has {subject.turns} (chain head {subject.chain_head[:12]})")
+        return (
+            f"it was asked about {entry.turns} turn{'' if entry.turns == 1 else 's'} (chain head "
+            f"{entry.chain_head[:12]}), and the record has {subject.turns} (chain head {subject.chain_head[:12]})"
+        )
     return f"it was asked with prompt version {entry.prompt_version}, not {PROMPT_VERSION}"
 
 
@@ -255,15 +282,21 @@ def assessment_prompt(front: FrontMatter, blocks: Sequence[TurnBlock]) -> str:
     """The record as data between two lines that carry the hash of what is between them, which that text
     cannot contain: no turn can close the data early and speak as the prompt."""
     schedule = Schedule(front.seats, front.max_turns, front.chair)
-    participants = "".join(f"- seat {p.seat}: {p.display_name} ({p.model_id}), {_turns_of(p.seat, schedule)}\n"
-                           for p in sorted(front.participants, key=lambda p: p.seat))
+    participants = "".join(
+        f"- seat {p.seat}: {p.display_name} ({p.model_id}), {_turns_of(p.seat, schedule)}\n"
+        for p in sorted(front.participants, key=lambda p: p.seat)
+    )
     turns = "".join(block.body.rstrip("\n") + "\n\n" for block in blocks) or "(no turns yet)\n\n"
-    record = (f"Topic: {front.topic}\nSource document: {front.source_path}\nParticipants:\n{participants}"
-              f"Status: {front.status}; outcome: {front.outcome or 'none yet'}; {len(blocks)} of {schedule.turn_count} "
-              f"turns.\n\n{turns}")
+    record = (
+        f"Topic: {front.topic}\nSource document: {front.source_path}\nParticipants:\n{participants}"
+        f"Status: {front.status}; outcome: {front.outcome or 'none yet'}; {len(blocks)} of {schedule.turn_count} "
+        f"turns.\n\n{turns}"
+    )
     fence = hashlib.sha256(record.encode("utf-8")).hexdigest()[:16]
-    return (f"<<<RECORD {fence}\n{record}RECORD {fence}>>>\n\n"
-            "Assess each side as the brief says, citing turns as `Turn N` or `Turn N \"exact words\"`.")
+    return (
+        f"<<<RECORD {fence}\n{record}RECORD {fence}>>>\n\n"
+        'Assess each side as the brief says, citing turns as `Turn N` or `Turn N "exact words"`.'
+    )
 
 
 @dataclass(frozen=True)
@@ -277,9 +310,15 @@ class AssessmentRun:
     failures: tuple[DuelError, ...]  # assessors that gave no answer, each message naming it
 
 
-def assess(found: AssessmentCache | None, subject: Subject, prompt: str, assessors: Sequence[Assessor],
-           refresh: bool = False, clock: Callable[[], float] = time.time,
-           progress: Callable[[str], None] = lambda line: None) -> AssessmentRun:
+def assess(
+    found: AssessmentCache | None,
+    subject: Subject,
+    prompt: str,
+    assessors: Sequence[Assessor],
+    refresh: bool = False,
+    clock: Callable[[], float] = time.time,
+    progress: Callable[[str], None] = lambda line: None,
+) -> AssessmentRun:
     """Reuse each assessor's current answer (unless ``refresh``) and ask the others, at once.
 
     The cache keeps every current answer, of these assessors or earlier ones; a new answer replaces its
@@ -294,8 +333,11 @@ def assess(found: AssessmentCache | None, subject: Subject, prompt: str, assesso
     for assessor in to_ask:
         progress(f"asking {assessor.name} about turns 1-{subject.turns}")
     answers = _ask_all(to_ask, prompt)
-    asked = {name: Assessment(name, PROMPT_VERSION, subject.chain_head, subject.turns, iso(clock()), answer)
-             for name, answer in answers.items() if isinstance(answer, str)}
+    asked = {
+        name: Assessment(name, PROMPT_VERSION, subject.chain_head, subject.turns, iso(clock()), answer)
+        for name, answer in answers.items()
+        if isinstance(answer, str)
+    }
     kept = {**current, **asked}  # a model answered before keeps its place
     cache = AssessmentCache(subject.duel_id, subject.artifact, tuple(kept.values()))
     return AssessmentRun(

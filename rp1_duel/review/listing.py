@@ -40,8 +40,14 @@ class ListedParticipant:
     present: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "display_name": self.display_name, "harness": self.harness,
-                "model_id": self.model_id, "last_seen_at": iso(self.last_seen_at), "present": self.present}
+        return {
+            "seat": self.seat,
+            "display_name": self.display_name,
+            "harness": self.harness,
+            "model_id": self.model_id,
+            "last_seen_at": iso(self.last_seen_at),
+            "present": self.present,
+        }
 
 
 @dataclass(frozen=True)
@@ -65,11 +71,19 @@ class ListedDuel:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "duel_id": self.duel_id, "topic": self.topic, "status": self.status, "outcome": self.outcome,
-            "pending_outcome": self.pending_outcome, "turn_count": self.turn_count, "max_turns": self.max_turns,
-            "participants": [p.to_dict() for p in self.participants], "created_at": iso(self.created_at),
-            "last_activity_at": iso(self.last_activity_at), "idle_seconds": round(self.idle_seconds, 3),
-            "silent": self.silent, "debate_path": self.debate_path,
+            "duel_id": self.duel_id,
+            "topic": self.topic,
+            "status": self.status,
+            "outcome": self.outcome,
+            "pending_outcome": self.pending_outcome,
+            "turn_count": self.turn_count,
+            "max_turns": self.max_turns,
+            "participants": [p.to_dict() for p in self.participants],
+            "created_at": iso(self.created_at),
+            "last_activity_at": iso(self.last_activity_at),
+            "idle_seconds": round(self.idle_seconds, 3),
+            "silent": self.silent,
+            "debate_path": self.debate_path,
         }
 
 
@@ -96,19 +110,29 @@ def listed(status: StatusResult, now: Instant) -> ListedDuel:
     """
     duel = status.duel
     participants = tuple(
-        ListedParticipant(p.seat, p.display_name, p.harness, p.model_id, p.last_seen_at,
-                          present(p, duel.lease_seconds, now.wall))
+        ListedParticipant(
+            p.seat, p.display_name, p.harness, p.model_id, p.last_seen_at, present(p, duel.lease_seconds, now.wall)
+        )
         for p in status.participants
     )
     last = max([duel.created_at, duel.closed_at or duel.created_at, *(p.last_seen_at for p in participants)])
     idle = max(0.0, now.wall - last)
     is_open = duel.status == ACTIVE
     return ListedDuel(
-        duel_id=duel.id, topic=duel.topic, status=OPEN if is_open else CLOSED, outcome=duel.outcome,
-        pending_outcome=duel.pending_outcome if is_open else None, turn_count=status.turn_count, max_turns=duel.max_turns,
+        duel_id=duel.id,
+        topic=duel.topic,
+        status=OPEN if is_open else CLOSED,
+        outcome=duel.outcome,
+        pending_outcome=duel.pending_outcome if is_open else None,
+        turn_count=status.turn_count,
+        max_turns=duel.max_turns,
         turn_limit=Schedule(duel.seats, duel.max_turns, duel.chair).turn_count,
-        participants=participants, created_at=duel.created_at, last_activity_at=last, idle_seconds=idle,
-        silent=is_open and idle >= duel.lease_seconds, debate_path=duel.debate_path,
+        participants=participants,
+        created_at=duel.created_at,
+        last_activity_at=last,
+        idle_seconds=idle,
+        silent=is_open and idle >= duel.lease_seconds,
+        debate_path=duel.debate_path,
     )
 
 
@@ -156,11 +180,18 @@ def table(rows: Sequence[ListedDuel | UnreadableDuel], tz: tzinfo | None = None)
             cells.append((row.duel_id, UNREADABLE, row.code, "", "", "", row.message))
             continue
         outcome = row.outcome or (f"{row.pending_outcome} pending" if row.pending_outcome else "—")
-        cells.append((
-            row.duel_id, row.status, outcome, f"{row.turn_count}/{row.turn_limit}",
-            ", ".join(p.display_name for p in row.participants) or "—",
-            f"{local_time(row.last_activity_at, tz)} ({ago(row.idle_seconds)} ago)",
-            "SILENT" if row.silent else "",
-        ))
+        cells.append(
+            (
+                row.duel_id,
+                row.status,
+                outcome,
+                f"{row.turn_count}/{row.turn_limit}",
+                ", ".join(p.display_name for p in row.participants) or "—",
+                f"{local_time(row.last_activity_at, tz)} ({ago(row.idle_seconds)} ago)",
+                "SILENT" if row.silent else "",
+            )
+        )
     widths = [max(len(line[i]) for line in cells) for i in range(len(HEADER))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in cells)
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in cells
+    )

@@ -244,14 +244,28 @@ class Report:
         data = asdict(self)
         seats, chair = data.pop("seats"), data.pop("chair")
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
-        head = {key: data.pop(key) for key in ("path", "duel_id", "topic", "source_path", "source_sha256", "status",
-                                               "created_at", "closed_at", "duration_seconds", "max_turns")}
+        head = {
+            key: data.pop(key)
+            for key in (
+                "path",
+                "duel_id",
+                "topic",
+                "source_path",
+                "source_sha256",
+                "status",
+                "created_at",
+                "closed_at",
+                "duration_seconds",
+                "max_turns",
+            )
+        }
         if seats != 2:  # as in the front matter: a two-seat report reads as before panels
             head["seats"] = seats
         if chair:
             head["chair"] = True
-        ready: dict[str, Any] = _json_ready({"version": REPORT_VERSION, **head, "turn_count": self.turn_count,
-                                             "intact": self.intact, **data})
+        ready: dict[str, Any] = _json_ready(
+            {"version": REPORT_VERSION, **head, "turn_count": self.turn_count, "intact": self.intact, **data}
+        )
         return ready
 
 
@@ -312,7 +326,8 @@ def build_report(
         unresolved=_unresolved(turns, history.source_names, schedule),
         novel_arguments=tuple(
             NovelArgument(n, schedule.speaker(n), t.novel_claim, tuple(s.text for s in t.novel_support))
-            for n, t in enumerate(turns, start=schedule.first) if not t.chair
+            for n, t in enumerate(turns, start=schedule.first)
+            if not t.chair
         ),
         citations=tuple(_citation_row(citation, entries.get(citation), schedule) for citation in cited),
         verification=verification,
@@ -362,7 +377,11 @@ def _outcome_problems(front: FrontMatter, decision: Decision) -> list[str]:
 
 
 def _outcome(
-    front: FrontMatter, schedule: Schedule, decision: Decision, turns: list[ParsedTurn], conclusion: Conclusion | None,
+    front: FrontMatter,
+    schedule: Schedule,
+    decision: Decision,
+    turns: list[ParsedTurn],
+    conclusion: Conclusion | None,
     participants: tuple[ReportParticipant, ...],
 ) -> OutcomeFacts:
     deciding = tuple(sorted(decision.latest))
@@ -387,11 +406,14 @@ def _outcome(
     elif decision.rule == BOTH_DISSENTING:
         explanation = f"{every} latest turns dissent: {pair}."
     elif decision.rule == LAST_TURN_BLOCKED:
-        explanation = (f"Turn {len(turns)} was the last allowed, and a blocking item or a DISSENTING stance was "
-                       f"left: {pair}; {len(blocking)} blocking item{'' if len(blocking) == 1 else 's'}.")
+        explanation = (
+            f"Turn {len(turns)} was the last allowed, and a blocking item or a DISSENTING stance was "
+            f"left: {pair}; {len(blocking)} blocking item{'' if len(blocking) == 1 else 's'}."
+        )
     elif decision.rule == LAST_TURN:
-        explanation = (f"Turn {len(turns)} was the last allowed, with no blocking item and no DISSENTING stance "
-                       f"left: {pair}.")
+        explanation = (
+            f"Turn {len(turns)} was the last allowed, with no blocking item and no DISSENTING stance left: {pair}."
+        )
     else:
         explanation = f"Still open after {count}."
     if front.status != CLOSED and decision.outcome:
@@ -424,19 +446,29 @@ def _seconds_between(start: str, end: str | None) -> float | None:
 
 
 def _participants(
-    front: FrontMatter, schedule: Schedule, turn_count: int, usage_events: Sequence[Mapping[str, Any]] | None,
+    front: FrontMatter,
+    schedule: Schedule,
+    turn_count: int,
+    usage_events: Sequence[Mapping[str, Any]] | None,
     env: Mapping[str, str],
 ) -> tuple[ReportParticipant, ...]:
     found = []
     for entry in sorted(front.participants, key=lambda p: p.seat):
         usage = None if usage_events is None else summary(recorded(usage_events, entry.id), entry.model_id, env)
-        found.append(ReportParticipant(
-            seat=entry.seat, id=entry.id, name=entry.display_name, harness=entry.harness, model=entry.model_id,
-            joined_at=entry.joined_at,
-            turns=tuple(n for n in range(schedule.first, schedule.first + turn_count)
-                        if schedule.speaker(n) == entry.seat),
-            usage=usage,
-        ))
+        found.append(
+            ReportParticipant(
+                seat=entry.seat,
+                id=entry.id,
+                name=entry.display_name,
+                harness=entry.harness,
+                model=entry.model_id,
+                joined_at=entry.joined_at,
+                turns=tuple(
+                    n for n in range(schedule.first, schedule.first + turn_count) if schedule.speaker(n) == entry.seat
+                ),
+                usage=usage,
+            )
+        )
     return tuple(found)
 
 
@@ -459,17 +491,38 @@ def _timeline(turns: list[ParsedTurn], signed: list[bool], schedule: Schedule) -
     for n, turn in enumerate(turns, start=schedule.first):
         seat = schedule.speaker(n)
         if turn.chair:  # on the timeline, without a stance or a place on the chart
-            entries.append(TimelineEntry(n, seat, None, None, False, False, None, (), _headline(_chair_text(turn)),
-                                         0, signed[n - schedule.first]))
+            entries.append(
+                TimelineEntry(
+                    n,
+                    seat,
+                    None,
+                    None,
+                    False,
+                    False,
+                    None,
+                    (),
+                    _headline(_chair_text(turn)),
+                    0,
+                    signed[n - schedule.first],
+                )
+            )
             continue
         before = previous.get(seat)
-        entries.append(TimelineEntry(
-            turn=n, seat=seat, stance=turn.stance, level=STANCE_LEVELS.get(turn.stance or ""),
-            marked=turn.stance in MARKED_STANCES, changed=seat in previous and before != turn.stance,
-            previous_stance=before, revision_support=tuple(item.text for item in turn.stance_revision_support),
-            headline=_headline(turn.position), blocking=sum(1 for item in turn.unresolved if item.blocking),
-            signed=signed[n - schedule.first],
-        ))
+        entries.append(
+            TimelineEntry(
+                turn=n,
+                seat=seat,
+                stance=turn.stance,
+                level=STANCE_LEVELS.get(turn.stance or ""),
+                marked=turn.stance in MARKED_STANCES,
+                changed=seat in previous and before != turn.stance,
+                previous_stance=before,
+                revision_support=tuple(item.text for item in turn.stance_revision_support),
+                headline=_headline(turn.position),
+                blocking=sum(1 for item in turn.unresolved if item.blocking),
+                signed=signed[n - schedule.first],
+            )
+        )
         previous[seat] = turn.stance
     return tuple(entries)
 
@@ -503,8 +556,10 @@ def _agreements(turns: list[ParsedTurn], schedule: Schedule) -> tuple[Agreement,
                 groups[record] = (item.text, [])
             if n not in groups[record][1]:
                 groups[record][1].append(n)
-    return tuple(Agreement(text, tuple(numbers), tuple(sorted({schedule.speaker(n) for n in numbers})))
-                 for text, numbers in groups.values())
+    return tuple(
+        Agreement(text, tuple(numbers), tuple(sorted({schedule.speaker(n) for n in numbers})))
+        for text, numbers in groups.values()
+    )
 
 
 @dataclass
@@ -518,8 +573,9 @@ class _Tracked:
     listed_in: list[int] = field(default_factory=list)
 
 
-def _unresolved(turns: list[ParsedTurn], source_names: tuple[str, ...], schedule: Schedule
-                ) -> tuple[UnresolvedEntry, ...]:
+def _unresolved(
+    turns: list[ParsedTurn], source_names: tuple[str, ...], schedule: Schedule
+) -> tuple[UnresolvedEntry, ...]:
     """Each author's unresolved items, one entry per item across the author's turns, answered by a later turn
     of any other seat (section 11)."""
     indexes = {seat: NoveltyIndex() for seat in range(1, schedule.seats + 1)}
@@ -544,13 +600,21 @@ def _unresolved(turns: list[ParsedTurn], source_names: tuple[str, ...], schedule
     for item in items.values():
         later_own = [n for n in range(item.listed_in[-1] + 1, end) if schedule.speaker(n) == item.seat]
         answered = tuple(
-            n for n in range(item.raised_in + 1, end)
+            n
+            for n in range(item.raised_in + 1, end)
             if schedule.speaker(n) != item.seat and any(m in item.listed_in and m < n for m in countered[n - first])
         )
-        found.append(UnresolvedEntry(
-            text=item.text, seat=item.seat, raised_in=item.raised_in, listed_in=tuple(item.listed_in),
-            blocking=item.blocking, answered_in=answered, dropped_in=later_own[0] if later_own else None,
-        ))
+        found.append(
+            UnresolvedEntry(
+                text=item.text,
+                seat=item.seat,
+                raised_in=item.raised_in,
+                listed_in=tuple(item.listed_in),
+                blocking=item.blocking,
+                answered_in=answered,
+                dropped_in=later_own[0] if later_own else None,
+            )
+        )
     return tuple(found)
 
 
@@ -566,7 +630,10 @@ def _countered_turns(turn: ParsedTurn, source_names: tuple[str, ...]) -> set[int
 
 
 def _verification(
-    found: SidecarFile | None, artifact_name: str, front: FrontMatter, blocks: Sequence[TurnBlock],
+    found: SidecarFile | None,
+    artifact_name: str,
+    front: FrontMatter,
+    blocks: Sequence[TurnBlock],
     turns: Sequence[ParsedTurn],
 ) -> tuple[VerificationFacts | None, dict[Citation, CitationEntry]]:
     """How the sidecar stands against the record, and its verdicts when they may be shown."""
@@ -576,13 +643,21 @@ def _verification(
     if sidecar is None:
         return VerificationFacts(found.path, UNREADABLE, (found.error or "unreadable",), None, None, {}), {}
     checked = check(sidecar, artifact_name, front, blocks, turns)
-    facts = VerificationFacts(found.path, checked.status, checked.problems, sidecar.turns, sidecar.verified_at,
-                              sidecar.counts() if checked.belongs else {})
+    facts = VerificationFacts(
+        found.path,
+        checked.status,
+        checked.problems,
+        sidecar.turns,
+        sidecar.verified_at,
+        sidecar.counts() if checked.belongs else {},
+    )
     return facts, ({entry.citation: entry for entry in sidecar.citations} if checked.belongs else {})
 
 
 def _citation_row(citation: Citation, entry: CitationEntry | None, schedule: Schedule) -> CitationRow:
-    row = CitationRow(citation.turn, schedule.speaker(citation.turn), citation.section, citation.item, citation.kind,
-                      citation.url)
-    return row if entry is None else replace(row, verdict=entry.verdict, confidence=entry.confidence,
-                                             reason=entry.reason)
+    row = CitationRow(
+        citation.turn, schedule.speaker(citation.turn), citation.section, citation.item, citation.kind, citation.url
+    )
+    return (
+        row if entry is None else replace(row, verdict=entry.verdict, confidence=entry.confidence, reason=entry.reason)
+    )

@@ -32,13 +32,24 @@ def read_report(path: str | os.PathLike[str], env: Mapping[str, str] = os.enviro
     text = _artifact_text(where)
     notes: list[str] = []
     events = _usage_events(where, _duel_id(text), notes)
-    return build_report(text, str(where), usage_events=events, sidecar=_sidecar(where), env=env, notes=notes,
-                        assessment=_assessment(where))
+    return build_report(
+        text,
+        str(where),
+        usage_events=events,
+        sidecar=_sidecar(where),
+        env=env,
+        notes=notes,
+        assessment=_assessment(where),
+    )
 
 
-def assess_artifact(path: str | os.PathLike[str], assessors: Sequence[Assessor], refresh: bool = False,
-                    clock: Callable[[], float] = time.time,
-                    progress: Callable[[str], None] = lambda line: None) -> AssessmentRun:
+def assess_artifact(
+    path: str | os.PathLike[str],
+    assessors: Sequence[Assessor],
+    refresh: bool = False,
+    clock: Callable[[], float] = time.time,
+    progress: Callable[[str], None] = lambda line: None,
+) -> AssessmentRun:
     """Ask the assessors about the artifact at ``path`` (reusing what its cache holds for this state of the
     record, unless ``refresh``) and write the cache, atomically, when it changed. Raises :class:`DuelError`:
     the artifact's codes, a preflight's ``PROVIDER_*``, ``STORAGE_FAILED``; an assessor that gave no answer
@@ -58,17 +69,28 @@ def assess_artifact(path: str | os.PathLike[str], assessors: Sequence[Assessor],
     return run
 
 
-def configured_assessors(env: Mapping[str, str], models: Sequence[str] = (),
-                         base_url: str | None = None) -> list[ModelAsker]:
+def configured_assessors(
+    env: Mapping[str, str], models: Sequence[str] = (), base_url: str | None = None
+) -> list[ModelAsker]:
     """The assessors ``--assessor`` names (up to two), else one per provider whose key is set. None is an
     error: ``--assess`` asked for a model (``PROVIDER_NO_CREDENTIALS``)."""
     providers = configured_providers(env, models, base_url, flag="--assessor", limit=assessment.MAX_ASSESSORS)
     if not providers:
-        raise ProviderError(ErrorCode.PROVIDER_NO_CREDENTIALS,
-                            "--assess needs a model: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --assessor "
-                            "MODEL (with --base-url URL for an OpenAI-compatible server)")
-    return [ModelAsker(provider, role="an assessor", cache_key="duel-report", max_tokens=assessment.ASSESS_MAX_TOKENS,
-                       deadline_seconds=assessment.ASSESS_DEADLINE_SECONDS) for provider in providers]
+        raise ProviderError(
+            ErrorCode.PROVIDER_NO_CREDENTIALS,
+            "--assess needs a model: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --assessor "
+            "MODEL (with --base-url URL for an OpenAI-compatible server)",
+        )
+    return [
+        ModelAsker(
+            provider,
+            role="an assessor",
+            cache_key="duel-report",
+            max_tokens=assessment.ASSESS_MAX_TOKENS,
+            deadline_seconds=assessment.ASSESS_DEADLINE_SECONDS,
+        )
+        for provider in providers
+    ]
 
 
 def _artifact_text(where: Path) -> str:

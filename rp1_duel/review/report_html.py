@@ -19,8 +19,13 @@ from .report import STANCE_LEVELS, Report, TimelineEntry
 SEAT_COLOURS = words.SEAT_COLOURS
 # The seats stay apart in grey print and for colour-blind readers: solid, dashed, dotted, then mixed patterns.
 SEAT_DASHES = {1: "", 2: "6 4", 3: "2 3", 4: "10 3 2 3", 5: "14 4", 6: "2 3 2 3 8 3", 7: "1 6", 8: "8 3 1 3 1 3"}
-OUTCOME_COLOURS = {"ACCEPTED_CONSENSUS": "#1a7f37", "DISSENT": "#cf222e", "MAX_TURNS": "#9a6700",
-                   "TIMEOUT": "#6e7781", "INVALIDATED": "#6e7781"}
+OUTCOME_COLOURS = {
+    "ACCEPTED_CONSENSUS": "#1a7f37",
+    "DISSENT": "#cf222e",
+    "MAX_TURNS": "#9a6700",
+    "TIMEOUT": "#6e7781",
+    "INVALIDATED": "#6e7781",
+}
 _URL = re.compile(r"https?://[^\s<>\[\]`\"]+", re.I)  # as references.urls_in_line finds them
 
 CSS = """
@@ -57,16 +62,26 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'n
 
 
 def render_html(report: Report) -> str:
-    body = [_header(report), _participants(report), _timeline(report), _turns(report), _unresolved(report),
-            _agreements(report), _novel_arguments(report), _citations(report), _model_written(report),
-            _footer(report)]
+    body = [
+        _header(report),
+        _participants(report),
+        _timeline(report),
+        _turns(report),
+        _unresolved(report),
+        _agreements(report),
+        _novel_arguments(report),
+        _citations(report),
+        _model_written(report),
+        _footer(report),
+    ]
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
-        "<meta name=\"referrer\" content=\"no-referrer\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{_e(words.title(report))}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        + "\n".join(part for part in body if part) + "\n</body>\n</html>\n"
+        + "\n".join(part for part in body if part)
+        + "\n</body>\n</html>\n"
     )
 
 
@@ -79,8 +94,10 @@ def _text(text: str) -> str:
     out, position = [], 0
     for found in _URL.finditer(text):
         url = trim_url(found.group())
-        out += [_e(text[position : found.start()]),
-                f'<a href="{_e(url)}" rel="noopener noreferrer nofollow">{_e(url)}</a>']
+        out += [
+            _e(text[position : found.start()]),
+            f'<a href="{_e(url)}" rel="noopener noreferrer nofollow">{_e(url)}</a>',
+        ]
         position = found.start() + len(url)
     out.append(_e(text[position:]))
     return "".join(out)
@@ -102,8 +119,9 @@ def _header(report: Report) -> str:
         f"<p>{_e(facts.explanation)}</p>",
     ]
     if facts.blocking:
-        items = "".join(f"<li>turn {q.turn} ({_name(report, report.seat_of(q.turn))}): {_text(q.text)}</li>"
-                        for q in facts.blocking)
+        items = "".join(
+            f"<li>turn {q.turn} ({_name(report, report.seat_of(q.turn))}): {_text(q.text)}</li>" for q in facts.blocking
+        )
         parts.append(f"<p>Blocking items left:</p><ul>{items}</ul>")
     if facts.summary:
         paragraphs = "".join(f"<p>{_text(p)}</p>" for p in facts.summary.split("\n\n") if p.strip())
@@ -112,26 +130,32 @@ def _header(report: Report) -> str:
         parts.append(f"<p>{_e(words.verification(report.verification))}.</p>")
     if not report.intact:
         problems = "".join(f"<li>{_e(problem)}</li>" for problem in report.problems)
-        parts.append(f'<div class="warning"><strong>This record does not verify.</strong> Run '
-                     f"<code>duel validate</code> before trusting it.<ul>{problems}</ul></div>")
+        parts.append(
+            f'<div class="warning"><strong>This record does not verify.</strong> Run '
+            f"<code>duel validate</code> before trusting it.<ul>{problems}</ul></div>"
+        )
     created = f"created {_e(words.moment(report.created_at))}"
     closed = f", closed {_e(words.moment(report.closed_at))}" if report.closed_at else ""
-    parts.append(f'<p class="facts">Duel <code>{_e(report.duel_id)}</code> · {created}{closed} · '
-                 f"source <code>{_e(report.source_path)}</code></p>")
+    parts.append(
+        f'<p class="facts">Duel <code>{_e(report.duel_id)}</code> · {created}{closed} · '
+        f"source <code>{_e(report.source_path)}</code></p>"
+    )
     parts.append("</header>")
     return "\n".join(parts)
 
 
 def _participants(report: Report) -> str:
     rows = "".join(
-        f"<tr><td class=\"n\">{p.seat}</td><td>{_name(report, p.seat)}</td><td>{_e(p.harness)}</td>"
+        f'<tr><td class="n">{p.seat}</td><td>{_name(report, p.seat)}</td><td>{_e(p.harness)}</td>'
         f"<td><code>{_e(p.model)}</code></td><td>{words.turn_list(p.turns)}</td>"
-        f"<td class=\"n\">{_e(words.token_counts(p.usage))}</td><td class=\"n\">{_e(words.cost(p.usage))}</td></tr>"
+        f'<td class="n">{_e(words.token_counts(p.usage))}</td><td class="n">{_e(words.cost(p.usage))}</td></tr>'
         for p in report.participants
     )
-    return ("<section><h2>Participants</h2><table><thead><tr><th>Seat</th><th>Participant</th><th>Harness</th>"
-            f"<th>Model</th><th>Turns</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>{rows}</tbody></table>"
-            "</section>")
+    return (
+        "<section><h2>Participants</h2><table><thead><tr><th>Seat</th><th>Participant</th><th>Harness</th>"
+        f"<th>Model</th><th>Turns</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>{rows}</tbody></table>"
+        "</section>"
+    )
 
 
 def _timeline(report: Report) -> str:
@@ -141,8 +165,11 @@ def _timeline(report: Report) -> str:
     items = "".join(
         f'<li id="revision-{entry.turn}"><span class="changed">Turn {entry.turn}</span>, {_name(report, entry.seat)}: '
         f"{_e(entry.previous_stance or 'no stance')} → {_e(entry.stance or 'no stance')}, because:"
-        + ("<ul>" + "".join(f"<li>{_text(item)}</li>" for item in entry.revision_support) + "</ul>"
-           if entry.revision_support else " <em>no revision support given</em>")
+        + (
+            "<ul>" + "".join(f"<li>{_text(item)}</li>" for item in entry.revision_support) + "</ul>"
+            if entry.revision_support
+            else " <em>no revision support given</em>"
+        )
         + "</li>"
         for entry in changes
     )
@@ -172,16 +199,19 @@ def _svg(report: Report) -> str:
     def y(level: int) -> float:
         return round(top + (max(STANCE_LEVELS.values()) - level + 0.5) * _ROW, 1)
 
-    parts = [f'<svg viewBox="0 0 {width} {height}" role="img" aria-labelledby="timeline-title" '
-             f'xmlns="http://www.w3.org/2000/svg"><title id="timeline-title">Stance of each turn, by participant'
-             "</title>"]
+    parts = [
+        f'<svg viewBox="0 0 {width} {height}" role="img" aria-labelledby="timeline-title" '
+        f'xmlns="http://www.w3.org/2000/svg"><title id="timeline-title">Stance of each turn, by participant'
+        "</title>"
+    ]
     for stance, level in levels:
         marked = stance not in ("OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS")
         if marked:
-            parts.append(f'<rect x="{_LEFT}" y="{y(level) - _ROW / 2}" width="{column * count:.1f}" height="{_ROW}" '
-                         'fill="#f6f8fa"/>')
-        parts.append(f'<line x1="{_LEFT}" x2="{width - _RIGHT}" y1="{y(level)}" y2="{y(level)}" '
-                     'stroke="#d0d7de"/>')
+            parts.append(
+                f'<rect x="{_LEFT}" y="{y(level) - _ROW / 2}" width="{column * count:.1f}" height="{_ROW}" '
+                'fill="#f6f8fa"/>'
+            )
+        parts.append(f'<line x1="{_LEFT}" x2="{width - _RIGHT}" y1="{y(level)}" y2="{y(level)}" stroke="#d0d7de"/>')
         style = ' font-style="italic"' if marked else ""
         parts.append(f'<text x="{_LEFT - 10}" y="{y(level) + 4}" text-anchor="end"{style}>{stance}</text>')
     step = math.ceil(count / 25)  # at most about 25 turn numbers on the axis
@@ -190,13 +220,17 @@ def _svg(report: Report) -> str:
             parts.append(f'<text x="{x(turn)}" y="{height - 12}" text-anchor="middle">{turn}</text>')
     parts.append(f'<text x="{_LEFT - 10}" y="{height - 12}" text-anchor="end">turn</text>')
     for seat in range(1, report.seats + 1):
-        points = " ".join(f"{x(e.turn)},{y(e.level)}" for e in report.timeline if e.seat == seat and e.level is not None)
+        points = " ".join(
+            f"{x(e.turn)},{y(e.level)}" for e in report.timeline if e.seat == seat and e.level is not None
+        )
         if points:
             dash = f' stroke-dasharray="{SEAT_DASHES[seat]}"' if SEAT_DASHES[seat] else ""
-            parts.append(f'<polyline points="{points}" fill="none" stroke="{SEAT_COLOURS[seat]}" stroke-width="2.5"'
-                         f"{dash}/>")
-    parts += [_marker(report, entry, x(entry.turn), y(entry.level)) for entry in report.timeline
-              if entry.level is not None]
+            parts.append(
+                f'<polyline points="{points}" fill="none" stroke="{SEAT_COLOURS[seat]}" stroke-width="2.5"{dash}/>'
+            )
+    parts += [
+        _marker(report, entry, x(entry.turn), y(entry.level)) for entry in report.timeline if entry.level is not None
+    ]
     parts += legend
     parts.append("</svg>")
     return "".join(parts)
@@ -217,8 +251,10 @@ def _legend(report: Report) -> tuple[list[str], int]:
             parts.append(f'<text x="{x}" y="{18 + y}">{note}</text>')
             break
         dash = f' stroke-dasharray="{SEAT_DASHES[seat]}"' if SEAT_DASHES[seat] else ""
-        parts.append(f'<line x1="{x}" x2="{x + 28}" y1="{14 + y}" y2="{14 + y}" stroke="{SEAT_COLOURS[seat]}" '
-                     f'stroke-width="2.5"{dash}/><text x="{x + 34}" y="{18 + y}">{_e(label)}</text>')
+        parts.append(
+            f'<line x1="{x}" x2="{x + 28}" y1="{14 + y}" y2="{14 + y}" stroke="{SEAT_COLOURS[seat]}" '
+            f'stroke-width="2.5"{dash}/><text x="{x + 34}" y="{18 + y}">{_e(label)}</text>'
+        )
         x += width + 24
     return parts, row + 1
 
@@ -226,13 +262,17 @@ def _legend(report: Report) -> tuple[list[str], int]:
 def _marker(report: Report, entry: TimelineEntry, cx: float, cy: float) -> str:
     colour = SEAT_COLOURS[entry.seat]
     if entry.marked:  # DISSENTING and REVISING: a diamond, not a dot
-        shape = (f'<path d="M{cx} {cy - 8} L{cx + 8} {cy} L{cx} {cy + 8} L{cx - 8} {cy} Z" fill="#fff" '
-                 f'stroke="{colour}" stroke-width="2.5"/>')
+        shape = (
+            f'<path d="M{cx} {cy - 8} L{cx + 8} {cy} L{cx} {cy + 8} L{cx - 8} {cy} Z" fill="#fff" '
+            f'stroke="{colour}" stroke-width="2.5"/>'
+        )
     else:
         shape = f'<circle cx="{cx}" cy="{cy}" r="6" fill="{colour}"/>'
     change = f", changed from {entry.previous_stance}" if entry.changed else ""
-    title = (f"<title>Turn {entry.turn}: {_e(report.name_of(entry.seat))}, {_e(entry.stance or 'no stance')}"
-             f"{_e(change)}</title>")
+    title = (
+        f"<title>Turn {entry.turn}: {_e(report.name_of(entry.seat))}, {_e(entry.stance or 'no stance')}"
+        f"{_e(change)}</title>"
+    )
     if not entry.changed:
         return f"<g>{title}{shape}</g>"
     ring = f'<circle cx="{cx}" cy="{cy}" r="12" fill="none" stroke="{colour}" stroke-width="1.5"/>'
@@ -243,14 +283,19 @@ def _turns(report: Report) -> str:
     if not report.timeline:
         return ""
     rows = "".join(
-        f"<tr><td class=\"n\">{e.turn}</td><td>{_name(report, e.seat)}</td><td>"
-        + (f'<a class="changed" href="#revision-{e.turn}">{_e(e.stance or "no stance")}</a>' if e.changed
-           else _e(e.stance or "no stance"))
-        + f"</td><td class=\"n\">{e.blocking}</td><td>{_text(e.headline)}</td></tr>"
+        f'<tr><td class="n">{e.turn}</td><td>{_name(report, e.seat)}</td><td>'
+        + (
+            f'<a class="changed" href="#revision-{e.turn}">{_e(e.stance or "no stance")}</a>'
+            if e.changed
+            else _e(e.stance or "no stance")
+        )
+        + f'</td><td class="n">{e.blocking}</td><td>{_text(e.headline)}</td></tr>'
         for e in report.timeline
     )
-    return ("<section><h2>Turns</h2><table><thead><tr><th>Turn</th><th>Participant</th><th>Stance</th>"
-            f"<th>Blocking</th><th>Position</th></tr></thead><tbody>{rows}</tbody></table></section>")
+    return (
+        "<section><h2>Turns</h2><table><thead><tr><th>Turn</th><th>Participant</th><th>Stance</th>"
+        f"<th>Blocking</th><th>Position</th></tr></thead><tbody>{rows}</tbody></table></section>"
+    )
 
 
 def _unresolved(report: Report) -> str:
@@ -259,15 +304,17 @@ def _unresolved(report: Report) -> str:
     still = [item for item in report.unresolved if item.open]
     blocking = sum(1 for item in still if item.blocking)
     rows = "".join(
-        f"<tr><td>{_text(item.text)}</td><td>{_name(report, item.seat)}</td><td class=\"n\">{item.raised_in}</td>"
+        f'<tr><td>{_text(item.text)}</td><td>{_name(report, item.seat)}</td><td class="n">{item.raised_in}</td>'
         f"<td{_css_class('tag-blocking', item.blocking)}>{words.tag(item)}</td>"
         f"<td>{words.turn_list(item.answered_in)}</td>"
         f"<td{_css_class('open', item.open)}>{_e(words.unresolved_status(item))}</td></tr>"
         for item in report.unresolved
     )
-    return (f"<section><h2>Unresolved items ({len(still)} open, {blocking} of them blocking)</h2><table><thead>"
-            "<tr><th>Item</th><th>By</th><th>Raised in</th><th>Tag</th><th>Answered in</th><th>Status</th></tr>"
-            f"</thead><tbody>{rows}</tbody></table></section>")
+    return (
+        f"<section><h2>Unresolved items ({len(still)} open, {blocking} of them blocking)</h2><table><thead>"
+        "<tr><th>Item</th><th>By</th><th>Raised in</th><th>Tag</th><th>Answered in</th><th>Status</th></tr>"
+        f"</thead><tbody>{rows}</tbody></table></section>"
+    )
 
 
 def _css_class(name: str, applies: bool | None) -> str:
@@ -278,8 +325,9 @@ def _agreements(report: Report) -> str:
     if not report.agreements:
         return ""
     items = "".join(
-        f"<li>{_text(a.text)} <span class=\"muted\">(turn{'s' if len(a.turns) > 1 else ''} "
-        f"{words.turn_list(a.turns)}; " + (words.everyone(report, a.seats) or ", ".join(_name(report, s) for s in a.seats))
+        f'<li>{_text(a.text)} <span class="muted">(turn{"s" if len(a.turns) > 1 else ""} '
+        f"{words.turn_list(a.turns)}; "
+        + (words.everyone(report, a.seats) or ", ".join(_name(report, s) for s in a.seats))
         + ")</span></li>"
         for a in report.agreements
     )
@@ -291,7 +339,7 @@ def _novel_arguments(report: Report) -> str:
         return ""
     items = "".join(
         f"<li>Turn {a.turn}, {_name(report, a.seat)}: {_text(a.claim) or '<em>no claim</em>'}"
-        + ("<ul>" + "".join(f"<li class=\"muted\">{_text(s)}</li>" for s in a.support) + "</ul>" if a.support else "")
+        + ("<ul>" + "".join(f'<li class="muted">{_text(s)}</li>' for s in a.support) + "</ul>" if a.support else "")
         + "</li>"
         for a in report.novel_arguments
     )
@@ -305,17 +353,24 @@ def _citations(report: Report) -> str:
     verified = facts is not None and facts.shown
     rows = []
     for c in report.citations:
-        row = (f"<tr><td class=\"n\">{c.turn}</td><td>{_e(c.section or '—')}</td><td>{_e(c.kind)}</td>"
-               f"<td>{_text(c.item)}</td>")
+        row = (
+            f'<tr><td class="n">{c.turn}</td><td>{_e(c.section or "—")}</td><td>{_e(c.kind)}</td>'
+            f"<td>{_text(c.item)}</td>"
+        )
         if verified:
             row += f"<td>{_verdict(c.verdict, c.confidence, c.reason)}</td>"
         rows.append(row + "</tr>")
     verdict_head = "<th>Verdict</th>" if verified else ""
-    status = "No verification sidecar: URLs were not checked (<code>duel verify</code> checks them)." \
-        if facts is None else ""
-    return (f"<section><h2>Citations</h2><p class=\"muted\">{_e(words.citation_kinds(report))}. {status}</p>"
-            f"<table><thead><tr><th>Turn</th><th>Section</th><th>Kind</th><th>Item</th>{verdict_head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></section>")
+    status = (
+        "No verification sidecar: URLs were not checked (<code>duel verify</code> checks them)."
+        if facts is None
+        else ""
+    )
+    return (
+        f'<section><h2>Citations</h2><p class="muted">{_e(words.citation_kinds(report))}. {status}</p>'
+        f"<table><thead><tr><th>Turn</th><th>Section</th><th>Kind</th><th>Item</th>{verdict_head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></section>"
+    )
 
 
 def _verdict(verdict: str | None, confidence: str | None, reason: str | None) -> str:
@@ -339,7 +394,10 @@ def _model_written(report: Report) -> str:
 
 def _footer(report: Report) -> str:
     notes = "".join(f"<li>{_e(note)}</li>" for note in report.notes)
-    return (f"<footer><p>Source sha256 <code>{_e(report.source_sha256)}</code> · chain head "
-            f"<code>{_e(report.head_sha256)}</code>. Computed by <code>duel report</code> from the record: its "
-            "structure and hash chain are checked here, the turn rules by <code>duel validate</code>.</p>"
-            + (f"<ul>{notes}</ul>" if notes else "") + "</footer>")
+    return (
+        f"<footer><p>Source sha256 <code>{_e(report.source_sha256)}</code> · chain head "
+        f"<code>{_e(report.head_sha256)}</code>. Computed by <code>duel report</code> from the record: its "
+        "structure and hash chain are checked here, the turn rules by <code>duel validate</code>.</p>"
+        + (f"<ul>{notes}</ul>" if notes else "")
+        + "</footer>"
+    )

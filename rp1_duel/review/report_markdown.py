@@ -29,10 +29,17 @@ COMMENT_LIMIT = 65_536  # characters in one GitHub comment (GitLab takes 1,000,0
 def render_markdown(report: Report) -> str:
     """The report as one comment: past GitHub's limit, the citations, then the novel arguments, then the
     stance table give way to a line pointing to ``--format html`` (docs/protocol.md section 11)."""
-    parts = {"header": _header(report), "participants": _participants(report), "timeline": _timeline(report),
-             "unresolved": _unresolved(report), "agreements": _agreements(report),
-             "novel": _novel_arguments(report), "citations": _citations(report),
-             "model_written": _model_written(report), "footer": _footer(report)}
+    parts = {
+        "header": _header(report),
+        "participants": _participants(report),
+        "timeline": _timeline(report),
+        "unresolved": _unresolved(report),
+        "agreements": _agreements(report),
+        "novel": _novel_arguments(report),
+        "citations": _citations(report),
+        "model_written": _model_written(report),
+        "footer": _footer(report),
+    }
     shorter: dict[str, Callable[[], str]] = {
         "citations": lambda: _left_out(words.citation_kinds(report)),
         "novel": lambda: _left_out(f"{len(report.novel_arguments)} novel arguments"),
@@ -103,28 +110,40 @@ def cell(text: str) -> str:
 
 def _header(report: Report) -> str:
     facts = report.outcome
-    lines = [f"## {inline(words.title(report))}", "", f"**{inline(words.headline(report))}**  ",
-             inline(facts.explanation)]
+    lines = [
+        f"## {inline(words.title(report))}",
+        "",
+        f"**{inline(words.headline(report))}**  ",
+        inline(facts.explanation),
+    ]
     if facts.blocking:
         lines += ["", "Blocking items left:"]
-        lines += [f"- turn {quote.turn} ({inline(report.name_of(report.seat_of(quote.turn)))}): {inline(quote.text)}"
-                  for quote in facts.blocking]
+        lines += [
+            f"- turn {quote.turn} ({inline(report.name_of(report.seat_of(quote.turn)))}): {inline(quote.text)}"
+            for quote in facts.blocking
+        ]
     if facts.summary:
         lines += ["", "Close summary:", ""]
         lines.append("\n>\n".join(f"> {inline(p)}" for p in facts.summary.split("\n\n") if p.strip()))
     if report.verification is not None:
         lines += ["", inline(words.verification(report.verification)) + "."]
     if not report.intact:
-        lines += ["", "> **This record does not verify:** " + inline("; ".join(report.problems))
-                  + ". Run `duel validate` before trusting it."]
+        lines += [
+            "",
+            "> **This record does not verify:** "
+            + inline("; ".join(report.problems))
+            + ". Run `duel validate` before trusting it.",
+        ]
     return "\n".join(lines)
 
 
 def _participants(report: Report) -> str:
     rows = ["| Seat | Participant | Harness | Model | Turns | Tokens | Cost |", "|---|---|---|---|---|---|---|"]
     for p in report.participants:
-        rows.append(f"| {p.seat} | {cell(p.name)} | {cell(p.harness)} | {cell(p.model)} | {words.turn_list(p.turns)} "
-                    f"| {words.token_counts(p.usage)} | {words.cost(p.usage)} |")
+        rows.append(
+            f"| {p.seat} | {cell(p.name)} | {cell(p.harness)} | {cell(p.model)} | {words.turn_list(p.turns)} "
+            f"| {words.token_counts(p.usage)} | {words.cost(p.usage)} |"
+        )
     return "\n".join(rows)
 
 
@@ -135,15 +154,20 @@ def _timeline(report: Report, table: bool = True) -> str:
     lines = ["### Stances", "", _mermaid(report)]
     if changes:
         lines += ["", "Stance changes:"]
-        lines += [f"- turn {entry.turn}, {inline(report.name_of(entry.seat))}: {inline(entry.previous_stance or 'no stance')}"
-                  f" → {inline(entry.stance or 'no stance')}, because: "
-                  + ("; ".join(inline(item) for item in entry.revision_support) or "no revision support given")
-                  for entry in changes]
+        lines += [
+            f"- turn {entry.turn}, {inline(report.name_of(entry.seat))}: {inline(entry.previous_stance or 'no stance')}"
+            f" → {inline(entry.stance or 'no stance')}, because: "
+            + ("; ".join(inline(item) for item in entry.revision_support) or "no revision support given")
+            for entry in changes
+        ]
     if not table:
         return "\n".join([*lines, "", _left_out("The stances as a table")])
     rows = ["| Turn | Participant | Stance | Blocking | Position |", "|---|---|---|---|---|"]
-    rows += [f"| {entry.turn} | {cell(report.name_of(entry.seat))} | {_stance(entry)} | {entry.blocking} "
-             f"| {cell(entry.headline)} |" for entry in report.timeline]
+    rows += [
+        f"| {entry.turn} | {cell(report.name_of(entry.seat))} | {_stance(entry)} | {entry.blocking} "
+        f"| {cell(entry.headline)} |"
+        for entry in report.timeline
+    ]
     lines += ["", "<details><summary>Stances as a table</summary>", "", *rows, "", "</details>"]
     return "\n".join(lines)
 
@@ -169,8 +193,9 @@ def _mermaid(report: Report) -> str:
         f'%%{{init: {{"themeVariables": {{"xyChart": {{"plotColorPalette": "{palette}"}}}}}}}}%%',
         "xychart-beta",
         f'  title "Stance by round: {title}"',
-        "  x-axis \"round (turns)\" [" + ", ".join(f'"{turn(report.seats * r + 1)}-{turn(report.seats * (r + 1))}"'
-                                                for r in range(rounds)) + "]",
+        '  x-axis "round (turns)" ['
+        + ", ".join(f'"{turn(report.seats * r + 1)}-{turn(report.seats * (r + 1))}"' for r in range(rounds))
+        + "]",
         f'  y-axis "{scale}" 0 --> {max(STANCE_LEVELS.values())}',
     ]
     for seat in seats:
@@ -189,11 +214,17 @@ def _unresolved(report: Report) -> str:
         return ""
     still = [item for item in report.unresolved if item.open]
     blocking = sum(1 for item in still if item.blocking)
-    rows = [f"### Unresolved items ({len(still)} open, {blocking} of them blocking)", "",
-            "| Item | By | Raised in | Tag | Answered in | Status |", "|---|---|---|---|---|---|"]
-    rows += [f"| {cell(item.text)} | {cell(report.name_of(item.seat))} | {item.raised_in} | {words.tag(item)} "
-             f"| {words.turn_list(item.answered_in)} | {words.unresolved_status(item)} |"
-             for item in report.unresolved]
+    rows = [
+        f"### Unresolved items ({len(still)} open, {blocking} of them blocking)",
+        "",
+        "| Item | By | Raised in | Tag | Answered in | Status |",
+        "|---|---|---|---|---|---|",
+    ]
+    rows += [
+        f"| {cell(item.text)} | {cell(report.name_of(item.seat))} | {item.raised_in} | {words.tag(item)} "
+        f"| {words.turn_list(item.answered_in)} | {words.unresolved_status(item)} |"
+        for item in report.unresolved
+    ]
     return "\n".join(rows)
 
 
@@ -214,8 +245,10 @@ def _novel_arguments(report: Report) -> str:
     lines = [f"<details><summary>Novel arguments ({len(report.novel_arguments)})</summary>", ""]
     for argument in report.novel_arguments:
         support = "; ".join(inline(item) for item in argument.support) or "no support"
-        lines.append(f"- turn {argument.turn}, {inline(report.name_of(argument.seat))}: "
-                     f"{inline(argument.claim) or 'no claim'} (support: {support})")
+        lines.append(
+            f"- turn {argument.turn}, {inline(report.name_of(argument.seat))}: "
+            f"{inline(argument.claim) or 'no claim'} (support: {support})"
+        )
     return "\n".join([*lines, "", "</details>"])
 
 
@@ -223,11 +256,18 @@ def _citations(report: Report) -> str:
     if not report.citations:
         return ""
     verified = report.verification is not None and report.verification.shown
-    unchecked = [] if report.verification else ["No verification sidecar: URLs were not checked (`duel verify` "
-                                                 "checks them).", ""]
-    rows = [f"<details><summary>{words.citation_kinds(report)}</summary>", "", *unchecked,
-            "| Turn | Section | Kind | Item |" + (" Verdict |" if verified else ""),
-            "|---|---|---|---|" + ("---|" if verified else "")]
+    unchecked = (
+        []
+        if report.verification
+        else ["No verification sidecar: URLs were not checked (`duel verify` checks them).", ""]
+    )
+    rows = [
+        f"<details><summary>{words.citation_kinds(report)}</summary>",
+        "",
+        *unchecked,
+        "| Turn | Section | Kind | Item |" + (" Verdict |" if verified else ""),
+        "|---|---|---|---|" + ("---|" if verified else ""),
+    ]
     for citation in report.citations:
         row = f"| {citation.turn} | {citation.section or '—'} | {citation.kind} | {cell(citation.item)} |"
         if verified:
@@ -245,15 +285,19 @@ def _verdict(verdict: str | None, confidence: str | None) -> str:
 def _model_written(report: Report) -> str:
     sections = []
     for section in report.model_written:
-        sections.append(f"### {inline(section.title)} by {inline(section.model)} ({LABEL})\n\n"
-                        f"_{inline(words.model_checks(section))}_\n\n"
-                        + "\n>\n".join(f"> {inline(p)}" for p in words.model_text(section).split("\n\n") if p.strip()))
+        sections.append(
+            f"### {inline(section.title)} by {inline(section.model)} ({LABEL})\n\n"
+            f"_{inline(words.model_checks(section))}_\n\n"
+            + "\n>\n".join(f"> {inline(p)}" for p in words.model_text(section).split("\n\n") if p.strip())
+        )
     return "\n\n".join(sections)
 
 
 def _footer(report: Report) -> str:
     notes = "".join(f" Note: {inline(note)}." for note in report.notes)
-    return (f"<sub>Duel {code(report.duel_id)} · source {code(report.source_path)} "
-            f"(sha256 {code(report.source_sha256[:12])}) · chain head {code(report.head_sha256[:12])} · "
-            f"computed by `duel report` from the record: structure and hash chain checked, turn rules not "
-            f"(`duel validate` checks them).{notes}</sub>")
+    return (
+        f"<sub>Duel {code(report.duel_id)} · source {code(report.source_path)} "
+        f"(sha256 {code(report.source_sha256[:12])}) · chain head {code(report.head_sha256[:12])} · "
+        f"computed by `duel report` from the record: structure and hash chain checked, turn rules not "
+        f"(`duel validate` checks them).{notes}</sub>"
+    )

@@ -10,8 +10,16 @@ from .assessment import ModelSection
 from .report import Report, UnresolvedEntry, VerificationFacts
 
 # The timeline's lines, in both renderers: up to 8 seats (a panel's most), apart in hue and lightness.
-SEAT_COLOURS = {1: "#1f6feb", 2: "#c2560c", 3: "#1a7f37", 4: "#8250df", 5: "#bf3989", 6: "#0a7b83", 7: "#7d4e00",
-                8: "#57606a"}
+SEAT_COLOURS = {
+    1: "#1f6feb",
+    2: "#c2560c",
+    3: "#1a7f37",
+    4: "#8250df",
+    5: "#bf3989",
+    6: "#0a7b83",
+    7: "#7d4e00",
+    8: "#57606a",
+}
 SEAT_COLOUR_NAMES = {1: "blue", 2: "orange", 3: "green", 4: "purple", 5: "pink", 6: "teal", 7: "brown", 8: "grey"}
 
 

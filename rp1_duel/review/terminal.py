@@ -20,8 +20,16 @@ from .listing import ago
 from .watch import EventLine, WatchView, epoch, situation
 
 _STANCE_STYLES = {"ACCEPTING_CONSENSUS": "green", "CONVERGING": "cyan", "DISSENTING": "red", "REVISING": "yellow"}
-_STYLES = {"turn_appended": "bold", "turn_rejected": "red", "duel_closed": "bold green", "record_invalidated": "red",
-           "candidate_convergence": "green", "lock_refreshed": "dim", "usage": "dim", "citations_verified": "dim"}
+_STYLES = {
+    "turn_appended": "bold",
+    "turn_rejected": "red",
+    "duel_closed": "bold green",
+    "record_invalidated": "red",
+    "candidate_convergence": "green",
+    "lock_refreshed": "dim",
+    "usage": "dim",
+    "citations_verified": "dim",
+}
 
 
 class TerminalDisplay:
@@ -48,8 +56,11 @@ class TerminalDisplay:
             when = self.time_of(epoch(line.ts))
         except ValueError:  # a hand-edited log: its time as written
             when = line.ts
-        self.live.console.print(Text.assemble((when, "dim"), "  ", (line.text, _STYLES.get(line.kind, ""))),
-                                no_wrap=True, overflow="ellipsis")  # one screen line per event
+        self.live.console.print(
+            Text.assemble((when, "dim"), "  ", (line.text, _STYLES.get(line.kind, ""))),
+            no_wrap=True,
+            overflow="ellipsis",
+        )  # one screen line per event
 
     def show(self, view: WatchView) -> None:
         self._start()
@@ -70,11 +81,13 @@ class TerminalDisplay:
             seats.add_column(column)
         for seat in view.seats:
             seen = f"{ago(seat.seen_ago)} ago" + ("" if seat.present or view.closed else ", silent")
-            seats.add_row(("▶ " if seat.holds_floor else "  ") + str(seat.seat),
-                          Text(seat.name, style="bold" if seat.writes_next else ""),
-                          f"{seat.harness} / {seat.model_id}",
-                          Text(seat.stance or "—", style=_STANCE_STYLES.get(seat.stance or "", "")),
-                          Text(seen, style="" if seat.present or view.closed else "yellow"))
+            seats.add_row(
+                ("▶ " if seat.holds_floor else "  ") + str(seat.seat),
+                Text(seat.name, style="bold" if seat.writes_next else ""),
+                f"{seat.harness} / {seat.model_id}",
+                Text(seat.stance or "—", style=_STANCE_STYLES.get(seat.stance or "", "")),
+                Text(seen, style="" if seat.present or view.closed else "yellow"),
+            )
         if not view.seats:
             seats.add_row("", "nobody has joined yet", "", "", "")
         lines = situation(view, self.time_of)

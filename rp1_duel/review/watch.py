@@ -60,11 +60,15 @@ def pick_duel(service: DuelService, duel_id: str | None) -> str:
         raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel in {root}")
     if not active:
         recent = "".join(f", {duel}" for duel in closed[-CANDIDATES_SHOWN:][::-1])
-        raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no active duel in {root}: pass --duel-id to watch a closed one"
-                                                  f"{recent} (duel list shows them all)", {"candidates": closed})
+        raise DuelError(
+            ErrorCode.DUEL_NOT_FOUND,
+            f"no active duel in {root}: pass --duel-id to watch a closed one{recent} (duel list shows them all)",
+            {"candidates": closed},
+        )
     if len(active) > 1:
-        raise invalid_argument(f"{len(active)} duels are active in {root}: pass --duel-id, one of "
-                               f"{', '.join(active)}", candidates=active)
+        raise invalid_argument(
+            f"{len(active)} duels are active in {root}: pass --duel-id, one of {', '.join(active)}", candidates=active
+        )
     return active[0]
 
 
@@ -93,8 +97,9 @@ def epoch(timestamp: str) -> float:
     return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
 
 
-def event_line(event: Mapping[str, Any], names: Mapping[str, str], headlines: Mapping[int, str],
-               time_of: TimeFormat = iso) -> EventLine:
+def event_line(
+    event: Mapping[str, Any], names: Mapping[str, str], headlines: Mapping[int, str], time_of: TimeFormat = iso
+) -> EventLine:
     """One line for one logged event (docs/protocol.md section 9). ``names`` maps participant
     ids to display names, ``headlines`` turn numbers to their Position's headline. An event
     this reader does not know, or one missing a field, is shown as its type and data."""
@@ -114,8 +119,9 @@ def event_line(event: Mapping[str, Any], names: Mapping[str, str], headlines: Ma
     return EventLine(seq if isinstance(seq, int) else -1, str(event.get("ts", "")), kind, text)
 
 
-def _describe(kind: str, who: str, data: Mapping[str, Any], headlines: Mapping[int, str],
-              time_of: TimeFormat) -> str | None:
+def _describe(
+    kind: str, who: str, data: Mapping[str, Any], headlines: Mapping[int, str], time_of: TimeFormat
+) -> str | None:
     if kind == "participant_registered":
         return f"{who} joined seat {data['seat']} ({data['harness']} / {data['model_id']})"
     if kind == "participant_waiting":
@@ -156,8 +162,10 @@ def _describe(kind: str, who: str, data: Mapping[str, Any], headlines: Mapping[i
     if kind == "usage":
         cached = f" ({data['cache_read_tokens']} cached)" if data.get("cache_read_tokens") else ""
         retries = f", {data['retries']} retries" if data.get("retries") else ""
-        return (f"{who}'s model on turn {data['turn_number']}: {data['input_tokens']} tokens in{cached}, "
-                f"{data['output_tokens']} out, {float(data['seconds']):.1f} s{retries}")
+        return (
+            f"{who}'s model on turn {data['turn_number']}: {data['input_tokens']} tokens in{cached}, "
+            f"{data['output_tokens']} out, {float(data['seconds']):.1f} s{retries}"
+        )
     return None
 
 
@@ -209,9 +217,17 @@ def view_of(status: StatusResult, now: float, stances: Mapping[str, str] | None 
     live = lock.lease_expires_at is not None and now < lock.lease_expires_at
     holder = lock.owner_participant_id if live else None
     seats = tuple(
-        SeatView(p.seat, p.display_name, p.harness, p.model_id, present(p, duel.lease_seconds, now),
-                 max(0.0, now - p.last_seen_at), p.id == holder, status.next_turn_seat == p.seat
-                 and duel.pending_outcome is None and duel.invalid_reason is None, (stances or {}).get(p.id))
+        SeatView(
+            p.seat,
+            p.display_name,
+            p.harness,
+            p.model_id,
+            present(p, duel.lease_seconds, now),
+            max(0.0, now - p.last_seen_at),
+            p.id == holder,
+            status.next_turn_seat == p.seat and duel.pending_outcome is None and duel.invalid_reason is None,
+            (stances or {}).get(p.id),
+        )
         for p in status.participants
     )
 
@@ -219,13 +235,23 @@ def view_of(status: StatusResult, now: float, stances: Mapping[str, str] | None 
         return None if moment is None else moment - now
 
     return WatchView(
-        duel_id=duel.id, topic=duel.topic, debate_path=duel.debate_path, closed=duel.status != ACTIVE,
-        outcome=duel.outcome, reason=duel.reason, pending_outcome=duel.pending_outcome,
-        invalid_reason=duel.invalid_reason, turn_count=status.turn_count, max_turns=duel.max_turns, seats=seats,
+        duel_id=duel.id,
+        topic=duel.topic,
+        debate_path=duel.debate_path,
+        closed=duel.status != ACTIVE,
+        outcome=duel.outcome,
+        reason=duel.reason,
+        pending_outcome=duel.pending_outcome,
+        invalid_reason=duel.invalid_reason,
+        turn_count=status.turn_count,
+        max_turns=duel.max_turns,
+        seats=seats,
         floor=next((s.name for s in seats if s.holds_floor), None),
         lease_left=left(lock.lease_expires_at) if live else None,
-        deadline_at=status.turn_deadline, deadline_left=left(status.turn_deadline),
-        peer_wait_left=left(status.peer_wait_until), candidate_convergence=status.candidate_convergence,
+        deadline_at=status.turn_deadline,
+        deadline_left=left(status.turn_deadline),
+        peer_wait_left=left(status.peer_wait_until),
+        candidate_convergence=status.candidate_convergence,
         schedule=Schedule(duel.seats, duel.max_turns, duel.chair),
     )
 
@@ -241,8 +267,11 @@ def situation(view: WatchView, time_of: TimeFormat = iso) -> tuple[str, ...]:
     """What must happen next, by when, and who holds the floor; or the outcome and the record."""
     if view.closed:
         return outcome_line(view), f"record: {view.debate_path}"
-    floor = f"floor: {view.floor}, lease {countdown(view.lease_left)} left" if (
-        view.floor and view.lease_left is not None) else "floor: free"
+    floor = (
+        f"floor: {view.floor}, lease {countdown(view.lease_left)} left"
+        if (view.floor and view.lease_left is not None)
+        else "floor: free"
+    )
     if view.invalid_reason:
         return f"the record is invalid ({view.invalid_reason}): a participant must close the duel INVALIDATED", floor
     if view.pending_outcome:
@@ -250,8 +279,11 @@ def situation(view: WatchView, time_of: TimeFormat = iso) -> tuple[str, ...]:
     if view.peer_wait_left is not None:  # not every seat is taken
         wait, alone = view.peer_wait_left, len(view.seats) < 2
         awaited = "a second participant" if alone else f"more participants ({len(view.seats)} joined)"
-        return (f"waiting for {awaited}, {countdown(wait)} left" if wait > 0
-                else f"{'nobody' if alone else 'not everyone'} came: a TIMEOUT close is due"), floor
+        return (
+            f"waiting for {awaited}, {countdown(wait)} left"
+            if wait > 0
+            else f"{'nobody' if alone else 'not everyone'} came: a TIMEOUT close is due"
+        ), floor
     writer = next((s.name for s in view.seats if s.writes_next), "?")
     schedule = view.schedule
     turn = f"turn {schedule.number_after(view.turn_count)} of {schedule.last} is {writer}'s"
@@ -277,8 +309,7 @@ def read_headlines(artifact: str, numbers: Collection[int]) -> dict[int, str]:
         text = read_bounded(artifact, MAX_ARTIFACT_BYTES).decode("utf-8")
     except (OSError, ValueError):
         return {}
-    return {block.n: headline(parse_turn(block.body).position) for block in parse(text).blocks
-            if block.n in numbers}
+    return {block.n: headline(parse_turn(block.body).position) for block in parse(text).blocks if block.n in numbers}
 
 
 _UNREAD = (-1, -1, -1)
@@ -345,8 +376,15 @@ class Display(Protocol):
     def stop(self) -> None: ...
 
 
-def follow(service: DuelService, duel_id: str, display: Display, *, poll_seconds: float = POLL_SECONDS,
-           redraw_seconds: float = REDRAW_SECONDS, sleep: Callable[[float], None] = time.sleep) -> WatchView:
+def follow(
+    service: DuelService,
+    duel_id: str,
+    display: Display,
+    *,
+    poll_seconds: float = POLL_SECONDS,
+    redraw_seconds: float = REDRAW_SECONDS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> WatchView:
     """Show the duel on ``display`` until it closes (at once for a closed one); return its last view."""
     follower = Follower(service, duel_id)
     seen = follower.poll()

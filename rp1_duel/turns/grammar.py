@@ -197,7 +197,7 @@ class ParsedTurn:
 def normalize_turn_text(text: str) -> str:
     """The body the service stores and hashes: LF line ends, no leading `---`, one final newline."""
     lines = _normalized_lines(text)
-    return "\n".join(lines[_turn_start(lines):]).rstrip() + "\n"
+    return "\n".join(lines[_turn_start(lines) :]).rstrip() + "\n"
 
 
 def lines_before_turn(text: str) -> int:

@@ -108,13 +108,20 @@ CHAIR_FORMATS = {
 - …""",
 }
 # The rules a chair's turn is held to: the panel's sections, stances and grounding do not apply.
-CHAIR_RULES = (RuleCode.HEADING, RuleCode.CHAIR_FORMAT, RuleCode.TURN_REF_NOT_FOUND, RuleCode.UNSAFE_STRUCTURE,
-               RuleCode.RAW_HTML)
+CHAIR_RULES = (
+    RuleCode.HEADING,
+    RuleCode.CHAIR_FORMAT,
+    RuleCode.TURN_REF_NOT_FOUND,
+    RuleCode.UNSAFE_STRUCTURE,
+    RuleCode.RAW_HTML,
+)
 
 
 def chair_guide(phase: str) -> str:
     """The contract of one chair turn, as plain lines (a fenced example tends to be answered fenced)."""
     rules = "\n".join(f"- `{code}`: {RULES[code]}" for code in CHAIR_RULES)
-    return (f"Format:\n\n{CHAIR_FORMATS[phase]}\n\n"
-            "The chair takes no stance: the heading ends with CHAIR. Agreed and Still Open are optional.\n\n"
-            f"Rules (each rejection names its code):\n{rules}")
+    return (
+        f"Format:\n\n{CHAIR_FORMATS[phase]}\n\n"
+        "The chair takes no stance: the heading ends with CHAIR. Agreed and Still Open are optional.\n\n"
+        f"Rules (each rejection names its code):\n{rules}"
+    )

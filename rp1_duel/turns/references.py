@@ -33,8 +33,11 @@ _URL_IN_TEXT = re.compile(r"https?://[^\s<>\[\]`\"]+", re.I)
 _URL_TRAILING = ".,;:!?*_~'"
 _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 # Turns named in running text: `Turn 3`, `turn #3`, `Turns 2 and 4`, `Turns 2, 3 and 5`, `Turns 2-4`.
-_TURNS_IN_TEXT = re.compile(r"\bturns?\s+#?\d{1,9}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*|\s*[-\u2013]\s*)"
-                            r"(?:turns?\s+)?#?\d{1,9})*(?!\d)", re.I)
+_TURNS_IN_TEXT = re.compile(
+    r"\bturns?\s+#?\d{1,9}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*|\s*[-\u2013]\s*)"
+    r"(?:turns?\s+)?#?\d{1,9})*(?!\d)",
+    re.I,
+)
 _DIGITS = re.compile(r"\d+")
 
 
@@ -73,7 +76,11 @@ def parse_reference(text: str, source_names: Sequence[str]) -> Reference:
     cited = text.removeprefix("./")
     for name in source_names:
         rest = cited[len(name) :]
-        if name and cited[: len(name)].casefold() == name.casefold() and (not rest or rest[0] in "#: \t" + _OPEN_QUOTES):
+        if (
+            name
+            and cited[: len(name)].casefold() == name.casefold()
+            and (not rest or rest[0] in "#: \t" + _OPEN_QUOTES)
+        ):
             return _source_reference(text, rest)
     other = _OTHER_DOCUMENT.match(cited)
     if other:

@@ -116,7 +116,7 @@ RULES = MappingProxyType(
         " and a quoted excerpt from it appears in it",
         RuleCode.CONJECTURE_AS_BASIS: "a claim (a counterpoint's Claim, the novel argument's claim) no citation"
         " supports may begin with `[CONJECTURE]`; a counterpoint resting on conjectures (`[CONJECTURE] …` support"
-        " items, `Turn M \"…\"` quoting a tagged claim, `Turn M` when all its claims are tagged) also cites a URL,"
+        ' items, `Turn M "…"` quoting a tagged claim, `Turn M` when all its claims are tagged) also cites a URL,'
         " the source or untagged text of a turn (a principle is not a citation)",
         RuleCode.NOVELTY: "the novel argument has support, and its claim repeats no earlier position or claim"
         " (same words after normalisation, or a token-set Jaccard similarity of 0.8 or more)",
@@ -136,7 +136,7 @@ RULES = MappingProxyType(
         " the synthesis Synthesis, then optionally Agreed and Still Open",
         RuleCode.UNENGAGED_POINTS: "in the closing round, every point of the chair's Unengaged Points has a"
         " counterpoint whose Addresses names the chair's pre-closing turn with an excerpt of that point"
-        " (`Addresses: Turn M \"words of the point\"`)",
+        ' (`Addresses: Turn M "words of the point"`)',
     }
 )
 _RULE_ORDER = {code: index for index, code in enumerate(RULES)}
@@ -329,8 +329,11 @@ class _Checker:
             (html.snippet, html.line) for html in find_raw_html(text) if html.offset not in markers
         ]
         if not found:
-            found = [(html_snippet(item.text), item.line) for item in self.turn.parser_html
-                     if next(_markers(item.text), None) is None]
+            found = [
+                (html_snippet(item.text), item.line)
+                for item in self.turn.parser_html
+                if next(_markers(item.text), None) is None
+            ]
         reported: set[int | None] = set()
         for snippet, line in found:
             if line not in reported:  # one a line: the first says what to fix
@@ -341,17 +344,23 @@ class _Checker:
     def check_heading(self) -> None:
         turn, ctx = self.turn, self.ctx
         slot = CHAIR_MARK if ctx.by_chair else "STANCE"
-        expected = f"## Turn {ctx.turn_number} \u2014 {ctx.participant_name} ({ctx.harness} / {ctx.model_id}) \u2014 {slot}"
+        expected = (
+            f"## Turn {ctx.turn_number} \u2014 {ctx.participant_name} ({ctx.harness} / {ctx.model_id}) \u2014 {slot}"
+        )
         if turn.heading is None:
             self.add(RuleCode.HEADING, f"the turn must begin with its heading: `{expected}`")
             return
         line = turn.heading_line
         if turn.text_before_heading == "+++":
-            self.add(RuleCode.HEADING, "a turn opens with `---` (or its heading), not `+++`",
-                     turn.text_before_heading_line)
+            self.add(
+                RuleCode.HEADING, "a turn opens with `---` (or its heading), not `+++`", turn.text_before_heading_line
+            )
         elif turn.text_before_heading_line is not None:
-            self.add(RuleCode.HEADING, "nothing but an optional `---` line may come before the heading",
-                     turn.text_before_heading_line)
+            self.add(
+                RuleCode.HEADING,
+                "nothing but an optional `---` line may come before the heading",
+                turn.text_before_heading_line,
+            )
         if turn.heading_level != 2:
             self.add(RuleCode.HEADING, "the turn heading is a level-2 heading (`## `)", line)
         if turn.number is None:
@@ -368,7 +377,9 @@ class _Checker:
             if written is None:
                 self.add(RuleCode.HEADING, f"the heading must give the claimant's {what}: `{expected}`", line)
             elif written.split() != own.split():
-                self.add(RuleCode.HEADING, f"the heading gives {what} {written!r}; the claimant's {what} is {own!r}", line)
+                self.add(
+                    RuleCode.HEADING, f"the heading gives {what} {written!r}; the claimant's {what} is {own!r}", line
+                )
         if ctx.by_chair or (ctx.phase is not None and turn.stance == CHAIR_MARK):  # without a chair, a STANCE
             self._check_chair_mark(line)
         elif turn.stance is None:
@@ -380,11 +391,19 @@ class _Checker:
         """The chair takes no stance: `CHAIR` stands in its place, and only in the chair's turns."""
         number, stance = self.ctx.turn_number, self.turn.stance
         if not self.ctx.by_chair:
-            self.add(RuleCode.HEADING, f"turn {number} is a panelist's: only the chair's turns end with "
-                                       f"{CHAIR_MARK}; end the heading with a stance", line)
+            self.add(
+                RuleCode.HEADING,
+                f"turn {number} is a panelist's: only the chair's turns end with "
+                f"{CHAIR_MARK}; end the heading with a stance",
+                line,
+            )
         elif stance != CHAIR_MARK:
-            self.add(RuleCode.HEADING, f"turn {number} is the chair's, which takes no stance: end the heading "
-                                       f"with {CHAIR_MARK}" + (f", not {stance}" if stance else ""), line)
+            self.add(
+                RuleCode.HEADING,
+                f"turn {number} is the chair's, which takes no stance: end the heading "
+                f"with {CHAIR_MARK}" + (f", not {stance}" if stance else ""),
+                line,
+            )
 
     # CHAIR_FORMAT: a chair's turn, by its phase
     def check_chair_sections(self) -> None:
@@ -395,11 +414,17 @@ class _Checker:
         latest = -1
         for name, section in self.turn.sections.items():
             if name not in allowed:
-                self.add(RuleCode.CHAIR_FORMAT, f"**{name}** does not belong in the {name_of_phase}; its sections "
-                                                f"are {', '.join(allowed)}", section.line, name)
+                self.add(
+                    RuleCode.CHAIR_FORMAT,
+                    f"**{name}** does not belong in the {name_of_phase}; its sections are {', '.join(allowed)}",
+                    section.line,
+                    name,
+                )
                 continue
             if allowed.index(name) < latest:
-                self.add(RuleCode.CHAIR_FORMAT, f"**{name}** must come before **{allowed[latest]}**", section.line, name)
+                self.add(
+                    RuleCode.CHAIR_FORMAT, f"**{name}** must come before **{allowed[latest]}**", section.line, name
+                )
             latest = max(latest, allowed.index(name))
             if section.is_empty:
                 self.add(RuleCode.CHAIR_FORMAT, f"the **{name}** section is empty", section.line, name)
@@ -407,8 +432,12 @@ class _Checker:
             self.add(RuleCode.CHAIR_FORMAT, f"**{section.name}** appears more than once", section.line, section.name)
         for name in required:
             if name not in self.turn.sections:
-                self.add(RuleCode.CHAIR_FORMAT, f"the {name_of_phase} needs a **{name}** section (a line `**{name}**`)",
-                         None, name)
+                self.add(
+                    RuleCode.CHAIR_FORMAT,
+                    f"the {name_of_phase} needs a **{name}** section (a line `**{name}**`)",
+                    None,
+                    name,
+                )
         if phase == Phase.PRE_CLOSING:
             self._check_points()
 
@@ -418,18 +447,30 @@ class _Checker:
         if section is None or section.is_empty:
             return
         if not 1 <= len(points) <= MAX_UNENGAGED_POINTS:
-            self.add(RuleCode.CHAIR_FORMAT, f"list 1 to {MAX_UNENGAGED_POINTS} unengaged points, not {len(points)}",
-                     section.line, UNENGAGED_POINTS)
+            self.add(
+                RuleCode.CHAIR_FORMAT,
+                f"list 1 to {MAX_UNENGAGED_POINTS} unengaged points, not {len(points)}",
+                section.line,
+                UNENGAGED_POINTS,
+            )
         for point in points:
             mentions = turns_in_text(point.text)
             if not mentions:
-                self.add(RuleCode.CHAIR_FORMAT, f"{_shorten(point.text)!r} must name the earlier panel turn that "
-                                                "raised it (`Turn M`)", point.line, UNENGAGED_POINTS)
+                self.add(
+                    RuleCode.CHAIR_FORMAT,
+                    f"{_shorten(point.text)!r} must name the earlier panel turn that raised it (`Turn M`)",
+                    point.line,
+                    UNENGAGED_POINTS,
+                )
             for mention in mentions:
                 cited = self.ctx.prior_turn(mention.turn)
                 if cited is not None and cited.chair:
-                    self.add(RuleCode.CHAIR_FORMAT, f"Turn {mention.turn} is the chair's: name the panel turn that "
-                                                    "raised the point", point.line, UNENGAGED_POINTS)
+                    self.add(
+                        RuleCode.CHAIR_FORMAT,
+                        f"Turn {mention.turn} is the chair's: name the panel turn that raised the point",
+                        point.line,
+                        UNENGAGED_POINTS,
+                    )
 
     # TURN_REF_NOT_FOUND, in a chair's running text: each turn it names is an earlier one holding what it quotes
     def check_chair_turn_mentions(self) -> None:
@@ -438,8 +479,9 @@ class _Checker:
         for section in self.turn.sections.values():
             for mention in turns_in_text(section.body):
                 line = section.line + 1 + section.body.count("\n", 0, mention.start)
-                self._check_turn_reference(Reference("turn", "", mention.turn, excerpt=mention.excerpt), line,
-                                           section.name)
+                self._check_turn_reference(
+                    Reference("turn", "", mention.turn, excerpt=mention.excerpt), line, section.name
+                )
 
     # UNENGAGED_POINTS
     def check_unengaged_points(self) -> None:
@@ -449,17 +491,28 @@ class _Checker:
         pre_closing = ctx.prior_turn(ctx.pre_closing) if ctx.phase == Phase.CLOSING and ctx.pre_closing else None
         if pre_closing is None:
             return
-        quoted = [reference.excerpt for point in self.turn.counterpoints for target in (point.addresses or "").split("|")
-                  if (reference := parse_reference(target.strip(), self.names)).kind == "turn"
-                  and reference.turn == ctx.pre_closing and reference.excerpt is not None]
+        quoted = [
+            reference.excerpt
+            for point in self.turn.counterpoints
+            for target in (point.addresses or "").split("|")
+            if (reference := parse_reference(target.strip(), self.names)).kind == "turn"
+            and reference.turn == ctx.pre_closing
+            and reference.excerpt is not None
+        ]
         section = self.turn.sections.get(COUNTERPOINTS)
         for number, point in enumerate(pre_closing.points, 1):
             text = SearchableText(point.text)
             if not any(text.contains(excerpt) for excerpt in quoted):
-                message = (f"unengaged point {number} of Turn {ctx.pre_closing} is not addressed: add a counterpoint "
-                           f"with `Addresses: Turn {ctx.pre_closing} \"…\"` quoting it: {_shorten(point.text)!r}")
-                self.add(RuleCode.UNENGAGED_POINTS, message, section.line if section else self.turn.heading_line,
-                         COUNTERPOINTS)
+                message = (
+                    f"unengaged point {number} of Turn {ctx.pre_closing} is not addressed: add a counterpoint "
+                    f'with `Addresses: Turn {ctx.pre_closing} "…"` quoting it: {_shorten(point.text)!r}'
+                )
+                self.add(
+                    RuleCode.UNENGAGED_POINTS,
+                    message,
+                    section.line if section else self.turn.heading_line,
+                    COUNTERPOINTS,
+                )
 
     # SECTION_MISSING, SECTION_ORDER, SECTION_EMPTY
     def check_sections(self) -> None:
@@ -467,14 +520,18 @@ class _Checker:
         for name, section in self.turn.sections.items():
             position = SECTIONS.index(name)
             if position < latest:
-                self.add(RuleCode.SECTION_ORDER, f"**{name}** must come before **{SECTIONS[latest]}**", section.line, name)
+                self.add(
+                    RuleCode.SECTION_ORDER, f"**{name}** must come before **{SECTIONS[latest]}**", section.line, name
+                )
             latest = max(latest, position)
         for section in self.turn.duplicate_sections:
             self.add(RuleCode.SECTION_ORDER, f"**{section.name}** appears more than once", section.line, section.name)
         for name in SECTIONS:
             found = self.turn.sections.get(name)
             if found is None:
-                self.add(RuleCode.SECTION_MISSING, f"the **{name}** section is missing (a line `**{name}**`)", None, name)
+                self.add(
+                    RuleCode.SECTION_MISSING, f"the **{name}** section is missing (a line `**{name}**`)", None, name
+                )
             elif name in NON_EMPTY_SECTIONS and found.is_empty:
                 self.add(RuleCode.SECTION_EMPTY, f"the **{name}** section is empty", found.line, name)
 
@@ -483,7 +540,11 @@ class _Checker:
         for point in self.turn.counterpoints:
             missing = [
                 part
-                for part, present in (("Addresses", point.addresses), ("Claim", point.claim), ("Support", point.support))
+                for part, present in (
+                    ("Addresses", point.addresses),
+                    ("Claim", point.claim),
+                    ("Support", point.support),
+                )
                 if not present
             ]
             if missing:
@@ -533,8 +594,10 @@ class _Checker:
         source = self.ctx.source.name if self.ctx.source else "the source"
         cited = reference.document or ""
         if source != "the source" and cited.replace("\\", "/").rsplit("/", 1)[-1].casefold() == source.casefold():
-            return (f"{cited!r} is not a name the record knows the source by; cite it as `{source}`"
-                    " (another path would not resolve on every clone)")
+            return (
+                f"{cited!r} is not a name the record knows the source by; cite it as `{source}`"
+                " (another path would not resolve on every clone)"
+            )
         return f"{_shorten(reference.text)!r} cites another document; cite the source as `{source}`"
 
     def _check_turn_reference(self, reference: Reference, line: int | None, section: str) -> None:
@@ -583,8 +646,10 @@ class _Checker:
         for point in self.turn.counterpoints:
             kinds = {self._evidence(references[item]) for item in point.support}
             if "conjecture" in kinds and "citation" not in kinds:
-                message = ("the counterpoint rests on a conjecture alone: add a URL, a source reference"
-                           " or a turn reference to text not tagged `[CONJECTURE]`")
+                message = (
+                    "the counterpoint rests on a conjecture alone: add a URL, a source reference"
+                    " or a turn reference to text not tagged `[CONJECTURE]`"
+                )
                 self.add(RuleCode.CONJECTURE_AS_BASIS, message, point.line, COUNTERPOINTS)
 
     def _evidence(self, reference: Reference) -> str | None:
@@ -606,7 +671,9 @@ class _Checker:
             message = "the novel argument needs a `Support:` line followed by at least one support item"
             self.add(RuleCode.NOVELTY, message, section.line, NOVEL_ARGUMENT)
         if not turn.novel_claim:
-            self.add(RuleCode.NOVELTY, "the novel argument needs a claim before `Support:`", section.line, NOVEL_ARGUMENT)
+            self.add(
+                RuleCode.NOVELTY, "the novel argument needs a claim before `Support:`", section.line, NOVEL_ARGUMENT
+            )
         elif self.ctx.novelty is not None and self.ctx.novelty.repeats(turn.novel_claim):
             message = "the novel argument's claim repeats an earlier position or claim"
             self.add(RuleCode.NOVELTY, message, turn.novel_claim_line, NOVEL_ARGUMENT)
@@ -625,7 +692,9 @@ class _Checker:
             return
         section = turn.sections.get(STANCE_REVISION_SUPPORT)
         message = f"the stance changed from {previous} to {turn.stance}: give Stance Revision Support"
-        self.add(RuleCode.STANCE_REVISION, message, section.line if section else turn.heading_line, STANCE_REVISION_SUPPORT)
+        self.add(
+            RuleCode.STANCE_REVISION, message, section.line if section else turn.heading_line, STANCE_REVISION_SUPPORT
+        )
 
     # CONSENSUS_BLOCKED
     def check_consensus(self) -> None:
@@ -637,7 +706,9 @@ class _Checker:
                 message = "ACCEPTING_CONSENSUS cannot keep a blocking item"
                 self.add(RuleCode.CONSENSUS_BLOCKED, message, item.line, UNRESOLVED_ITEMS)
         if not turn.support_items:
-            self.add(RuleCode.CONSENSUS_BLOCKED, "ACCEPTING_CONSENSUS needs at least one support item", turn.heading_line)
+            self.add(
+                RuleCode.CONSENSUS_BLOCKED, "ACCEPTING_CONSENSUS needs at least one support item", turn.heading_line
+            )
         scoped = any(point.addresses and point.claim for point in turn.counterpoints)
         if not scoped and not any(item.blocking is False for item in turn.unresolved):
             message = "ACCEPTING_CONSENSUS needs a non-blocking unresolved item or a scoped critique (a counterpoint)"
@@ -661,8 +732,10 @@ def _raw_html_message(snippet: str) -> str:
     tag = _TAG.match(snippet)
     example = f"<{tag.group(1)}>" if tag else snippet
     code = f"`` {example} ``" if "`" in example else f"`{example}`"
-    return (f"raw HTML {snippet!r} would be read as markup when rendered, hiding or swallowing text;"
-            f" write it in a code span: {code}")
+    return (
+        f"raw HTML {snippet!r} would be read as markup when rendered, hiding or swallowing text;"
+        f" write it in a code span: {code}"
+    )
 
 
 def _shorten(text: str, limit: int = 80) -> str:

@@ -96,9 +96,7 @@ class SourceDocument:
 
     def numbered(self) -> str:
         width = len(str(len(self.lines)))
-        return "\n".join(
-            f"{number:>{width}} | {line}".rstrip() for number, line in enumerate(self.lines, 1)
-        )
+        return "\n".join(f"{number:>{width}} | {line}".rstrip() for number, line in enumerate(self.lines, 1))
 
 
 MAX_SOURCE_BYTES = 16 * 1024 * 1024

@@ -15,14 +15,17 @@ from typing import Final
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 # Cloud instance metadata services: credentials live there. Refused even with --allow-private-hosts.
-METADATA: Final = frozenset(ipaddress.ip_address(a) for a in (
-    "169.254.169.254",  # AWS, GCP, Azure, Oracle, DigitalOcean, OpenStack
-    "169.254.170.2",  # AWS ECS task metadata
-    "169.254.170.23",  # AWS EKS pod identity
-    "fd00:ec2::254",  # AWS over IPv6
-    "fd00:ec2::23",
-    "100.100.100.200",  # Alibaba Cloud
-))
+METADATA: Final = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "169.254.169.254",  # AWS, GCP, Azure, Oracle, DigitalOcean, OpenStack
+        "169.254.170.2",  # AWS ECS task metadata
+        "169.254.170.23",  # AWS EKS pod identity
+        "fd00:ec2::254",  # AWS over IPv6
+        "fd00:ec2::23",
+        "100.100.100.200",  # Alibaba Cloud
+    )
+)
 _PRIVATE: Final = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 _SHARED: Final = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: inside a provider's network
 _UNIQUE_LOCAL: Final = ipaddress.ip_network("fc00::/7")

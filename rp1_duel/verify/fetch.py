@@ -170,8 +170,11 @@ class Fetcher:
             wait = retry_after(answer.headers.get("Retry-After"))
             wait = 2.0 ** (attempt - 1) if wait is None else wait
             if wait > self.policy.max_retry_wait_seconds or time.monotonic() + wait >= deadline:
-                raise _Failed(FetchFailure.HTTP_STATUS, f"{said}; the {wait:g} s it asks to wait is more than "
-                                                        "this fetch may take", answer.status)
+                raise _Failed(
+                    FetchFailure.HTTP_STATUS,
+                    f"{said}; the {wait:g} s it asks to wait is more than this fetch may take",
+                    answer.status,
+                )
             self.policy.sleep(wait)
             attempt += 1
 
@@ -220,8 +223,10 @@ class Fetcher:
             if exc.errno in _NO_SUCH_NAME and self._resolver_works():
                 raise _Failed(FetchFailure.NAME_NOT_FOUND, f"no such host: {host}") from None
             if exc.errno in _NO_SUCH_NAME:
-                raise _Failed(FetchFailure.DNS_FAILED, f"cannot resolve {host}: the resolver knows no name at all "
-                                                       "(offline, or DNS blocked)") from None
+                raise _Failed(
+                    FetchFailure.DNS_FAILED,
+                    f"cannot resolve {host}: the resolver knows no name at all (offline, or DNS blocked)",
+                ) from None
             raise _Failed(FetchFailure.DNS_FAILED, f"cannot resolve {host}: {exc.strerror or exc}") from None
         except (OSError, UnicodeError, ValueError) as exc:
             raise _Failed(FetchFailure.DNS_FAILED, f"cannot resolve {host}: {exc}") from None
@@ -251,15 +256,17 @@ class Fetcher:
         try:
             return context.wrap_socket(sock, server_hostname=host)
         except ssl.SSLCertVerificationError as exc:
-            raise _Failed(FetchFailure.CONNECTION_FAILED, f"{host}: TLS certificate refused: "
-                                                          f"{exc.verify_message or exc.reason}") from None
+            raise _Failed(
+                FetchFailure.CONNECTION_FAILED, f"{host}: TLS certificate refused: {exc.verify_message or exc.reason}"
+            ) from None
         except (ssl.SSLError, OSError) as exc:
             if isinstance(exc, TimeoutError):
                 raise _Failed(FetchFailure.TIMEOUT, f"{host} did not complete TLS in time") from None
             raise _Failed(FetchFailure.CONNECTION_FAILED, f"{host}: TLS failed: {_reason(exc)}") from None
 
-    def _exchange(self, sock: socket.socket, parts: SplitResult, host: str, port: int, scheme: str,
-                  deadline: float) -> _Answer:
+    def _exchange(
+        self, sock: socket.socket, parts: SplitResult, host: str, port: int, scheme: str, deadline: float
+    ) -> _Answer:
         """One GET on a connected socket, written by hand: every header is this module's choice."""
         path = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=_PRINTABLE_ASCII)
         shown = f"[{host}]" if ":" in host else host
@@ -286,21 +293,26 @@ class Fetcher:
             finally:
                 response.close()
         except TimeoutError:
-            raise _Failed(FetchFailure.TIMEOUT, f"{host} did not answer within "
-                                                f"{self.policy.timeout_seconds:g} s") from None
+            raise _Failed(
+                FetchFailure.TIMEOUT, f"{host} did not answer within {self.policy.timeout_seconds:g} s"
+            ) from None
         except (http.client.HTTPException, OSError) as exc:
             raise _Failed(FetchFailure.CONNECTION_FAILED, f"{host}: {_reason(exc)}") from None
 
     def _body(self, response: http.client.HTTPResponse, sock: socket.socket, deadline: float) -> bytes:
         encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
         if encoding != "identity":
-            raise _Failed(FetchFailure.UNSUPPORTED_CONTENT, f"the page came {encoding}-encoded although "
-                                                            "identity was asked for", response.status)
+            raise _Failed(
+                FetchFailure.UNSUPPORTED_CONTENT,
+                f"the page came {encoding}-encoded although identity was asked for",
+                response.status,
+            )
         limit = self.policy.max_bytes
         declared = response.headers.get("Content-Length")
         if declared and declared.strip().isdigit() and int(declared) > limit:
-            raise _Failed(FetchFailure.TOO_LARGE, f"{int(declared)} bytes, over the {_size(limit)} limit",
-                          response.status)
+            raise _Failed(
+                FetchFailure.TOO_LARGE, f"{int(declared)} bytes, over the {_size(limit)} limit", response.status
+            )
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -357,4 +369,3 @@ def _default_context() -> ssl.SSLContext:
     if _context is None:
         _context = ssl.create_default_context()
     return _context
-

@@ -40,11 +40,11 @@ Answer with one JSON object and nothing else:
 
 BRIEFS: Final = {
     Vote.BRIEF_SUPPORT: "You check a citation in a written debate: does the cited web page support the claim "
-                        "it is cited for?\n\n" + _RULES,
+    "it is cited for?\n\n" + _RULES,
     Vote.BRIEF_REFUTE: "You are the adversarial checker of a citation in a written debate. Try to refute the "
-                       "claim with the cited web page: look for words that contradict it, or that show the page "
-                       "does not say it. Answer \"supports\" only when you cannot, because the page plainly "
-                       "states the claim.\n\n" + _RULES,
+    "claim with the cited web page: look for words that contradict it, or that show the page "
+    'does not say it. Answer "supports" only when you cannot, because the page plainly '
+    "states the claim.\n\n" + _RULES,
 }
 
 
@@ -74,18 +74,22 @@ def panel(voters: Sequence[Voter]) -> tuple[Seat, ...]:
     the third seat gets the adversarial brief. No voters: no panel."""
     if not voters:
         return ()
-    return tuple(Seat(voters[index % len(voters)], Vote.BRIEF_REFUTE if index == SEATS - 1 else Vote.BRIEF_SUPPORT)
-                 for index in range(SEATS))
+    return tuple(
+        Seat(voters[index % len(voters)], Vote.BRIEF_REFUTE if index == SEATS - 1 else Vote.BRIEF_SUPPORT)
+        for index in range(SEATS)
+    )
 
 
 def vote_prompt(citation: Citation, url: str, text: str) -> str:
     shown = text[:PAGE_TEXT_LIMIT]
     cut = f" (its first {PAGE_TEXT_LIMIT:,} characters of {len(text):,})" if len(text) > PAGE_TEXT_LIMIT else ""
-    return (f"Claim: {citation.claim}\n"
-            f"Cited as: {citation.item}\n"
-            f"Page: {url}\n\n"
-            f"The page's text{cut}, between the lines <<<PAGE and PAGE>>>:\n<<<PAGE\n{shown}\nPAGE>>>\n\n"
-            "Judge whether the page supports the claim, and answer with the JSON object only.")
+    return (
+        f"Claim: {citation.claim}\n"
+        f"Cited as: {citation.item}\n"
+        f"Page: {url}\n\n"
+        f"The page's text{cut}, between the lines <<<PAGE and PAGE>>>:\n<<<PAGE\n{shown}\nPAGE>>>\n\n"
+        "Judge whether the page supports the claim, and answer with the JSON object only."
+    )
 
 
 def cast_vote(seat: Seat, citation: Citation, url: str, text: str, page: SearchableText) -> VoteRecord:

@@ -73,16 +73,26 @@ class Verifier:
     """Verifies citations with one fetcher, the voters given, and a page cache. Not for use by
     two threads at once; it runs its own fetches and votes concurrently."""
 
-    def __init__(self, fetcher: Fetcher, voters: Sequence[Voter] = (), pages: PageCache | None = None,
-                 clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        voters: Sequence[Voter] = (),
+        pages: PageCache | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
         self.fetcher = fetcher
         self.seats: tuple[Seat, ...] = panel(voters)
         self.pages = pages
         self.clock = clock
         self._read: dict[str, Page] = {}  # every URL this verifier fetched
 
-    def verify(self, citations: Sequence[Citation], previous: Sidecar | None = None,
-               refresh: bool = False, unjudged_because: str | None = None) -> Verification:
+    def verify(
+        self,
+        citations: Sequence[Citation],
+        previous: Sidecar | None = None,
+        refresh: bool = False,
+        unjudged_because: str | None = None,
+    ) -> Verification:
         """A verdict for each citation. ``previous`` (not with ``refresh``) lends its settled
         verdicts for citations it lists unchanged, and its fetches. ``unjudged_because`` keeps
         the verdicts mechanical even with voters: a claim that needs judging is ``unjudged``,
@@ -98,8 +108,11 @@ class Verifier:
             elif citation.url is not None:
                 urls[index] = citation.url
         # A URL is looked at again as a whole: every citation of it, or none.
-        stale = {url for index, url in urls.items()
-                 if not self._settled(known.get(citations[index])) or url not in known_fetches}
+        stale = {
+            url
+            for index, url in urls.items()
+            if not self._settled(known.get(citations[index])) or url not in known_fetches
+        }
         for index, url in urls.items():
             if url not in stale:
                 entries[index] = known[citations[index]]
@@ -116,8 +129,10 @@ class Verifier:
                     entries[index] = _entry(citations[index], judged)
         for index, votes in zip(judging, self._votes([citations[i] for i in judging], pages), strict=True):
             entries[index] = _entry(citations[index], quorum(votes), votes)
-        fetches = {url: _unchanged(pages[url].record, known_fetches.get(url)) if url in pages else known_fetches[url]
-                   for url in urls.values()}
+        fetches = {
+            url: _unchanged(pages[url].record, known_fetches.get(url)) if url in pages else known_fetches[url]
+            for url in urls.values()
+        }
         ordered = [entries[index] for index in range(len(citations))]
         return Verification(tuple(corroborate(ordered, fetches)), fetches)
 
@@ -157,8 +172,19 @@ class Verifier:
     def _extracted(self, fetched: Fetched) -> Page:
         now = iso(self.clock())
         if fetched.body is None:
-            return Page(FetchRecord(fetched.final_url, fetched.status, fetched.content_type, None, None, now,
-                                    fetched.error, fetched.detail), None)
+            return Page(
+                FetchRecord(
+                    fetched.final_url,
+                    fetched.status,
+                    fetched.content_type,
+                    None,
+                    None,
+                    now,
+                    fetched.error,
+                    fetched.detail,
+                ),
+                None,
+            )
         body = fetched.body
         sha256 = hashlib.sha256(body).hexdigest()
         kind = page_kind(fetched.content_type, body)
@@ -173,8 +199,9 @@ class Verifier:
                 error, detail = FetchFailure.UNREADABLE, str(exc)
         if text is not None and self.pages is not None:
             self.pages.put(sha256, text)
-        record = FetchRecord(fetched.final_url, fetched.status, fetched.content_type, sha256, len(body), now,
-                             error, detail)
+        record = FetchRecord(
+            fetched.final_url, fetched.status, fetched.content_type, sha256, len(body), now, error, detail
+        )
         return Page(record, text)
 
     def _votes(self, citations: list[Citation], pages: dict[str, Page]) -> list[tuple[VoteRecord, ...]]:
@@ -216,8 +243,9 @@ class ArtifactVerification:
     notes: tuple[str, ...] = ()
 
 
-def verify_artifact(path: str | os.PathLike[str], verifier: Verifier, refresh: bool = False,
-                    clock: Callable[[], float] = time.time) -> ArtifactVerification:
+def verify_artifact(
+    path: str | os.PathLike[str], verifier: Verifier, refresh: bool = False, clock: Callable[[], float] = time.time
+) -> ArtifactVerification:
     """Verify every citation of a committed artifact against its previous sidecar, if any.
 
     Raises DuelError: ``ARTIFACT_UNREADABLE`` for a file that is not a readable artifact,
@@ -246,9 +274,18 @@ def verify_artifact(path: str | os.PathLike[str], verifier: Verifier, refresh: b
             notes.append(f"{side.name} could not be read ({exc}); it is written anew")
     verification = verifier.verify(citations, previous, refresh)
     voters = dict.fromkeys(vote.voter for entry in verification.entries for vote in entry.votes)
-    sidecar = Sidecar(record.front.duel_id, where.name, blocks[-1].sha256 if blocks else GENESIS, len(blocks),
-                      iso(clock()), tuple(voters), verification.fetches, verification.entries)
+    sidecar = Sidecar(
+        record.front.duel_id,
+        where.name,
+        blocks[-1].sha256 if blocks else GENESIS,
+        len(blocks),
+        iso(clock()),
+        tuple(voters),
+        verification.fetches,
+        verification.entries,
+    )
     if previous is not None and sidecar.same_content(previous):
-        return ArtifactVerification(where, side, replace(sidecar, verified_at=previous.verified_at), False,
-                                    tuple(notes))
+        return ArtifactVerification(
+            where, side, replace(sidecar, verified_at=previous.verified_at), False, tuple(notes)
+        )
     return ArtifactVerification(where, side, sidecar, True, tuple(notes))

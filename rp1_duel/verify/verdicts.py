@@ -22,8 +22,11 @@ from ..vocabulary import BASES, CitationKind, Confidence, FetchFailure, Verdict,
 
 DEAD_STATUSES: Final = frozenset({404, 410})
 # The strongest basis two valid votes agree on gives the confidence.
-_CONFIDENCE_OF_BASIS: Final = {Vote.STATES: Confidence.HIGH, Vote.REPORTS: Confidence.MEDIUM,
-                               Vote.CIRCUMSTANTIAL: Confidence.LOW}
+_CONFIDENCE_OF_BASIS: Final = {
+    Vote.STATES: Confidence.HIGH,
+    Vote.REPORTS: Confidence.MEDIUM,
+    Vote.CIRCUMSTANTIAL: Confidence.LOW,
+}
 QUORUM: Final = 2
 
 
@@ -50,7 +53,8 @@ def failed_fetch(record: FetchRecord) -> Judgement | None:
     if record.ok:
         return None
     dead = record.error in (FetchFailure.NAME_NOT_FOUND, FetchFailure.CONNECTION_REFUSED) or (
-        record.error == FetchFailure.HTTP_STATUS and record.status in DEAD_STATUSES)
+        record.error == FetchFailure.HTTP_STATUS and record.status in DEAD_STATUSES
+    )
     if dead:
         return Judgement(Verdict.FABRICATED, Confidence.HIGH, f"dead link: {record.detail}")
     return Judgement(Verdict.UNVERIFIABLE, None, f"the page could not be read: {record.detail}")
@@ -87,8 +91,10 @@ def quorum(votes: Sequence[VoteRecord]) -> Judgement:
     supports = [vote for vote in valid if vote.answer == Vote.SUPPORTS]
     refutes = [vote for vote in valid if vote.answer == Vote.REFUTES]
     insufficient = [vote for vote in valid if vote.answer == Vote.INSUFFICIENT]
-    tally = f"{len(supports)} support, {len(refutes)} refute, {len(insufficient)} insufficient, " \
-            f"{len(votes) - len(valid)} invalid"
+    tally = (
+        f"{len(supports)} support, {len(refutes)} refute, {len(insufficient)} insufficient, "
+        f"{len(votes) - len(valid)} invalid"
+    )
     if len(refutes) >= QUORUM:
         return Judgement(Verdict.UNRELIABLE, agreed_confidence(refutes), f"refuted by the page ({tally})")
     if len(supports) >= QUORUM:
@@ -115,9 +121,12 @@ def corroborate(entries: Sequence[CitationEntry], fetches: dict[str, FetchRecord
     for entry in entries:
         if _secondary(entry) and entry.citation.claim is not None:
             hosts.setdefault(entry.citation.claim, set()).add(_host(entry, fetches))
-    return [replace(entry, confidence=Confidence.MEDIUM_HIGH)
-            if _secondary(entry) and len(hosts.get(entry.citation.claim or "", ())) >= QUORUM else entry
-            for entry in entries]
+    return [
+        replace(entry, confidence=Confidence.MEDIUM_HIGH)
+        if _secondary(entry) and len(hosts.get(entry.citation.claim or "", ())) >= QUORUM
+        else entry
+        for entry in entries
+    ]
 
 
 def _secondary(entry: CitationEntry) -> bool:

@@ -110,22 +110,33 @@ class ProviderError(DuelError):
 
     def given_up(self, attempts: int) -> ProviderError:
         """The error once retries stop at the turn deadline: said so, on one line."""
-        return ProviderError(self.code, f"{self.message} (gave up after {attempts} attempts: "
-                                        "the turn deadline leaves no time for another)")
+        return ProviderError(
+            self.code,
+            f"{self.message} (gave up after {attempts} attempts: the turn deadline leaves no time for another)",
+        )
 
 
-def status_error(provider: str, status: int, body: object, fallback: str,
-                 retry_after: float | None = None) -> ProviderError:
+def status_error(
+    provider: str, status: int, body: object, fallback: str, retry_after: float | None = None
+) -> ProviderError:
     """Translate an error answer of a model API (HTTP status and decoded body) into a ProviderError."""
     detail = _error_detail(body) or fallback
     if status in (401, 403):
         return ProviderError(ErrorCode.PROVIDER_AUTH, f"{provider} refused the credentials (HTTP {status}): {detail}")
     if status == 429:
-        return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} rate-limited the request (HTTP 429): {detail}",
-                             retryable=True, retry_after=retry_after)
+        return ProviderError(
+            ErrorCode.PROVIDER_UNAVAILABLE,
+            f"{provider} rate-limited the request (HTTP 429): {detail}",
+            retryable=True,
+            retry_after=retry_after,
+        )
     if status >= 500 or status in (408, 409):
-        return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} is unavailable (HTTP {status}): {detail}",
-                             retryable=True, retry_after=retry_after)
+        return ProviderError(
+            ErrorCode.PROVIDER_UNAVAILABLE,
+            f"{provider} is unavailable (HTTP {status}): {detail}",
+            retryable=True,
+            retry_after=retry_after,
+        )
     return ProviderError(ErrorCode.PROVIDER_REJECTED, f"{provider} rejected the request (HTTP {status}): {detail}")
 
 
@@ -134,26 +145,31 @@ def stream_error(provider: str, body: object, fallback: str) -> ProviderError:
     kind = body.get("error", body) if isinstance(body, dict) else None
     kind = kind.get("type") if isinstance(kind, dict) else None
     named = f" ({kind})" if isinstance(kind, str) and kind else ""
-    return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE,
-                         f"{provider} sent an error in the middle of its answer{named}: "
-                         f"{_error_detail(body) or fallback}", retryable=True)
+    return ProviderError(
+        ErrorCode.PROVIDER_UNAVAILABLE,
+        f"{provider} sent an error in the middle of its answer{named}: {_error_detail(body) or fallback}",
+        retryable=True,
+    )
 
 
 def connection_error(provider: str, base_url: str, error: BaseException, started: bool) -> ProviderError:
     """A connection refused, dropped or silent too long: one line, the cause once."""
     cause = str(error.__cause__ or error) or type(error).__name__
     if started:
-        return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE,
-                             f"the connection to {provider} dropped in the middle of its answer: {cause}",
-                             retryable=True)
+        return ProviderError(
+            ErrorCode.PROVIDER_UNAVAILABLE,
+            f"the connection to {provider} dropped in the middle of its answer: {cause}",
+            retryable=True,
+        )
     where = base_url if provider == base_url else f"{provider} at {base_url}"
     return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"cannot reach {where}: {cause}", retryable=True)
 
 
 def cut_stream(provider: str) -> ProviderError:
     # What came so far is not a turn: the whole request is sent again.
-    return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} closed the stream before the answer was complete",
-                         retryable=True)
+    return ProviderError(
+        ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} closed the stream before the answer was complete", retryable=True
+    )
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
@@ -179,8 +195,12 @@ def estimate(characters: int, thinking: bool = False) -> Progress:
 
 
 def look_up_model(
-    server: str, model: str, retrieve: Callable[[], object], list_served: Callable[[], list[str]],
-    missing: type[Exception], refused: type[Exception],
+    server: str,
+    model: str,
+    retrieve: Callable[[], object],
+    list_served: Callable[[], list[str]],
+    missing: type[Exception],
+    refused: type[Exception],
 ) -> str:
     """The preflight's model lookup for either SDK: ``retrieve`` the model (GET /models/{id});
     a server without that route is asked for its list; one without either is not refused."""
@@ -218,7 +238,10 @@ def _error_detail(body: object) -> str | None:
 
 
 def select_provider(
-    model: str | None, provider: str | None, base_url: str | None, env: Mapping[str, str],
+    model: str | None,
+    provider: str | None,
+    base_url: str | None,
+    env: Mapping[str, str],
     reasoning: ReasoningLevel | None = None,
 ) -> Provider:
     """Choose the provider from ``--model``, ``--provider``, ``--base-url`` and the environment."""
@@ -274,9 +297,7 @@ def _provider_for(model: str | None, base_url: str | None, env: Mapping[str, str
     raise _no_credentials("no model provider is configured")
 
 
-def _api_key(
-    env: Mapping[str, str], key_name: str, base_url_name: str, model: str | None, base_url: str | None
-) -> str:
+def _api_key(env: Mapping[str, str], key_name: str, base_url_name: str, model: str | None, base_url: str | None) -> str:
     """The API key from the environment, or a placeholder for a server the user named, which may need none."""
     if env.get(key_name):
         return env[key_name]

@@ -57,9 +57,13 @@ class AnthropicProvider:
         client = self._client.with_options(timeout=PREFLIGHT_TIMEOUT_SECONDS, max_retries=1)
         try:
             return look_up_model(
-                "anthropic", self.model, lambda: client.models.retrieve(self.model),
+                "anthropic",
+                self.model,
+                lambda: client.models.retrieve(self.model),
                 lambda: [model.id for model in client.models.list(limit=1000).data],
-                missing=anthropic.NotFoundError, refused=anthropic.APIStatusError)
+                missing=anthropic.NotFoundError,
+                refused=anthropic.APIStatusError,
+            )
         except (anthropic.AnthropicError, httpx2.TransportError, ValueError) as error:
             raise _translated(error, self.base_url, started=False) from None
 
@@ -98,9 +102,13 @@ class AnthropicProvider:
                 ErrorCode.PROVIDER_BAD_RESPONSE, f"{self.model} returned no text (stop reason: {message.stop_reason})"
             )
         used = message.usage
-        usage = Usage(input_tokens=used.input_tokens, output_tokens=used.output_tokens,
-                      cache_read_tokens=used.cache_read_input_tokens or 0,
-                      cache_write_tokens=used.cache_creation_input_tokens or 0, requests=1)
+        usage = Usage(
+            input_tokens=used.input_tokens,
+            output_tokens=used.output_tokens,
+            cache_read_tokens=used.cache_read_input_tokens or 0,
+            cache_write_tokens=used.cache_creation_input_tokens or 0,
+            requests=1,
+        )
         return Composition(text, usage)
 
     def _segment(self, history: str) -> list[str]:
@@ -112,7 +120,7 @@ class AnthropicProvider:
         """
         known = "".join(self._history_segments)
         if known and history.startswith(known):
-            segments = self._history_segments + ([history[len(known):]] if len(history) > len(known) else [])
+            segments = self._history_segments + ([history[len(known) :]] if len(history) > len(known) else [])
         else:
             segments = [history] if history else []
         self._history_segments = segments
@@ -124,8 +132,9 @@ def _translated(error: Exception, base_url: str, started: bool) -> ProviderError
     if isinstance(error, anthropic.APIStatusError):
         if error.status_code < 400:  # an `error` event in a stream that began with HTTP 200
             return stream_error("anthropic", error.body, str(error))
-        return status_error("anthropic", error.status_code, error.body, str(error),
-                            retry_after_seconds(error.response.headers))
+        return status_error(
+            "anthropic", error.status_code, error.body, str(error), retry_after_seconds(error.response.headers)
+        )
     if isinstance(error, (anthropic.APIConnectionError, httpx2.TransportError)):
         return connection_error("anthropic", base_url, error, started)
     return ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"anthropic sent an unreadable answer: {error}")

@@ -55,7 +55,9 @@ class HumanProvider:
             draft = self._draft[1] if self._draft and self._draft[0] == heading else skeleton
             text = self._edit(editor, request.instruction, draft)
         if not text or text == skeleton:
-            raise ProviderError(ErrorCode.HUMAN_ABORTED, "no turn was written (empty or unchanged), so none is submitted")
+            raise ProviderError(
+                ErrorCode.HUMAN_ABORTED, "no turn was written (empty or unchanged), so none is submitted"
+            )
         self._draft = (heading, text)
         return Composition(text)
 
@@ -72,7 +74,9 @@ class HumanProvider:
             path.unlink()
             raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"cannot run the editor {editor!r}: {error}") from error
         if status != 0:
-            raise ProviderError(ErrorCode.HUMAN_ABORTED, f"the editor exited with status {status}; the draft is kept in {path}")
+            raise ProviderError(
+                ErrorCode.HUMAN_ABORTED, f"the editor exited with status {status}; the draft is kept in {path}"
+            )
         text = path.read_text(encoding="utf-8")
         path.unlink()
         return _drop_notes(text)

@@ -53,9 +53,13 @@ class OpenAIProvider:
         client = self._client.with_options(timeout=PREFLIGHT_TIMEOUT_SECONDS, max_retries=1)
         try:
             return look_up_model(
-                self.base_url, self.model, lambda: client.models.retrieve(self.model),
+                self.base_url,
+                self.model,
+                lambda: client.models.retrieve(self.model),
                 lambda: [model.id for model in client.models.list().data],
-                missing=openai.NotFoundError, refused=openai.APIStatusError)
+                missing=openai.NotFoundError,
+                refused=openai.APIStatusError,
+            )
         except (openai.OpenAIError, ValueError) as error:
             raise _translated(error, self.base_url, started=False) from None
 
@@ -118,16 +122,21 @@ def _usage(reported: CompletionUsage | None, characters: int) -> Usage:
         return Usage(output_tokens=estimate_tokens(characters), requests=1, output_estimated=True)
     details = reported.prompt_tokens_details
     cached = (details.cached_tokens or 0) if details is not None else 0
-    return Usage(input_tokens=reported.prompt_tokens - cached, output_tokens=reported.completion_tokens,
-                 cache_read_tokens=cached, requests=1)
+    return Usage(
+        input_tokens=reported.prompt_tokens - cached,
+        output_tokens=reported.completion_tokens,
+        cache_read_tokens=cached,
+        requests=1,
+    )
 
 
 def _translated(error: Exception, base_url: str, started: bool) -> ProviderError:
     """An SDK error as the participant reports and retries it; the server is named by its URL,
     for it may be OpenAI's or any compatible one."""
     if isinstance(error, openai.APIStatusError):
-        return status_error(base_url, error.status_code, error.body, str(error),
-                            retry_after_seconds(error.response.headers))
+        return status_error(
+            base_url, error.status_code, error.body, str(error), retry_after_seconds(error.response.headers)
+        )
     if isinstance(error, openai.APIConnectionError):
         return connection_error(base_url, base_url, error, started)
     if isinstance(error, openai.APIError):  # an error chunk in a stream that began with HTTP 200

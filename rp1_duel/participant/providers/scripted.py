@@ -24,7 +24,9 @@ class ScriptedProvider:
         self.directory = Path(directory).expanduser()
         self.files = sorted(self.directory.glob("*.md")) if self.directory.is_dir() else []
         if not self.files:
-            raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"scripted:{directory} is not a directory holding *.md turns")
+            raise ProviderError(
+                ErrorCode.INVALID_ARGUMENT, f"scripted:{directory} is not a directory holding *.md turns"
+            )
         self.model = f"scripted:{self.directory.resolve().name}"
 
     def preflight(self) -> str:
@@ -33,7 +35,9 @@ class ScriptedProvider:
             try:
                 path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as error:
-                raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"cannot read the scripted turn {path}: {error}") from None
+                raise ProviderError(
+                    ErrorCode.INVALID_ARGUMENT, f"cannot read the scripted turn {path}: {error}"
+                ) from None
         return f"{len(self.files)} scripted turns in {self.directory}"
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:

@@ -41,7 +41,8 @@ def heading(n: int, stance: str) -> str:
 
 
 CONSENSUS = [
-    heading(1, "OPEN_TO_DEBATE") + """\
+    heading(1, "OPEN_TO_DEBATE")
+    + """\
 **Position**
 Fifteen-minute leases are too long: a crashed holder blocks every other worker for a quarter of an hour.
 **Counterpoints**
@@ -62,7 +63,8 @@ Support:
 - Whether the two-second skew bound holds under load (blocking)
 **Stance Revision Support**
 """,
-    heading(2, "DISSENTING") + """\
+    heading(2, "DISSENTING")
+    + """\
 **Position**
 The fifteen-minute lease is a deliberate trade: shorter leases multiply refresh traffic and false expiries.
 **Counterpoints**
@@ -88,7 +90,8 @@ Support:
 - Whether a fifteen-minute stall is acceptable after a crash (blocking)
 **Stance Revision Support**
 """,
-    heading(3, "CONVERGING") + """\
+    heading(3, "CONVERGING")
+    + """\
 **Position**
 A configurable duration with fifteen minutes as the default answers both the stall and the false-expiry worries.
 **Counterpoints**
@@ -110,7 +113,8 @@ Support:
 - Turn 2 "Fencing already makes late writes harmless"
 - design.md#Partitions
 """,
-    heading(4, "ACCEPTING_CONSENSUS") + """\
+    heading(4, "ACCEPTING_CONSENSUS")
+    + """\
 **Position**
 I accept a configurable lease duration with fifteen minutes as the default and a documented floor.
 **Counterpoints**
@@ -132,7 +136,8 @@ Support:
 - Turn 3 "A per-deployment ceiling on refresh latency"
 - design.md:36-37
 """,
-    heading(5, "ACCEPTING_CONSENSUS") + """\
+    heading(5, "ACCEPTING_CONSENSUS")
+    + """\
 **Position**
 I accept: a configurable duration, a fifteen-minute default, a floor of several refresh intervals, and the duration published in each grant.
 **Counterpoints**
@@ -156,7 +161,8 @@ Support:
 ]
 
 DISSENT = [
-    heading(1, "OPEN_TO_DEBATE") + """\
+    heading(1, "OPEN_TO_DEBATE")
+    + """\
 **Position**
 The two-second skew bound is an assumption the design never enforces, so expiry decisions can be wrong without anyone noticing.
 **Counterpoints**
@@ -176,7 +182,8 @@ Support:
 - Whether any host in production exceeds the two-second bound (blocking)
 **Stance Revision Support**
 """,
-    heading(2, "OPEN_TO_DEBATE") + """\
+    heading(2, "OPEN_TO_DEBATE")
+    + """\
 **Position**
 Treating large skews as outages is the enforcement: operators already alarm on clock drift.
 **Counterpoints**
@@ -196,7 +203,8 @@ Support:
 - Who is paged when the skew alarm fires (non-blocking)
 **Stance Revision Support**
 """,
-    heading(3, "DISSENTING") + """\
+    heading(3, "DISSENTING")
+    + """\
 **Position**
 An alarm is not enforcement: between the drift and the page, wrong expiries have already happened.
 **Counterpoints**
@@ -218,7 +226,8 @@ Support:
 - Turn 2 "operators already alarm on clock drift"
 - Principle: a guarantee that rests on an unmonitored assumption is not a guarantee.
 """,
-    heading(4, "CONVERGING") + """\
+    heading(4, "CONVERGING")
+    + """\
 **Position**
 Measuring skew at each grant is worth adding, but leases that must outlive a restart of the service keep wall-clock expiry.
 **Counterpoints**
@@ -241,7 +250,8 @@ Support:
 ]
 
 MAX_TURNS = [
-    heading(1, "OPEN_TO_DEBATE") + """\
+    heading(1, "OPEN_TO_DEBATE")
+    + """\
 **Position**
 Holders should refresh at a third of the lease duration, not at a fixed interval.
 **Counterpoints**
@@ -260,7 +270,8 @@ Support:
 - How much jitter is enough (non-blocking)
 **Stance Revision Support**
 """,
-    heading(2, "OPEN_TO_DEBATE") + """\
+    heading(2, "OPEN_TO_DEBATE")
+    + """\
 **Position**
 A third of the duration is right for long leases but wasteful for short ones, where a fixed floor matters more.
 **Counterpoints**
@@ -279,7 +290,8 @@ Support:
 - What the floor should be (non-blocking)
 **Stance Revision Support**
 """,
-    heading(3, "CONVERGING") + """\
+    heading(3, "CONVERGING")
+    + """\
 **Position**
 A third of the duration with a floor of a few seconds covers both cases.
 **Counterpoints**
@@ -299,7 +311,8 @@ Support:
 **Stance Revision Support**
 - Turn 2 "wasteful for short ones"
 """,
-    heading(4, "CONVERGING") + """\
+    heading(4, "CONVERGING")
+    + """\
 **Position**
 Agreed on a third with a floor; the amount of jitter can be settled by measurement.
 **Counterpoints**
@@ -324,7 +337,8 @@ Support:
 # Hostile text a turn may hold (in code spans, or as entities) and an edited close summary may hold raw:
 # the report must show it as text, never as markup.
 INVALIDATED = [
-    heading(1, "OPEN_TO_DEBATE") + """\
+    heading(1, "OPEN_TO_DEBATE")
+    + """\
 **Position**
 Partitioned holders need a way to learn of their expiry sooner than their next refresh.
 **Counterpoints**
@@ -343,7 +357,8 @@ Support:
 - How often a holder can afford to check (non-blocking)
 **Stance Revision Support**
 """,
-    heading(2, "OPEN_TO_DEBATE") + """\
+    heading(2, "OPEN_TO_DEBATE")
+    + """\
 **Position**
 Checking before each write costs a round trip per write, which fencing already makes unnecessary.
 **Counterpoints**
@@ -364,26 +379,79 @@ Support:
 """,
 ]
 INVALIDATED_REASON = "Claude could not write a valid turn 3 after 3 repairs (NOVELTY, UNGROUNDED)"
-INVALIDATED_SUMMARY = ("Closed before turn 3. <script>alert('summary')</script>\n\n"
-                       "\"><img src=x onerror=alert(2)> and a | pipe")
+INVALIDATED_SUMMARY = (
+    "Closed before turn 3. <script>alert('summary')</script>\n\n\"><img src=x onerror=alert(2)> and a | pipe"
+)
 
 # What a model's requests used for each turn of the consensus duel, as `duel join` records it.
 USAGE = {
-    1: {"input_tokens": 3120, "output_tokens": 910, "cache_read_tokens": 0, "cache_write_tokens": 2980,
-        "requests": 1, "retries": 0, "repairs": 0, "seconds": 41.2, "output_estimated": False},
-    2: {"input_tokens": 3894, "output_tokens": 1204, "cache_read_tokens": 0, "cache_write_tokens": 0,
-        "requests": 2, "retries": 1, "repairs": 0, "seconds": 63.9, "output_estimated": False},
-    3: {"input_tokens": 1260, "output_tokens": 1033, "cache_read_tokens": 2980, "cache_write_tokens": 1410,
-        "requests": 1, "retries": 0, "repairs": 0, "seconds": 37.5, "output_estimated": False},
-    4: {"input_tokens": 2330, "output_tokens": 987, "cache_read_tokens": 3840, "cache_write_tokens": 0,
-        "requests": 1, "retries": 0, "repairs": 0, "seconds": 29.0, "output_estimated": False},
-    5: {"input_tokens": 1177, "output_tokens": 1122, "cache_read_tokens": 4390, "cache_write_tokens": 1290,
-        "requests": 1, "retries": 0, "repairs": 0, "seconds": 44.8, "output_estimated": False},
+    1: {
+        "input_tokens": 3120,
+        "output_tokens": 910,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 2980,
+        "requests": 1,
+        "retries": 0,
+        "repairs": 0,
+        "seconds": 41.2,
+        "output_estimated": False,
+    },
+    2: {
+        "input_tokens": 3894,
+        "output_tokens": 1204,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+        "requests": 2,
+        "retries": 1,
+        "repairs": 0,
+        "seconds": 63.9,
+        "output_estimated": False,
+    },
+    3: {
+        "input_tokens": 1260,
+        "output_tokens": 1033,
+        "cache_read_tokens": 2980,
+        "cache_write_tokens": 1410,
+        "requests": 1,
+        "retries": 0,
+        "repairs": 0,
+        "seconds": 37.5,
+        "output_estimated": False,
+    },
+    4: {
+        "input_tokens": 2330,
+        "output_tokens": 987,
+        "cache_read_tokens": 3840,
+        "cache_write_tokens": 0,
+        "requests": 1,
+        "retries": 0,
+        "repairs": 0,
+        "seconds": 29.0,
+        "output_estimated": False,
+    },
+    5: {
+        "input_tokens": 1177,
+        "output_tokens": 1122,
+        "cache_read_tokens": 4390,
+        "cache_write_tokens": 1290,
+        "requests": 1,
+        "retries": 0,
+        "repairs": 0,
+        "seconds": 44.8,
+        "output_estimated": False,
+    },
 }
 
 
-def run_duel(folder: Path, topic: str, turns: list[str], max_turns: int, *, usage: bool = False,
-             close: tuple[str, str, str] | None = None) -> tuple[Path, str]:
+def run_duel(
+    folder: Path,
+    topic: str,
+    turns: list[str],
+    max_turns: int,
+    *,
+    usage: bool = False,
+    close: tuple[str, str, str] | None = None,
+) -> tuple[Path, str]:
     """A duel through the service; returns its debate dir and duel id. ``close``: (outcome, reason, summary)
     for a close before an outcome is reached."""
     clock = ManualClock(START)
@@ -393,8 +461,9 @@ def run_duel(folder: Path, topic: str, turns: list[str], max_turns: int, *, usag
     settings = DuelSettings(max_turns=max_turns)
     seats = []
     for name, harness, model in (CLAUDE, GPT):
-        joined = service.join(target=str(source), topic=topic, participant_name=name, harness=harness,
-                              model_id=model, settings=settings)
+        joined = service.join(
+            target=str(source), topic=topic, participant_name=name, harness=harness, model_id=model, settings=settings
+        )
         seats.append(joined.seat)
         clock.advance(17)
     lease = None
@@ -418,22 +487,32 @@ def run_duel(folder: Path, topic: str, turns: list[str], max_turns: int, *, usag
         # record can still hold it: write a stand-in, then edit the file as such a record would be.
         service.release_lock(seat, lease, close=True, outcome=outcome, reason=reason, summary="SUMMARY")
         artifact = debates / f"{seats[0].duel_id}.md"
-        artifact.write_text(artifact.read_text(encoding="utf-8").replace("\nSUMMARY", "\n" + summary, 1),
-                            encoding="utf-8")
+        artifact.write_text(
+            artifact.read_text(encoding="utf-8").replace("\nSUMMARY", "\n" + summary, 1), encoding="utf-8"
+        )
     return debates, seats[0].duel_id
 
 
 # What `duel verify` would have found for the URLs of two duels: (verdict, confidence, reason, votes).
 URL_VERDICTS = {
     "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html": (
-        Verdict.VERIFIED, Confidence.HIGH, "3 of 3 valid votes support: the page states that fencing tokens make "
-        "late writes harmless", (Vote.SUPPORTS, Vote.SUPPORTS, Vote.SUPPORTS)),
+        Verdict.VERIFIED,
+        Confidence.HIGH,
+        "3 of 3 valid votes support: the page states that fencing tokens make late writes harmless",
+        (Vote.SUPPORTS, Vote.SUPPORTS, Vote.SUPPORTS),
+    ),
     "https://kubernetes.io/docs/concepts/architecture/leases/": (
-        Verdict.UNRELIABLE, Confidence.MEDIUM, "2 of 3 valid votes refute: the page describes node heartbeats, "
-        "not a configurable lease duration", (Vote.REFUTES, Vote.REFUTES, Vote.INSUFFICIENT)),
+        Verdict.UNRELIABLE,
+        Confidence.MEDIUM,
+        "2 of 3 valid votes refute: the page describes node heartbeats, not a configurable lease duration",
+        (Vote.REFUTES, Vote.REFUTES, Vote.INSUFFICIENT),
+    ),
     "https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/": (
-        Verdict.VERIFIED, Confidence.HIGH, "3 of 3 valid votes support: the page measures jitter spreading "
-        "contending clients", (Vote.SUPPORTS, Vote.SUPPORTS, Vote.SUPPORTS)),
+        Verdict.VERIFIED,
+        Confidence.HIGH,
+        "3 of 3 valid votes support: the page measures jitter spreading contending clients",
+        (Vote.SUPPORTS, Vote.SUPPORTS, Vote.SUPPORTS),
+    ),
 }
 VOTERS = ("claude-sonnet-5-5", "gpt-6.1-sol", "claude-sonnet-5-5 (refute)")
 
@@ -455,14 +534,31 @@ def write_sidecar(artifact: Path, covered: int, verified_at: str) -> None:
             assert citation.url is not None
             verdict, confidence, reason, answers = URL_VERDICTS[citation.url]
             fetches[citation.url] = verification.FetchRecord(
-                citation.url, 200, "text/html", "0" * 63 + "1", 48_213, verified_at, None, "read as HTML")
-            votes = tuple(verification.VoteRecord(voter, Vote.BRIEF_REFUTE if "refute" in voter else
-                                                  Vote.BRIEF_SUPPORT, answer, None, Vote.STATES, True, None)
-                          for voter, answer in zip(VOTERS, answers, strict=True))
+                citation.url, 200, "text/html", "0" * 63 + "1", 48_213, verified_at, None, "read as HTML"
+            )
+            votes = tuple(
+                verification.VoteRecord(
+                    voter,
+                    Vote.BRIEF_REFUTE if "refute" in voter else Vote.BRIEF_SUPPORT,
+                    answer,
+                    None,
+                    Vote.STATES,
+                    True,
+                    None,
+                )
+                for voter, answer in zip(VOTERS, answers, strict=True)
+            )
         entries.append(verification.CitationEntry(citation, verdict, confidence, reason, votes))
     sidecar = verification.Sidecar(
-        duel_id=record.front.duel_id, artifact=artifact.name, chain_head=blocks[-1].sha256, turns=covered,
-        verified_at=verified_at, voters=VOTERS, fetches=fetches, citations=tuple(entries))
+        duel_id=record.front.duel_id,
+        artifact=artifact.name,
+        chain_head=blocks[-1].sha256,
+        turns=covered,
+        verified_at=verified_at,
+        voters=VOTERS,
+        fetches=fetches,
+        citations=tuple(entries),
+    )
     verification.sidecar_path(artifact).write_bytes(verification.dumps(sidecar))
 
 
@@ -475,8 +571,13 @@ def main() -> None:
             run_duel(folder, "Lease duration", CONSENSUS, 6, usage=True),
             run_duel(folder, "Clock skew bound", DISSENT, 4),
             run_duel(folder, "Refresh cadence", MAX_TURNS, 4),
-            run_duel(folder, "Partition handling", INVALIDATED, 6,
-                     close=("INVALIDATED", INVALIDATED_REASON, INVALIDATED_SUMMARY)),
+            run_duel(
+                folder,
+                "Partition handling",
+                INVALIDATED,
+                6,
+                close=("INVALIDATED", INVALIDATED_REASON, INVALIDATED_SUMMARY),
+            ),
         ]
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir()
