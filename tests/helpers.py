@@ -320,6 +320,17 @@ def run_tools(
 # -- what watching and listing must leave alone --------------------------------------------
 
 
+def stop(proc: subprocess.Popen[Any]) -> int:
+    """Kill ``proc`` if it still runs, reap it and close its pipes (warnings are errors: none may leak)."""
+    if proc.poll() is None:
+        proc.kill()
+    code = proc.wait()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    return code
+
+
 def tree_snapshot(root: Path) -> dict[str, tuple[int, int, int, int, str]]:
     """Every file and folder under ``root``: mode, inode, size, mtime and content hash, so
     any write, replacement or new file shows (access times aside)."""

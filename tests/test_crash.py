@@ -31,7 +31,7 @@ from rp1_duel.coordination.service import DuelService
 from rp1_duel.coordination.storage import DebateDir
 from rp1_duel.settings import DuelSettings
 
-from helpers import join, run_tools
+from helpers import join, run_tools, stop
 
 pytestmark = pytest.mark.slow  # kill -9 of real processes, and waits for real leases to expire
 
@@ -119,6 +119,7 @@ def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+        stop(proc)
     assert proc.returncode == -signal.SIGKILL
     assert first["acquired"] is True and first["lease_token"].startswith("1-"), first
     expires_at = first["lease_expires_at"]

@@ -24,7 +24,7 @@ from rp1_duel.settings import DuelSettings
 
 from fake_debater import WRAPPINGS, debater, hopeless, sloppy_then_fixed, wrapped
 from fake_models import FakeAnthropicServer, FakeOpenAIServer
-from helpers import claim, join, make_turn
+from helpers import claim, join, make_turn, stop
 
 # Every test runs `duel join` (or `duel demo`) as real processes: seconds each.
 pytestmark = pytest.mark.slow
@@ -222,7 +222,7 @@ def test_killed_participant_resumes_with_the_same_command(source, debate_dir, an
     claude, peer = claude_mid_turn(source, debate_dir, anthropic_server, tmp_path, args)
     time.sleep(0.5)  # mid-stream, holding the lease
     os.kill(claude.pid, signal.SIGKILL)
-    claude.wait()
+    stop(claude)
     before = DuelService(debate_dir).status(target=str(source))
     assert before.turn_count == 0
     assert before.participant_count == 2

@@ -20,6 +20,7 @@ from rp1_duel.participant.providers.human import SECTION_LABELS, HumanProvider
 from rp1_duel.participant.providers.scripted import ScriptedProvider
 
 from fake_models import DEFAULT_TEXT, FakeAnthropicServer, FakeOpenAIServer
+from helpers import stop
 
 REPO = Path(__file__).resolve().parents[1]
 HEADING = "## Turn 3 — Ada (claude-code / claude-sonnet-5-5) — OPEN_TO_DEBATE"
@@ -700,3 +701,4 @@ def test_a_fake_server_runs_as_a_process_beside_duel(tmp_path):
     finally:
         process.terminate()
         assert process.wait(timeout=5) == 0
+        stop(process)

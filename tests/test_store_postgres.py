@@ -24,7 +24,7 @@ from rp1_duel.participant.loop import LeaseKeeper
 from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings
 
-from helpers import claim, join, make_turn, run_tools
+from helpers import claim, join, make_turn, run_tools, stop
 
 pytestmark = pytest.mark.slow  # every test here needs the PostgreSQL server the suite starts
 
@@ -343,7 +343,7 @@ def test_a_holder_killed_inside_its_transaction_leaves_nothing_and_frees_the_due
         started = time.monotonic()
         granted = service.claim_lock(alice.seat)
     finally:
-        proc.kill()
+        stop(proc)
     assert granted.acquired and time.monotonic() - started < 5
     assert service.events(alice.duel_id, ("lock_released", "participant_registered")) == before
     assert granted.lease is not None and granted.lease.fence == 1

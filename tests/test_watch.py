@@ -46,7 +46,7 @@ from rp1_duel.review.watch import (
     view_of,
 )
 
-from helpers import SOURCE, Player, claim, join, make_turn, run_tools, tree_snapshot
+from helpers import SOURCE, Player, claim, join, make_turn, run_tools, stop, tree_snapshot
 
 ANSI = re.compile(r"\x1b\[")
 ALICE = ("Alice", "claude-code", "claude-x")
@@ -572,14 +572,13 @@ def test_watch_through_a_pipe_prints_each_event_as_it_lands_and_exits_0_at_the_c
         out.until(r"Bob closed the duel: DISSENT$")
         last = out.until(r"^outcome: ")
         assert proc.wait(timeout=10) == 0
+        assert proc.stderr is not None and proc.stderr.read() == ""
     finally:
-        proc.kill()
-        proc.wait()
+        stop(proc)
     assert last == f"outcome: DISSENT after 2 of 6 turns; record: {debate_dir / alice['duel_id']}.md"
     stamped = [line for line in out.seen if not line.startswith("outcome: ")]
     assert all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ", line) for line in stamped)
     assert not any(ANSI.search(line) for line in out.seen)
-    assert proc.stderr is not None and proc.stderr.read() == ""
 
 
 def read_pty(master: int, proc: subprocess.Popen[bytes], timeout: float) -> bytes:
@@ -652,8 +651,7 @@ def test_watch_on_a_terminal_shows_the_live_view_and_exits_0_at_the_close(tmp_pa
     finally:
         for proc in (ada, brook, watcher):
             if proc is not None:
-                proc.kill()
-                proc.wait()
+                stop(proc)
         os.close(master)
     assert ANSI.search(screen), "a terminal gets the live view"
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
@@ -682,6 +680,7 @@ def test_watching_an_open_duel_changes_none_of_its_files_and_ctrl_c_exits_130(so
     time.sleep(1.5)  # a second and a half of polling
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=10) == 130
+    stop(proc)
     assert tree_snapshot(debate_dir) == before
 
 

@@ -14,6 +14,7 @@ import contextlib
 import json
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -80,12 +81,17 @@ class PostgresStore:
         self.offset: Callable[[], float] = lambda: 0.0
         self._schema_ready = False
         self._local = _Connections()
+        # Every connection any thread opened, so that none outlives the store: a thread's own
+        # (threading.local) would otherwise be dropped unclosed when the thread ends.
+        self._opened: list[psycopg.Connection[Any]] = []
+        self._opened_lock = threading.Lock()
+        weakref.finalize(self, _close_all, self._opened, self._opened_lock)
 
     # -- connection and errors ---------------------------------------------------------
     @property
     def conn(self) -> psycopg.Connection[Any]:
         if self._local.conn is None or self._local.conn.closed:
-            self._local.conn = psycopg.connect(self.url, autocommit=True, connect_timeout=DEFAULT_CONNECT_TIMEOUT)
+            self._local.conn = self._connect()
         return self._local.conn
 
     def _query(self, sql: Any, params: tuple[Any, ...] = ()) -> psycopg.Cursor[Any]:
@@ -109,11 +115,15 @@ class PostgresStore:
                     self._local.conn.close()  # whatever state it is in, the next statement uses a new one
                 time.sleep(RECONNECT_PAUSE_SECONDS)
 
+    def _connect(self) -> psycopg.Connection[Any]:
+        conn = psycopg.connect(self.url, autocommit=True, connect_timeout=DEFAULT_CONNECT_TIMEOUT)
+        with self._opened_lock:
+            self._opened[:] = [*(kept for kept in self._opened if not kept.closed), conn]
+        return conn
+
     def close(self) -> None:
-        """Close this thread's connections."""
-        for conn in (self._local.conn, self._local.listener):
-            if conn is not None:
-                conn.close()
+        """Close every connection the store opened, in any thread (also done when it is collected)."""
+        _close_all(self._opened, self._opened_lock)
         self._local.conn = self._local.listener = None
 
     @contextlib.contextmanager
@@ -315,7 +325,7 @@ class PostgresStore:
         if time.monotonic() < self._local.listen_retry_at:
             return None
         try:
-            self._local.listener = psycopg.connect(self.url, autocommit=True, connect_timeout=DEFAULT_CONNECT_TIMEOUT)
+            self._local.listener = self._connect()
             self._local.listener.execute(f"LISTEN {CHANNEL}")
         except psycopg.Error:
             self._local.listener = None
@@ -372,6 +382,13 @@ class PostgresStore:
     def write_artifact(self, state: DuelState, text: str, create: bool = False) -> None:
         """Into the database; :meth:`pull` copies it into the debate dir once the op is committed."""
         self._query("UPDATE duels SET artifact = %s WHERE id = %s", (text, state.id))
+
+
+def _close_all(opened: list[psycopg.Connection[Any]], lock: threading.Lock) -> None:
+    with lock:
+        for conn in opened:
+            conn.close()
+        opened.clear()
 
 
 class _Connections(threading.local):
