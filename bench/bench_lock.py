@@ -24,10 +24,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rp1_duel.coordination.results import JoinResult
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.settings import DuelSettings
+
+if TYPE_CHECKING:
+    from _typeshed import FileDescriptorLike
 
 SOURCE = "# Lease design\n\n## Lease semantics\nLeases expire unless refreshed.\n"
 N_STARTUP = 20
@@ -129,7 +133,7 @@ def bench_cycles(root: Path) -> None:
     fsyncs = 0
     real_fsync = os.fsync
 
-    def counting_fsync(fd: int) -> None:
+    def counting_fsync(fd: FileDescriptorLike) -> None:
         nonlocal fsyncs
         fsyncs += 1
         real_fsync(fd)

@@ -22,15 +22,18 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
-from rp1_duel.participant.loop import Duelist, ParticipantConfig  # noqa: E402
-from rp1_duel.participant.providers import TurnRequest, select_provider  # noqa: E402
-from rp1_duel.participant.retry import RetryPolicy, compose_with_retries  # noqa: E402
+from rp1_duel.participant.loop import Duelist, ParticipantConfig, ParticipantState  # noqa: E402
+from rp1_duel.participant.providers import Progress, TurnRequest, select_provider  # noqa: E402
+from rp1_duel.participant.retry import RetryNotice, RetryPolicy, compose_with_retries  # noqa: E402
+from rp1_duel.participant.usage import Usage  # noqa: E402
 from rp1_duel.settings import DuelSettings  # noqa: E402
+from rp1_duel.turns.rules import TurnViolation  # noqa: E402
 
 from fake_debater import debater, wrapped  # noqa: E402
 from fake_models import FakeAnthropicServer, FakeOpenAIServer  # noqa: E402
@@ -68,29 +71,39 @@ class TimedProvider:
 
 
 class Quiet:
-    def __init__(self):
-        self.turn_seconds, self._started = [], None
+    """A reporter that prints nothing; it times each turn from "composing" to "accepted"."""
 
-    def state(self, state, detail):
+    def __init__(self) -> None:
+        self.turn_seconds: list[float] = []
+        self._started: float | None = None
+
+    def state(self, state: ParticipantState, detail: str) -> None:
         if detail.startswith("composing turn"):
             self._started = time.perf_counter()
 
-    def composing(self):
+    def composing(self) -> None:
         pass
 
-    def progress(self, progress):
+    def progress(self, progress: Progress) -> None:
         pass
 
-    def retrying(self, notice):
+    def retrying(self, notice: RetryNotice) -> None:
         pass
 
-    def composed(self, usage):
+    def composed(self, usage: Usage) -> None:
         pass
 
-    def turn_accepted(self, number, stance):
+    def turn_accepted(self, number: int, stance: str) -> None:
+        assert self._started is not None, f"turn {number} accepted before it was composed"
         self.turn_seconds.append(time.perf_counter() - self._started)
 
-    def turn_rejected(self, number, violations, attempt):
+    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None:
+        pass
+
+    def verifying(self, number: int, writer: str | None, citations: int) -> None:
+        pass
+
+    def verified(self, number: int, writer: str | None, counts: Mapping[str, int], sent_back: bool) -> None:
         pass
 
 

@@ -82,7 +82,7 @@ class ManualClock:
     def __init__(self, start: float = 1_800_000_000.0):
         self.wall = start
         self.mono = 1_000.0
-        self.boot = "boot-1"
+        self.boot: str | None = "boot-1"  # as Instant.boot: None on a system without boot ids
         self._boots = 1
 
     def __call__(self) -> Instant:

@@ -34,7 +34,9 @@ def prompt_text(body: dict[str, Any]) -> str:
 def asked(body: dict[str, Any]) -> tuple[int, str, str, str, int]:
     text = prompt_text(body)
     n, name, harness, model = _HEADING.findall(text)[-1]
-    limit = int(_LIMIT.search(text).group(1))
+    found = _LIMIT.search(text)
+    assert found is not None, "the prompt states no turn limit"
+    limit = int(found.group(1))
     return int(n), name, harness, model, limit
 
 

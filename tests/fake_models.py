@@ -44,7 +44,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from local_server import LocalServer
+from local_server import LocalServer, served_by
 
 DEFAULT_TEXT = "This is the fake model's answer."
 
@@ -92,7 +92,6 @@ class FakeModelServer(LocalServer):
         self._requests_log = requests_log
         self._log_lock = threading.Lock()
         super().__init__(_Handler, port)
-        self._httpd.fake = self
 
     @property
     def base_url(self) -> str:
@@ -397,10 +396,10 @@ class _InStreamError(Exception):
 
 class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
-        self.server.fake.handle(self)
+        served_by(self, FakeModelServer).handle(self)
 
     def do_GET(self) -> None:
-        self.server.fake.handle_get(self)
+        served_by(self, FakeModelServer).handle_get(self)
 
     def log_message(self, format: str, *args: object) -> None:
         pass  # keep test output clean

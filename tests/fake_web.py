@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from local_server import LocalServer
+from local_server import LocalServer, served_by
 
 CLAIM = "Fifteen-minute leases are renewed every five minutes by their holder."
 STATED = "In production, fifteen-minute leases are renewed every five minutes by their holder."
@@ -89,7 +89,6 @@ class FakeWeb(LocalServer):
         self.in_flight = self.max_in_flight = 0  # requests to /hold/… being answered at once
         self._lock = threading.Lock()
         super().__init__(_Handler)
-        self._httpd.web = self
         self.scheme = "https" if tls else "http"
         if tls is not None:
             self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
@@ -169,7 +168,7 @@ def _stream(handler: BaseHTTPRequestHandler, size: int) -> None:
 
 class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
-        self.server.web.answer(self)
+        served_by(self, FakeWeb).answer(self)
 
     def log_message(self, format: str, *args: object) -> None:
         pass

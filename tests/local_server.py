@@ -10,11 +10,17 @@ from typing import TypeVar
 Server = TypeVar("Server", bound="LocalServer")
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    owner: LocalServer  # the server object whose handler answers, for the handler to reach
+
+
 class LocalServer:
-    """Serves ``handler`` on ``port`` (0: a free one) from :meth:`start` until :meth:`stop`."""
+    """Serves ``handler`` on ``port`` (0: a free one) from :meth:`start` until :meth:`stop`;
+    ``handler`` reaches this object through :func:`served_by`."""
 
     def __init__(self, handler: type[BaseHTTPRequestHandler], port: int = 0):
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._httpd = _HTTPServer(("127.0.0.1", port), handler)
+        self._httpd.owner = self
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -41,3 +47,11 @@ class LocalServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def served_by(handler: BaseHTTPRequestHandler, kind: type[Server]) -> Server:
+    """The :class:`LocalServer` (of class ``kind``) whose request ``handler`` answers."""
+    httpd = handler.server
+    assert isinstance(httpd, _HTTPServer), f"{type(handler).__name__} not served by a LocalServer"
+    assert isinstance(httpd.owner, kind), f"{type(httpd.owner).__name__} is not a {kind.__name__}"
+    return httpd.owner

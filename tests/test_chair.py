@@ -435,7 +435,8 @@ def test_duel_report_and_watch_show_the_chairs_turns_without_a_stance(service, s
     assert report.timeline[0].headline.startswith("Question: Are fifteen-minute leases")
     assert report.outcome.outcome == ACCEPTED_CONSENSUS and not report.problems
     assert report.outcome.deciding_turns == (5, 6, 7)  # the closing round, the chair aside
-    assert report.participant(0).turns == (0, 4, 8) and report.to_dict()["chair"] is True
+    chair = report.participant(0)
+    assert chair is not None and chair.turns == (0, 4, 8) and report.to_dict()["chair"] is True
     markdown, html = render_markdown(report), render_html(report)
     assert "| 0 | Chair | no stance | 0 | Question: Are fifteen-minute leases the right default? |" in markdown
     assert "| 4 | Chair | no stance | 0 | Unengaged Points: Turn 2 asked whether a refresh" in markdown

@@ -168,7 +168,10 @@ def test_a_project_file_that_changes_one_seats_model_keeps_the_whole_lineup(home
 def test_a_shallow_merge_would_have_dropped_the_lineup(home, project):
     """The failure the issue names, reproduced with dict.update over the same two files: the contrast
     that the test above guards against."""
-    import tomllib
+    if sys.version_info >= (3, 11):  # as rp1_duel.configuration reads TOML
+        import tomllib
+    else:
+        import tomli as tomllib
 
     merged = tomllib.loads(USER_LINEUP)
     merged.update(tomllib.loads(PROJECT_CHANGES_ONE_MODEL))

@@ -114,6 +114,7 @@ def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    assert proc.stdout is not None
     try:
         first = json.loads(proc.stdout.readline())
     finally:
@@ -271,6 +272,7 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
+        assert proc.stdout is not None and proc.stderr is not None
         assert proc.stdout.readline() == b"ready\n", proc.stderr.read()
         time.sleep(rnd.uniform(0, 0.080))
         os.kill(proc.pid, signal.SIGKILL)
@@ -311,7 +313,7 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
     planted.write_bytes(b'{"half": ')
     (debate.state_root / ".index.json.cafebabe.tmp").write_bytes(b"\x00\xff")
     assert ok("status", "--duel-id", duel, "--debate-dir", str(debate_dir))["lock"]["owner_participant_id"] is None
-    claim = ok(
+    claimed = ok(
         "claim-lock",
         "--duel-id",
         duel,
@@ -321,7 +323,7 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
         pid,
         f"--participant-token={token}",
     )
-    assert claim["acquired"] is True
+    assert claimed["acquired"] is True
     rejoin = service.join(
         target=str(source),
         participant_name="Alice",
@@ -331,6 +333,6 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
         settings=settings,
     )
     assert rejoin.duel_id == duel
-    assert service.release_lock(one.seat, LeaseToken(claim["lease_token"])).released is True
+    assert service.release_lock(one.seat, LeaseToken(claimed["lease_token"])).released is True
     assert not planted.exists() and list(folder.glob("*.tmp")) == []
     assert json.loads((folder / "state.json").read_bytes())["lease"] is None

@@ -362,7 +362,8 @@ def test_duel_citing_file_name_and_recorded_path_stays_valid_after_the_tree_move
         ('- design.md "Leases expire', '- ./design.md "Leases expire'),
     )
     play(service, bob, second)
-    assert RecordFile.read(artifact).front.source_path == "../design.md"
+    front = RecordFile.read(artifact).front
+    assert front is not None and front.source_path == "../design.md"
     in_place = validate_file(artifact)
     assert in_place.valid
     assert problems(in_place) == []

@@ -6,6 +6,7 @@ The pure parts and the checker run in process against the fake web; the duels ar
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -88,7 +89,7 @@ def test_a_fabricated_citation_becomes_a_violation_at_its_line_of_the_draft_as_w
     check = checker().check(1, "p-1", CitationChecker.draft_citations(1, draft, empty_history(source)), draft=1)
 
     [violation] = check.violations(draft)
-    assert violation.code == RecordCode.CITATION_FABRICATED
+    assert violation.code == RecordCode.CITATION_FABRICATED and violation.line is not None
     assert draft.splitlines()[violation.line - 1] == f"  - {web.url('/missing')}"
     assert violation.message.startswith(f"{web.url('/missing')}: dead link: HTTP 404")
     assert violation.section == "Counterpoints"
@@ -163,16 +164,17 @@ def test_a_long_list_of_verdicts_is_cut_keeping_the_fabricated_ones_and_counting
 
 def test_the_verdicts_go_in_the_instruction_and_leave_the_cached_prefix_as_it_was():
     block = peer_verdicts(1, "Bob", [entry("https://example.org/a", Verdict.FABRICATED, 9)], ())
-    args = {
-        "duel_id": "d",
-        "system": "SYSTEM",
-        "blocks": [],
-        "number": 2,
-        "max_turns": 4,
-        "prefix": "## Turn 2 — A (d / m) — ",
-        "own_turns_before": 0,
-    }
-    plain, told = build_request(**args), build_request(**args, verdicts=block)
+    request = functools.partial(
+        build_request,
+        duel_id="d",
+        system="SYSTEM",
+        blocks=[],
+        number=2,
+        max_turns=4,
+        prefix="## Turn 2 — A (d / m) — ",
+        own_turns_before=0,
+    )
+    plain, told = request(), request(verdicts=block)
     assert (told.system, told.history, told.cache_key) == (plain.system, plain.history, plain.cache_key)
     assert told.instruction == plain.instruction + "\n" + block
 

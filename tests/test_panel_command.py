@@ -11,11 +11,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_participant import clean_env, wait_for_seat
 
-from rp1_duel.configuration import Layer, merge
+from rp1_duel.configuration import Config, Layer, merge
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.panel import PanelSeat, join_command, lineup_seats, shared_flags
@@ -29,7 +30,7 @@ from helpers import make_turn
 OPEN, ACCEPT = "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS"
 
 
-def config_of(panel: dict) -> object:
+def config_of(panel: dict[str, Any]) -> Config:
     return merge([Layer("lineup", "/p/lineup.toml", {"panel": panel})])
 
 

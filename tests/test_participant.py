@@ -436,8 +436,8 @@ def joined():
     """Starts `duel join` processes; any still running when the test ends (a failure) is killed."""
     processes: list[subprocess.Popen] = []
 
-    def run(*args: str, env: dict[str, str]) -> subprocess.Popen:
-        processes.append(start(*args, env=env))
+    def run(source: Path, debate_dir: Path, *args: str, env: dict[str, str]) -> subprocess.Popen:
+        processes.append(start(source, debate_dir, *args, env=env))
         return processes[-1]
 
     yield run

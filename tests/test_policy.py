@@ -5,6 +5,7 @@ and close. Claims are covered through the service in test_lock_service.py."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ ALICE = Participant("p-a", 1, "Alice", "h", "m", "x", 0.0, 0.0)
 BOB = Participant("p-b", 2, "Bob", "h", "m", "y", 0.0, 0.0)
 
 
-def state(turns: int = 0, **changes: object) -> DuelState:
+def state(turns: int = 0, **changes: Any) -> DuelState:
     base = DuelState(
         id="d",
         source_path="/s.md",

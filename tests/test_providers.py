@@ -10,16 +10,25 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 
-from rp1_duel.participant.providers import Progress, ProviderError, TurnRequest, select_provider, status_error
+from rp1_duel.participant.providers import (
+    Progress,
+    Provider,
+    ProviderError,
+    TurnRequest,
+    select_provider,
+    status_error,
+)
 from rp1_duel.participant.providers.human import SECTION_LABELS, HumanProvider
 from rp1_duel.participant.providers.scripted import ScriptedProvider
 
-from fake_models import DEFAULT_TEXT, FakeAnthropicServer, FakeOpenAIServer
+from fake_models import DEFAULT_TEXT, FakeAnthropicServer, FakeModelServer, FakeOpenAIServer
 from helpers import stop
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,19 +52,22 @@ def no_real_credentials(monkeypatch):
             monkeypatch.delenv(name)
 
 
-def anthropic_provider(server: FakeAnthropicServer):
+def anthropic_provider(server: FakeModelServer) -> Provider:
     from rp1_duel.participant.providers.anthropic import AnthropicProvider
 
     return AnthropicProvider("claude-sonnet-5-5", api_key="test-key", base_url=server.base_url, timeout=5)
 
 
-def openai_provider(server: FakeOpenAIServer):
+def openai_provider(server: FakeModelServer) -> Provider:
     from rp1_duel.participant.providers.openai import OpenAIProvider
 
     return OpenAIProvider("gpt-6.1-sol", api_key="test-key", base_url=server.base_url, timeout=5)
 
 
-PROVIDERS = {"anthropic": (FakeAnthropicServer, anthropic_provider), "openai": (FakeOpenAIServer, openai_provider)}
+PROVIDERS: dict[str, tuple[type[FakeModelServer], Callable[[FakeModelServer], Provider]]] = {
+    "anthropic": (FakeAnthropicServer, anthropic_provider),
+    "openai": (FakeOpenAIServer, openai_provider),
+}
 
 
 @pytest.fixture(params=sorted(PROVIDERS))
@@ -454,8 +466,12 @@ BOTH = {**ANTHROPIC, **OPENAI}
     ],
 )
 def test_select_provider_chooses_by_model_provider_base_url_and_environment(model, provider, base_url, env, expected):
+    from rp1_duel.participant.providers.anthropic import AnthropicProvider
+    from rp1_duel.participant.providers.openai import OpenAIProvider
+
     chosen = select_provider(model, provider, base_url, env)
 
+    assert isinstance(chosen, (AnthropicProvider, OpenAIProvider))
     assert (chosen.name, chosen.model, chosen.base_url) == expected
 
 
@@ -534,7 +550,7 @@ def writes(text: str) -> str:
     return f"path.write_text({text!r})\n"
 
 
-def human(editor: str | None = None, stdin: io.TextIOBase | None = None) -> HumanProvider:
+def human(editor: str | None = None, stdin: TextIO | None = None) -> HumanProvider:
     return HumanProvider(editor=editor, stdin=stdin or io.StringIO(""), stderr=io.StringIO())
 
 
@@ -678,7 +694,9 @@ def test_fake_servers_answer_non_streaming_requests_too(anthropic_server, openai
         model="gpt-6.1-sol", messages=[{"role": "user", "content": "hi"}]
     )
 
-    assert message.content[0].text == completion.choices[0].message.content == "This is the fake model's answer."
+    [block] = message.content
+    assert isinstance(block, anthropic.types.TextBlock) and completion.usage is not None
+    assert block.text == completion.choices[0].message.content == "This is the fake model's answer."
     assert message.usage.output_tokens == completion.usage.completion_tokens == 6
 
 
@@ -690,6 +708,7 @@ def test_a_fake_server_runs_as_a_process_beside_duel(tmp_path):
     command = [sys.executable, str(REPO / "tests" / "fake_models.py"), "--kind", "openai"]
     command += ["--port-file", str(port_file), "--responder", "echo_responder:answer", "--requests-log", str(log)]
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
     try:
         port = int(process.stdout.readline())
         assert port_file.read_text().strip() == str(port)

@@ -26,7 +26,8 @@ import pytest
 
 from rp1_duel.errors import DuelError
 from rp1_duel.record import verification
-from rp1_duel.review.report import ModelSection, build_report
+from rp1_duel.review.assessment import ModelSection
+from rp1_duel.review.report import build_report
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import inline, render_markdown

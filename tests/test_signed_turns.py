@@ -600,11 +600,12 @@ def test_a_signed_panel_turn_names_its_own_seat_and_validates(service, source, k
         ).debate_path
     parsed = parse(Path(path).read_text(encoding="utf-8"))
     front, block = FrontMatter.parse(parsed.front_matter), parsed.blocks[5]
-    assert block.signature is not None
+    signature = block.signature
+    assert signature is not None
 
     def verified_as(seat: int) -> str:
         message = signatures.turn_message(front.duel_id, front.source_sha256, 6, seat, block.prev, block.sha256)
-        return signatures.check(message, block.signature, keys.allowed).status
+        return signatures.check(message, signature, keys.allowed).status
 
     assert (verified_as(3), verified_as(2)) == (signatures.VERIFIED, signatures.INVALID)
     report = validate_file(path, allowed_signers=keys.allowed)

@@ -167,9 +167,9 @@ class Agent:
         proc = duel_cli(*argv[1:], env=env)
         assert proc.stdout.count("\n") == 1, (proc.stdout, proc.stderr)
         answer = json.loads(proc.stdout)
-        token = self.values.get("DUEL_PARTICIPANT_TOKEN")
+        secret = self.values.get("DUEL_PARTICIPANT_TOKEN")
         self.transcript.append(
-            f"{time.monotonic():.1f} {argv[2]} -> {json.dumps(answer)[:300]}".replace(token or "\0", "<token>")
+            f"{time.monotonic():.1f} {argv[2]} -> {json.dumps(answer)[:300]}".replace(secret or "\0", "<token>")
         )
         if answer["success"]:
             for name, (path, op) in self.text.variables.items():
@@ -283,15 +283,18 @@ def test_two_agents_following_the_installed_text_finish_a_duel(
     assert install(tmp_path, harness, scope).returncode == 0
     text = installed_instructions(tmp_path / TARGETS[harness, scope])
     agents = run_duel(text, source, debate_dir, tmp_path, stances)
-    for agent in agents:
-        assert agent.final["duel"]["status"] == "CLOSED"
-        assert agent.final["duel"]["outcome"] == outcome
-        assert agent.final["turn_count"] == turns
+    finals = [agent.final for agent in agents]
+    for final in finals:
+        assert final is not None, "an agent never saw the duel close"
+        assert final["duel"]["status"] == "CLOSED"
+        assert final["duel"]["outcome"] == outcome
+        assert final["turn_count"] == turns
     bob = agents[1]
     assert bob.violations_seen
     assert all({"code", "message", "line"} <= set(v) for v in bob.violations_seen)
     assert "UNRESOLVED_TAG" in {v["code"] for v in bob.violations_seen}
-    artifact = Path(agents[0].final["duel"]["debate_path"])
+    assert finals[0] is not None
+    artifact = Path(finals[0]["duel"]["debate_path"])
     checked = duel_cli("validate", str(artifact))
     assert checked.returncode == 0, checked.stdout + checked.stderr
     body = artifact.read_text(encoding="utf-8")
@@ -318,7 +321,7 @@ def test_text_covers_every_rule_step_outcome_op_flag_and_error(harness):
     for op, (_, flags) in OPS.items():
         for flag, _kwargs in flags:
             assert f"`{flag}" in text, (op, flag)
-    assert set(NEXT_STEP_WORDS) == set(skill.NEXT_STEPS)
+    assert set(NEXT_STEP_WORDS) == set(vocabulary.NEXT_STEPS)
     instructions = parse_instructions(text)
     assert sorted(instructions.steps) == NEXT_STEP_WORDS
     assert set(raised_error_codes()) <= set(instructions.errors)
@@ -393,7 +396,8 @@ def test_each_harness_gets_a_form_it_loads_as_is():
     claude = skill.render("claude-code")
     meta = frontmatter.loads(claude)
     assert meta["name"] == "duel"
-    assert 0 < len(meta["description"]) <= 1024
+    description = meta["description"]
+    assert isinstance(description, str) and 0 < len(description) <= 1024
     assert "!`" not in claude  # Claude Code would run it as a command when loading the skill
     assert not re.search(r"\$[0-9]|\$ARGUMENTS", claude)  # nor substitute skill arguments into it
     assert "`claude-code`" in claude
@@ -473,6 +477,7 @@ def test_an_edited_generated_file_is_kept_and_an_older_one_updated(tmp_path):
 
 def refingerprint(text: str) -> str:
     line = re.search(r"^<!-- duel:skill sha256=([0-9a-f]{64}) .*-->\n", text, re.M)
+    assert line is not None, "no duel:skill fingerprint line"
     rest = text[: line.start()] + text[line.end() :]
     digest = hashlib.sha256(rest.encode()).hexdigest()
     return text[: line.start()] + line.group(0).replace(line.group(1), digest) + text[line.end() :]

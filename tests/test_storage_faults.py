@@ -329,7 +329,7 @@ def test_no_temp_file_ever_lands_beside_the_artifacts(service, source, debate_di
             created.append(Path(path))
         return real_open(path, flags, mode, **kwargs)
 
-    monkeypatch.setattr(storage.os, "open", recording_open)
+    monkeypatch.setattr("rp1_duel.coordination.storage.os.open", recording_open)
     alice, _ = seated(service, source)
     service.append(alice.seat, claim(service, alice), make_turn(1, "Alice", "claude-code", "claude-x"))
 

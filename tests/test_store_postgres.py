@@ -10,19 +10,20 @@ import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import cast
 
 import psycopg
 import pytest
 
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.postgres import SCHEMA_VERSION, PostgresStore, redact
+from rp1_duel.coordination.postgres import SCHEMA_VERSION, PostgresStore
 from rp1_duel.coordination.results import LeaseToken, Seat
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.coordination.storage import DebateDir
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.loop import LeaseKeeper
 from rp1_duel.record.validate import validate_file
-from rp1_duel.settings import DuelSettings
+from rp1_duel.settings import DuelSettings, redact
 
 from helpers import claim, join, make_turn, run_tools, stop
 
@@ -367,7 +368,11 @@ def test_a_lost_connection_during_a_turn_is_retried_within_the_lease(lease_secon
     """The keeper retries a refresh the store failed while the lease lasts; past it the floor is lost."""
     service = FlakyStore(failures)
     with LeaseKeeper(
-        service, Seat("d", "p-00000000", "t"), LeaseToken("1-x"), lease_seconds, time.monotonic() + 60
+        cast(DuelService, service),  # a stand-in: the keeper calls refresh_lock alone
+        Seat("d", "p-00000000", "t"),
+        LeaseToken("1-x"),
+        lease_seconds,
+        time.monotonic() + 60,
     ) as keeper:
         keeper.lost.wait(3.0)
     assert keeper.lost.is_set() == lost

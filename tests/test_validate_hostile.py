@@ -229,4 +229,5 @@ def test_raw_html_edited_into_the_terminal_conclusion_is_flagged(repo):
     assert {p.code for p in report.problems} == {"RAW_HTML"}
     problem = report.problems[0]
     assert "Terminal Conclusion" in problem.message and "<script>" in problem.message
+    assert problem.line is not None
     assert artifact.read_text(encoding="utf-8").split("\n")[problem.line - 1] == "<script>alert(1)</script>"

@@ -81,7 +81,8 @@ def test_a_redirect_to_a_refused_address_is_stopped_before_connecting(web):
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
 def test_the_default_policy_refuses_this_machine_after_dns(web, host):
     fetched = Fetcher().fetch(web.url("/states", host=host))
-    assert fetched.error == FetchFailure.REFUSED_ADDRESS and "loopback" in fetched.detail
+    assert fetched.error == FetchFailure.REFUSED_ADDRESS and fetched.detail is not None
+    assert "loopback" in fetched.detail
     assert web.requests == []
 
 
@@ -108,6 +109,7 @@ def test_the_connection_goes_to_the_address_judged_with_the_host_name_in_the_req
     fetched = Fetcher(FetchPolicy(allow_private_hosts=True, resolve=resolve)).fetch(
         f"http://duel-verify.test:{web.port}/echo"
     )
+    assert fetched.body is not None, fetched
     seen = json.loads(fetched.body)
     assert resolved == ["duel-verify.test"], "one lookup, whose answer is the address connected to"
     assert seen["host"] == f"duel-verify.test:{web.port}"
@@ -263,15 +265,18 @@ def trusting(certificate, **changes):
 
 def test_https_checks_the_certificate_for_the_host_name(tls_web, certificate):
     fetched = Fetcher(trusting(certificate)).fetch(tls_web.url("/states", host="localhost"))
-    assert fetched.status == 200 and b"renewed every five minutes" in fetched.body
+    assert fetched.status == 200 and fetched.body is not None
+    assert b"renewed every five minutes" in fetched.body
 
 
 def test_https_refuses_a_certificate_for_another_name(tls_web, certificate):
     fetched = Fetcher(trusting(certificate)).fetch(tls_web.url("/states"))  # 127.0.0.1 is not in the certificate
-    assert fetched.error == FetchFailure.CONNECTION_FAILED and "certificate" in fetched.detail
+    assert fetched.error == FetchFailure.CONNECTION_FAILED and fetched.detail is not None
+    assert "certificate" in fetched.detail
     assert tls_web.requests == []
 
 
 def test_https_refuses_a_certificate_nobody_trusts(tls_web):
     fetched = Fetcher(LOCAL).fetch(tls_web.url("/states", host="localhost"))
-    assert fetched.error == FetchFailure.CONNECTION_FAILED and "certificate" in fetched.detail
+    assert fetched.error == FetchFailure.CONNECTION_FAILED and fetched.detail is not None
+    assert "certificate" in fetched.detail

@@ -47,6 +47,7 @@ def edit(artifact, change):
 
 def standing(artifact):
     record = RecordFile.read(artifact, find_source=False)
+    assert record.front is not None
     return check(
         load(artifact.with_name(artifact.stem + ".verify.json")),
         artifact.name,
@@ -129,7 +130,7 @@ def test_each_field_is_checked_for_its_type_and_words(verified, change, said):
 def test_a_sidecar_of_the_whole_chain_is_current(verified):
     assert standing(verified).status == CURRENT
     report = validate_file(verified, require_verified=False)
-    assert report.valid and report.verification["status"] == CURRENT
+    assert report.valid and report.verification is not None and report.verification["status"] == CURRENT
     assert report.verification["verdicts"][Verdict.FABRICATED] == 1
 
 
@@ -204,6 +205,7 @@ def test_a_fifo_in_place_of_the_sidecar_is_refused_without_hanging(verified):
 def test_require_verified_fails_each_fabricated_citation_at_its_line(verified):
     report = validate_file(verified, require_verified=True)
     assert [(p.code, p.turn) for p in report.problems] == [(RecordCode.CITATION_FABRICATED, 1)]
+    assert report.problems[0].line is not None
     line = verified.read_text().split("\n")[report.problems[0].line - 1]
     assert line.strip() == "- " + report.problems[0].message.split()[2]  # the artifact's line of the dead link
 

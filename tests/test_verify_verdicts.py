@@ -42,7 +42,8 @@ def fetched(error=None, status=200, detail="read as html"):
     ],
 )
 def test_items_that_are_not_urls_are_judged_by_their_kind(kind, verdict):
-    assert by_kind(citation(kind=kind)).verdict == verdict
+    judged = by_kind(citation(kind=kind))
+    assert judged is not None and judged.verdict == verdict
     assert by_kind(citation()) is None
 
 
@@ -71,12 +72,14 @@ def test_items_that_are_not_urls_are_judged_by_their_kind(kind, verdict):
 )
 def test_a_dead_link_is_fabricated_and_an_unread_page_unverifiable(error, status, verdict):
     judged = mechanical(citation(), fetched(error, status, detail="what happened"), None)
+    assert judged is not None
     assert judged.verdict == verdict and "what happened" in judged.reason
     assert judged.confidence == (Confidence.HIGH if verdict == Verdict.FABRICATED else None)
 
 
 def test_a_quoted_excerpt_not_on_the_page_is_fabricated():
     judged = mechanical(citation(excerpt="renewed every ten minutes"), fetched(), PAGE)
+    assert judged is not None
     assert (judged.verdict, judged.confidence) == (Verdict.FABRICATED, Confidence.HIGH)
 
 
@@ -86,7 +89,8 @@ def test_a_quoted_excerpt_on_the_page_still_needs_its_claim_judged():
 
 
 def test_a_url_outside_support_items_is_reachable_when_read():
-    assert mechanical(citation(claim=None), fetched(), PAGE).verdict == Verdict.REACHABLE
+    judged = mechanical(citation(claim=None), fetched(), PAGE)
+    assert judged is not None and judged.verdict == Verdict.REACHABLE
 
 
 def test_without_a_model_a_claim_is_unjudged_and_says_why():
