@@ -5,11 +5,18 @@ imports itself back through a cycle."""
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "rp1_duel"
+if sys.version_info >= (3, 11):  # as rp1_duel.configuration reads TOML
+    import tomllib
+else:
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "rp1_duel"
 # Higher layers may import lower ones, never the reverse.
 LAYERS = {"cli": 7, "review": 6, "participant": 5, "coordination": 4, "verify": 3, "record": 2, "turns": 1}
 BASE = {"vocabulary", "errors", "clock", "settings"}
@@ -89,3 +96,19 @@ def test_every_package_says_what_it_owns_and_may_import() -> None:
     for init in PACKAGE.rglob("__init__.py"):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
         assert "import" in doc, f"{init} has no docstring saying what it may import"
+
+
+def test_every_test_and_bench_module_is_listed_for_mypy() -> None:
+    """mypy has no glob for top-level modules, so the override that type-checks the bodies of
+    tests/ and bench/ names each module: a new file missing from it would escape the check."""
+    mypy = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert {"tests", "bench"} <= set(mypy["files"]), f"[tool.mypy] files = {mypy['files']} skips tests/ or bench/"
+    [override] = [o for o in mypy["overrides"] if o.get("check_untyped_defs")]
+    listed = [override["module"]] if isinstance(override["module"], str) else override["module"]
+    on_disk = {path.stem for folder in ("tests", "bench") for path in (ROOT / folder).glob("*.py")}
+    twice = sorted({name for name in listed if listed.count(name) > 1})
+    missing, extra = sorted(on_disk - set(listed)), sorted(set(listed) - on_disk)
+    assert not (missing or extra or twice), (
+        "pyproject.toml [[tool.mypy.overrides]] (check_untyped_defs) must list every tests/*.py and bench/*.py"
+        f" module once: missing {missing}, no such file {extra}, listed twice {twice}"
+    )
