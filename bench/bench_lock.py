@@ -1,16 +1,14 @@
 """Figures for the lock service (prints, never asserts). Run: python bench/bench_lock.py
 
-(a) start-up: `duel tools status` and `duel tools claim-lock` as whole processes,
-    alternated with `python -c "import typer, filelock"` as the yardstick (target
-    ratio <= 1.4), and whether `-X importtime` shows a model SDK (it must not);
 (b) claim+release cycles per second in one process, fsync included (target >= 500/s);
 (c) hand-off latency: from seat 1's release_lock returning in process A to seat 2's
     `wait` returning in process B (target median <= 100 ms).
 
+(a), start-up as whole processes, is bench/bench_startup.py.
+
 `python bench/bench_lock.py /dev/shm` measures on another filesystem.
 `python bench/bench_lock.py --store postgresql://…` measures (b) and (c) through a PostgreSQL
-store instead (the hand-off through LISTEN/NOTIFY, target median <= 20 ms); (a) stays on the
-debate dir, whose start-up must not pay for the database driver.
+store instead (the hand-off through LISTEN/NOTIFY, target median <= 20 ms).
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ import multiprocessing as mp
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +31,6 @@ if TYPE_CHECKING:
     from _typeshed import FileDescriptorLike
 
 SOURCE = "# Lease design\n\n## Lease semantics\nLeases expire unless refreshed.\n"
-N_STARTUP = 20
 N_CYCLES = 500
 N_HANDOFFS = 40
 
@@ -57,63 +53,6 @@ def setup(root: Path, lease_seconds: int = 600) -> tuple[Path, JoinResult, JoinR
         target=str(source), participant_name="Bob", harness="bench", model_id="m2", settings=settings, topic=topic
     )
     return debate_dir, one, two
-
-
-def duel_command() -> list[str]:
-    script = shutil.which("duel", path=os.path.dirname(sys.executable)) or shutil.which("duel")
-    return [script] if script else [sys.executable, "-m", "rp1_duel"]
-
-
-def timed(argv: list[str]) -> float:
-    started = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True)
-    elapsed = time.perf_counter() - started
-    if proc.returncode != 0:
-        raise SystemExit(f"{argv[:3]} failed: {proc.stdout.decode()} {proc.stderr.decode()}")
-    return elapsed
-
-
-def bench_startup(root: Path) -> None:
-    debate_dir, one, two = setup(root / "a")
-    duel = duel_command()
-    status = [*duel, "tools", "status", "--duel-id", one.duel_id, "--debate-dir", str(debate_dir)]
-    # Seat 2 out of turn: a refusal, but a full critical section with a state write.
-    claim = [
-        *duel,
-        "tools",
-        "claim-lock",
-        "--duel-id",
-        one.duel_id,
-        "--debate-dir",
-        str(debate_dir),
-        "--participant-id",
-        two.seat.participant_id,
-        f"--participant-token={two.seat.token}",
-    ]
-    baseline = [sys.executable, "-c", "import typer, filelock"]
-    times: dict[str, list[float]] = {"baseline": [], "status": [], "claim-lock": []}
-    for argv in (baseline, status, claim):  # warm the page cache
-        timed(argv)
-    for _ in range(N_STARTUP):
-        times["baseline"].append(timed(baseline))
-        times["status"].append(timed(status))
-        times["claim-lock"].append(timed(claim))
-    base = statistics.median(times["baseline"])
-    print(f"(a) start-up, median of {N_STARTUP} runs each ({' '.join(duel)}):")
-    print(f"    python -c 'import typer, filelock'  {base * 1000:7.1f} ms")
-    for name in ("status", "claim-lock"):
-        med = statistics.median(times[name])
-        print(f"    duel tools {name:<23}{med * 1000:7.1f} ms   ratio {med / base:.2f} (target <= 1.4)")
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "rp1_duel", *status[len(duel) :]], capture_output=True, text=True
-    )
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
-    for sdk in ("anthropic", "openai"):
-        print(f"    -X importtime: {sdk} {'IMPORTED (must not be)' if sdk in imported else 'not imported'}")
-    heavy = sorted(
-        m for m in ("typer", "click", "pydantic", "mistune", "frontmatter", "yaml", "rich", "httpx") if m in imported
-    )
-    print(f"    other heavy modules imported by tools status: {', '.join(heavy) or 'none'}")
 
 
 def cycles_per_second(root: Path) -> float:
@@ -226,8 +165,6 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="duel-bench-", dir=args[0] if args else None))
     print(f"debate dirs under {root}" + (" (duels in a PostgreSQL store)" if STORE else ""))
     try:
-        if STORE is None:
-            bench_startup(root)
         bench_cycles(root)
         bench_handoff(root)
     finally:

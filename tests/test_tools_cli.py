@@ -269,7 +269,8 @@ def test_debate_dir_comes_from_duel_dir_in_the_environment(source, tmp_path):
     assert Path(result.data["debate_path"]).parent == env_dir
 
 
-def test_status_does_not_import_model_sdks_or_markdown(source, debate_dir):
+def test_status_as_a_seat_imports_neither_model_sdks_nor_the_markdown_scanner_nor_filelock(source, debate_dir):
+    """Agents poll it: its start-up is bench/bench_startup.py's, and these would dominate it."""
     alice = joined(source, debate_dir, "Alice")
     proc = subprocess.run(
         [
@@ -284,6 +285,9 @@ def test_status_does_not_import_model_sdks_or_markdown(source, debate_dir):
             alice["duel_id"],
             "--debate-dir",
             str(debate_dir),
+            "--participant-id",
+            alice["participant_id"],
+            f"--participant-token={alice['participant_token']}",
         ],
         capture_output=True,
         text=True,
@@ -292,7 +296,8 @@ def test_status_does_not_import_model_sdks_or_markdown(source, debate_dir):
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert proc.returncode == 0
     assert "rp1_duel.coordination.service" in imported
-    assert not imported & {"anthropic", "openai", "mistune", "frontmatter", "typer", "pydantic", "rich", "psycopg"}
+    heavy = {"anthropic", "openai", "mistune", "frontmatter", "typer", "pydantic", "rich", "psycopg", "filelock"}
+    assert not imported & (heavy | {"rp1_duel.turns.markdown", "rp1_duel.record.history", "subprocess"})
 
 
 def test_status_shows_each_participants_usage_and_cost_summed_from_its_usage_events(source, debate_dir):

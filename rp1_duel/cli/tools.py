@@ -140,12 +140,15 @@ class _Parser(argparse.ArgumentParser):
         fail(command, invalid_argument(message))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every op, or of ``only`` (each op's flags cost start-up time)."""
     parser = _Parser(
         prog="duel tools", description="The lock service as one-shot JSON commands (one JSON object on stdout)."
     )
     commands = parser.add_subparsers(dest="op", metavar="OP", parser_class=_Parser)
     for op, (help_text, flags) in OPS.items():
+        if only is not None and op != only:
+            continue
         sub = commands.add_parser(op, help=help_text, description=help_text)
         for flag, kwargs in [*flags, _STORE]:
             sub.add_argument(flag, **kwargs)
@@ -245,8 +248,8 @@ def usage_by_participant(service: DuelService, status: StatusResult) -> dict[str
 
 
 def main(argv: list[str]) -> NoReturn:
-    parser = build_parser()
     op = argv[0] if argv and argv[0] in OPS else None
+    parser = build_parser(op)
     bad = undecodable([*argv, os.environ.get("DUEL_DIR", ""), os.environ.get(STORE_ENV, "")])
     if bad is not None:
         fail(op, invalid_argument(f"argument {bad} is not valid UTF-8"))

@@ -11,10 +11,13 @@ import os
 import re
 import secrets
 import unicodedata
+from typing import TYPE_CHECKING
 
 from ..errors import DuelError, invalid_argument
-from ..turns.source import SourceDocument, SourceUnreadable, read_source
 from ..vocabulary import ErrorCode
+
+if TYPE_CHECKING:
+    from ..turns.source import SourceDocument
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 SLUG_MAX = 60
@@ -39,6 +42,8 @@ def resolve_target(raw: str | None) -> SourceDocument:
             ErrorCode.TARGET_NOT_MARKDOWN,
             f"target must be a .md or .markdown file: {raw}" + ("" if real == raw else f" (it is {real})"),
         )
+    from ..turns.source import SourceUnreadable, read_source  # the Markdown scanner: only when a source is read
+
     try:
         return read_source(real)
     except SourceUnreadable as exc:

@@ -16,12 +16,11 @@ import time
 from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import Clock, Instant, iso, system_clock, utc_date
 from ..errors import DuelError, invalid_argument
 from ..settings import DuelSettings
-from ..turns.source import SourceDocument
 from ..vocabulary import ACTIVE, OUTCOMES, ROLES, ErrorCode, Role
 from . import policy
 from .identity import (
@@ -50,6 +49,9 @@ from .results import (
 from .state import DuelState, Lease, Participant
 from .storage import DebateDir, DirectoryStore, copy_artifact
 from .store import LOG_START, DuelStore, EventCursor, Transaction
+
+if TYPE_CHECKING:
+    from ..turns.source import SourceDocument
 
 WAIT_MAX_SECONDS = 3600
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Hashable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..clock import Instant, iso
-from ..turns.source import SourceDocument
 from .state import DuelState, Participant
+
+if TYPE_CHECKING:
+    from ..turns.source import SourceDocument
 
 SEEN_RESOLUTION_SECONDS = 1.0
 

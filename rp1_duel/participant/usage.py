@@ -11,7 +11,6 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +100,9 @@ def prices_date(env: Mapping[str, str] = os.environ) -> str | None:
 @cache
 def load_prices(path: str | None) -> dict[str, Any]:
     try:
-        bundled = resources.files(__package__).joinpath("providers/prices.json")
+        bundled = (
+            Path(__file__).with_name("providers") / "prices.json"
+        )  # package data; importlib.resources costs start-up
         text = Path(path).read_text(encoding="utf-8") if path else bundled.read_text(encoding="utf-8")
         table = json.loads(text)
     except (OSError, ValueError) as error:

@@ -8,22 +8,24 @@ turns"). The artifact keeps only the armored signature's base64 body, on one lin
 ssh-keygen runs without a terminal and with a timeout, so a key that needs a passphrase
 fails at once instead of prompting; signing failures are ``SIGNING_FAILED``, and a check
 never raises: it answers a :class:`Verdict`.
+
+The lock service checks a recorded signature's shape (:data:`SIGNATURE_BODY`) on every read
+of a duel's state: the modules that run ssh-keygen load only when it runs.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
-import tempfile
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..errors import DuelError
 from ..vocabulary import ErrorCode
+
+if TYPE_CHECKING:
+    from subprocess import CompletedProcess
 
 NAMESPACE: Final = "duel-turn"
 MESSAGE_HEADER: Final = "duel-turn v1"
@@ -73,12 +75,16 @@ def turn_message(duel_id: str, source_sha256: str, n: int, seat: int, prev: str,
 
 
 def available() -> bool:
+    import shutil
+
     return shutil.which("ssh-keygen") is not None
 
 
 def sign(message: bytes, key_path: str | os.PathLike[str]) -> str:
     """Sign with a private key file, or a public key whose private half is in ssh-agent
     (``ssh-keygen -Y sign -f``); the signature's base64 body. Raises ``SIGNING_FAILED``."""
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="duel-sign-") as folder:
         message_file = Path(folder) / "turn"
         message_file.write_bytes(message)
@@ -110,6 +116,8 @@ def check(message: bytes, signature: str, allowed_signers: str | os.PathLike[str
     """Check one signature over ``message``. Without ``allowed_signers``: only that it
     verifies for the key it carries (``check-novalidate``). With it: which principal of
     the file signed (``find-principals``, then ``verify -I``); two or three runs of ssh-keygen."""
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="duel-verify-") as folder:
         signature_file = Path(folder) / "turn.sig"
         signature_file.write_text(armor(signature), encoding="ascii")
@@ -148,12 +156,14 @@ def _intact(message: bytes, sig: str, status_if_good: str) -> Verdict:
 
 def armor(body: str) -> str:
     """The armored signature ssh-keygen reads, rebuilt from its one-line body."""
-    return "\n".join([_ARMOR_BEGIN, *textwrap.wrap(body, 70), _ARMOR_END]) + "\n"
+    return "\n".join([_ARMOR_BEGIN, *(body[i : i + 70] for i in range(0, len(body), 70)), _ARMOR_END]) + "\n"
 
 
-def _run(args: list[str], stdin: bytes, timeout: float) -> subprocess.CompletedProcess[bytes] | str:
+def _run(args: list[str], stdin: bytes, timeout: float) -> CompletedProcess[bytes] | str:
     """ssh-keygen with no terminal and no askpass, so a passphrase prompt fails instead of
     waiting; the process, or why it could not run."""
+    import subprocess
+
     env = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "SSH_ASKPASS")}
     env["SSH_ASKPASS_REQUIRE"] = "never"
     try:
