@@ -1,15 +1,18 @@
 """duel: two AI agents debate a Markdown document through a lease-based lock service.
 
 The library is the product; :mod:`rp1_duel.cli` is a thin layer over it. Packages, and
-the one direction data flows through them (cli → participant → coordination → record
-→ turns):
+the one direction data flows through them (cli → review → participant → coordination →
+verify → record → turns; tests/test_layout.py holds them to it):
 
 - :mod:`rp1_duel.turns`: the Markdown scanner, the source document, the turn grammar
   and the turn rules (docs/protocol.md section 7);
-- :mod:`rp1_duel.record`: the artifact, the one history replay, outcomes and
-  ``duel validate`` (sections 6 and 8);
+- :mod:`rp1_duel.record`: the artifact, the one history replay, outcomes,
+  ``duel validate`` and the verification sidecar (sections 6 and 8);
+- :mod:`rp1_duel.verify`: ``duel verify``, guarded fetches, verdicts and the voters' quorum
+  (section 10);
 - :mod:`rp1_duel.coordination`: the lock service over a shared directory (sections 2–5, 9);
 - :mod:`rp1_duel.participant`: the loop behind ``duel join``, prompts and model providers;
+- :mod:`rp1_duel.review`: ``duel report``, ``duel watch`` and ``duel list``;
 - :mod:`rp1_duel.cli`: ``duel`` and ``duel tools``;
 - top level: :mod:`.vocabulary` (the protocol's words), :mod:`.errors`, :mod:`.clock`,
   :mod:`.settings`, :mod:`.configuration` (the layered defaults: user, project, local files).

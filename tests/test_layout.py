@@ -1,10 +1,12 @@
 """The package layout's contract: data flows one way (cli → review → participant →
-coordination → verify → record → turns → the top-level modules), the vocabulary imports nothing, and no module
-imports itself back through a cycle."""
+coordination → verify → record → turns → the top-level modules), as the package docstring
+says, the vocabulary imports nothing, and no module imports itself back through a cycle,
+not even through an import deferred into a function."""
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -27,11 +29,27 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(path: Path, top_level_only: bool = False) -> set[str]:
-    """The rp1_duel modules ``path`` imports (relative imports resolved)."""
+def _run_time_nodes(node: ast.AST) -> list[ast.AST]:
+    """Every node under ``node`` but those of ``if TYPE_CHECKING:`` blocks (never run)."""
+    found: list[ast.AST] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and isinstance(child.test, ast.Name) and child.test.id == "TYPE_CHECKING":
+            for orelse in child.orelse:
+                found += [orelse, *_run_time_nodes(orelse)]
+            continue
+        found += [child, *_run_time_nodes(child)]
+    return found
+
+
+def imports(path: Path, top_level_only: bool = False, run_time_only: bool = False) -> set[str]:
+    """The rp1_duel modules ``path`` imports (relative imports resolved); ``run_time_only``
+    leaves out the imports of ``if TYPE_CHECKING:`` blocks."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    if top_level_only:
+        nodes: list[ast.AST] = list(tree.body)
+    else:
+        nodes = _run_time_nodes(tree) if run_time_only else list(ast.walk(tree))
     found: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.ImportFrom):
@@ -90,6 +108,74 @@ def test_no_import_cycles_at_module_level() -> None:
 
     for name in graph:
         visit(name)
+
+
+# Circles through a deferred import, each being broken elsewhere (issue 21 item 5): listed here
+# until then, and the test fails once one is gone, so that its line goes too.
+DEFERRED_CIRCLES_BEING_BROKEN = [{"rp1_duel.review.watch", "rp1_duel.review.terminal"}]
+
+
+def run_time_graph() -> dict[str, set[str]]:
+    """Who imports whom when the code runs, deferred imports included: ``from . import name``
+    counts as an import of the package when ``name`` is not a module of its own."""
+    known = {module_name(p): p for p in MODULES}
+
+    def owner(target: str) -> str:
+        while target not in known and "." in target:
+            target = target.rpartition(".")[0]
+        return target
+
+    return {name: {owner(t) for t in imports(p, run_time_only=True)} - {name} for name, p in known.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[set[str]] = []
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        for target in graph.get(name, set()):
+            if target not in index:
+                visit(target)
+                low[name] = min(low[name], low[target])
+            elif target in stack:
+                low[name] = min(low[name], index[target])
+        if low[name] == index[name]:
+            group = set()
+            while not group or name not in group:
+                group.add(stack.pop())
+            if len(group) > 1:
+                found.append(group)
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return found
+
+
+def test_no_module_imports_itself_back_even_through_a_deferred_import() -> None:
+    """A deferred import that closes a circle only hides it: the shared names belong in a leaf
+    module both sides import (the CLI's argument helpers, the providers' base types)."""
+    found = circles(run_time_graph())
+    assert sorted(map(sorted, found)) == sorted(map(sorted, DEFERRED_CIRCLES_BEING_BROKEN))
+
+
+def test_the_circle_finder_finds_a_circle_closed_by_a_deferred_import() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(graph) == [{"a", "b", "c"}]
+
+
+def test_the_package_docstring_lists_the_layers_in_their_order() -> None:
+    doc = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))) or ""
+    chain = re.search(r"\((cli(?: → \w+)+)", " ".join(doc.split()))
+    assert chain is not None, "the package docstring has no chain of layers (cli → …)"
+    assert chain.group(1).split(" → ") == sorted(LAYERS, key=LAYERS.__getitem__, reverse=True)
+    listed = re.findall(r"^- :mod:`rp1_duel\.(\w+)`", doc, re.MULTILINE)
+    assert sorted(listed) == sorted(LAYERS), "every layer has its line in the package docstring"
 
 
 def test_every_package_says_what_it_owns_and_may_import() -> None:

@@ -12,17 +12,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE
-
-
-def undecodable(values: list[str]) -> str | None:
-    """The first value holding bytes that are not UTF-8 (Python keeps them as lone
-    surrogates): such text can be neither recorded nor printed, so it is refused up front."""
-    for value in values:
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
-    return None
+from .arguments import undecodable
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -19,7 +19,7 @@ from ..configuration import load_config
 from ..errors import DuelError, invalid_argument
 from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, STORE_ENV
 from ..vocabulary import ROLES, ErrorCode, Role
-from . import undecodable
+from .arguments import undecodable
 
 if TYPE_CHECKING:
     from ..coordination.results import StatusResult

@@ -5,19 +5,22 @@ what can be checked without composing (the key, the model's name), and
 ``compose(request, progress) -> Composition``: the turn's text and what the request used. The SDK-backed
 providers are imported only by ``select_provider``: importing ``anthropic`` costs about
 1.3 s and ``openai`` about 0.6 s, which the one-shot ``duel tools`` commands must not pay.
+The types they share live in the leaf :mod:`.base` (re-exported here), so no provider
+module imports this package back.
 """
 
 from __future__ import annotations
 
-import difflib
 import sys
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import Mapping
 
-from ...errors import DuelError
 from ...vocabulary import ErrorCode, ReasoningLevel
-from ..usage import Usage, estimate_tokens
+from .base import Composition as Composition
+from .base import Progress as Progress
+from .base import Provider as Provider
+from .base import ProviderError as ProviderError
+from .base import TurnRequest as TurnRequest
+from .base import status_error as status_error
 
 # Current mid-tier models (November 2026). claude-sonnet-4-5 reaches end of life on
 # 2026-11-30 and gpt-5 is shut down on 2026-12-11, so neither is a safe default.
@@ -29,212 +32,6 @@ OPENAI_MODEL_PREFIXES = ("gpt-", "chatgpt-", "o1", "o3", "o4")
 # Sent as the API key to OpenAI-compatible servers that need none (Ollama, vLLM, llama.cpp):
 # the SDK refuses to build a client without one.
 PLACEHOLDER_API_KEY = "no-key-needed"
-
-MESSAGE_LIMIT = 400
-
-# A model lookup answers at once or the provider is not reachable: never wait a turn's time.
-PREFLIGHT_TIMEOUT_SECONDS = 10.0
-
-
-@dataclass(frozen=True)
-class TurnRequest:
-    """What a provider needs to compose one turn, split so that model APIs can cache it.
-
-    ``system`` is identical across a participant's turns and ``history`` only grows at its
-    end, so the stable part of every request is a prefix of the next one.
-    """
-
-    system: str
-    history: str
-    instruction: str
-    cache_key: str
-    # Room for the turn and for the thinking that current models do first and count as
-    # output (Claude 5.5 and GPT-6 reason by default); a ceiling, not a cost.
-    max_tokens: int = 16000
-    # How many turns this participant has written before this one: a script plays its
-    # file of that index, so a resumed or repairing participant never skips a file.
-    own_turns_before: int = 0
-
-
-@dataclass(frozen=True)
-class Progress:
-    """How far a request has got, as a provider reports it while the answer streams."""
-
-    output_tokens: int = 0
-    estimated: bool = True  # counted from the text so far; the API's own count comes at the end
-    thinking: bool = False  # the model reasons and writes nothing yet (pings, thinking deltas)
-
-
-@dataclass(frozen=True)
-class Composition:
-    """A provider's answer: the turn's text and what its request used."""
-
-    text: str
-    usage: Usage = field(default_factory=Usage)
-
-
-class Provider(Protocol):
-    name: str
-    model: str
-    # A model behind an API: its requests are retried, timed, shown and their usage logged.
-    # A person or a script is called once and left alone.
-    remote: bool
-
-    def preflight(self) -> str:
-        """Check the credentials and the model before joining; return a line saying what was checked.
-
-        Raises :class:`ProviderError` (``PROVIDER_AUTH``, ``PROVIDER_MODEL_NOT_FOUND``,
-        ``PROVIDER_UNAVAILABLE``, …), so that a typo never costs the peer a turn.
-        """
-        ...
-
-    def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
-        """Return the turn's text and usage; report ``progress`` as the answer streams."""
-        ...
-
-
-class ProviderError(DuelError):
-    """A provider failure with a stable code and a message that always fits on one line.
-
-    ``retryable``: the same request may succeed later (overload, rate limit, a cut
-    stream); ``retry_after``: the seconds the server asked to wait, if it said.
-    """
-
-    def __init__(self, code: str, message: str, retryable: bool = False, retry_after: float | None = None):
-        one_line = " ".join(message.split())
-        if len(one_line) > MESSAGE_LIMIT:
-            one_line = one_line[: MESSAGE_LIMIT - 1] + "…"
-        super().__init__(code, one_line)
-        self.retryable = retryable
-        self.retry_after = retry_after
-
-    def given_up(self, attempts: int) -> ProviderError:
-        """The error once retries stop at the turn deadline: said so, on one line."""
-        return ProviderError(
-            self.code,
-            f"{self.message} (gave up after {attempts} attempts: the turn deadline leaves no time for another)",
-        )
-
-
-def status_error(
-    provider: str, status: int, body: object, fallback: str, retry_after: float | None = None
-) -> ProviderError:
-    """Translate an error answer of a model API (HTTP status and decoded body) into a ProviderError."""
-    detail = _error_detail(body) or fallback
-    if status in (401, 403):
-        return ProviderError(ErrorCode.PROVIDER_AUTH, f"{provider} refused the credentials (HTTP {status}): {detail}")
-    if status == 429:
-        return ProviderError(
-            ErrorCode.PROVIDER_UNAVAILABLE,
-            f"{provider} rate-limited the request (HTTP 429): {detail}",
-            retryable=True,
-            retry_after=retry_after,
-        )
-    if status >= 500 or status in (408, 409):
-        return ProviderError(
-            ErrorCode.PROVIDER_UNAVAILABLE,
-            f"{provider} is unavailable (HTTP {status}): {detail}",
-            retryable=True,
-            retry_after=retry_after,
-        )
-    return ProviderError(ErrorCode.PROVIDER_REJECTED, f"{provider} rejected the request (HTTP {status}): {detail}")
-
-
-def stream_error(provider: str, body: object, fallback: str) -> ProviderError:
-    """An error event inside a stream that had started well (overload, server fault): retried."""
-    kind = body.get("error", body) if isinstance(body, dict) else None
-    kind = kind.get("type") if isinstance(kind, dict) else None
-    named = f" ({kind})" if isinstance(kind, str) and kind else ""
-    return ProviderError(
-        ErrorCode.PROVIDER_UNAVAILABLE,
-        f"{provider} sent an error in the middle of its answer{named}: {_error_detail(body) or fallback}",
-        retryable=True,
-    )
-
-
-def connection_error(provider: str, base_url: str, error: BaseException, started: bool) -> ProviderError:
-    """A connection refused, dropped or silent too long: one line, the cause once."""
-    cause = str(error.__cause__ or error) or type(error).__name__
-    if started:
-        return ProviderError(
-            ErrorCode.PROVIDER_UNAVAILABLE,
-            f"the connection to {provider} dropped in the middle of its answer: {cause}",
-            retryable=True,
-        )
-    where = base_url if provider == base_url else f"{provider} at {base_url}"
-    return ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, f"cannot reach {where}: {cause}", retryable=True)
-
-
-def cut_stream(provider: str) -> ProviderError:
-    # What came so far is not a turn: the whole request is sent again.
-    return ProviderError(
-        ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} closed the stream before the answer was complete", retryable=True
-    )
-
-
-def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
-    """The server's ``retry-after-ms`` or ``retry-after`` (seconds; an HTTP date is not used), if any."""
-    if not headers:
-        return None
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) * scale
-        except ValueError:
-            continue
-        if seconds >= 0:
-            return seconds
-    return None
-
-
-def estimate(characters: int, thinking: bool = False) -> Progress:
-    """Progress from the characters streamed so far, labelled as an estimate."""
-    return Progress(output_tokens=estimate_tokens(characters), thinking=thinking)
-
-
-def look_up_model(
-    server: str,
-    model: str,
-    retrieve: Callable[[], object],
-    list_served: Callable[[], list[str]],
-    missing: type[Exception],
-    refused: type[Exception],
-) -> str:
-    """The preflight's model lookup for either SDK: ``retrieve`` the model (GET /models/{id});
-    a server without that route is asked for its list; one without either is not refused."""
-    try:
-        retrieve()
-    except missing:
-        try:
-            served = list_served()
-        except refused:
-            return f"{model} not checked: {server} has no model lookup"
-        if model not in served:
-            raise model_not_found(server, model, served) from None
-    return f"{model} is served by {server}"
-
-
-def model_not_found(server: str, model: str, known: Iterable[str]) -> ProviderError:
-    """The model is not served: say so, with the served names closest to it."""
-    close = difflib.get_close_matches(model, list(known), n=3, cutoff=0.6)
-    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-    return ProviderError(ErrorCode.PROVIDER_MODEL_NOT_FOUND, f"{server} has no model {model!r}{hint}: check --model")
-
-
-def _error_detail(body: object) -> str | None:
-    # Anthropic and OpenAI send {"error": {"message": …}}; Ollama sends {"error": "…"};
-    # an OpenAI in-stream error carries the inner object itself.
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict):
-            inner = inner.get("message")
-        if isinstance(inner, str) and inner.strip():
-            return inner
-    if isinstance(body, str) and body.strip():
-        return body
-    return None
 
 
 def select_provider(

@@ -11,7 +11,7 @@ from anthropic.types import CacheControlEphemeralParam, TextBlockParam
 
 from ...vocabulary import ErrorCode, ReasoningLevel
 from ..usage import Usage
-from . import (
+from .base import (
     PREFLIGHT_TIMEOUT_SECONDS,
     Composition,
     Progress,

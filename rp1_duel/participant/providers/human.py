@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ...vocabulary import SECTIONS, ErrorCode
-from . import Composition, Progress, ProviderError, TurnRequest
+from .base import Composition, Progress, ProviderError, TurnRequest
 
 SECTION_LABELS = tuple(f"**{name}**" for name in SECTIONS)
 

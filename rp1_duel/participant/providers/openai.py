@@ -10,7 +10,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from ...vocabulary import ErrorCode, ReasoningLevel
 from ..usage import Usage, estimate_tokens
-from . import (
+from .base import (
     PREFLIGHT_TIMEOUT_SECONDS,
     Composition,
     Progress,

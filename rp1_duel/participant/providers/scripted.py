@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...vocabulary import ErrorCode
-from . import Composition, Progress, ProviderError, TurnRequest
+from .base import Composition, Progress, ProviderError, TurnRequest
 
 
 class ScriptedProvider:
