@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from rp1_duel import files
 from rp1_duel.coordination import storage
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
@@ -301,7 +302,7 @@ def test_a_failed_folder_fsync_after_the_write_still_reports_the_recorded_turn(
     def failing_fsync(folder: Path) -> None:
         raise OSError(errno.EIO, "Input/output error", str(folder))
 
-    monkeypatch.setattr(storage, "fsync_dir", failing_fsync)
+    monkeypatch.setattr(files, "fsync_dir", failing_fsync)
     result = service.append(alice.seat, lease, make_turn(1, "Alice", "claude-code", "claude-x"))
 
     assert result.turn_number == 1

@@ -15,7 +15,7 @@ from rp1_duel.participant.voters import ProviderVoter
 from rp1_duel.record.verification import dumps, load
 from rp1_duel.verify.fetch import Fetcher, FetchPolicy
 from rp1_duel.verify.pages import PageCache, default_cache_dir
-from rp1_duel.verify.run import Verifier, verify_artifact
+from rp1_duel.verify.run import ArtifactVerification, Verifier, verify_artifact, verify_paths
 from rp1_duel.vocabulary import CitationKind, ErrorCode, Verdict
 
 from fake_models import FakeAnthropicServer
@@ -179,6 +179,40 @@ def test_a_file_that_is_not_an_artifact_is_refused(tmp_path, cache):
     with pytest.raises(DuelError) as refused:
         verify_artifact(tmp_path / "notes.md", verifier(cache))
     assert refused.value.code == ErrorCode.ARTIFACT_UNREADABLE
+
+
+def test_verify_paths_writes_each_changed_sidecar_and_goes_on_past_an_artifact_that_fails(
+    service, source, web, cache, tmp_path
+):
+    artifact = duel_citing(service, source, {"citing": (web.url("/states"),)})
+    broken = artifact.with_name("broken.md")
+    broken.write_text(artifact.read_text().replace("Argument 1", "Argument one"))
+
+    first = dict(verify_paths([str(artifact.parent)], verifier(cache)))
+    again = dict(verify_paths([str(artifact)], verifier(cache)))
+
+    done, failed = first[artifact], first[broken]
+    assert isinstance(done, ArtifactVerification) and done.changed
+    assert load(done.sidecar_path) == done.sidecar  # written beside the artifact
+    assert stat.S_IMODE(os.stat(done.sidecar_path).st_mode) == 0o644  # committed: readable by all
+    assert isinstance(failed, DuelError) and failed.code == ErrorCode.ARTIFACT_TAMPERED
+    assert not broken.with_name("broken.verify.json").exists()
+    assert isinstance(again[artifact], ArtifactVerification) and not again[artifact].changed
+
+
+def test_a_verification_as_text_and_as_json_names_each_citation_and_its_sidecar(service, source, web, cache):
+    artifact = duel_citing(service, source, {"citing": (web.url("/states"), web.url("/missing"))})
+    [(_, done)] = verify_paths([str(artifact)], verifier(cache))
+    assert isinstance(done, ArtifactVerification)
+
+    text = done.to_text().splitlines()
+    data = done.to_dict()
+
+    assert text[0].startswith(f"{artifact}: {len(done.sidecar.citations)} citations (")
+    assert any(line.startswith("  turn 1, line ") and line.endswith(f"[{web.url('/missing')}]") for line in text)
+    assert text[-1] == f"  sidecar: {done.sidecar_path} (written)"
+    assert data["written"] is True and data["sidecar"] == str(done.sidecar_path)
+    assert data["counts"][Verdict.FABRICATED] == 1 and len(data["citations"]) == len(done.sidecar.citations)
 
 
 def test_an_unreadable_sidecar_is_written_anew_with_a_note(service, source, web, cache):

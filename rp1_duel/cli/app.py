@@ -21,7 +21,6 @@ from ..vocabulary import ErrorCode, Role
 
 if TYPE_CHECKING:
     from ..configuration import Config
-    from ..verify.run import ArtifactVerification
 
 app = typer.Typer(
     help="AI agents debate a Markdown document through a lease-based lock service: two in a duel, up to eight "
@@ -391,7 +390,7 @@ def validate_command(
     Without --allowed-signers this proves consistency, not authorship: anyone can edit a turn and recompute the hashes.
     """  # one line a paragraph: typer keeps a docstring's line breaks
     from ..record import signatures
-    from ..record.validate import collect, validate_file
+    from ..record.validate import validate_paths
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
@@ -401,32 +400,13 @@ def validate_command(
             validate_usage_error(f"--allowed-signers {allowed_signers} is not a readable file")
         if not signatures.available():
             validate_usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
-    reports = [validate_file(path, root, allowed_signers, require_verified) for path in collect(paths)]
+    reports = validate_paths(paths, root, allowed_signers, require_verified)
     valid = all(r.valid for r in reports)
     if as_json:
         typer.echo(json.dumps({"valid": valid, "artifacts": [r.to_dict() for r in reports]}, ensure_ascii=False))
     else:
         for report in reports:
-            verdict = "valid" if report.valid else "INVALID"
-            outcome = report.outcome or (
-                f"open, implies {report.implied_outcome}" if report.implied_outcome else "open"
-            )
-            typer.echo(f"{report.path}: {verdict} ({report.turns} turns, {outcome})")
-            for problem in report.problems:
-                where = f"line {problem.line}: " if problem.line else ""
-                typer.echo(f"  {where}{problem.code} {problem.message}")
-            for entry in report.signatures:
-                if entry.signer is not None:
-                    typer.echo(f"  turn {entry.turn}: signed by {entry.signer}")
-            if report.verification is not None:
-                found = report.verification
-                counts = ", ".join(f"{count} {verdict}" for verdict, count in found["verdicts"].items())
-                covered = (
-                    "" if found["turns"] is None else f", {found['turns']} turns covered ({counts or 'no citations'})"
-                )
-                typer.echo(f"  verification: {found['status']}{covered}")
-            for note in report.notes:
-                typer.echo(f"  note: {note}")
+            typer.echo(report.to_text())
         if not reports:
             typer.echo("no duel artifacts found", err=True)
     raise typer.Exit(0 if valid else 1)
@@ -472,14 +452,11 @@ def verify_command(
 
     Dead links and quoted excerpts not on the page are fabricated; a quorum of three model votes judges the rest. Exit 0 when no citation is fabricated, 1 otherwise.
     """
-    from ..coordination.storage import storage_errors, write_atomic
     from ..errors import invalid_argument
     from ..participant.voters import configured_voters
-    from ..record.validate import collect
-    from ..record.verification import dumps
     from ..verify.fetch import Fetcher, FetchPolicy
     from ..verify.pages import PageCache, default_cache_dir
-    from ..verify.run import Verifier, verify_artifact
+    from ..verify.run import Verifier, verify_paths
     from ..vocabulary import Verdict
 
     missing = [p for p in paths if not os.path.exists(p)]
@@ -502,31 +479,16 @@ def verify_command(
     results: list[dict[str, object]] = []
     fabricated = errors = 0
     try:
-        for path in collect(paths):
-            try:
-                done = verify_artifact(path, verifier, refresh)
-                if done.changed:
-                    with storage_errors(done.sidecar_path.parent):
-                        write_atomic(done.sidecar_path, dumps(done.sidecar), mode=0o644)
-            except DuelError as exc:
+        for path, done in verify_paths(paths, verifier, refresh):
+            if isinstance(done, DuelError):
                 errors += 1
-                typer.echo(f"duel: {exc.code}: {exc.message}", err=True)
-                results.append({"path": str(path), "error": exc.to_dict()})
+                typer.echo(f"duel: {done.code}: {done.message}", err=True)
+                results.append({"path": str(path), "error": done.to_dict()})
                 continue
-            entries = done.sidecar.citations
-            fabricated += sum(entry.verdict == Verdict.FABRICATED for entry in entries)
-            results.append(
-                {
-                    "path": str(path),
-                    "sidecar": str(done.sidecar_path),
-                    "written": done.changed,
-                    "counts": done.sidecar.counts(),
-                    "notes": list(done.notes),
-                    "citations": done.sidecar.to_dict()["citations"],
-                }
-            )
+            fabricated += sum(entry.verdict == Verdict.FABRICATED for entry in done.sidecar.citations)
+            results.append(done.to_dict())
             if not as_json:
-                print_verification(done)
+                typer.echo(done.to_text())
     except KeyboardInterrupt:
         typer.echo("duel verify: interrupted (every sidecar written so far is whole)", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -546,23 +508,6 @@ def verify_command(
     elif not results:
         typer.echo("no duel artifacts found", err=True)
     raise typer.Exit(1 if fabricated or errors else 0)
-
-
-def print_verification(done: ArtifactVerification) -> None:
-    """One line per citation, then where the sidecar is."""
-    sidecar = done.sidecar
-    counts = ", ".join(f"{count} {verdict}" for verdict, count in sidecar.counts().items())
-    typer.echo(f"{done.path}: {len(sidecar.citations)} citations ({counts or 'none'})")
-    for entry in sidecar.citations:
-        citation = entry.citation
-        where = f"turn {citation.turn}" + (f", line {citation.line}" if citation.line else "")
-        confidence = f" ({entry.confidence})" if entry.confidence else ""
-        cited = citation.url or citation.item
-        cited = cited if len(cited) <= 80 else cited[:79] + "…"
-        typer.echo(f"  {where}: {citation.kind} {entry.verdict}{confidence}: {entry.reason} [{cited}]")
-    for note in done.notes:
-        typer.echo(f"  note: {note}")
-    typer.echo(f"  sidecar: {done.sidecar_path} ({'written' if done.changed else 'unchanged'})")
 
 
 REPORT_FORMATS = ("md", "html", "json")
@@ -638,7 +583,7 @@ def report_command(
     if output is None or output == "-":
         typer.echo(text, nl=False)
         return
-    from ..coordination.storage import write_atomic
+    from ..files import write_atomic
 
     try:
         write_atomic(Path(output), text.encode("utf-8"), mode=0o644)
@@ -791,12 +736,10 @@ def store_init_command(
             raise invalid_argument(
                 "duel store init needs --store, $DUEL_STORE or `store` in the configuration (a postgresql:// URL)"
             )
-        service = DuelService(config.debate_dir, store=config.store)
-        with service.store.errors():
-            service.store.ensure()
+        location = DuelService(config.debate_dir, store=config.store).prepare_store()
     except DuelError as exc:
         fail(exc)
-    typer.echo(f"store {service.store.location} is ready")
+    typer.echo(f"store {location} is ready")
 
 
 @app.command("pull")

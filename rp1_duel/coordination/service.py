@@ -500,6 +500,13 @@ class DuelService:
             state = self.store.read_state(duel_id)
             return [event for event in self.store.events(state).read() if event.get("type") in kinds]
 
+    def prepare_store(self) -> str:
+        """Create the store (a database's schema, migrated; the debate dir's state folder) if
+        it is not there yet; where it is. Safe to run again (``duel store init``)."""
+        with self.store.errors():
+            self.store.ensure()
+        return self.store.location
+
     def pull(self, duel_id: str) -> str:
         """Write the duel's artifact, as the store keeps it, into this debate dir; its path.
 

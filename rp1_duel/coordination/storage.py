@@ -18,10 +18,8 @@ one machine, or on a filesystem that shares flock locks properly; NFS clients do
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
-import secrets
 import stat
 import sys
 import time
@@ -33,6 +31,9 @@ from filelock import FileLock, Timeout
 
 from ..clock import Clock, Instant, system_clock
 from ..errors import DuelError
+from ..files import storage_errors as storage_errors
+from ..files import write_all
+from ..files import write_atomic as write_atomic
 from ..turns.source import SourceDocument, read_bounded, read_source
 from ..vocabulary import ErrorCode
 from .identity import target_key
@@ -45,38 +46,6 @@ from .store import Transaction
 STATE_DIR = ".duel"
 LOCK_TIMEOUT_SECONDS = 30.0
 WAIT_POLL_SECONDS = 0.01  # a stat() every 10 ms keeps hand-offs well under 100 ms
-
-
-def write_atomic(
-    path: Path, data: bytes, mode: int = 0o600, temp_dir: Path | None = None, exclusive: bool = False
-) -> None:
-    """Write a temp file, fsync it, move it to ``path``, fsync the folder.
-
-    ``temp_dir`` keeps the temp file elsewhere on the same filesystem (the artifact's is
-    written inside ``.duel/``, so a crash never leaves one in a folder git sees).
-    ``exclusive`` refuses to replace an existing ``path`` (FileExistsError).
-    Nothing is left behind when a step fails. Once the file is in place, a failing
-    folder fsync no longer undoes the write: every process already sees it.
-    """
-    tmp = (temp_dir or path.parent) / f".{path.name}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if exclusive:
-            os.link(tmp, path)
-            os.unlink(tmp)
-        else:
-            os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # EIO, or a filesystem that cannot fsync folders
-        fsync_dir(path.parent)
 
 
 def copy_artifact(debate: DebateDir, state: DuelState, data: bytes) -> Path:
@@ -99,37 +68,6 @@ def remove_temp_files(folder: Path, of: str = "") -> None:
             if entry.name.startswith(f".{of}") and entry.name.endswith(".tmp"):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def storage_errors(root: Path) -> Iterator[None]:
-    """An OS error on the debate dir (disk full, read-only, permission denied) becomes
-    ``STORAGE_FAILED``: one answer with a code, never a traceback. Writes are atomic and
-    the state is written last, so whatever failed left the duel as it was."""
-    try:
-        yield
-    except OSError as exc:
-        where = exc.filename if isinstance(exc.filename, str) else str(root)
-        reason = exc.strerror or str(exc) or type(exc).__name__
-        raise DuelError(
-            ErrorCode.STORAGE_FAILED,
-            f"cannot use {where}: {reason}",
-            {"path": where, "errno": errno.errorcode.get(exc.errno or 0)},
-        ) from None
 
 
 # statfs(2) magic numbers of filesystems whose flock does not exclude other machines.
@@ -406,7 +344,7 @@ class EventLog:
             if size > self.state.event_bytes:
                 os.ftruncate(fd, self.state.event_bytes)  # drop a dead writer's tail
             os.lseek(fd, self.state.event_bytes, os.SEEK_SET)
-            _write_all(fd, blob)
+            write_all(fd, blob)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,37 @@ class ArtifactReport:
             "signatures": [s.to_dict() for s in self.signatures],
             "verification": self.verification,
         }
+
+    def to_text(self) -> str:
+        """As ``duel validate`` prints it: the verdict line, then a line per problem, signer,
+        the sidecar's standing and note."""
+        verdict = "valid" if self.valid else "INVALID"
+        outcome = self.outcome or (f"open, implies {self.implied_outcome}" if self.implied_outcome else "open")
+        lines = [f"{self.path}: {verdict} ({self.turns} turns, {outcome})"]
+        for problem in self.problems:
+            where = f"line {problem.line}: " if problem.line else ""
+            lines.append(f"  {where}{problem.code} {problem.message}")
+        lines += [
+            f"  turn {entry.turn}: signed by {entry.signer}" for entry in self.signatures if entry.signer is not None
+        ]
+        if self.verification is not None:
+            found = self.verification
+            counts = ", ".join(f"{count} {verdict}" for verdict, count in found["verdicts"].items())
+            covered = "" if found["turns"] is None else f", {found['turns']} turns covered ({counts or 'no citations'})"
+            lines.append(f"  verification: {found['status']}{covered}")
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+def validate_paths(
+    paths: Sequence[str],
+    root: str | os.PathLike[str] | None = None,
+    allowed_signers: str | os.PathLike[str] | None = None,
+    require_verified: bool = False,
+) -> list[ArtifactReport]:
+    """:func:`validate_file` for every artifact ``paths`` name: files as given, folders
+    searched for artifacts (:func:`collect`)."""
+    return [validate_file(path, root, allowed_signers, require_verified) for path in collect(list(paths))]
 
 
 def validate_file(

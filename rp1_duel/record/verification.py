@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ..files import storage_errors, write_atomic
 from ..turns.grammar import ParsedTurn
 from ..turns.source import read_bounded
 from ..vocabulary import (
@@ -153,6 +154,14 @@ def sidecar_path(artifact_path: str | os.PathLike[str]) -> Path:
 
 def dumps(sidecar: Sidecar) -> bytes:
     return (json.dumps(sidecar.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write(path: str | os.PathLike[str], sidecar: Sidecar) -> None:
+    """Write a sidecar whole or not at all, readable by all (it is committed beside its
+    artifact). Raises ``STORAGE_FAILED``."""
+    where = Path(path)
+    with storage_errors(where.parent):
+        write_atomic(where, dumps(sidecar), mode=0o644)
 
 
 def load(path: str | os.PathLike[str]) -> Sidecar:

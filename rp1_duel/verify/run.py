@@ -15,18 +15,19 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from ..clock import iso
 from ..errors import DuelError
 from ..record.artifact import GENESIS
 from ..record.citations import Citation, artifact_citations
 from ..record.history import RecordFile, chain_problems, citable_names, read_failure
+from ..record.validate import collect
 from ..record.verification import (
     CitationEntry,
     FetchRecord,
@@ -35,6 +36,7 @@ from ..record.verification import (
     VoteRecord,
     load,
     sidecar_path,
+    write,
 )
 from ..turns.matching import SearchableText
 from ..vocabulary import ErrorCode, FetchFailure, Verdict
@@ -241,6 +243,51 @@ class ArtifactVerification:
     sidecar: Sidecar
     changed: bool  # whether the sidecar's content differs from the one on disk (write it then)
     notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``duel verify --json`` lists it (``written``: the sidecar changed, so it was written)."""
+        return {
+            "path": str(self.path),
+            "sidecar": str(self.sidecar_path),
+            "written": self.changed,
+            "counts": self.sidecar.counts(),
+            "notes": list(self.notes),
+            "citations": self.sidecar.to_dict()["citations"],
+        }
+
+    def to_text(self) -> str:
+        """As ``duel verify`` prints it: one line per citation, the notes, then where the sidecar is."""
+        sidecar = self.sidecar
+        counts = ", ".join(f"{count} {verdict}" for verdict, count in sidecar.counts().items())
+        lines = [f"{self.path}: {len(sidecar.citations)} citations ({counts or 'none'})"]
+        for entry in sidecar.citations:
+            citation = entry.citation
+            where = f"turn {citation.turn}" + (f", line {citation.line}" if citation.line else "")
+            confidence = f" ({entry.confidence})" if entry.confidence else ""
+            cited = citation.url or citation.item
+            cited = cited if len(cited) <= 80 else cited[:79] + "…"
+            lines.append(f"  {where}: {citation.kind} {entry.verdict}{confidence}: {entry.reason} [{cited}]")
+        lines += [f"  note: {note}" for note in self.notes]
+        lines.append(f"  sidecar: {self.sidecar_path} ({'written' if self.changed else 'unchanged'})")
+        return "\n".join(lines)
+
+
+def verify_paths(
+    paths: Sequence[str], verifier: Verifier, refresh: bool = False, clock: Callable[[], float] = time.time
+) -> Iterator[tuple[Path, ArtifactVerification | DuelError]]:
+    """Verify every artifact ``paths`` name (folders searched as ``duel validate`` searches
+    them), one at a time, writing each sidecar that changed beside its artifact before the
+    next begins: an interruption leaves every sidecar whole. An artifact that cannot be
+    verified (or its sidecar written) comes with its :class:`DuelError`, and the rest go on."""
+    for path in collect(list(paths)):
+        try:
+            done = verify_artifact(path, verifier, refresh, clock)
+            if done.changed:
+                write(done.sidecar_path, done.sidecar)
+        except DuelError as exc:
+            yield path, exc
+            continue
+        yield path, done
 
 
 def verify_artifact(
