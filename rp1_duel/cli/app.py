@@ -31,8 +31,21 @@ app = typer.Typer(
 )
 
 
+def show_version(asked: bool) -> None:
+    if asked:
+        from .. import __version__  # the installed package's metadata, read only when asked
+
+        typer.echo(f"duel {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def root() -> None:
+def root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=show_version, is_eager=True, help="Print duel's version and exit."),
+    ] = False,
+) -> None:
     """AI agents debate a Markdown document through a lease-based lock service: two in a duel, up to eight in a panel.
 
     Run `duel demo` for a whole duel with no API key.
