@@ -67,6 +67,15 @@ def open_store(url: str, debate: DebateDir) -> DuelStore:
     return PostgresStore(url, debate)
 
 
+def _check_handles(seat: object, lease: object = None) -> None:
+    """The seat handle and the lease token are two secrets of two types: either one passed
+    where the other goes (or anything else) is ``INVALID_ARGUMENT``, naming only the type."""
+    if not isinstance(seat, Seat):
+        raise invalid_argument(f"expected the Seat a join returned, got a {type(seat).__name__}")
+    if lease is not None and not isinstance(lease, LeaseToken):
+        raise invalid_argument(f"expected the LeaseToken a claim granted (or None), got a {type(lease).__name__}")
+
+
 def _raise(refusal: DuelError | None) -> None:
     if refusal is not None:
         raise refusal
@@ -424,6 +433,7 @@ class DuelService:
     # -- leases (section 4) -----------------------------------------------------------------
     def claim_lock(self, seat: Seat, for_timeout: bool = False) -> ClaimResult:
         """Ask for the lease; a refusal is an answer (``acquired`` false), not an error."""
+        _check_handles(seat)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             decision = policy.decide_claim(state, me, now, for_timeout)
@@ -454,6 +464,7 @@ class DuelService:
 
     def refresh_lock(self, seat: Seat, lease: LeaseToken | None) -> RefreshResult:
         """Move a live lease's expiry to now + ``lease_seconds``; an expired one stays expired."""
+        _check_handles(seat, lease)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             decision = policy.decide_refresh(state, me, lease.value if lease else None, now)
@@ -480,6 +491,7 @@ class DuelService:
 
         Authenticated by the seat; allowed after the close too, since a request may end after it.
         """
+        _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
             tx.emit("usage", me.id, wake=False, turn_number=turn_number, **usage)
@@ -490,6 +502,7 @@ class DuelService:
 
         Authenticated by the seat; allowed after the close too, as a usage event is.
         """
+        _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
             tx.emit("citations_verified", me.id, wake=False, turn_number=turn_number, **verdicts)
@@ -566,6 +579,7 @@ class DuelService:
         summary: str | None = None,
     ) -> ReleaseResult:
         """Release the lease, or with ``close`` end the duel with ``outcome`` (sections 4 and 8)."""
+        _check_handles(seat, lease)
         if close:
             if outcome not in OUTCOMES:
                 raise invalid_argument(f"--close needs --outcome, one of {', '.join(OUTCOMES)}")
@@ -609,6 +623,7 @@ class DuelService:
         ``SIGNING_FAILED`` and nothing is written. ``stripped`` names the wrappers
         (:data:`rp1_duel.vocabulary.WRAPPERS`) the caller removed around the turn: recorded
         in the ``turn_appended`` event, never part of validation."""
+        _check_handles(seat, lease)
         from .record_writer import append_turn  # Markdown parsing is paid for only by appends
 
         with self._seated(seat) as (tx, me):
