@@ -33,7 +33,7 @@ from rp1_duel.coordination.service import DuelService
 RUNS = 21
 TARGET_RATIO = 2.5
 SOURCE = "# Lease design\n\n## Lease semantics\nLeases expire unless refreshed.\n"
-HEAVY = ("anthropic", "openai", "typer", "click", "pydantic", "rich", "mistune", "frontmatter", "yaml", "filelock")
+HEAVY = ("anthropic", "openai", "typer", "click", "pydantic", "rich", "mistune", "frontmatter", "yaml")
 ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 

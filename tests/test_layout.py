@@ -145,7 +145,7 @@ def circles(graph: dict[str, set[str]]) -> list[set[str]]:
             elif target in stack:
                 low[name] = min(low[name], index[target])
         if low[name] == index[name]:
-            group = set()
+            group: set[str] = set()
             while not group or name not in group:
                 group.add(stack.pop())
             if len(group) > 1:

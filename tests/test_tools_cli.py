@@ -269,7 +269,7 @@ def test_debate_dir_comes_from_duel_dir_in_the_environment(source, tmp_path):
     assert Path(result.data["debate_path"]).parent == env_dir
 
 
-def test_status_as_a_seat_imports_neither_model_sdks_nor_the_markdown_scanner_nor_filelock(source, debate_dir):
+def test_status_as_a_seat_imports_neither_model_sdks_nor_the_markdown_scanner(source, debate_dir):
     """Agents poll it: its start-up is bench/bench_startup.py's, and these would dominate it."""
     alice = joined(source, debate_dir, "Alice")
     proc = subprocess.run(
@@ -296,7 +296,7 @@ def test_status_as_a_seat_imports_neither_model_sdks_nor_the_markdown_scanner_no
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert proc.returncode == 0
     assert "rp1_duel.coordination.service" in imported
-    heavy = {"anthropic", "openai", "mistune", "frontmatter", "typer", "pydantic", "rich", "psycopg", "filelock"}
+    heavy = {"anthropic", "openai", "mistune", "frontmatter", "typer", "pydantic", "rich", "psycopg"}
     assert not imported & (heavy | {"rp1_duel.turns.markdown", "rp1_duel.record.history", "subprocess"})
 
 

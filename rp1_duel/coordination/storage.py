@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from filelock import FileLock, Timeout
 
@@ -34,7 +34,6 @@ from ..errors import DuelError
 from ..files import storage_errors as storage_errors
 from ..files import write_all
 from ..files import write_atomic as write_atomic
-from ..turns.source import SourceDocument, read_bounded, read_source
 from ..vocabulary import ErrorCode
 from .identity import target_key
 from .state import DUEL_ID, DuelState, corrupt
@@ -42,6 +41,9 @@ from .store import LOG_START as LOG_START
 from .store import SEEN_RESOLUTION_SECONDS as SEEN_RESOLUTION_SECONDS
 from .store import EventCursor as EventCursor
 from .store import Transaction
+
+if TYPE_CHECKING:
+    from ..turns.source import SourceDocument
 
 STATE_DIR = ".duel"
 LOCK_TIMEOUT_SECONDS = 30.0
@@ -425,6 +427,8 @@ class DirectoryStore:
         """The file itself is the source: nothing to keep."""
 
     def read_source(self, state: DuelState) -> SourceDocument:
+        from ..turns.source import read_source  # the Markdown scanner: only ops that read the source pay for it
+
         return read_source(state.source_path)
 
     def source_exists(self, state: DuelState) -> bool:
@@ -439,6 +443,8 @@ class DirectoryStore:
         return self.debate.artifact_path(state)
 
     def read_artifact(self, state: DuelState, limit: int) -> bytes:
+        from ..turns.source import read_bounded
+
         return read_bounded(self.debate.artifact_path(state), limit)
 
     def write_artifact(self, state: DuelState, text: str, create: bool = False) -> None:
