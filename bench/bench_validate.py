@@ -21,8 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from rp1_duel.record import artifact
 from rp1_duel.record.artifact import FrontMatter, ParticipantEntry
-from rp1_duel.record.history import Claimant, History, seat_of
+from rp1_duel.record.history import Claimant, History
 from rp1_duel.record.validate import validate_file
+from rp1_duel.schedule import Schedule
 from rp1_duel.turns.grammar import normalize_turn_text
 from rp1_duel.turns.source import SourceDocument
 
@@ -53,6 +54,11 @@ COMMON = [
     "are",
     "or",
 ]
+
+
+def schedule_of(seats: int, turns: int) -> Schedule:
+    """``seats`` seats without a chair, and room for ``turns`` turns."""
+    return Schedule(seats=seats, max_turns=max(turns, 2), chair=False)
 
 
 def words(rng: random.Random, count: int, vocabulary: list[str]) -> str:
@@ -103,7 +109,7 @@ def make_turn(
     `size` scales the prose and the number of counterpoints (1: about 1.5 KB, 3: about 4 KB).
     Seats 1 and 2 open, then converge (with revision support); the others converge from the start.
     """
-    name, harness, model = seats[seat_of(number, len(seats))]
+    name, harness, model = seats[schedule_of(len(seats), number).speaker(number)]
     stance = "OPEN_TO_DEBATE" if number <= 2 else "CONVERGING"
     revision = "- Principle: the other side's evidence moved me\n" if number - len(seats) in (1, 2) else ""
     heading = rng.choice(source.headings[1:])
@@ -151,14 +157,14 @@ def make_debate(
 
 def replay(texts: list[str], source: SourceDocument) -> float:
     """Validate every turn in its context through the library's History; return the seconds taken."""
-    history = History(source, ("design.md",))
+    history = History(source, ("design.md",), schedule_of(len(SEATS), len(texts)))
     blocks, prev = [], artifact.GENESIS
     for number, text in enumerate(texts, 1):
         blocks.append(artifact.turn_block(number, normalize_turn_text(text), prev))
         prev = blocks[-1].sha256
     claimants = {seat: Claimant(*who) for seat, who in SEATS.items()}
     started = time.perf_counter()
-    for number, report in enumerate(history.replay_checked(blocks, claimants), 1):
+    for number, report in history.replay_checked(blocks, claimants):
         if not report.ok:
             raise SystemExit(f"turn {number} is invalid: {report.violations}")
     return time.perf_counter() - started
@@ -248,7 +254,7 @@ def artifact_text(
         topic_slug="bench",
         source_path=artifact.display_source_path(str(source_path), path),
         source_sha256=hashlib.sha256(source_path.read_bytes()).hexdigest(),
-        max_turns=max(len(texts), 2),
+        schedule=schedule_of(len(seats), len(texts)),
         status="ACTIVE",
         outcome=None,
         created_at="2026-11-23T00:00:00.000Z",
@@ -257,7 +263,6 @@ def artifact_text(
             ParticipantEntry(f"p-{seat}", seat, name, harness, model, "2026-11-23T00:00:00.000Z")
             for seat, (name, harness, model) in seats.items()
         ),
-        seats=len(seats),
     )
     blocks, prev = [], artifact.GENESIS
     for number, text in enumerate(texts, 1):

@@ -15,8 +15,8 @@ verify → record → turns; tests/test_layout.py holds them to it):
 - :mod:`rp1_duel.review`: ``duel report``, ``duel watch`` and ``duel list``;
 - :mod:`rp1_duel.cli`: ``duel`` and ``duel tools``;
 - top level: :mod:`.vocabulary` (the protocol's words), :mod:`.errors`, :mod:`.clock`,
-  :mod:`.settings`, :mod:`.files` (atomic writes), :mod:`.configuration` (the layered
-  defaults: user, project, local files).
+  :mod:`.schedule`, :mod:`.settings`, :mod:`.files` (atomic writes), :mod:`.configuration`
+  (the layered defaults: user, project, local files).
 
 The names below are importable from ``rp1_duel`` directly; they load on first use, so
 ``import rp1_duel`` stays cheap for the one-shot ``duel tools`` commands.
@@ -47,6 +47,7 @@ _EXPORTS = {
     "History": "rp1_duel.record.history",
     "RecordFile": "rp1_duel.record.history",
     "evaluate": "rp1_duel.record.outcomes",
+    "Schedule": "rp1_duel.schedule",
     "validate_file": "rp1_duel.record.validate",
     "Duelist": "rp1_duel.participant.loop",
     "ParticipantConfig": "rp1_duel.participant.loop",
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from .review.report_files import read_report as read_report
     from .review.report_html import render_html as render_html
     from .review.report_markdown import render_markdown as render_markdown
+    from .schedule import Schedule as Schedule
     from .settings import DuelSettings as DuelSettings
     from .turns.grammar import parse_turn as parse_turn
     from .turns.rules import TurnContext as TurnContext

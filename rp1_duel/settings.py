@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Final
 
 from .errors import invalid_argument
+from .schedule import Schedule
 
 # The debate dir and the store: --debate-dir/--store, else these variables, else the configuration's
 # debate_dir/store, else the debate dir below (rp1_duel.configuration merges them).
@@ -77,7 +78,7 @@ def default_of(name: str) -> int:
 class DuelSettings:
     """Fixed by the join that creates a duel (docs/protocol.md section 2)."""
 
-    max_turns: int | None = None  # None: DEFAULT_ROUNDS rounds (turn_limit)
+    max_turns: int | None = None  # None: DEFAULT_ROUNDS rounds (see schedule)
     lease_seconds: int = default_of("lease_seconds")
     peer_wait_seconds: int = default_of("peer_wait_seconds")
     turn_timeout_seconds: int = default_of("turn_timeout_seconds")
@@ -85,9 +86,11 @@ class DuelSettings:
     chair: bool = False  # a chair seat besides the seats (docs/protocol.md section 4, "A chair")
 
     @property
-    def turn_limit(self) -> int:
-        """``max_turns``, else three rounds: 6 for two seats, as before there were more."""
-        return self.max_turns if self.max_turns is not None else DEFAULT_ROUNDS * self.seats
+    def schedule(self) -> Schedule:
+        """The shape of the duel these settings create, the one the state then carries:
+        ``max_turns``, else three rounds (6 for two seats, as before there were more)."""
+        max_turns = self.max_turns if self.max_turns is not None else DEFAULT_ROUNDS * self.seats
+        return Schedule(seats=self.seats, max_turns=max_turns, chair=self.chair)
 
     @property
     def fewest_turns(self) -> int:

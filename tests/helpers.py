@@ -22,11 +22,20 @@ from rp1_duel.clock import ManualClock, boot_id
 from rp1_duel.coordination.results import LeaseToken, Seat
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.record.artifact import GENESIS, render, turn_block
-from rp1_duel.record.history import Claimant, History, RecordFile, seat_of
+from rp1_duel.record.history import Claimant, History, RecordFile
+from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns.grammar import normalize_turn_text, parse_turn
 from rp1_duel.turns.rules import TurnContext
 from rp1_duel.turns.source import read_source
+
+
+def panel(seats: int, max_turns: int | None = None) -> Schedule:
+    """A schedule without a chair: ``seats`` seats, three rounds unless told otherwise."""
+    return Schedule(seats=seats, max_turns=3 * seats if max_turns is None else max_turns, chair=False)
+
+
+DUEL = panel(2)  # two seats, six turns: the sample debate's
 
 # -- a small source for duels through the service ----------------------------------------
 
@@ -228,7 +237,7 @@ DEBATE = (TURN_1, TURN_2, TURN_3)
 
 def history_of(texts: tuple[str, ...], source_names: tuple[str, ...] = ()) -> History:
     """The history of accepted turns ``texts`` about design.md, through the library's History."""
-    history = History(DESIGN_SOURCE, source_names)
+    history = History(DESIGN_SOURCE, source_names, DUEL)
     for number, text in enumerate(texts, start=1):
         history.accept(turn_block(number, normalize_turn_text(text), history.head), parse_turn(text))
     return history
@@ -237,7 +246,7 @@ def history_of(texts: tuple[str, ...], source_names: tuple[str, ...] = ()) -> Hi
 def context(number: int, prior: tuple[str, ...] | None = None, **changes: Any) -> TurnContext:
     """The context of turn `number` of the sample debate, its earlier turns accepted as given."""
     texts = DEBATE[: number - 1] if prior is None else prior
-    ctx = history_of(texts).context_for(Claimant(*SEATS[seat_of(number)]), number)
+    ctx = history_of(texts).context_for(Claimant(*SEATS[DUEL.speaker(number)]), number)
     return replace(ctx, **changes) if changes else ctx
 
 
@@ -364,7 +373,7 @@ def duel_citing(service: DuelService, source: Path, *turns: dict[str, Any]) -> P
     }
     path = ""
     for number, extra in enumerate(turns, start=1):
-        seat = seat_of(number)
+        seat = DUEL.speaker(number)
         player = players[seat]
         name, harness, model = DUELISTS[seat]
         appended = service.append(

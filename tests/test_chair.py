@@ -15,9 +15,8 @@ from test_participant import clean_env, finish, start, wait_for_seat
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import chair_system_prompt, instruction, phase_note, system_prompt
 from rp1_duel.record.artifact import FrontMatter, FrontMatterError, parse
-from rp1_duel.record.history import Claimant, History, RecordFile, seat_of
+from rp1_duel.record.history import Claimant, History, RecordFile
 from rp1_duel.record.outcomes import TurnSummary, evaluate
-from rp1_duel.record.schedule import Schedule, speaker_of
 from rp1_duel.record.validate import validate_file
 from rp1_duel.review.assessment import assessment_prompt
 from rp1_duel.review.listing import ListedDuel, list_duels, table
@@ -25,12 +24,13 @@ from rp1_duel.review.report import build_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
 from rp1_duel.review.watch import situation, view_of
+from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns.rules import validate_turn
 from rp1_duel.turns.source import read_source
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT, Phase, Role
 
-from helpers import Player, claim, join, make_turn, run_tools
+from helpers import Player, claim, join, make_turn, panel, run_tools
 
 OPEN, CONV, ACCEPT, DISS = "OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING"
 PANEL = {1: ("Alice", "claude-code", "claude-x"), 2: ("Bob", "codex", "gpt-x"), 3: ("Carol", "script", "carol-1")}
@@ -88,7 +88,7 @@ def panel_turn(n: int, stance: str, schedule: Schedule = SCHEDULE, answers: tupl
 
 def history_upto(number: int, schedule: Schedule = SCHEDULE, stance: str = OPEN) -> History:
     """The history of a chaired panel of three before turn ``number``, every panel turn with ``stance``."""
-    history = History(None, ("design.md",), schedule.seats, schedule.max_turns, chair=True)
+    history = History(None, ("design.md",), schedule)
     for n in range(0, number):
         text = brief() if n == 0 else pre_closing(n) if n == schedule.pre_closing else panel_turn(n, stance, schedule)
         report = validate_turn(text, history.context_for(claimant_of(n, schedule)))
@@ -125,7 +125,7 @@ def test_the_chair_writes_turn_0_the_pre_closing_and_the_synthesis_around_the_pa
         Phase.SYNTHESIS,
     ]
     three_rounds = Schedule(seats=3, max_turns=9, chair=True)
-    assert [speaker_of(n, 3, 9, True) for n in range(12)] == [0, 1, 2, 3, 1, 2, 3, 0, 1, 2, 3, 0]
+    assert [three_rounds.speaker(n) for n in range(12)] == [0, 1, 2, 3, 1, 2, 3, 0, 1, 2, 3, 0]
     assert [three_rounds.phase(n) for n in (4, 6, 7, 8, 10, 11)] == [
         Phase.REBUTTAL,
         Phase.REBUTTAL,
@@ -138,8 +138,8 @@ def test_the_chair_writes_turn_0_the_pre_closing_and_the_synthesis_around_the_pa
 
 
 def test_without_a_chair_the_schedule_is_round_robin_from_turn_1():
-    plain = Schedule(seats=3, max_turns=9)
-    assert [speaker_of(n, 3, 9, False) for n in range(1, 10)] == [seat_of(n, 3) for n in range(1, 10)]
+    plain = Schedule(seats=3, max_turns=9, chair=False)
+    assert [plain.speaker(n) for n in range(1, 10)] == [1, 2, 3, 1, 2, 3, 1, 2, 3]
     assert (plain.first, plain.last, plain.pre_closing, plain.phase(1)) == (1, 9, None, None)
     assert [plain.own_turns_before(n) for n in (1, 3, 4, 9)] == [0, 0, 1, 2]
 
@@ -149,7 +149,7 @@ def test_each_writer_counts_its_own_turns_so_a_script_plays_its_files_in_order()
 
 
 def test_a_chaired_duel_needs_two_rounds_and_defaults_to_three():
-    assert DuelSettings(seats=3, chair=True).turn_limit == 9
+    assert DuelSettings(seats=3, chair=True).schedule == Schedule(seats=3, max_turns=9, chair=True)
     DuelSettings(seats=3, max_turns=6, chair=True).check()
     with pytest.raises(DuelError) as refused:
         DuelSettings(seats=3, max_turns=5, chair=True).check()
@@ -189,7 +189,7 @@ def test_the_chair_takes_no_stance_and_a_panelist_takes_no_chair():
 
 
 def test_without_a_chair_a_chair_heading_is_still_a_stance_violation():
-    history = History(None, ("design.md",), seats=3)
+    history = History(None, ("design.md",), panel(3))
     turn = make_turn(1, *PANEL[1]).replace("OPEN_TO_DEBATE", "CHAIR", 1)
     assert [v.code for v in validate_turn(turn, history.context_for(Claimant(*PANEL[1]))).violations] == ["STANCE"]
 
@@ -251,14 +251,14 @@ def chaired(*stances: str | None) -> list[TurnSummary]:
 
 def test_outcomes_wait_for_the_synthesis_after_the_closing_round():
     opening_accepts = chaired(C, ACCEPT, ACCEPT, ACCEPT)  # consensus after one round, without a chair
-    assert evaluate(opening_accepts, 6, 3, chair=True).outcome is None
+    assert evaluate(opening_accepts, SCHEDULE).outcome is None
     closing_round = chaired(C, OPEN, OPEN, OPEN, C, ACCEPT, ACCEPT, ACCEPT)  # no synthesis yet
-    assert evaluate(closing_round, 6, 3, chair=True).outcome is None
-    assert evaluate(closing_round, 6, 3, chair=True).candidate_convergence
+    assert evaluate(closing_round, SCHEDULE).outcome is None
+    assert evaluate(closing_round, SCHEDULE).candidate_convergence
     complete = chaired(C, OPEN, OPEN, OPEN, C, ACCEPT, ACCEPT, ACCEPT, C)
     assert [t.seat for t in complete] == [0, 1, 2, 3, 0, 1, 2, 3, 0]
-    assert evaluate(complete, 6, 3, chair=True).outcome == ACCEPTED_CONSENSUS
-    assert evaluate(chaired(C, OPEN, OPEN, OPEN, C, ACCEPT, DISS, ACCEPT, C), 6, 3, chair=True).outcome == DISSENT
+    assert evaluate(complete, SCHEDULE).outcome == ACCEPTED_CONSENSUS
+    assert evaluate(chaired(C, OPEN, OPEN, OPEN, C, ACCEPT, DISS, ACCEPT, C), SCHEDULE).outcome == DISSENT
 
 
 # -- the service ----------------------------------------------------------------------------------------------
@@ -338,7 +338,7 @@ def test_duel_list_counts_the_chairs_turns_among_the_turns_to_write(service, sou
     write(service, players, 9)
     [row] = list_duels(service)
     assert isinstance(row, ListedDuel)
-    assert (row.turn_count, row.max_turns, row.turn_limit) == (9, 6, 9)
+    assert (row.turn_count, row.schedule.max_turns, row.schedule.turn_count) == (9, 6, 9)
     assert " 9/9 " in table([row])
 
 
@@ -420,7 +420,7 @@ def test_front_matter_with_a_chair_below_two_rounds_is_refused():
     )
     with pytest.raises(FrontMatterError):
         FrontMatter.parse(raw)
-    assert FrontMatter.parse(raw.replace("max_turns: 5", "max_turns: 6")).chair is True
+    assert FrontMatter.parse(raw.replace("max_turns: 5", "max_turns: 6")).schedule.chair is True
 
 
 # -- duel report and duel watch -----------------------------------------------------------------------------------
@@ -548,7 +548,7 @@ def test_a_chaired_panel_of_join_processes_reaches_consensus_and_validates(sourc
 
 
 def test_the_chairs_prompt_gives_its_three_formats_and_rules_but_not_the_panels(source):
-    system = chair_system_prompt("Chair", "Lease design", read_source(source), "design.md", 3, None)
+    system = chair_system_prompt("Chair", "Lease design", read_source(source), "design.md", None, seats=3)
     assert "**Question**" in system and "**Unengaged Points**" in system and "**Synthesis**" in system
     assert "`CHAIR_FORMAT`" in system and "`UNENGAGED_POINTS`" not in system and "**Novel Argument**" not in system
     text = instruction(
@@ -572,7 +572,9 @@ def test_each_chair_phase_and_the_closing_round_are_told_what_they_are_for():
 
 
 def test_a_panelist_of_a_chaired_panel_is_told_of_the_chair(source):
-    chaired_prompt = system_prompt("Alice", "Lease design", read_source(source), "design.md", None, None, 3, True)
+    chaired_prompt = system_prompt(
+        "Alice", "Lease design", read_source(source), "design.md", None, None, schedule=SCHEDULE
+    )
     assert "A chair, who takes no stance" in chaired_prompt
-    plain = system_prompt("Alice", "Lease design", read_source(source), "design.md", None, None, 3)
+    plain = system_prompt("Alice", "Lease design", read_source(source), "design.md", None, None, schedule=panel(3))
     assert "A chair, who takes no stance" not in plain

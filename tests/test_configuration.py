@@ -439,7 +439,7 @@ def test_duel_join_takes_its_model_settings_and_debate_dir_from_a_project_file(
     result = json.loads(out.splitlines()[-1])
     assert Path(result["debate_path"]).parent == tmp_path / "reviews"
     status = DuelService(tmp_path / "reviews").status(target=str(source))
-    assert status.duel.max_turns == 2
+    assert status.duel.schedule.max_turns == 2
     assert [p.model_id for p in status.participants] == ["claude-x", "scripted:bob"]
     system = json.dumps(anthropic_server.requests[0]["body"]["system"])
     assert "Persona: skeptic. You treat every claim" in system

@@ -16,7 +16,7 @@ from rp1_duel.participant.prompt import system_prompt
 from rp1_duel.record.validate import validate_file
 from rp1_duel.turns.rules import validate_turn
 
-from helpers import DESIGN_SOURCE, TURN_1, TURN_2, claim, context, join, make_turn, with_extra_turn
+from helpers import DESIGN_SOURCE, DUEL, TURN_1, TURN_2, claim, context, join, make_turn, with_extra_turn
 
 FIXTURES = Path(__file__).parent / "data" / "reports" / "debates"
 
@@ -193,7 +193,7 @@ def test_adding_any_real_citation_to_a_refused_counterpoint_lifts_the_refusal(su
 
 
 def test_the_rule_and_the_tag_are_in_the_generated_skill_and_the_prompt():
-    prompt = system_prompt("Alice", "leases", DESIGN_SOURCE, "design.md", None, None)
+    prompt = system_prompt("Alice", "leases", DESIGN_SOURCE, "design.md", None, None, schedule=DUEL)
     for text in (skill.render("generic"), prompt):
         assert "`CONJECTURE_AS_BASIS`" in text
         assert "`[CONJECTURE] …`" in text  # the support kind

@@ -19,7 +19,7 @@ from rp1_duel.turns.rules import validate_turn
 from rp1_duel.turns.source import read_source
 from rp1_duel.vocabulary import STANCES, WRAPPERS, ErrorCode
 
-from helpers import SOURCE, TURN_1, TURN_2, TURN_3, claim, context, join, make_turn
+from helpers import DUEL, SOURCE, TURN_1, TURN_2, TURN_3, claim, context, join, make_turn
 
 TURN = TURN_1.removeprefix("---\n")  # valid as turn 1 in helpers.context(1)
 EXAMPLES = sorted((Path(participant_package.__file__).parent / "examples").glob("*/*.md"))
@@ -216,7 +216,9 @@ def test_a_hostile_answer_is_extracted_in_linear_time(answer):
 # -- what the model is told ----------------------------------------------------------------
 def test_the_system_prompt_shows_the_turn_format_without_a_fence(tmp_path):
     (tmp_path / "design.md").write_text(SOURCE)
-    system = prompt.system_prompt("Alice", "t", read_source(tmp_path / "design.md"), "design.md", None, None)
+    system = prompt.system_prompt(
+        "Alice", "t", read_source(tmp_path / "design.md"), "design.md", None, None, schedule=DUEL
+    )
     assert "```" not in system and "~~~" not in system
     assert "\n## Turn {N} — {Participant} ({Harness} / {Model}) — {STANCE}\n**Position**\n" in system
 

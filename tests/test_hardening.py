@@ -17,7 +17,7 @@ from rp1_duel.record.artifact import FrontMatter, ParticipantEntry
 from rp1_duel.record.validate import validate_file
 from rp1_duel.turns.source import MAX_SOURCE_BYTES
 
-from helpers import claim, join, make_turn
+from helpers import DUEL, claim, join, make_turn
 
 
 def code_of(call) -> str:
@@ -122,7 +122,7 @@ def test_the_yaml_header_round_trips_any_text_it_is_given():
         "t",
         "../s.md",
         "0" * 64,
-        6,
+        DUEL,
         "ACTIVE",
         None,
         "2026-11-23T00:00:00.000Z",

@@ -23,21 +23,23 @@ import pytest
 
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record.artifact import GENESIS
+from rp1_duel.record.artifact import GENESIS, turn_block
 from rp1_duel.record.history import (
     Claimant,
+    History,
     RecordFile,
     chain_problems,
     citable_names,
     claimants,
-    seat_of,
     source_location,
 )
 from rp1_duel.record.validate import ArtifactReport, validate_file
+from rp1_duel.schedule import Schedule
+from rp1_duel.turns.grammar import parse_turn
 from rp1_duel.turns.rules import validate_turn
 from rp1_duel.turns.source import read_source
 
-from helpers import SOURCE, Player, claim, join, make_turn, with_extra_turn
+from helpers import DUEL, SOURCE, Player, claim, join, make_turn, with_extra_turn
 
 ALICE = ("Alice", "claude-code", "claude-x")  # as the `pair` fixture seats them
 BOB = ("Bob", "codex", "gpt-x")
@@ -53,7 +55,7 @@ def edit(text: str, old: str, new: str) -> str:
 
 def turn(n: int, stance: str = "OPEN_TO_DEBATE") -> str:
     """make_turn's valid turn ``n`` for the seats of the `pair` fixture."""
-    return make_turn(n, *(ALICE if seat_of(n) == 1 else BOB), stance=stance)
+    return make_turn(n, *(ALICE if DUEL.speaker(n) == 1 else BOB), stance=stance)
 
 
 def rewrite(text: str, *pairs: tuple[str, str]) -> str:
@@ -185,29 +187,49 @@ def test_context_from_the_record_judges_the_next_turn_as_the_service_does(servic
     assert play(service, alice, turn(3, "CONVERGING")).turn_number == 3
 
 
+def test_history_looks_turns_up_by_number_from_zero_with_a_chair():
+    history = History(None, ("design.md",), Schedule(seats=2, max_turns=4, chair=True))
+    for number, body in enumerate(("brief\n", "first\n", "second\n")):
+        history.accept(turn_block(number, body, history.head), parse_turn(body, chair=number == 0))
+    assert history.numbers == range(0, 3)
+    assert [history.block(n).n for n in history.numbers] == [0, 1, 2]
+    assert history.turn(2) is history.turns[-1] and history.block(0).body == "brief\n"
+    for missing in (-1, 3):  # a negative index would otherwise read from the end
+        with pytest.raises(IndexError):
+            history.turn(missing)
+
+
+def test_history_numbers_turns_from_one_without_a_chair():
+    history = History(None, ("design.md",), DUEL)
+    history.accept(turn_block(1, "first\n", GENESIS), parse_turn("first\n"))
+    assert (history.numbers, history.block(1).body, history.next_number) == (range(1, 2), "first\n", 2)
+    with pytest.raises(IndexError):
+        history.block(0)
+
+
 def test_chain_problems_accepts_the_chain_the_service_wrote(two_turns):
     artifact, _, _ = two_turns
-    assert list(chain_problems(RecordFile.read(artifact).parsed.blocks)) == []
+    assert list(chain_problems(RecordFile.read(artifact).parsed.blocks, first=1)) == []
 
 
 def test_chain_problems_flags_an_edited_turn(two_turns):
     artifact, _, _ = two_turns
     artifact.write_text(edit(artifact.read_text(), "On fifteen-minute leases", "On ten-minute leases"))
-    found = list(chain_problems(RecordFile.read(artifact).parsed.blocks))
+    found = list(chain_problems(RecordFile.read(artifact).parsed.blocks, first=1))
     assert [(p.code, p.block.n) for p in found] == [("HASH_MISMATCH", 1)]
 
 
 def test_chain_problems_flags_a_wrong_prev(two_turns):
     artifact, _, _ = two_turns
     first, second = RecordFile.read(artifact).parsed.blocks
-    found = list(chain_problems([first, replace(second, prev=GENESIS)]))
+    found = list(chain_problems([first, replace(second, prev=GENESIS)], first=1))
     assert [(p.code, p.block.n) for p in found] == [("HASH_CHAIN", 2)]
 
 
 def test_chain_problems_flags_a_wrong_number(two_turns):
     artifact, _, _ = two_turns
     first, second = RecordFile.read(artifact).parsed.blocks
-    found = list(chain_problems([first, replace(second, n=3)]))
+    found = list(chain_problems([first, replace(second, n=3)], first=1))
     assert [(p.code, p.block.n) for p in found] == [("TURN_ORDER", 3)]
 
 
@@ -218,7 +240,7 @@ def test_checked_replay_ends_where_the_plain_replay_does(two_turns):
     assert record.front is not None
     plain = record.history()
     checked = record.history(upto=0)
-    reports = list(checked.replay_checked(record.parsed.blocks, claimants(record.front)))
+    reports = [report for _, report in checked.replay_checked(record.parsed.blocks, claimants(record.front))]
     assert [report.ok for report in reports] == [True, True]
     assert (checked.head, checked.stances, checked.next_number) == (plain.head, plain.stances, plain.next_number)
     assert checked.summaries() == plain.summaries()

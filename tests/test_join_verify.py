@@ -37,7 +37,7 @@ from rp1_duel.vocabulary import CitationKind, Confidence, RecordCode, Verdict
 from fake_debater import asked, debater, prompt_text
 from fake_models import FakeAnthropicServer
 from fake_web import CLAIM, STATED, honest_vote
-from helpers import claim, make_turn
+from helpers import DUEL, claim, make_turn
 
 ALICE = ("Alice", "claude-code", "claude-x")
 
@@ -47,7 +47,7 @@ def checker(voters=()) -> CitationChecker:
 
 
 def empty_history(source: Path) -> History:
-    return History(read_source(source), ("design.md",))
+    return History(read_source(source), ("design.md",), DUEL)
 
 
 def entry(item: str, verdict: str, line: int, reason: str = "why", confidence: str | None = None) -> CitationEntry:

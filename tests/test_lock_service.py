@@ -273,7 +273,7 @@ def test_settings_fixed_by_the_creating_join(service, source):
     second = service.join(
         target=str(source), participant_name="B", settings=DuelSettings(max_turns=10, lease_seconds=90)
     )
-    assert (second.max_turns, second.lease_seconds) == (4, 30)
+    assert (second.schedule.max_turns, second.lease_seconds) == (4, 30)
     assert second.duel_id == first.duel_id
 
 

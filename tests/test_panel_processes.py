@@ -13,13 +13,12 @@ import pytest
 from test_panels import scripted_panelist
 from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
 
-from rp1_duel.record.history import seat_of
 from rp1_duel.record.validate import validate_file
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT
 
 from fake_debater import asked, prompt_text
 from fake_web import CLAIM
-from helpers import make_turn
+from helpers import make_turn, panel
 
 pytestmark = pytest.mark.slow
 OPEN, ACCEPT, DISS = "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS", "DISSENTING"
@@ -52,7 +51,7 @@ def run_panel(
     wait_for_seat(debate_dir, source, count=1)
     gpt = start(source, debate_dir, "--model", "gpt-x", "--seats", "3", *flags, env=gpt_env(openai_server))
     wait_for_seat(debate_dir, source, count=2)
-    own = {n: stance for n, stance in enumerate(stances, start=1) if seat_of(n, 3) == 3}
+    own = {n: stance for n, stance in enumerate(stances, start=1) if panel(3).speaker(n) == 3}
     cy = scripted_panelist(source, debate_dir, tmp_path, "Cy", 3, own, *flags)
     return [finish(process) for process in (claude, gpt, cy)]
 

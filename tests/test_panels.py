@@ -12,19 +12,21 @@ from pathlib import Path
 import pytest
 from test_participant import clean_env, finish, start, wait_for_seat
 
+from rp1_duel.coordination.state import DuelState
 from rp1_duel.errors import DuelError
 from rp1_duel.record.artifact import FrontMatter, FrontMatterError, ParticipantEntry, front_matter_mapping
-from rp1_duel.record.history import Claimant, History, seat_of
+from rp1_duel.record.history import Claimant, History
 from rp1_duel.record.outcomes import Evaluation, TurnSummary, evaluate
 from rp1_duel.record.validate import validate_file
 from rp1_duel.review.watch import situation, view_of
+from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns.grammar import parse_turn
 from rp1_duel.turns.rules import validate_turn
 from rp1_duel.turns.source import read_source
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS
 
-from helpers import Player, claim, join, make_turn, run_tools
+from helpers import DUEL, Player, claim, join, make_turn, panel, run_tools
 
 OPEN, CONV, ACCEPT, DISS = "OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING"
 PANEL = {1: ("Alice", "claude-code", "claude-x"), 2: ("Bob", "codex", "gpt-x"), 3: ("Carol", "script", "carol-1")}
@@ -32,42 +34,44 @@ PANEL = {1: ("Alice", "claude-code", "claude-x"), 2: ("Bob", "codex", "gpt-x"), 
 
 def panel_turns(seats: int, *turns: tuple[str, bool]) -> list[TurnSummary]:
     """Turns in order, seats round-robin from seat 1: (stance, has_blocking)."""
-    return [TurnSummary(seat_of(n, seats), stance, blocking) for n, (stance, blocking) in enumerate(turns, start=1)]
+    return [
+        TurnSummary(panel(seats).speaker(n), stance, blocking) for n, (stance, blocking) in enumerate(turns, start=1)
+    ]
 
 
 # -- turn order ------------------------------------------------------------------------------
 
 
 def test_turns_go_round_robin_over_the_seats():
-    assert [seat_of(n, 3) for n in range(1, 8)] == [1, 2, 3, 1, 2, 3, 1]
-    assert [seat_of(n, 8) for n in (1, 8, 9, 16, 17)] == [1, 8, 1, 8, 1]
+    assert [panel(3).speaker(n) for n in range(1, 8)] == [1, 2, 3, 1, 2, 3, 1]
+    assert [panel(8).speaker(n) for n in (1, 8, 9, 16, 17)] == [1, 8, 1, 8, 1]
 
 
 def test_two_seats_keep_odd_and_even_turns():
-    assert [seat_of(n, 2) for n in range(1, 7)] == [seat_of(n) for n in range(1, 7)] == [1, 2, 1, 2, 1, 2]
+    assert [DUEL.speaker(n) for n in range(1, 7)] == [1, 2, 1, 2, 1, 2]
 
 
 # -- outcomes ----------------------------------------------------------------------------------
 
 
 def test_no_panel_outcome_before_every_seat_has_written():
-    assert evaluate(panel_turns(3, (ACCEPT, False), (ACCEPT, False)), 9, 3) == Evaluation(None, False)
-    assert evaluate(panel_turns(3, (DISS, False), (DISS, False)), 2, 3) == Evaluation(None, False)
+    assert evaluate(panel_turns(3, (ACCEPT, False), (ACCEPT, False)), panel(3, 9)) == Evaluation(None, False)
+    assert evaluate(panel_turns(3, (DISS, False), (DISS, False)), panel(3, 2)) == Evaluation(None, False)
 
 
 def test_panel_consensus_needs_the_latest_turn_of_every_seat_to_accept_without_blocking():
     accepted = panel_turns(3, (OPEN, False), (ACCEPT, False), (ACCEPT, False), (ACCEPT, False))
-    assert evaluate(accepted, 9, 3) == Evaluation(ACCEPTED_CONSENSUS, True)
+    assert evaluate(accepted, panel(3, 9)) == Evaluation(ACCEPTED_CONSENSUS, True)
     two_of_three = panel_turns(3, (ACCEPT, False), (ACCEPT, False), (CONV, False))
-    assert evaluate(two_of_three, 9, 3) == Evaluation(None, True)
+    assert evaluate(two_of_three, panel(3, 9)) == Evaluation(None, True)
     blocked = panel_turns(3, (ACCEPT, False), (ACCEPT, True), (ACCEPT, False))
-    assert evaluate(blocked, 9, 3) == Evaluation(None, False)
+    assert evaluate(blocked, panel(3, 9)) == Evaluation(None, False)
 
 
 def test_panel_dissents_early_only_when_every_seat_dissents():
-    assert evaluate(panel_turns(3, (DISS, False), (DISS, False), (DISS, False)), 9, 3).outcome == DISSENT
+    assert evaluate(panel_turns(3, (DISS, False), (DISS, False), (DISS, False)), panel(3, 9)).outcome == DISSENT
     one_dissenter = panel_turns(3, (CONV, False), (CONV, False), (DISS, False), (CONV, False), (CONV, False))
-    assert evaluate(one_dissenter, 9, 3).outcome is None
+    assert evaluate(one_dissenter, panel(3, 9)).outcome is None
 
 
 @pytest.mark.parametrize(
@@ -75,22 +79,22 @@ def test_panel_dissents_early_only_when_every_seat_dissents():
 )
 def test_panel_dissent_at_max_turns_while_any_seat_dissents_or_blocks(last_round):
     turns = panel_turns(3, (OPEN, False), (OPEN, False), (OPEN, False), *last_round)
-    assert evaluate(turns, 6, 3).outcome == DISSENT
-    assert evaluate(turns, 7, 3).outcome is None
+    assert evaluate(turns, panel(3, 6)).outcome == DISSENT
+    assert evaluate(turns, panel(3, 7)).outcome is None
 
 
 def test_panel_ends_max_turns_when_the_last_turn_leaves_no_dissent_or_block():
     turns = panel_turns(3, (DISS, True), (OPEN, False), (OPEN, False), (CONV, False), (ACCEPT, False), (CONV, False))
-    assert evaluate(turns, 6, 3) == Evaluation(MAX_TURNS, True)
+    assert evaluate(turns, panel(3, 6)) == Evaluation(MAX_TURNS, True)
 
 
 # -- settings ----------------------------------------------------------------------------------
 
 
 def test_max_turns_defaults_to_three_rounds():
-    assert DuelSettings().turn_limit == 6
-    assert DuelSettings(seats=3).turn_limit == 9
-    assert DuelSettings(max_turns=4, seats=3).turn_limit == 4
+    assert DuelSettings().schedule == DUEL
+    assert DuelSettings(seats=3).schedule == panel(3, 9)
+    assert DuelSettings(max_turns=4, seats=3).schedule == panel(3, 4)
 
 
 @pytest.mark.parametrize(
@@ -116,7 +120,7 @@ def front(seats: int, *participant_seats: int) -> FrontMatter:
         ParticipantEntry(f"p-0000000{seat}", seat, f"P{seat}", "h", "m", None) for seat in participant_seats
     )
     return FrontMatter(
-        "d", "t", "t", "s.md", "0" * 64, 9, "ACTIVE", None, "2026-11-23T00:00:00.000Z", None, entries, seats
+        "d", "t", "t", "s.md", "0" * 64, panel(seats, 9), "ACTIVE", None, "2026-11-23T00:00:00.000Z", None, entries
     )
 
 
@@ -142,7 +146,7 @@ def test_two_seat_front_matter_is_written_as_before_panels():
         "closed_at",
         "participants",
     ]
-    assert FrontMatter.parse(text).seats == 2
+    assert FrontMatter.parse(text).schedule.seats == 2
 
 
 def test_panel_front_matter_records_its_seats_after_max_turns():
@@ -172,9 +176,9 @@ def test_stance_revision_compares_with_the_participants_own_turn_a_round_back(tm
         "# Lease design\n\n## Lease semantics\nLeases expire after fifteen minutes unless refreshed."
         "\n\n## Failure handling\nA crashed holder loses the floor.\n"
     )
-    history = History(read_source(source), ("design.md",), seats=3)
+    history = History(read_source(source), ("design.md",), panel(3))
     for n, stance in ((1, OPEN), (2, CONV), (3, CONV)):
-        name, harness, model = PANEL[seat_of(n, 3)]
+        name, harness, model = PANEL[panel(3).speaker(n)]
         history.accept(None, parse_turn(make_turn(n, name, harness, model, stance)))  # type: ignore[arg-type]
     alice = Claimant(*PANEL[1])
     same_as_own = without_revision_support(make_turn(4, *PANEL[1], stance=OPEN))
@@ -201,14 +205,42 @@ def play(service, players: dict[int, Player], *stances: str, seats: int = 3) -> 
     path = ""
     for stance in stances:
         number = service.status(players[1].duel_id).turn_count + 1
-        player = players[seat_of(number, seats)]
+        player = players[panel(seats).speaker(number)]
         path = service.append(
             player.seat,
             claim(service, player),
-            make_turn(number, *PANEL[seat_of(number, seats)], stance=stance),
+            make_turn(number, *PANEL[panel(seats).speaker(number)], stance=stance),
             release=True,
         ).debate_path
     return path
+
+
+def test_a_state_written_before_panels_reads_as_a_duel_of_two_seats(service, source):
+    alice = join(service, source, "Alice")
+    path = service.debate.root / ".duel" / "duels" / alice.duel_id / "state.json"
+    written = path.read_bytes()
+    assert DuelState.from_json(written, "here").to_json() == written  # the schedule keeps the file's bytes
+    older = json.loads(written)
+    del older["seats"]
+    assert DuelState.from_json(json.dumps(older).encode(), "here").schedule == DUEL
+
+
+def test_a_panel_state_keeps_its_seats_and_chair_where_state_files_had_them(service, source):
+    chair = join(service, source, "Chair", role="chair", settings=DuelSettings(seats=3))
+    path = service.debate.root / ".duel" / "duels" / chair.duel_id / "state.json"
+    written = path.read_bytes()
+    keys = list(json.loads(written))
+    assert keys[keys.index("max_turns") :][:7] == [
+        "max_turns",
+        "lease_seconds",
+        "peer_wait_seconds",
+        "turn_timeout_seconds",
+        "seats",
+        "chair",
+        "status",
+    ]
+    state = DuelState.from_json(written, "here")
+    assert (state.schedule, state.to_json()) == (Schedule(seats=3, max_turns=9, chair=True), written)
 
 
 def test_panel_turn_one_begins_once_every_seat_is_taken(service, source):
@@ -218,7 +250,7 @@ def test_panel_turn_one_begins_once_every_seat_is_taken(service, source):
     refused = service.claim_lock(alice.seat)
     assert (refused.acquired, refused.reason) == (False, "waiting_for_peer")
     status = service.status(bob.duel_id)
-    assert (status.turn_deadline, status.duel.seats, status.duel.max_turns) == (None, 3, 9)
+    assert (status.turn_deadline, status.duel.schedule) == (None, panel(3, 9))
     carol = join(service, source, "Carol")
     assert carol.seat.number == 3
     assert service.status(alice.duel_id, participant_id=alice.id).next_step == "claim_lock"
@@ -305,7 +337,7 @@ def test_a_two_seat_artifact_carries_no_seats(service, source, pair):
     text = Path(status.duel.debate_path).read_text()
     assert "seats" not in text.split("\n---\n")[0]
     assert "| Seats |" not in text
-    assert status.duel.seats == 2
+    assert status.duel.schedule.seats == 2
 
 
 def test_a_state_written_before_panels_reads_as_two_seats(service, source, pair, debate_dir):
@@ -313,7 +345,7 @@ def test_a_state_written_before_panels_reads_as_two_seats(service, source, pair,
     raw = json.loads(state_file.read_text())
     del raw["seats"]
     state_file.write_text(json.dumps(raw))
-    assert service.status(pair[0].duel_id).duel.seats == 2
+    assert service.status(pair[0].duel_id).duel.schedule.seats == 2
     assert claim(service, pair[0])
 
 
@@ -361,7 +393,7 @@ def scripted_panelist(
     script = tmp_path / name.lower()
     script.mkdir()
     for index, (number, stance) in enumerate(sorted(stances.items()), start=1):
-        assert seat_of(number, 3) == seat
+        assert panel(3).speaker(number) == seat
         (script / f"{index}.md").write_text(make_turn(number, name, "duel", f"scripted:{script.name}", stance))
     return start(
         source, debate_dir, "--model", f"scripted:{script}", "--name", name, "--seats", "3", *flags, env=clean_env()
@@ -372,7 +404,7 @@ def run_panel(source: Path, debate_dir: Path, tmp_path: Path, stances: list[str]
     """Three scripted panelists joining in seat order; turn n plays ``stances[n - 1]``."""
     processes = []
     for seat, name in enumerate(("Ada", "Bea", "Cy"), start=1):
-        own = {n: stance for n, stance in enumerate(stances, start=1) if seat_of(n, 3) == seat}
+        own = {n: stance for n, stance in enumerate(stances, start=1) if panel(3).speaker(n) == seat}
         processes.append(scripted_panelist(source, debate_dir, tmp_path, name, seat, own, *flags))
         wait_for_seat(debate_dir, source, count=seat)
     return [finish(process) for process in processes]

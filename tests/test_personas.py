@@ -10,13 +10,13 @@ from rp1_duel.participant.personas import BUILT_IN, available, resolve
 from rp1_duel.participant.prompt import system_prompt
 from rp1_duel.turns.source import SourceDocument
 
-from helpers import SOURCE
+from helpers import SOURCE, panel
 
 DOCUMENT = SourceDocument.from_bytes(SOURCE.encode(), "design.md")
 
 
 def prompt(persona: Persona | str | None, seats: int = 2) -> str:
-    return system_prompt("Ada", "Lease design", DOCUMENT, "design.md", persona, None, seats)
+    return system_prompt("Ada", "Lease design", DOCUMENT, "design.md", persona, None, schedule=panel(seats))
 
 
 def test_the_built_in_library_has_four_personas_each_rewarded_for_something():

@@ -14,6 +14,8 @@ from rp1_duel.coordination import policy
 from rp1_duel.coordination.state import DuelState, Lease, Participant, TurnRecord
 from rp1_duel.errors import DuelError
 
+from helpers import DUEL
+
 T = 1_000.0  # monotonic seconds: what every rule compares
 NOW = Instant(wall=1_800_000_000.0, mono=T, boot="boot-1")
 ALICE = Participant("p-a", 1, "Alice", "h", "m", "x", 0.0, 0.0)
@@ -31,7 +33,7 @@ def state(turns: int = 0, **changes: Any) -> DuelState:
         artifact="d.md",
         created_at=0.0,
         created_mono=0.0,
-        max_turns=6,
+        schedule=DUEL,
         lease_seconds=60,
         peer_wait_seconds=900,
         turn_timeout_seconds=300,

@@ -1,4 +1,4 @@
-"""`duel report` of a panel (docs/protocol.md sections 11 and 12): turns attributed by seat_of(n, seats),
+"""`duel report` of a panel (docs/protocol.md sections 11 and 12): turns attributed by the schedule,
 the outcome read from every seat's latest turn, unresolved items answered by any other seat, one chart line per
 seat. Two-seat reports are unchanged (tests/test_report.py)."""
 
@@ -11,7 +11,6 @@ from test_panels import PANEL, play, seat_panel
 from test_report import parsed
 
 from rp1_duel.record.artifact import parse
-from rp1_duel.record.history import seat_of
 from rp1_duel.review.assessment import assessment_prompt
 from rp1_duel.review.report import build_report, read_record
 from rp1_duel.review.report_html import SEAT_DASHES, render_html
@@ -20,7 +19,7 @@ from rp1_duel.review.report_text import SEAT_COLOUR_NAMES, SEAT_COLOURS
 from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT
 
-from helpers import claim, join, make_turn
+from helpers import claim, join, make_turn, panel
 
 OPEN, ACCEPT, CONV, DISS = "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS", "CONVERGING", "DISSENTING"
 
@@ -29,7 +28,7 @@ def closed_panel(service, source: Path, outcome: str, *stances: str, **settings)
     """A three-seat panel played through the service and closed by the writer of its last turn."""
     players = seat_panel(service, source, **settings)
     path = play(service, players, *stances)
-    closer = players[seat_of(len(stances), 3)]
+    closer = players[panel(3).speaker(len(stances))]
     service.release_lock(closer.seat, claim(service, closer), close=True, outcome=outcome)
     return path
 
@@ -40,12 +39,12 @@ def report_of(path: str):
 
 def test_panel_report_attributes_each_turn_to_its_round_robin_seat(service, source):
     report = report_of(closed_panel(service, source, ACCEPTED_CONSENSUS, OPEN, OPEN, OPEN, ACCEPT, ACCEPT, ACCEPT))
-    assert report.seats == 3
+    assert report.schedule.seats == 3
     assert [entry.seat for entry in report.timeline] == [1, 2, 3, 1, 2, 3]
     assert [(p.name, p.turns) for p in report.participants] == [("Alice", (1, 4)), ("Bob", (2, 5)), ("Carol", (3, 6))]
     assert [(e.turn, e.previous_stance) for e in report.timeline if e.changed] == [(4, OPEN), (5, OPEN), (6, OPEN)]
     assert [a.seat for a in report.novel_arguments] == [1, 2, 3, 1, 2, 3]
-    assert {(row.turn, row.seat) for row in report.citations} <= {(n, seat_of(n, 3)) for n in range(1, 7)}
+    assert {(row.turn, row.seat) for row in report.citations} <= {(n, panel(3).speaker(n)) for n in range(1, 7)}
     assert report.agreements[0].seats == (1, 2, 3)
 
 

@@ -25,7 +25,7 @@ def rows(config: Config) -> list[tuple[str, object, str]]:
         for key, leaf in config.leaves.items()
     ]
     if "duel.max_turns" not in config.leaves:
-        found.append(("duel.max_turns", config.settings().turn_limit, f"{DEFAULT} ({DEFAULT_ROUNDS} rounds)"))
+        found.append(("duel.max_turns", config.settings().schedule.max_turns, f"{DEFAULT} ({DEFAULT_ROUNDS} rounds)"))
     return sorted(found, key=lambda row: row[0])
 
 

@@ -19,7 +19,7 @@ from typing import Literal
 
 from ..clock import Instant, iso
 from ..errors import DuelError, invalid_argument
-from ..record.schedule import CHAIR_SEAT, Schedule  # not record.history: that loads the Markdown parser
+from ..schedule import CHAIR_SEAT
 from ..vocabulary import (
     ACTIVE,
     CLAIM_LOCK,
@@ -92,18 +92,14 @@ def live_lease(state: DuelState, now: Instant) -> Lease | None:
     return lease
 
 
-def schedule(state: DuelState) -> Schedule:
-    return Schedule(state.seats, state.max_turns, state.chair)
-
-
 def next_turn_number(state: DuelState) -> int:
     """The number of the turn to write: turns count from 1, or from 0 with a chair."""
-    return schedule(state).number_after(len(state.turns))
+    return state.schedule.number_after(len(state.turns))
 
 
 def next_turn_seat(state: DuelState) -> int:
     """The seat that writes the next turn; :data:`CHAIR_SEAT` (0) for the chair."""
-    return schedule(state).speaker(next_turn_number(state))
+    return state.schedule.speaker(next_turn_number(state))
 
 
 def seat_name(seat: int) -> str:
@@ -112,7 +108,7 @@ def seat_name(seat: int) -> str:
 
 def all_seated(state: DuelState) -> bool:
     """Every seat (the chair's too) is taken: the first turn begins then, and the peer wait is over."""
-    return len(state.participants) >= state.seats + state.chair
+    return len(state.participants) >= state.schedule.seats + state.schedule.chair
 
 
 def must_close(state: DuelState) -> bool:
@@ -237,12 +233,12 @@ def refuse_full(state: DuelState, role: str) -> DuelError | None:
                 ErrorCode.DUEL_FULL, f"duel {state.id} already has a chair: {holder.display_name} ({holder.harness})"
             )
         )
-    if free_seat(state, role) <= state.seats:
+    if free_seat(state, role) <= state.schedule.seats:
         return None
-    count = "two" if state.seats == 2 else str(state.seats)
+    count = "two" if state.schedule.seats == 2 else str(state.schedule.seats)
     open_chair = (
         " panelists; the chair's seat is open (--role chair)"
-        if state.chair and not all_seated(state)
+        if state.schedule.chair and not all_seated(state)
         else " participants"
     )
     return DuelError(ErrorCode.DUEL_FULL, f"duel {state.id} already has {count}{open_chair}")

@@ -36,7 +36,7 @@ def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
         topic_slug=state.topic_slug,
         source_path=source_path,
         source_sha256=state.source_sha256,
-        max_turns=state.max_turns,
+        schedule=state.schedule,
         status=state.status,
         outcome=state.outcome,
         created_at=iso(state.created_at) or "",
@@ -45,8 +45,6 @@ def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
             ParticipantEntry(p.id, p.seat, p.display_name, p.harness, p.model_id, iso(p.joined_at))
             for p in sorted(state.participants, key=lambda p: p.seat)
         ),
-        seats=state.seats,
-        chair=state.chair,
     )
 
 
@@ -91,11 +89,11 @@ def check_record(tx: Transaction) -> RecordCheck:
     problem = _front_matter_problem(parsed.front_matter, state, tx.store.source_path_shown(state))
     recorded = parsed.blocks[: len(state.turns)]
     if problem is None and len(recorded) < len(state.turns):
-        problem = f"turn {policy.schedule(state).number_after(len(recorded))} is missing"
+        problem = f"turn {state.schedule.number_after(len(recorded))} is missing"
     if problem is None:
         # The chain must hold, and every hash must be the one the state accepted: a
         # consistent chain of edited turns with recomputed hashes is still an edit.
-        broken = next(chain_problems(recorded, policy.schedule(state).first), None)
+        broken = next(chain_problems(recorded, first=state.schedule.first), None)
         edited = next((t for t, b in zip(state.turns, recorded, strict=True) if b.sha256 != t.sha256), None)
         if broken is not None or edited is not None:
             number = edited.n if edited is not None else broken.block.n if broken else 0
@@ -136,7 +134,7 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
     except SourceUnreadable as exc:
         return f"source {state.source_path} is unreadable ({exc.reason})"
     recorded = tx.store.source_path_shown(state)
-    history = History(source, citable_names(recorded), state.seats, state.max_turns, state.chair)
+    history = History(source, citable_names(recorded), state.schedule)
     history.replay(blocks)
     return history
 
@@ -191,7 +189,7 @@ def append_turn(
     state.turn_started_mono = tx.now.mono
     history.accept(block, parsed)
     was_converging = state.candidate_convergence
-    evaluation = history.evaluate(state.max_turns)
+    evaluation = history.evaluate()
     state.pending_outcome = evaluation.outcome
     state.candidate_convergence = evaluation.candidate_convergence
     write_artifact(tx, history.blocks)

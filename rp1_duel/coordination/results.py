@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import Instant, iso
+from ..schedule import Schedule
 from ..vocabulary import ACTIVE, NextStep
 from . import policy
 from .state import DuelState, Participant
@@ -107,11 +108,9 @@ class JoinResult(DuelResult):
     topic: str
     topic_slug: str
     debate_path: str
-    max_turns: int
+    schedule: Schedule
     lease_seconds: int
     peer_wait_until: float
-    seats: int
-    chair: bool = False
 
     @classmethod
     def of(cls, state: DuelState, participant: Participant, token: str, now: Instant, debate_path: str) -> JoinResult:
@@ -124,11 +123,9 @@ class JoinResult(DuelResult):
             topic=state.topic,
             topic_slug=state.topic_slug,
             debate_path=debate_path,
-            max_turns=state.max_turns,
+            schedule=state.schedule,
             lease_seconds=state.lease_seconds,
             peer_wait_until=state.wall_time(policy.peer_wait_until(state)),
-            seats=state.seats,
-            chair=state.chair,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -142,9 +139,9 @@ class JoinResult(DuelResult):
             "topic": self.topic,
             "topic_slug": self.topic_slug,
             "debate_path": self.debate_path,
-            "max_turns": self.max_turns,
-            "seats": self.seats,
-            **({"chair": True} if self.chair else {}),  # only when set: other duels' JSON is unchanged
+            "max_turns": self.schedule.max_turns,
+            "seats": self.schedule.seats,
+            **({"chair": True} if self.schedule.chair else {}),  # only when set: other duels' JSON is unchanged
             "lease_seconds": self.lease_seconds,
             "peer_wait_until": iso(self.peer_wait_until),
         }
@@ -163,20 +160,33 @@ class DuelInfo:
     reason: str | None
     created_at: float
     closed_at: float | None
-    max_turns: int
+    schedule: Schedule
     lease_seconds: int
     peer_wait_seconds: int
     turn_timeout_seconds: int
     invalid_reason: str | None
-    seats: int
-    chair: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
-        data.update(created_at=iso(self.created_at), closed_at=iso(self.closed_at))
-        if not self.chair:
-            del data["chair"]  # only when set: other duels' JSON is unchanged
-        return data
+        return {
+            "id": self.id,
+            "source_path": self.source_path,
+            "topic": self.topic,
+            "topic_slug": self.topic_slug,
+            "debate_path": self.debate_path,
+            "status": self.status,
+            "outcome": self.outcome,
+            "pending_outcome": self.pending_outcome,
+            "reason": self.reason,
+            "created_at": iso(self.created_at),
+            "closed_at": iso(self.closed_at),
+            "max_turns": self.schedule.max_turns,
+            "lease_seconds": self.lease_seconds,
+            "peer_wait_seconds": self.peer_wait_seconds,
+            "turn_timeout_seconds": self.turn_timeout_seconds,
+            "invalid_reason": self.invalid_reason,
+            "seats": self.schedule.seats,
+            **({"chair": True} if self.schedule.chair else {}),  # only when set: other duels' JSON is unchanged
+        }
 
 
 @dataclass
@@ -223,13 +233,11 @@ class StatusResult(DuelResult):
                 reason=state.reason,
                 created_at=state.created_at,
                 closed_at=state.closed_at,
-                max_turns=state.max_turns,
+                schedule=state.schedule,
                 lease_seconds=state.lease_seconds,
                 peer_wait_seconds=state.peer_wait_seconds,
                 turn_timeout_seconds=state.turn_timeout_seconds,
                 invalid_reason=state.invalid_reason,
-                seats=state.seats,
-                chair=state.chair,
             ),
             participants=tuple(ParticipantView.of(state, p) for p in sorted(state.participants, key=lambda p: p.seat)),
             lock=LockView(
@@ -257,7 +265,7 @@ class StatusResult(DuelResult):
             "participants": [p.to_dict() for p in self.participants],
             "lock": self.lock.to_dict(),
             "turn_count": self.turn_count,
-            **({"next_turn": self.next_turn} if self.duel.chair else {}),
+            **({"next_turn": self.next_turn} if self.duel.schedule.chair else {}),
             "next_turn_seat": self.next_turn_seat,
             "turn_deadline": iso(self.turn_deadline),
             "peer_wait_until": iso(self.peer_wait_until),

@@ -203,9 +203,7 @@ class DuelService:
             artifact=f"{duel_id}.md",
             created_at=now.wall,
             created_mono=now.mono,
-            max_turns=settings.turn_limit,
-            seats=settings.seats,
-            chair=settings.chair,
+            schedule=settings.schedule,
             lease_seconds=settings.lease_seconds,
             peer_wait_seconds=settings.peer_wait_seconds,
             turn_timeout_seconds=settings.turn_timeout_seconds,
@@ -244,7 +242,7 @@ class DuelService:
         from .record_writer import write_artifact
 
         state, now = tx.state, tx.now
-        if role == Role.CHAIR and not state.chair:
+        if role == Role.CHAIR and not state.schedule.chair:
             raise invalid_argument(
                 f"duel {state.id} has no chair: join it as a panelist (a chair is set by the "
                 "join that creates a duel, with --chair or --role chair)",

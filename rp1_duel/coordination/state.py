@@ -20,6 +20,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from ..clock import Instant
 from ..errors import DuelError
+from ..schedule import Schedule
 from ..settings import SETTINGS
 from ..vocabulary import ACTIVE, CLOSED, OUTCOMES, ErrorCode
 
@@ -78,12 +79,10 @@ class DuelState:
     artifact: str  # file name inside the debate dir
     created_at: float
     created_mono: float
-    max_turns: int
+    schedule: Schedule  # a chair, if any, holds seat 0 besides the seats
     lease_seconds: int
     peer_wait_seconds: int
     turn_timeout_seconds: int
-    seats: int = 2  # absent in a state written before panels: a duel of two
-    chair: bool = False  # written only when true: a chair holds seat 0 besides the seats
     status: str = ACTIVE
     outcome: str | None = None
     reason: str | None = None
@@ -130,6 +129,8 @@ class DuelState:
             raw["participants"] = [_build(Participant, p) for p in raw["participants"]]
             raw["lease"] = _build(Lease, raw["lease"]) if raw["lease"] is not None else None
             raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
+            shape = {name: raw.pop(name) for name in _SCHEDULE_KEYS if name in raw}
+            raw["schedule"] = Schedule.recorded(_checked(Schedule, shape))
             state: DuelState = _build(cls, raw)
             _check_values(state)
             return state
@@ -137,11 +138,26 @@ class DuelState:
             raise corrupt(where, exc) from None
 
 
+_SCHEDULE_KEYS = ("max_turns", "seats", "chair")
+
+
 def _fields(record: object) -> dict[str, Any]:
-    """A record's fields as JSON keeps them; a duel without a chair says nothing of one."""
-    if isinstance(record, DuelState) and not record.chair:
-        return {name: value for name, value in vars(record).items() if name != "chair"}
-    return vars(record)
+    """A record's fields as JSON keeps them. The schedule's are where state files always had
+    them: ``max_turns`` before the other settings, ``seats`` after them, and ``chair`` only
+    in a duel that has one."""
+    if not isinstance(record, DuelState):
+        return vars(record)
+    found: dict[str, Any] = {}
+    for name, value in vars(record).items():
+        if name == "schedule":
+            found["max_turns"] = value.max_turns
+        else:
+            found[name] = value
+        if name == "turn_timeout_seconds":
+            found["seats"] = record.schedule.seats
+            if record.schedule.chair:
+                found["chair"] = True
+    return found
 
 
 def _upgrade_v1(raw: dict[str, Any]) -> None:
@@ -163,6 +179,11 @@ def _upgrade_v1(raw: dict[str, Any]) -> None:
 
 
 def _build(kind: type, raw: dict[str, Any]) -> Any:
+    return kind(**_checked(kind, raw))
+
+
+def _checked(kind: type, raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw``, whose fields must be ``kind``'s, each of its type."""
     if not isinstance(raw, dict):
         raise ValueError(f"{kind.__name__} is not an object")
     allowed = _allowed_types(kind)
@@ -173,7 +194,7 @@ def _build(kind: type, raw: dict[str, Any]) -> Any:
         # A shallow type check: a hand-edited state must fail here, not deep in a rule.
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             raise ValueError(f"{kind.__name__}.{name} holds a {type(value).__name__}")
-    return kind(**raw)
+    return raw
 
 
 @cache
@@ -206,9 +227,9 @@ def corrupt(where: str, exc: BaseException | str) -> DuelError:
 def _seats_problem(state: DuelState) -> bool:
     """Panelists hold seats 1..k (k at most ``seats``), in join order; the chair, if the duel has one, seat 0."""
     seats = sorted(p.seat for p in state.participants)
-    if state.chair and seats[:1] == [0]:
+    if state.schedule.chair and seats[:1] == [0]:
         seats = seats[1:]
-    return len(seats) > state.seats or seats != list(range(1, len(seats) + 1))
+    return len(seats) > state.schedule.seats or seats != list(range(1, len(seats) + 1))
 
 
 DUEL_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,80}")
@@ -238,7 +259,7 @@ def _check_values(state: DuelState) -> None:
         (state.status not in (ACTIVE, CLOSED), "status"),
         (state.outcome is not None and state.outcome not in OUTCOMES, "outcome"),
         (state.pending_outcome is not None and state.pending_outcome not in OUTCOMES, "pending_outcome"),
-        (not SETTINGS["seats"].low <= state.seats <= SETTINGS["seats"].high, "seats"),
+        (not SETTINGS["seats"].low <= state.schedule.seats <= SETTINGS["seats"].high, "seats"),
         (_seats_problem(state), "participants"),
         (state.boot_id is not None and not _BOOT_ID.fullmatch(state.boot_id), "boot_id"),
     ]

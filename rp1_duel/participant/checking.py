@@ -128,8 +128,7 @@ class CitationChecker:
     @staticmethod
     def turn_citations(number: int, history: History) -> list[Citation]:
         """The URL citations of accepted turn ``number`` of ``history``."""
-        index = number - history.schedule.first
-        return checkable(turn_citations(number, history.blocks[index], history.turns[index], history.source_names))
+        return checkable(turn_citations(number, history.block(number), history.turn(number), history.source_names))
 
     def check(
         self, number: int, writer_id: str, citations: Sequence[Citation], draft: int | None = None

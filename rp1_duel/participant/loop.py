@@ -32,8 +32,8 @@ from ..coordination.storage import DebateDir, DuelLock, write_atomic
 from ..errors import DuelError
 from ..record import signatures
 from ..record.history import Claimant, History, RecordFile
-from ..record.outcomes import CHAIR_SEAT, decide
-from ..record.schedule import Schedule
+from ..record.outcomes import decide_panel
+from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
 from ..turns.rules import TurnViolation, validate_turn
 from ..turns.source import SourceUnreadable, read_source
@@ -319,8 +319,7 @@ class Duelist:
         stash.save(seat)
         self.result.duel_id, self.result.participant_id = seat.duel_id, seat.participant_id
         self.result.seat, self.result.debate_path = seat.number, joined.debate_path
-        self.max_turns = joined.max_turns
-        self.schedule = Schedule(joined.seats, joined.max_turns, joined.chair)
+        self.schedule = joined.schedule
         self.lease_seconds = joined.lease_seconds
         try:
             # This participant's own copy, by the one policy: with a database store the duel's
@@ -330,7 +329,12 @@ class Duelist:
             raise DuelError(ErrorCode.TARGET_UNREADABLE, str(exc)) from None
         if seat.number == CHAIR_SEAT:
             self.system = prompt.chair_system_prompt(
-                self.claimant.name, joined.topic, self.source, self.source.name, joined.seats, self.config.persona
+                self.claimant.name,
+                joined.topic,
+                self.source,
+                self.source.name,
+                self.config.persona,
+                seats=joined.schedule.seats,
             )
         else:
             self.system = prompt.system_prompt(
@@ -340,8 +344,7 @@ class Duelist:
                 self.source.name,
                 self.config.persona,
                 self.config.position,
-                joined.seats,
-                joined.chair,
+                schedule=joined.schedule,
             )
         taken = "the chair" if seat.number == CHAIR_SEAT else f"seat {seat.number}"
         self.report.state(PREPARING, f"{taken} of duel {seat.duel_id} → {joined.debate_path}")
@@ -358,13 +361,13 @@ class Duelist:
 
     # -- one handler per next_step ------------------------------------------------------
     def _on_wait_peer(self, status: StatusResult) -> None:
-        seats, joined = status.duel.seats, status.participant_count
+        seats, joined = status.duel.schedule.seats, status.participant_count
         waiting = "a peer" if seats == 2 else f"{seats - joined} more of {seats} panelists"
         self._wait(status, WAITING, f"waiting for {waiting} ({self._left(status.peer_wait_until)} left)")
 
     def _on_wait_turn(self, status: StatusResult) -> None:
         holder = status.participant(status.lock.owner_participant_id)
-        writer = self._writer(status, status.turn_count + 1) if status.duel.seats > 2 else None
+        writer = self._writer(status, status.next_turn) if status.duel.schedule.seats > 2 else None
         floor = (
             f"{holder.display_name} holds the floor"
             if holder
@@ -387,7 +390,7 @@ class Duelist:
 
     def _on_claim_timeout(self, status: StatusResult) -> None:
         if self._claim(for_timeout=True) is not None:
-            seats = status.duel.seats + status.duel.chair
+            seats = status.duel.schedule.seats + status.duel.schedule.chair
             seated = status.participant_count == seats
             writer = next((p for p in status.participants if p.seat == status.next_turn_seat), None)
             if seated and status.next_turn_seat == self._my_seat.number:
@@ -553,9 +556,11 @@ class Duelist:
             if p.seat != CHAIR_SEAT
         ]
         pre_closing = schedule.pre_closing
-        points = history.turns[pre_closing - schedule.first].points if phase == Phase.CLOSING and pre_closing else ()
+        points = history.turn(pre_closing).points if phase == Phase.CLOSING and pre_closing else ()
         panel = [summary for summary in history.summaries() if summary.seat != CHAIR_SEAT]
-        outcome = decide(panel, schedule.max_turns, schedule.seats).outcome if phase in CHAIR_PHASES else None
+        outcome = (
+            decide_panel(panel, schedule.max_turns, seats=schedule.seats).outcome if phase in CHAIR_PHASES else None
+        )
         return prompt.phase_note(phase, lineup, points, pre_closing, outcome)
 
     def _peer_verdicts(self, history: History, status: StatusResult, deadline: float, keeper: LeaseKeeper) -> str:

@@ -109,7 +109,10 @@ def shared_flags(config: Config, settings: DuelSettings, topic: str | None, conf
     flags = ["--debate-dir", config.debate_dir, *(["--store", config.store] if config.store else [])]
     flags += ["--topic", topic] if topic else []
     for name in SETTINGS:
-        flags += [SETTINGS[name].flag, str(getattr(settings, name) if name != "max_turns" else settings.turn_limit)]
+        flags += [
+            SETTINGS[name].flag,
+            str(getattr(settings, name) if name != "max_turns" else settings.schedule.max_turns),
+        ]
     flags += ["--chair"] if settings.chair else []
     for path in config_files:
         flags += ["--config", path]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from ..record.artifact import TurnBlock
 from ..record.history import Claimant
+from ..schedule import Schedule
 from ..turns.grammar import Item
 from ..turns.guide import CHAIR_FORMATS, chair_guide, turn_guide
 from ..turns.rules import TurnViolation
@@ -47,10 +48,11 @@ def system_prompt(
     source_name: str,
     persona: Persona | str | None,
     position: str | None,
-    seats: int = 2,
-    chair: bool = False,
+    *,
+    schedule: Schedule,
 ) -> str:
     position_text = position or "form your own view from the source, and change it when the other side is right"
+    seats, chair = schedule.seats, schedule.chair
     if seats == 2 and not chair:
         setting, others = "one of two participants in a Socratic duel", "The other participant is another AI model."
     else:
@@ -88,7 +90,7 @@ def persona_lines(
 
 
 def chair_system_prompt(
-    name: str, topic: str, source: SourceDocument, source_name: str, seats: int, persona: Persona | str | None
+    name: str, topic: str, source: SourceDocument, source_name: str, persona: Persona | str | None, *, seats: int
 ) -> str:
     """The chair's contract: three turns, no stance, each phase's format (the same for all three, so cached)."""
     formats = "\n\n".join(f"## The {phase.replace('_', ' ')}\n\n{chair_guide(phase)}" for phase in CHAIR_FORMATS)

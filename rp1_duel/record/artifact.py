@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..schedule import CHAIR_SEAT, Schedule
 from ..settings import SETTINGS
 from ..turns.markdown import front_matter_end
 from .signatures import SIGNATURE_BODY
@@ -68,54 +69,48 @@ class FrontMatter:
     topic_slug: str
     source_path: str  # as recorded: relative to the artifact when they share a tree
     source_sha256: str
-    max_turns: int
+    schedule: Schedule  # max_turns, and seats and chair when a panel or a chair is there to say
     status: str
     outcome: str | None
     created_at: str
     closed_at: str | None
     participants: tuple[ParticipantEntry, ...]
-    seats: int = 2  # written only when not 2, so a two-seat artifact is what it always was
-    chair: bool = False  # written only when true; the chair holds seat 0
 
     def to_yaml(self) -> str:
         # JSON scalars and flow collections are valid YAML, and need no YAML library to write;
         # characters YAML refuses to read raw (DEL, C1 controls, U+FFFE…) are written escaped.
-        fields = asdict(self)
-        seats, chair = fields.pop("seats"), fields.pop("chair")
         lines = []
-        for key, value in fields.items():
-            lines.append(f"{key}: {_yaml_json(value)}\n")
-            if key == "max_turns" and seats != 2:
-                lines.append(f"seats: {seats}\n")
-            if key == "max_turns" and chair:
-                lines.append("chair: true\n")
+        for key, value in asdict(self).items():
+            written = self.schedule.fields() if key == "schedule" else {key: value}
+            lines += [f"{name}: {_yaml_json(item)}\n" for name, item in written.items()]
         return "".join(lines)
 
     @classmethod
     def parse(cls, raw: str | None) -> FrontMatter:
         """Read the YAML between the fences; raises :class:`FrontMatterError`."""
         meta = front_matter_mapping(raw)
-        missing = [name for name in cls.__dataclass_fields__ if name not in meta and name not in ("seats", "chair")]
+        required = ["max_turns" if name == "schedule" else name for name in cls.__dataclass_fields__]
+        missing = [name for name in required if name not in meta]
         if missing:
             raise FrontMatterError(f"front matter lacks {', '.join(missing)}")
         try:
             max_turns = int(meta["max_turns"])
         except (TypeError, ValueError):
             raise FrontMatterError("max_turns is not a number") from None
-        seats = meta.get("seats", 2)
-        allowed = SETTINGS["seats"]
+        schedule = Schedule.recorded({**meta, "max_turns": max_turns})
+        seats, allowed = schedule.seats, SETTINGS["seats"]
         if not (type(seats) is int and allowed.low <= seats <= allowed.high):
             raise FrontMatterError(f"seats is not a whole number from {allowed.low} to {allowed.high}")
-        chair = meta.get("chair", False)
-        if type(chair) is not bool:
+        if type(schedule.chair) is not bool:
             raise FrontMatterError("chair is not true or false")
-        if chair and max_turns < 2 * seats:
+        if schedule.chair and max_turns < 2 * seats:
             raise FrontMatterError(f"max_turns is below two rounds ({2 * seats}), the fewest a chaired duel has")
         entries = meta["participants"]
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise FrontMatterError("participants is not a list of participants")
-        scalars = [name for name in cls.__dataclass_fields__ if name not in ("participants", "seats", "chair")]
-        nested = next((name for name in scalars if isinstance(meta[name], (list, dict))), None)
+        nested = next(
+            (name for name in required if name != "participants" and isinstance(meta[name], (list, dict))), None
+        )
         if nested is not None:
             raise FrontMatterError(f"{nested} is not a single value")
         return cls(
@@ -124,14 +119,12 @@ class FrontMatter:
             topic_slug=str(meta["topic_slug"]),
             source_path=str(meta["source_path"]),
             source_sha256=str(meta["source_sha256"]),
-            max_turns=max_turns,
+            schedule=schedule,
             status=str(meta["status"]),
             outcome=_optional(meta["outcome"]),
             created_at=str(meta["created_at"]),
             closed_at=_optional(meta["closed_at"]),
-            participants=tuple(_entry(e, seats, chair) for e in entries),
-            seats=seats,
-            chair=chair,
+            participants=tuple(_entry(e, schedule) for e in entries),
         )
 
 
@@ -168,13 +161,13 @@ def _optional(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _entry(raw: dict[str, Any], seats: int, chair: bool) -> ParticipantEntry:
-    seat = raw.get("seat")
-    lowest = 0 if chair else 1  # the chair's seat
+def _entry(raw: dict[str, Any], schedule: Schedule) -> ParticipantEntry:
+    seat, seats = raw.get("seat"), schedule.seats
+    lowest = CHAIR_SEAT if schedule.chair else 1
     if any(isinstance(value, (list, dict)) for value in raw.values()) or not (
         isinstance(seat, int) and lowest <= seat <= seats
     ):
-        seats_allowed = "1 or 2" if seats == 2 and not chair else f"from {lowest} to {seats}"
+        seats_allowed = "1 or 2" if seats == 2 and not schedule.chair else f"from {lowest} to {seats}"
         raise FrontMatterError(f"a participant's fields are not single values, or its seat is not {seats_allowed}")
     return ParticipantEntry(
         id=str(raw.get("id", "")),
@@ -264,9 +257,9 @@ def render(
         "outcome": front.outcome or "—",
         "created_at": front.created_at,
         "closed_at": front.closed_at or "—",
-        "max_turns": str(front.max_turns),
-        "seats_row": ("" if front.seats == 2 else f"\n| Seats | {front.seats} |")
-        + ("\n| Chair | yes |" if front.chair else ""),
+        "max_turns": str(front.schedule.max_turns),
+        "seats_row": ("" if front.schedule.seats == 2 else f"\n| Seats | {front.schedule.seats} |")
+        + ("\n| Chair | yes |" if front.schedule.chair else ""),
         "lease_seconds": str(lease_seconds),
         "participants_table": _participants_table(front.participants),
         "turns": turns_text.strip("\n") or "_No turns yet._",

@@ -72,7 +72,7 @@ def turn_citations(number: int, block: TurnBlock, turn: ParsedTurn, source_names
 
 
 def artifact_citations(
-    blocks: Sequence[TurnBlock], turns: Sequence[ParsedTurn], source_names: Sequence[str], first: int = 1
+    blocks: Sequence[TurnBlock], turns: Sequence[ParsedTurn], source_names: Sequence[str], *, first: int
 ) -> list[Citation]:
     """The citations of every turn given (``turns[i]`` parsed from ``blocks[i]``; the first is turn ``first``,
     0 in a chaired duel)."""

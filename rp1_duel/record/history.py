@@ -18,16 +18,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..schedule import CHAIR_SEAT, Schedule
 from ..turns.grammar import ParsedTurn, parse_turn
 from ..turns.novelty import NoveltyIndex
 from ..turns.rules import TurnContext, TurnReport, validate_turn
 from ..turns.source import SourceDocument, read_bounded
 from ..vocabulary import RecordCode
 from .artifact import GENESIS, FrontMatter, FrontMatterError, ParsedArtifact, TurnBlock, parse
-from .outcomes import CHAIR_SEAT, Evaluation, TurnSummary, evaluate
-from .outcomes import seat_of as seat_of  # there, so the lock service need not load the Markdown parser
-from .schedule import Schedule
-from .schedule import speaker_of as speaker_of
+from .outcomes import Evaluation, TurnSummary, evaluate
 from .sources import recorded_source
 from .sources import source_location as source_location
 
@@ -56,7 +54,7 @@ class ChainProblem:
     block: TurnBlock
 
 
-def chain_problems(blocks: Iterable[TurnBlock], first: int = 1) -> Iterator[ChainProblem]:
+def chain_problems(blocks: Iterable[TurnBlock], *, first: int) -> Iterator[ChainProblem]:
     """Walk the hash chain: numbers 1, 2, … (0, 1, … with a chair); each ``prev`` the hash before; each hash true."""
     prev = GENESIS
     for number, block in enumerate(blocks, start=first):
@@ -73,21 +71,38 @@ def chain_problems(blocks: Iterable[TurnBlock], first: int = 1) -> Iterator[Chai
 
 @dataclass
 class History:
-    """The accepted turns of one duel, in order, with what later turns are checked against."""
+    """The accepted turns of one duel, in order, with what later turns are checked against.
+
+    ``blocks`` and ``turns`` are lists from the first turn (1, or 0 with a chair): look a turn
+    up by its number with :meth:`turn` and :meth:`block`, never by index arithmetic.
+    """
 
     source: SourceDocument | None
     source_names: tuple[str, ...]
-    seats: int = 2  # turn n belongs to seat_of(n, seats), or with a chair to schedule.speaker(n)
-    max_turns: int = 0  # the panel's turns: read only with a chair, whose turns it places
-    chair: bool = False
+    schedule: Schedule  # who writes turn n: schedule.speaker(n)
     blocks: list[TurnBlock] = field(default_factory=list)
     turns: list[ParsedTurn] = field(default_factory=list)
     novelty: NoveltyIndex = field(default_factory=NoveltyIndex)
     stances: dict[int, str] = field(default_factory=dict)  # seat -> its latest stance
 
     @property
-    def schedule(self) -> Schedule:
-        return Schedule(self.seats, self.max_turns, self.chair)
+    def numbers(self) -> range:
+        """The numbers of the turns accepted so far, in order."""
+        first = self.schedule.first
+        return range(first, first + len(self.turns))
+
+    def turn(self, number: int) -> ParsedTurn:
+        """Accepted turn ``number``; IndexError when there is none."""
+        return self.turns[self._index(number)]
+
+    def block(self, number: int) -> TurnBlock:
+        """The record block of accepted turn ``number``; IndexError when there is none."""
+        return self.blocks[self._index(number)]
+
+    def _index(self, number: int) -> int:
+        if number not in self.numbers:
+            raise IndexError(f"turn {number} is not in the history")
+        return number - self.schedule.first
 
     @property
     def next_number(self) -> int:
@@ -130,24 +145,27 @@ class History:
         for block in blocks:
             self.accept(block, parse_turn(block.body, chair=self.schedule.speaker(self.next_number) == CHAIR_SEAT))
 
-    def replay_checked(self, blocks: Iterable[TurnBlock], claimants: dict[int, Claimant]) -> Iterator[TurnReport]:
-        """Accept turns one by one, each validated against every rule in its own context."""
+    def replay_checked(
+        self, blocks: Iterable[TurnBlock], claimants: dict[int, Claimant]
+    ) -> Iterator[tuple[int, TurnReport]]:
+        """Accept turns one by one, each validated against every rule in its own context: each
+        turn's number and report."""
         nobody = Claimant("", "", "")
         for block in blocks:
-            claimant = claimants.get(self.schedule.speaker(self.next_number), nobody)
+            number = self.next_number
+            claimant = claimants.get(self.schedule.speaker(number), nobody)
             report = validate_turn(block.body, self.context_for(claimant))
             self.accept(block, report.turn)
-            yield report
+            yield number, report
 
     def summaries(self) -> list[TurnSummary]:
-        schedule = self.schedule
         return [
-            TurnSummary(schedule.speaker(n), t.stance or "", t.has_blocking)
-            for n, t in enumerate(self.turns, start=schedule.first)
+            TurnSummary(self.schedule.speaker(n), t.stance or "", t.has_blocking)
+            for n, t in zip(self.numbers, self.turns, strict=True)
         ]
 
-    def evaluate(self, max_turns: int) -> Evaluation:
-        return evaluate(self.summaries(), max_turns, self.seats, self.chair)
+    def evaluate(self) -> Evaluation:
+        return evaluate(self.summaries(), self.schedule)
 
 
 def claimants(front: FrontMatter) -> dict[int, Claimant]:
@@ -205,12 +223,9 @@ class RecordFile:
 
     def history(self, upto: int | None = None) -> History:
         """The history of the first ``upto`` turns (all by default), replayed without rule checks."""
-        recorded = self.front.source_path if self.front else ""
         front = self.front
-        history = (
-            History(self.source, citable_names(recorded), front.seats, front.max_turns, front.chair)
-            if front
-            else History(self.source, citable_names(recorded))
-        )
+        if front is None:
+            raise FrontMatterError(f"{self.path}: {self.front_problem}")
+        history = History(self.source, citable_names(front.source_path), front.schedule)
         history.replay(self.parsed.blocks[:upto])
         return history

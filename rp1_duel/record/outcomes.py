@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..schedule import CHAIR_SEAT, CHAIR_TURNS, Schedule
 from ..vocabulary import (
     ACCEPTED_CONSENSUS,
     ACCEPTING_CONSENSUS,
@@ -20,14 +21,6 @@ from ..vocabulary import (
 )
 
 _CONVERGENT = (CONVERGING, ACCEPTING_CONSENSUS)
-CHAIR_SEAT = 0  # the chair's turns have no stance: outcomes read the panel's alone
-CHAIR_TURNS = 3  # the opening brief, the pre-closing and the synthesis
-
-
-def seat_of(number: int, seats: int = 2) -> int:
-    """The seat that writes turn ``number``: round-robin, so with two seats seat 1 writes
-    the odd turns and seat 2 the even ones (docs/protocol.md section 4)."""
-    return (number - 1) % seats + 1
 
 
 @dataclass(frozen=True)
@@ -60,17 +53,29 @@ class Decision:
     candidate_convergence: bool
 
 
-def decide(turns: Sequence[TurnSummary], max_turns: int, seats: int = 2, chair: bool = False) -> Decision:
+def decide(turns: Sequence[TurnSummary], schedule: Schedule) -> Decision:
     """The outcome reached after `turns` (in order), if any, with the rule and turns that decided it.
+
+    With a chair the phases are fixed: the panel's turns decide, and only once the chair's
+    synthesis follows the closing round (``latest`` then counts from turn 0).
+    """
+    if not schedule.chair:
+        return decide_panel(turns, schedule.max_turns, seats=schedule.seats)
+    numbers = [number for number, turn in enumerate(turns) if turn.seat != CHAIR_SEAT]  # turn 0 is the chair's
+    panel = decide_panel([turns[number] for number in numbers], schedule.max_turns, seats=schedule.seats)
+    latest = tuple(numbers[index - 1] for index in panel.latest)
+    if len(turns) < schedule.max_turns + CHAIR_TURNS:  # the synthesis (turn max_turns + 2) is not written yet
+        return Decision(None, None, latest, panel.candidate_convergence)
+    return Decision(panel.outcome, panel.rule, latest, panel.candidate_convergence)
+
+
+def decide_panel(turns: Sequence[TurnSummary], max_turns: int, *, seats: int) -> Decision:
+    """:func:`decide` over the panel's turns alone, no chair's among them.
 
     With more than two seats every rule reads the latest turn of every seat ("both" is
     "all"): a single dissenter does not end the duel early, it ends it DISSENT at turn
-    ``max_turns`` if it still dissents then (docs/protocol.md section 12). With a chair the
-    phases are fixed: the panel's turns decide, and only once the chair's synthesis
-    follows the closing round (``latest`` then counts from turn 0).
+    ``max_turns`` if it still dissents then (docs/protocol.md section 12).
     """
-    if chair:
-        return _decide_chaired(turns, max_turns, seats)
     latest = {turn.seat: number for number, turn in enumerate(turns, start=1)}  # later turns overwrite earlier ones
     if any(seat not in latest for seat in range(1, seats + 1)):
         return Decision(None, None, (), False)  # an outcome needs a turn from each seat
@@ -90,16 +95,7 @@ def decide(turns: Sequence[TurnSummary], max_turns: int, seats: int = 2, chair: 
     return Decision(None, None, numbers, convergent)
 
 
-def _decide_chaired(turns: Sequence[TurnSummary], max_turns: int, seats: int) -> Decision:
-    numbers = [number for number, turn in enumerate(turns) if turn.seat != CHAIR_SEAT]  # turn 0 is the chair's
-    panel = decide([turns[number] for number in numbers], max_turns, seats)
-    latest = tuple(numbers[index - 1] for index in panel.latest)
-    if len(turns) < max_turns + CHAIR_TURNS:  # the synthesis (turn max_turns + 2) is not written yet
-        return Decision(None, None, latest, panel.candidate_convergence)
-    return Decision(panel.outcome, panel.rule, latest, panel.candidate_convergence)
-
-
-def evaluate(turns: Sequence[TurnSummary], max_turns: int, seats: int = 2, chair: bool = False) -> Evaluation:
+def evaluate(turns: Sequence[TurnSummary], schedule: Schedule) -> Evaluation:
     """The outcome reached after `turns` (in order), if any, and candidate convergence."""
-    decision = decide(turns, max_turns, seats, chair)
+    decision = decide(turns, schedule)
     return Evaluation(decision.outcome, decision.candidate_convergence)

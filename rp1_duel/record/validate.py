@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..schedule import CHAIR_SEAT, CHAIR_TURNS
 from ..settings import SETTINGS
-from ..turns.grammar import ParsedTurn
 from ..turns.raw_html import find_raw_html
 from ..vocabulary import (
     ACCEPTED_CONSENSUS,
@@ -40,9 +40,8 @@ from ..vocabulary import (
 )
 from . import signatures, verification
 from .artifact import FrontMatter, TurnBlock
-from .history import RecordFile, chain_problems, claimants, read_failure
-from .outcomes import CHAIR_SEAT, CHAIR_TURNS, TurnSummary, evaluate
-from .schedule import Schedule
+from .history import History, RecordFile, chain_problems, claimants, read_failure
+from .outcomes import TurnSummary, decide, decide_panel
 from .sources import tree_root
 
 
@@ -165,21 +164,20 @@ def validate_file(
     report.status, report.outcome = front.status, front.outcome
     if record.source_note:
         report.notes.append(record.source_note)
-    blocks = record.parsed.blocks
-    schedule = Schedule(front.seats, front.max_turns, front.chair)
-    for chained in chain_problems(blocks, schedule.first):
+    blocks, schedule = record.parsed.blocks, front.schedule
+    for chained in chain_problems(blocks, first=schedule.first):
         add(Problem(chained.code, chained.message, chained.block.line, chained.block.n))
     _check_signatures(front, blocks, allowed_signers, report)
     history = record.history(upto=0)
     checked = zip(blocks, history.replay_checked(blocks, claimants(front)), strict=True)
-    for number, (block, turn_report) in enumerate(checked, schedule.first):
+    for block, (number, turn_report) in checked:
         for violation in turn_report.violations:
             line = block.line + 1 + violation.line if violation.line else block.line
             add(Problem(violation.code, f"turn {number}: {violation.message}", line, number))
     report.turns = len(blocks)
     _check_conclusion(record, report)
     _check_outcome(front, history.summaries(), report)
-    _check_verification(path, root, front, blocks, history.turns, require_verified, report)
+    _check_verification(path, root, front, history, require_verified, report)
     return report
 
 
@@ -204,8 +202,7 @@ def _check_verification(
     path: Path,
     root: str | os.PathLike[str] | None,
     front: FrontMatter,
-    blocks: list[TurnBlock],
-    turns: list[ParsedTurn],
+    history: History,
     required: bool,
     report: ArtifactReport,
 ) -> None:
@@ -226,7 +223,8 @@ def _check_verification(
         reason = read_failure(exc)
         add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} cannot be read: {reason}"))
         return
-    standing = verification.check(sidecar, path.name, front, blocks, turns)
+    blocks = history.blocks
+    standing = verification.check(sidecar, path.name, front, blocks, history.turns)
     report.verification = {
         "sidecar": str(side),
         "status": standing.status,
@@ -246,7 +244,7 @@ def _check_verification(
     for entry in sidecar.citations:
         if entry.verdict == Verdict.FABRICATED:
             cited = entry.citation
-            block = blocks[cited.turn - (0 if front.chair else 1)]
+            block = history.block(cited.turn)
             line = block.line + 1 + cited.line if cited.line else block.line
             add(
                 Problem(
@@ -269,7 +267,7 @@ def _check_signatures(
     report: ArtifactReport,
 ) -> None:
     add = report.problems.append
-    schedule = Schedule(front.seats, front.max_turns, front.chair)
+    schedule = front.schedule
     authorship = allowed_signers is not None
     first_signer: dict[int, tuple[str, int]] = {}  # seat -> (principal, the turn it first signed)
     unchecked: list[str] = []
@@ -326,13 +324,13 @@ def _check_signatures(
             "signatures were checked for integrity only, not for who signed: pass --allowed-signers to check authorship"
         )
     signers = {principal for principal, _ in first_signer.values()}
-    if len(first_signer) == front.seats + front.chair and len(signers) == 1:
+    if len(first_signer) == schedule.seats + schedule.chair and len(signers) == 1:
         every = (
             "both seats'"
-            if front.seats == 2 and not front.chair
-            else f"all {front.seats} seats' and the chair's"
-            if front.chair
-            else f"all {front.seats} seats'"
+            if schedule.seats == 2 and not schedule.chair
+            else f"all {schedule.seats} seats' and the chair's"
+            if schedule.chair
+            else f"all {schedule.seats} seats'"
         )
         report.notes.append(f"{every} turns are signed by {first_signer[1][0]}")
 
@@ -343,7 +341,7 @@ def _verdict(
     if block.signature is None:
         return signatures.Verdict(signatures.UNSIGNED)
     try:
-        seat = Schedule(front.seats, front.max_turns, front.chair).speaker(block.n)
+        seat = front.schedule.speaker(block.n)
         message = signatures.turn_message(front.duel_id, front.source_sha256, block.n, seat, block.prev, block.sha256)
     except ValueError as exc:  # a front matter no service writes: nothing it could have signed
         return signatures.Verdict(signatures.INVALID, reason=f"the signed message cannot be rebuilt ({exc})")
@@ -353,8 +351,9 @@ def _verdict(
 def _implied_outcome(front: FrontMatter, summaries: list[TurnSummary], report: ArtifactReport) -> str | None:
     """The outcome the turns imply; a turn after the one that reached it is a TURN_COUNT problem."""
     add = report.problems.append
-    max_turns, seats = front.max_turns, front.seats
-    if front.chair:  # the phases are fixed: the last turn, the synthesis, is the only one that may decide
+    schedule = front.schedule
+    max_turns, seats = schedule.max_turns, schedule.seats
+    if schedule.chair:  # the phases are fixed: the last turn, the synthesis, is the only one that may decide
         most = max_turns + CHAIR_TURNS
         if len(summaries) > most:
             add(
@@ -363,14 +362,14 @@ def _implied_outcome(front: FrontMatter, summaries: list[TurnSummary], report: A
                     f"{len(summaries)} turns exceed the {most} of a chaired duel of max_turns {max_turns}",
                 )
             )
-        return evaluate(summaries[:most], max_turns, seats, chair=True).outcome
+        return decide(summaries[:most], schedule).outcome
     if len(summaries) > max_turns:
         add(Problem(RecordCode.TURN_COUNT, f"{len(summaries)} turns exceed max_turns {max_turns}"))
     # Nothing may follow the turn that reached an outcome. An outcome needs every seat's
     # latest turn, the last `seats` turns of a prefix: checking each looks at that many, linear overall.
     implied = None
     for count in range(seats, len(summaries) + 1):
-        implied = evaluate(summaries[count - seats : count], max_turns - (count - seats), seats).outcome
+        implied = decide_panel(summaries[count - seats : count], max_turns - (count - seats), seats=seats).outcome
         if implied is not None and count < len(summaries):
             add(Problem(RecordCode.TURN_COUNT, f"turns follow turn {count}, which had already reached an outcome"))
             break

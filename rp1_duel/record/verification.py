@@ -226,7 +226,7 @@ def check(
         )
         return SidecarCheck(MISMATCH, tuple(problems))
     expected = artifact_citations(
-        blocks[:covered], turns[:covered], citable_names(front.source_path), first=0 if front.chair else 1
+        blocks[:covered], turns[:covered], citable_names(front.source_path), first=front.schedule.first
     )
     listed = [entry.citation for entry in sidecar.citations]
     difference = _first_difference(expected, listed)

@@ -27,9 +27,8 @@ from typing import Any, Final, Protocol
 from ..clock import iso
 from ..errors import DuelError
 from ..record.artifact import FrontMatter, TurnBlock
-from ..record.outcomes import CHAIR_SEAT
-from ..record.schedule import Schedule
 from ..record.verification import JsonReader, SidecarError, read_json
+from ..schedule import CHAIR_SEAT, Schedule
 from ..turns.grammar import ParsedTurn
 from ..turns.references import turns_in_text
 
@@ -281,7 +280,7 @@ def _turns_of(seat: int, schedule: Schedule) -> str:
 def assessment_prompt(front: FrontMatter, blocks: Sequence[TurnBlock]) -> str:
     """The record as data between two lines that carry the hash of what is between them, which that text
     cannot contain: no turn can close the data early and speak as the prompt."""
-    schedule = Schedule(front.seats, front.max_turns, front.chair)
+    schedule = front.schedule
     participants = "".join(
         f"- seat {p.seat}: {p.display_name} ({p.model_id}), {_turns_of(p.seat, schedule)}\n"
         for p in sorted(front.participants, key=lambda p: p.seat)

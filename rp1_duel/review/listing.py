@@ -17,7 +17,7 @@ from ..clock import Instant, iso
 from ..coordination.results import ParticipantView, StatusResult
 from ..coordination.service import DuelService
 from ..errors import DuelError
-from ..record.schedule import Schedule
+from ..schedule import Schedule
 from ..vocabulary import ACTIVE, ErrorCode
 
 OPEN, CLOSED = "open", "closed"
@@ -60,8 +60,7 @@ class ListedDuel:
     outcome: str | None
     pending_outcome: str | None  # reached by the turns, not yet closed (None once closed)
     turn_count: int
-    max_turns: int
-    turn_limit: int  # the TURNS column's: max_turns, and a chair's three turns
+    schedule: Schedule  # the TURNS column's limit is its turn_count: max_turns, and a chair's three turns
     participants: tuple[ListedParticipant, ...]
     created_at: float
     last_activity_at: float
@@ -77,7 +76,7 @@ class ListedDuel:
             "outcome": self.outcome,
             "pending_outcome": self.pending_outcome,
             "turn_count": self.turn_count,
-            "max_turns": self.max_turns,
+            "max_turns": self.schedule.max_turns,
             "participants": [p.to_dict() for p in self.participants],
             "created_at": iso(self.created_at),
             "last_activity_at": iso(self.last_activity_at),
@@ -125,8 +124,7 @@ def listed(status: StatusResult, now: Instant) -> ListedDuel:
         outcome=duel.outcome,
         pending_outcome=duel.pending_outcome if is_open else None,
         turn_count=status.turn_count,
-        max_turns=duel.max_turns,
-        turn_limit=Schedule(duel.seats, duel.max_turns, duel.chair).turn_count,
+        schedule=duel.schedule,
         participants=participants,
         created_at=duel.created_at,
         last_activity_at=last,
@@ -185,7 +183,7 @@ def table(rows: Sequence[ListedDuel | UnreadableDuel], tz: tzinfo | None = None)
                 row.duel_id,
                 row.status,
                 outcome,
-                f"{row.turn_count}/{row.turn_limit}",
+                f"{row.turn_count}/{row.schedule.turn_count}",
                 ", ".join(p.display_name for p in row.participants) or "—",
                 f"{local_time(row.last_activity_at, tz)} ({ago(row.idle_seconds)} ago)",
                 "SILENT" if row.silent else "",

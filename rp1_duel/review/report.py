@@ -38,8 +38,8 @@ from ..record.outcomes import (
     Decision,
     decide,
 )
-from ..record.schedule import Schedule
 from ..record.verification import CURRENT, STALE, CitationEntry, Sidecar, check
+from ..schedule import Schedule
 from ..turns.grammar import ParsedTurn, split_tag
 from ..turns.novelty import NoveltyIndex
 from ..turns.references import parse_reference
@@ -200,7 +200,7 @@ class Report:
     created_at: str
     closed_at: str | None
     duration_seconds: float | None
-    max_turns: int
+    schedule: Schedule  # who wrote turn n: schedule.speaker(n); a chair (seat 0) wrote turn 0, the pre-closing and the synthesis
     head_sha256: str
     problems: tuple[str, ...]  # structure, hash chain and outcome problems: the record cannot be trusted
     outcome: OutcomeFacts
@@ -214,15 +214,6 @@ class Report:
     verification: VerificationFacts | None  # None: no sidecar next to the artifact
     notes: tuple[str, ...] = ()
     model_written: tuple[ModelSection, ...] = field(default=())
-    seats: int = 2  # turn n is seat_of(n, seats)'s, or with a chair schedule.speaker(n)'s
-    chair: bool = False  # a chair (seat 0) wrote turn 0, the pre-closing and the synthesis, without a stance
-
-    @property
-    def schedule(self) -> Schedule:
-        return Schedule(self.seats, self.max_turns, self.chair)
-
-    def seat_of(self, turn: int) -> int:
-        return self.schedule.speaker(turn)
 
     @property
     def turn_count(self) -> int:
@@ -242,7 +233,7 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         """The ``json`` format, field by field in docs/protocol.md section 11."""
         data = asdict(self)
-        seats, chair = data.pop("seats"), data.pop("chair")
+        del data["schedule"]
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
         head = {
             key: data.pop(key)
@@ -256,13 +247,9 @@ class Report:
                 "created_at",
                 "closed_at",
                 "duration_seconds",
-                "max_turns",
             )
         }
-        if seats != 2:  # as in the front matter: a two-seat report reads as before panels
-            head["seats"] = seats
-        if chair:
-            head["chair"] = True
+        head.update(self.schedule.fields())  # as in the front matter: a two-seat report reads as before panels
         ready: dict[str, Any] = _json_ready(
             {"version": REPORT_VERSION, **head, "turn_count": self.turn_count, "intact": self.intact, **data}
         )
@@ -298,12 +285,12 @@ def build_report(
     record = read_record(text, path)
     parsed, front, history = record.parsed, record.front, record.history
     turns, schedule = history.turns, history.schedule
-    decision = decide(history.summaries(), front.max_turns, front.seats, front.chair)
-    problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks, schedule.first))]
+    decision = decide(history.summaries(), schedule)
+    problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks, first=schedule.first))]
     problems += _outcome_problems(front, decision)
-    participants = _participants(front, schedule, len(turns), usage_events, env or {})
+    participants = _participants(front, history, usage_events, env or {})
     verification, entries = _verification(sidecar, Path(path).name, front, parsed.blocks, turns)
-    cited = artifact_citations(parsed.blocks, turns, history.source_names, schedule.first)
+    cited = artifact_citations(parsed.blocks, turns, history.source_names, first=schedule.first)
     model_written, assessment_notes = shown(assessment, record.subject(path), turns)
     return Report(
         path=path,
@@ -315,26 +302,24 @@ def build_report(
         created_at=front.created_at,
         closed_at=front.closed_at,
         duration_seconds=_seconds_between(front.created_at, front.closed_at),
-        max_turns=front.max_turns,
+        schedule=schedule,
         head_sha256=history.head,
         problems=tuple(problems),
-        outcome=_outcome(front, schedule, decision, turns, parse_conclusion(parsed.conclusion), participants),
+        outcome=_outcome(front, history, decision, parse_conclusion(parsed.conclusion), participants),
         participants=participants,
         usage=_total_usage(participants) if usage_events is not None else None,
-        timeline=_timeline(turns, [block.signature is not None for block in parsed.blocks], schedule),
-        agreements=_agreements(turns, schedule),
-        unresolved=_unresolved(turns, history.source_names, schedule),
+        timeline=_timeline(history),
+        agreements=_agreements(history),
+        unresolved=_unresolved(history),
         novel_arguments=tuple(
             NovelArgument(n, schedule.speaker(n), t.novel_claim, tuple(s.text for s in t.novel_support))
-            for n, t in enumerate(turns, start=schedule.first)
+            for n, t in zip(history.numbers, turns, strict=True)
             if not t.chair
         ),
         citations=tuple(_citation_row(citation, entries.get(citation), schedule) for citation in cited),
         verification=verification,
         notes=(*notes, *assessment_notes),
         model_written=model_written,
-        seats=front.seats,
-        chair=front.chair,
     )
 
 
@@ -358,7 +343,7 @@ def read_record(text: str, path: str = "") -> Record:
         front = FrontMatter.parse(parsed.front_matter)
     except FrontMatterError as exc:
         raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: {exc}") from None
-    history = History(None, citable_names(front.source_path), front.seats, front.max_turns, front.chair)
+    history = History(None, citable_names(front.source_path), front.schedule)
     history.replay(parsed.blocks)
     return Record(parsed, front, history)
 
@@ -378,25 +363,24 @@ def _outcome_problems(front: FrontMatter, decision: Decision) -> list[str]:
 
 def _outcome(
     front: FrontMatter,
-    schedule: Schedule,
+    history: History,
     decision: Decision,
-    turns: list[ParsedTurn],
     conclusion: Conclusion | None,
     participants: tuple[ReportParticipant, ...],
 ) -> OutcomeFacts:
+    schedule, turns = history.schedule, history.turns
     deciding = tuple(sorted(decision.latest))
-    first = schedule.first
-    blocking = tuple(Quote(n, item.text) for n in deciding for item in turns[n - first].unresolved if item.blocking)
+    blocking = tuple(Quote(n, item.text) for n in deciding for item in history.turn(n).unresolved if item.blocking)
     names = {p.seat: p.name for p in participants}
 
     def who(n: int) -> str:
         seat = schedule.speaker(n)
-        return f"turn {n} ({names.get(seat, f'seat {seat}')}, {turns[n - first].stance or 'no stance'})"
+        return f"turn {n} ({names.get(seat, f'seat {seat}')}, {history.turn(n).stance or 'no stance'})"
 
     count = f"{len(turns)} of {schedule.turn_count} turns"
     said = [who(n) for n in deciding]
     pair = " and ".join([", ".join(said[:-1]), said[-1]] if len(said) > 2 else said)  # "a, b and c"
-    every = "Both" if front.seats == 2 else f"All {front.seats}"  # the rules read every seat's latest turn
+    every = "Both" if schedule.seats == 2 else f"All {schedule.seats}"  # the rules read every seat's latest turn
     reason = conclusion.reason if conclusion else None
     recorded_outcome = front.outcome
     if recorded_outcome in (TIMEOUT, INVALIDATED) or (recorded_outcome and recorded_outcome != decision.outcome):
@@ -423,7 +407,7 @@ def _outcome(
         implied=decision.outcome,
         rule=decision.rule,
         deciding_turns=deciding,
-        stances=tuple(turns[n - first].stance for n in deciding),
+        stances=tuple(history.turn(n).stance for n in deciding),
         blocking=blocking,
         reason=reason,
         summary=conclusion.summary if conclusion else None,
@@ -447,8 +431,7 @@ def _seconds_between(start: str, end: str | None) -> float | None:
 
 def _participants(
     front: FrontMatter,
-    schedule: Schedule,
-    turn_count: int,
+    history: History,
     usage_events: Sequence[Mapping[str, Any]] | None,
     env: Mapping[str, str],
 ) -> tuple[ReportParticipant, ...]:
@@ -463,9 +446,7 @@ def _participants(
                 harness=entry.harness,
                 model=entry.model_id,
                 joined_at=entry.joined_at,
-                turns=tuple(
-                    n for n in range(schedule.first, schedule.first + turn_count) if schedule.speaker(n) == entry.seat
-                ),
+                turns=tuple(n for n in history.numbers if history.schedule.speaker(n) == entry.seat),
                 usage=usage,
             )
         )
@@ -485,11 +466,12 @@ def _total_usage(participants: Iterable[ReportParticipant]) -> dict[str, Any]:
 # -- turns ---------------------------------------------------------------------------------
 
 
-def _timeline(turns: list[ParsedTurn], signed: list[bool], schedule: Schedule) -> tuple[TimelineEntry, ...]:
+def _timeline(history: History) -> tuple[TimelineEntry, ...]:
     entries = []
     previous: dict[int, str | None] = {}
-    for n, turn in enumerate(turns, start=schedule.first):
-        seat = schedule.speaker(n)
+    for n, turn in zip(history.numbers, history.turns, strict=True):
+        seat = history.schedule.speaker(n)
+        signed = history.block(n).signature is not None
         if turn.chair:  # on the timeline, without a stance or a place on the chart
             entries.append(
                 TimelineEntry(
@@ -503,7 +485,7 @@ def _timeline(turns: list[ParsedTurn], signed: list[bool], schedule: Schedule) -
                     (),
                     _headline(_chair_text(turn)),
                     0,
-                    signed[n - schedule.first],
+                    signed,
                 )
             )
             continue
@@ -520,7 +502,7 @@ def _timeline(turns: list[ParsedTurn], signed: list[bool], schedule: Schedule) -
                 revision_support=tuple(item.text for item in turn.stance_revision_support),
                 headline=_headline(turn.position),
                 blocking=sum(1 for item in turn.unresolved if item.blocking),
-                signed=signed[n - schedule.first],
+                signed=signed,
             )
         )
         previous[seat] = turn.stance
@@ -540,12 +522,12 @@ def _headline(position: str) -> str:
     return sentence if len(sentence) <= HEADLINE_CHARS else sentence[: HEADLINE_CHARS - 1].rstrip() + "…"
 
 
-def _agreements(turns: list[ParsedTurn], schedule: Schedule) -> tuple[Agreement, ...]:
+def _agreements(history: History) -> tuple[Agreement, ...]:
     """Agreements merged when they repeat one another by the novelty rule's measure (protocol section 7),
     a trailing credit to a turn aside."""
     index = NoveltyIndex()
     groups: dict[int, tuple[str, list[int]]] = {}  # record number -> first wording, turns
-    for n, turn in enumerate(turns, start=schedule.first):
+    for n, turn in zip(history.numbers, history.turns, strict=True):
         for item in turn.agreements:
             words = _CREDIT.sub("", item.text)  # "… (Turn 1)." agrees with "…" itself
             record = index.match(words)
@@ -557,7 +539,7 @@ def _agreements(turns: list[ParsedTurn], schedule: Schedule) -> tuple[Agreement,
             if n not in groups[record][1]:
                 groups[record][1].append(n)
     return tuple(
-        Agreement(text, tuple(numbers), tuple(sorted({schedule.speaker(n) for n in numbers})))
+        Agreement(text, tuple(numbers), tuple(sorted({history.schedule.speaker(n) for n in numbers})))
         for text, numbers in groups.values()
     )
 
@@ -573,15 +555,13 @@ class _Tracked:
     listed_in: list[int] = field(default_factory=list)
 
 
-def _unresolved(
-    turns: list[ParsedTurn], source_names: tuple[str, ...], schedule: Schedule
-) -> tuple[UnresolvedEntry, ...]:
+def _unresolved(history: History) -> tuple[UnresolvedEntry, ...]:
     """Each author's unresolved items, one entry per item across the author's turns, answered by a later turn
     of any other seat (section 11)."""
+    schedule, numbers = history.schedule, history.numbers
     indexes = {seat: NoveltyIndex() for seat in range(1, schedule.seats + 1)}
     items: dict[tuple[int, int], _Tracked] = {}  # (seat, record number), in the order they were raised
-    first, end = schedule.first, schedule.first + len(turns)
-    for n, turn in enumerate(turns, start=first):
+    for n, turn in zip(numbers, history.turns, strict=True):
         seat = schedule.speaker(n)
         for entry in turn.unresolved:
             words = split_tag(entry.text)[0]  # a re-tagged item stays the same item
@@ -595,14 +575,18 @@ def _unresolved(
             if n not in item.listed_in:
                 item.listed_in.append(n)
             item.text, item.blocking = entry.text, entry.blocking
-    countered = [_countered_turns(turn, source_names) for turn in turns]
+    countered = {
+        n: _countered_turns(turn, history.source_names) for n, turn in zip(numbers, history.turns, strict=True)
+    }
     found = []
     for item in items.values():
-        later_own = [n for n in range(item.listed_in[-1] + 1, end) if schedule.speaker(n) == item.seat]
+        later_own = [n for n in numbers if n > item.listed_in[-1] and schedule.speaker(n) == item.seat]
         answered = tuple(
             n
-            for n in range(item.raised_in + 1, end)
-            if schedule.speaker(n) != item.seat and any(m in item.listed_in and m < n for m in countered[n - first])
+            for n in numbers
+            if n > item.raised_in
+            and schedule.speaker(n) != item.seat
+            and any(m in item.listed_in and m < n for m in countered[n])
         )
         found.append(
             UnresolvedEntry(

@@ -120,7 +120,8 @@ def _header(report: Report) -> str:
     ]
     if facts.blocking:
         items = "".join(
-            f"<li>turn {q.turn} ({_name(report, report.seat_of(q.turn))}): {_text(q.text)}</li>" for q in facts.blocking
+            f"<li>turn {q.turn} ({_name(report, report.schedule.speaker(q.turn))}): {_text(q.text)}</li>"
+            for q in facts.blocking
         )
         parts.append(f"<p>Blocking items left:</p><ul>{items}</ul>")
     if facts.summary:
@@ -191,10 +192,10 @@ def _svg(report: Report) -> str:
     top = _TOP + _LEGEND_ROW * (legend_rows - 1)
     height = top + _ROW * len(levels) + _AXIS
 
-    first = report.schedule.first  # 0 with a chair: its opening brief
+    place = {entry.turn: index for index, entry in enumerate(report.timeline)}  # a turn's column
 
     def x(turn: int) -> float:
-        return round(_LEFT + (turn - first + 0.5) * column, 1)
+        return round(_LEFT + (place[turn] + 0.5) * column, 1)
 
     def y(level: int) -> float:
         return round(top + (max(STANCE_LEVELS.values()) - level + 0.5) * _ROW, 1)
@@ -215,11 +216,11 @@ def _svg(report: Report) -> str:
         style = ' font-style="italic"' if marked else ""
         parts.append(f'<text x="{_LEFT - 10}" y="{y(level) + 4}" text-anchor="end"{style}>{stance}</text>')
     step = math.ceil(count / 25)  # at most about 25 turn numbers on the axis
-    for turn in range(first, first + count):
-        if (turn - first) % step == 0:
+    for turn, index in place.items():
+        if index % step == 0:
             parts.append(f'<text x="{x(turn)}" y="{height - 12}" text-anchor="middle">{turn}</text>')
     parts.append(f'<text x="{_LEFT - 10}" y="{height - 12}" text-anchor="end">turn</text>')
-    for seat in range(1, report.seats + 1):
+    for seat in range(1, report.schedule.seats + 1):
         points = " ".join(
             f"{x(e.turn)},{y(e.level)}" for e in report.timeline if e.seat == seat and e.level is not None
         )
@@ -241,10 +242,10 @@ def _legend(report: Report) -> tuple[list[str], int]:
     before an entry that would pass the chart's right edge; a two-seat legend stays on one row, as before panels."""
     parts, x, row = [], _LEFT, 0
     note = "ringed: stance changed (links to its support)"
-    entries = [(seat, f"{report.name_of(seat)} (seat {seat})") for seat in range(1, report.seats + 1)]
+    entries = [(seat, f"{report.name_of(seat)} (seat {seat})") for seat in range(1, report.schedule.seats + 1)]
     for seat, label in [*entries, (None, note)]:
         width = (0 if seat is None else 34) + 8 * len(label)  # about 8 units a character at 14px
-        if report.seats > 2 and x > _LEFT and x + width > _WIDTH - _RIGHT:
+        if report.schedule.seats > 2 and x > _LEFT and x + width > _WIDTH - _RIGHT:
             x, row = _LEFT, row + 1
         y = _LEGEND_ROW * row
         if seat is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..record.outcomes import CHAIR_SEAT
+from ..schedule import CHAIR_SEAT
 from . import report_text as words
 from .assessment import LABEL
 from .report import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
@@ -119,7 +119,7 @@ def _header(report: Report) -> str:
     if facts.blocking:
         lines += ["", "Blocking items left:"]
         lines += [
-            f"- turn {quote.turn} ({inline(report.name_of(report.seat_of(quote.turn)))}): {inline(quote.text)}"
+            f"- turn {quote.turn} ({inline(report.name_of(report.schedule.speaker(quote.turn)))}): {inline(quote.text)}"
             for quote in facts.blocking
         ]
     if facts.summary:
@@ -180,9 +180,9 @@ def _stance(entry: TimelineEntry) -> str:
 def _mermaid(report: Report) -> str:
     """One line per seat over the rounds (turns 1–2, 3–4, … for two seats; 1–3, 4–6, … for three; a chair's
     turns left out); a round a seat did not write ends its line."""
-    seats = range(1, report.seats + 1)
+    seats = range(1, report.schedule.seats + 1)
     panel_turns = sum(1 for entry in report.timeline if entry.seat != CHAIR_SEAT)
-    rounds = -(-panel_turns // report.seats)
+    rounds = -(-panel_turns // report.schedule.seats)
     turn = report.schedule.turn_of  # a chair's turns are not the panel's: its closing round comes one later
     names = {seat: _MERMAID_UNSAFE.sub("", report.name_of(seat))[:40] or f"seat {seat}" for seat in seats}
     title = " · ".join(f"{names[seat]} ({words.SEAT_COLOUR_NAMES[seat]})" for seat in seats)
@@ -194,7 +194,9 @@ def _mermaid(report: Report) -> str:
         "xychart-beta",
         f'  title "Stance by round: {title}"',
         '  x-axis "round (turns)" ['
-        + ", ".join(f'"{turn(report.seats * r + 1)}-{turn(report.seats * (r + 1))}"' for r in range(rounds))
+        + ", ".join(
+            f'"{turn(report.schedule.seats * r + 1)}-{turn(report.schedule.seats * (r + 1))}"' for r in range(rounds)
+        )
         + "]",
         f'  y-axis "{scale}" 0 --> {max(STANCE_LEVELS.values())}',
     ]

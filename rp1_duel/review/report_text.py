@@ -71,9 +71,9 @@ def turn_list(numbers: tuple[int, ...]) -> str:
 
 def everyone(report: Report, seats: tuple[int, ...]) -> str | None:
     """`both` or `all` when every seat is among ``seats`` (an agreement's); None otherwise."""
-    if len(seats) < report.seats:
+    if len(seats) < report.schedule.seats:
         return None
-    return "both" if report.seats == 2 else "all"
+    return "both" if report.schedule.seats == 2 else "all"
 
 
 def unresolved_status(item: UnresolvedEntry) -> str:
@@ -90,8 +90,8 @@ def facts(report: Report) -> list[str]:
     """`5 of 6 turns`, `7 min 49 s`, and with recorded usage `21,000 tokens`, `~$0.1200`; a duel whose
     participants asked no model (scripts, people) shows no tokens rather than a zero cost."""
     found = [f"{report.turn_count} of {report.schedule.turn_count} turns", duration(report.duration_seconds)]
-    if report.seats != 2 or report.chair:
-        found.insert(1, f"{report.seats} seats" + (" and a chair" if report.chair else ""))
+    if report.schedule.seats != 2 or report.schedule.chair:
+        found.insert(1, f"{report.schedule.seats} seats" + (" and a chair" if report.schedule.chair else ""))
     used = 0 if report.usage is None else tokens_in(report.usage) + int(report.usage["output_tokens"])
     if used:
         found += [f"{used:,} tokens", cost(report.usage)]
@@ -100,7 +100,7 @@ def facts(report: Report) -> list[str]:
 
 def title(report: Report) -> str:
     """`Duel report: TOPIC`, or `Panel report: TOPIC` for more than two seats or a chair."""
-    kind = "Duel" if report.seats == 2 and not report.chair else "Panel"
+    kind = "Duel" if report.schedule.seats == 2 and not report.schedule.chair else "Panel"
     return f"{kind} report: {report.topic}"
 
 

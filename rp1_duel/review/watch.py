@@ -25,7 +25,7 @@ from ..coordination.storage import LOG_START
 from ..errors import DuelError, invalid_argument
 from ..record.artifact import parse
 from ..record.history import MAX_ARTIFACT_BYTES
-from ..record.schedule import Schedule
+from ..schedule import Schedule
 from ..turns.grammar import parse_turn
 from ..turns.source import read_bounded
 from ..vocabulary import ACTIVE, ErrorCode
@@ -198,7 +198,6 @@ class WatchView:
     pending_outcome: str | None
     invalid_reason: str | None
     turn_count: int
-    max_turns: int
     seats: tuple[SeatView, ...]
     floor: str | None  # who holds a live lease
     lease_left: float | None
@@ -244,7 +243,6 @@ def view_of(status: StatusResult, now: float, stances: Mapping[str, str] | None 
         pending_outcome=duel.pending_outcome,
         invalid_reason=duel.invalid_reason,
         turn_count=status.turn_count,
-        max_turns=duel.max_turns,
         seats=seats,
         floor=next((s.name for s in seats if s.holds_floor), None),
         lease_left=left(lock.lease_expires_at) if live else None,
@@ -252,7 +250,7 @@ def view_of(status: StatusResult, now: float, stances: Mapping[str, str] | None 
         deadline_left=left(status.turn_deadline),
         peer_wait_left=left(status.peer_wait_until),
         candidate_convergence=status.candidate_convergence,
-        schedule=Schedule(duel.seats, duel.max_turns, duel.chair),
+        schedule=duel.schedule,
     )
 
 

@@ -307,11 +307,11 @@ def verify_artifact(
     if record.front is None:
         raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"{where} is not a duel artifact: {record.front_problem}")
     blocks = record.parsed.blocks
-    first = 0 if record.front.chair else 1  # a chair's opening brief is turn 0
-    broken = record.parsed.problems[:1] + [problem.message for problem in chain_problems(blocks, first)][:1]
+    first = record.front.schedule.first
+    broken = record.parsed.problems[:1] + [problem.message for problem in chain_problems(blocks, first=first)][:1]
     if broken:
         raise DuelError(ErrorCode.ARTIFACT_TAMPERED, f"{where}: {broken[0]} (run duel validate)")
-    citations = artifact_citations(blocks, record.history().turns, citable_names(record.front.source_path), first)
+    citations = artifact_citations(blocks, record.history().turns, citable_names(record.front.source_path), first=first)
     side = sidecar_path(where)
     previous, notes = None, []
     if os.path.lexists(side):

@@ -524,7 +524,7 @@ def write_sidecar(artifact: Path, covered: int, verified_at: str) -> None:
     history = record.history()
     blocks, turns = record.parsed.blocks[:covered], history.turns[:covered]
     entries, fetches = [], {}
-    for citation in artifact_citations(blocks, turns, history.source_names):
+    for citation in artifact_citations(blocks, turns, history.source_names, first=history.schedule.first):
         votes: tuple[verification.VoteRecord, ...] = ()
         if citation.kind == CitationKind.PRINCIPLE:
             verdict, confidence, reason = Verdict.NOT_CHECKABLE, None, "a principle is argued, not cited"

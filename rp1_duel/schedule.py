@@ -1,28 +1,53 @@
 """Who writes turn n, and in which phase: the schedule of a duel, with or without a chair.
 
+A :class:`Schedule` is the duel's shape (seats, max turns, a chair), made once where a duel
+begins (:attr:`rp1_duel.settings.DuelSettings.schedule`) or where a record is read back
+(:meth:`Schedule.recorded`), and carried from there: by the state, the front matter, the
+history, the report and the listing views.
+
 Pure, and free of the Markdown parser, so the lock service loads it. Without a chair
-turns are numbered from 1 and seats speak round-robin (:func:`seat_of`). With a chair
-(docs/protocol.md section 4, "A chair"), ``max_turns`` counts the panel's turns only and
-the chair frames them: turn 0 is its opening brief; turns 1 .. max_turns − N are the
-opening round and the rebuttal rounds; turn max_turns − N + 1 is its pre-closing list of
-unengaged points; the N turns after it are the closing round; the last, max_turns + 2,
-is its synthesis.
+turns are numbered from 1 and seats speak round-robin. With a chair (docs/protocol.md
+section 4, "A chair"), ``max_turns`` counts the panel's turns only and the chair frames
+them: turn 0 is its opening brief; turns 1 .. max_turns − N are the opening round and
+the rebuttal rounds; turn max_turns − N + 1 is its pre-closing list of unengaged points;
+the N turns after it are the closing round; the last, max_turns + 2, is its synthesis.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from ..vocabulary import Phase
-from .outcomes import CHAIR_SEAT as CHAIR_SEAT
-from .outcomes import CHAIR_TURNS, seat_of
+from .vocabulary import Phase
+
+CHAIR_SEAT = 0  # the chair's turns have no stance: outcomes read the panel's alone
+CHAIR_TURNS = 3  # the opening brief, the pre-closing and the synthesis
+TWO_SEATS = 2  # a duel, as every record was before panels
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Schedule:
-    seats: int = 2
-    max_turns: int = 6  # the panel's turns; a chair's three come on top
-    chair: bool = False
+    seats: int
+    max_turns: int  # the panel's turns; a chair's three come on top
+    chair: bool
+
+    @classmethod
+    def recorded(cls, fields: Mapping[str, Any]) -> Schedule:
+        """The schedule a state or a front matter records, its values checked by the reader:
+        one written before panels has no ``seats`` (a duel of two), one without a chair no ``chair``."""
+        return cls(
+            seats=fields.get("seats", TWO_SEATS), max_turns=fields["max_turns"], chair=fields.get("chair", False)
+        )
+
+    def fields(self) -> dict[str, Any]:
+        """The fields an artifact (and a report) writes, the inverse of :meth:`recorded`: ``seats``
+        only when not two and ``chair`` only when set, so a two-seat duel reads as before panels."""
+        return {
+            "max_turns": self.max_turns,
+            **({"seats": self.seats} if self.seats != TWO_SEATS else {}),
+            **({"chair": True} if self.chair else {}),
+        }
 
     @property
     def first(self) -> int:
@@ -62,9 +87,10 @@ class Schedule:
         return index + 1 if pre_closing is not None and index >= pre_closing else index
 
     def speaker(self, number: int) -> int:
-        """The seat that writes turn ``number``: :data:`CHAIR_SEAT` for a chair turn."""
+        """The seat that writes turn ``number``: :data:`CHAIR_SEAT` for a chair turn, else round-robin,
+        so with two seats seat 1 writes the odd turns and seat 2 the even ones (docs/protocol.md section 4)."""
         index = self.panel_index(number)
-        return CHAIR_SEAT if index is None else seat_of(index, self.seats)
+        return CHAIR_SEAT if index is None else (index - 1) % self.seats + 1
 
     def phase(self, number: int) -> str | None:
         """Turn ``number``'s phase in a chaired duel (:class:`~rp1_duel.vocabulary.Phase`); None without a chair."""
@@ -87,8 +113,3 @@ class Schedule:
         if index is None:
             return (0, self.pre_closing, self.last).index(number)
         return (index - 1) // self.seats
-
-
-def speaker_of(number: int, seats: int, max_turns: int, chair: bool) -> int:
-    """The seat that writes turn ``number`` (0: the chair); without a chair, :func:`seat_of`."""
-    return Schedule(seats, max_turns, chair).speaker(number)
