@@ -23,7 +23,7 @@ import pytest
 
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record.artifact import GENESIS, turn_block
+from rp1_duel.record.artifact import GENESIS, decode_artifact, turn_block
 from rp1_duel.record.history import (
     Claimant,
     History,
@@ -36,8 +36,9 @@ from rp1_duel.record.history import (
 from rp1_duel.record.validate import ArtifactReport, validate_file
 from rp1_duel.schedule import Schedule
 from rp1_duel.turns.grammar import parse_turn
+from rp1_duel.turns.markdown import normalize_newlines
 from rp1_duel.turns.rules import validate_turn
-from rp1_duel.turns.source import read_source
+from rp1_duel.turns.source import decode_source, read_source
 
 from helpers import DUEL, SOURCE, Player, claim, join, make_turn, with_extra_turn
 
@@ -404,3 +405,18 @@ def test_duel_citing_file_name_and_recorded_path_stays_valid_after_the_tree_move
     assert after.turns == 2
     # The whole report is the same, but for where the artifact now is.
     assert {**after.to_dict(), "path": None} == {**in_place.to_dict(), "path": None}
+
+
+def test_one_reader_decodes_an_artifact_strictly_for_the_tamper_check_and_leniently_for_a_checkout():
+    checked_out = "\ufeffline one\r\nline two\rline three\n".encode()
+    assert decode_artifact(checked_out, strict=False) == "line one\nline two\nline three\n"
+    assert decode_artifact(checked_out, strict=True) == checked_out.decode()  # a changed byte is a changed record
+    for strict in (True, False):
+        with pytest.raises(UnicodeDecodeError):
+            decode_artifact(b"\xff", strict=strict)
+
+
+def test_the_source_and_the_artifact_make_line_ends_lf_by_the_one_rule():
+    mixed = "a\r\nb\rc\n"
+    assert normalize_newlines(mixed) == "a\nb\nc\n"
+    assert decode_source(mixed.encode()) == decode_artifact(mixed.encode(), strict=False) == normalize_newlines(mixed)

@@ -80,7 +80,7 @@ def check_record(tx: Transaction) -> RecordCheck:
     state = tx.state
     path = tx.store.artifact_path(state)
     try:
-        text = tx.store.read_artifact(state, MAX_ARTIFACT_BYTES).decode("utf-8")
+        text = artifact.decode_artifact(tx.store.read_artifact(state, MAX_ARTIFACT_BYTES), strict=True)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return RecordCheck([], "", f"artifact {path.name} is unreadable ({exc.__class__.__name__})")
     parsed = artifact.parse(text)

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..schedule import CHAIR_SEAT, Schedule
 from ..settings import SETTINGS
-from ..turns.markdown import front_matter_end
+from ..turns.markdown import front_matter_end, normalize_newlines
 from .signatures import SIGNATURE_BODY
 
 GENESIS = "0" * 64
@@ -215,6 +215,14 @@ class ParsedArtifact:
     blocks: list[TurnBlock]
     problems: list[str]  # structural problems: stray or unclosed markers
     conclusion: str | None  # the text under "## Terminal Conclusion"
+
+
+def decode_artifact(data: bytes, *, strict: bool) -> str:
+    """An artifact's text; raises UnicodeDecodeError. ``strict``, for the tamper check, keeps the
+    bytes the service wrote as they are; else, for a checkout, a BOM is dropped and line ends made
+    LF, so a CRLF checkout reads as the LF text that was written."""
+    text = data.decode("utf-8")
+    return text if strict else normalize_newlines(text.removeprefix("\ufeff"))
 
 
 def sha256_text(text: str) -> str:

@@ -24,7 +24,7 @@ from ..turns.novelty import NoveltyIndex
 from ..turns.rules import TurnContext, TurnReport, validate_turn
 from ..turns.source import SourceDocument, read_bounded
 from ..vocabulary import RecordCode
-from .artifact import GENESIS, FrontMatter, FrontMatterError, ParsedArtifact, TurnBlock, parse
+from .artifact import GENESIS, FrontMatter, FrontMatterError, ParsedArtifact, TurnBlock, decode_artifact, parse
 from .outcomes import Evaluation, TurnSummary, evaluate
 from .sources import recorded_source
 from .sources import source_location as source_location
@@ -175,7 +175,7 @@ def claimants(front: FrontMatter) -> dict[int, Claimant]:
 def read_artifact_text(path: str | os.PathLike[str]) -> str:
     """An artifact's text, bounded; a CRLF or BOM checkout reads as the LF text that was written.
     Raises OSError, UnicodeDecodeError, or ValueError for a file that is not regular or is too large."""
-    return read_bounded(path, MAX_ARTIFACT_BYTES).decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n")
+    return decode_artifact(read_bounded(path, MAX_ARTIFACT_BYTES), strict=False)
 
 
 def read_failure(exc: Exception) -> str:

@@ -24,10 +24,9 @@ from ..coordination.service import DuelService
 from ..coordination.storage import LOG_START
 from ..errors import DuelError, invalid_argument
 from ..record.artifact import parse
-from ..record.history import MAX_ARTIFACT_BYTES
+from ..record.history import read_artifact_text
 from ..schedule import Schedule
 from ..turns.grammar import parse_turn
-from ..turns.source import read_bounded
 from ..vocabulary import ACTIVE, ErrorCode
 from .listing import present
 
@@ -304,7 +303,7 @@ def read_headlines(artifact: str, numbers: Collection[int]) -> dict[int, str]:
     """The headlines of turns ``numbers``, from the artifact; none when it cannot be read
     (the turns are then shown without)."""
     try:
-        text = read_bounded(artifact, MAX_ARTIFACT_BYTES).decode("utf-8")
+        text = read_artifact_text(artifact)
     except (OSError, ValueError):
         return {}
     return {block.n: headline(parse_turn(block.body).position) for block in parse(text).blocks if block.n in numbers}

@@ -30,7 +30,7 @@ from ..vocabulary import (
     UNENGAGED_POINTS,
     UNRESOLVED_ITEMS,
 )
-from .markdown import atx_heading, fenced_lines, front_matter_end, split_lines
+from .markdown import atx_heading, fenced_lines, front_matter_end, normalize_newlines, split_lines
 from .matching import SearchableText, normalize_text
 from .references import is_conjecture
 
@@ -207,7 +207,7 @@ def lines_before_turn(text: str) -> int:
 
 
 def _normalized_lines(text: str) -> list[str]:
-    return text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff").split("\n")
+    return normalize_newlines(text).removeprefix("\ufeff").split("\n")
 
 
 def _turn_start(lines: list[str]) -> int:

@@ -29,9 +29,14 @@ class Heading:
     index: int  # 0-based line index
 
 
+def normalize_newlines(text: str) -> str:
+    """Every line end made LF: CRLF and lone CR, as Windows and old Mac editors save them."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def split_lines(text: str) -> list[str]:
     """Lines as an editor numbers them: CRLF or CR end a line, a final newline adds none."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = normalize_newlines(text)
     if not text:
         return []
     return text.removesuffix("\n").split("\n")

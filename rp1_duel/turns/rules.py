@@ -88,7 +88,7 @@ from ..vocabulary import (
     RuleCode,
 )
 from .grammar import ParsedTurn, parse_turn
-from .markdown import split_lines
+from .markdown import normalize_newlines, split_lines
 from .matching import SearchableText
 from .novelty import NoveltyIndex
 from .raw_html import find_raw_html, html_snippet
@@ -304,7 +304,7 @@ class _Checker:
         for number, line in enumerate(split_lines(text), 1):
             if "\x00" in line:
                 self.add(RuleCode.UNSAFE_STRUCTURE, "the turn contains a NUL character", number)
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        text = normalize_newlines(text)
         for marker in _markers(text):  # on the whole text: a marker may span lines
             number = text.count("\n", 0, marker) + 1
             self.add(RuleCode.UNSAFE_STRUCTURE, "`<!-- duel:` markers belong to the service, not to turns", number)
@@ -323,7 +323,7 @@ class _Checker:
     def check_raw_html(self, text: str) -> None:
         """The line scanner first; the Markdown parser's reading is a second opinion on what lines
         alone cannot tell (a link or list around a backtick), consulted when the scanner finds nothing."""
-        text = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
+        text = normalize_newlines(text).removeprefix("\ufeff")
         markers = set(_markers(text))  # a forged marker is UNSAFE_STRUCTURE already
         found: list[tuple[str, int | None]] = [
             (html.snippet, html.line) for html in find_raw_html(text) if html.offset not in markers

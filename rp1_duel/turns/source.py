@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .markdown import headings, split_lines
+from .markdown import headings, normalize_newlines, split_lines
 from .matching import SearchableText, normalize_text, without_markup
 
 
@@ -34,7 +34,7 @@ class SourceUnreadable(Exception):
 def decode_source(data: bytes) -> str:
     """UTF-8 (strict), BOM dropped, line ends made LF. Raises UnicodeDecodeError."""
     text = data.decode("utf-8")
-    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return normalize_newlines(text.removeprefix("\ufeff"))
 
 
 def _anchor(heading: str) -> str:
