@@ -554,7 +554,7 @@ def test_the_chairs_prompt_gives_its_three_formats_and_rules_but_not_the_panels(
     text = instruction(
         0,
         8,
-        heading(0).rstrip("\n").removesuffix("CHAIR"),
+        heading(0).rstrip("\n"),
         by_chair=True,
         phase=phase_note(Phase.OPENING_BRIEF, ["Alice (claude-code / claude-x), seat 1"]),
     )

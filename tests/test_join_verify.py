@@ -171,7 +171,7 @@ def test_the_verdicts_go_in_the_instruction_and_leave_the_cached_prefix_as_it_wa
         blocks=[],
         number=2,
         max_turns=4,
-        prefix="## Turn 2 — A (d / m) — ",
+        heading="## Turn 2 — A (d / m) — STANCE",
         own_turns_before=0,
     )
     plain, told = request(), request(verdicts=block)

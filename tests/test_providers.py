@@ -17,6 +17,7 @@ from typing import TextIO
 
 import pytest
 
+from rp1_duel.participant import prompt
 from rp1_duel.participant.providers import (
     Progress,
     Provider,
@@ -27,9 +28,11 @@ from rp1_duel.participant.providers import (
 )
 from rp1_duel.participant.providers.human import SECTION_LABELS, HumanProvider
 from rp1_duel.participant.providers.scripted import ScriptedProvider
+from rp1_duel.record.history import Claimant
+from rp1_duel.turns.rules import validate_turn
 
 from fake_models import DEFAULT_TEXT, FakeAnthropicServer, FakeModelServer, FakeOpenAIServer
-from helpers import stop
+from helpers import context, stop
 
 REPO = Path(__file__).resolve().parents[1]
 HEADING = "## Turn 3 — Ada (claude-code / claude-sonnet-5-5) — OPEN_TO_DEBATE"
@@ -41,7 +44,7 @@ INSTRUCTION = f"Write turn 3 with this heading:\n{HEADING}"
 
 
 def turn_request(history: str = TURN_1 + TURN_2, instruction: str = INSTRUCTION) -> TurnRequest:
-    return TurnRequest(system=SYSTEM, history=history, instruction=instruction, cache_key="duel-0123")
+    return TurnRequest(system=SYSTEM, history=history, instruction=instruction, cache_key="duel-0123", heading=HEADING)
 
 
 @pytest.fixture(autouse=True)
@@ -565,6 +568,25 @@ def test_human_edits_a_skeleton_with_the_exact_heading(tmp_path):
     assert body == [HEADING, *SECTION_LABELS]
     assert f"%% {HEADING}" in seen
     assert "%% Write turn 3 with this heading:" in seen
+
+
+def test_human_skeleton_takes_the_heading_from_the_request_not_from_the_instruction(tmp_path):
+    editor = fake_editor(tmp_path, writes(TURN_BY_HAND))
+    human(editor).compose(turn_request(instruction="Write turn 3."), lambda tokens: None)
+    seen = (tmp_path / "seen-1.md").read_text().splitlines()
+    assert [line for line in seen if line and not line.startswith("%%")] == [HEADING, *SECTION_LABELS]
+
+
+def test_the_prompt_asks_for_the_heading_the_rules_expect():
+    ctx = context(2)
+    claimant = Claimant(ctx.participant_name, ctx.harness, ctx.model_id)
+    asked = prompt.heading(2, claimant, by_chair=False)
+    [missing] = [v.message for v in validate_turn("**Position**\nLeases.\n", ctx).violations if v.code == "HEADING"]
+    assert missing == f"the turn must begin with its heading: `{asked}`"
+    request = prompt.build_request(
+        duel_id="d", system="s", blocks=[], number=2, max_turns=6, heading=asked, own_turns_before=0
+    )
+    assert request.heading == asked and f"\n{asked}\n" in request.instruction
 
 
 def test_human_repair_reopens_the_draft_with_the_violations_on_top(tmp_path):

@@ -272,8 +272,7 @@ class DuelService:
             return same, token
         if renamed is not None:
             return self._take_over(tx, renamed, model_id, token)
-        if state.status != ACTIVE:
-            raise DuelError(ErrorCode.DUEL_CLOSED, f"duel {state.id} is closed")
+        _raise(policy.refuse_if_closed(state))  # closed since the index was read
         _raise(policy.refuse_full(state, role))
         token = new_token()
         participant = Participant(

@@ -463,7 +463,7 @@ class Duelist:
         assert self.lease is not None
         history = RecordFile.read(self.result.debate_path, source=self.source).history(upto=status.turn_count)
         context = history.context_for(self.claimant)
-        prefix = prompt.heading_prefix(number, self.claimant)
+        heading = prompt.heading(number, self.claimant, context.by_chair)
         phase = self._phase_note(history, status, number)
         violations: list[TurnViolation] = []
         draft: str | None = None
@@ -481,7 +481,7 @@ class Duelist:
                         blocks=history.blocks,
                         number=number,
                         max_turns=self.schedule.last,
-                        prefix=prefix,
+                        heading=heading,
                         own_turns_before=self.schedule.own_turns_before(number),
                         violations=violations,
                         draft=draft,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 from ..record.artifact import TurnBlock
 from ..record.history import Claimant
 from ..schedule import Schedule
-from ..turns.grammar import Item
+from ..turns.grammar import Item, turn_heading
 from ..turns.guide import CHAIR_FORMATS, chair_guide, turn_guide
 from ..turns.rules import TurnViolation
 from ..turns.source import SourceDocument
@@ -151,9 +151,11 @@ def history_text(blocks: Sequence[TurnBlock]) -> str:
     return HISTORY_HEADER + "".join(block.body.rstrip("\n") + "\n\n" for block in blocks)
 
 
-def heading_prefix(number: int, claimant: Claimant) -> str:
-    """The heading up to its last part: a stance, or CHAIR for the chair."""
-    return f"## Turn {number} — {claimant.name} ({claimant.harness} / {claimant.model_id}) — "
+def heading(number: int, claimant: Claimant, by_chair: bool) -> str:
+    """The heading line turn ``number`` must begin with: CHAIR for the chair, else a STANCE to fill in."""
+    return turn_heading(
+        number, claimant.name, claimant.harness, claimant.model_id, CHAIR_MARK if by_chair else "STANCE"
+    )
 
 
 def peer_verdicts(number: int, writer: str, entries: Sequence[CitationEntry], voters: Sequence[str]) -> str:
@@ -189,7 +191,7 @@ def peer_verdicts(number: int, writer: str, entries: Sequence[CitationEntry], vo
 def instruction(
     number: int,
     max_turns: int,
-    prefix: str,
+    heading: str,
     violations: Sequence[TurnViolation] = (),
     draft: str | None = None,
     notes: Sequence[str] = (),
@@ -199,14 +201,11 @@ def instruction(
 ) -> str:
     last = " It is the last turn of the duel." if number == max_turns else ""
     if by_chair:
-        text = (
-            f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line:\n\n"
-            f"{prefix}{CHAIR_MARK}\n"
-        )
+        text = f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line:\n\n{heading}\n"
     else:
         text = (
             f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line, "
-            f"with your stance in place of STANCE:\n\n{prefix}STANCE\n"
+            f"with your stance in place of STANCE:\n\n{heading}\n"
         )
     if phase:  # a chaired duel: what this turn is for
         text += f"\n{phase}"
@@ -233,7 +232,7 @@ def build_request(
     blocks: Sequence[TurnBlock],
     number: int,
     max_turns: int,
-    prefix: str,
+    heading: str,
     own_turns_before: int,
     violations: Sequence[TurnViolation] = (),
     draft: str | None = None,
@@ -245,7 +244,8 @@ def build_request(
     return TurnRequest(
         system=system,
         history=history_text(blocks),
-        instruction=instruction(number, max_turns, prefix, violations, draft, notes, verdicts, phase, by_chair),
+        instruction=instruction(number, max_turns, heading, violations, draft, notes, verdicts, phase, by_chair),
+        heading=heading,
         cache_key=duel_id,
         own_turns_before=own_turns_before,
     )

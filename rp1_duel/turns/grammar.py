@@ -194,6 +194,12 @@ class ParsedTurn:
         return None
 
 
+def turn_heading(number: int, name: str, harness: str, model_id: str, last: str) -> str:
+    """Turn ``number``'s heading line as the rules expect it; ``last`` is its stance, CHAIR for the
+    chair's, or a placeholder a prompt asks to fill."""
+    return f"## Turn {number} \u2014 {name} ({harness} / {model_id}) \u2014 {last}"
+
+
 def normalize_turn_text(text: str) -> str:
     """The body the service stores and hashes: LF line ends, no leading `---`, one final newline."""
     lines = _normalized_lines(text)

@@ -87,7 +87,7 @@ from ..vocabulary import (
     Phase,
     RuleCode,
 )
-from .grammar import ParsedTurn, parse_turn
+from .grammar import ParsedTurn, parse_turn, turn_heading
 from .markdown import normalize_newlines, split_lines
 from .matching import SearchableText
 from .novelty import NoveltyIndex
@@ -344,9 +344,7 @@ class _Checker:
     def check_heading(self) -> None:
         turn, ctx = self.turn, self.ctx
         slot = CHAIR_MARK if ctx.by_chair else "STANCE"
-        expected = (
-            f"## Turn {ctx.turn_number} \u2014 {ctx.participant_name} ({ctx.harness} / {ctx.model_id}) \u2014 {slot}"
-        )
+        expected = turn_heading(ctx.turn_number, ctx.participant_name, ctx.harness, ctx.model_id, slot)
         if turn.heading is None:
             self.add(RuleCode.HEADING, f"the turn must begin with its heading: `{expected}`")
             return

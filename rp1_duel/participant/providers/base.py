@@ -40,6 +40,8 @@ class TurnRequest:
     # How many turns this participant has written before this one: a script plays its
     # file of that index, so a resumed or repairing participant never skips a file.
     own_turns_before: int = 0
+    # The heading line the turn must begin with (a STANCE to fill in); None for a request that is no turn.
+    heading: str | None = None
 
 
 @dataclass(frozen=True)

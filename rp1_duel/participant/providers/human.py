@@ -45,7 +45,7 @@ class HumanProvider:
         return f"a person writes the turns in {editor}"
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
-        heading = _heading(request.instruction)
+        heading = request.heading
         skeleton = _skeleton(heading)
         editor = self.editor or (_default_editor() if self.stdin.isatty() else None)
         if editor is None:
@@ -80,10 +80,6 @@ class HumanProvider:
         text = path.read_text(encoding="utf-8")
         path.unlink()
         return _drop_notes(text)
-
-
-def _heading(instruction: str) -> str | None:
-    return next((line.strip() for line in instruction.splitlines() if line.startswith("## Turn ")), None)
 
 
 def _skeleton(heading: str | None) -> str:
