@@ -492,7 +492,7 @@ def verify_command(
     results: list[dict[str, object]] = []
     fabricated = errors = 0
     try:
-        for path, done in verify_paths(paths, verifier, refresh):
+        for path, done in verify_paths(paths, verifier, refresh=refresh):
             if isinstance(done, DuelError):
                 errors += 1
                 typer.echo(f"duel: {done.code}: {done.message}", err=True)
