@@ -132,7 +132,7 @@ def play(source: Path, debates: str, claude_api: FakeAnthropicServer, gpt_api: F
         ("Claude", "claude-x", {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": claude_api.base_url}),
         ("GPT", "gpt-x", {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": gpt_api.base_url}),
     ):
-        provider = TimedProvider(select_provider(model, None, None, env))
+        provider = TimedProvider(select_provider(model, provider=None, base_url=None, env=env))
         reporter = Quiet()
         duelist = Duelist(ParticipantConfig(str(source), debates, name, settings=settings), provider, reporter)
         runs.append((name, duelist, provider, reporter))
@@ -200,7 +200,9 @@ def rate_limit_recovery() -> None:
         (FakeOpenAIServer, "gpt-x", ("OPENAI_API_KEY", "OPENAI_BASE_URL")),
     ):
         with server_class(script=[{"status": 429, "retry_after": 3}]) as api:
-            provider = select_provider(model, None, None, dict(zip(env_names, ("k", api.base_url), strict=True)))
+            provider = select_provider(
+                model, provider=None, base_url=None, env=dict(zip(env_names, ("k", api.base_url), strict=True))
+            )
             compose_with_retries(
                 functools.partial(provider.compose, request, lambda progress: None),
                 RetryPolicy(),

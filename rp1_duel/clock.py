@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 from functools import cache
 from typing import overload
 
+__all__ = ["Clock", "Instant", "ManualClock", "boot_id", "iso", "system_clock", "utc_date"]
+
 BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
 
 
@@ -38,7 +40,7 @@ Clock = Callable[[], Instant]
 
 @cache
 def boot_id() -> str | None:
-    """This boot's id (Linux), or None: the monotonic clock of another boot means nothing here."""
+    """The current boot's id (Linux), or None: the monotonic clock of another boot means nothing here."""
     try:
         with open(BOOT_ID_PATH, encoding="ascii") as handle:
             return handle.read(64).strip() or None
@@ -47,6 +49,7 @@ def boot_id() -> str | None:
 
 
 def system_clock() -> Instant:
+    """The real clocks, read now: wall, monotonic and this boot's id."""
     return Instant(time.time(), time.monotonic(), boot_id())
 
 
@@ -67,6 +70,7 @@ def iso(ts: float | None) -> str | None:
 
 
 def utc_date(ts: float) -> str:
+    """The UTC date of an epoch time, as ``YYYY-MM-DD``."""
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
@@ -86,9 +90,11 @@ class ManualClock:
         self._boots = 1
 
     def __call__(self) -> Instant:
+        """The clocks as they now read."""
         return Instant(self.wall, self.mono, self.boot)
 
     def advance(self, seconds: float) -> None:
+        """``seconds`` pass on every clock."""
         self.wall += seconds
         self.mono += seconds
 

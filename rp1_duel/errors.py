@@ -6,6 +6,17 @@ from typing import Any, Final
 
 from .vocabulary import ErrorCode
 
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_TURN_INVALID",
+    "EXIT_USAGE",
+    "DuelError",
+    "exit_code_for",
+    "invalid_argument",
+]
+
 EXIT_OK: Final = 0
 EXIT_ERROR: Final = 1
 EXIT_USAGE: Final = 2
@@ -33,9 +44,11 @@ class DuelError(Exception):
 
     @property
     def exit_code(self) -> int:
+        """The process exit code for this error's code."""
         return exit_code_for(self.code)
 
     def to_dict(self) -> dict[str, Any]:
+        """The error as the protocol's JSON ``error`` object: code, message and any details."""
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.details:
             error["details"] = self.details
@@ -43,4 +56,5 @@ class DuelError(Exception):
 
 
 def invalid_argument(message: str, **details: Any) -> DuelError:
+    """An ``INVALID_ARGUMENT`` refusal: the caller passed something wrong."""
     return DuelError(ErrorCode.INVALID_ARGUMENT, message, details or None)

@@ -18,9 +18,11 @@ from pathlib import Path
 from .errors import DuelError
 from .vocabulary import ErrorCode
 
+__all__ = ["fsync_dir", "storage_errors", "write_all", "write_atomic"]
+
 
 def write_atomic(
-    path: Path, data: bytes, mode: int = 0o600, temp_dir: Path | None = None, exclusive: bool = False
+    path: Path, data: bytes, *, mode: int = 0o600, temp_dir: Path | None = None, exclusive: bool = False
 ) -> None:
     """Write a temp file, fsync it, move it to ``path``, fsync the folder.
 
@@ -52,12 +54,14 @@ def write_atomic(
 
 
 def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd``, however many ``os.write`` calls it takes."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
 
 
 def fsync_dir(folder: Path) -> None:
+    """Fsync a folder, so a rename or a new file in it survives a crash."""
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -55,7 +55,7 @@ def test_a_lineup_becomes_each_seats_join_flags_in_seat_order():
 def test_a_lineups_chair_joins_last_with_the_chair_role_and_every_seat_creates_a_chaired_duel():
     config = config_of({"seats": {"1": {"name": "A"}, "2": {"name": "B"}}, "chair": {"name": "C", "model": "m"}})
     assert lineup_seats(config)[-1] == PanelSeat("the chair (C)", ("--role", "chair", "--name", "C", "--model", "m"))
-    flags = shared_flags(config, DuelSettings(seats=2, chair=True), None, [])
+    flags = shared_flags(config, DuelSettings(seats=2, chair=True), topic=None, config_files=[])
     assert "--chair" in flags and flags[flags.index("--max-turns") + 1] == "6"
 
 
@@ -77,7 +77,9 @@ def test_a_lineup_without_seats_1_to_n_or_with_a_name_twice_is_invalid_config(se
 
 def test_every_seat_joins_with_the_duels_settings_in_full_and_the_lineup_file():
     config = config_of({"seats": {"1": {}, "2": {}, "3": {}}})
-    flags = shared_flags(config, DuelSettings(seats=3, lease_seconds=30), "Leases", ["/p/lineup.toml"])
+    flags = shared_flags(
+        config, DuelSettings(seats=3, lease_seconds=30), topic="Leases", config_files=["/p/lineup.toml"]
+    )
     pairs = dict(zip(flags[::2], flags[1::2], strict=True))
     assert pairs == {
         "--debate-dir": "debates",
@@ -89,7 +91,11 @@ def test_every_seat_joins_with_the_duels_settings_in_full_and_the_lineup_file():
         "--seats": "3",
         "--config": "/p/lineup.toml",
     }
-    assert join_command("/d.md", flags, PanelSeat("seat 1", ("--name", "A")))[-3:] == ["--name", "A", "--json"]
+    assert join_command("/d.md", shared=flags, seat=PanelSeat("seat 1", ("--name", "A")))[-3:] == [
+        "--name",
+        "A",
+        "--json",
+    ]
 
 
 # -- duel panel: real processes ------------------------------------------------------------------

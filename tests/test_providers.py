@@ -283,8 +283,12 @@ def test_reasoning_level_maps_to_each_apis_own_control(anthropic_server, openai_
     from rp1_duel.participant.providers.anthropic import AnthropicProvider
     from rp1_duel.participant.providers.openai import OpenAIProvider
 
-    AnthropicProvider("claude-x", "k", anthropic_server.base_url, reasoning=level).compose(turn_request(), print)
-    OpenAIProvider("gpt-x", "k", openai_server.base_url, reasoning=level).compose(turn_request(), print)
+    AnthropicProvider("claude-x", api_key="k", base_url=anthropic_server.base_url, reasoning=level).compose(
+        turn_request(), print
+    )
+    OpenAIProvider("gpt-x", api_key="k", base_url=openai_server.base_url, reasoning=level).compose(
+        turn_request(), print
+    )
 
     claude, gpt = anthropic_server.requests[0]["body"], openai_server.requests[0]["body"]
     assert claude["thinking"] == {"type": "adaptive"}
@@ -302,14 +306,18 @@ def test_without_reasoning_the_models_default_is_left_alone(anthropic_server, op
 
 
 def test_error_messages_are_one_bounded_line():
-    error = status_error("openai", 401, {"error": {"message": "bad\nkey  " + "x" * 1000}}, "fallback")
+    error = status_error(
+        "openai", status=401, body={"error": {"message": "bad\nkey  " + "x" * 1000}}, fallback="fallback"
+    )
 
     assert error.code == "PROVIDER_AUTH"
     assert "\n" not in error.message
     assert len(error.message) <= 400
     assert error.message.startswith("openai refused the credentials (HTTP 401): bad key")
-    assert "model not found" in status_error("ollama", 404, {"error": "model not found"}, "x").message
-    assert status_error("openai", 502, None, "Bad gateway").message.endswith("Bad gateway")
+    assert (
+        "model not found" in status_error("ollama", status=404, body={"error": "model not found"}, fallback="x").message
+    )
+    assert status_error("openai", status=502, body=None, fallback="Bad gateway").message.endswith("Bad gateway")
 
 
 # Anthropic: what goes on the wire
@@ -415,7 +423,7 @@ def test_openai_first_turn_sends_no_empty_history_message(openai_server):
 
 
 def test_an_openai_compatible_server_needs_no_key(openai_server):
-    provider = select_provider("llama3.1:8b", None, openai_server.base_url, {})
+    provider = select_provider("llama3.1:8b", provider=None, base_url=openai_server.base_url, env={})
 
     assert (provider.name, provider.model) == ("openai", "llama3.1:8b")
     assert provider.compose(turn_request(), lambda tokens: None).text == "This is the fake model's answer."
@@ -428,7 +436,7 @@ def test_the_env_mapping_is_authoritative_over_the_process_environment(anthropic
     monkeypatch.setenv("ANTHROPIC_API_KEY", "process-key")
     env = {"ANTHROPIC_API_KEY": "mapping-key", "ANTHROPIC_BASE_URL": anthropic_server.base_url}
 
-    provider = select_provider(None, None, None, env)
+    provider = select_provider(None, provider=None, base_url=None, env=env)
 
     assert provider.compose(turn_request(), lambda tokens: None).text == "This is the fake model's answer."
     assert anthropic_server.requests[0]["headers"]["authorization"] == "Bearer mapping-key"
@@ -472,7 +480,7 @@ def test_select_provider_chooses_by_model_provider_base_url_and_environment(mode
     from rp1_duel.participant.providers.anthropic import AnthropicProvider
     from rp1_duel.participant.providers.openai import OpenAIProvider
 
-    chosen = select_provider(model, provider, base_url, env)
+    chosen = select_provider(model, provider=provider, base_url=base_url, env=env)
 
     assert isinstance(chosen, (AnthropicProvider, OpenAIProvider))
     assert (chosen.name, chosen.model, chosen.base_url) == expected
@@ -492,7 +500,7 @@ FIVE_OPTIONS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "--base-url", "--model hu
 )
 def test_missing_credentials_name_every_way_out(model, provider, env, missing):
     with pytest.raises(ProviderError) as raised:
-        select_provider(model, provider, None, env)
+        select_provider(model, provider=provider, base_url=None, env=env)
 
     assert raised.value.code == "PROVIDER_NO_CREDENTIALS"
     assert all(option in raised.value.message for option in FIVE_OPTIONS)
@@ -504,7 +512,7 @@ def test_missing_credentials_name_every_way_out(model, provider, env, missing):
 @pytest.mark.parametrize(("model", "provider"), [("mistral-large", None), (None, "gemini"), ("gpt-6.1-sol", "human")])
 def test_unknown_providers_are_invalid_arguments(model, provider):
     with pytest.raises(ProviderError) as raised:
-        select_provider(model, provider, None, BOTH)
+        select_provider(model, provider=provider, base_url=None, env=BOTH)
 
     assert raised.value.code == "INVALID_ARGUMENT"
 
@@ -513,8 +521,8 @@ def test_select_provider_gives_people_and_scripts_without_credentials(tmp_path):
     (tmp_path / "turns").mkdir()
     (tmp_path / "turns" / "01.md").write_text(ANSWER)
 
-    human = select_provider("human", None, None, {})
-    scripted = select_provider(f"scripted:{tmp_path / 'turns'}", None, None, {})
+    human = select_provider("human", provider=None, base_url=None, env={})
+    scripted = select_provider(f"scripted:{tmp_path / 'turns'}", provider=None, base_url=None, env={})
 
     assert (human.name, human.model) == ("human", "human")
     assert (scripted.name, scripted.model) == ("scripted", "scripted:turns")

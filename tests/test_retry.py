@@ -27,7 +27,7 @@ POLICY = RetryPolicy(base_seconds=1, factor=2, cap_seconds=60, jitter=0.25, requ
     ],
 )
 def test_the_wait_is_exponential_with_jitter_or_the_servers_retry_after(attempt, retry_after, draw, wait):
-    assert POLICY.wait_before(attempt, retry_after, draw) == pytest.approx(wait)
+    assert POLICY.wait_before(attempt, retry_after=retry_after, draw=draw) == pytest.approx(wait)
 
 
 def test_a_wait_is_taken_only_if_the_request_still_fits_before_the_deadline():

@@ -559,6 +559,6 @@ def test_bad_flags_fail_in_one_line_with_exit_2_and_write_nothing(tmp_path, args
 
 
 def test_library_install_returns_the_same_paths_when_run_again(tmp_path):
-    paths = skill.install("claude-code", "user", tmp_path / "home", tmp_path / "project")
+    paths = skill.install("claude-code", scope="user", home=tmp_path / "home", project=tmp_path / "project")
     assert paths == [tmp_path / TARGETS["claude-code", "user"]]
-    assert skill.install("claude-code", "user", tmp_path / "home", tmp_path / "project") == paths
+    assert skill.install("claude-code", scope="user", home=tmp_path / "home", project=tmp_path / "project") == paths

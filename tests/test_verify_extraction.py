@@ -54,12 +54,12 @@ def test_an_excerpt_across_inline_markup_and_lines_is_found():
     ],
 )
 def test_html_is_decoded_by_its_declared_charset(body, charset):
-    assert "caf\u00e9 cr\u00e8me" in extract_text(body, HTML, charset)
+    assert "caf\u00e9 cr\u00e8me" in extract_text(body, HTML, charset=charset)
 
 
 def test_plain_text_is_decoded_by_its_charset():
-    assert extract_text("na\u00efve".encode("utf-16"), TEXT, "utf-16") == "na\u00efve"
-    assert extract_text(b"bad \xff byte", TEXT, "no-such-charset") == "bad \ufffd byte"
+    assert extract_text("na\u00efve".encode("utf-16"), TEXT, charset="utf-16") == "na\u00efve"
+    assert extract_text(b"bad \xff byte", TEXT, charset="no-such-charset") == "bad \ufffd byte"
 
 
 def test_a_pdf_gives_its_text_layer():

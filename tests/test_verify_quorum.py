@@ -49,13 +49,13 @@ PAGE = SearchableText(f"Lease operations. {STATED}")
     ],
 )
 def test_a_vote_is_read_tolerantly_and_counts_only_when_checkable(raw, answer, valid):
-    vote = read_vote(raw, "m", Vote.BRIEF_SUPPORT, PAGE)
+    vote = read_vote(raw, voter="m", brief=Vote.BRIEF_SUPPORT, page=PAGE)
     assert (vote.answer, vote.valid) == (answer, valid), vote
     assert vote.valid or vote.reason
 
 
 def test_an_excerpt_not_on_the_page_makes_the_vote_invalid_and_says_so():
-    vote = read_vote(lying_vote({}), "m", Vote.BRIEF_SUPPORT, PAGE)
+    vote = read_vote(lying_vote({}), voter="m", brief=Vote.BRIEF_SUPPORT, page=PAGE)
     assert not vote.valid and vote.reason == "its excerpt is not on the page"
 
 
@@ -86,12 +86,12 @@ def citation(url="https://example.org/p"):
 
 def test_a_voter_that_fails_casts_an_invalid_vote_saying_why():
     seat = panel([Named("broken", error="PROVIDER_AUTH: refused")])[0]
-    vote = cast_vote(seat, citation(), "https://example.org/p", STATED, PAGE)
+    vote = cast_vote(seat, citation(), url="https://example.org/p", text=STATED, page=PAGE)
     assert (vote.answer, vote.valid, vote.reason) == (None, False, "the voter failed: PROVIDER_AUTH: refused")
 
 
 def test_the_prompt_holds_the_claim_the_item_and_at_most_the_page_text_cap():
-    prompt = vote_prompt(citation(), "https://example.org/p", "word " * PAGE_TEXT_LIMIT)
+    prompt = vote_prompt(citation(), url="https://example.org/p", text="word " * PAGE_TEXT_LIMIT)
     assert CLAIM in prompt and "https://example.org/p" in prompt
     assert len(prompt) < PAGE_TEXT_LIMIT + 2000 and f"first {PAGE_TEXT_LIMIT:,} characters" in prompt
 

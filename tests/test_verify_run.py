@@ -34,7 +34,7 @@ def verifier(cache, voters=()):
 
 def run(artifact, cache, voters=(), refresh=False):
     """Verify and write the sidecar, as `duel verify` does."""
-    done = verify_artifact(artifact, verifier(cache, voters), refresh)
+    done = verify_artifact(artifact, verifier(cache, voters), refresh=refresh)
     if done.changed:
         done.sidecar_path.write_bytes(dumps(done.sidecar))
     return done
@@ -226,7 +226,7 @@ def test_an_unreadable_sidecar_is_written_anew_with_a_note(service, source, web,
 
 def test_the_page_cache_is_owner_only_and_takes_only_sha256_names(tmp_path):
     cache = PageCache(tmp_path / "pages")
-    cache.put("a" * 64, "text")
+    cache.put("a" * 64, text="text")
     assert cache.get("a" * 64) == "text"
     assert stat.S_IMODE(os.stat(cache.root).st_mode) == 0o700
     (tmp_path / "secret.txt").write_text("secret")

@@ -14,8 +14,11 @@ import sys
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE
 from .arguments import undecodable
 
+__all__ = ["main"]
+
 
 def main(argv: list[str] | None = None) -> None:
+    """The ``duel`` command: ``duel tools …`` to the argparse front, everything else to typer."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["tools"]:
         from .tools import main as tools_main

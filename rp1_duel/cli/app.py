@@ -212,7 +212,11 @@ def join_command(
             config_file,
         )
         chosen = select_provider(
-            config.model.model, config.model.provider, config.model.base_url, os.environ, config.model.reasoning
+            config.model.model,
+            provider=config.model.provider,
+            base_url=config.model.base_url,
+            env=os.environ,
+            reasoning=config.model.reasoning,
         )
         checker = None
         if verify:
@@ -308,11 +312,11 @@ def panel_command(
         settings = replace(config.settings(), seats=len(seats) - chair, chair=chair)
         settings.check()
         chosen_topic = topic or config.panel.topic
-        shared = shared_flags(config, settings, chosen_topic, extra) + (["--quiet"] if quiet else [])
+        shared = shared_flags(config, settings, topic=chosen_topic, config_files=extra) + (["--quiet"] if quiet else [])
         service = DuelService(config.debate_dir, store=config.store)
         target_path = os.path.abspath(target)
         try:
-            runs = run_seats(target_path, shared, seats, service, topic=chosen_topic)
+            runs = run_seats(target_path, shared=shared, seats=seats, service=service, topic=chosen_topic)
         except KeyboardInterrupt:
             typer.echo(
                 "duel panel: interrupted: every seat gave the floor back and kept its seat; "
@@ -492,7 +496,7 @@ def verify_command(
     results: list[dict[str, object]] = []
     fabricated = errors = 0
     try:
-        for path, done in verify_paths(paths, verifier, refresh):
+        for path, done in verify_paths(paths, verifier, refresh=refresh):
             if isinstance(done, DuelError):
                 errors += 1
                 typer.echo(f"duel: {done.code}: {done.message}", err=True)
@@ -665,7 +669,9 @@ def skill_command(
         if not install:
             typer.echo(render(harness), nl=False)
             raise typer.Exit(0)
-        for item in install_report(harness, scope, Path(home).expanduser(), Path(project).expanduser(), force):
+        for item in install_report(
+            harness, scope=scope, home=Path(home).expanduser(), project=Path(project).expanduser(), force=force
+        ):
             typer.echo(f"{item.action}: {item.path}")
     except DuelError as exc:
         fail(exc)

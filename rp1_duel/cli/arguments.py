@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+__all__ = ["undecodable"]
+
 
 def undecodable(values: list[str]) -> str | None:
     """The first value holding bytes that are not UTF-8 (Python keeps them as lone

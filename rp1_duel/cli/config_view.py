@@ -14,6 +14,8 @@ from typing import Any
 from ..configuration import DEFAULT, Config, Persona
 from ..settings import DEFAULT_ROUNDS, redact
 
+__all__ = ["render_text", "to_json"]
+
 BUILT_IN = "built-in"
 ORIGIN_COLUMN = 44  # where the origin comments line up; a longer line just gets two spaces
 
@@ -30,6 +32,7 @@ def rows(config: Config) -> list[tuple[str, object, str]]:
 
 
 def persona_origins(config: Config, personas: Mapping[str, Persona]) -> dict[str, str]:
+    """Each persona's origin: the configuration layer that defined it, or built-in."""
     return {
         name: config.origin(f"personas.{name}.description") if name in config.personas else BUILT_IN
         for name in personas
@@ -37,6 +40,7 @@ def persona_origins(config: Config, personas: Mapping[str, Persona]) -> dict[str
 
 
 def render_text(config: Config, personas: Mapping[str, Persona]) -> str:
+    """The configuration as TOML-like text, one dotted key a line with its origin as a comment."""
     lines = []
     for key, value, origin in rows(config):
         setting = f"{key} = {json.dumps(value, ensure_ascii=False)}"
@@ -52,6 +56,7 @@ def render_text(config: Config, personas: Mapping[str, Persona]) -> str:
 
 
 def to_json(config: Config, personas: Mapping[str, Persona]) -> dict[str, Any]:
+    """The configuration as ``--json`` prints it: each value and persona with its origin."""
     origins = persona_origins(config, personas)
     return {
         "values": {key: {"value": value, "origin": origin} for key, value, origin in rows(config)},

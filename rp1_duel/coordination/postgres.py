@@ -355,7 +355,7 @@ class PostgresStore:
     def read_source(self, state: DuelState) -> SourceDocument:
         row = self._query("SELECT source FROM duels WHERE id = %s", (state.id,)).fetchone()
         if row is None or row[0] is None:
-            raise SourceUnreadable(state.source_path, "the store keeps no source for this duel")
+            raise SourceUnreadable(state.source_path, reason="the store keeps no source for this duel")
         return SourceDocument(state.source_path, row[0], state.source_sha256)
 
     def source_exists(self, state: DuelState) -> bool:

@@ -20,6 +20,8 @@ from .providers import Provider, ProviderError, TurnRequest, select_provider
 from .retry import RetryPolicy, compose_with_retries
 
 # The providers asked by default, in order, when their key is set: Claude and GPT with both keys.
+__all__ = ["ModelAsker", "configured_providers"]
+
 KEYS: Final = (("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY"))
 
 
@@ -47,6 +49,7 @@ class ModelAsker:
 
     @property
     def name(self) -> str:
+        """The model's name as ``provider:model``."""
         return f"{self.provider.name}:{self.provider.model}"
 
     def preflight(self) -> str:
@@ -59,7 +62,7 @@ class ModelAsker:
             system=system, history="", instruction=prompt, cache_key=self.cache_key, max_tokens=self.max_tokens
         )
         composed = compose_with_retries(
-            lambda: self.provider.compose(request, lambda progress: None),
+            lambda: self.provider.compose(request, lambda _progress: None),
             self.policy,
             time.time() + self.deadline_seconds,
         )
@@ -75,7 +78,7 @@ def configured_providers(
     if len(models) > limit:
         raise invalid_argument(f"{flag} may be given at most {limit} times")
     if models:
-        return [select_provider(model, None, base_url, env) for model in models]
+        return [select_provider(model, provider=None, base_url=base_url, env=env) for model in models]
     if base_url:
         raise invalid_argument(f"--base-url needs {flag} MODEL: the model that server serves")
-    return [select_provider(None, kind, None, env) for kind, key in KEYS if env.get(key)]
+    return [select_provider(None, provider=kind, base_url=None, env=env) for kind, key in KEYS if env.get(key)]

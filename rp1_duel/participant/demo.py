@@ -16,12 +16,15 @@ from ..record.validate import validate_file
 from ..vocabulary import ACCEPTED_CONSENSUS
 from .panel import PanelSeat, exit_code, run_seats
 
+__all__ = ["run_demo"]
+
 EXAMPLES = Path(__file__).parent / "examples"
 SOURCE = "build-cache.md"
 PLAYERS = (("Ada", "ada"), ("Brook", "brook"))
 
 
 def run_demo(directory: str) -> int:
+    """Run the demo in ``directory``: 0 when the scripted duel reached consensus and validates, else 1."""
     root = Path(directory).resolve()
     debates = root / "debates"
     root.mkdir(parents=True, exist_ok=True)
@@ -43,7 +46,9 @@ def run_demo(directory: str) -> int:
     )  # the scripts' duel, whatever the configuration says
     seats = [PanelSeat(name, ("--name", name, "--model", f"scripted:{EXAMPLES / script}")) for name, script in PLAYERS]
     try:
-        runs = run_seats(str(source), shared, seats, DuelService(debates))  # seat 1 writes odd turns: Ada opens
+        runs = run_seats(
+            str(source), shared=shared, seats=seats, service=DuelService(debates)
+        )  # seat 1 writes odd turns: Ada opens
     except DuelError as error:
         say(f"duel demo: {error.code}: {error.message}")
         return 1
@@ -61,4 +66,6 @@ def run_demo(directory: str) -> int:
 
 
 def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    """A line for the person running the demo, on standard error."""
+    sys.stderr.write(f"{text}\n")
+    sys.stderr.flush()

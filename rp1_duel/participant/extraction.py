@@ -20,27 +20,31 @@ from ..turns.grammar import section_label
 from ..turns.markdown import FENCE, atx_heading, fenced_lines
 from ..vocabulary import WRAPPERS
 
+__all__ = ["Extraction", "extract_turn", "wrapper_notes"]
+
 REASONING_BLOCK, PREAMBLE, CODE_FENCE, TRAILING_REMARK = WRAPPERS
 
 # Matched at one position only (the leading \s* cannot backtrack across positions).
-_REASONING_OPEN = re.compile(r"\s*<(think|thinking|reasoning)>", re.I)
-_REASONING_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
-_REASONING_CLOSERS = {name: re.compile(rf"</{name}>", re.I) for name in ("think", "thinking", "reasoning")}
-_REASONING_TAG = re.compile(r"</?(?:think|thinking|reasoning)>", re.I)
-_TURN_WORD = re.compile(r"Turn[ \t]+#?\d", re.I)
+_REASONING_OPEN = re.compile(r"\s*<(think|thinking|reasoning)>", re.IGNORECASE)
+_REASONING_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
+_REASONING_CLOSERS = {name: re.compile(rf"</{name}>", re.IGNORECASE) for name in ("think", "thinking", "reasoning")}
+_REASONING_TAG = re.compile(r"</?(?:think|thinking|reasoning)>", re.IGNORECASE)
+_TURN_WORD = re.compile(r"Turn[ \t]+#?\d", re.IGNORECASE)
 _RULE = ("---", "***", "___")
 # How a closing remark opens: words addressed to the reader, never the start of an argument.
 _CLOSING_REMARK = re.compile(
     r"(?:please[ \t]+)?(?:let[ \t]+me[ \t]+know|i[ \t]+hope[ \t]+this|hope[ \t]+this|feel[ \t]+free|"
     r"happy[ \t]+to|i[ \t]+look[ \t]+forward|looking[ \t]+forward|thank[ \t]+you|thanks[ \t]+for)\b",
-    re.I,
+    re.IGNORECASE,
 )
 # What a support item or a reference holds: a paragraph with any of these may be an item, so it stays.
-_LOOKS_CITED = re.compile(r"Turn[ \t]+\d|principle[ \t]*:|://|\.md\b|\.markdown\b", re.I)
+_LOOKS_CITED = re.compile(r"Turn[ \t]+\d|principle[ \t]*:|://|\.md\b|\.markdown\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Extraction:
+    """The turn found in a model's answer, and the wrappers removed around it."""
+
     text: str  # the turn to validate: the answer itself when nothing was stripped
     stripped: tuple[str, ...] = ()  # vocabulary.WRAPPERS, in the order they stood in the answer
 
@@ -59,18 +63,10 @@ def extract_turn(answer: str) -> Extraction:
     opening, before = heading, _content_before(lines, heading)
     if before is not None and lines[before].strip() == "---":
         opening, before = before, _content_before(lines, before)
-    end = len(lines)
-    trailer_outside = False
+    end, trailer_outside = len(lines), False
     if before is not None:
-        fence = _fence_opener(lines[before])
-        if fence is None or _content_before(lines, before) is not None:
-            stripped.append(PREAMBLE)
-        if fence is not None:
-            stripped.append(CODE_FENCE)
-            closer = _fence_closer(lines, heading, fence)
-            if closer is not None:
-                end = closer
-                trailer_outside = any(line.strip() for line in lines[closer + 1 :])
+        wrappers, end, trailer_outside = _opening_wrappers(lines, heading, before)
+        stripped += wrappers
     body = lines[opening:end]
     remark = _closing_remark(body)
     if remark is not None:
@@ -108,6 +104,23 @@ _DESCRIPTIONS = {
     CODE_FENCE: "a code fence (```)",
     TRAILING_REMARK: "a closing remark after the last section",
 }
+
+
+def _opening_wrappers(lines: list[str], heading: int, before: int) -> tuple[list[str], int, bool]:
+    """The wrappers that the content at line ``before`` opens (a preamble, a code fence), the line
+    the turn ends before (a closing fence, else the end), and whether anything follows that fence."""
+    found: list[str] = []
+    end, trailer_outside = len(lines), False
+    fence = _fence_opener(lines[before])
+    if fence is None or _content_before(lines, before) is not None:
+        found.append(PREAMBLE)
+    if fence is not None:
+        found.append(CODE_FENCE)
+        closer = _fence_closer(lines, heading, fence)
+        if closer is not None:
+            end = closer
+            trailer_outside = any(line.strip() for line in lines[closer + 1 :])
+    return found, end, trailer_outside
 
 
 def _reasoning_end(answer: str) -> int:

@@ -23,13 +23,15 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..configuration import Config, SeatSpec, config_error
 from ..coordination.service import DuelService
 from ..errors import DuelError
 from ..settings import SETTINGS, DuelSettings
 from ..vocabulary import ErrorCode
+
+__all__ = ["PanelSeat", "SeatRun", "exit_code", "join_command", "lineup_seats", "run_seats", "shared_flags"]
 
 SEAT_TAKEN_WITHIN = 60.0  # seconds for one process to start, preflight its model and join
 
@@ -103,7 +105,9 @@ def _seat(label: str, spec: SeatSpec, role: tuple[str, ...] = ()) -> PanelSeat:
     return PanelSeat(label + (f" ({who})" if who else ""), tuple(flags))
 
 
-def shared_flags(config: Config, settings: DuelSettings, topic: str | None, config_files: Sequence[str]) -> list[str]:
+def shared_flags(
+    config: Config, settings: DuelSettings, *, topic: str | None, config_files: Sequence[str]
+) -> list[str]:
     """The flags every seat's join takes: the duel's settings in full (the first join fixes them),
     where it lives, and the files a seat must read too (a lineup's custom personas)."""
     flags = ["--debate-dir", config.debate_dir, *(["--store", config.store] if config.store else [])]
@@ -119,12 +123,14 @@ def shared_flags(config: Config, settings: DuelSettings, topic: str | None, conf
     return flags
 
 
-def join_command(target: str, shared: Sequence[str], seat: PanelSeat) -> list[str]:
+def join_command(target: str, *, shared: Sequence[str], seat: PanelSeat) -> list[str]:
+    """The command line of one seat's ``duel join`` process, run by this Python."""
     return [sys.executable, "-m", "rp1_duel", "join", "--target", target, *shared, *seat.flags, "--json"]
 
 
 def run_seats(
     target: str,
+    *,
     shared: Sequence[str],
     seats: Sequence[PanelSeat],
     service: DuelService,
@@ -146,7 +152,7 @@ def run_seats(
             # A process of its own session: Ctrl-C at the terminal reaches this launcher only,
             # which passes one SIGINT to each seat (a second would cut a seat's own clean-up short).
             process = subprocess.Popen(
-                join_command(target, shared, seat),
+                join_command(target, shared=shared, seat=seat),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -156,9 +162,9 @@ def run_seats(
             )
             run = SeatRun(seat, process)
             runs.append(run)
-            assert process.stderr is not None
+            stderr = cast("IO[str]", process.stderr)  # stderr=PIPE: never None
             threading.Thread(
-                target=_pass_through, args=(process.stderr, seat.label, say, lock, run.stderr_done), daemon=True
+                target=_pass_through, args=(stderr, seat.label, say, lock, run.stderr_done), daemon=True
             ).start()
             _wait_for_seat(run, index, target, topic, service, seat_taken_within)
         for run in runs:
@@ -194,8 +200,7 @@ def _wait_for_seat(
 def _collect(run: SeatRun) -> None:
     # Standard output only: communicate() would read standard error too, stealing lines from
     # the thread that passes them through.
-    assert run.process.stdout is not None
-    out = run.process.stdout.read()
+    out = cast("IO[str]", run.process.stdout).read()  # stdout=PIPE: never None
     run.process.wait()
     run.stderr_done.wait(5)
     lines = [line for line in out.splitlines() if line.strip()]
@@ -228,7 +233,8 @@ def _pass_through(
 
 
 def _to_stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    sys.stderr.write(f"{line}\n")
+    sys.stderr.flush()
 
 
 def exit_code(runs: Sequence[SeatRun]) -> int:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 
 from .providers import Composition, ProviderError
 
+__all__ = ["RetryNotice", "RetryPolicy", "compose_with_retries"]
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -31,7 +33,7 @@ class RetryPolicy:
     # The retried request itself needs time before the deadline; a wait that leaves less is not taken.
     request_margin_seconds: float = 30.0
 
-    def wait_before(self, attempt: int, retry_after: float | None, draw: float) -> float:
+    def wait_before(self, attempt: int, *, retry_after: float | None, draw: float) -> float:
         """Seconds to wait before attempt ``attempt`` (2 for the first retry); ``draw`` is uniform in [0, 1).
 
         The server's ``retry-after`` is followed as sent, plus up to 10% (at most 1 s) so that
@@ -42,7 +44,7 @@ class RetryPolicy:
         backoff = min(self.cap_seconds, self.base_seconds * self.factor ** (attempt - 2))
         return backoff * (1 - self.jitter + 2 * self.jitter * draw)
 
-    def worth_waiting(self, wait: float, seconds_left: float) -> bool:
+    def worth_waiting(self, wait: float, *, seconds_left: float) -> bool:
         """Whether a retry after ``wait`` seconds still leaves the request time before the deadline."""
         return wait + self.request_margin_seconds <= seconds_left
 
@@ -64,7 +66,7 @@ def compose_with_retries(
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], bool] | None = None,
     draw: Callable[[], float] = random_module.random,
-    on_retry: Callable[[RetryNotice], None] = lambda notice: None,
+    on_retry: Callable[[RetryNotice], None] = lambda _notice: None,
 ) -> Composition | None:
     """Run ``attempt`` until it succeeds, fails permanently, or the deadline (on ``clock``) is too near.
 
@@ -79,8 +81,8 @@ def compose_with_retries(
             failed += 1
             if not error.retryable:
                 raise
-            wait = policy.wait_before(failed + 1, error.retry_after, draw())
-            if not policy.worth_waiting(wait, deadline - clock()):
+            wait = policy.wait_before(failed + 1, retry_after=error.retry_after, draw=draw())
+            if not policy.worth_waiting(wait, seconds_left=deadline - clock()):
                 raise error.given_up(failed) from None
             on_retry(RetryNotice(error, failed + 1, wait))
             if not (sleep or _sleep)(wait):

@@ -17,6 +17,8 @@ from .asking import ModelAsker, configured_providers
 from .providers import Provider, ProviderError
 from .retry import RetryPolicy
 
+__all__ = ["ProviderVoter", "configured_voters"]
+
 MAX_VOTERS: Final = 3
 VOTE_DEADLINE_SECONDS: Final = 300.0  # one vote, its retries included
 VOTE_MAX_TOKENS: Final = 4000  # the JSON answer and the reasoning current models do first
@@ -37,6 +39,7 @@ class ProviderVoter:
 
     @property
     def name(self) -> str:
+        """The model's name as ``provider:model``."""
         return self.asker.name
 
     def preflight(self) -> str:
@@ -44,6 +47,7 @@ class ProviderVoter:
         return self.asker.preflight()
 
     def ask(self, system: str, prompt: str) -> str:
+        """The model's raw answer; a provider that gives up raises :class:`VoterError`."""
         try:
             return self.asker.ask(system, prompt)
         except ProviderError as exc:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from ..vocabulary import SECTIONS, STANCES, Phase, RuleCode
 from .rules import RULES
 
+__all__ = ["CHAIR_FORMATS", "OUTCOMES", "chair_guide", "turn_guide"]
+
 TURN_FORMAT = """\
 ## Turn {N} — {Participant} ({Harness} / {Model}) — {STANCE}
 **Position**
@@ -62,14 +64,16 @@ OUTCOMES = {
 
 
 def rules_markdown() -> str:
+    """The turn rules as a Markdown list, each with its code."""
     return "\n".join(f"- `{code}`: {text}" for code, text in RULES.items())
 
 
 def stances_markdown() -> str:
+    """The stances as a Markdown list, each with what it means."""
     return "\n".join(f"- `{stance}`: {STANCE_MEANINGS[stance]}" for stance in STANCES)
 
 
-def turn_guide(source_name: str = "design.md", fenced: bool = True) -> str:
+def turn_guide(source_name: str = "design.md", *, fenced: bool = True) -> str:
     """The whole turn contract, as Markdown: format, support kinds, stances, rules.
 
     ``fenced=False`` shows the format as plain lines: a model shown a fenced example tends

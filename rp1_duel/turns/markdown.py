@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+__all__ = ["FENCE", "Heading", "atx_heading", "fenced_lines", "front_matter_end", "headings", "split_lines"]
+
 # Every pattern here and in the turn parser runs in linear time: no two unbounded
 # repeats that can match the same characters sit next to each other (a hostile turn
 # must not cost quadratic time inside the duel's lock). Where that cannot be said in a
@@ -24,6 +26,8 @@ _FRONT_MATTER_CLOSERS = {"---": ("---", "..."), "+++": ("+++",)}
 
 @dataclass(frozen=True)
 class Heading:
+    """A heading of a Markdown text: its level, its text and the line it is on."""
+
     level: int
     text: str
     index: int  # 0-based line index

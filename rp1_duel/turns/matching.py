@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+__all__ = ["SearchableText", "normalize_text", "without_markup"]
+
 # Typographic variants that agents (and editors) substitute freely for ASCII ones.
 _TYPOGRAPHIC = {
     **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb", '"'),
@@ -33,6 +35,7 @@ def normalize_text(s: str) -> str:
 
 
 def without_markup(normalized: str) -> str:
+    """A normalized text without inline emphasis and code markers, whitespace collapsed again."""
     for marker in _INLINE_MARKUP:
         normalized = normalized.replace(marker, "")
     return " ".join(normalized.split())
@@ -52,6 +55,7 @@ class SearchableText:
         self._unmarked = without_markup(self._normalized)
 
     def contains(self, excerpt: str) -> bool:
+        """Whether ``excerpt`` occurs in the text, word for word as this class compares."""
         needle = normalize_text(excerpt)
         if not needle:
             return False

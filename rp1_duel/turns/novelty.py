@@ -19,6 +19,8 @@ from .matching import normalize_text
 if TYPE_CHECKING:
     from .grammar import ParsedTurn
 
+__all__ = ["NoveltyIndex"]
+
 NOVELTY_THRESHOLD = 0.8
 _WORD = re.compile(r"[^\W_]+")
 # Frequent words go last in the token order, so they rarely land in a prefix and the
@@ -123,11 +125,13 @@ class NoveltyIndex:
         return record
 
     def add_turn(self, turn: ParsedTurn) -> None:
+        """Index a turn's position and each of its claims."""
         self.add(turn.position)
         for claim in turn.claims:
             self.add(claim)
 
     def repeats(self, text: str) -> bool:
+        """Whether ``text`` repeats an indexed text, exactly or nearly (see :meth:`match`)."""
         return self.match(text) is not None
 
     def match(self, text: str) -> int | None:

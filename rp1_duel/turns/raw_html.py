@@ -1,4 +1,4 @@
-"""Raw HTML in Markdown, found where a CommonMark renderer (GitHub's among them) reads it.
+r"""Raw HTML in Markdown, found where a CommonMark renderer (GitHub's among them) reads it.
 
 Reviewers read the artifact rendered. Raw HTML there hides text (`<details>`, a comment)
 or swallows all that follows (an unclosed `<pre>`, `<script>`, `<!--`): the peer's later
@@ -7,7 +7,7 @@ turns and the Terminal Conclusion. Where a reading is ambiguous, this scanner sa
 - Counted wherever they stand, closed or not: every start of an HTML block (`<!--`, `<?`,
   `<!DOCTYPE`, `<![CDATA[`; `<div`, `</pre`, … followed by a space, `>` or the line's end)
   and every complete tag (`<span onclick="…">`, `</b>`, `<u8>` in `Vec<u8>`).
-- Text: `a < b`, `x<y`, entities (`&lt;`), an escaped `\\<`, autolinks (`<https://…>`,
+- Text: `a < b`, `x<y`, entities (`&lt;`), an escaped `\<`, autolinks (`<https://…>`,
   `<user@example.com>`): a `<…>` without spaces that holds `:` or `@` is never a tag.
 - Code hides HTML only where no renderer can read it otherwise. A fenced block counts when
   every fence-like line of the text is at the left margin (an indented fence may belong to
@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .markdown import fenced_lines
+
+__all__ = ["RawHtml", "find_raw_html", "html_snippet"]
 
 # HTML block start conditions 1 and 6 (CommonMark 0.30 and 0.31 together).
 _BLOCK_TAGS = frozenset(
@@ -112,13 +114,15 @@ _ATTRIBUTE_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_.:-]*")
 _UNQUOTED_VALUE = re.compile(r"[^ \t\n\v\f\"'=<>`]+")
 _POINTY = re.compile(r"<[^\s<>]*>")
 _WORD_BREAK = re.compile(r"[\s<]")
-_URL_MARK = re.compile(r"://|www\.", re.I)
+_URL_MARK = re.compile(r"://|www\.", re.IGNORECASE)
 _FENCE_PREFIX = " \t>-+*.)0123456789"  # indentation, quote and list markers
 SNIPPET_CHARS = 40
 
 
 @dataclass(frozen=True)
 class RawHtml:
+    """A piece of raw HTML found in a text: where it starts and how it begins."""
+
     offset: int  # in the text scanned
     line: int  # from 1
     snippet: str  # how it starts, on one line, shortened
@@ -182,7 +186,7 @@ def _paragraphs(lines: list[str], code: list[bool]) -> Iterator[tuple[int, int]]
         yield first, len(lines) - 1
 
 
-def _scan(text: str, code_spans: bool) -> list[tuple[int, int]] | None:
+def _scan(text: str, *, code_spans: bool) -> list[tuple[int, int]] | None:
     """(start, end) of each piece of raw HTML, left to right as CommonMark's inline parser goes;
     None when code spans are on and one of them is ambiguous."""
     found: list[tuple[int, int]] = []

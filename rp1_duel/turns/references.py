@@ -13,14 +13,25 @@ from dataclasses import dataclass
 
 from ..vocabulary import CONJECTURE_TAG
 
-_URL = re.compile(r"^(?:<https?://[^\s>]+>|https?://\S+|\[[^\]]*\]\(https?://[^)\s]+\))", re.I)
-_PRINCIPLE = re.compile(r"^principle\s*:\s*(.*)$", re.I | re.S)
-_TURN = re.compile(r"^turn\s+#?(\d+)\b", re.I)
+__all__ = [
+    "Reference",
+    "TurnMention",
+    "heading_candidates",
+    "is_conjecture",
+    "parse_reference",
+    "trim_url",
+    "turns_in_text",
+    "urls_in_line",
+]
+
+_URL = re.compile(r"^(?:<https?://[^\s>]+>|https?://\S+|\[[^\]]*\]\(https?://[^)\s]+\))", re.IGNORECASE)
+_PRINCIPLE = re.compile(r"^principle\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
+_TURN = re.compile(r"^turn\s+#?(\d+)\b", re.IGNORECASE)
 # The tag in exact case, first in the text, inline markers around it aside, then a space or the end:
 # `[CONJECTURE](https://…)` stays a link.
 _CONJECTURE = re.compile(r"^[*_`]*" + re.escape(CONJECTURE_TAG) + r"[*_`]*(?=\s|$)")
 _LINES = re.compile(r"^:(\d+)(?:\s*[-\u2013\u2014]\s*(\d+))?(?!\d)")
-_OTHER_DOCUMENT = re.compile(r"^(\S+?\.(?:md|markdown))(?=$|[#:\s\"\u201c])", re.I)
+_OTHER_DOCUMENT = re.compile(r"^(\S+?\.(?:md|markdown))(?=$|[#:\s\"\u201c])", re.IGNORECASE)
 _OPEN_QUOTES = '"\u201c\u201e'
 _CLOSE_QUOTES = '"\u201d\u201c'
 _BEFORE_EXCERPT = " \t:,\u2014\u2013-"
@@ -28,7 +39,7 @@ _HEADING_DESCRIPTION = re.compile(r"\s[\u2014\u2013-]\s|\s\(|:\s")
 _LONGEST_HEADING = 300
 # A URL in running text: up to whitespace or a character that ends an autolink or a quote; a `)` that
 # closes a Markdown link is trimmed after, as one the URL does not open.
-_URL_IN_TEXT = re.compile(r"https?://[^\s<>\[\]`\"]+", re.I)
+_URL_IN_TEXT = re.compile(r"https?://[^\s<>\[\]`\"]+", re.IGNORECASE)
 # Punctuation that ends a sentence, not a URL (GitHub's autolinks leave it out the same way).
 _URL_TRAILING = ".,;:!?*_~'"
 _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
@@ -36,7 +47,7 @@ _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 _TURNS_IN_TEXT = re.compile(
     r"\bturns?\s+#?\d{1,9}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*|\s*[-\u2013]\s*)"
     r"(?:turns?\s+)?#?\d{1,9})*(?!\d)",
-    re.I,
+    re.IGNORECASE,
 )
 _DIGITS = re.compile(r"\d+")
 
@@ -56,10 +67,12 @@ class Reference:
 
     @property
     def has_locator(self) -> bool:
+        """Whether the reference says where: a heading, a line range or a quoted excerpt."""
         return self.heading is not None or self.lines is not None or self.excerpt is not None
 
 
 def parse_reference(text: str, source_names: Sequence[str]) -> Reference:
+    """What one support item or Addresses target cites, given the names the source may be cited by."""
     text = text.strip()
     url = _URL.match(text)
     if url:

@@ -21,11 +21,13 @@ from functools import cached_property
 from .markdown import headings, normalize_newlines, split_lines
 from .matching import SearchableText, normalize_text, without_markup
 
+__all__ = ["MAX_SOURCE_BYTES", "SourceDocument", "SourceUnreadable", "read_bounded", "read_source"]
+
 
 class SourceUnreadable(Exception):
     """The source cannot be read or is not UTF-8; ``reason`` fits in a message."""
 
-    def __init__(self, path: str, reason: str):
+    def __init__(self, path: str, *, reason: str):
         super().__init__(f"cannot read {path}: {reason}")
         self.path = path
         self.reason = reason
@@ -45,6 +47,8 @@ def _anchor(heading: str) -> str:
 
 @dataclass(frozen=True)
 class SourceDocument:
+    """The source's text with its lines and headings, answering what a citation of it may name."""
+
     path: str
     text: str  # decoded by the one policy: LF line ends, no BOM
     sha256: str = ""  # of the raw bytes, when read from a file
@@ -82,19 +86,24 @@ class SourceDocument:
 
     @property
     def first_heading(self) -> str | None:
+        """The document's first heading, or None when it has none."""
         return self.headings[0] if self.headings else None
 
     def has_heading(self, text: str) -> bool:
+        """Whether ``text`` names a heading: as written, without inline markup, or as its GitHub anchor."""
         key = normalize_text(text)
         return bool(key) and (key in self._heading_keys or without_markup(key) in self._heading_keys)
 
     def has_lines(self, start: int, end: int) -> bool:
+        """Whether lines ``start`` to ``end`` (1-based, inclusive) exist."""
         return 1 <= start <= end <= len(self.lines)
 
     def contains_excerpt(self, excerpt: str) -> bool:
+        """Whether ``excerpt`` occurs in the text, word for word (see :class:`SearchableText`)."""
         return self._searchable.contains(excerpt)
 
     def numbered(self) -> str:
+        """The text with a right-aligned line number before each line."""
         width = len(str(len(self.lines)))
         return "\n".join(f"{number:>{width}} | {line}".rstrip() for number, line in enumerate(self.lines, 1))
 
@@ -122,8 +131,8 @@ def read_source(path: str | os.PathLike[str]) -> SourceDocument:
     try:
         return SourceDocument.from_bytes(read_bounded(where, MAX_SOURCE_BYTES), where)
     except UnicodeDecodeError:
-        raise SourceUnreadable(where, "not UTF-8") from None
+        raise SourceUnreadable(where, reason="not UTF-8") from None
     except ValueError as exc:
-        raise SourceUnreadable(where, str(exc)) from None
+        raise SourceUnreadable(where, reason=str(exc)) from None
     except OSError as exc:
-        raise SourceUnreadable(where, exc.strerror or str(exc)) from None
+        raise SourceUnreadable(where, reason=exc.strerror or str(exc)) from None

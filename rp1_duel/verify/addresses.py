@@ -12,6 +12,8 @@ from __future__ import annotations
 import ipaddress
 from typing import Final
 
+__all__ = ["IPAddress", "refusal"]
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 # Cloud instance metadata services: credentials live there. Refused even with --allow-private-hosts.
@@ -33,11 +35,11 @@ _NAT64: Final = ipaddress.ip_network("64:ff9b::/96")
 _IPV4_COMPATIBLE: Final = ipaddress.ip_network("::/96")
 
 
-def refusal(address: IPAddress, allow_private: bool = False) -> str | None:
+def refusal(address: IPAddress, *, allow_private: bool = False) -> str | None:
     """Why a page at ``address`` is not fetched, or None when it may be."""
     embedded = _embedded_ipv4(address)
     if embedded is not None:
-        reason = refusal(embedded, allow_private)
+        reason = refusal(embedded, allow_private=allow_private)
         return None if reason is None else f"{address} embeds {reason}"
     if address in METADATA:
         return f"{address} is a cloud metadata address"
@@ -70,9 +72,8 @@ def _private_kind(address: IPAddress) -> str | None:
 
 def _embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
     """The IPv4 address an IPv6 one carries to reach it: mapped, NAT64, 6to4, Teredo or compatible forms."""
-    if address.version == 4:
+    if isinstance(address, ipaddress.IPv4Address):
         return None
-    assert isinstance(address, ipaddress.IPv6Address)
     if address.ipv4_mapped is not None:
         return address.ipv4_mapped
     if address.sixtofour is not None:

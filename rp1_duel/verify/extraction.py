@@ -18,12 +18,14 @@ import logging
 import re
 from typing import Final
 
+__all__ = ["HTML", "PDF", "TEXT", "ExtractionError", "extract_text", "page_kind"]
+
 HTML: Final = "html"
 PDF: Final = "pdf"
 TEXT: Final = "text"
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 MAX_PDF_PAGES: Final = 500  # a document longer than this is read in its first pages only
-_META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?([A-Za-z0-9._:-]{1,40})""", re.I)
+_META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?([A-Za-z0-9._:-]{1,40})""", re.IGNORECASE)
 
 
 class ExtractionError(Exception):
@@ -43,7 +45,7 @@ def page_kind(content_type: str | None, body: bytes) -> str | None:
     return None
 
 
-def extract_text(body: bytes, kind: str, charset: str | None = None) -> str:
+def extract_text(body: bytes, kind: str, *, charset: str | None = None) -> str:
     """The page's text. Raises :class:`ExtractionError`."""
     if kind == PDF:
         return _pdf_text(body)
@@ -53,7 +55,7 @@ def extract_text(body: bytes, kind: str, charset: str | None = None) -> str:
 
         try:
             return str(get_text(text))
-        except Exception as exc:  # a third-party parser must not end the run
+        except Exception as exc:  # noqa: BLE001  a third-party parser must not end the run
             raise ExtractionError(f"the HTML could not be read: {exc}") from None
     return text
 
@@ -88,5 +90,5 @@ def _pdf_text(body: bytes) -> str:
         if reader.is_encrypted:
             reader.decrypt("")  # a PDF that only restricts printing opens with the empty password
         return "\n".join(page.extract_text() or "" for page in reader.pages[:MAX_PDF_PAGES])
-    except Exception as exc:  # pypdf raises many kinds on a broken file; none may end the run
+    except Exception as exc:  # noqa: BLE001  pypdf raises many kinds on a broken file; none may end the run
         raise ExtractionError(f"the PDF could not be read: {exc or type(exc).__name__}") from None

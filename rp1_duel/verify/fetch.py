@@ -32,12 +32,14 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timezone
-from functools import partial
+from functools import cache, partial
 from typing import Final
 from urllib.parse import SplitResult, quote, urljoin, urlsplit
 
 from ..vocabulary import FetchFailure
 from .addresses import IPAddress, refusal
+
+__all__ = ["FetchPolicy", "Fetched", "Fetcher", "retry_after"]
 
 REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 RETRIED: Final = frozenset({429, 503})
@@ -85,6 +87,7 @@ class FetchPolicy:
     sleep: Callable[[float], None] = time.sleep
 
     def refusal(self, address: IPAddress) -> str | None:
+        """Why ``address`` may not be fetched from under this policy, or None when it may."""
         judge = self.refuse or partial(refusal, allow_private=self.allow_private_hosts)
         return judge(address)
 
@@ -137,19 +140,24 @@ class Fetcher:
             return dict(zip(unique, pool.map(self.fetch, unique), strict=True))
 
     def fetch(self, url: str) -> Fetched:
+        """One URL fetched, redirects followed: its body, or why there is none (never raises)."""
         deadline = time.monotonic() + self.policy.timeout_seconds
         current = url
         try:
             for _hop in range(self.policy.max_redirects + 1):
                 answer = self._with_retries(current, deadline)
                 location = answer.headers.get("Location")
-                if answer.status in REDIRECTS and location:
-                    current = urljoin(current, location.strip())
-                    continue
-                return self._finished(url, current, answer)
-            raise _Failed(FetchFailure.TOO_MANY_REDIRECTS, f"more than {self.policy.max_redirects} redirects")
+                if answer.status not in REDIRECTS or not location:
+                    return self._finished(url, current, answer)
+                current = urljoin(current, location.strip())
         except _Failed as failed:
             return Fetched(url, final_url=current, status=failed.status, error=failed.error, detail=failed.detail)
+        return Fetched(
+            url,
+            final_url=current,
+            error=FetchFailure.TOO_MANY_REDIRECTS,
+            detail=f"more than {self.policy.max_redirects} redirects",
+        )
 
     def _finished(self, url: str, final: str, answer: _Answer) -> Fetched:
         if not 200 <= answer.status < 300:
@@ -217,6 +225,26 @@ class Fetcher:
             return self._hosts.setdefault(host, threading.BoundedSemaphore(self.policy.per_host))
 
     def _connect(self, host: str, port: int, deadline: float) -> socket.socket:
+        failures: list[OSError] = []
+        for address in self._addresses(host, port):
+            family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                sock.settimeout(_left(deadline, self.policy.connect_timeout_seconds))
+                sock.connect((str(address), port))
+            except OSError as exc:
+                sock.close()
+                failures.append(exc)
+            else:
+                return sock
+        if all(isinstance(f, ConnectionRefusedError) for f in failures):
+            raise _Failed(FetchFailure.CONNECTION_REFUSED, f"{host} refused the connection")
+        if any(isinstance(f, TimeoutError) for f in failures):
+            raise _Failed(FetchFailure.TIMEOUT, f"{host} did not answer in time")
+        raise _Failed(FetchFailure.CONNECTION_FAILED, f"cannot connect to {host}: {_reason(failures[-1])}")
+
+    def _addresses(self, host: str, port: int) -> list[IPAddress]:
+        """The host's addresses, each judged: one refused address refuses the host."""
         try:
             addresses = self.policy.resolve(host, port)
         except socket.gaierror as exc:
@@ -234,22 +262,7 @@ class Fetcher:
         if refused or not addresses:
             # One refused address refuses the host: a name that also points inside is not fetched.
             raise _Failed(FetchFailure.REFUSED_ADDRESS, f"{host}: {refused[0] if refused else 'no address'}")
-        failures: list[OSError] = []
-        for address in addresses:
-            family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
-            sock = socket.socket(family, socket.SOCK_STREAM)
-            try:
-                sock.settimeout(_left(deadline, self.policy.connect_timeout_seconds))
-                sock.connect((str(address), port))
-                return sock
-            except OSError as exc:
-                sock.close()
-                failures.append(exc)
-        if all(isinstance(f, ConnectionRefusedError) for f in failures):
-            raise _Failed(FetchFailure.CONNECTION_REFUSED, f"{host} refused the connection")
-        if any(isinstance(f, TimeoutError) for f in failures):
-            raise _Failed(FetchFailure.TIMEOUT, f"{host} did not answer in time")
-        raise _Failed(FetchFailure.CONNECTION_FAILED, f"cannot connect to {host}: {_reason(failures[-1])}")
+        return addresses
 
     def _tls(self, sock: socket.socket, host: str) -> socket.socket:
         context = self.policy.ssl_context or _default_context()
@@ -361,11 +374,7 @@ def _size(limit: int) -> str:
     return f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit // 1024} KiB"
 
 
-_context: ssl.SSLContext | None = None
-
-
+@cache
 def _default_context() -> ssl.SSLContext:
-    global _context
-    if _context is None:
-        _context = ssl.create_default_context()
-    return _context
+    """The system's trust store, loaded once (on the first https fetch)."""
+    return ssl.create_default_context()

@@ -18,21 +18,27 @@ from typing import Final
 
 from ..turns.source import read_bounded
 
+__all__ = ["PageCache", "default_cache_dir"]
+
 MAX_CACHED_TEXT_BYTES: Final = 64 * 1024 * 1024
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def default_cache_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """Where page texts are cached: ``${XDG_CACHE_HOME:-~/.cache}/duel/pages``."""
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "duel" / "pages"
 
 
 class PageCache:
+    """Extracted page texts on disk, by the SHA-256 of the bytes they came from; best effort."""
+
     def __init__(self, root: Path):
         self.root = root
         self._ready: bool | None = None
 
     def get(self, sha256: str | None) -> str | None:
+        """The cached text for ``sha256``, or None when there is none (or the cache is not usable)."""
         if sha256 is None or not _SHA256.fullmatch(sha256) or not self._usable():
             return None
         try:
@@ -40,7 +46,8 @@ class PageCache:
         except (OSError, ValueError):
             return None
 
-    def put(self, sha256: str, text: str) -> None:
+    def put(self, sha256: str, *, text: str) -> None:
+        """Keep ``text`` under ``sha256``, atomically; a failure is silently skipped."""
         if not _SHA256.fullmatch(sha256) or not self._usable():
             return
         path = self.root / f"{sha256}.txt"

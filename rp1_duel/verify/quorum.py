@@ -21,6 +21,18 @@ from ..record.verification import VoteRecord
 from ..turns.matching import SearchableText
 from ..vocabulary import BASES, VOTE_ANSWERS, Vote
 
+__all__ = [
+    "BRIEFS",
+    "PAGE_TEXT_LIMIT",
+    "Seat",
+    "Voter",
+    "VoterError",
+    "cast_vote",
+    "panel",
+    "read_vote",
+    "vote_prompt",
+]
+
 PAGE_TEXT_LIMIT: Final = 40_000  # characters of the page a voter reads (about 10,000 tokens)
 EXCERPT_LIMIT: Final = 2_000  # characters of a vote's excerpt kept in the sidecar
 SEATS: Final = 3
@@ -52,7 +64,9 @@ class Voter(Protocol):
     """A model that judges citations. ``ask`` may be called from several threads at once."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The voter's name as the sidecar records it (the model's)."""
+        ...
 
     def ask(self, system: str, prompt: str) -> str:
         """The model's raw answer to ``prompt`` under the ``system`` brief. Raises :class:`VoterError`."""
@@ -65,6 +79,8 @@ class VoterError(Exception):
 
 @dataclass(frozen=True)
 class Seat:
+    """A voter in one of the panel's seats, with the brief it judges under."""
+
     voter: Voter
     brief: str  # Vote.BRIEF_SUPPORT or Vote.BRIEF_REFUTE
 
@@ -80,7 +96,8 @@ def panel(voters: Sequence[Voter]) -> tuple[Seat, ...]:
     )
 
 
-def vote_prompt(citation: Citation, url: str, text: str) -> str:
+def vote_prompt(citation: Citation, *, url: str, text: str) -> str:
+    """What a voter is asked about one citation: the claim, the cited item, and the page's text (capped)."""
     shown = text[:PAGE_TEXT_LIMIT]
     cut = f" (its first {PAGE_TEXT_LIMIT:,} characters of {len(text):,})" if len(text) > PAGE_TEXT_LIMIT else ""
     return (
@@ -92,16 +109,16 @@ def vote_prompt(citation: Citation, url: str, text: str) -> str:
     )
 
 
-def cast_vote(seat: Seat, citation: Citation, url: str, text: str, page: SearchableText) -> VoteRecord:
+def cast_vote(seat: Seat, citation: Citation, *, url: str, text: str, page: SearchableText) -> VoteRecord:
     """Ask one seat about one citation; a voter that fails gives an invalid vote saying why."""
     try:
-        raw = seat.voter.ask(BRIEFS[seat.brief], vote_prompt(citation, url, text))
+        raw = seat.voter.ask(BRIEFS[seat.brief], vote_prompt(citation, url=url, text=text))
     except VoterError as exc:
-        return VoteRecord(seat.voter.name, seat.brief, None, None, None, False, f"the voter failed: {exc}")
-    return read_vote(raw, seat.voter.name, seat.brief, page)
+        return VoteRecord(seat.voter.name, seat.brief, None, None, None, valid=False, reason=f"the voter failed: {exc}")
+    return read_vote(raw, voter=seat.voter.name, brief=seat.brief, page=page)
 
 
-def read_vote(raw: str, voter: str, brief: str, page: SearchableText) -> VoteRecord:
+def read_vote(raw: str, *, voter: str, brief: str, page: SearchableText) -> VoteRecord:
     """A model's answer as a vote: valid when well-formed and, for supports or refutes, when its
     excerpt is on the page and it names a basis."""
     found = _json_object(raw)
@@ -110,20 +127,23 @@ def read_vote(raw: str, voter: str, brief: str, page: SearchableText) -> VoteRec
     basis = _word(found, "basis", BASES)
     kept = excerpt.strip()[:EXCERPT_LIMIT] if excerpt else None
 
-    def vote(valid: bool, reason: str | None = None) -> VoteRecord:
-        return VoteRecord(voter, brief, answer, kept or None, basis, valid, reason)
+    def vote(invalid_because: str | None = None) -> VoteRecord:
+        """The vote, valid unless a reason why not is given."""
+        return VoteRecord(
+            voter, brief, answer, kept or None, basis, valid=invalid_because is None, reason=invalid_because
+        )
 
     if answer is None:
-        return vote(False, "the answer is not a JSON object with answer supports, refutes or insufficient")
+        return vote("the answer is not a JSON object with answer supports, refutes or insufficient")
     if answer == Vote.INSUFFICIENT:
-        return vote(True)
+        return vote()
     if not kept:
-        return vote(False, f"it {answer} the claim without an excerpt from the page")
+        return vote(f"it {answer} the claim without an excerpt from the page")
     if not page.contains(excerpt or ""):
-        return vote(False, "its excerpt is not on the page")
+        return vote("its excerpt is not on the page")
     if basis is None:
-        return vote(False, "it names no basis (states, reports or circumstantial)")
-    return vote(True)
+        return vote("it names no basis (states, reports or circumstantial)")
+    return vote()
 
 
 def _json_object(raw: str) -> dict[str, Any]:

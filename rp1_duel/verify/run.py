@@ -46,6 +46,8 @@ from .pages import PageCache
 from .quorum import Seat, Voter, cast_vote, panel
 from .verdicts import NO_MODEL, Judgement, by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
 
+__all__ = ["ArtifactVerification", "Verification", "Verifier", "verify_artifact", "verify_paths"]
+
 VOTE_WORKERS: Final = 6  # model requests in flight at once
 
 
@@ -58,16 +60,20 @@ class Page:
 
     @cached_property
     def searchable(self) -> SearchableText | None:
+        """The page's text, ready to be searched for excerpts; None when no text was read."""
         return None if self.text is None else SearchableText(self.text)
 
 
 @dataclass(frozen=True)
 class Verification:
+    """What :meth:`Verifier.verify` concluded: an entry per citation, and the fetch of every URL cited."""
+
     entries: tuple[CitationEntry, ...]  # one per citation, in the order given
     fetches: dict[str, FetchRecord]  # every URL cited
 
     @property
     def fabricated(self) -> int:
+        """How many citations were found fabricated."""
         return sum(entry.verdict == Verdict.FABRICATED for entry in self.entries)
 
 
@@ -91,6 +97,7 @@ class Verifier:
     def verify(
         self,
         citations: Sequence[Citation],
+        *,
         previous: Sidecar | None = None,
         refresh: bool = False,
         unjudged_because: str | None = None,
@@ -121,14 +128,13 @@ class Verifier:
         pages = self._pages([url for url in dict.fromkeys(urls.values()) if url in stale], known_fetches)
         judging: list[int] = []
         for index, url in urls.items():
-            if url in stale:
-                judged = mechanical(citations[index], pages[url].record, pages[url].searchable)
-                if judged is None and (unjudged_because is not None or not self.seats):
-                    judged = unjudged(citations[index], unjudged_because or NO_MODEL)
-                if judged is None:
-                    judging.append(index)
-                else:
-                    entries[index] = _entry(citations[index], judged)
+            if url not in stale:
+                continue
+            judged = self._without_votes(citations[index], pages[url], unjudged_because)
+            if judged is None:
+                judging.append(index)
+            else:
+                entries[index] = _entry(citations[index], judged)
         for index, votes in zip(judging, self._votes([citations[i] for i in judging], pages), strict=True):
             entries[index] = _entry(citations[index], quorum(votes), votes)
         fetches = {
@@ -137,6 +143,14 @@ class Verifier:
         }
         ordered = [entries[index] for index in range(len(citations))]
         return Verification(tuple(corroborate(ordered, fetches)), fetches)
+
+    def _without_votes(self, citation: Citation, page: Page, unjudged_because: str | None) -> Judgement | None:
+        """The verdict the mechanical rules give, else ``unjudged`` when no vote is to be asked;
+        None when the quorum is to judge the claim."""
+        judged = mechanical(citation, page.record, page.searchable)
+        if judged is None and (unjudged_because is not None or not self.seats):
+            judged = unjudged(citation, unjudged_because or NO_MODEL)
+        return judged
 
     def _settled(self, entry: CitationEntry | None) -> bool:
         """Whether a known verdict stands: not one a later run may change (a page that could not
@@ -195,12 +209,12 @@ class Verifier:
             error, detail = FetchFailure.UNSUPPORTED_CONTENT, f"{fetched.content_type} is not HTML, text or PDF"
         else:
             try:
-                text = extract_text(body, kind, fetched.charset)
+                text = extract_text(body, kind, charset=fetched.charset)
                 error, detail = None, f"read as {kind}: {len(text):,} characters of text"
             except ExtractionError as exc:
                 error, detail = FetchFailure.UNREADABLE, str(exc)
         if text is not None and self.pages is not None:
-            self.pages.put(sha256, text)
+            self.pages.put(sha256, text=text)
         record = FetchRecord(
             fetched.final_url, fetched.status, fetched.content_type, sha256, len(body), now, error, detail
         )
@@ -216,8 +230,11 @@ class Verifier:
         def ask(job: tuple[Citation, Seat]) -> VoteRecord:
             citation, seat = job
             page = pages[citation.url or ""]
-            assert page.text is not None and page.searchable is not None  # a page that was read needs judging
-            return cast_vote(seat, citation, page.record.final_url or citation.url or "", page.text, page.searchable)
+            if page.text is None or page.searchable is None:  # only a page that was read reaches the quorum
+                raise AssertionError(f"{citation.url} was sent to the quorum without a page text")
+            return cast_vote(
+                seat, citation, url=page.record.final_url or citation.url or "", text=page.text, page=page.searchable
+            )
 
         jobs = [(citation, seat) for citation in citations for seat in self.seats]
         with ThreadPoolExecutor(max_workers=min(VOTE_WORKERS, len(jobs))) as pool:
@@ -238,6 +255,8 @@ def _entry(citation: Citation, judged: Judgement, votes: tuple[VoteRecord, ...] 
 
 @dataclass(frozen=True)
 class ArtifactVerification:
+    """One artifact verified: its new sidecar, where it goes, and whether it changed."""
+
     path: Path
     sidecar_path: Path
     sidecar: Sidecar
@@ -273,7 +292,7 @@ class ArtifactVerification:
 
 
 def verify_paths(
-    paths: Sequence[str], verifier: Verifier, refresh: bool = False, clock: Callable[[], float] = time.time
+    paths: Sequence[str], verifier: Verifier, *, refresh: bool = False, clock: Callable[[], float] = time.time
 ) -> Iterator[tuple[Path, ArtifactVerification | DuelError]]:
     """Verify every artifact ``paths`` name (folders searched as ``duel validate`` searches
     them), one at a time, writing each sidecar that changed beside its artifact before the
@@ -281,7 +300,7 @@ def verify_paths(
     verified (or its sidecar written) comes with its :class:`DuelError`, and the rest go on."""
     for path in collect(list(paths)):
         try:
-            done = verify_artifact(path, verifier, refresh, clock)
+            done = verify_artifact(path, verifier, refresh=refresh, clock=clock)
             if done.changed:
                 write(done.sidecar_path, done.sidecar)
         except DuelError as exc:
@@ -291,7 +310,11 @@ def verify_paths(
 
 
 def verify_artifact(
-    path: str | os.PathLike[str], verifier: Verifier, refresh: bool = False, clock: Callable[[], float] = time.time
+    path: str | os.PathLike[str],
+    verifier: Verifier,
+    *,
+    refresh: bool = False,
+    clock: Callable[[], float] = time.time,
 ) -> ArtifactVerification:
     """Verify every citation of a committed artifact against its previous sidecar, if any.
 
@@ -319,7 +342,7 @@ def verify_artifact(
             previous = load(side)
         except (OSError, SidecarError) as exc:
             notes.append(f"{side.name} could not be read ({exc}); it is written anew")
-    verification = verifier.verify(citations, previous, refresh)
+    verification = verifier.verify(citations, previous=previous, refresh=refresh)
     voters = dict.fromkeys(vote.voter for entry in verification.entries for vote in entry.votes)
     sidecar = Sidecar(
         record.front.duel_id,
@@ -333,6 +356,6 @@ def verify_artifact(
     )
     if previous is not None and sidecar.same_content(previous):
         return ArtifactVerification(
-            where, side, replace(sidecar, verified_at=previous.verified_at), False, tuple(notes)
+            where, side, replace(sidecar, verified_at=previous.verified_at), changed=False, notes=tuple(notes)
         )
-    return ArtifactVerification(where, side, sidecar, True, tuple(notes))
+    return ArtifactVerification(where, side, sidecar, changed=True, notes=tuple(notes))

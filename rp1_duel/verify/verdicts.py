@@ -20,6 +20,17 @@ from ..record.verification import CitationEntry, FetchRecord, VoteRecord
 from ..turns.matching import SearchableText
 from ..vocabulary import BASES, CitationKind, Confidence, FetchFailure, Verdict, Vote
 
+__all__ = [
+    "NO_MODEL",
+    "Judgement",
+    "by_kind",
+    "corroborate",
+    "failed_fetch",
+    "mechanical",
+    "quorum",
+    "unjudged",
+]
+
 DEAD_STATUSES: Final = frozenset({404, 410})
 # The strongest basis two valid votes agree on gives the confidence.
 _CONFIDENCE_OF_BASIS: Final = {
@@ -32,6 +43,8 @@ QUORUM: Final = 2
 
 @dataclass(frozen=True)
 class Judgement:
+    """A citation's verdict, its confidence (if any) and the reason, in a line."""
+
     verdict: str
     confidence: str | None
     reason: str
@@ -76,6 +89,7 @@ NO_MODEL: Final = "judging the claim needs a model, and none is configured"
 
 
 def unjudged(citation: Citation, why: str = NO_MODEL) -> Judgement:
+    """The verdict of a citation whose page is there but whose claim no model judged, and why not."""
     quoted = ", and the quoted excerpt is on it" if citation.excerpt is not None else ""
     return Judgement(Verdict.UNJUDGED, None, f"the page is there{quoted}; {why}")
 
@@ -111,6 +125,7 @@ def agreed_basis(votes: Sequence[VoteRecord]) -> str | None:
 
 
 def agreed_confidence(votes: Sequence[VoteRecord]) -> str | None:
+    """The confidence that the basis ``votes`` agree on gives, or None when they agree on none."""
     basis = agreed_basis(votes)
     return None if basis is None else _CONFIDENCE_OF_BASIS[basis]
 

@@ -22,6 +22,8 @@ from .base import ProviderError as ProviderError
 from .base import TurnRequest as TurnRequest
 from .base import status_error as status_error
 
+__all__ = ["Composition", "Progress", "Provider", "ProviderError", "TurnRequest", "select_provider", "status_error"]
+
 # Current mid-tier models (November 2026). claude-sonnet-4-5 reaches end of life on
 # 2026-11-30 and gpt-5 is shut down on 2026-12-11, so neither is a safe default.
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-6.1-sol"}
@@ -36,6 +38,7 @@ PLACEHOLDER_API_KEY = "no-key-needed"
 
 def select_provider(
     model: str | None,
+    *,
     provider: str | None,
     base_url: str | None,
     env: Mapping[str, str],

@@ -26,6 +26,8 @@ from .base import (
     stream_error,
 )
 
+__all__ = ["AnthropicProvider"]
+
 EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
 
 # A stream that stays silent this long is dead (the API pings while the model thinks);
@@ -34,12 +36,15 @@ DEFAULT_TIMEOUT = anthropic.Timeout(300.0, connect=10.0)
 
 
 class AnthropicProvider:
+    """Composes turns with Claude through the Anthropic Messages API, streamed and prompt-cached."""
+
     name = "anthropic"
     remote = True
 
     def __init__(
         self,
         model: str,
+        *,
         api_key: str,
         base_url: str,
         timeout: float | anthropic.Timeout = DEFAULT_TIMEOUT,
@@ -58,9 +63,9 @@ class AnthropicProvider:
         try:
             return look_up_model(
                 "anthropic",
-                self.model,
-                lambda: client.models.retrieve(self.model),
-                lambda: [model.id for model in client.models.list(limit=1000).data],
+                model=self.model,
+                retrieve=lambda: client.models.retrieve(self.model),
+                list_served=lambda: [model.id for model in client.models.list(limit=1000).data],
                 missing=anthropic.NotFoundError,
                 refused=anthropic.APIStatusError,
             )
@@ -68,6 +73,7 @@ class AnthropicProvider:
             raise _translated(error, self.base_url, started=False) from None
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
+        """One turn from a streamed request; ``progress`` hears of the tokens as they arrive."""
         # The stable prefix and the debate so far are both cache breakpoints; the
         # instruction, which changes every time, comes last and is never cached.
         content: list[TextBlockParam] = [{"type": "text", "text": s} for s in self._segment(request.history)]
@@ -89,7 +95,7 @@ class AnthropicProvider:
             ) as stream:
                 message = reader.read(stream)
         except (anthropic.AnthropicError, httpx2.TransportError, ValueError) as error:
-            raise _translated(error, self.base_url, reader.started) from None
+            raise _translated(error, self.base_url, started=reader.started) from None
 
         if message.stop_reason == "max_tokens":
             raise ProviderError(
@@ -127,16 +133,20 @@ class AnthropicProvider:
         return segments
 
 
-def _translated(error: Exception, base_url: str, started: bool) -> ProviderError:
+def _translated(error: Exception, base_url: str, *, started: bool) -> ProviderError:
     """An SDK or transport error as the participant reports and retries it."""
     if isinstance(error, anthropic.APIStatusError):
         if error.status_code < 400:  # an `error` event in a stream that began with HTTP 200
-            return stream_error("anthropic", error.body, str(error))
+            return stream_error("anthropic", body=error.body, fallback=str(error))
         return status_error(
-            "anthropic", error.status_code, error.body, str(error), retry_after_seconds(error.response.headers)
+            "anthropic",
+            status=error.status_code,
+            body=error.body,
+            fallback=str(error),
+            retry_after=retry_after_seconds(error.response.headers),
         )
     if isinstance(error, (anthropic.APIConnectionError, httpx2.TransportError)):
-        return connection_error("anthropic", base_url, error, started)
+        return connection_error("anthropic", base_url=base_url, error=error, started=started)
     return ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"anthropic sent an unreadable answer: {error}")
 
 

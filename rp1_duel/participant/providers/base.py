@@ -16,6 +16,22 @@ from ...errors import DuelError
 from ...vocabulary import ErrorCode
 from ..usage import Usage, estimate_tokens
 
+__all__ = [
+    "PREFLIGHT_TIMEOUT_SECONDS",
+    "Composition",
+    "Progress",
+    "Provider",
+    "ProviderError",
+    "TurnRequest",
+    "connection_error",
+    "cut_stream",
+    "estimate",
+    "look_up_model",
+    "retry_after_seconds",
+    "status_error",
+    "stream_error",
+]
+
 MESSAGE_LIMIT = 400
 
 # A model lookup answers at once or the provider is not reachable: never wait a turn's time.
@@ -62,6 +78,8 @@ class Composition:
 
 
 class Provider(Protocol):
+    """Who composes a participant's turns: a model behind an API, a person or a script."""
+
     name: str
     model: str
     # A model behind an API: its requests are retried, timed, shown and their usage logged.
@@ -88,7 +106,7 @@ class ProviderError(DuelError):
     stream); ``retry_after``: the seconds the server asked to wait, if it said.
     """
 
-    def __init__(self, code: str, message: str, retryable: bool = False, retry_after: float | None = None):
+    def __init__(self, code: str, message: str, *, retryable: bool = False, retry_after: float | None = None):
         one_line = " ".join(message.split())
         if len(one_line) > MESSAGE_LIMIT:
             one_line = one_line[: MESSAGE_LIMIT - 1] + "…"
@@ -105,7 +123,7 @@ class ProviderError(DuelError):
 
 
 def status_error(
-    provider: str, status: int, body: object, fallback: str, retry_after: float | None = None
+    provider: str, *, status: int, body: object, fallback: str, retry_after: float | None = None
 ) -> ProviderError:
     """Translate an error answer of a model API (HTTP status and decoded body) into a ProviderError."""
     detail = _error_detail(body) or fallback
@@ -128,7 +146,7 @@ def status_error(
     return ProviderError(ErrorCode.PROVIDER_REJECTED, f"{provider} rejected the request (HTTP {status}): {detail}")
 
 
-def stream_error(provider: str, body: object, fallback: str) -> ProviderError:
+def stream_error(provider: str, *, body: object, fallback: str) -> ProviderError:
     """An error event inside a stream that had started well (overload, server fault): retried."""
     kind = body.get("error", body) if isinstance(body, dict) else None
     kind = kind.get("type") if isinstance(kind, dict) else None
@@ -140,7 +158,7 @@ def stream_error(provider: str, body: object, fallback: str) -> ProviderError:
     )
 
 
-def connection_error(provider: str, base_url: str, error: BaseException, started: bool) -> ProviderError:
+def connection_error(provider: str, *, base_url: str, error: BaseException, started: bool) -> ProviderError:
     """A connection refused, dropped or silent too long: one line, the cause once."""
     cause = str(error.__cause__ or error) or type(error).__name__
     if started:
@@ -154,6 +172,7 @@ def connection_error(provider: str, base_url: str, error: BaseException, started
 
 
 def cut_stream(provider: str) -> ProviderError:
+    """A stream that ended before the answer was complete: retried."""
     # What came so far is not a turn: the whole request is sent again.
     return ProviderError(
         ErrorCode.PROVIDER_UNAVAILABLE, f"{provider} closed the stream before the answer was complete", retryable=True
@@ -177,13 +196,14 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     return None
 
 
-def estimate(characters: int, thinking: bool = False) -> Progress:
+def estimate(characters: int, *, thinking: bool = False) -> Progress:
     """Progress from the characters streamed so far, labelled as an estimate."""
     return Progress(output_tokens=estimate_tokens(characters), thinking=thinking)
 
 
 def look_up_model(
     server: str,
+    *,
     model: str,
     retrieve: Callable[[], object],
     list_served: Callable[[], list[str]],

@@ -15,6 +15,8 @@ from typing import TextIO
 from ...vocabulary import SECTIONS, ErrorCode
 from .base import Composition, Progress, ProviderError, TurnRequest
 
+__all__ = ["SECTION_LABELS", "HumanProvider"]
+
 SECTION_LABELS = tuple(f"**{name}**" for name in SECTIONS)
 
 # Lines for the person only (the instruction, the violations of a rejected draft);
@@ -23,11 +25,13 @@ NOTE_PREFIX = "%% "
 
 
 class HumanProvider:
+    """A person writes the turns: in an editor on a prepared skeleton, or on standard input."""
+
     name = "human"
     remote = False
     model = "human"
 
-    def __init__(self, editor: str | None = None, stdin: TextIO | None = None, stderr: TextIO | None = None):
+    def __init__(self, *, editor: str | None = None, stdin: TextIO | None = None, stderr: TextIO | None = None):
         self.editor = editor
         self.stdin = sys.stdin if stdin is None else stdin
         self.stderr = sys.stderr if stderr is None else stderr
@@ -44,7 +48,12 @@ class HumanProvider:
             raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"cannot run the editor {editor!r}: set $VISUAL or $EDITOR")
         return f"a person writes the turns in {editor}"
 
-    def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
+    def compose(
+        self,
+        request: TurnRequest,
+        progress: Callable[[Progress], None],  # noqa: ARG002  the Provider protocol's; a person reports no progress
+    ) -> Composition:
+        """The turn the person writes; an empty or unchanged one is ``HUMAN_ABORTED``."""
         heading = request.heading
         skeleton = _skeleton(heading)
         editor = self.editor or (_default_editor() if self.stdin.isatty() else None)
@@ -69,7 +78,7 @@ class HumanProvider:
             file.write(f"{notes}\n{draft}")
         self.stderr.write(f"Opening {editor} on {path} (lines starting with %% are dropped).\n")
         try:
-            status = subprocess.run([*shlex.split(editor), str(path)]).returncode
+            status = subprocess.run([*shlex.split(editor), str(path)], check=False).returncode
         except OSError as error:
             path.unlink()
             raise ProviderError(ErrorCode.INVALID_ARGUMENT, f"cannot run the editor {editor!r}: {error}") from error

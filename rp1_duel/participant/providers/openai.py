@@ -26,16 +26,21 @@ from .base import (
 )
 
 # Generous between bytes: a local server may load the model before its first token.
+__all__ = ["OpenAIProvider"]
+
 DEFAULT_TIMEOUT = openai.Timeout(600.0, connect=10.0)
 
 
 class OpenAIProvider:
+    """Composes turns through Chat Completions: OpenAI, or any OpenAI-compatible server."""
+
     name = "openai"
     remote = True
 
     def __init__(
         self,
         model: str,
+        *,
         api_key: str,
         base_url: str,
         timeout: float | openai.Timeout = DEFAULT_TIMEOUT,
@@ -54,9 +59,9 @@ class OpenAIProvider:
         try:
             return look_up_model(
                 self.base_url,
-                self.model,
-                lambda: client.models.retrieve(self.model),
-                lambda: [model.id for model in client.models.list().data],
+                model=self.model,
+                retrieve=lambda: client.models.retrieve(self.model),
+                list_served=lambda: [model.id for model in client.models.list().data],
                 missing=openai.NotFoundError,
                 refused=openai.APIStatusError,
             )
@@ -64,6 +69,7 @@ class OpenAIProvider:
             raise _translated(error, self.base_url, started=False) from None
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
+        """One turn from a streamed request; ``progress`` hears of the tokens as they arrive."""
         # Stable prefix first, then the growing debate, then what changes every time:
         # OpenAI caches the longest prefix it has seen, keyed and routed by prompt_cache_key.
         messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": request.system}]
@@ -99,7 +105,7 @@ class OpenAIProvider:
                         usage = chunk.usage
                         progress(Progress(usage.completion_tokens, estimated=False))
         except (openai.OpenAIError, ValueError) as error:
-            raise _translated(error, self.base_url, started) from None
+            raise _translated(error, self.base_url, started=started) from None
 
         if finish_reason is None:
             raise cut_stream(self.base_url)
@@ -130,15 +136,19 @@ def _usage(reported: CompletionUsage | None, characters: int) -> Usage:
     )
 
 
-def _translated(error: Exception, base_url: str, started: bool) -> ProviderError:
+def _translated(error: Exception, base_url: str, *, started: bool) -> ProviderError:
     """An SDK error as the participant reports and retries it; the server is named by its URL,
     for it may be OpenAI's or any compatible one."""
     if isinstance(error, openai.APIStatusError):
         return status_error(
-            base_url, error.status_code, error.body, str(error), retry_after_seconds(error.response.headers)
+            base_url,
+            status=error.status_code,
+            body=error.body,
+            fallback=str(error),
+            retry_after=retry_after_seconds(error.response.headers),
         )
     if isinstance(error, openai.APIConnectionError):
-        return connection_error(base_url, base_url, error, started)
+        return connection_error(base_url, base_url=base_url, error=error, started=started)
     if isinstance(error, openai.APIError):  # an error chunk in a stream that began with HTTP 200
-        return stream_error(base_url, error.body, error.message)
+        return stream_error(base_url, body=error.body, fallback=error.message)
     return ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, f"{base_url} sent an unreadable answer: {error}")

@@ -8,6 +8,8 @@ from pathlib import Path
 from ...vocabulary import ErrorCode
 from .base import Composition, Progress, ProviderError, TurnRequest
 
+__all__ = ["ScriptedProvider"]
+
 
 class ScriptedProvider:
     """Plays the ``*.md`` files of a directory in sorted order, as they are.
@@ -40,7 +42,12 @@ class ScriptedProvider:
                 ) from None
         return f"{len(self.files)} scripted turns in {self.directory}"
 
-    def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
+    def compose(
+        self,
+        request: TurnRequest,
+        progress: Callable[[Progress], None],  # noqa: ARG002  the Provider protocol's; a file reports no progress
+    ) -> Composition:
+        """The next file of the script, as it is: the one at index ``request.own_turns_before``."""
         index = request.own_turns_before
         if index >= len(self.files):
             raise ProviderError(
