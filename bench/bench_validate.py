@@ -252,7 +252,7 @@ def artifact_text(
         duel_id="bench",
         topic="Bench",
         topic_slug="bench",
-        source_path=artifact.display_source_path(str(source_path), path),
+        source_path=artifact.display_source_path(str(source_path), artifact_path=path),
         source_sha256=hashlib.sha256(source_path.read_bytes()).hexdigest(),
         schedule=schedule_of(len(seats), len(texts)),
         status="ACTIVE",

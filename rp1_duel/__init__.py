@@ -59,7 +59,39 @@ _EXPORTS = {
     "render_html": "rp1_duel.review.report_html",
 }
 
-__all__ = ["PROTOCOL_VERSION", "__version__", *_EXPORTS]
+# The documented surface: the lazy exports above, the protocol version and the version.
+# tests/test_layout.py checks it is exactly those and that every name resolves.
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Config",
+    "DuelError",
+    "DuelService",
+    "DuelSettings",
+    "Duelist",
+    "History",
+    "LeaseToken",
+    "ManualClock",
+    "ParticipantConfig",
+    "RecordFile",
+    "Schedule",
+    "Seat",
+    "SourceDocument",
+    "TurnContext",
+    "TurnViolation",
+    "__version__",
+    "assess_artifact",
+    "build_report",
+    "evaluate",
+    "load_config",
+    "parse_turn",
+    "read_report",
+    "read_source",
+    "render_html",
+    "render_markdown",
+    "select_provider",
+    "validate_file",
+    "validate_turn",
+]
 
 if TYPE_CHECKING:
     from .clock import ManualClock as ManualClock
@@ -102,6 +134,7 @@ def _version() -> str:
 
 
 def __getattr__(name: str) -> Any:
+    """Load an export on first use (PEP 562), so ``import rp1_duel`` stays cheap."""
     if name == "__version__":
         return _version()
     if name not in _EXPORTS:
@@ -109,3 +142,8 @@ def __getattr__(name: str) -> Any:
     value = getattr(import_module(_EXPORTS[name]), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The documented exports, sorted (PEP 562), rather than the module's internals."""
+    return sorted(__all__)

@@ -110,8 +110,8 @@ def test_citable_names_are_the_file_name_and_the_recorded_path():
 
 def test_recorded_source_path_is_read_from_the_artifacts_folder(tmp_path):
     artifact = tmp_path / "debates" / "duel.md"
-    assert source_location("../design.md", artifact) == tmp_path / "debates" / ".." / "design.md"
-    assert source_location("/srv/docs/design.md", artifact) == Path("/srv/docs/design.md")
+    assert source_location("../design.md", artifact_path=artifact) == tmp_path / "debates" / ".." / "design.md"
+    assert source_location("/srv/docs/design.md", artifact_path=artifact) == Path("/srv/docs/design.md")
 
 
 # -- History replays the record the service wrote ---------------------------------------------

@@ -6,6 +6,7 @@ not even through an import deferred into a function."""
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import sys
 from pathlib import Path
@@ -198,3 +199,15 @@ def test_every_test_and_bench_module_is_listed_for_mypy() -> None:
         "pyproject.toml [[tool.mypy.overrides]] (check_untyped_defs) must list every tests/*.py and bench/*.py"
         f" module once: missing {missing}, no such file {extra}, listed twice {twice}"
     )
+
+
+def test_the_root_lists_exactly_its_documented_exports_and_each_resolves() -> None:
+    import rp1_duel
+
+    documented = {"PROTOCOL_VERSION", "__version__", *rp1_duel._EXPORTS}
+    assert dir(rp1_duel) == sorted(documented)
+    assert sorted(rp1_duel.__all__) == sorted(documented)
+    for name in rp1_duel.__all__:
+        assert getattr(rp1_duel, name) is not None, name
+    for name, module in rp1_duel._EXPORTS.items():
+        assert getattr(rp1_duel, name) is getattr(importlib.import_module(module), name), name

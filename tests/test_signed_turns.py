@@ -116,7 +116,12 @@ def resign(artifact: Path, number: int, key: Path) -> None:
     block = next(b for b in parsed.blocks if b.n == number)
     front = FrontMatter.parse(parsed.front_matter)
     message = signatures.turn_message(
-        front.duel_id, front.source_sha256, number, 2 - number % 2, block.prev, block.sha256
+        front.duel_id,
+        source_sha256=front.source_sha256,
+        n=number,
+        seat=2 - number % 2,
+        prev=block.prev,
+        sha256=block.sha256,
     )
     assert block.signature is not None
     artifact.write_text(text.replace(block.signature, signatures.sign(message, key)), encoding="utf-8")
@@ -604,8 +609,10 @@ def test_a_signed_panel_turn_names_its_own_seat_and_validates(service, source, k
     assert signature is not None
 
     def verified_as(seat: int) -> str:
-        message = signatures.turn_message(front.duel_id, front.source_sha256, 6, seat, block.prev, block.sha256)
-        return signatures.check(message, signature, keys.allowed).status
+        message = signatures.turn_message(
+            front.duel_id, source_sha256=front.source_sha256, n=6, seat=seat, prev=block.prev, sha256=block.sha256
+        )
+        return signatures.check(message, signature, allowed_signers=keys.allowed).status
 
     assert (verified_as(3), verified_as(2)) == (signatures.VERIFIED, signatures.INVALID)
     report = validate_file(path, allowed_signers=keys.allowed)

@@ -417,7 +417,7 @@ def validate_command(
             validate_usage_error(f"--allowed-signers {allowed_signers} is not a readable file")
         if not signatures.available():
             validate_usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
-    reports = validate_paths(paths, root, allowed_signers, require_verified)
+    reports = validate_paths(paths, root=root, allowed_signers=allowed_signers, require_verified=require_verified)
     valid = all(r.valid for r in reports)
     if as_json:
         typer.echo(json.dumps({"valid": valid, "artifacts": [r.to_dict() for r in reports]}, ensure_ascii=False))

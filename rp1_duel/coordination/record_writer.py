@@ -179,7 +179,9 @@ def append_turn(
     block = artifact.turn_block(number, report.turn.text, history.head)
     signature = None
     if signing_key is not None:  # before anything changes: a refusal here leaves the duel as it was
-        message = signatures.turn_message(state.id, state.source_sha256, number, me.seat, block.prev, block.sha256)
+        message = signatures.turn_message(
+            state.id, source_sha256=state.source_sha256, n=number, seat=me.seat, prev=block.prev, sha256=block.sha256
+        )
         signature = signatures.sign(message, signing_key)
     parsed = report.turn
     record = TurnRecord(

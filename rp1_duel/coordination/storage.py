@@ -437,7 +437,7 @@ class DirectoryStore:
     def source_path_shown(self, state: DuelState) -> str:
         from ..record.artifact import display_source_path  # with the record, which writers load anyway
 
-        return display_source_path(state.source_path, self.artifact_path(state))
+        return display_source_path(state.source_path, artifact_path=self.artifact_path(state))
 
     def artifact_path(self, state: DuelState) -> Path:
         return self.debate.artifact_path(state)

@@ -16,11 +16,12 @@ them, so a turn hashes the same signed or not (:mod:`rp1_duel.record.signatures`
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,24 @@ from ..schedule import CHAIR_SEAT, Schedule
 from ..settings import SETTINGS
 from ..turns.markdown import front_matter_end, normalize_newlines
 from .signatures import SIGNATURE_BODY
+
+__all__ = [
+    "GENESIS",
+    "Conclusion",
+    "FrontMatter",
+    "FrontMatterError",
+    "ParsedArtifact",
+    "ParticipantEntry",
+    "TurnBlock",
+    "decode_artifact",
+    "display_source_path",
+    "front_matter_mapping",
+    "parse",
+    "parse_conclusion",
+    "render",
+    "turn_block",
+    "turns_region",
+]
 
 GENESIS = "0" * 64
 TEMPLATE = Path(__file__).parent.parent / "templates" / "debate-artifact.md"
@@ -38,7 +57,6 @@ _OPEN = re.compile(r"^<!-- duel:turn n=(\d{1,9}) sha256=([0-9a-f]{64}) prev=([0-
 _CLOSE = "<!-- /duel:turn -->"
 _SIGNATURE = re.compile(r"^<!-- duel:signature n=(\d{1,9}) ssh=([A-Za-z0-9+/=]+) -->$")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
-_template_cache: str | None = None
 
 
 MAX_FRONT_MATTER_CHARS = 64 * 1024
@@ -77,6 +95,7 @@ class FrontMatter:
     participants: tuple[ParticipantEntry, ...]
 
     def to_yaml(self) -> str:
+        """The header as the artifact writes it between its ``---`` fences, one field a line."""
         # JSON scalars and flow collections are valid YAML, and need no YAML library to write;
         # characters YAML refuses to read raw (DEL, C1 controls, U+FFFE…) are written escaped.
         lines = []
@@ -192,6 +211,8 @@ class Conclusion:
 
 @dataclass(frozen=True)
 class TurnBlock:
+    """One turn as the artifact holds it: its marker's number and hashes, its text, its signature."""
+
     n: int
     sha256: str  # as recorded in the marker
     prev: str
@@ -201,16 +222,19 @@ class TurnBlock:
 
     @property
     def actual_sha256(self) -> str:
+        """The SHA-256 of the text as it stands, to compare with the one the marker records."""
         return sha256_text(self.text)
 
     @property
     def body(self) -> str:
         """The turn as the participant wrote it, without the service's ``---`` line."""
-        return self.text[4:] if self.text.startswith("---\n") else self.text
+        return self.text.removeprefix("---\n")
 
 
 @dataclass(frozen=True)
 class ParsedArtifact:
+    """An artifact split into its parts by :func:`parse`, each kept as written."""
+
     front_matter: str | None  # raw YAML between the fences
     blocks: list[TurnBlock]
     problems: list[str]  # structural problems: stray or unclosed markers
@@ -235,11 +259,12 @@ def turn_text(body: str) -> str:
 
 
 def turn_block(n: int, body: str, prev: str) -> TurnBlock:
+    """The block the service writes for turn ``n``'s normalised ``body`` after the hash ``prev``."""
     text = turn_text(body)
     return TurnBlock(n, sha256_text(text), prev, text, 0)
 
 
-def display_source_path(source_path: str, artifact_path: str | os.PathLike[str]) -> str:
+def display_source_path(source_path: str, *, artifact_path: str | os.PathLike[str]) -> str:
     """The source path the artifact records: relative to the artifact when both share a
     directory below the filesystem root (so every clone reads the same), else absolute."""
     folder = os.path.dirname(os.path.realpath(artifact_path))
@@ -277,11 +302,9 @@ def render(
     return f"---\n{front.to_yaml()}---\n\n{body.rstrip()}\n"
 
 
+@functools.cache
 def _template() -> str:
-    global _template_cache
-    if _template_cache is None:
-        _template_cache = TEMPLATE.read_text(encoding="utf-8")
-    return _template_cache
+    return TEMPLATE.read_text(encoding="utf-8")
 
 
 def _block_text(block: TurnBlock) -> str:
@@ -297,11 +320,11 @@ def _participants_table(participants: tuple[ParticipantEntry, ...]) -> str:
     if not participants:
         return "_Nobody has joined yet._"
     rows = ["| Seat | Participant | Harness | Model | ID | Joined |", "|---|---|---|---|---|---|"]
-    for p in sorted(participants, key=lambda p: p.seat):
-        rows.append(
-            f"| {p.seat or 'chair'} | {_cell(p.display_name)} | {_cell(p.harness)} | {_cell(p.model_id)} "
-            f"| `{p.id}` | {p.joined_at} |"
-        )
+    rows.extend(
+        f"| {p.seat or 'chair'} | {_cell(p.display_name)} | {_cell(p.harness)} | {_cell(p.model_id)} "
+        f"| `{p.id}` | {p.joined_at} |"
+        for p in sorted(participants, key=lambda p: p.seat)
+    )
     return "\n".join(rows)
 
 
@@ -352,51 +375,72 @@ def parse_conclusion(text: str | None) -> Conclusion | None:
 def parse(text: str) -> ParsedArtifact:
     """Split an artifact into front matter, turn blocks and conclusion; never raises."""
     lines = text.split("\n")
-    front_matter = None
-    start = 0
+    front_matter, start = _split_front_matter(lines)
+    scan = _BlockScan()
+    for i in range(start, len(lines)):
+        if scan.opened is not None:
+            scan.inside(i, lines[i])
+        elif lines[i] == "## Terminal Conclusion":
+            scan.conclusion = "\n".join(lines[i + 1 :]).strip()
+            break
+        else:
+            scan.outside(i, lines[i])
+    if scan.opened is not None:
+        scan.problems.append(f"line {scan.opened[0] + 1}: turn {scan.opened[1].group(1)} is never closed")
+    return ParsedArtifact(front_matter, scan.blocks, scan.problems, scan.conclusion)
+
+
+def _split_front_matter(lines: list[str]) -> tuple[str | None, int]:
+    """The raw YAML between the opening fences, if any, and the index of the first line after them."""
     if lines and lines[0] == "---":
         after = front_matter_end(lines)
         if after is not None:
-            front_matter = "\n".join(lines[1 : after - 1]) + "\n"
-            start = after
-    blocks: list[TurnBlock] = []
-    problems: list[str] = []
-    conclusion = None
-    opened: tuple[int, re.Match[str]] | None = None
-    closed_at = -1  # the line of the last closing marker: only the next one may hold its signature
-    body: list[str] = []
-    for i in range(start, len(lines)):
-        line = lines[i]
+            return "\n".join(lines[1 : after - 1]) + "\n", after
+    return None, 0
+
+
+@dataclass
+class _BlockScan:
+    """The state of :func:`parse` going down the lines after the front matter."""
+
+    blocks: list[TurnBlock] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    conclusion: str | None = None
+    opened: tuple[int, re.Match[str]] | None = None  # the opening marker of the block being read
+    closed_at: int = -1  # the line of the last closing marker: only the next one may hold its signature
+    body: list[str] = field(default_factory=list)
+
+    def outside(self, i: int, line: str) -> None:
+        """A line between blocks: an opening marker, a signature line, or text (stray markers noted)."""
         match = _OPEN.match(line)
-        if opened is None:
-            signed = _SIGNATURE.match(line)
-            if match:
-                opened, body = (i, match), []
-            elif signed:
-                block = blocks[-1] if blocks and closed_at == i - 1 else None
-                if block is None or int(signed.group(1)) != block.n or not SIGNATURE_BODY.fullmatch(signed.group(2)):
-                    problems.append(f"line {i + 1}: signature line not right after the closing marker of its turn")
-                else:
-                    blocks[-1] = replace(block, signature=signed.group(2))
-            elif line == _CLOSE or line.startswith("<!-- duel:"):
-                problems.append(f"line {i + 1}: stray turn marker")
-            elif line == "## Terminal Conclusion":
-                conclusion = "\n".join(lines[i + 1 :]).strip()
-                break
-            continue
-        if line == _CLOSE:
-            first, m = opened
-            blocks.append(
-                TurnBlock(int(m.group(1)), m.group(2), m.group(3), "".join(s + "\n" for s in body), first + 1)
-            )
-            opened, closed_at = None, i
-        elif match or line.startswith("<!-- duel:"):
-            problems.append(f"line {i + 1}: turn marker inside turn {opened[1].group(1)}")
+        signed = None if match else _SIGNATURE.match(line)
+        if match:
+            self.opened, self.body = (i, match), []
+        elif signed:
+            self._sign(i, signed)
+        elif line == _CLOSE or line.startswith("<!-- duel:"):
+            self.problems.append(f"line {i + 1}: stray turn marker")
+
+    def _sign(self, i: int, signed: re.Match[str]) -> None:
+        block = self.blocks[-1] if self.blocks and self.closed_at == i - 1 else None
+        if block is None or int(signed.group(1)) != block.n or not SIGNATURE_BODY.fullmatch(signed.group(2)):
+            self.problems.append(f"line {i + 1}: signature line not right after the closing marker of its turn")
         else:
-            body.append(line)
-    if opened is not None:
-        problems.append(f"line {opened[0] + 1}: turn {opened[1].group(1)} is never closed")
-    return ParsedArtifact(front_matter, blocks, problems, conclusion)
+            self.blocks[-1] = replace(block, signature=signed.group(2))
+
+    def inside(self, i: int, line: str) -> None:
+        """A line of the open block: its closing marker, a misplaced marker, or a line of its text."""
+        if self.opened is None:
+            return
+        first, opener = self.opened
+        if line == _CLOSE:
+            text = "".join(s + "\n" for s in self.body)
+            self.blocks.append(TurnBlock(int(opener.group(1)), opener.group(2), opener.group(3), text, first + 1))
+            self.opened, self.closed_at = None, i
+        elif _OPEN.match(line) or line.startswith("<!-- duel:"):
+            self.problems.append(f"line {i + 1}: turn marker inside turn {opener.group(1)}")
+        else:
+            self.body.append(line)
 
 
 def turns_region(text: str) -> str:

@@ -16,6 +16,8 @@ from ..turns.references import parse_reference, urls_in_line
 from ..vocabulary import CITATION_KINDS, CitationKind
 from .artifact import TurnBlock
 
+__all__ = ["Citation", "artifact_citations", "turn_citations"]
+
 
 @dataclass(frozen=True)
 class Citation:

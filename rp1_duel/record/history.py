@@ -26,8 +26,21 @@ from ..turns.source import SourceDocument, read_bounded
 from ..vocabulary import RecordCode
 from .artifact import GENESIS, FrontMatter, FrontMatterError, ParsedArtifact, TurnBlock, decode_artifact, parse
 from .outcomes import Evaluation, TurnSummary, evaluate
-from .sources import recorded_source
-from .sources import source_location as source_location
+from .sources import recorded_source, source_location
+
+__all__ = [
+    "MAX_ARTIFACT_BYTES",
+    "ChainProblem",
+    "Claimant",
+    "History",
+    "RecordFile",
+    "chain_problems",
+    "citable_names",
+    "claimants",
+    "read_artifact_text",
+    "read_failure",
+    "source_location",
+]
 
 MAX_ARTIFACT_BYTES = 8 * 1024 * 1024  # 50 turns of 64 KiB, the header and a summary fit well inside
 
@@ -49,6 +62,8 @@ class Claimant:
 
 @dataclass(frozen=True)
 class ChainProblem:
+    """A break in the hash chain: its record code, what is wrong, and the block it is found at."""
+
     code: str  # TURN_ORDER, HASH_CHAIN or HASH_MISMATCH
     message: str
     block: TurnBlock
@@ -106,6 +121,7 @@ class History:
 
     @property
     def next_number(self) -> int:
+        """The number the next turn will have."""
         return self.schedule.number_after(len(self.turns))
 
     @property
@@ -133,6 +149,7 @@ class History:
         )
 
     def accept(self, block: TurnBlock, turn: ParsedTurn) -> None:
+        """Append the next turn, already checked, and note its claims and its speaker's stance."""
         speaker = self.schedule.speaker(self.next_number)
         self.blocks.append(block)
         self.turns.append(turn)
@@ -159,16 +176,19 @@ class History:
             yield number, report
 
     def summaries(self) -> list[TurnSummary]:
+        """Each accepted turn as the outcome rules read it: speaker, stance, whether it blocks."""
         return [
             TurnSummary(self.schedule.speaker(n), t.stance or "", t.has_blocking)
             for n, t in zip(self.numbers, self.turns, strict=True)
         ]
 
     def evaluate(self) -> Evaluation:
+        """The outcome the accepted turns imply so far."""
         return evaluate(self.summaries(), self.schedule)
 
 
 def claimants(front: FrontMatter) -> dict[int, Claimant]:
+    """Who each seat's turn headings must name, by seat, from the participants the header records."""
     return {p.seat: Claimant(p.display_name, p.harness, p.model_id) for p in front.participants}
 
 
@@ -199,6 +219,7 @@ class RecordFile:
     def read(
         cls,
         path: str | os.PathLike[str],
+        *,
         source: SourceDocument | None = None,
         root: str | os.PathLike[str] | None = None,
         find_source: bool = True,
@@ -218,7 +239,9 @@ class RecordFile:
             return cls(where, text, parsed, None, str(exc), source, None)
         note = None
         if source is None and find_source:
-            source, note = recorded_source(front.source_path, front.source_sha256, where, root)
+            source, note = recorded_source(
+                front.source_path, recorded_sha256=front.source_sha256, artifact_path=where, root=root
+            )
         return cls(where, text, parsed, front, None, source, note)
 
     def history(self, upto: int | None = None) -> History:

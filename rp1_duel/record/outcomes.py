@@ -20,11 +20,26 @@ from ..vocabulary import (
     Outcome,
 )
 
+__all__ = [
+    "BOTH_ACCEPTING",
+    "BOTH_DISSENTING",
+    "LAST_TURN",
+    "LAST_TURN_BLOCKED",
+    "Decision",
+    "Evaluation",
+    "TurnSummary",
+    "decide",
+    "decide_panel",
+    "evaluate",
+]
+
 _CONVERGENT = (CONVERGING, ACCEPTING_CONSENSUS)
 
 
 @dataclass(frozen=True)
 class TurnSummary:
+    """One turn as the outcome rules read it: the seat that wrote it, its stance, whether it blocks."""
+
     seat: int
     stance: str
     has_blocking: bool
@@ -32,6 +47,8 @@ class TurnSummary:
 
 @dataclass(frozen=True)
 class Evaluation:
+    """The outcome a duel's turns have reached, if any, and whether it is a candidate for convergence."""
+
     outcome: Outcome | None  # never TIMEOUT or INVALIDATED: those come only from a close
     candidate_convergence: bool
 
@@ -78,7 +95,7 @@ def decide_panel(turns: Sequence[TurnSummary], max_turns: int, *, seats: int) ->
     """
     latest = {turn.seat: number for number, turn in enumerate(turns, start=1)}  # later turns overwrite earlier ones
     if any(seat not in latest for seat in range(1, seats + 1)):
-        return Decision(None, None, (), False)  # an outcome needs a turn from each seat
+        return Decision(None, None, (), candidate_convergence=False)  # an outcome needs a turn from each seat
     numbers = tuple(latest[seat] for seat in range(1, seats + 1))
     last = [turns[number - 1] for number in numbers]
     blocked = any(turn.has_blocking for turn in last)

@@ -27,6 +27,23 @@ from ..vocabulary import ErrorCode
 if TYPE_CHECKING:
     from subprocess import CompletedProcess
 
+__all__ = [
+    "INTACT",
+    "INVALID",
+    "SIGNATURE_BODY",
+    "SIGNATURE_MAX_CHARS",
+    "UNCHECKED",
+    "UNSIGNED",
+    "UNTRUSTED",
+    "VERIFIED",
+    "Verdict",
+    "available",
+    "check",
+    "key_fingerprint",
+    "sign",
+    "turn_message",
+]
+
 NAMESPACE: Final = "duel-turn"
 MESSAGE_HEADER: Final = "duel-turn v1"
 SIGNATURE_MAX_CHARS: Final = 16384  # an ed25519 signature is 240 characters, an RSA-4096 one under 1100
@@ -50,12 +67,14 @@ UNSIGNED: Final = "unsigned"  # the turn carries no signature line
 
 @dataclass(frozen=True)
 class Verdict:
+    """What checking one turn's signature found: its status, and who signed or why not."""
+
     status: str
     signer: str | None = None  # the allowed signers' principal(s), comma-separated, when verified
     reason: str | None = None  # why it is not verified, in a few words
 
 
-def turn_message(duel_id: str, source_sha256: str, n: int, seat: int, prev: str, sha256: str) -> bytes:
+def turn_message(duel_id: str, *, source_sha256: str, n: int, seat: int, prev: str, sha256: str) -> bytes:
     """The exact bytes signed for turn ``n``, written from ``seat``. ``sha256`` covers the turn
     text, heading and author's name included; the rest pins it to one place in one duel about
     one document.
@@ -75,6 +94,7 @@ def turn_message(duel_id: str, source_sha256: str, n: int, seat: int, prev: str,
 
 
 def available() -> bool:
+    """Whether ``ssh-keygen`` is on the PATH, to sign or check signatures with."""
     import shutil
 
     return shutil.which("ssh-keygen") is not None
@@ -112,7 +132,7 @@ def key_fingerprint(key_path: str | os.PathLike[str]) -> str:
     return _last_line(done.stdout)
 
 
-def check(message: bytes, signature: str, allowed_signers: str | os.PathLike[str] | None = None) -> Verdict:
+def check(message: bytes, signature: str, *, allowed_signers: str | os.PathLike[str] | None = None) -> Verdict:
     """Check one signature over ``message``. Without ``allowed_signers``: only that it
     verifies for the key it carries (``check-novalidate``). With it: which principal of
     the file signed (``find-principals``, then ``verify -I``); two or three runs of ssh-keygen."""
@@ -189,7 +209,8 @@ def _last_line(output: bytes) -> str:
     return _PROMPT.sub("", lines[-1] if lines else "ssh-keygen failed")[:300]
 
 
-_PASSPHRASE_HINT = " (add a key with a passphrase to ssh-agent, and pass its public key or the key file)"
+# S105 reads "PASSPHRASE" in the name: this is advice shown to the user, no secret.
+_PASSPHRASE_HINT = " (add a key with a passphrase to ssh-agent, and pass its public key or the key file)"  # noqa: S105
 
 
 def _signing_failed(key_path: str | os.PathLike[str], why: str) -> DuelError:

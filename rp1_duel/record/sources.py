@@ -18,6 +18,8 @@ from pathlib import Path
 
 from ..turns.source import MAX_SOURCE_BYTES, SourceDocument, SourceUnreadable, read_source
 
+__all__ = ["recorded_source", "source_location", "tree_root"]
+
 GIT_HISTORY_LIMIT = 200  # commits searched for the recorded version of a source
 GIT_TIMEOUT_SECONDS = 20
 
@@ -31,18 +33,22 @@ def tree_root(artifact_path: str | os.PathLike[str]) -> Path:
     return folder.parent
 
 
-def source_location(recorded_source_path: str, artifact_path: str | os.PathLike[str]) -> Path:
+def source_location(recorded_source_path: str, *, artifact_path: str | os.PathLike[str]) -> Path:
     """Where the recorded source path points, read from the artifact's folder."""
     recorded = Path(recorded_source_path)
     return recorded if recorded.is_absolute() else Path(artifact_path).parent / recorded
 
 
 def recorded_source(
-    recorded_path: str, recorded_sha256: str, artifact_path: str | os.PathLike[str], root: str | os.PathLike[str] | None
+    recorded_path: str,
+    *,
+    recorded_sha256: str,
+    artifact_path: str | os.PathLike[str],
+    root: str | os.PathLike[str] | None,
 ) -> tuple[SourceDocument | None, str | None]:
     """The source version the duel recorded, and a note for the reader when there is one."""
     tree = os.path.realpath(root if root is not None else tree_root(artifact_path))
-    real = os.path.realpath(source_location(recorded_path, artifact_path))
+    real = os.path.realpath(source_location(recorded_path, artifact_path=artifact_path))
     if os.path.commonpath([real, tree]) != tree:
         return (
             None,
@@ -58,10 +64,9 @@ def recorded_source(
     found = _from_git_history(real, recorded_sha256, tree)
     if found is not None:
         document, commit = found
-        return (
-            document,
+        return document, (
             f"source {recorded_path} changed since the duel: checked against its recorded version "
-            f"from commit {commit[:12]}",
+            f"from commit {commit[:12]}"
         )
     if today is None:
         return None, f"source {recorded_path} not found ({reason}): source locators were not checked"

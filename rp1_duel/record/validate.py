@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..schedule import CHAIR_SEAT, CHAIR_TURNS
+from ..schedule import CHAIR_SEAT, CHAIR_TURNS, Schedule
 from ..settings import SETTINGS
 from ..turns.raw_html import find_raw_html
 from ..vocabulary import (
@@ -44,15 +44,20 @@ from .history import History, RecordFile, chain_problems, claimants, read_failur
 from .outcomes import TurnSummary, decide, decide_panel
 from .sources import tree_root
 
+__all__ = ["ArtifactReport", "Problem", "SignatureEntry", "collect", "validate_file", "validate_paths"]
+
 
 @dataclass(frozen=True)
 class Problem:
+    """One thing wrong with an artifact: its record or rule code, what is wrong, and where."""
+
     code: str
     message: str
     line: int | None = None
     turn: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """As ``duel validate --json`` writes it: the fields that are set."""
         found = {"code": self.code, "message": self.message, "line": self.line, "turn": self.turn}
         return {k: v for k, v in found.items() if v is not None}
 
@@ -66,12 +71,15 @@ class SignatureEntry:
     signer: str | None = None  # the allowed signers' principal(s), when verified
 
     def to_dict(self) -> dict[str, Any]:
+        """As ``duel validate --json`` writes it: the fields that are set."""
         found = {"turn": self.turn, "status": self.status, "signer": self.signer}
         return {k: v for k, v in found.items() if v is not None}
 
 
 @dataclass
 class ArtifactReport:
+    """What ``duel validate`` found in one artifact: its problems and notes, and what it records and implies."""
+
     path: str
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -84,9 +92,11 @@ class ArtifactReport:
 
     @property
     def valid(self) -> bool:
+        """Whether the artifact has no problem."""
         return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
+        """As ``duel validate --json`` writes it."""
         return {
             "path": self.path,
             "valid": self.valid,
@@ -123,17 +133,22 @@ class ArtifactReport:
 
 def validate_paths(
     paths: Sequence[str],
+    *,
     root: str | os.PathLike[str] | None = None,
     allowed_signers: str | os.PathLike[str] | None = None,
     require_verified: bool = False,
 ) -> list[ArtifactReport]:
     """:func:`validate_file` for every artifact ``paths`` name: files as given, folders
     searched for artifacts (:func:`collect`)."""
-    return [validate_file(path, root, allowed_signers, require_verified) for path in collect(list(paths))]
+    return [
+        validate_file(path, root=root, allowed_signers=allowed_signers, require_verified=require_verified)
+        for path in collect(list(paths))
+    ]
 
 
 def validate_file(
     path: str | os.PathLike[str],
+    *,
     root: str | os.PathLike[str] | None = None,
     allowed_signers: str | os.PathLike[str] | None = None,
     require_verified: bool = False,
@@ -177,7 +192,7 @@ def validate_file(
     report.turns = len(blocks)
     _check_conclusion(record, report)
     _check_outcome(front, history.summaries(), report)
-    _check_verification(path, root, front, history, require_verified, report)
+    _check_verification(path, root, front, history, required=require_verified, report=report)
     return report
 
 
@@ -203,6 +218,7 @@ def _check_verification(
     root: str | os.PathLike[str] | None,
     front: FrontMatter,
     history: History,
+    *,
     required: bool,
     report: ArtifactReport,
 ) -> None:
@@ -239,8 +255,12 @@ def _check_verification(
             add(Problem(RecordCode.VERIFICATION_STALE, stale))
         else:
             report.notes.append(stale)
-    if not (required and standing.belongs):
-        return
+    if required and standing.belongs:
+        _check_fabricated(sidecar, history, report)
+
+
+def _check_fabricated(sidecar: verification.Sidecar, history: History, report: ArtifactReport) -> None:
+    add = report.problems.append
     for entry in sidecar.citations:
         if entry.verdict == Verdict.FABRICATED:
             cited = entry.citation
@@ -266,57 +286,86 @@ def _check_signatures(
     allowed_signers: str | os.PathLike[str] | None,
     report: ArtifactReport,
 ) -> None:
-    add = report.problems.append
-    schedule = front.schedule
     authorship = allowed_signers is not None
     first_signer: dict[int, tuple[str, int]] = {}  # seat -> (principal, the turn it first signed)
     unchecked: list[str] = []
     for index, block in enumerate(blocks):
-        if index < MAX_CHECKED_SIGNATURES or block.signature is None:
-            verdict = _verdict(front, block, allowed_signers)
-        else:
-            verdict = signatures.Verdict(
-                signatures.UNCHECKED,
-                reason=f"only the first {MAX_CHECKED_SIGNATURES} turns are checked: no duel has more",
-            )
+        verdict = _verdict_at(index, front, block, allowed_signers)
         report.signatures.append(SignatureEntry(block.n, verdict.status, verdict.signer))
-        where = (block.line, block.n)
-        if verdict.status == signatures.UNSIGNED and authorship:
-            add(Problem(RecordCode.SIGNATURE_MISSING, f"turn {block.n} is not signed", *where))
-        elif verdict.status == signatures.INVALID:
-            add(
-                Problem(
-                    RecordCode.SIGNATURE_INVALID,
-                    f"turn {block.n}: {verdict.reason} (changed after it was "
-                    "signed, or signed for another duel or place)",
-                    *where,
-                )
-            )
-        elif verdict.status == signatures.UNTRUSTED:
-            add(Problem(RecordCode.SIGNATURE_UNTRUSTED, f"turn {block.n}: signed, but {verdict.reason}", *where))
-        elif verdict.status == signatures.UNCHECKED:
-            if authorship:
-                add(
-                    Problem(
-                        RecordCode.SIGNATURE_INVALID,
-                        f"turn {block.n}: the signature could not be checked: {verdict.reason}",
-                        *where,
-                    )
-                )
-            elif verdict.reason not in unchecked:
+        if verdict.status == signatures.UNCHECKED and not authorship:
+            if verdict.reason not in unchecked:
                 unchecked.append(str(verdict.reason))
-        elif verdict.status == signatures.VERIFIED and verdict.signer is not None:
-            seat = schedule.speaker(block.n)
-            earlier, first = first_signer.setdefault(seat, (verdict.signer, block.n))
-            if earlier != verdict.signer:
-                holder = "the chair" if seat == CHAIR_SEAT else f"seat {seat}"
-                add(
-                    Problem(
-                        RecordCode.SIGNER_CHANGED,
-                        f"turn {block.n} is signed by {verdict.signer}, but {holder}'s turn {first} by {earlier}",
-                        *where,
-                    )
-                )
+            continue
+        problem = _signature_problem(block, verdict, authorship=authorship) or _signer_change(
+            front.schedule, block, verdict, first_signer
+        )
+        if problem is not None:
+            report.problems.append(problem)
+    _signature_notes(front.schedule, first_signer, unchecked, authorship=authorship, report=report)
+
+
+def _verdict_at(
+    index: int, front: FrontMatter, block: TurnBlock, allowed_signers: str | os.PathLike[str] | None
+) -> signatures.Verdict:
+    """The check of the block at ``index``, unless it lies past the turns any duel has."""
+    if index < MAX_CHECKED_SIGNATURES or block.signature is None:
+        return _verdict(front, block, allowed_signers)
+    return signatures.Verdict(
+        signatures.UNCHECKED,
+        reason=f"only the first {MAX_CHECKED_SIGNATURES} turns are checked: no duel has more",
+    )
+
+
+def _signature_problem(block: TurnBlock, verdict: signatures.Verdict, *, authorship: bool) -> Problem | None:
+    """The problem a signature's own verdict makes, if any (a changed signer is another check)."""
+    where = (block.line, block.n)
+    if verdict.status == signatures.UNSIGNED and authorship:
+        return Problem(RecordCode.SIGNATURE_MISSING, f"turn {block.n} is not signed", *where)
+    if verdict.status == signatures.INVALID:
+        return Problem(
+            RecordCode.SIGNATURE_INVALID,
+            f"turn {block.n}: {verdict.reason} (changed after it was signed, or signed for another duel or place)",
+            *where,
+        )
+    if verdict.status == signatures.UNTRUSTED:
+        return Problem(RecordCode.SIGNATURE_UNTRUSTED, f"turn {block.n}: signed, but {verdict.reason}", *where)
+    if verdict.status == signatures.UNCHECKED and authorship:
+        return Problem(
+            RecordCode.SIGNATURE_INVALID,
+            f"turn {block.n}: the signature could not be checked: {verdict.reason}",
+            *where,
+        )
+    return None
+
+
+def _signer_change(
+    schedule: Schedule, block: TurnBlock, verdict: signatures.Verdict, first_signer: dict[int, tuple[str, int]]
+) -> Problem | None:
+    """A verified turn signed by another principal than its seat's first signed turn; notes the first."""
+    if verdict.status != signatures.VERIFIED or verdict.signer is None:
+        return None
+    seat = schedule.speaker(block.n)
+    earlier, first = first_signer.setdefault(seat, (verdict.signer, block.n))
+    if earlier == verdict.signer:
+        return None
+    holder = "the chair" if seat == CHAIR_SEAT else f"seat {seat}"
+    return Problem(
+        RecordCode.SIGNER_CHANGED,
+        f"turn {block.n} is signed by {verdict.signer}, but {holder}'s turn {first} by {earlier}",
+        block.line,
+        block.n,
+    )
+
+
+def _signature_notes(
+    schedule: Schedule,
+    first_signer: dict[int, tuple[str, int]],
+    unchecked: list[str],
+    *,
+    authorship: bool,
+    report: ArtifactReport,
+) -> None:
+    """The notes on the signatures as a whole: why some went unchecked, what they vouch for, one signer for all."""
     report.notes += [f"signatures were not checked: {reason}" for reason in unchecked]
     signed = any(entry.status != signatures.UNSIGNED for entry in report.signatures)
     if signed and not authorship:
@@ -342,10 +391,17 @@ def _verdict(
         return signatures.Verdict(signatures.UNSIGNED)
     try:
         seat = front.schedule.speaker(block.n)
-        message = signatures.turn_message(front.duel_id, front.source_sha256, block.n, seat, block.prev, block.sha256)
+        message = signatures.turn_message(
+            front.duel_id,
+            source_sha256=front.source_sha256,
+            n=block.n,
+            seat=seat,
+            prev=block.prev,
+            sha256=block.sha256,
+        )
     except ValueError as exc:  # a front matter no service writes: nothing it could have signed
         return signatures.Verdict(signatures.INVALID, reason=f"the signed message cannot be rebuilt ({exc})")
-    return signatures.check(message, block.signature, allowed_signers)
+    return signatures.check(message, block.signature, allowed_signers=allowed_signers)
 
 
 def _implied_outcome(front: FrontMatter, summaries: list[TurnSummary], report: ArtifactReport) -> str | None:

@@ -37,6 +37,27 @@ from .artifact import GENESIS, FrontMatter, TurnBlock
 from .citations import Citation, artifact_citations
 from .history import citable_names
 
+__all__ = [
+    "CURRENT",
+    "MISMATCH",
+    "STALE",
+    "CitationEntry",
+    "FetchRecord",
+    "JsonReader",
+    "Sidecar",
+    "SidecarCheck",
+    "SidecarError",
+    "VoteRecord",
+    "check",
+    "dumps",
+    "load",
+    "loads",
+    "read_json",
+    "sidecar_path",
+    "verdict_counts",
+    "write",
+]
+
 FORMAT: Final = "duel-verify/1"
 SUFFIX: Final = ".verify.json"
 MAX_SIDECAR_BYTES: Final = 16 * 1024 * 1024
@@ -77,6 +98,7 @@ class FetchRecord:
 
     @property
     def ok(self) -> bool:
+        """Whether the page was read."""
         return self.error is None
 
 
@@ -106,6 +128,8 @@ class CitationEntry:
 
 @dataclass(frozen=True)
 class Sidecar:
+    """A whole verification sidecar: the chain it covers, its voters, every fetch and every citation's verdict."""
+
     duel_id: str
     artifact: str  # the artifact's file name
     chain_head: str  # the sha256 of the last turn covered (64 zeros before turn 1)
@@ -117,6 +141,7 @@ class Sidecar:
     format: str = FORMAT
 
     def to_dict(self) -> dict[str, Any]:
+        """The sidecar as JSON values, as :func:`dumps` writes it."""
         return {
             "format": self.format,
             "duel_id": self.duel_id,
@@ -148,11 +173,13 @@ def verdict_counts(entries: Iterable[CitationEntry]) -> dict[str, int]:
 
 
 def sidecar_path(artifact_path: str | os.PathLike[str]) -> Path:
+    """Where an artifact's sidecar lies: beside it, named ``<artifact stem>.verify.json``."""
     path = Path(artifact_path)
     return path.with_name(path.stem + SUFFIX)
 
 
 def dumps(sidecar: Sidecar) -> bytes:
+    """The sidecar's bytes: sorted keys, 2-space indent, one final newline, so the same sidecar writes the same."""
     return (json.dumps(sidecar.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -174,6 +201,7 @@ def load(path: str | os.PathLike[str]) -> Sidecar:
 
 
 def loads(data: bytes) -> Sidecar:
+    """Read a sidecar from its bytes, trusting nothing; raises :class:`SidecarError`."""
     top = read_json(data, "the sidecar")
     if top.text("format") != FORMAT:
         raise SidecarError(f"format is not {FORMAT!r}")
@@ -201,6 +229,7 @@ class SidecarCheck:
 
     @property
     def belongs(self) -> bool:
+        """Whether the sidecar is this artifact's (current or stale, not a mismatch)."""
         return self.status != MISMATCH
 
 
@@ -305,49 +334,59 @@ class JsonReader:
         self.where = where
 
     def value(self, kind: type[Any]) -> Any:
+        """The value itself, which must be of ``kind`` (a bool is not an int here)."""
         if not isinstance(self.raw, kind) or (kind is int and isinstance(self.raw, bool)):
             raise SidecarError(f"{self.where} is not {_KIND_NAMES.get(kind, kind.__name__)}")
         return self.raw
 
     def field(self, key: str) -> JsonReader:
+        """A reader of the object's field ``key``, which must be there."""
         mapping = self.value(dict)
         if key not in mapping:
             raise SidecarError(f"{self.where} lacks {key!r}")
         return JsonReader(mapping[key], f"{self.where}.{key}")
 
     def text(self, key: str) -> str:
+        """The object's field ``key``, a string."""
         found: str = self.field(key).value(str)
         return found
 
     def optional_text(self, key: str) -> str | None:
+        """The object's field ``key``, a string or null."""
         found = self.field(key)
         return None if found.raw is None else str(found.value(str))
 
     def optional_count(self, key: str) -> int | None:
+        """The object's field ``key``, a whole number from 0, or null."""
         found = self.field(key)
         return None if found.raw is None else self.count(key)
 
     def count(self, key: str) -> int:
+        """The object's field ``key``, a whole number from 0."""
         found: int = self.field(key).value(int)
         if found < 0:
             raise SidecarError(f"{self.where}.{key} is negative")
         return found
 
     def flag(self, key: str) -> bool:
+        """The object's field ``key``, true or false."""
         found: bool = self.field(key).value(bool)
         return found
 
-    def word(self, key: str, words: Sequence[str], optional: bool = False) -> str | None:
+    def word(self, key: str, words: Sequence[str], *, optional: bool = False) -> str | None:
+        """The object's field ``key``, one of ``words`` (or null, when ``optional``)."""
         found = self.optional_text(key) if optional else self.text(key)
         if found is not None and found not in words:
             raise SidecarError(f"{self.where}.{key} is {found!r}, not one of {', '.join(words)}")
         return found
 
     def items(self, key: str) -> list[Any]:
+        """The object's field ``key``, a list."""
         found: list[Any] = self.field(key).value(list)
         return found
 
     def mapping(self, key: str) -> dict[str, Any]:
+        """The object's field ``key``, an object."""
         found: dict[str, Any] = self.field(key).value(dict)
         return found
 
@@ -387,7 +426,7 @@ def _entry(read: JsonReader) -> CitationEntry:
     return CitationEntry(
         citation,
         str(read.word("verdict", VERDICTS)),
-        read.word("confidence", CONFIDENCES, True),
+        read.word("confidence", CONFIDENCES, optional=True),
         read.text("reason"),
         votes,
     )
