@@ -21,6 +21,8 @@ from typing import Any
 
 from .vocabulary import Phase
 
+__all__ = ["CHAIR_SEAT", "CHAIR_TURNS", "Schedule"]
+
 CHAIR_SEAT = 0  # the chair's turns have no stance: outcomes read the panel's alone
 CHAIR_TURNS = 3  # the opening brief, the pre-closing and the synthesis
 TWO_SEATS = 2  # a duel, as every record was before panels
@@ -28,6 +30,8 @@ TWO_SEATS = 2  # a duel, as every record was before panels
 
 @dataclass(frozen=True, kw_only=True)
 class Schedule:
+    """A duel's shape: how many seats, how many turns the panel writes, and whether a chair frames them."""
+
     seats: int
     max_turns: int  # the panel's turns; a chair's three come on top
     chair: bool
@@ -56,6 +60,7 @@ class Schedule:
 
     @property
     def last(self) -> int:
+        """The number of the last turn: the chair's synthesis, or turn ``max_turns`` without a chair."""
         return self.max_turns + CHAIR_TURNS - 1 if self.chair else self.max_turns
 
     @property

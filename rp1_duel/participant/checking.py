@@ -123,7 +123,7 @@ class CitationChecker:
         appended after ``history``: the record's own reading of the block the service would write."""
         block = turn_block(number, normalize_turn_text(draft), history.head)
         chair = history.schedule.phase(number) in CHAIR_PHASES
-        return checkable(turn_citations(number, block, parse_turn(block.body, chair), history.source_names))
+        return checkable(turn_citations(number, block, parse_turn(block.body, chair=chair), history.source_names))
 
     @staticmethod
     def turn_citations(number: int, history: History) -> list[Citation]:

@@ -154,7 +154,11 @@ def history_text(blocks: Sequence[TurnBlock]) -> str:
 def heading(number: int, claimant: Claimant, by_chair: bool) -> str:
     """The heading line turn ``number`` must begin with: CHAIR for the chair, else a STANCE to fill in."""
     return turn_heading(
-        number, claimant.name, claimant.harness, claimant.model_id, CHAIR_MARK if by_chair else "STANCE"
+        number,
+        name=claimant.name,
+        harness=claimant.harness,
+        model_id=claimant.model_id,
+        last=CHAIR_MARK if by_chair else "STANCE",
     )
 
 

@@ -34,6 +34,18 @@ from .markdown import atx_heading, fenced_lines, front_matter_end, normalize_new
 from .matching import SearchableText, normalize_text
 from .references import is_conjecture
 
+__all__ = [
+    "Item",
+    "ParsedTurn",
+    "SupportItem",
+    "lines_before_turn",
+    "normalize_turn_text",
+    "parse_turn",
+    "section_label",
+    "split_tag",
+    "turn_heading",
+]
+
 _MARKDOWN = mistune.create_markdown(renderer=None)
 
 _LABEL_NAME = re.compile(r"[A-Za-z][A-Za-z ]*")
@@ -50,9 +62,9 @@ _SECTION_BY_KEY = {name.casefold(): name for name in SECTIONS}
 _CHAIR_SECTION_BY_KEY = {name.casefold(): name for name in CHAIR_SECTIONS}
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
 _EMPTY_BULLET = re.compile(r"^\s*(?:(?:[-*+]|\d{1,9}[.)])\s*)?$")
-_SUPPORT_LABEL = re.compile(r"^ {0,3}(?:\*\*|__)?Support(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.*)$", re.I)
-_FIELD = re.compile(r"^\s*(addresses|claim|support)\s*:\s*(.*)$", re.I)
-_CLAIM_LABEL = re.compile(r"^\s*(?:\*\*|__)?claim(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*", re.I)
+_SUPPORT_LABEL = re.compile(r"^ {0,3}(?:\*\*|__)?Support(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.*)$", re.IGNORECASE)
+_FIELD = re.compile(r"^\s*(addresses|claim|support)\s*:\s*(.*)$", re.IGNORECASE)
+_CLAIM_LABEL = re.compile(r"^\s*(?:\*\*|__)?claim(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*", re.IGNORECASE)
 # Blocks that are layout, not content: they are neither items nor text of a section.
 _NOT_ENTRIES = ("blank_line", "thematic_break", "heading")
 # How many candidate lines past the cursor a node's start is looked for: real items are
@@ -62,13 +74,15 @@ _TAG = re.compile(r"\((non-blocking|blocking)\)$")
 _NOT_LETTER_OR_DIGIT = re.compile(r"[\W_]+")
 
 # `## Turn 3 — Alice (codex / gpt-5) — CONVERGING`, any of — – - between the parts.
-_TURN_NUMBER = re.compile(r"^Turn\s+#?(\d+)\b\s*(.*)$", re.I)
+_TURN_NUMBER = re.compile(r"^Turn\s+#?(\d+)\b\s*(.*)$", re.IGNORECASE)
 _LEADING_SEPARATOR = re.compile(r"^(?:[\u2014\u2013]|-{1,2})\s*")
 _DASHES = "\u2014\u2013"
 
 
 @dataclass(frozen=True)
 class Section:
+    """A labelled section of a turn: its name, its body, and the lines it spans."""
+
     name: str
     body: str
     line: int  # the line of its label
@@ -76,18 +90,22 @@ class Section:
 
     @property
     def is_empty(self) -> bool:
-        # A lone `-` is an empty list item, not content.
+        """Whether the body holds nothing: blank lines and empty list items (a lone `-`) only."""
         return all(_EMPTY_BULLET.match(line) for line in self.body.split("\n"))
 
 
 @dataclass(frozen=True)
 class Item:
+    """A list item or paragraph of a section, as text, with the line it starts on."""
+
     text: str
     line: int | None
 
 
 @dataclass(frozen=True)
 class SupportItem:
+    """A support item (a URL, a source locator, a turn reference, a principle), with its line and section."""
+
     text: str
     line: int | None
     section: str
@@ -95,6 +113,8 @@ class SupportItem:
 
 @dataclass(frozen=True)
 class Counterpoint:
+    """One counterpoint: what it addresses, its claim, its support items."""
+
     addresses: str | None
     claim: str | None
     support: tuple[SupportItem, ...]
@@ -103,6 +123,8 @@ class Counterpoint:
 
 @dataclass(frozen=True)
 class UnresolvedItem:
+    """An unresolved item and whether its tag says blocking."""
+
     text: str
     blocking: bool | None  # None: untagged
     line: int | None
@@ -110,6 +132,8 @@ class UnresolvedItem:
 
 @dataclass(frozen=True)
 class Heading:
+    """A heading of level 1 or 2 inside a turn, besides the turn heading."""
+
     level: int
     text: str
     line: int | None
@@ -117,6 +141,8 @@ class Heading:
 
 @dataclass(frozen=True)
 class ParsedTurn:
+    """A turn read into its parts by :func:`parse_turn`: heading fields, sections and their items, what looked wrong."""
+
     text: str  # the normalised turn text, as the service stores it
     heading: str | None = None
     heading_line: int | None = None
@@ -146,20 +172,24 @@ class ParsedTurn:
 
     @property
     def position(self) -> str:
+        """The Position section's body; empty without one."""
         section = self.sections.get(POSITION)
         return section.body if section else ""
 
     @property
     def has_blocking(self) -> bool:
+        """Whether an unresolved item is tagged blocking."""
         return any(item.blocking for item in self.unresolved)
 
     @property
     def support_items(self) -> tuple[SupportItem, ...]:
+        """Every support item, in order: the counterpoints', the Novel Argument's, the Stance Revision Support's."""
         cited = [s for c in self.counterpoints for s in c.support]
         return (*cited, *self.novel_support, *self.stance_revision_support)
 
     @property
     def claims(self) -> tuple[str, ...]:
+        """The counterpoints' claims, then the Novel Argument's, those that are there."""
         found = [c.claim for c in self.counterpoints if c.claim]
         return (*found, self.novel_claim) if self.novel_claim else tuple(found)
 
@@ -183,9 +213,11 @@ class ParsedTurn:
         return SearchableText(self.text)
 
     def contains_excerpt(self, excerpt: str) -> bool:
+        """Whether ``excerpt`` is quoted from this turn, as the rules match quotes."""
         return self._searchable.contains(excerpt)
 
     def section_at(self, line: int | None) -> str | None:
+        """The name of the section holding turn line ``line``, if any."""
         if line is None:
             return None
         for section in (*self.sections.values(), *self.duplicate_sections):
@@ -194,7 +226,7 @@ class ParsedTurn:
         return None
 
 
-def turn_heading(number: int, name: str, harness: str, model_id: str, last: str) -> str:
+def turn_heading(number: int, *, name: str, harness: str, model_id: str, last: str) -> str:
     """Turn ``number``'s heading line as the rules expect it; ``last`` is its stance, CHAIR for the
     chair's, or a placeholder a prompt asks to fill."""
     return f"## Turn {number} \u2014 {name} ({harness} / {model_id}) \u2014 {last}"
@@ -223,16 +255,16 @@ def _turn_start(lines: list[str]) -> int:
     return start
 
 
-def parse_turn(text: str, chair: bool = False) -> ParsedTurn:
+def parse_turn(text: str, *, chair: bool = False) -> ParsedTurn:
     """Parse a turn (``chair``: a chair's, with its sections); never raises. Line numbers count
     the text as given, from 1."""
     lines = split_lines(text.replace("\x00", "\ufffd"))
     if lines:
         lines[0] = lines[0].removeprefix("\ufeff")
-    return _TurnParser(lines, chair).parse(normalize_turn_text(text))
+    return _TurnParser(lines, chair=chair).parse(normalize_turn_text(text))
 
 
-def section_label(line: str, chair: bool = False) -> str | None:
+def section_label(line: str, *, chair: bool = False) -> str | None:
     """The section a line such as `**Agreements**` or `__Novel argument:__` labels, if any
     (``chair``: the chair's sections)."""
     head = line.lstrip(" ")
@@ -352,7 +384,7 @@ class _Segment:
                 if len(_EMPHASIS_RUN.findall(text)) > MAX_EMPHASIS_RUNS:
                     text = _EMPHASIS_CHAR.sub(r"\\\1", text)
                 self.ast = cast("list[dict[str, Any]]", _MARKDOWN(text))
-        except Exception:  # a third-party parser must not make the validator raise
+        except Exception:  # noqa: BLE001  a third-party parser must not make the validator raise, whatever it throws
             self.ast, self.failed = [], True
         self._locate(self.ast, top=True)
         self._collect_html(self.ast, self.first_line + self._texts[0][0] if self._texts else None)
@@ -364,7 +396,7 @@ class _Segment:
             if kind == "list":
                 found.extend(self._list_entries(node))
             elif kind not in _NOT_ENTRIES:
-                found.append(_Entry(_block_text(node).split("\n"), self._line_of(node), False))
+                found.append(_Entry(_block_text(node).split("\n"), self._line_of(node), is_list_item=False))
         return found
 
     def _list_entries(self, list_node: dict[str, Any]) -> Iterator[_Entry]:
@@ -376,13 +408,13 @@ class _Segment:
                     children.extend(self._list_entries(block))
                 else:
                     own.extend(_block_text(block).split("\n"))
-            yield _Entry(own, self._line_of(item), True, children)
+            yield _Entry(own, self._line_of(item), is_list_item=True, children=children)
 
     def _line_of(self, node: dict[str, Any]) -> int | None:
         index = self._node_lines.get(id(node))
         return None if index is None else self.first_line + index
 
-    def _locate(self, nodes: list[dict[str, Any]], top: bool) -> None:
+    def _locate(self, nodes: list[dict[str, Any]], *, top: bool) -> None:
         """Walk the AST in document order, pairing nodes with lines through one cursor."""
         for node in nodes:
             kind = node.get("type")
@@ -413,7 +445,7 @@ class _Segment:
                 self.html.append(Item(str(node.get("raw", "")), here))
             self._collect_html(node.get("children", []), here)
 
-    def _find(self, node: dict[str, Any], markers: bool) -> int | None:
+    def _find(self, node: dict[str, Any], *, markers: bool) -> int | None:
         """The line where `node` starts, looking a bounded way past the cursor (linear overall)."""
         wanted = _key(_first_line_text(node))[:40]
         candidates = self._markers if markers else self._texts
@@ -441,7 +473,7 @@ def _first_line_text(node: dict[str, Any]) -> str:
 
 
 class _TurnParser:
-    def __init__(self, lines: list[str], chair: bool = False):
+    def __init__(self, lines: list[str], *, chair: bool = False):
         self.lines = lines
         self.chair = chair
         self.fenced = fenced_lines(lines)
@@ -453,7 +485,7 @@ class _TurnParser:
         labels = [
             (index, name)
             for index, line in enumerate(self.lines)
-            if not self.fenced[index] and (name := section_label(line, self.chair))
+            if not self.fenced[index] and (name := section_label(line, chair=self.chair))
         ]
         first_label = labels[0][0] if labels else len(self.lines)
         heading_index = next(
@@ -509,9 +541,8 @@ class _TurnParser:
         return (start + 1 if self.lines[start].strip() == "---" else start), None
 
     def _heading(self, index: int) -> dict[str, Any]:
-        found = atx_heading(self.lines[index])
-        assert found  # the index was chosen by this very test
-        level, text = found
+        # Never None: the index was chosen by this very test.
+        level, text = cast("tuple[int, str]", atx_heading(self.lines[index]))
         fields: dict[str, Any] = {"heading": text, "heading_line": index + 1, "heading_level": level}
         number = _TURN_NUMBER.match(text)
         if not number:
@@ -596,10 +627,11 @@ def _counterpoint(entry: _Entry) -> Counterpoint:
     values: dict[str, list[str]] = {"addresses": [], "claim": []}
     support: list[SupportItem] = []
     current = None
-    for offset, text in enumerate(entry.lines):
+    for offset, raw in enumerate(entry.lines):
         # Exact for a tight item; lines after a blank line inside the item may be off.
         line = None if entry.line is None else entry.line + offset
-        labelled = _FIELD.match(text)
+        labelled = _FIELD.match(raw)
+        text = raw
         if labelled:
             current, text = labelled.group(1).casefold(), labelled.group(2)
         if not text.strip() or current is None:

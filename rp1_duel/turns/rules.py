@@ -95,6 +95,8 @@ from .raw_html import find_raw_html, html_snippet
 from .references import Reference, heading_candidates, parse_reference, turns_in_text
 from .source import SourceDocument
 
+__all__ = ["RULES", "TurnContext", "TurnReport", "TurnViolation", "validate_turn"]
+
 MAX_TURN_BYTES = 64 * 1024
 
 RULES = MappingProxyType(
@@ -144,23 +146,29 @@ _RULE_ORDER = {code: index for index, code in enumerate(RULES)}
 
 @dataclass(frozen=True)
 class TurnViolation:
+    """One broken rule: its code, what is wrong, and the line and section where, when known."""
+
     code: str
     message: str
     line: int | None = None
     section: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """As the tools write it in JSON: the fields that are set."""
         found = {"code": self.code, "message": self.message, "line": self.line, "section": self.section}
         return {key: value for key, value in found.items() if value is not None}
 
 
 @dataclass(frozen=True)
 class TurnReport:
+    """What :func:`validate_turn` found: the turn as parsed, and every violation, sorted."""
+
     turn: ParsedTurn
     violations: list[TurnViolation]
 
     @property
     def ok(self) -> bool:
+        """Whether the turn breaks no rule."""
         return not self.violations
 
 
@@ -169,6 +177,8 @@ class TurnReport:
 
 @dataclass(frozen=True)
 class TurnContext:
+    """What a turn is checked against: its number, its claimant, the source and the turns before it."""
+
     turn_number: int
     participant_name: str
     harness: str
@@ -188,10 +198,12 @@ class TurnContext:
 
     @property
     def by_chair(self) -> bool:
+        """Whether the turn is the chair's (its phase is one of the chair's)."""
         return self.phase in CHAIR_PHASES
 
     @property
     def citable_names(self) -> tuple[str, ...]:
+        """Every name the source may be cited by, without a leading ``./``, longest first."""
         names = list(self.source_names)
         if self.source is not None:
             names.append(self.source.name)
@@ -199,6 +211,7 @@ class TurnContext:
         return tuple(sorted(unique, key=len, reverse=True))  # longest first: paths before names
 
     def prior_turn(self, number: int) -> ParsedTurn | None:
+        """Earlier turn ``number``, if it is one of the turns before this one."""
         if not self.first_turn <= number < self.turn_number:
             return None
         index = number - self.first_turn
@@ -209,7 +222,7 @@ class TurnContext:
 
 # --- validation ----------------------------------------------------------------------
 
-_MARKER_NAME = re.compile(r"duel\s*:", re.I)
+_MARKER_NAME = re.compile(r"duel\s*:", re.IGNORECASE)
 _TAG = re.compile(r"<(/?[A-Za-z][A-Za-z0-9-]*)")
 
 
@@ -229,7 +242,6 @@ def _markers(text: str) -> Iterator[int]:
 
 def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     """Check a submitted turn against every rule; report all violations, never raise."""
-
     decoded, found, oversize = _check_encoding(text)
     if oversize:
         return TurnReport(parse_turn(""), found)  # bounds the cost of hostile input
@@ -344,11 +356,27 @@ class _Checker:
     def check_heading(self) -> None:
         turn, ctx = self.turn, self.ctx
         slot = CHAIR_MARK if ctx.by_chair else "STANCE"
-        expected = turn_heading(ctx.turn_number, ctx.participant_name, ctx.harness, ctx.model_id, slot)
+        expected = turn_heading(
+            ctx.turn_number, name=ctx.participant_name, harness=ctx.harness, model_id=ctx.model_id, last=slot
+        )
         if turn.heading is None:
             self.add(RuleCode.HEADING, f"the turn must begin with its heading: `{expected}`")
             return
         line = turn.heading_line
+        self._check_text_before_heading()
+        if turn.heading_level != 2:
+            self.add(RuleCode.HEADING, "the turn heading is a level-2 heading (`## `)", line)
+        if turn.number is None:
+            self.add(RuleCode.HEADING, f"the heading must read `{expected}`", line)
+            return
+        if turn.number != ctx.turn_number:
+            self.add(RuleCode.HEADING, f"the heading says Turn {turn.number}; this is Turn {ctx.turn_number}", line)
+        self._check_claimant(expected, line)
+        self._check_stance(line)
+
+    def _check_text_before_heading(self) -> None:
+        """Only an optional `---` line may come before the heading (a `+++` one is told apart)."""
+        turn = self.turn
         if turn.text_before_heading == "+++":
             self.add(
                 RuleCode.HEADING, "a turn opens with `---` (or its heading), not `+++`", turn.text_before_heading_line
@@ -359,13 +387,10 @@ class _Checker:
                 "nothing but an optional `---` line may come before the heading",
                 turn.text_before_heading_line,
             )
-        if turn.heading_level != 2:
-            self.add(RuleCode.HEADING, "the turn heading is a level-2 heading (`## `)", line)
-        if turn.number is None:
-            self.add(RuleCode.HEADING, f"the heading must read `{expected}`", line)
-            return
-        if turn.number != ctx.turn_number:
-            self.add(RuleCode.HEADING, f"the heading says Turn {turn.number}; this is Turn {ctx.turn_number}", line)
+
+    def _check_claimant(self, expected: str, line: int | None) -> None:
+        """The heading's name, harness and model are the claimant's own, runs of whitespace aside."""
+        turn, ctx = self.turn, self.ctx
         claimed = (
             ("name", turn.name, ctx.participant_name),
             ("harness", turn.harness, ctx.harness),
@@ -378,6 +403,10 @@ class _Checker:
                 self.add(
                     RuleCode.HEADING, f"the heading gives {what} {written!r}; the claimant's {what} is {own!r}", line
                 )
+
+    def _check_stance(self, line: int | None) -> None:
+        """The heading ends with a stance, or with `CHAIR` in a chair's turn."""
+        turn, ctx = self.turn, self.ctx
         if ctx.by_chair or (ctx.phase is not None and turn.stance == CHAIR_MARK):  # without a chair, a STANCE
             self._check_chair_mark(line)
         elif turn.stance is None:
@@ -556,8 +585,7 @@ class _Checker:
         reference = parse_reference(target, self.names)
         unknown = None
         if reference.kind == "turn":
-            assert reference.turn is not None
-            if self.ctx.prior_turn(reference.turn) is None:
+            if reference.turn is None or self.ctx.prior_turn(reference.turn) is None:
                 unknown = f"Addresses names Turn {reference.turn}, which is not an earlier turn"
             else:
                 self._check_turn_excerpt(reference, line, COUNTERPOINTS)
@@ -599,8 +627,7 @@ class _Checker:
         return f"{_shorten(reference.text)!r} cites another document; cite the source as `{source}`"
 
     def _check_turn_reference(self, reference: Reference, line: int | None, section: str) -> None:
-        assert reference.turn is not None
-        if self.ctx.prior_turn(reference.turn) is None:
+        if reference.turn is None or self.ctx.prior_turn(reference.turn) is None:
             self.add(RuleCode.TURN_REF_NOT_FOUND, f"Turn {reference.turn} is not an earlier turn", line, section)
         else:
             self._check_turn_excerpt(reference, line, section)
