@@ -1,0 +1,156 @@
+"""docs/protocol.md section 9: the bytes of ``events.jsonl`` and of what its readers print.
+
+One duel, driven through the library on a manual clock, logs every event type; the log and
+the readers' outputs (``duel watch`` through a pipe, the usage of ``duel tools status``,
+``duel join --json``'s usage and verification, ``duel report --format json``) must equal the
+recordings under ``tests/data/events``, captured before events were typed. Participant ids
+are random: each is replaced by its name before comparing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from rp1_duel.cli.tools import usage_by_participant
+from rp1_duel.clock import ManualClock
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.errors import DuelError
+from rp1_duel.participant.checking import CitationCheck, CitationChecker
+from rp1_duel.participant.usage import Usage, recorded, summary
+from rp1_duel.record.citations import Citation
+from rp1_duel.record.verification import CitationEntry, VoteRecord
+from rp1_duel.review.report_files import read_report
+from rp1_duel.review.watch import PlainDisplay, follow
+from rp1_duel.vocabulary import CitationKind, Verdict
+
+from helpers import Player, claim, join, make_turn
+
+RECORDINGS = Path(__file__).parent / "data" / "events"
+ALICE = ("Alice", "claude-code", "claude-sonnet-5-5")
+BOB = ("Bob", "codex", "gpt-6.1-sol")  # after taking its seat over from gpt-x
+URL = "https://example.org/leases"
+
+
+def citation(line: int, item: str) -> Citation:
+    return Citation(1, "0" * 64, "Counterpoints", line, item, CitationKind.URL, URL, None, "leases expire")
+
+
+def checks(alice: Player, bob: Player) -> tuple[CitationCheck, CitationCheck]:
+    """Bob's check of Alice's turn 1 by a voter, and Alice's own draft of turn 3, sent back."""
+    vote = VoteRecord("anthropic:claude-x", "support", "supports", "Leases expire.", "states", True, None)
+    judged = CitationEntry(citation(5, f"{URL} — leases expire"), Verdict.VERIFIED, "high", "the page says so", (vote,))
+    dead = CitationEntry(citation(9, URL), Verdict.FABRICATED, None, "dead link")
+    return CitationCheck(1, alice.id, None, (judged,)), CitationCheck(3, alice.id, 1, (dead,))
+
+
+def seated(service: DuelService, source: Path, who: tuple[str, str, str], **kwargs: str) -> Player:
+    name, harness, model_id = who
+    return join(service, source, name, harness=harness, model_id=model_id, **kwargs)
+
+
+def drive(service: DuelService, source: Path, clock: ManualClock) -> tuple[str, dict[str, str]]:
+    """A duel that logs every event type of section 9; its id, and each participant's id → name."""
+    alice = seated(service, source, ALICE)  # registered, waiting
+    clock.advance(1)
+    seated(service, source, ALICE, participant_token=alice.token)  # resumed
+    clock.advance(1)
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    clock.advance(1)
+    seated(service, source, BOB, participant_token=bob.token)  # taken over
+    clock.advance(1)
+    lease = claim(service, alice)
+    clock.advance(30)
+    service.refresh_lock(alice.seat, lease)
+    with pytest.raises(DuelError):
+        service.append(alice.seat, lease, make_turn(1, *ALICE).replace("(non-blocking)", ""))  # rejected
+    clock.advance(5)
+    service.append(alice.seat, lease, make_turn(1, *ALICE), release=True, stripped=("reasoning", "fence"))
+    service.record_usage(
+        alice.seat, 1, Usage(1200, 340, 800, 64, requests=2, retries=1, repairs=1, seconds=12.34567).to_dict()
+    )
+    peer_check, draft_check = checks(alice, bob)
+    clock.advance(2)
+    lease = claim(service, bob)
+    service.record_verdicts(bob.seat, 1, peer_check.event())
+    clock.advance(20)
+    service.append(bob.seat, lease, make_turn(2, *BOB, stance="CONVERGING"), release=True)
+    service.record_usage(bob.seat, 2, Usage(900, 210, requests=1, seconds=3.5, output_estimated=True).to_dict())
+    clock.advance(3)
+    lease = claim(service, alice)
+    service.record_verdicts(alice.seat, 3, draft_check.event(sent_back=True))
+    service.append(alice.seat, lease, make_turn(3, *ALICE, stance="CONVERGING"), release=True)  # candidate
+    clock.advance(601)  # Alice idle for a lease: her seat may be taken back
+    alice = seated(service, source, ALICE)  # reclaimed
+    lease = claim(service, bob)
+    artifact = Path(service.status(alice.duel_id).duel.debate_path)
+    artifact.write_text(artifact.read_text().replace("reviewers read turn 1 later", "nobody reads turn 1"))
+    with pytest.raises(DuelError):
+        service.append(bob.seat, lease, make_turn(4, *BOB, stance="CONVERGING"))  # invalidated
+    clock.advance(1)
+    service.release_lock(bob.seat, lease, close=True, outcome="INVALIDATED", reason="turn 1 was edited")
+    return alice.duel_id, {alice.id: "p-alice", bob.id: "p-bob"}
+
+
+def named(text: str, names: dict[str, str]) -> str:
+    for participant_id, name in names.items():
+        text = text.replace(participant_id, name)
+    return text
+
+
+@pytest.fixture
+def duel(service: DuelService, source: Path, clock: ManualClock) -> tuple[str, dict[str, str]]:
+    return drive(service, source, clock)
+
+
+def recording(name: str) -> str:
+    return (RECORDINGS / name).read_text(encoding="utf-8")
+
+
+def test_the_log_holds_every_event_type_in_the_recorded_bytes(service, duel):
+    duel_id, names = duel
+    written = named(service.debate.events_path(duel_id).read_text(encoding="utf-8"), names)
+    assert written == recording("every-type.jsonl")
+    types = {json.loads(line)["type"] for line in written.splitlines()}
+    assert len(types) == 15  # every row of section 9's table
+
+
+def test_duel_watch_through_a_pipe_prints_the_recorded_lines(service, duel):
+    duel_id, names = duel
+    printed = io.StringIO()
+    follow(service, duel_id, PlainDisplay(printed))
+    shown = named(printed.getvalue(), names).replace(str(service.debate.root), "<debate dir>")
+    assert shown == recording("every-type.watch.txt")
+
+
+def test_duel_tools_status_shows_the_recorded_usage(service, duel):
+    duel_id, names = duel
+    usage = usage_by_participant(service, service.status(duel_id))
+    assert named(json.dumps(usage, ensure_ascii=False, indent=1), names) + "\n" == recording(
+        "every-type.tools-usage.json"
+    )
+
+
+def test_duel_join_json_sums_the_recorded_usage_and_verification(service, duel):
+    duel_id, names = duel
+    events = service.events(duel_id, ("usage", "turn_appended", "citations_verified"))
+    models = {"p-alice": ALICE[2], "p-bob": BOB[2]}
+    written = {"p-alice": [1, 3], "p-bob": [2]}
+    shown = {
+        name: {
+            "usage": summary(recorded(events, participant_id), models[name], {}),
+            "verification": CitationChecker.summary(events, participant_id, written[name]),
+        }
+        for participant_id, name in names.items()
+    }
+    assert json.dumps(shown, ensure_ascii=False, indent=1) + "\n" == recording("every-type.join-summaries.json")
+
+
+def test_the_report_json_of_the_duel_is_the_recorded_one(service, duel):
+    duel_id, names = duel
+    report = read_report(service.status(duel_id).duel.debate_path, env={})
+    text = named(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n", names)
+    assert text.replace(str(service.debate.root), "<debate dir>") == recording("every-type.report.json")
