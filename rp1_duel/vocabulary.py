@@ -1,11 +1,12 @@
-"""The protocol's words, defined once: stances, sections, outcomes, next steps, error codes.
+"""The protocol's words, defined once: stances, sections, outcomes, next steps, error codes, event types.
 
 Imports nothing from the project, so every layer may import it (docs/protocol.md
-sections 4, 7, 8 and 10 and the list of error codes in section 2).
+sections 4, 7, 8, 9 and 10 and the list of error codes in section 2).
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Final, Literal
 
 # -- stances (section 7) ---------------------------------------------------------------
@@ -126,6 +127,34 @@ NEXT_STEPS: Final[tuple[NextStep, ...]] = (
     CLOSE_TIMEOUT,
     CLOSED_STEP,
 )
+
+
+# -- event types (section 9) --------------------------------------------------------------
+
+
+class EventType(str, Enum):
+    """The ``type`` of each event in a duel's log (section 9).
+
+    A ``str`` too, so a type compares equal to its word; ``str()`` gives the word, as JSON does."""
+
+    PARTICIPANT_REGISTERED = "participant_registered"
+    PARTICIPANT_WAITING = "participant_waiting"
+    PARTICIPANT_RESUMED = "participant_resumed"
+    SEAT_RECLAIMED = "seat_reclaimed"
+    SEAT_TAKEN_OVER = "seat_taken_over"
+    LOCK_ACQUIRED = "lock_acquired"
+    LOCK_REFRESHED = "lock_refreshed"
+    LOCK_RELEASED = "lock_released"
+    TURN_APPENDED = "turn_appended"
+    TURN_REJECTED = "turn_rejected"
+    CANDIDATE_CONVERGENCE = "candidate_convergence"
+    RECORD_INVALIDATED = "record_invalidated"
+    DUEL_CLOSED = "duel_closed"
+    USAGE = "usage"
+    CITATIONS_VERIFIED = "citations_verified"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 class ErrorCode:

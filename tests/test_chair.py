@@ -23,7 +23,7 @@ from rp1_duel.review.listing import ListedDuel, list_duels, table
 from rp1_duel.review.report import build_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
-from rp1_duel.review.watch import situation, view_of
+from rp1_duel.review.watch_model import situation, view_of
 from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns.rules import validate_turn

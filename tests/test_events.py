@@ -17,15 +17,16 @@ import pytest
 
 from rp1_duel.cli.tools import usage_by_participant
 from rp1_duel.clock import ManualClock
+from rp1_duel.coordination.events import Event, EventData, UnknownEvent, Usage, parse_event
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.checking import CitationCheck, CitationChecker
-from rp1_duel.participant.usage import Usage, recorded, summary
+from rp1_duel.participant.usage import recorded, summary
 from rp1_duel.record.citations import Citation
 from rp1_duel.record.verification import CitationEntry, VoteRecord
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.watch import PlainDisplay, follow
-from rp1_duel.vocabulary import CitationKind, Verdict
+from rp1_duel.vocabulary import CitationKind, EventType, Verdict
 
 from helpers import Player, claim, join, make_turn
 
@@ -69,19 +70,17 @@ def drive(service: DuelService, source: Path, clock: ManualClock) -> tuple[str, 
         service.append(alice.seat, lease, make_turn(1, *ALICE).replace("(non-blocking)", ""))  # rejected
     clock.advance(5)
     service.append(alice.seat, lease, make_turn(1, *ALICE), release=True, stripped=("reasoning", "fence"))
-    service.record_usage(
-        alice.seat, 1, Usage(1200, 340, 800, 64, requests=2, retries=1, repairs=1, seconds=12.34567).to_dict()
-    )
+    service.record_usage(alice.seat, 1, Usage(1200, 340, 800, 64, requests=2, retries=1, repairs=1, seconds=12.34567))
     peer_check, draft_check = checks(alice, bob)
     clock.advance(2)
     lease = claim(service, bob)
-    service.record_verdicts(bob.seat, 1, peer_check.event())
+    service.record_verdicts(bob.seat, 1, peer_check.verdicts())
     clock.advance(20)
     service.append(bob.seat, lease, make_turn(2, *BOB, stance="CONVERGING"), release=True)
-    service.record_usage(bob.seat, 2, Usage(900, 210, requests=1, seconds=3.5, output_estimated=True).to_dict())
+    service.record_usage(bob.seat, 2, Usage(900, 210, requests=1, seconds=3.5, output_estimated=True))
     clock.advance(3)
     lease = claim(service, alice)
-    service.record_verdicts(alice.seat, 3, draft_check.event(sent_back=True))
+    service.record_verdicts(alice.seat, 3, draft_check.verdicts(sent_back=True))
     service.append(alice.seat, lease, make_turn(3, *ALICE, stance="CONVERGING"), release=True)  # candidate
     clock.advance(601)  # Alice idle for a lease: her seat may be taken back
     alice = seated(service, source, ALICE)  # reclaimed
@@ -136,12 +135,12 @@ def test_duel_tools_status_shows_the_recorded_usage(service, duel):
 
 def test_duel_join_json_sums_the_recorded_usage_and_verification(service, duel):
     duel_id, names = duel
-    events = service.events(duel_id, ("usage", "turn_appended", "citations_verified"))
+    events = service.events(duel_id, (EventType.USAGE, EventType.TURN_APPENDED, EventType.CITATIONS_VERIFIED))
     models = {"p-alice": ALICE[2], "p-bob": BOB[2]}
     written = {"p-alice": [1, 3], "p-bob": [2]}
     shown = {
         name: {
-            "usage": summary(recorded(events, participant_id), models[name], {}),
+            "usage": summary(recorded(events, participant_id), models[name], {}).to_json(),
             "verification": CitationChecker.summary(events, participant_id, written[name]),
         }
         for participant_id, name in names.items()
@@ -154,3 +153,68 @@ def test_the_report_json_of_the_duel_is_the_recorded_one(service, duel):
     report = read_report(service.status(duel_id).duel.debate_path, env={})
     text = named(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n", names)
     assert text.replace(str(service.debate.root), "<debate dir>") == recording("every-type.report.json")
+
+
+# -- the types: a round trip, the wakes column, what a reader does with what it cannot read ------
+
+
+def recorded_lines() -> list[str]:
+    return recording("every-type.jsonl").splitlines()
+
+
+def test_every_recorded_event_reads_as_its_type_and_writes_back_the_same_bytes():
+    for line in recorded_lines():
+        event = parse_event(line)
+        assert not isinstance(event.data, UnknownEvent), line
+        assert str(event.type) == json.loads(line)["type"]
+        assert json.dumps(event.to_json(), ensure_ascii=False) == line
+        assert Event.from_json(event.to_json()) == event
+
+
+def test_only_bookkeeping_wakes_no_wait():
+    logged = [parse_event(line).data for line in recorded_lines()]
+    assert {data.event_type for data in logged if isinstance(data, EventData) and not data.wakes} == {
+        EventType.LOCK_REFRESHED,
+        EventType.TURN_REJECTED,
+        EventType.USAGE,
+        EventType.CITATIONS_VERIFIED,
+    }
+
+
+def test_an_event_type_this_version_does_not_know_is_kept_as_logged():
+    line = '{"seq": 3, "ts": "2027-01-15T08:00:00.000Z", "type": "seat_swapped", "duel_id": "d", "participant_id": "p-1", "data": {"from": 1, "to": 2}}'
+    event = parse_event(line)
+    assert event.data == UnknownEvent("seat_swapped", {"from": 1, "to": 2})
+    assert (event.seq, event.type, event.participant_id) == (3, "seat_swapped", "p-1")
+    assert json.dumps(event.to_json(), ensure_ascii=False) == line
+
+
+def test_data_that_does_not_fit_its_type_is_read_as_unknown_not_as_a_failure():
+    line = '{"seq": 0, "ts": "", "type": "turn_appended", "duel_id": "d", "participant_id": "p-1", "data": {"turn_number": "1"}}'
+    assert parse_event(line).data == UnknownEvent("turn_appended", {"turn_number": "1"})
+
+
+def test_a_line_without_the_envelope_is_not_an_event():
+    for line in ("[]", '{"seq": "0", "ts": "", "type": "usage", "duel_id": "d", "data": {}}', '{"seq": 0}'):
+        with pytest.raises(ValueError):
+            parse_event(line)
+
+
+def test_readers_skip_an_unknown_event_in_the_log(service, duel):
+    """A newer writer's event in the log: the service reads on, watch shows it as logged."""
+    duel_id, names = duel
+    path = service.debate.events_path(duel_id)
+    state = service.debate.read_state(duel_id)
+    future = '{"seq": 26, "ts": "2027-01-15T08:11:07.000Z", "type": "seat_swapped", "duel_id": "%s", "participant_id": null, "data": {"x": 1}}\n'
+    blob = (future % duel_id).encode()
+    path.write_bytes(path.read_bytes() + blob)
+    state.event_seq, state.event_bytes = state.event_seq + 1, state.event_bytes + len(blob)
+    service.store.save(state, [])
+    assert [event.type for event in service.observe(duel_id).events][-2:] == [EventType.DUEL_CLOSED, "seat_swapped"]
+    printed = io.StringIO()
+    follow(service, duel_id, PlainDisplay(printed))
+    assert '2027-01-15T08:11:07.000Z seat_swapped {"x": 1}' in printed.getvalue().splitlines()
+    usage = usage_by_participant(service, service.status(duel_id))
+    assert named(json.dumps(usage, ensure_ascii=False, indent=1), names) + "\n" == recording(
+        "every-type.tools-usage.json"
+    )

@@ -17,6 +17,14 @@ from pathlib import Path
 import pytest
 from test_participant import claude_env, clean_env, finish, gpt_env, start, wait_for_seat
 
+from rp1_duel.coordination.events import (
+    CheckedCitation,
+    CitationsVerified,
+    CitationVerdicts,
+    Event,
+    Usage,
+    UsageRecorded,
+)
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.checking import OWN_DRAFTS_MECHANICAL, CitationCheck, CitationChecker
@@ -32,7 +40,7 @@ from rp1_duel.review.watch import event_line
 from rp1_duel.turns.source import read_source
 from rp1_duel.verify.fetch import Fetcher, FetchPolicy
 from rp1_duel.verify.run import Verifier
-from rp1_duel.vocabulary import CitationKind, Confidence, RecordCode, Verdict
+from rp1_duel.vocabulary import CitationKind, Confidence, EventType, RecordCode, Verdict
 
 from fake_debater import asked, debater, prompt_text
 from fake_models import FakeAnthropicServer
@@ -187,49 +195,36 @@ def test_verdicts_are_logged_by_the_seat_without_waking_anyone_even_after_the_cl
     check = CitationCheck(1, bob.id, None, (entry(web.url("/missing"), Verdict.FABRICATED, 7, "dead link"),))
     service.release_lock(alice.seat, claim(service, alice), close=True, outcome="INVALIDATED", reason="over")
     before = service.debate.read_state(alice.duel_id)
-    service.record_verdicts(alice.seat, 1, check.event())
+    service.record_verdicts(alice.seat, 1, check.verdicts())
     after = service.debate.read_state(alice.duel_id)
-    [logged] = service.events(alice.duel_id, ("citations_verified",))
-    assert logged["participant_id"] == alice.id
-    assert logged["data"] == {
-        "turn_number": 1,
-        "writer": bob.id,
-        "draft": None,
-        "sent_back": False,
-        "voters": [],
-        "counts": {"fabricated": 1},
-        "citations": [
-            {
-                "line": 7,
-                "item": web.url("/missing"),
-                "url": web.url("/missing"),
-                "verdict": "fabricated",
-                "confidence": None,
-                "reason": "dead link",
-            }
-        ],
-    }
+    [logged] = service.events(alice.duel_id, (EventType.CITATIONS_VERIFIED,))
+    assert logged.participant_id == alice.id
+    dead = web.url("/missing")
+    assert logged.data == CitationsVerified(
+        1,
+        CitationVerdicts(
+            bob.id,
+            None,
+            False,
+            (),
+            {"fabricated": 1},
+            (CheckedCitation(7, dead, dead, "fabricated", None, "dead link"),),
+        ),
+    )
     assert (after.rev, after.event_seq) == (before.rev, before.event_seq + 1)  # logged, and no waiter woken
     with pytest.raises(DuelError) as refused:
-        service.record_verdicts(type(alice.seat)(alice.duel_id, alice.id, "wrong-token"), 1, check.event())
+        service.record_verdicts(type(alice.seat)(alice.duel_id, alice.id, "wrong-token"), 1, check.verdicts())
     assert refused.value.code == "PARTICIPANT_AUTH_FAILED"
 
 
 def test_watch_says_whose_urls_were_checked_and_what_went_back_for_repair():
-    data = {
-        "turn_number": 3,
-        "writer": "p-1",
-        "draft": 2,
-        "sent_back": True,
-        "voters": [],
-        "counts": {"fabricated": 1, "reachable": 2},
-        "citations": [],
-    }
-    event = {"seq": 9, "ts": "", "type": "citations_verified", "participant_id": "p-1", "data": data}
+    draft = CitationVerdicts("p-1", 2, True, (), {"fabricated": 1, "reachable": 2}, ())
+    event = Event(9, "", "d", "p-1", CitationsVerified(3, draft))
     assert event_line(event, {"p-1": "Alice"}, {}).text == (
         "Alice checked the URLs draft 2 of turn 3 cites: 1 fabricated, 2 reachable; sent back for repair"
     )
-    peer = {**event, "data": {**data, "draft": None, "sent_back": False, "counts": {"verified": 1}}}
+    turn = CitationVerdicts("p-1", None, False, (), {"verified": 1}, ())
+    peer = Event(9, "", "d", "p-1", CitationsVerified(3, turn))
     assert event_line(peer, {"p-1": "Alice"}, {}).text == "Alice checked the URLs turn 3 cites: 1 verified"
 
 
@@ -252,11 +247,9 @@ def test_the_console_says_what_verification_does_and_quiet_says_nothing():
 
 def test_the_summary_counts_drafts_sent_back_own_turns_as_appended_and_peer_turns_once():
     def logged(number, draft, counts, sent_back=False, who="me"):
-        return {
-            "type": "citations_verified",
-            "participant_id": who,
-            "data": {"turn_number": number, "draft": draft, "sent_back": sent_back, "counts": counts},
-        }
+        return Event(
+            0, "", "d", who, CitationsVerified(number, CitationVerdicts(who, draft, sent_back, (), counts, ()))
+        )
 
     events = [
         logged(2, None, {"fabricated": 1, "unjudged": 1}),
@@ -265,7 +258,7 @@ def test_the_summary_counts_drafts_sent_back_own_turns_as_appended_and_peer_turn
         logged(3, 2, {"reachable": 1}),  # the draft appended
         logged(5, 1, {"fabricated": 2}),  # repairs used up: not sent back, turn 5 never appended
         logged(4, None, {"verified": 3}, who="peer"),
-        {"type": "usage", "participant_id": "me", "data": {"turn_number": 3}},
+        Event(0, "", "d", "me", UsageRecorded(3, Usage())),
     ]
     assert CitationChecker.summary(events, "me", [1, 3]) == {
         "drafts_sent_back": 1,

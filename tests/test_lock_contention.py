@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from rp1_duel.coordination.events import LockAcquired, LockReleased
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.settings import DuelSettings
 
@@ -229,13 +230,13 @@ def test_events_log_is_gapless_and_parses_after_contention(contended_run: dict[s
     if contended_run["kind"] == "directory":
         raw = store.debate.events_path(duel_id).read_bytes()
         assert len(raw) == state.event_bytes
-        assert [json.loads(line) for line in raw.decode("utf-8").splitlines()] == events
-    assert [e["seq"] for e in events] == list(range(len(events)))
+        assert [json.loads(line) for line in raw.decode("utf-8").splitlines()] == [e.to_json() for e in events]
+    assert [e.seq for e in events] == list(range(len(events)))
     assert len(events) == state.event_seq
-    acquired = [e for e in events if e["type"] == "lock_acquired"]
-    released = [e for e in events if e["type"] == "lock_released"]
-    assert [e["data"]["fence"] for e in acquired] == list(range(1, len(contended_run["grants"]) + 1))
-    assert sorted(e["data"]["fence"] for e in released) == [e["data"]["fence"] for e in acquired]
-    text = json.dumps(events)
+    acquired = [e.data.fence for e in events if isinstance(e.data, LockAcquired)]
+    released = [e.data.fence for e in events if isinstance(e.data, LockReleased)]
+    assert acquired == list(range(1, len(contended_run["grants"]) + 1))
+    assert sorted(released) == acquired
+    text = json.dumps([e.to_json() for e in events])
     for secret in contended_run["tokens"] + [g["lease_token"] for g in contended_run["grants"]]:
         assert secret not in text

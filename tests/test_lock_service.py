@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from rp1_duel.coordination.events import Event, SeatTakenOver
 from rp1_duel.coordination.identity import slugify
 from rp1_duel.coordination.results import LeaseToken, Seat
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings
+from rp1_duel.vocabulary import EventType
 
 from helpers import Player, claim, join, make_turn
 
@@ -35,7 +37,7 @@ def service(service_on_each_store: DuelService) -> DuelService:
     return service_on_each_store
 
 
-def events(service: DuelService, duel_id: str) -> list[dict]:
+def events(service: DuelService, duel_id: str) -> list[Event]:
     """The duel's whole event log, as its store keeps it."""
     return service.store.events(service.store.read_state(duel_id)).read()
 
@@ -122,7 +124,7 @@ def test_idle_seat_is_reclaimed_with_new_token(service, source, pair, clock, deb
     assert again.token != alice.token
     assert code_of(lambda: service.claim_lock(alice.seat)) == "PARTICIPANT_AUTH_FAILED"
     assert service.claim_lock(again.seat).acquired
-    assert "seat_reclaimed" in [e["type"] for e in events(service, alice.duel_id)]
+    assert "seat_reclaimed" in [e.type for e in events(service, alice.duel_id)]
 
 
 def test_seat_holding_live_lease_is_not_reclaimed(service, source, pair, clock):
@@ -211,10 +213,8 @@ def test_a_corrected_model_takes_its_seat_over_with_the_token_before_its_first_t
     assert (again.participant_id, again.seat.number, again.seat.token) == (bob.id, 2, bob.token)
     seated = service.status(alice.duel_id).participants
     assert [(p.display_name, p.model_id) for p in seated] == [("Alice", "claude-x"), ("Bob", "gpt-y")]
-    taken = [e for e in events(service, alice.duel_id) if e["type"] == "seat_taken_over"]
-    assert [(e["participant_id"], e["data"]) for e in taken] == [
-        (bob.id, {"seat": 2, "model_id": "gpt-y", "previous_model_id": "gpt-x"})
-    ]
+    taken = [e for e in events(service, alice.duel_id) if e.type == EventType.SEAT_TAKEN_OVER]
+    assert [(e.participant_id, e.data) for e in taken] == [(bob.id, SeatTakenOver(2, "gpt-y", "gpt-x"))]
     header = Path(again.debate_path).read_text().split("\n---\n")[0]
     assert '"model_id": "gpt-y"' in header
     assert "gpt-x" not in header
@@ -555,7 +555,7 @@ def test_a_writer_refreshing_without_end_cannot_hold_the_duel_past_the_turn_dead
     service.status(alice.duel_id, participant_id=alice.id, participant_token=alice.token)  # the late writer is back
     closed = service.release_lock(bob.seat, timeout.lease, close=True, outcome="TIMEOUT")
     assert closed.outcome == "TIMEOUT"  # its turn is lost all the same
-    assert "turn_appended" not in [e["type"] for e in events(service, alice.duel_id)]
+    assert "turn_appended" not in [e.type for e in events(service, alice.duel_id)]
 
 
 def test_the_writer_may_itself_close_the_duel_timeout_past_its_turn_deadline(service, pair, clock):
@@ -791,7 +791,7 @@ def test_events_are_gapless_typed_and_carry_no_secrets(service, pair, clock, deb
     lease = claim(service, alice)
     service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED", reason="r")
     log = events(service, alice.duel_id)
-    assert [e["seq"] for e in log] == list(range(len(log)))
+    assert [e.seq for e in log] == list(range(len(log)))
     assert {
         "participant_registered",
         "participant_waiting",
@@ -799,12 +799,12 @@ def test_events_are_gapless_typed_and_carry_no_secrets(service, pair, clock, deb
         "lock_refreshed",
         "lock_released",
         "duel_closed",
-    } <= {e["type"] for e in log}
+    } <= {e.type for e in log}
     for event in log:
-        assert set(event) == {"seq", "ts", "type", "duel_id", "participant_id", "data"}
-        assert ISO_Z.match(event["ts"])
-        assert event["duel_id"] == alice.duel_id
-    raw = json.dumps(log)
+        assert set(event.to_json()) == {"seq", "ts", "type", "duel_id", "participant_id", "data"}
+        assert ISO_Z.match(event.ts)
+        assert event.duel_id == alice.duel_id
+    raw = json.dumps([event.to_json() for event in log])
     for secret in (alice.token, bob.token, first.value, lease.value):
         assert secret not in raw
 
@@ -817,7 +817,7 @@ def test_a_dead_writers_event_tail_is_cut_back(service, pair, debate_dir):
         handle.write('{"seq": 99, "half written')
     service.claim_lock(alice.seat)
     log = events(service, alice.duel_id)
-    assert [e["seq"] for e in log] == list(range(len(log)))
+    assert [e.seq for e in log] == list(range(len(log)))
 
 
 def test_wait_given_a_stale_next_step_returns_at_once(service, source):

@@ -18,7 +18,7 @@ from rp1_duel.record.artifact import FrontMatter, FrontMatterError, ParticipantE
 from rp1_duel.record.history import Claimant, History
 from rp1_duel.record.outcomes import Evaluation, TurnSummary, evaluate
 from rp1_duel.record.validate import validate_file
-from rp1_duel.review.watch import situation, view_of
+from rp1_duel.review.watch_model import situation, view_of
 from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns.grammar import parse_turn

@@ -18,12 +18,13 @@ import subprocess
 import sys
 import threading
 import zlib
-from dataclasses import replace
+from dataclasses import astuple, replace
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+from rp1_duel.coordination.events import Usage
 from rp1_duel.errors import DuelError
 from rp1_duel.record import verification
 from rp1_duel.review.assessment import ModelSection
@@ -341,14 +342,17 @@ def test_recorded_usage_is_summed_per_participant_and_priced():
         (1, 3, 5),
     )
     assert (gpt.name, gpt.model, gpt.turns) == ("GPT", "gpt-6.1-sol", (2, 4))
-    counts = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests", "retries")
-    assert [claude.usage[k] for k in counts] == [5557, 3065, 7370, 5680, 3, 0]
-    assert [gpt.usage[k] for k in counts] == [6224, 2191, 3840, 0, 3, 1]
+
+    def counts(used: Usage) -> tuple[int, ...]:
+        return (*astuple(used)[:4], used.requests, used.retries)
+
+    assert counts(claude.usage.usage) == (5557, 3065, 7370, 5680, 3, 0)
+    assert counts(gpt.usage.usage) == (6224, 2191, 3840, 0, 3, 1)
     # List prices per million tokens: claude-sonnet-5-5 2 / 10 / 0.2 / 2.5; gpt-6.1-sol 2 / 10 / 0.1 / 2.5.
-    assert claude.usage["cost_usd"] == pytest.approx((5557 * 2 + 3065 * 10 + 7370 * 0.2 + 5680 * 2.5) / 1e6)
-    assert gpt.usage["cost_usd"] == pytest.approx((6224 * 2 + 2191 * 10 + 3840 * 0.1) / 1e6)
-    assert report.usage["output_tokens"] == 3065 + 2191
-    assert report.usage["cost_usd"] == pytest.approx(claude.usage["cost_usd"] + gpt.usage["cost_usd"])
+    assert claude.usage.cost_usd == pytest.approx((5557 * 2 + 3065 * 10 + 7370 * 0.2 + 5680 * 2.5) / 1e6)
+    assert gpt.usage.cost_usd == pytest.approx((6224 * 2 + 2191 * 10 + 3840 * 0.1) / 1e6)
+    assert report.usage.usage.output_tokens == 3065 + 2191
+    assert report.usage.cost_usd == pytest.approx(claude.usage.cost_usd + gpt.usage.cost_usd)
     assert report.duration_seconds == 696.0  # 09:00:00 to 09:11:36
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from rp1_duel.coordination.events import Usage
 from rp1_duel.participant.providers import Composition, ProviderError
 from rp1_duel.participant.retry import RetryNotice, RetryPolicy, compose_with_retries
-from rp1_duel.participant.usage import Usage
 
 POLICY = RetryPolicy(base_seconds=1, factor=2, cap_seconds=60, jitter=0.25, request_margin_seconds=30)
 

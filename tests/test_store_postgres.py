@@ -24,6 +24,7 @@ from rp1_duel.errors import DuelError
 from rp1_duel.participant.loop import LeaseKeeper
 from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings, redact
+from rp1_duel.vocabulary import EventType
 
 from helpers import claim, join, make_turn, run_tools, stop
 
@@ -318,10 +319,11 @@ def test_the_database_restarted_mid_duel_loses_nothing_and_the_duel_goes_on(
 
 KILLED_IN_A_TRANSACTION = """
 import sys, time
+from rp1_duel.coordination.events import LockReleased
 from rp1_duel.coordination.service import DuelService
 service = DuelService(sys.argv[1], store=sys.argv[2])
 with service.transaction(sys.argv[3]) as tx:
-    tx.emit("lock_released", None, fence=99)
+    tx.emit(LockReleased(99), by=None)
     tx.commit()  # written, not committed: the database transaction is still open
     print("inside", flush=True)
     time.sleep(60)
@@ -331,7 +333,7 @@ with service.transaction(sys.argv[3]) as tx:
 def test_a_holder_killed_inside_its_transaction_leaves_nothing_and_frees_the_duel(postgres_url, source, tmp_path):
     service = DuelService(tmp_path / "a", store=postgres_url)
     alice, _ = join(service, source, "Alice"), join(service, source, "Bob")
-    before = service.events(alice.duel_id, ("lock_released", "participant_registered"))
+    before = service.events(alice.duel_id, (EventType.LOCK_RELEASED, EventType.PARTICIPANT_REGISTERED))
     proc = subprocess.Popen(
         [sys.executable, "-c", KILLED_IN_A_TRANSACTION, str(tmp_path / "k"), postgres_url, alice.duel_id],
         stdout=subprocess.PIPE,
@@ -346,7 +348,7 @@ def test_a_holder_killed_inside_its_transaction_leaves_nothing_and_frees_the_due
     finally:
         stop(proc)
     assert granted.acquired and time.monotonic() - started < 5
-    assert service.events(alice.duel_id, ("lock_released", "participant_registered")) == before
+    assert service.events(alice.duel_id, (EventType.LOCK_RELEASED, EventType.PARTICIPANT_REGISTERED)) == before
     assert granted.lease is not None and granted.lease.fence == 1
 
 

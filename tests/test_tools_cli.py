@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from rp1_duel.coordination.events import Usage
 from rp1_duel.coordination.results import Seat
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.coordination.storage import SEEN_RESOLUTION_SECONDS
 from rp1_duel.errors import DuelError
-from rp1_duel.participant.usage import Usage
 
 from helpers import join, run_tools
 
@@ -305,8 +305,8 @@ def test_status_shows_each_participants_usage_and_cost_summed_from_its_usage_eve
     alice = join(service, source, "Alice", model_id="claude-sonnet-5-5")
     bob = join(service, source, "Bob", model_id="local-model")
     turn = Usage(input_tokens=1000, output_tokens=2000, cache_read_tokens=3000, requests=2, retries=1, seconds=4.0)
-    service.record_usage(alice.seat, 1, turn.to_dict())
-    service.record_usage(alice.seat, 3, turn.to_dict())
+    service.record_usage(alice.seat, 1, turn)
+    service.record_usage(alice.seat, 3, turn)
 
     usage = run_tools("status", "--duel-id", alice.seat.duel_id, debate_dir=debate_dir).data["usage"]
 
@@ -316,5 +316,5 @@ def test_status_shows_each_participants_usage_and_cost_summed_from_its_usage_eve
     assert usage[bob.seat.participant_id]["requests"] == 0
     assert usage[bob.seat.participant_id]["cost_usd"] is None  # no price for a local model
     with pytest.raises(DuelError) as refused:
-        service.record_usage(Seat(alice.seat.duel_id, alice.seat.participant_id, "wrong"), 1, turn.to_dict())
+        service.record_usage(Seat(alice.seat.duel_id, alice.seat.participant_id, "wrong"), 1, turn)
     assert refused.value.code == "PARTICIPANT_AUTH_FAILED"

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from rp1_duel.coordination.events import Event, Usage
 from rp1_duel.errors import DuelError
-from rp1_duel.participant.usage import Usage, cost_usd, prices_date, recorded, summary, total
+from rp1_duel.participant.usage import cost_usd, prices_date, recorded, summary, total
 
 TURN = Usage(
     input_tokens=1000,
@@ -35,18 +36,25 @@ def test_usages_add_up_field_by_field():
 
 
 def test_a_recorded_usage_reads_back_and_ignores_what_it_does_not_know():
-    assert Usage.from_dict(TURN.to_dict()) == TURN
-    assert Usage.from_dict({"output_tokens": 7, "turn_number": 3, "requests": "2", "output_estimated": 1}) == Usage(
+    assert Usage.from_json(TURN.to_json()) == TURN
+    assert Usage.from_json({"output_tokens": 7, "turn_number": 3, "requests": "2", "output_estimated": 1}) == Usage(
         output_tokens=7
+    )
+
+
+def logged(kind: str, participant_id: str, data: dict) -> Event:
+    return Event.from_json(
+        {"seq": 0, "ts": "", "type": kind, "duel_id": "d", "participant_id": participant_id, "data": data}
     )
 
 
 def test_a_participants_usage_is_summed_from_its_events_across_runs():
     events = [
-        {"type": "usage", "participant_id": "p1", "data": {"turn_number": 1, **TURN.to_dict()}},
-        {"type": "usage", "participant_id": "p2", "data": {"turn_number": 2, **TURN.to_dict()}},
-        {"type": "turn_appended", "participant_id": "p1", "data": {"turn_number": 1}},
-        {"type": "usage", "participant_id": "p1", "data": {"turn_number": 3, **REPAIR.to_dict()}},
+        logged("usage", "p1", {"turn_number": 1, **TURN.to_json()}),
+        logged("usage", "p2", {"turn_number": 2, **TURN.to_json()}),
+        logged("turn_appended", "p1", {"turn_number": 1, "stance": "CONVERGING", "sha256": "0" * 64}),
+        logged("usage", "p1", {"turn_number": 3, **REPAIR.to_json()}),
+        logged("usage", "p1", {"turn_number": "3", **REPAIR.to_json()}),  # not a usage event: not counted
     ]
     assert recorded(events, "p1") == TURN + REPAIR
     assert recorded(events, "nobody") == Usage()
@@ -61,8 +69,9 @@ def test_cost_uses_the_longest_matching_model_in_the_dated_table():
     assert cost_usd("llama3.1", TURN, env={}) is None
     assert prices_date(env={}) is not None
     shown = summary(TURN, "claude-sonnet-5-5", env={})
-    assert shown["cost_usd"] == pytest.approx(expected)
-    assert shown["requests"] == 2 and shown["prices_date"] == prices_date(env={})
+    assert shown.cost_usd == pytest.approx(expected)
+    assert shown.usage == TURN and shown.prices_date == prices_date(env={})
+    assert shown.to_json() == {**TURN.to_json(), "cost_usd": shown.cost_usd, "prices_date": shown.prices_date}
 
 
 def test_the_user_can_replace_the_price_table(tmp_path):

@@ -25,31 +25,20 @@ from pathlib import Path
 import pytest
 
 from rp1_duel.clock import ManualClock, iso
+from rp1_duel.coordination.events import Event, LockAcquired, ParticipantWaiting, Usage
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.coordination.storage import LOG_START, EventCursor, EventLog
 from rp1_duel.errors import DuelError
-from rp1_duel.participant.usage import Usage
 from rp1_duel.review import watch
 from rp1_duel.review.terminal import TerminalDisplay
-from rp1_duel.review.watch import (
-    EventLine,
-    Follower,
-    PlainDisplay,
-    WatchView,
-    appended,
-    countdown,
-    event_line,
-    follow,
-    headline,
-    pick_duel,
-    situation,
-    view_of,
-)
+from rp1_duel.review.watch import Follower, PlainDisplay, appended, event_line, follow, headline, pick_duel
+from rp1_duel.review.watch_model import EventLine, WatchView, countdown, situation, view_of
 
 from helpers import SOURCE, Player, claim, join, make_turn, run_tools, stop, tree_snapshot
 
 ANSI = re.compile(r"\x1b\[")
 ALICE = ("Alice", "claude-code", "claude-x")
+TS = "2027-01-15T08:00:00.000Z"
 BOB = ("Bob", "codex", "gpt-x")
 
 
@@ -57,7 +46,7 @@ def turn(n: int, player: tuple[str, str, str], stance: str = "OPEN_TO_DEBATE") -
     return make_turn(n, *player, stance=stance)
 
 
-def all_events(service: DuelService, duel_id: str) -> list[dict]:
+def all_events(service: DuelService, duel_id: str) -> list[Event]:
     return service.observe(duel_id).events
 
 
@@ -68,9 +57,7 @@ def debate_to_dissent(service: DuelService, alice: Player, bob: Player) -> None:
     with pytest.raises(DuelError):
         service.append(alice.seat, lease, "## Turn 1 — Alice (claude-code / claude-x) — DISSENTING\n")
     service.append(alice.seat, lease, turn(1, ALICE, "DISSENTING"), release=True, stripped=("fence",))
-    service.record_usage(
-        alice.seat, 1, Usage(1200, 340, cache_read_tokens=800, requests=2, retries=1, seconds=12.34).to_dict()
-    )
+    service.record_usage(alice.seat, 1, Usage(1200, 340, cache_read_tokens=800, requests=2, retries=1, seconds=12.34))
     lease = claim(service, bob)
     service.append(bob.seat, lease, turn(2, BOB, "DISSENTING"), release=True)
     service.release_lock(bob.seat, lease, close=True, outcome="DISSENT", reason="no common ground")
@@ -99,11 +86,13 @@ def test_every_event_of_a_duel_gets_a_line_saying_who_did_what(service, pair):
     lines = [event_line(e, names, headlines) for e in events]
     texts = [line.text for line in lines]
     assert [line.seq for line in lines] == list(range(len(events)))
-    assert [line.ts for line in lines] == [e["ts"] for e in events]
-    expires = events[3]["data"]["expires_at"]
+    assert [line.ts for line in lines] == [e.ts for e in events]
+    waiting, acquired = events[1].data, events[3].data
+    assert isinstance(waiting, ParticipantWaiting) and isinstance(acquired, LockAcquired)
+    expires = acquired.expires_at
     assert texts[:4] == [
         "Alice joined seat 1 (claude-code / claude-x)",
-        f"Alice waits for a second participant until {events[1]['data']['until']}",
+        f"Alice waits for a second participant until {waiting.until}",
         "Bob joined seat 2 (codex / gpt-x)",
         f"Alice holds the floor (lease 1, until {expires})",
     ]
@@ -130,34 +119,30 @@ def test_a_rejected_draft_line_names_the_violated_rules(service, pair):
     )
 
 
+def logged(kind: str, data: dict, seq: int = 4, participant_id: str | None = None) -> Event:
+    """An event as a reader of the log gets it."""
+    return Event.from_json(
+        {"seq": seq, "ts": TS, "type": kind, "duel_id": "d", "participant_id": participant_id, "data": data}
+    )
+
+
 def test_an_unknown_or_malformed_event_is_shown_as_its_type_and_data():
-    unknown = {
-        "seq": 4,
-        "ts": "2027-01-15T08:00:00.000Z",
-        "type": "future_thing",
-        "participant_id": None,
-        "data": {"x": 1},
-    }
+    unknown = logged("future_thing", {"x": 1})
     assert event_line(unknown, {}, {}).text == 'future_thing {"x": 1}'
-    broken = {"seq": 5, "ts": "", "type": "lock_acquired", "participant_id": "p-00000000", "data": {"fence": 2}}
+    broken = logged("lock_acquired", {"fence": 2}, participant_id="p-00000000")
     assert event_line(broken, {}, {}).text == 'lock_acquired {"fence": 2}'
     assert (
-        event_line({"type": "record_invalidated", "participant_id": None, "data": {"reason": "edited"}}, {}, {}).text
-        == "the record is invalid: edited"
+        event_line(logged("record_invalidated", {"reason": "edited"}), {}, {}).text == "the record is invalid: edited"
     )
-    odd_turn = {"seq": "6", "ts": "", "type": "turn_appended", "participant_id": "p-1", "data": {"turn_number": "x"}}
-    assert event_line(odd_turn, {}, {}) == EventLine(-1, "", "turn_appended", 'turn_appended {"turn_number": "x"}')
+    odd_turn = logged("turn_appended", {"turn_number": "x"}, seq=6, participant_id="p-1")
+    assert event_line(odd_turn, {}, {}) == EventLine(6, TS, "turn_appended", 'turn_appended {"turn_number": "x"}')
+    late = logged("lock_refreshed", {"fence": 3, "expires_at": "later"})
+    assert event_line(late, {}, {}).text == 'lock_refreshed {"fence": 3, "expires_at": "later"}'
     assert appended([odd_turn, broken, unknown]) == []  # no stance or headline is taken from them
 
 
 def test_event_times_are_shown_in_the_format_given():
-    event = {
-        "seq": 0,
-        "ts": "2027-01-15T08:00:00.000Z",
-        "type": "lock_refreshed",
-        "participant_id": "p-1",
-        "data": {"fence": 3, "expires_at": "2027-01-15T08:10:00.000Z"},
-    }
+    event = logged("lock_refreshed", {"fence": 3, "expires_at": "2027-01-15T08:10:00.000Z"}, participant_id="p-1")
     terminal = TerminalDisplay(io.StringIO(), tz=timezone.utc)
     assert event_line(event, {"p-1": "Ada"}, {}, terminal.time_of).text == "Ada refreshed lease 3 until 08:10:00"
 
@@ -266,7 +251,7 @@ def test_the_follower_reads_only_when_the_state_changed_and_only_what_is_new(ser
     watcher = counting(debate_dir, clock)
     follower = Follower(watcher, alice.duel_id)
     first = follower.poll()
-    assert first is not None and [e["type"] for e in first.events][:3] == [
+    assert first is not None and [e.type for e in first.events][:3] == [
         "participant_registered",
         "participant_waiting",
         "participant_registered",
@@ -275,7 +260,7 @@ def test_the_follower_reads_only_when_the_state_changed_and_only_what_is_new(ser
     assert len(watcher.observed) == 1  # two polls, two stat() calls, no read
     claim(service, alice)
     seen = follower.poll()
-    assert seen is not None and [e["type"] for e in seen.events] == ["lock_acquired"]
+    assert seen is not None and [e.type for e in seen.events] == ["lock_acquired"]
     assert watcher.observed[-1] == first.cursor and seen.cursor.seq == first.cursor.seq + 1
 
 
@@ -289,7 +274,7 @@ def test_a_refresh_and_a_rejected_draft_reach_the_follower_though_they_wake_no_w
     with pytest.raises(DuelError):
         service.append(alice.seat, lease, "not a turn")
     seen = follower.poll()
-    assert seen is not None and [e["type"] for e in seen.events] == ["lock_refreshed", "turn_rejected"]
+    assert seen is not None and [e.type for e in seen.events] == ["lock_refreshed", "turn_rejected"]
     assert service.debate.read_state(alice.duel_id).rev == rev  # what `wait` looks at did not move
 
 
@@ -299,7 +284,7 @@ def test_the_event_reader_seeks_from_a_cursor_and_refuses_one_past_the_log(servi
     state = service.debate.read_state(alice.duel_id)
     log = EventLog(service.debate.events_path(alice.duel_id), state)
     everything = log.read()
-    offset = len((json.dumps(everything[0], ensure_ascii=False) + "\n").encode())
+    offset = len((json.dumps(everything[0].to_json(), ensure_ascii=False) + "\n").encode())
     assert log.read(EventCursor(1, offset)) == everything[1:]
     assert log.read(log.end) == []
     with pytest.raises(DuelError) as past:
@@ -439,7 +424,7 @@ def test_the_plain_display_writes_one_flushed_line_per_event_and_no_ansi_codes(s
     lines = out.getvalue().splitlines()
     events = all_events(service, alice.duel_id)
     assert len(lines) == len(events) + 1 and not ANSI.search(out.getvalue())
-    assert all(line.startswith(event["ts"] + " ") for line, event in zip(lines, events, strict=False))
+    assert all(line.startswith(event.ts + " ") for line, event in zip(lines, events, strict=False))
     assert lines[-1].startswith("outcome: DISSENT after 2 of 6 turns (no common ground); record: ")
 
 

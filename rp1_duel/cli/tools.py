@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ..configuration import load_config
 from ..errors import DuelError, invalid_argument
 from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, STORE_ENV
-from ..vocabulary import ROLES, ErrorCode, Role
+from ..vocabulary import ROLES, ErrorCode, EventType, Role
 from .arguments import undecodable
 
 if TYPE_CHECKING:
@@ -243,8 +243,8 @@ def usage_by_participant(service: DuelService, status: StatusResult) -> dict[str
     """What each participant's model requests used, summed from the duel's ``usage`` events (section 5)."""
     from ..participant.usage import recorded, summary
 
-    logged = service.events(status.duel.id, ("usage",))
-    return {p.id: summary(recorded(logged, p.id), p.model_id) for p in status.participants}
+    logged = service.events(status.duel.id, (EventType.USAGE,))
+    return {p.id: summary(recorded(logged, p.id), p.model_id).to_json() for p in status.participants}
 
 
 def main(argv: list[str]) -> NoReturn:

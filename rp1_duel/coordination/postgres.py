@@ -26,6 +26,7 @@ from ..errors import DuelError
 from ..settings import redact
 from ..turns.source import SourceDocument, SourceUnreadable
 from ..vocabulary import ErrorCode
+from .events import Event, parse_event
 from .identity import target_key
 from .state import DuelState, corrupt
 from .storage import DebateDir, copy_artifact
@@ -264,12 +265,12 @@ class PostgresStore:
             return None
         return copy_artifact(self.debate, self._state_of(duel_id, row), row[1].encode("utf-8"))
 
-    def save(self, state: DuelState, events: list[dict[str, Any]]) -> None:
+    def save(self, state: DuelState, events: list[Event]) -> None:
         with self.conn.transaction(), self.conn.cursor() as cur:
             if events:
                 cur.executemany(
                     "INSERT INTO duel_events VALUES (%s, %s, %s)",
-                    [(state.id, event["seq"], json.dumps(event, ensure_ascii=False)) for event in events],
+                    [(state.id, event.seq, json.dumps(event.to_json(), ensure_ascii=False)) for event in events],
                 )
                 state.event_seq += len(events)
             head = state.turns[-1].sha256 if state.turns else ""
@@ -409,7 +410,7 @@ class DatabaseEvents:
         self.store = store
         self.state = state
 
-    def read(self, since: EventCursor = LOG_START) -> list[dict[str, Any]]:
+    def read(self, since: EventCursor = LOG_START) -> list[Event]:
         if since.seq > self.state.event_seq:
             raise corrupt(
                 f"{self.store.location} duel {self.state.id}", f"holds fewer events than the {since.seq} already read"
@@ -418,7 +419,10 @@ class DatabaseEvents:
             "SELECT event FROM duel_events WHERE duel_id = %s AND seq >= %s AND seq < %s ORDER BY seq",
             (self.state.id, since.seq, self.state.event_seq),
         ).fetchall()
-        return [json.loads(row[0]) for row in rows]
+        try:
+            return [parse_event(row[0]) for row in rows]
+        except ValueError as exc:
+            raise corrupt(f"{self.store.location} duel {self.state.id}", exc) from None
 
     @property
     def end(self) -> EventCursor:

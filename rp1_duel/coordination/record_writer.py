@@ -22,6 +22,7 @@ from ..turns.rules import validate_turn
 from ..turns.source import SourceUnreadable
 from ..vocabulary import CLOSED, WRAPPERS, ErrorCode
 from . import policy
+from .events import CandidateConvergence, DuelClosed, LockReleased, RecordInvalidated, TurnAppended, TurnRejected
 from .state import DuelState, Lease, Participant, TurnRecord
 from .store import Transaction
 
@@ -123,7 +124,7 @@ def _front_matter_problem(raw: str | None, state: DuelState, source_path: str) -
 def _mark_invalid(tx: Transaction, problem: str) -> None:
     if tx.state.invalid_reason is None:
         tx.state.invalid_reason = problem
-        tx.emit("record_invalidated", None, reason=problem)
+        tx.emit(RecordInvalidated(problem), by=None)
 
 
 def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
@@ -169,7 +170,7 @@ def append_turn(
     if not report.ok:
         violations = [v.to_dict() for v in report.violations]
         codes = sorted({v.code for v in report.violations})
-        tx.emit("turn_rejected", me.id, wake=False, turn_number=number, codes=codes)
+        tx.emit(TurnRejected(number, tuple(codes)), by=me.id)
         raise DuelError(
             ErrorCode.TURN_INVALID,
             f"turn {number} breaks {len(violations)} rule(s): " + ", ".join(codes),
@@ -195,17 +196,9 @@ def append_turn(
     state.pending_outcome = evaluation.outcome
     state.candidate_convergence = evaluation.candidate_convergence
     write_artifact(tx, history.blocks)
-    tx.emit(
-        "turn_appended",
-        me.id,
-        turn_number=number,
-        stance=record.stance,
-        sha256=record.sha256,
-        signed=signature is not None,
-        stripped=list(stripped),
-    )
+    tx.emit(TurnAppended(number, record.stance, record.sha256, signature is not None, tuple(stripped)), by=me.id)
     if evaluation.candidate_convergence and not was_converging:
-        tx.emit("candidate_convergence", me.id, turn_number=number)
+        tx.emit(CandidateConvergence(number), by=me.id)
     return record
 
 
@@ -240,7 +233,7 @@ def close_duel(
             tx.wake()
         elif decision.lease_after == "released":
             state.lease = None
-            tx.emit("lock_released", me.id, fence=lease.fence)
+            tx.emit(LockReleased(lease.fence), by=me.id)
         raise decision.refusal
     state.status = CLOSED
     state.outcome = outcome
@@ -250,5 +243,5 @@ def close_duel(
     turns = artifact.turns_region(check.text) if state.invalid_reason else check.blocks
     conclusion = Conclusion(outcome, iso(tx.now.wall), state.candidate_convergence, state.reason, summary)
     write_artifact(tx, turns, conclusion)
-    tx.emit("lock_released", me.id, fence=lease.fence)
-    tx.emit("duel_closed", me.id, outcome=outcome, reason=state.reason)
+    tx.emit(LockReleased(lease.fence), by=me.id)
+    tx.emit(DuelClosed(outcome, state.reason), by=me.id)

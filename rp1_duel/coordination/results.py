@@ -17,6 +17,7 @@ from ..clock import Instant, iso
 from ..schedule import Schedule
 from ..vocabulary import ACTIVE, NextStep
 from . import policy
+from .events import Event
 from .state import DuelState, Participant
 from .store import EventCursor
 
@@ -278,7 +279,7 @@ class Observation:
     """What a watcher reads at once: the duel's status and its events after a cursor."""
 
     status: StatusResult
-    events: list[dict[str, Any]]  # as logged (docs/protocol.md section 9), in order
+    events: list[Event]  # in order (docs/protocol.md section 9)
     cursor: EventCursor  # where the next read starts
 
 

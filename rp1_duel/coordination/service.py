@@ -13,16 +13,31 @@ import contextlib
 import os
 import secrets
 import time
-from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..clock import Clock, Instant, iso, system_clock, utc_date
 from ..errors import DuelError, invalid_argument
 from ..settings import DuelSettings
-from ..vocabulary import ACTIVE, OUTCOMES, ROLES, ErrorCode, Role
+from ..vocabulary import ACTIVE, OUTCOMES, ROLES, ErrorCode, EventType, Role
 from . import policy
+from .events import (
+    CitationsVerified,
+    CitationVerdicts,
+    Event,
+    LockAcquired,
+    LockRefreshed,
+    LockReleased,
+    ParticipantRegistered,
+    ParticipantResumed,
+    ParticipantWaiting,
+    SeatReclaimed,
+    SeatTakenOver,
+    Usage,
+    UsageRecorded,
+)
 from .identity import (
     check_name,
     check_single_line,
@@ -257,7 +272,7 @@ class DuelService:
                 if not token_matches(token, same.token_sha256):
                     raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")
                 tx.touch(same)
-                tx.emit("participant_resumed", same.id, seat=same.seat)
+                tx.emit(ParticipantResumed(same.seat), by=same.id)
                 return same, token
             if not policy.seat_reclaimable(state, same, now):
                 raise DuelError(
@@ -268,7 +283,7 @@ class DuelService:
             token = new_token()
             same.token_sha256 = hash_token(token)
             tx.touch(same)
-            tx.emit("seat_reclaimed", same.id, seat=same.seat)
+            tx.emit(SeatReclaimed(same.seat), by=same.id)
             return same, token
         if renamed is not None:
             return self._take_over(tx, renamed, model_id, token)
@@ -286,16 +301,10 @@ class DuelService:
             last_seen_mono=now.mono,
         )
         state.participants.append(participant)
-        tx.emit(
-            "participant_registered",
-            participant.id,
-            seat=participant.seat,
-            display_name=name,
-            harness=harness,
-            model_id=model_id,
-        )
+        tx.emit(ParticipantRegistered(participant.seat, name, harness, model_id), by=participant.id)
         if not policy.all_seated(state):
-            tx.emit("participant_waiting", participant.id, until=iso(state.wall_time(policy.peer_wait_until(state))))
+            until = iso(state.wall_time(policy.peer_wait_until(state)))
+            tx.emit(ParticipantWaiting(until), by=participant.id)
         else:
             state.turn_started_mono = now.mono  # the first turn begins once every seat is taken
         write_artifact(tx, [])
@@ -314,7 +323,7 @@ class DuelService:
             token = new_token()
             holder.token_sha256 = hash_token(token)
         tx.touch(holder)
-        tx.emit("seat_taken_over", holder.id, seat=holder.seat, model_id=model_id, previous_model_id=previous)
+        tx.emit(SeatTakenOver(holder.seat, model_id, previous), by=holder.id)
         record = check_record(tx)
         if record.problem is None:  # a broken record is found by the next write; the seat changes anyway
             write_artifact(tx, record.blocks)
@@ -437,13 +446,8 @@ class DuelService:
             if decision.grant and not decision.same_lease:
                 state.lease = policy.new_lease(state, me, now, decision.for_timeout)
                 state.fence = state.lease.fence
-                tx.emit(
-                    "lock_acquired",
-                    me.id,
-                    fence=state.fence,
-                    expires_at=iso(state.wall_time(state.lease.expires_mono)),
-                    for_timeout=decision.for_timeout,
-                )
+                expires_at = iso(state.wall_time(state.lease.expires_mono))
+                tx.emit(LockAcquired(state.fence, expires_at, decision.for_timeout), by=me.id)
             holder = policy.live_lease(state, now)
             granted = decision.grant and holder is not None
             return ClaimResult(
@@ -468,7 +472,7 @@ class DuelService:
             expires_at = None if decision.expires_mono is None else state.wall_time(decision.expires_mono)
             if decision.refreshed and state.lease is not None and decision.expires_mono is not None:
                 state.lease.expires_mono = decision.expires_mono
-                tx.emit("lock_refreshed", me.id, wake=False, fence=state.lease.fence, expires_at=iso(expires_at))
+                tx.emit(LockRefreshed(state.lease.fence, iso(state.wall_time(decision.expires_mono))), by=me.id)
             return RefreshResult(
                 **common_fields(state, me, now),
                 refreshed=decision.refreshed,
@@ -483,7 +487,7 @@ class DuelService:
             raise held
         return held
 
-    def record_usage(self, seat: Seat, turn_number: int, usage: Mapping[str, Any]) -> None:
+    def record_usage(self, seat: Seat, turn_number: int, usage: Usage) -> None:
         """Log what one model request of a turn used, as a ``usage`` event that wakes no one (section 9).
 
         Authenticated by the seat; allowed after the close too, since a request may end after it.
@@ -491,9 +495,9 @@ class DuelService:
         _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
-            tx.emit("usage", me.id, wake=False, turn_number=turn_number, **usage)
+            tx.emit(UsageRecorded(turn_number, usage), by=me.id)
 
-    def record_verdicts(self, seat: Seat, turn_number: int, verdicts: Mapping[str, Any]) -> None:
+    def record_verdicts(self, seat: Seat, turn_number: int, verdicts: CitationVerdicts) -> None:
         """Log what ``duel join --verify`` found in the citations of a turn or of a draft, as a
         ``citations_verified`` event that wakes no one (section 9).
 
@@ -502,13 +506,13 @@ class DuelService:
         _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
-            tx.emit("citations_verified", me.id, wake=False, turn_number=turn_number, **verdicts)
+            tx.emit(CitationsVerified(turn_number, verdicts), by=me.id)
 
-    def events(self, duel_id: str, kinds: Collection[str]) -> list[dict[str, Any]]:
+    def events(self, duel_id: str, types: Collection[EventType]) -> list[Event]:
         """The duel's events of the given types, in order."""
         with self.store.errors():
             state = self.store.read_state(duel_id)
-            return [event for event in self.store.events(state).read() if event.get("type") in kinds]
+            return [event for event in self.store.events(state).read() if event.type in types]
 
     def prepare_store(self) -> str:
         """Create the store (a database's schema, migrated; the debate dir's state folder) if
@@ -594,7 +598,7 @@ class DuelService:
                 close_duel(tx, me, held, outcome, reason, summary)
             else:
                 state.lease = None
-                tx.emit("lock_released", me.id, fence=held.fence)
+                tx.emit(LockReleased(held.fence), by=me.id)
             return ReleaseResult(
                 **common_fields(state, me, now),
                 released=True,
@@ -629,7 +633,7 @@ class DuelService:
             record = append_turn(tx, me, held, turn, signing_key, stripped)
             if release and state.pending_outcome is None:
                 state.lease = None
-                tx.emit("lock_released", me.id, fence=held.fence)
+                tx.emit(LockReleased(held.fence), by=me.id)
             return AppendResult(
                 **common_fields(state, me, now),
                 turn_number=record.n,

@@ -35,6 +35,7 @@ from ..files import storage_errors as storage_errors
 from ..files import write_all
 from ..files import write_atomic as write_atomic
 from ..vocabulary import ErrorCode
+from .events import Event, parse_event
 from .identity import target_key
 from .state import DUEL_ID, DuelState, corrupt
 from .store import LOG_START as LOG_START
@@ -304,7 +305,7 @@ class EventLog:
         self.path = path
         self.state = state
 
-    def read(self, since: EventCursor = LOG_START) -> list[dict[str, Any]]:
+    def read(self, since: EventCursor = LOG_START) -> list[Event]:
         """The events after ``since`` that the state knows of: a seek to the cursor's byte and
         a read up to the state's count, so a watcher pays only for what is new. Needs no
         lock: below the state's count the log never changes (later writers append past it)."""
@@ -319,12 +320,10 @@ class EventLog:
         except FileNotFoundError:
             return []
         try:
-            events = [json.loads(line) for line in blob.splitlines() if line.strip()]
+            events = [parse_event(line) for line in blob.splitlines() if line.strip()]
         except ValueError as exc:
             raise corrupt(str(self.path), exc) from None
-        if not all(isinstance(event, dict) for event in events):
-            raise corrupt(str(self.path), "an event is not a JSON object")
-        if events and events[0].get("seq") != since.seq:
+        if events and events[0].seq != since.seq:
             raise corrupt(str(self.path), f"event {since.seq} is not at byte {since.offset}")
         return events
 
@@ -333,11 +332,11 @@ class EventLog:
         """Where the events the state knows of end: the cursor to read on from."""
         return EventCursor(self.state.event_seq, self.state.event_bytes)
 
-    def append(self, events: list[dict[str, Any]]) -> None:
+    def append(self, events: list[Event]) -> None:
         """Write ``events`` and advance the state's counters (before the state is saved)."""
         if not events:
             return
-        blob = b"".join(json.dumps(event, ensure_ascii=False).encode() + b"\n" for event in events)
+        blob = b"".join(json.dumps(event.to_json(), ensure_ascii=False).encode() + b"\n" for event in events)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600)
         try:
             size = os.fstat(fd).st_size
@@ -398,7 +397,7 @@ class DirectoryStore:
             now = self.now()
             yield Transaction(self, self.debate.read_state(duel_id), now)
 
-    def save(self, state: DuelState, events: list[dict[str, Any]]) -> None:
+    def save(self, state: DuelState, events: list[Event]) -> None:
         EventLog(self.debate.events_path(state.id), state).append(events)
         self.debate.write_state(state)
 

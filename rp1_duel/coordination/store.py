@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Hashable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..clock import Instant, iso
+from .events import Event, EventData
 from .state import DuelState, Participant
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ LOG_START = EventCursor()
 class EventReader(Protocol):
     """A duel's events as its state vouches for them (docs/protocol.md section 9)."""
 
-    def read(self, since: EventCursor = LOG_START) -> list[dict[str, Any]]: ...
+    def read(self, since: EventCursor = LOG_START) -> list[Event]: ...
 
     @property
     def end(self) -> EventCursor: ...
@@ -93,7 +94,7 @@ class DuelStore(Protocol):
     # -- one duel --------------------------------------------------------------------
     def transaction(self, duel_id: str) -> AbstractContextManager[Transaction]: ...
 
-    def save(self, state: DuelState, events: list[dict[str, Any]]) -> None:
+    def save(self, state: DuelState, events: list[Event]) -> None:
         """Append ``events`` and write ``state`` (advancing its event counters), as one change."""
         ...
 
@@ -154,32 +155,24 @@ class Transaction:
     """One op's view of a duel: the state, its pending events, the time.
 
     Changes are made to ``state`` in memory; :meth:`commit` hands the events and the
-    state to the store. ``wake`` marks a change that waiters should see (a join, a
-    grant, a release, a turn, a close), as opposed to bookkeeping (a refresh, a rejection).
+    state to the store. An event's type says whether waiters should see the change (a
+    join, a grant, a release, a turn, a close), or it is bookkeeping (a refresh, a rejection).
     """
 
     def __init__(self, store: DuelStore, state: DuelState, now: Instant):
         self.store = store
         self.state = state
         self.now = now
-        self._pending: list[dict[str, Any]] = []
+        self._pending: list[Event] = []
         self._dirty = False
         self._woken = False
 
-    def emit(self, kind: str, participant_id: str | None, wake: bool = True, **data: Any) -> None:
-        """Log an event; ``wake`` says whether waiters should see the duel as changed."""
-        self._pending.append(
-            {
-                "seq": self.state.event_seq + len(self._pending),
-                "ts": iso(self.now.wall),
-                "type": kind,
-                "duel_id": self.state.id,
-                "participant_id": participant_id,
-                "data": data,
-            }
-        )
+    def emit(self, data: EventData, *, by: str | None) -> None:
+        """Log an event of participant ``by`` (None: the service itself)."""
+        seq = self.state.event_seq + len(self._pending)
+        self._pending.append(Event(seq, iso(self.now.wall), self.state.id, by, data))
         self._dirty = True
-        self._woken = self._woken or wake
+        self._woken = self._woken or data.wakes
 
     def wake(self) -> None:
         """A change with no event of its own that waiters must still see."""

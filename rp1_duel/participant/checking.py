@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from ..coordination.events import CheckedCitation, CitationsVerified, CitationVerdicts, Event
 from ..record.artifact import turn_block
 from ..record.citations import Citation, turn_citations
 from ..record.verification import CitationEntry, verdict_counts
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from ..verify.run import Verifier
     from .voters import ProviderVoter
 
-EVENT: Final = "citations_verified"
 # Why a claim in the participant's own draft is left unjudged even when voters sit: a model
 # judging its own citations proves little, and a draft is checked before every repair.
 OWN_DRAFTS_MECHANICAL: Final = "a participant checks its own drafts mechanically"
@@ -77,26 +77,26 @@ class CitationCheck:
             for entry in self.fabricated
         ]
 
-    def event(self, sent_back: bool = False) -> dict[str, Any]:
-        """The ``citations_verified`` event's data, but ``turn_number`` (the service adds it)."""
-        return {
-            "writer": self.writer_id,
-            "draft": self.draft,
-            "sent_back": sent_back,
-            "voters": list(self.voters),
-            "counts": self.counts(),
-            "citations": [
-                {
-                    "line": entry.citation.line,
-                    "item": entry.citation.item,
-                    "url": entry.citation.url,
-                    "verdict": entry.verdict,
-                    "confidence": entry.confidence,
-                    "reason": entry.reason,
-                }
+    def verdicts(self, sent_back: bool = False) -> CitationVerdicts:
+        """What the ``citations_verified`` event of this check says."""
+        return CitationVerdicts(
+            self.writer_id,
+            self.draft,
+            sent_back,
+            self.voters,
+            self.counts(),
+            tuple(
+                CheckedCitation(
+                    entry.citation.line,
+                    entry.citation.item,
+                    entry.citation.url,
+                    entry.verdict,
+                    entry.confidence,
+                    entry.reason,
+                )
                 for entry in self.entries
-            ],
-        }
+            ),
+        )
 
 
 def checkable(citations: Iterable[Citation]) -> list[Citation]:
@@ -140,43 +140,35 @@ class CitationChecker:
         return CitationCheck(number, writer_id, draft, verification.entries)
 
     @staticmethod
-    def summary(
-        events: Iterable[Mapping[str, Any]], participant_id: str, turns_written: Sequence[int]
-    ) -> dict[str, Any]:
+    def summary(events: Iterable[Event], participant_id: str, turns_written: Sequence[int]) -> dict[str, Any]:
         """What ``--json`` says of a participant's checks over every run, from its events: how
         many drafts went back for a fabricated citation, and the verdicts of its turns as
         appended (each turn's last checked draft) and of the peer's turns."""
-        own: dict[int, Mapping[str, Any]] = {}
-        peer: dict[int, Mapping[str, Any]] = {}
+        own: dict[int, CitationVerdicts] = {}
+        peer: dict[int, CitationVerdicts] = {}
         sent_back = 0
         for event in events:
-            data = event.get("data")
-            if (
-                event.get("type") != EVENT
-                or event.get("participant_id") != participant_id
-                or not isinstance(data, dict)
-                or not isinstance(data.get("turn_number"), int)
-            ):
+            if not isinstance(event.data, CitationsVerified) or event.participant_id != participant_id:
                 continue
-            if data.get("draft") is None:
-                peer[data["turn_number"]] = data
+            number, verdicts = event.data.turn_number, event.data.verdicts
+            if verdicts.draft is None:
+                peer[number] = verdicts
             else:
-                own[data["turn_number"]] = data
-                sent_back += data.get("sent_back") is True
+                own[number] = verdicts
+                sent_back += verdicts.sent_back
         return {
             "drafts_sent_back": sent_back,
-            "own_turns": _summed(data for number, data in own.items() if number in turns_written),
+            "own_turns": _summed(verdicts for number, verdicts in own.items() if number in turns_written),
             "peer_turns": _summed(peer.values()),
         }
 
 
-def _summed(checks: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+def _summed(checks: Iterable[CitationVerdicts]) -> dict[str, int]:
+    """The counts of ``checks`` added up, in VERDICTS order; a verdict this version does not know is left out."""
     totals: dict[str, int] = {}
-    for data in checks:
-        counts = data.get("counts")
-        for verdict, count in counts.items() if isinstance(counts, dict) else ():
-            if verdict in VERDICTS and isinstance(count, int):
-                totals[verdict] = totals.get(verdict, 0) + count
+    for verdicts in checks:
+        for verdict, count in verdicts.counts.items():
+            totals[verdict] = totals.get(verdict, 0) + count
     return {verdict: totals[verdict] for verdict in VERDICTS if verdict in totals}
 
 

@@ -8,12 +8,12 @@ import time
 from collections.abc import Mapping
 from typing import TextIO
 
+from ..coordination.events import Usage
 from ..turns.rules import TurnViolation
 from ..vocabulary import Verdict
 from .loop import MAX_REPAIRS
 from .providers import Progress
 from .retry import RetryNotice
-from .usage import Usage
 
 TICK_SECONDS = 1.0  # the live line's refresh while the model thinks in silence
 QUIET_TICK_SECONDS = 15.0  # not a terminal: a "thinking…" line this often, not a redraw each second

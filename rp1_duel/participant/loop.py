@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
+from ..coordination.events import TurnAppended, Usage
 from ..coordination.identity import resolve_target, resolve_topic, slugify
 from ..coordination.policy import refresh_interval
 from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult
@@ -43,6 +44,7 @@ from ..vocabulary import (
     INVALIDATED,
     TIMEOUT,
     ErrorCode,
+    EventType,
     Phase,
     Role,
 )
@@ -51,7 +53,7 @@ from .extraction import Extraction, extract_turn, wrapper_notes
 from .personas import Persona
 from .providers import Composition, Progress, Provider, TurnRequest
 from .retry import RetryNotice, RetryPolicy, compose_with_retries
-from .usage import Usage, recorded, summary
+from .usage import PricedUsage, recorded, summary
 
 if TYPE_CHECKING:  # duel join --verify only: without it, nothing of the checks is loaded
     from .checking import CitationCheck, CitationChecker
@@ -95,11 +97,11 @@ class ParticipantResult:
     reason: str | None = None
     debate_path: str | None = None
     turns_written: list[int] = field(default_factory=list)  # by this participant, over every run
-    usage: dict[str, Any] | None = None  # summed over every run (usage.summary)
+    usage: PricedUsage | None = None  # summed over every run
     verification: dict[str, Any] | None = None  # with --verify: its checks over every run (checking.summary)
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "usage": None if self.usage is None else self.usage.to_json()}
 
 
 class Reporter(Protocol):
@@ -595,7 +597,7 @@ class Duelist:
         work = functools.partial(checker.check, number, peer.id, citations)
         check = work() if deadline is None else self._by_deadline(work, deadline)  # at the close: no deadline
         if check is not None:
-            self.service.record_verdicts(self._my_seat, number, check.event())
+            self.service.record_verdicts(self._my_seat, number, check.verdicts())
             self.report.verified(number, peer.display_name, check.counts(), sent_back=False)
         return check
 
@@ -615,7 +617,7 @@ class Duelist:
             raise _TurnStopped
         violations = check.violations(draft)
         sent_back = bool(violations) and attempt < MAX_REPAIRS
-        self.service.record_verdicts(self._my_seat, number, check.event(sent_back))
+        self.service.record_verdicts(self._my_seat, number, check.verdicts(sent_back))
         self.report.verified(number, None, check.counts(), sent_back)
         if keeper.lost.is_set():
             raise _TurnStopped
@@ -645,7 +647,7 @@ class Duelist:
             return None
         usage = replace(composition.usage, repairs=int(repair), seconds=time.monotonic() - started)
         self.report.composed(usage)
-        self.service.record_usage(self._my_seat, number, usage.to_dict())
+        self.service.record_usage(self._my_seat, number, usage)
         return replace(composition, usage=usage)
 
     def _monotonic(self, moment: float | None) -> float:
@@ -721,11 +723,11 @@ class Duelist:
         me = self._my_seat.participant_id
         if self.checker is not None:
             self._check_last_peer_turns(status)
-        events = self.service.events(duel.id, ("usage", "turn_appended", "citations_verified"))
+        events = self.service.events(duel.id, (EventType.USAGE, EventType.TURN_APPENDED, EventType.CITATIONS_VERIFIED))
         self.result.turns_written = [
-            event["data"]["turn_number"]
+            event.data.turn_number
             for event in events
-            if event["type"] == "turn_appended" and event["participant_id"] == me
+            if isinstance(event.data, TurnAppended) and event.participant_id == me
         ]
         self.result.usage = summary(recorded(events, me), self.provider.model, os.environ)
         if self.checker is not None:

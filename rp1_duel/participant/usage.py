@@ -1,4 +1,7 @@
-"""What a participant's model requests used: tokens, requests, retries, repairs, time, and an estimated cost.
+"""What a participant's model requests used, summed from its ``usage`` events, and its estimated cost.
+
+The counts are a :class:`~rp1_duel.coordination.events.Usage`, from the provider to the event
+to the report; its JSON is written only where the log is and where ``--json`` prints it.
 
 Prices live in one data file with its date (``providers/prices.json``, package data); a
 user's own file of the same shape, named by ``$DUEL_PRICES``, replaces it.
@@ -9,11 +12,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..coordination.events import Event, Usage, UsageRecorded
 from ..errors import invalid_argument
 
 PRICES_ENV = "DUEL_PRICES"
@@ -21,40 +25,16 @@ TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
 
 
 @dataclass(frozen=True)
-class Usage:
-    """Counts of one request, one turn, or a whole participant; they add up."""
+class PricedUsage:
+    """Usage as ``--json``, ``duel tools status`` and the report show it: the counts, an estimated
+    cost (None for a model the price table does not know) and its prices' date."""
 
-    input_tokens: int = 0  # not read from the cache
-    output_tokens: int = 0  # thinking included
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    requests: int = 0  # every request sent, failed ones included
-    retries: int = 0
-    repairs: int = 0
-    seconds: float = 0.0  # wall time from the first request to the answer, waits included
-    output_estimated: bool = False  # the API gave no output count: estimated from the text
+    usage: Usage
+    cost_usd: float | None
+    prices_date: str | None
 
-    def __add__(self, other: Usage) -> Usage:
-        summed: dict[str, Any] = {}
-        for field in fields(self):
-            mine, theirs = getattr(self, field.name), getattr(other, field.name)
-            summed[field.name] = (mine or theirs) if isinstance(mine, bool) else mine + theirs
-        return Usage(**summed)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["seconds"] = round(self.seconds, 3)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Usage:
-        """The fields this version knows of a recorded usage; anything else is ignored."""
-        values: dict[str, Any] = {}
-        for field in fields(cls):
-            value = data.get(field.name)
-            if isinstance(value, bool) == (field.name == "output_estimated") and isinstance(value, (int, float)):
-                values[field.name] = value
-        return cls(**values)
+    def to_json(self) -> dict[str, Any]:
+        return {**self.usage.to_json(), "cost_usd": self.cost_usd, "prices_date": self.prices_date}
 
 
 def total(usages: Iterable[Usage]) -> Usage:
@@ -64,17 +44,17 @@ def total(usages: Iterable[Usage]) -> Usage:
     return summed
 
 
-def summary(usage: Usage, model: str, env: Mapping[str, str] = os.environ) -> dict[str, Any]:
-    """Usage as ``--json`` and ``duel tools status`` show it: the counts, the estimated cost and its prices' date."""
-    return {**usage.to_dict(), "cost_usd": cost_usd(model, usage, env), "prices_date": prices_date(env)}
+def summary(usage: Usage, model: str, env: Mapping[str, str] = os.environ) -> PricedUsage:
+    """``usage`` priced as ``model``'s, by the table ``env`` names or the bundled one."""
+    return PricedUsage(usage, cost_usd(model, usage, env), prices_date(env))
 
 
-def recorded(events: Iterable[Mapping[str, Any]], participant_id: str) -> Usage:
+def recorded(events: Iterable[Event], participant_id: str) -> Usage:
     """The sum of a participant's ``usage`` events: every run of it, resumed ones included."""
     return total(
-        Usage.from_dict(event.get("data") or {})
+        event.data.usage
         for event in events
-        if event.get("type") == "usage" and event.get("participant_id") == participant_id
+        if isinstance(event.data, UsageRecorded) and event.participant_id == participant_id
     )
 
 

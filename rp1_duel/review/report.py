@@ -17,8 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..coordination.events import Event
 from ..errors import DuelError
-from ..participant.usage import TOKEN_KINDS, Usage, recorded, summary, total
+from ..participant.usage import TOKEN_KINDS, PricedUsage, recorded, summary, total
 from ..record.artifact import (
     Conclusion,
     FrontMatter,
@@ -77,7 +78,7 @@ class ReportParticipant:
     model: str
     joined_at: str | None
     turns: tuple[int, ...]
-    usage: dict[str, Any] | None  # usage.summary(): counts, cost_usd, prices_date; None when not recorded
+    usage: PricedUsage | None  # None when not recorded
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ class Report:
     problems: tuple[str, ...]  # structure, hash chain and outcome problems: the record cannot be trusted
     outcome: OutcomeFacts
     participants: tuple[ReportParticipant, ...]
-    usage: dict[str, Any] | None  # the participants' sum; None when not recorded
+    usage: PricedUsage | None  # the participants' sum; None when not recorded
     timeline: tuple[TimelineEntry, ...]
     agreements: tuple[Agreement, ...]
     unresolved: tuple[UnresolvedEntry, ...]
@@ -235,6 +236,8 @@ class Report:
         data = asdict(self)
         del data["schedule"]
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
+        data["participants"] = [{**asdict(p), "usage": _usage_json(p.usage)} for p in self.participants]
+        data["usage"] = _usage_json(self.usage)
         head = {
             key: data.pop(key)
             for key in (
@@ -256,6 +259,10 @@ class Report:
         return ready
 
 
+def _usage_json(usage: PricedUsage | None) -> dict[str, Any] | None:
+    return None if usage is None else usage.to_json()
+
+
 def _json_ready(value: Any) -> Any:
     """Tuples as lists, all the way down: what ``json.loads`` gives back."""
     if isinstance(value, dict):
@@ -268,7 +275,7 @@ def _json_ready(value: Any) -> Any:
 def build_report(
     text: str,
     path: str = "",
-    usage_events: Sequence[Mapping[str, Any]] | None = None,
+    usage_events: Sequence[Event] | None = None,
     sidecar: SidecarFile | None = None,
     env: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
@@ -432,7 +439,7 @@ def _seconds_between(start: str, end: str | None) -> float | None:
 def _participants(
     front: FrontMatter,
     history: History,
-    usage_events: Sequence[Mapping[str, Any]] | None,
+    usage_events: Sequence[Event] | None,
     env: Mapping[str, str],
 ) -> tuple[ReportParticipant, ...]:
     found = []
@@ -453,14 +460,13 @@ def _participants(
     return tuple(found)
 
 
-def _total_usage(participants: Iterable[ReportParticipant]) -> dict[str, Any]:
-    """The participants' sum; its cost is null when a participant that used tokens has no price."""
+def _total_usage(participants: Iterable[ReportParticipant]) -> PricedUsage:
+    """The participants' sum; its cost is None when a participant that used tokens has no price."""
     used = [p.usage for p in participants if p.usage is not None]
-    counted = total(Usage.from_dict(usage) for usage in used)
-    costs = [u.get("cost_usd") for u in used if any(u.get(f"{kind}_tokens") for kind in TOKEN_KINDS)]
+    costs = [u.cost_usd for u in used if any(getattr(u.usage, f"{kind}_tokens") for kind in TOKEN_KINDS)]
     cost = None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6)
-    dates = {u.get("prices_date") for u in used}
-    return {**counted.to_dict(), "cost_usd": cost, "prices_date": dates.pop() if len(dates) == 1 else None}
+    dates = {u.prices_date for u in used}
+    return PricedUsage(total(u.usage for u in used), cost, dates.pop() if len(dates) == 1 else None)
 
 
 # -- turns ---------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
+from ..coordination.events import Event
 from ..coordination.service import DuelService
 from ..coordination.storage import STATE_DIR, storage_errors, write_atomic
 from ..errors import DuelError
@@ -20,7 +20,7 @@ from ..record.artifact import FrontMatter, FrontMatterError, parse
 from ..record.history import read_artifact_text, read_failure
 from ..record.verification import SidecarError, load, sidecar_path
 from ..turns.source import read_bounded
-from ..vocabulary import ErrorCode, RecordCode
+from ..vocabulary import ErrorCode, EventType, RecordCode
 from . import assessment
 from .assessment import AssessmentFile, AssessmentRun, Assessor
 from .report import Report, SidecarFile, build_report, read_record
@@ -130,7 +130,7 @@ def _duel_id(text: str) -> str | None:
         return None  # build_report says why
 
 
-def _usage_events(artifact: Path, duel_id: str | None, notes: list[str]) -> list[dict[str, Any]] | None:
+def _usage_events(artifact: Path, duel_id: str | None, notes: list[str]) -> list[Event] | None:
     """The duel's ``usage`` events when its state sits next to the artifact, as the service leaves it:
     ``<debate dir>/<duel id>.md`` and ``<debate dir>/.duel/duels/<duel id>/``. None when there is none."""
     if duel_id is None or artifact.name != f"{duel_id}.md":
@@ -140,7 +140,7 @@ def _usage_events(artifact: Path, duel_id: str | None, notes: list[str]) -> list
         if not (service.debate.duel_folder(duel_id) / "state.json").is_file():
             return None
         service.debate.check_readable()  # a state folder other users can write is not evidence
-        return service.events(duel_id, ("usage",))
+        return service.events(duel_id, (EventType.USAGE,))
     except DuelError as exc:
         notes.append(f"recorded usage not read from {artifact.parent / STATE_DIR}: {exc.message}")
         return None

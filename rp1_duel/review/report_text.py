@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from ..coordination.events import Usage
+from ..participant.usage import PricedUsage
 from ..record.verification import MISMATCH, STALE
 from .assessment import ModelSection
 from .report import Report, UnresolvedEntry, VerificationFacts
@@ -40,22 +39,23 @@ def moment(iso: str) -> str:
     return f"{date} {time[:5]} UTC" if iso.endswith("Z") and len(time) >= 5 else iso
 
 
-def tokens_in(usage: Mapping[str, Any]) -> int:
+def tokens_in(usage: Usage) -> int:
     """Every prompt token, read from the cache or not."""
-    return int(usage["input_tokens"]) + int(usage["cache_read_tokens"]) + int(usage["cache_write_tokens"])
+    return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
 
 
-def token_counts(usage: Mapping[str, Any] | None) -> str:
-    if usage is None:
+def token_counts(priced: PricedUsage | None) -> str:
+    if priced is None:
         return "not recorded"
-    estimated = "~" if usage.get("output_estimated") else ""
-    return f"{tokens_in(usage):,} in / {estimated}{int(usage['output_tokens']):,} out"
+    usage = priced.usage
+    estimated = "~" if usage.output_estimated else ""
+    return f"{tokens_in(usage):,} in / {estimated}{usage.output_tokens:,} out"
 
 
-def cost(usage: Mapping[str, Any] | None) -> str:
-    if usage is None:
+def cost(priced: PricedUsage | None) -> str:
+    if priced is None:
         return "not recorded"
-    value = usage.get("cost_usd")
+    value = priced.cost_usd
     if value is None:
         return "unpriced"
     return f"~${value:.4f}" if value < 1 else f"~${value:,.2f}"
@@ -92,7 +92,7 @@ def facts(report: Report) -> list[str]:
     found = [f"{report.turn_count} of {report.schedule.turn_count} turns", duration(report.duration_seconds)]
     if report.schedule.seats != 2 or report.schedule.chair:
         found.insert(1, f"{report.schedule.seats} seats" + (" and a chair" if report.schedule.chair else ""))
-    used = 0 if report.usage is None else tokens_in(report.usage) + int(report.usage["output_tokens"])
+    used = 0 if report.usage is None else tokens_in(report.usage.usage) + report.usage.usage.output_tokens
     if used:
         found += [f"{used:,} tokens", cost(report.usage)]
     return found

@@ -1,7 +1,7 @@
 """``duel watch`` on a terminal: event lines scrolling above a live panel, drawn with rich.
 
 Imported only when standard output is a terminal, so a pipe, ``duel list`` and every
-other command never load rich. What the panel says comes from :mod:`.watch`'s pure
+other command never load rich. What the panel says comes from :mod:`.watch_model`'s pure
 functions (docs/protocol.md section 2, "duel watch").
 """
 
@@ -16,19 +16,20 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ..vocabulary import EventType
 from .listing import ago
-from .watch import EventLine, WatchView, epoch, situation
+from .watch_model import EventLine, WatchView, epoch, situation
 
 _STANCE_STYLES = {"ACCEPTING_CONSENSUS": "green", "CONVERGING": "cyan", "DISSENTING": "red", "REVISING": "yellow"}
-_STYLES = {
-    "turn_appended": "bold",
-    "turn_rejected": "red",
-    "duel_closed": "bold green",
-    "record_invalidated": "red",
-    "candidate_convergence": "green",
-    "lock_refreshed": "dim",
-    "usage": "dim",
-    "citations_verified": "dim",
+_STYLES: dict[EventType | str, str] = {
+    EventType.TURN_APPENDED: "bold",
+    EventType.TURN_REJECTED: "red",
+    EventType.DUEL_CLOSED: "bold green",
+    EventType.RECORD_INVALIDATED: "red",
+    EventType.CANDIDATE_CONVERGENCE: "green",
+    EventType.LOCK_REFRESHED: "dim",
+    EventType.USAGE: "dim",
+    EventType.CITATIONS_VERIFIED: "dim",
 }
 
 

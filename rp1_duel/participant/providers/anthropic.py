@@ -9,8 +9,8 @@ import anthropic
 import httpx2
 from anthropic.types import CacheControlEphemeralParam, TextBlockParam
 
+from ...coordination.events import Usage
 from ...vocabulary import ErrorCode, ReasoningLevel
-from ..usage import Usage
 from .base import (
     PREFLIGHT_TIMEOUT_SECONDS,
     Composition,

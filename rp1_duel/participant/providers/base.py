@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ...coordination.events import Usage
 from ...errors import DuelError
 from ...vocabulary import ErrorCode
-from ..usage import Usage, estimate_tokens
+from ..usage import estimate_tokens
 
 __all__ = [
     "PREFLIGHT_TIMEOUT_SECONDS",

@@ -8,8 +8,9 @@ import openai
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionMessageParam
 
+from ...coordination.events import Usage
 from ...vocabulary import ErrorCode, ReasoningLevel
-from ..usage import Usage, estimate_tokens
+from ..usage import estimate_tokens
 from .base import (
     PREFLIGHT_TIMEOUT_SECONDS,
     Composition,

@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))  # run from a checkout
 
 from rp1_duel.clock import ManualClock  # noqa: E402
+from rp1_duel.coordination.events import Usage  # noqa: E402
 from rp1_duel.coordination.service import DuelService  # noqa: E402
 from rp1_duel.record import verification  # noqa: E402
 from rp1_duel.record.citations import artifact_citations  # noqa: E402
@@ -473,7 +474,7 @@ def run_duel(
         clock.advance(60 + 23 * n)
         appended = service.append(seat, lease, text, release=True)
         if usage:
-            service.record_usage(seat, n, USAGE[n])
+            service.record_usage(seat, n, Usage.from_json(USAGE[n]))
         clock.advance(3)
         if appended.terminal_outcome:
             clock.advance(2)

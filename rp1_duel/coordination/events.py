@@ -1,0 +1,466 @@
+"""A duel's events, typed: one frozen dataclass per type of docs/protocol.md section 9.
+
+An :class:`Event` is the envelope (``seq``, ``ts``, ``duel_id``, ``participant_id``) around its
+``data``, one of the :class:`EventData` types below; ``to_json()`` and ``from_json()`` are the only
+places an event is a dict, where the log is written and read. Whether an event wakes ``wait``
+belongs to its type (``wakes``). Times stay as logged, ISO 8601 UTC: they are shown, never judged.
+
+A type this version does not know (a newer writer's), or data that does not fit its type (a
+hand-edited log), is read as an :class:`UnknownEvent` carrying the data as logged: readers skip it
+or show it as it is, and never fail on it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from ..vocabulary import EventType
+
+
+class Unfit(ValueError):
+    """JSON that does not fit the type it is read as."""
+
+
+# -- reading JSON values, each checked -------------------------------------------------------
+
+
+def _int(data: Mapping[str, Any], name: str) -> int:
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Unfit(f"{name} is not an integer")
+    return value
+
+
+def _optional_int(data: Mapping[str, Any], name: str) -> int | None:
+    return None if data.get(name) is None else _int(data, name)
+
+
+def _str(data: Mapping[str, Any], name: str) -> str:
+    value = data.get(name)
+    if not isinstance(value, str):
+        raise Unfit(f"{name} is not a string")
+    return value
+
+
+def _optional_str(data: Mapping[str, Any], name: str) -> str | None:
+    return None if data.get(name) is None else _str(data, name)
+
+
+def _bool(data: Mapping[str, Any], name: str, default: bool = False) -> bool:
+    value = data.get(name, default)
+    if not isinstance(value, bool):
+        raise Unfit(f"{name} is not true or false")
+    return value
+
+
+def _strs(data: Mapping[str, Any], name: str, default: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    value = data.get(name, default)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
+        raise Unfit(f"{name} is not a list of strings")
+    return tuple(value)
+
+
+def _objects(data: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
+    value = data.get(name)
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise Unfit(f"{name} is not a list of objects")
+    return value
+
+
+def _counts(data: Mapping[str, Any], name: str) -> dict[str, int]:
+    value = data.get(name)
+    if not isinstance(value, dict) or not all(isinstance(count, int) for count in value.values()):
+        raise Unfit(f"{name} is not an object of counts")
+    return dict(value)
+
+
+# -- the data of each type ---------------------------------------------------------------------
+
+
+class EventData:
+    """What one type of event says: its fields are its JSON ``data`` object, in order."""
+
+    event_type: ClassVar[EventType]
+    wakes: ClassVar[bool] = True  # a change waiters should see, not bookkeeping (section 9, "wakes wait")
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: list(value) if isinstance(value, tuple) else value for name, value in vars(self).items()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EventData:
+        """The data of this type from its JSON object (raises :class:`Unfit`); each type has its own."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ParticipantRegistered(EventData):
+    event_type = EventType.PARTICIPANT_REGISTERED
+    seat: int
+    display_name: str
+    harness: str
+    model_id: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ParticipantRegistered:
+        return cls(_int(data, "seat"), _str(data, "display_name"), _str(data, "harness"), _str(data, "model_id"))
+
+
+@dataclass(frozen=True)
+class ParticipantWaiting(EventData):
+    """Seat 1 waits for the others, at its join, ``until`` the peer wait ends."""
+
+    event_type = EventType.PARTICIPANT_WAITING
+    until: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ParticipantWaiting:
+        return cls(_str(data, "until"))
+
+
+@dataclass(frozen=True)
+class ParticipantResumed(EventData):
+    event_type = EventType.PARTICIPANT_RESUMED
+    seat: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ParticipantResumed:
+        return cls(_int(data, "seat"))
+
+
+@dataclass(frozen=True)
+class SeatReclaimed(EventData):
+    event_type = EventType.SEAT_RECLAIMED
+    seat: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SeatReclaimed:
+        return cls(_int(data, "seat"))
+
+
+@dataclass(frozen=True)
+class SeatTakenOver(EventData):
+    event_type = EventType.SEAT_TAKEN_OVER
+    seat: int
+    model_id: str
+    previous_model_id: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SeatTakenOver:
+        return cls(_int(data, "seat"), _str(data, "model_id"), _str(data, "previous_model_id"))
+
+
+@dataclass(frozen=True)
+class LockAcquired(EventData):
+    event_type = EventType.LOCK_ACQUIRED
+    fence: int
+    expires_at: str
+    for_timeout: bool
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LockAcquired:
+        return cls(_int(data, "fence"), _str(data, "expires_at"), _bool(data, "for_timeout"))
+
+
+@dataclass(frozen=True)
+class LockRefreshed(EventData):
+    event_type = EventType.LOCK_REFRESHED
+    wakes = False
+    fence: int
+    expires_at: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LockRefreshed:
+        return cls(_int(data, "fence"), _str(data, "expires_at"))
+
+
+@dataclass(frozen=True)
+class LockReleased(EventData):
+    event_type = EventType.LOCK_RELEASED
+    fence: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LockReleased:
+        return cls(_int(data, "fence"))
+
+
+@dataclass(frozen=True)
+class TurnAppended(EventData):
+    event_type = EventType.TURN_APPENDED
+    turn_number: int
+    stance: str  # empty for a chair's turn
+    sha256: str
+    signed: bool = False
+    stripped: tuple[str, ...] = ()  # the wrappers `duel join` removed (vocabulary.WRAPPERS)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TurnAppended:
+        return cls(
+            _int(data, "turn_number"),
+            _str(data, "stance"),
+            _str(data, "sha256"),
+            _bool(data, "signed"),
+            _strs(data, "stripped", ()),
+        )
+
+
+@dataclass(frozen=True)
+class TurnRejected(EventData):
+    event_type = EventType.TURN_REJECTED
+    wakes = False
+    turn_number: int
+    codes: tuple[str, ...]  # sorted
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TurnRejected:
+        return cls(_int(data, "turn_number"), _strs(data, "codes"))
+
+
+@dataclass(frozen=True)
+class CandidateConvergence(EventData):
+    event_type = EventType.CANDIDATE_CONVERGENCE
+    turn_number: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CandidateConvergence:
+        return cls(_int(data, "turn_number"))
+
+
+@dataclass(frozen=True)
+class RecordInvalidated(EventData):
+    """Logged by the service itself: the event's ``participant_id`` is None."""
+
+    event_type = EventType.RECORD_INVALIDATED
+    reason: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RecordInvalidated:
+        return cls(_str(data, "reason"))
+
+
+@dataclass(frozen=True)
+class DuelClosed(EventData):
+    event_type = EventType.DUEL_CLOSED
+    outcome: str
+    reason: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DuelClosed:
+        return cls(_str(data, "outcome"), _optional_str(data, "reason"))
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Counts of one request, one turn, or a whole participant; they add up."""
+
+    input_tokens: int = 0  # not read from the cache
+    output_tokens: int = 0  # thinking included
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    requests: int = 0  # every request sent, failed ones included
+    retries: int = 0
+    repairs: int = 0
+    seconds: float = 0.0  # wall time from the first request to the answer, waits included
+    output_estimated: bool = False  # the API gave no output count: estimated from the text
+
+    def __add__(self, other: Usage) -> Usage:
+        summed: dict[str, Any] = {}
+        for field in fields(self):
+            mine, theirs = getattr(self, field.name), getattr(other, field.name)
+            summed[field.name] = (mine or theirs) if isinstance(mine, bool) else mine + theirs
+        return Usage(**summed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**vars(self), "seconds": round(self.seconds, 3)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Usage:
+        """The counts this version knows of a recorded usage; anything else, or a count that is not one, is left out."""
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            value = data.get(field.name)
+            if isinstance(value, bool) == (field.name == "output_estimated") and isinstance(value, (int, float)):
+                values[field.name] = value
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class UsageRecorded(EventData):
+    """What one model request of a turn used; its JSON is the turn number and the counts, flat."""
+
+    event_type = EventType.USAGE
+    wakes = False
+    turn_number: int
+    usage: Usage
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turn_number": self.turn_number, **self.usage.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> UsageRecorded:
+        return cls(_int(data, "turn_number"), Usage.from_json(data))
+
+
+@dataclass(frozen=True)
+class CheckedCitation:
+    """One URL citation of a ``citations_verified`` event, and its verdict (section 10)."""
+
+    line: int | None
+    item: str
+    url: str | None
+    verdict: str  # a vocabulary.Verdict
+    confidence: str | None
+    reason: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CheckedCitation:
+        return cls(
+            _optional_int(data, "line"),
+            _str(data, "item"),
+            _optional_str(data, "url"),
+            _str(data, "verdict"),
+            _optional_str(data, "confidence"),
+            _str(data, "reason"),
+        )
+
+
+@dataclass(frozen=True)
+class CitationVerdicts:
+    """What ``duel join --verify`` found in the URL citations of a turn, or of a draft of it."""
+
+    writer: str  # the participant whose turn or draft it is
+    draft: int | None  # 1 for the checker's own first draft, 2 for its first repair…; None: an accepted turn
+    sent_back: bool  # the draft went back for repair
+    voters: tuple[str, ...]  # () when checked mechanically only
+    counts: Mapping[str, int]  # verdict -> how many, in vocabulary.VERDICTS order
+    citations: tuple[CheckedCitation, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "writer": self.writer,
+            "draft": self.draft,
+            "sent_back": self.sent_back,
+            "voters": list(self.voters),
+            "counts": dict(self.counts),
+            "citations": [vars(citation) for citation in self.citations],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CitationVerdicts:
+        return cls(
+            _str(data, "writer"),
+            _optional_int(data, "draft"),
+            _bool(data, "sent_back"),
+            _strs(data, "voters"),
+            _counts(data, "counts"),
+            tuple(CheckedCitation.from_json(item) for item in _objects(data, "citations")),
+        )
+
+
+@dataclass(frozen=True)
+class CitationsVerified(EventData):
+    event_type = EventType.CITATIONS_VERIFIED
+    wakes = False
+    turn_number: int
+    verdicts: CitationVerdicts
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turn_number": self.turn_number, **self.verdicts.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CitationsVerified:
+        return cls(_int(data, "turn_number"), CitationVerdicts.from_json(data))
+
+
+_TYPES: dict[EventType, type[EventData]] = {
+    kind.event_type: kind
+    for kind in (
+        ParticipantRegistered,
+        ParticipantWaiting,
+        ParticipantResumed,
+        SeatReclaimed,
+        SeatTakenOver,
+        LockAcquired,
+        LockRefreshed,
+        LockReleased,
+        TurnAppended,
+        TurnRejected,
+        CandidateConvergence,
+        RecordInvalidated,
+        DuelClosed,
+        UsageRecorded,
+        CitationsVerified,
+    )
+}
+
+
+@dataclass(frozen=True)
+class UnknownEvent:
+    """An event this version cannot read: a type it does not know, or data that does not fit its type."""
+
+    event_type: str
+    raw: Mapping[str, Any]  # the ``data`` object as logged
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.raw)
+
+
+def read_data(event_type: str, data: Mapping[str, Any]) -> EventData | UnknownEvent:
+    """The typed data of an event of ``event_type``, or an :class:`UnknownEvent`."""
+    try:
+        return _TYPES[EventType(event_type)].from_json(data)
+    except ValueError:  # EventType() does not know the word, or the data is Unfit
+        return UnknownEvent(event_type, data)
+
+
+# -- the envelope ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of the log: where and when it was logged, by whom, and what it says."""
+
+    seq: int  # from 0, without gaps
+    ts: str  # ISO 8601 UTC
+    duel_id: str
+    participant_id: str | None  # None: the service itself (record_invalidated)
+    data: EventData | UnknownEvent
+
+    @property
+    def type(self) -> EventType | str:
+        return self.data.event_type
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "ts": self.ts,
+            "type": str(self.type),
+            "duel_id": self.duel_id,
+            "participant_id": self.participant_id,
+            "data": self.data.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Event:
+        """Raises :class:`Unfit` when ``raw`` is not an event at all (not when its data is
+        not what its type says: that is an :class:`UnknownEvent`)."""
+        data = raw.get("data")
+        if not isinstance(data, dict):
+            raise Unfit("data is not an object")
+        return cls(
+            _int(raw, "seq"),
+            _str(raw, "ts"),
+            _str(raw, "duel_id"),
+            _optional_str(raw, "participant_id"),
+            read_data(_str(raw, "type"), data),
+        )
+
+
+def parse_event(line: str | bytes) -> Event:
+    """One line of a log (raises ValueError when it is not an event: not JSON, not an object, no envelope)."""
+    raw = json.loads(line)
+    if not isinstance(raw, dict):
+        raise Unfit("an event is not a JSON object")
+    return Event.from_json(raw)
