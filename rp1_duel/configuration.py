@@ -38,7 +38,6 @@ DEFAULT, USER, PROJECT, LOCAL, LINEUP, ENVIRONMENT, FLAGS = (
 )
 UNSET: Final = "unset"  # Config.origin of a key no layer sets
 PERSONA_NAME: Final = re.compile(r"[a-z][a-z0-9-]{0,39}")
-NO_FLAGS: Final[Mapping[str, object]] = MappingProxyType({})
 
 
 # -- what a configuration holds ----------------------------------------------------------------
@@ -498,22 +497,42 @@ def destinations(config: Config) -> list[str]:
     ]
 
 
-def flags_layer(flags: Mapping[str, object]) -> Layer:
-    """The command line's values by dotted key (``duel.max_turns``); None or "" is a flag not given."""
-    data: dict[str, Any] = {}
-    for dotted, value in flags.items():
-        if value is None or value == "":
-            continue
-        *tables, key = dotted.split(".")
-        table = data
-        for name in tables:
-            table = table.setdefault(name, {})
-        table[key] = value
-    return Layer(FLAGS, "", data)
+class Flags(NamedTuple):
+    """The command line's values, the top layer; None (or "") is a flag not given."""
+
+    debate_dir: str | None = None
+    store: str | None = None
+    provider: str | None = None  # model.provider
+    model: str | None = None  # model.model
+    base_url: str | None = None  # model.base_url
+    reasoning: str | None = None  # model.reasoning
+    max_turns: int | None = None  # duel.*, one for each of settings.SETTINGS
+    lease_seconds: int | None = None
+    peer_wait_seconds: int | None = None
+    turn_timeout_seconds: int | None = None
+    seats: int | None = None
+
+    def layer(self) -> Layer:
+        model = {"provider": self.provider, "model": self.model, "base_url": self.base_url, "reasoning": self.reasoning}
+        duel = {name: getattr(self, name) for name in SETTINGS}
+        data = _given({"debate_dir": self.debate_dir, "store": self.store, "model": model, "duel": duel})
+        return Layer(FLAGS, "", data)
 
 
-def load_config(
-    cwd: Path, env: Mapping[str, str], flags: Mapping[str, object] = NO_FLAGS, extra: Sequence[Path] = ()
-) -> Config:
+NO_FLAGS: Final = Flags()
+
+
+def _given(table: Mapping[str, Any]) -> dict[str, Any]:
+    """``table`` without the flags not given, nor the tables left empty."""
+    found: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            value = _given(value)
+        if value not in (None, "", {}):
+            found[key] = value
+    return found
+
+
+def load_config(cwd: Path, env: Mapping[str, str], flags: Flags = NO_FLAGS, extra: Sequence[Path] = ()) -> Config:
     """The configuration a command runs with: every layer read, the flags on top, merged."""
-    return merge([*read_layers(cwd, env, extra), flags_layer(flags)])
+    return merge([*read_layers(cwd, env, extra), flags.layer()])

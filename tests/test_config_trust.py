@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.configuration import load_config, trust, trust_file
+from rp1_duel.configuration import Flags, load_config, trust, trust_file
 from rp1_duel.errors import DuelError
 
 TESTS = Path(__file__).parent
@@ -94,7 +94,7 @@ def test_the_users_own_file_environment_and_flags_may_choose_a_server(home, clon
     user.write_text(
         'store = "postgresql://me@db/duel"\n[model]\nbase_url = "http://localhost:11434/v1"\n', encoding="utf-8"
     )
-    config = load_config(clone, {**env_for(home), "DUEL_DIR": "/srv/debates"}, {"model.model": "llama3.1"})
+    config = load_config(clone, {**env_for(home), "DUEL_DIR": "/srv/debates"}, Flags(model="llama3.1"))
     assert (config.store, config.model.base_url, config.debate_dir) == (
         "postgresql://me@db/duel",
         "http://localhost:11434/v1",

@@ -16,6 +16,7 @@ import pytest
 
 from rp1_duel.configuration import (
     DEFAULT,
+    Flags,
     Layer,
     SeatSpec,
     defaults,
@@ -71,7 +72,7 @@ def test_each_layer_overrides_the_ones_below_it(home, project):
     write(project / "duel.local.toml", 'debate_dir = "local-debates"\n[duel]\nlease_seconds = 300\n')
     lineup = write(project / "lineup.toml", 'debate_dir = "/lineup"\n[duel]\nlease_seconds = 400\n')
     env = env_for(home, DUEL_DIR="/env")
-    flags = {"debate_dir": "/flag", "duel.lease_seconds": 500}
+    flags = Flags(debate_dir="/flag", lease_seconds=500)
     cwd = project / "docs"
 
     def winner(**kw) -> tuple[str, int, str]:
@@ -79,23 +80,23 @@ def test_each_layer_overrides_the_ones_below_it(home, project):
         return config.debate_dir, config.settings().lease_seconds, config.origin("duel.lease_seconds")
 
     assert winner() == ("/flag", 500, "flags")
-    assert winner(flags={}) == ("/env", 400, f"lineup ({lineup})")
-    assert winner(flags={}, env=env_for(home)) == ("/lineup", 400, f"lineup ({lineup})")
-    assert winner(flags={}, env=env_for(home), extra=[]) == (
+    assert winner(flags=Flags()) == ("/env", 400, f"lineup ({lineup})")
+    assert winner(flags=Flags(), env=env_for(home)) == ("/lineup", 400, f"lineup ({lineup})")
+    assert winner(flags=Flags(), env=env_for(home), extra=[]) == (
         str(project / "local-debates"),
         300,
         f"local ({project / 'duel.local.toml'})",
     )
     (project / "duel.local.toml").unlink()
-    assert winner(flags={}, env=env_for(home), extra=[]) == (
+    assert winner(flags=Flags(), env=env_for(home), extra=[]) == (
         str(project / "project-debates"),
         200,
         f"project ({project / 'duel.toml'})",
     )
     (project / "duel.toml").unlink()
-    assert winner(flags={}, env=env_for(home), extra=[]) == ("/user", 100, f"user ({user_file(home)})")
+    assert winner(flags=Flags(), env=env_for(home), extra=[]) == ("/user", 100, f"user ({user_file(home)})")
     user_file(home).unlink()
-    assert winner(flags={}, env=env_for(home), extra=[]) == ("debates", 600, "default")
+    assert winner(flags=Flags(), env=env_for(home), extra=[]) == ("debates", 600, "default")
 
 
 def test_without_any_file_the_configuration_is_the_built_in_defaults(home, project):
@@ -114,7 +115,7 @@ def test_without_any_file_the_configuration_is_the_built_in_defaults(home, proje
 
 def test_a_flag_not_given_or_empty_leaves_the_layers_below_it(home, project):
     write(project / "duel.toml", '[duel]\nmax_turns = 8\n[model]\nmodel = "gpt-x"\n')
-    config = load_config(project, env_for(home), {"duel.max_turns": None, "model.model": ""})
+    config = load_config(project, env_for(home), Flags(max_turns=None, model=""))
     assert (config.settings().max_turns, config.model.model) == (8, "gpt-x")
 
 
@@ -192,7 +193,7 @@ def test_tables_merge_key_by_key_and_arrays_replace(home, project):
 def test_every_value_says_which_layer_and_file_set_it(home, project):
     write(user_file(home), USER_LINEUP)
     write(project / "duel.toml", PROJECT_CHANGES_ONE_MODEL)
-    config = load_config(project, env_for(home, DUEL_DIR="/shared"), {"duel.seats": 3})
+    config = load_config(project, env_for(home, DUEL_DIR="/shared"), Flags(seats=3))
     user, project_file = f"user ({user_file(home)})", f"project ({project / 'duel.toml'})"
     assert config.origin("panel.seats.2.model") == project_file
     assert config.origin("panel.seats.2.name") == user
@@ -271,7 +272,7 @@ def test_a_named_lineup_file_must_exist(home, project):
 
 def test_a_flag_out_of_range_stays_the_command_lines_error(home, project):
     """The flags layer is type-checked only: ranges stay DuelSettings.check's INVALID_ARGUMENT, as before."""
-    config = load_config(project, env_for(home), {"duel.max_turns": 99})
+    config = load_config(project, env_for(home), Flags(max_turns=99))
     with pytest.raises(DuelError) as raised:
         config.settings().check()
     assert (raised.value.code, raised.value.details) == ("INVALID_ARGUMENT", {"flag": "--max-turns"})

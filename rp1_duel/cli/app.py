@@ -20,7 +20,7 @@ from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, default_of
 from ..vocabulary import ErrorCode, Role
 
 if TYPE_CHECKING:
-    from ..configuration import Config
+    from ..configuration import Config, Flags
 
 app = typer.Typer(
     help="AI agents debate a Markdown document through a lease-based lock service: two in a duel, up to eight "
@@ -82,7 +82,7 @@ def _model_help(text: str, key: str) -> str:
     return f"{text} (default: {key} in the configuration)."
 
 
-def load(flags: dict[str, object], extra: list[str] | None = None) -> Config:
+def load(flags: Flags, extra: list[str] | None = None) -> Config:
     """The configuration this command runs with (rp1_duel.configuration): files, ``extra`` files,
     environment, then ``flags``."""
     from ..configuration import load_config
@@ -181,7 +181,7 @@ def join_command(
 
     Run it in two terminals, one per participant. Ctrl-C gives the floor back and keeps the seat: run the same command again to resume.
     """
-    from ..configuration import destinations
+    from ..configuration import Flags, destinations
     from ..errors import invalid_argument
     from ..participant.console import ConsoleReporter
     from ..participant.loop import STATE_COMPLETED, Duelist, ParticipantConfig
@@ -195,22 +195,20 @@ def join_command(
             raise invalid_argument(f"--reasoning must be one of {', '.join(REASONING_LEVELS)}, not {reasoning!r}")
         if not verify and (voter or allow_private_hosts):
             raise invalid_argument(f"{'--voter' if voter else '--allow-private-hosts'} needs --verify")
-        config = load(
-            {
-                "debate_dir": debate_dir_,
-                "store": store,
-                "model.provider": provider,
-                "model.model": model,
-                "model.base_url": base_url,
-                "model.reasoning": reasoning,
-                "duel.max_turns": max_turns,
-                "duel.lease_seconds": lease_seconds,
-                "duel.peer_wait_seconds": peer_wait_seconds,
-                "duel.turn_timeout_seconds": turn_timeout_seconds,
-                "duel.seats": seats,
-            },
-            config_file,
+        flags = Flags(
+            debate_dir_,
+            store,
+            provider,
+            model,
+            base_url,
+            reasoning,
+            max_turns,
+            lease_seconds,
+            peer_wait_seconds,
+            turn_timeout_seconds,
+            seats,
         )
+        config = load(flags, config_file)
         chosen = select_provider(
             config.model.model,
             provider=config.model.provider,
@@ -288,23 +286,21 @@ def panel_command(
 
     The seats join in lineup order and their progress lines are shown as they come. Ctrl-C stops every seat (each gives the floor back and keeps its seat): run the same command to resume.
     """
-    from ..configuration import destinations
+    from ..configuration import Flags, destinations
     from ..coordination.service import DuelService
     from ..participant.panel import exit_code, lineup_seats, run_seats, shared_flags
 
     extra = [os.path.abspath(lineup)] if lineup else []
     try:
-        config = load(
-            {
-                "debate_dir": debate_dir_,
-                "store": store,
-                "duel.max_turns": max_turns,
-                "duel.lease_seconds": lease_seconds,
-                "duel.peer_wait_seconds": peer_wait_seconds,
-                "duel.turn_timeout_seconds": turn_timeout_seconds,
-            },
-            extra,
+        flags = Flags(
+            debate_dir_,
+            store,
+            max_turns=max_turns,
+            lease_seconds=lease_seconds,
+            peer_wait_seconds=peer_wait_seconds,
+            turn_timeout_seconds=turn_timeout_seconds,
         )
+        config = load(flags, extra)
         seats = lineup_seats(config)
         for line in [] if quiet else destinations(config):
             typer.echo(f"duel panel: {line}", err=True)
@@ -694,11 +690,12 @@ def watch_command(
     """
     import sys
 
+    from ..configuration import Flags
     from ..coordination.service import DuelService
     from ..review.watch import display_for, follow, pick_duel
 
     try:
-        config = load({"debate_dir": debate_dir_, "store": store})
+        config = load(Flags(debate_dir_, store))
         service = DuelService(config.debate_dir, store=config.store)
         follow(service, pick_duel(service, duel_id), display_for(sys.stdout))
     except DuelError as exc:
@@ -719,11 +716,12 @@ def list_command(
 
     Exit 0, or 1 when a duel's state cannot be read (it is listed as unreadable).
     """
+    from ..configuration import Flags
     from ..coordination.service import DuelService
     from ..review.listing import UnreadableDuel, list_duels, table
 
     try:
-        config = load({"debate_dir": debate_dir_, "store": store})
+        config = load(Flags(debate_dir_, store))
         root = config.debate_dir
         rows = list_duels(DuelService(root, store=config.store))
     except DuelError as exc:
@@ -746,11 +744,12 @@ def store_init_command(
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
 ) -> None:
     """Create or migrate the store's schema (a join also does it on first use). Safe to run again."""
+    from ..configuration import Flags
     from ..coordination.service import DuelService
     from ..errors import invalid_argument
 
     try:
-        config = load({"store": store})
+        config = load(Flags(store=store))
         if config.store is None:
             raise invalid_argument(
                 "duel store init needs --store, $DUEL_STORE or `store` in the configuration (a postgresql:// URL)"
@@ -768,10 +767,11 @@ def pull_command(
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
 ) -> None:
     """Write a duel's artifact from the store into the debate dir, as every participant has it (to review or commit)."""
+    from ..configuration import Flags
     from ..coordination.service import DuelService
 
     try:
-        config = load({"debate_dir": debate_dir_, "store": store})
+        config = load(Flags(debate_dir_, store))
         path = DuelService(config.debate_dir, store=config.store).pull(duel_id)
     except DuelError as exc:
         fail(exc)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..configuration import load_config
+from ..configuration import Flags, load_config
 from ..errors import DuelError, invalid_argument
 from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, STORE_ENV
 from ..vocabulary import ROLES, ErrorCode, EventType, Role
@@ -186,8 +186,8 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     from ..coordination.results import LeaseToken, Seat
     from ..coordination.service import DuelService
 
-    settings = {f"duel.{name}": getattr(args, name) for name in SETTINGS} if op == "join" else {}
-    config = load_config(Path.cwd(), os.environ, {"debate_dir": args.debate_dir, "store": args.store, **settings})
+    settings = {name: getattr(args, name) for name in SETTINGS} if op == "join" else {}
+    config = load_config(Path.cwd(), os.environ, Flags(args.debate_dir, args.store, **settings))
     service = DuelService(config.debate_dir, store=config.store)
     token = getattr(args, "participant_token", None) or os.environ.get("DUEL_PARTICIPANT_TOKEN")
     if op == "join":
