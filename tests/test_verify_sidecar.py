@@ -130,8 +130,8 @@ def test_each_field_is_checked_for_its_type_and_words(verified, change, said):
 def test_a_sidecar_of_the_whole_chain_is_current(verified):
     assert standing(verified).status == CURRENT
     report = validate_file(verified, require_verified=False)
-    assert report.valid and report.verification is not None and report.verification["status"] == CURRENT
-    assert report.verification["verdicts"][Verdict.FABRICATED] == 1
+    assert report.valid and report.verification is not None and report.verification.status == CURRENT
+    assert report.verification.verdicts[Verdict.FABRICATED] == 1
 
 
 def test_a_sidecar_covering_fewer_turns_than_written_is_stale(service, source, web, tmp_path, pair):

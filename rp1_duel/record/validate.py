@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,19 @@ class SignatureEntry:
         return {k: v for k, v in found.items() if v is not None}
 
 
+@dataclass(frozen=True)
+class VerificationStanding:
+    """How an artifact's verification sidecar stands (section 10, "What duel validate checks")."""
+
+    sidecar: str  # its path
+    status: str  # verification.CURRENT, STALE or MISMATCH
+    turns: int | None = None  # the turns it covers; None when it was not read
+    verdicts: Mapping[str, int] = field(default_factory=dict)  # verdict -> how many
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sidecar": self.sidecar, "status": self.status, "turns": self.turns, "verdicts": dict(self.verdicts)}
+
+
 @dataclass
 class ArtifactReport:
     """What ``duel validate`` found in one artifact: its problems and notes, and what it records and implies."""
@@ -88,7 +101,7 @@ class ArtifactReport:
     outcome: str | None = None
     implied_outcome: str | None = None
     signatures: list[SignatureEntry] = field(default_factory=list)
-    verification: dict[str, Any] | None = None  # the sidecar's standing, when there is one
+    verification: VerificationStanding | None = None  # when there is a sidecar
 
     @property
     def valid(self) -> bool:
@@ -107,7 +120,7 @@ class ArtifactReport:
             "problems": [p.to_dict() for p in self.problems],
             "notes": self.notes,
             "signatures": [s.to_dict() for s in self.signatures],
-            "verification": self.verification,
+            "verification": None if self.verification is None else self.verification.to_dict(),
         }
 
     def to_text(self) -> str:
@@ -124,9 +137,9 @@ class ArtifactReport:
         ]
         if self.verification is not None:
             found = self.verification
-            counts = ", ".join(f"{count} {verdict}" for verdict, count in found["verdicts"].items())
-            covered = "" if found["turns"] is None else f", {found['turns']} turns covered ({counts or 'no citations'})"
-            lines.append(f"  verification: {found['status']}{covered}")
+            counts = ", ".join(f"{count} {verdict}" for verdict, count in found.verdicts.items())
+            covered = "" if found.turns is None else f", {found.turns} turns covered ({counts or 'no citations'})"
+            lines.append(f"  verification: {found.status}{covered}")
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
@@ -228,7 +241,7 @@ def _check_verification(
         if required:
             add(Problem(RecordCode.VERIFICATION_MISSING, f"no {side.name}: run duel verify"))
         return
-    report.verification = {"sidecar": str(side), "status": verification.MISMATCH, "turns": None, "verdicts": {}}
+    report.verification = VerificationStanding(str(side), verification.MISMATCH)
     tree = os.path.realpath(root if root is not None else tree_root(path))
     if os.path.commonpath([os.path.realpath(side), tree]) != tree:
         add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} lies outside {tree}: it was not read"))
@@ -241,12 +254,7 @@ def _check_verification(
         return
     blocks = history.blocks
     standing = verification.check(sidecar, path.name, front, blocks, history.turns)
-    report.verification = {
-        "sidecar": str(side),
-        "status": standing.status,
-        "turns": sidecar.turns,
-        "verdicts": sidecar.counts(),
-    }
+    report.verification = VerificationStanding(str(side), standing.status, sidecar.turns, sidecar.counts())
     for problem in standing.problems:
         add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} is not this artifact's: {problem}"))
     if standing.status == verification.STALE:
