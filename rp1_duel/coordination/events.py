@@ -4,6 +4,8 @@ An :class:`Event` is the envelope (``seq``, ``ts``, ``duel_id``, ``participant_i
 ``data``, one of the :class:`EventData` types below; ``to_json()`` and ``from_json()`` are the only
 places an event is a dict, where the log is written and read. Whether an event wakes ``wait``
 belongs to its type (``wakes``). Times stay as logged, ISO 8601 UTC: they are shown, never judged.
+:class:`Usage`, the counts a ``usage`` event carries, is the one value of what a model used, from
+the provider through the participant's loop to the report.
 
 A type this version does not know (a newer writer's), or data that does not fit its type (a
 hand-edited log), is read as an :class:`UnknownEvent` carrying the data as logged: readers skip it
