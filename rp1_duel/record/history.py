@@ -143,7 +143,6 @@ class History:
             prior_turns=self.turns,
             previous_stance=self.stances.get(schedule.speaker(number)),  # its own turn, a round back
             novelty=self.novelty,
-            first_turn=schedule.first,
             phase=schedule.phase(number),
             pre_closing=schedule.pre_closing,
         )

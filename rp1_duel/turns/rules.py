@@ -65,8 +65,9 @@ Where the protocol is silent, this module decides:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -187,12 +188,11 @@ class TurnContext:
     # The names the source may be cited by, besides its file name: the path the artifact
     # records (see rp1_duel.record.history.citable_names), so every clone reads the same.
     source_names: Sequence[str] = ()
-    prior_turns: Sequence[ParsedTurn] = ()  # turns first_turn..turn_number-1, in order
+    prior_turns: Sequence[ParsedTurn] = ()  # the turns before this one, in order
     previous_stance: str | None = None  # this participant's previous stance
     novelty: NoveltyIndex | None = None  # positions and claims of the prior turns
-    # A chaired duel (docs/protocol.md section 4, "A chair"): its turns count from 0, each has a phase,
-    # and the closing round answers the points of the chair's pre-closing turn.
-    first_turn: int = 1
+    # A chaired duel (docs/protocol.md section 4, "A chair"): each turn has a phase, and the closing
+    # round answers the points of the chair's pre-closing turn.
     phase: str | None = None  # a rp1_duel.vocabulary.Phase; None without a chair
     pre_closing: int | None = None
 
@@ -211,13 +211,16 @@ class TurnContext:
         return tuple(sorted(unique, key=len, reverse=True))  # longest first: paths before names
 
     def prior_turn(self, number: int) -> ParsedTurn | None:
-        """Earlier turn ``number``, if it is one of the turns before this one."""
-        if not self.first_turn <= number < self.turn_number:
-            return None
-        index = number - self.first_turn
-        if index < len(self.prior_turns) and self.prior_turns[index].number == number:
-            return self.prior_turns[index]
-        return next((turn for turn in self.prior_turns if turn.number == number), None)
+        """Earlier turn ``number``, if it is one of the turns before this one (found by its heading's number)."""
+        return self._prior_by_number.get(number) if number < self.turn_number else None
+
+    @cached_property
+    def _prior_by_number(self) -> Mapping[int, ParsedTurn]:
+        found: dict[int, ParsedTurn] = {}
+        for turn in self.prior_turns:
+            if turn.number is not None:
+                found.setdefault(turn.number, turn)  # a record that repeats a number: the first one counts
+        return found
 
 
 # --- validation ----------------------------------------------------------------------
