@@ -77,7 +77,7 @@ class Quiet:
         self.turn_seconds: list[float] = []
         self._started: float | None = None
 
-    def state(self, state: ParticipantState, detail: str) -> None:
+    def state(self, state: ParticipantState, detail: str) -> None:  # noqa: ARG002  the Reporter protocol's signature
         if detail.startswith("composing turn"):
             self._started = time.perf_counter()
 
@@ -93,7 +93,7 @@ class Quiet:
     def composed(self, usage: Usage) -> None:
         pass
 
-    def turn_accepted(self, number: int, stance: str) -> None:
+    def turn_accepted(self, number: int, stance: str) -> None:  # noqa: ARG002  the Reporter protocol's signature
         assert self._started is not None, f"turn {number} accepted before it was composed"
         self.turn_seconds.append(time.perf_counter() - self._started)
 
@@ -204,7 +204,7 @@ def rate_limit_recovery() -> None:
                 model, provider=None, base_url=None, env=dict(zip(env_names, ("k", api.base_url), strict=True))
             )
             compose_with_retries(
-                functools.partial(provider.compose, request, lambda progress: None),
+                functools.partial(provider.compose, request, lambda _progress: None),
                 RetryPolicy(),
                 deadline=time.time() + 1800,
             )

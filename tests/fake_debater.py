@@ -8,7 +8,7 @@ from typing import Any
 
 from helpers import make_turn
 
-_HEADING = re.compile(r"^## Turn (\d+) — (.+?) \((.+?) / (.+?)\) — STANCE$", re.M)
+_HEADING = re.compile(r"^## Turn (\d+) — (.+?) \((.+?) / (.+?)\) — STANCE$", re.MULTILINE)
 _LIMIT = re.compile(r"Write turn \d+ of at most (\d+)")
 
 

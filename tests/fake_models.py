@@ -66,6 +66,7 @@ class FakeModelServer(LocalServer):
         responder: Responder = fixed_text,
         delay_per_chunk: float = 0.0,
         fail_status: int | None = None,
+        *,
         truncated: bool = False,
         drop_after_chunks: int | None = None,
         port: int = 0,
@@ -401,7 +402,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         served_by(self, FakeModelServer).handle_get(self)
 
-    def log_message(self, format: str, *args: object) -> None:
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002  BaseHTTPRequestHandler's signature
         pass  # keep test output clean
 
 
@@ -461,7 +462,7 @@ def main(argv: list[str] | None = None) -> None:
         temporary = args.port_file.with_name(f"{args.port_file.name}.tmp")
         temporary.write_text(f"{server.port}\n", encoding="utf-8")
         os.replace(temporary, args.port_file)
-    print(server.port, flush=True)
+    print(server.port, flush=True)  # noqa: T201  the port is this process's answer to whoever started it
     stopping.wait()
     server.stop()
 

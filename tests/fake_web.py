@@ -117,19 +117,9 @@ class FakeWeb(LocalServer):
         if path == "/to-private":  # 127.0.0.2 is this machine too: only the address check keeps it out
             return _send(handler, 302, {"Location": self.url("/states", host="127.0.0.2")}, b"")
         if path == "/limited":
-            with self._lock:
-                limited, self.limited_left = self.limited_left > 0, self.limited_left - 1
-            if limited:
-                return _send(handler, 429, {"Content-Type": HTML, "Retry-After": "0"}, html("Slow down", "Wait."))
-            return _send(handler, *PAGES["/states"])
-        if path.startswith("/hold/"):  # answers after HOLD_SECONDS, counting who waits at once
-            with self._lock:
-                self.in_flight += 1
-                self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            time.sleep(HOLD_SECONDS)
-            with self._lock:
-                self.in_flight -= 1
-            return _send(handler, *PAGES["/states"])
+            return self._limited(handler)
+        if path.startswith("/hold/"):
+            return self._hold(handler)
         if path == "/escape":  # a reason phrase meant to reach a terminal
             handler.send_response(404, "Not \x1b]0;owned\x07Found")
             handler.end_headers()
@@ -143,6 +133,24 @@ class FakeWeb(LocalServer):
             return _send(handler, 200, {"Content-Type": HTML}, b"x" * HUGE_BYTES)
         status, headers, body = PAGES.get(path, (404, {"Content-Type": HTML}, html("Not found", "No such page.")))
         return _send(handler, status, headers, body)
+
+    def _limited(self, handler: BaseHTTPRequestHandler) -> None:
+        """``/limited``: 429 while ``limited_left`` lasts, then the page."""
+        with self._lock:
+            limited, self.limited_left = self.limited_left > 0, self.limited_left - 1
+        if limited:
+            return _send(handler, 429, {"Content-Type": HTML, "Retry-After": "0"}, html("Slow down", "Wait."))
+        return _send(handler, *PAGES["/states"])
+
+    def _hold(self, handler: BaseHTTPRequestHandler) -> None:
+        """``/hold/N``: answers after HOLD_SECONDS, counting who waits at once."""
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        time.sleep(HOLD_SECONDS)
+        with self._lock:
+            self.in_flight -= 1
+        return _send(handler, *PAGES["/states"])
 
 
 def _send(handler: BaseHTTPRequestHandler, status: int, headers: dict[str, str], body: bytes) -> None:
@@ -170,7 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         served_by(self, FakeWeb).answer(self)
 
-    def log_message(self, format: str, *args: object) -> None:
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002  BaseHTTPRequestHandler's signature
         pass
 
 

@@ -108,6 +108,7 @@ def make_turn(
     harness: str,
     model: str,
     stance: str = "OPEN_TO_DEBATE",
+    *,
     blocking: bool = False,
     previous_stance: str | None = None,
     counterclaim: str | None = None,

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:  # typing.Self is Python 3.11; typing_extensions is only needed by the type checker
+    from typing_extensions import Self
 
 Server = TypeVar("Server", bound="LocalServer")
 
@@ -28,7 +31,7 @@ class LocalServer:
     def port(self) -> int:
         return self._httpd.server_address[1]
 
-    def start(self: Server) -> Server:
+    def start(self) -> Self:
         # A short poll interval makes stop() quick: shutdown() waits for the next poll.
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, name=type(self).__name__, daemon=True
@@ -42,7 +45,7 @@ class LocalServer:
         if self._thread is not None:
             self._thread.join()
 
-    def __enter__(self: Server) -> Server:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:

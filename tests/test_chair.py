@@ -89,7 +89,7 @@ def panel_turn(n: int, stance: str, schedule: Schedule = SCHEDULE, answers: tupl
 def history_upto(number: int, schedule: Schedule = SCHEDULE, stance: str = OPEN) -> History:
     """The history of a chaired panel of three before turn ``number``, every panel turn with ``stance``."""
     history = History(None, ("design.md",), schedule)
-    for n in range(0, number):
+    for n in range(number):
         text = brief() if n == 0 else pre_closing(n) if n == schedule.pre_closing else panel_turn(n, stance, schedule)
         report = validate_turn(text, history.context_for(claimant_of(n, schedule)))
         assert report.ok, (n, report.violations)

@@ -79,6 +79,48 @@ HOLDER = textwrap.dedent(
 )
 
 
+def _claimed_by_a_killed_holder(tmp_path: Path, debate: str, source: Path, token: str) -> dict[str, Any]:
+    """The claim of a process that joined as seat 1 with ``token``, then was killed with SIGKILL holding the lease."""
+    holder = tmp_path / "holder.py"
+    holder.write_text(HOLDER)
+    proc = subprocess.Popen(
+        [sys.executable, str(holder), debate, str(source), token],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    try:
+        first: dict[str, Any] = json.loads(proc.stdout.readline())
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        stop(proc)
+    assert proc.returncode == -signal.SIGKILL
+    return first
+
+
+def _refusals_until(until: float, seat: list[str], owner: str, expires_at: str) -> int:
+    """How many claims by ``seat`` (plain and for a timeout, in turn) were refused, up to the time ``until``:
+    each is refused because ``owner`` holds the lease until ``expires_at``."""
+    refusals = 0
+    while time.time() < until:
+        extra = ["--for-timeout"] if refusals % 2 else []
+        code, envelope = tools("claim-lock", *seat, *extra)
+        assert code == 0, envelope
+        data = envelope["data"]
+        assert data["acquired"] is False, data
+        assert data["reason"] == "lease_held_by_peer", data
+        assert data["owner_participant_id"] == owner
+        assert data["wait_until"] == expires_at
+        assert data["lease_expires_at"] == expires_at
+        assert 0 < data["retry_after_seconds"] <= LEASE_SECONDS
+        assert data["next_step"] == "wait_turn"
+        assert data.get("lease_token") is None
+        refusals += 1
+        time.sleep(0.1)
+    return refusals
+
+
 def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
     source = tmp_path / "design.md"
     source.write_text(SOURCE, encoding="utf-8")
@@ -107,21 +149,7 @@ def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
         f"--participant-token={two['participant_token']}",
     ]
 
-    holder = tmp_path / "holder.py"
-    holder.write_text(HOLDER)
-    proc = subprocess.Popen(
-        [sys.executable, str(holder), debate, str(source), one["participant_token"]],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stdout is not None
-    try:
-        first = json.loads(proc.stdout.readline())
-    finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-        stop(proc)
-    assert proc.returncode == -signal.SIGKILL
+    first = _claimed_by_a_killed_holder(tmp_path, debate, source, one["participant_token"])
     assert first["acquired"] is True and first["lease_token"].startswith("1-"), first
     expires_at = first["lease_expires_at"]
     expiry = epoch(expires_at)
@@ -129,23 +157,8 @@ def test_killed_holder_loses_lease_at_expiry(tmp_path: Path) -> None:
     # The dead process still holds the lease until it expires: the peer is refused.
     status = ok("status", "--duel-id", duel, "--debate-dir", debate)
     assert status["lock"] == {"owner_participant_id": one["participant_id"], "lease_expires_at": expires_at, "fence": 1}
-    refusals = 0
-    while time.time() < expiry - 1.0:  # a margin: a claim processed after expiry would win
-        extra = ["--for-timeout"] if refusals % 2 else []
-        code, envelope = tools("claim-lock", *seat2, *extra)
-        assert code == 0, envelope
-        data = envelope["data"]
-        assert data["acquired"] is False, data
-        assert data["reason"] == "lease_held_by_peer", data
-        assert data["owner_participant_id"] == one["participant_id"]
-        assert data["wait_until"] == expires_at
-        assert data["lease_expires_at"] == expires_at
-        assert 0 < data["retry_after_seconds"] <= LEASE_SECONDS
-        assert data["next_step"] == "wait_turn"
-        assert data.get("lease_token") is None
-        refusals += 1
-        time.sleep(0.1)
-    assert refusals >= 4
+    # Up to a margin before expiry: a claim processed after expiry would win.
+    assert _refusals_until(expiry - 1.0, seat2, one["participant_id"], expires_at) >= 4
 
     time.sleep(max(0.0, expiry - time.time()) + 0.1)
     assert ok("status", "--duel-id", duel, "--debate-dir", debate)["lock"]["owner_participant_id"] is None
@@ -251,6 +264,17 @@ def _check_log_prefix(debate: DebateDir, duel_id: str) -> Any:
     return state
 
 
+def _kill_a_writer(argv: list[str], rnd: random.Random) -> None:
+    """Starts the writer ``argv`` and kills it with SIGKILL at a random moment of its loop."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == b"ready\n", proc.stderr.read()
+    time.sleep(rnd.uniform(0, 0.080))
+    os.kill(proc.pid, signal.SIGKILL)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == -signal.SIGKILL, err.decode()  # the writer never failed on its own
+
+
 def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None:
     source = tmp_path / "design.md"
     source.write_text(SOURCE, encoding="utf-8")
@@ -267,18 +291,7 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
     tails = 0
 
     for _ in range(36):
-        proc = subprocess.Popen(
-            [sys.executable, str(writer), str(debate_dir), str(source), duel, pid, token],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        assert proc.stdout is not None and proc.stderr is not None
-        assert proc.stdout.readline() == b"ready\n", proc.stderr.read()
-        time.sleep(rnd.uniform(0, 0.080))
-        os.kill(proc.pid, signal.SIGKILL)
-        _, err = proc.communicate(timeout=10)
-        assert proc.returncode == -signal.SIGKILL, err.decode()  # the writer never failed on its own
-
+        _kill_a_writer([sys.executable, str(writer), str(debate_dir), str(source), duel, pid, token], rnd)
         state = _check_log_prefix(debate, duel)
         tails += debate.events_path(duel).stat().st_size > state.event_bytes
         index = json.loads((debate.state_root / "index.json").read_bytes())
@@ -304,7 +317,7 @@ def test_killed_writers_never_leave_a_half_written_state(tmp_path: Path) -> None
 
     state = debate.read_state(duel)
     assert state.fence > 36, "the writers hardly ever got going"
-    print(f"{state.fence} grants, {tails} dead-writer log tails cut back")
+    print(f"{state.fence} grants, {tails} dead-writer log tails cut back")  # noqa: T201  shown with pytest -s
 
     # Leftover temp files of killed writers, and a planted one, are ignored by readers and removed by the
     # next writer under the lock.

@@ -149,7 +149,12 @@ def test_a_well_formed_turn_is_returned_unchanged(turn):
     st.sampled_from(["", "\nTurn 1\n", "\n- Principle: the last word is a real item\n"]),
 )
 def test_extraction_never_changes_a_well_formed_turn(n, stance, blocking, trailing, opening, newline, last_item):
-    turn = opening + make_turn(n, "Alice", "claude-code", "claude-opus-4", stance, blocking) + last_item + trailing
+    turn = (
+        opening
+        + make_turn(n, "Alice", "claude-code", "claude-opus-4", stance, blocking=blocking)
+        + last_item
+        + trailing
+    )
     turn = turn.replace("\n", newline)
     assert extract_turn(turn) == Extraction(turn)
 

@@ -192,7 +192,7 @@ def test_history_looks_turns_up_by_number_from_zero_with_a_chair():
     history = History(None, ("design.md",), Schedule(seats=2, max_turns=4, chair=True))
     for number, body in enumerate(("brief\n", "first\n", "second\n")):
         history.accept(turn_block(number, body, history.head), parse_turn(body, chair=number == 0))
-    assert history.numbers == range(0, 3)
+    assert history.numbers == range(3)
     assert [history.block(n).n for n in history.numbers] == [0, 1, 2]
     assert history.turn(2) is history.turns[-1] and history.block(0).body == "brief\n"
     for missing in (-1, 3):  # a negative index would otherwise read from the end

@@ -59,7 +59,7 @@ def empty_history(source: Path) -> History:
 
 
 def entry(item: str, verdict: str, line: int, reason: str = "why", confidence: str | None = None) -> CitationEntry:
-    url = item.split()[0]
+    url = item.split(maxsplit=1)[0]
     return CitationEntry(
         Citation(3, "0" * 64, "Counterpoints", line, item, CitationKind.URL, url, None, CLAIM),
         verdict,
@@ -148,12 +148,16 @@ def test_the_peer_verdicts_block_names_each_citation_problems_first_and_how_it_w
     ]
     block = peer_verdicts(3, "Bob", entries, ())
     assert block.splitlines() == [
-        "Citation check of turn 3 (Bob's): each URL it cites was opened (mechanically: dead links and quoted "
-        "excerpts, claims not judged):",
+        (
+            "Citation check of turn 3 (Bob's): each URL it cites was opened (mechanically: dead links and quoted "
+            "excerpts, claims not judged):"
+        ),
         '- line 9: https://example.org/a "a quote" — fabricated (high): the quoted excerpt is not on the page',
         "- line 5: https://example.org/fine — reachable: why",
-        "A fabricated citation (a dead link, or a quote its page does not hold) or an unreliable one is fair to "
-        "challenge in your Counterpoints; do not rely on it.",
+        (
+            "A fabricated citation (a dead link, or a quote its page does not hold) or an unreliable one is fair to "
+            "challenge in your Counterpoints; do not rely on it."
+        ),
     ]
     assert "claims judged by anthropic:claude-x, openai:gpt-x" in peer_verdicts(
         3, "Bob", entries, ("anthropic:claude-x", "openai:gpt-x")
@@ -246,7 +250,7 @@ def test_the_console_says_what_verification_does_and_quiet_says_nothing():
 
 
 def test_the_summary_counts_drafts_sent_back_own_turns_as_appended_and_peer_turns_once():
-    def logged(number, draft, counts, sent_back=False, who="me"):
+    def logged(number, draft, counts, *, sent_back=False, who="me"):
         return Event(
             0, "", "d", who, CitationsVerified(number, CitationVerdicts(who, draft, sent_back, (), counts, ()))
         )

@@ -42,7 +42,7 @@ def _run_time_nodes(node: ast.AST) -> list[ast.AST]:
     return found
 
 
-def imports(path: Path, top_level_only: bool = False, run_time_only: bool = False) -> set[str]:
+def imports(path: Path, *, top_level_only: bool = False, run_time_only: bool = False) -> set[str]:
     """The rp1_duel modules ``path`` imports (relative imports resolved); ``run_time_only``
     leaves out the imports of ``if TYPE_CHECKING:`` blocks."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -76,7 +76,7 @@ def layer(module: str) -> int:
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+@pytest.mark.parametrize("path", MODULES, ids=module_name)
 def test_modules_import_only_their_own_layer_or_lower_ones(path: Path) -> None:
     own = module_name(path)
     for target in imports(path):
@@ -180,7 +180,7 @@ def test_every_package_says_what_it_owns_and_may_import() -> None:
 
 
 def test_every_test_and_bench_module_is_listed_for_mypy() -> None:
-    """mypy has no glob for top-level modules, so the override that type-checks the bodies of
+    """As mypy has no glob for top-level modules, the override that type-checks the bodies of
     tests/ and bench/ names each module: a new file missing from it would escape the check."""
     mypy = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
     assert {"tests", "bench"} <= set(mypy["files"]), f"[tool.mypy] files = {mypy['files']} skips tests/ or bench/"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -76,11 +77,9 @@ def finish(process: subprocess.Popen, timeout: float = 90) -> tuple[int, dict, s
 def wait_for_seat(debate_dir: Path, source: Path, count: int = 1, limit: float = 20) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        try:
+        with contextlib.suppress(DuelError):  # the duel may not exist yet
             if DuelService(debate_dir).status(target=str(source)).participant_count >= count:
                 return
-        except Exception:  # the duel may not exist yet
-            pass
         time.sleep(0.02)
     raise AssertionError("no participant joined")
 

@@ -50,7 +50,7 @@ def state(turns: int = 0, **changes: Any) -> DuelState:
 
 
 def lease(
-    owner: Participant = ALICE, expires: float = T + 30, for_timeout: bool = False, granted: float = T - 30
+    owner: Participant = ALICE, expires: float = T + 30, *, for_timeout: bool = False, granted: float = T - 30
 ) -> Lease:
     return Lease(owner.id, "1-secret", 1, granted, expires, for_timeout)
 

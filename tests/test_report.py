@@ -49,7 +49,7 @@ def report_of(path: Path):
     return read_report(path, env=NO_PRICES_ENV)
 
 
-def copy_duel(path: Path, folder: Path, with_state: bool = False) -> Path:
+def copy_duel(path: Path, folder: Path, *, with_state: bool = False) -> Path:
     """The artifact (and its sidecar, and with ``with_state`` its .duel state) copied into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     for found in path.parent.glob(f"{path.stem}*"):
@@ -367,7 +367,7 @@ def test_a_committed_artifact_without_its_debate_state_has_no_usage(tmp_path):
 def test_usage_is_not_read_from_a_state_folder_others_can_write(tmp_path):
     path = copy_duel(CONSENSUS, tmp_path, with_state=True)
     assert report_of(path).usage is not None
-    os.chmod(tmp_path / ".duel", 0o777)
+    os.chmod(tmp_path / ".duel", 0o777)  # noqa: S103  the world-writable folder under test
     report = report_of(path)
     assert report.usage is None
     assert "writable by other users" in report.notes[0]
@@ -400,7 +400,7 @@ def test_a_tampered_record_is_reported_with_its_problems(tmp_path):
 def test_markdown_holds_no_raw_html_mention_or_issue_link_from_the_record(tmp_path):
     for report in (report_of(INVALIDATED), report_of(tampered(tmp_path))):
         text = render_markdown(report)
-        outside_code = re.sub(r"(`+).*?\1", "", re.sub(r"```.*?```", "", text, flags=re.S))
+        outside_code = re.sub(r"(`+).*?\1", "", re.sub(r"```.*?```", "", text, flags=re.DOTALL))
         tags = set(re.findall(r"</?([A-Za-z][A-Za-z0-9-]*)", outside_code))
         assert tags <= {"details", "summary", "sub"}, tags
         assert "@octocat" not in text and not re.search(r"(?<!\w)#12", text)
@@ -555,7 +555,7 @@ def documented_names() -> set[str]:
 def keys_of(value, found: set[str]) -> set[str]:
     if isinstance(value, dict):
         for key, inner in value.items():
-            if key not in ("counts",):  # keyed by verdict words
+            if key != "counts":  # keyed by verdict words
                 found.add(key)
                 keys_of(inner, found)
     elif isinstance(value, list):

@@ -62,7 +62,7 @@ def env_for(claude: FakeAnthropicServer | None = None, gpt: FakeOpenAIServer | N
     return env
 
 
-def assess(path: Path, env: dict[str, str], refresh: bool = False, models: tuple[str, ...] = ()):
+def assess(path: Path, env: dict[str, str], *, refresh: bool = False, models: tuple[str, ...] = ()):
     return assess_artifact(path, configured_assessors(env, models), refresh, clock=lambda: ASKED_AT)
 
 
@@ -196,7 +196,7 @@ class Tags(HTMLParser):
         super().__init__()
         self.tags: list[str] = []
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag, attrs):  # noqa: ARG002  HTMLParser's signature
         self.tags.append(tag)
 
 

@@ -97,7 +97,7 @@ def test_panel_mermaid_chart_has_one_line_per_seat_over_rounds_of_three(service,
     chart = text.split("```mermaid\n", 1)[1].split("```", 1)[0]
     assert '"plotColorPalette": "#1f6feb, #c2560c, #1a7f37"' in chart
     assert 'x-axis "round (turns)" ["1-3", "4-6"]' in chart
-    assert re.findall(r"^  line \[(.*)\]$", chart, re.M) == ["1, 3", "1", "1"]
+    assert re.findall(r"^  line \[(.*)\]$", chart, re.MULTILINE) == ["1, 3", "1", "1"]
     assert "Alice (blue) · Bob (orange) · Carol (green)" in chart
     assert "| Seat | Participant |" in text and "| 3 | Carol | script | carol-1 | 3 |" in text
 

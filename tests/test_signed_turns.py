@@ -76,7 +76,12 @@ def turn(n: int) -> str:
 
 
 def play(
-    service: DuelService, pair: tuple[Player, Player], keys: dict[int, Path | None], upto: int = 3, close: bool = True
+    service: DuelService,
+    pair: tuple[Player, Player],
+    keys: dict[int, Path | None],
+    upto: int = 3,
+    *,
+    close: bool = True,
 ) -> Path:
     """Turns 1..upto, seat 1 signing with keys[1] and seat 2 with keys[2]; closed once an outcome is reached."""
     result = None

@@ -100,7 +100,7 @@ class Instructions:
 def parse_instructions(text: str) -> Instructions:
     # ${VAR} (the Codex prompt file's spelling) is the same shell variable as $VAR.
     text = re.sub(r"\$\{([A-Z][A-Z0-9_]*)\}", r"$\1", text)
-    blocks = re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M)
+    blocks = re.findall(r"^```sh\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
     assert len(blocks) == 1, "exactly one ```sh block: the join"
     lines = [line for line in blocks[0].splitlines() if line.strip() and not line.startswith("#")]
     assert len(lines) == 1, lines
@@ -159,9 +159,10 @@ class Agent:
     final: dict | None = None
 
     def run(self, command: str) -> dict:
-        argv = []
-        for token in shlex.split(command):
-            argv.append(re.sub(r"\$\{?([A-Z][A-Z0-9_]*)\}?", lambda m: self.values.get(m.group(1), ""), token))
+        argv = [
+            re.sub(r"\$\{?([A-Z][A-Z0-9_]*)\}?", lambda m: self.values.get(m.group(1), ""), token)
+            for token in shlex.split(command)
+        ]
         assert argv[:2] == ["duel", "tools"], argv
         env = {"DUEL_PARTICIPANT_TOKEN": self.values.get("DUEL_PARTICIPANT_TOKEN", "")}
         proc = duel_cli(*argv[1:], env=env)
@@ -252,7 +253,7 @@ def run_duel(text: str, source: Path, debate_dir: Path, tmp_path: Path, stances:
                     time.sleep(0.05)
                 time.sleep(1.0)
             agent.play()
-        except BaseException as exc:  # reported by the main thread
+        except BaseException as exc:  # noqa: BLE001  whatever ends a thread is re-raised by the main thread
             failures.append(exc)
 
     threads = [threading.Thread(target=play, args=(agent,)) for agent in agents]
@@ -305,9 +306,9 @@ def test_two_agents_following_the_installed_text_finish_a_duel(
 @pytest.mark.slow
 def test_every_installed_variant_gives_the_same_commands(tmp_path):
     parsed = []
-    for harness, scope in TARGETS:
+    for (harness, scope), target in TARGETS.items():
         assert install(tmp_path, harness, scope).returncode == 0
-        parsed.append(parse_instructions(installed_instructions(tmp_path / TARGETS[harness, scope])))
+        parsed.append(parse_instructions(installed_instructions(tmp_path / target)))
     parsed.append(parse_instructions(skill.render("generic")))
     assert all(p == parsed[0] for p in parsed[1:])
 
@@ -476,7 +477,7 @@ def test_an_edited_generated_file_is_kept_and_an_older_one_updated(tmp_path):
 
 
 def refingerprint(text: str) -> str:
-    line = re.search(r"^<!-- duel:skill sha256=([0-9a-f]{64}) .*-->\n", text, re.M)
+    line = re.search(r"^<!-- duel:skill sha256=([0-9a-f]{64}) .*-->\n", text, re.MULTILINE)
     assert line is not None, "no duel:skill fingerprint line"
     rest = text[: line.start()] + text[line.end() :]
     digest = hashlib.sha256(rest.encode()).hexdigest()

@@ -226,7 +226,7 @@ def test_duel_pull_writes_the_artifact_for_a_reviewer(postgres_url, source, tmp_
     assert pulled.read_bytes() == (tmp_path / "a" / f"{alice.duel_id}.md").read_bytes()
 
 
-def _wait_for_release(postgres_url, source, tmp_path, break_listener: bool) -> tuple[float, bool]:
+def _wait_for_release(postgres_url, source, tmp_path, *, break_listener: bool) -> tuple[float, bool]:
     holder_host = DuelService(tmp_path / "a", store=postgres_url)
     waiter_host = DuelService(tmp_path / "b", store=postgres_url)
     alice, bob = join(holder_host, source, "Alice"), join(waiter_host, source, "Bob")
@@ -358,7 +358,7 @@ class FlakyStore:
     def __init__(self, failures: int):
         self.failures, self.calls = failures, 0
 
-    def refresh_lock(self, seat, lease):
+    def refresh_lock(self, seat, lease):  # noqa: ARG002  DuelService.refresh_lock's signature
         self.calls += 1
         if self.calls <= self.failures:
             raise DuelError("STORAGE_FAILED", "cannot use the store: connection lost")
@@ -370,7 +370,7 @@ def test_a_lost_connection_during_a_turn_is_retried_within_the_lease(lease_secon
     """The keeper retries a refresh the store failed while the lease lasts; past it the floor is lost."""
     service = FlakyStore(failures)
     with LeaseKeeper(
-        cast(DuelService, service),  # a stand-in: the keeper calls refresh_lock alone
+        cast("DuelService", service),  # a stand-in: the keeper calls refresh_lock alone
         Seat("d", "p-00000000", "t"),
         LeaseToken("1-x"),
         lease_seconds,

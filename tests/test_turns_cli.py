@@ -62,7 +62,7 @@ class CliDuel:
         self.lease[seat] = data["lease_token"]
         return data
 
-    def append(self, seat: int, text: str, release: bool = True):
+    def append(self, seat: int, text: str, *, release: bool = True):
         extra = ("--release",) if release else ()
         return run_tools(
             "append",
@@ -76,11 +76,11 @@ class CliDuel:
             stdin=text.encode(),
         )
 
-    def turn(self, n: int, stance: str = "OPEN_TO_DEBATE", blocking: bool = False):
+    def turn(self, n: int, stance: str = "OPEN_TO_DEBATE", *, blocking: bool = False):
         seat = 1 if n % 2 else 2
         self.claim(seat)
         name, harness, model = ALICE if seat == 1 else BOB
-        result = self.append(seat, make_turn(n, name, harness, model, stance, blocking))
+        result = self.append(seat, make_turn(n, name, harness, model, stance, blocking=blocking))
         assert result.code == 0, result.envelope
         return result.data
 

@@ -44,7 +44,7 @@ def test_non_public_addresses_are_refused_by_default(address, said):
         "169.254.170.2",
         "100.100.100.200",
         "::ffff:169.254.169.254",
-        "0.0.0.0",
+        "0.0.0.0",  # noqa: S104  an address to refuse, not one to bind
         "::",
         "224.0.0.1",
         "ff02::1",

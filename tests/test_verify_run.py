@@ -32,7 +32,7 @@ def verifier(cache, voters=()):
     return Verifier(Fetcher(FetchPolicy(allow_private_hosts=True)), voters, cache)
 
 
-def run(artifact, cache, voters=(), refresh=False):
+def run(artifact, cache, voters=(), *, refresh=False):
     """Verify and write the sidecar, as `duel verify` does."""
     done = verify_artifact(artifact, verifier(cache, voters), refresh=refresh)
     if done.changed:

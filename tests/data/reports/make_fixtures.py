@@ -589,7 +589,7 @@ def main() -> None:
                 state.mkdir(parents=True)
                 for name in ("state.json", "events.jsonl"):
                     shutil.copyfile(debates / ".duel" / "duels" / duel_id / name, state / name)
-            print(out / f"{duel_id}.md")
+            print(out / f"{duel_id}.md")  # noqa: T201  the script names each fixture it writes
     # With a sidecar: the consensus duel (every turn verified), the max-turns duel (a stale one, turns 1-3).
     write_sidecar(out / f"{cases[0][1]}.md", 5, "2026-11-24T09:30:00.000Z")
     write_sidecar(out / f"{cases[2][1]}.md", 3, "2026-11-24T09:20:00.000Z")
