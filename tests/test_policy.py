@@ -141,7 +141,7 @@ def test_a_broken_record_allows_only_an_invalidated_close():
     ],
 )
 def test_close_is_decided_by_outcome_lease_and_record(duel, held, outcome, reason, expected):
-    decision = policy.decide_close(duel, ALICE, held, outcome, reason, NOW)
+    decision = policy.decide_close(duel, ALICE, held, outcome=outcome, reason=reason, now=NOW)
     assert (code(decision.refusal), decision.reason) == expected
 
 
@@ -159,7 +159,9 @@ def test_close_is_decided_by_outcome_lease_and_record(duel, held, outcome, reaso
 )
 def test_a_timeout_close_stands_once_the_turn_deadline_passed(turns, started, bob_seen, expected):
     duel = state(turns, participants=[replace(ALICE), replace(BOB, last_seen_mono=bob_seen)], turn_started_mono=started)
-    decision = policy.decide_close(duel, ALICE, lease(for_timeout=True, granted=T - 30), "TIMEOUT", None, NOW)
+    decision = policy.decide_close(
+        duel, ALICE, lease(for_timeout=True, granted=T - 30), outcome="TIMEOUT", reason=None, now=NOW
+    )
     assert (code(decision.refusal), decision.lease_after) == expected
     if decision.refusal is not None:
         expected_step = "compose_turn" if decision.lease_after == "ordinary" else "wait_turn"
@@ -203,9 +205,9 @@ def test_a_lease_to_write_a_turn_ends_at_the_turn_deadline():
     late = Instant(NOW.wall + 180, T + 180, "boot-1")
     assert policy.new_lease(state(0), ALICE, late, for_timeout=False).expires_mono == T + 200
     assert policy.new_lease(state(0), ALICE, late, for_timeout=True).expires_mono == T + 240
-    assert policy.decide_claim(state(0), ALICE, Instant(NOW.wall + 200, T + 200, "boot-1"), False).reason == (
-        "turn_deadline_passed"
-    )
+    assert policy.decide_claim(
+        state(0), ALICE, Instant(NOW.wall + 200, T + 200, "boot-1"), for_timeout=False
+    ).reason == ("turn_deadline_passed")
 
 
 # -- clocks (section 4, "Clocks") ------------------------------------------------------------
@@ -301,4 +303,4 @@ def test_a_seat_is_taken_over_only_before_its_first_turn_and_only_with_its_token
     duel = state(turns, participants=[replace(ALICE), replace(BOB, last_seen_mono=bob_seen)])
     bob = duel.participant("p-b")
     assert bob is not None
-    assert code(policy.refuse_takeover(duel, bob, "m2", with_token, NOW)) == expected
+    assert code(policy.refuse_takeover(duel, bob, "m2", with_token=with_token, now=NOW)) == expected

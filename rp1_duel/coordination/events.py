@@ -21,6 +21,33 @@ from typing import Any, ClassVar
 
 from ..vocabulary import EventType
 
+__all__ = [
+    "CandidateConvergence",
+    "CheckedCitation",
+    "CitationVerdicts",
+    "CitationsVerified",
+    "DuelClosed",
+    "Event",
+    "EventData",
+    "LockAcquired",
+    "LockRefreshed",
+    "LockReleased",
+    "ParticipantRegistered",
+    "ParticipantResumed",
+    "ParticipantWaiting",
+    "RecordInvalidated",
+    "SeatReclaimed",
+    "SeatTakenOver",
+    "TurnAppended",
+    "TurnRejected",
+    "Unfit",
+    "UnknownEvent",
+    "Usage",
+    "UsageRecorded",
+    "parse_event",
+    "read_data",
+]
+
 
 class Unfit(ValueError):
     """JSON that does not fit the type it is read as."""
@@ -51,7 +78,7 @@ def _optional_str(data: Mapping[str, Any], name: str) -> str | None:
     return None if data.get(name) is None else _str(data, name)
 
 
-def _bool(data: Mapping[str, Any], name: str, default: bool = False) -> bool:
+def _bool(data: Mapping[str, Any], name: str, *, default: bool = False) -> bool:
     value = data.get(name, default)
     if not isinstance(value, bool):
         raise Unfit(f"{name} is not true or false")
@@ -89,6 +116,7 @@ class EventData:
     wakes: ClassVar[bool] = True  # a change waiters should see, not bookkeeping (section 9, "wakes wait")
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON ``data`` object: the fields in order, tuples as lists."""
         return {name: list(value) if isinstance(value, tuple) else value for name, value in vars(self).items()}
 
     @classmethod
@@ -99,6 +127,8 @@ class EventData:
 
 @dataclass(frozen=True)
 class ParticipantRegistered(EventData):
+    """A participant took a seat: the seat and who holds it."""
+
     event_type = EventType.PARTICIPANT_REGISTERED
     seat: int
     display_name: str
@@ -107,6 +137,7 @@ class ParticipantRegistered(EventData):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ParticipantRegistered:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "seat"), _str(data, "display_name"), _str(data, "harness"), _str(data, "model_id"))
 
 
@@ -119,31 +150,40 @@ class ParticipantWaiting(EventData):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ParticipantWaiting:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_str(data, "until"))
 
 
 @dataclass(frozen=True)
 class ParticipantResumed(EventData):
+    """A participant came back to its seat with its token."""
+
     event_type = EventType.PARTICIPANT_RESUMED
     seat: int
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ParticipantResumed:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "seat"))
 
 
 @dataclass(frozen=True)
 class SeatReclaimed(EventData):
+    """An idle seat was handed to a new participant."""
+
     event_type = EventType.SEAT_RECLAIMED
     seat: int
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SeatReclaimed:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "seat"))
 
 
 @dataclass(frozen=True)
 class SeatTakenOver(EventData):
+    """A seat's holder changed its model before its first turn."""
+
     event_type = EventType.SEAT_TAKEN_OVER
     seat: int
     model_id: str
@@ -151,11 +191,14 @@ class SeatTakenOver(EventData):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SeatTakenOver:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "seat"), _str(data, "model_id"), _str(data, "previous_model_id"))
 
 
 @dataclass(frozen=True)
 class LockAcquired(EventData):
+    """A lease was granted: its fence, its expiry, and whether it is one to close TIMEOUT."""
+
     event_type = EventType.LOCK_ACQUIRED
     fence: int
     expires_at: str
@@ -163,11 +206,14 @@ class LockAcquired(EventData):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LockAcquired:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "fence"), _str(data, "expires_at"), _bool(data, "for_timeout"))
 
 
 @dataclass(frozen=True)
 class LockRefreshed(EventData):
+    """A lease's expiry moved (bookkeeping: it wakes no one)."""
+
     event_type = EventType.LOCK_REFRESHED
     wakes = False
     fence: int
@@ -175,21 +221,27 @@ class LockRefreshed(EventData):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LockRefreshed:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "fence"), _str(data, "expires_at"))
 
 
 @dataclass(frozen=True)
 class LockReleased(EventData):
+    """The lease of that fence was given back."""
+
     event_type = EventType.LOCK_RELEASED
     fence: int
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LockReleased:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "fence"))
 
 
 @dataclass(frozen=True)
 class TurnAppended(EventData):
+    """A turn was accepted: its number, stance, hash, whether it is signed, and the wrappers removed."""
+
     event_type = EventType.TURN_APPENDED
     turn_number: int
     stance: str  # empty for a chair's turn
@@ -199,6 +251,7 @@ class TurnAppended(EventData):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TurnAppended:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(
             _int(data, "turn_number"),
             _str(data, "stance"),
@@ -210,6 +263,8 @@ class TurnAppended(EventData):
 
 @dataclass(frozen=True)
 class TurnRejected(EventData):
+    """A turn was refused, with the rule codes it broke (bookkeeping: it wakes no one)."""
+
     event_type = EventType.TURN_REJECTED
     wakes = False
     turn_number: int
@@ -217,16 +272,20 @@ class TurnRejected(EventData):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TurnRejected:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "turn_number"), _strs(data, "codes"))
 
 
 @dataclass(frozen=True)
 class CandidateConvergence(EventData):
+    """A turn made every seat's stance agree: the duel may be converging."""
+
     event_type = EventType.CANDIDATE_CONVERGENCE
     turn_number: int
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CandidateConvergence:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "turn_number"))
 
 
@@ -239,17 +298,21 @@ class RecordInvalidated(EventData):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RecordInvalidated:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_str(data, "reason"))
 
 
 @dataclass(frozen=True)
 class DuelClosed(EventData):
+    """The duel closed with ``outcome``, and the reason given if any."""
+
     event_type = EventType.DUEL_CLOSED
     outcome: str
     reason: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DuelClosed:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_str(data, "outcome"), _optional_str(data, "reason"))
 
 
@@ -275,6 +338,7 @@ class Usage:
         return Usage(**summed)
 
     def to_json(self) -> dict[str, Any]:
+        """The counts as JSON, seconds rounded to the millisecond."""
         return {**vars(self), "seconds": round(self.seconds, 3)}
 
     @classmethod
@@ -298,10 +362,12 @@ class UsageRecorded(EventData):
     usage: Usage
 
     def to_json(self) -> dict[str, Any]:
+        """The turn number and the counts, flat."""
         return {"turn_number": self.turn_number, **self.usage.to_json()}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> UsageRecorded:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "turn_number"), Usage.from_json(data))
 
 
@@ -318,6 +384,7 @@ class CheckedCitation:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CheckedCitation:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(
             _optional_int(data, "line"),
             _str(data, "item"),
@@ -340,6 +407,7 @@ class CitationVerdicts:
     citations: tuple[CheckedCitation, ...]
 
     def to_json(self) -> dict[str, Any]:
+        """The verdicts as JSON, each citation an object."""
         return {
             "writer": self.writer,
             "draft": self.draft,
@@ -351,6 +419,7 @@ class CitationVerdicts:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CitationVerdicts:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(
             _str(data, "writer"),
             _optional_int(data, "draft"),
@@ -363,16 +432,20 @@ class CitationVerdicts:
 
 @dataclass(frozen=True)
 class CitationsVerified(EventData):
+    """What ``duel join --verify`` found in the citations of a turn or draft (bookkeeping: it wakes no one)."""
+
     event_type = EventType.CITATIONS_VERIFIED
     wakes = False
     turn_number: int
     verdicts: CitationVerdicts
 
     def to_json(self) -> dict[str, Any]:
+        """The turn number and the verdicts, flat."""
         return {"turn_number": self.turn_number, **self.verdicts.to_json()}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CitationsVerified:
+        """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "turn_number"), CitationVerdicts.from_json(data))
 
 
@@ -406,6 +479,7 @@ class UnknownEvent:
     raw: Mapping[str, Any]  # the ``data`` object as logged
 
     def to_json(self) -> dict[str, Any]:
+        """The data as logged."""
         return dict(self.raw)
 
 
@@ -432,9 +506,11 @@ class Event:
 
     @property
     def type(self) -> EventType | str:
+        """The event's type: an :class:`EventType`, or the logged word of an :class:`UnknownEvent`."""
         return self.data.event_type
 
     def to_json(self) -> dict[str, Any]:
+        """The log line's JSON object: the envelope and its ``data``."""
         return {
             "seq": self.seq,
             "ts": self.ts,

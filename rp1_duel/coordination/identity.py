@@ -19,6 +19,23 @@ from ..vocabulary import ErrorCode
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
 
+__all__ = [
+    "MARKDOWN_SUFFIXES",
+    "SLUG_MAX",
+    "check_name",
+    "check_single_line",
+    "hash_token",
+    "name_problem",
+    "new_token",
+    "printable",
+    "resolve_target",
+    "resolve_topic",
+    "single_line_problem",
+    "slugify",
+    "target_key",
+    "token_matches",
+]
+
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 SLUG_MAX = 60
 
@@ -54,7 +71,7 @@ def resolve_topic(topic: str | None, source: SourceDocument) -> str:
     """``--topic``, else the source's first heading, else its file name stem."""
     if topic is not None:
         topic = topic.strip()
-        check_single_line("--topic", topic, max_len=200)
+        check_single_line("--topic", value=topic, max_len=200)
         if topic:
             return topic
     if source.first_heading:
@@ -66,12 +83,13 @@ def resolve_topic(topic: str | None, source: SourceDocument) -> str:
 
 
 def slugify(text: str) -> str:
+    """``text`` as a file-name slug: lower-case ASCII words joined by ``-``, at most 60 characters, else ``debate``."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     slug = _SLUG_RUN.sub("-", ascii_text.lower()).strip("-")
     return slug[:SLUG_MAX].strip("-") or "debate"
 
 
-def target_key(source_path: str, topic_slug: str) -> str:
+def target_key(source_path: str, *, topic_slug: str) -> str:
     """The identity of "the active duel" of a debate dir: source and topic."""
     return hashlib.sha256(f"{source_path}\n{topic_slug}".encode()).hexdigest()[:32]
 
@@ -82,10 +100,12 @@ _UNPRINTABLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 
 
 def printable(ch: str) -> bool:
+    """Whether ``ch`` may stand in a heading, a table or the YAML header (no control or separator character)."""
     return unicodedata.category(ch) not in _UNPRINTABLE
 
 
 def single_line_problem(value: str, max_len: int) -> str | None:
+    """Why ``value`` cannot be one line of at most ``max_len`` printable characters, or None."""
     if len(value) > max_len:
         return f"is longer than {max_len} characters"
     if not all(printable(ch) for ch in value):
@@ -93,7 +113,7 @@ def single_line_problem(value: str, max_len: int) -> str | None:
     return None
 
 
-def name_problem(value: str, max_len: int = 64, allow_slash: bool = False) -> str | None:
+def name_problem(value: str, max_len: int = 64, *, allow_slash: bool = False) -> str | None:
     """Why ``value`` cannot be a name, harness or model id, or None (it lands in turn headings)."""
     if not value or value != value.strip():
         return "must not be empty" if not value.strip() else "must not start or end with a space"
@@ -104,28 +124,33 @@ def name_problem(value: str, max_len: int = 64, allow_slash: bool = False) -> st
     return f"must not contain {forbidden.group(0)!r} (it would break turn headings)" if forbidden else None
 
 
-def check_single_line(flag: str, value: str, max_len: int) -> None:
+def check_single_line(flag: str, *, value: str, max_len: int) -> None:
+    """``INVALID_ARGUMENT`` naming ``flag`` unless ``value`` is one line of at most ``max_len`` printable characters."""
     problem = single_line_problem(value, max_len)
     if problem:
         raise invalid_argument(f"{flag} {problem}", flag=flag)
 
 
-def check_name(flag: str, value: str, max_len: int = 64, allow_slash: bool = False) -> str:
+def check_name(flag: str, *, value: str, max_len: int = 64, allow_slash: bool = False) -> str:
+    """``value`` stripped, or ``INVALID_ARGUMENT`` naming ``flag`` when it cannot be a name (:func:`name_problem`)."""
     value = (value or "").strip()
-    problem = name_problem(value, max_len, allow_slash)
+    problem = name_problem(value, max_len, allow_slash=allow_slash)
     if problem:
         raise invalid_argument(f"{flag} {problem}", flag=flag)
     return value
 
 
 def new_token() -> str:
+    """A new participant token: ``pt_`` and 24 random bytes, URL-safe."""
     # A prefix keeps the token from starting with "-", which argparse would take for a flag.
     return "pt_" + secrets.token_urlsafe(24)
 
 
 def hash_token(token: str) -> str:
+    """The SHA-256 of ``token`` in hex, as the state keeps it instead of the token."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def token_matches(token: str | None, token_hash: str) -> bool:
+def token_matches(token: str | None, *, token_hash: str) -> bool:
+    """Whether ``token`` is the one ``token_hash`` was made from, compared in constant time."""
     return token is not None and bool(token) and hmac.compare_digest(hash_token(token), token_hash)

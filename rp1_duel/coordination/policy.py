@@ -39,6 +39,37 @@ from ..vocabulary import (
 )
 from .state import DuelState, Lease, Participant
 
+__all__ = [
+    "ClaimDecision",
+    "CloseDecision",
+    "RefreshDecision",
+    "all_seated",
+    "check_lease",
+    "decide_claim",
+    "decide_close",
+    "decide_refresh",
+    "free_seat",
+    "live_lease",
+    "new_lease",
+    "next_step",
+    "next_turn_number",
+    "next_turn_seat",
+    "peer_wait_until",
+    "reanchor",
+    "reclaimable_from",
+    "refresh_interval",
+    "refuse_append",
+    "refuse_broken_record",
+    "refuse_full",
+    "refuse_if_closed",
+    "refuse_role",
+    "refuse_takeover",
+    "retry_after",
+    "seat_reclaimable",
+    "timeout_due",
+    "turn_deadline",
+]
+
 # -- time --------------------------------------------------------------------------------
 
 WALL_SET_SECONDS = 1.0  # a smaller change of the wall clock's offset is jitter between two reads
@@ -103,6 +134,7 @@ def next_turn_seat(state: DuelState) -> int:
 
 
 def seat_name(seat: int) -> str:
+    """How messages name a seat: ``the chair`` or ``seat 2``."""
     return "the chair" if seat == CHAIR_SEAT else f"seat {seat}"
 
 
@@ -117,6 +149,7 @@ def must_close(state: DuelState) -> bool:
 
 
 def turn_deadline(state: DuelState) -> float | None:
+    """When the turn under way must be written by (monotonic), or None when no turn is under way."""
     if state.status != ACTIVE or state.turn_started_mono is None or must_close(state):
         return None
     return state.turn_started_mono + state.turn_timeout_seconds
@@ -129,6 +162,7 @@ def turn_deadline_passed(state: DuelState, now: Instant) -> bool:
 
 
 def peer_wait_until(state: DuelState) -> float:
+    """When the wait for every seat to be taken ends (monotonic)."""
     return state.created_mono + state.peer_wait_seconds
 
 
@@ -150,6 +184,7 @@ def timeout_due(state: DuelState, caller: Participant, now: Instant) -> bool:
 
 
 def next_step(state: DuelState, caller: Participant, now: Instant) -> NextStep:
+    """What ``caller`` should do next (section 4, ``next_step``)."""
     if state.status != ACTIVE:
         return CLOSED_STEP
     if must_close(state):
@@ -182,11 +217,12 @@ def seat_reclaimable(state: DuelState, seat_holder: Participant, now: Instant) -
 
 
 def has_written(state: DuelState, participant: Participant) -> bool:
+    """Whether ``participant`` has an accepted turn."""
     return any(turn.participant_id == participant.id for turn in state.turns)
 
 
 def refuse_takeover(
-    state: DuelState, holder: Participant, model_id: str, with_token: bool, now: Instant
+    state: DuelState, holder: Participant, model_id: str, *, with_token: bool, now: Instant
 ) -> DuelError | None:
     """May a join with ``holder``'s name and harness but ``model_id`` take its seat over? (section 3)
 
@@ -252,6 +288,7 @@ def free_seat(state: DuelState, role: str) -> int:
 
 
 def refuse_if_closed(state: DuelState) -> DuelError | None:
+    """``DUEL_CLOSED`` once the duel is closed, else None."""
     if state.status == ACTIVE:
         return None
     return DuelError(
@@ -275,25 +312,26 @@ class ClaimDecision:
     wait_until: float | None = None  # monotonic, like every moment here
 
 
-def decide_claim(state: DuelState, caller: Participant, now: Instant, for_timeout: bool) -> ClaimDecision:
+def decide_claim(state: DuelState, caller: Participant, now: Instant, *, for_timeout: bool) -> ClaimDecision:
+    """Whether ``caller`` gets the lease now, to write a turn or (``for_timeout``) to close TIMEOUT (section 4)."""
     lease = live_lease(state, now)
     if lease is not None and lease.owner == caller.id:
-        return ClaimDecision(True, "already_held", same_lease=True, for_timeout=lease.for_timeout)
+        return ClaimDecision(grant=True, reason="already_held", same_lease=True, for_timeout=lease.for_timeout)
     if lease is not None:
-        return ClaimDecision(False, "lease_held_by_peer", wait_until=lease.expires_mono)
+        return ClaimDecision(grant=False, reason="lease_held_by_peer", wait_until=lease.expires_mono)
     if for_timeout:
         if timeout_due(state, caller, now):
-            return ClaimDecision(True, "timeout_due", for_timeout=True)
-        return ClaimDecision(False, "timeout_not_due", wait_until=_timeout_moment(state))
+            return ClaimDecision(grant=True, reason="timeout_due", for_timeout=True)
+        return ClaimDecision(grant=False, reason="timeout_not_due", wait_until=_timeout_moment(state))
     if must_close(state):
-        return ClaimDecision(True, "close_due")
+        return ClaimDecision(grant=True, reason="close_due")
     if not all_seated(state):
-        return ClaimDecision(False, "waiting_for_peer", wait_until=peer_wait_until(state))
+        return ClaimDecision(grant=False, reason="waiting_for_peer", wait_until=peer_wait_until(state))
     if next_turn_seat(state) != caller.seat:
-        return ClaimDecision(False, "not_your_turn", wait_until=turn_deadline(state))
+        return ClaimDecision(grant=False, reason="not_your_turn", wait_until=turn_deadline(state))
     if turn_deadline_passed(state, now):
-        return ClaimDecision(False, "turn_deadline_passed")
-    return ClaimDecision(True, "your_turn")
+        return ClaimDecision(grant=False, reason="turn_deadline_passed")
+    return ClaimDecision(grant=True, reason="your_turn")
 
 
 def _timeout_moment(state: DuelState) -> float | None:
@@ -306,14 +344,14 @@ def retry_after(decision: ClaimDecision, now: Instant) -> float:
     return round(min(max(left, 0.1), 5.0), 3)
 
 
-def lease_expiry(state: DuelState, now: Instant, for_timeout: bool) -> float:
+def lease_expiry(state: DuelState, now: Instant, *, for_timeout: bool) -> float:
     """A lease lasts ``lease_seconds``, but one to write a turn never outlives the turn's deadline."""
     expires = now.mono + state.lease_seconds
     deadline = None if for_timeout else turn_deadline(state)
     return expires if deadline is None else min(expires, deadline)
 
 
-def new_lease(state: DuelState, caller: Participant, now: Instant, for_timeout: bool) -> Lease:
+def new_lease(state: DuelState, caller: Participant, now: Instant, *, for_timeout: bool) -> Lease:
     """The lease a grant hands out: the next fence, never reused."""
     fence = state.fence + 1
     return Lease(
@@ -321,7 +359,7 @@ def new_lease(state: DuelState, caller: Participant, now: Instant, for_timeout: 
         token=f"{fence}-{secrets.token_hex(12)}",
         fence=fence,
         granted_mono=now.mono,
-        expires_mono=lease_expiry(state, now, for_timeout),
+        expires_mono=lease_expiry(state, now, for_timeout=for_timeout),
         for_timeout=for_timeout,
     )
 
@@ -330,6 +368,7 @@ def new_lease(state: DuelState, caller: Participant, now: Instant, for_timeout: 
 
 
 def holds(lease: Lease | None, caller: Participant, lease_token: str | None) -> bool:
+    """Whether ``lease`` is ``caller``'s and ``lease_token`` is its token (compared in constant time)."""
     return (
         lease is not None
         and lease.owner == caller.id
@@ -340,20 +379,25 @@ def holds(lease: Lease | None, caller: Participant, lease_token: str | None) -> 
 
 @dataclass(frozen=True)
 class RefreshDecision:
+    """What a refresh gets: the lease's new expiry, or why it was not refreshed."""
+
     refreshed: bool
     reason: Literal["refreshed", "lease_expired", "lease_not_held", "turn_deadline_passed"]
     expires_mono: float | None  # the new expiry (at most the turn deadline), or the old one of a lease held
 
 
 def decide_refresh(state: DuelState, caller: Participant, lease_token: str | None, now: Instant) -> RefreshDecision:
+    """Whether ``caller``'s lease may be extended now: only a live lease it holds, before the turn's deadline."""
     lease = state.lease
     if lease is None or not holds(lease, caller, lease_token):
-        return RefreshDecision(False, "lease_not_held", None)
+        return RefreshDecision(refreshed=False, reason="lease_not_held", expires_mono=None)
     if not lease.for_timeout and turn_deadline_passed(state, now):
-        return RefreshDecision(False, "turn_deadline_passed", lease.expires_mono)
+        return RefreshDecision(refreshed=False, reason="turn_deadline_passed", expires_mono=lease.expires_mono)
     if not lease.live(now):
-        return RefreshDecision(False, "lease_expired", lease.expires_mono)
-    return RefreshDecision(True, "refreshed", lease_expiry(state, now, lease.for_timeout))
+        return RefreshDecision(refreshed=False, reason="lease_expired", expires_mono=lease.expires_mono)
+    return RefreshDecision(
+        refreshed=True, reason="refreshed", expires_mono=lease_expiry(state, now, for_timeout=lease.for_timeout)
+    )
 
 
 def check_lease(state: DuelState, caller: Participant, lease_token: str | None, now: Instant) -> Lease | DuelError:
@@ -427,7 +471,7 @@ class CloseDecision:
 
 
 def decide_close(
-    state: DuelState, caller: Participant, lease: Lease, outcome: str, reason: str | None, now: Instant
+    state: DuelState, caller: Participant, lease: Lease, *, outcome: str, reason: str | None, now: Instant
 ) -> CloseDecision:
     """May the lease holder close with ``outcome`` (and ``reason``) now? (section 8)"""
     if lease.for_timeout and outcome != TIMEOUT:

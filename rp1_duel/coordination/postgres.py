@@ -17,7 +17,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 
@@ -31,6 +31,13 @@ from .identity import target_key
 from .state import DuelState, corrupt
 from .storage import DebateDir, copy_artifact
 from .store import LOG_START, EventCursor, Transaction
+
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "DatabaseEvents",
+    "PostgresStore",
+]
 
 SCHEMA_VERSION = 2
 #: Migrations by the version they lead to; each runs once, in order, under an advisory lock.
@@ -91,6 +98,7 @@ class PostgresStore:
     # -- connection and errors ---------------------------------------------------------
     @property
     def conn(self) -> psycopg.Connection[Any]:
+        """The connection of this thread for statements and transactions, opened again when closed."""
         if self._local.conn is None or self._local.conn.closed:
             self._local.conn = self._connect()
         return self._local.conn
@@ -129,6 +137,7 @@ class PostgresStore:
 
     @contextlib.contextmanager
     def errors(self) -> Iterator[None]:
+        """Turns a database error, or an OSError of the local copy, into ``STORAGE_FAILED``."""
         try:
             yield
         except psycopg.Error as exc:  # a lost connection is replaced by the next op's first statement
@@ -146,13 +155,15 @@ class PostgresStore:
             ) from None
 
     def now(self) -> Instant:
-        row = self._query("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()
-        assert row is not None
+        """The database's clock (plus ``offset``): one clock for every host, so never re-anchored."""
+        # A SELECT of one expression always returns one row.
+        row = cast("tuple[Any, ...]", self._query("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone())
         moment = float(row[0]) + self.offset()
         return Instant(moment, moment, CLOCK_BOOT)
 
     # -- the schema ----------------------------------------------------------------------
     def schema_version(self) -> int:
+        """The schema's version in the database; 0 before ``duel store init``."""
         if self._schema_ready:
             return SCHEMA_VERSION
         exists = self._query("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
@@ -184,27 +195,32 @@ class PostgresStore:
         self._schema_ready = True
 
     def check_readable(self) -> None:
+        """``DUEL_NOT_FOUND`` when the database has no schema yet."""
         if self.schema_version() == 0:
             raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel in the store {self.location}")
 
     # -- joins -------------------------------------------------------------------------------
     @contextlib.contextmanager
     def joining(self) -> Iterator[None]:
+        """A database transaction holding the join lock (an advisory lock); the debate dir is prepared first."""
         self.debate.ensure()  # where this participant's copy of the artifact goes: refused before joining
         with self._kept_on_refusal():
             self._query("SELECT pg_advisory_xact_lock(%s)", (_JOIN_LOCK,))
             yield
 
     def read_index(self) -> dict[str, str]:
+        """The ``duel_index`` table: each ``target_key`` to its latest duel id."""
         return dict(self._query("SELECT target_key, duel_id FROM duel_index").fetchall())
 
     def write_index(self, index: dict[str, str]) -> None:
+        """Replace the ``duel_index`` table."""
         with self.conn.transaction():
             self._query("DELETE FROM duel_index")
             with self.conn.cursor() as cur:
                 cur.executemany("INSERT INTO duel_index VALUES (%s, %s)", list(index.items()))
 
     def reserve_duel(self, stem: str) -> str:
+        """A new duel id whose row is inserted and whose artifact name is free in the debate dir."""
         for n in range(1, 10_000):
             duel_id = stem if n == 1 else f"{stem}-{n}"
             if (self.debate.root / f"{duel_id}.md").exists():
@@ -215,9 +231,11 @@ class PostgresStore:
         raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"no free duel id for {stem} in {self.location}")
 
     def discard_duel(self, duel_id: str) -> None:
+        """Delete the row of a creation that failed."""
         self._query("DELETE FROM duels WHERE id = %s", (duel_id,))
 
     def begin(self, state: DuelState, now: Instant) -> Transaction:
+        """A transaction over a duel being created, inside :meth:`joining`."""
         self._local.heads[state.id] = ""
         return Transaction(self, state, now)
 
@@ -238,6 +256,7 @@ class PostgresStore:
 
     @contextlib.contextmanager
     def transaction(self, duel_id: str) -> Iterator[Transaction]:
+        """One op on the duel, its row locked ``FOR UPDATE``; the artifact is pulled into the debate dir after it."""
         self.check_readable()
         try:
             with self._kept_on_refusal():
@@ -266,6 +285,7 @@ class PostgresStore:
         return copy_artifact(self.debate, self._state_of(duel_id, row), row[1].encode("utf-8"))
 
     def save(self, state: DuelState, events: list[Event]) -> None:
+        """Insert ``events`` and update the state over the chain head the op read, then NOTIFY waiters."""
         with self.conn.transaction(), self.conn.cursor() as cur:
             if events:
                 cur.executemany(
@@ -295,9 +315,11 @@ class PostgresStore:
         return DuelState.from_json(row[0].encode(), f"{self.location} duel {duel_id}")
 
     def read_state(self, duel_id: str) -> DuelState:
+        """The duel's state as last committed."""
         return self._state_of(duel_id, self._query("SELECT state FROM duels WHERE id = %s", (duel_id,)).fetchone())
 
     def stamp(self, duel_id: str) -> int | None:
+        """How many times the duel was saved, or None without such a duel."""
         row = self._query("SELECT saves FROM duels WHERE id = %s", (duel_id,)).fetchone()
         return int(row[0]) if row else None
 
@@ -334,9 +356,11 @@ class PostgresStore:
         return self._local.listener
 
     def events(self, state: DuelState) -> DatabaseEvents:
+        """The duel's events in the database."""
         return DatabaseEvents(self, state)
 
     def duel_ids(self) -> list[str]:
+        """Every duel created in full, in id order."""
         return [row[0] for row in self._query("SELECT id FROM duels WHERE state IS NOT NULL ORDER BY id")]
 
     # -- the source: each host has its own copy, the database the one turns are validated against --
@@ -344,7 +368,7 @@ class PostgresStore:
 
     def target_key(self, source: SourceDocument, slug: str) -> str:
         """By the source's file name, not its path: each host keeps its copy where it likes."""
-        return target_key(source.name, slug)
+        return target_key(source.name, topic_slug=slug)
 
     def keep_source(self, state: DuelState, source: SourceDocument) -> None:
         """The text, and the path the artifact shows, from the creating host: every host writes the same header."""
@@ -354,20 +378,24 @@ class PostgresStore:
         self._query("UPDATE duels SET source = %s, source_shown = %s WHERE id = %s", (source.text, shown, state.id))
 
     def read_source(self, state: DuelState) -> SourceDocument:
+        """The source text the database keeps for the duel (raises SourceUnreadable without one)."""
         row = self._query("SELECT source FROM duels WHERE id = %s", (state.id,)).fetchone()
         if row is None or row[0] is None:
             raise SourceUnreadable(state.source_path, reason="the store keeps no source for this duel")
         return SourceDocument(state.source_path, row[0], state.source_sha256)
 
-    def source_exists(self, state: DuelState) -> bool:
-        return True  # kept with the duel: nothing on this host can take it away
+    def source_exists(self, state: DuelState) -> bool:  # noqa: ARG002  the DuelStore signature
+        """Always: the source is kept with the duel, and nothing on this host can take it away."""
+        return True
 
     def source_path_shown(self, state: DuelState) -> str:
+        """The source path the creating host's artifact shows, so every host writes the same header."""
         row = self._query("SELECT source_shown FROM duels WHERE id = %s", (state.id,)).fetchone()
         return str(row[0]) if row and row[0] is not None else state.source_path
 
     # -- the artifact ------------------------------------------------------------------------
     def artifact_path(self, state: DuelState) -> Path:
+        """Where this host's copy goes: ``<debate dir>/<duel id>.md``."""
         return self.debate.artifact_path(state)
 
     def read_artifact(self, state: DuelState, limit: int) -> bytes:
@@ -380,7 +408,13 @@ class PostgresStore:
             raise ValueError(f"larger than {limit // (1024 * 1024)} MiB")
         return data
 
-    def write_artifact(self, state: DuelState, text: str, create: bool = False) -> None:
+    def write_artifact(
+        self,
+        state: DuelState,
+        text: str,
+        *,
+        create: bool = False,  # noqa: ARG002  the DuelStore signature: the row exists once reserved
+    ) -> None:
         """Into the database; :meth:`pull` copies it into the debate dir once the op is committed."""
         self._query("UPDATE duels SET artifact = %s WHERE id = %s", (text, state.id))
 
@@ -411,6 +445,7 @@ class DatabaseEvents:
         self.state = state
 
     def read(self, since: EventCursor = LOG_START) -> list[Event]:
+        """The events from ``since`` to the state's count; ``STATE_CORRUPT`` when fewer are there."""
         if since.seq > self.state.event_seq:
             raise corrupt(
                 f"{self.store.location} duel {self.state.id}", f"holds fewer events than the {since.seq} already read"
@@ -426,4 +461,5 @@ class DatabaseEvents:
 
     @property
     def end(self) -> EventCursor:
+        """The cursor after the state's last event."""
         return EventCursor(self.state.event_seq, 0)

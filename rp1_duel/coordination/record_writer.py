@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from ..clock import iso
 from ..errors import DuelError, invalid_argument
@@ -25,6 +26,14 @@ from . import policy
 from .events import CandidateConvergence, DuelClosed, LockReleased, RecordInvalidated, TurnAppended, TurnRejected
 from .state import DuelState, Lease, Participant, TurnRecord
 from .store import Transaction
+
+__all__ = [
+    "RecordCheck",
+    "append_turn",
+    "check_record",
+    "close_duel",
+    "write_artifact",
+]
 
 SUMMARY_MAX_BYTES = 64 * 1024
 
@@ -50,7 +59,7 @@ def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
 
 
 def write_artifact(
-    tx: Transaction, turns: list[TurnBlock] | str, conclusion: Conclusion | None = None, create: bool = False
+    tx: Transaction, turns: list[TurnBlock] | str, conclusion: Conclusion | None = None, *, create: bool = False
 ) -> None:
     """Render the artifact: ``turns`` are the state's accepted turns, each signed as the state
     recorded (a signature line edited in the file is put back), or raw text kept verbatim.
@@ -66,6 +75,8 @@ def write_artifact(
 
 @dataclass(frozen=True)
 class RecordCheck:
+    """What :func:`check_record` found: the verified turns, the artifact's text, and any problem with its code."""
+
     blocks: list[TurnBlock]  # the recorded turns, verified
     text: str  # the artifact as found
     problem: str | None  # why the record can no longer be trusted
@@ -148,6 +159,11 @@ def append_turn(
     signing_key: str | os.PathLike[str] | None = None,
     stripped: Sequence[str] = (),
 ) -> TurnRecord:
+    """Validate ``turn`` as ``me``'s next one and write it to the record, signed with ``signing_key`` if given.
+
+    Raises the refusal (``NOT_YOUR_TURN``, ``ARTIFACT_TAMPERED``…) or ``TURN_INVALID`` with the
+    violations; returns what the state recorded of the turn.
+    """
     if any(kind not in WRAPPERS for kind in stripped):
         raise invalid_argument(f"stripped names only {', '.join(WRAPPERS)}")
     state = tx.state
@@ -164,7 +180,8 @@ def append_turn(
     broken = policy.refuse_broken_record(state, check.code if check.problem else ErrorCode.ARTIFACT_TAMPERED)
     if broken:
         raise broken
-    assert isinstance(history, History)
+    # A str or None set invalid_reason above, and refuse_broken_record has just raised for it.
+    history = cast("History", history)
     number = history.next_number
     report = validate_turn(turn, history.context_for(Claimant(me.display_name, me.harness, me.model_id)))
     if not report.ok:
@@ -219,14 +236,15 @@ def check_conclusion(reason: str | None, summary: str | None) -> None:
 
 
 def close_duel(
-    tx: Transaction, me: Participant, lease: Lease, outcome: str, reason: str | None, summary: str | None
+    tx: Transaction, me: Participant, lease: Lease, *, outcome: str, reason: str | None, summary: str | None
 ) -> None:
+    """End the duel with ``outcome``, writing the conclusion into the artifact (section 8); raises the refusal."""
     state = tx.state
     check_conclusion(reason, summary)
     check = check_record(tx)
     if check.problem:
         _mark_invalid(tx, check.problem)
-    decision = policy.decide_close(state, me, lease, outcome, reason, tx.now)
+    decision = policy.decide_close(state, me, lease, outcome=outcome, reason=reason, now=tx.now)
     if decision.refusal is not None:
         if decision.lease_after == "ordinary":
             lease.for_timeout = False

@@ -21,6 +21,24 @@ from .events import Event
 from .state import DuelState, Participant
 from .store import EventCursor
 
+__all__ = [
+    "AppendResult",
+    "ClaimResult",
+    "DuelInfo",
+    "DuelResult",
+    "JoinResult",
+    "LeaseToken",
+    "LockView",
+    "Observation",
+    "ParticipantView",
+    "RefreshResult",
+    "ReleaseResult",
+    "Seat",
+    "StatusResult",
+    "WaitResult",
+    "common_fields",
+]
+
 
 @dataclass(frozen=True)
 class Seat:
@@ -40,6 +58,7 @@ class LeaseToken:
 
     @property
     def fence(self) -> int:
+        """The lease's fence: the number before the first ``-``."""
         return int(self.value.split("-", 1)[0])
 
 
@@ -57,9 +76,11 @@ class ParticipantView:
 
     @classmethod
     def of(cls, state: DuelState, p: Participant) -> ParticipantView:
+        """The view of ``p``, its last sighting on the wall clock."""
         return cls(p.id, p.seat, p.display_name, p.harness, p.model_id, p.joined_at, state.wall_time(p.last_seen_mono))
 
     def to_dict(self) -> dict[str, Any]:
+        """The protocol's JSON object of a participant, times in ISO 8601."""
         return {
             "id": self.id,
             "seat": self.seat,
@@ -82,6 +103,7 @@ class DuelResult:
     next_step: NextStep | None
 
     def to_dict(self) -> dict[str, Any]:
+        """The protocol's JSON fields of the answer (docs/protocol.md section 5)."""
         data: dict[str, Any] = {"duel_id": self.duel_id}
         if self.participant_id is not None:
             data["participant_id"] = self.participant_id
@@ -102,6 +124,8 @@ def common_fields(state: DuelState, participant: Participant | None, now: Instan
 
 @dataclass(kw_only=True)
 class JoinResult(DuelResult):
+    """What a join answers: the seat handle, the duel it joined and that duel's settings."""
+
     seat: Seat
     source_path: str
     source_sha256: str
@@ -114,7 +138,10 @@ class JoinResult(DuelResult):
     peer_wait_until: float
 
     @classmethod
-    def of(cls, state: DuelState, participant: Participant, token: str, now: Instant, debate_path: str) -> JoinResult:
+    def of(
+        cls, state: DuelState, participant: Participant, *, token: str, now: Instant, debate_path: str
+    ) -> JoinResult:
+        """The answer to ``participant``'s join of ``state``, handing it ``token``."""
         return cls(
             **common_fields(state, participant, now),
             seat=Seat(state.id, participant.id, token, participant.seat),
@@ -130,6 +157,7 @@ class JoinResult(DuelResult):
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The join's JSON: the seat's token and number, the source, the topic and the settings."""
         return {
             **super().to_dict(),
             "participant_token": self.seat.token,
@@ -150,6 +178,8 @@ class JoinResult(DuelResult):
 
 @dataclass
 class DuelInfo:
+    """What anyone may see of a duel: its source, topic, status, outcome and settings."""
+
     id: str
     source_path: str
     topic: str
@@ -168,6 +198,7 @@ class DuelInfo:
     invalid_reason: str | None
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``duel`` object of a status, times in ISO 8601."""
         return {
             "id": self.id,
             "source_path": self.source_path,
@@ -192,11 +223,14 @@ class DuelInfo:
 
 @dataclass
 class LockView:
+    """What anyone may see of the lease: its owner, its expiry and the last fence."""
+
     owner_participant_id: str | None
     lease_expires_at: float | None
     fence: int
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``lock`` object of a status."""
         return {
             "owner_participant_id": self.owner_participant_id,
             "lease_expires_at": iso(self.lease_expires_at),
@@ -206,6 +240,8 @@ class LockView:
 
 @dataclass(kw_only=True)
 class StatusResult(DuelResult):
+    """A duel as anyone may see it: the duel, its participants, the lock and whose turn it is."""
+
     duel: DuelInfo
     participants: tuple[ParticipantView, ...]
     lock: LockView
@@ -218,6 +254,7 @@ class StatusResult(DuelResult):
 
     @staticmethod
     def fields_of(state: DuelState, participant: Participant | None, now: Instant, debate_path: str) -> dict[str, Any]:
+        """The fields of a status of ``state`` at ``now``, for a result that extends it."""
         live = policy.live_lease(state, now)
         deadline = policy.turn_deadline(state)
         return dict(
@@ -254,12 +291,15 @@ class StatusResult(DuelResult):
 
     @classmethod
     def of(cls, state: DuelState, participant: Participant | None, now: Instant, debate_path: str) -> StatusResult:
+        """The status of ``state`` at ``now``, with ``participant``'s next step when given."""
         return cls(**cls.fields_of(state, participant, now, debate_path))
 
     def participant(self, participant_id: str | None) -> ParticipantView | None:
+        """The view of the participant of that id, or None."""
         return next((p for p in self.participants if p.id == participant_id), None)
 
     def to_dict(self) -> dict[str, Any]:
+        """The status JSON (docs/protocol.md section 5)."""
         return {
             **super().to_dict(),
             "duel": self.duel.to_dict(),
@@ -285,15 +325,20 @@ class Observation:
 
 @dataclass(kw_only=True)
 class WaitResult(StatusResult):
+    """A status after a wait: how long it waited, and whether anything changed."""
+
     waited_seconds: float
     changed: bool
 
     def to_dict(self) -> dict[str, Any]:
+        """The status JSON with ``waited_seconds`` and ``changed``."""
         return {**super().to_dict(), "waited_seconds": self.waited_seconds, "changed": self.changed}
 
 
 @dataclass(kw_only=True)
 class ClaimResult(DuelResult):
+    """What a claim answers: the lease when granted, else why not and when to try again."""
+
     acquired: bool
     lease: LeaseToken | None  # when acquired
     lease_expires_at: float | None
@@ -303,6 +348,7 @@ class ClaimResult(DuelResult):
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The claim JSON: ``acquired``, the lease token and expiry, or the reason and retry time."""
         return {
             **super().to_dict(),
             "acquired": self.acquired,
@@ -317,12 +363,15 @@ class ClaimResult(DuelResult):
 
 @dataclass(kw_only=True)
 class RefreshResult(DuelResult):
+    """What a refresh answers: the lease's new expiry, or why it was not refreshed."""
+
     refreshed: bool
     lease: LeaseToken | None  # when refreshed
     lease_expires_at: float | None
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The refresh JSON: ``refreshed``, the lease token and expiry, and the reason."""
         return {
             **super().to_dict(),
             "refreshed": self.refreshed,
@@ -334,12 +383,15 @@ class RefreshResult(DuelResult):
 
 @dataclass(kw_only=True)
 class ReleaseResult(DuelResult):
+    """What a release answers: whether the lease was released and the duel closed, with which outcome."""
+
     released: bool
     closed: bool
     outcome: str | None
     reason: str | None
 
     def to_dict(self) -> dict[str, Any]:
+        """The release JSON: ``released``, ``closed``, the outcome and the reason."""
         return {
             **super().to_dict(),
             "released": self.released,
@@ -351,6 +403,8 @@ class ReleaseResult(DuelResult):
 
 @dataclass(kw_only=True)
 class AppendResult(DuelResult):
+    """What an append answers: the turn's number, stance and hash, and what the duel reached."""
+
     turn_number: int
     stance: str
     turn_sha256: str
@@ -360,6 +414,7 @@ class AppendResult(DuelResult):
     debate_path: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The append JSON: the turn's number, stance, hash and signature, and any outcome reached."""
         return {
             **super().to_dict(),
             "turn_number": self.turn_number,

@@ -16,7 +16,7 @@ import time
 from collections.abc import Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..clock import Clock, Instant, iso, system_clock, utc_date
 from ..errors import DuelError, invalid_argument
@@ -68,6 +68,10 @@ from .store import LOG_START, DuelStore, EventCursor, Transaction
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
 
+__all__ = [
+    "DuelService",
+]
+
 WAIT_MAX_SECONDS = 3600
 
 
@@ -118,6 +122,11 @@ class DuelService:
     # -- transactions ----------------------------------------------------------------
     @contextmanager
     def transaction(self, duel_id: str) -> Iterator[Transaction]:
+        """One op on the duel, exclusive against every other, its times re-anchored on the store's clock.
+
+        What the block changed is committed when it ends, with a :class:`~rp1_duel.errors.DuelError`
+        too (a refusal may record events); ``DUEL_NOT_FOUND`` or ``STORAGE_FAILED`` when it cannot begin.
+        """
         with self.store.errors(), self.store.transaction(duel_id) as tx:
             policy.reanchor(tx.state, tx.now)  # its times on now's clock (the next write keeps them so)
             try:
@@ -150,7 +159,7 @@ class DuelService:
                 "no participant token: pass --participant-token or set DUEL_PARTICIPANT_TOKEN",
             )
         participant = state.participant(seat.participant_id)
-        if participant is None or not token_matches(seat.token, participant.token_sha256):
+        if participant is None or not token_matches(seat.token, token_hash=participant.token_sha256):
             raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this participant")
         return participant
 
@@ -174,9 +183,9 @@ class DuelService:
 
         ``role`` chair takes the chair's seat (0) of a duel created with one; on the join that
         creates the duel it implies ``settings.chair``."""
-        name = check_name("--participant-name", participant_name)
-        harness = check_name("--harness", harness)
-        model_id = check_name("--model-id", model_id, max_len=128, allow_slash=True)
+        name = check_name("--participant-name", value=participant_name)
+        harness = check_name("--harness", value=harness)
+        model_id = check_name("--model-id", value=model_id, max_len=128, allow_slash=True)
         if role not in ROLES:
             raise invalid_argument(f"--role must be one of {', '.join(ROLES)}, not {role!r}", flag="--role")
         if role == Role.CHAIR:
@@ -196,7 +205,9 @@ class DuelService:
                 with self.transaction(duel_id) as tx:
                     self._check_source(tx.state, source)
                     participant, token = self._seat(tx, name, harness, model_id, participant_token, role)
-                    return JoinResult.of(tx.state, participant, token, tx.now, self._debate_path(tx.state))
+                    return JoinResult.of(
+                        tx.state, participant, token=token, now=tx.now, debate_path=self._debate_path(tx.state)
+                    )
 
     def _create(
         self, source: SourceDocument, topic: str, slug: str, key: str, settings: DuelSettings, index: dict[str, str]
@@ -269,7 +280,7 @@ class DuelService:
         _raise(policy.refuse_role(same or renamed, role))
         if same is not None:
             if token:
-                if not token_matches(token, same.token_sha256):
+                if not token_matches(token, token_hash=same.token_sha256):
                     raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")
                 tx.touch(same)
                 tx.emit(ParticipantResumed(same.seat), by=same.id)
@@ -315,9 +326,9 @@ class DuelService:
         """The same name and harness with another model: the seat's model is corrected, before its first turn."""
         from .record_writer import check_record, write_artifact
 
-        if token and not token_matches(token, holder.token_sha256):
+        if token and not token_matches(token, token_hash=holder.token_sha256):
             raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")
-        _raise(policy.refuse_takeover(tx.state, holder, model_id, bool(token), tx.now))
+        _raise(policy.refuse_takeover(tx.state, holder, model_id, with_token=bool(token), now=tx.now))
         previous, holder.model_id = holder.model_id, model_id
         if not token:
             token = new_token()
@@ -330,8 +341,8 @@ class DuelService:
         return holder, token
 
     # -- read-only views (sections 4 and 5) -----------------------------------------------
-    def find_duel(self, target: str, topic: str | None = None) -> str:
-        """The active (or latest) duel of this debate dir about ``target`` and ``topic``."""
+    def find_duel(self, target: str, *, topic: str | None = None) -> str:
+        """The id of the active (or latest) duel about ``target`` and ``topic``; ``DUEL_NOT_FOUND`` without one."""
         source = resolve_target(target)
         key = self.store.target_key(source, slugify(resolve_topic(topic, source)))
         self.store.check_readable()
@@ -356,7 +367,7 @@ class DuelService:
         if not duel_id:
             if not target:
                 raise invalid_argument("status needs --duel-id or --target")
-            duel_id = self.find_duel(target, topic)
+            duel_id = self.find_duel(target, topic=topic)
         if participant_token and participant_id is None:
             raise invalid_argument("--participant-token needs --participant-id")
         with self.store.errors():
@@ -378,8 +389,10 @@ class DuelService:
 
     @staticmethod
     def _participant_or_none(state: DuelState, participant_id: str | None) -> Participant | None:
-        if participant_id is None:
-            return None
+        return None if participant_id is None else DuelService._participant(state, participant_id)
+
+    @staticmethod
+    def _participant(state: DuelState, participant_id: str) -> Participant:
         participant = state.participant(participant_id)
         if participant is None:
             raise DuelError(ErrorCode.PARTICIPANT_NOT_FOUND, f"no participant {participant_id!r} in duel {state.id}")
@@ -413,8 +426,7 @@ class DuelService:
         self.store.check_readable()
         started = time.monotonic()
         state = self._mark_seen(seat) if seat else self._read(duel_id, self.clock())
-        participant = self._participant_or_none(state, participant_id)
-        assert participant is not None
+        participant = self._participant(state, participant_id)
         first_rev, first_step = state.rev, next_step or policy.next_step(state, participant, self.clock())
         stamp = self.store.stamp(duel_id)
         interval = policy.refresh_interval(state.lease_seconds)
@@ -437,14 +449,18 @@ class DuelService:
         return WaitResult(**fields, waited_seconds=round(time.monotonic() - started, 3), changed=changed)
 
     # -- leases (section 4) -----------------------------------------------------------------
-    def claim_lock(self, seat: Seat, for_timeout: bool = False) -> ClaimResult:
-        """Ask for the lease; a refusal is an answer (``acquired`` false), not an error."""
+    def claim_lock(self, seat: Seat, *, for_timeout: bool = False) -> ClaimResult:
+        """Ask for the lease, to write a turn or (``for_timeout``) to close the duel TIMEOUT (section 4).
+
+        A refusal is an answer (``acquired`` false, with the reason and when to retry), not an
+        error; a bad seat handle is ``PARTICIPANT_AUTH_FAILED``, a closed duel ``DUEL_CLOSED``.
+        """
         _check_handles(seat)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
-            decision = policy.decide_claim(state, me, now, for_timeout)
+            decision = policy.decide_claim(state, me, now, for_timeout=for_timeout)
             if decision.grant and not decision.same_lease:
-                state.lease = policy.new_lease(state, me, now, decision.for_timeout)
+                state.lease = policy.new_lease(state, me, now, for_timeout=decision.for_timeout)
                 state.fence = state.lease.fence
                 expires_at = iso(state.wall_time(state.lease.expires_mono))
                 tx.emit(LockAcquired(state.fence, expires_at, decision.for_timeout), by=me.id)
@@ -464,7 +480,10 @@ class DuelService:
             )
 
     def refresh_lock(self, seat: Seat, lease: LeaseToken | None) -> RefreshResult:
-        """Move a live lease's expiry to now + ``lease_seconds``; an expired one stays expired."""
+        """Move a live lease's expiry to now + ``lease_seconds``; an expired one stays expired.
+
+        A refusal is an answer (``refreshed`` false, with the reason), not an error.
+        """
         _check_handles(seat, lease)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
@@ -509,7 +528,7 @@ class DuelService:
             tx.emit(CitationsVerified(turn_number, verdicts), by=me.id)
 
     def events(self, duel_id: str, types: Collection[EventType]) -> list[Event]:
-        """The duel's events of the given types, in order."""
+        """The duel's logged events of the given types, in order; ``DUEL_NOT_FOUND`` without such a duel."""
         with self.store.errors():
             state = self.store.read_state(duel_id)
             return [event for event in self.store.events(state).read() if event.type in types]
@@ -579,7 +598,11 @@ class DuelService:
         reason: str | None = None,
         summary: str | None = None,
     ) -> ReleaseResult:
-        """Release the lease, or with ``close`` end the duel with ``outcome`` (sections 4 and 8)."""
+        """Release the lease, or with ``close`` end the duel with ``outcome`` (sections 4 and 8).
+
+        Raises ``LEASE_NOT_HELD`` or ``LEASE_EXPIRED`` for a lease the caller does not hold, and
+        ``OUTCOME_MISMATCH`` or ``TIMEOUT_REJECTED`` for a close the turns do not allow.
+        """
         _check_handles(seat, lease)
         if close:
             if outcome not in OUTCOMES:
@@ -587,15 +610,15 @@ class DuelService:
         elif outcome or summary:
             raise invalid_argument("--outcome and --summary-file only go with --close")
         if reason is not None:
-            check_single_line("--reason", reason, max_len=1000)
+            check_single_line("--reason", value=reason, max_len=1000)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             held = self._held_lease(tx, me, lease)
             if close:
                 from .record_writer import close_duel  # the Markdown parser is paid for only by a close
 
-                assert outcome is not None
-                close_duel(tx, me, held, outcome, reason, summary)
+                checked = cast("str", outcome)  # one of OUTCOMES: checked before the transaction
+                close_duel(tx, me, held, outcome=checked, reason=reason, summary=summary)
             else:
                 state.lease = None
                 tx.emit(LockReleased(held.fence), by=me.id)
@@ -613,6 +636,7 @@ class DuelService:
         seat: Seat,
         lease: LeaseToken | None,
         turn: str | bytes,
+        *,
         release: bool = False,
         signing_key: str | os.PathLike[str] | None = None,
         stripped: Sequence[str] = (),
@@ -623,7 +647,8 @@ class DuelService:
         ssh-agent) signs the turn in this process; a key that cannot sign is
         ``SIGNING_FAILED`` and nothing is written. ``stripped`` names the wrappers
         (:data:`rp1_duel.vocabulary.WRAPPERS`) the caller removed around the turn: recorded
-        in the ``turn_appended`` event, never part of validation."""
+        in the ``turn_appended`` event, never part of validation. A turn that breaks a rule is
+        ``TURN_INVALID`` with its violations; the answer names the turn's number, hash and any outcome reached."""
         _check_handles(seat, lease)
         from .record_writer import append_turn  # Markdown parsing is paid for only by appends
 

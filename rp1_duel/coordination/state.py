@@ -24,11 +24,23 @@ from ..schedule import Schedule
 from ..settings import SETTINGS
 from ..vocabulary import ACTIVE, CLOSED, OUTCOMES, ErrorCode
 
+__all__ = [
+    "DUEL_ID",
+    "STATE_VERSION",
+    "DuelState",
+    "Lease",
+    "Participant",
+    "TurnRecord",
+    "corrupt",
+]
+
 STATE_VERSION = 2
 
 
 @dataclass
 class Participant:
+    """A seat's holder: who it is, the hash of its token, and when it joined and was last seen."""
+
     id: str
     seat: int
     display_name: str
@@ -40,11 +52,14 @@ class Participant:
 
     @property
     def identity(self) -> tuple[str, str, str]:
+        """Name, harness and model id: what a join matches a returning participant by."""
         return (self.display_name, self.harness, self.model_id)
 
 
 @dataclass
 class Lease:
+    """The floor: who holds it, its token and fence, and when it expires (monotonic seconds)."""
+
     owner: str
     token: str  # kept in the owner-only state so a holder can be handed its own lease back
     fence: int
@@ -53,11 +68,14 @@ class Lease:
     for_timeout: bool = False
 
     def live(self, now: Instant) -> bool:
+        """Whether the lease has not expired at ``now``."""
         return now.mono < self.expires_mono
 
 
 @dataclass
 class TurnRecord:
+    """What the state keeps of an accepted turn: its number, writer, stance, hash and signature."""
+
     n: int
     participant_id: str
     seat: int
@@ -70,6 +88,8 @@ class TurnRecord:
 
 @dataclass
 class DuelState:
+    """Everything the service knows of one duel, as ``state.json`` keeps it."""
+
     id: str
     source_path: str
     source_sha256: str
@@ -103,9 +123,11 @@ class DuelState:
     version: int = STATE_VERSION
 
     def participant(self, participant_id: str) -> Participant | None:
+        """The participant of that id, or None."""
         return next((p for p in self.participants if p.id == participant_id), None)
 
     def seat_holder(self, seat: int) -> Participant | None:
+        """The participant holding ``seat``, or None while it is free."""
         return next((p for p in self.participants if p.seat == seat), None)
 
     def wall_time(self, mono: float) -> float:
@@ -113,29 +135,36 @@ class DuelState:
         return mono + self.wall_offset
 
     def to_json(self) -> bytes:
+        """The state file's bytes: compact UTF-8 JSON, fields in declaration order."""
         # Records are flat dataclasses: their __dict__ is the JSON (asdict's deep copies cost more).
         return json.dumps(self, default=_fields, ensure_ascii=False, separators=(",", ":")).encode()
 
     @classmethod
     def from_json(cls, data: bytes, where: str) -> DuelState:
+        """The state that ``data`` (read from ``where``) holds; ``STATE_CORRUPT`` when it holds none."""
         try:
-            raw = json.loads(data)
-            if raw.get("version") == 1:
-                _upgrade_v1(raw)
-            if raw.get("version") != STATE_VERSION:
-                raise ValueError(f"unknown state version {raw.get('version')!r}")
-            if not isinstance(raw["participants"], list) or not isinstance(raw["turns"], list):
-                raise ValueError("participants and turns must be lists")
-            raw["participants"] = [_build(Participant, p) for p in raw["participants"]]
-            raw["lease"] = _build(Lease, raw["lease"]) if raw["lease"] is not None else None
-            raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
-            shape = {name: raw.pop(name) for name in _SCHEDULE_KEYS if name in raw}
-            raw["schedule"] = Schedule.recorded(_checked(Schedule, shape))
-            state: DuelState = _build(cls, raw)
-            _check_values(state)
-            return state
+            return _parse_state(cls, data)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise corrupt(where, exc) from None
+
+
+def _parse_state(kind: type[DuelState], data: bytes) -> DuelState:
+    """A state file's JSON, upgraded and checked field by field (raises what :meth:`DuelState.from_json` catches)."""
+    raw = json.loads(data)
+    if raw.get("version") == 1:
+        _upgrade_v1(raw)
+    if raw.get("version") != STATE_VERSION:
+        raise ValueError(f"unknown state version {raw.get('version')!r}")
+    if not isinstance(raw["participants"], list) or not isinstance(raw["turns"], list):
+        raise TypeError("participants and turns must be lists")
+    raw["participants"] = [_build(Participant, p) for p in raw["participants"]]
+    raw["lease"] = _build(Lease, raw["lease"]) if raw["lease"] is not None else None
+    raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
+    shape = {name: raw.pop(name) for name in _SCHEDULE_KEYS if name in raw}
+    raw["schedule"] = Schedule.recorded(_checked(Schedule, shape))
+    state: DuelState = _build(kind, raw)
+    _check_values(state)
+    return state
 
 
 _SCHEDULE_KEYS = ("max_turns", "seats", "chair")
@@ -185,7 +214,7 @@ def _build(kind: type, raw: dict[str, Any]) -> Any:
 def _checked(kind: type, raw: dict[str, Any]) -> dict[str, Any]:
     """``raw``, whose fields must be ``kind``'s, each of its type."""
     if not isinstance(raw, dict):
-        raise ValueError(f"{kind.__name__} is not an object")
+        raise TypeError(f"{kind.__name__} is not an object")
     allowed = _allowed_types(kind)
     for name, value in raw.items():
         types = allowed.get(name)
@@ -216,6 +245,7 @@ def _allowed_types(kind: type) -> dict[str, tuple[type, ...]]:
 
 
 def corrupt(where: str, exc: BaseException | str) -> DuelError:
+    """``STATE_CORRUPT`` for the state file at ``where``, with the first line of what was wrong."""
     reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return DuelError(
         ErrorCode.STATE_CORRUPT,

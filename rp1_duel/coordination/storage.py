@@ -25,26 +25,35 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, final
 
 from filelock import FileLock, Timeout
 
 from ..clock import Clock, Instant, system_clock
 from ..errors import DuelError
-from ..files import storage_errors as storage_errors
-from ..files import write_all
-from ..files import write_atomic as write_atomic
+from ..files import storage_errors, write_all, write_atomic
 from ..vocabulary import ErrorCode
 from .events import Event, parse_event
 from .identity import target_key
 from .state import DUEL_ID, DuelState, corrupt
-from .store import LOG_START as LOG_START
-from .store import SEEN_RESOLUTION_SECONDS as SEEN_RESOLUTION_SECONDS
-from .store import EventCursor as EventCursor
-from .store import Transaction
+from .store import LOG_START, SEEN_RESOLUTION_SECONDS, EventCursor, Transaction
 
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
+
+__all__ = [
+    "LOG_START",
+    "SEEN_RESOLUTION_SECONDS",
+    "STATE_DIR",
+    "DebateDir",
+    "DirectoryStore",
+    "DuelLock",
+    "EventCursor",
+    "EventLog",
+    "copy_artifact",
+    "storage_errors",
+    "write_atomic",
+]
 
 STATE_DIR = ".duel"
 LOCK_TIMEOUT_SECONDS = 30.0
@@ -100,6 +109,7 @@ def filesystem_magic(path: Path) -> int | None:
 
 
 def read_json_file(path: Path) -> Any:
+    """The JSON in ``path``, or None when there is no such file; ``STATE_CORRUPT`` when it is unreadable."""
     try:
         return json.loads(path.read_bytes())
     except FileNotFoundError:
@@ -135,6 +145,7 @@ class DebateDir:
             ) from None
 
     def check_readable(self) -> None:
+        """``DUEL_NOT_FOUND`` without ``.duel/``; ``DEBATE_DIR_INVALID`` for a file or a folder others may write."""
         if not self.state_root.is_dir():
             if self.root.exists() and not self.root.is_dir():
                 raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
@@ -174,10 +185,12 @@ class DebateDir:
             )
 
     def join_lock(self) -> DuelLock:
+        """The lock every join holds while it reads and writes the index."""
         return DuelLock(self.state_root / "join.lock")
 
     # -- the index of active duels -------------------------------------------------
     def read_index(self) -> dict[str, str]:
+        """``index.json``: each ``target_key`` to its latest duel id (empty before the first join)."""
         index = read_json_file(self.state_root / "index.json")
         if index is None:
             return {}
@@ -186,11 +199,13 @@ class DebateDir:
         return index
 
     def write_index(self, index: dict[str, str]) -> None:
+        """Replace ``index.json`` atomically; callers hold :meth:`join_lock`."""
         remove_temp_files(self.state_root, of="index.json")  # callers hold the join lock
         write_atomic(self.state_root / "index.json", json.dumps(index, indent=1).encode())
 
     # -- one duel ---------------------------------------------------------------------
     def duel_folder(self, duel_id: str) -> Path:
+        """``.duel/duels/<duel id>``; ``DUEL_NOT_FOUND`` for an id no duel could have."""
         if not DUEL_ID.fullmatch(duel_id or ""):
             raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel {duel_id!r} in {self.root}")
         return self.state_root / "duels" / duel_id
@@ -223,9 +238,11 @@ class DebateDir:
             folder.rmdir()
 
     def duel_lock(self, duel_id: str) -> DuelLock:
+        """The lock that makes one op on the duel exclusive."""
         return DuelLock(self.duel_folder(duel_id) / "lock")
 
     def read_state(self, duel_id: str) -> DuelState:
+        """The duel's ``state.json``; ``DUEL_NOT_FOUND`` without one, ``STATE_CORRUPT`` when unreadable."""
         path = self.duel_folder(duel_id) / "state.json"
         try:
             data = path.read_bytes()
@@ -236,6 +253,7 @@ class DebateDir:
         return DuelState.from_json(data, str(path))
 
     def write_state(self, state: DuelState) -> None:
+        """Replace the duel's ``state.json`` atomically."""
         write_atomic(self.duel_folder(state.id) / "state.json", state.to_json())
 
     def state_stamp(self, duel_id: str) -> tuple[int, int, int] | None:
@@ -256,13 +274,16 @@ class DebateDir:
         return sorted(name for name in names if DUEL_ID.fullmatch(name))
 
     def artifact_path(self, state: DuelState) -> Path:
+        """``<debate dir>/<duel id>.md``."""
         # Derived, never read from the state: the artifact is always <duel id>.md here.
         return self.root / f"{state.id}.md"
 
     def events_path(self, duel_id: str) -> Path:
+        """The duel's ``events.jsonl``."""
         return self.duel_folder(duel_id) / "events.jsonl"
 
 
+@final
 class DuelLock:
     """A short critical section across processes (filelock over ``fcntl.flock``).
 
@@ -363,34 +384,44 @@ class DirectoryStore:
         self.location = str(debate.root)
 
     def errors(self) -> contextlib.AbstractContextManager[None]:
+        """Turns an OSError of the debate dir into ``STORAGE_FAILED``."""
         return storage_errors(self.debate.root)
 
     def ensure(self) -> None:
+        """Create ``.duel/`` if it is not there."""
         self.debate.ensure()
 
     def check_readable(self) -> None:
+        """``DUEL_NOT_FOUND`` when the debate dir holds no ``.duel/``."""
         self.debate.check_readable()
 
     def joining(self) -> DuelLock:
+        """The join lock."""
         return self.debate.join_lock()
 
     def read_index(self) -> dict[str, str]:
+        """The debate dir's index."""
         return self.debate.read_index()
 
     def write_index(self, index: dict[str, str]) -> None:
+        """Replace the debate dir's index."""
         self.debate.write_index(index)
 
     def reserve_duel(self, stem: str) -> str:
+        """A new duel id, its state folder created (:meth:`DebateDir.reserve_duel`)."""
         return self.debate.reserve_duel(stem)
 
     def discard_duel(self, duel_id: str) -> None:
+        """Remove the state folder of a creation that failed."""
         self.debate.discard_duel(duel_id)
 
     def begin(self, state: DuelState, now: Instant) -> Transaction:
+        """A transaction over a duel being created, under the join lock."""
         return Transaction(self, state, now)
 
     @contextlib.contextmanager
     def transaction(self, duel_id: str) -> Iterator[Transaction]:
+        """One op on the duel under its file lock, a dead writer's temp files removed first."""
         self.debate.check_readable()
         with self.debate.duel_lock(duel_id):
             remove_temp_files(self.debate.duel_folder(duel_id))  # a dead writer's, if any
@@ -398,55 +429,73 @@ class DirectoryStore:
             yield Transaction(self, self.debate.read_state(duel_id), now)
 
     def save(self, state: DuelState, events: list[Event]) -> None:
+        """Append ``events`` to the log, then write the state that counts them."""
         EventLog(self.debate.events_path(state.id), state).append(events)
         self.debate.write_state(state)
 
     def read_state(self, duel_id: str) -> DuelState:
+        """The duel's state file, read without the lock."""
         return self.debate.read_state(duel_id)
 
     def stamp(self, duel_id: str) -> tuple[int, int, int] | None:
+        """The state file's inode, mtime and size, or None without one."""
         return self.debate.state_stamp(duel_id)
 
-    def next_stamp(self, duel_id: str, stamp: object, timeout: float) -> tuple[int, int, int] | None:
+    def next_stamp(
+        self,
+        duel_id: str,
+        stamp: object,  # noqa: ARG002  the DuelStore signature: a poll needs no old stamp
+        timeout: float,
+    ) -> tuple[int, int, int] | None:
+        """Sleep one poll interval (at most ``timeout``), then the stamp."""
         time.sleep(min(WAIT_POLL_SECONDS, timeout))
         return self.debate.state_stamp(duel_id)
 
     def events(self, state: DuelState) -> EventLog:
+        """The duel's ``events.jsonl``."""
         return EventLog(self.debate.events_path(state.id), state)
 
     def duel_ids(self) -> list[str]:
+        """Every duel of the debate dir, in id order."""
         return self.debate.duel_ids()
 
     own_source_copies = False  # one machine: every participant reads the one file
 
     def target_key(self, source: SourceDocument, slug: str) -> str:
-        return target_key(source.path, slug)
+        """The key of the source's absolute path and the topic slug."""
+        return target_key(source.path, topic_slug=slug)
 
     def keep_source(self, state: DuelState, source: SourceDocument) -> None:
         """The file itself is the source: nothing to keep."""
 
     def read_source(self, state: DuelState) -> SourceDocument:
+        """The source file, read again (raises SourceUnreadable)."""
         from ..turns.source import read_source  # the Markdown scanner: only ops that read the source pay for it
 
         return read_source(state.source_path)
 
     def source_exists(self, state: DuelState) -> bool:
+        """Whether the source file is still there."""
         return os.path.exists(state.source_path)
 
     def source_path_shown(self, state: DuelState) -> str:
+        """The source path relative to the artifact where they share a folder, else absolute."""
         from ..record.artifact import display_source_path  # with the record, which writers load anyway
 
         return display_source_path(state.source_path, artifact_path=self.artifact_path(state))
 
     def artifact_path(self, state: DuelState) -> Path:
+        """``<debate dir>/<duel id>.md``."""
         return self.debate.artifact_path(state)
 
     def read_artifact(self, state: DuelState, limit: int) -> bytes:
+        """The artifact file, at most ``limit`` bytes."""
         from ..turns.source import read_bounded
 
         return read_bounded(self.debate.artifact_path(state), limit)
 
-    def write_artifact(self, state: DuelState, text: str, create: bool = False) -> None:
+    def write_artifact(self, state: DuelState, text: str, *, create: bool = False) -> None:
+        """Write the artifact atomically; ``create`` refuses to replace an existing file."""
         write_atomic(
             self.debate.artifact_path(state),
             text.encode("utf-8"),

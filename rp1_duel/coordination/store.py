@@ -22,6 +22,15 @@ from .state import DuelState, Participant
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
 
+__all__ = [
+    "LOG_START",
+    "SEEN_RESOLUTION_SECONDS",
+    "DuelStore",
+    "EventCursor",
+    "EventReader",
+    "Transaction",
+]
+
 SEEN_RESOLUTION_SECONDS = 1.0
 
 
@@ -38,10 +47,14 @@ LOG_START = EventCursor()
 class EventReader(Protocol):
     """A duel's events as its state vouches for them (docs/protocol.md section 9)."""
 
-    def read(self, since: EventCursor = LOG_START) -> list[Event]: ...
+    def read(self, since: EventCursor = LOG_START) -> list[Event]:
+        """The events from ``since`` up to what the state has counted, in order."""
+        ...
 
     @property
-    def end(self) -> EventCursor: ...
+    def end(self) -> EventCursor:
+        """The cursor just after the last event the state has counted."""
+        ...
 
 
 class DuelStore(Protocol):
@@ -73,11 +86,17 @@ class DuelStore(Protocol):
         ...
 
     # -- joins: the index and new duels, under one exclusion --------------------------
-    def joining(self) -> AbstractContextManager[object]: ...
+    def joining(self) -> AbstractContextManager[object]:
+        """The exclusion every join runs in: one join at a time reads and writes the index."""
+        ...
 
-    def read_index(self) -> dict[str, str]: ...
+    def read_index(self) -> dict[str, str]:
+        """The index: each ``target_key`` to its latest duel id."""
+        ...
 
-    def write_index(self, index: dict[str, str]) -> None: ...
+    def write_index(self, index: dict[str, str]) -> None:
+        """Replace the index (inside :meth:`joining`)."""
+        ...
 
     def reserve_duel(self, stem: str) -> str:
         """A new duel id ``stem``, ``stem-2``, … that no duel (and no artifact) has."""
@@ -92,13 +111,17 @@ class DuelStore(Protocol):
         ...
 
     # -- one duel --------------------------------------------------------------------
-    def transaction(self, duel_id: str) -> AbstractContextManager[Transaction]: ...
+    def transaction(self, duel_id: str) -> AbstractContextManager[Transaction]:
+        """One op on the duel, exclusive against every other; ``DUEL_NOT_FOUND`` when there is no such duel."""
+        ...
 
     def save(self, state: DuelState, events: list[Event]) -> None:
         """Append ``events`` and write ``state`` (advancing its event counters), as one change."""
         ...
 
-    def read_state(self, duel_id: str) -> DuelState: ...
+    def read_state(self, duel_id: str) -> DuelState:
+        """The duel's state as last saved, outside any exclusion (``DUEL_NOT_FOUND``, ``STATE_CORRUPT``)."""
+        ...
 
     def stamp(self, duel_id: str) -> Hashable:
         """A cheap fingerprint that changes whenever the duel does."""
@@ -108,7 +131,9 @@ class DuelStore(Protocol):
         """Block until the stamp may have moved from ``stamp``, at most ``timeout`` seconds; the stamp then."""
         ...
 
-    def events(self, state: DuelState) -> EventReader: ...
+    def events(self, state: DuelState) -> EventReader:
+        """The duel's event log, as far as ``state`` vouches for it."""
+        ...
 
     def duel_ids(self) -> list[str]:
         """Every duel, open or closed, in id order."""
@@ -131,7 +156,9 @@ class DuelStore(Protocol):
         """The text turns are validated against (raises SourceUnreadable)."""
         ...
 
-    def source_exists(self, state: DuelState) -> bool: ...
+    def source_exists(self, state: DuelState) -> bool:
+        """Whether the source the duel debates can still be found."""
+        ...
 
     def source_path_shown(self, state: DuelState) -> str:
         """The artifact's ``source_path``: relative to the artifact where they share a folder (section 6)."""
@@ -146,7 +173,7 @@ class DuelStore(Protocol):
         """The artifact as the store keeps it, at most ``limit`` bytes (else ValueError; OSError when unreadable)."""
         ...
 
-    def write_artifact(self, state: DuelState, text: str, create: bool = False) -> None:
+    def write_artifact(self, state: DuelState, text: str, *, create: bool = False) -> None:
         """Store the artifact; ``create`` refuses to replace an existing one."""
         ...
 
@@ -191,6 +218,7 @@ class Transaction:
         self._dirty = True
 
     def commit(self) -> None:
+        """Hand the pending events and the changed state to the store, if anything changed (one write)."""
         if not self._dirty:
             return
         if self._woken:

@@ -432,7 +432,7 @@ class Duelist:
 
     def _claim(self, for_timeout: bool = False) -> LeaseToken | None:
         seat = self._my_seat
-        claim = self.service.claim_lock(seat, for_timeout)
+        claim = self.service.claim_lock(seat, for_timeout=for_timeout)
         if claim.lease is None:
             wait = min(WAIT_SLICE_SECONDS, claim.retry_after_seconds or WAIT_SLICE_SECONDS)
             self.service.wait(seat.duel_id, seat.participant_id, wait, participant_token=seat.token)
