@@ -22,6 +22,38 @@ from .errors import DuelError
 from .settings import DEBATE_DIR_ENV, DEFAULT_DEBATE_DIR, SETTINGS, STORE_ENV, DuelSettings, redact
 from .vocabulary import PROVIDERS, REASONING_LEVELS, ErrorCode, ReasoningLevel
 
+__all__ = [
+    "DEFAULT",
+    "ENVIRONMENT",
+    "FLAGS",
+    "LINEUP",
+    "LOCAL",
+    "LOCAL_FILE",
+    "PROJECT",
+    "PROJECT_FILE",
+    "USER",
+    "Config",
+    "Flags",
+    "Layer",
+    "Leaf",
+    "ModelDefaults",
+    "Panel",
+    "Persona",
+    "SeatSpec",
+    "config_error",
+    "defaults",
+    "destinations",
+    "home",
+    "load_config",
+    "merge",
+    "project_root",
+    "read_file",
+    "read_layers",
+    "trust",
+    "trust_file",
+    "untrusted_keys",
+]
+
 USER_FILE: Final = Path("duel") / "config.toml"  # under $XDG_CONFIG_HOME, else ~/.config
 TRUST_FILE: Final = Path("duel") / "trusted"  # beside it: `duel config trust`'s "SHA-256  path" lines
 PROJECT_FILE: Final = "duel.toml"
@@ -73,12 +105,16 @@ class SeatSpec(NamedTuple):
 
 
 class Panel(NamedTuple):
+    """``[panel]``: the topic and the lineup of a ``duel panel``, seat by seat, and its chair."""
+
     topic: str | None = None
     seats: Mapping[int, SeatSpec] = MappingProxyType({})  # by seat number, in order
     chair: SeatSpec | None = None
 
 
 class Leaf(NamedTuple):
+    """One value set by a layer, with the layer and the file it came from."""
+
     value: object
     origin: str  # the layer that set it: "default", "project (/p/duel.toml)", "environment ($DUEL_DIR)", "flags"
     file: str  # what an error names: the file, the variable, or the layer
@@ -97,7 +133,7 @@ class Config(NamedTuple):
 
     def settings(self) -> DuelSettings:
         """The duel's settings (``DuelSettings.check`` still runs at join, as for flags)."""
-        return DuelSettings(**cast(Mapping[str, Any], self.duel))  # its int settings; chair is no key
+        return DuelSettings(**cast("Mapping[str, Any]", self.duel))  # its int settings; chair is no key
 
     def origin(self, key: str) -> str:
         """Where the value of a dotted key came from, or ``unset``."""
@@ -106,12 +142,15 @@ class Config(NamedTuple):
 
 
 class Layer(NamedTuple):
+    """One source of configuration as read: its name, where it was read from, and its tables."""
+
     name: str  # DEFAULT, USER, … FLAGS
     origin: str  # the file, or the environment variable; "" for the defaults and the flags
     data: Mapping[str, Any]  # as read: nested tables
 
     @property
     def description(self) -> str:
+        """The layer as messages name it: ``project (/p/duel.toml)``, or ``default``."""
         return f"{self.name} ({self.origin})" if self.origin else self.name
 
 
@@ -121,11 +160,15 @@ Check = Callable[[Any], "str | None"]  # a problem with a value, or None
 
 
 class Value(NamedTuple):
+    """The schema of one key: its type and the check its values must pass."""
+
     kind: type  # str, int, or list (of strings: the check says)
     check: Check | None = None  # ranges and choices; not applied to flags, which the command line checks
 
 
 class Table(NamedTuple):
+    """The schema of a table: each key's schema."""
+
     keys: Mapping[str, Value | Table | TableOf]
 
 
@@ -199,7 +242,8 @@ _TYPE_NAMES: Final = {
 }
 
 
-def config_error(where: str, key: str | None, problem: str) -> DuelError:
+def config_error(where: str, *, key: str | None, problem: str) -> DuelError:
+    """``INVALID_CONFIG``: ``problem`` with the file (or variable) ``where`` and the dotted ``key`` it is about."""
     details = {"file": where, **({"key": key} if key else {})}
     return DuelError(ErrorCode.INVALID_CONFIG, f"{where}: {f'{key}: ' if key else ''}{problem}", details)
 
@@ -213,7 +257,9 @@ def _check_table(table: Mapping[str, Any], shape: Table, path: str, layer: Layer
         dotted = f"{path}.{key}" if path else key
         expected = shape.keys.get(key)
         if expected is None:
-            raise config_error(layer.origin or layer.name, dotted, f"unknown key (known here: {', '.join(shape.keys)})")
+            raise config_error(
+                layer.origin or layer.name, key=dotted, problem=f"unknown key (known here: {', '.join(shape.keys)})"
+            )
         _check_value(value, expected, dotted, layer)
 
 
@@ -222,19 +268,21 @@ def _check_value(value: Any, expected: Value | Table | TableOf, dotted: str, lay
     if isinstance(expected, Value):
         # TOML's true is Python's True, an int: a boolean is never an integer here.
         if isinstance(value, bool) or not isinstance(value, expected.kind):
-            raise config_error(where, dotted, f"must be {_TYPE_NAMES[expected.kind]}, not {_type_name(value)}")
+            raise config_error(
+                where, key=dotted, problem=f"must be {_TYPE_NAMES[expected.kind]}, not {_type_name(value)}"
+            )
         problem = expected.check(value) if expected.check and layer.name != FLAGS else None
         if problem:
-            raise config_error(where, dotted, problem)
+            raise config_error(where, key=dotted, problem=problem)
         return
     if not isinstance(value, Mapping):
-        raise config_error(where, dotted, f"must be a table, not {_type_name(value)}")
+        raise config_error(where, key=dotted, problem=f"must be a table, not {_type_name(value)}")
     if isinstance(expected, Table):
         _check_table(value, expected, dotted, layer)
         return
     for key, inner in value.items():
         if not expected.key_ok(key):
-            raise config_error(where, f"{dotted}.{key}", f"is not {expected.key_rule}")
+            raise config_error(where, key=f"{dotted}.{key}", problem=f"is not {expected.key_rule}")
         _check_value(inner, expected.shape, f"{dotted}.{key}", layer)
 
 
@@ -276,8 +324,8 @@ def _build(tree: Mapping[str, Any], leaves: Mapping[str, Leaf]) -> Config:
             seats_from = leaves["duel.seats"].origin if "duel.seats" in leaves else DEFAULT
             raise config_error(
                 set_by.file,
-                "duel.max_turns",
-                f"must be at least duel.seats, got {max_turns} (duel.seats = {seats}: {seats_from})",
+                key="duel.max_turns",
+                problem=f"must be at least duel.seats, got {max_turns} (duel.seats = {seats}: {seats_from})",
             )
     panel = tree.get("panel", {})
     chair = panel.get("chair")
@@ -304,7 +352,7 @@ def _persona(name: str, table: Mapping[str, Any], leaves: Mapping[str, Leaf]) ->
     if "description" not in table:
         table_key = f"personas.{name}"
         set_by = next(leaf.file for key, leaf in leaves.items() if key == table_key or key.startswith(table_key + "."))
-        raise config_error(set_by, f"personas.{name}.description", "is required: say who this persona is")
+        raise config_error(set_by, key=f"personas.{name}.description", problem="is required: say who this persona is")
     return Persona(name, table["description"].strip(), tuple(item.strip() for item in table.get("incentives", ())))
 
 
@@ -325,10 +373,11 @@ def user_file(env: Mapping[str, str]) -> Path:
 
 
 def home(env: Mapping[str, str]) -> Path:
+    """The home folder: ``$HOME``, else the one the system knows."""
     return Path(env.get("HOME") or Path.home())
 
 
-def project_root(cwd: Path, home_folder: Path) -> Path | None:
+def project_root(cwd: Path, *, home_folder: Path) -> Path | None:
     """The nearest folder from ``cwd`` up holding ``duel.toml`` or ``duel.local.toml``. The search ends
     after a folder holding ``.git`` (the repository's root), and before the home folder or a folder anyone
     may write to (``/tmp``): a file there is not this project's, and anyone could have put it there."""
@@ -354,20 +403,20 @@ def read_layers(cwd: Path, env: Mapping[str, str], extra: Sequence[Path] = ()) -
     ``extra`` file must exist: it was named)."""
     cwd, home_folder = Path(os.path.abspath(cwd)), Path(os.path.abspath(home(env)))
     layers = [defaults()]
-    found = read_file(USER, user_file(env), None, home_folder)
+    found = read_file(USER, user_file(env), relative_to=None, home_folder=home_folder)
     layers += [found] if found else []
-    root = project_root(cwd, home_folder)
+    root = project_root(cwd, home_folder=home_folder)
     if root is not None:
         for name, file in ((PROJECT, PROJECT_FILE), (LOCAL, LOCAL_FILE)):
-            found = read_file(name, root / file, root, home_folder)
+            found = read_file(name, root / file, relative_to=root, home_folder=home_folder)
             if found is not None:
                 refuse_untrusted(found, root, env)
                 layers.append(found)
-    for path in extra:
-        path = Path(os.path.abspath(path))
-        found = read_file(LINEUP, path, path.parent, home_folder)
+    for named in extra:
+        path = Path(os.path.abspath(named))
+        found = read_file(LINEUP, path, relative_to=path.parent, home_folder=home_folder)
         if found is None:
-            raise config_error(str(path), None, "no such file")
+            raise config_error(str(path), key=None, problem="no such file")
         layers.append(found)
     layers += [
         Layer(ENVIRONMENT, f"${variable}", {key: env[variable]})
@@ -377,7 +426,7 @@ def read_layers(cwd: Path, env: Mapping[str, str], extra: Sequence[Path] = ()) -
     return layers
 
 
-def read_file(name: str, path: Path, relative_to: Path | None, home_folder: Path) -> Layer | None:
+def read_file(name: str, path: Path, *, relative_to: Path | None, home_folder: Path) -> Layer | None:
     """One TOML file as a layer, or None when there is none. In its ``debate_dir``, ``~/`` is the home
     folder, and a relative path is made relative to ``relative_to`` (the project root, a lineup's
     folder), or left relative to the current folder (None: the user's file)."""
@@ -386,7 +435,7 @@ def read_file(name: str, path: Path, relative_to: Path | None, home_folder: Path
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise config_error(str(path), None, f"cannot be read: {exc.strerror or exc}") from None
+        raise config_error(str(path), key=None, problem=f"cannot be read: {exc.strerror or exc}") from None
     if sys.version_info >= (3, 11):  # imported here: a command that finds no file never pays for the parser
         import tomllib
     else:
@@ -394,9 +443,9 @@ def read_file(name: str, path: Path, relative_to: Path | None, home_folder: Path
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        raise config_error(str(path), None, "is not UTF-8") from None
+        raise config_error(str(path), key=None, problem="is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
-        raise config_error(str(path), None, f"is not valid TOML: {exc}") from None
+        raise config_error(str(path), key=None, problem=f"is not valid TOML: {exc}") from None
     where = data.get("debate_dir")
     if isinstance(where, str) and where.strip():
         if where == "~" or where.startswith("~/"):
@@ -444,10 +493,12 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def trust_file(env: Mapping[str, str]) -> Path:
+    """Where ``duel config trust`` records the files the user trusts: beside the user's configuration."""
     return user_file(env).parent.parent / TRUST_FILE
 
 
 def file_digest(path: Path) -> str:
+    """The SHA-256 of the file's bytes, in hex, as the trust file records it."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -513,6 +564,7 @@ class Flags(NamedTuple):
     seats: int | None = None
 
     def layer(self) -> Layer:
+        """The flags as the top layer: only those given, under their dotted keys."""
         model = {"provider": self.provider, "model": self.model, "base_url": self.base_url, "reasoning": self.reasoning}
         duel = {name: getattr(self, name) for name in SETTINGS}
         data = _given({"debate_dir": self.debate_dir, "store": self.store, "model": model, "duel": duel})
@@ -526,10 +578,9 @@ def _given(table: Mapping[str, Any]) -> dict[str, Any]:
     """``table`` without the flags not given, nor the tables left empty."""
     found: dict[str, Any] = {}
     for key, value in table.items():
-        if isinstance(value, Mapping):
-            value = _given(value)
-        if value not in (None, "", {}):
-            found[key] = value
+        given = _given(value) if isinstance(value, Mapping) else value
+        if given not in (None, "", {}):
+            found[key] = given
     return found
 
 

@@ -13,6 +13,20 @@ from typing import Final
 from .errors import invalid_argument
 from .schedule import Schedule
 
+__all__ = [
+    "CHAIR_HELP",
+    "DEBATE_DIR_ENV",
+    "DEFAULT_DEBATE_DIR",
+    "DEFAULT_ROUNDS",
+    "ROLE_HELP",
+    "SETTINGS",
+    "STORE_ENV",
+    "DuelSettings",
+    "Setting",
+    "default_of",
+    "redact",
+]
+
 # The debate dir and the store: --debate-dir/--store, else these variables, else the configuration's
 # debate_dir/store, else the debate dir below (rp1_duel.configuration merges them).
 DEBATE_DIR_ENV: Final = "DUEL_DIR"
@@ -28,6 +42,8 @@ def redact(url: str) -> str:
 
 @dataclass(frozen=True)
 class Setting:
+    """One setting of a duel: its name, its default, the range it must fall in, and its help."""
+
     name: str
     default: int | None  # None: worked out from the other settings (DuelSettings)
     low: int
@@ -36,10 +52,12 @@ class Setting:
 
     @property
     def flag(self) -> str:
+        """The command-line flag that sets it: ``--lease-seconds`` for ``lease_seconds``."""
         return "--" + self.name.replace("_", "-")
 
     @property
     def help_with_range(self) -> str:
+        """Its help followed by its range, as the command line shows it."""
         return f"{self.help} ({self.low}-{self.high})"
 
 
@@ -70,7 +88,8 @@ DEFAULT_ROUNDS: Final = 3  # max_turns when not given: every seat speaks three t
 def default_of(name: str) -> int:
     """The default of a setting that has a fixed one."""
     value = SETTINGS[name].default
-    assert value is not None, name
+    if value is None:
+        raise ValueError(f"the setting {name} has no fixed default")
     return value
 
 

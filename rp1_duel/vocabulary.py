@@ -9,6 +9,81 @@ from __future__ import annotations
 from enum import Enum
 from typing import Final, Literal
 
+__all__ = [
+    "ACCEPTED_CONSENSUS",
+    "ACCEPTING_CONSENSUS",
+    "ACTIVE",
+    "AGREED",
+    "AGREEMENTS",
+    "BASES",
+    "BRIEFS",
+    "CHAIR_MARK",
+    "CHAIR_PHASES",
+    "CHAIR_PHASE_SECTIONS",
+    "CHAIR_SECTIONS",
+    "CITATION_KINDS",
+    "CLAIM_LOCK",
+    "CLAIM_TIMEOUT",
+    "CLOSE",
+    "CLOSED",
+    "CLOSED_STEP",
+    "CLOSE_TIMEOUT",
+    "COMPOSE_TURN",
+    "CONFIDENCES",
+    "CONJECTURE_TAG",
+    "CONVERGING",
+    "COUNTERPOINTS",
+    "DISSENT",
+    "DISSENTING",
+    "FETCH_FAILURES",
+    "GOOD_ANSWER",
+    "INVALIDATED",
+    "LINEUP",
+    "MAX_TURNS",
+    "MAX_UNENGAGED_POINTS",
+    "NEXT_STEPS",
+    "NON_EMPTY_SECTIONS",
+    "NOVEL_ARGUMENT",
+    "OPEN_TO_DEBATE",
+    "OUTCOMES",
+    "POSITION",
+    "PROVIDERS",
+    "QUESTION",
+    "REASONING_LEVELS",
+    "RELEASE_LOCK",
+    "REVISING",
+    "ROLES",
+    "SECTIONS",
+    "STANCES",
+    "STANCE_REVISION_SUPPORT",
+    "STILL_OPEN",
+    "SYNTHESIS",
+    "TIMEOUT",
+    "UNENGAGED_POINTS",
+    "UNRESOLVED_ITEMS",
+    "VERDICTS",
+    "VOTE_ANSWERS",
+    "WAIT_PEER",
+    "WAIT_TURN",
+    "WRAPPERS",
+    "CitationKind",
+    "Confidence",
+    "DuelStatus",
+    "ErrorCode",
+    "EventType",
+    "FetchFailure",
+    "NextStep",
+    "Outcome",
+    "Phase",
+    "ReasoningLevel",
+    "RecordCode",
+    "Role",
+    "RuleCode",
+    "Stance",
+    "Verdict",
+    "Vote",
+]
+
 # -- stances (section 7) ---------------------------------------------------------------
 Stance = Literal["OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING", "REVISING"]
 OPEN_TO_DEBATE: Final = "OPEN_TO_DEBATE"
@@ -298,6 +373,8 @@ CONFIDENCES: Final = (Confidence.HIGH, Confidence.MEDIUM_HIGH, Confidence.MEDIUM
 
 
 class CitationKind:
+    """What a citation points at: a web page, the source, an earlier turn, or a principle (section 7)."""
+
     URL: Final = "url"
     SOURCE: Final = "source"
     TURN: Final = "turn"

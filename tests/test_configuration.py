@@ -285,33 +285,35 @@ def test_the_project_root_is_the_nearest_folder_up_holding_a_project_or_local_fi
     write(project / "duel.toml", "")
     nested = project / "docs" / "deep"
     nested.mkdir()
-    assert project_root(nested, home) == project
+    assert project_root(nested, home_folder=home) == project
     write(project / "docs" / "duel.local.toml", "")
-    assert project_root(nested, home) == project / "docs"  # a local file alone marks a root
+    assert project_root(nested, home_folder=home) == project / "docs"  # a local file alone marks a root
 
 
 def test_the_search_stops_at_the_git_work_trees_root(home, tmp_path):
     write(tmp_path / "duel.toml", "[duel]\nseats = 5\n")  # outside the repository: not this project's
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
-    assert project_root(repo, home) is None
+    assert project_root(repo, home_folder=home) is None
     assert load_config(repo, env_for(home)).settings().seats == 2
     (repo / ".git").rmdir()
     (repo / ".git").write_text("gitdir: elsewhere\n")  # a worktree's .git is a file: the same boundary
-    assert project_root(repo, home) is None
+    assert project_root(repo, home_folder=home) is None
 
 
 def test_the_search_stops_before_home_and_at_a_folder_anyone_may_write_to(tmp_path):
     home = tmp_path / "home"
     write(home / "duel.toml", "")
     (home / "notes").mkdir()
-    assert project_root(home / "notes", home) is None  # ~/duel.toml is no project file: the user's is ~/.config
+    assert (
+        project_root(home / "notes", home_folder=home) is None
+    )  # ~/duel.toml is no project file: the user's is ~/.config
     shared = tmp_path / "shared"
     write(shared / "duel.toml", "")
     (shared / "mine").mkdir()
     shared.chmod(0o777)
     try:
-        assert project_root(shared / "mine", home) is None  # like /tmp: anyone could have put it there
+        assert project_root(shared / "mine", home_folder=home) is None  # like /tmp: anyone could have put it there
     finally:
         shared.chmod(0o755)
 

@@ -798,7 +798,7 @@ def config_trust_command(
     from ..configuration import LOCAL_FILE, PROJECT, PROJECT_FILE, home, project_root, read_file, trust, untrusted_keys
 
     cwd = Path.cwd()
-    root = project_root(cwd, Path(os.path.abspath(home(os.environ))))
+    root = project_root(cwd, home_folder=Path(os.path.abspath(home(os.environ))))
     paths = [Path(os.path.abspath(path)) for path in files or ()]
     if not paths and root is not None:
         paths = [root / name for name in (PROJECT_FILE, LOCAL_FILE) if (root / name).exists()]
@@ -806,7 +806,7 @@ def config_trust_command(
         fail(DuelError(ErrorCode.INVALID_ARGUMENT, "no duel.toml or duel.local.toml here: name the file to trust"))
     try:
         for path in paths:
-            layer = read_file(PROJECT, path, path.parent, home(os.environ))
+            layer = read_file(PROJECT, path, relative_to=path.parent, home_folder=home(os.environ))
             if layer is None:
                 raise DuelError(ErrorCode.INVALID_ARGUMENT, f"{path}: no such file")
             trust(path, os.environ)

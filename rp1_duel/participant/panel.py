@@ -78,19 +78,23 @@ def lineup_seats(config: Config) -> list[PanelSeat]:
     if not seats:
         raise config_error(
             "the configuration",
-            "panel.seats",
-            "no lineup: give --lineup FILE, or [panel.seats.1], [panel.seats.2]… in duel.toml",
+            key="panel.seats",
+            problem="no lineup: give --lineup FILE, or [panel.seats.1], [panel.seats.2]… in duel.toml",
         )
     if sorted(seats) != list(range(1, len(seats) + 1)) or not 2 <= len(seats) <= high:
         numbers = ", ".join(map(str, sorted(seats)))
         raise config_error(
-            where, "panel.seats", f"seats {numbers}: a lineup numbers its seats 1, 2, … up to {high}, at least two"
+            where,
+            key="panel.seats",
+            problem=f"seats {numbers}: a lineup numbers its seats 1, 2, … up to {high}, at least two",
         )
     chair = config.panel.chair
     named = [spec.name for spec in (*seats.values(), *([chair] if chair else [])) if spec.name]
     twice = sorted({name for name in named if named.count(name) > 1})
     if twice:
-        raise config_error(where, "panel.seats", f"{twice[0]!r} names more than one seat: give each seat its own name")
+        raise config_error(
+            where, key="panel.seats", problem=f"{twice[0]!r} names more than one seat: give each seat its own name"
+        )
     found = [_seat(f"seat {number}", seats[number]) for number in sorted(seats)]
     return found + ([_seat("the chair", chair, ("--role", "chair"))] if chair else [])
 
