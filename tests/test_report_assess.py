@@ -63,7 +63,7 @@ def env_for(claude: FakeAnthropicServer | None = None, gpt: FakeOpenAIServer | N
 
 
 def assess(path: Path, env: dict[str, str], *, refresh: bool = False, models: tuple[str, ...] = ()):
-    return assess_artifact(path, configured_assessors(env, models), refresh, clock=lambda: ASKED_AT)
+    return assess_artifact(path, configured_assessors(env, models), refresh=refresh, clock=lambda: ASKED_AT)
 
 
 def sent_text(server) -> str:

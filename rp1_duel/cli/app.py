@@ -612,7 +612,7 @@ def assess_report(artifact: str, assessors: list[str], base_url: str | None, ref
         typer.echo(f"duel report: {line}", err=True)
 
     try:
-        run = assess_artifact(artifact, configured_assessors(os.environ, assessors, base_url), refresh, progress=say)
+        run = assess_artifact(artifact, configured_assessors(os.environ, assessors, base_url), refresh=refresh, progress=say)
     except DuelError as exc:
         fail(exc)
     except KeyboardInterrupt:

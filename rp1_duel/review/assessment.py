@@ -32,6 +32,29 @@ from ..schedule import CHAIR_SEAT, Schedule
 from ..turns.grammar import ParsedTurn
 from ..turns.references import turns_in_text
 
+__all__ = [
+    "ASSESS_DEADLINE_SECONDS",
+    "ASSESS_MAX_TOKENS",
+    "LABEL",
+    "MAX_ASSESSORS",
+    "MAX_CACHE_BYTES",
+    "Assessment",
+    "AssessmentCache",
+    "AssessmentFile",
+    "AssessmentRun",
+    "Assessor",
+    "CheckedReference",
+    "ModelSection",
+    "Subject",
+    "assess",
+    "assessment_prompt",
+    "cache_path",
+    "check_references",
+    "dumps",
+    "loads",
+    "shown",
+]
+
 FORMAT: Final = "duel-assess/1"
 SUFFIX: Final = ".assess.json"
 MAX_CACHE_BYTES: Final = 4 * 1024 * 1024
@@ -67,7 +90,9 @@ class Assessor(Protocol):
     """A model that assesses a record. ``ask`` may be called from several threads at once."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The assessor as a report names it: ``provider:model``."""
+        ...
 
     def preflight(self) -> str:
         """Check the key and the model before anything is asked; raises :class:`DuelError`."""
@@ -106,6 +131,7 @@ class ModelSection:
 
     @property
     def not_found(self) -> int:
+        """How many of its turn references failed their check."""
         return sum(1 for reference in self.references if not reference.found)
 
 
@@ -159,17 +185,21 @@ class Assessment:
     text: str
 
     def current_for(self, subject: Subject) -> bool:
+        """Whether the answer is about ``subject``'s state of the record, under this prompt version."""
         return self.chain_head == subject.chain_head and self.prompt_version == PROMPT_VERSION
 
 
 @dataclass(frozen=True)
 class AssessmentCache:
+    """The assessment cache of one artifact: every current answer, one per model."""
+
     duel_id: str
     artifact: str
     assessments: tuple[Assessment, ...]
     format: str = FORMAT
 
     def to_dict(self) -> dict[str, Any]:
+        """The cache as its file holds it, in JSON."""
         return {
             "format": self.format,
             "duel_id": self.duel_id,
@@ -188,6 +218,7 @@ class AssessmentFile:
 
 
 def cache_path(artifact_path: str | os.PathLike[str]) -> Path:
+    """Where the artifact's assessment cache is: ``<artifact stem>.assess.json`` beside it."""
     path = Path(artifact_path)
     return path.with_name(path.stem + SUFFIX)
 
@@ -314,9 +345,10 @@ def assess(
     subject: Subject,
     prompt: str,
     assessors: Sequence[Assessor],
+    *,
     refresh: bool = False,
     clock: Callable[[], float] = time.time,
-    progress: Callable[[str], None] = lambda line: None,
+    progress: Callable[[str], None] = lambda _line: None,
 ) -> AssessmentRun:
     """Reuse each assessor's current answer (unless ``refresh``) and ask the others, at once.
 

@@ -20,6 +20,18 @@ from ..errors import DuelError
 from ..schedule import Schedule
 from ..vocabulary import ACTIVE, ErrorCode
 
+__all__ = [
+    "ListedDuel",
+    "ListedParticipant",
+    "UnreadableDuel",
+    "ago",
+    "list_duels",
+    "listed",
+    "local_time",
+    "present",
+    "table",
+]
+
 OPEN, CLOSED = "open", "closed"
 UNREADABLE = "unreadable"
 
@@ -32,6 +44,8 @@ def present(participant: ParticipantView, lease_seconds: int, now: float) -> boo
 
 @dataclass(frozen=True)
 class ListedParticipant:
+    """One participant of a listed duel: its seat, who it is, when it was last seen, and whether it is present."""
+
     seat: int
     display_name: str
     harness: str
@@ -40,6 +54,7 @@ class ListedParticipant:
     present: bool
 
     def to_dict(self) -> dict[str, Any]:
+        """The participant as ``duel list --json`` writes it."""
         return {
             "seat": self.seat,
             "display_name": self.display_name,
@@ -69,6 +84,7 @@ class ListedDuel:
     debate_path: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The row as ``duel list --json`` writes it."""
         return {
             "duel_id": self.duel_id,
             "topic": self.topic,
@@ -95,6 +111,7 @@ class UnreadableDuel:
     message: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The row as ``duel list --json`` writes it: the folder, and why it cannot be read."""
         return {"duel_id": self.duel_id, "status": UNREADABLE, "error": {"code": self.code, "message": self.message}}
 
 

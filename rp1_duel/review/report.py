@@ -57,6 +57,26 @@ from ..vocabulary import (
 )
 from .assessment import AssessmentFile, ModelSection, Subject, shown
 
+__all__ = [
+    "MARKED_STANCES",
+    "REPORT_VERSION",
+    "STANCE_LEVELS",
+    "Agreement",
+    "CitationRow",
+    "NovelArgument",
+    "OutcomeFacts",
+    "Quote",
+    "Record",
+    "Report",
+    "ReportParticipant",
+    "SidecarFile",
+    "TimelineEntry",
+    "UnresolvedEntry",
+    "VerificationFacts",
+    "build_report",
+    "read_record",
+]
+
 REPORT_VERSION = 1
 # The timeline's scale, low to high. DISSENTING sits below it and REVISING between arguing and
 # converging (a participant changing its position moves off its own); both are marked.
@@ -64,13 +84,15 @@ STANCE_LEVELS = {DISSENTING: 0, OPEN_TO_DEBATE: 1, REVISING: 2, CONVERGING: 3, A
 MARKED_STANCES = (DISSENTING, REVISING)
 HEADLINE_CHARS = 160
 # A trailing credit in an agreement, `(Turn 2)` or `(Turns 1 and 3)`: aside when agreements are compared.
-_CREDIT = re.compile(r"\s*\(\s*turns?\s+#?\d+[^()]*\)\s*\.?\s*$", re.I)
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+", re.M)
+_CREDIT = re.compile(r"\s*\(\s*turns?\s+#?\d+[^()]*\)\s*\.?\s*$", re.IGNORECASE)
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+", re.MULTILINE)
 UNREADABLE = "unreadable"  # a sidecar that could not be read (besides verification.CURRENT, STALE, MISMATCH)
 
 
 @dataclass(frozen=True)
 class ReportParticipant:
+    """A participant as the report shows it: its seat, who it is, when it joined, its turns and its usage."""
+
     seat: int
     id: str
     name: str
@@ -100,6 +122,8 @@ class TimelineEntry:
 
 @dataclass(frozen=True)
 class Quote:
+    """Words quoted from a turn, with the turn's number."""
+
     turn: int
     text: str
 
@@ -122,6 +146,8 @@ class OutcomeFacts:
 
 @dataclass(frozen=True)
 class Agreement:
+    """A point of agreement: its first wording, the turns that list it and the seats that wrote them."""
+
     text: str  # its first wording
     turns: tuple[int, ...]
     seats: tuple[int, ...]
@@ -141,11 +167,14 @@ class UnresolvedEntry:
 
     @property
     def open(self) -> bool:
+        """Whether its author still lists it in its latest turn."""
         return self.dropped_in is None
 
 
 @dataclass(frozen=True)
 class NovelArgument:
+    """A claim a turn brings as new, with its support."""
+
     turn: int
     seat: int
     claim: str
@@ -178,6 +207,8 @@ class SidecarFile:
 
 @dataclass(frozen=True)
 class VerificationFacts:
+    """What the verification sidecar says of the record: whether it is current, what it covers, its verdicts."""
+
     path: str
     status: str  # verification.CURRENT, STALE or MISMATCH, or UNREADABLE
     problems: tuple[str, ...]
@@ -187,11 +218,14 @@ class VerificationFacts:
 
     @property
     def shown(self) -> bool:
+        """Whether its verdicts are shown: the sidecar is current, or stale but of this record."""
         return self.status in (CURRENT, STALE)
 
 
 @dataclass(frozen=True)
 class Report:
+    """Everything ``duel report`` says of a record, computed from its text and what lies beside it."""
+
     path: str
     duel_id: str
     topic: str
@@ -218,16 +252,20 @@ class Report:
 
     @property
     def turn_count(self) -> int:
+        """How many turns the record holds."""
         return len(self.timeline)
 
     @property
     def intact(self) -> bool:
+        """Whether the record has no structure, hash chain or outcome problem."""
         return not self.problems
 
     def participant(self, seat: int) -> ReportParticipant | None:
+        """The participant in ``seat``, if the front matter names one."""
         return next((p for p in self.participants if p.seat == seat), None)
 
     def name_of(self, seat: int) -> str:
+        """The name of the participant in ``seat``, or ``seat N`` when none is named."""
         found = self.participant(seat)
         return found.name if found else f"seat {seat}"
 
@@ -481,17 +519,17 @@ def _timeline(history: History) -> tuple[TimelineEntry, ...]:
         if turn.chair:  # on the timeline, without a stance or a place on the chart
             entries.append(
                 TimelineEntry(
-                    n,
-                    seat,
-                    None,
-                    None,
-                    False,
-                    False,
-                    None,
-                    (),
-                    _headline(_chair_text(turn)),
-                    0,
-                    signed,
+                    turn=n,
+                    seat=seat,
+                    stance=None,
+                    level=None,
+                    marked=False,
+                    changed=False,
+                    previous_stance=None,
+                    revision_support=(),
+                    headline=_headline(_chair_text(turn)),
+                    blocking=0,
+                    signed=signed,
                 )
             )
             continue

@@ -25,6 +25,8 @@ from . import assessment
 from .assessment import AssessmentFile, AssessmentRun, Assessor
 from .report import Report, SidecarFile, build_report, read_record
 
+__all__ = ["assess_artifact", "configured_assessors", "read_report"]
+
 
 def read_report(path: str | os.PathLike[str], env: Mapping[str, str] = os.environ) -> Report:
     """The report of the artifact at ``path``; raises :class:`DuelError` (``UNREADABLE``, ``FRONT_MATTER``)."""
@@ -46,9 +48,10 @@ def read_report(path: str | os.PathLike[str], env: Mapping[str, str] = os.enviro
 def assess_artifact(
     path: str | os.PathLike[str],
     assessors: Sequence[Assessor],
+    *,
     refresh: bool = False,
     clock: Callable[[], float] = time.time,
-    progress: Callable[[str], None] = lambda line: None,
+    progress: Callable[[str], None] = lambda _line: None,
 ) -> AssessmentRun:
     """Ask the assessors about the artifact at ``path`` (reusing what its cache holds for this state of the
     record, unless ``refresh``) and write the cache, atomically, when it changed. Raises :class:`DuelError`:
@@ -61,7 +64,9 @@ def assess_artifact(
     prompt = assessment.assessment_prompt(record.front, record.parsed.blocks)
     if found is not None and found.cache is None:
         progress(f"{found.path} could not be read ({found.error}): it is written anew")
-    run = assessment.assess(found.cache if found else None, subject, prompt, assessors, refresh, clock, progress)
+    run = assessment.assess(
+        found.cache if found else None, subject, prompt, assessors, refresh=refresh, clock=clock, progress=progress
+    )
     if run.changed:
         target = assessment.cache_path(where)
         with storage_errors(target.parent):

@@ -16,6 +16,8 @@ from . import report_text as words
 from .assessment import LABEL
 from .report import STANCE_LEVELS, Report, TimelineEntry
 
+__all__ = ["SEAT_COLOURS", "SEAT_DASHES", "render_html"]
+
 SEAT_COLOURS = words.SEAT_COLOURS
 # The seats stay apart in grey print and for colour-blind readers: solid, dashed, dotted, then mixed patterns.
 SEAT_DASHES = {1: "", 2: "6 4", 3: "2 3", 4: "10 3 2 3", 5: "14 4", 6: "2 3 2 3 8 3", 7: "1 6", 8: "8 3 1 3 1 3"}
@@ -26,7 +28,7 @@ OUTCOME_COLOURS = {
     "TIMEOUT": "#6e7781",
     "INVALIDATED": "#6e7781",
 }
-_URL = re.compile(r"https?://[^\s<>\[\]`\"]+", re.I)  # as references.urls_in_line finds them
+_URL = re.compile(r"https?://[^\s<>\[\]`\"]+", re.IGNORECASE)  # as references.urls_in_line finds them
 
 CSS = """
 :root { color-scheme: light; }
@@ -62,6 +64,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'n
 
 
 def render_html(report: Report) -> str:
+    """The report as one self-contained HTML page: inline styles and an SVG chart, nothing loaded or run."""
     body = [
         _header(report),
         _participants(report),
@@ -114,8 +117,10 @@ def _header(report: Report) -> str:
     parts = [
         "<header>",
         f"<h1>{_e(words.title(report))}</h1>",
-        f'<p><span class="outcome" style="background:{colour}">{_e(outcome)}</span> '
-        f"{_e(' · '.join(words.facts(report)))}</p>",
+        (
+            f'<p><span class="outcome" style="background:{colour}">{_e(outcome)}</span> '
+            f"{_e(' · '.join(words.facts(report)))}</p>"
+        ),
         f"<p>{_e(facts.explanation)}</p>",
     ]
     if facts.blocking:
@@ -201,9 +206,11 @@ def _svg(report: Report) -> str:
         return round(top + (max(STANCE_LEVELS.values()) - level + 0.5) * _ROW, 1)
 
     parts = [
-        f'<svg viewBox="0 0 {width} {height}" role="img" aria-labelledby="timeline-title" '
-        f'xmlns="http://www.w3.org/2000/svg"><title id="timeline-title">Stance of each turn, by participant'
-        "</title>"
+        (
+            f'<svg viewBox="0 0 {width} {height}" role="img" aria-labelledby="timeline-title" '
+            f'xmlns="http://www.w3.org/2000/svg"><title id="timeline-title">Stance of each turn, by participant'
+            "</title>"
+        )
     ]
     for stance, level in levels:
         marked = stance not in ("OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS")
@@ -306,9 +313,9 @@ def _unresolved(report: Report) -> str:
     blocking = sum(1 for item in still if item.blocking)
     rows = "".join(
         f'<tr><td>{_text(item.text)}</td><td>{_name(report, item.seat)}</td><td class="n">{item.raised_in}</td>'
-        f"<td{_css_class('tag-blocking', item.blocking)}>{words.tag(item)}</td>"
+        f"<td{_css_class('tag-blocking', applies=item.blocking)}>{words.tag(item)}</td>"
         f"<td>{words.turn_list(item.answered_in)}</td>"
-        f"<td{_css_class('open', item.open)}>{_e(words.unresolved_status(item))}</td></tr>"
+        f"<td{_css_class('open', applies=item.open)}>{_e(words.unresolved_status(item))}</td></tr>"
         for item in report.unresolved
     )
     return (
@@ -318,7 +325,7 @@ def _unresolved(report: Report) -> str:
     )
 
 
-def _css_class(name: str, applies: bool | None) -> str:
+def _css_class(name: str, *, applies: bool | None) -> str:
     return f' class="{name}"' if applies else ""
 
 

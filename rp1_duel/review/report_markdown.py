@@ -17,6 +17,8 @@ from . import report_text as words
 from .assessment import LABEL
 from .report import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
 
+__all__ = ["cell", "code", "inline", "render_markdown"]
+
 _BACKTICKS = re.compile(r"`+")
 # What GitHub and GitLab turn into a notification or a cross-reference: @name, ~label, %milestone,
 # $12 (snippet), &12 (epic) and GH-12 starting a word; #12 and !12 (merge request) anywhere, as in owner/repo#12.
@@ -139,15 +141,15 @@ def _header(report: Report) -> str:
 
 def _participants(report: Report) -> str:
     rows = ["| Seat | Participant | Harness | Model | Turns | Tokens | Cost |", "|---|---|---|---|---|---|---|"]
-    for p in report.participants:
-        rows.append(
-            f"| {p.seat} | {cell(p.name)} | {cell(p.harness)} | {cell(p.model)} | {words.turn_list(p.turns)} "
-            f"| {words.token_counts(p.usage)} | {words.cost(p.usage)} |"
-        )
+    rows.extend(
+        f"| {p.seat} | {cell(p.name)} | {cell(p.harness)} | {cell(p.model)} | {words.turn_list(p.turns)} "
+        f"| {words.token_counts(p.usage)} | {words.cost(p.usage)} |"
+        for p in report.participants
+    )
     return "\n".join(rows)
 
 
-def _timeline(report: Report, table: bool = True) -> str:
+def _timeline(report: Report, *, table: bool = True) -> str:
     if not report.timeline:
         return "### Stances\n\nNo turns yet."
     changes = [entry for entry in report.timeline if entry.changed]
@@ -285,13 +287,12 @@ def _verdict(verdict: str | None, confidence: str | None) -> str:
 
 
 def _model_written(report: Report) -> str:
-    sections = []
-    for section in report.model_written:
-        sections.append(
-            f"### {inline(section.title)} by {inline(section.model)} ({LABEL})\n\n"
-            f"_{inline(words.model_checks(section))}_\n\n"
-            + "\n>\n".join(f"> {inline(p)}" for p in words.model_text(section).split("\n\n") if p.strip())
-        )
+    sections = [
+        f"### {inline(section.title)} by {inline(section.model)} ({LABEL})\n\n"
+        f"_{inline(words.model_checks(section))}_\n\n"
+        + "\n>\n".join(f"> {inline(p)}" for p in words.model_text(section).split("\n\n") if p.strip())
+        for section in report.model_written
+    ]
     return "\n\n".join(sections)
 
 

@@ -8,6 +8,28 @@ from ..record.verification import MISMATCH, STALE
 from .assessment import ModelSection
 from .report import Report, UnresolvedEntry, VerificationFacts
 
+__all__ = [
+    "SEAT_COLOURS",
+    "SEAT_COLOUR_NAMES",
+    "citation_kinds",
+    "cost",
+    "duration",
+    "everyone",
+    "facts",
+    "headline",
+    "model_checks",
+    "model_text",
+    "moment",
+    "plural",
+    "tag",
+    "title",
+    "token_counts",
+    "tokens_in",
+    "turn_list",
+    "unresolved_status",
+    "verification",
+]
+
 # The timeline's lines, in both renderers: up to 8 seats (a panel's most), apart in hue and lightness.
 SEAT_COLOURS = {
     1: "#1f6feb",
@@ -23,6 +45,7 @@ SEAT_COLOUR_NAMES = {1: "blue", 2: "orange", 3: "green", 4: "purple", 5: "pink",
 
 
 def duration(seconds: float | None) -> str:
+    """`7 min 49 s`, `1 h 02 min` or `12 s`: a duel's length, rounded to the second; `open` when it has none."""
     if seconds is None:
         return "open"
     whole = round(seconds)
@@ -45,6 +68,7 @@ def tokens_in(usage: Usage) -> int:
 
 
 def token_counts(priced: PricedUsage | None) -> str:
+    """`21,000 in / 1,200 out` (`~` before an estimated output count), or `not recorded`."""
     if priced is None:
         return "not recorded"
     usage = priced.usage
@@ -53,6 +77,7 @@ def token_counts(priced: PricedUsage | None) -> str:
 
 
 def cost(priced: PricedUsage | None) -> str:
+    """`~$0.1200` (under a dollar) or `~$12.40`, `unpriced` when the model has no price, or `not recorded`."""
     if priced is None:
         return "not recorded"
     value = priced.cost_usd
@@ -62,10 +87,12 @@ def cost(priced: PricedUsage | None) -> str:
 
 
 def plural(count: int, word: str) -> str:
+    """`1 turn`, `2 turns`: ``count`` and ``word``, with an ``s`` unless the count is one."""
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def turn_list(numbers: tuple[int, ...]) -> str:
+    """`1, 3, 5`, or `—` for no turns."""
     return ", ".join(str(n) for n in numbers) or "—"
 
 
@@ -77,12 +104,14 @@ def everyone(report: Report, seats: tuple[int, ...]) -> str | None:
 
 
 def unresolved_status(item: UnresolvedEntry) -> str:
+    """`open`, or from which turn an unresolved item is no longer listed."""
     if item.open:
         return "open"
     return f"no longer listed from turn {item.dropped_in}"
 
 
 def tag(item: UnresolvedEntry) -> str:
+    """`blocking`, `non-blocking` or `untagged`: how an unresolved item was tagged."""
     return {True: "blocking", False: "non-blocking", None: "untagged"}[item.blocking]
 
 

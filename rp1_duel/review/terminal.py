@@ -20,6 +20,8 @@ from ..vocabulary import EventType
 from .listing import ago
 from .watch_model import EventLine, WatchView, epoch, situation
 
+__all__ = ["TerminalDisplay"]
+
 _STANCE_STYLES = {"ACCEPTING_CONSENSUS": "green", "CONVERGING": "cyan", "DISSENTING": "red", "REVISING": "yellow"}
 _STYLES: dict[EventType | str, str] = {
     EventType.TURN_APPENDED: "bold",
@@ -44,6 +46,7 @@ class TerminalDisplay:
         self._started = False
 
     def time_of(self, moment: float) -> str:
+        """``moment`` as the terminal's local time of day, ``HH:MM:SS``."""
         return datetime.fromtimestamp(moment, self.tz).strftime("%H:%M:%S")
 
     def _start(self) -> None:
@@ -52,6 +55,7 @@ class TerminalDisplay:
             self._started = True
 
     def event(self, line: EventLine) -> None:
+        """Print one event line above the panel, cut to one screen line."""
         self._start()
         try:
             when = self.time_of(epoch(line.ts))
@@ -64,19 +68,23 @@ class TerminalDisplay:
         )  # one screen line per event
 
     def show(self, view: WatchView) -> None:
+        """Redraw the panel in place with ``view``."""
         self._start()
         self.live.update(self.panel(view), refresh=True)
 
     def close(self, view: WatchView) -> None:
+        """Draw the closed duel's last view and leave it on screen."""
         self.show(view)
         self.stop()
 
     def stop(self) -> None:
+        """Stop the live redraw, if it runs; what is drawn stays."""
         if self._started:
             self.live.stop()
             self._started = False
 
     def panel(self, view: WatchView) -> RenderableType:
+        """The panel for ``view``: the seats, what must happen next, and who holds the floor."""
         seats = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
         for column in ("seat", "participant", "harness / model", "stance", "seen"):
             seats.add_column(column)

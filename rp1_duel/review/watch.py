@@ -48,6 +48,19 @@ from ..turns.grammar import parse_turn
 from ..vocabulary import ACTIVE, ErrorCode
 from .watch_model import EventLine, TimeFormat, WatchView, epoch, outcome_line, view_of
 
+__all__ = [
+    "Appended",
+    "Display",
+    "Follower",
+    "PlainDisplay",
+    "appended",
+    "display_for",
+    "event_line",
+    "follow",
+    "headline",
+    "pick_duel",
+]
+
 POLL_SECONDS = 0.1  # a stat() ten times a second: a change shows within 0.1 s
 REDRAW_SECONDS = 1.0  # the countdowns move once a second
 HEADLINE_CHARS = 80
@@ -116,6 +129,15 @@ def event_line(
 
 
 def _describe(data: EventData, who: str, headlines: Mapping[int, str], time_of: TimeFormat) -> str | None:
+    return (
+        _describe_seat(data, who, time_of)
+        or _describe_turn(data, who, headlines)
+        or _describe_record(data, who)
+        or _describe_check(data, who)
+    )  # None: a type given no words yet, shown as its data
+
+
+def _describe_seat(data: EventData, who: str, time_of: TimeFormat) -> str | None:
     if isinstance(data, ParticipantRegistered):
         return f"{who} joined seat {data.seat} ({data.harness} / {data.model_id})"
     if isinstance(data, ParticipantWaiting):
@@ -133,6 +155,10 @@ def _describe(data: EventData, who: str, headlines: Mapping[int, str], time_of: 
         return f"{who} refreshed lease {data.fence} until {time_of(epoch(data.expires_at))}"
     if isinstance(data, LockReleased):
         return f"{who} released the floor (lease {data.fence})"
+    return None
+
+
+def _describe_turn(data: EventData, who: str, headlines: Mapping[int, str]) -> str | None:
     if isinstance(data, TurnAppended):
         number = data.turn_number
         notes = (["signed"] if data.signed else []) + [f"removed {wrapper}" for wrapper in data.stripped]
@@ -140,6 +166,10 @@ def _describe(data: EventData, who: str, headlines: Mapping[int, str], time_of: 
         return f"turn {number} by {who} ({data.stance}){said}" + (f" [{', '.join(notes)}]" if notes else "")
     if isinstance(data, TurnRejected):
         return f"a draft of turn {data.turn_number} by {who} was rejected: {', '.join(data.codes)}"
+    return None
+
+
+def _describe_record(data: EventData, who: str) -> str | None:
     if isinstance(data, CandidateConvergence):
         return f"candidate convergence at turn {data.turn_number}"
     if isinstance(data, RecordInvalidated):
@@ -147,6 +177,10 @@ def _describe(data: EventData, who: str, headlines: Mapping[int, str], time_of: 
     if isinstance(data, DuelClosed):
         reason = f" ({data.reason})" if data.reason else ""
         return f"{who} closed the duel: {data.outcome}{reason}"
+    return None
+
+
+def _describe_check(data: EventData, who: str) -> str | None:
     if isinstance(data, CitationsVerified):
         number, verdicts = data.turn_number, data.verdicts
         checked = f"draft {verdicts.draft} of turn {number}" if verdicts.draft else f"turn {number}"
@@ -161,7 +195,7 @@ def _describe(data: EventData, who: str, headlines: Mapping[int, str], time_of: 
             f"{who}'s model on turn {data.turn_number}: {used.input_tokens} tokens in{cached}, "
             f"{used.output_tokens} out, {used.seconds:.1f} s{retries}"
         )
-    return None  # a type given no words yet: shown as its data
+    return None
 
 
 # -- reading a duel as it changes ------------------------------------------------------------
@@ -209,6 +243,7 @@ class Follower:
         return seen
 
     def lines(self, seen: Observation, time_of: TimeFormat = iso) -> list[EventLine]:
+        """One line for each event ``seen`` brought, with the headlines of the turns it appended."""
         turns = [turn.number for turn in appended(seen.events)]
         headlines = read_headlines(seen.status.duel.debate_path, turns) if turns else {}
         return [event_line(event, self.names, headlines, time_of) for event in seen.events]
@@ -216,6 +251,8 @@ class Follower:
 
 @dataclass(frozen=True)
 class Appended:
+    """A turn a ``turn_appended`` event announces: who wrote it, its number and its stance."""
+
     participant_id: str
     number: int
     stance: str
@@ -231,11 +268,27 @@ def appended(events: Iterable[Event]) -> list[Appended]:
 
 
 class Display(Protocol):
-    def time_of(self, moment: float) -> str: ...
-    def event(self, line: EventLine) -> None: ...
-    def show(self, view: WatchView) -> None: ...
-    def close(self, view: WatchView) -> None: ...
-    def stop(self) -> None: ...
+    """Where :func:`follow` shows a duel: a terminal's live panel, or plain lines through a pipe."""
+
+    def time_of(self, moment: float) -> str:
+        """``moment`` (epoch seconds) as this display writes a time."""
+        ...
+
+    def event(self, line: EventLine) -> None:
+        """Show one logged event."""
+        ...
+
+    def show(self, view: WatchView) -> None:
+        """Show the duel as it stands in ``view``."""
+        ...
+
+    def close(self, view: WatchView) -> None:
+        """Show the closed duel's last view."""
+        ...
+
+    def stop(self) -> None:
+        """Tidy up the display, however the following ended."""
+        ...
 
 
 def follow(
@@ -249,9 +302,11 @@ def follow(
 ) -> WatchView:
     """Show the duel on ``display`` until it closes (at once for a closed one); return its last view."""
     follower = Follower(service, duel_id)
-    seen = follower.poll()
-    assert seen is not None  # the first poll always reads
-    status = seen.status
+    first = follower.poll()
+    if first is None:  # never: the first poll always reads
+        raise RuntimeError(f"the first poll of {duel_id} read nothing")
+    seen: Observation | None = first
+    status = first.status
     drawn_at = float("-inf")
     try:
         while True:
@@ -283,6 +338,7 @@ class PlainDisplay:
         self.stream = stream
 
     def time_of(self, moment: float) -> str:
+        """``moment`` as an ISO 8601 UTC time, the way the log writes it."""
         return iso(moment)
 
     def _write(self, text: str) -> None:
@@ -290,12 +346,14 @@ class PlainDisplay:
         self.stream.flush()
 
     def event(self, line: EventLine) -> None:
+        """Write the event as ``<ISO time> <text>``."""
         self._write(f"{line.ts} {line.text}")
 
     def show(self, view: WatchView) -> None:
         """Nothing: the countdowns are for a terminal; a pipe gets events only."""
 
     def close(self, view: WatchView) -> None:
+        """Write the outcome line and where the record is."""
         self._write(f"{outcome_line(view)}; record: {view.debate_path}")
 
     def stop(self) -> None:

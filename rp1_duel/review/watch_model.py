@@ -17,11 +17,25 @@ from ..schedule import Schedule
 from ..vocabulary import ACTIVE, EventType
 from .listing import present
 
+__all__ = [
+    "EventLine",
+    "SeatView",
+    "TimeFormat",
+    "WatchView",
+    "countdown",
+    "epoch",
+    "outcome_line",
+    "situation",
+    "view_of",
+]
+
 TimeFormat = Callable[[float], str]
 
 
 @dataclass(frozen=True)
 class EventLine:
+    """One logged event as the view shows it: its sequence number, time, type and words."""
+
     seq: int
     ts: str  # as logged: ISO 8601 UTC
     kind: EventType | str  # the event's type (a str: one this version does not know)
@@ -35,6 +49,8 @@ def epoch(timestamp: str) -> float:
 
 @dataclass(frozen=True)
 class SeatView:
+    """One seat as the view shows it: who sits there, when it was last seen, and its part now."""
+
     seat: int
     name: str
     harness: str
@@ -154,5 +170,6 @@ def situation(view: WatchView, time_of: TimeFormat = iso) -> tuple[str, ...]:
 
 
 def outcome_line(view: WatchView) -> str:
+    """The closed duel's outcome, after how many of its turns, and why."""
     reason = f" ({view.reason})" if view.reason else ""
     return f"outcome: {view.outcome} after {view.turn_count} of {view.schedule.turn_count} turns{reason}"
