@@ -548,15 +548,17 @@ def test_a_chaired_panel_of_join_processes_reaches_consensus_and_validates(sourc
 
 
 def test_the_chairs_prompt_gives_its_three_formats_and_rules_but_not_the_panels(source):
-    system = chair_system_prompt("Chair", "Lease design", read_source(source), "design.md", None, seats=3)
+    system = chair_system_prompt(
+        "Chair", topic="Lease design", source=read_source(source), source_name="design.md", persona=None, seats=3
+    )
     assert "**Question**" in system and "**Unengaged Points**" in system and "**Synthesis**" in system
     assert "`CHAIR_FORMAT`" in system and "`UNENGAGED_POINTS`" not in system and "**Novel Argument**" not in system
     text = instruction(
         0,
-        8,
-        heading(0).rstrip("\n"),
+        max_turns=8,
+        heading=heading(0).rstrip("\n"),
         by_chair=True,
-        phase=phase_note(Phase.OPENING_BRIEF, ["Alice (claude-code / claude-x), seat 1"]),
+        phase=phase_note(Phase.OPENING_BRIEF, lineup=["Alice (claude-code / claude-x), seat 1"]),
     )
     assert "\n## Turn 0 \u2014 Chair (duel / chair-1) \u2014 CHAIR\n" in text and "STANCE" not in text
     assert "present the lineup (Alice (claude-code / claude-x), seat 1)" in text
@@ -573,8 +575,22 @@ def test_each_chair_phase_and_the_closing_round_are_told_what_they_are_for():
 
 def test_a_panelist_of_a_chaired_panel_is_told_of_the_chair(source):
     chaired_prompt = system_prompt(
-        "Alice", "Lease design", read_source(source), "design.md", None, None, schedule=SCHEDULE
+        "Alice",
+        topic="Lease design",
+        source=read_source(source),
+        source_name="design.md",
+        persona=None,
+        position=None,
+        schedule=SCHEDULE,
     )
     assert "A chair, who takes no stance" in chaired_prompt
-    plain = system_prompt("Alice", "Lease design", read_source(source), "design.md", None, None, schedule=panel(3))
+    plain = system_prompt(
+        "Alice",
+        topic="Lease design",
+        source=read_source(source),
+        source_name="design.md",
+        persona=None,
+        position=None,
+        schedule=panel(3),
+    )
     assert "A chair, who takes no stance" not in plain

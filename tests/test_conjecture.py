@@ -193,7 +193,15 @@ def test_adding_any_real_citation_to_a_refused_counterpoint_lifts_the_refusal(su
 
 
 def test_the_rule_and_the_tag_are_in_the_generated_skill_and_the_prompt():
-    prompt = system_prompt("Alice", "leases", DESIGN_SOURCE, "design.md", None, None, schedule=DUEL)
+    prompt = system_prompt(
+        "Alice",
+        topic="leases",
+        source=DESIGN_SOURCE,
+        source_name="design.md",
+        persona=None,
+        position=None,
+        schedule=DUEL,
+    )
     for text in (skill.render("generic"), prompt):
         assert "`CONJECTURE_AS_BASIS`" in text
         assert "`[CONJECTURE] …`" in text  # the support kind

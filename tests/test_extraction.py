@@ -222,7 +222,13 @@ def test_a_hostile_answer_is_extracted_in_linear_time(answer):
 def test_the_system_prompt_shows_the_turn_format_without_a_fence(tmp_path):
     (tmp_path / "design.md").write_text(SOURCE)
     system = prompt.system_prompt(
-        "Alice", "t", read_source(tmp_path / "design.md"), "design.md", None, None, schedule=DUEL
+        "Alice",
+        topic="t",
+        source=read_source(tmp_path / "design.md"),
+        source_name="design.md",
+        persona=None,
+        position=None,
+        schedule=DUEL,
     )
     assert "```" not in system and "~~~" not in system
     assert "\n## Turn {N} — {Participant} ({Harness} / {Model}) — {STANCE}\n**Position**\n" in system
@@ -232,7 +238,14 @@ def test_a_rejection_after_stripping_names_what_was_stripped():
     notes = wrapper_notes(extract_turn(f"Here is my turn:\n```markdown\n{TURN}```"))
     assert len(notes) == 1
     assert "text before the heading line, a code fence (```)" in notes[0]
-    text = prompt.instruction(1, 4, "## Turn 1 — ", validate_turn("x", context(1)).violations, "x", notes)
+    text = prompt.instruction(
+        1,
+        max_turns=4,
+        heading="## Turn 1 — ",
+        violations=validate_turn("x", context(1)).violations,
+        draft="x",
+        notes=notes,
+    )
     assert "About the form of your answer:\n- Your answer had text before the heading line" in text
 
 

@@ -16,7 +16,15 @@ DOCUMENT = SourceDocument.from_bytes(SOURCE.encode(), "design.md")
 
 
 def prompt(persona: Persona | str | None, seats: int = 2) -> str:
-    return system_prompt("Ada", "Lease design", DOCUMENT, "design.md", persona, None, schedule=panel(seats))
+    return system_prompt(
+        "Ada",
+        topic="Lease design",
+        source=DOCUMENT,
+        source_name="design.md",
+        persona=persona,
+        position=None,
+        schedule=panel(seats),
+    )
 
 
 def test_the_built_in_library_has_four_personas_each_rewarded_for_something():

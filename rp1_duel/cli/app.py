@@ -220,7 +220,7 @@ def join_command(
         if verify:
             from ..participant.checking import citation_checker
 
-            checker = citation_checker(allow_private_hosts, voter or [])
+            checker = citation_checker(voter or [], allow_private_hosts=allow_private_hosts)
         display = name or DEFAULT_NAMES.get(chosen.name) or chosen.model.removeprefix("scripted:").capitalize()
         for line in [] if quiet else destinations(config):  # named before the first request or write
             typer.echo(f"[{display}] {line}", err=True)
@@ -612,7 +612,9 @@ def assess_report(artifact: str, assessors: list[str], base_url: str | None, ref
         typer.echo(f"duel report: {line}", err=True)
 
     try:
-        run = assess_artifact(artifact, configured_assessors(os.environ, assessors, base_url), refresh=refresh, progress=say)
+        run = assess_artifact(
+            artifact, configured_assessors(os.environ, assessors, base_url), refresh=refresh, progress=say
+        )
     except DuelError as exc:
         fail(exc)
     except KeyboardInterrupt:

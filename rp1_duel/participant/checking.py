@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from ..verify.run import Verifier
     from .voters import ProviderVoter
 
+__all__ = ["OWN_DRAFTS_MECHANICAL", "CitationCheck", "CitationChecker", "checkable", "citation_checker"]
+
 # Why a claim in the participant's own draft is left unjudged even when voters sit: a model
 # judging its own citations proves little, and a draft is checked before every repair.
 OWN_DRAFTS_MECHANICAL: Final = "a participant checks its own drafts mechanically"
@@ -52,6 +54,7 @@ class CitationCheck:
 
     @property
     def fabricated(self) -> tuple[CitationEntry, ...]:
+        """The entries judged ``fabricated``: a dead link, or an excerpt not on its page."""
         return tuple(entry for entry in self.entries if entry.verdict == Verdict.FABRICATED)
 
     @property
@@ -60,6 +63,7 @@ class CitationCheck:
         return tuple(dict.fromkeys(vote.voter for entry in self.entries for vote in entry.votes))
 
     def counts(self) -> dict[str, int]:
+        """How many citations got each verdict."""
         return verdict_counts(self.entries)
 
     def violations(self, draft: str) -> list[TurnViolation]:
@@ -77,7 +81,7 @@ class CitationCheck:
             for entry in self.fabricated
         ]
 
-    def verdicts(self, sent_back: bool = False) -> CitationVerdicts:
+    def verdicts(self, *, sent_back: bool = False) -> CitationVerdicts:
         """What the ``citations_verified`` event of this check says."""
         return CitationVerdicts(
             self.writer_id,
@@ -173,7 +177,7 @@ def _summed(checks: Iterable[CitationVerdicts]) -> dict[str, int]:
 
 
 def citation_checker(
-    allow_private_hosts: bool, voter_models: Sequence[str], env: Mapping[str, str] = os.environ
+    voter_models: Sequence[str], *, allow_private_hosts: bool, env: Mapping[str, str] = os.environ
 ) -> CitationChecker:
     """The checker of a ``duel join --verify`` run: guarded fetches as ``duel verify`` makes them,
     and voters only when ``--voter`` names them, so ``--verify`` never spends on a model unasked."""

@@ -15,6 +15,8 @@ from .loop import MAX_REPAIRS
 from .providers import Progress
 from .retry import RetryNotice
 
+__all__ = ["ConsoleReporter"]
+
 TICK_SECONDS = 1.0  # the live line's refresh while the model thinks in silence
 QUIET_TICK_SECONDS = 15.0  # not a terminal: a "thinking…" line this often, not a redraw each second
 
@@ -34,7 +36,7 @@ class ConsoleReporter:
     is seen as it happens and counted in the turn's time.
     """
 
-    def __init__(self, name: str, stream: TextIO | None = None, quiet: bool = False):
+    def __init__(self, name: str, stream: TextIO | None = None, *, quiet: bool = False):
         self.stream = stream or sys.stderr
         self.prefix = f"[{name}] "
         self.quiet = quiet
@@ -57,10 +59,12 @@ class ConsoleReporter:
             self.stream.flush()
 
     def state(self, state: str, detail: str) -> None:
+        """A status line: the state, and what is new in it."""
         self._stop_ticker()
         self._write_line(f"{state.replace('_', ' ')}: {detail}" if detail else state.replace("_", " "))
 
     def composing(self) -> None:
+        """A request began: start the live line (or, off a terminal, the periodic thinking line)."""
         self._stop_ticker()
         self._started, self._progress = time.monotonic(), None
         if self.quiet:
@@ -70,15 +74,18 @@ class ConsoleReporter:
         self._ticker.start()
 
     def progress(self, progress: Progress) -> None:
+        """Note what the model wrote so far; redraw the live line on a terminal."""
         self._progress = progress
         if self.live:
             self._draw()
 
     def retrying(self, notice: RetryNotice) -> None:
+        """Say why the request failed and when it is tried again."""
         self._progress = None
         self._write_line(f"{notice.error.message}; retrying in {notice.wait_seconds:.0f} s (attempt {notice.attempt})")
 
     def composed(self, usage: Usage) -> None:
+        """Stop the live line and say what the draft used."""
         self._stop_ticker()
         about = "an estimated " if usage.output_estimated else ""
         cached = f", {usage.cache_read_tokens} read from the cache" if usage.cache_read_tokens else ""
@@ -89,9 +96,11 @@ class ConsoleReporter:
         )
 
     def turn_accepted(self, number: int, stance: str) -> None:
+        """Say the turn was appended, with its stance."""
         self._write_line(f"turn {number} accepted ({stance})")
 
     def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None:
+        """Say which rules the draft broke (the first eight, each on a line) and whether a repair is asked."""
         codes = ", ".join(sorted({v.code for v in violations}))
         then = "asking for a repair" if attempt <= MAX_REPAIRS else "no repairs left"
         self._write_line(f"turn {number} draft {attempt} rejected: {codes}; {then}")
@@ -100,9 +109,11 @@ class ConsoleReporter:
             self._write_line(f"  {where}{violation.code} {violation.message}")
 
     def verifying(self, number: int, writer: str | None, citations: int) -> None:
+        """Say whose turn's citations are being checked, and how many."""
         self._write_line(f"verifying {_citations(citations)} of {_turn(number, writer)}…")
 
-    def verified(self, number: int, writer: str | None, counts: Mapping[str, int], sent_back: bool) -> None:
+    def verified(self, number: int, writer: str | None, counts: Mapping[str, int], *, sent_back: bool) -> None:
+        """Say what the check found, and whether the draft goes back for repair."""
         fabricated = counts.get(Verdict.FABRICATED, 0)
         if sent_back:
             self._write_line(

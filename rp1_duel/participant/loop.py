@@ -56,7 +56,20 @@ from .retry import RetryNotice, RetryPolicy, compose_with_retries
 from .usage import PricedUsage, recorded, summary
 
 if TYPE_CHECKING:  # duel join --verify only: without it, nothing of the checks is loaded
+    from typing_extensions import Self
+
     from .checking import CitationCheck, CitationChecker
+
+__all__ = [
+    "MAX_REPAIRS",
+    "STATE_COMPLETED",
+    "Duelist",
+    "LeaseKeeper",
+    "ParticipantConfig",
+    "ParticipantResult",
+    "ParticipantState",
+    "Reporter",
+]
 
 T = TypeVar("T")
 MAX_REPAIRS = 3
@@ -74,6 +87,8 @@ STATE_INVALIDATED: Final = "invalidated"
 
 @dataclass(frozen=True)
 class ParticipantConfig:
+    """Who joins which duel, and how: the source, the debate dir, the name, and the duel's settings."""
+
     target: str  # absolute path of the source
     debate_dir: str
     name: str
@@ -89,6 +104,8 @@ class ParticipantConfig:
 
 @dataclass
 class ParticipantResult:
+    """How a participant's run ended, as ``duel join --json`` prints it."""
+
     state: ParticipantState
     duel_id: str | None = None
     participant_id: str | None = None
@@ -101,23 +118,48 @@ class ParticipantResult:
     verification: dict[str, Any] | None = None  # with --verify: its checks over every run (checking.summary)
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as ``--json`` prints it, its usage in JSON."""
         return {**self.__dict__, "usage": None if self.usage is None else self.usage.to_json()}
 
 
 class Reporter(Protocol):
     """What a person sees; :class:`rp1_duel.participant.console.ConsoleReporter` prints it."""
 
-    def state(self, state: ParticipantState, detail: str) -> None: ...
-    def composing(self) -> None: ...
-    def progress(self, progress: Progress) -> None: ...
-    def retrying(self, notice: RetryNotice) -> None: ...
-    def composed(self, usage: Usage) -> None: ...
-    def turn_accepted(self, number: int, stance: str) -> None: ...
-    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None: ...
-    # --verify: the URLs of turn ``number`` (``writer`` None: this participant's own draft) are
-    # being opened; then what was found, and whether the draft goes back for repair.
-    def verifying(self, number: int, writer: str | None, citations: int) -> None: ...
-    def verified(self, number: int, writer: str | None, counts: Mapping[str, int], sent_back: bool) -> None: ...
+    def state(self, state: ParticipantState, detail: str) -> None:
+        """The participant entered ``state``, or has news in it: ``detail`` says what."""
+        ...
+
+    def composing(self) -> None:
+        """A model request for a draft has begun."""
+        ...
+
+    def progress(self, progress: Progress) -> None:
+        """The model's answer so far: how many tokens it wrote."""
+        ...
+
+    def retrying(self, notice: RetryNotice) -> None:
+        """A model request failed and is tried again after a wait."""
+        ...
+
+    def composed(self, usage: Usage) -> None:
+        """A draft is written; ``usage`` is what its requests used."""
+        ...
+
+    def turn_accepted(self, number: int, stance: str) -> None:
+        """Turn ``number`` was appended, with ``stance``."""
+        ...
+
+    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None:
+        """Draft ``attempt`` of turn ``number`` broke the rules ``violations`` name."""
+        ...
+
+    def verifying(self, number: int, writer: str | None, citations: int) -> None:
+        """--verify: the URLs of turn ``number`` (``writer`` None: this participant's own draft) are being opened."""
+        ...
+
+    def verified(self, number: int, writer: str | None, counts: Mapping[str, int], *, sent_back: bool) -> None:
+        """--verify: what the check of turn ``number`` found, and whether the draft goes back for repair."""
+        ...
 
 
 STORE_RETRY_SECONDS = 0.5  # a refresh the store failed is tried again this soon
@@ -144,7 +186,7 @@ class LeaseKeeper:
         self.lost = threading.Event()
         self._thread = threading.Thread(target=self._run, name="duel-lease-keeper", daemon=True)
 
-    def __enter__(self) -> LeaseKeeper:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -191,7 +233,7 @@ class SeatStash:
         self.path = folder / f"{key}.json"
         self._lock = DuelLock(folder / f"{key}.lock", timeout=0.2)
 
-    def __enter__(self) -> SeatStash:
+    def __enter__(self) -> Self:
         try:
             self._lock.__enter__()
         except DuelError:
@@ -248,6 +290,7 @@ class Duelist:
 
     # -- the loop ---------------------------------------------------------------------
     def run(self) -> ParticipantResult:
+        """Join, debate turn by turn, and return how the duel ended for this participant."""
         name, harness, model = self.claimant.name, self.claimant.harness, self.claimant.model_id
         if self.config.signing_key is not None:  # a key that cannot even be read fails before the seat is taken
             key = signatures.key_fingerprint(self.config.signing_key)
@@ -332,20 +375,20 @@ class Duelist:
         if seat.number == CHAIR_SEAT:
             self.system = prompt.chair_system_prompt(
                 self.claimant.name,
-                joined.topic,
-                self.source,
-                self.source.name,
-                self.config.persona,
+                topic=joined.topic,
+                source=self.source,
+                source_name=self.source.name,
+                persona=self.config.persona,
                 seats=joined.schedule.seats,
             )
         else:
             self.system = prompt.system_prompt(
                 self.claimant.name,
-                joined.topic,
-                self.source,
-                self.source.name,
-                self.config.persona,
-                self.config.position,
+                topic=joined.topic,
+                source=self.source,
+                source_name=self.source.name,
+                persona=self.config.persona,
+                position=self.config.position,
                 schedule=joined.schedule,
             )
         taken = "the chair" if seat.number == CHAIR_SEAT else f"seat {seat.number}"
@@ -358,8 +401,21 @@ class Duelist:
 
     @property
     def _my_seat(self) -> Seat:
-        assert self.seat is not None, "joined first"
+        if self.seat is None:  # never: the loop joins first
+            raise RuntimeError("not joined yet")
         return self.seat
+
+    @property
+    def _checker(self) -> CitationChecker:
+        if self.checker is None:  # never: only --verify runs check
+            raise RuntimeError("no citation checker (--verify)")
+        return self.checker
+
+    def _read_history(self, status: StatusResult) -> History:
+        """The record up to the turns ``status`` counts, as this participant's copy of the source reads it."""
+        if self.result.debate_path is None:  # never: the join names the record
+            raise RuntimeError("not joined yet")
+        return RecordFile.read(self.result.debate_path, source=self.source).history(upto=status.turn_count)
 
     # -- one handler per next_step ------------------------------------------------------
     def _on_wait_peer(self, status: StatusResult) -> None:
@@ -384,7 +440,7 @@ class Duelist:
         if self._claim() is not None:
             self._take_turn(status)
 
-    def _on_release_lock(self, status: StatusResult) -> None:
+    def _on_release_lock(self, status: StatusResult) -> None:  # noqa: ARG002  every next_step handler takes the status
         lease = self._claim()
         if lease is not None:
             self.service.release_lock(self._my_seat, lease)
@@ -430,7 +486,7 @@ class Duelist:
         seconds = max(0, int(moment - self.service.clock().wall))
         return f"{seconds // 60}m {seconds % 60:02d}s"
 
-    def _claim(self, for_timeout: bool = False) -> LeaseToken | None:
+    def _claim(self, *, for_timeout: bool = False) -> LeaseToken | None:
         seat = self._my_seat
         claim = self.service.claim_lock(seat, for_timeout=for_timeout)
         if claim.lease is None:
@@ -461,80 +517,94 @@ class Duelist:
     def _take_turn(self, status: StatusResult) -> None:
         number = status.next_turn
         self._enter(DEBATING, f"composing turn {number} with {self.provider.model}")
-        assert self.result.debate_path is not None
-        assert self.lease is not None
-        history = RecordFile.read(self.result.debate_path, source=self.source).history(upto=status.turn_count)
+        lease = self.lease
+        if lease is None:  # never: a turn is taken once the floor is claimed
+            raise RuntimeError("the floor is not held")
+        history = self._read_history(status)
+        deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
+        # Page fetches count against the turn deadline like model requests, and the lease is kept through both.
+        keeper = LeaseKeeper(self.service, self._my_seat, lease, self.lease_seconds, self._monotonic(deadline))
+        try:
+            with keeper:
+                written = self._write_turn(history, status, deadline, keeper)
+        except _TurnStopped:
+            self._turn_stopped(status, keeper)
+            return
+        if written is not None:
+            self._append(number, lease, written)
+
+    def _write_turn(
+        self, history: History, status: StatusResult, deadline: float, keeper: LeaseKeeper
+    ) -> Extraction | None:
+        """A valid draft of the turn, repaired up to :data:`MAX_REPAIRS` times; None when none came
+        and the duel was closed INVALIDATED. Raises :class:`_TurnStopped` at the deadline or a lost lease."""
+        number = status.next_turn
         context = history.context_for(self.claimant)
-        heading = prompt.heading(number, self.claimant, context.by_chair)
+        heading = prompt.heading(number, self.claimant, by_chair=context.by_chair)
         phase = self._phase_note(history, status, number)
         violations: list[TurnViolation] = []
         draft: str | None = None
         extraction = Extraction("")
-        deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
-        # Page fetches count against the turn deadline like model requests, and the lease is kept through both.
-        keeper = LeaseKeeper(self.service, self._my_seat, self.lease, self.lease_seconds, self._monotonic(deadline))
-        try:
-            with keeper:
-                verdicts = self._peer_verdicts(history, status, deadline, keeper)
-                for attempt in range(1 + MAX_REPAIRS):
-                    request = prompt.build_request(
-                        duel_id=self._my_seat.duel_id,
-                        system=self.system,
-                        blocks=history.blocks,
-                        number=number,
-                        max_turns=self.schedule.last,
-                        heading=heading,
-                        own_turns_before=self.schedule.own_turns_before(number),
-                        violations=violations,
-                        draft=draft,
-                        notes=wrapper_notes(extraction),
-                        verdicts=verdicts,
-                        phase=phase,
-                        by_chair=context.by_chair,
-                    )
-                    composition = self._compose(request, deadline, keeper, number, repair=attempt > 0)
-                    if composition is None or keeper.lost.is_set():
-                        raise _TurnStopped
-                    extraction = extract_turn(composition.text)  # a fence, a preamble…: removed here, not by a repair
-                    draft = extraction.text
-                    if extraction.stripped:
-                        self.report.state(
-                            DEBATING, f"turn {number}: removed {', '.join(extraction.stripped)} around the answer"
-                        )
-                    violations = validate_turn(draft, context).violations
-                    if self.checker is not None:
-                        violations += self._check_draft(history, number, attempt, draft, deadline, keeper)
-                    if not violations:
-                        break
-                    self.report.turn_rejected(number, violations, attempt + 1)
-                else:
-                    codes = ", ".join(sorted({v.code for v in violations}))
-                    self._close(
-                        INVALIDATED,
-                        f"{self.claimant.name} could not write a valid turn {number} "
-                        f"after {MAX_REPAIRS} repairs ({codes})",
-                    )
-                    return
-        except _TurnStopped:
-            if keeper.lost.is_set():
-                self.report.state(DEBATING, "lease lost while composing; claiming again")
-            else:
-                self.lease = None  # it ended at the deadline
+        verdicts = self._peer_verdicts(history, status, deadline, keeper)
+        for attempt in range(1 + MAX_REPAIRS):
+            request = prompt.build_request(
+                duel_id=self._my_seat.duel_id,
+                system=self.system,
+                blocks=history.blocks,
+                number=number,
+                max_turns=self.schedule.last,
+                heading=heading,
+                own_turns_before=self.schedule.own_turns_before(number),
+                violations=violations,
+                draft=draft,
+                notes=wrapper_notes(extraction),
+                verdicts=verdicts,
+                phase=phase,
+                by_chair=context.by_chair,
+            )
+            composition = self._compose(request, deadline, keeper, number, repair=attempt > 0)
+            if composition is None or keeper.lost.is_set():
+                raise _TurnStopped
+            extraction = extract_turn(composition.text)  # a fence, a preamble…: removed here, not by a repair
+            draft = extraction.text
+            if extraction.stripped:
                 self.report.state(
-                    DEBATING,
-                    f"turn deadline passed: turn {number} was not finished within "
-                    f"{status.duel.turn_timeout_seconds} s; the request is abandoned "
-                    "and the duel ends TIMEOUT",
+                    DEBATING, f"turn {number}: removed {', '.join(extraction.stripped)} around the answer"
                 )
-            return
+            violations = validate_turn(draft, context).violations
+            if self.checker is not None:
+                violations += self._check_draft(history, number, attempt, draft, deadline, keeper)
+            if not violations:
+                return extraction
+            self.report.turn_rejected(number, violations, attempt + 1)
+        codes = ", ".join(sorted({v.code for v in violations}))
+        self._close(
+            INVALIDATED,
+            f"{self.claimant.name} could not write a valid turn {number} after {MAX_REPAIRS} repairs ({codes})",
+        )
+        return None
+
+    def _turn_stopped(self, status: StatusResult, keeper: LeaseKeeper) -> None:
+        if keeper.lost.is_set():
+            self.report.state(DEBATING, "lease lost while composing; claiming again")
+        else:
+            self.lease = None  # it ended at the deadline
+            self.report.state(
+                DEBATING,
+                f"turn deadline passed: turn {status.next_turn} was not finished within "
+                f"{status.duel.turn_timeout_seconds} s; the request is abandoned "
+                "and the duel ends TIMEOUT",
+            )
+
+    def _append(self, number: int, lease: LeaseToken, written: Extraction) -> None:
         try:
             appended = self.service.append(
                 self._my_seat,
-                self.lease,
-                draft,
+                lease,
+                written.text,
                 release=True,
                 signing_key=self.config.signing_key,
-                stripped=extraction.stripped,
+                stripped=written.stripped,
             )
         except DuelError as exc:
             if exc.code in (ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD, ErrorCode.TURN_DEADLINE_PASSED):
@@ -563,7 +633,7 @@ class Duelist:
         outcome = (
             decide_panel(panel, schedule.max_turns, seats=schedule.seats).outcome if phase in CHAIR_PHASES else None
         )
-        return prompt.phase_note(phase, lineup, points, pre_closing, outcome)
+        return prompt.phase_note(phase, lineup=lineup, points=points, pre_closing=pre_closing, outcome=outcome)
 
     def _peer_verdicts(self, history: History, status: StatusResult, deadline: float, keeper: LeaseKeeper) -> str:
         """With --verify, the verdicts on the URLs of every turn the others wrote since this
@@ -588,8 +658,7 @@ class Duelist:
     ) -> CitationCheck | None:
         """Check the URLs of the peer's turn ``number``, log and show the verdicts; None when the
         turn deadline (if any) passed first."""
-        checker = self.checker
-        assert checker is not None
+        checker = self._checker
         citations = checker.turn_citations(number, history)
         if not citations:
             return checker.check(number, peer.id, citations)
@@ -605,8 +674,7 @@ class Duelist:
         self, history: History, number: int, attempt: int, draft: str, deadline: float, keeper: LeaseKeeper
     ) -> list[TurnViolation]:
         """Check the URLs of this participant's draft: each fabricated one is a violation to repair."""
-        checker = self.checker
-        assert checker is not None
+        checker = self._checker
         citations = checker.draft_citations(number, draft, history)
         if not citations:
             return []
@@ -617,14 +685,14 @@ class Duelist:
             raise _TurnStopped
         violations = check.violations(draft)
         sent_back = bool(violations) and attempt < MAX_REPAIRS
-        self.service.record_verdicts(self._my_seat, number, check.verdicts(sent_back))
-        self.report.verified(number, None, check.counts(), sent_back)
+        self.service.record_verdicts(self._my_seat, number, check.verdicts(sent_back=sent_back))
+        self.report.verified(number, None, check.counts(), sent_back=sent_back)
         if keeper.lost.is_set():
             raise _TurnStopped
         return violations
 
     def _compose(
-        self, request: TurnRequest, deadline: float, keeper: LeaseKeeper, number: int, repair: bool
+        self, request: TurnRequest, deadline: float, keeper: LeaseKeeper, number: int, *, repair: bool
     ) -> Composition | None:
         """One draft, retried through overloads and cut streams until the turn deadline and
         abandoned at it (None); its usage logged."""
@@ -667,7 +735,7 @@ class Duelist:
         def run() -> None:
             try:
                 answer.append(work())
-            except BaseException as exc:  # handed to the main thread below
+            except BaseException as exc:  # noqa: BLE001  whatever it is, it is handed to the main thread below
                 answer.append(exc)
 
         worker = threading.Thread(target=run, name="duel-compose", daemon=True)
@@ -688,9 +756,8 @@ class Duelist:
         ]
         if not unchecked:
             return
-        assert self.result.debate_path is not None
         try:
-            history = RecordFile.read(self.result.debate_path, source=self.source).history(upto=status.turn_count)
+            history = self._read_history(status)
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             self.report.state(self.result.state, f"turns not checked: the record cannot be read ({exc})")
             return

@@ -27,6 +27,18 @@ from .providers import TurnRequest
 if TYPE_CHECKING:
     from ..record.verification import CitationEntry
 
+__all__ = [
+    "build_request",
+    "chair_system_prompt",
+    "heading",
+    "history_text",
+    "instruction",
+    "peer_verdicts",
+    "persona_lines",
+    "phase_note",
+    "system_prompt",
+]
+
 HISTORY_HEADER = "The debate so far (accepted turns, oldest first):\n\n"
 VERDICTS_SHOWN: Final = 10  # citations listed in the instruction; the rest are counted
 ITEM_SHOWN: Final = 200  # characters of a cited item
@@ -43,14 +55,16 @@ _CHAIRED = (
 
 def system_prompt(
     name: str,
+    *,
     topic: str,
     source: SourceDocument,
     source_name: str,
     persona: Persona | str | None,
     position: str | None,
-    *,
     schedule: Schedule,
 ) -> str:
+    """A panelist's contract, the same for all its turns (so cached): the setting, its persona and position,
+    the turn format and the numbered source."""
     position_text = position or "form your own view from the source, and change it when the other side is right"
     seats, chair = schedule.seats, schedule.chair
     if seats == 2 and not chair:
@@ -78,7 +92,7 @@ def system_prompt(
 
 
 def persona_lines(
-    persona: Persona | str | None, default: str = "a rigorous, fair-minded reviewer who argues from the text"
+    persona: Persona | str | None, *, default: str = "a rigorous, fair-minded reviewer who argues from the text"
 ) -> str:
     """The "Persona:" line; a named persona adds who it is and what it is rewarded for (participant.personas)."""
     if not isinstance(persona, Persona):
@@ -90,7 +104,7 @@ def persona_lines(
 
 
 def chair_system_prompt(
-    name: str, topic: str, source: SourceDocument, source_name: str, persona: Persona | str | None, *, seats: int
+    name: str, *, topic: str, source: SourceDocument, source_name: str, persona: Persona | str | None, seats: int
 ) -> str:
     """The chair's contract: three turns, no stance, each phase's format (the same for all three, so cached)."""
     formats = "\n\n".join(f"## The {phase.replace('_', ' ')}\n\n{chair_guide(phase)}" for phase in CHAIR_FORMATS)
@@ -101,7 +115,7 @@ def chair_system_prompt(
         f"(turn 0, before anyone speaks), the pre-closing list of at most {MAX_UNENGAGED_POINTS} substantive points "
         f"that were raised and never engaged (just before the closing round, whose every turn must address them), "
         f"and the closing synthesis (the last turn). A service checks every turn and rejects turns that break the "
-        f"rules below.\n\n{persona_lines(persona, 'a fair, exacting moderator who keeps the panel to the document')}"
+        f"rules below.\n\n{persona_lines(persona, default='a fair, exacting moderator who keeps the panel to the document')}"
         f"\n# How your turns must look\n\n{formats}\n\n"
         f"Answer with the turn alone: no preamble, no closing remarks, no code fence.\n\n"
         f"# The source document `{source_name}`, with line numbers\n\n{source.numbered()}\n"
@@ -110,6 +124,7 @@ def chair_system_prompt(
 
 def phase_note(
     phase: str | None,
+    *,
     lineup: Sequence[str] = (),
     points: Sequence[Item] = (),
     pre_closing: int | None = None,
@@ -146,12 +161,13 @@ def phase_note(
 
 
 def history_text(blocks: Sequence[TurnBlock]) -> str:
+    """The accepted turns, oldest first, under their header: the part of a request that only grows."""
     if not blocks:
         return HISTORY_HEADER + "(none yet: you open the debate)\n"
     return HISTORY_HEADER + "".join(block.body.rstrip("\n") + "\n\n" for block in blocks)
 
 
-def heading(number: int, claimant: Claimant, by_chair: bool) -> str:
+def heading(number: int, claimant: Claimant, *, by_chair: bool) -> str:
     """The heading line turn ``number`` must begin with: CHAIR for the chair, else a STANCE to fill in."""
     return turn_heading(
         number,
@@ -194,6 +210,7 @@ def peer_verdicts(number: int, writer: str, entries: Sequence[CitationEntry], vo
 
 def instruction(
     number: int,
+    *,
     max_turns: int,
     heading: str,
     violations: Sequence[TurnViolation] = (),
@@ -203,6 +220,8 @@ def instruction(
     phase: str = "",
     by_chair: bool = False,
 ) -> str:
+    """The turn's short instruction: the heading to begin with, the chair's phase note, the peer's verdicts,
+    and after a rejection the violations to fix, with the draft."""
     last = " It is the last turn of the duel." if number == max_turns else ""
     if by_chair:
         text = f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line:\n\n{heading}\n"
@@ -245,10 +264,21 @@ def build_request(
     phase: str = "",
     by_chair: bool = False,
 ) -> TurnRequest:
+    """One turn's request: the system prompt, the history and the instruction, cached by the duel."""
     return TurnRequest(
         system=system,
         history=history_text(blocks),
-        instruction=instruction(number, max_turns, heading, violations, draft, notes, verdicts, phase, by_chair),
+        instruction=instruction(
+            number,
+            max_turns=max_turns,
+            heading=heading,
+            violations=violations,
+            draft=draft,
+            notes=notes,
+            verdicts=verdicts,
+            phase=phase,
+            by_chair=by_chair,
+        ),
         heading=heading,
         cache_key=duel_id,
         own_turns_before=own_turns_before,

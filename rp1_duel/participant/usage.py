@@ -20,6 +20,17 @@ from typing import Any
 from ..coordination.events import Event, Usage, UsageRecorded
 from ..errors import invalid_argument
 
+__all__ = [
+    "TOKEN_KINDS",
+    "PricedUsage",
+    "cost_usd",
+    "estimate_tokens",
+    "prices_date",
+    "recorded",
+    "summary",
+    "total",
+]
+
 PRICES_ENV = "DUEL_PRICES"
 TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
 
@@ -34,10 +45,12 @@ class PricedUsage:
     prices_date: str | None
 
     def to_json(self) -> dict[str, Any]:
+        """The counts, the cost and the prices' date, as ``--json`` and the report write them."""
         return {**self.usage.to_json(), "cost_usd": self.cost_usd, "prices_date": self.prices_date}
 
 
 def total(usages: Iterable[Usage]) -> Usage:
+    """The sum of ``usages``, each count added up; an empty one for none."""
     summed = Usage()
     for usage in usages:
         summed += usage
@@ -73,6 +86,7 @@ def cost_usd(model: str, usage: Usage, env: Mapping[str, str] = os.environ) -> f
 
 
 def prices_date(env: Mapping[str, str] = os.environ) -> str | None:
+    """The date of the price table ``env`` names or the bundled one, if it has one."""
     date = load_prices(env.get(PRICES_ENV) or None).get("date")
     return date if isinstance(date, str) else None
 
