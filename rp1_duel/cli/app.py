@@ -21,6 +21,10 @@ from ..vocabulary import ErrorCode, Role
 
 if TYPE_CHECKING:
     from ..configuration import Config, Flags
+    from ..participant.voters import ProviderVoter
+    from ..verify.run import Verifier
+
+__all__ = ["app"]
 
 app = typer.Typer(
     help="AI agents debate a Markdown document through a lease-based lock service: two in a duel, up to eight "
@@ -32,6 +36,7 @@ app = typer.Typer(
 
 
 def show_version(asked: bool) -> None:
+    """--version: print duel's version and exit (a typer callback, handed the flag's value)."""
     if asked:
         from .. import __version__  # the installed package's metadata, read only when asked
 
@@ -52,7 +57,7 @@ def root(
     """
 
 
-def fail(error: DuelError, as_json: bool = False) -> NoReturn:
+def fail(error: DuelError, *, as_json: bool = False) -> NoReturn:
     """One line for people (and one JSON object with --json); never a traceback."""
     if as_json:
         typer.echo(json.dumps({"success": False, "error": {"code": error.code, "message": error.message}}))
@@ -182,19 +187,14 @@ def join_command(
     Run it in two terminals, one per participant. Ctrl-C gives the floor back and keeps the seat: run the same command again to resume.
     """
     from ..configuration import Flags, destinations
-    from ..errors import invalid_argument
     from ..participant.console import ConsoleReporter
     from ..participant.loop import STATE_COMPLETED, Duelist, ParticipantConfig
     from ..participant.personas import resolve
     from ..participant.providers import select_provider
-    from ..vocabulary import REASONING_LEVELS
 
     duelist = None
     try:
-        if reasoning is not None and reasoning not in REASONING_LEVELS:
-            raise invalid_argument(f"--reasoning must be one of {', '.join(REASONING_LEVELS)}, not {reasoning!r}")
-        if not verify and (voter or allow_private_hosts):
-            raise invalid_argument(f"{'--voter' if voter else '--allow-private-hosts'} needs --verify")
+        _check_join_flags(reasoning, voter, verify=verify, allow_private_hosts=allow_private_hosts)
         flags = Flags(
             debate_dir_,
             store,
@@ -251,12 +251,26 @@ def join_command(
             duelist.interrupt()  # never leave a lease behind on an error
             if duelist.seat is not None and duelist.result.outcome is None:
                 exc = DuelError(exc.code, f"{exc.message}; your seat is kept: run the same command to resume")
-        fail(exc, as_json)
+        fail(exc, as_json=as_json)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
     if result.state != STATE_COMPLETED:  # even with --quiet: exit 1 says why
         typer.echo(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}", err=True)
     raise typer.Exit(0 if result.state == STATE_COMPLETED else 1)
+
+
+def _check_join_flags(
+    reasoning: str | None, voter: list[str] | None, *, verify: bool, allow_private_hosts: bool
+) -> None:
+    """Refuse (``INVALID_ARGUMENT``) a --reasoning level that is none, and --voter or --allow-private-hosts
+    without --verify."""
+    from ..errors import invalid_argument
+    from ..vocabulary import REASONING_LEVELS
+
+    if reasoning is not None and reasoning not in REASONING_LEVELS:
+        raise invalid_argument(f"--reasoning must be one of {', '.join(REASONING_LEVELS)}, not {reasoning!r}")
+    if not verify and (voter or allow_private_hosts):
+        raise invalid_argument(f"{'--voter' if voter else '--allow-private-hosts'} needs --verify")
 
 
 @app.command("panel")
@@ -321,7 +335,7 @@ def panel_command(
             )
             raise typer.Exit(EXIT_INTERRUPTED) from None
     except DuelError as exc:
-        fail(exc, as_json)
+        fail(exc, as_json=as_json)
     results = [run.result for run in runs]
     done = next((result for result in results if result and result.get("debate_path")), None)
     if as_json:
@@ -362,6 +376,7 @@ def tools_command() -> None:
 
 
 def validate_usage_error(message: str) -> NoReturn:
+    """A misused ``duel validate``: its message on stderr, exit 2."""
     typer.echo(f"duel validate: {message}", err=True)
     raise typer.Exit(2)
 
@@ -466,22 +481,14 @@ def verify_command(
     Dead links and quoted excerpts not on the page are fabricated; a quorum of three model votes judges the rest. Exit 0 when no citation is fabricated, 1 otherwise.
     """
     from ..errors import invalid_argument
-    from ..participant.voters import configured_voters
     from ..verify.fetch import Fetcher, FetchPolicy
     from ..verify.pages import PageCache, default_cache_dir
-    from ..verify.run import Verifier, verify_paths
-    from ..vocabulary import Verdict
+    from ..verify.run import Verifier
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
-        fail(invalid_argument(f"no such file or folder: {missing[0]}"), as_json)
-    try:
-        voters = [] if no_models else configured_voters(os.environ, voter or [], base_url)
-        for name, chosen in {v.name: v for v in voters}.items():
-            chosen.preflight()
-            typer.echo(f"duel verify: voter {name} is ready", err=True)
-    except DuelError as exc:
-        fail(exc, as_json)
+        fail(invalid_argument(f"no such file or folder: {missing[0]}"), as_json=as_json)
+    voters = _ready_voters(voter or [], base_url, no_models=no_models, as_json=as_json)
     if not voters:
         typer.echo(
             f"duel verify: {'--no-models: mechanical verdicts only' if no_models else VERIFY_NO_MODEL}", err=True
@@ -489,22 +496,7 @@ def verify_command(
     verifier = Verifier(
         Fetcher(FetchPolicy(allow_private_hosts=allow_private_hosts)), voters, PageCache(default_cache_dir())
     )
-    results: list[dict[str, object]] = []
-    fabricated = errors = 0
-    try:
-        for path, done in verify_paths(paths, verifier, refresh=refresh):
-            if isinstance(done, DuelError):
-                errors += 1
-                typer.echo(f"duel: {done.code}: {done.message}", err=True)
-                results.append({"path": str(path), "error": done.to_dict()})
-                continue
-            fabricated += sum(entry.verdict == Verdict.FABRICATED for entry in done.sidecar.citations)
-            results.append(done.to_dict())
-            if not as_json:
-                typer.echo(done.to_text())
-    except KeyboardInterrupt:
-        typer.echo("duel verify: interrupted (every sidecar written so far is whole)", err=True)
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+    results, fabricated, errors = _verify_each(paths, verifier, refresh=refresh, as_json=as_json)
     if as_json:
         typer.echo(
             json.dumps(
@@ -521,6 +513,47 @@ def verify_command(
     elif not results:
         typer.echo("no duel artifacts found", err=True)
     raise typer.Exit(1 if fabricated or errors else 0)
+
+
+def _ready_voters(models: list[str], base_url: str | None, *, no_models: bool, as_json: bool) -> list[ProviderVoter]:
+    """The voters of ``duel verify``, each preflighted and said ready; none with --no-models."""
+    from ..participant.voters import configured_voters
+
+    try:
+        voters = [] if no_models else configured_voters(os.environ, models, base_url)
+        for name, chosen in {v.name: v for v in voters}.items():
+            chosen.preflight()
+            typer.echo(f"duel verify: voter {name} is ready", err=True)
+    except DuelError as exc:
+        fail(exc, as_json=as_json)
+    return voters
+
+
+def _verify_each(
+    paths: list[str], verifier: Verifier, *, refresh: bool, as_json: bool
+) -> tuple[list[dict[str, object]], int, int]:
+    """Verify every artifact under ``paths``, each shown as it is done: the results, and how many
+    citations were fabricated and how many artifacts failed."""
+    from ..verify.run import verify_paths
+    from ..vocabulary import Verdict
+
+    results: list[dict[str, object]] = []
+    fabricated = errors = 0
+    try:
+        for path, done in verify_paths(paths, verifier, refresh=refresh):
+            if isinstance(done, DuelError):
+                errors += 1
+                typer.echo(f"duel: {done.code}: {done.message}", err=True)
+                results.append({"path": str(path), "error": done.to_dict()})
+                continue
+            fabricated += sum(entry.verdict == Verdict.FABRICATED for entry in done.sidecar.citations)
+            results.append(done.to_dict())
+            if not as_json:
+                typer.echo(done.to_text())
+    except KeyboardInterrupt:
+        typer.echo("duel verify: interrupted (every sidecar written so far is whole)", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    return results, fabricated, errors
 
 
 REPORT_FORMATS = ("md", "html", "json")
@@ -578,7 +611,7 @@ def report_command(
     from ..review.report_files import read_report
 
     if assess:
-        assess_report(artifact, assessor or [], base_url, refresh_assessment)
+        assess_report(artifact, assessor or [], base_url, refresh=refresh_assessment)
     try:
         report = read_report(artifact)
     except DuelError as exc:
@@ -604,7 +637,7 @@ def report_command(
         fail(DuelError(ErrorCode.STORAGE_FAILED, f"cannot write {output}: {exc.strerror or exc}"))
 
 
-def assess_report(artifact: str, assessors: list[str], base_url: str | None, refresh: bool) -> None:
+def assess_report(artifact: str, assessors: list[str], base_url: str | None, *, refresh: bool) -> None:
     """Ask the assessors (or reuse their cached answers) before the report is read; fail if one gave none."""
     from ..review.report_files import assess_artifact, configured_assessors
 
@@ -629,6 +662,7 @@ def assess_report(artifact: str, assessors: list[str], base_url: str | None, ref
 
 
 def report_usage_error(message: str) -> NoReturn:
+    """A misused ``duel report``: its message on stderr, exit 2."""
     typer.echo(f"duel report: {message}", err=True)
     raise typer.Exit(2)
 
@@ -727,7 +761,7 @@ def list_command(
         root = config.debate_dir
         rows = list_duels(DuelService(root, store=config.store))
     except DuelError as exc:
-        fail(exc, as_json)
+        fail(exc, as_json=as_json)
     if as_json:
         typer.echo(json.dumps([row.to_dict() for row in rows], ensure_ascii=False))
     elif rows:
@@ -797,7 +831,7 @@ def config_trust_command(
 
     A project's duel.toml may not set a base_url, a store or a debate_dir outside the project until you trust it here; the trust holds for the file's present bytes only (any change asks again). Each trusted value is listed.
     """
-    from ..configuration import LOCAL_FILE, PROJECT, PROJECT_FILE, home, project_root, read_file, trust, untrusted_keys
+    from ..configuration import LOCAL_FILE, PROJECT_FILE, home, project_root
 
     cwd = Path.cwd()
     root = project_root(cwd, home_folder=Path(os.path.abspath(home(os.environ))))
@@ -808,17 +842,24 @@ def config_trust_command(
         fail(DuelError(ErrorCode.INVALID_ARGUMENT, "no duel.toml or duel.local.toml here: name the file to trust"))
     try:
         for path in paths:
-            layer = read_file(PROJECT, path, relative_to=path.parent, home_folder=home(os.environ))
-            if layer is None:
-                raise DuelError(ErrorCode.INVALID_ARGUMENT, f"{path}: no such file")
-            trust(path, os.environ)
-            keys = untrusted_keys(layer, root or path.parent)
-            shown = "; ".join(f"{key}: {effect}" for key, effect in keys) or "it sets nothing that needs trust"
-            typer.echo(f"trusted {path} ({shown})")
+            _trust_file(path, root)
     except OSError as exc:
         fail(DuelError(ErrorCode.STORAGE_FAILED, f"cannot record the trust: {exc.strerror or exc}"))
     except DuelError as exc:
         fail(exc)
+
+
+def _trust_file(path: Path, root: Path | None) -> None:
+    """Trust one configuration file as it is now, and list what it sets that needed the trust."""
+    from ..configuration import PROJECT, home, read_file, trust, untrusted_keys
+
+    layer = read_file(PROJECT, path, relative_to=path.parent, home_folder=home(os.environ))
+    if layer is None:
+        raise DuelError(ErrorCode.INVALID_ARGUMENT, f"{path}: no such file")
+    trust(path, os.environ)
+    keys = untrusted_keys(layer, root or path.parent)
+    shown = "; ".join(f"{key}: {effect}" for key, effect in keys) or "it sets nothing that needs trust"
+    typer.echo(f"trusted {path} ({shown})")
 
 
 @config_app.command("show")
@@ -840,7 +881,7 @@ def config_show_command(
     try:
         config = load_config(Path.cwd(), os.environ, extra=[Path(path) for path in lineup or ()])
     except DuelError as exc:
-        fail(exc, as_json)
+        fail(exc, as_json=as_json)
     personas = available(config.personas)
     if as_json:
         typer.echo(json.dumps(to_json(config, personas), ensure_ascii=False))

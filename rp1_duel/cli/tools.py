@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..configuration import Flags, load_config
+from ..configuration import Config, Flags, load_config
 from ..errors import DuelError, invalid_argument
 from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, STORE_ENV
 from ..vocabulary import ROLES, ErrorCode, EventType, Role
@@ -24,6 +24,8 @@ from .arguments import undecodable
 if TYPE_CHECKING:
     from ..coordination.results import StatusResult
     from ..coordination.service import DuelService
+
+__all__ = ["OPS", "build_parser", "main", "usage_by_participant"]
 
 ENVELOPE = {"tool": "duel"}
 # Turn and summary files are read up to this much (/dev/zero must not eat memory); the
@@ -156,11 +158,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def print_envelope(envelope: dict[str, Any]) -> None:
+    """Write the envelope as one JSON line on stdout, flushed."""
     sys.stdout.write(json.dumps(envelope, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
 
 def fail(command: str | None, error: DuelError) -> NoReturn:
+    """Print the failure envelope of ``command`` and exit with the error's code."""
     print_envelope({"success": False, **ENVELOPE, "command": command, "error": error.to_dict()})
     sys.exit(error.exit_code)
 
@@ -191,20 +195,7 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     service = DuelService(config.debate_dir, store=config.store)
     token = getattr(args, "participant_token", None) or os.environ.get("DUEL_PARTICIPANT_TOKEN")
     if op == "join":
-        if not args.target:
-            raise invalid_argument("--target is required")
-        if args.participant_name is None:
-            raise invalid_argument("--participant-name is required")
-        return service.join(
-            target=args.target,
-            participant_name=args.participant_name,
-            topic=args.topic,
-            harness=args.harness,
-            model_id=args.model_id,
-            participant_token=token,
-            settings=replace(config.settings(), chair=args.chair),
-            role=args.role,
-        ).to_dict()
+        return _join(service, args, config, token)
     if op == "status":
         # $DUEL_PARTICIPANT_TOKEN only counts with --participant-id: a plain status stays read-only.
         status = service.status(
@@ -233,10 +224,28 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
         return service.release_lock(
             seat, lease, close=args.close, outcome=args.outcome, reason=args.reason, summary=summary
         ).to_dict()
-    assert op == "append"
+    if op != "append":  # never: the parser knows no other op
+        raise invalid_argument(f"no such op: {op}")
     turn = read_input(args.turn_file, "--turn-file", INPUT_MAX_BYTES)
     signing_key = args.signing_key or os.environ.get("DUEL_SIGNING_KEY") or None
     return service.append(seat, lease, turn, release=args.release, signing_key=signing_key).to_dict()
+
+
+def _join(service: DuelService, args: argparse.Namespace, config: Config, token: str | None) -> dict[str, Any]:
+    if not args.target:
+        raise invalid_argument("--target is required")
+    if args.participant_name is None:
+        raise invalid_argument("--participant-name is required")
+    return service.join(
+        target=args.target,
+        participant_name=args.participant_name,
+        topic=args.topic,
+        harness=args.harness,
+        model_id=args.model_id,
+        participant_token=token,
+        settings=replace(config.settings(), chair=args.chair),
+        role=args.role,
+    ).to_dict()
 
 
 def usage_by_participant(service: DuelService, status: StatusResult) -> dict[str, dict[str, Any]]:
@@ -248,6 +257,7 @@ def usage_by_participant(service: DuelService, status: StatusResult) -> dict[str
 
 
 def main(argv: list[str]) -> NoReturn:
+    """``duel tools OP …``: run one op and print its JSON envelope; the exit code says how it went."""
     op = argv[0] if argv and argv[0] in OPS else None
     parser = build_parser(op)
     bad = undecodable([*argv, os.environ.get("DUEL_DIR", ""), os.environ.get(STORE_ENV, "")])
