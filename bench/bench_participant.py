@@ -103,7 +103,7 @@ class Quiet:
     def verifying(self, number: int, writer: str | None, citations: int) -> None:
         pass
 
-    def verified(self, number: int, writer: str | None, counts: Mapping[str, int], sent_back: bool) -> None:
+    def verified(self, number: int, writer: str | None, counts: Mapping[str, int], *, sent_back: bool) -> None:
         pass
 
 

@@ -42,7 +42,7 @@ def citation(line: int, item: str) -> Citation:
 
 def checks(alice: Player, bob: Player) -> tuple[CitationCheck, CitationCheck]:
     """Bob's check of Alice's turn 1 by a voter, and Alice's own draft of turn 3, sent back."""
-    vote = VoteRecord("anthropic:claude-x", "support", "supports", "Leases expire.", "states", True, None)
+    vote = VoteRecord("anthropic:claude-x", "support", "supports", "Leases expire.", "states", valid=True, reason=None)
     judged = CitationEntry(citation(5, f"{URL} — leases expire"), Verdict.VERIFIED, "high", "the page says so", (vote,))
     dead = CitationEntry(citation(9, URL), Verdict.FABRICATED, None, "dead link")
     return CitationCheck(1, alice.id, None, (judged,)), CitationCheck(3, alice.id, 1, (dead,))

@@ -209,10 +209,10 @@ def test_verdicts_are_logged_by_the_seat_without_waking_anyone_even_after_the_cl
         CitationVerdicts(
             bob.id,
             None,
-            False,
-            (),
-            {"fabricated": 1},
-            (CheckedCitation(7, dead, dead, "fabricated", None, "dead link"),),
+            sent_back=False,
+            voters=(),
+            counts={"fabricated": 1},
+            citations=(CheckedCitation(7, dead, dead, "fabricated", None, "dead link"),),
         ),
     )
     assert (after.rev, after.event_seq) == (before.rev, before.event_seq + 1)  # logged, and no waiter woken
@@ -222,12 +222,14 @@ def test_verdicts_are_logged_by_the_seat_without_waking_anyone_even_after_the_cl
 
 
 def test_watch_says_whose_urls_were_checked_and_what_went_back_for_repair():
-    draft = CitationVerdicts("p-1", 2, True, (), {"fabricated": 1, "reachable": 2}, ())
+    draft = CitationVerdicts(
+        "p-1", 2, sent_back=True, voters=(), counts={"fabricated": 1, "reachable": 2}, citations=()
+    )
     event = Event(9, "", "d", "p-1", CitationsVerified(3, draft))
     assert event_line(event, {"p-1": "Alice"}, {}).text == (
         "Alice checked the URLs draft 2 of turn 3 cites: 1 fabricated, 2 reachable; sent back for repair"
     )
-    turn = CitationVerdicts("p-1", None, False, (), {"verified": 1}, ())
+    turn = CitationVerdicts("p-1", None, sent_back=False, voters=(), counts={"verified": 1}, citations=())
     peer = Event(9, "", "d", "p-1", CitationsVerified(3, turn))
     assert event_line(peer, {"p-1": "Alice"}, {}).text == "Alice checked the URLs turn 3 cites: 1 verified"
 

@@ -26,28 +26,34 @@ def test_outcomes_are_the_five_protocol_names_in_order():
 
 
 def test_no_outcome_before_both_seats_have_written():
-    assert evaluate([], panel(2, 6)) == Evaluation(None, False)
-    assert evaluate(debate((ACCEPT, False)), panel(2, 6)) == Evaluation(None, False)
-    assert evaluate(debate((DISS, False)), panel(2, 2)) == Evaluation(None, False)
+    assert evaluate([], panel(2, 6)) == Evaluation(None, candidate_convergence=False)
+    assert evaluate(debate((ACCEPT, False)), panel(2, 6)) == Evaluation(None, candidate_convergence=False)
+    assert evaluate(debate((DISS, False)), panel(2, 2)) == Evaluation(None, candidate_convergence=False)
 
 
 def test_accepted_consensus_when_both_latest_accept_without_blocking():
     assert evaluate(debate((OPEN, True), (ACCEPT, False), (ACCEPT, False)), panel(2, 6)) == Evaluation(
-        ACCEPTED_CONSENSUS, True
+        ACCEPTED_CONSENSUS, candidate_convergence=True
     )
 
 
 def test_no_consensus_while_a_latest_turn_blocks():
-    assert evaluate(debate((ACCEPT, True), (ACCEPT, False)), panel(2, 6)) == Evaluation(None, False)
+    assert evaluate(debate((ACCEPT, True), (ACCEPT, False)), panel(2, 6)) == Evaluation(
+        None, candidate_convergence=False
+    )
 
 
 def test_consensus_looks_only_at_each_seats_latest_turn():
     # Seat 1 accepted earlier, but its latest turn only converges.
-    assert evaluate(debate((ACCEPT, False), (ACCEPT, False), (CONV, False)), panel(2, 6)) == Evaluation(None, True)
+    assert evaluate(debate((ACCEPT, False), (ACCEPT, False), (CONV, False)), panel(2, 6)) == Evaluation(
+        None, candidate_convergence=True
+    )
 
 
 def test_dissent_when_both_latest_dissent():
-    assert evaluate(debate((DISS, False), (DISS, False)), panel(2, 6)) == Evaluation(DISSENT, False)
+    assert evaluate(debate((DISS, False), (DISS, False)), panel(2, 6)) == Evaluation(
+        DISSENT, candidate_convergence=False
+    )
     assert evaluate(debate((DISS, True), (OPEN, False), (DISS, False), (DISS, True)), panel(2, 6)).outcome == DISSENT
 
 
@@ -101,9 +107,11 @@ def test_candidate_convergence_needs_both_latest_turns_converging_without_blocki
 
 def test_candidate_convergence_uses_latest_turns_of_each_seat():
     assert evaluate(debate((CONV, False), (OPEN, False), (CONV, False), (CONV, False)), panel(2, 6)) == Evaluation(
-        None, True
+        None, candidate_convergence=True
     )
-    assert evaluate(debate((CONV, False), (CONV, False), (CONV, True)), panel(2, 6)) == Evaluation(None, False)
+    assert evaluate(debate((CONV, False), (CONV, False), (CONV, True)), panel(2, 6)) == Evaluation(
+        None, candidate_convergence=False
+    )
 
 
 def test_seats_is_required_by_the_outcome_rules():

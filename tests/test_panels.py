@@ -55,17 +55,21 @@ def test_two_seats_keep_odd_and_even_turns():
 
 
 def test_no_panel_outcome_before_every_seat_has_written():
-    assert evaluate(panel_turns(3, (ACCEPT, False), (ACCEPT, False)), panel(3, 9)) == Evaluation(None, False)
-    assert evaluate(panel_turns(3, (DISS, False), (DISS, False)), panel(3, 2)) == Evaluation(None, False)
+    assert evaluate(panel_turns(3, (ACCEPT, False), (ACCEPT, False)), panel(3, 9)) == Evaluation(
+        None, candidate_convergence=False
+    )
+    assert evaluate(panel_turns(3, (DISS, False), (DISS, False)), panel(3, 2)) == Evaluation(
+        None, candidate_convergence=False
+    )
 
 
 def test_panel_consensus_needs_the_latest_turn_of_every_seat_to_accept_without_blocking():
     accepted = panel_turns(3, (OPEN, False), (ACCEPT, False), (ACCEPT, False), (ACCEPT, False))
-    assert evaluate(accepted, panel(3, 9)) == Evaluation(ACCEPTED_CONSENSUS, True)
+    assert evaluate(accepted, panel(3, 9)) == Evaluation(ACCEPTED_CONSENSUS, candidate_convergence=True)
     two_of_three = panel_turns(3, (ACCEPT, False), (ACCEPT, False), (CONV, False))
-    assert evaluate(two_of_three, panel(3, 9)) == Evaluation(None, True)
+    assert evaluate(two_of_three, panel(3, 9)) == Evaluation(None, candidate_convergence=True)
     blocked = panel_turns(3, (ACCEPT, False), (ACCEPT, True), (ACCEPT, False))
-    assert evaluate(blocked, panel(3, 9)) == Evaluation(None, False)
+    assert evaluate(blocked, panel(3, 9)) == Evaluation(None, candidate_convergence=False)
 
 
 def test_panel_dissents_early_only_when_every_seat_dissents():
@@ -85,7 +89,7 @@ def test_panel_dissent_at_max_turns_while_any_seat_dissents_or_blocks(last_round
 
 def test_panel_ends_max_turns_when_the_last_turn_leaves_no_dissent_or_block():
     turns = panel_turns(3, (DISS, True), (OPEN, False), (OPEN, False), (CONV, False), (ACCEPT, False), (CONV, False))
-    assert evaluate(turns, panel(3, 6)) == Evaluation(MAX_TURNS, True)
+    assert evaluate(turns, panel(3, 6)) == Evaluation(MAX_TURNS, candidate_convergence=True)
 
 
 # -- settings ----------------------------------------------------------------------------------

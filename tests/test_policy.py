@@ -39,7 +39,15 @@ def state(turns: int = 0, **changes: Any) -> DuelState:
         turn_timeout_seconds=300,
         participants=[replace(ALICE), replace(BOB)],
         turns=[
-            TurnRecord(n, "p-a" if n % 2 else "p-b", 2 - n % 2, "OPEN_TO_DEBATE", False, "h", 0.0)
+            TurnRecord(
+                n,
+                "p-a" if n % 2 else "p-b",
+                2 - n % 2,
+                "OPEN_TO_DEBATE",
+                has_blocking=False,
+                sha256="h",
+                appended_at=0.0,
+            )
             for n in range(1, turns + 1)
         ],
         turn_started_mono=T - 100,

@@ -31,7 +31,7 @@ REPAIR = Usage(
 
 
 def test_usages_add_up_field_by_field():
-    assert total([TURN, REPAIR]) == Usage(1200, 800, 20000, 2000, 3, 1, 1, 7.75, True)
+    assert total([TURN, REPAIR]) == Usage(1200, 800, 20000, 2000, 3, 1, 1, 7.75, output_estimated=True)
     assert total([]) == Usage()
 
 

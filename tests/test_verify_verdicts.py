@@ -142,7 +142,9 @@ def test_refuted_and_unsupported_are_told_apart_in_the_reason():
 
 def test_votes_by_basis_give_the_confidence():
     def confidence(*bases):
-        return quorum([VoteRecord("m", Vote.BRIEF_SUPPORT, S, "x", basis, True, None) for basis in bases]).confidence
+        return quorum(
+            [VoteRecord("m", Vote.BRIEF_SUPPORT, S, "x", basis, valid=True, reason=None) for basis in bases]
+        ).confidence
 
     assert confidence(Vote.STATES, Vote.STATES, Vote.REPORTS) == Confidence.HIGH  # the page itself states it
     assert confidence(Vote.STATES, Vote.REPORTS) == Confidence.MEDIUM  # two agree it reports it, at least
@@ -153,7 +155,7 @@ def test_votes_by_basis_give_the_confidence():
 
 
 def verified(url, claim=CLAIM, basis=Vote.REPORTS):
-    supporting = tuple(VoteRecord("m", Vote.BRIEF_SUPPORT, S, "x", basis, True, None) for _ in range(3))
+    supporting = tuple(VoteRecord("m", Vote.BRIEF_SUPPORT, S, "x", basis, valid=True, reason=None) for _ in range(3))
     judged = quorum(supporting)
     return CitationEntry(citation(url=url, claim=claim), judged.verdict, judged.confidence, judged.reason, supporting)
 

@@ -544,8 +544,8 @@ def write_sidecar(artifact: Path, covered: int, verified_at: str) -> None:
                     answer,
                     None,
                     Vote.STATES,
-                    True,
-                    None,
+                    valid=True,
+                    reason=None,
                 )
                 for voter, answer in zip(VOTERS, answers, strict=True)
             )
