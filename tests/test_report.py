@@ -799,3 +799,17 @@ def test_chromium_renders_the_html_report_without_a_network_request(tmp_path):
     assert len(pixels) > 100  # text, a badge, the chart: not a blank page
     badge_green = bytes.fromhex("1a7f37")
     assert any(row[i : i + 3] == badge_green for row in rows for i in range(0, len(row), 3))
+
+
+def test_a_recorded_outcome_the_turns_do_not_imply_is_reported_by_validates_rule(tmp_path):
+    """One rule: the report states the mismatch in `duel validate`'s words, TIMEOUT after an outcome included."""
+    forged = tmp_path / CONSENSUS.name
+    forged.write_text(
+        CONSENSUS.read_text(encoding="utf-8").replace('outcome: "ACCEPTED_CONSENSUS"', 'outcome: "TIMEOUT"', 1),
+        encoding="utf-8",
+    )
+    from rp1_duel.record.validate import validate_file
+
+    expected = "recorded TIMEOUT, but the turns had reached ACCEPTED_CONSENSUS"
+    assert expected in report_of(forged).problems
+    assert expected in [problem.message for problem in validate_file(forged).problems]

@@ -44,7 +44,15 @@ from .history import History, RecordFile, chain_problems, claimants, read_failur
 from .outcomes import TurnSummary, decide, decide_panel
 from .sources import tree_root
 
-__all__ = ["ArtifactReport", "Problem", "SignatureEntry", "collect", "validate_file", "validate_paths"]
+__all__ = [
+    "ArtifactReport",
+    "Problem",
+    "SignatureEntry",
+    "collect",
+    "outcome_problems",
+    "validate_file",
+    "validate_paths",
+]
 
 
 @dataclass(frozen=True)
@@ -441,28 +449,34 @@ def _implied_outcome(front: FrontMatter, summaries: list[TurnSummary], report: A
 
 
 def _check_outcome(front: FrontMatter, summaries: list[TurnSummary], report: ArtifactReport) -> None:
-    add = report.problems.append
-    implied = report.implied_outcome = _implied_outcome(front, summaries, report)
+    report.implied_outcome = _implied_outcome(front, summaries, report)
+    report.problems.extend(outcome_problems(front, report.implied_outcome))
+
+
+def outcome_problems(front: FrontMatter, implied: str | None) -> list[Problem]:
+    """What is wrong with the recorded status and outcome, given the outcome the turns imply (``duel report`` too)."""
     status, outcome = front.status, front.outcome
     if status == ACTIVE:
-        if outcome is not None:
-            add(Problem(RecordCode.OUTCOME_MISMATCH, f"an ACTIVE duel records outcome {outcome}"))
-        return
+        return (
+            []
+            if outcome is None
+            else [Problem(RecordCode.OUTCOME_MISMATCH, f"an ACTIVE duel records outcome {outcome}")]
+        )
     if status != CLOSED:
-        add(Problem(RecordCode.FRONT_MATTER, f"status is {status!r}, not ACTIVE or CLOSED", 1))
-        return
+        return [Problem(RecordCode.FRONT_MATTER, f"status is {status!r}, not ACTIVE or CLOSED", 1)]
     if outcome in (ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS):
-        if outcome != implied:
-            add(
-                Problem(
-                    RecordCode.OUTCOME_MISMATCH, f"recorded {outcome}, but the turns imply {implied or 'no outcome'}"
-                )
-            )
-    elif outcome == TIMEOUT:
-        if implied is not None:
-            add(Problem(RecordCode.OUTCOME_MISMATCH, f"recorded TIMEOUT, but the turns had reached {implied}"))
-    elif outcome != INVALIDATED:
-        add(Problem(RecordCode.OUTCOME_MISMATCH, f"unknown outcome {outcome!r}"))
+        if outcome == implied:
+            return []
+        return [
+            Problem(RecordCode.OUTCOME_MISMATCH, f"recorded {outcome}, but the turns imply {implied or 'no outcome'}")
+        ]
+    if outcome == TIMEOUT:
+        if implied is None:
+            return []
+        return [Problem(RecordCode.OUTCOME_MISMATCH, f"recorded TIMEOUT, but the turns had reached {implied}")]
+    if outcome == INVALIDATED:
+        return []
+    return [Problem(RecordCode.OUTCOME_MISMATCH, f"unknown outcome {outcome!r}")]
 
 
 def collect(paths: list[str]) -> list[Path]:

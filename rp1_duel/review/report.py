@@ -39,6 +39,7 @@ from ..record.outcomes import (
     Decision,
     decide,
 )
+from ..record.validate import outcome_problems
 from ..record.verification import CURRENT, STALE, CitationEntry, Sidecar, check
 from ..schedule import Schedule
 from ..turns.grammar import ParsedTurn, split_tag
@@ -332,7 +333,7 @@ def build_report(
     turns, schedule = history.turns, history.schedule
     decision = decide(history.summaries(), schedule)
     problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks, first=schedule.first))]
-    problems += _outcome_problems(front, decision)
+    problems += [problem.message for problem in outcome_problems(front, decision.outcome)]  # validate's rule
     participants = _participants(front, history, usage_events, env or {})
     verification, entries = _verification(sidecar, Path(path).name, front, parsed.blocks, turns)
     cited = artifact_citations(parsed.blocks, turns, history.source_names, first=schedule.first)
@@ -394,16 +395,6 @@ def read_record(text: str, path: str = "") -> Record:
 
 
 # -- outcome -------------------------------------------------------------------------------
-
-
-def _outcome_problems(front: FrontMatter, decision: Decision) -> list[str]:
-    """A recorded outcome the turns do not imply (the cheap part of `duel validate`'s check)."""
-    recorded_outcome = front.outcome
-    if front.status != CLOSED or recorded_outcome in (TIMEOUT, INVALIDATED):
-        return []
-    if recorded_outcome != decision.outcome:
-        return [f"the record says {recorded_outcome}, but its turns imply {decision.outcome or 'no outcome'}"]
-    return []
 
 
 def _outcome(
