@@ -32,6 +32,7 @@ from typing import Any
 
 from ..errors import DuelError, invalid_argument
 from ..turns.guide import OUTCOMES, turn_guide
+from ..turns.markdown import normalize_newlines
 from ..vocabulary import (
     CLAIM_LOCK,
     CLAIM_TIMEOUT,
@@ -418,7 +419,7 @@ Once an outcome is reached, `next_step` is `close` for every participant: the le
 
 
 def _sha(text: str) -> str:
-    return hashlib.sha256(text.replace("\r\n", "\n").encode("utf-8")).hexdigest()
+    return hashlib.sha256(normalize_newlines(text).encode("utf-8")).hexdigest()  # an editor's line ends change nothing
 
 
 def _fingerprint_line(digest: str) -> str:
