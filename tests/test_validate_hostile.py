@@ -127,6 +127,34 @@ def test_an_alias_bomb_is_refused_before_it_expands(repo):
     assert any("anchors or aliases" in problem.message for problem in report.problems)
 
 
+DEEP = "nested: " + "[" * 5000 + "]" * 5000 + "\n"  # thousands deep: a recursive YAML composer's stack runs out
+
+
+def test_front_matter_nested_thousands_deep_is_a_problem_never_a_traceback(repo):
+    artifact = debate(repo)
+    artifact.write_text(artifact.read_text(encoding="utf-8").replace("---\n", "---\n" + DEEP, 1), encoding="utf-8")
+    report = validate_file(artifact)
+    assert [(p.code, p.message) for p in report.problems] == [
+        ("FRONT_MATTER", "front matter is nested deeper than 16 levels")
+    ]
+
+
+def test_after_deep_nesting_is_edited_in_an_append_is_refused_and_the_duel_still_closes_invalidated(tmp_path):
+    service = DuelService(tmp_path / "debates")
+    source = tmp_path / "design.md"
+    source.write_text(SOURCE, encoding="utf-8")
+    alice, bob = join(service, source, "Alice"), join(service, source, "Bob")
+    lease = claim(service, alice)
+    artifact = next((tmp_path / "debates").glob("*.md"))
+    artifact.write_text(artifact.read_text(encoding="utf-8").replace("---\n", "---\n" + DEEP, 1), encoding="utf-8")
+    with pytest.raises(DuelError) as refused:
+        service.append(alice.seat, lease, make_turn(1, "Alice", "duel", "m"))
+    assert refused.value.code == "ARTIFACT_TAMPERED"
+    closed = service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED", reason="the record was edited")
+    assert closed.closed
+    assert service.status(bob.duel_id).duel.status == "CLOSED"
+
+
 def test_a_crlf_or_bom_checkout_of_an_honest_artifact_is_valid(repo):
     artifact = debate(repo)
     data = artifact.read_bytes()

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,7 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
 MAX_FRONT_MATTER_CHARS = 64 * 1024
+MAX_FRONT_MATTER_DEPTH = 16  # the service writes three: the fields, the participants, a participant's fields
 
 
 class FrontMatterError(ValueError):
@@ -164,9 +166,7 @@ def front_matter_mapping(raw: str | None) -> dict[str, Any]:
     import yaml  # paid for only by readers of whole artifacts
 
     try:
-        # The service never writes anchors or aliases; refusing them makes an alias bomb harmless.
-        if any(isinstance(token, (yaml.AnchorToken, yaml.AliasToken)) for token in yaml.scan(raw, yaml.SafeLoader)):
-            raise FrontMatterError("front matter uses YAML anchors or aliases, which the service never writes")
+        _refuse_what_the_service_never_writes(yaml.scan(raw, yaml.SafeLoader))
         meta = yaml.load(raw, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -174,6 +174,27 @@ def front_matter_mapping(raw: str | None) -> dict[str, Any]:
     if not isinstance(meta, dict):
         raise FrontMatterError("front matter is not a mapping of fields")
     return meta
+
+
+def _refuse_what_the_service_never_writes(tokens: Iterable[Any]) -> None:
+    """Anchors, aliases and deep nesting, refused from the tokens (an iterative scan) before YAML composes
+    them: an alias bomb would expand, and nesting thousands deep would exhaust the recursive composer's stack."""
+    import yaml
+
+    opening = (
+        yaml.FlowSequenceStartToken,
+        yaml.FlowMappingStartToken,
+        yaml.BlockSequenceStartToken,
+        yaml.BlockMappingStartToken,
+    )
+    closing = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken, yaml.BlockEndToken)
+    depth = 0
+    for token in tokens:
+        if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
+            raise FrontMatterError("front matter uses YAML anchors or aliases, which the service never writes")
+        depth += isinstance(token, opening) - isinstance(token, closing)
+        if depth > MAX_FRONT_MATTER_DEPTH:
+            raise FrontMatterError(f"front matter is nested deeper than {MAX_FRONT_MATTER_DEPTH} levels")
 
 
 def _optional(value: Any) -> str | None:
