@@ -35,8 +35,16 @@ STORE_ENV: Final = "DUEL_STORE"
 
 
 def redact(url: str) -> str:
-    """A store URL without its password, to be shown: ``postgresql://duel:***@host/db``, ``?password=***``."""
-    url = re.sub(r"(://[^:/@?#]*):[^@/?#]*@", r"\1:***@", url)
+    """A store URL without its password, to be shown: ``postgresql://duel:***@host/db``, ``?password=***``.
+
+    The user part runs to the last ``@``: a password typed with a raw ``?``, ``#``, ``/`` or ``@`` in it (libpq
+    takes them) is hidden whole. An ``@`` later in the query hides more than the password, never less.
+    """
+    scheme_end = url.find("://") + 3 if "://" in url else 0
+    at = url.rfind("@")
+    if at > scheme_end and ":" in url[scheme_end:at]:
+        user = url[scheme_end:at].split(":", 1)[0]
+        url = f"{url[:scheme_end]}{user}:***{url[at:]}"
     return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
 
 

@@ -19,7 +19,7 @@ from test_participant import clean_env, wait_for_seat
 from rp1_duel.configuration import Config, Layer, merge
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.participant.panel import PanelSeat, join_command, lineup_seats, shared_flags
+from rp1_duel.participant.panel import PanelSeat, join_command, lineup_seats, seat_environment, shared_flags
 from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, ErrorCode
@@ -50,6 +50,16 @@ def test_a_lineup_becomes_each_seats_join_flags_in_seat_order():
         PanelSeat("seat 1 (Ada)", ("--name", "Ada", "--provider", "anthropic", "--model", "claude-x")),
         PanelSeat("seat 2 (skeptic)", ("--model", "gpt-x", "--persona", "skeptic")),
     ]
+
+
+def test_the_store_reaches_each_seat_in_its_environment_never_on_its_command_line():
+    url = "postgresql://duel:hunter2@db/duel"
+    config = merge([Layer("lineup", "/p/lineup.toml", {"store": url, "panel": {"seats": {"1": {}, "2": {}}}})])
+    flags = shared_flags(config, DuelSettings(), topic=None, config_files=[])
+    command = join_command("/p/design.md", shared=flags, seat=lineup_seats(config)[0])
+    assert not any("hunter2" in part for part in command)  # a command line is public: ps shows it to every user
+    assert seat_environment(config.store)["DUEL_STORE"] == url
+    assert seat_environment(None) == dict(os.environ)  # no store: the seats inherit this environment as it is
 
 
 def test_a_lineups_chair_joins_last_with_the_chair_role_and_every_seat_creates_a_chaired_duel():

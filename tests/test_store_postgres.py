@@ -142,6 +142,39 @@ def test_a_connection_string_is_never_shown_with_its_password(source, debate_dir
     assert "hunter2secret" not in json.dumps(result.envelope) + result.stderr
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            "postgresql://duel:pa?ss#w/rd@db:5432/duel?sslmode=require",
+            "postgresql://duel:***@db:5432/duel?sslmode=require",
+        ),
+        ("postgresql://duel:p@ss@db/duel", "postgresql://duel:***@db/duel"),
+        ("postgresql://duel@db/duel", "postgresql://duel@db/duel"),
+    ],
+)
+def test_a_password_with_reserved_characters_is_hidden_whole(url, shown):
+    assert redact(url) == shown
+
+
+def test_a_password_with_reserved_characters_is_never_printed(debate_dir, tmp_path):
+    url = "postgresql://duel:hunter?2#secret@127.0.0.1:1/duel"
+    failed = run_tools("status", "--duel-id", "2027-01-15-x", "--store", url, debate_dir=debate_dir)
+    assert failed.envelope["error"]["code"] == "STORAGE_FAILED"
+    config = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "config", "show"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "DUEL_STORE": url},
+        timeout=60,
+        check=False,
+    )
+    assert 'store = "postgresql://duel:***@127.0.0.1:1/duel"' in config.stdout
+    for shown in (json.dumps(failed.envelope), failed.stderr, config.stdout, config.stderr):
+        assert "hunter" not in shown and "secret" not in shown
+
+
 def test_a_store_that_is_not_a_postgresql_url_is_refused(debate_dir):
     result = run_tools("status", "--duel-id", "x", "--store", "mysql://h/db", debate_dir=debate_dir)
     assert (result.code, result.envelope["error"]["code"]) == (2, "INVALID_ARGUMENT")

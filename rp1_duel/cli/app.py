@@ -326,7 +326,9 @@ def panel_command(
         service = DuelService(config.debate_dir, store=config.store)
         target_path = os.path.abspath(target)
         try:
-            runs = run_seats(target_path, shared=shared, seats=seats, service=service, topic=chosen_topic)
+            runs = run_seats(
+                target_path, shared=shared, seats=seats, service=service, store=config.store, topic=chosen_topic
+            )
         except KeyboardInterrupt:
             typer.echo(
                 "duel panel: interrupted: every seat gave the floor back and kept its seat; "

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -28,10 +29,19 @@ from typing import IO, Any, cast
 from ..configuration import Config, SeatSpec, config_error
 from ..coordination.service import DuelService
 from ..errors import DuelError
-from ..settings import SETTINGS, DuelSettings
+from ..settings import SETTINGS, STORE_ENV, DuelSettings
 from ..vocabulary import ErrorCode
 
-__all__ = ["PanelSeat", "SeatRun", "exit_code", "join_command", "lineup_seats", "run_seats", "shared_flags"]
+__all__ = [
+    "PanelSeat",
+    "SeatRun",
+    "exit_code",
+    "join_command",
+    "lineup_seats",
+    "run_seats",
+    "seat_environment",
+    "shared_flags",
+]
 
 SEAT_TAKEN_WITHIN = 60.0  # seconds for one process to start, preflight its model and join
 
@@ -113,8 +123,9 @@ def shared_flags(
     config: Config, settings: DuelSettings, *, topic: str | None, config_files: Sequence[str]
 ) -> list[str]:
     """The flags every seat's join takes: the duel's settings in full (the first join fixes them),
-    where it lives, and the files a seat must read too (a lineup's custom personas)."""
-    flags = ["--debate-dir", config.debate_dir, *(["--store", config.store] if config.store else [])]
+    where it lives, and the files a seat must read too (a lineup's custom personas). A store is not
+    among them: its URL may hold a password, and command lines are public (``ps``); see :func:`seat_environment`."""
+    flags = ["--debate-dir", config.debate_dir]
     flags += ["--topic", topic] if topic else []
     for name in SETTINGS:
         flags += [
@@ -132,12 +143,18 @@ def join_command(target: str, *, shared: Sequence[str], seat: PanelSeat) -> list
     return [sys.executable, "-m", "rp1_duel", "join", "--target", target, *shared, *seat.flags, "--json"]
 
 
+def seat_environment(store: str | None) -> dict[str, str]:
+    """The environment of every seat's process: this one's, with the store (if any) as ``$DUEL_STORE``."""
+    return {**os.environ, **({STORE_ENV: store} if store else {})}
+
+
 def run_seats(
     target: str,
     *,
     shared: Sequence[str],
     seats: Sequence[PanelSeat],
     service: DuelService,
+    store: str | None = None,
     topic: str | None = None,
     echo: Callable[[str], None] | None = None,
     seat_taken_within: float = SEAT_TAKEN_WITHIN,
@@ -157,6 +174,7 @@ def run_seats(
             # which passes one SIGINT to each seat (a second would cut a seat's own clean-up short).
             process = subprocess.Popen(
                 join_command(target, shared=shared, seat=seat),
+                env=seat_environment(store),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
