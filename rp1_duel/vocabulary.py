@@ -284,6 +284,7 @@ class RuleCode:
     """The turn rules' violation codes (section 7)."""
 
     UNSAFE_STRUCTURE: Final = "UNSAFE_STRUCTURE"
+    CONTROL_CHARACTER: Final = "CONTROL_CHARACTER"
     HEADING: Final = "HEADING"
     STANCE: Final = "STANCE"
     SECTION_MISSING: Final = "SECTION_MISSING"

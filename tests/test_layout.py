@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rp1_duel"
 # Higher layers may import lower ones, never the reverse.
 LAYERS = {"cli": 7, "review": 6, "participant": 5, "coordination": 4, "verify": 3, "record": 2, "turns": 1}
-BASE = {"vocabulary", "errors", "clock", "settings", "files", "schedule"}
+BASE = {"vocabulary", "errors", "clock", "settings", "files", "schedule", "printable"}
 
 
 def module_name(path: Path) -> str:

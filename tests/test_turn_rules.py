@@ -796,6 +796,7 @@ def test_every_rule_code_has_a_one_line_text():
         "CONSENSUS_BLOCKED",
         "UNGROUNDED",
         "UNSAFE_STRUCTURE",
+        "CONTROL_CHARACTER",
         "RAW_HTML",
         "CHAIR_FORMAT",
         "UNENGAGED_POINTS",

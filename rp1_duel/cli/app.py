@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
+from ..printable import printable
 from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, default_of
 from ..vocabulary import ErrorCode, Role
 
@@ -61,7 +62,7 @@ def fail(error: DuelError, *, as_json: bool = False) -> NoReturn:
     """One line for people (and one JSON object with --json); never a traceback."""
     if as_json:
         typer.echo(json.dumps({"success": False, "error": {"code": error.code, "message": error.message}}))
-    typer.echo(f"duel: {error.code}: {error.message}", err=True)
+    typer.echo(printable(f"duel: {error.code}: {error.message}"), err=True)  # a message may quote a page or a peer
     raise typer.Exit(exit_code_for(error.code))
 
 
@@ -255,7 +256,7 @@ def join_command(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
     if result.state != STATE_COMPLETED:  # even with --quiet: exit 1 says why
-        typer.echo(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}", err=True)
+        typer.echo(printable(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}"), err=True)
     raise typer.Exit(0 if result.state == STATE_COMPLETED else 1)
 
 
@@ -317,7 +318,7 @@ def panel_command(
         config = load(flags, extra)
         seats = lineup_seats(config)
         for line in [] if quiet else destinations(config):
-            typer.echo(f"duel panel: {line}", err=True)
+            typer.echo(printable(f"duel panel: {line}"), err=True)
         chair = config.panel.chair is not None
         settings = replace(config.settings(), seats=len(seats) - chair, chair=chair)
         settings.check()
@@ -379,7 +380,7 @@ def tools_command() -> None:
 
 def validate_usage_error(message: str) -> NoReturn:
     """A misused ``duel validate``: its message on stderr, exit 2."""
-    typer.echo(f"duel validate: {message}", err=True)
+    typer.echo(printable(f"duel validate: {message}"), err=True)
     raise typer.Exit(2)
 
 
@@ -436,7 +437,7 @@ def validate_command(
         typer.echo(json.dumps({"valid": valid, "artifacts": [r.to_dict() for r in reports]}, ensure_ascii=False))
     else:
         for report in reports:
-            typer.echo(report.to_text())
+            typer.echo(printable(report.to_text()))
         if not reports:
             typer.echo("no duel artifacts found", err=True)
     raise typer.Exit(0 if valid else 1)
@@ -545,13 +546,13 @@ def _verify_each(
         for path, done in verify_paths(paths, verifier, refresh=refresh):
             if isinstance(done, DuelError):
                 errors += 1
-                typer.echo(f"duel: {done.code}: {done.message}", err=True)
+                typer.echo(printable(f"duel: {done.code}: {done.message}"), err=True)
                 results.append({"path": str(path), "error": done.to_dict()})
                 continue
             fabricated += sum(entry.verdict == Verdict.FABRICATED for entry in done.sidecar.citations)
             results.append(done.to_dict())
             if not as_json:
-                typer.echo(done.to_text())
+                typer.echo(printable(done.to_text()))
     except KeyboardInterrupt:
         typer.echo("duel verify: interrupted (every sidecar written so far is whole)", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -629,7 +630,7 @@ def report_command(
 
         text = render_markdown(report)
     if output is None or output == "-":
-        typer.echo(text, nl=False)
+        typer.echo(printable(text), nl=False)  # a hostile record's text must not reach a terminal raw
         return
     from ..files import write_atomic
 
@@ -644,7 +645,7 @@ def assess_report(artifact: str, assessors: list[str], base_url: str | None, *, 
     from ..review.report_files import assess_artifact, configured_assessors
 
     def say(line: str) -> None:
-        typer.echo(f"duel report: {line}", err=True)
+        typer.echo(printable(f"duel report: {line}"), err=True)
 
     try:
         run = assess_artifact(
@@ -658,14 +659,14 @@ def assess_report(artifact: str, assessors: list[str], base_url: str | None, *, 
     for name in run.reused:
         say(f"the assessment by {name} is reused from the cache (--refresh-assessment asks again)")
     for failure in run.failures[1:]:
-        typer.echo(f"duel: {failure.code}: {failure.message}", err=True)
+        typer.echo(printable(f"duel: {failure.code}: {failure.message}"), err=True)
     if run.failures:
         fail(run.failures[0])
 
 
 def report_usage_error(message: str) -> NoReturn:
     """A misused ``duel report``: its message on stderr, exit 2."""
-    typer.echo(f"duel report: {message}", err=True)
+    typer.echo(printable(f"duel report: {message}"), err=True)
     raise typer.Exit(2)
 
 

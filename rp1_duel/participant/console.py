@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TextIO
 
 from ..coordination.events import Usage
+from ..printable import printable
 from ..turns.rules import TurnViolation
 from ..vocabulary import Verdict
 from .loop import MAX_REPAIRS
@@ -55,7 +56,7 @@ class ConsoleReporter:
             if self._drawn:
                 self.stream.write("\r\x1b[K")
                 self._drawn = False
-            self.stream.write(self.prefix + text + "\n")
+            self.stream.write(self.prefix + printable(text) + "\n")  # violations quote the model's draft
             self.stream.flush()
 
     def state(self, state: str, detail: str) -> None:

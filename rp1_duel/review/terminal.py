@@ -16,6 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ..printable import printable
 from ..vocabulary import EventType
 from .listing import ago
 from .watch_model import EventLine, WatchView, epoch, situation
@@ -62,7 +63,7 @@ class TerminalDisplay:
         except ValueError:  # a hand-edited log: its time as written
             when = line.ts
         self.live.console.print(
-            Text.assemble((when, "dim"), "  ", (line.text, _STYLES.get(line.kind, ""))),
+            Text.assemble((printable(when), "dim"), "  ", (printable(line.text), _STYLES.get(line.kind, ""))),
             no_wrap=True,
             overflow="ellipsis",
         )  # one screen line per event

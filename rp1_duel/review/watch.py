@@ -42,6 +42,7 @@ from ..coordination.results import Observation
 from ..coordination.service import DuelService
 from ..coordination.storage import LOG_START
 from ..errors import DuelError, invalid_argument
+from ..printable import printable
 from ..record.artifact import parse
 from ..record.history import read_artifact_text
 from ..turns.grammar import parse_turn
@@ -342,7 +343,7 @@ class PlainDisplay:
         return iso(moment)
 
     def _write(self, text: str) -> None:
-        self.stream.write(text + "\n")
+        self.stream.write(printable(text) + "\n")  # names, positions and reasons are the peers' text
         self.stream.flush()
 
     def event(self, line: EventLine) -> None:

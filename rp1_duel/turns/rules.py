@@ -71,6 +71,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from ..printable import CONTROL_CHARACTERS
 from ..vocabulary import (
     ACCEPTING_CONSENSUS,
     CHAIR_MARK,
@@ -131,6 +132,8 @@ RULES = MappingProxyType(
         RuleCode.UNGROUNDED: "the turn cites the source at least once, or (after turn 1) the source or an earlier turn",
         RuleCode.UNSAFE_STRUCTURE: "no heading of level 1 or 2 besides the turn heading, no `<!-- duel:` marker,"
         " no front matter, valid UTF-8 without NUL, at most 64 KiB",
+        RuleCode.CONTROL_CHARACTER: "no control character but tab and line ends (no ESC, BEL or C1 character):"
+        " a terminal showing the record would obey it",
         RuleCode.RAW_HTML: "no raw HTML outside code: a tag (`<details>`), comment (`<!-- … -->`) or the like goes"
         " in a code span or a fenced code block; autolinks (`<https://…>`) and entities (`&lt;`) are text",
         RuleCode.CHAIR_FORMAT: "a chair's turn ends its heading with `CHAIR` and has its phase's sections, in order,"
@@ -319,6 +322,10 @@ class _Checker:
         for number, line in enumerate(split_lines(text), 1):
             if "\x00" in line:
                 self.add(RuleCode.UNSAFE_STRUCTURE, "the turn contains a NUL character", number)
+            control = CONTROL_CHARACTERS.search(line.replace("\x00", ""))
+            if control:
+                found = f"U+{ord(control.group()):04X}"
+                self.add(RuleCode.CONTROL_CHARACTER, f"the line holds control character {found}: remove it", number)
         text = normalize_newlines(text)
         for marker in _markers(text):  # on the whole text: a marker may span lines
             number = text.count("\n", 0, marker) + 1
