@@ -58,6 +58,8 @@ PAGES: dict[str, tuple[int, dict[str, str], bytes]] = {
         {"Content-Type": HTML},
         html("Design notes", "The main text is about fencing.", aside=f"In short, {SIDEBAR_QUOTE}."),
     ),
+    "/hex-charset": (200, {"Content-Type": "text/html; charset=hex"}, html("Hex", STATED)),
+    "/zlib-charset": (200, {"Content-Type": "text/plain; charset=zlib_codec"}, f"Notes\n{STATED}\n".encode()),
     "/plain.txt": (200, {"Content-Type": "text/plain; charset=utf-8"}, f"Notes\n{STATED}\n".encode()),
     "/study.pdf": (200, {"Content-Type": "application/pdf"}, PDF),
     "/broken.pdf": (200, {"Content-Type": "application/pdf"}, b"%PDF-1.4\nthis is not a PDF at all"),
@@ -116,17 +118,11 @@ class FakeWeb(LocalServer):
             return _send(handler, 200, {"Content-Type": "text/plain"}, json.dumps(seen).encode())
         if path == "/to-private":  # 127.0.0.2 is this machine too: only the address check keeps it out
             return _send(handler, 302, {"Location": self.url("/states", host="127.0.0.2")}, b"")
-        if path == "/limited":
-            return self._limited(handler)
         if path.startswith("/hold/"):
             return self._hold(handler)
-        if path == "/escape":  # a reason phrase meant to reach a terminal
-            handler.send_response(404, "Not \x1b]0;owned\x07Found")
-            handler.end_headers()
-            return None
-        if path == "/slow":
-            time.sleep(SLOW_SECONDS)
-            return _send(handler, *PAGES["/states"])
+        special = {"/limited": self._limited, "/escape": _escape, "/trickle": _trickle, "/slow": _slow}.get(path)
+        if special is not None:
+            return special(handler)
         if path == "/huge":  # no Content-Length: only counting the bytes read stops it
             return _stream(handler, HUGE_BYTES)
         if path == "/huge-declared":
@@ -223,3 +219,30 @@ def contrary_vote(body: dict) -> str:
 def rambling_vote(body: dict) -> str:
     """No JSON at all: an invalid vote."""
     return "I think the page mostly agrees, but it is hard to say."
+
+
+def _escape(handler: BaseHTTPRequestHandler) -> None:
+    """``/escape``: a reason phrase meant to reach a terminal."""
+    handler.send_response(404, "Not \x1b]0;owned\x07Found")
+    handler.end_headers()
+
+
+def _trickle(handler: BaseHTTPRequestHandler) -> None:
+    """``/trickle``: a byte every 50 ms; each read is quick, and the page never ends within a short deadline."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", HTML)
+    handler.send_header("Content-Length", "1000")
+    handler.end_headers()
+    for _ in range(1000):
+        try:
+            handler.wfile.write(b"x")
+            handler.wfile.flush()
+        except OSError:  # the client gave up
+            return
+        time.sleep(0.05)
+
+
+def _slow(handler: BaseHTTPRequestHandler) -> None:
+    """``/slow``: the page, after SLOW_SECONDS."""
+    time.sleep(SLOW_SECONDS)
+    _send(handler, *PAGES["/states"])

@@ -69,3 +69,10 @@ def test_a_pdf_gives_its_text_layer():
 def test_a_broken_pdf_is_an_extraction_error():
     with pytest.raises(ExtractionError, match="PDF"):
         extract_text(PAGES["/broken.pdf"][2], PDF)
+
+
+@pytest.mark.parametrize("charset", ["hex", "zlib_codec", "base64", "rot13", "no-such-charset"])
+def test_a_charset_that_is_no_text_encoding_is_ignored_never_a_crash(charset):
+    """Python registers bytes-to-bytes codecs under names a page may give: only text encodings are honoured."""
+    text = extract_text(PAGES["/hex-charset"][2], HTML, charset=charset)
+    assert STATED in " ".join(text.split())

@@ -161,6 +161,15 @@ def test_a_slow_page_times_out(web):
     assert time.monotonic() - started < 2
 
 
+@pytest.mark.slow
+def test_a_page_that_trickles_is_cut_at_the_whole_fetchs_deadline(web):
+    """A byte every 50 ms keeps every read quick: only a deadline over the whole fetch stops it."""
+    started = time.monotonic()
+    fetched = fetch(web, "/trickle", FetchPolicy(allow_private_hosts=True, timeout_seconds=1.0))
+    assert fetched.error == FetchFailure.TIMEOUT and not fetched.body
+    assert time.monotonic() - started < 3
+
+
 @pytest.mark.parametrize("path", ["/huge", "/huge-declared"])
 def test_a_huge_page_is_cut_at_the_size_limit(web, path):
     fetched = fetch(web, path, FetchPolicy(allow_private_hosts=True, max_bytes=HUGE_BYTES // 3))

@@ -61,12 +61,16 @@ def extract_text(body: bytes, kind: str, *, charset: str | None = None) -> str:
 
 
 def _codec(charset: str | None) -> str | None:
+    """The text encoding ``charset`` names, or None: Python also registers bytes-to-bytes codecs (``hex``,
+    ``zlib_codec``) under names a page may give, and decoding with one raises."""
     if not charset:
         return None
     try:
-        return codecs.lookup(charset).name
+        info = codecs.lookup(charset)
     except LookupError:
         return None
+    # The flag bytes.decode itself consults (CPython's codecs registry) to refuse such codecs.
+    return info.name if getattr(info, "_is_text_encoding", True) else None
 
 
 def _sniffed_codec(body: bytes, kind: str) -> str | None:

@@ -19,6 +19,7 @@ Built on the standard library's ``http.client`` over a socket this module connec
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import errno
 import http.client
@@ -291,6 +292,24 @@ class Fetcher:
             "Connection": "close",
         }
         request = f"GET {path} HTTP/1.1\r\n" + "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        # A socket timeout bounds one read only: a server trickling a byte a second would never trip it.
+        # At the deadline the connection is cut, whatever it is doing, so the deadline is the whole fetch's.
+        cut = threading.Timer(max(0.0, deadline - time.monotonic()), _shut, (sock,))
+        cut.daemon = True
+        cut.start()
+        try:
+            return self._converse(sock, request, host, deadline)
+        except (http.client.HTTPException, OSError) as exc:
+            if time.monotonic() >= deadline:
+                raise _Failed(
+                    FetchFailure.TIMEOUT, f"{host} did not answer within {self.policy.timeout_seconds:g} s"
+                ) from None
+            raise _Failed(FetchFailure.CONNECTION_FAILED, f"{host}: {_reason(exc)}") from None
+        finally:
+            cut.cancel()
+
+    def _converse(self, sock: socket.socket, request: str, host: str, deadline: float) -> _Answer:
+        """Send the request and read the answer; a socket cut at the deadline surfaces as an OSError."""
         try:
             sock.settimeout(_left(deadline))
             sock.sendall((request + "\r\n").encode("ascii"))
@@ -309,8 +328,6 @@ class Fetcher:
             raise _Failed(
                 FetchFailure.TIMEOUT, f"{host} did not answer within {self.policy.timeout_seconds:g} s"
             ) from None
-        except (http.client.HTTPException, OSError) as exc:
-            raise _Failed(FetchFailure.CONNECTION_FAILED, f"{host}: {_reason(exc)}") from None
 
     def _body(self, response: http.client.HTTPResponse, sock: socket.socket, deadline: float) -> bytes:
         encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
@@ -330,8 +347,10 @@ class Fetcher:
         size = 0
         while True:
             sock.settimeout(_left(deadline))
-            chunk = response.read(min(_READ_CHUNK, limit + 1 - size))
+            chunk = response.read1(min(_READ_CHUNK, limit + 1 - size))  # one read: the deadline is checked each time
             if not chunk:
+                if time.monotonic() >= deadline:  # cut at the deadline: a part of a page is no page
+                    raise TimeoutError
                 return b"".join(chunks)
             chunks.append(chunk)
             size += len(chunk)
@@ -353,6 +372,12 @@ def retry_after(value: str | None, now: Callable[[], float] = time.time) -> floa
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     return max(0.0, when.timestamp() - now())
+
+
+def _shut(sock: socket.socket) -> None:
+    """End the connection from another thread: a read under way returns at once."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _left(deadline: float, cap: float | None = None) -> float:
