@@ -15,7 +15,7 @@ import pytest
 
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record.validate import collect, validate_file
+from rp1_duel.record.validate import collect, scan, validate_file
 from rp1_duel.settings import DuelSettings
 
 from helpers import claim, join, make_turn
@@ -186,6 +186,51 @@ def test_a_folder_scan_finds_altered_artifacts_and_fails_them(repo, alter):
     assert not validate_file(artifact).valid
     proc = subprocess.run(["duel", "validate", str(repo / "debates")], capture_output=True, text=True, check=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr
+
+
+def _dodge(artifact: Path, dodge: str) -> Path:
+    """The forged artifact moved or padded the way a dodge of a folder scan would (issue 25 item 3)."""
+    text = artifact.read_text(encoding="utf-8").replace("Turn 1 —", "Turn 1 —  forged", 1)
+    artifact.unlink()
+    if dodge == "quoted id, marker after 1 MiB":
+        head, _, rest = text.partition("\n---\n")
+        text = head.replace("duel_id:", '"duel_id":', 1) + "\n---\n" + "\n" * (1024 * 1024 + 10) + rest
+    elif dodge == "id after 4 KiB":
+        head, _, rest = text.partition("\n---\n")
+        lines = head.split("\n")
+        ids = [line for line in lines if line.startswith("duel_id:")]
+        others = [line for line in lines[1:] if not line.startswith("duel_id:")]
+        padded = ["---", f"padding: {'x' * 5000}", *others, *ids]
+        text = "\n".join(padded) + "\n---\n" + "\n" * (1024 * 1024 + 10) + rest
+    target = {
+        "upper-case .MD": artifact.with_suffix(".MD"),
+        "in .duel/": artifact.parent / ".duel" / artifact.name,
+        "in sub/.duel/": artifact.parent / "sub" / ".duel" / artifact.name,
+    }.get(dodge, artifact)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+@pytest.mark.parametrize(
+    "dodge", ["quoted id, marker after 1 MiB", "id after 4 KiB", "upper-case .MD", "in .duel/", "in sub/.duel/"]
+)
+def test_a_folder_scan_cannot_be_dodged_by_where_or_how_deep_the_artifact_hides(repo, dodge):
+    forged = _dodge(debate(repo), dodge)
+    assert forged in scan([str(repo / "debates")]).found
+    assert not validate_file(forged).valid
+
+
+@pytest.mark.slow  # runs `duel validate` as a process
+def test_every_file_a_folder_scan_leaves_out_is_listed_with_its_reason(repo):
+    debate(repo)
+    notes = repo / "debates" / "notes.md"
+    notes.write_text("# Notes\n\nSee `<!-- duel:turn n=N -->` in the docs.\n", encoding="utf-8")
+    assert scan([str(repo / "debates")]).skipped == [
+        (notes, "not a duel artifact: no duel_id in its front matter and no duel marker")
+    ]
+    proc = subprocess.run(["duel", "validate", str(repo / "debates")], capture_output=True, text=True, check=False)
+    assert f"{notes}: skipped (not a duel artifact: no duel_id in its front matter and no duel marker)" in proc.stdout
 
 
 def test_a_folder_scan_leaves_plain_markdown_alone(repo):

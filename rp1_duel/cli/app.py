@@ -421,7 +421,7 @@ def validate_command(
     Without --allowed-signers this proves consistency, not authorship: anyone can edit a turn and recompute the hashes.
     """  # one line a paragraph: typer keeps a docstring's line breaks
     from ..record import signatures
-    from ..record.validate import validate_paths
+    from ..record.validate import scan, validate_paths
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
@@ -431,13 +431,23 @@ def validate_command(
             validate_usage_error(f"--allowed-signers {allowed_signers} is not a readable file")
         if not signatures.available():
             validate_usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
-    reports = validate_paths(paths, root=root, allowed_signers=allowed_signers, require_verified=require_verified)
+    scanned = scan(paths)
+    reports = validate_paths(
+        [str(path) for path in scanned.found],
+        root=root,
+        allowed_signers=allowed_signers,
+        require_verified=require_verified,
+    )
     valid = all(r.valid for r in reports)
+    skipped = [{"path": str(path), "reason": reason} for path, reason in scanned.skipped]
     if as_json:
-        typer.echo(json.dumps({"valid": valid, "artifacts": [r.to_dict() for r in reports]}, ensure_ascii=False))
+        shown = {"valid": valid, "artifacts": [r.to_dict() for r in reports], "skipped": skipped}
+        typer.echo(json.dumps(shown, ensure_ascii=False))
     else:
         for report in reports:
             typer.echo(printable(report.to_text()))
+        for entry in skipped:  # what a CI gate did not check, and why
+            typer.echo(printable(f"{entry['path']}: skipped ({entry['reason']})"))
         if not reports:
             typer.echo("no duel artifacts found", err=True)
     raise typer.Exit(0 if valid else 1)

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..schedule import CHAIR_SEAT, CHAIR_TURNS, Schedule
 from ..settings import SETTINGS
@@ -40,16 +40,18 @@ from ..vocabulary import (
 )
 from . import signatures, verification
 from .artifact import FrontMatter, TurnBlock
-from .history import History, RecordFile, chain_problems, claimants, read_failure
+from .history import MAX_ARTIFACT_BYTES, History, RecordFile, chain_problems, claimants, read_failure
 from .outcomes import TurnSummary, decide, decide_panel
 from .sources import tree_root
 
 __all__ = [
     "ArtifactReport",
     "Problem",
+    "Scan",
     "SignatureEntry",
     "collect",
     "outcome_problems",
+    "scan",
     "validate_file",
     "validate_paths",
 ]
@@ -479,37 +481,55 @@ def outcome_problems(front: FrontMatter, implied: str | None) -> list[Problem]:
     return [Problem(RecordCode.OUTCOME_MISMATCH, f"unknown outcome {outcome!r}")]
 
 
-def collect(paths: list[str]) -> list[Path]:
-    """Files as given; folders searched for duel artifacts.
+class Scan(NamedTuple):
+    """What a scan of files and folders found: the artifacts to validate, and every ``.md`` file left out, with why."""
 
-    Every ``*.md`` outside ``.duel/`` is read (a bounded prefix) and kept when it looks
-    like an artifact: a ``duel_id`` key near the top or a turn marker anywhere, whatever
-    its line ends, BOM or key order. A file that looks like one and then fails to parse
-    is reported invalid, never skipped.
-    """
+    found: list[Path]
+    skipped: list[tuple[Path, str]]
+
+
+def scan(paths: Sequence[str]) -> Scan:
+    """Files as given; folders searched, every ``*.md`` (any case, ``.duel/`` folders included) read whole up to
+    the artifact size limit and kept when anything in it marks a duel artifact: a ``duel_id`` key in its front
+    matter, quoted or not, or a ``<!-- duel:`` marker starting a line anywhere, in any case and spacing. A file that looks like one
+    and then fails to parse is reported invalid, never skipped; a file left out is listed with its reason, so a
+    CI gate shows what it did not check."""
     found: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
     for raw in paths:
         path = Path(raw)
         if not path.is_dir():
             found.append(path)
             continue
-        for candidate in sorted(path.rglob("*.md")):
-            if ".duel" in candidate.relative_to(path).parts or not candidate.is_file():
+        for candidate in sorted(path.rglob("*")):
+            if candidate.suffix.lower() != ".md" or not candidate.is_file():
                 continue
-            if looks_like_artifact(candidate):
+            reason = _why_not_an_artifact(candidate)
+            if reason is None:
                 found.append(candidate)
-    return found
+            else:
+                skipped.append((candidate, reason))
+    return Scan(found, skipped)
 
 
-def looks_like_artifact(path: Path) -> bool:
+def collect(paths: list[str]) -> list[Path]:
+    """The artifacts :func:`scan` finds."""
+    return scan(paths).found
+
+
+def _why_not_an_artifact(path: Path) -> str | None:
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
+        with path.open("rb") as handle:
+            data = handle.read(MAX_ARTIFACT_BYTES + 1)
     except OSError:
-        return True  # unreadable: let validation say so rather than skip it
-    return _TURN_MARKER.search(head) is not None or _DUEL_ID_KEY.search(head[:4096]) is not None
+        return None  # unreadable: let validation say so rather than skip it
+    if _MARKER.search(data) or _DUEL_ID_KEY.search(data[:_FRONT_MATTER_BYTES]):
+        return None
+    if len(data) > MAX_ARTIFACT_BYTES:
+        return f"larger than {MAX_ARTIFACT_BYTES // (1024 * 1024)} MiB, with no duel marker or duel_id in what was read"
+    return "not a duel artifact: no duel_id in its front matter and no duel marker"
 
 
-_SNIFF_BYTES = 1024 * 1024
-_DUEL_ID_KEY = re.compile(rb"(?m)^(?:\xef\xbb\xbf)?[ \t]*duel_id[ \t]*:")
-_TURN_MARKER = re.compile(rb"(?m)^<!-- duel:turn n=[0-9]")
+_FRONT_MATTER_BYTES = 64 * 1024 + 8  # the front matter's limit, and its opening line
+_DUEL_ID_KEY = re.compile(rb"""(?m)^(?:\xef\xbb\xbf)?[ \t]*["']?duel_id["']?[ \t]*:""")
+_MARKER = re.compile(rb"(?im)^[ \t]*<!--\s*/?\s*duel\s*:")  # at a line's start: prose may mention one
