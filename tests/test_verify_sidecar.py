@@ -167,6 +167,9 @@ def test_a_sidecar_covering_fewer_turns_than_written_is_stale(service, source, w
         (lambda d: d["citations"].insert(0, d["citations"].pop(1)), "another order"),
         (lambda d: d["citations"][0].update(verdict="verified"), "cannot be verified"),
         (lambda d: d["fetches"].clear(), "no fetch record"),
+        # A verdict word edited against the sidecar's own evidence (issue 25 item 3): the 404 is still recorded.
+        (lambda d: d["citations"][2].update(verdict="unverifiable"), "unverifiable, but its fetch failed"),
+        (lambda d: d["citations"][1].update(verdict="unverifiable"), "unverifiable, but its page was read"),
     ],
 )
 def test_a_sidecar_that_is_not_this_artifacts_makes_it_invalid(verified, change, said):

@@ -31,7 +31,9 @@ from ..vocabulary import (
     VERDICTS,
     VOTE_ANSWERS,
     CitationKind,
+    FetchFailure,
     Verdict,
+    Vote,
 )
 from .artifact import GENESIS, FrontMatter, TurnBlock
 from .citations import Citation, artifact_citations
@@ -39,7 +41,9 @@ from .history import citable_names
 
 __all__ = [
     "CURRENT",
+    "DEAD_STATUSES",
     "MISMATCH",
+    "QUORUM",
     "STALE",
     "CitationEntry",
     "FetchRecord",
@@ -50,8 +54,10 @@ __all__ = [
     "VoteRecord",
     "check",
     "dumps",
+    "fetch_verdict",
     "load",
     "loads",
+    "quorum_verdict",
     "read_json",
     "sidecar_path",
     "verdict_counts",
@@ -289,17 +295,63 @@ def _first_difference(expected: list[Citation], listed: list[Citation]) -> str |
 
 def _wrong_verdict(entry: CitationEntry, fetches: Mapping[str, FetchRecord]) -> str | None:
     citation = entry.citation
+    record = None
     if citation.kind == CitationKind.PRINCIPLE:
         allowed: tuple[str, ...] = (Verdict.NOT_CHECKABLE,)
     elif citation.kind in (CitationKind.SOURCE, CitationKind.TURN):
         allowed = (Verdict.CHECKED_AT_APPEND,)
     else:
         allowed = URL_CLAIM_VERDICTS if citation.claim is not None else URL_MENTION_VERDICTS
-        if citation.url not in fetches:
+        record = fetches.get(citation.url or "")
+        if record is None:
             return f"turn {citation.turn}'s {_short(citation.item)!r} has no fetch record"
     if entry.verdict not in allowed:
         return f"turn {citation.turn}'s {_short(citation.item)!r} cannot be {entry.verdict}"
+    evidence = None if record is None else _evidence_against(entry, record)
+    return f"turn {citation.turn}'s {_short(citation.item)!r}: {evidence}" if evidence else None
+
+
+def _evidence_against(entry: CitationEntry, record: FetchRecord) -> str | None:
+    """Why the sidecar's own evidence (the fetch, the votes) does not bear a URL citation's verdict out, if it does not."""
+    settled = fetch_verdict(record)
+    if settled is not None:
+        return None if entry.verdict == settled else f"{entry.verdict}, but its fetch failed ({record.detail})"
+    if entry.verdict == Verdict.UNVERIFIABLE:
+        return f"{entry.verdict}, but its page was read"
+    if entry.verdict == Verdict.FABRICATED and entry.citation.excerpt is None:
+        return f"{entry.verdict}, but its page was read and it quotes nothing that could be missing from it"
+    if entry.verdict in (Verdict.VERIFIED, Verdict.UNRELIABLE, Verdict.INCONCLUSIVE):
+        decided = quorum_verdict(entry.votes)
+        return None if decided == entry.verdict else f"{entry.verdict}, but its votes decide {decided}"
     return None
+
+
+DEAD_STATUSES: Final = frozenset({404, 410})
+QUORUM: Final = 2
+
+
+def fetch_verdict(record: FetchRecord) -> str | None:
+    """What a fetch that read no page settles: ``fabricated`` for a dead link, else ``unverifiable``; None
+    when the page was read."""
+    if record.ok:
+        return None
+    dead = record.error in (FetchFailure.NAME_NOT_FOUND, FetchFailure.CONNECTION_REFUSED) or (
+        record.error == FetchFailure.HTTP_STATUS and record.status in DEAD_STATUSES
+    )
+    return Verdict.FABRICATED if dead else Verdict.UNVERIFIABLE
+
+
+def quorum_verdict(votes: Sequence[VoteRecord]) -> str:
+    """The 2-of-3 rule over the valid votes (docs/protocol.md section 10, "The quorum")."""
+    answers = [vote.answer for vote in votes if vote.valid]
+    supports, refutes = answers.count(Vote.SUPPORTS), answers.count(Vote.REFUTES)
+    if refutes >= QUORUM:
+        return Verdict.UNRELIABLE
+    if supports >= QUORUM:
+        return Verdict.VERIFIED
+    if refutes + answers.count(Vote.INSUFFICIENT) >= QUORUM:
+        return Verdict.UNRELIABLE
+    return Verdict.INCONCLUSIVE
 
 
 def _short(text: str, limit: int = 60) -> str:

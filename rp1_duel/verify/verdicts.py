@@ -16,9 +16,9 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from ..record.citations import Citation
-from ..record.verification import CitationEntry, FetchRecord, VoteRecord
+from ..record.verification import QUORUM, CitationEntry, FetchRecord, VoteRecord, fetch_verdict, quorum_verdict
 from ..turns.matching import SearchableText
-from ..vocabulary import BASES, CitationKind, Confidence, FetchFailure, Verdict, Vote
+from ..vocabulary import BASES, CitationKind, Confidence, Verdict, Vote
 
 __all__ = [
     "NO_MODEL",
@@ -31,14 +31,12 @@ __all__ = [
     "unjudged",
 ]
 
-DEAD_STATUSES: Final = frozenset({404, 410})
 # The strongest basis two valid votes agree on gives the confidence.
 _CONFIDENCE_OF_BASIS: Final = {
     Vote.STATES: Confidence.HIGH,
     Vote.REPORTS: Confidence.MEDIUM,
     Vote.CIRCUMSTANTIAL: Confidence.LOW,
 }
-QUORUM: Final = 2
 
 
 @dataclass(frozen=True)
@@ -62,15 +60,13 @@ def by_kind(citation: Citation) -> Judgement | None:
 
 
 def failed_fetch(record: FetchRecord) -> Judgement | None:
-    """What a fetch that read no page settles: ``fabricated`` for a dead link, else ``unverifiable``."""
-    if record.ok:
-        return None
-    dead = record.error in (FetchFailure.NAME_NOT_FOUND, FetchFailure.CONNECTION_REFUSED) or (
-        record.error == FetchFailure.HTTP_STATUS and record.status in DEAD_STATUSES
-    )
-    if dead:
+    """What a fetch that read no page settles (the sidecar's own rule, :func:`fetch_verdict`), with its reason."""
+    settled = fetch_verdict(record)
+    if settled == Verdict.FABRICATED:
         return Judgement(Verdict.FABRICATED, Confidence.HIGH, f"dead link: {record.detail}")
-    return Judgement(Verdict.UNVERIFIABLE, None, f"the page could not be read: {record.detail}")
+    if settled == Verdict.UNVERIFIABLE:
+        return Judgement(Verdict.UNVERIFIABLE, None, f"the page could not be read: {record.detail}")
+    return None
 
 
 def mechanical(citation: Citation, record: FetchRecord, page: SearchableText | None) -> Judgement | None:
@@ -109,11 +105,12 @@ def quorum(votes: Sequence[VoteRecord]) -> Judgement:
         f"{len(supports)} support, {len(refutes)} refute, {len(insufficient)} insufficient, "
         f"{len(votes) - len(valid)} invalid"
     )
-    if len(refutes) >= QUORUM:
+    decided = quorum_verdict(votes)  # the sidecar's own rule, which duel validate checks again
+    if decided == Verdict.UNRELIABLE and len(refutes) >= QUORUM:
         return Judgement(Verdict.UNRELIABLE, agreed_confidence(refutes), f"refuted by the page ({tally})")
-    if len(supports) >= QUORUM:
+    if decided == Verdict.VERIFIED:
         return Judgement(Verdict.VERIFIED, agreed_confidence(supports), f"supported by the page ({tally})")
-    if len(refutes) + len(insufficient) >= QUORUM:
+    if decided == Verdict.UNRELIABLE:
         return Judgement(Verdict.UNRELIABLE, Confidence.LOW, f"not supported by the page ({tally})")
     return Judgement(Verdict.INCONCLUSIVE, None, f"no 2-of-3 decision ({tally})")
 
