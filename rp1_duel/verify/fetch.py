@@ -298,9 +298,9 @@ class Fetcher:
         cut.daemon = True
         cut.start()
         try:
-            return self._converse(sock, request, host, deadline)
-        except (http.client.HTTPException, OSError) as exc:
-            if time.monotonic() >= deadline:
+            return self._converse(sock, request, deadline)
+        except (http.client.HTTPException, OSError) as exc:  # TimeoutError among them
+            if isinstance(exc, TimeoutError) or time.monotonic() >= deadline:
                 raise _Failed(
                     FetchFailure.TIMEOUT, f"{host} did not answer within {self.policy.timeout_seconds:g} s"
                 ) from None
@@ -308,26 +308,21 @@ class Fetcher:
         finally:
             cut.cancel()
 
-    def _converse(self, sock: socket.socket, request: str, host: str, deadline: float) -> _Answer:
+    def _converse(self, sock: socket.socket, request: str, deadline: float) -> _Answer:
         """Send the request and read the answer; a socket cut at the deadline surfaces as an OSError."""
+        sock.settimeout(_left(deadline))
+        sock.sendall((request + "\r\n").encode("ascii"))
+        response = http.client.HTTPResponse(sock, method="GET")
         try:
-            sock.settimeout(_left(deadline))
-            sock.sendall((request + "\r\n").encode("ascii"))
-            response = http.client.HTTPResponse(sock, method="GET")
-            try:
-                response.begin()
-                # The reason phrase is the server's text, bound for a terminal: printable characters only.
-                reason = "".join(char if char.isprintable() else "?" for char in response.reason[:100])
-                answer = _Answer(response.status, reason, response.headers)
-                if 200 <= response.status < 300:
-                    answer.body = self._body(response, sock, deadline)
-                return answer
-            finally:
-                response.close()
-        except TimeoutError:
-            raise _Failed(
-                FetchFailure.TIMEOUT, f"{host} did not answer within {self.policy.timeout_seconds:g} s"
-            ) from None
+            response.begin()
+            # The reason phrase is the server's text, bound for a terminal: printable characters only.
+            reason = "".join(char if char.isprintable() else "?" for char in response.reason[:100])
+            answer = _Answer(response.status, reason, response.headers)
+            if 200 <= response.status < 300:
+                answer.body = self._body(response, sock, deadline)
+            return answer
+        finally:
+            response.close()
 
     def _body(self, response: http.client.HTTPResponse, sock: socket.socket, deadline: float) -> bytes:
         encoding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
