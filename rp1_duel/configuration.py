@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any, Final, NamedTuple, cast
 
 from .errors import DuelError
+from .files import write_atomic
 from .settings import DEBATE_DIR_ENV, DEFAULT_DEBATE_DIR, SETTINGS, STORE_ENV, DuelSettings, redact
 from .vocabulary import PROVIDERS, REASONING_LEVELS, ErrorCode, ReasoningLevel
 
@@ -521,7 +522,8 @@ def trust(path: Path, env: Mapping[str, str]) -> None:
     except FileNotFoundError:
         kept = []
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text("".join(f"{line}\n" for line in [*kept, f"{file_digest(path)}  {path}"]), encoding="utf-8")
+    lines = "".join(f"{line}\n" for line in [*kept, f"{file_digest(path)}  {path}"])
+    write_atomic(record, lines.encode("utf-8"))  # owner-only, and whole: a torn write would trust nothing or too much
 
 
 def refuse_untrusted(layer: Layer, root: Path, env: Mapping[str, str]) -> None:
