@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_ROUNDS",
     "ROLE_HELP",
     "SETTINGS",
+    "SIGNER_HELP",
     "STORE_ENV",
     "DuelSettings",
     "Setting",
@@ -90,6 +91,10 @@ CHAIR_HELP: Final = (
     "round and the synthesis; max_turns then counts the panel's turns [default: no chair]"
 )
 ROLE_HELP: Final = "panelist, or chair: take the chair's seat (implies --chair on the join that creates the duel)"
+SIGNER_HELP: Final = (
+    "the principal (of an allowed signers file) your signatures name, like alice@example.com: fixed at your "
+    "seat's join, checked by `duel validate --allowed-signers`"
+)
 DEFAULT_ROUNDS: Final = 3  # max_turns when not given: every seat speaks three times
 
 

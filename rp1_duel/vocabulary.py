@@ -225,6 +225,7 @@ class EventType(str, Enum):
     CANDIDATE_CONVERGENCE = "candidate_convergence"
     RECORD_INVALIDATED = "record_invalidated"
     DUEL_CLOSED = "duel_closed"
+    DUEL_SEALED = "duel_sealed"
     USAGE = "usage"
     CITATIONS_VERIFIED = "citations_verified"
 
@@ -322,6 +323,9 @@ class RecordCode:
     SIGNATURE_INVALID: Final = "SIGNATURE_INVALID"
     SIGNATURE_UNTRUSTED: Final = "SIGNATURE_UNTRUSTED"
     SIGNER_CHANGED: Final = "SIGNER_CHANGED"
+    SIGNER_SHARED: Final = "SIGNER_SHARED"
+    SEAL_MISSING: Final = "SEAL_MISSING"
+    SEAL_INVALID: Final = "SEAL_INVALID"
     # the verification sidecar (section 10; the last three only with --require-verified)
     VERIFICATION_MISMATCH: Final = "VERIFICATION_MISMATCH"
     VERIFICATION_MISSING: Final = "VERIFICATION_MISSING"

@@ -16,13 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from rp1_duel.coordination.events import DuelSealed
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.record import signatures
 from rp1_duel.record.artifact import FrontMatter, parse
 from rp1_duel.record.validate import ArtifactReport, validate_file
+from rp1_duel.vocabulary import EventType
 
-from helpers import Player, claim, make_turn, run_tools
+from helpers import Player, ToolResult, claim, join, make_turn, run_tools
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen (OpenSSH) is not installed")
 
@@ -83,7 +85,8 @@ def play(
     *,
     close: bool = True,
 ) -> Path:
-    """Turns 1..upto, seat 1 signing with keys[1] and seat 2 with keys[2]; closed once an outcome is reached."""
+    """Turns 1..upto, seat 1 signing with keys[1] and seat 2 with keys[2]; closed, and sealed with the
+    closer's key, once an outcome is reached."""
     result = None
     for n in range(1, upto + 1):
         player = pair[(n - 1) % 2]
@@ -91,7 +94,9 @@ def play(
         result = service.append(player.seat, lease, turn(n), release=True, signing_key=keys[2 - n % 2])
         assert result.signed == (keys[2 - n % 2] is not None)
         if result.terminal_outcome and close:
-            service.release_lock(player.seat, lease, close=True, outcome=result.terminal_outcome)
+            service.release_lock(
+                player.seat, lease, close=True, outcome=result.terminal_outcome, signing_key=keys[2 - n % 2]
+            )
     assert result is not None
     return Path(result.debate_path)
 
@@ -143,7 +148,8 @@ def test_unsigned_turn_edited_and_rehashed_is_valid_without_allowed_signers_and_
     rehash_edited_turn(artifact, 2, *EDIT)
     assert validate_file(artifact).valid  # what issue 14 item 5 describes
     report = validate_file(artifact, allowed_signers=keys.allowed)
-    assert codes(report) == [("SIGNATURE_MISSING", 1), ("SIGNATURE_MISSING", 2), ("SIGNATURE_MISSING", 3)]
+    missing = [("SIGNATURE_MISSING", 1), ("SIGNATURE_MISSING", 2), ("SIGNATURE_MISSING", 3), ("SEAL_MISSING", None)]
+    assert codes(report) == missing
     assert statuses(report) == [(1, "unsigned", None), (2, "unsigned", None), (3, "unsigned", None)]
 
 
@@ -179,13 +185,11 @@ def test_signed_turn_edited_and_rehashed_with_its_chain_is_signature_invalid(ser
 
 def test_turn_resigned_with_a_key_not_in_allowed_signers_is_untrusted(service, pair, keys):
     artifact = play(service, pair, {1: keys.alice, 2: keys.bob})
-    rehash_edited_turn(artifact, 2, *EDIT)
-    resign(artifact, 2, keys.mallory)
-    resign(artifact, 3, keys.mallory)
+    resign(artifact, 2, keys.mallory)  # Bob's only turn: his seat's key is whichever signed it
     assert validate_file(artifact).valid  # integrity alone cannot tell Mallory from Bob
     report = validate_file(artifact, allowed_signers=keys.allowed)
-    assert codes(report) == [("SIGNATURE_UNTRUSTED", 2), ("SIGNATURE_UNTRUSTED", 3)]
-    assert statuses(report)[1:] == [(2, "untrusted", None), (3, "untrusted", None)]
+    assert codes(report) == [("SIGNATURE_UNTRUSTED", 2)]
+    assert statuses(report)[1] == (2, "untrusted", None)
 
 
 def test_a_seat_signed_by_another_principal_is_signer_changed(service, pair, keys):
@@ -193,14 +197,32 @@ def test_a_seat_signed_by_another_principal_is_signer_changed(service, pair, key
     resign(artifact, 3, keys.bob)  # Alice's seat, Bob's key
     report = validate_file(artifact, allowed_signers=keys.allowed)
     assert codes(report) == [("SIGNER_CHANGED", 3)]
-    assert "signed by bob@example.com, but seat 1's turn 1 by alice@example.com" in report.problems[0].message
+    message = report.problems[0].message
+    assert message.startswith("turn 3 is signed by bob@example.com (SHA256:")
+    assert "but seat 1's turn 1 by alice@example.com (SHA256:" in message
+    assert codes(validate_file(artifact)) == [("SIGNER_CHANGED", 3)]  # a changed key shows without the file too
 
 
-def test_both_seats_signed_by_one_principal_is_valid_with_a_note(service, pair, keys):
-    artifact = play(service, pair, {1: keys.alice, 2: keys.alice})
-    report = validate_file(artifact, allowed_signers=keys.allowed)
-    assert report.valid
-    assert report.notes == ["both seats' turns are signed by alice@example.com"]
+def test_one_key_for_both_seats_is_refused_at_the_append_that_would_share_it(service, pair, keys):
+    artifact = play(service, pair, {1: keys.alice, 2: None}, upto=1)
+    bob = pair[1]
+    with pytest.raises(DuelError) as caught:
+        service.append(bob.seat, claim(service, bob), turn(2), signing_key=keys.alice)
+    assert caught.value.code == "SIGNING_FAILED"
+    assert "already signs seat 1's turns: one key signs one seat" in caught.value.message
+    assert len(parse(artifact.read_text()).blocks) == 1
+
+
+def test_a_record_whose_two_seats_share_a_key_or_a_principal_is_signer_shared(service, pair, keys, tmp_path):
+    artifact = play(service, pair, {1: keys.alice, 2: keys.bob})
+    same_principal = tmp_path / "one_principal"
+    same_principal.write_text(f"alice@example.com {public(keys.alice)}\nalice@example.com {public(keys.bob)}\n")
+    report = validate_file(artifact, allowed_signers=same_principal)
+    assert codes(report) == [("SIGNER_SHARED", 2)]
+    assert "seat 1 and seat 2 are both signed by alice@example.com" in report.problems[0].message
+    resign(artifact, 2, keys.alice)  # one key, both seats: forged after the fact
+    assert codes(validate_file(artifact)) == [("SIGNER_SHARED", 2)]
+    assert codes(validate_file(artifact, allowed_signers=keys.allowed)) == [("SIGNER_SHARED", 2)]
 
 
 def test_signed_turns_moved_into_another_duel_do_not_verify(service, pair, keys):
@@ -209,7 +231,8 @@ def test_signed_turns_moved_into_another_duel_do_not_verify(service, pair, keys)
     duel_id = pair[0].duel_id
     artifact.write_text(text.replace(f'duel_id: "{duel_id}"', 'duel_id: "2020-01-01-other"', 1))
     report = validate_file(artifact, allowed_signers=keys.allowed)
-    assert codes(report) == [("SIGNATURE_INVALID", 1), ("SIGNATURE_INVALID", 2), ("SIGNATURE_INVALID", 3)]
+    moved = [("SIGNATURE_INVALID", 1), ("SIGNATURE_INVALID", 2), ("SIGNATURE_INVALID", 3), ("SEAL_INVALID", None)]
+    assert codes(report) == moved
 
 
 def test_front_matter_that_no_signed_message_holds_is_signature_invalid(service, pair, keys):
@@ -300,7 +323,7 @@ def test_signature_lines_survive_later_appends_the_close_and_the_tamper_check(se
         player = pair[(n - 1) % 2]
         lease = claim(service, player)
         result = service.append(player.seat, lease, turn(n), release=True, signing_key=key)
-    service.release_lock(pair[0].seat, lease, close=True, outcome=result.terminal_outcome)
+    service.release_lock(pair[0].seat, lease, close=True, outcome=result.terminal_outcome, signing_key=keys.alice)
     blocks = parse(artifact.read_text()).blocks
     assert [b.signature is not None for b in blocks] == [True, False, True]
     assert blocks[0].signature == first
@@ -332,7 +355,8 @@ def test_tampered_record_closed_invalidated_keeps_every_signature_line(service, 
     service.release_lock(alice.seat, lease, close=True, outcome="INVALIDATED")
     blocks = parse(artifact.read_text()).blocks
     assert [b.signature is not None for b in blocks] == [True, True]
-    assert codes(validate_file(artifact, allowed_signers=keys.allowed)) == [("SIGNATURE_INVALID", 2)]
+    report = validate_file(artifact, allowed_signers=keys.allowed)
+    assert codes(report) == [("SIGNATURE_INVALID", 2), ("SEAL_MISSING", None)]
 
 
 def test_unsigned_duel_writes_the_artifact_as_before(service, pair):
@@ -406,6 +430,134 @@ def test_state_with_a_signature_that_is_not_base64_is_state_corrupt(service, pai
     with pytest.raises(DuelError) as caught:
         service.status(pair[0].duel_id)
     assert caught.value.code == "STATE_CORRUPT"
+
+
+# -- the seat's declared signer, and the sealed ending (issue 25 item 2) -------------------------
+
+
+def declared_pair(service: DuelService, source: Path) -> tuple[Player, Player]:
+    """Alice and Bob, each declaring at the join the principal the allowed signers file gives their key."""
+    return (
+        join(service, source, ALICE[0], harness=ALICE[1], model_id=ALICE[2], signer="alice@example.com"),
+        join(service, source, BOB[0], harness=BOB[1], model_id=BOB[2], signer="bob@example.com"),
+    )
+
+
+def test_keys_swapped_between_seats_that_declared_their_signers_are_signer_changed(service, source, keys):
+    artifact = play(service, declared_pair(service, source), {1: keys.bob, 2: keys.alice})
+    report = validate_file(artifact, allowed_signers=keys.allowed)
+    assert codes(report)[:3] == [("SIGNER_CHANGED", 1), ("SIGNER_CHANGED", 2), ("SIGNER_CHANGED", 3)]
+    assert "turn 1 is signed by bob@example.com" in report.problems[0].message
+    assert "but seat 1 declared alice@example.com as its signer at its join" in report.problems[0].message
+    assert ("SEAL_INVALID", None) in codes(report)  # Alice's seat sealed it with Bob's key too
+
+
+def test_declared_signers_validate_and_are_written_in_the_front_matter(service, source, keys):
+    artifact = play(service, declared_pair(service, source), {1: keys.alice, 2: keys.bob})
+    front = FrontMatter.parse(parse(artifact.read_text()).front_matter)
+    assert [(p.seat, p.signer) for p in front.participants] == [(1, "alice@example.com"), (2, "bob@example.com")]
+    report = validate_file(artifact, allowed_signers=keys.allowed)
+    assert report.valid, report.problems
+    assert [(s.seat, s.status, s.signer) for s in report.seals] == [(1, "verified", "alice@example.com")]
+
+
+def test_a_declared_signer_edited_in_the_front_matter_breaks_every_signature_of_its_seat(service, source, keys):
+    artifact = play(service, declared_pair(service, source), {1: keys.alice, 2: keys.bob})
+    text = artifact.read_text()
+    artifact.write_text(text.replace('"signer": "bob@example.com"', '"signer": "alice@example.com"', 1))
+    found = codes(validate_file(artifact, allowed_signers=keys.allowed))
+    assert ("SIGNATURE_INVALID", 2) in found and ("SIGNER_SHARED", None) in found
+
+
+def test_a_signer_is_declared_once_for_one_seat(service, source):
+    alice = join(service, source, ALICE[0], harness=ALICE[1], model_id=ALICE[2], signer="alice@example.com")
+    with pytest.raises(DuelError) as caught:
+        join(service, source, BOB[0], harness=BOB[1], model_id=BOB[2], signer="alice@example.com")
+    assert caught.value.code == "INVALID_ARGUMENT"
+    assert caught.value.message == "seat 1 declared signer alice@example.com: one signer holds one seat"
+    assert service.status(alice.duel_id).participant_count == 1  # Bob was not seated
+    token = {"participant_token": alice.seat.token}
+    with pytest.raises(DuelError) as caught:
+        join(service, source, ALICE[0], harness=ALICE[1], model_id=ALICE[2], signer="bob@example.com", **token)
+    assert caught.value.code == "INVALID_ARGUMENT"
+    assert caught.value.message == "seat 1 declared signer alice@example.com: it cannot change"
+    with pytest.raises(DuelError) as caught:
+        join(service, source, ALICE[0], harness=ALICE[1], model_id=ALICE[2], signer="a b", **token)
+    assert caught.value.code == "INVALID_ARGUMENT"
+    again = join(service, source, ALICE[0], harness=ALICE[1], model_id=ALICE[2], signer="alice@example.com", **token)
+    assert again.seat == alice.seat
+
+
+def test_a_record_cut_short_and_closed_timeout_by_hand_breaks_its_seal(service, pair, keys):
+    artifact = play(service, pair, {1: keys.alice, 2: keys.bob})
+    assert validate_file(artifact, allowed_signers=keys.allowed).valid
+    text = artifact.read_text()
+    parsed = parse(text)
+    last = parsed.blocks[-1]
+    start = text.index(f"<!-- duel:turn n={last.n} ")
+    end = text.index("-->\n", text.index(f"<!-- duel:signature n={last.n} ")) + 4
+    cut = (text[:start] + text[end:]).replace("ACCEPTED_CONSENSUS", "TIMEOUT")
+    artifact.write_text(cut)
+    report = validate_file(artifact, allowed_signers=keys.allowed)
+    assert codes(report) == [("SEAL_INVALID", None)]
+    assert "turns were cut off or added" in report.problems[0].message
+    assert codes(validate_file(artifact)) == [("SEAL_INVALID", None)]  # the seal's integrity needs no file
+    unsealed = "\n".join(line for line in cut.split("\n") if not line.startswith("<!-- duel:seal "))
+    artifact.write_text(unsealed)
+    assert codes(validate_file(artifact, allowed_signers=keys.allowed)) == [("SEAL_MISSING", None)]
+    assert any("no seat sealed the ending" in note for note in validate_file(artifact).notes)
+
+
+def test_the_other_seat_seals_after_the_close_once_and_only_with_its_own_key(service, pair, keys):
+    alice, bob = pair
+    artifact = play(service, pair, {1: keys.alice, 2: keys.bob})  # Alice closed and sealed it
+    with pytest.raises(DuelError) as caught:
+        service.seal(bob.seat, keys.mallory)
+    assert caught.value.code == "SIGNING_FAILED"
+    assert "seat 2 signs with SHA256:" in caught.value.message
+    first = service.seal(bob.seat, keys.bob)
+    assert (first.sealed, first.sealed_seats, first.outcome) == (True, [1, 2], "ACCEPTED_CONSENSUS")
+    assert service.seal(bob.seat, keys.bob).sealed is False
+    assert service.seal(alice.seat, keys.alice).sealed is False
+    report = validate_file(artifact, allowed_signers=keys.allowed)
+    assert report.valid, report.problems
+    assert [(s.seat, s.signer) for s in report.seals] == [(1, "alice@example.com"), (2, "bob@example.com")]
+    assert "  ending sealed by seat 2: signed by bob@example.com" in report.to_text()
+    sealed = [(e.participant_id, e.data) for e in service.events(alice.duel_id, (EventType.DUEL_SEALED,))]
+    assert sealed == [(alice.seat.participant_id, DuelSealed(1)), (bob.seat.participant_id, DuelSealed(2))]
+
+
+def test_a_seal_is_refused_while_the_duel_is_open_and_on_an_edited_conclusion(service, pair, keys):
+    alice, bob = pair
+    artifact = play(service, pair, {1: keys.alice, 2: keys.bob}, upto=1)
+    with pytest.raises(DuelError) as caught:
+        service.seal(alice.seat, keys.alice)
+    assert caught.value.code == "INVALID_ARGUMENT"
+    play_turns = [(2, bob, keys.bob), (3, alice, keys.alice)]
+    for n, player, key in play_turns:
+        lease = claim(service, player)
+        service.append(player.seat, lease, turn(n), signing_key=key, release=n < 3)
+    service.release_lock(alice.seat, lease, close=True, outcome="ACCEPTED_CONSENSUS")  # closed unsealed
+    text = artifact.read_text()
+    artifact.write_text(text.replace("| Reason | — |", "| Reason | they agreed on everything |"))
+    with pytest.raises(DuelError) as caught:
+        service.seal(bob.seat, keys.bob)
+    assert caught.value.code == "ARTIFACT_TAMPERED"
+    artifact.write_text(text)
+    assert service.seal(bob.seat, keys.bob).sealed is True
+    assert validate_file(artifact, allowed_signers=keys.allowed).valid
+
+
+def test_a_close_with_a_key_that_cannot_sign_leaves_the_duel_open(service, pair, keys, tmp_path):
+    alice, _ = pair
+    play(service, pair, {1: keys.alice, 2: keys.bob}, upto=3, close=False)
+    lease = claim(service, alice)
+    with pytest.raises(DuelError) as caught:
+        service.release_lock(alice.seat, lease, close=True, outcome="ACCEPTED_CONSENSUS", signing_key=tmp_path / "no")
+    assert caught.value.code == "SIGNING_FAILED"
+    assert service.status(alice.duel_id).duel.status == "ACTIVE"
+    closed = service.release_lock(alice.seat, lease, close=True, outcome="ACCEPTED_CONSENSUS", signing_key=keys.alice)
+    assert closed.closed
 
 
 # -- the CLI, as real processes ------------------------------------------------------------------
@@ -596,6 +748,8 @@ def test_a_signed_panel_turn_names_its_own_seat_and_validates(service, source, k
     from test_panels import PANEL, seat_panel
 
     players = seat_panel(service, source)
+    keys.allowed.write_text(keys.allowed.read_text() + f"mallory@example.com {public(keys.mallory)}\n")
+    seat_keys = {1: keys.alice, 2: keys.bob, 3: keys.mallory}  # one key a seat
     path = ""
     for number in range(1, 7):
         seat = 1 + (number - 1) % 3
@@ -606,7 +760,7 @@ def test_a_signed_panel_turn_names_its_own_seat_and_validates(service, source, k
             claim(service, player),
             make_turn(number, *PANEL[seat], stance=stance),
             release=True,
-            signing_key=str(keys.alice),
+            signing_key=str(seat_keys[seat]),
         ).debate_path
     parsed = parse(Path(path).read_text(encoding="utf-8"))
     front, block = FrontMatter.parse(parsed.front_matter), parsed.blocks[5]
@@ -622,4 +776,42 @@ def test_a_signed_panel_turn_names_its_own_seat_and_validates(service, source, k
     assert (verified_as(3), verified_as(2)) == (signatures.VERIFIED, signatures.INVALID)
     report = validate_file(path, allowed_signers=keys.allowed)
     assert report.valid, report.problems
-    assert {(s.status, s.signer) for s in report.signatures} == {(signatures.VERIFIED, "alice@example.com")}
+    assert [(s.status, s.signer) for s in report.signatures][2::3] == [(signatures.VERIFIED, "mallory@example.com")] * 2
+
+
+@pytest.mark.slow  # `duel tools` processes
+def test_tools_join_declares_a_signer_release_lock_seals_the_close_and_seal_adds_the_other_seat(
+    source, debate_dir, keys
+):
+    seats = []
+    for (name, harness, model), principal in zip((ALICE, BOB), ("alice@example.com", "bob@example.com"), strict=True):
+        flags = ("--participant-name", name, "--harness", harness, "--model-id", model, "--signer", principal)
+        seats.append(run_tools("join", "--target", str(source), *flags, debate_dir=debate_dir).data)
+
+    def as_seat(n: int, *args: str, stdin: bytes | None = None) -> ToolResult:
+        seat = seats[(n - 1) % 2]
+        ids = ("--duel-id", seat["duel_id"], "--participant-id", seat["participant_id"])
+        env = {
+            "DUEL_PARTICIPANT_TOKEN": seat["participant_token"],
+            "DUEL_SIGNING_KEY": str((keys.alice, keys.bob)[(n - 1) % 2]),
+        }
+        return run_tools(args[0], *ids, *args[1:], debate_dir=debate_dir, env=env, stdin=stdin)
+
+    for n in (1, 2, 3):
+        lease = as_seat(n, "claim-lock").data["lease_token"]
+        appended = as_seat(
+            n, "append", "--lease-token", lease, *(() if n == 3 else ("--release",)), stdin=turn(n).encode()
+        )
+    assert appended.data["terminal_outcome"] == "ACCEPTED_CONSENSUS"
+    closed = as_seat(3, "release-lock", "--lease-token", lease, "--close", "--outcome", "ACCEPTED_CONSENSUS")
+    assert closed.data["closed"] is True
+    sealed = as_seat(2, "seal")
+    assert (sealed.data["sealed"], sealed.data["sealed_seats"]) == (True, [1, 2])
+    shown = json.loads(
+        duel("validate", "--json", "--allowed-signers", str(keys.allowed), seats[0]["debate_path"]).stdout
+    )
+    assert shown["valid"] is True
+    assert shown["artifacts"][0]["seals"] == [
+        {"seat": 1, "status": "verified", "signer": "alice@example.com"},
+        {"seat": 2, "status": "verified", "signer": "bob@example.com"},
+    ]

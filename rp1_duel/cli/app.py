@@ -17,7 +17,7 @@ import typer
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
 from ..printable import printable
-from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, default_of
+from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, SIGNER_HELP, default_of
 from ..vocabulary import ErrorCode, Role
 
 if TYPE_CHECKING:
@@ -142,6 +142,9 @@ def join_command(
             "ssh-agent (checked with `duel validate --allowed-signers`).",
         ),
     ] = None,
+    signer: Annotated[
+        str | None, typer.Option("--signer", envvar="DUEL_SIGNER", help=SIGNER_HELP[0].upper() + SIGNER_HELP[1:] + ".")
+    ] = None,
     reasoning: Annotated[
         str | None,
         typer.Option(
@@ -234,6 +237,7 @@ def join_command(
             position=position,
             settings=replace(config.settings(), chair=chair),
             signing_key=signing_key or None,
+            signer=signer or None,
             store=config.store,
             role=role,
         )

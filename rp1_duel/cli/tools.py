@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..configuration import Config, Flags, load_config
 from ..errors import DuelError, invalid_argument
-from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, STORE_ENV
+from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, SIGNER_HELP, STORE_ENV
 from ..vocabulary import ROLES, ErrorCode, EventType, Role
 from .arguments import undecodable
 
 if TYPE_CHECKING:
-    from ..coordination.results import StatusResult
+    from ..coordination.results import Seat, StatusResult
     from ..coordination.service import DuelService
 
 __all__ = ["OPS", "build_parser", "main", "usage_by_participant"]
@@ -40,6 +40,13 @@ _LEASE = ("--lease-token", {"help": "the token claim-lock granted [env: DUEL_LEA
 _DIR = (
     "--debate-dir",
     {"help": "shared debate dir [default: $DUEL_DIR, else debate_dir in the configuration, else ./debates]"},
+)
+_SIGNING_KEY = (
+    "--signing-key",
+    {
+        "help": "sign with this SSH key: a private key file, or a public key whose private half is in ssh-agent "
+        "[env: DUEL_SIGNING_KEY]"
+    },
 )
 _STORE = (
     "--store",
@@ -63,6 +70,7 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
             *((setting.flag, {"type": int, "help": setting.help_with_range}) for setting in SETTINGS.values()),
             ("--chair", {"action": "store_true", "help": CHAIR_HELP}),
             ("--role", {"choices": ROLES, "default": Role.PANELIST, "help": ROLE_HELP}),
+            ("--signer", {"help": SIGNER_HELP}),
         ],
     ),
     "status": (
@@ -98,6 +106,7 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
             ("--outcome", {}),
             ("--reason", {}),
             ("--summary-file", {}),
+            _SIGNING_KEY,
             _DIR,
         ],
     ),
@@ -110,15 +119,13 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
             _LEASE,
             ("--turn-file", {"default": "-", "help": "a file, or - for stdin"}),
             ("--release", {"action": "store_true"}),
-            (
-                "--signing-key",
-                {
-                    "help": "sign the turn with this SSH key: a private key file, or a public key whose "
-                    "private half is in ssh-agent [env: DUEL_SIGNING_KEY]"
-                },
-            ),
+            _SIGNING_KEY,
             _DIR,
         ],
+    ),
+    "seal": (
+        "sign the closed duel's ending with your seat's SSH key",
+        [_DUEL, _PID, _TOKEN, _SIGNING_KEY, _DIR],
     ),
     "wait": (
         "block until your next_step or the duel changes; with your token it keeps your seat while it waits",
@@ -187,7 +194,7 @@ def read_input(path: str, flag: str, limit: int) -> bytes:
 
 def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     """Run one op through the library; its result's ``to_dict()`` is the envelope's data."""
-    from ..coordination.results import LeaseToken, Seat
+    from ..coordination.results import Seat
     from ..coordination.service import DuelService
 
     settings = {name: getattr(args, name) for name in SETTINGS} if op == "join" else {}
@@ -210,7 +217,13 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
         return service.wait(
             args.duel_id, args.participant_id, args.timeout, next_step=args.next_step, participant_token=token
         ).to_dict()
-    seat = Seat(args.duel_id, args.participant_id, token or "")
+    return _seated_op(service, op, args, Seat(args.duel_id, args.participant_id, token or ""))
+
+
+def _seated_op(service: DuelService, op: str, args: argparse.Namespace, seat: Seat) -> dict[str, Any]:
+    """An op a seat runs with its token: the lease ops, append and seal."""
+    from ..coordination.results import LeaseToken
+
     lease_token = getattr(args, "lease_token", None) or os.environ.get("DUEL_LEASE_TOKEN")
     lease = LeaseToken(lease_token) if lease_token else None
     if op == "claim-lock":
@@ -221,13 +234,25 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
         summary = None
         if args.summary_file:
             summary = read_input(args.summary_file, "--summary-file", INPUT_MAX_BYTES).decode("utf-8", "replace")
+        # $DUEL_SIGNING_KEY seals a close; a plain release has nothing to sign.
+        signing_key = args.signing_key or (os.environ.get("DUEL_SIGNING_KEY") if args.close else None) or None
         return service.release_lock(
-            seat, lease, close=args.close, outcome=args.outcome, reason=args.reason, summary=summary
+            seat,
+            lease,
+            close=args.close,
+            outcome=args.outcome,
+            reason=args.reason,
+            summary=summary,
+            signing_key=signing_key,
         ).to_dict()
+    signing_key = args.signing_key or os.environ.get("DUEL_SIGNING_KEY") or None
+    if op == "seal":
+        if signing_key is None:
+            raise invalid_argument("seal needs --signing-key or $DUEL_SIGNING_KEY")
+        return service.seal(seat, signing_key).to_dict()
     if op != "append":  # never: the parser knows no other op
         raise invalid_argument(f"no such op: {op}")
     turn = read_input(args.turn_file, "--turn-file", INPUT_MAX_BYTES)
-    signing_key = args.signing_key or os.environ.get("DUEL_SIGNING_KEY") or None
     return service.append(seat, lease, turn, release=args.release, signing_key=signing_key).to_dict()
 
 
@@ -245,6 +270,7 @@ def _join(service: DuelService, args: argparse.Namespace, config: Config, token:
         participant_token=token,
         settings=replace(config.settings(), chair=args.chair),
         role=args.role,
+        signer=args.signer,
     ).to_dict()
 
 

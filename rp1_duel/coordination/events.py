@@ -27,6 +27,7 @@ __all__ = [
     "CitationVerdicts",
     "CitationsVerified",
     "DuelClosed",
+    "DuelSealed",
     "Event",
     "EventData",
     "LockAcquired",
@@ -303,6 +304,20 @@ class RecordInvalidated(EventData):
 
 
 @dataclass(frozen=True)
+class DuelSealed(EventData):
+    """A seat signed the closed duel's ending (section 6, "Sealed endings"; bookkeeping: it wakes no one)."""
+
+    event_type = EventType.DUEL_SEALED
+    wakes = False
+    seat: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DuelSealed:
+        """The data of its JSON object (raises :class:`Unfit`)."""
+        return cls(_int(data, "seat"))
+
+
+@dataclass(frozen=True)
 class DuelClosed(EventData):
     """The duel closed with ``outcome``, and the reason given if any."""
 
@@ -465,6 +480,7 @@ _TYPES: dict[EventType, type[EventData]] = {
         CandidateConvergence,
         RecordInvalidated,
         DuelClosed,
+        DuelSealed,
         UsageRecorded,
         CitationsVerified,
     )

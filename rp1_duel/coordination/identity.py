@@ -30,6 +30,7 @@ __all__ = [
     "printable",
     "resolve_target",
     "resolve_topic",
+    "signer_problem",
     "single_line_problem",
     "slugify",
     "target_key",
@@ -122,6 +123,16 @@ def name_problem(value: str, max_len: int = 64, *, allow_slash: bool = False) ->
         return problem
     forbidden = _NAME_FORBIDDEN.search(value.replace("/", "") if allow_slash else value)
     return f"must not contain {forbidden.group(0)!r} (it would break turn headings)" if forbidden else None
+
+
+_PRINCIPAL = re.compile(r"[\x21-\x2b\x2d-\x7e]{1,200}")  # printable ASCII, no space, no comma
+
+
+def signer_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a declared signer, an allowed signers principal, or None."""
+    if _PRINCIPAL.fullmatch(value):
+        return None
+    return "must be 1 to 200 printable ASCII characters without spaces or commas, like alice@example.com"
 
 
 def check_single_line(flag: str, *, value: str, max_len: int) -> None:

@@ -63,6 +63,7 @@ __all__ = [
     "refuse_full",
     "refuse_if_closed",
     "refuse_role",
+    "refuse_signer_declaration",
     "refuse_takeover",
     "retry_after",
     "seat_reclaimable",
@@ -285,6 +286,27 @@ def free_seat(state: DuelState, role: str) -> int:
     if role == Role.CHAIR:
         return CHAIR_SEAT
     return sum(1 for p in state.participants if p.seat != CHAIR_SEAT) + 1
+
+
+def refuse_signer_declaration(state: DuelState, seated: Participant | None, signer: str) -> DuelError | None:
+    """Why a join may not declare ``signer`` for the seat ``seated`` holds (None: a new seat), per
+    docs/protocol.md section 6: a seat keeps the signer it declared, declares none after signing
+    turns without one, and one signer holds one seat."""
+    if seated is not None:
+        seat = seat_name(seated.seat)
+        if seated.signer is not None and seated.signer != signer:
+            return invalid_argument(f"{seat} declared signer {seated.signer}: it cannot change", flag="--signer")
+        if seated.signer is None and any(t.seat == seated.seat and t.signature for t in state.turns):
+            return invalid_argument(
+                f"{seat} signed turns without a declared signer: too late to declare one", flag="--signer"
+            )
+    mine = seated.seat if seated is not None else None
+    holder = next((p for p in state.participants if p.signer == signer and p.seat != mine), None)
+    if holder is not None:
+        return invalid_argument(
+            f"{seat_name(holder.seat)} declared signer {signer}: one signer holds one seat", flag="--signer"
+        )
+    return None
 
 
 def refuse_if_closed(state: DuelState) -> DuelError | None:

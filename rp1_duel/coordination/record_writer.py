@@ -16,15 +16,23 @@ from typing import cast
 from ..clock import iso
 from ..errors import DuelError, invalid_argument
 from ..record import artifact, signatures
-from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, TurnBlock
+from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, Seal, TurnBlock
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
 from ..turns.raw_html import find_raw_html
 from ..turns.rules import validate_turn
 from ..turns.source import SourceUnreadable
-from ..vocabulary import CLOSED, WRAPPERS, ErrorCode
+from ..vocabulary import ACTIVE, CLOSED, WRAPPERS, ErrorCode
 from . import policy
-from .events import CandidateConvergence, DuelClosed, LockReleased, RecordInvalidated, TurnAppended, TurnRejected
-from .state import DuelState, Lease, Participant, TurnRecord
+from .events import (
+    CandidateConvergence,
+    DuelClosed,
+    DuelSealed,
+    LockReleased,
+    RecordInvalidated,
+    TurnAppended,
+    TurnRejected,
+)
+from .state import DuelState, Lease, Participant, SealRecord, TurnRecord
 from .store import Transaction
 
 __all__ = [
@@ -32,6 +40,7 @@ __all__ = [
     "append_turn",
     "check_record",
     "close_duel",
+    "seal_duel",
     "write_artifact",
 ]
 
@@ -52,7 +61,7 @@ def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
         created_at=iso(state.created_at) or "",
         closed_at=iso(state.closed_at),
         participants=tuple(
-            ParticipantEntry(p.id, p.seat, p.display_name, p.harness, p.model_id, iso(p.joined_at))
+            ParticipantEntry(p.id, p.seat, p.display_name, p.harness, p.model_id, iso(p.joined_at), p.signer)
             for p in sorted(state.participants, key=lambda p: p.seat)
         ),
     )
@@ -69,7 +78,8 @@ def write_artifact(
             replace(block, signature=record.signature) for block, record in zip(turns, tx.state.turns, strict=True)
         ]
     shown = tx.store.source_path_shown(tx.state)
-    text = artifact.render(front_matter_of(tx.state, shown), tx.state.lease_seconds, turns, conclusion)
+    seals = [Seal(seal.seat, seal.signature) for seal in tx.state.seals]
+    text = artifact.render(front_matter_of(tx.state, shown), tx.state.lease_seconds, turns, conclusion, seals)
     tx.store.write_artifact(tx.state, text, create=create)
 
 
@@ -198,9 +208,18 @@ def append_turn(
     signature = None
     if signing_key is not None:  # before anything changes: a refusal here leaves the duel as it was
         message = signatures.turn_message(
-            state.id, source_sha256=state.source_sha256, n=number, seat=me.seat, prev=block.prev, sha256=block.sha256
+            state.id,
+            source_sha256=state.source_sha256,
+            n=number,
+            seat=me.seat,
+            prev=block.prev,
+            sha256=block.sha256,
+            signer=me.signer,
         )
         signature = signatures.sign(message, signing_key)
+        refusal = _refuse_signer(state, me.seat, signatures.signer_key(signature))
+        if refusal:
+            raise refusal
     parsed = report.turn
     record = TurnRecord(
         number, me.id, me.seat, parsed.stance or "", parsed.has_blocking, block.sha256, tx.now.wall, signature
@@ -217,6 +236,57 @@ def append_turn(
     if evaluation.candidate_convergence and not was_converging:
         tx.emit(CandidateConvergence(number), by=me.id)
     return record
+
+
+def _seat_keys(state: DuelState) -> dict[int, str]:
+    """Each seat's signing key (its fingerprint), fixed by the seat's first signed turn."""
+    keys: dict[int, str] = {}
+    for turn in state.turns:
+        key = signatures.signer_key(turn.signature) if turn.signature else None
+        if key is not None:
+            keys.setdefault(turn.seat, key)
+    return keys
+
+
+def _refuse_signer(state: DuelState, seat: int, key: str | None) -> DuelError | None:
+    """``SIGNING_FAILED`` for a key that is not the one ``seat`` signs with, or that another seat signs with:
+    one seat, one key; one key, one seat (docs/protocol.md section 6, "Signed turns")."""
+    keys = _seat_keys(state)
+    if key is None:
+        return DuelError(ErrorCode.SIGNING_FAILED, "ssh-keygen wrote a signature that carries no key")
+    if keys.get(seat, key) != key:
+        return DuelError(
+            ErrorCode.SIGNING_FAILED,
+            f"{policy.seat_name(seat)} signs with {keys[seat]} since its first signed turn; {key} is another key",
+        )
+    other = next((taken for taken, used in keys.items() if used == key and taken != seat), None)
+    if other is not None:
+        holder = policy.seat_name(other)
+        return DuelError(ErrorCode.SIGNING_FAILED, f"{key} already signs {holder}'s turns: one key signs one seat")
+    return None
+
+
+def _seal(
+    state: DuelState, me: Participant, signing_key: str | os.PathLike[str], *, outcome: str, conclusion: str
+) -> SealRecord:
+    """``me``'s seal over the ending of ``state``'s duel, closed with ``outcome`` and ``conclusion``;
+    raises ``SIGNING_FAILED``."""
+    seat = me.seat
+    message = signatures.close_message(
+        state.id,
+        source_sha256=state.source_sha256,
+        signer=me.signer,
+        seat=seat,
+        outcome=outcome,
+        turns=len(state.turns),
+        last=state.turns[-1].sha256 if state.turns else artifact.GENESIS,
+        conclusion=artifact.sha256_text(conclusion),
+    )
+    signature = signatures.sign(message, signing_key)
+    refusal = _refuse_signer(state, seat, signatures.signer_key(signature))
+    if refusal:
+        raise refusal
+    return SealRecord(seat, signature)
 
 
 def check_conclusion(reason: str | None, summary: str | None) -> None:
@@ -236,9 +306,17 @@ def check_conclusion(reason: str | None, summary: str | None) -> None:
 
 
 def close_duel(
-    tx: Transaction, me: Participant, lease: Lease, *, outcome: str, reason: str | None, summary: str | None
+    tx: Transaction,
+    me: Participant,
+    lease: Lease,
+    *,
+    outcome: str,
+    reason: str | None,
+    summary: str | None,
+    signing_key: str | os.PathLike[str] | None = None,
 ) -> None:
-    """End the duel with ``outcome``, writing the conclusion into the artifact (section 8); raises the refusal."""
+    """End the duel with ``outcome``, writing the conclusion into the artifact (section 8), sealed
+    with ``signing_key`` if given; raises the refusal (then nothing changed)."""
     state = tx.state
     check_conclusion(reason, summary)
     check = check_record(tx)
@@ -253,13 +331,48 @@ def close_duel(
             state.lease = None
             tx.emit(LockReleased(lease.fence), by=me.id)
         raise decision.refusal
-    state.status = CLOSED
-    state.outcome = outcome
-    state.closed_at = tx.now.wall
-    state.reason = decision.reason
+    conclusion = Conclusion(outcome, iso(tx.now.wall), state.candidate_convergence, decision.reason, summary)
+    text = artifact.conclusion_text(conclusion)
+    # Signed before anything changes: a key that cannot sign leaves the duel open, as it was.
+    seal = None if signing_key is None else _seal(state, me, signing_key, outcome=outcome, conclusion=text)
+    state.status, state.outcome, state.closed_at, state.reason = CLOSED, outcome, tx.now.wall, decision.reason
     state.lease = None
+    state.conclusion_sha256 = artifact.sha256_text(text)
+    state.seals += [seal] if seal else []
     turns = artifact.turns_region(check.text) if state.invalid_reason else check.blocks
-    conclusion = Conclusion(outcome, iso(tx.now.wall), state.candidate_convergence, state.reason, summary)
     write_artifact(tx, turns, conclusion)
     tx.emit(LockReleased(lease.fence), by=me.id)
     tx.emit(DuelClosed(outcome, state.reason), by=me.id)
+    if seal:
+        tx.emit(DuelSealed(me.seat), by=me.id)
+
+
+def seal_duel(tx: Transaction, me: Participant, signing_key: str | os.PathLike[str]) -> bool:
+    """Seal the ending of ``tx``'s closed duel as ``me``'s seat: False if the seat had sealed it
+    already. Raises ``INVALID_ARGUMENT`` for an open duel, ``ARTIFACT_TAMPERED`` when the record or
+    its conclusion is no longer what the close wrote, ``SIGNING_FAILED`` for a key that cannot sign
+    or is not the seat's."""
+    state = tx.state
+    if state.status == ACTIVE:
+        raise invalid_argument(f"duel {state.id} is still open: only a closed duel's ending is sealed")
+    if any(seal.seat == me.seat for seal in state.seals):
+        return False
+    check = check_record(tx)
+    written = artifact.parse(check.text).conclusion or ""
+    found = artifact.parse_conclusion(written)
+    # An invalidated record's turns are broken already: its seal covers the ending the state knows.
+    problem = check.problem if state.invalid_reason is None else None
+    if (
+        found is None
+        or artifact.conclusion_text(found) != written
+        or artifact.sha256_text(written) != state.conclusion_sha256
+    ):
+        problem = "its Terminal Conclusion is not the one the close wrote"
+    if problem is not None or found is None:
+        raise DuelError(ErrorCode.ARTIFACT_TAMPERED, f"cannot seal duel {state.id}: {problem}")
+    text = written
+    state.seals.append(_seal(state, me, signing_key, outcome=cast("str", state.outcome), conclusion=text))
+    turns = artifact.turns_region(check.text) if state.invalid_reason else check.blocks
+    write_artifact(tx, turns, found)
+    tx.emit(DuelSealed(me.seat), by=me.id)
+    return True

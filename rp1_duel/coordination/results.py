@@ -33,6 +33,7 @@ __all__ = [
     "ParticipantView",
     "RefreshResult",
     "ReleaseResult",
+    "SealResult",
     "Seat",
     "StatusResult",
     "WaitResult",
@@ -423,5 +424,25 @@ class AppendResult(DuelResult):
             "signed": self.signed,
             "candidate_convergence": self.candidate_convergence,
             "terminal_outcome": self.terminal_outcome,
+            "debate_path": self.debate_path,
+        }
+
+
+@dataclass(kw_only=True)
+class SealResult(DuelResult):
+    """What a seal answers: whether this call sealed the ending, and which seats have sealed it."""
+
+    sealed: bool  # False: the seat had sealed it already
+    outcome: str | None
+    sealed_seats: list[int]
+    debate_path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seal JSON: ``sealed``, the outcome, the seats that sealed it and the record's path."""
+        return {
+            **super().to_dict(),
+            "sealed": self.sealed,
+            "outcome": self.outcome,
+            "sealed_seats": self.sealed_seats,
             "debate_path": self.debate_path,
         }

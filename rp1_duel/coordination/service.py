@@ -45,6 +45,7 @@ from .identity import (
     new_token,
     resolve_target,
     resolve_topic,
+    signer_problem,
     slugify,
     token_matches,
 )
@@ -56,6 +57,7 @@ from .results import (
     Observation,
     RefreshResult,
     ReleaseResult,
+    SealResult,
     Seat,
     StatusResult,
     WaitResult,
@@ -178,14 +180,18 @@ class DuelService:
         participant_token: str | None = None,
         settings: DuelSettings = DuelSettings(),
         role: str = Role.PANELIST,
+        signer: str | None = None,
     ) -> JoinResult:
         """Join, create or resume the duel about ``target`` and ``topic`` (docs/protocol.md section 3).
 
         ``role`` chair takes the chair's seat (0) of a duel created with one; on the join that
-        creates the duel it implies ``settings.chair``."""
+        creates the duel it implies ``settings.chair``. ``signer`` declares the principal (of an
+        allowed signers file) the seat's signatures must name (section 6, "Signed turns")."""
         name = check_name("--participant-name", value=participant_name)
         harness = check_name("--harness", value=harness)
         model_id = check_name("--model-id", value=model_id, max_len=128, allow_slash=True)
+        if signer is not None and signer_problem(signer):
+            raise invalid_argument(f"--signer {signer_problem(signer)}", flag="--signer")
         if role not in ROLES:
             raise invalid_argument(f"--role must be one of {', '.join(ROLES)}, not {role!r}", flag="--role")
         if role == Role.CHAIR:
@@ -204,7 +210,11 @@ class DuelService:
                     duel_id = self._create(source, topic_text, slug, key, settings, index)
                 with self.transaction(duel_id) as tx:
                     self._check_source(tx.state, source)
-                    participant, token = self._seat(tx, name, harness, model_id, participant_token, role)
+                    if signer is not None:  # refused before the seat changes: a reclaim's new token is never lost
+                        seated = next((p for p in tx.state.participants if p.identity[:2] == (name, harness)), None)
+                        _raise(policy.refuse_signer_declaration(tx.state, seated, signer))
+                    participant, token = self._seat(tx, (name, harness, model_id), participant_token, role, signer)
+                    participant.signer = participant.signer or signer  # a returning seat's shows at its next write
                     return JoinResult.of(
                         tx.state, participant, token=token, now=tx.now, debate_path=self._debate_path(tx.state)
                     )
@@ -263,18 +273,18 @@ class DuelService:
             )
 
     def _seat(
-        self, tx: Transaction, name: str, harness: str, model_id: str, token: str | None, role: str
+        self, tx: Transaction, identity: tuple[str, str, str], token: str | None, role: str, signer: str | None
     ) -> tuple[Participant, str]:
         from .record_writer import write_artifact
 
         state, now = tx.state, tx.now
+        name, harness, model_id = identity
         if role == Role.CHAIR and not state.schedule.chair:
             raise invalid_argument(
                 f"duel {state.id} has no chair: join it as a panelist (a chair is set by the "
                 "join that creates a duel, with --chair or --role chair)",
                 flag="--role",
             )
-        identity = (name, harness, model_id)
         same = next((p for p in state.participants if p.identity == identity), None)
         renamed = next((p for p in state.participants if p.identity[:2] == identity[:2]), None)
         _raise(policy.refuse_role(same or renamed, role))
@@ -310,6 +320,7 @@ class DuelService:
             token_sha256=hash_token(token),
             joined_at=now.wall,
             last_seen_mono=now.mono,
+            signer=signer,
         )
         state.participants.append(participant)
         tx.emit(ParticipantRegistered(participant.seat, name, harness, model_id), by=participant.id)
@@ -597,18 +608,21 @@ class DuelService:
         outcome: str | None = None,
         reason: str | None = None,
         summary: str | None = None,
+        signing_key: str | os.PathLike[str] | None = None,
     ) -> ReleaseResult:
-        """Release the lease, or with ``close`` end the duel with ``outcome`` (sections 4 and 8).
+        """Release the lease, or with ``close`` end the duel with ``outcome`` (sections 4 and 8),
+        sealing its ending with ``signing_key`` if given (section 6, "Sealed endings").
 
-        Raises ``LEASE_NOT_HELD`` or ``LEASE_EXPIRED`` for a lease the caller does not hold, and
-        ``OUTCOME_MISMATCH`` or ``TIMEOUT_REJECTED`` for a close the turns do not allow.
+        Raises ``LEASE_NOT_HELD`` or ``LEASE_EXPIRED`` for a lease the caller does not hold,
+        ``OUTCOME_MISMATCH`` or ``TIMEOUT_REJECTED`` for a close the turns do not allow, and
+        ``SIGNING_FAILED`` for a key that cannot seal (the duel then stays open).
         """
         _check_handles(seat, lease)
         if close:
             if outcome not in OUTCOMES:
                 raise invalid_argument(f"--close needs --outcome, one of {', '.join(OUTCOMES)}")
-        elif outcome or summary:
-            raise invalid_argument("--outcome and --summary-file only go with --close")
+        elif outcome or summary or signing_key:
+            raise invalid_argument("--outcome, --summary-file and --signing-key only go with --close")
         if reason is not None:
             check_single_line("--reason", value=reason, max_len=1000)
         with self._seated(seat) as (tx, me):
@@ -618,7 +632,7 @@ class DuelService:
                 from .record_writer import close_duel  # the Markdown parser is paid for only by a close
 
                 checked = cast("str", outcome)  # one of OUTCOMES: checked before the transaction
-                close_duel(tx, me, held, outcome=checked, reason=reason, summary=summary)
+                close_duel(tx, me, held, outcome=checked, reason=reason, summary=summary, signing_key=signing_key)
             else:
                 state.lease = None
                 tx.emit(LockReleased(held.fence), by=me.id)
@@ -628,6 +642,26 @@ class DuelService:
                 closed=state.status != ACTIVE,
                 outcome=state.outcome,
                 reason=state.reason,
+            )
+
+    def seal(self, seat: Seat, signing_key: str | os.PathLike[str]) -> SealResult:
+        """Sign the closed duel's ending as ``seat`` (section 6, "Sealed endings"), once a seat.
+
+        Raises ``INVALID_ARGUMENT`` while the duel is open, ``ARTIFACT_TAMPERED`` when the record
+        is no longer what the close wrote, ``SIGNING_FAILED`` for a key that cannot sign or that is
+        not the one the seat signed its turns with.
+        """
+        from .record_writer import seal_duel  # the Markdown parser is paid for only by a seal
+
+        with self.transaction(seat.duel_id) as tx:
+            me = self._authenticate(tx.state, seat)
+            sealed = seal_duel(tx, me, signing_key)
+            return SealResult(
+                **common_fields(tx.state, me, tx.now),
+                sealed=sealed,
+                outcome=tx.state.outcome,
+                sealed_seats=sorted(seal.seat for seal in tx.state.seals),
+                debate_path=self._debate_path(tx.state),
             )
 
     # -- turns (sections 6 and 7) -------------------------------------------------------------

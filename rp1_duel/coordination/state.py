@@ -30,6 +30,7 @@ __all__ = [
     "DuelState",
     "Lease",
     "Participant",
+    "SealRecord",
     "TurnRecord",
     "corrupt",
 ]
@@ -49,6 +50,7 @@ class Participant:
     token_sha256: str
     joined_at: float
     last_seen_mono: float
+    signer: str | None = None  # the principal it declared at its join: who its signatures must name
 
     @property
     def identity(self) -> tuple[str, str, str]:
@@ -87,6 +89,14 @@ class TurnRecord:
 
 
 @dataclass
+class SealRecord:
+    """A seat's signature over the ending of its closed duel (record.signatures.close_message)."""
+
+    seat: int
+    signature: str
+
+
+@dataclass
 class DuelState:
     """Everything the service knows of one duel, as ``state.json`` keeps it."""
 
@@ -115,6 +125,8 @@ class DuelState:
     pending_outcome: str | None = None
     candidate_convergence: bool = False
     invalid_reason: str | None = None  # tampered record or vanished source: only INVALIDATED remains
+    conclusion_sha256: str | None = None  # of the conclusion the close wrote: what a seal covers
+    seals: list[SealRecord] = field(default_factory=list)
     rev: int = 0
     event_seq: int = 0
     event_bytes: int = 0
@@ -160,6 +172,7 @@ def _parse_state(kind: type[DuelState], data: bytes) -> DuelState:
     raw["participants"] = [_build(Participant, p) for p in raw["participants"]]
     raw["lease"] = _build(Lease, raw["lease"]) if raw["lease"] is not None else None
     raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
+    raw["seals"] = [_build(SealRecord, seal) for seal in _list(raw.get("seals", []))]
     shape = {name: raw.pop(name) for name in _SCHEDULE_KEYS if name in raw}
     raw["schedule"] = Schedule.recorded(_checked(Schedule, shape))
     state: DuelState = _build(kind, raw)
@@ -168,6 +181,12 @@ def _parse_state(kind: type[DuelState], data: bytes) -> DuelState:
 
 
 _SCHEDULE_KEYS = ("max_turns", "seats", "chair")
+
+
+def _list(value: object) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError("seals must be a list")
+    return value
 
 
 def _fields(record: object) -> dict[str, Any]:
@@ -273,7 +292,7 @@ def _check_values(state: DuelState) -> None:
     artifact is checked as strictly as the join that wrote it (another local user may
     have written this file)."""
     from ..record.signatures import SIGNATURE_BODY
-    from .identity import name_problem, single_line_problem, slugify
+    from .identity import name_problem, signer_problem, single_line_problem, slugify
 
     def hex_of(value: str, length: int) -> bool:
         return len(value) == length and _HEX.fullmatch(value) is not None
@@ -300,9 +319,18 @@ def _check_values(state: DuelState) -> None:
             (name_problem(p.harness) is not None, "participant harness"),
             (name_problem(p.model_id, 128, allow_slash=True) is not None, "participant model_id"),
             (not hex_of(p.token_sha256, 64), "participant token_sha256"),
+            (p.signer is not None and signer_problem(p.signer) is not None, "participant signer"),
         ]
     problems += [
         (t.signature is not None and not SIGNATURE_BODY.fullmatch(t.signature), "turn signature") for t in state.turns
+    ]
+    problems += [
+        (state.conclusion_sha256 is not None and not hex_of(state.conclusion_sha256, 64), "conclusion_sha256"),
+        (len({seal.seat for seal in state.seals}) != len(state.seals), "seals"),
+    ]
+    problems += [
+        (state.seat_holder(seal.seat) is None or not SIGNATURE_BODY.fullmatch(seal.signature), "seal")
+        for seal in state.seals
     ]
     bad = next((name for failed, name in problems if failed), None)
     if bad is not None:

@@ -97,7 +97,8 @@ class ParticipantConfig:
     persona: Persona | str | None = None  # a named persona (participant.personas), or free text
     position: str | None = None
     settings: DuelSettings = DuelSettings()
-    signing_key: str | None = None  # an SSH key that signs every turn (record.signatures)
+    signing_key: str | None = None  # an SSH key that signs every turn and seals the ending (record.signatures)
+    signer: str | None = None  # the principal the seat declares its signatures name
     store: str | None = None  # a postgresql:// URL; None: the debate dir keeps the duel
     role: str = Role.PANELIST  # or the chair's seat of a chaired duel
 
@@ -359,6 +360,7 @@ class Duelist:
             participant_token=stash.token(),
             settings=self.config.settings,
             role=self.config.role,
+            signer=self.config.signer,
         )
         self.seat = seat = joined.seat
         stash.save(seat)
@@ -500,7 +502,13 @@ class Duelist:
         self._enter(CLOSING, f"closing with {outcome}")
         try:
             self.service.release_lock(
-                self._my_seat, self.lease, close=True, outcome=outcome, reason=reason, summary=summary
+                self._my_seat,
+                self.lease,
+                close=True,
+                outcome=outcome,
+                reason=reason,
+                summary=summary,
+                signing_key=self.config.signing_key,
             )
         except DuelError as exc:
             if exc.code not in (
@@ -782,6 +790,17 @@ class Duelist:
         seat = self.schedule.speaker(number)
         return next((p for p in status.participants if p.seat == seat and p.id != self._my_seat.participant_id), None)
 
+    def _seal(self, signing_key: str) -> None:
+        """Sign the ending (once a seat: the close may have sealed it already). A seal that fails
+        is shown, and the duel's result stands: the record is whole, only less provable."""
+        try:
+            sealed = self.service.seal(self._my_seat, signing_key)
+        except DuelError as exc:
+            self.report.state(self.result.state, f"the ending was not sealed ({exc.code}): {exc.message}")
+            return
+        if sealed.sealed:
+            self.report.state(self.result.state, f"sealed the ending: {sealed.outcome}")
+
     def _finish(self, status: StatusResult) -> ParticipantResult:
         duel = status.duel
         self.result.outcome = duel.outcome
@@ -790,6 +809,8 @@ class Duelist:
         me = self._my_seat.participant_id
         if self.checker is not None:
             self._check_last_peer_turns(status)
+        if self.config.signing_key is not None:
+            self._seal(self.config.signing_key)
         events = self.service.events(duel.id, (EventType.USAGE, EventType.TURN_APPENDED, EventType.CITATIONS_VERIFIED))
         self.result.turns_written = [
             event.data.turn_number

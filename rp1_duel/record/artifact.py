@@ -12,6 +12,9 @@ signed turn followed by its signature line::
 ``sha256`` hashes exactly the lines between the two markers (UTF-8), so anyone can
 recheck the chain with a text editor and ``sha256sum``; the signature line is outside
 them, so a turn hashes the same signed or not (:mod:`rp1_duel.record.signatures`).
+A closed duel's seals, one line a sealing seat, end the Terminal Conclusion::
+
+    <!-- duel:seal seat=S ssh=BASE64 -->
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,13 +41,16 @@ __all__ = [
     "FrontMatterError",
     "ParsedArtifact",
     "ParticipantEntry",
+    "Seal",
     "TurnBlock",
+    "conclusion_text",
     "decode_artifact",
     "display_source_path",
     "front_matter_mapping",
     "parse",
     "parse_conclusion",
     "render",
+    "sha256_text",
     "turn_block",
     "turns_region",
 ]
@@ -57,6 +63,7 @@ OPEN_CONCLUSION = "_The duel is still open._"
 _OPEN = re.compile(r"^<!-- duel:turn n=(\d{1,9}) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}) -->$")
 _CLOSE = "<!-- /duel:turn -->"
 _SIGNATURE = re.compile(r"^<!-- duel:signature n=(\d{1,9}) ssh=([A-Za-z0-9+/=]+) -->$")
+_SEAL = re.compile(r"^<!-- duel:seal seat=(\d{1,3}) ssh=([A-Za-z0-9+/=]+) -->$")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
@@ -78,6 +85,7 @@ class ParticipantEntry:
     harness: str
     model_id: str
     joined_at: str | None
+    signer: str | None = None  # the principal it declared at its join; written only when declared
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,8 @@ class FrontMatter:
         lines = []
         for key, value in asdict(self).items():
             written = self.schedule.fields() if key == "schedule" else {key: value}
+            if key == "participants":  # an undeclared signer is left out: records without signers read as before
+                written = {key: [{k: v for k, v in entry.items() if k != "signer" or v is not None} for entry in value]}
             lines += [f"{name}: {_yaml_json(item)}\n" for name, item in written.items()]
         return "".join(lines)
 
@@ -216,6 +226,7 @@ def _entry(raw: dict[str, Any], schedule: Schedule) -> ParticipantEntry:
         harness=str(raw.get("harness", "")),
         model_id=str(raw.get("model_id", "")),
         joined_at=_optional(raw.get("joined_at")),
+        signer=_optional(raw.get("signer")),
     )
 
 
@@ -253,13 +264,22 @@ class TurnBlock:
 
 
 @dataclass(frozen=True)
+class Seal:
+    """A seat's signature over a closed duel's ending (:func:`rp1_duel.record.signatures.close_message`)."""
+
+    seat: int
+    signature: str  # base64 body of the SSH signature
+
+
+@dataclass(frozen=True)
 class ParsedArtifact:
     """An artifact split into its parts by :func:`parse`, each kept as written."""
 
     front_matter: str | None  # raw YAML between the fences
     blocks: list[TurnBlock]
     problems: list[str]  # structural problems: stray or unclosed markers
-    conclusion: str | None  # the text under "## Terminal Conclusion"
+    conclusion: str | None  # the text under "## Terminal Conclusion", its seal lines left out
+    seals: tuple[Seal, ...] = ()
 
 
 def decode_artifact(data: bytes, *, strict: bool) -> str:
@@ -271,6 +291,7 @@ def decode_artifact(data: bytes, *, strict: bool) -> str:
 
 
 def sha256_text(text: str) -> str:
+    """The SHA-256, in hex, of ``text`` as UTF-8."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -299,8 +320,10 @@ def render(
     lease_seconds: int,
     turns: list[TurnBlock] | str,
     conclusion: Conclusion | None = None,
+    seals: Sequence[Seal] = (),
 ) -> str:
-    """The whole artifact. ``turns`` may be raw text kept verbatim (a tampered record)."""
+    """The whole artifact. ``turns`` may be raw text kept verbatim (a tampered record); ``seals``
+    end a closed duel's conclusion."""
     turns_text = turns if isinstance(turns, str) else "\n".join(_block_text(b) for b in turns)
     values = {
         "topic": front.topic,
@@ -317,7 +340,7 @@ def render(
         "lease_seconds": str(lease_seconds),
         "participants_table": _participants_table(front.participants),
         "turns": turns_text.strip("\n") or "_No turns yet._",
-        "conclusion": _conclusion(conclusion),
+        "conclusion": OPEN_CONCLUSION if conclusion is None else conclusion_text(conclusion, seals),
     }
     body = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), _template())
     return f"---\n{front.to_yaml()}---\n\n{body.rstrip()}\n"
@@ -353,9 +376,9 @@ _SUMMARY_HEADING = "### Summary"
 _ROW = re.compile(r"^\| ([A-Za-z ]+) \| (.*) \|$")
 
 
-def _conclusion(conclusion: Conclusion | None) -> str:
-    if conclusion is None:
-        return OPEN_CONCLUSION
+def conclusion_text(conclusion: Conclusion, seals: Sequence[Seal] = ()) -> str:
+    """What the artifact holds under ``## Terminal Conclusion``. Without ``seals``, the text a
+    seal's ``conclusion`` hash covers: as :func:`parse` reads it back."""
     rows = [
         "| Field | Value |",
         "|---|---|",
@@ -367,6 +390,8 @@ def _conclusion(conclusion: Conclusion | None) -> str:
     text = "\n".join(rows)
     if conclusion.summary and conclusion.summary.strip():
         text += f"\n\n{_SUMMARY_HEADING}\n\n" + conclusion.summary.strip()
+    if seals:
+        text += "\n\n" + "\n".join(f"<!-- duel:seal seat={seal.seat} ssh={seal.signature} -->" for seal in seals)
     return text
 
 
@@ -402,13 +427,13 @@ def parse(text: str) -> ParsedArtifact:
         if scan.opened is not None:
             scan.inside(i, lines[i])
         elif lines[i] == "## Terminal Conclusion":
-            scan.conclusion = "\n".join(lines[i + 1 :]).strip()
+            scan.conclude(i + 1, lines)
             break
         else:
             scan.outside(i, lines[i])
     if scan.opened is not None:
         scan.problems.append(f"line {scan.opened[0] + 1}: turn {scan.opened[1].group(1)} is never closed")
-    return ParsedArtifact(front_matter, scan.blocks, scan.problems, scan.conclusion)
+    return ParsedArtifact(front_matter, scan.blocks, scan.problems, scan.conclusion, tuple(scan.seals))
 
 
 def _split_front_matter(lines: list[str]) -> tuple[str | None, int]:
@@ -427,6 +452,7 @@ class _BlockScan:
     blocks: list[TurnBlock] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     conclusion: str | None = None
+    seals: list[Seal] = field(default_factory=list)
     opened: tuple[int, re.Match[str]] | None = None  # the opening marker of the block being read
     closed_at: int = -1  # the line of the last closing marker: only the next one may hold its signature
     body: list[str] = field(default_factory=list)
@@ -448,6 +474,19 @@ class _BlockScan:
             self.problems.append(f"line {i + 1}: signature line not right after the closing marker of its turn")
         else:
             self.blocks[-1] = replace(block, signature=signed.group(2))
+
+    def conclude(self, start: int, lines: list[str]) -> None:
+        """The lines from ``start`` on: the conclusion, and the seal lines that end it."""
+        text = []
+        for i in range(start, len(lines)):
+            sealed = _SEAL.match(lines[i])
+            if sealed and SIGNATURE_BODY.fullmatch(sealed.group(2)):
+                self.seals.append(Seal(int(sealed.group(1)), sealed.group(2)))
+            elif lines[i].startswith("<!-- duel:"):
+                self.problems.append(f"line {i + 1}: stray marker in the Terminal Conclusion")
+            else:
+                text.append(lines[i])
+        self.conclusion = "\n".join(text).strip()
 
     def inside(self, i: int, line: str) -> None:
         """A line of the open block: its closing marker, a misplaced marker, or a line of its text."""

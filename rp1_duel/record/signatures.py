@@ -1,9 +1,12 @@
-"""Signed turns: the message a participant signs for each turn, and a thin ``ssh-keygen`` adapter.
+"""Signed turns and sealed endings: the messages a participant signs, and a thin ``ssh-keygen`` adapter.
 
 A turn's signature is an SSH signature (``ssh-keygen -Y sign``, as git signs commits with
 SSH keys) in namespace ``duel-turn`` over :func:`turn_message`, which binds the turn's hash
 to its duel, source, number, seat and predecessor (docs/protocol.md section 6, "Signed
-turns"). The artifact keeps only the armored signature's base64 body, on one line.
+turns"). A seal is one over :func:`close_message`, which binds the ending: the outcome, the
+number of turns, the last turn's hash and the conclusion's. The artifact keeps only the
+armored signature's base64 body, on one line. :func:`signer_key` reads which key made a
+signature without running anything, so a seat can be held to one key.
 
 ssh-keygen runs without a terminal and with a timeout, so a key that needs a passphrase
 fails at once instead of prompting; signing failures are ``SIGNING_FAILED``, and a check
@@ -39,13 +42,16 @@ __all__ = [
     "Verdict",
     "available",
     "check",
+    "close_message",
     "key_fingerprint",
     "sign",
+    "signer_key",
     "turn_message",
 ]
 
 NAMESPACE: Final = "duel-turn"
 MESSAGE_HEADER: Final = "duel-turn v1"
+CLOSE_HEADER: Final = "duel-close v1"  # another first line: a turn's signature never verifies as a seal
 SIGNATURE_MAX_CHARS: Final = 16384  # an ed25519 signature is 240 characters, an RSA-4096 one under 1100
 SIGNATURE_BODY: Final = re.compile(rf"[A-Za-z0-9+/]{{1,{SIGNATURE_MAX_CHARS}}}={{0,2}}")
 SIGN_TIMEOUT_SECONDS: Final = 20.0  # a hardware key waits for a touch; the duel's lock is held meanwhile
@@ -74,10 +80,12 @@ class Verdict:
     reason: str | None = None  # why it is not verified, in a few words
 
 
-def turn_message(duel_id: str, *, source_sha256: str, n: int, seat: int, prev: str, sha256: str) -> bytes:
+def turn_message(
+    duel_id: str, *, source_sha256: str, n: int, seat: int, prev: str, sha256: str, signer: str | None = None
+) -> bytes:
     """The exact bytes signed for turn ``n``, written from ``seat``. ``sha256`` covers the turn
     text, heading and author's name included; the rest pins it to one place in one duel about
-    one document.
+    one document; ``signer``, the principal the seat declared at its join, who signs.
     Raises ValueError for a value that would not fit on one line (a hostile front matter)."""
     fields = {
         "duel_id": duel_id,
@@ -87,10 +95,65 @@ def turn_message(duel_id: str, *, source_sha256: str, n: int, seat: int, prev: s
         "sha256": sha256,
         "prev": prev,
     }
+    return _message(MESSAGE_HEADER, fields, signer)
+
+
+def close_message(
+    duel_id: str,
+    *,
+    source_sha256: str,
+    seat: int,
+    outcome: str,
+    turns: int,
+    last: str,
+    conclusion: str,
+    signer: str | None = None,
+) -> bytes:
+    """The exact bytes a seat signs to seal a closed duel's ending: its ``outcome``, how many
+    ``turns`` it holds, the ``last`` turn's sha256 (64 zeros for none) and the ``conclusion``'s
+    sha256. Cutting turns off, or changing the outcome or the conclusion, breaks every seal.
+    Raises ValueError for a value that would not fit on one line (a hostile front matter)."""
+    fields = {
+        "duel_id": duel_id,
+        "source_sha256": source_sha256,
+        "seat": str(seat),
+        "outcome": outcome,
+        "turns": str(turns),
+        "last": last,
+        "conclusion": conclusion,
+    }
+    return _message(CLOSE_HEADER, fields, signer)
+
+
+def _message(header: str, fields: dict[str, str], signer: str | None) -> bytes:
+    if signer is not None:  # a last line, so a seat that declared no signer signs what it always did
+        fields = {**fields, "signer": signer}
     bad = next((name for name, value in fields.items() if not _MESSAGE_VALUE.fullmatch(value)), None)
     if bad is not None:
-        raise ValueError(f"{bad} is not a value a signed turn message holds")
-    return (MESSAGE_HEADER + "\n" + "".join(f"{name}={value}\n" for name, value in fields.items())).encode()
+        raise ValueError(f"{bad} is not a value a signed message holds")
+    return (header + "\n" + "".join(f"{name}={value}\n" for name, value in fields.items())).encode()
+
+
+def signer_key(signature: str) -> str | None:
+    """The fingerprint (``SHA256:…``, as ``ssh-keygen -l`` prints it) of the public key an SSH
+    signature carries, read from its bytes; None for what is not an SSH signature.
+    Which key signed says nothing of whether it verifies: :func:`check` does that."""
+    import base64  # here, not above: the lock service loads this module on every state read
+    import binascii
+    import hashlib
+
+    try:
+        blob = base64.b64decode(signature, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    # SSHSIG: a 6-byte magic, a uint32 version, then the public key as a uint32-length string.
+    if blob[:6] != b"SSHSIG" or len(blob) < 14:
+        return None
+    size = int.from_bytes(blob[10:14], "big")
+    key = blob[14 : 14 + size]
+    if size == 0 or len(key) != size:
+        return None
+    return "SHA256:" + base64.b64encode(hashlib.sha256(key).digest()).decode().rstrip("=")
 
 
 def available() -> bool:
@@ -132,10 +195,17 @@ def key_fingerprint(key_path: str | os.PathLike[str]) -> str:
     return _last_line(done.stdout)
 
 
-def check(message: bytes, signature: str, *, allowed_signers: str | os.PathLike[str] | None = None) -> Verdict:
+def check(
+    message: bytes,
+    signature: str,
+    *,
+    allowed_signers: str | os.PathLike[str] | None = None,
+    principal: str | None = None,
+) -> Verdict:
     """Check one signature over ``message``. Without ``allowed_signers``: only that it
     verifies for the key it carries (``check-novalidate``). With it: which principal of
-    the file signed (``find-principals``, then ``verify -I``); two or three runs of ssh-keygen."""
+    the file signed (``find-principals``, then ``verify -I`` as ``principal`` when the file
+    gives the key that name, else as the first it gives); two or three runs of ssh-keygen."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="duel-verify-") as folder:
@@ -151,15 +221,16 @@ def check(message: bytes, signature: str, *, allowed_signers: str | os.PathLike[
         principals = [line for line in found.stdout.decode("utf-8", "replace").splitlines() if line]
         if found.returncode != 0 or not principals:
             return _intact(message, sig, UNTRUSTED)
+        named = principal if principal in principals else principals[0]
         verified = _run(
-            ["-Y", "verify", "-n", NAMESPACE, "-f", allowed, "-I", principals[0], "-s", sig],
+            ["-Y", "verify", "-n", NAMESPACE, "-f", allowed, "-I", named, "-s", sig],
             message,
             CHECK_TIMEOUT_SECONDS,
         )
         if isinstance(verified, str):
             return Verdict(UNCHECKED, reason=verified)
         if verified.returncode != 0:
-            return Verdict(INVALID, reason=f"it does not verify for this turn as {principals[0]}")
+            return Verdict(INVALID, reason=f"it does not verify for this turn as {named}")
         return Verdict(VERIFIED, signer=",".join(principals))
 
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..schedule import CHAIR_SEAT, CHAIR_TURNS, Schedule
-from ..settings import SETTINGS
+from ..schedule import CHAIR_TURNS
 from ..turns.raw_html import find_raw_html
 from ..vocabulary import (
     ACCEPTED_CONSENSUS,
@@ -38,52 +37,23 @@ from ..vocabulary import (
     RuleCode,
     Verdict,
 )
-from . import signatures, verification
-from .artifact import FrontMatter, TurnBlock
+from . import verification
+from .artifact import FrontMatter
+from .authorship import SealEntry, SignatureEntry, check_authorship
 from .history import MAX_ARTIFACT_BYTES, History, RecordFile, chain_problems, claimants, read_failure
 from .outcomes import TurnSummary, decide, decide_panel
+from .problem import Problem
 from .sources import tree_root
 
 __all__ = [
     "ArtifactReport",
-    "Problem",
     "Scan",
-    "SignatureEntry",
     "collect",
     "outcome_problems",
     "scan",
     "validate_file",
     "validate_paths",
 ]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with an artifact: its record or rule code, what is wrong, and where."""
-
-    code: str
-    message: str
-    line: int | None = None
-    turn: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """As ``duel validate --json`` writes it: the fields that are set."""
-        found = {"code": self.code, "message": self.message, "line": self.line, "turn": self.turn}
-        return {k: v for k, v in found.items() if v is not None}
-
-
-@dataclass(frozen=True)
-class SignatureEntry:
-    """What the check of one turn's signature found (a status of :mod:`rp1_duel.record.signatures`)."""
-
-    turn: int
-    status: str
-    signer: str | None = None  # the allowed signers' principal(s), when verified
-
-    def to_dict(self) -> dict[str, Any]:
-        """As ``duel validate --json`` writes it: the fields that are set."""
-        found = {"turn": self.turn, "status": self.status, "signer": self.signer}
-        return {k: v for k, v in found.items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -111,6 +81,7 @@ class ArtifactReport:
     outcome: str | None = None
     implied_outcome: str | None = None
     signatures: list[SignatureEntry] = field(default_factory=list)
+    seals: list[SealEntry] = field(default_factory=list)
     verification: VerificationStanding | None = None  # when there is a sidecar
 
     @property
@@ -130,6 +101,7 @@ class ArtifactReport:
             "problems": [p.to_dict() for p in self.problems],
             "notes": self.notes,
             "signatures": [s.to_dict() for s in self.signatures],
+            "seals": [s.to_dict() for s in self.seals],
             "verification": None if self.verification is None else self.verification.to_dict(),
         }
 
@@ -144,6 +116,11 @@ class ArtifactReport:
             lines.append(f"  {where}{problem.code} {problem.message}")
         lines += [
             f"  turn {entry.turn}: signed by {entry.signer}" for entry in self.signatures if entry.signer is not None
+        ]
+        lines += [
+            f"  ending sealed by seat {entry.seat}: signed by {entry.signer}"
+            for entry in self.seals
+            if entry.signer is not None
         ]
         if self.verification is not None:
             found = self.verification
@@ -205,7 +182,10 @@ def validate_file(
     blocks, schedule = record.parsed.blocks, front.schedule
     for chained in chain_problems(blocks, first=schedule.first):
         add(Problem(chained.code, chained.message, chained.block.line, chained.block.n))
-    _check_signatures(front, blocks, allowed_signers, report)
+    found = check_authorship(front, record.parsed, allowed_signers)
+    report.signatures, report.seals = found.signatures, found.seals
+    report.problems += found.problems
+    report.notes += found.notes
     history = record.history(upto=0)
     checked = zip(blocks, history.replay_checked(blocks, claimants(front)), strict=True)
     for block, (number, turn_report) in checked:
@@ -292,134 +272,6 @@ def _check_fabricated(sidecar: verification.Sidecar, history: History, report: A
                     cited.turn,
                 )
             )
-
-
-# Each check runs ssh-keygen: a hostile file of thousands of tiny signed turns must not cost minutes.
-MAX_CHECKED_SIGNATURES = SETTINGS["max_turns"].high
-
-
-def _check_signatures(
-    front: FrontMatter,
-    blocks: list[TurnBlock],
-    allowed_signers: str | os.PathLike[str] | None,
-    report: ArtifactReport,
-) -> None:
-    authorship = allowed_signers is not None
-    first_signer: dict[int, tuple[str, int]] = {}  # seat -> (principal, the turn it first signed)
-    unchecked: list[str] = []
-    for index, block in enumerate(blocks):
-        verdict = _verdict_at(index, front, block, allowed_signers)
-        report.signatures.append(SignatureEntry(block.n, verdict.status, verdict.signer))
-        if verdict.status == signatures.UNCHECKED and not authorship:
-            if verdict.reason not in unchecked:
-                unchecked.append(str(verdict.reason))
-            continue
-        problem = _signature_problem(block, verdict, authorship=authorship) or _signer_change(
-            front.schedule, block, verdict, first_signer
-        )
-        if problem is not None:
-            report.problems.append(problem)
-    _signature_notes(front.schedule, first_signer, unchecked, authorship=authorship, report=report)
-
-
-def _verdict_at(
-    index: int, front: FrontMatter, block: TurnBlock, allowed_signers: str | os.PathLike[str] | None
-) -> signatures.Verdict:
-    """The check of the block at ``index``, unless it lies past the turns any duel has."""
-    if index < MAX_CHECKED_SIGNATURES or block.signature is None:
-        return _verdict(front, block, allowed_signers)
-    return signatures.Verdict(
-        signatures.UNCHECKED,
-        reason=f"only the first {MAX_CHECKED_SIGNATURES} turns are checked: no duel has more",
-    )
-
-
-def _signature_problem(block: TurnBlock, verdict: signatures.Verdict, *, authorship: bool) -> Problem | None:
-    """The problem a signature's own verdict makes, if any (a changed signer is another check)."""
-    where = (block.line, block.n)
-    if verdict.status == signatures.UNSIGNED and authorship:
-        return Problem(RecordCode.SIGNATURE_MISSING, f"turn {block.n} is not signed", *where)
-    if verdict.status == signatures.INVALID:
-        return Problem(
-            RecordCode.SIGNATURE_INVALID,
-            f"turn {block.n}: {verdict.reason} (changed after it was signed, or signed for another duel or place)",
-            *where,
-        )
-    if verdict.status == signatures.UNTRUSTED:
-        return Problem(RecordCode.SIGNATURE_UNTRUSTED, f"turn {block.n}: signed, but {verdict.reason}", *where)
-    if verdict.status == signatures.UNCHECKED and authorship:
-        return Problem(
-            RecordCode.SIGNATURE_INVALID,
-            f"turn {block.n}: the signature could not be checked: {verdict.reason}",
-            *where,
-        )
-    return None
-
-
-def _signer_change(
-    schedule: Schedule, block: TurnBlock, verdict: signatures.Verdict, first_signer: dict[int, tuple[str, int]]
-) -> Problem | None:
-    """A verified turn signed by another principal than its seat's first signed turn; notes the first."""
-    if verdict.status != signatures.VERIFIED or verdict.signer is None:
-        return None
-    seat = schedule.speaker(block.n)
-    earlier, first = first_signer.setdefault(seat, (verdict.signer, block.n))
-    if earlier == verdict.signer:
-        return None
-    holder = "the chair" if seat == CHAIR_SEAT else f"seat {seat}"
-    return Problem(
-        RecordCode.SIGNER_CHANGED,
-        f"turn {block.n} is signed by {verdict.signer}, but {holder}'s turn {first} by {earlier}",
-        block.line,
-        block.n,
-    )
-
-
-def _signature_notes(
-    schedule: Schedule,
-    first_signer: dict[int, tuple[str, int]],
-    unchecked: list[str],
-    *,
-    authorship: bool,
-    report: ArtifactReport,
-) -> None:
-    """The notes on the signatures as a whole: why some went unchecked, what they vouch for, one signer for all."""
-    report.notes += [f"signatures were not checked: {reason}" for reason in unchecked]
-    signed = any(entry.status != signatures.UNSIGNED for entry in report.signatures)
-    if signed and not authorship:
-        report.notes.append(
-            "signatures were checked for integrity only, not for who signed: pass --allowed-signers to check authorship"
-        )
-    signers = {principal for principal, _ in first_signer.values()}
-    if len(first_signer) == schedule.seats + schedule.chair and len(signers) == 1:
-        every = (
-            "both seats'"
-            if schedule.seats == 2 and not schedule.chair
-            else f"all {schedule.seats} seats' and the chair's"
-            if schedule.chair
-            else f"all {schedule.seats} seats'"
-        )
-        report.notes.append(f"{every} turns are signed by {first_signer[1][0]}")
-
-
-def _verdict(
-    front: FrontMatter, block: TurnBlock, allowed_signers: str | os.PathLike[str] | None
-) -> signatures.Verdict:
-    if block.signature is None:
-        return signatures.Verdict(signatures.UNSIGNED)
-    try:
-        seat = front.schedule.speaker(block.n)
-        message = signatures.turn_message(
-            front.duel_id,
-            source_sha256=front.source_sha256,
-            n=block.n,
-            seat=seat,
-            prev=block.prev,
-            sha256=block.sha256,
-        )
-    except ValueError as exc:  # a front matter no service writes: nothing it could have signed
-        return signatures.Verdict(signatures.INVALID, reason=f"the signed message cannot be rebuilt ({exc})")
-    return signatures.check(message, block.signature, allowed_signers=allowed_signers)
 
 
 def _implied_outcome(front: FrontMatter, summaries: list[TurnSummary], report: ArtifactReport) -> str | None:

@@ -22,6 +22,7 @@ from ..coordination.events import (
     CandidateConvergence,
     CitationsVerified,
     DuelClosed,
+    DuelSealed,
     Event,
     EventData,
     LockAcquired,
@@ -178,6 +179,8 @@ def _describe_record(data: EventData, who: str) -> str | None:
     if isinstance(data, DuelClosed):
         reason = f" ({data.reason})" if data.reason else ""
         return f"{who} closed the duel: {data.outcome}{reason}"
+    if isinstance(data, DuelSealed):
+        return f"{who} sealed the ending for seat {data.seat}"
     return None
 
 
