@@ -11,6 +11,7 @@ from typing import Final, Literal
 
 __all__ = [
     "ACCEPTED_CONSENSUS",
+    "ACCEPTED_REVISION",
     "ACCEPTING_CONSENSUS",
     "ACTIVE",
     "AGREED",
@@ -45,8 +46,10 @@ __all__ = [
     "NON_EMPTY_SECTIONS",
     "NOVEL_ARGUMENT",
     "OPEN_TO_DEBATE",
+    "OPTIONAL_SECTIONS",
     "OUTCOMES",
     "POSITION",
+    "PROPOSED_EDITS",
     "PROVIDERS",
     "QUESTION",
     "REASONING_LEVELS",
@@ -102,6 +105,11 @@ UNRESOLVED_ITEMS: Final = "Unresolved Items"
 STANCE_REVISION_SUPPORT: Final = "Stance Revision Support"
 SECTIONS: Final = (POSITION, COUNTERPOINTS, AGREEMENTS, NOVEL_ARGUMENT, UNRESOLVED_ITEMS, STANCE_REVISION_SUPPORT)
 NON_EMPTY_SECTIONS: Final = SECTIONS[:5]
+# Two optional sections after the six (section 7, "Proposed edits"): changes to the source, and the
+# revision an ACCEPTING_CONSENSUS turn accepts.
+PROPOSED_EDITS: Final = "Proposed Edits"
+ACCEPTED_REVISION: Final = "Accepted Revision"
+OPTIONAL_SECTIONS: Final = (PROPOSED_EDITS, ACCEPTED_REVISION)
 # Begins a claim or a support item that no citation backs (section 7, CONJECTURE_AS_BASIS).
 CONJECTURE_TAG: Final = "[CONJECTURE]"
 
@@ -130,11 +138,11 @@ class Phase:
 
 
 CHAIR_PHASES: Final = (Phase.OPENING_BRIEF, Phase.PRE_CLOSING, Phase.SYNTHESIS)
-# The sections of each chair turn, in order; the synthesis may add Agreed and Still Open after its own.
+# The sections of each chair turn, in order; the synthesis may add Agreed, Still Open and Proposed Edits after its own.
 CHAIR_PHASE_SECTIONS: Final = {
     Phase.OPENING_BRIEF: ((QUESTION, LINEUP, GOOD_ANSWER), ()),
     Phase.PRE_CLOSING: ((UNENGAGED_POINTS,), ()),
-    Phase.SYNTHESIS: ((SYNTHESIS,), (AGREED, STILL_OPEN)),
+    Phase.SYNTHESIS: ((SYNTHESIS,), (AGREED, STILL_OPEN, PROPOSED_EDITS)),
 }
 
 
@@ -305,6 +313,15 @@ class RuleCode:
     RAW_HTML: Final = "RAW_HTML"
     CHAIR_FORMAT: Final = "CHAIR_FORMAT"
     UNENGAGED_POINTS: Final = "UNENGAGED_POINTS"
+    # proposed edits and the revision they make (section 7, "Proposed edits")
+    EDIT_FORMAT: Final = "EDIT_FORMAT"
+    EDIT_TARGET: Final = "EDIT_TARGET"
+    EDIT_NOT_FOUND: Final = "EDIT_NOT_FOUND"
+    EDIT_AMBIGUOUS: Final = "EDIT_AMBIGUOUS"
+    EDIT_OVERLAP: Final = "EDIT_OVERLAP"
+    EDIT_TOO_LARGE: Final = "EDIT_TOO_LARGE"
+    REVISION_MISSING: Final = "REVISION_MISSING"
+    REVISION_MISMATCH: Final = "REVISION_MISMATCH"
 
 
 class RecordCode:

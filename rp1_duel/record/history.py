@@ -21,6 +21,7 @@ from pathlib import Path
 from ..schedule import CHAIR_SEAT, Schedule
 from ..turns.grammar import ParsedTurn, parse_turn
 from ..turns.novelty import NoveltyIndex
+from ..turns.revision import Revision
 from ..turns.rules import TurnContext, TurnReport, validate_turn
 from ..turns.source import SourceDocument, read_bounded
 from ..vocabulary import RecordCode
@@ -99,6 +100,14 @@ class History:
     turns: list[ParsedTurn] = field(default_factory=list)
     novelty: NoveltyIndex = field(default_factory=NoveltyIndex)
     stances: dict[int, str] = field(default_factory=dict)  # seat -> its latest stance
+    # The edits in force (None without the source) and, turn by turn, the revision each accepts:
+    # the one it names, else the one in force after it (section 7, "Proposed edits").
+    revision: Revision | None = None
+    accepted: list[str | None] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.revision is None and self.source is not None:
+            self.revision = Revision(self.source.raw or self.source.text)
 
     @property
     def numbers(self) -> range:
@@ -145,6 +154,7 @@ class History:
             novelty=self.novelty,
             phase=schedule.phase(number),
             pre_closing=schedule.pre_closing,
+            revision=self.revision,
         )
 
     def accept(self, block: TurnBlock, turn: ParsedTurn) -> None:
@@ -155,6 +165,10 @@ class History:
         self.novelty.add_turn(turn)
         if turn.stance is not None and speaker != CHAIR_SEAT:
             self.stances[speaker] = turn.stance
+        if self.revision is not None and (turn.edits.edits or turn.edits.withdrawn):
+            self.revision = self.revision.amended(turn.edits)
+        in_force = None if self.revision is None or self.revision.problems else self.revision.id
+        self.accepted.append(turn.accepted_revision or in_force)
 
     def replay(self, blocks: Iterable[TurnBlock]) -> None:
         """Accept turns the chain vouches for, parsing them without re-checking the rules."""
@@ -177,8 +191,8 @@ class History:
     def summaries(self) -> list[TurnSummary]:
         """Each accepted turn as the outcome rules read it: speaker, stance, whether it blocks."""
         return [
-            TurnSummary(self.schedule.speaker(n), t.stance or "", t.has_blocking)
-            for n, t in zip(self.numbers, self.turns, strict=True)
+            TurnSummary(self.schedule.speaker(n), t.stance or "", t.has_blocking, accepted)
+            for n, t, accepted in zip(self.numbers, self.turns, self.accepted, strict=True)
         ]
 
     def evaluate(self) -> Evaluation:

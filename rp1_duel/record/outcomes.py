@@ -38,11 +38,13 @@ _CONVERGENT = (CONVERGING, ACCEPTING_CONSENSUS)
 
 @dataclass(frozen=True)
 class TurnSummary:
-    """One turn as the outcome rules read it: the seat that wrote it, its stance, whether it blocks."""
+    """One turn as the outcome rules read it: the seat that wrote it, its stance, whether it blocks,
+    and the revision of the source it accepts (None when unknown)."""
 
     seat: int
     stance: str
     has_blocking: bool
+    revision: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,10 @@ def decide_panel(turns: Sequence[TurnSummary], max_turns: int, *, seats: int) ->
     blocked = any(turn.has_blocking for turn in last)
     stances = {turn.stance for turn in last}
     convergent = not blocked and stances <= set(_CONVERGENT)
-    if stances == {ACCEPTING_CONSENSUS} and not blocked:
+    # Consensus on the exact text: every seat's latest turn accepts one revision. An edit after a
+    # seat accepted leaves that seat's acceptance on the older revision until it accepts again.
+    agreed = len({turn.revision for turn in last if turn.revision is not None}) <= 1
+    if stances == {ACCEPTING_CONSENSUS} and not blocked and agreed:
         return Decision(ACCEPTED_CONSENSUS, BOTH_ACCEPTING, numbers, convergent)
     if stances == {DISSENTING}:
         return Decision(DISSENT, BOTH_DISSENTING, numbers, convergent)

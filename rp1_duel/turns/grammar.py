@@ -20,16 +20,20 @@ from typing import Any, cast
 import mistune
 
 from ..vocabulary import (
+    ACCEPTED_REVISION,
     AGREEMENTS,
     CHAIR_SECTIONS,
     COUNTERPOINTS,
     NOVEL_ARGUMENT,
+    OPTIONAL_SECTIONS,
     POSITION,
+    PROPOSED_EDITS,
     SECTIONS,
     STANCE_REVISION_SUPPORT,
     UNENGAGED_POINTS,
     UNRESOLVED_ITEMS,
 )
+from .edits import NO_EDITS, EditSection, parse_edits
 from .markdown import atx_heading, fenced_lines, front_matter_end, normalize_newlines, split_lines
 from .matching import SearchableText, normalize_text
 from .references import is_conjecture
@@ -56,10 +60,11 @@ MAX_EMPHASIS_RUNS = 500
 _EMPHASIS_RUN = re.compile(r"[*_]+")
 _EMPHASIS_CHAR = re.compile(r"([*_])")
 _EMPHASIS = ("**", "__")
-_SECTION_BY_KEY = {name.casefold(): name for name in SECTIONS}
+_SECTION_BY_KEY = {name.casefold(): name for name in (*SECTIONS, *OPTIONAL_SECTIONS)}
 # A chair's turn is read with its own labels only, and a panelist's with the six: a panel
 # turn's `**Question**` line stays text, as it always was.
-_CHAIR_SECTION_BY_KEY = {name.casefold(): name for name in CHAIR_SECTIONS}
+_CHAIR_SECTION_BY_KEY = {name.casefold(): name for name in (*CHAIR_SECTIONS, PROPOSED_EDITS)}
+_REVISION_ID = re.compile(r"`?(r-[0-9a-f]{12})`?")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
 _EMPTY_BULLET = re.compile(r"^\s*(?:(?:[-*+]|\d{1,9}[.)])\s*)?$")
 _SUPPORT_LABEL = re.compile(r"^ {0,3}(?:\*\*|__)?Support(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.*)$", re.IGNORECASE)
@@ -166,6 +171,8 @@ class ParsedTurn:
     points: tuple[Item, ...] = ()  # a chair's Unengaged Points
     chair: bool = False  # read with the chair's grammar
     stance_revision_support: tuple[SupportItem, ...] = ()
+    edits: EditSection = NO_EDITS  # the Proposed Edits section's, when the turn has one
+    accepted_revision: str | None = None  # the revision id its Accepted Revision section names, if it reads as one
     extra_headings: tuple[Heading, ...] = ()  # headings of level 1 or 2 besides the turn heading
     parser_html: tuple[Item, ...] = ()  # raw HTML the Markdown parser read, at the line of its block
     markdown_failed: bool = False
@@ -575,6 +582,8 @@ class _TurnParser:
         return segment
 
     def _section_fields(self, name: str, start: int, end: int) -> dict[str, Any]:
+        if name == PROPOSED_EDITS:  # fenced blocks of exact text: read line by line, not as Markdown
+            return {"edits": parse_edits(self.lines[start:end], start + 1)}
         if name == NOVEL_ARGUMENT:
             return self._novel_argument(start, end)
         if name == COUNTERPOINTS:
@@ -588,6 +597,9 @@ class _TurnParser:
             return {"stance_revision_support": tuple(SupportItem(e.text, e.line, name) for e in entries)}
         if name == UNENGAGED_POINTS:
             return {"points": tuple(Item(e.text, e.line) for e in entries)}
+        if name == ACCEPTED_REVISION:
+            found = _REVISION_ID.fullmatch(" ".join(self.lines[start:end]).strip())
+            return {"accepted_revision": found.group(1) if found else None}
         return {}
 
     def _novel_argument(self, start: int, end: int) -> dict[str, Any]:

@@ -73,6 +73,7 @@ from typing import Any
 
 from ..printable import CONTROL_CHARACTERS
 from ..vocabulary import (
+    ACCEPTED_REVISION,
     ACCEPTING_CONSENSUS,
     CHAIR_MARK,
     CHAIR_PHASE_SECTIONS,
@@ -81,6 +82,8 @@ from ..vocabulary import (
     MAX_UNENGAGED_POINTS,
     NON_EMPTY_SECTIONS,
     NOVEL_ARGUMENT,
+    OPTIONAL_SECTIONS,
+    PROPOSED_EDITS,
     SECTIONS,
     STANCE_REVISION_SUPPORT,
     STANCES,
@@ -95,6 +98,7 @@ from .matching import SearchableText
 from .novelty import NoveltyIndex
 from .raw_html import find_raw_html, html_snippet
 from .references import Reference, heading_candidates, parse_reference, turns_in_text
+from .revision import Revision
 from .source import SourceDocument
 
 __all__ = ["RULES", "TurnContext", "TurnReport", "TurnViolation", "validate_turn"]
@@ -198,6 +202,7 @@ class TurnContext:
     # round answers the points of the chair's pre-closing turn.
     phase: str | None = None  # a rp1_duel.vocabulary.Phase; None without a chair
     pre_closing: int | None = None
+    revision: Revision | None = None  # the edits in force before this turn; None when the source is unknown
 
     @property
     def by_chair(self) -> bool:
@@ -259,6 +264,7 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     if ctx.by_chair:
         checker.check_chair_sections()
         checker.check_chair_turn_mentions()
+        checker.check_edits()
         return TurnReport(turn, checker.sorted_violations())
     checker.check_sections()
     checker.check_counterpoints()
@@ -270,6 +276,8 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     checker.check_consensus()
     checker.check_grounding()
     checker.check_unengaged_points()
+    checker.check_edits()
+    checker.check_accepted_revision()
     return TurnReport(turn, checker.sorted_violations())
 
 
@@ -553,13 +561,11 @@ class _Checker:
 
     # SECTION_MISSING, SECTION_ORDER, SECTION_EMPTY
     def check_sections(self) -> None:
-        latest = -1
+        latest, order = -1, (*SECTIONS, *OPTIONAL_SECTIONS)
         for name, section in self.turn.sections.items():
-            position = SECTIONS.index(name)
+            position = order.index(name)
             if position < latest:
-                self.add(
-                    RuleCode.SECTION_ORDER, f"**{name}** must come before **{SECTIONS[latest]}**", section.line, name
-                )
+                self.add(RuleCode.SECTION_ORDER, f"**{name}** must come before **{order[latest]}**", section.line, name)
             latest = max(latest, position)
         for section in self.turn.duplicate_sections:
             self.add(RuleCode.SECTION_ORDER, f"**{section.name}** appears more than once", section.line, section.name)
@@ -571,6 +577,52 @@ class _Checker:
                 )
             elif name in NON_EMPTY_SECTIONS and found.is_empty:
                 self.add(RuleCode.SECTION_EMPTY, f"the **{name}** section is empty", found.line, name)
+
+    # EDIT_FORMAT, EDIT_TARGET, EDIT_NOT_FOUND, EDIT_AMBIGUOUS, EDIT_OVERLAP, EDIT_TOO_LARGE
+    def check_edits(self) -> None:
+        edits, revision = self.turn.edits, self.ctx.revision
+        for line, message in edits.problems:
+            self.add(RuleCode.EDIT_FORMAT, message, line, PROPOSED_EDITS)
+        for edit in edits.edits:
+            if edit.target is not None and edit.target.removeprefix("./") not in self.names:
+                message = f"edit {edit.name} names {edit.target}: edits change the source, {self.names[-1]}"
+                self.add(RuleCode.EDIT_TARGET, message, edit.line, PROPOSED_EDITS)
+        for name, line in edits.withdrawn:
+            if revision is not None and name not in revision.edits:
+                self.add(
+                    RuleCode.EDIT_FORMAT, f"withdraws {name}, which no earlier turn proposed", line, PROPOSED_EDITS
+                )
+        if revision is None or not (edits.edits or edits.withdrawn):
+            return
+        lines = {edit.name: edit.line for edit in edits.edits}
+        for problem in revision.amended(edits).problems:
+            earlier = "" if problem.name in lines else " (an edit an earlier turn proposed: amend or withdraw it)"
+            self.add(problem.code, problem.message + earlier, lines.get(problem.name), PROPOSED_EDITS)
+
+    # REVISION_MISSING, REVISION_MISMATCH
+    def check_accepted_revision(self) -> None:
+        turn, revision = self.turn, self.ctx.revision
+        section = turn.sections.get(ACCEPTED_REVISION)
+        if section is not None and turn.accepted_revision is None:
+            message = "the **Accepted Revision** section holds one revision id, like r-0123456789ab"
+            self.add(RuleCode.REVISION_MISMATCH, message, section.line, ACCEPTED_REVISION)
+        if turn.stance != ACCEPTING_CONSENSUS:
+            if section is not None:
+                message = "only an ACCEPTING_CONSENSUS turn names the revision it accepts"
+                self.add(RuleCode.REVISION_MISMATCH, message, section.line, ACCEPTED_REVISION)
+            return
+        after = revision.amended(turn.edits) if revision is not None else None
+        if after is None or after.problems:
+            return  # an edit that does not apply is its own violation; the source unknown, nothing to compare
+        named, line = turn.accepted_revision, section.line if section else None
+        if named is not None and named != after.id:
+            message = f"accepts {named}, but the revision in force after this turn is {after.id}"
+            self.add(RuleCode.REVISION_MISMATCH, message, line, ACCEPTED_REVISION)
+        elif named is None and after.edits:
+            message = (
+                f"edits are in force: name the revision you accept, a line `**Accepted Revision**` then {after.id}"
+            )
+            self.add(RuleCode.REVISION_MISSING, message, line, ACCEPTED_REVISION)
 
     # COUNTERPOINT_INCOMPLETE, ADDRESSES_UNKNOWN
     def check_counterpoints(self) -> None:

@@ -52,6 +52,7 @@ class SourceDocument:
     path: str
     text: str  # decoded by the one policy: LF line ends, no BOM
     sha256: str = ""  # of the raw bytes, when read from a file
+    raw: str = field(default="", repr=False)  # the bytes decoded, BOM and line ends kept: what edits rewrite
     name: str = field(init=False)
     lines: list[str] = field(init=False, repr=False, compare=False)
     headings: list[str] = field(init=False, repr=False, compare=False)
@@ -82,7 +83,8 @@ class SourceDocument:
     @classmethod
     def from_bytes(cls, data: bytes, path: str) -> SourceDocument:
         """Raises UnicodeDecodeError when ``data`` is not UTF-8."""
-        return cls(path=str(path), text=decode_source(data), sha256=hashlib.sha256(data).hexdigest())
+        text = decode_source(data)
+        return cls(path=str(path), text=text, sha256=hashlib.sha256(data).hexdigest(), raw=data.decode("utf-8"))
 
     @property
     def first_heading(self) -> str | None:
