@@ -343,6 +343,8 @@ class RecordCode:
     SIGNER_SHARED: Final = "SIGNER_SHARED"
     SEAL_MISSING: Final = "SEAL_MISSING"
     SEAL_INVALID: Final = "SEAL_INVALID"
+    # the agreed revision (section 8, "The agreed revision")
+    PATCH_MISMATCH: Final = "PATCH_MISMATCH"
     # the verification sidecar (section 10; the last three only with --require-verified)
     VERIFICATION_MISMATCH: Final = "VERIFICATION_MISMATCH"
     VERIFICATION_MISSING: Final = "VERIFICATION_MISSING"

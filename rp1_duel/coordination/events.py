@@ -241,7 +241,8 @@ class LockReleased(EventData):
 
 @dataclass(frozen=True)
 class TurnAppended(EventData):
-    """A turn was accepted: its number, stance, hash, whether it is signed, and the wrappers removed."""
+    """A turn was accepted: its number, stance, hash, whether it is signed, the wrappers removed,
+    and, while edits are in force, the revision after it and its size (lines added, removed)."""
 
     event_type = EventType.TURN_APPENDED
     turn_number: int
@@ -249,16 +250,30 @@ class TurnAppended(EventData):
     sha256: str
     signed: bool = False
     stripped: tuple[str, ...] = ()  # the wrappers `duel join` removed (vocabulary.WRAPPERS)
+    revision: str | None = None
+    revision_lines: tuple[int, int] = (0, 0)
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields in order; the revision's only while edits are in force, so other logs read as before."""
+        found = super().to_json()
+        if self.revision is None:
+            del found["revision"], found["revision_lines"]
+        return found
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TurnAppended:
         """The data of its JSON object (raises :class:`Unfit`)."""
+        lines = data.get("revision_lines", [0, 0])
+        if not (isinstance(lines, list) and len(lines) == 2 and all(type(n) is int for n in lines)):
+            raise Unfit("revision_lines is not two counts")
         return cls(
             _int(data, "turn_number"),
             _str(data, "stance"),
             _str(data, "sha256"),
             _bool(data, "signed"),
             _strs(data, "stripped", ()),
+            _optional_str(data, "revision"),
+            (lines[0], lines[1]),
         )
 
 

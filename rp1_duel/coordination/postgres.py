@@ -29,7 +29,7 @@ from ..vocabulary import ErrorCode
 from .events import Event, parse_event
 from .identity import target_key
 from .state import DuelState, corrupt
-from .storage import DebateDir, copy_artifact
+from .storage import DebateDir, copy_artifact, write_beside
 from .store import LOG_START, EventCursor, Transaction
 
 __all__ = [
@@ -407,6 +407,12 @@ class PostgresStore:
         if len(data) > limit:
             raise ValueError(f"larger than {limit // (1024 * 1024)} MiB")
         return data
+
+    def write_beside(self, state: DuelState, name: str, text: str) -> None:
+        """Into this host's debate dir, beside its copy of the artifact: only the closing host has it
+        (``duel apply`` on any host recomputes the revision from the record)."""
+        self.debate.ensure()
+        write_beside(self.debate, state, name, text)
 
     def write_artifact(
         self,

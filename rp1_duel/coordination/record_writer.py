@@ -17,6 +17,7 @@ from ..clock import iso
 from ..errors import DuelError, invalid_argument
 from ..record import artifact, signatures
 from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, Seal, TurnBlock
+from ..record.ending import RevisionEnding, patch_path, revision_ending
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
 from ..turns.raw_html import find_raw_html
 from ..turns.rules import validate_turn
@@ -232,7 +233,20 @@ def append_turn(
     state.pending_outcome = evaluation.outcome
     state.candidate_convergence = evaluation.candidate_convergence
     write_artifact(tx, history.blocks)
-    tx.emit(TurnAppended(number, record.stance, record.sha256, signature is not None, tuple(stripped)), by=me.id)
+    in_force = history.revision
+    revision = in_force if in_force is not None and in_force.edits and not in_force.problems else None
+    tx.emit(
+        TurnAppended(
+            number,
+            record.stance,
+            record.sha256,
+            signature is not None,
+            tuple(stripped),
+            revision.id if revision else None,
+            revision.counts() if revision else (0, 0),
+        ),
+        by=me.id,
+    )
     if evaluation.candidate_convergence and not was_converging:
         tx.emit(CandidateConvergence(number), by=me.id)
     return record
@@ -331,7 +345,10 @@ def close_duel(
             state.lease = None
             tx.emit(LockReleased(lease.fence), by=me.id)
         raise decision.refusal
-    conclusion = Conclusion(outcome, iso(tx.now.wall), state.candidate_convergence, decision.reason, summary)
+    ending = _revision_ending(tx, check, outcome)
+    conclusion = Conclusion(
+        outcome, iso(tx.now.wall), state.candidate_convergence, decision.reason, summary, ending.rows
+    )
     text = artifact.conclusion_text(conclusion)
     # Signed before anything changes: a key that cannot sign leaves the duel open, as it was.
     seal = None if signing_key is None else _seal(state, me, signing_key, outcome=outcome, conclusion=text)
@@ -340,11 +357,24 @@ def close_duel(
     state.conclusion_sha256 = artifact.sha256_text(text)
     state.seals += [seal] if seal else []
     turns = artifact.turns_region(check.text) if state.invalid_reason else check.blocks
+    for name, patch in ending.files.items():
+        tx.store.write_beside(state, name, patch)
     write_artifact(tx, turns, conclusion)
     tx.emit(LockReleased(lease.fence), by=me.id)
     tx.emit(DuelClosed(outcome, state.reason), by=me.id)
     if seal:
         tx.emit(DuelSealed(me.seat), by=me.id)
+
+
+def _revision_ending(tx: Transaction, check: RecordCheck, outcome: str) -> RevisionEnding:
+    """What the close writes of the document's revision: the agreed one, or each seat's alternative."""
+    state = tx.state
+    history = None if state.invalid_reason or check.problem else _history(tx, check.blocks)
+    if not isinstance(history, History):
+        return RevisionEnding()
+    names = {p.seat: p.display_name for p in state.participants}
+    path = patch_path(tx.store.artifact_path(state), tx.store.source_path_shown(state))
+    return revision_ending(history, outcome, duel_id=state.id, names=names, path=path)
 
 
 def seal_duel(tx: Transaction, me: Participant, signing_key: str | os.PathLike[str]) -> bool:

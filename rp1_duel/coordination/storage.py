@@ -53,6 +53,7 @@ __all__ = [
     "copy_artifact",
     "storage_errors",
     "write_atomic",
+    "write_beside",
 ]
 
 STATE_DIR = ".duel"
@@ -70,6 +71,12 @@ def copy_artifact(debate: DebateDir, state: DuelState, data: bytes) -> Path:
     debate.ensure()
     write_atomic(path, data, mode=0o644, temp_dir=debate.state_root)
     return path
+
+
+def write_beside(debate: DebateDir, state: DuelState, name: str, text: str) -> None:
+    """``name`` (the duel's id and a fixed suffix) next to the duel's artifact in ``debate``, atomically."""
+    path = debate.artifact_path(state).with_name(name)
+    write_atomic(path, text.encode("utf-8"), mode=0o644, temp_dir=debate.state_root)
 
 
 def remove_temp_files(folder: Path, of: str = "") -> None:
@@ -493,6 +500,10 @@ class DirectoryStore:
         from ..turns.source import read_bounded
 
         return read_bounded(self.debate.artifact_path(state), limit)
+
+    def write_beside(self, state: DuelState, name: str, text: str) -> None:
+        """A file derived from the record (a revision's patch), next to the artifact."""
+        write_beside(self.debate, state, name, text)
 
     def write_artifact(self, state: DuelState, text: str, *, create: bool = False) -> None:
         """Write the artifact atomically; ``create`` refuses to replace an existing file."""

@@ -177,6 +177,10 @@ class DuelStore(Protocol):
         """Store the artifact; ``create`` refuses to replace an existing one."""
         ...
 
+    def write_beside(self, state: DuelState, name: str, text: str) -> None:
+        """Write a file the close derives from the record (a revision's patch) next to this host's artifact."""
+        ...
+
 
 class Transaction:
     """One op's view of a duel: the state, its pending events, the time.

@@ -239,6 +239,10 @@ class Conclusion:
     candidate_convergence: bool
     reason: str | None
     summary: str | None
+    revision: tuple[tuple[str, str], ...] = ()  # rows on the document's revision (record.ending)
+
+
+_STANDARD_ROWS = ("Field", "Outcome", "Closed at", "Candidate convergence", "Reason")
 
 
 @dataclass(frozen=True)
@@ -386,6 +390,7 @@ def conclusion_text(conclusion: Conclusion, seals: Sequence[Seal] = ()) -> str:
         f"| Closed at | {conclusion.closed_at} |",
         f"| Candidate convergence | {'yes' if conclusion.candidate_convergence else 'no'} |",
         f"| Reason | {_cell(conclusion.reason or '—')} |",
+        *(f"| {label} | {_cell(value)} |" for label, value in conclusion.revision),
     ]
     text = "\n".join(rows)
     if conclusion.summary and conclusion.summary.strip():
@@ -401,11 +406,12 @@ def parse_conclusion(text: str | None) -> Conclusion | None:
     if not text:
         return None
     table, _, summary = text.partition(f"\n{_SUMMARY_HEADING}\n")
+    matches = (_ROW.match(line.strip()) for line in table.split("\n"))
+    found = [(row.group(1), row.group(2).replace("\\|", "|")) for row in matches if row]
     rows: dict[str, str] = {}
-    for line in table.split("\n"):
-        row = _ROW.match(line.strip())
-        if row:
-            rows.setdefault(row.group(1), row.group(2).replace("\\|", "|"))
+    for label, value in found:
+        rows.setdefault(label, value)
+    revision = tuple((label, value) for label, value in found if label not in _STANDARD_ROWS)
     if "Outcome" not in rows:
         return None
     reason = rows.get("Reason")
@@ -415,6 +421,7 @@ def parse_conclusion(text: str | None) -> Conclusion | None:
         candidate_convergence=rows.get("Candidate convergence") == "yes",
         reason=None if reason in (None, "—") else reason,
         summary=summary.strip() or None,
+        revision=revision,
     )
 
 

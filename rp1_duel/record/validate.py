@@ -38,8 +38,9 @@ from ..vocabulary import (
     Verdict,
 )
 from . import verification
-from .artifact import FrontMatter
+from .artifact import FrontMatter, parse_conclusion
 from .authorship import SealEntry, SignatureEntry, check_authorship
+from .ending import patch_path, revision_ending
 from .history import MAX_ARTIFACT_BYTES, History, RecordFile, chain_problems, claimants, read_failure
 from .outcomes import TurnSummary, decide, decide_panel
 from .problem import Problem
@@ -195,6 +196,7 @@ def validate_file(
     report.turns = len(blocks)
     _check_conclusion(record, report)
     _check_outcome(front, history.summaries(), report)
+    _check_revision(path, record, history, report)
     _check_verification(path, root, front, history, required=require_verified, report=report)
     return report
 
@@ -214,6 +216,44 @@ def _check_conclusion(record: RecordFile, report: ArtifactReport) -> None:
                 first_line + html.line - 1,
             )
         )
+
+
+def _check_revision(path: Path, record: RecordFile, history: History, report: ArtifactReport) -> None:
+    """The revision rows of the conclusion and the patches beside the artifact are what the turns
+    imply (a record closed before revisions existed has neither, and is not held to them)."""
+    front, conclusion = record.front, parse_conclusion(record.parsed.conclusion)
+    if front is None or conclusion is None or front.outcome is None or record.source is None or report.problems:
+        return
+    names = {seat: claimant.name for seat, claimant in claimants(front).items()}
+    expected = revision_ending(
+        history, front.outcome, duel_id=front.duel_id, names=names, path=patch_path(path, front.source_path)
+    )
+    if not conclusion.revision and not expected.files:
+        return
+    if conclusion.revision != expected.rows:
+        shown = "; ".join(f"{label}: {value}" for label, value in expected.rows) or "none"
+        report.problems.append(
+            Problem(
+                RecordCode.PATCH_MISMATCH,
+                f"the Terminal Conclusion's revision rows are not what the turns imply ({shown})",
+            )
+        )
+    for name, patch in expected.files.items():
+        beside = path.with_name(name)
+        try:
+            found = beside.read_bytes()
+        except FileNotFoundError:
+            report.notes.append(f"no {name} beside the artifact: duel apply recomputes the revision from the turns")
+            continue
+        except OSError as exc:
+            report.problems.append(Problem(RecordCode.PATCH_MISMATCH, f"{name} cannot be read: {read_failure(exc)}"))
+            continue
+        if found != patch.encode("utf-8"):
+            report.problems.append(
+                Problem(
+                    RecordCode.PATCH_MISMATCH, f"{name} is not the diff the turns' edits make: edited after the close"
+                )
+            )
 
 
 def _check_verification(

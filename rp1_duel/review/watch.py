@@ -164,6 +164,9 @@ def _describe_turn(data: EventData, who: str, headlines: Mapping[int, str]) -> s
     if isinstance(data, TurnAppended):
         number = data.turn_number
         notes = (["signed"] if data.signed else []) + [f"removed {wrapper}" for wrapper in data.stripped]
+        if data.revision is not None:
+            added, removed = data.revision_lines
+            notes.append(f"revision {data.revision}: +{added} -{removed} lines")
         said = f": {headlines[number]}" if headlines.get(number) else ""
         return f"turn {number} by {who} ({data.stance}){said}" + (f" [{', '.join(notes)}]" if notes else "")
     if isinstance(data, TurnRejected):

@@ -1,0 +1,108 @@
+"""What a closed duel comes to for its document: the agreed revision, or each seat's alternative.
+
+Pure: from a :class:`~rp1_duel.record.history.History` (its edits in force, turn by turn), the
+outcome and the artifact's place, :func:`revision_ending` gives the rows the Terminal
+Conclusion shows and the patch files written beside the artifact (docs/protocol.md section 8,
+"The agreed revision"). The close writes them; ``duel validate`` recomputes them from the
+turns and compares, so a patch or a conclusion edited after the close is found.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..schedule import CHAIR_SEAT
+from ..turns.revision import Revision
+from ..vocabulary import ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS
+from .history import History
+from .sources import source_location, tree_root
+
+__all__ = ["NO_CHANGE", "RevisionEnding", "patch_path", "revision_ending"]
+
+NO_CHANGE = "no change to the document"
+
+
+@dataclass(frozen=True)
+class RevisionEnding:
+    """The Terminal Conclusion's revision rows (label, value), and the patch files by file name."""
+
+    rows: tuple[tuple[str, str], ...] = ()
+    patches: Mapping[str, str] | None = None  # file name beside the artifact -> unified diff
+
+    @property
+    def files(self) -> Mapping[str, str]:
+        """The patch files, none when there are none."""
+        return self.patches or {}
+
+
+def patch_path(artifact_path: str | os.PathLike[str], recorded_source: str) -> str:
+    """The source's path as a patch names it: relative to the tree holding the artifact (its git
+    work tree), so ``git apply`` run at the top of the tree finds it; else the file's name."""
+    source = os.path.normpath(source_location(recorded_source, artifact_path=artifact_path))
+    root = os.path.realpath(tree_root(artifact_path))
+    real = os.path.realpath(source)
+    inside = os.path.commonpath([real, root]) == root
+    return Path(os.path.relpath(real, root)).as_posix() if inside else os.path.basename(source)
+
+
+def revision_ending(
+    history: History,
+    outcome: str,
+    *,
+    duel_id: str,
+    names: Mapping[int, str],
+    path: str,
+) -> RevisionEnding:
+    """The rows and patches of a duel closed with ``outcome``: on ACCEPTED_CONSENSUS the agreed
+    revision and who accepted it; on DISSENT or MAX_TURNS each seat's last revision that changes
+    the document, as an alternative; nothing otherwise, or without the source. ``names``: seat -> name."""
+    if history.revision is None:
+        return RevisionEnding()
+    if outcome == ACCEPTED_CONSENSUS:
+        return _agreed(history, duel_id=duel_id, names=names, path=path)
+    if outcome in (DISSENT, MAX_TURNS):
+        return _alternatives(history, duel_id=duel_id, names=names, path=path)
+    return RevisionEnding()
+
+
+def _agreed(history: History, *, duel_id: str, names: Mapping[int, str], path: str) -> RevisionEnding:
+    revision = history.revision
+    if revision is None or not revision.edits or revision.problems:
+        return RevisionEnding((("Revision", NO_CHANGE),))
+    seats = sorted({history.schedule.speaker(n) for n in history.numbers} - {CHAIR_SEAT})
+    patch = f"{duel_id}.revision.patch"
+    rows = (
+        ("Revision", f"`{revision.id}`, agreed"),
+        ("Document changes", _changes(revision, path, patch)),
+        ("Accepted by", ", ".join(names.get(seat, f"seat {seat}") for seat in seats)),
+    )
+    return RevisionEnding(rows, {patch: revision.diff(path)})
+
+
+def _alternatives(history: History, *, duel_id: str, names: Mapping[int, str], path: str) -> RevisionEnding:
+    """Each seat's revision as its own latest turn left it, when that changes the document."""
+    after: dict[int, Revision] = {}
+    replay = History(history.source, history.source_names, history.schedule)
+    for number in history.numbers:
+        replay.accept(history.block(number), history.turn(number))
+        seat = history.schedule.speaker(number)
+        if seat != CHAIR_SEAT and replay.revision is not None:
+            after[seat] = replay.revision
+    rows: list[tuple[str, str]] = []
+    patches: dict[str, str] = {}
+    for seat, revision in sorted(after.items()):
+        if not revision.edits or revision.problems:
+            continue
+        patch = f"{duel_id}.alternative-{seat}.patch"
+        who = names.get(seat, f"seat {seat}")
+        rows.append(("Alternative", f"{who}'s `{revision.id}`, not agreed: {_changes(revision, path, patch)}"))
+        patches[patch] = revision.diff(path)
+    return RevisionEnding(tuple(rows), patches or None)
+
+
+def _changes(revision: Revision, path: str, patch: str) -> str:
+    added, removed = revision.counts()
+    return f"`{path}` +{added} -{removed} lines, patch `{patch}`"
