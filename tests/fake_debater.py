@@ -47,6 +47,43 @@ def debater(body: dict[str, Any]) -> str:
     return make_turn(n, name, harness, model, stance)
 
 
+_CURRENT = re.compile(r"the current revision is (r-[0-9a-f]{12})")
+_NEW_ID = re.compile(r"name the revision you accept, a line `\*\*Accepted Revision\*\*` then (r-[0-9a-f]{12})")
+REVISED = "Leases expire after twelve minutes unless refreshed."
+
+
+def _edit(name: str, find: str, replace: str) -> str:
+    return f"Edit {name}: replace\n```find\n{find}\n```\n```replace\n{replace}\n```\n"
+
+
+def reviser(body: dict[str, Any]) -> str:
+    """Proposes an edit (turn 1), amends it (turn 2), adds another and accepts at once (turn 3: the
+    id is learnt from the rejection), then accepts the revision the prompt names (turn 4)."""
+    n, name, harness, model, _ = asked(body)
+    text = prompt_text(body)
+    if n == 1:
+        edits = _edit(
+            "lease-expiry",
+            "Leases expire after fifteen minutes unless refreshed.",
+            "Leases expire after ten minutes unless refreshed.",
+        )
+        return make_turn(n, name, harness, model) + "**Proposed Edits**\n" + edits
+    if n == 2:
+        edits = _edit("lease-expiry", "Leases expire after fifteen minutes unless refreshed.", REVISED)
+        return make_turn(n, name, harness, model, "CONVERGING") + "**Proposed Edits**\n" + edits
+    if n == 3:
+        edits = _edit(
+            "crash",
+            "A crashed holder loses the floor when its lease expires.",
+            "A crashed holder loses the floor when its lease expires; its turn is not written.",
+        )
+        turn = make_turn(n, name, harness, model, "ACCEPTING_CONSENSUS") + "**Proposed Edits**\n" + edits
+        learnt = _NEW_ID.findall(text)
+        return turn + (f"**Accepted Revision**\n{learnt[-1]}\n" if learnt else "")
+    current = _CURRENT.findall(text)[-1]
+    return make_turn(n, name, harness, model, "ACCEPTING_CONSENSUS") + f"**Accepted Revision**\n{current}\n"
+
+
 def sloppy_then_fixed(body: dict[str, Any]) -> str:
     """Forgets the unresolved-item tag until shown the violations."""
     turn = debater(body)

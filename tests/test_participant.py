@@ -23,7 +23,7 @@ from rp1_duel.participant.providers.scripted import ScriptedProvider
 from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings
 
-from fake_debater import WRAPPINGS, debater, hopeless, sloppy_then_fixed, wrapped
+from fake_debater import REVISED, WRAPPINGS, debater, hopeless, reviser, sloppy_then_fixed, wrapped
 from fake_models import FakeAnthropicServer, FakeOpenAIServer
 from helpers import claim, join, make_turn, stop
 
@@ -105,6 +105,31 @@ def test_claude_and_gpt_finish_a_duel(source, debate_dir, anthropic_server, open
     text = Path(result_c["debate_path"]).read_text()
     assert "Claude (duel / claude-x)" in text
     assert "GPT (duel / gpt-x)" in text
+
+
+def test_claude_and_gpt_propose_amend_and_accept_a_revision_that_git_applies(
+    source, debate_dir, anthropic_server, openai_server
+):
+    anthropic_server.responder = openai_server.responder = reviser
+    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "4", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    gpt = start(source, debate_dir, "--model", "gpt-x", env=gpt_env(openai_server))
+    (code_c, result_c, err_c), (code_g, result_g, _) = finish(claude), finish(gpt)
+    assert (code_c, code_g) == (0, 0), err_c
+    assert result_c["outcome"] == result_g["outcome"] == "ACCEPTED_CONSENSUS"
+    assert "REVISION_MISSING" in err_c  # turn 3 edited and accepted at once: the rejection named the new id
+    artifact = Path(result_c["debate_path"])
+    patch = artifact.with_name(f"{result_c['duel_id']}.revision.patch")
+    conclusion = artifact.read_text().split("## Terminal Conclusion")[1]
+    assert "| Document changes | `design.md` +2 -2 lines" in conclusion
+    assert "| Accepted by | Claude, GPT |" in conclusion
+    assert validate_file(artifact).valid
+    applied = subprocess.run(
+        ["git", "apply", str(patch)], cwd=source.parent, capture_output=True, text=True, check=False
+    )
+    assert applied.returncode == 0, applied.stderr
+    revised = source.read_text()
+    assert REVISED in revised and "its turn is not written." in revised
 
 
 def test_wrapped_answers_are_extracted_without_a_repair_round_trip(source, debate_dir, anthropic_server, openai_server):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..coordination.service import DuelService
 from ..errors import DuelError
+from ..record.artifact import parse, parse_conclusion
 from ..record.validate import validate_file
 from ..vocabulary import ACCEPTED_CONSENSUS
 from .panel import PanelSeat, exit_code, run_seats
@@ -60,8 +61,12 @@ def run_demo(directory: str) -> int:
     report = validate_file(path)
     verdict = "valid" if report.valid else "INVALID: " + "; ".join(p.message for p in report.problems)
     say(f"\noutcome:  {outcome['outcome']}\nartifact: {path}\nduel validate: {verdict}")
+    conclusion = parse_conclusion(parse(path.read_text(encoding="utf-8")).conclusion)
+    for label, value in conclusion.revision if conclusion else ():
+        say(f"{label.lower()}: {value.replace('`', '')}")
     say(f"read it:  less {path}")
     say(f"review:   duel report {path} --format html -o report.html")
+    say(f"apply it: duel apply {path}   (--check first to see that it applies)")
     return 0 if report.valid and outcome["outcome"] == ACCEPTED_CONSENSUS else 1
 
 

@@ -569,6 +569,7 @@ class Duelist:
                 verdicts=verdicts,
                 phase=phase,
                 by_chair=context.by_chair,
+                revision=prompt.revision_note(history.revision),
             )
             composition = self._compose(request, deadline, keeper, number, repair=attempt > 0)
             if composition is None or keeper.lost.is_set():

@@ -18,6 +18,7 @@ from ..record.history import Claimant
 from ..schedule import Schedule
 from ..turns.grammar import Item, turn_heading
 from ..turns.guide import CHAIR_FORMATS, chair_guide, turn_guide
+from ..turns.revision import Revision
 from ..turns.rules import TurnViolation
 from ..turns.source import SourceDocument
 from ..vocabulary import CHAIR_MARK, MAX_UNENGAGED_POINTS, Phase, Verdict
@@ -208,6 +209,19 @@ def peer_verdicts(number: int, writer: str, entries: Sequence[CitationEntry], vo
     )
 
 
+def revision_note(revision: Revision | None) -> str:
+    """The document's current revision, as a turn must know it to amend an edit or accept the revision."""
+    if revision is None:
+        return ""
+    if revision.problems or not revision.edits:
+        return f"No edit is in force: the document's current revision is {revision.id}, the source unchanged.\n"
+    added, removed = revision.counts()
+    return (
+        f"Edits in force: {', '.join(sorted(revision.edits))} (+{added} -{removed} lines); the current revision is "
+        f"{revision.id}. An ACCEPTING_CONSENSUS turn that proposes no edit names it under **Accepted Revision**.\n"
+    )
+
+
 def instruction(
     number: int,
     *,
@@ -219,9 +233,10 @@ def instruction(
     verdicts: str = "",
     phase: str = "",
     by_chair: bool = False,
+    revision: str = "",
 ) -> str:
-    """The turn's short instruction: the heading to begin with, the chair's phase note, the peer's verdicts,
-    and after a rejection the violations to fix, with the draft."""
+    """The turn's short instruction: the heading to begin with, the chair's phase note, the document's
+    revision, the peer's verdicts, and after a rejection the violations to fix, with the draft."""
     last = " It is the last turn of the duel." if number == max_turns else ""
     if by_chair:
         text = f"Write turn {number} of at most {max_turns}.{last} Begin with exactly this heading line:\n\n{heading}\n"
@@ -232,6 +247,8 @@ def instruction(
         )
     if phase:  # a chaired duel: what this turn is for
         text += f"\n{phase}"
+    if revision:
+        text += f"\n{revision}"
     if verdicts:  # duel join --verify: what the peer's latest turn cites, as checked
         text += f"\n{verdicts}"
     if violations:
@@ -263,6 +280,7 @@ def build_request(
     verdicts: str = "",
     phase: str = "",
     by_chair: bool = False,
+    revision: str = "",
 ) -> TurnRequest:
     """One turn's request: the system prompt, the history and the instruction, cached by the duel."""
     return TurnRequest(
@@ -278,6 +296,7 @@ def build_request(
             verdicts=verdicts,
             phase=phase,
             by_chair=by_chair,
+            revision=revision,
         ),
         heading=heading,
         cache_key=duel_id,

@@ -33,6 +33,33 @@ Support:
 **Stance Revision Support**
 - …"""
 
+EDITS_RULES = """\
+Optionally, after the six sections, two more:
+- **Proposed Edits**: changes to the source. Each is a line `Edit NAME: replace` followed by a fenced code block \
+with the info string `find` (exact words of the source, occurring there once) and one with `replace` (the new \
+words); or `Edit NAME: delete` followed by a `find` block; or `Edit NAME: insert after heading "HEADING"` followed \
+by an `insert` block (new lines after that heading of the source); or a line `Withdraw NAME`. NAME is lower-case \
+letters, digits and hyphens. A later turn restating `Edit NAME` amends that edit; every edit applies to the \
+original source.
+- **Accepted Revision**: the id (`r-` and 12 hex digits) of the revision an ACCEPTING_CONSENSUS turn accepts: \
+the source with every edit in force after this turn applied. Consensus needs every seat's latest turn to accept \
+the same revision. While any edit is in force the section is required; if your turn changes the edits, the id \
+changes and a rejection names the new one. Nobody edits the document itself: a person applies the agreed \
+revision with `duel apply`."""
+
+EDITS_EXAMPLE = """\
+**Proposed Edits**
+Edit lease-expiry: replace
+```find
+Leases expire unless refreshed.
+```
+```replace
+Leases expire after `lease_seconds` unless refreshed.
+```
+Withdraw old-note
+**Accepted Revision**
+r-0123456789ab"""
+
 SUPPORT_KINDS = """\
 A support item is one of:
 - a URL (`https://…`);
@@ -79,9 +106,12 @@ def turn_guide(source_name: str = "design.md", *, fenced: bool = True) -> str:
     ``fenced=False`` shows the format as plain lines: a model shown a fenced example tends
     to fence its answer too."""
     shown = f"```markdown\n{TURN_FORMAT}\n```" if fenced else TURN_FORMAT
+    example = f"For example:\n\n````markdown\n{EDITS_EXAMPLE}\n````\n\n" if fenced else ""
     return (
         f"Format (the six sections, in this order: {', '.join(SECTIONS)}):\n\n"
         f"{shown}\n\n"
+        f"{EDITS_RULES}\n\n"
+        f"{example}"
         f"{SUPPORT_KINDS.format(source=source_name)}\n\n"
         f"Stances:\n{stances_markdown()}\n\n"
         f"Rules (each rejection names its code):\n{rules_markdown()}"

@@ -113,7 +113,8 @@ RULES = MappingProxyType(
         " `DISSENTING`, `REVISING`",
         RuleCode.SECTION_MISSING: "all six sections are present, each label on a line of its own (`**Position**`)",
         RuleCode.SECTION_ORDER: "the sections come in this order, each once: Position, Counterpoints, Agreements,"
-        " Novel Argument, Unresolved Items, Stance Revision Support",
+        " Novel Argument, Unresolved Items, Stance Revision Support, then the optional Proposed Edits and"
+        " Accepted Revision",
         RuleCode.SECTION_EMPTY: "Position, Counterpoints, Agreements, Novel Argument and Unresolved Items are non-empty",
         RuleCode.COUNTERPOINT_INCOMPLETE: "every counterpoint has Addresses, Claim and at least one Support item",
         RuleCode.ADDRESSES_UNKNOWN: "Addresses names an earlier turn that exists, or a heading of the source",
@@ -147,6 +148,21 @@ RULES = MappingProxyType(
         RuleCode.UNENGAGED_POINTS: "in the closing round, every point of the chair's Unengaged Points has a"
         " counterpoint whose Addresses names the chair's pre-closing turn with an excerpt of that point"
         ' (`Addresses: Turn M "words of the point"`)',
+        RuleCode.EDIT_FORMAT: "Proposed Edits holds only `Edit NAME: replace` (a fenced `find` block, then a"
+        ' `replace` block), `Edit NAME: delete` (a `find` block), `Edit NAME: insert after heading "HEADING"` (an'
+        " `insert` block) and `Withdraw NAME` of an edit in force; NAME is lower-case letters, digits and hyphens",
+        RuleCode.EDIT_TARGET: "an edit that names its file (`replace in FILE`) names the source, never the record",
+        RuleCode.EDIT_NOT_FOUND: "each edit's find text, or an insert's heading, occurs in the source (compared as"
+        " quotes are, emphasis and code markers included)",
+        RuleCode.EDIT_AMBIGUOUS: "each edit's find text, or an insert's heading, occurs in the source only once:"
+        " quote more of it",
+        RuleCode.EDIT_OVERLAP: "no two edits in force change the same text or insert at one place: amend or withdraw"
+        " one (edits always apply to the original source)",
+        RuleCode.EDIT_TOO_LARGE: "the revised document is at most 1 MiB larger than the source",
+        RuleCode.REVISION_MISSING: "while edits are in force, an `ACCEPTING_CONSENSUS` turn ends with"
+        " `**Accepted Revision**` and the id of the revision in force after it",
+        RuleCode.REVISION_MISMATCH: "an Accepted Revision names the revision in force after this turn (`r-` and 12"
+        " hex digits), and only an `ACCEPTING_CONSENSUS` turn has one",
     }
 )
 _RULE_ORDER = {code: index for index, code in enumerate(RULES)}
