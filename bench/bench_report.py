@@ -2,9 +2,10 @@
 
 Run: python bench/bench_report.py
 
-Reads the artifact from disk, builds the report (parse, replay, outcome, timeline,
-agreements, unresolved items, citations) and renders it as Markdown, HTML and JSON, as
-`duel report` does once per format; prints the median of 20 runs, and each step's.
+Reads the artifact from disk, runs `duel validate`'s checks on it (about half the time: the
+turn rules replayed with the source), builds the report (parse, replay, outcome, decision,
+timeline, agreements, unresolved items, citations) and renders it as Markdown, HTML and JSON,
+as `duel report` does once per format; prints the median of 20 runs, and each step's.
 """
 
 from __future__ import annotations

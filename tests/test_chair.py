@@ -438,9 +438,17 @@ def test_duel_report_and_watch_show_the_chairs_turns_without_a_stance(service, s
     chair = report.participant(0)
     assert chair is not None and chair.turns == (0, 4, 8) and report.to_dict()["chair"] is True
     markdown, html = render_markdown(report), render_html(report)
-    assert "| 0 | Chair | no stance | 0 | Question: Are fifteen-minute leases the right default? |" in markdown
-    assert "| 4 | Chair | no stance | 0 | Unengaged Points: Turn 2 asked whether a refresh" in markdown
-    assert '<td class="n">0</td><td><span style="color:#1f2328">Chair</span></td><td>no stance</td>' in html
+
+    def turn(n: int) -> str:  # a turn number links to the turn's heading in the artifact
+        return f"{Path(path).name}#{report.anchor_of(n)}"
+
+    assert report.anchor_of(0) == "turn-0--chair-duel--chair-1--chair"  # "Turn 0 — Chair (duel / chair-1) — CHAIR"
+    assert (
+        f"| [0]({turn(0)}) | Chair | no stance | 0 | Question: Are fifteen-minute leases the right default? |"
+        in markdown
+    )
+    assert f"| [4]({turn(4)}) | Chair | no stance | 0 | Unengaged Points: Turn 2 asked whether a refresh" in markdown
+    assert f'<td class="n"><a href="{turn(0)}">0</a></td><td><span style="color:#1f2328">Chair</span></td>' in html
     # The charts leave the chair out: rounds name the panel's turns (the closing round is 5-7), and the
     # stance axis runs over turns 0-8, as written.
     assert 'x-axis "round (turns)" ["1-3", "5-7"]' in markdown

@@ -45,8 +45,9 @@ FIXTURES = (CONSENSUS, DISSENT, MAX_TURNS, INVALIDATED)
 NO_PRICES_ENV: dict[str, str] = {}  # the bundled price table
 
 
-def report_of(path: Path):
-    return read_report(path, env=NO_PRICES_ENV)
+def report_of(path: Path, read_from: Path | None = None):
+    """The report of ``path``, its links as read from ``read_from`` (default: the artifact's folder)."""
+    return read_report(path, env=NO_PRICES_ENV, read_from=read_from or path.parent)
 
 
 def copy_duel(path: Path, folder: Path, *, with_state: bool = False) -> Path:
@@ -456,7 +457,8 @@ class Structure(HTMLParser):
                 self.problems.append(f"<{tag} {name}>")
             if name in ("src", "srcset", "data", "poster", "background") or (name == "href" and tag != "a"):
                 self.loads.append(f"<{tag} {name}={value}>")
-            if name == "href" and tag == "a" and not re.match(r"#|https?://", value or ""):
+            # a link within the page, to the web, or a relative path (to the artifact, the source): no other scheme
+            if name == "href" and tag == "a" and not re.match(r"#|https?://|[^:/?#]+(?:[/?#]|$)", value or ""):
                 self.problems.append(f"<a href={value}>")
 
 
@@ -503,14 +505,16 @@ def test_markdown_has_a_mermaid_chart_and_a_table_fallback():
     assert "xychart-beta" in chart
     assert '  x-axis "round (turns)" ["1-2", "3-4", "5-6"]' in chart
     assert "  line [1, 3, 4]\n  line [0, 4]\n" in chart  # Claude: turns 1, 3, 5; GPT: turns 2, 4
-    assert "| 4 | GPT | **ACCEPTING_CONSENSUS** (changed) | 0 |" in text
+    turn_4 = "2026-11-24-lease-duration.md#turn-4--gpt-duel--gpt-61-sol--accepting_consensus"
+    assert f"| [4]({turn_4}) | GPT | **ACCEPTING_CONSENSUS** (changed) | 0 |" in text
     assert (
         '- turn 3, Claude: OPEN_TO_DEBATE → CONVERGING, because: Turn 2 "Fencing already makes late writes '
         'harmless"; design.md#Partitions'
     ) in text
+    turn = "(2026-11-24-lease-duration.md#turn-{}--{}"
     assert (
-        "| Whether the two-second skew bound holds under load (blocking) | Claude | 1 | blocking | 2 "
-        "| no longer listed from turn 3 |" in text
+        f"| Whether the two-second skew bound holds under load (blocking) | Claude | [1]{turn.format(1, 'claude-duel--claude-sonnet-5-5--open_to_debate)')} "
+        f"| blocking | [2]{turn.format(2, 'gpt-duel--gpt-61-sol--dissenting)')} | conceded in turn 3 |" in text
     )
 
 
@@ -621,12 +625,13 @@ def duel(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
 @pytest.mark.slow
 def test_report_command_prints_each_format(tmp_path):
     path = copy_duel(CONSENSUS, tmp_path / "debates")
+    here = report_of(path, read_from=Path.cwd())  # standard output: links as read from the current folder
     md = duel("report", str(path))
     assert md.returncode == 0 and md.stderr == ""
-    assert md.stdout == render_markdown(report_of(path))
+    assert md.stdout == render_markdown(here)
     as_json = duel("report", str(path), "--format", "json")
-    assert json.loads(as_json.stdout) == json.loads(json.dumps(report_of(path).to_dict()))
-    assert duel("report", str(path), "--format", "html").stdout == render_html(report_of(path))
+    assert json.loads(as_json.stdout) == json.loads(json.dumps(here.to_dict()))
+    assert duel("report", str(path), "--format", "html").stdout == render_html(here)
 
 
 @pytest.mark.slow
@@ -637,7 +642,7 @@ def test_report_command_writes_a_file_whole_and_nothing_else(tmp_path):
     (out / "report.html").write_text("an older report")
     written = duel("report", str(path), "--format", "html", "-o", str(out / "report.html"))
     assert written.returncode == 0 and written.stdout == "" and written.stderr == ""
-    assert (out / "report.html").read_text() == render_html(report_of(path))
+    assert (out / "report.html").read_text() == render_html(report_of(path, read_from=out))  # links from out/
     assert sorted(p.name for p in out.iterdir()) == ["report.html"]  # no temp file left
     assert (out / "report.html").stat().st_mode & 0o777 == 0o644
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # nothing written next to the artifact

@@ -629,8 +629,10 @@ def report_command(
 
     if assess:
         assess_report(artifact, assessor or [], base_url, refresh=refresh_assessment)
-    try:
-        report = read_report(artifact)
+    to_file = None if output == "-" else output
+    read_from = os.curdir if to_file is None else os.path.dirname(os.path.abspath(to_file))
+    try:  # its links are relative to where it is read: the output file's folder, else here
+        report = read_report(artifact, read_from=read_from)
     except DuelError as exc:
         fail(exc)
     if format_ == "json":
@@ -643,15 +645,15 @@ def report_command(
         from ..review.report_markdown import render_markdown
 
         text = render_markdown(report)
-    if output is None or output == "-":
+    if to_file is None:
         typer.echo(printable(text), nl=False)  # a hostile record's text must not reach a terminal raw
         return
     from ..files import write_atomic
 
     try:
-        write_atomic(Path(output), text.encode("utf-8"), mode=0o644)
+        write_atomic(Path(to_file), text.encode("utf-8"), mode=0o644)
     except OSError as exc:
-        fail(DuelError(ErrorCode.STORAGE_FAILED, f"cannot write {output}: {exc.strerror or exc}"))
+        fail(DuelError(ErrorCode.STORAGE_FAILED, f"cannot write {to_file}: {exc.strerror or exc}"))
 
 
 def assess_report(artifact: str, assessors: list[str], base_url: str | None, *, refresh: bool) -> None:

@@ -2,10 +2,12 @@
 
 :func:`build_report` is pure: it parses the artifact with :mod:`rp1_duel.record.artifact`,
 replays its turns through the one :class:`~rp1_duel.record.history.History`, and adds the
-recorded usage, the verification verdicts and the cached model-written assessments
-(:mod:`rp1_duel.review.assessment`) it is handed. Reading files is
-:mod:`rp1_duel.review.report_files`'s job; turning a :class:`Report` into Markdown or HTML
-is the renderers'. ``Report.to_dict()`` is the ``json`` format (docs/protocol.md section 11).
+recorded usage, the verification verdicts, ``duel validate``'s findings and the cached
+model-written assessments (:mod:`rp1_duel.review.assessment`) it is handed. A report leads
+with the decision and what the debate changed for each seat (:mod:`rp1_duel.review.decision`).
+Reading files is :mod:`rp1_duel.review.report_files`'s job; turning a :class:`Report` into
+Markdown or HTML is the renderers'. ``Report.to_dict()`` is the ``json`` format
+(docs/protocol.md section 11).
 """
 
 from __future__ import annotations
@@ -39,13 +41,15 @@ from ..record.outcomes import (
     Decision,
     decide,
 )
-from ..record.validate import outcome_problems
+from ..record.validate import ArtifactReport, outcome_problems
 from ..record.verification import CURRENT, STALE, CitationEntry, Sidecar, check
 from ..schedule import Schedule
 from ..turns.grammar import ParsedTurn, split_tag
 from ..turns.novelty import NoveltyIndex
-from ..turns.references import parse_reference
+from ..turns.references import heading_candidates, parse_reference
+from ..turns.source import github_anchor
 from ..vocabulary import (
+    ACCEPTED_CONSENSUS,
     ACCEPTING_CONSENSUS,
     CLOSED,
     CONVERGING,
@@ -54,14 +58,24 @@ from ..vocabulary import (
     OPEN_TO_DEBATE,
     REVISING,
     TIMEOUT,
+    CitationKind,
     RecordCode,
 )
 from .assessment import AssessmentFile, ModelSection, Subject, shown
+from .decision import (
+    DecisionFacts,
+    Quote,
+    SeatChange,
+    StanceRevision,
+    flagged_citations,
+    seat_positions,
+)
 
 __all__ = [
     "MARKED_STANCES",
     "REPORT_VERSION",
     "STANCE_LEVELS",
+    "UNRESOLVED_STATUSES",
     "Agreement",
     "CitationRow",
     "NovelArgument",
@@ -69,11 +83,13 @@ __all__ = [
     "Quote",
     "Record",
     "Report",
+    "ReportLinks",
     "ReportParticipant",
     "SidecarFile",
     "TimelineEntry",
     "UnresolvedEntry",
     "VerificationFacts",
+    "and_list",
     "build_report",
     "read_record",
 ]
@@ -88,6 +104,9 @@ HEADLINE_CHARS = 160
 _CREDIT = re.compile(r"\s*\(\s*turns?\s+#?\d+[^()]*\)\s*\.?\s*$", re.IGNORECASE)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+", re.MULTILINE)
 UNREADABLE = "unreadable"  # a sidecar that could not be read (besides verification.CURRENT, STALE, MISMATCH)
+# An unresolved item is open while its author lists it; else how its author let it go (section 11).
+OPEN, CONCEDED, RESOLVED, DROPPED = "open", "conceded", "resolved", "dropped"
+UNRESOLVED_STATUSES = (OPEN, CONCEDED, RESOLVED, DROPPED)
 
 
 @dataclass(frozen=True)
@@ -119,14 +138,7 @@ class TimelineEntry:
     headline: str  # the Position's first sentence
     blocking: int  # blocking unresolved items
     signed: bool  # carries a signature line (checked by `duel validate`, not here)
-
-
-@dataclass(frozen=True)
-class Quote:
-    """Words quoted from a turn, with the turn's number."""
-
-    turn: int
-    text: str
+    anchor: str | None  # GitHub's anchor of its heading in the artifact; None without a heading
 
 
 @dataclass(frozen=True)
@@ -165,6 +177,7 @@ class UnresolvedEntry:
     blocking: bool | None  # its tag in the latest listing; None: untagged
     answered_in: tuple[int, ...]  # other seats' later turns countering a turn that lists it
     dropped_in: int | None  # the author's first later turn that no longer lists it
+    status: str  # UNRESOLVED_STATUSES
 
     @property
     def open(self) -> bool:
@@ -195,6 +208,7 @@ class CitationRow:
     verdict: str | None = None  # from a current or stale verification sidecar that covers the turn
     confidence: str | None = None
     reason: str | None = None
+    anchor: str | None = None  # where in the source (`L11-L12`, a heading's) or the artifact (a turn's) it points
 
 
 @dataclass(frozen=True)
@@ -224,6 +238,14 @@ class VerificationFacts:
 
 
 @dataclass(frozen=True)
+class ReportLinks:
+    """Where a report's links lead, relative to the folder it is read from: POSIX paths, not yet URL-encoded."""
+
+    artifact: str
+    source: str | None  # None: the source's place relative to the report is not known
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything ``duel report`` says of a record, computed from its text and what lies beside it."""
 
@@ -248,6 +270,9 @@ class Report:
     novel_arguments: tuple[NovelArgument, ...]
     citations: tuple[CitationRow, ...]
     verification: VerificationFacts | None  # None: no sidecar next to the artifact
+    decision: DecisionFacts
+    changes: tuple[SeatChange, ...]  # by seat, each seat that wrote a turn
+    links: ReportLinks
     notes: tuple[str, ...] = ()
     model_written: tuple[ModelSection, ...] = field(default=())
 
@@ -270,10 +295,16 @@ class Report:
         found = self.participant(seat)
         return found.name if found else f"seat {seat}"
 
+    def anchor_of(self, turn: int) -> str | None:
+        """GitHub's anchor of turn ``turn``'s heading in the artifact, when the record has that turn."""
+        return next((entry.anchor for entry in self.timeline if entry.turn == turn), None)
+
     def to_dict(self) -> dict[str, Any]:
         """The ``json`` format, field by field in docs/protocol.md section 11."""
         data = asdict(self)
-        del data["schedule"]
+        del data["schedule"], data["links"]  # links depend on where the report is read, not on the record
+        lead = {"decision": data.pop("decision"), "changes": data.pop("changes")}
+        lead["decision"]["validation_problems"] = [p.to_dict() for p in self.decision.validation_problems]
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
         data["participants"] = [{**asdict(p), "usage": _usage_json(p.usage)} for p in self.participants]
         data["usage"] = _usage_json(self.usage)
@@ -293,7 +324,7 @@ class Report:
         }
         head.update(self.schedule.fields())  # as in the front matter: a two-seat report reads as before panels
         ready: dict[str, Any] = _json_ready(
-            {"version": REPORT_VERSION, **head, "turn_count": self.turn_count, "intact": self.intact, **data}
+            {"version": REPORT_VERSION, **head, "turn_count": self.turn_count, "intact": self.intact, **lead, **data}
         )
         return ready
 
@@ -319,14 +350,17 @@ def build_report(
     env: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
     assessment: AssessmentFile | None = None,
+    validation: ArtifactReport | None = None,
+    links: ReportLinks | None = None,
 ) -> Report:
     """The report of an artifact's ``text``, found at ``path``.
 
     ``usage_events``: the duel's ``usage`` events (protocol section 9), None when none were
     found. ``sidecar``: its verification sidecar, when there is one. ``env`` may name a price
     table (``$DUEL_PRICES``). ``assessment``: its assessment cache, whose current answers are
-    shown as model-written sections. Raises :class:`DuelError` ``FRONT_MATTER`` for a text that
-    is not a duel artifact.
+    shown as model-written sections. ``validation``: what ``duel validate`` found, when it was
+    run. ``links``: where the report's links lead (default: as read from the artifact's folder).
+    Raises :class:`DuelError` ``FRONT_MATTER`` for a text that is not a duel artifact.
     """
     record = read_record(text, path)
     parsed, front, history = record.parsed, record.front, record.history
@@ -338,6 +372,10 @@ def build_report(
     verification, entries = _verification(sidecar, Path(path).name, front, parsed.blocks, turns)
     cited = artifact_citations(parsed.blocks, turns, history.source_names, first=schedule.first)
     model_written, assessment_notes = shown(assessment, record.subject(path), turns)
+    outcome = _outcome(front, history, decision, parse_conclusion(parsed.conclusion), participants)
+    timeline = _timeline(history)
+    agreements, unresolved = _agreements(history), _unresolved(history)
+    anchors = {entry.turn: entry.anchor for entry in timeline}
     return Report(
         path=path,
         duel_id=front.duel_id,
@@ -351,19 +389,32 @@ def build_report(
         schedule=schedule,
         head_sha256=history.head,
         problems=tuple(problems),
-        outcome=_outcome(front, history, decision, parse_conclusion(parsed.conclusion), participants),
+        outcome=outcome,
         participants=participants,
         usage=_total_usage(participants) if usage_events is not None else None,
-        timeline=_timeline(history),
-        agreements=_agreements(history),
-        unresolved=_unresolved(history),
+        timeline=timeline,
+        agreements=agreements,
+        unresolved=unresolved,
         novel_arguments=tuple(
             NovelArgument(n, schedule.speaker(n), t.novel_claim, tuple(s.text for s in t.novel_support))
             for n, t in zip(history.numbers, turns, strict=True)
             if not t.chair
         ),
-        citations=tuple(_citation_row(citation, entries.get(citation), schedule) for citation in cited),
+        citations=tuple(
+            _citation_row(citation, entries.get(citation), schedule, _anchor(citation, history, anchors))
+            for citation in cited
+        ),
         verification=verification,
+        decision=DecisionFacts(
+            agreed=outcome.outcome == outcome.implied == ACCEPTED_CONSENSUS,
+            positions=seat_positions(history, last=True),
+            valid=None if validation is None else validation.valid,
+            validation_problems=() if validation is None else tuple(validation.problems),
+            validation_notes=() if validation is None else tuple(validation.notes),
+            flagged=flagged_citations(history, cited, entries, outcome.deciding_turns),
+        ),
+        changes=_changes(history, timeline, agreements, unresolved),
+        links=links or _links_beside(path, front),
         notes=(*notes, *assessment_notes),
         model_written=model_written,
     )
@@ -415,7 +466,7 @@ def _outcome(
 
     count = f"{len(turns)} of {schedule.turn_count} turns"
     said = [who(n) for n in deciding]
-    pair = " and ".join([", ".join(said[:-1]), said[-1]] if len(said) > 2 else said)  # "a, b and c"
+    pair = and_list(said)
     every = "Both" if schedule.seats == 2 else f"All {schedule.seats}"  # the rules read every seat's latest turn
     reason = conclusion.reason if conclusion else None
     recorded_outcome = front.outcome
@@ -450,6 +501,11 @@ def _outcome(
         candidate_convergence=decision.candidate_convergence,
         explanation=explanation,
     )
+
+
+def and_list(parts: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 2 else parts)
 
 
 def _seconds_between(start: str, end: str | None) -> float | None:
@@ -507,6 +563,7 @@ def _timeline(history: History) -> tuple[TimelineEntry, ...]:
     for n, turn in zip(history.numbers, history.turns, strict=True):
         seat = history.schedule.speaker(n)
         signed = history.block(n).signature is not None
+        anchor = github_anchor(turn.heading) if turn.heading else None
         if turn.chair:  # on the timeline, without a stance or a place on the chart
             entries.append(
                 TimelineEntry(
@@ -521,6 +578,7 @@ def _timeline(history: History) -> tuple[TimelineEntry, ...]:
                     headline=_headline(_chair_text(turn)),
                     blocking=0,
                     signed=signed,
+                    anchor=anchor,
                 )
             )
             continue
@@ -538,6 +596,7 @@ def _timeline(history: History) -> tuple[TimelineEntry, ...]:
                 headline=_headline(turn.position),
                 blocking=sum(1 for item in turn.unresolved if item.blocking),
                 signed=signed,
+                anchor=anchor,
             )
         )
         previous[seat] = turn.stance
@@ -623,6 +682,7 @@ def _unresolved(history: History) -> tuple[UnresolvedEntry, ...]:
             and schedule.speaker(n) != item.seat
             and any(m in item.listed_in and m < n for m in countered[n])
         )
+        dropped_in = later_own[0] if later_own else None
         found.append(
             UnresolvedEntry(
                 text=item.text,
@@ -631,10 +691,21 @@ def _unresolved(history: History) -> tuple[UnresolvedEntry, ...]:
                 listed_in=tuple(item.listed_in),
                 blocking=item.blocking,
                 answered_in=answered,
-                dropped_in=later_own[0] if later_own else None,
+                dropped_in=dropped_in,
+                status=_status(history, item.listed_in[-1], dropped_in, answered),
             )
         )
     return tuple(found)
+
+
+def _status(history: History, last_listed: int, dropped_in: int | None, answered_in: tuple[int, ...]) -> str:
+    """Open while listed; else conceded when its author let it go as its stance rose toward consensus, resolved
+    when another seat had answered it, dropped when neither (section 11)."""
+    if dropped_in is None:
+        return OPEN
+    if _rose(history.turn(last_listed).stance, history.turn(dropped_in).stance):
+        return CONCEDED
+    return RESOLVED if any(n < dropped_in for n in answered_in) else DROPPED
 
 
 def _countered_turns(turn: ParsedTurn, source_names: tuple[str, ...]) -> set[int]:
@@ -673,10 +744,83 @@ def _verification(
     return facts, ({entry.citation: entry for entry in sidecar.citations} if checked.belongs else {})
 
 
-def _citation_row(citation: Citation, entry: CitationEntry | None, schedule: Schedule) -> CitationRow:
+def _citation_row(
+    citation: Citation, entry: CitationEntry | None, schedule: Schedule, anchor: str | None
+) -> CitationRow:
     row = CitationRow(
-        citation.turn, schedule.speaker(citation.turn), citation.section, citation.item, citation.kind, citation.url
+        citation.turn,
+        schedule.speaker(citation.turn),
+        citation.section,
+        citation.item,
+        citation.kind,
+        citation.url,
+        anchor=anchor,
     )
     return (
         row if entry is None else replace(row, verdict=entry.verdict, confidence=entry.confidence, reason=entry.reason)
     )
+
+
+def _anchor(citation: Citation, history: History, turn_anchors: Mapping[int, str | None]) -> str | None:
+    """Where a source or turn citation points: its lines (`L11-L12`) or heading in the source, or the cited turn's
+    heading in the artifact. A heading's description is cut where one may begin (the source is not read here)."""
+    if citation.kind not in (CitationKind.SOURCE, CitationKind.TURN):
+        return None
+    reference = parse_reference(citation.item, history.source_names)
+    if reference.turn is not None:
+        return turn_anchors.get(reference.turn)
+    if reference.lines is not None:
+        start, end = reference.lines
+        return f"L{start}" if start == end else f"L{start}-L{end}"
+    if reference.heading is not None:
+        return github_anchor(heading_candidates(reference.heading)[-1].strip())
+    return None  # an excerpt alone: the file, no place in it
+
+
+def _links_beside(path: str, front: FrontMatter) -> ReportLinks:
+    """Links as read from the artifact's folder, which a relative recorded source path starts from."""
+    source = front.source_path
+    return ReportLinks(Path(path).name or f"{front.duel_id}.md", None if Path(source).is_absolute() else source)
+
+
+# -- what the debate changed -----------------------------------------------------------------------
+
+
+def _changes(
+    history: History,
+    timeline: Sequence[TimelineEntry],
+    agreements: Sequence[Agreement],
+    unresolved: Sequence[UnresolvedEntry],
+) -> tuple[SeatChange, ...]:
+    """Each seat's opening and final positions, its stance moves toward consensus, the agreements it took up
+    from another seat's wording, and its items still open."""
+    speaker = history.schedule.speaker
+    finals = {position.seat: position for position in seat_positions(history, last=True)}
+    changes = []
+    for opening in seat_positions(history, last=False):
+        seat = opening.seat
+        revisions = tuple(
+            StanceRevision(entry.turn, entry.previous_stance, entry.stance, entry.revision_support)
+            for entry in timeline
+            if entry.seat == seat and entry.changed and _rose(entry.previous_stance, entry.stance)
+        )
+        adopted = tuple(
+            Quote(next(n for n in agreement.turns if speaker(n) == seat), agreement.text)
+            for agreement in agreements
+            if seat in agreement.seats and any(speaker(n) != seat for n in _owed(agreement))
+        )
+        held = tuple(Quote(item.raised_in, item.text) for item in unresolved if item.seat == seat and item.open)
+        changes.append(SeatChange(seat, opening, finals[seat], revisions, adopted, held))
+    return tuple(changes)
+
+
+def _owed(agreement: Agreement) -> tuple[int, ...]:
+    """The turns an agreement owes its point to: the one that first stated it, and those its first wording credits."""
+    credit = _CREDIT.search(agreement.text)
+    return (agreement.turns[0], *(int(n) for n in re.findall(r"\d+", credit.group() if credit else "")))
+
+
+def _rose(before: str | None, after: str | None) -> bool:
+    """Whether a stance moved up the scale, toward consensus."""
+    levels = STANCE_LEVELS.get(before or ""), STANCE_LEVELS.get(after or "")
+    return levels[0] is not None and levels[1] is not None and levels[1] > levels[0]

@@ -1,6 +1,7 @@
 """What ``duel report`` reads, at the edge: the artifact (bounded, as ``duel validate`` reads it),
-the usage events recorded next to it, its verification sidecar and its assessment cache. Read-only,
-but for :func:`assess_artifact` (``--assess``), which writes the assessment cache and nothing else.
+what ``duel validate`` says of it, the usage events recorded next to it, its verification sidecar and
+its assessment cache. Read-only, but for :func:`assess_artifact` (``--assess``), which writes the
+assessment cache and nothing else.
 """
 
 from __future__ import annotations
@@ -18,22 +19,30 @@ from ..participant.asking import ModelAsker, configured_providers
 from ..participant.providers import ProviderError
 from ..record.artifact import FrontMatter, FrontMatterError, parse
 from ..record.history import read_artifact_text, read_failure
+from ..record.validate import validate_file
 from ..record.verification import SidecarError, load, sidecar_path
 from ..turns.source import read_bounded
 from ..vocabulary import ErrorCode, EventType, RecordCode
 from . import assessment
 from .assessment import AssessmentFile, AssessmentRun, Assessor
-from .report import Report, SidecarFile, build_report, read_record
+from .report import Report, ReportLinks, SidecarFile, build_report, read_record
 
 __all__ = ["assess_artifact", "configured_assessors", "read_report"]
 
 
-def read_report(path: str | os.PathLike[str], env: Mapping[str, str] = os.environ) -> Report:
-    """The report of the artifact at ``path``; raises :class:`DuelError` (``UNREADABLE``, ``FRONT_MATTER``)."""
+def read_report(
+    path: str | os.PathLike[str],
+    env: Mapping[str, str] = os.environ,
+    *,
+    read_from: str | os.PathLike[str] = os.curdir,
+) -> Report:
+    """The report of the artifact at ``path``, its links relative to the folder ``read_from`` (where the report
+    is written); raises :class:`DuelError` (``UNREADABLE``, ``FRONT_MATTER``)."""
     where = Path(path)
     text = _artifact_text(where)
+    front = _front(text)
     notes: list[str] = []
-    events = _usage_events(where, _duel_id(text), notes)
+    events = _usage_events(where, front.duel_id if front else None, notes)
     return build_report(
         text,
         str(where),
@@ -42,6 +51,8 @@ def read_report(path: str | os.PathLike[str], env: Mapping[str, str] = os.enviro
         env=env,
         notes=notes,
         assessment=_assessment(where),
+        validation=validate_file(where),
+        links=_links(where, front.source_path, read_from) if front else None,
     )
 
 
@@ -128,11 +139,23 @@ def _assessment(artifact: Path) -> AssessmentFile | None:
         return AssessmentFile(str(path), None, read_failure(exc))
 
 
-def _duel_id(text: str) -> str | None:
+def _front(text: str) -> FrontMatter | None:
     try:
-        return FrontMatter.parse(parse(text).front_matter).duel_id
+        return FrontMatter.parse(parse(text).front_matter)
     except FrontMatterError:
         return None  # build_report says why
+
+
+def _links(artifact: Path, source_path: str, read_from: str | os.PathLike[str]) -> ReportLinks:
+    """The artifact and the source (recorded relative to the artifact's folder, or absolute) as paths relative to
+    ``read_from``: links that hold wherever the tree is checked out."""
+    base, where = os.path.abspath(read_from), os.path.abspath(artifact)
+    source = os.path.join(os.path.dirname(where), source_path)
+
+    def relative(target: str) -> str:
+        return Path(os.path.relpath(target, base)).as_posix()
+
+    return ReportLinks(relative(where), relative(source))
 
 
 def _usage_events(artifact: Path, duel_id: str | None, notes: list[str]) -> list[Event] | None:

@@ -1,8 +1,10 @@
-"""``duel report --format html``: one self-contained page, readable without script, printable.
+"""``duel report --format html``: one self-contained page, readable without script, printable, and on a
+phone: tables scroll sideways in their own box, and the chart keeps a readable size.
 
-Inline CSS and an inline SVG timeline; no script, and nothing fetched (a Content-Security-Policy
-that allows none says so to the browser as well). Every recorded text is escaped: turn text is
-untrusted, and a record edited by hand may hold anything.
+It leads with the decision, then what the debate changed. Inline CSS and an inline SVG timeline;
+no script, and nothing fetched (a Content-Security-Policy that allows none says so to the browser
+as well). Every recorded text is escaped: turn text is untrusted, and a record edited by hand may
+hold anything. Links to turns and source lines are relative paths (:mod:`.report_text`).
 """
 
 from __future__ import annotations
@@ -10,13 +12,16 @@ from __future__ import annotations
 import html
 import math
 import re
+from collections.abc import Sequence
 
 from ..turns.references import trim_url
+from ..vocabulary import ACCEPTED_CONSENSUS
 from . import report_text as words
 from .assessment import LABEL
-from .report import STANCE_LEVELS, Report, TimelineEntry
+from .decision import FlaggedCitation, RevisionView, SeatChange, SeatPosition
+from .report import STANCE_LEVELS, Report, TimelineEntry, UnresolvedEntry
 
-__all__ = ["SEAT_COLOURS", "SEAT_DASHES", "render_html"]
+__all__ = ["CAUTION_COLOUR", "SEAT_COLOURS", "SEAT_DASHES", "render_html"]
 
 SEAT_COLOURS = words.SEAT_COLOURS
 # The seats stay apart in grey print and for colour-blind readers: solid, dashed, dotted, then mixed patterns.
@@ -28,6 +33,8 @@ OUTCOME_COLOURS = {
     "TIMEOUT": "#6e7781",
     "INVALIDATED": "#6e7781",
 }
+CAUTION_COLOUR = "#bc4c00"  # a consensus badge under a caution (a fabricated citation, a record that fails validate)
+WARNING_COLOUR = "#cf222e"
 _URL = re.compile(r"https?://[^\s<>\[\]`\"]+", re.IGNORECASE)  # as references.urls_in_line finds them
 
 CSS = """
@@ -37,8 +44,25 @@ body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica N
 h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid #d0d7de; }
 .outcome { display: inline-block; color: #fff; font-weight: 600; padding: 2px 10px; border-radius: 12px; }
 .facts { color: #57606a; margin: 6px 0 10px; }
-.warning { border: 2px solid #cf222e; background: #fff1f0; padding: 8px 12px; border-radius: 6px; }
+.warning { border: 2px solid #cf222e; background: #fff1f0; padding: 8px 12px; border-radius: 6px; margin: 10px 0; }
 .summary { border-left: 4px solid #d0d7de; padding: 2px 12px; color: #3b434b; }
+.position { white-space: pre-wrap; overflow-wrap: anywhere; border-left: 4px solid #d0d7de; background: #f6f8fa;
+            padding: 6px 12px; margin: 4px 0 12px; }
+.agreed .position { border-left-color: #1a7f37; }
+.seats { display: grid; gap: 12px; }
+.seat { border: 1px solid #d0d7de; border-radius: 6px; padding: 4px 12px; }
+.seat h3 { margin: 6px 0; } .seat .position { margin: 2px 0 8px; }
+/* A seat's opening and final positions side by side, one above the other on a narrow screen. */
+.pair { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(260px, 100%), 1fr)); gap: 0 16px; }
+pre.diff { overflow-x: auto; background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 8px 0; }
+pre.diff span { display: block; padding: 0 12px; white-space: pre; }
+.diff .add { background: #dafbe1; color: #116329; } .diff .del { background: #ffebe9; color: #82071e; }
+.diff .hunk { color: #8250df; }
+/* On a narrow screen a table scrolls in its own box, at a width its columns stay readable in. */
+.scroll { overflow-x: auto; margin: 6px 0; } .scroll > table { margin: 0; min-width: 600px; }
+td.text { min-width: 16em; } td code { overflow-wrap: normal; white-space: nowrap; }
+.chart { overflow-x: auto; } .chart svg { min-width: 720px; }
+li a, td.text a, .position a { overflow-wrap: anywhere; }  /* a long URL breaks, not the page */
 table { border-collapse: collapse; width: 100%; margin: 6px 0; font-size: 14px; }
 th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; } td.n { text-align: right; white-space: nowrap; }
@@ -49,9 +73,14 @@ th { background: #f6f8fa; } td.n { text-align: right; white-space: nowrap; }
 svg { width: 100%; height: auto; } svg text { font: 14px system-ui, sans-serif; fill: #57606a; }
 .model-written { border: 2px dashed #9a6700; padding: 4px 12px; margin: 12px 0; }
 footer { margin-top: 28px; color: #57606a; font-size: 13px; }
-code { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
+code, pre { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+code { overflow-wrap: anywhere; }
+@media (max-width: 600px) {
+  body { margin: 12px auto; padding: 0 12px; } h1 { font-size: 20px; } ul { padding-left: 22px; }
+}
 @media print {
   body { margin: 0; max-width: none; font-size: 11pt; }
+  .scroll, .chart, pre.diff { overflow: visible; } .scroll > table, .chart svg, td.text { min-width: 0; }
   a { color: inherit; text-decoration: none; }
   h2 { break-after: avoid; } tr, li, svg { break-inside: avoid; }
   .outcome, .verdict, .warning { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
@@ -67,6 +96,9 @@ def render_html(report: Report) -> str:
     """The report as one self-contained HTML page: inline styles and an SVG chart, nothing loaded or run."""
     body = [
         _header(report),
+        _decision(report),
+        _changes(report),
+        _outcome_details(report),
         _participants(report),
         _timeline(report),
         _turns(report),
@@ -110,30 +142,39 @@ def _name(report: Report, seat: int) -> str:
     return f'<span style="color:{SEAT_COLOURS.get(seat, "#1f2328")}">{_e(report.name_of(seat))}</span>'
 
 
+def _turn(report: Report, number: int) -> str:
+    """Turn ``number``, linked to its heading in the artifact."""
+    return f'<a href="{_e(words.turn_href(report, number))}">{number}</a>'
+
+
+def _turn_links(report: Report, numbers: tuple[int, ...]) -> str:
+    return ", ".join(_turn(report, n) for n in numbers) or "—"
+
+
+def _scrolling(table: str) -> str:
+    """A table in a box of its own that scrolls sideways on a narrow screen, not the page."""
+    return f'<div class="scroll">{table}</div>'
+
+
 def _header(report: Report) -> str:
     facts = report.outcome
     outcome = facts.outcome or "OPEN"
+    cautions = words.cautions(report)
     colour = OUTCOME_COLOURS.get(outcome, "#6e7781")
+    if cautions and outcome == ACCEPTED_CONSENSUS:
+        colour = CAUTION_COLOUR  # never green over a fabricated citation or a record that does not validate
+    badges = "".join(
+        f' <span class="outcome" style="background:{WARNING_COLOUR}">⚠ {_e(caution)}</span>' for caution in cautions
+    )
     parts = [
         "<header>",
         f"<h1>{_e(words.title(report))}</h1>",
         (
-            f'<p><span class="outcome" style="background:{colour}">{_e(outcome)}</span> '
+            f'<p><span class="outcome" style="background:{colour}">{_e(outcome)}</span>{badges} '
             f"{_e(' · '.join(words.facts(report)))}</p>"
         ),
         f"<p>{_e(facts.explanation)}</p>",
     ]
-    if facts.blocking:
-        items = "".join(
-            f"<li>turn {q.turn} ({_name(report, report.schedule.speaker(q.turn))}): {_text(q.text)}</li>"
-            for q in facts.blocking
-        )
-        parts.append(f"<p>Blocking items left:</p><ul>{items}</ul>")
-    if facts.summary:
-        paragraphs = "".join(f"<p>{_text(p)}</p>" for p in facts.summary.split("\n\n") if p.strip())
-        parts.append(f'<div class="summary"><p class="muted">Close summary:</p>{paragraphs}</div>')
-    if report.verification is not None:
-        parts.append(f"<p>{_e(words.verification(report.verification))}.</p>")
     if not report.intact:
         problems = "".join(f"<li>{_e(problem)}</li>" for problem in report.problems)
         parts.append(
@@ -150,17 +191,156 @@ def _header(report: Report) -> str:
     return "\n".join(parts)
 
 
+def _decision(report: Report) -> str:
+    decision = report.decision
+    if decision.agreed:
+        lead = "<p><strong>Agreed.</strong> Every seat's latest turn accepts the consensus. What each accepted, in full:</p>"
+    else:
+        lead = (
+            f"<p><strong>No agreed decision:</strong> {_e(words.no_decision(report))}. "
+            "Each seat's latest position, in full:</p>"
+        )
+    parts = [f'<section class="decision{" agreed" if decision.agreed else ""}"><h2>Decision</h2>', lead]
+    parts += [_position(report, position, label=_name(report, position.seat)) for position in decision.positions]
+    problems = "".join(f"<li><code>{_e(p.code)}</code> {_e(p.message)}</li>" for p in decision.validation_problems)
+    problems += "".join(f'<li class="muted">Note: {_e(note)}.</li>' for note in decision.validation_notes)
+    parts.append(
+        f"<p><code>duel validate</code> {_e(words.validation(report))}.</p>"
+        + (f"<ul>{problems}</ul>" if problems else "")
+    )
+    if decision.flagged:
+        parts.append(_flagged(report, decision.flagged))
+    if (unchecked := words.unchecked(report)) is not None:
+        parts.append(f'<p class="muted">{_e(unchecked)}.</p>')
+    if decision.revision is not None:
+        parts.append(_revision(decision.revision))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _position(report: Report, position: SeatPosition, *, label: str) -> str:
+    """A Position in full, its line breaks kept (``white-space: pre-wrap``), after ``label`` (HTML) and its turn."""
+    return (
+        f'<p class="muted">{label}, turn {_turn(report, position.turn)}, {_e(position.stance or "no stance")}:</p>'
+        f'<div class="position">{_text(position.text) or "<em>no Position</em>"}</div>'
+    )
+
+
+def _flagged(report: Report, flagged: tuple[FlaggedCitation, ...]) -> str:
+    items = "".join(
+        f"<li>Turn {_turn(report, c.turn)} ({_name(report, c.seat)}), "
+        f"<strong>{_e(c.verdict)}</strong>: {_text(c.url or c.item)}"
+        + (f' <span class="muted">({_e(c.reason)})</span>' if c.reason else "")
+        + f"; {words.resting(c, lambda n: _turn(report, n))}.</li>"
+        for c in flagged
+    )
+    return (
+        f'<div class="warning"><strong>⚠ Citations not to rely on</strong> (<code>duel verify</code>: '
+        f"{_e(words.flagged_counts(flagged))}):<ul>{items}</ul></div>"
+    )
+
+
+def _revision(revision: RevisionView) -> str:
+    """The agreed revision's diff, each added, removed and hunk line coloured."""
+    kinds = (("+++", ""), ("---", ""), ("+", "add"), ("-", "del"), ("@@", "hunk"))
+    lines = []
+    for line in revision.diff.splitlines():
+        kind = next((css for start, css in kinds if line.startswith(start)), "")
+        lines.append(f'<span class="{kind}">{_e(line)}</span>' if kind else f"<span>{_e(line)}</span>")
+    return (
+        f"<h3>Revision <code>{_e(revision.id)}</code></h3><p>{_e(words.revision_summary(revision))}.</p>"
+        f'<pre class="diff">{"".join(lines)}</pre>'
+    )
+
+
+def _changes(report: Report) -> str:
+    if not report.changes:
+        return ""
+    cards = "".join(_seat_change(report, change) for change in report.changes)
+    items = ""
+    if report.unresolved:
+        items = f"<h3>Every unresolved item, and what became of it</h3>{_items_table(report, report.unresolved)}"
+    return f'<section><h2>What the debate changed</h2><div class="seats">{cards}</div>{items}</section>'
+
+
+def _seat_change(report: Report, change: SeatChange) -> str:
+    moved = "".join(
+        f"<li>{_e(r.previous or 'no stance')} → {_e(r.stance or 'no stance')} in turn {_turn(report, r.turn)}"
+        + (f': <span class="muted">{"; ".join(_text(s) for s in r.support)}</span>' if r.support else "")
+        + "</li>"
+        for r in change.revisions
+    )
+    adopted = "".join(f"<li>{_text(q.text)} (turn {_turn(report, q.turn)})</li>" for q in change.adopted)
+    held = "".join(f"<li>{_text(q.text)} (raised in turn {_turn(report, q.turn)})</li>" for q in change.held)
+
+    def listed(title: str, items: str) -> str:
+        return f"<p><strong>{title}</strong>" + (
+            f"</p><ul>{items}</ul>" if items else ' <span class="muted">none</span></p>'
+        )
+
+    return (
+        f'<div class="seat"><h3>{_name(report, change.seat)}</h3><div class="pair">'
+        f"<div>{_position(report, change.opening, label='Opening')}</div>"
+        f"<div>{_position(report, change.final, label='Final')}</div></div>"
+        + listed("Moved toward consensus:", moved)
+        + listed("Took up from others:", adopted)
+        + listed("Held open:", held)
+        + "</div>"
+    )
+
+
+def _items_table(report: Report, items: Sequence[UnresolvedEntry]) -> str:
+    rows = "".join(
+        f'<tr><td class="text">{_text(item.text)}</td><td>{_name(report, item.seat)}</td>'
+        f'<td class="n">{_turn(report, item.raised_in)}</td>'
+        f"<td{_css_class('tag-blocking', applies=item.blocking)}>{words.tag(item)}</td>"
+        f"<td>{_turn_links(report, item.answered_in)}</td>"
+        f"<td{_css_class('open', applies=item.open)}>{_e(words.unresolved_status(item))}</td></tr>"
+        for item in items
+    )
+    return _scrolling(
+        "<table><thead><tr><th>Item</th><th>By</th><th>Raised in</th><th>Tag</th><th>Answered in</th>"
+        f"<th>Status</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _outcome_details(report: Report) -> str:
+    """How it ended: the blocking items left, the close's summary, the verification sidecar's standing."""
+    facts = report.outcome
+    parts = []
+    if facts.blocking:
+        items = "".join(
+            f"<li>turn {_turn(report, q.turn)} ({_name(report, report.schedule.speaker(q.turn))}): {_text(q.text)}</li>"
+            for q in facts.blocking
+        )
+        parts.append(f"<p>Blocking items left:</p><ul>{items}</ul>")
+    if facts.summary:
+        paragraphs = "".join(f"<p>{_text(p)}</p>" for p in facts.summary.split("\n\n") if p.strip())
+        parts.append(f'<div class="summary"><p class="muted">Close summary:</p>{paragraphs}</div>')
+    if report.verification is not None:
+        parts.append(f"<p>{_e(words.verification(report.verification))}.</p>")
+    return f"<section><h2>How it ended</h2>{''.join(parts)}</section>" if parts else ""
+
+
 def _participants(report: Report) -> str:
     rows = "".join(
         f'<tr><td class="n">{p.seat}</td><td>{_name(report, p.seat)}</td><td>{_e(p.harness)}</td>'
-        f"<td><code>{_e(p.model)}</code></td><td>{words.turn_list(p.turns)}</td>"
+        f"<td><code>{_e(p.model)}</code></td><td>{_turn_links(report, p.turns)}</td>"
         f'<td class="n">{_e(words.token_counts(p.usage))}</td><td class="n">{_e(words.cost(p.usage))}</td></tr>'
         for p in report.participants
     )
+    total = (
+        ""
+        if report.usage is None
+        else f'<tr><td></td><td colspan="5"><strong>Total</strong></td><td class="n">{_e(words.total_cost(report))}</td></tr>'
+    )
     return (
-        "<section><h2>Participants</h2><table><thead><tr><th>Seat</th><th>Participant</th><th>Harness</th>"
-        f"<th>Model</th><th>Turns</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>{rows}</tbody></table>"
-        "</section>"
+        "<section><h2>Participants</h2>"
+        + _scrolling(
+            "<table><thead><tr><th>Seat</th><th>Participant</th><th>Harness</th><th>Model</th><th>Turns</th>"
+            f"<th>Tokens</th><th>Cost</th></tr></thead><tbody>{rows}{total}</tbody></table>"
+        )
+        + "</section>"
     )
 
 
@@ -169,7 +349,8 @@ def _timeline(report: Report) -> str:
         return "<section><h2>Stances</h2><p>No turns yet.</p></section>"
     changes = [entry for entry in report.timeline if entry.changed]
     items = "".join(
-        f'<li id="revision-{entry.turn}"><span class="changed">Turn {entry.turn}</span>, {_name(report, entry.seat)}: '
+        f'<li id="revision-{entry.turn}"><span class="changed">Turn {_turn(report, entry.turn)}</span>, '
+        f"{_name(report, entry.seat)}: "
         f"{_e(entry.previous_stance or 'no stance')} → {_e(entry.stance or 'no stance')}, because:"
         + (
             "<ul>" + "".join(f"<li>{_text(item)}</li>" for item in entry.revision_support) + "</ul>"
@@ -180,7 +361,7 @@ def _timeline(report: Report) -> str:
         for entry in changes
     )
     listed = f"<h3>Stance changes</h3><ul>{items}</ul>" if changes else ""
-    return f"<section><h2>Stances</h2>{_svg(report)}{listed}</section>"
+    return f'<section><h2>Stances</h2><div class="chart">{_svg(report)}</div>{listed}</section>'
 
 
 # The chart's geometry, in SVG units (the viewBox scales it to the page, so its width is fixed).
@@ -291,37 +472,33 @@ def _turns(report: Report) -> str:
     if not report.timeline:
         return ""
     rows = "".join(
-        f'<tr><td class="n">{e.turn}</td><td>{_name(report, e.seat)}</td><td>'
+        f'<tr><td class="n">{_turn(report, e.turn)}</td><td>{_name(report, e.seat)}</td><td>'
         + (
             f'<a class="changed" href="#revision-{e.turn}">{_e(e.stance or "no stance")}</a>'
             if e.changed
             else _e(e.stance or "no stance")
         )
-        + f'</td><td class="n">{e.blocking}</td><td>{_text(e.headline)}</td></tr>'
+        + f'</td><td class="n">{e.blocking}</td><td class="text">{_text(e.headline)}</td></tr>'
         for e in report.timeline
     )
     return (
-        "<section><h2>Turns</h2><table><thead><tr><th>Turn</th><th>Participant</th><th>Stance</th>"
-        f"<th>Blocking</th><th>Position</th></tr></thead><tbody>{rows}</tbody></table></section>"
+        "<section><h2>Turns</h2>"
+        + _scrolling(
+            "<table><thead><tr><th>Turn</th><th>Participant</th><th>Stance</th><th>Blocking</th><th>Position</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>"
+        )
+        + "</section>"
     )
 
 
 def _unresolved(report: Report) -> str:
-    if not report.unresolved:
-        return ""
     still = [item for item in report.unresolved if item.open]
+    if not still:
+        return ""
     blocking = sum(1 for item in still if item.blocking)
-    rows = "".join(
-        f'<tr><td>{_text(item.text)}</td><td>{_name(report, item.seat)}</td><td class="n">{item.raised_in}</td>'
-        f"<td{_css_class('tag-blocking', applies=item.blocking)}>{words.tag(item)}</td>"
-        f"<td>{words.turn_list(item.answered_in)}</td>"
-        f"<td{_css_class('open', applies=item.open)}>{_e(words.unresolved_status(item))}</td></tr>"
-        for item in report.unresolved
-    )
     return (
-        f"<section><h2>Unresolved items ({len(still)} open, {blocking} of them blocking)</h2><table><thead>"
-        "<tr><th>Item</th><th>By</th><th>Raised in</th><th>Tag</th><th>Answered in</th><th>Status</th></tr>"
-        f"</thead><tbody>{rows}</tbody></table></section>"
+        f"<section><h2>Unresolved ({len(still)} open, {blocking} of them blocking)</h2>"
+        f"{_items_table(report, still)}</section>"
     )
 
 
@@ -334,7 +511,7 @@ def _agreements(report: Report) -> str:
         return ""
     items = "".join(
         f'<li>{_text(a.text)} <span class="muted">(turn{"s" if len(a.turns) > 1 else ""} '
-        f"{words.turn_list(a.turns)}; "
+        f"{_turn_links(report, a.turns)}; "
         + (words.everyone(report, a.seats) or ", ".join(_name(report, s) for s in a.seats))
         + ")</span></li>"
         for a in report.agreements
@@ -346,7 +523,7 @@ def _novel_arguments(report: Report) -> str:
     if not report.novel_arguments:
         return ""
     items = "".join(
-        f"<li>Turn {a.turn}, {_name(report, a.seat)}: {_text(a.claim) or '<em>no claim</em>'}"
+        f"<li>Turn {_turn(report, a.turn)}, {_name(report, a.seat)}: {_text(a.claim) or '<em>no claim</em>'}"
         + ("<ul>" + "".join(f'<li class="muted">{_text(s)}</li>' for s in a.support) + "</ul>" if a.support else "")
         + "</li>"
         for a in report.novel_arguments
@@ -361,9 +538,11 @@ def _citations(report: Report) -> str:
     verified = facts is not None and facts.shown
     rows = []
     for c in report.citations:
+        href = words.citation_href(report, c)
+        item = _text(c.item) if href is None else f'<a href="{_e(href)}">{_e(c.item)}</a>'
         row = (
-            f'<tr><td class="n">{c.turn}</td><td>{_e(c.section or "—")}</td><td>{_e(c.kind)}</td>'
-            f"<td>{_text(c.item)}</td>"
+            f'<tr><td class="n">{_turn(report, c.turn)}</td><td>{_e(c.section or "—")}</td><td>{_e(c.kind)}</td>'
+            f'<td class="text">{item}</td>'
         )
         if verified:
             row += f"<td>{_verdict(c.verdict, c.confidence, c.reason)}</td>"
@@ -376,8 +555,11 @@ def _citations(report: Report) -> str:
     )
     return (
         f'<section><h2>Citations</h2><p class="muted">{_e(words.citation_kinds(report))}. {status}</p>'
-        f"<table><thead><tr><th>Turn</th><th>Section</th><th>Kind</th><th>Item</th>{verdict_head}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></section>"
+        + _scrolling(
+            f"<table><thead><tr><th>Turn</th><th>Section</th><th>Kind</th><th>Item</th>{verdict_head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
+        + "</section>"
     )
 
 

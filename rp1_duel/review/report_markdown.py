@@ -1,25 +1,29 @@
 """``duel report --format md``: a report to paste as a pull-request comment on GitHub or GitLab.
 
-The stance timeline is a Mermaid ``xychart-beta`` (both forges render it from a fenced
-block), with the same data as a table under ``<details>``. Recorded text is untrusted:
-each piece is written on one line, with raw HTML made text (``<`` as ``&lt;`` outside code
-spans) and mentions and issue references broken, so pasting a report runs no markup,
-pings nobody and links no issue (docs/protocol.md section 11).
+It leads with the decision, then what the debate changed. The stance timeline is a Mermaid
+``xychart-beta`` (both forges render it from a fenced block), with the same data as a table
+under ``<details>``. Recorded text is untrusted: each piece is written on one line, with raw
+HTML made text (``<`` as ``&lt;`` outside code spans) and mentions and issue references
+broken, so pasting a report runs no markup, pings nobody and links no issue; a link's text
+has every punctuation mark escaped, and its target is built from paths, never from turn text
+(docs/protocol.md section 11).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..schedule import CHAIR_SEAT
 from . import report_text as words
 from .assessment import LABEL
-from .report import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
+from .decision import FlaggedCitation, SeatPosition
+from .report import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry, UnresolvedEntry
 
-__all__ = ["cell", "code", "inline", "render_markdown"]
+__all__ = ["cell", "code", "inline", "link", "render_markdown"]
 
 _BACKTICKS = re.compile(r"`+")
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")  # ASCII punctuation: CommonMark lets a backslash escape each
 # What GitHub and GitLab turn into a notification or a cross-reference: @name, ~label, %milestone,
 # $12 (snippet), &12 (epic) and GH-12 starting a word; #12 and !12 (merge request) anywhere, as in owner/repo#12.
 _REFERENCE = re.compile(r"(?<![\w@#!$&~%-])([@~%](?=\w)|[$&](?=\d)|GH-(?=\d))|([#!])(?=\d)")
@@ -33,6 +37,9 @@ def render_markdown(report: Report) -> str:
     stance table give way to a line pointing to ``--format html`` (docs/protocol.md section 11)."""
     parts = {
         "header": _header(report),
+        "decision": _decision(report),
+        "changes": _changes(report),
+        "details": _outcome_details(report),
         "participants": _participants(report),
         "timeline": _timeline(report),
         "unresolved": _unresolved(report),
@@ -110,25 +117,29 @@ def cell(text: str) -> str:
     return inline(text).replace("|", "\\|")
 
 
+def link(text: str, href: str) -> str:
+    """Recorded text as a link to ``href`` (a URL-encoded relative path): one line, mentions and references broken
+    as :func:`inline` breaks them, every ASCII punctuation mark backslash-escaped, so no markup, code span,
+    bracket or ``|`` inside ends the link or a table cell."""
+    broken = _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH_SPACE, " ".join(text.split()))
+    return "[" + _PUNCTUATION.sub(lambda found: "\\" + found.group(), broken) + f"]({href})"
+
+
+def _turn(report: Report, number: int) -> str:
+    return f"[{number}]({words.turn_href(report, number)})"
+
+
+def _turns(report: Report, numbers: tuple[int, ...]) -> str:
+    return ", ".join(_turn(report, n) for n in numbers) or "—"
+
+
 def _header(report: Report) -> str:
-    facts = report.outcome
     lines = [
         f"## {inline(words.title(report))}",
         "",
         f"**{inline(words.headline(report))}**  ",
-        inline(facts.explanation),
+        inline(report.outcome.explanation),
     ]
-    if facts.blocking:
-        lines += ["", "Blocking items left:"]
-        lines += [
-            f"- turn {quote.turn} ({inline(report.name_of(report.schedule.speaker(quote.turn)))}): {inline(quote.text)}"
-            for quote in facts.blocking
-        ]
-    if facts.summary:
-        lines += ["", "Close summary:", ""]
-        lines.append("\n>\n".join(f"> {inline(p)}" for p in facts.summary.split("\n\n") if p.strip()))
-    if report.verification is not None:
-        lines += ["", inline(words.verification(report.verification)) + "."]
     if not report.intact:
         lines += [
             "",
@@ -139,10 +150,120 @@ def _header(report: Report) -> str:
     return "\n".join(lines)
 
 
+def _decision(report: Report) -> str:
+    decision = report.decision
+    if decision.agreed:
+        lead = "**Agreed.** Every seat's latest turn accepts the consensus. What each accepted, in full:"
+    else:
+        lead = f"**No agreed decision:** {inline(words.no_decision(report))}. Each seat's latest position, in full:"
+    lines = ["### Decision", "", lead]
+    for position in decision.positions:
+        lines += ["", _position(report, position)]
+    valid = f"`duel validate` {words.validation(report)}"
+    lines += ["", valid + "." if decision.valid is not False else f"**{valid}:**"]
+    lines += [f"- {code(p.code)} {inline(p.message)}" for p in decision.validation_problems]
+    lines += [f"- Note: {inline(note)}." for note in decision.validation_notes]
+    if decision.flagged:
+        lines += ["", _flagged(report, decision.flagged)]
+    if (unchecked := words.unchecked(report)) is not None:
+        lines += ["", f"_{inline(unchecked)}._"]
+    if decision.revision is not None:
+        revision = decision.revision
+        summary = f"**Revision {code(revision.id)}**: {inline(words.revision_summary(revision))}."
+        lines += ["", summary, "", _fenced("diff", revision.diff)]
+    return "\n".join(lines)
+
+
+def _position(report: Report, position: SeatPosition) -> str:
+    paragraphs = [p for p in position.text.split("\n\n") if p.strip()] or ["_no Position_"]
+    return (
+        f"**{inline(report.name_of(position.seat))}**, turn {_turn(report, position.turn)}, "
+        f"{inline(position.stance or 'no stance')}:\n\n" + "\n>\n".join(f"> {inline(p)}" for p in paragraphs)
+    )
+
+
+def _flagged(report: Report, flagged: tuple[FlaggedCitation, ...]) -> str:
+    lines = [f"> **⚠ Citations not to rely on** (`duel verify`: {words.flagged_counts(flagged)}):"]
+    lines += [
+        f"> - turn {_turn(report, c.turn)} ({inline(report.name_of(c.seat))}), **{c.verdict}**: "
+        f"{inline(c.url or c.item)}"
+        + (f" ({inline(c.reason)})" if c.reason else "")
+        + f"; {words.resting(c, lambda n: _turn(report, n))}."
+        for c in flagged
+    ]
+    return "\n".join(lines)
+
+
+def _fenced(language: str, text: str) -> str:
+    """``text`` as a fenced code block: its fence longer than any backtick run inside, so nothing in it is markup."""
+    fence = "`" * max(3, max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    body = text.rstrip("\n")
+    return f"{fence}{language}\n{body}\n{fence}"
+
+
+def _changes(report: Report) -> str:
+    if not report.changes:
+        return ""
+    rows = ["### What the debate changed", "", "| Participant | Opening | Final |", "|---|---|---|"]
+    rows += [
+        f"| {cell(report.name_of(change.seat))} | {_position_cell(report, change.opening)} "
+        f"| {_position_cell(report, change.final)} |"
+        for change in report.changes
+    ]
+    rows.append("")
+    for change in report.changes:
+        moved = [
+            f"{inline(r.previous or 'no stance')} → {inline(r.stance or 'no stance')} in turn {_turn(report, r.turn)}"
+            for r in change.revisions
+        ]
+        adopted = [f"“{inline(q.text)}” (turn {_turn(report, q.turn)})" for q in change.adopted]
+        held = [f"“{inline(q.text)}” (raised in turn {_turn(report, q.turn)})" for q in change.held]
+        rows.append(
+            f"- **{inline(report.name_of(change.seat))}** moved toward consensus: {'; '.join(moved) or 'none'}. "
+            f"Took up from others: {'; '.join(adopted) or 'none'}. Held open: {'; '.join(held) or 'none'}."
+        )
+    if report.unresolved:
+        rows += ["", "Every unresolved item, and what became of it:", "", *_items_table(report, report.unresolved)]
+    return "\n".join(rows)
+
+
+def _position_cell(report: Report, position: SeatPosition) -> str:
+    return f"turn {_turn(report, position.turn)}, {cell(position.stance or 'no stance')}: {cell(position.text)}"
+
+
+def _items_table(report: Report, items: Sequence[UnresolvedEntry]) -> list[str]:
+    rows = ["| Item | By | Raised in | Tag | Answered in | Status |", "|---|---|---|---|---|---|"]
+    rows += [
+        f"| {cell(item.text)} | {cell(report.name_of(item.seat))} | {_turn(report, item.raised_in)} "
+        f"| {words.tag(item)} | {_turns(report, item.answered_in)} | {words.unresolved_status(item)} |"
+        for item in items
+    ]
+    return rows
+
+
+def _outcome_details(report: Report) -> str:
+    """Why the outcome: the blocking items left, the close's summary, the verification sidecar's standing."""
+    facts = report.outcome
+    lines: list[str] = []
+    if facts.blocking:
+        lines += ["Blocking items left:"]
+        lines += [
+            f"- turn {_turn(report, quote.turn)} ({inline(report.name_of(report.schedule.speaker(quote.turn)))}): "
+            f"{inline(quote.text)}"
+            for quote in facts.blocking
+        ]
+    if facts.summary:
+        lines += ["", "Close summary:", ""]
+        lines.append("\n>\n".join(f"> {inline(p)}" for p in facts.summary.split("\n\n") if p.strip()))
+    if report.verification is not None:
+        lines += ["", inline(words.verification(report.verification)) + "."]
+    return "\n".join(lines).strip("\n")
+
+
 def _participants(report: Report) -> str:
     rows = ["| Seat | Participant | Harness | Model | Turns | Tokens | Cost |", "|---|---|---|---|---|---|---|"]
     rows.extend(
-        f"| {p.seat} | {cell(p.name)} | {cell(p.harness)} | {cell(p.model)} | {words.turn_list(p.turns)} "
+        f"| {p.seat} | {cell(p.name)} | {cell(p.harness)} | {cell(p.model)} | {_turns(report, p.turns)} "
         f"| {words.token_counts(p.usage)} | {words.cost(p.usage)} |"
         for p in report.participants
     )
@@ -166,7 +287,7 @@ def _timeline(report: Report, *, table: bool = True) -> str:
         return "\n".join([*lines, "", _left_out("The stances as a table")])
     rows = ["| Turn | Participant | Stance | Blocking | Position |", "|---|---|---|---|---|"]
     rows += [
-        f"| {entry.turn} | {cell(report.name_of(entry.seat))} | {_stance(entry)} | {entry.blocking} "
+        f"| {_turn(report, entry.turn)} | {cell(report.name_of(entry.seat))} | {_stance(entry)} | {entry.blocking} "
         f"| {cell(entry.headline)} |"
         for entry in report.timeline
     ]
@@ -214,22 +335,12 @@ def _mermaid(report: Report) -> str:
 
 
 def _unresolved(report: Report) -> str:
-    if not report.unresolved:
-        return ""
     still = [item for item in report.unresolved if item.open]
+    if not still:
+        return ""
     blocking = sum(1 for item in still if item.blocking)
-    rows = [
-        f"### Unresolved items ({len(still)} open, {blocking} of them blocking)",
-        "",
-        "| Item | By | Raised in | Tag | Answered in | Status |",
-        "|---|---|---|---|---|---|",
-    ]
-    rows += [
-        f"| {cell(item.text)} | {cell(report.name_of(item.seat))} | {item.raised_in} | {words.tag(item)} "
-        f"| {words.turn_list(item.answered_in)} | {words.unresolved_status(item)} |"
-        for item in report.unresolved
-    ]
-    return "\n".join(rows)
+    heading = f"### Unresolved ({len(still)} open, {blocking} of them blocking)"
+    return "\n".join([heading, "", *_items_table(report, still)])
 
 
 def _agreements(report: Report) -> str:
@@ -239,7 +350,7 @@ def _agreements(report: Report) -> str:
     for agreement in report.agreements:
         who = words.everyone(report, agreement.seats) or ", ".join(report.name_of(s) for s in agreement.seats)
         turns = "turn" if len(agreement.turns) == 1 else "turns"
-        lines.append(f"- {inline(agreement.text)} ({turns} {words.turn_list(agreement.turns)}; {inline(who)})")
+        lines.append(f"- {inline(agreement.text)} ({turns} {_turns(report, agreement.turns)}; {inline(who)})")
     return "\n".join(lines)
 
 
@@ -250,7 +361,7 @@ def _novel_arguments(report: Report) -> str:
     for argument in report.novel_arguments:
         support = "; ".join(inline(item) for item in argument.support) or "no support"
         lines.append(
-            f"- turn {argument.turn}, {inline(report.name_of(argument.seat))}: "
+            f"- turn {_turn(report, argument.turn)}, {inline(report.name_of(argument.seat))}: "
             f"{inline(argument.claim) or 'no claim'} (support: {support})"
         )
     return "\n".join([*lines, "", "</details>"])
@@ -273,7 +384,9 @@ def _citations(report: Report) -> str:
         "|---|---|---|---|" + ("---|" if verified else ""),
     ]
     for citation in report.citations:
-        row = f"| {citation.turn} | {citation.section or '—'} | {citation.kind} | {cell(citation.item)} |"
+        href = words.citation_href(report, citation)
+        item = cell(citation.item) if href is None else link(citation.item, href)
+        row = f"| {_turn(report, citation.turn)} | {citation.section or '—'} | {citation.kind} | {item} |"
         if verified:
             row += f" {cell(_verdict(citation.verdict, citation.confidence))} |"
         rows.append(row)

@@ -1,32 +1,47 @@
-"""Words and numbers both report renderers show: durations, token counts, costs, counts of things."""
+"""Words and numbers both report renderers show: durations, token counts, costs, counts of things, and
+where links lead (relative paths, URL-encoded, so no recorded text can give a link a scheme or a host)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from urllib.parse import quote
+
 from ..coordination.events import Usage
 from ..participant.usage import PricedUsage
-from ..record.verification import MISMATCH, STALE
+from ..record.verification import CURRENT, MISMATCH, STALE
+from ..vocabulary import ACCEPTED_CONSENSUS, CitationKind
 from .assessment import ModelSection
-from .report import Report, UnresolvedEntry, VerificationFacts
+from .decision import FlaggedCitation, RevisionView
+from .report import OPEN, CitationRow, Report, UnresolvedEntry, VerificationFacts, and_list
 
 __all__ = [
     "SEAT_COLOURS",
     "SEAT_COLOUR_NAMES",
+    "cautions",
+    "citation_href",
     "citation_kinds",
     "cost",
     "duration",
     "everyone",
     "facts",
+    "flagged_counts",
     "headline",
     "model_checks",
     "model_text",
     "moment",
+    "no_decision",
     "plural",
+    "resting",
+    "revision_summary",
     "tag",
     "title",
     "token_counts",
     "tokens_in",
-    "turn_list",
+    "total_cost",
+    "turn_href",
+    "unchecked",
     "unresolved_status",
+    "validation",
     "verification",
 ]
 
@@ -83,17 +98,30 @@ def cost(priced: PricedUsage | None) -> str:
     value = priced.cost_usd
     if value is None:
         return "unpriced"
-    return f"~${value:.4f}" if value < 1 else f"~${value:,.2f}"
+    return "~" + _dollars(value)
+
+
+def _dollars(value: float) -> str:
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def total_cost(report: Report) -> str:
+    """The total's :func:`cost`; with a seat that used tokens on an unpriced model, what the others cost at
+    least: `at least $0.1200 (1 seat unpriced)`."""
+    if report.usage is None or report.usage.cost_usd is not None:
+        return cost(report.usage)
+    used = [p.usage for p in report.participants if p.usage is not None and _used_tokens(p.usage.usage)]
+    priced = [usage.cost_usd for usage in used if usage.cost_usd is not None]
+    return f"at least {_dollars(sum(priced))} ({plural(len(used) - len(priced), 'seat')} unpriced)"
+
+
+def _used_tokens(usage: Usage) -> bool:
+    return bool(tokens_in(usage) + usage.output_tokens)
 
 
 def plural(count: int, word: str) -> str:
     """`1 turn`, `2 turns`: ``count`` and ``word``, with an ``s`` unless the count is one."""
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
-
-def turn_list(numbers: tuple[int, ...]) -> str:
-    """`1, 3, 5`, or `—` for no turns."""
-    return ", ".join(str(n) for n in numbers) or "—"
 
 
 def everyone(report: Report, seats: tuple[int, ...]) -> str | None:
@@ -104,10 +132,8 @@ def everyone(report: Report, seats: tuple[int, ...]) -> str | None:
 
 
 def unresolved_status(item: UnresolvedEntry) -> str:
-    """`open`, or from which turn an unresolved item is no longer listed."""
-    if item.open:
-        return "open"
-    return f"no longer listed from turn {item.dropped_in}"
+    """`open`, or how and in which turn its author let an unresolved item go: `conceded in turn 3`."""
+    return OPEN if item.open else f"{item.status} in turn {item.dropped_in}"
 
 
 def tag(item: UnresolvedEntry) -> str:
@@ -123,7 +149,7 @@ def facts(report: Report) -> list[str]:
         found.insert(1, f"{report.schedule.seats} seats" + (" and a chair" if report.schedule.chair else ""))
     used = 0 if report.usage is None else tokens_in(report.usage.usage) + report.usage.usage.output_tokens
     if used:
-        found += [f"{used:,} tokens", cost(report.usage)]
+        found += [f"{used:,} tokens", total_cost(report)]
     return found
 
 
@@ -134,8 +160,88 @@ def title(report: Report) -> str:
 
 
 def headline(report: Report) -> str:
-    """`ACCEPTED_CONSENSUS after 5 of 6 turns · 7 min 49 s · 21,000 tokens · ~$0.1200`."""
-    return f"{report.outcome.outcome or 'OPEN'} after " + " · ".join(facts(report))
+    """`ACCEPTED_CONSENSUS after 5 of 6 turns · 7 min 49 s · 21,000 tokens · ~$0.1200`, then its :func:`cautions`
+    (`· ⚠ 1 fabricated citation`)."""
+    warned = "".join(f" · ⚠ {caution}" for caution in cautions(report))
+    return f"{report.outcome.outcome or 'OPEN'} after " + " · ".join(facts(report)) + warned
+
+
+def cautions(report: Report) -> list[str]:
+    """What keeps an outcome from reading as good news: fabricated citations, a record that does not validate."""
+    found = [plural(report.decision.fabricated, "fabricated citation")] if report.decision.fabricated else []
+    if report.decision.valid is False or not report.intact:
+        found.append("the record does not validate")
+    return found
+
+
+def no_decision(report: Report) -> str:
+    """Why a report has no agreed decision: `the duel ended DISSENT`, `the duel is still open`, …"""
+    facts = report.outcome
+    if facts.outcome is None:
+        return "the duel is still open"
+    if facts.outcome == ACCEPTED_CONSENSUS:
+        return f"the record says {ACCEPTED_CONSENSUS}, but the turns imply {facts.implied or 'no outcome'}"
+    return f"the duel ended {facts.outcome}"
+
+
+def validation(report: Report) -> str:
+    """`passes`, `fails (2 problems)`, or `was not run`: what ``duel validate`` said of the record."""
+    if report.decision.valid is None:
+        return "was not run"
+    count = len(report.decision.validation_problems)
+    return "passes" if report.decision.valid else f"fails ({plural(count, 'problem')})"
+
+
+def flagged_counts(flagged: tuple[FlaggedCitation, ...]) -> str:
+    """`1 fabricated, 2 unreliable`: the flagged citations by verdict, in order of first appearance."""
+    counts: dict[str, int] = {}
+    for citation in flagged:
+        counts[citation.verdict] = counts.get(citation.verdict, 0) + 1
+    return ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
+
+
+def unchecked(report: Report) -> str | None:
+    """Why the URLs the turns cite were not all checked: no sidecar, or one that is not current; None when they were,
+    or when no turn cites a URL."""
+    if not any(citation.kind == CitationKind.URL for citation in report.citations):
+        return None
+    if report.verification is None:
+        return "The URLs cited were not checked: no duel verify sidecar"
+    return None if report.verification.status == CURRENT else verification(report.verification)
+
+
+def resting(citation: FlaggedCitation, turn: Callable[[int], str] = str) -> str:
+    """`deciding turns 4 and 5 rest on it`, `deciding turn 5 rests on it` or `no deciding turn rests on it`, each
+    turn number written by ``turn`` (a link, in a renderer)."""
+    numbers = citation.deciding_turns
+    if not numbers:
+        return "no deciding turn rests on it"
+    several = len(numbers) > 1
+    listed = and_list([turn(n) for n in numbers])
+    return f"deciding turn{'s' if several else ''} {listed} rest{'' if several else 's'} on it"
+
+
+def revision_summary(revision: RevisionView) -> str:
+    """`design.md: +3 −1; accepted by Claude and GPT`."""
+    accepted = and_list(revision.accepted_by) or "no one"
+    return f"{', '.join(revision.files)}: +{revision.added} −{revision.removed}; accepted by {accepted}"
+
+
+def turn_href(report: Report, turn: int) -> str:
+    """A link to turn ``turn``'s heading in the artifact."""
+    anchor = report.anchor_of(turn)
+    return quote(report.links.artifact) + (f"#{quote(anchor)}" if anchor else "")
+
+
+def citation_href(report: Report, citation: CitationRow) -> str | None:
+    """A link to what a source or turn citation points at; None for URLs and principles, or an unknown source."""
+    if citation.kind == CitationKind.TURN:
+        target = report.links.artifact
+    elif citation.kind == CitationKind.SOURCE and report.links.source is not None:
+        target = report.links.source
+    else:
+        return None
+    return quote(target) + (f"#{quote(citation.anchor)}" if citation.anchor else "")
 
 
 def citation_kinds(report: Report) -> str:

@@ -21,7 +21,7 @@ from functools import cached_property
 from .markdown import headings, normalize_newlines, split_lines
 from .matching import SearchableText, normalize_text, without_markup
 
-__all__ = ["MAX_SOURCE_BYTES", "SourceDocument", "SourceUnreadable", "read_bounded", "read_source"]
+__all__ = ["MAX_SOURCE_BYTES", "SourceDocument", "SourceUnreadable", "github_anchor", "read_bounded", "read_source"]
 
 
 class SourceUnreadable(Exception):
@@ -39,8 +39,8 @@ def decode_source(data: bytes) -> str:
     return normalize_newlines(text.removeprefix("\ufeff"))
 
 
-def _anchor(heading: str) -> str:
-    """GitHub's anchor for a heading, so `design.md#lease-semantics` resolves too."""
+def github_anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: `design.md#lease-semantics` resolves too, and a report links a turn by it."""
     words = re.sub(r"[^\w\- ]", "", heading.lower())
     return words.replace(" ", "-")
 
@@ -77,7 +77,7 @@ class SourceDocument:
     def _heading_keys(self) -> frozenset[str]:
         keys = {normalize_text(h) for h in self.headings}
         keys |= {without_markup(k) for k in keys}
-        keys |= {_anchor(k) for k in keys}
+        keys |= {github_anchor(k) for k in keys}
         return frozenset(keys)
 
     @classmethod
