@@ -253,7 +253,11 @@ class RecordFile:
         note = None
         if source is None and find_source:
             source, note = recorded_source(
-                front.source_path, recorded_sha256=front.source_sha256, artifact_path=where, root=root
+                front.source_path,
+                recorded_sha256=front.source_sha256,
+                artifact_path=where,
+                root=root,
+                duel_id=front.duel_id,
             )
         return cls(where, text, parsed, front, None, source, note)
 

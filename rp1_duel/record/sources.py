@@ -5,21 +5,25 @@ An artifact names its source (``source_path``) and records its hash (``source_sh
 authority: the source is read only inside the artifact's tree (its git work tree, else
 the folder above the artifact's folder), only if it is a regular file of bounded size,
 and only the version the duel recorded counts. When today's copy has changed, that
-version is looked up by hash in the git history; when it cannot be found, source
-locators are not checked (a note says so) rather than failing a correct record.
+version is looked up by hash in the git history, then in the copy a debate dir pinned at
+the join (:func:`pinned_copy`, beside the artifact, when its state folder is there); when
+it cannot be found, source locators are not checked (a note says so) rather than failing
+a correct record.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from pathlib import Path
 
-from ..turns.source import MAX_SOURCE_BYTES, SourceDocument, SourceUnreadable, read_source
+from ..turns.source import MAX_SOURCE_BYTES, SourceDocument, SourceUnreadable, read_bounded, read_source
 
-__all__ = ["recorded_source", "source_location", "tree_root"]
+__all__ = ["pinned_copy", "recorded_source", "source_location", "tree_root"]
 
+_DUEL_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,80}")
 GIT_HISTORY_LIMIT = 200  # commits searched for the recorded version of a source
 GIT_TIMEOUT_SECONDS = 20
 
@@ -31,6 +35,12 @@ def tree_root(artifact_path: str | os.PathLike[str]) -> Path:
         if (candidate / ".git").exists():
             return candidate
     return folder.parent
+
+
+def pinned_copy(debate_root: str | os.PathLike[str], duel_id: str) -> Path:
+    """Where a debate dir keeps the source's bytes as the join read them (docs/protocol.md section 6,
+    "The source"): the service checks every turn against this copy, whatever the file becomes."""
+    return Path(debate_root) / ".duel" / "duels" / duel_id / "source"
 
 
 def source_location(recorded_source_path: str, *, artifact_path: str | os.PathLike[str]) -> Path:
@@ -45,8 +55,10 @@ def recorded_source(
     recorded_sha256: str,
     artifact_path: str | os.PathLike[str],
     root: str | os.PathLike[str] | None,
+    duel_id: str = "",
 ) -> tuple[SourceDocument | None, str | None]:
-    """The source version the duel recorded, and a note for the reader when there is one."""
+    """The source version the duel recorded, and a note for the reader when there is one; ``duel_id``
+    finds the copy the debate dir pinned at the join when the file and git no longer have it."""
     tree = os.path.realpath(root if root is not None else tree_root(artifact_path))
     real = os.path.realpath(source_location(recorded_path, artifact_path=artifact_path))
     if os.path.commonpath([real, tree]) != tree:
@@ -68,12 +80,25 @@ def recorded_source(
             f"source {recorded_path} changed since the duel: checked against its recorded version "
             f"from commit {commit[:12]}"
         )
+    pinned = _pinned(Path(artifact_path).parent, duel_id, recorded_sha256, real) if duel_id else None
+    if pinned is not None:
+        return pinned, f"source {recorded_path} changed since the duel: checked against the copy pinned at the join"
     if today is None:
         return None, f"source {recorded_path} not found ({reason}): source locators were not checked"
     return None, (
         f"source {recorded_path} changed since the duel and its recorded version is not in the git "
         "history: source locators were not checked"
     )
+
+
+def _pinned(debate_root: Path, duel_id: str, sha256: str, real: str) -> SourceDocument | None:
+    if not _DUEL_ID.fullmatch(duel_id):  # the front matter's word: never a path out of the state folder
+        return None
+    try:
+        data = read_bounded(pinned_copy(debate_root, duel_id), MAX_SOURCE_BYTES)
+        return SourceDocument.from_bytes(data, real) if hashlib.sha256(data).hexdigest() == sha256 else None
+    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
 
 
 def _from_git_history(real: str, sha256: str, tree: str) -> tuple[SourceDocument, str] | None:
