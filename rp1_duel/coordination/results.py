@@ -11,15 +11,17 @@ frozen dataclass costs ``duel tools`` start-up time that nothing here needs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import Instant, iso
 from ..schedule import Schedule
 from ..vocabulary import ACTIVE, NextStep
 from . import policy
-from .events import Event
 from .state import DuelState, Participant
 from .store import EventCursor
+
+if TYPE_CHECKING:
+    from .events import Event
 
 __all__ = [
     "AppendResult",

@@ -4,14 +4,14 @@ Each op is one short transaction of the store (:mod:`rp1_duel.coordination.store
 exclusive on its duel: read the state, decide with the pure rules of
 :mod:`rp1_duel.coordination.policy`, write the artifact (if it changes), the events,
 then the state. Ops return typed results (:mod:`rp1_duel.coordination.results`);
-``to_dict()`` gives the protocol's JSON.
+``to_dict()`` gives the protocol's JSON. The event types load in the ops that log them:
+``duel tools status``, which logs none, does not pay for building them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import time
 from collections.abc import Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,21 +23,6 @@ from ..errors import DuelError, invalid_argument
 from ..settings import DuelSettings
 from ..vocabulary import ACTIVE, OUTCOMES, ROLES, ErrorCode, EventType, Role
 from . import policy
-from .events import (
-    CitationsVerified,
-    CitationVerdicts,
-    Event,
-    LockAcquired,
-    LockRefreshed,
-    LockReleased,
-    ParticipantRegistered,
-    ParticipantResumed,
-    ParticipantWaiting,
-    SeatReclaimed,
-    SeatTakenOver,
-    Usage,
-    UsageRecorded,
-)
 from .identity import (
     check_name,
     check_single_line,
@@ -67,6 +52,8 @@ from .store import LOG_START, DuelStore, EventCursor, Transaction
 
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
+    from .counts import Usage
+    from .events import CitationVerdicts, Event
 
 __all__ = [
     "DuelService",
@@ -265,6 +252,7 @@ class DuelService:
     def _seat(
         self, tx: Transaction, name: str, harness: str, model_id: str, token: str | None, role: str
     ) -> tuple[Participant, str]:
+        from .events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed
         from .record_writer import write_artifact
 
         state, now = tx.state, tx.now
@@ -302,7 +290,7 @@ class DuelService:
         _raise(policy.refuse_full(state, role))
         token = new_token()
         participant = Participant(
-            id=f"p-{secrets.token_hex(4)}",
+            id=f"p-{os.urandom(4).hex()}",  # what secrets.token_hex draws on, without importing it
             seat=policy.free_seat(state, role),
             display_name=name,
             harness=harness,
@@ -324,6 +312,7 @@ class DuelService:
     @staticmethod
     def _take_over(tx: Transaction, holder: Participant, model_id: str, token: str | None) -> tuple[Participant, str]:
         """The same name and harness with another model: the seat's model is corrected, before its first turn."""
+        from .events import SeatTakenOver
         from .record_writer import check_record, write_artifact
 
         if token and not token_matches(token, token_hash=holder.token_sha256):
@@ -460,6 +449,8 @@ class DuelService:
             state, now = tx.state, tx.now
             decision = policy.decide_claim(state, me, now, for_timeout=for_timeout)
             if decision.grant and not decision.same_lease:
+                from .events import LockAcquired
+
                 state.lease = policy.new_lease(state, me, now, for_timeout=decision.for_timeout)
                 state.fence = state.lease.fence
                 expires_at = iso(state.wall_time(state.lease.expires_mono))
@@ -490,6 +481,8 @@ class DuelService:
             decision = policy.decide_refresh(state, me, lease.value if lease else None, now)
             expires_at = None if decision.expires_mono is None else state.wall_time(decision.expires_mono)
             if decision.refreshed and state.lease is not None and decision.expires_mono is not None:
+                from .events import LockRefreshed
+
                 state.lease.expires_mono = decision.expires_mono
                 tx.emit(LockRefreshed(state.lease.fence, iso(state.wall_time(decision.expires_mono))), by=me.id)
             return RefreshResult(
@@ -511,6 +504,8 @@ class DuelService:
 
         Authenticated by the seat; allowed after the close too, since a request may end after it.
         """
+        from .events import UsageRecorded
+
         _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
@@ -522,6 +517,8 @@ class DuelService:
 
         Authenticated by the seat; allowed after the close too, as a usage event is.
         """
+        from .events import CitationsVerified
+
         _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
@@ -531,7 +528,7 @@ class DuelService:
         """The duel's logged events of the given types, in order; ``DUEL_NOT_FOUND`` without such a duel."""
         with self.store.errors():
             state = self.store.read_state(duel_id)
-            return [event for event in self.store.events(state).read() if event.type in types]
+            return self.store.events(state).read(types=types)
 
     def prepare_store(self) -> str:
         """Create the store (a database's schema, migrated; the debate dir's state folder) if
@@ -620,6 +617,8 @@ class DuelService:
                 checked = cast("str", outcome)  # one of OUTCOMES: checked before the transaction
                 close_duel(tx, me, held, outcome=checked, reason=reason, summary=summary)
             else:
+                from .events import LockReleased
+
                 state.lease = None
                 tx.emit(LockReleased(held.fence), by=me.id)
             return ReleaseResult(
@@ -650,6 +649,7 @@ class DuelService:
         in the ``turn_appended`` event, never part of validation. A turn that breaks a rule is
         ``TURN_INVALID`` with its violations; the answer names the turn's number, hash and any outcome reached."""
         _check_handles(seat, lease)
+        from .events import LockReleased
         from .record_writer import append_turn  # Markdown parsing is paid for only by appends
 
         with self._seated(seat) as (tx, me):

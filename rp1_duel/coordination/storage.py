@@ -23,9 +23,8 @@ import json
 import os
 import stat
 import sys
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, final
 
@@ -33,13 +32,13 @@ from ..clock import Clock, Instant, system_clock
 from ..errors import DuelError
 from ..files import storage_errors, write_all, write_atomic
 from ..vocabulary import ErrorCode
-from .events import Event, parse_event
 from .identity import target_key
 from .state import DUEL_ID, DuelState, corrupt
 from .store import LOG_START, SEEN_RESOLUTION_SECONDS, EventCursor, Transaction
 
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
+    from .events import Event
 
 __all__ = [
     "LOG_START",
@@ -351,6 +350,8 @@ class _PathLock:
     """One lock file in this process: a thread lock in front of the file lock."""
 
     def __init__(self, path: str):
+        import threading  # only ops that lock pay for it, not a plain status
+
         self.mutex = threading.RLock()
         self.depth = 0  # holds by the thread holding ``mutex``: the file is locked while it is above 0
         self.file = _LockFile(path)
@@ -411,6 +412,23 @@ class DuelLock:
         return DuelError(ErrorCode.LOCK_TIMEOUT, f"could not take {self._path} within {self._timeout:g}s")
 
 
+def _wanted(raw: object, types: Collection[str]) -> bool:
+    """Whether a log line's JSON is to be built into an event: one of ``types``, or no event
+    at all (not an object, or no word for its type), which building refuses."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+        return True
+    return raw["type"] in types
+
+
+def _events_of(logged: list[Any]) -> list[Event]:
+    """The events of decoded log lines (raises ValueError for one that holds no event)."""
+    if not logged:
+        return []
+    from .events import event_of  # every event type is built here: only a log with wanted events pays
+
+    return [event_of(raw) for raw in logged]
+
+
 class EventLog:
     """``events.jsonl``: one JSON object a line, ``seq`` gapless from 0.
 
@@ -424,10 +442,13 @@ class EventLog:
         self.path = path
         self.state = state
 
-    def read(self, since: EventCursor = LOG_START) -> list[Event]:
+    def read(self, since: EventCursor = LOG_START, types: Collection[str] | None = None) -> list[Event]:
         """The events after ``since`` that the state knows of: a seek to the cursor's byte and
         a read up to the state's count, so a watcher pays only for what is new. Needs no
-        lock: below the state's count the log never changes (later writers append past it)."""
+        lock: below the state's count the log never changes (later writers append past it).
+
+        With ``types``, only the events of those types are built; the other lines are read
+        as JSON only, so a status showing usage loads no event type when none was logged."""
         if since.offset == self.state.event_bytes:
             return []
         if since.offset > self.state.event_bytes:
@@ -439,10 +460,14 @@ class EventLog:
         except FileNotFoundError:
             return []
         try:
-            events = [parse_event(line) for line in blob.splitlines() if line.strip()]
+            logged = [json.loads(line) for line in blob.splitlines() if line.strip()]
+            first = logged[0] if logged else None
+            if types is not None:
+                logged = [raw for raw in logged if _wanted(raw, types)]
+            events = _events_of(logged)
         except ValueError as exc:
             raise corrupt(str(self.path), exc) from None
-        if events and events[0].seq != since.seq:
+        if first is not None and first.get("seq") != since.seq:  # an object: _events_of refuses any other
             raise corrupt(str(self.path), f"event {since.seq} is not at byte {since.offset}")
         return events
 

@@ -10,17 +10,17 @@ database (:mod:`rp1_duel.coordination.postgres`), for duels across machines
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Collection, Hashable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..clock import Instant, iso
-from .events import Event, EventData
 from .state import DuelState, Participant
 
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
+    from .events import Event, EventData
 
 __all__ = [
     "LOG_START",
@@ -47,8 +47,9 @@ LOG_START = EventCursor()
 class EventReader(Protocol):
     """A duel's events as its state vouches for them (docs/protocol.md section 9)."""
 
-    def read(self, since: EventCursor = LOG_START) -> list[Event]:
-        """The events from ``since`` up to what the state has counted, in order."""
+    def read(self, since: EventCursor = LOG_START, types: Collection[str] | None = None) -> list[Event]:
+        """The events from ``since`` up to what the state has counted, in order; with ``types``,
+        only those of these types (a store may then leave the others unparsed)."""
         ...
 
     @property
@@ -196,6 +197,8 @@ class Transaction:
 
     def emit(self, data: EventData, *, by: str | None) -> None:
         """Log an event of participant ``by`` (None: the service itself)."""
+        from .events import Event  # loaded already: ``data`` is an event type
+
         seq = self.state.event_seq + len(self._pending)
         self._pending.append(Event(seq, iso(self.now.wall), self.state.id, by, data))
         self._dirty = True
