@@ -134,6 +134,29 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
 }
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, as wide as the terminal. argparse builds a formatter for every
+    flag added and sizes it with shutil, whose import (bz2, lzma and zlib with it) costs more
+    start-up than the parser; this reads what shutil.get_terminal_size would."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_columns() - 2)
+
+
+def _columns() -> int:
+    """$COLUMNS, else the width of the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size().columns
+        except (ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports wrong flags as a JSON envelope (exit 2), not a usage dump."""
 
@@ -145,13 +168,15 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every op, or of ``only`` (each op's flags cost start-up time)."""
     parser = _Parser(
-        prog="duel tools", description="The lock service as one-shot JSON commands (one JSON object on stdout)."
+        prog="duel tools",
+        description="The lock service as one-shot JSON commands (one JSON object on stdout).",
+        formatter_class=_Formatter,
     )
     commands = parser.add_subparsers(dest="op", metavar="OP", parser_class=_Parser)
     for op, (help_text, flags) in OPS.items():
         if only is not None and op != only:
             continue
-        sub = commands.add_parser(op, help=help_text, description=help_text)
+        sub = commands.add_parser(op, help=help_text, description=help_text, formatter_class=_Formatter)
         for flag, kwargs in [*flags, _STORE]:
             sub.add_argument(flag, **kwargs)
     return parser

@@ -272,7 +272,6 @@ def _check_values(state: DuelState) -> None:
     """State is data, not authority: every field that reaches a path, a heading or the
     artifact is checked as strictly as the join that wrote it (another local user may
     have written this file)."""
-    from ..record.signatures import SIGNATURE_BODY
     from .identity import name_problem, single_line_problem, slugify
 
     def hex_of(value: str, length: int) -> bool:
@@ -301,9 +300,11 @@ def _check_values(state: DuelState) -> None:
             (name_problem(p.model_id, 128, allow_slash=True) is not None, "participant model_id"),
             (not hex_of(p.token_sha256, 64), "participant token_sha256"),
         ]
-    problems += [
-        (t.signature is not None and not SIGNATURE_BODY.fullmatch(t.signature), "turn signature") for t in state.turns
-    ]
+    signed = [t.signature for t in state.turns if t.signature is not None]
+    if signed:  # the signatures module is loaded only for a duel with signed turns
+        from ..record.signatures import SIGNATURE_BODY
+
+        problems += [(not SIGNATURE_BODY.fullmatch(signature), "turn signature") for signature in signed]
     bad = next((name for failed, name in problems if failed), None)
     if bad is not None:
         raise ValueError(f"field {bad} holds a value no join writes")
