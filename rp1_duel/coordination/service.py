@@ -4,8 +4,9 @@ Each op is one short transaction of the store (:mod:`rp1_duel.coordination.store
 exclusive on its duel: read the state, decide with the pure rules of
 :mod:`rp1_duel.coordination.policy`, write the artifact (if it changes), the events,
 then the state. Ops return typed results (:mod:`rp1_duel.coordination.results`);
-``to_dict()`` gives the protocol's JSON. The event types load in the ops that log them:
-``duel tools status``, which logs none, does not pay for building them.
+``to_dict()`` gives the protocol's JSON. The event types load in the ops that log them,
+and the answers of the ops that change a duel in those ops: ``duel tools status``, which
+logs none and answers with a status, does not pay for building them.
 """
 
 from __future__ import annotations
@@ -33,19 +34,7 @@ from .identity import (
     slugify,
     token_matches,
 )
-from .results import (
-    AppendResult,
-    ClaimResult,
-    JoinResult,
-    LeaseToken,
-    Observation,
-    RefreshResult,
-    ReleaseResult,
-    Seat,
-    StatusResult,
-    WaitResult,
-    common_fields,
-)
+from .results import LeaseToken, Observation, Seat, StatusResult, WaitResult, common_fields
 from .state import DuelState, Lease, Participant
 from .storage import DebateDir, DirectoryStore, copy_artifact
 from .store import LOG_START, DuelStore, EventCursor, Transaction
@@ -54,6 +43,7 @@ if TYPE_CHECKING:
     from ..turns.source import SourceDocument
     from .counts import Usage
     from .events import CitationVerdicts, Event
+    from .write_results import AppendResult, ClaimResult, JoinResult, RefreshResult, ReleaseResult
 
 __all__ = [
     "DuelService",
@@ -170,6 +160,8 @@ class DuelService:
 
         ``role`` chair takes the chair's seat (0) of a duel created with one; on the join that
         creates the duel it implies ``settings.chair``."""
+        from .write_results import JoinResult
+
         name = check_name("--participant-name", value=participant_name)
         harness = check_name("--harness", value=harness)
         model_id = check_name("--model-id", value=model_id, max_len=128, allow_slash=True)
@@ -444,6 +436,8 @@ class DuelService:
         A refusal is an answer (``acquired`` false, with the reason and when to retry), not an
         error; a bad seat handle is ``PARTICIPANT_AUTH_FAILED``, a closed duel ``DUEL_CLOSED``.
         """
+        from .write_results import ClaimResult
+
         _check_handles(seat)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
@@ -475,6 +469,8 @@ class DuelService:
 
         A refusal is an answer (``refreshed`` false, with the reason), not an error.
         """
+        from .write_results import RefreshResult
+
         _check_handles(seat, lease)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
@@ -600,6 +596,8 @@ class DuelService:
         Raises ``LEASE_NOT_HELD`` or ``LEASE_EXPIRED`` for a lease the caller does not hold, and
         ``OUTCOME_MISMATCH`` or ``TIMEOUT_REJECTED`` for a close the turns do not allow.
         """
+        from .write_results import ReleaseResult
+
         _check_handles(seat, lease)
         if close:
             if outcome not in OUTCOMES:
@@ -651,6 +649,7 @@ class DuelService:
         _check_handles(seat, lease)
         from .events import LockReleased
         from .record_writer import append_turn  # Markdown parsing is paid for only by appends
+        from .write_results import AppendResult
 
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
