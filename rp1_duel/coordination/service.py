@@ -37,7 +37,7 @@ from .identity import (
 from .results import LeaseToken, Observation, Seat, StatusResult, WaitResult, common_fields
 from .state import DuelState, Lease, Participant
 from .storage import DebateDir, DirectoryStore, copy_artifact
-from .store import LOG_START, DuelStore, EventCursor, Transaction
+from .store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
 
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
@@ -361,7 +361,18 @@ class DuelService:
         return StatusResult.of(state, participant, self.clock(), self._debate_path(state))
 
     def _mark_seen(self, seat: Seat) -> DuelState:
-        """An authenticated status or wait: the participant was seen; nothing else changes."""
+        """An authenticated status or wait: the participant was seen; nothing else changes.
+
+        In a debate dir it takes the duel's lock only to write: the state read without it (as a
+        plain status reads it) is the answer when the caller was seen within the last second or
+        the duel is closed, as the locked op would then write nothing. A database store's ops
+        also bring this host's copy of the artifact up to date, so there every mark is an op."""
+        if isinstance(self.store, DirectoryStore):
+            now = self.clock()
+            state = self._read(seat.duel_id, now)
+            me = self._authenticate(state, seat)
+            if state.status != ACTIVE or seen_lately(me, now):
+                return state
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
             if tx.state.status == ACTIVE:

@@ -29,9 +29,16 @@ __all__ = [
     "EventCursor",
     "EventReader",
     "Transaction",
+    "seen_lately",
 ]
 
 SEEN_RESOLUTION_SECONDS = 1.0
+
+
+def seen_lately(participant: Participant, now: Instant) -> bool:
+    """Whether ``participant`` was marked seen within a second of ``now``: marking it again
+    writes nothing. Idleness is judged in leases (5 s at least), and a status loop must not cost a write."""
+    return 0 <= now.mono - participant.last_seen_mono < SEEN_RESOLUTION_SECONDS
 
 
 class EventCursor(NamedTuple):  # not a frozen dataclass: `duel tools` would pay for building one at start-up
@@ -209,9 +216,8 @@ class Transaction:
         self._dirty = self._woken = True
 
     def touch(self, participant: Participant) -> None:
-        """Mark the participant seen. Within a second of the last mark nothing is written:
-        idleness is judged in leases (5 s at least), and a status loop must not cost a write."""
-        if 0 <= self.now.mono - participant.last_seen_mono < SEEN_RESOLUTION_SECONDS:
+        """Mark the participant seen, unless it was :func:`seen_lately` (then nothing is written)."""
+        if seen_lately(participant, self.now):
             return
         participant.last_seen_mono = self.now.mono
         self._dirty = True
