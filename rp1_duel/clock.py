@@ -42,8 +42,8 @@ Clock = Callable[[], Instant]
 def boot_id() -> str | None:
     """The current boot's id (Linux), or None: the monotonic clock of another boot means nothing here."""
     try:
-        with open(BOOT_ID_PATH, encoding="ascii") as handle:
-            return handle.read(64).strip() or None
+        with open(BOOT_ID_PATH, "rb") as handle:  # bytes: a text file's ascii codec is one more import
+            return handle.read(64).decode("ascii").strip() or None
     except (OSError, ValueError):
         return None
 
