@@ -286,7 +286,7 @@ def usage_by_participant(service: DuelService, status: StatusResult) -> dict[str
 def main(argv: list[str]) -> NoReturn:
     """``duel tools OP …``: run one op and print its JSON envelope; the exit code says how it went."""
     # One op, then the process ends: its last garbage collections would walk every object the
-    # imports made, a sixth of a status's time (bench/bench_startup.py). Frozen at exit, those
+    # imports made (about 6 ms of a status, bench/bench_startup.py). Frozen at exit, those
     # objects are skipped; the memory goes back with the process.
     atexit.register(gc.freeze)
     op = argv[0] if argv and argv[0] in OPS else None
