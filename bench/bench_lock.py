@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rp1_duel.coordination.results import JoinResult
 from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination.write_results import JoinResult
 from rp1_duel.settings import DuelSettings
 
 if TYPE_CHECKING:

@@ -8,7 +8,6 @@ reads the files and the environment; :func:`load_config` does both, for the comm
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -500,6 +499,8 @@ def trust_file(env: Mapping[str, str]) -> Path:
 
 def file_digest(path: Path) -> str:
     """The SHA-256 of the file's bytes, in hex, as the trust file records it."""
+    import hashlib  # only where a configuration file exists
+
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 

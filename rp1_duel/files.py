@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,7 +31,8 @@ def write_atomic(
     Nothing is left behind when a step fails. Once the file is in place, a failing
     folder fsync no longer undoes the write: every process already sees it.
     """
-    tmp = (temp_dir or path.parent) / f".{path.name}.{secrets.token_hex(4)}.tmp"
+    # os.urandom is what secrets.token_hex draws on; importing secrets costs `duel tools` start-up.
+    tmp = (temp_dir or path.parent) / f".{path.name}.{os.urandom(4).hex()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         try:

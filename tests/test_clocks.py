@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
-from rp1_duel.clock import boot_id
+from rp1_duel.clock import boot_id, iso, utc_date
 from rp1_duel.errors import DuelError
 
 from helpers import claim, run_tools
@@ -185,3 +188,19 @@ def test_a_lease_from_before_a_reboot_is_over(source: Path, debate_dir: Path):
     assert (again["acquired"], again["reason"]) == (True, "your_turn"), again
     assert again["lease_token"] != first["lease_token"]
     assert json.loads(state_file.read_bytes())["boot_id"] == boot_id()  # the first write re-anchored it
+
+
+# Up to the year 9999 (datetime's last), and before 1970 too.
+EPOCH_SECONDS = st.floats(min_value=-2e9, max_value=253402300799.0, allow_nan=False, allow_infinity=False)
+
+
+@given(EPOCH_SECONDS)
+@example(1_800_000_000.0005)  # half a millisecond: cut, never rounded up
+@example(1_800_000_000.9999996)  # rounds up to the next second
+@example(86_399.9999996)  # ... and to the next day
+@example(-0.0000004)
+def test_times_are_written_as_datetime_writes_them(ts):
+    """The clock writes times through time, not datetime (start-up): the same bytes as datetime writes."""
+    moment = datetime.fromtimestamp(ts, tz=timezone.utc)
+    assert iso(ts) == moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    assert utc_date(ts) == moment.strftime("%Y-%m-%d")

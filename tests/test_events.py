@@ -17,7 +17,8 @@ import pytest
 
 from rp1_duel.cli.tools import usage_by_participant
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.events import Event, EventData, UnknownEvent, Usage, parse_event
+from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination.events import Event, EventData, UnknownEvent, parse_event
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.checking import CitationCheck, CitationChecker
@@ -218,3 +219,22 @@ def test_readers_skip_an_unknown_event_in_the_log(service, duel):
     assert named(json.dumps(usage, ensure_ascii=False, indent=1), names) + "\n" == recording(
         "every-type.tools-usage.json"
     )
+
+
+def test_reading_some_types_builds_only_those_and_still_refuses_a_line_that_is_no_event(service, duel):
+    """`duel tools status` reads only usage events: the other lines are read as JSON, not built."""
+    duel_id, _ = duel
+    everything = service.store.events(service.store.read_state(duel_id)).read()
+    wanted = (EventType.USAGE, EventType.LOCK_RELEASED)
+    assert service.events(duel_id, wanted) == [event for event in everything if event.type in wanted]
+    assert service.events(duel_id, ()) == []
+
+    path = service.debate.events_path(duel_id)
+    state = service.debate.read_state(duel_id)
+    blob = b"[]\n"  # JSON, but no event: refused whatever types are asked for
+    path.write_bytes(path.read_bytes() + blob)
+    state.event_seq, state.event_bytes = state.event_seq + 1, state.event_bytes + len(blob)
+    service.store.save(state, [])
+    with pytest.raises(DuelError) as refused:
+        service.events(duel_id, (EventType.USAGE,))
+    assert refused.value.code == "STATE_CORRUPT"

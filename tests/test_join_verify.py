@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from test_participant import claude_env, clean_env, finish, gpt_env, start, wait_for_seat
 
+from rp1_duel.coordination.counts import Usage
 from rp1_duel.coordination.events import (
     CheckedCitation,
     CitationsVerified,
     CitationVerdicts,
     Event,
-    Usage,
     UsageRecorded,
 )
 from rp1_duel.coordination.service import DuelService

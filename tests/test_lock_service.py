@@ -184,6 +184,34 @@ def test_a_status_with_a_token_on_a_closed_duel_changes_nothing(service, pair, d
     assert (state_file.read_bytes(), state_file.stat().st_mtime_ns) == before
 
 
+@pytest.mark.directory_only
+def test_a_status_with_a_token_takes_the_duels_lock_only_to_mark_the_caller_seen(service, pair, clock):
+    """Polled more than once a second, a seat's status would write nothing: it reads without the lock."""
+    alice, _ = pair
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with service.debate.duel_lock(alice.duel_id):  # another thread's: an op of this one waits for it
+            held.set()
+            done.wait(60)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(60)
+        clock.advance(0.5)  # Alice was seen at her join
+        status = service.status(alice.duel_id, participant_id=alice.id, participant_token=alice.token)
+        assert status.next_step == "claim_lock"
+    finally:
+        done.set()
+        holder.join()
+    clock.advance(1)
+    service.status(alice.duel_id, participant_id=alice.id, participant_token=alice.token)  # a write, locked
+    seen = service.debate.read_state(alice.duel_id).participant(alice.id)
+    assert seen is not None
+    assert seen.last_seen_mono == clock.mono
+
+
 @pytest.mark.slow
 def test_a_long_wait_with_a_token_marks_the_waiter_seen_every_third_of_a_lease(debate_dir, source):
     service = DuelService(debate_dir)  # real clocks: this wait lasts 2 s

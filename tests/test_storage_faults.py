@@ -1,7 +1,8 @@
 """What the disk and the operating system can do to a duel: a full disk, a read-only or
 foreign debate dir, a vanished source, undecodable arguments, a crash while a duel is
-created, a network filesystem. Every one is an answer with a code (one JSON object,
-exit 1 or 2), and none leaves a half-written artifact, a temp file or a stuck lease."""
+created, a network filesystem, a lock held elsewhere. Every one is an answer with a code
+(one JSON object, exit 1 or 2), and none leaves a half-written artifact, a temp file or a
+stuck lease."""
 
 from __future__ import annotations
 
@@ -12,13 +13,16 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from rp1_duel import files
 from rp1_duel.coordination import storage
+from rp1_duel.coordination.results import Seat
 from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination.storage import DuelLock
 from rp1_duel.errors import DuelError
 
 from helpers import claim, join, make_turn, run_tools
@@ -357,3 +361,85 @@ def test_filesystem_magic_is_what_statfs_reports(tmp_path):
     ).stdout.strip()
 
     assert storage.filesystem_magic(tmp_path) == int(reported, 16)
+
+
+# -- the debate dir's file locks (docs/protocol.md section 4, "Locks and filesystems") ------------
+
+
+def lock_code(path: Path, timeout: float = 0.05) -> str | None:
+    """The error code of taking ``path``'s DuelLock (and giving it back), or None when it was taken."""
+    try:
+        with DuelLock(path, timeout=timeout):
+            return None
+    except DuelError as exc:
+        return exc.code
+
+
+def in_a_thread(path: Path) -> str | None:
+    """:func:`lock_code` from another thread of this process."""
+    found: list[str | None] = []
+    thread = threading.Thread(target=lambda: found.append(lock_code(path)))
+    thread.start()
+    thread.join()
+    return found[0]
+
+
+def test_a_thread_may_take_its_lock_again_and_other_threads_wait_until_the_outermost_hold_ends(tmp_path):
+    path = tmp_path / "lock"
+    with DuelLock(path):
+        with DuelLock(path, timeout=0.01):  # re-entered: granted at once
+            assert in_a_thread(path) == "LOCK_TIMEOUT"
+        assert in_a_thread(path) == "LOCK_TIMEOUT"  # the inner hold's end leaves the file locked
+    assert in_a_thread(path) is None
+    assert path.exists()  # never removed: a waiter must not lock a name that is gone
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+FILELOCK_HOLDER = """
+import sys
+from filelock import FileLock
+with FileLock(sys.argv[1]):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+FILELOCK_PROBE = """
+import sys
+from filelock import FileLock, Timeout
+try:
+    FileLock(sys.argv[1]).acquire(timeout=0.05)
+except Timeout:
+    print("held")
+"""
+
+
+@pytest.mark.slow
+def test_duel_lock_and_filelock_exclude_each_other_across_processes(tmp_path):
+    """An older `duel` took the same flock through filelock: both kinds of process share a debate dir."""
+    path = tmp_path / "lock"
+    argv = [sys.executable, "-c", FILELOCK_HOLDER, str(path)]
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as holder:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert holder.stdout.readline() == "held\n"
+        assert lock_code(path) == "LOCK_TIMEOUT"
+        holder.stdin.close()
+        assert holder.wait(timeout=30) == 0
+    assert lock_code(path) is None
+
+    def probe() -> str:
+        found = subprocess.run(
+            [sys.executable, "-c", FILELOCK_PROBE, str(path)], capture_output=True, text=True, timeout=30
+        )
+        assert found.returncode == 0, found.stderr
+        return found.stdout
+
+    with DuelLock(path):
+        assert probe() == "held\n"
+    assert probe() == ""
+
+
+def test_an_op_on_a_duel_that_does_not_exist_creates_no_folder_for_its_lock(service, source, debate_dir):
+    alice, _ = seated(service, source)
+    with pytest.raises(DuelError) as missing:
+        service.claim_lock(Seat("2026-01-01-no-such-duel", alice.id, alice.token))
+    assert missing.value.code == "DUEL_NOT_FOUND"
+    assert sorted(path.name for path in (debate_dir / ".duel" / "duels").iterdir()) == [alice.duel_id]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.events import Usage
+from rp1_duel.coordination.counts import Usage
 from rp1_duel.coordination.results import Seat
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.coordination.storage import SEEN_RESOLUTION_SECONDS
@@ -269,35 +269,31 @@ def test_debate_dir_comes_from_duel_dir_in_the_environment(source, tmp_path):
     assert Path(result.data["debate_path"]).parent == env_dir
 
 
-def test_status_as_a_seat_imports_neither_model_sdks_nor_the_markdown_scanner(source, debate_dir):
-    """Agents poll it: its start-up is bench/bench_startup.py's, and these would dominate it."""
+# Each would cost `duel tools status` more than the rest of the command (bench/bench_startup.py):
+# the lock is fcntl.flock, called directly, and the JSON front is argparse.
+HEAVY = {"filelock", "typer", "click", "anthropic", "openai", "mistune", "pydantic", "rich", "psycopg", "frontmatter"}
+
+
+@pytest.mark.parametrize("as_seat", [False, True], ids=["plain", "as-a-seat"])
+def test_status_imports_no_lock_package_cli_framework_model_sdk_or_markdown_parser(source, debate_dir, as_seat):
+    """Agents poll it, one process a poll: what it imports is most of what they wait for."""
     alice = joined(source, debate_dir, "Alice")
+    seat = ["--participant-id", alice["participant_id"], f"--participant-token={alice['participant_token']}"]
+    status = ["tools", "status", "--duel-id", alice["duel_id"], "--debate-dir", str(debate_dir)]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-X",
-            "importtime",
-            "-m",
-            "rp1_duel",
-            "tools",
-            "status",
-            "--duel-id",
-            alice["duel_id"],
-            "--debate-dir",
-            str(debate_dir),
-            "--participant-id",
-            alice["participant_id"],
-            f"--participant-token={alice['participant_token']}",
-        ],
+        [sys.executable, "-X", "importtime", "-m", "rp1_duel", *status, *(seat if as_seat else [])],
         capture_output=True,
         text=True,
         env={**os.environ},
     )
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    assert proc.returncode == 0
-    assert "rp1_duel.coordination.service" in imported
-    heavy = {"anthropic", "openai", "mistune", "frontmatter", "typer", "pydantic", "rich", "psycopg"}
-    assert not imported & (heavy | {"rp1_duel.turns.markdown", "rp1_duel.record.history", "subprocess"})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["success"]
+    assert "rp1_duel.coordination.service" in imported  # what the process imported is listed
+    assert not {name.split(".")[0] for name in imported} & HEAVY
+    # A duel that logged no usage: no event type is built, nor the answers of the ops that write.
+    loaded_for_writes = {"rp1_duel.coordination.events", "rp1_duel.coordination.write_results"}
+    assert not imported & (loaded_for_writes | {"rp1_duel.turns.markdown", "rp1_duel.record.history", "subprocess"})
 
 
 def test_status_shows_each_participants_usage_and_cost_summed_from_its_usage_events(source, debate_dir):

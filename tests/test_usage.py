@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from rp1_duel.coordination.events import Event, Usage
+from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination.events import Event
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.usage import cost_usd, prices_date, recorded, summary, total
 

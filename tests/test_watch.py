@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from rp1_duel.clock import ManualClock, iso
-from rp1_duel.coordination.events import Event, LockAcquired, ParticipantWaiting, Usage
+from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination.events import Event, LockAcquired, ParticipantWaiting
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.coordination.storage import LOG_START, EventCursor, EventLog
 from rp1_duel.errors import DuelError

@@ -8,6 +8,8 @@ action, must answer bad flags with a JSON envelope (exit 2), and must start fast
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import json
 import os
 import sys
@@ -141,6 +143,29 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
 }
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, as wide as the terminal. argparse builds a formatter for every
+    flag added and sizes it with shutil, whose import (bz2, lzma and zlib with it) costs more
+    start-up than the parser; this reads what shutil.get_terminal_size would."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_columns() - 2)
+
+
+def _columns() -> int:
+    """$COLUMNS, else the width of the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size().columns
+        except (ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports wrong flags as a JSON envelope (exit 2), not a usage dump."""
 
@@ -152,13 +177,15 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every op, or of ``only`` (each op's flags cost start-up time)."""
     parser = _Parser(
-        prog="duel tools", description="The lock service as one-shot JSON commands (one JSON object on stdout)."
+        prog="duel tools",
+        description="The lock service as one-shot JSON commands (one JSON object on stdout).",
+        formatter_class=_Formatter,
     )
     commands = parser.add_subparsers(dest="op", metavar="OP", parser_class=_Parser)
     for op, (help_text, flags) in OPS.items():
         if only is not None and op != only:
             continue
-        sub = commands.add_parser(op, help=help_text, description=help_text)
+        sub = commands.add_parser(op, help=help_text, description=help_text, formatter_class=_Formatter)
         for flag, kwargs in [*flags, _STORE]:
             sub.add_argument(flag, **kwargs)
     return parser
@@ -284,6 +311,10 @@ def usage_by_participant(service: DuelService, status: StatusResult) -> dict[str
 
 def main(argv: list[str]) -> NoReturn:
     """``duel tools OP …``: run one op and print its JSON envelope; the exit code says how it went."""
+    # One op, then the process ends: its last garbage collections would walk every object the
+    # imports made (about 6 ms of a status, bench/bench_startup.py). Frozen at exit, those
+    # objects are skipped; the memory goes back with the process.
+    atexit.register(gc.freeze)
     op = argv[0] if argv and argv[0] in OPS else None
     parser = build_parser(op)
     bad = undecodable([*argv, os.environ.get("DUEL_DIR", ""), os.environ.get(STORE_ENV, "")])

@@ -5,7 +5,8 @@ An :class:`Event` is the envelope (``seq``, ``ts``, ``duel_id``, ``participant_i
 places an event is a dict, where the log is written and read. Whether an event wakes ``wait``
 belongs to its type (``wakes``). Times stay as logged, ISO 8601 UTC: they are shown, never judged.
 :class:`Usage`, the counts a ``usage`` event carries, is the one value of what a model used, from
-the provider through the participant's loop to the report.
+the provider through the participant's loop to the report; it lives in :mod:`.counts`, so that
+``duel tools status`` can show usage without building every event type here.
 
 A type this version does not know (a newer writer's), or data that does not fit its type (a
 hand-edited log), is read as an :class:`UnknownEvent` carrying the data as logged: readers skip it
@@ -16,10 +17,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..vocabulary import EventType
+from .counts import Usage
 
 __all__ = [
     "CandidateConvergence",
@@ -43,8 +45,8 @@ __all__ = [
     "TurnRejected",
     "Unfit",
     "UnknownEvent",
-    "Usage",
     "UsageRecorded",
+    "event_of",
     "parse_event",
     "read_data",
 ]
@@ -347,42 +349,6 @@ class DuelClosed(EventData):
 
 
 @dataclass(frozen=True)
-class Usage:
-    """Counts of one request, one turn, or a whole participant; they add up."""
-
-    input_tokens: int = 0  # not read from the cache
-    output_tokens: int = 0  # thinking included
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    requests: int = 0  # every request sent, failed ones included
-    retries: int = 0
-    repairs: int = 0
-    seconds: float = 0.0  # wall time from the first request to the answer, waits included
-    output_estimated: bool = False  # the API gave no output count: estimated from the text
-
-    def __add__(self, other: Usage) -> Usage:
-        summed: dict[str, Any] = {}
-        for field in fields(self):
-            mine, theirs = getattr(self, field.name), getattr(other, field.name)
-            summed[field.name] = (mine or theirs) if isinstance(mine, bool) else mine + theirs
-        return Usage(**summed)
-
-    def to_json(self) -> dict[str, Any]:
-        """The counts as JSON, seconds rounded to the millisecond."""
-        return {**vars(self), "seconds": round(self.seconds, 3)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Usage:
-        """The counts this version knows of a recorded usage; anything else, or a count that is not one, is left out."""
-        values: dict[str, Any] = {}
-        for field in fields(cls):
-            value = data.get(field.name)
-            if isinstance(value, bool) == (field.name == "output_estimated") and isinstance(value, (int, float)):
-                values[field.name] = value
-        return cls(**values)
-
-
-@dataclass(frozen=True)
 class UsageRecorded(EventData):
     """What one model request of a turn used; its JSON is the turn number and the counts, flat."""
 
@@ -569,7 +535,11 @@ class Event:
 
 def parse_event(line: str | bytes) -> Event:
     """One line of a log (raises ValueError when it is not an event: not JSON, not an object, no envelope)."""
-    raw = json.loads(line)
+    return event_of(json.loads(line))
+
+
+def event_of(raw: object) -> Event:
+    """The event a log line's decoded JSON holds (raises :class:`Unfit` when it is not an object or has no envelope)."""
     if not isinstance(raw, dict):
         raise Unfit("an event is not a JSON object")
     return Event.from_json(raw)

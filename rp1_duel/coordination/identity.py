@@ -1,15 +1,13 @@
 """Who and what a duel is about: targets, topics, slugs, names and secrets.
 
-Pure functions, but for :func:`resolve_target`, which reads the source once.
+Pure functions, but for :func:`resolve_target`, which reads the source once. hashlib, hmac
+and secrets load where they are used: a plain ``duel tools status`` needs none of them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import re
-import secrets
 import unicodedata
 from typing import TYPE_CHECKING
 
@@ -92,6 +90,8 @@ def slugify(text: str) -> str:
 
 def target_key(source_path: str, *, topic_slug: str) -> str:
     """The identity of "the active duel" of a debate dir: source and topic."""
+    import hashlib
+
     return hashlib.sha256(f"{source_path}\n{topic_slug}".encode()).hexdigest()[:32]
 
 
@@ -154,14 +154,20 @@ def check_name(flag: str, *, value: str, max_len: int = 64, allow_slash: bool = 
 def new_token() -> str:
     """A new participant token: ``pt_`` and 24 random bytes, URL-safe."""
     # A prefix keeps the token from starting with "-", which argparse would take for a flag.
+    import secrets
+
     return "pt_" + secrets.token_urlsafe(24)
 
 
 def hash_token(token: str) -> str:
     """The SHA-256 of ``token`` in hex, as the state keeps it instead of the token."""
+    import hashlib
+
     return hashlib.sha256(token.encode()).hexdigest()
 
 
 def token_matches(token: str | None, *, token_hash: str) -> bool:
     """Whether ``token`` is the one ``token_hash`` was made from, compared in constant time."""
+    import hmac
+
     return token is not None and bool(token) and hmac.compare_digest(hash_token(token), token_hash)

@@ -13,7 +13,6 @@ decisions are monotonic too; results show them with ``DuelState.wall_time``.
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -375,6 +374,8 @@ def lease_expiry(state: DuelState, now: Instant, *, for_timeout: bool) -> float:
 
 def new_lease(state: DuelState, caller: Participant, now: Instant, *, for_timeout: bool) -> Lease:
     """The lease a grant hands out: the next fence, never reused."""
+    import secrets  # only grants pay for it
+
     fence = state.fence + 1
     return Lease(
         owner=caller.id,
@@ -391,11 +392,13 @@ def new_lease(state: DuelState, caller: Participant, now: Instant, *, for_timeou
 
 def holds(lease: Lease | None, caller: Participant, lease_token: str | None) -> bool:
     """Whether ``lease`` is ``caller``'s and ``lease_token`` is its token (compared in constant time)."""
+    import hmac  # only writes under a lease pay for it
+
     return (
         lease is not None
         and lease.owner == caller.id
         and bool(lease_token)
-        and secrets.compare_digest(lease.token.encode(), (lease_token or "").encode())
+        and hmac.compare_digest(lease.token.encode(), (lease_token or "").encode())
     )
 
 

@@ -15,7 +15,7 @@ import json
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -450,8 +450,9 @@ class DatabaseEvents:
         self.store = store
         self.state = state
 
-    def read(self, since: EventCursor = LOG_START) -> list[Event]:
-        """The events from ``since`` to the state's count; ``STATE_CORRUPT`` when fewer are there."""
+    def read(self, since: EventCursor = LOG_START, types: Collection[str] | None = None) -> list[Event]:
+        """The events from ``since`` to the state's count (of ``types`` only, when given);
+        ``STATE_CORRUPT`` when fewer are there."""
         if since.seq > self.state.event_seq:
             raise corrupt(
                 f"{self.store.location} duel {self.state.id}", f"holds fewer events than the {since.seq} already read"
@@ -461,9 +462,10 @@ class DatabaseEvents:
             (self.state.id, since.seq, self.state.event_seq),
         ).fetchall()
         try:
-            return [parse_event(row[0]) for row in rows]
+            events = [parse_event(row[0]) for row in rows]
         except ValueError as exc:
             raise corrupt(f"{self.store.location} duel {self.state.id}", exc) from None
+        return events if types is None else [event for event in events if event.type in types]
 
     @property
     def end(self) -> EventCursor:

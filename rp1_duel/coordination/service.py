@@ -4,14 +4,15 @@ Each op is one short transaction of the store (:mod:`rp1_duel.coordination.store
 exclusive on its duel: read the state, decide with the pure rules of
 :mod:`rp1_duel.coordination.policy`, write the artifact (if it changes), the events,
 then the state. Ops return typed results (:mod:`rp1_duel.coordination.results`);
-``to_dict()`` gives the protocol's JSON.
+``to_dict()`` gives the protocol's JSON. The event types load in the ops that log them,
+and the answers of the ops that change a duel in those ops: ``duel tools status``, which
+logs none and answers with a status, does not pay for building them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import time
 from collections.abc import Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,21 +24,6 @@ from ..errors import DuelError, invalid_argument
 from ..settings import DuelSettings
 from ..vocabulary import ACTIVE, OUTCOMES, ROLES, ErrorCode, EventType, Role
 from . import policy
-from .events import (
-    CitationsVerified,
-    CitationVerdicts,
-    Event,
-    LockAcquired,
-    LockRefreshed,
-    LockReleased,
-    ParticipantRegistered,
-    ParticipantResumed,
-    ParticipantWaiting,
-    SeatReclaimed,
-    SeatTakenOver,
-    Usage,
-    UsageRecorded,
-)
 from .identity import (
     check_name,
     check_single_line,
@@ -49,26 +35,16 @@ from .identity import (
     slugify,
     token_matches,
 )
-from .results import (
-    AppendResult,
-    ClaimResult,
-    JoinResult,
-    LeaseToken,
-    Observation,
-    RefreshResult,
-    ReleaseResult,
-    SealResult,
-    Seat,
-    StatusResult,
-    WaitResult,
-    common_fields,
-)
+from .results import LeaseToken, Observation, Seat, StatusResult, WaitResult, common_fields
 from .state import DuelState, Lease, Participant
 from .storage import DebateDir, DirectoryStore, copy_artifact
-from .store import LOG_START, DuelStore, EventCursor, Transaction
+from .store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
 
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
+    from .counts import Usage
+    from .events import CitationVerdicts, Event
+    from .write_results import AppendResult, ClaimResult, JoinResult, RefreshResult, ReleaseResult, SealResult
 
 __all__ = [
     "DuelService",
@@ -187,6 +163,8 @@ class DuelService:
         ``role`` chair takes the chair's seat (0) of a duel created with one; on the join that
         creates the duel it implies ``settings.chair``. ``signer`` declares the principal (of an
         allowed signers file) the seat's signatures must name (section 6, "Signed turns")."""
+        from .write_results import JoinResult
+
         name = check_name("--participant-name", value=participant_name)
         harness = check_name("--harness", value=harness)
         model_id = check_name("--model-id", value=model_id, max_len=128, allow_slash=True)
@@ -275,6 +253,7 @@ class DuelService:
     def _seat(
         self, tx: Transaction, identity: tuple[str, str, str], token: str | None, role: str, signer: str | None
     ) -> tuple[Participant, str]:
+        from .events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed
         from .record_writer import write_artifact
 
         state, now = tx.state, tx.now
@@ -312,7 +291,7 @@ class DuelService:
         _raise(policy.refuse_full(state, role))
         token = new_token()
         participant = Participant(
-            id=f"p-{secrets.token_hex(4)}",
+            id=f"p-{os.urandom(4).hex()}",  # what secrets.token_hex draws on, without importing it
             seat=policy.free_seat(state, role),
             display_name=name,
             harness=harness,
@@ -335,6 +314,7 @@ class DuelService:
     @staticmethod
     def _take_over(tx: Transaction, holder: Participant, model_id: str, token: str | None) -> tuple[Participant, str]:
         """The same name and harness with another model: the seat's model is corrected, before its first turn."""
+        from .events import SeatTakenOver
         from .record_writer import check_record, write_artifact
 
         if token and not token_matches(token, token_hash=holder.token_sha256):
@@ -391,7 +371,18 @@ class DuelService:
         return StatusResult.of(state, participant, self.clock(), self._debate_path(state))
 
     def _mark_seen(self, seat: Seat) -> DuelState:
-        """An authenticated status or wait: the participant was seen; nothing else changes."""
+        """An authenticated status or wait: the participant was seen; nothing else changes.
+
+        In a debate dir it takes the duel's lock only to write: the state read without it (as a
+        plain status reads it) is the answer when the caller was seen within the last second or
+        the duel is closed, as the locked op would then write nothing. A database store's ops
+        also bring this host's copy of the artifact up to date, so there every mark is an op."""
+        if isinstance(self.store, DirectoryStore):
+            now = self.clock()
+            state = self._read(seat.duel_id, now)
+            me = self._authenticate(state, seat)
+            if state.status != ACTIVE or seen_lately(me, now):
+                return state
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
             if tx.state.status == ACTIVE:
@@ -466,11 +457,15 @@ class DuelService:
         A refusal is an answer (``acquired`` false, with the reason and when to retry), not an
         error; a bad seat handle is ``PARTICIPANT_AUTH_FAILED``, a closed duel ``DUEL_CLOSED``.
         """
+        from .write_results import ClaimResult
+
         _check_handles(seat)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             decision = policy.decide_claim(state, me, now, for_timeout=for_timeout)
             if decision.grant and not decision.same_lease:
+                from .events import LockAcquired
+
                 state.lease = policy.new_lease(state, me, now, for_timeout=decision.for_timeout)
                 state.fence = state.lease.fence
                 expires_at = iso(state.wall_time(state.lease.expires_mono))
@@ -495,12 +490,16 @@ class DuelService:
 
         A refusal is an answer (``refreshed`` false, with the reason), not an error.
         """
+        from .write_results import RefreshResult
+
         _check_handles(seat, lease)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             decision = policy.decide_refresh(state, me, lease.value if lease else None, now)
             expires_at = None if decision.expires_mono is None else state.wall_time(decision.expires_mono)
             if decision.refreshed and state.lease is not None and decision.expires_mono is not None:
+                from .events import LockRefreshed
+
                 state.lease.expires_mono = decision.expires_mono
                 tx.emit(LockRefreshed(state.lease.fence, iso(state.wall_time(decision.expires_mono))), by=me.id)
             return RefreshResult(
@@ -522,6 +521,8 @@ class DuelService:
 
         Authenticated by the seat; allowed after the close too, since a request may end after it.
         """
+        from .events import UsageRecorded
+
         _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
@@ -533,6 +534,8 @@ class DuelService:
 
         Authenticated by the seat; allowed after the close too, as a usage event is.
         """
+        from .events import CitationsVerified
+
         _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
@@ -542,7 +545,7 @@ class DuelService:
         """The duel's logged events of the given types, in order; ``DUEL_NOT_FOUND`` without such a duel."""
         with self.store.errors():
             state = self.store.read_state(duel_id)
-            return [event for event in self.store.events(state).read() if event.type in types]
+            return self.store.events(state).read(types=types)
 
     def prepare_store(self) -> str:
         """Create the store (a database's schema, migrated; the debate dir's state folder) if
@@ -617,6 +620,8 @@ class DuelService:
         ``OUTCOME_MISMATCH`` or ``TIMEOUT_REJECTED`` for a close the turns do not allow, and
         ``SIGNING_FAILED`` for a key that cannot seal (the duel then stays open).
         """
+        from .write_results import ReleaseResult
+
         _check_handles(seat, lease)
         if close:
             if outcome not in OUTCOMES:
@@ -634,6 +639,8 @@ class DuelService:
                 checked = cast("str", outcome)  # one of OUTCOMES: checked before the transaction
                 close_duel(tx, me, held, outcome=checked, reason=reason, summary=summary, signing_key=signing_key)
             else:
+                from .events import LockReleased
+
                 state.lease = None
                 tx.emit(LockReleased(held.fence), by=me.id)
             return ReleaseResult(
@@ -652,6 +659,7 @@ class DuelService:
         not the one the seat signed its turns with.
         """
         from .record_writer import seal_duel  # the Markdown parser is paid for only by a seal
+        from .write_results import SealResult
 
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
@@ -684,7 +692,9 @@ class DuelService:
         in the ``turn_appended`` event, never part of validation. A turn that breaks a rule is
         ``TURN_INVALID`` with its violations; the answer names the turn's number, hash and any outcome reached."""
         _check_handles(seat, lease)
+        from .events import LockReleased
         from .record_writer import append_turn  # Markdown parsing is paid for only by appends
+        from .write_results import AppendResult
 
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now

@@ -291,7 +291,6 @@ def _check_values(state: DuelState) -> None:
     """State is data, not authority: every field that reaches a path, a heading or the
     artifact is checked as strictly as the join that wrote it (another local user may
     have written this file)."""
-    from ..record.signatures import SIGNATURE_BODY
     from .identity import name_problem, signer_problem, single_line_problem, slugify
 
     def hex_of(value: str, length: int) -> bool:
@@ -322,16 +321,15 @@ def _check_values(state: DuelState) -> None:
             (p.signer is not None and signer_problem(p.signer) is not None, "participant signer"),
         ]
     problems += [
-        (t.signature is not None and not SIGNATURE_BODY.fullmatch(t.signature), "turn signature") for t in state.turns
-    ]
-    problems += [
         (state.conclusion_sha256 is not None and not hex_of(state.conclusion_sha256, 64), "conclusion_sha256"),
         (len({seal.seat for seal in state.seals}) != len(state.seals), "seals"),
     ]
-    problems += [
-        (state.seat_holder(seal.seat) is None or not SIGNATURE_BODY.fullmatch(seal.signature), "seal")
-        for seal in state.seals
-    ]
+    signed = [t.signature for t in state.turns if t.signature is not None] + [seal.signature for seal in state.seals]
+    if signed:  # the signatures module is loaded only for a duel with signed turns or seals
+        from ..record.signatures import SIGNATURE_BODY
+
+        problems += [(not SIGNATURE_BODY.fullmatch(signature), "signature") for signature in signed]
+    problems += [(state.seat_holder(seal.seat) is None, "seal") for seal in state.seals]
     bad = next((name for failed, name in problems if failed), None)
     if bad is not None:
         raise ValueError(f"field {bad} holds a value no join writes")

@@ -11,35 +11,35 @@ Layout::
     <debate dir>/.duel/duels/<id>/events.jsonl
     <debate dir>/.duel/duels/<id>/lock       the duel's file lock
 
-The default lock backend is ``fcntl.flock`` through filelock: it excludes processes on
-one machine, or on a filesystem that shares flock locks properly; NFS clients do not.
+The lock backend is ``fcntl.flock`` (:class:`DuelLock`): it excludes processes on one
+machine, or on a filesystem that shares flock locks properly; NFS clients do not.
 """
 
 from __future__ import annotations
 
+import _thread
 import contextlib
+import errno
 import json
 import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, final
-
-from filelock import FileLock, Timeout
 
 from ..clock import Clock, Instant, system_clock
 from ..errors import DuelError
 from ..files import storage_errors, write_all, write_atomic
 from ..vocabulary import ErrorCode
-from .events import Event, parse_event
 from .identity import target_key
 from .state import DUEL_ID, DuelState, corrupt
 from .store import LOG_START, SEEN_RESOLUTION_SECONDS, EventCursor, Transaction
 
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
+    from .events import Event
 
 __all__ = [
     "LOG_START",
@@ -58,6 +58,7 @@ __all__ = [
 
 STATE_DIR = ".duel"
 LOCK_TIMEOUT_SECONDS = 30.0
+LOCK_POLL_SECONDS = 0.001  # critical sections last about a millisecond: retry a held lock at that pace
 WAIT_POLL_SECONDS = 0.01  # a stat() every 10 ms keeps hand-offs well under 100 ms
 
 
@@ -290,34 +291,156 @@ class DebateDir:
         return self.duel_folder(duel_id) / "events.jsonl"
 
 
+if sys.platform == "win32":  # no fcntl: filelock's lock, imported only here, by the first lock of a path
+
+    class _LockFile:
+        """The lock file, held through filelock (Windows)."""
+
+        def __init__(self, path: str):
+            from filelock import FileLock
+
+            self._lock = FileLock(path, mode=0o600, thread_local=False)
+
+        def take(self, deadline: float) -> bool:
+            from filelock import Timeout
+
+            try:
+                self._lock.acquire(timeout=max(deadline - time.monotonic(), 0.0), poll_interval=LOCK_POLL_SECONDS)
+            except Timeout:
+                return False
+            return True
+
+        def give_back(self) -> None:
+            self._lock.release()
+
+else:
+    import fcntl
+
+    class _LockFile:
+        """The lock file, held with ``flock(LOCK_EX)`` on a descriptor of its own."""
+
+        def __init__(self, path: str):
+            self._path = path
+            self._fd = -1
+
+        def take(self, deadline: float) -> bool:
+            """Open (create, 0600) and flock the file, polling until ``deadline``; False when it stays held."""
+            fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except OSError as exc:
+                        # Held elsewhere: EWOULDBLOCK, or EACCES on some filesystems (as filelock reads it too).
+                        if not isinstance(exc, BlockingIOError) and exc.errno != errno.EACCES:
+                            raise
+                    else:
+                        self._fd = fd
+                        return True
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        os.close(fd)
+                        return False
+                    time.sleep(min(LOCK_POLL_SECONDS, left))
+            except BaseException:
+                os.close(fd)
+                raise
+
+        def give_back(self) -> None:
+            fd, self._fd = self._fd, -1
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)  # explicit: a forked child sharing the descriptor must not keep it
+            finally:
+                os.close(fd)
+
+
+class _PathLock:
+    """One lock file in this process: a thread lock in front of the file lock, re-entrant for
+    the thread holding it. Built on ``_thread``'s primitives, as threading.RLock is: importing
+    threading costs a locking ``duel tools`` command most of a millisecond."""
+
+    def __init__(self, path: str):
+        self.mutex = _thread.allocate_lock()
+        self.owner: int | None = None  # the thread holding ``mutex``; only that thread sets or reads its own id
+        self.depth = 0  # its holds: the file is locked while it is above 0
+        self.file = _LockFile(path)
+
+
 @final
 class DuelLock:
-    """A short critical section across processes (filelock over ``fcntl.flock``).
+    """A short critical section across processes (``fcntl.flock`` of a lock file) and threads.
 
-    One FileLock per path and process, reused: building one costs more than a critical
-    section. FileLock is thread-local, so threads of one process still exclude each other.
+    flock is called directly, not through filelock: importing filelock costs more than the
+    rest of ``duel tools status`` (bench/bench_startup.py), and filelock's Unix lock is the
+    same flock on the same file, so processes using either exclude each other. filelock is
+    imported only where there is no ``fcntl`` (Windows).
+
+    Every DuelLock of one path in a process shares one thread lock: threads exclude each
+    other, and a thread may take a lock it holds again (as with the per-thread FileLock
+    before). The outermost hold opens and locks the file, and its end unlocks and closes it.
+    The file is never removed: a waiter must not lock a name that is gone.
     """
 
-    _locks: ClassVar[dict[tuple[str, float], FileLock]] = {}
+    _paths: ClassVar[dict[str, _PathLock]] = {}
 
     def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT_SECONDS):
-        key = (str(path), timeout)
-        if key not in self._locks:
-            self._locks[key] = FileLock(key[0], timeout=timeout, mode=0o600)
-        self._lock = self._locks[key]
+        key = str(path)
+        held = self._paths.get(key)
+        if held is None:
+            held = self._paths.setdefault(key, _PathLock(key))  # setdefault: two threads get the same one
+        self._held = held
         self._path = path
         self._timeout = timeout
 
     def __enter__(self) -> DuelLock:
+        held, me = self._held, _thread.get_ident()
+        if held.owner == me:  # re-entered: the file is locked already
+            held.depth += 1
+            return self
+        deadline = time.monotonic() + self._timeout
+        if not held.mutex.acquire(timeout=self._timeout):
+            raise self._timed_out()
         try:
-            # Critical sections last about a millisecond: poll at that pace, not filelock's 50 ms.
-            self._lock.acquire(poll_interval=0.001)
-        except Timeout:
-            raise DuelError(ErrorCode.LOCK_TIMEOUT, f"could not take {self._path} within {self._timeout:g}s") from None
+            taken = held.file.take(deadline)
+        except BaseException:
+            held.mutex.release()
+            raise
+        if not taken:
+            held.mutex.release()
+            raise self._timed_out()
+        held.owner, held.depth = me, 1
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._lock.release()
+        held = self._held
+        held.depth -= 1
+        if held.depth > 0:
+            return
+        held.owner = None
+        try:
+            held.file.give_back()
+        finally:
+            held.mutex.release()
+
+    def _timed_out(self) -> DuelError:
+        return DuelError(ErrorCode.LOCK_TIMEOUT, f"could not take {self._path} within {self._timeout:g}s")
+
+
+def _wanted(raw: object, types: Collection[str]) -> bool:
+    """Whether a log line's JSON is to be built into an event: one of ``types``, or no event
+    at all (not an object, or no word for its type), which building refuses."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+        return True
+    return raw["type"] in types
+
+
+def _events_of(logged: list[Any]) -> list[Event]:
+    """The events of decoded log lines (raises ValueError for one that holds no event)."""
+    if not logged:
+        return []
+    from .events import event_of  # every event type is built here: only a log with wanted events pays
+
+    return [event_of(raw) for raw in logged]
 
 
 class EventLog:
@@ -333,10 +456,13 @@ class EventLog:
         self.path = path
         self.state = state
 
-    def read(self, since: EventCursor = LOG_START) -> list[Event]:
+    def read(self, since: EventCursor = LOG_START, types: Collection[str] | None = None) -> list[Event]:
         """The events after ``since`` that the state knows of: a seek to the cursor's byte and
         a read up to the state's count, so a watcher pays only for what is new. Needs no
-        lock: below the state's count the log never changes (later writers append past it)."""
+        lock: below the state's count the log never changes (later writers append past it).
+
+        With ``types``, only the events of those types are built; the other lines are read
+        as JSON only, so a status showing usage loads no event type when none was logged."""
         if since.offset == self.state.event_bytes:
             return []
         if since.offset > self.state.event_bytes:
@@ -348,10 +474,14 @@ class EventLog:
         except FileNotFoundError:
             return []
         try:
-            events = [parse_event(line) for line in blob.splitlines() if line.strip()]
+            logged = [json.loads(line) for line in blob.splitlines() if line.strip()]
+            first = logged[0] if logged else None
+            if types is not None:
+                logged = [raw for raw in logged if _wanted(raw, types)]
+            events = _events_of(logged)
         except ValueError as exc:
             raise corrupt(str(self.path), exc) from None
-        if events and events[0].seq != since.seq:
+        if first is not None and first.get("seq") != since.seq:  # an object: _events_of refuses any other
             raise corrupt(str(self.path), f"event {since.seq} is not at byte {since.offset}")
         return events
 
@@ -430,6 +560,8 @@ class DirectoryStore:
     def transaction(self, duel_id: str) -> Iterator[Transaction]:
         """One op on the duel under its file lock, a dead writer's temp files removed first."""
         self.debate.check_readable()
+        if not self.debate.duel_folder(duel_id).is_dir():  # no such duel: its lock file must not make a folder
+            raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel {duel_id!r} in {self.debate.root}")
         with self.debate.duel_lock(duel_id):
             remove_temp_files(self.debate.duel_folder(duel_id))  # a dead writer's, if any
             now = self.now()

@@ -10,17 +10,17 @@ database (:mod:`rp1_duel.coordination.postgres`), for duels across machines
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Collection, Hashable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..clock import Instant, iso
-from .events import Event, EventData
 from .state import DuelState, Participant
 
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
+    from .events import Event, EventData
 
 __all__ = [
     "LOG_START",
@@ -29,9 +29,16 @@ __all__ = [
     "EventCursor",
     "EventReader",
     "Transaction",
+    "seen_lately",
 ]
 
 SEEN_RESOLUTION_SECONDS = 1.0
+
+
+def seen_lately(participant: Participant, now: Instant) -> bool:
+    """Whether ``participant`` was marked seen within a second of ``now``: marking it again
+    writes nothing. Idleness is judged in leases (5 s at least), and a status loop must not cost a write."""
+    return 0 <= now.mono - participant.last_seen_mono < SEEN_RESOLUTION_SECONDS
 
 
 class EventCursor(NamedTuple):  # not a frozen dataclass: `duel tools` would pay for building one at start-up
@@ -47,8 +54,9 @@ LOG_START = EventCursor()
 class EventReader(Protocol):
     """A duel's events as its state vouches for them (docs/protocol.md section 9)."""
 
-    def read(self, since: EventCursor = LOG_START) -> list[Event]:
-        """The events from ``since`` up to what the state has counted, in order."""
+    def read(self, since: EventCursor = LOG_START, types: Collection[str] | None = None) -> list[Event]:
+        """The events from ``since`` up to what the state has counted, in order; with ``types``,
+        only those of these types (a store may then leave the others unparsed)."""
         ...
 
     @property
@@ -200,6 +208,8 @@ class Transaction:
 
     def emit(self, data: EventData, *, by: str | None) -> None:
         """Log an event of participant ``by`` (None: the service itself)."""
+        from .events import Event  # loaded already: ``data`` is an event type
+
         seq = self.state.event_seq + len(self._pending)
         self._pending.append(Event(seq, iso(self.now.wall), self.state.id, by, data))
         self._dirty = True
@@ -210,9 +220,8 @@ class Transaction:
         self._dirty = self._woken = True
 
     def touch(self, participant: Participant) -> None:
-        """Mark the participant seen. Within a second of the last mark nothing is written:
-        idleness is judged in leases (5 s at least), and a status loop must not cost a write."""
-        if 0 <= self.now.mono - participant.last_seen_mono < SEEN_RESOLUTION_SECONDS:
+        """Mark the participant seen, unless it was :func:`seen_lately` (then nothing is written)."""
+        if seen_lately(participant, self.now):
             return
         participant.last_seen_mono = self.now.mono
         self._dirty = True

@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import TextIO
 
-from ..coordination.events import Usage
+from ..coordination.counts import Usage
 from ..printable import printable
 from ..turns.rules import TurnViolation
 from ..vocabulary import Verdict

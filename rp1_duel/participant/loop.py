@@ -24,7 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
-from ..coordination.events import TurnAppended, Usage
+from ..coordination.counts import Usage
+from ..coordination.events import TurnAppended
 from ..coordination.identity import resolve_target, resolve_topic, slugify
 from ..coordination.policy import refresh_interval
 from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult

@@ -1,6 +1,6 @@
 """What a participant's model requests used, summed from its ``usage`` events, and its estimated cost.
 
-The counts are a :class:`~rp1_duel.coordination.events.Usage`, from the provider to the event
+The counts are a :class:`~rp1_duel.coordination.counts.Usage`, from the provider to the event
 to the report; its JSON is written only where the log is and where ``--json`` prints it.
 
 Prices live in one data file with its date (``providers/prices.json``, package data); a
@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..coordination.events import Event, Usage, UsageRecorded
+from ..coordination.counts import Usage
 from ..errors import invalid_argument
+
+if TYPE_CHECKING:
+    from ..coordination.events import Event
 
 __all__ = [
     "TOKEN_KINDS",
@@ -62,8 +65,12 @@ def summary(usage: Usage, model: str, env: Mapping[str, str] = os.environ) -> Pr
     return PricedUsage(usage, cost_usd(model, usage, env), prices_date(env))
 
 
-def recorded(events: Iterable[Event], participant_id: str) -> Usage:
+def recorded(events: Sequence[Event], participant_id: str) -> Usage:
     """The sum of a participant's ``usage`` events: every run of it, resumed ones included."""
+    if not events:
+        return Usage()  # `duel tools status` of a duel that logged no usage builds no event type
+    from ..coordination.events import UsageRecorded  # loaded already: it built ``events``
+
     return total(
         event.data.usage
         for event in events

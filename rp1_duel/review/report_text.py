@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import quote
 
-from ..coordination.events import Usage
+from ..coordination.counts import Usage
 from ..participant.usage import PricedUsage
 from ..record.verification import CURRENT, MISMATCH, STALE
 from ..vocabulary import ACCEPTED_CONSENSUS, CitationKind

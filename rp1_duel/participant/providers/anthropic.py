@@ -9,7 +9,7 @@ import anthropic
 import httpx2
 from anthropic.types import CacheControlEphemeralParam, TextBlockParam
 
-from ...coordination.events import Usage
+from ...coordination.counts import Usage
 from ...vocabulary import ErrorCode, ReasoningLevel
 from .base import (
     PREFLIGHT_TIMEOUT_SECONDS,

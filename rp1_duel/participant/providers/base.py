@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ...coordination.events import Usage
+from ...coordination.counts import Usage
 from ...errors import DuelError
 from ...vocabulary import ErrorCode
 from ..usage import estimate_tokens

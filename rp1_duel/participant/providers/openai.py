@@ -8,7 +8,7 @@ import openai
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionMessageParam
 
-from ...coordination.events import Usage
+from ...coordination.counts import Usage
 from ...vocabulary import ErrorCode, ReasoningLevel
 from ..usage import estimate_tokens
 from .base import (

@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))  # run from a checkout
 
 from rp1_duel.clock import ManualClock  # noqa: E402
-from rp1_duel.coordination.events import Usage  # noqa: E402
+from rp1_duel.coordination.counts import Usage  # noqa: E402
 from rp1_duel.coordination.service import DuelService  # noqa: E402
 from rp1_duel.record import verification  # noqa: E402
 from rp1_duel.record.citations import artifact_citations  # noqa: E402
