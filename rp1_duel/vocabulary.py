@@ -234,6 +234,7 @@ class EventType(str, Enum):
     RECORD_INVALIDATED = "record_invalidated"
     DUEL_CLOSED = "duel_closed"
     DUEL_SEALED = "duel_sealed"
+    SOURCE_CHANGED = "source_changed"
     USAGE = "usage"
     CITATIONS_VERIFIED = "citations_verified"
 

@@ -16,6 +16,7 @@ from rp1_duel.errors import DuelError
 from rp1_duel.record.artifact import FrontMatter, ParticipantEntry
 from rp1_duel.record.validate import validate_file
 from rp1_duel.turns.source import MAX_SOURCE_BYTES
+from rp1_duel.vocabulary import EventType
 
 from helpers import DUEL, claim, join, make_turn
 
@@ -145,15 +146,29 @@ def test_a_source_too_large_to_debate_is_refused_at_join_without_reading_it_all(
     assert "larger than 16 MiB" in refused.value.message
 
 
-def test_a_source_grown_too_large_mid_duel_ends_the_duel_with_a_reason(service, source):
+def test_a_source_grown_too_large_mid_duel_is_told_and_turns_go_on_against_the_pinned_version(service, source):
     alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
     join(service, source, "Bob", harness="codex", model_id="gpt-x")
     lease = claim(service, alice)
     with open(source, "ab") as handle:
         handle.truncate(MAX_SOURCE_BYTES + 1)
 
+    appended = service.append(alice.seat, lease, make_turn(1, "Alice", "claude-code", "claude-x"))
+
+    assert appended.turn_number == 1
+    # Too large to hash within the bound: not read, so not told either; the pinned copy decides.
+    assert service.events(alice.duel_id, (EventType.SOURCE_CHANGED,)) == []
+
+
+def test_a_pinned_copy_edited_behind_the_service_is_target_unreadable(service, source, debate_dir):
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    pinned = debate_dir / ".duel" / "duels" / alice.duel_id / "source"
+    pinned.write_text("# Something else\n", encoding="utf-8")
+
     with pytest.raises(DuelError) as refused:
-        service.append(alice.seat, lease, make_turn(1, "Alice", "claude-code", "claude-x"))
+        service.append(alice.seat, claim(service, alice), make_turn(1, "Alice", "claude-code", "claude-x"))
 
     assert refused.value.code == "TARGET_UNREADABLE"
+    assert "pinned copy no longer has the recorded hash" in refused.value.message
     assert refused.value.details["next_step"] == "close"

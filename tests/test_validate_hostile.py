@@ -85,6 +85,7 @@ def test_a_source_that_is_a_fifo_or_a_device_is_not_read(repo):
     source = repo / "design.md"
     source.unlink()
     os.mkfifo(source)  # opening a FIFO for reading would block for ever
+    shutil.rmtree(artifact.parent / ".duel")  # no pinned copy beside it either
     report = validate_file(artifact)
     assert any("not a regular file" in note for note in report.notes), report.notes
     source.unlink()
@@ -261,6 +262,7 @@ def test_citations_are_checked_against_the_recorded_source_found_in_git_history(
 def test_an_edited_source_without_history_skips_locators_rather_than_fail_a_correct_record(repo):
     artifact = debate(repo)
     shutil.rmtree(repo / ".git")
+    shutil.rmtree(artifact.parent / ".duel")  # a clone: the state folder is not committed
     (repo / "design.md").write_text("# Lease design\n\nRewritten after the debate.\n", encoding="utf-8")
     report = validate_file(artifact)
     assert report.valid, report.problems

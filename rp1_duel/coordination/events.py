@@ -41,6 +41,7 @@ __all__ = [
     "RecordInvalidated",
     "SeatReclaimed",
     "SeatTakenOver",
+    "SourceChanged",
     "TurnAppended",
     "TurnRejected",
     "Unfit",
@@ -335,6 +336,20 @@ class DuelSealed(EventData):
 
 
 @dataclass(frozen=True)
+class SourceChanged(EventData):
+    """Logged by the service: the source file on disk no longer has the pinned hash (section 6, "The source")."""
+
+    event_type = EventType.SOURCE_CHANGED
+    wakes = False
+    sha256: str  # the file's hash now
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SourceChanged:
+        """The data of its JSON object (raises :class:`Unfit`)."""
+        return cls(_str(data, "sha256"))
+
+
+@dataclass(frozen=True)
 class DuelClosed(EventData):
     """The duel closed with ``outcome``, and the reason given if any."""
 
@@ -462,6 +477,7 @@ _TYPES: dict[EventType, type[EventData]] = {
         RecordInvalidated,
         DuelClosed,
         DuelSealed,
+        SourceChanged,
         UsageRecorded,
         CitationsVerified,
     )

@@ -388,6 +388,10 @@ class PostgresStore:
         """Always: the source is kept with the duel, and nothing on this host can take it away."""
         return True
 
+    def source_on_disk(self, state: DuelState) -> str | None:  # noqa: ARG002  the DuelStore signature
+        """Not known: each host has its own copy, and ``duel join`` watches its own (section 6, "The source")."""
+        return None
+
     def source_path_shown(self, state: DuelState) -> str:
         """The source path the creating host's artifact shows, so every host writes the same header."""
         row = self._query("SELECT source_shown FROM duels WHERE id = %s", (state.id,)).fetchone()

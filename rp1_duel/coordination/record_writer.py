@@ -30,6 +30,7 @@ from .events import (
     DuelSealed,
     LockReleased,
     RecordInvalidated,
+    SourceChanged,
     TurnAppended,
     TurnRejected,
 )
@@ -193,6 +194,7 @@ def append_turn(
         raise broken
     # A str or None set invalid_reason above, and refuse_broken_record has just raised for it.
     history = cast("History", history)
+    _notice_source_change(tx)
     number = history.next_number
     report = validate_turn(turn, history.context_for(Claimant(me.display_name, me.harness, me.model_id)))
     if not report.ok:
@@ -301,6 +303,16 @@ def _seal(
     if refusal:
         raise refusal
     return SealRecord(seat, signature)
+
+
+def _notice_source_change(tx: Transaction) -> None:
+    """Log once per new content that the file on disk is no longer the pinned source: turns are
+    still checked against the pinned one, and every seat should know."""
+    state, now = tx.state, tx.store.source_on_disk(tx.state)
+    if now is None or now in (state.source_sha256, state.source_changed_sha256):
+        return
+    state.source_changed_sha256 = now
+    tx.emit(SourceChanged(now), by=None)
 
 
 def check_conclusion(reason: str | None, summary: str | None) -> None:

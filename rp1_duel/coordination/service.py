@@ -332,6 +332,18 @@ class DuelService:
         return holder, token
 
     # -- read-only views (sections 4 and 5) -----------------------------------------------
+    def source(self, duel_id: str) -> SourceDocument:
+        """The source the duel debates, as pinned at its join (section 6, "The source"): what every
+        turn is checked against, whatever the file on disk has become. ``TARGET_UNREADABLE`` without it."""
+        from ..turns.source import SourceUnreadable
+
+        with self.store.errors():
+            state = self._read(duel_id, self.clock())
+            try:
+                return self.store.read_source(state)
+            except SourceUnreadable as exc:
+                raise DuelError(ErrorCode.TARGET_UNREADABLE, str(exc)) from None
+
     def find_duel(self, target: str, *, topic: str | None = None) -> str:
         """The id of the active (or latest) duel about ``target`` and ``topic``; ``DUEL_NOT_FOUND`` without one."""
         source = resolve_target(target)

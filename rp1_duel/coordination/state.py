@@ -126,6 +126,7 @@ class DuelState:
     candidate_convergence: bool = False
     invalid_reason: str | None = None  # tampered record or vanished source: only INVALIDATED remains
     conclusion_sha256: str | None = None  # of the conclusion the close wrote: what a seal covers
+    source_changed_sha256: str | None = None  # the source file's hash when a change was last noticed
     seals: list[SealRecord] = field(default_factory=list)
     rev: int = 0
     event_seq: int = 0
@@ -322,6 +323,7 @@ def _check_values(state: DuelState) -> None:
         ]
     problems += [
         (state.conclusion_sha256 is not None and not hex_of(state.conclusion_sha256, 64), "conclusion_sha256"),
+        (state.source_changed_sha256 is not None and not hex_of(state.source_changed_sha256, 64), "source_changed"),
         (len({seal.seat for seal in state.seals}) != len(state.seals), "seals"),
     ]
     signed = [t.signature for t in state.turns if t.signature is not None] + [seal.signature for seal in state.seals]

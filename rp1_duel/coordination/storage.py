@@ -239,7 +239,7 @@ class DebateDir:
         """Undo a creation that failed before its artifact was written."""
         folder = self.duel_folder(duel_id)
         remove_temp_files(folder)
-        for name in ("state.json", "events.jsonl", "lock"):
+        for name in ("state.json", "events.jsonl", "lock", "source"):
             with contextlib.suppress(FileNotFoundError):
                 (folder / name).unlink()
         with contextlib.suppress(OSError):
@@ -605,17 +605,47 @@ class DirectoryStore:
         return target_key(source.path, topic_slug=slug)
 
     def keep_source(self, state: DuelState, source: SourceDocument) -> None:
-        """The file itself is the source: nothing to keep."""
+        """Pin the source's bytes as the join read them: every turn is checked against this copy,
+        whatever the file on disk becomes (docs/protocol.md section 6, "The source")."""
+        from ..record.sources import pinned_copy
+
+        data = source.raw.encode("utf-8") if source.raw else source.text.encode("utf-8")
+        write_atomic(pinned_copy(self.debate.root, state.id), data, temp_dir=self.debate.state_root)  # owner-only
 
     def read_source(self, state: DuelState) -> SourceDocument:
-        """The source file, read again (raises SourceUnreadable)."""
-        from ..turns.source import read_source  # the Markdown scanner: only ops that read the source pay for it
+        """The source pinned at the join; for a duel created before pinning, the file read again
+        (raises SourceUnreadable, also for a pinned copy that no longer has the recorded hash)."""
+        from ..record.sources import pinned_copy
+        from ..turns.source import MAX_SOURCE_BYTES, SourceDocument, SourceUnreadable, read_bounded, read_source
 
-        return read_source(state.source_path)
+        try:
+            data = read_bounded(pinned_copy(self.debate.root, state.id), MAX_SOURCE_BYTES)
+        except FileNotFoundError:
+            return read_source(state.source_path)
+        except (OSError, ValueError) as exc:
+            raise SourceUnreadable(state.source_path, reason=f"its pinned copy is unreadable ({exc})") from None
+        try:
+            pinned = SourceDocument.from_bytes(data, state.source_path)
+        except UnicodeDecodeError:
+            pinned = None
+        if pinned is None or pinned.sha256 != state.source_sha256:
+            raise SourceUnreadable(state.source_path, reason="its pinned copy no longer has the recorded hash")
+        return pinned
 
     def source_exists(self, state: DuelState) -> bool:
         """Whether the source file is still there."""
         return os.path.exists(state.source_path)
+
+    def source_on_disk(self, state: DuelState) -> str | None:
+        """The SHA-256 of the source file as it is now; None when it cannot be read."""
+        import hashlib
+
+        from ..turns.source import MAX_SOURCE_BYTES, read_bounded
+
+        try:
+            return hashlib.sha256(read_bounded(state.source_path, MAX_SOURCE_BYTES)).hexdigest()
+        except (OSError, ValueError):
+            return None
 
     def source_path_shown(self, state: DuelState) -> str:
         """The source path relative to the artifact where they share a folder, else absolute."""

@@ -168,6 +168,10 @@ class DuelStore(Protocol):
         """Whether the source the duel debates can still be found."""
         ...
 
+    def source_on_disk(self, state: DuelState) -> str | None:
+        """The SHA-256 of the source file as it is now, to tell when it changed; None when not known."""
+        ...
+
     def source_path_shown(self, state: DuelState) -> str:
         """The artifact's ``source_path``: relative to the artifact where they share a folder (section 6)."""
         ...

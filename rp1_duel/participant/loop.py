@@ -38,7 +38,7 @@ from ..record.outcomes import decide_panel
 from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
 from ..turns.rules import TurnViolation, validate_turn
-from ..turns.source import SourceUnreadable, read_source
+from ..turns.source import MAX_SOURCE_BYTES, read_bounded
 from ..vocabulary import (
     CHAIR_PHASES,
     CLOSED_STEP,
@@ -369,12 +369,10 @@ class Duelist:
         self.result.seat, self.result.debate_path = seat.number, joined.debate_path
         self.schedule = joined.schedule
         self.lease_seconds = joined.lease_seconds
-        try:
-            # This participant's own copy, by the one policy: with a database store the duel's
-            # source_path may name another host's, and the join checked that the two are the same.
-            self.source = read_source(self.config.target)
-        except SourceUnreadable as exc:
-            raise DuelError(ErrorCode.TARGET_UNREADABLE, str(exc)) from None
+        # The version the duel pinned at its join, which the service checks every turn against (with a
+        # database store, the text it keeps): the file on disk may have changed since.
+        self.source = self.service.source(seat.duel_id)
+        self._pinned_sha256, self._noticed_sha256 = joined.source_sha256, joined.source_sha256
         if seat.number == CHAIR_SEAT:
             self.system = prompt.chair_system_prompt(
                 self.claimant.name,
@@ -418,7 +416,23 @@ class Duelist:
         """The record up to the turns ``status`` counts, as this participant's copy of the source reads it."""
         if self.result.debate_path is None:  # never: the join names the record
             raise RuntimeError("not joined yet")
+        self._notice_source_change()
         return RecordFile.read(self.result.debate_path, source=self.source).history(upto=status.turn_count)
+
+    def _notice_source_change(self) -> None:
+        """A line, once per new content, when the document on disk is no longer the version the duel pinned."""
+        try:
+            now = hashlib.sha256(read_bounded(self.config.target, MAX_SOURCE_BYTES)).hexdigest()
+        except (OSError, ValueError):
+            return
+        if now in (self._pinned_sha256, self._noticed_sha256):
+            return
+        self._noticed_sha256 = now
+        self.report.state(
+            self.result.state,
+            f"{self.source.name} changed on disk since the duel began: every turn is still checked against the "
+            "version pinned at the join (duel apply applies an agreed revision to that version only)",
+        )
 
     # -- one handler per next_step ------------------------------------------------------
     def _on_wait_peer(self, status: StatusResult) -> None:

@@ -34,6 +34,7 @@ from ..coordination.events import (
     RecordInvalidated,
     SeatReclaimed,
     SeatTakenOver,
+    SourceChanged,
     TurnAppended,
     TurnRejected,
     UnknownEvent,
@@ -182,6 +183,8 @@ def _describe_record(data: EventData, who: str) -> str | None:
     if isinstance(data, DuelClosed):
         reason = f" ({data.reason})" if data.reason else ""
         return f"{who} closed the duel: {data.outcome}{reason}"
+    if isinstance(data, SourceChanged):
+        return "the source file changed on disk: turns are still checked against the version pinned at the join"
     if isinstance(data, DuelSealed):
         return f"{who} sealed the ending for seat {data.seat}"
     return None
