@@ -241,6 +241,54 @@ def test_ctrl_c_stops_every_seat_which_keeps_its_seat_and_exits_130(tmp_path, so
     assert os.path.exists(status.duel.debate_path)
 
 
+def seat_processes(debate_dir: Path) -> list[int]:
+    """The pids of every process whose command line names ``debate_dir``: the panel's seats."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and entry.name != str(os.getpid()):
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if str(debate_dir).encode() in command and b" join " in command:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.slow
+def test_a_closed_terminal_sighup_takes_every_seat_down_with_the_panel(tmp_path, source, debate_dir):
+    ada, bea = scripted_seat(tmp_path, "Ada", {1: OPEN}), scripted_seat(tmp_path, "Bea", {2: OPEN})
+    lineup = lineup_of(("Ada", f"scripted:{ada}"), ("Bea", f"scripted:{bea}"), ("Human", "human"))
+    process = panel(tmp_path, source, debate_dir, lineup, env=clean_env(EDITOR="sleep 60"))
+    wait_for_seat(debate_dir, source, count=3, limit=60)
+    process.send_signal(signal.SIGHUP)
+    _, err = process.communicate(timeout=60)
+
+    assert process.returncode == 130, err
+    assert "duel panel: interrupted" in err and "Traceback" not in err
+    deadline = time.monotonic() + 10
+    while seat_processes(debate_dir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert seat_processes(debate_dir) == []  # no orphan keeps a seat
+    assert DuelService(debate_dir).status(target=str(source)).lock.owner_participant_id is None
+
+
+@pytest.mark.slow
+def test_a_seat_that_fails_after_taking_its_seat_stops_the_panel_at_once(tmp_path, source, debate_dir):
+    # Bea's script holds one turn: at her second (turn 4) she fails SCRIPT_EXHAUSTED while Ada waits.
+    ada, bea = scripted_seat(tmp_path, "Ada", {1: OPEN, 3: OPEN, 5: OPEN}), scripted_seat(tmp_path, "Bea", {2: OPEN})
+    lineup = lineup_of(("Ada", f"scripted:{ada}"), ("Bea", f"scripted:{bea}"))
+    started = time.monotonic()
+    process = panel(tmp_path, source, debate_dir, lineup, env=clean_env())
+    _, err = process.communicate(timeout=90)
+
+    assert time.monotonic() - started < 60, err  # not the turn timeout of 30 minutes
+    assert "SCRIPT_EXHAUSTED" in err
+    assert "duel panel: seat 2 (Bea) ended with exit 1: stopping every seat" in err
+    assert process.returncode != 0
+    assert DuelService(debate_dir).status(target=str(source)).lock.owner_participant_id is None
+
+
 @pytest.mark.slow
 def test_duel_panel_runs_a_chaired_lineup_through_its_phases_to_consensus(tmp_path, source, debate_dir):
     from test_chair import ANSWERS, PANEL, addressing, brief, heading, pre_closing, synthesis

@@ -52,7 +52,9 @@ def gpt_env(server: FakeOpenAIServer) -> dict[str, str]:
     return clean_env(OPENAI_API_KEY="test-key", OPENAI_BASE_URL=server.base_url)
 
 
-def start(source: Path, debate_dir: Path, *args: str, env: dict[str, str], stdin=subprocess.DEVNULL):
+def start(
+    source: Path, debate_dir: Path, *args: str, env: dict[str, str], stdin=subprocess.DEVNULL, sigint_ignored=False
+):
     argv = [
         sys.executable,
         "-m",
@@ -65,6 +67,8 @@ def start(source: Path, debate_dir: Path, *args: str, env: dict[str, str], stdin
         "--json",
         *args,
     ]
+    if sigint_ignored:  # as `cmd &` in a script starts it: the process inherits SIGINT ignored
+        argv = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *argv]
     return subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -228,11 +232,11 @@ def test_slow_model_keeps_its_lease_by_refreshing(source, debate_dir, anthropic_
     assert finish(peer)[0] == 0
 
 
-def claude_mid_turn(source, debate_dir, server, tmp_path, args):
+def claude_mid_turn(source, debate_dir, server, tmp_path, args, *, sigint_ignored=False):
     """A slow Claude (seat 1) and a scripted peer, returned once Claude's model is writing turn 1."""
     server.responder = debater
     server.delay_per_chunk = 0.05
-    claude = start(source, debate_dir, *args, env=claude_env(server))
+    claude = start(source, debate_dir, *args, env=claude_env(server), sigint_ignored=sigint_ignored)
     wait_for_seat(debate_dir, source)
     peer = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
     deadline = time.monotonic() + 20
@@ -410,10 +414,17 @@ def test_demo_finishes_a_valid_duel_in_a_fresh_directory(tmp_path):
     assert "ACCEPTED_CONSENSUS" in (tmp_path / "report.html").read_text(encoding="utf-8")
 
 
-def test_ctrl_c_releases_the_floor_and_keeps_the_seat(source, debate_dir, anthropic_server, tmp_path):
+@pytest.mark.parametrize(
+    ("stop_signal", "sigint_ignored"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGHUP, False), (signal.SIGINT, True)],
+    ids=["ctrl-c", "sigterm", "sighup", "ctrl-c-started-ignored"],
+)
+def test_ctrl_c_sigterm_and_sighup_release_the_floor_and_keep_the_seat(
+    source, debate_dir, anthropic_server, tmp_path, stop_signal, sigint_ignored
+):
     args = ("--model", "claude-x", "--max-turns", "2")
-    claude, peer = claude_mid_turn(source, debate_dir, anthropic_server, tmp_path, args)
-    os.kill(claude.pid, signal.SIGINT)
+    claude, peer = claude_mid_turn(source, debate_dir, anthropic_server, tmp_path, args, sigint_ignored=sigint_ignored)
+    os.kill(claude.pid, stop_signal)
     _out, err = claude.communicate(timeout=30)
     assert claude.returncode == 130, err
     assert "run the same command to resume" in err

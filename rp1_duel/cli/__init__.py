@@ -13,6 +13,7 @@ import sys
 
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE
 from .arguments import undecodable
+from .stopping import stop_as_ctrl_c
 
 __all__ = ["main"]
 
@@ -20,6 +21,7 @@ __all__ = ["main"]
 def main(argv: list[str] | None = None) -> None:
     """The ``duel`` command: ``duel tools …`` to the argparse front, everything else to typer."""
     args = sys.argv[1:] if argv is None else argv
+    stop_as_ctrl_c()
     if args[:1] == ["tools"]:
         from .tools import main as tools_main
 

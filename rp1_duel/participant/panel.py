@@ -30,7 +30,7 @@ from ..configuration import Config, SeatSpec, config_error
 from ..coordination.service import DuelService
 from ..errors import DuelError
 from ..settings import SETTINGS, STORE_ENV, DuelSettings
-from ..vocabulary import ErrorCode
+from ..vocabulary import ACTIVE, ErrorCode
 
 __all__ = [
     "PanelSeat",
@@ -189,6 +189,7 @@ def run_seats(
                 target=_pass_through, args=(stderr, seat.label, say, lock, run.stderr_done), daemon=True
             ).start()
             _wait_for_seat(run, index, target, topic, service, seat_taken_within)
+        _watch_for_a_failed_seat(runs, say, lambda: _duel_open(service, target, topic))
         for run in runs:
             _collect(run)
     except BaseException:
@@ -217,6 +218,27 @@ def _wait_for_seat(
             pass  # the first join has not created the duel yet
         time.sleep(0.05)
     raise DuelError(ErrorCode.PANEL_SEAT_FAILED, f"{run.seat.label} took no seat within {within:.0f} s")
+
+
+def _watch_for_a_failed_seat(
+    runs: Sequence[SeatRun], say: Callable[[str], None], duel_open: Callable[[], bool]
+) -> None:
+    """Until every seat ends: one that fails while the duel is open (an error, a lost seat) stops the
+    others, each giving the floor back and keeping its seat, rather than leaving them to wait out its turns."""
+    while any(run.process.poll() is None for run in runs):
+        failed = next((run for run in runs if run.process.poll() not in (None, 0)), None)
+        if failed is not None and duel_open():
+            say(f"duel panel: {failed.seat.label} ended with exit {failed.process.returncode}: stopping every seat")
+            _interrupt(runs)
+            return
+        time.sleep(0.1)
+
+
+def _duel_open(service: DuelService, target: str, topic: str | None) -> bool:
+    try:
+        return service.status(target=target, topic=topic).duel.status == ACTIVE
+    except DuelError:
+        return True  # unreadable for a moment: a failed seat still stops the panel
 
 
 def _collect(run: SeatRun) -> None:
