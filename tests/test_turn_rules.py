@@ -800,6 +800,14 @@ def test_every_rule_code_has_a_one_line_text():
         "RAW_HTML",
         "CHAIR_FORMAT",
         "UNENGAGED_POINTS",
+        "EDIT_FORMAT",
+        "EDIT_TARGET",
+        "EDIT_NOT_FOUND",
+        "EDIT_AMBIGUOUS",
+        "EDIT_OVERLAP",
+        "EDIT_TOO_LARGE",
+        "REVISION_MISSING",
+        "REVISION_MISMATCH",
     ]
     assert all(text and "\n" not in text for text in RULES.values())
     assert STANCES == ("OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING", "REVISING")

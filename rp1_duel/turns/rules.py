@@ -147,6 +147,20 @@ RULES = MappingProxyType(
         RuleCode.UNENGAGED_POINTS: "in the closing round, every point of the chair's Unengaged Points has a"
         " counterpoint whose Addresses names the chair's pre-closing turn with an excerpt of that point"
         ' (`Addresses: Turn M "words of the point"`)',
+        RuleCode.EDIT_FORMAT: "**Proposed Edits** holds only edit blocks (`Edit NAME: replace`, a fenced `find` block"
+        " and a fenced `replace` block; `Edit NAME: delete`, a fenced `find` block; `Edit NAME: insert after heading"
+        ' "HEADING"`, a fenced `insert` block) and `Withdraw NAME` lines, each of an edit in force; at most 50',
+        RuleCode.EDIT_TARGET: "an edit that names its file (`replace in design.md`) names the source",
+        RuleCode.EDIT_NOT_FOUND: "each edit's find text (an insert's heading) is in the source, quoted exactly",
+        RuleCode.EDIT_AMBIGUOUS: "each edit's find text (an insert's heading) occurs in the source only once:"
+        " quote more of it",
+        RuleCode.EDIT_OVERLAP: "no two edits in force change the same text of the source or insert at one place:"
+        " amend or withdraw one",
+        RuleCode.EDIT_TOO_LARGE: "the revised document is at most 1 MiB larger than the source",
+        RuleCode.REVISION_MISSING: "an `ACCEPTING_CONSENSUS` turn names, under **Accepted Revision**, the revision id"
+        " in force after it (`r-` and 12 hex digits) whenever an edit is in force",
+        RuleCode.REVISION_MISMATCH: "the id under **Accepted Revision** is the revision in force after the turn, and"
+        " only an `ACCEPTING_CONSENSUS` turn has that section",
     }
 )
 _RULE_ORDER = {code: index for index, code in enumerate(RULES)}
