@@ -33,6 +33,8 @@ __all__ = ["MAX_GROWTH", "EditProblem", "Revision", "revision_id"]
 
 MAX_GROWTH: Final = 1024 * 1024  # the revised document may be at most this much larger than the source
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+# A patch's lines end at LF only: git apply and patch read a lone CR as part of its line.
+_PATCH_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _TYPOGRAPHIC = {**dict.fromkeys("“”„‟″«»", '"'), **dict.fromkeys("‘’‚‛′", "'"), **dict.fromkeys("–—‒―−", "-")}
 
 
@@ -113,7 +115,7 @@ class Revision:
     def diff(self, path: str) -> str:
         """A unified diff from the source to this revision, as ``git apply`` and ``patch -p1`` take
         it (``a/PATH``, ``b/PATH``); empty when nothing changes."""
-        before, after = _lines(self.source), _lines(self.text)
+        before, after = _PATCH_LINE.findall(self.source), _PATCH_LINE.findall(self.text)
         if before == after:
             return ""
         lines = difflib.unified_diff(before, after, f"a/{path}", f"b/{path}", lineterm="\n")
@@ -122,16 +124,13 @@ class Revision:
     def counts(self) -> tuple[int, int]:
         """Lines added and removed."""
         added = removed = 0
-        matcher = difflib.SequenceMatcher(None, _lines(self.source), _lines(self.text), autojunk=False)
+        before, after = _PATCH_LINE.findall(self.source), _PATCH_LINE.findall(self.text)
+        matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if tag != "equal":
                 removed += i2 - i1
                 added += j2 - j1
         return added, removed
-
-
-def _lines(text: str) -> list[str]:
-    return _LINE.findall(text)
 
 
 def _newline(source: str) -> str:
@@ -176,7 +175,7 @@ def _whole_lines(source: str, start: int, end: int) -> bool:
 
 def _insertion(source: str, edit: Edit, newline: str) -> _Change | EditProblem:
     """An insert: new lines right after the heading ``edit.find`` names, set off by blank lines."""
-    raw = _lines(source)
+    raw = _LINE.findall(source)
     lines = [line.rstrip("\r\n") for line in raw]
     if lines:
         lines[0] = lines[0].removeprefix("\ufeff")
