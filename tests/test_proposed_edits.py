@@ -493,14 +493,14 @@ def test_a_revision_keeps_the_source_around_its_edits_and_counts_its_patch(revis
     source, text = revision.source, revision.text
     assert text.startswith("\ufeff") == source.startswith("\ufeff")
     assert revision.id == rid(text)
-    patch_lines = revision.diff("doc.md").split("\n")[2:]  # after the --- and +++ lines
-    assert revision.counts() == (
-        sum(line.startswith("+") for line in patch_lines),
-        sum(line.startswith("-") for line in patch_lines),
-    )
+    added, removed = revision.counts()
+    assert added - removed == len(PATCH_LINES.findall(text)) - len(PATCH_LINES.findall(source))
     [*edits] = revision.edits.values()
     if len(edits) == 1 and edits[0].kind == "replace" and "\r" not in source and _exact_span(source, edits[0].find):
         assert text == source.replace(edits[0].find, edits[0].text)
+
+
+PATCH_LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")  # lines as a patch counts them: a lone CR ends none
 
 
 def _exact_span(source: str, find: str) -> bool:
