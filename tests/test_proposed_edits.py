@@ -30,7 +30,7 @@ from rp1_duel.turns.rules import validate_turn
 from rp1_duel.turns.source import SourceDocument
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS
 
-from helpers import DUEL, SOURCE, Player, claim, join, make_turn, panel
+from helpers import DUEL, SOURCE, Player, claim, join, make_turn, panel, replace_edit, with_edits
 
 ALICE, BOB, CAROL = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x"), ("Carol", "script", "carol-1")
 PANEL = {1: ALICE, 2: BOB, 3: CAROL}
@@ -52,11 +52,6 @@ UNCHANGED = rid(SOURCE)
 # -- turns with edits ---------------------------------------------------------------------------
 
 
-def replace(name: str, find: str, text: str, *, target: str = "") -> str:
-    where = f" in {target}" if target else ""
-    return f"Edit {name}: replace{where}\n```find\n{find}\n```\n```replace\n{text}\n```\n"
-
-
 def delete(name: str, find: str) -> str:
     return f"Edit {name}: delete\n```find\n{find}\n```\n"
 
@@ -70,14 +65,8 @@ def withdraw(name: str) -> str:
 
 
 def turn(n: int, who: tuple[str, str, str], stance: str = OPEN, *edits: str, accepts: str | None = None) -> str:
-    """Turn ``n`` by ``who`` (valid against SOURCE), with a **Proposed Edits** section holding
-    ``edits`` and an **Accepted Revision** section naming ``accepts``, when given."""
-    text = make_turn(n, *who, stance)
-    if edits:
-        text += "**Proposed Edits**\n" + "".join(edits)
-    if accepts is not None:
-        text += f"**Accepted Revision**\n{accepts}\n"
-    return text
+    """Turn ``n`` by ``who``, valid against SOURCE, with ``edits`` and the revision it ``accepts``."""
+    return with_edits(make_turn(n, *who, stance), *edits, accepts=accepts)
 
 
 def two_seats(n: int) -> tuple[str, str, str]:
@@ -109,7 +98,7 @@ def line_of(text: str, line: str) -> int:
 
 def test_a_turns_edits_make_the_revision_it_names_by_the_documents_hash():
     text = turn(
-        1, ALICE, OPEN, replace("expiry", EXPIRY, CONFIGURABLE), insert("pace", "Turn order", "Refresh rarely.")
+        1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE), insert("pace", "Turn order", "Refresh rarely.")
     )
     history = replayed(text)
     expected = SOURCE.replace(EXPIRY, CONFIGURABLE).replace("## Turn order\n", "## Turn order\n\nRefresh rarely.\n\n")
@@ -120,8 +109,8 @@ def test_a_turns_edits_make_the_revision_it_names_by_the_documents_hash():
 
 
 def test_edits_are_amended_and_withdrawn_by_name_across_turns():
-    first = turn(1, ALICE, OPEN, replace("expiry", EXPIRY, CONFIGURABLE), delete("pace", "A holder refreshes"))
-    amended = turn(2, BOB, OPEN, replace("expiry", EXPIRY, "Leases expire after ten minutes unless refreshed."))
+    first = turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE), delete("pace", "A holder refreshes"))
+    amended = turn(2, BOB, OPEN, replace_edit("expiry", EXPIRY, "Leases expire after ten minutes unless refreshed."))
     withdrawn = turn(3, ALICE, OPEN, withdraw("pace"))
     history = replayed(first, amended, withdrawn)
     assert history.revision is not None
@@ -133,7 +122,7 @@ def test_edits_are_amended_and_withdrawn_by_name_across_turns():
 
 
 def test_the_order_edits_were_proposed_in_never_matters():
-    expiry, pace = replace("expiry", EXPIRY, CONFIGURABLE), insert("pace", "Failure handling", "Refresh rarely.")
+    expiry, pace = replace_edit("expiry", EXPIRY, CONFIGURABLE), insert("pace", "Failure handling", "Refresh rarely.")
     one_way = replayed(turn(1, ALICE, OPEN, expiry), turn(2, BOB, OPEN, pace)).revision
     other_way = replayed(turn(1, ALICE, OPEN, pace), turn(2, BOB, OPEN, expiry)).revision
     assert one_way is not None and other_way is not None
@@ -159,29 +148,31 @@ def test_a_section_that_does_not_read_as_edits_is_edit_format(section, bad_line)
 
 
 def test_more_than_fifty_edits_and_withdrawals_is_edit_format():
-    history = replayed(turn(1, ALICE, OPEN, replace("expiry", EXPIRY, CONFIGURABLE)))
+    history = replayed(turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
     text = turn(2, BOB, OPEN, *[withdraw("expiry")] * 51)
     assert violations(history, text) == [("EDIT_FORMAT", line_of(text, "Withdraw expiry") + 50)]
 
 
 @pytest.mark.parametrize("target", ["debates/lease-design.md", "notes.md", "/home/alice/design.md"])
 def test_an_edit_aimed_at_another_file_is_edit_target(target):
-    text = turn(1, ALICE, OPEN, replace("expiry", EXPIRY, CONFIGURABLE, target=target))
+    text = turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE, target=target))
     assert violations(replayed(), text) == [("EDIT_TARGET", line_of(text, f"Edit expiry: replace in {target}"))]
 
 
 @pytest.mark.parametrize("target", ["design.md", "./design.md", "../design.md", "Design.MD", "`design.md`"])
 def test_an_edit_may_name_the_source_by_any_citable_name(target):
-    assert violations(replayed(), turn(1, ALICE, OPEN, replace("expiry", EXPIRY, CONFIGURABLE, target=target))) == []
+    assert (
+        violations(replayed(), turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE, target=target))) == []
+    )
 
 
 @pytest.mark.parametrize(
     ("edit", "code"),
     [
-        (replace("expiry", "Leases expire after an hour.", CONFIGURABLE), "EDIT_NOT_FOUND"),
+        (replace_edit("expiry", "Leases expire after an hour.", CONFIGURABLE), "EDIT_NOT_FOUND"),
         (delete("expiry", "   "), "EDIT_NOT_FOUND"),  # an empty find text finds nothing
         (insert("expiry", "Lease renewal", "Refresh rarely."), "EDIT_NOT_FOUND"),
-        (replace("expiry", "its lease", "the lease"), "EDIT_AMBIGUOUS"),  # refreshes its lease; its lease expires
+        (replace_edit("expiry", "its lease", "the lease"), "EDIT_AMBIGUOUS"),  # refreshes its lease; its lease expires
         (delete("expiry", "Seat"), "EDIT_AMBIGUOUS"),
     ],
 )
@@ -191,16 +182,16 @@ def test_a_find_text_or_heading_must_occur_exactly_once(edit, code):
 
 
 def test_find_texts_match_as_quotes_do_but_rewrite_exact_characters():
-    typographic = replace("expiry", "LEASES  expire after fifteen\nminutes unless refreshed.", "Leases expire.")
+    typographic = replace_edit("expiry", "LEASES  expire after fifteen\nminutes unless refreshed.", "Leases expire.")
     history = replayed(turn(1, ALICE, OPEN, typographic))
     assert history.revision is not None
     assert history.revision.text == SOURCE.replace(EXPIRY, "Leases expire.")
-    emphasis = turn(1, ALICE, OPEN, replace("expiry", "Leases *expire* after", "x"))
+    emphasis = turn(1, ALICE, OPEN, replace_edit("expiry", "Leases *expire* after", "x"))
     assert violations(replayed(), emphasis) == [("EDIT_NOT_FOUND", line_of(emphasis, "Edit expiry: replace"))]
 
 
 def test_two_edits_of_one_turn_touching_the_same_text_overlap():
-    text = turn(1, ALICE, OPEN, replace("expiry", EXPIRY, CONFIGURABLE), delete("minutes", "fifteen minutes"))
+    text = turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE), delete("minutes", "fifteen minutes"))
     assert [code for code, _ in violations(replayed(), text)] == ["EDIT_OVERLAP"]
 
 
@@ -210,17 +201,17 @@ def test_two_inserts_after_one_heading_overlap():
 
 
 def test_an_edit_overlapping_an_earlier_turns_edit_is_reported_on_the_new_turn():
-    history = replayed(turn(1, ALICE, OPEN, replace("expiry", EXPIRY, CONFIGURABLE)))
+    history = replayed(turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
     text = turn(2, BOB, OPEN, delete("minutes", "after fifteen minutes"))
     [(code, line)] = violations(history, text)
     assert (code, line) == ("EDIT_OVERLAP", line_of(text, "Edit minutes: delete"))
-    amending_instead = turn(2, BOB, OPEN, replace("expiry", EXPIRY, "Leases expire after ten minutes."))
+    amending_instead = turn(2, BOB, OPEN, replace_edit("expiry", EXPIRY, "Leases expire after ten minutes."))
     assert violations(history, amending_instead) == []
 
 
 def test_amending_an_edit_so_an_earlier_one_now_overlaps_it_names_the_earlier_edit():
     history = replayed(turn(1, ALICE, OPEN, delete("fifteen", "fifteen"), delete("refreshed", "unless refreshed")))
-    text = turn(2, BOB, OPEN, replace("fifteen", "after fifteen minutes unless", "after ten minutes unless"))
+    text = turn(2, BOB, OPEN, replace_edit("fifteen", "after fifteen minutes unless", "after ten minutes unless"))
     report = validate_turn(text, history.context_for(Claimant(*BOB)))
     [found] = report.violations
     assert (found.code, found.line) == ("EDIT_OVERLAP", None)
@@ -238,18 +229,18 @@ def test_a_revised_document_more_than_a_mebibyte_larger_is_edit_too_large():
     )
     assert not history.revision.problems
     assert 16 * chunk < MAX_GROWTH < 17 * chunk
-    text = turn(1, ALICE, OPEN, replace("last", "Marker 019.", "y" * chunk))
+    text = turn(1, ALICE, OPEN, replace_edit("last", "Marker 019.", "y" * chunk))
     assert violations(history, text) == [("EDIT_TOO_LARGE", None)]
 
 
 def test_an_accepting_turn_with_edits_in_force_must_name_the_revision():
-    history = replayed(turn(1, ALICE, OPEN, replace("expiry", EXPIRY, CONFIGURABLE)))
+    history = replayed(turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
     assert violations(history, turn(2, BOB, ACCEPT)) == [("REVISION_MISSING", None)]
     assert violations(history, turn(2, BOB, ACCEPT, accepts=rid(SOURCE.replace(EXPIRY, CONFIGURABLE)))) == []
 
 
 def test_accepting_an_older_revision_is_revision_mismatch():
-    history = replayed(turn(1, ALICE, OPEN, replace("expiry", EXPIRY, CONFIGURABLE)))
+    history = replayed(turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
     older = rid(SOURCE.replace(EXPIRY, CONFIGURABLE))
     text = turn(2, BOB, ACCEPT, withdraw("expiry"), accepts=older)  # the turn's own withdrawal counts
     assert violations(history, text) == [("REVISION_MISMATCH", line_of(text, "**Accepted Revision**"))]
@@ -301,9 +292,9 @@ def agreed_revision(path: str) -> str:
 
 def test_a_duel_agrees_on_the_revision_one_seat_proposed_and_the_other_amended(service, pair):
     alice, bob = pair
-    write(service, alice, turn(1, ALICE, OPEN, replace("expiry", EXPIRY, CONFIGURABLE)))
+    write(service, alice, turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
     amended = SOURCE.replace(EXPIRY, "Leases expire after `lease_seconds` (default 900) unless refreshed.")
-    bobs = replace("expiry", EXPIRY, "Leases expire after `lease_seconds` (default 900) unless refreshed.")
+    bobs = replace_edit("expiry", EXPIRY, "Leases expire after `lease_seconds` (default 900) unless refreshed.")
     write(service, bob, turn(2, BOB, ACCEPT, bobs, accepts=rid(amended)))
     assert pending(service, alice) is None  # Alice has not accepted anything yet
     path = write(service, alice, turn(3, ALICE, ACCEPT, accepts=rid(amended)))
@@ -318,7 +309,7 @@ def test_an_edit_accepted_at_once_after_the_peer_accepted_needs_the_peer_to_acce
     write(service, bob, turn(2, BOB, OPEN))
     write(service, alice, turn(3, ALICE, ACCEPT))  # the document as it is
     revised = SOURCE.replace(EXPIRY, CONFIGURABLE)
-    write(service, bob, turn(4, BOB, ACCEPT, replace("expiry", EXPIRY, CONFIGURABLE), accepts=rid(revised)))
+    write(service, bob, turn(4, BOB, ACCEPT, replace_edit("expiry", EXPIRY, CONFIGURABLE), accepts=rid(revised)))
     assert pending(service, alice) is None  # Alice's acceptance names the unchanged document
     with pytest.raises(DuelError) as refused:
         write(service, alice, turn(5, ALICE, ACCEPT, accepts=UNCHANGED))
@@ -361,7 +352,7 @@ def panel_turns(service, players: dict[int, Player], *turns: tuple[str, tuple[st
 def test_a_panel_agrees_on_one_revision(service, source):
     players = seat_panel(service, source)
     revised = rid(SOURCE.replace(EXPIRY, CONFIGURABLE))
-    panel_turns(service, players, (OPEN, (replace("expiry", EXPIRY, CONFIGURABLE),), None), (ACCEPT, (), revised))
+    panel_turns(service, players, (OPEN, (replace_edit("expiry", EXPIRY, CONFIGURABLE),), None), (ACCEPT, (), revised))
     path = panel_turns(service, players, (ACCEPT, (), revised))
     assert pending(service, players[1]) is None  # Alice's latest turn is still open
     path = panel_turns(service, players, (ACCEPT, (), revised))
@@ -377,11 +368,11 @@ def test_a_panel_seat_whose_latest_acceptance_names_an_older_revision_holds_the_
     panel_turns(
         service,
         players,
-        (OPEN, (replace("expiry", EXPIRY, first),), None),
+        (OPEN, (replace_edit("expiry", EXPIRY, first),), None),
         (OPEN, (), None),
         (ACCEPT, (), first_id),
         (ACCEPT, (), first_id),
-        (ACCEPT, (replace("expiry", EXPIRY, amended),), amended_id),  # Bob amends and accepts at once
+        (ACCEPT, (replace_edit("expiry", EXPIRY, amended),), amended_id),  # Bob amends and accepts at once
     )
     assert pending(service, players[1]) is None  # Carol and Alice accepted the first revision
     panel_turns(service, players, (ACCEPT, (), amended_id))
@@ -487,7 +478,7 @@ def test_git_apply_and_patch_give_the_revised_document_byte_for_byte_at_length(r
     check_patch_applies(repo, revision)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(revision=revisions())
 def test_a_revision_keeps_the_source_around_its_edits_and_counts_its_patch(revision):
     source, text = revision.source, revision.text
