@@ -115,7 +115,8 @@ def agreed_revision(
         raise DuelError(ErrorCode.ARTIFACT_TAMPERED, f"{path} changed while it was read: run duel validate {path}")
     document, shown = _document(front, path, root)
     history = replace(record, source=document).history(upto=_last_seat_turn(front.schedule, len(record.parsed.blocks)))
-    return AgreedRevision(path, Path(document.path), shown, cast("Revision", history.revision))  # over a source
+    revision = cast("Revision", history.revision)  # a History over a source always has one
+    return AgreedRevision(path, Path(document.path), shown, revision)
 
 
 def apply_agreed(
