@@ -7,7 +7,7 @@ verify → record → turns; tests/test_layout.py holds them to it):
 - :mod:`rp1_duel.turns`: the Markdown scanner, the source document, the turn grammar
   and the turn rules (docs/protocol.md section 7);
 - :mod:`rp1_duel.record`: the artifact, the one history replay, outcomes,
-  ``duel validate`` and the verification sidecar (sections 6 and 8);
+  ``duel validate``, ``duel apply`` and the verification sidecar (sections 6 and 8);
 - :mod:`rp1_duel.verify`: ``duel verify``, guarded fetches, verdicts and the voters' quorum
   (section 10);
 - :mod:`rp1_duel.coordination`: the lock service over a shared directory (sections 2–5, 9);
@@ -49,6 +49,8 @@ _EXPORTS = {
     "evaluate": "rp1_duel.record.outcomes",
     "Schedule": "rp1_duel.schedule",
     "validate_file": "rp1_duel.record.validate",
+    "agreed_revision": "rp1_duel.record.agreed",
+    "apply_agreed": "rp1_duel.record.agreed",
     "Duelist": "rp1_duel.participant.loop",
     "ParticipantConfig": "rp1_duel.participant.loop",
     "select_provider": "rp1_duel.participant.providers",
@@ -79,6 +81,8 @@ __all__ = [
     "TurnContext",
     "TurnViolation",
     "__version__",
+    "agreed_revision",
+    "apply_agreed",
     "assess_artifact",
     "build_report",
     "evaluate",
@@ -104,6 +108,8 @@ if TYPE_CHECKING:
     from .participant.loop import Duelist as Duelist
     from .participant.loop import ParticipantConfig as ParticipantConfig
     from .participant.providers import select_provider as select_provider
+    from .record.agreed import agreed_revision as agreed_revision
+    from .record.agreed import apply_agreed as apply_agreed
     from .record.history import History as History
     from .record.history import RecordFile as RecordFile
     from .record.outcomes import evaluate as evaluate

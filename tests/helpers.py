@@ -145,6 +145,22 @@ def make_turn(
     )
 
 
+def replace_edit(name: str, find: str, text: str, *, target: str = "") -> str:
+    """An edit block of a **Proposed Edits** section: replace ``find`` (in ``target``, if named) with ``text``."""
+    where = f" in {target}" if target else ""
+    return f"Edit {name}: replace{where}\n```find\n{find}\n```\n```replace\n{text}\n```\n"
+
+
+def with_edits(turn: str, *edits: str, accepts: str | None = None) -> str:
+    """``turn`` with a **Proposed Edits** section holding ``edits`` (edit blocks, ``Withdraw NAME``
+    lines), when there are any, and an **Accepted Revision** section naming ``accepts``, when given."""
+    if edits:
+        turn += "**Proposed Edits**\n" + "".join(edits)
+    if accepts is not None:
+        turn += f"**Accepted Revision**\n{accepts}\n"
+    return turn
+
+
 # -- a realistic three-turn debate about tests/data/design.md ---------------------------------
 
 DESIGN = Path(__file__).parent / "data" / "design.md"

@@ -14,6 +14,7 @@ from test_participant import clean_env, finish, start, wait_for_seat
 
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import chair_system_prompt, instruction, phase_note, system_prompt
+from rp1_duel.record.agreed import apply_agreed
 from rp1_duel.record.artifact import FrontMatter, FrontMatterError, parse
 from rp1_duel.record.history import Claimant, History, RecordFile
 from rp1_duel.record.outcomes import TurnSummary, evaluate
@@ -26,11 +27,12 @@ from rp1_duel.review.report_markdown import render_markdown
 from rp1_duel.review.watch_model import situation, view_of
 from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
+from rp1_duel.turns.revision import revision_id
 from rp1_duel.turns.rules import validate_turn
 from rp1_duel.turns.source import read_source
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT, Phase, Role
 
-from helpers import Player, claim, join, make_turn, panel, run_tools
+from helpers import SOURCE, Player, claim, join, make_turn, panel, replace_edit, run_tools, with_edits
 
 OPEN, CONV, ACCEPT, DISS = "OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING"
 PANEL = {1: ("Alice", "claude-code", "claude-x"), 2: ("Bob", "codex", "gpt-x"), 3: ("Carol", "script", "carol-1")}
@@ -331,6 +333,20 @@ def test_a_chaired_panel_reaches_consensus_after_the_synthesis_and_validates(ser
     assert (report.turns, report.implied_outcome) == (9, ACCEPTED_CONSENSUS)
     state = json.loads((debate_dir / ".duel" / "duels" / players[1].duel_id / "state.json").read_text())
     assert state["chair"] is True and sorted(p["seat"] for p in state["participants"]) == [0, 1, 2, 3]
+
+
+def test_a_synthesis_may_propose_edits_but_the_agreed_revision_is_the_one_the_panel_accepted(service, source):
+    players = seat_chaired_panel(service, source)
+    write(service, players, 8)  # the closing round accepts the document as it is
+    edit = replace_edit("expiry", "fifteen minutes", "ten minutes")
+    chair = players[0]
+    path = service.append(chair.seat, claim(service, chair), with_edits(synthesis(8), edit), release=True).debate_path
+    assert service.status(chair.duel_id).duel.pending_outcome == ACCEPTED_CONSENSUS
+    service.release_lock(chair.seat, claim(service, chair), close=True, outcome=ACCEPTED_CONSENSUS)
+    assert validate_file(path).valid
+    agreed = apply_agreed(path)  # the chair accepts for no one: its edit is not applied
+    assert (agreed.agreed.changed, agreed.agreed.id, agreed.written) == (False, revision_id(SOURCE), None)
+    assert source.read_text(encoding="utf-8") == SOURCE
 
 
 def test_duel_list_counts_the_chairs_turns_among_the_turns_to_write(service, source):

@@ -1,7 +1,7 @@
 """The human-facing ``duel`` commands (typer): flag parsing and printing over the library.
 
 Commands are registered here, in the order ``duel --help`` lists them: join, panel, demo,
-tools, validate, verify, report, skill, watch, list. Library imports happen inside each command, so ``--help``
+tools, validate, verify, apply, report, skill, watch, list. Library imports happen inside each command, so ``--help``
 stays quick and a command pays only for what it uses.
 """
 
@@ -58,12 +58,13 @@ def root(
     """
 
 
-def fail(error: DuelError, *, as_json: bool = False) -> NoReturn:
-    """One line for people (and one JSON object with --json); never a traceback."""
+def fail(error: DuelError, *, as_json: bool = False, exit_code: int | None = None) -> NoReturn:
+    """One line for people (and one JSON object with --json); never a traceback. Exit with the
+    error code's status, or ``exit_code``."""
     if as_json:
         typer.echo(json.dumps({"success": False, "error": {"code": error.code, "message": error.message}}))
     typer.echo(printable(f"duel: {error.code}: {error.message}"), err=True)  # a message may quote a page or a peer
-    raise typer.Exit(exit_code_for(error.code))
+    raise typer.Exit(exit_code_for(error.code) if exit_code is None else exit_code)
 
 
 _STORE_HELP = (
@@ -571,6 +572,43 @@ def _verify_each(
         typer.echo("duel verify: interrupted (every sidecar written so far is whole)", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     return results, fabricated, errors
+
+
+@app.command("apply")
+def apply_command(
+    artifact: Annotated[str, typer.Argument(help="A closed duel's artifact.")],
+    check: Annotated[
+        bool, typer.Option("--check", help="Say whether the agreed revision would apply, and write nothing.")
+    ] = False,
+    to: Annotated[
+        str | None, typer.Option("--to", help="Write the revised document to this file, not over the document.")
+    ] = None,
+    root: Annotated[
+        str | None,
+        typer.Option(
+            "--root",
+            help="The document may lie only inside this folder (default: the artifact's git work tree, "
+            "else the folder above its folder).",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Apply the revision a duel agreed on (ACCEPTED_CONSENSUS) to its document, recomputed from the turns.
+
+    Refused, writing nothing, when the artifact does not pass duel validate, the duel agreed on nothing, or the document is no longer the version the duel recorded. The file is replaced at once and keeps its mode.
+
+    Exit 0 when applied (with --check: when it would apply), 1 when refused, 2 on wrong flags or a duel that ended without consensus (1 with --check).
+    """
+    from ..record.agreed import apply_agreed
+
+    try:
+        result = apply_agreed(artifact, to=to, check=check, root=root)
+    except DuelError as exc:
+        fail(exc, as_json=as_json, exit_code=1 if check else None)  # --check answers no with 1, whatever the reason
+    if as_json:
+        typer.echo(json.dumps({"success": True, **result.to_dict()}, ensure_ascii=False))
+    else:
+        typer.echo(printable(result.to_text()))
 
 
 REPORT_FORMATS = ("md", "html", "json")

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..schedule import CHAIR_SEAT
+from ..schedule import CHAIR_SEAT, Schedule
 from ..turns.revision import Revision
 from ..vocabulary import ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS
 from .history import History
 from .sources import source_location, tree_root
 
-__all__ = ["NO_CHANGE", "RevisionEnding", "patch_path", "revision_ending"]
+__all__ = ["NO_CHANGE", "RevisionEnding", "agreed_in", "last_seat_turns", "patch_path", "revision_ending"]
 
 NO_CHANGE = "no change to the document"
 
@@ -68,9 +68,33 @@ def revision_ending(
     return RevisionEnding()
 
 
+def last_seat_turns(schedule: Schedule, count: int) -> int:
+    """How many of the first ``count`` turns reach the last one a seat wrote: a chair's synthesis
+    may propose edits after the seats accepted, but accepts for no one, so they are not agreed."""
+    while count and schedule.speaker(schedule.first + count - 1) == CHAIR_SEAT:
+        count -= 1
+    return count
+
+
+def _prefix(history: History, count: int) -> History:
+    """The history of its first ``count`` turns, with the revision as they leave it."""
+    replay = History(history.source, history.source_names, history.schedule, source_sha256=history.source_sha256)
+    for number in list(history.numbers)[:count]:
+        replay.accept(history.block(number), history.turn(number))
+    return replay
+
+
+def agreed_in(history: History) -> Revision | None:
+    """The revision the seats' last turns leave in force, when it changes the document (a chair's
+    synthesis after them accepts for no one); None for no change, or without the source."""
+    count = last_seat_turns(history.schedule, len(history.turns))
+    revision = (history if count == len(history.turns) else _prefix(history, count)).revision
+    return revision if revision is not None and revision.edits and not revision.problems else None
+
+
 def _agreed(history: History, *, duel_id: str, names: Mapping[int, str], path: str) -> RevisionEnding:
-    revision = history.revision
-    if revision is None or not revision.edits or revision.problems:
+    revision = agreed_in(history)
+    if revision is None:
         return RevisionEnding((("Revision", NO_CHANGE),))
     seats = sorted({history.schedule.speaker(n) for n in history.numbers} - {CHAIR_SEAT})
     patch = f"{duel_id}.revision.patch"
@@ -85,7 +109,7 @@ def _agreed(history: History, *, duel_id: str, names: Mapping[int, str], path: s
 def _alternatives(history: History, *, duel_id: str, names: Mapping[int, str], path: str) -> RevisionEnding:
     """Each seat's revision as its own latest turn left it, when that changes the document."""
     after: dict[int, Revision] = {}
-    replay = History(history.source, history.source_names, history.schedule)
+    replay = History(history.source, history.source_names, history.schedule, source_sha256=history.source_sha256)
     for number in history.numbers:
         replay.accept(history.block(number), history.turn(number))
         seat = history.schedule.speaker(number)

@@ -101,9 +101,12 @@ class History:
     novelty: NoveltyIndex = field(default_factory=NoveltyIndex)
     stances: dict[int, str] = field(default_factory=dict)  # seat -> its latest stance
     # The edits in force (None without the source) and, turn by turn, the revision each accepts:
-    # the one it names, else the one in force after it (section 7, "Proposed edits").
+    # the one it names, else the one in force after it (section 7, "Proposed edits"). Without the
+    # source, ``source_sha256`` still names the unchanged document while no edit is in force.
+    source_sha256: str | None = None
     revision: Revision | None = None
     accepted: list[str | None] = field(default_factory=list)
+    edit_names: set[str] = field(default_factory=set)  # the names of the edits in force
 
     def __post_init__(self) -> None:
         if self.revision is None and self.source is not None:
@@ -165,10 +168,19 @@ class History:
         self.novelty.add_turn(turn)
         if turn.stance is not None and speaker != CHAIR_SEAT:
             self.stances[speaker] = turn.stance
+        self.edit_names -= {name for name, _ in turn.edits.withdrawn}
+        self.edit_names |= {edit.name for edit in turn.edits.edits}
         if self.revision is not None and (turn.edits.edits or turn.edits.withdrawn):
             self.revision = self.revision.amended(turn.edits)
-        in_force = None if self.revision is None or self.revision.problems else self.revision.id
-        self.accepted.append(turn.accepted_revision or in_force)
+        self.accepted.append(turn.accepted_revision or self._in_force())
+
+    def _in_force(self) -> str | None:
+        """The id of the revision in force; None when it cannot be known (an edit does not apply,
+        or edits are in force and the source is not)."""
+        if self.revision is not None:
+            return None if self.revision.problems else self.revision.id
+        unchanged = self.source_sha256 is not None and not self.edit_names
+        return f"r-{self.source_sha256[:12]}" if unchanged and self.source_sha256 else None
 
     def replay(self, blocks: Iterable[TurnBlock]) -> None:
         """Accept turns the chain vouches for, parsing them without re-checking the rules."""
@@ -266,6 +278,8 @@ class RecordFile:
         front = self.front
         if front is None:
             raise FrontMatterError(f"{self.path}: {self.front_problem}")
-        history = History(self.source, citable_names(front.source_path), front.schedule)
+        history = History(
+            self.source, citable_names(front.source_path), front.schedule, source_sha256=front.source_sha256
+        )
         history.replay(self.parsed.blocks[:upto])
         return history

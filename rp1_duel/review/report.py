@@ -65,6 +65,7 @@ from .assessment import AssessmentFile, ModelSection, Subject, shown
 from .decision import (
     DecisionFacts,
     Quote,
+    RevisionView,
     SeatChange,
     StanceRevision,
     flagged_citations,
@@ -352,6 +353,7 @@ def build_report(
     assessment: AssessmentFile | None = None,
     validation: ArtifactReport | None = None,
     links: ReportLinks | None = None,
+    revision: RevisionView | None = None,
 ) -> Report:
     """The report of an artifact's ``text``, found at ``path``.
 
@@ -360,6 +362,7 @@ def build_report(
     table (``$DUEL_PRICES``). ``assessment``: its assessment cache, whose current answers are
     shown as model-written sections. ``validation``: what ``duel validate`` found, when it was
     run. ``links``: where the report's links lead (default: as read from the artifact's folder).
+    ``revision``: the revision a consensus agreed on, recomputed over the recorded source.
     Raises :class:`DuelError` ``FRONT_MATTER`` for a text that is not a duel artifact.
     """
     record = read_record(text, path)
@@ -412,6 +415,7 @@ def build_report(
             validation_problems=() if validation is None else tuple(validation.problems),
             validation_notes=() if validation is None else tuple(validation.notes),
             flagged=flagged_citations(history, cited, entries, outcome.deciding_turns),
+            revision=revision,
         ),
         changes=_changes(history, timeline, agreements, unresolved),
         links=links or _links_beside(path, front),
@@ -440,7 +444,7 @@ def read_record(text: str, path: str = "") -> Record:
         front = FrontMatter.parse(parsed.front_matter)
     except FrontMatterError as exc:
         raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: {exc}") from None
-    history = History(None, citable_names(front.source_path), front.schedule)
+    history = History(None, citable_names(front.source_path), front.schedule, source_sha256=front.source_sha256)
     history.replay(parsed.blocks)
     return Record(parsed, front, history)
 

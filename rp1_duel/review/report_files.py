@@ -18,13 +18,16 @@ from ..errors import DuelError
 from ..participant.asking import ModelAsker, configured_providers
 from ..participant.providers import ProviderError
 from ..record.artifact import FrontMatter, FrontMatterError, parse
-from ..record.history import read_artifact_text, read_failure
+from ..record.ending import agreed_in, patch_path
+from ..record.history import RecordFile, read_artifact_text, read_failure
 from ..record.validate import validate_file
 from ..record.verification import SidecarError, load, sidecar_path
+from ..schedule import CHAIR_SEAT
 from ..turns.source import read_bounded
-from ..vocabulary import ErrorCode, EventType, RecordCode
+from ..vocabulary import ACCEPTED_CONSENSUS, ErrorCode, EventType, RecordCode
 from . import assessment
 from .assessment import AssessmentFile, AssessmentRun, Assessor
+from .decision import RevisionView
 from .report import Report, ReportLinks, SidecarFile, build_report, read_record
 
 __all__ = ["assess_artifact", "configured_assessors", "read_report"]
@@ -53,6 +56,29 @@ def read_report(
         assessment=_assessment(where),
         validation=validate_file(where),
         links=_links(where, front.source_path, read_from) if front else None,
+        revision=_agreed_revision(where),
+    )
+
+
+def _agreed_revision(artifact: Path) -> RevisionView | None:
+    """The revision a consensus agreed on, recomputed from the turns over the recorded source."""
+    try:
+        record = RecordFile.read(artifact)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None  # the report says the record is unreadable; the decision has no revision
+    front = record.front
+    if front is None or front.outcome != ACCEPTED_CONSENSUS or record.source is None:
+        return None
+    history = record.history()
+    revision = agreed_in(history)
+    if revision is None:
+        return None
+    path = patch_path(artifact, front.source_path)
+    added, removed = revision.counts()
+    seats = sorted({history.schedule.speaker(n) for n in history.numbers} - {CHAIR_SEAT})
+    names = {entry.seat: entry.display_name for entry in front.participants}
+    return RevisionView(
+        revision.id, revision.diff(path), (path,), added, removed, tuple(names.get(s, f"seat {s}") for s in seats)
     )
 
 

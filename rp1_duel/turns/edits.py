@@ -102,12 +102,14 @@ def parse_edits(lines: list[str], first_line: int) -> EditSection:
             problems.append(
                 (number, 'expected `Edit NAME: replace`, `delete`, `insert after heading "…"` or `Withdraw NAME`')
             )
+            index = _past_blocks(lines, index)  # its blocks are part of the one problem, not a line each
             continue
         name, kind_word, target, heading = header.groups()
         kind: EditKind = "insert" if heading is not None else "replace" if kind_word.lower() == "replace" else "delete"
         blocks, index, problem = _fenced_blocks(lines, index, _BLOCKS[kind])
         if problem is not None:
             problems.append((number, f"edit {name.lower()}: {problem}"))
+            index = _past_blocks(lines, index)
             continue
         find = heading if kind == "insert" else blocks[0]
         text = blocks[-1] if kind != "delete" else ""
@@ -135,6 +137,21 @@ def _fenced_blocks(lines: list[str], index: int, kinds: tuple[str, ...]) -> tupl
         index += 1
         bodies.append("\n".join(body))
     return bodies, index, None
+
+
+def _past_blocks(lines: list[str], index: int) -> int:
+    """The index after the fenced blocks (of any kind) that follow ``index``, blank lines between them allowed."""
+    while True:
+        at = index
+        while at < len(lines) and not lines[at].strip():
+            at += 1
+        opener = FENCE.match(lines[at]) if at < len(lines) else None
+        if opener is None:
+            return index
+        at += 1
+        while at < len(lines) and not _closes(lines[at], opener.group(1)):
+            at += 1
+        index = min(at + 1, len(lines))
 
 
 def _closes(line: str, fence: str) -> bool:

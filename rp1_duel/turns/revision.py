@@ -26,13 +26,15 @@ from typing import Final
 
 from ..vocabulary import RuleCode
 from .edits import Edit, EditSection
-from .markdown import atx_heading, headings
+from .markdown import Heading, atx_heading, headings
 from .matching import normalize_text, without_markup
 
 __all__ = ["MAX_GROWTH", "EditProblem", "Revision", "revision_id"]
 
 MAX_GROWTH: Final = 1024 * 1024  # the revised document may be at most this much larger than the source
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+# A patch's lines end at LF only: git apply and patch read a lone CR as part of its line.
+_PATCH_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _TYPOGRAPHIC = {**dict.fromkeys("“”„‟″«»", '"'), **dict.fromkeys("‘’‚‛′", "'"), **dict.fromkeys("–—‒―−", "-")}
 
 
@@ -64,6 +66,9 @@ class Revision:
     def __init__(self, source: str, edits: Mapping[str, Edit] | None = None):
         self.source = source
         self.edits: Mapping[str, Edit] = dict(edits or {})
+        # Where each edit applies, by name, found once and handed on to amended revisions: a duel's
+        # turns then cost time in their own edits, not in every edit in force (bench/bench_revision.py).
+        self._located: dict[str, _Change | EditProblem] = {}
 
     def amended(self, section: EditSection) -> Revision:
         """The revision after a turn's section: its edits replace those of the same name, its withdrawals remove."""
@@ -71,14 +76,18 @@ class Revision:
         for name, _ in section.withdrawn:
             edits.pop(name, None)
         edits.update((edit.name, edit) for edit in section.edits)
-        return Revision(self.source, edits)
+        revised = Revision(self.source, edits)
+        revised._located = {name: found for name, found in self._located.items() if edits.get(name) is self.edits[name]}
+        return revised
 
     @functools.cached_property
     def _applied(self) -> tuple[str, tuple[EditProblem, ...]]:
         changes: list[_Change] = []
         problems: list[EditProblem] = []
-        for edit in self.edits.values():
-            change = _locate(self.source, edit)
+        for name, edit in self.edits.items():
+            if name not in self._located:
+                self._located[name] = _locate(self.source, edit)
+            change = self._located[name]
             if isinstance(change, EditProblem):
                 problems.append(change)
             else:
@@ -86,10 +95,12 @@ class Revision:
         problems += _overlaps(changes)
         if problems:
             return self.source, tuple(problems)
-        text = self.source
-        # From the end, so earlier offsets hold; at one offset a replace goes before an insert's text.
-        for change in sorted(changes, key=lambda c: (c.start, c.end > c.start), reverse=True):
-            text = text[: change.start] + change.text + text[change.end :]
+        pieces, at = [], 0
+        # In source order; at one offset an insert's text goes before a replace's.
+        for change in sorted(changes, key=lambda c: (c.start, c.end > c.start)):
+            pieces += [self.source[at : change.start], change.text]
+            at = change.end
+        text = "".join([*pieces, self.source[at:]])
         if len(text) > len(self.source) + MAX_GROWTH:
             message = f"the revised document would grow by more than {MAX_GROWTH // 1024} KiB"
             return self.source, (EditProblem(RuleCode.EDIT_TOO_LARGE, "", message),)
@@ -113,27 +124,19 @@ class Revision:
     def diff(self, path: str) -> str:
         """A unified diff from the source to this revision, as ``git apply`` and ``patch -p1`` take
         it (``a/PATH``, ``b/PATH``); empty when nothing changes."""
-        before, after = _lines(self.source), _lines(self.text)
+        before, after = _PATCH_LINE.findall(self.source), _PATCH_LINE.findall(self.text)
         if before == after:
             return ""
         lines = difflib.unified_diff(before, after, f"a/{path}", f"b/{path}", lineterm="\n")
         return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
     def counts(self) -> tuple[int, int]:
-        """Lines added and removed."""
-        added = removed = 0
-        matcher = difflib.SequenceMatcher(None, _lines(self.source), _lines(self.text), autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag != "equal":
-                removed += i2 - i1
-                added += j2 - j1
-        return added, removed
+        """Lines added and removed, as :meth:`diff` shows them."""
+        body = self.diff("-").split("\n")[2:]  # after the --- and +++ lines
+        return sum(line.startswith("+") for line in body), sum(line.startswith("-") for line in body)
 
 
-def _lines(text: str) -> list[str]:
-    return _LINE.findall(text)
-
-
+@functools.lru_cache(maxsize=8)
 def _newline(source: str) -> str:
     crlf = source.count("\r\n")
     return "\r\n" if crlf and crlf >= source.count("\n") - crlf else "\n"
@@ -176,12 +179,9 @@ def _whole_lines(source: str, start: int, end: int) -> bool:
 
 def _insertion(source: str, edit: Edit, newline: str) -> _Change | EditProblem:
     """An insert: new lines right after the heading ``edit.find`` names, set off by blank lines."""
-    raw = _lines(source)
-    lines = [line.rstrip("\r\n") for line in raw]
-    if lines:
-        lines[0] = lines[0].removeprefix("\ufeff")
+    raw, lines, names = _outline(source)
     wanted = normalize_text(edit.find)
-    found = [h for h in headings(lines) if wanted in (normalize_text(h.text), without_markup(normalize_text(h.text)))]
+    found = [heading for heading, as_read in names if wanted in as_read]
     if len(found) != 1:
         code = RuleCode.EDIT_NOT_FOUND if not found else RuleCode.EDIT_AMBIGUOUS
         how = "no heading of the source reads" if not found else "more than one heading of the source reads"
@@ -192,6 +192,21 @@ def _insertion(source: str, edit: Edit, newline: str) -> _Change | EditProblem:
     after = "" if index + 1 >= len(lines) or not lines[index + 1].strip() else newline
     text = before + newline + edit.text.replace("\n", newline) + newline + after
     return _Change(at, at, text, edit.name)
+
+
+@functools.lru_cache(maxsize=8)
+def _outline(source: str) -> tuple[list[str], list[str], list[tuple[Heading, tuple[str, str]]]]:
+    """The source's lines with their ends, without them (and the BOM), and its headings, each with
+    the two forms an insert may name it by."""
+    raw = _LINE.findall(source)
+    lines = [line.rstrip("\r\n") for line in raw]
+    if lines:
+        lines[0] = lines[0].removeprefix("\ufeff")
+    names = []
+    for heading in headings(lines):
+        normalized = normalize_text(heading.text)
+        names.append((heading, (normalized, without_markup(normalized))))
+    return raw, lines, names
 
 
 def _overlaps(changes: list[_Change]) -> list[EditProblem]:

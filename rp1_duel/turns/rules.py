@@ -599,9 +599,11 @@ class _Checker:
         edits, revision = self.turn.edits, self.ctx.revision
         for line, message in edits.problems:
             self.add(RuleCode.EDIT_FORMAT, message, line, PROPOSED_EDITS)
+        names = {name.casefold() for name in self.names}  # a citable name, in any letter case
         for edit in edits.edits:
-            if edit.target is not None and edit.target.removeprefix("./") not in self.names:
-                message = f"edit {edit.name} names {edit.target}: edits change the source, {self.names[-1]}"
+            if edit.target is not None and edit.target.removeprefix("./").casefold() not in names:
+                source = self.names[-1] if self.names else "the document debated"
+                message = f"edit {edit.name} names {edit.target}: edits change the source, {source}"
                 self.add(RuleCode.EDIT_TARGET, message, edit.line, PROPOSED_EDITS)
         for name, line in edits.withdrawn:
             if revision is not None and name not in revision.edits:

@@ -1,0 +1,222 @@
+"""``duel apply`` (issue 22, item 4): the revision a duel agreed on, applied to its document by a
+person, and only to the version the duel recorded (docs/protocol.md section 2, ``duel apply``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rp1_duel.errors import DuelError
+from rp1_duel.record.agreed import apply_agreed
+from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT
+
+from helpers import SOURCE, Player, claim, join, make_turn, replace_edit, with_edits
+
+ALICE, BOB = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x")
+OPEN, ACCEPT, DISS = "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS", "DISSENTING"
+EXPIRY = "Leases expire after fifteen minutes unless refreshed."
+CONFIGURABLE = "Leases expire after `lease_seconds` unless refreshed."
+REVISED = SOURCE.replace(EXPIRY, CONFIGURABLE)
+
+
+def rid(document: str) -> str:
+    return "r-" + hashlib.sha256(document.encode()).hexdigest()[:12]
+
+
+def duel(service, pair: tuple[Player, Player], *texts: str, outcome: str | None = ACCEPTED_CONSENSUS) -> Path:
+    """Turns ``texts`` written seat by seat, then the duel closed with ``outcome`` (left open when
+    None): the artifact."""
+    path = ""
+    for number, text in enumerate(texts):
+        player = pair[number % 2]
+        path = service.append(player.seat, claim(service, player), text, release=True).debate_path
+    if outcome is not None:
+        closer = pair[(len(texts) - 1) % 2]
+        service.release_lock(closer.seat, claim(service, closer), close=True, outcome=outcome)
+    return Path(path)
+
+
+def agreeing(document: str = SOURCE, revised: str = REVISED) -> tuple[str, str, str]:
+    """Alice proposes the configurable expiry, and both accept it: ``revised`` is ``document`` with it."""
+    return (
+        with_edits(make_turn(1, *ALICE), replace_edit("expiry", EXPIRY, CONFIGURABLE)),
+        with_edits(make_turn(2, *BOB, ACCEPT), accepts=rid(revised)),
+        with_edits(make_turn(3, *ALICE, ACCEPT), accepts=rid(revised)),
+    )
+
+
+def seats(service, document: Path) -> tuple[Player, Player]:
+    """Alice and Bob in a duel about ``document``."""
+    return tuple(
+        join(service, document, name, harness=harness, model_id=model) for name, harness, model in (ALICE, BOB)
+    )  # type: ignore[return-value]
+
+
+def refusal(artifact: Path, **flags) -> DuelError:
+    with pytest.raises(DuelError) as refused:
+        apply_agreed(artifact, **flags)
+    return refused.value
+
+
+def test_apply_writes_the_agreed_revision_over_the_document_and_keeps_its_mode(service, pair, source):
+    artifact = duel(service, pair, *agreeing())
+    source.chmod(0o640)
+    result = apply_agreed(artifact)
+    assert source.read_text(encoding="utf-8") == REVISED
+    assert (source.stat().st_mode & 0o777, result.written) == (0o640, source)
+    assert result.to_text() == f"applied {rid(REVISED)} to {source}: +1 -1 lines"
+    assert result.to_dict() == {
+        "revision": rid(REVISED),
+        "document": str(source),
+        "changed": True,
+        "added": 1,
+        "removed": 1,
+        "check": False,
+        "written": str(source),
+    }
+
+
+def test_apply_to_another_file_leaves_the_document_as_it_is(service, pair, source, tmp_path):
+    artifact = duel(service, pair, *agreeing())
+    source.chmod(0o604)
+    out = tmp_path / "out" / "revised.md"
+    out.parent.mkdir()
+    result = apply_agreed(artifact, to=out)
+    assert (out.read_text(encoding="utf-8"), source.read_text(encoding="utf-8")) == (REVISED, SOURCE)
+    assert out.stat().st_mode & 0o777 == 0o604  # a new file takes the document's mode
+    assert result.to_text() == f"applied {rid(REVISED)} to {source}, written to {out}: +1 -1 lines"
+
+
+def test_apply_check_says_it_would_apply_and_writes_nothing(service, pair, source, tmp_path):
+    artifact = duel(service, pair, *agreeing())
+    result = apply_agreed(artifact, check=True, to=tmp_path / "out.md")
+    assert (result.written, source.read_text(encoding="utf-8")) == (None, SOURCE)
+    assert not (tmp_path / "out.md").exists()
+    assert result.to_text() == f"{rid(REVISED)} applies to {source}: +1 -1 lines (--check: nothing written)"
+
+
+def test_a_document_changed_since_the_duel_is_refused_and_nothing_is_written(service, pair, source, tmp_path):
+    artifact = duel(service, pair, *agreeing())
+    source.write_text(SOURCE + "A line added since.\n", encoding="utf-8")
+    for flags in ({}, {"check": True}, {"to": tmp_path / "out.md"}):
+        refused = refusal(artifact, **flags)
+        assert refused.code == "SOURCE_MISMATCH"
+        assert refused.message.startswith(f"{source} has changed since the duel")
+    assert source.read_text(encoding="utf-8") == SOURCE + "A line added since.\n"
+    assert not (tmp_path / "out.md").exists()
+
+
+def test_applying_twice_is_refused_the_second_time(service, pair, source):
+    artifact = duel(service, pair, *agreeing())
+    apply_agreed(artifact)
+    assert refusal(artifact).code == "SOURCE_MISMATCH"
+    assert source.read_text(encoding="utf-8") == REVISED
+
+
+def test_a_duel_that_ended_in_dissent_or_is_open_has_no_agreed_revision(service, pair, source):
+    dissent = (make_turn(1, *ALICE, DISS), make_turn(2, *BOB, DISS))
+    refused = refusal(duel(service, pair, *dissent, outcome=DISSENT))
+    assert (refused.code, refused.message) == ("INVALID_ARGUMENT", "no agreed revision: the duel ended DISSENT")
+    reopened = seats(service, source)  # a new duel on the same document, the first being closed
+    refused = refusal(duel(service, reopened, make_turn(1, *ALICE), outcome=None))
+    assert refused.message == "no agreed revision: the duel is still open"
+
+
+def test_a_tampered_artifact_is_refused_with_a_pointer_to_duel_validate(service, pair, source):
+    artifact = duel(service, pair, *agreeing())
+    text = artifact.read_text(encoding="utf-8")
+    artifact.write_text(text.replace("`lease_seconds`", "`lease_minutes`", 1), encoding="utf-8")
+    refused = refusal(artifact)
+    assert refused.code == "ARTIFACT_TAMPERED"
+    assert "HASH_MISMATCH" in refused.message and refused.message.endswith(f"run duel validate {artifact}")
+    assert source.read_text(encoding="utf-8") == SOURCE
+
+
+def test_a_consensus_without_edits_says_no_change_and_writes_nothing(service, pair, source):
+    artifact = duel(service, pair, make_turn(1, *ALICE), make_turn(2, *BOB, ACCEPT), make_turn(3, *ALICE, ACCEPT))
+    before = source.stat().st_mtime_ns
+    result = apply_agreed(artifact, to=source.with_name("out.md"))
+    assert (result.agreed.changed, result.agreed.id, result.written) == (False, rid(SOURCE), None)
+    assert result.to_text() == f"no change to the document: the duel agreed on {source} as it is ({rid(SOURCE)})"
+    assert source.stat().st_mtime_ns == before
+    assert not source.with_name("out.md").exists()
+
+
+def test_the_revision_keeps_the_documents_bom_and_crlf_line_ends(service, tmp_path):
+    document = "\ufeff" + SOURCE.replace("\n", "\r\n")
+    source = tmp_path / "design.md"
+    source.write_bytes(document.encode("utf-8"))
+    revised = document.replace(EXPIRY, CONFIGURABLE)
+    apply_agreed(duel(service, seats(service, source), *agreeing(document, revised)))
+    assert source.read_bytes() == revised.encode("utf-8")
+
+
+def test_a_document_outside_the_root_is_not_read(service, pair, source, debate_dir):
+    artifact = duel(service, pair, *agreeing())
+    refused = refusal(artifact, root=debate_dir)
+    assert refused.code == "INVALID_ARGUMENT"
+    assert refused.message == f"the document {source} lies outside {debate_dir}: pass --root to allow it"
+
+
+def test_an_unreadable_artifact_is_artifact_unreadable(tmp_path):
+    assert refusal(tmp_path / "missing.md").code == "ARTIFACT_UNREADABLE"
+
+
+# -- the command ----------------------------------------------------------------------------------
+
+
+def duel_apply(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "apply", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+@pytest.mark.slow  # processes
+def test_duel_apply_checks_applies_then_refuses_a_second_time(service, pair, source, tmp_path):
+    artifact = duel(service, pair, *agreeing()).relative_to(tmp_path)
+    checked = duel_apply(str(artifact), "--check", cwd=tmp_path)
+    assert (checked.returncode, checked.stdout, checked.stderr) == (
+        0,
+        f"{rid(REVISED)} applies to design.md: +1 -1 lines (--check: nothing written)\n",
+        "",
+    )
+    applied = duel_apply(str(artifact), "--json", cwd=tmp_path)
+    assert applied.returncode == 0, applied.stderr
+    assert json.loads(applied.stdout) == {
+        "success": True,
+        "revision": rid(REVISED),
+        "document": "design.md",
+        "changed": True,
+        "added": 1,
+        "removed": 1,
+        "check": False,
+        "written": str(source),
+    }
+    assert source.read_text(encoding="utf-8") == REVISED
+    again = duel_apply(str(artifact), cwd=tmp_path)
+    assert (again.returncode, again.stdout) == (1, "")
+    assert again.stderr.startswith("duel: SOURCE_MISMATCH: design.md has changed since the duel")
+    assert again.stderr.count("\n") == 1
+
+
+@pytest.mark.slow  # processes
+def test_duel_apply_on_a_dissent_exits_2_and_its_check_exits_1(service, pair, tmp_path):
+    artifact = duel(service, pair, make_turn(1, *ALICE, DISS), make_turn(2, *BOB, DISS), outcome=DISSENT)
+    for flags, code in (((), 2), (("--check",), 1)):
+        refused = duel_apply(str(artifact), *flags, cwd=tmp_path)
+        assert (refused.returncode, refused.stderr) == (
+            code,
+            "duel: INVALID_ARGUMENT: no agreed revision: the duel ended DISSENT\n",
+        )

@@ -1,0 +1,513 @@
+"""Proposed edits and the revision they make (docs/protocol.md section 7, "Proposed edits"; section 8).
+
+Each rule code from a turn that triggers it, through the real ``validate_turn``; amending and
+withdrawing across turns; consensus on one exact revision through the service, for two seats and
+for a panel; and properties: applying the edits and applying their patch with ``git apply`` or
+``patch -p1`` give the same bytes, whatever the document's line ends, BOM or characters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from rp1_duel.errors import DuelError
+from rp1_duel.record.artifact import turn_block
+from rp1_duel.record.history import Claimant, History, RecordFile, citable_names
+from rp1_duel.record.validate import validate_file
+from rp1_duel.settings import DuelSettings
+from rp1_duel.turns.edits import Edit, EditKind
+from rp1_duel.turns.grammar import normalize_turn_text
+from rp1_duel.turns.revision import MAX_GROWTH, Revision
+from rp1_duel.turns.rules import validate_turn
+from rp1_duel.turns.source import SourceDocument
+from rp1_duel.vocabulary import ACCEPTED_CONSENSUS
+
+from helpers import DUEL, SOURCE, Player, claim, join, make_turn, panel, replace_edit, with_edits
+
+ALICE, BOB, CAROL = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x"), ("Carol", "script", "carol-1")
+PANEL = {1: ALICE, 2: BOB, 3: CAROL}
+OPEN, ACCEPT = "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS"
+EXPIRY = "Leases expire after fifteen minutes unless refreshed."
+CONFIGURABLE = "Leases expire after `lease_seconds` unless refreshed."
+DOC = SourceDocument.from_bytes(SOURCE.encode(), "design.md")
+NAMES = citable_names("../design.md")  # as the service records a source beside the debate dir
+
+
+def rid(document: str) -> str:
+    """A revision id computed apart from the code under test: the document's SHA-256."""
+    return "r-" + hashlib.sha256(document.encode()).hexdigest()[:12]
+
+
+UNCHANGED = rid(SOURCE)
+
+
+# -- turns with edits ---------------------------------------------------------------------------
+
+
+def delete(name: str, find: str) -> str:
+    return f"Edit {name}: delete\n```find\n{find}\n```\n"
+
+
+def insert(name: str, heading: str, text: str) -> str:
+    return f'Edit {name}: insert after heading "{heading}"\n```insert\n{text}\n```\n'
+
+
+def withdraw(name: str) -> str:
+    return f"Withdraw {name}\n"
+
+
+def turn(n: int, who: tuple[str, str, str], stance: str = OPEN, *edits: str, accepts: str | None = None) -> str:
+    """Turn ``n`` by ``who``, valid against SOURCE, with ``edits`` and the revision it ``accepts``."""
+    return with_edits(make_turn(n, *who, stance), *edits, accepts=accepts)
+
+
+def two_seats(n: int) -> tuple[str, str, str]:
+    return PANEL[DUEL.speaker(n)]
+
+
+def replayed(*texts: str, source: SourceDocument = DOC) -> History:
+    """The history of ``texts`` (turns 1, 2, … of a two-seat duel), each valid when accepted."""
+    history = History(source, NAMES, DUEL)
+    for text in texts:
+        report = validate_turn(text, history.context_for(Claimant(*two_seats(history.next_number))))
+        assert report.ok, report.violations
+        history.accept(turn_block(history.next_number, normalize_turn_text(text), history.head), report.turn)
+    return history
+
+
+def violations(history: History, text: str) -> list[tuple[str, int | None]]:
+    """What ``validate_turn`` says of ``text`` as the history's next turn: (code, line) pairs."""
+    report = validate_turn(text, history.context_for(Claimant(*two_seats(history.next_number))))
+    return [(v.code, v.line) for v in report.violations]
+
+
+def line_of(text: str, line: str) -> int:
+    return text.splitlines().index(line.rstrip("\n")) + 1
+
+
+# -- the revision of a turn -------------------------------------------------------------------
+
+
+def test_a_turns_edits_make_the_revision_it_names_by_the_documents_hash():
+    text = turn(
+        1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE), insert("pace", "Turn order", "Refresh rarely.")
+    )
+    history = replayed(text)
+    expected = SOURCE.replace(EXPIRY, CONFIGURABLE).replace("## Turn order\n", "## Turn order\n\nRefresh rarely.\n\n")
+    assert history.revision is not None
+    assert (history.revision.text, history.revision.id) == (expected, rid(expected))
+    assert history.accepted == [rid(expected)]  # the revision in force after the turn
+    assert history.revision.counts() == (4, 1)
+
+
+def test_edits_are_amended_and_withdrawn_by_name_across_turns():
+    first = turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE), delete("pace", "A holder refreshes"))
+    amended = turn(2, BOB, OPEN, replace_edit("expiry", EXPIRY, "Leases expire after ten minutes unless refreshed."))
+    withdrawn = turn(3, ALICE, OPEN, withdraw("pace"))
+    history = replayed(first, amended, withdrawn)
+    assert history.revision is not None
+    assert history.revision.text == SOURCE.replace("fifteen", "ten")
+    everything_withdrawn = turn(4, BOB, OPEN, withdraw("expiry"))
+    history = replayed(first, amended, withdrawn, everything_withdrawn)
+    assert history.revision is not None
+    assert (history.revision.edits, history.revision.id) == ({}, UNCHANGED)  # the source's own id again
+
+
+def test_the_order_edits_were_proposed_in_never_matters():
+    expiry, pace = replace_edit("expiry", EXPIRY, CONFIGURABLE), insert("pace", "Failure handling", "Refresh rarely.")
+    one_way = replayed(turn(1, ALICE, OPEN, expiry), turn(2, BOB, OPEN, pace)).revision
+    other_way = replayed(turn(1, ALICE, OPEN, pace), turn(2, BOB, OPEN, expiry)).revision
+    assert one_way is not None and other_way is not None
+    assert one_way.id == other_way.id
+
+
+# -- each rule ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("section", "bad_line"),
+    [
+        ("Change the lease text to say ten minutes\n", "Change the lease text to say ten minutes"),
+        ("Edit expiry: replace\n```find\nLeases expire after\n", "Edit expiry: replace"),  # never closed
+        ("Edit expiry: replace\n```find\nLeases expire after\n```\n", "Edit expiry: replace"),  # no replace block
+        ("Edit -expiry: delete\n```find\nLeases expire after\n```\n", "Edit -expiry: delete"),  # not a name
+        (withdraw("ghost"), "Withdraw ghost"),  # no earlier turn proposed it
+    ],
+)
+def test_a_section_that_does_not_read_as_edits_is_edit_format(section, bad_line):
+    text = make_turn(1, *ALICE) + "**Proposed Edits**\n" + section
+    assert violations(replayed(), text) == [("EDIT_FORMAT", line_of(text, bad_line))]
+
+
+def test_more_than_fifty_edits_and_withdrawals_is_edit_format():
+    history = replayed(turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
+    text = turn(2, BOB, OPEN, *[withdraw("expiry")] * 51)
+    assert violations(history, text) == [("EDIT_FORMAT", line_of(text, "Withdraw expiry") + 50)]
+
+
+@pytest.mark.parametrize("target", ["debates/lease-design.md", "notes.md", "/home/alice/design.md"])
+def test_an_edit_aimed_at_another_file_is_edit_target(target):
+    text = turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE, target=target))
+    assert violations(replayed(), text) == [("EDIT_TARGET", line_of(text, f"Edit expiry: replace in {target}"))]
+
+
+@pytest.mark.parametrize("target", ["design.md", "./design.md", "../design.md", "Design.MD", "`design.md`"])
+def test_an_edit_may_name_the_source_by_any_citable_name(target):
+    assert (
+        violations(replayed(), turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE, target=target))) == []
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "code"),
+    [
+        (replace_edit("expiry", "Leases expire after an hour.", CONFIGURABLE), "EDIT_NOT_FOUND"),
+        (delete("expiry", "   "), "EDIT_NOT_FOUND"),  # an empty find text finds nothing
+        (insert("expiry", "Lease renewal", "Refresh rarely."), "EDIT_NOT_FOUND"),
+        (replace_edit("expiry", "its lease", "the lease"), "EDIT_AMBIGUOUS"),  # refreshes its lease; its lease expires
+        (delete("expiry", "Seat"), "EDIT_AMBIGUOUS"),
+    ],
+)
+def test_a_find_text_or_heading_must_occur_exactly_once(edit, code):
+    text = turn(1, ALICE, OPEN, edit)
+    assert violations(replayed(), text) == [(code, line_of(text, edit.splitlines()[0]))]
+
+
+def test_find_texts_match_as_quotes_do_but_rewrite_exact_characters():
+    typographic = replace_edit("expiry", "LEASES  expire after fifteen\nminutes unless refreshed.", "Leases expire.")
+    history = replayed(turn(1, ALICE, OPEN, typographic))
+    assert history.revision is not None
+    assert history.revision.text == SOURCE.replace(EXPIRY, "Leases expire.")
+    emphasis = turn(1, ALICE, OPEN, replace_edit("expiry", "Leases *expire* after", "x"))
+    assert violations(replayed(), emphasis) == [("EDIT_NOT_FOUND", line_of(emphasis, "Edit expiry: replace"))]
+
+
+def test_two_edits_of_one_turn_touching_the_same_text_overlap():
+    text = turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE), delete("minutes", "fifteen minutes"))
+    assert [code for code, _ in violations(replayed(), text)] == ["EDIT_OVERLAP"]
+
+
+def test_two_inserts_after_one_heading_overlap():
+    text = turn(1, ALICE, OPEN, insert("one", "Turn order", "One."), insert("two", "Turn order", "Two."))
+    assert [code for code, _ in violations(replayed(), text)] == ["EDIT_OVERLAP"]
+
+
+def test_an_edit_overlapping_an_earlier_turns_edit_is_reported_on_the_new_turn():
+    history = replayed(turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
+    text = turn(2, BOB, OPEN, delete("minutes", "after fifteen minutes"))
+    [(code, line)] = violations(history, text)
+    assert (code, line) == ("EDIT_OVERLAP", line_of(text, "Edit minutes: delete"))
+    amending_instead = turn(2, BOB, OPEN, replace_edit("expiry", EXPIRY, "Leases expire after ten minutes."))
+    assert violations(history, amending_instead) == []
+
+
+def test_amending_an_edit_so_an_earlier_one_now_overlaps_it_names_the_earlier_edit():
+    history = replayed(turn(1, ALICE, OPEN, delete("fifteen", "fifteen"), delete("refreshed", "unless refreshed")))
+    text = turn(2, BOB, OPEN, replace_edit("fifteen", "after fifteen minutes unless", "after ten minutes unless"))
+    report = validate_turn(text, history.context_for(Claimant(*BOB)))
+    [found] = report.violations
+    assert (found.code, found.line) == ("EDIT_OVERLAP", None)
+    assert "an edit an earlier turn proposed: amend or withdraw it" in found.message
+
+
+def test_a_revised_document_more_than_a_mebibyte_larger_is_edit_too_large():
+    markers = "".join(f"Marker {k:03d}.\n" for k in range(20))
+    source = SourceDocument.from_bytes((SOURCE + markers).encode(), "design.md")
+    history = History(source, NAMES, DUEL)
+    chunk = 64_000  # what one turn of 64 KiB can carry; sixteen of them fit under the limit
+    history.revision = Revision(
+        source.raw,
+        {f"m{k}": Edit(f"m{k}", "replace", f"Marker {k:03d}.", "x" * chunk, None, 1) for k in range(16)},
+    )
+    assert not history.revision.problems
+    assert 16 * chunk < MAX_GROWTH < 17 * chunk
+    text = turn(1, ALICE, OPEN, replace_edit("last", "Marker 019.", "y" * chunk))
+    assert violations(history, text) == [("EDIT_TOO_LARGE", None)]
+
+
+def test_an_accepting_turn_with_edits_in_force_must_name_the_revision():
+    history = replayed(turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
+    assert violations(history, turn(2, BOB, ACCEPT)) == [("REVISION_MISSING", None)]
+    assert violations(history, turn(2, BOB, ACCEPT, accepts=rid(SOURCE.replace(EXPIRY, CONFIGURABLE)))) == []
+
+
+def test_accepting_an_older_revision_is_revision_mismatch():
+    history = replayed(turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
+    older = rid(SOURCE.replace(EXPIRY, CONFIGURABLE))
+    text = turn(2, BOB, ACCEPT, withdraw("expiry"), accepts=older)  # the turn's own withdrawal counts
+    assert violations(history, text) == [("REVISION_MISMATCH", line_of(text, "**Accepted Revision**"))]
+    assert violations(history, turn(2, BOB, ACCEPT, withdraw("expiry"), accepts=UNCHANGED)) == []
+
+
+@pytest.mark.parametrize("stance", ["OPEN_TO_DEBATE", "CONVERGING", "DISSENTING"])
+def test_only_an_accepting_turn_has_an_accepted_revision(stance):
+    text = turn(1, ALICE, stance, accepts=UNCHANGED)
+    assert violations(replayed(), text) == [("REVISION_MISMATCH", line_of(text, "**Accepted Revision**"))]
+
+
+def test_an_accepted_revision_holds_one_id():
+    text = turn(1, ALICE, ACCEPT, accepts=f"{UNCHANGED} or so")
+    assert violations(replayed(), text) == [("REVISION_MISMATCH", line_of(text, "**Accepted Revision**"))]
+
+
+def test_with_no_edit_in_force_an_accepting_turn_may_name_the_unchanged_document_or_nothing():
+    assert violations(replayed(), turn(1, ALICE, ACCEPT)) == []
+    assert violations(replayed(), turn(1, ALICE, ACCEPT, accepts=UNCHANGED)) == []
+    assert violations(replayed(), turn(1, ALICE, ACCEPT, accepts=f"`{UNCHANGED}`")) == []
+
+
+# -- consensus on one revision, through the service ------------------------------------------------
+
+
+def write(service, player: Player, text: str) -> str:
+    """Append ``text`` as ``player``'s turn and give the floor back; the artifact's path."""
+    return service.append(player.seat, claim(service, player), text, release=True).debate_path
+
+
+def close(service, player: Player) -> None:
+    service.release_lock(player.seat, claim(service, player), close=True, outcome=ACCEPTED_CONSENSUS)
+
+
+def pending(service, player: Player) -> str | None:
+    return service.status(player.duel_id).duel.pending_outcome
+
+
+def agreed_revision(path: str) -> str:
+    """The revision the closed duel's record agrees on, recomputed from its turns; the record is valid."""
+    report = validate_file(path)
+    assert report.valid, report.problems
+    assert (report.outcome, report.implied_outcome) == (ACCEPTED_CONSENSUS, ACCEPTED_CONSENSUS)
+    history = RecordFile.read(path).history()
+    assert history.revision is not None
+    return history.revision.id
+
+
+def test_a_duel_agrees_on_the_revision_one_seat_proposed_and_the_other_amended(service, pair):
+    alice, bob = pair
+    write(service, alice, turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
+    amended = SOURCE.replace(EXPIRY, "Leases expire after `lease_seconds` (default 900) unless refreshed.")
+    bobs = replace_edit("expiry", EXPIRY, "Leases expire after `lease_seconds` (default 900) unless refreshed.")
+    write(service, bob, turn(2, BOB, ACCEPT, bobs, accepts=rid(amended)))
+    assert pending(service, alice) is None  # Alice has not accepted anything yet
+    path = write(service, alice, turn(3, ALICE, ACCEPT, accepts=rid(amended)))
+    assert pending(service, alice) == ACCEPTED_CONSENSUS
+    close(service, alice)
+    assert agreed_revision(path) == rid(amended)
+
+
+def test_an_edit_accepted_at_once_after_the_peer_accepted_needs_the_peer_to_accept_again(service, pair):
+    alice, bob = pair
+    write(service, alice, turn(1, ALICE, OPEN))
+    write(service, bob, turn(2, BOB, OPEN))
+    write(service, alice, turn(3, ALICE, ACCEPT))  # the document as it is
+    revised = SOURCE.replace(EXPIRY, CONFIGURABLE)
+    write(service, bob, turn(4, BOB, ACCEPT, replace_edit("expiry", EXPIRY, CONFIGURABLE), accepts=rid(revised)))
+    assert pending(service, alice) is None  # Alice's acceptance names the unchanged document
+    with pytest.raises(DuelError) as refused:
+        write(service, alice, turn(5, ALICE, ACCEPT, accepts=UNCHANGED))
+    assert refused.value.code == "TURN_INVALID"
+    assert [v["code"] for v in refused.value.details["violations"]] == ["REVISION_MISMATCH"]
+    path = write(service, alice, turn(5, ALICE, ACCEPT, accepts=rid(revised)))
+    assert pending(service, alice) == ACCEPTED_CONSENSUS
+    close(service, alice)
+    assert agreed_revision(path) == rid(revised)
+    # Read without its source, the record still tells the two acceptances apart: Alice's turn 3
+    # accepted the unchanged document (no edit was in force), not Bob's revision.
+    source = Path(service.status(alice.duel_id).duel.source_path)
+    Path(path).with_name(f"{alice.duel_id}.revision.patch").unlink()
+    shutil.rmtree(Path(path).parent / ".duel")
+    source.unlink()
+    report = validate_file(path)
+    assert report.valid, report.problems
+    assert report.implied_outcome == ACCEPTED_CONSENSUS
+
+
+def test_a_consensus_without_edits_agrees_on_the_unchanged_document(service, pair):
+    alice, bob = pair
+    write(service, alice, turn(1, ALICE, OPEN))
+    path = write(service, bob, turn(2, BOB, ACCEPT))
+    write(service, alice, turn(3, ALICE, ACCEPT, accepts=UNCHANGED))
+    assert pending(service, alice) == ACCEPTED_CONSENSUS
+    close(service, alice)
+    assert agreed_revision(path) == UNCHANGED
+
+
+def seat_panel(service, source: Path) -> dict[int, Player]:
+    settings = DuelSettings(seats=3)
+    return {
+        seat: join(service, source, name, harness=harness, model_id=model, settings=settings)
+        for seat, (name, harness, model) in PANEL.items()
+    }
+
+
+def panel_turns(service, players: dict[int, Player], *turns: tuple[str, tuple[str, ...], str | None]) -> str:
+    """Append (stance, edits, accepted id) turns, seats in turn; the artifact's path."""
+    path = ""
+    for stance, edits, accepts in turns:
+        number = service.status(players[1].duel_id).turn_count + 1
+        seat = panel(3).speaker(number)
+        path = write(service, players[seat], turn(number, PANEL[seat], stance, *edits, accepts=accepts))
+    return path
+
+
+def test_a_panel_agrees_on_one_revision(service, source):
+    players = seat_panel(service, source)
+    revised = rid(SOURCE.replace(EXPIRY, CONFIGURABLE))
+    panel_turns(service, players, (OPEN, (replace_edit("expiry", EXPIRY, CONFIGURABLE),), None), (ACCEPT, (), revised))
+    path = panel_turns(service, players, (ACCEPT, (), revised))
+    assert pending(service, players[1]) is None  # Alice's latest turn is still open
+    path = panel_turns(service, players, (ACCEPT, (), revised))
+    assert pending(service, players[1]) == ACCEPTED_CONSENSUS
+    close(service, players[1])
+    assert agreed_revision(path) == revised
+
+
+def test_a_panel_seat_whose_latest_acceptance_names_an_older_revision_holds_the_consensus(service, source):
+    players = seat_panel(service, source)
+    first, amended = CONFIGURABLE, "Leases expire after ten minutes unless refreshed."
+    first_id, amended_id = rid(SOURCE.replace(EXPIRY, first)), rid(SOURCE.replace(EXPIRY, amended))
+    panel_turns(
+        service,
+        players,
+        (OPEN, (replace_edit("expiry", EXPIRY, first),), None),
+        (OPEN, (), None),
+        (ACCEPT, (), first_id),
+        (ACCEPT, (), first_id),
+        (ACCEPT, (replace_edit("expiry", EXPIRY, amended),), amended_id),  # Bob amends and accepts at once
+    )
+    assert pending(service, players[1]) is None  # Carol and Alice accepted the first revision
+    panel_turns(service, players, (ACCEPT, (), amended_id))
+    assert pending(service, players[1]) is None  # Alice's latest acceptance still names the first
+    path = panel_turns(service, players, (ACCEPT, (), amended_id))
+    assert pending(service, players[3]) == ACCEPTED_CONSENSUS
+    close(service, players[1])
+    assert agreed_revision(path) == amended_id
+
+
+# -- properties: the edits, and their patch through git apply and patch -p1 -----------------------
+
+WORDS = ["lease", "Lease", "refresh", "“quoted”", "‘single’", "it’s", "café", "cafe\u0301", "naïve", "—", "–"]
+WORDS += ["…", "Größe", "ß", "日本語", "e\u0301\u0302", "**bold**", "`code`", "x", "1.", "#", "\t"]
+LINE_ENDS = {"lf": ["\n"], "crlf": ["\r\n"], "mixed": ["\n", "\r\n", "\r"]}
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> str:
+    """A Markdown document: ATX and setext headings, paragraphs of awkward words and blank lines;
+    LF, CRLF or mixed line ends (a lone CR too); perhaps a BOM, perhaps no final newline."""
+    ends = LINE_ENDS[draw(st.sampled_from(sorted(LINE_ENDS)))]
+    lines = draw(
+        st.lists(
+            st.tuples(st.sampled_from(LINE_KINDS), st.lists(st.sampled_from(WORDS), min_size=1, max_size=8)),
+            min_size=1,
+            max_size=14,
+        )
+    )
+    text = ""
+    for index, (kind, words) in enumerate(lines):
+        line = "" if kind == "blank" else f"{kind.removeprefix('=')}{' '.join(words)} w{index}"
+        text += line + draw(st.sampled_from(ends)) + ("===" + draw(st.sampled_from(ends)) if kind == "=" else "")
+    if draw(st.booleans()):
+        text = text.rstrip("\r\n")
+    return ("\ufeff" if draw(st.booleans()) else "") + text
+
+
+LINE_KINDS = ["", "", "## ", "# ", "=", "blank"]  # a paragraph line, ATX headings, a setext heading, a blank line
+KINDS: tuple[EditKind, ...] = ("replace", "delete", "insert")
+NEW_TEXT = st.lists(st.sampled_from([*WORDS, "\n", "\n\n"]), max_size=6).map(" ".join)
+
+
+@st.composite
+def revisions(draw: st.DrawFn) -> Revision:
+    """A document and up to four edits that apply to it: replaces and deletes of a span occurring
+    once, inserts after a heading; each kept only if the edits so far still apply."""
+    source = draw(documents())
+    kept: dict[str, Edit] = {}
+    for index in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(KINDS))
+        if kind == "insert":
+            # Any line, its # marks aside: those that are no heading give EDIT_NOT_FOUND, and are dropped.
+            find = draw(st.sampled_from(re.split(r"\r\n|\r|\n", source.lstrip("\ufeff")))).lstrip("#").strip()
+        elif source:
+            start = draw(st.integers(0, len(source) - 1))
+            find = source[start : draw(st.integers(start + 1, min(len(source), start + 40)))]
+        else:
+            continue
+        edit = Edit(f"e{index}", kind, find, "" if kind == "delete" else draw(NEW_TEXT), None, index + 1)
+        if not Revision(source, {**kept, edit.name: edit}).problems:
+            kept[edit.name] = edit
+    assume(kept)
+    return Revision(source, kept)
+
+
+def patched(folder: Path, revision: Revision, *command: str) -> bytes:
+    """The source written to ``folder``, ``command`` run there on the revision's patch: the file's bytes."""
+    (folder / "doc.md").write_bytes(revision.source.encode("utf-8"))
+    (folder / "revision.patch").write_bytes(revision.diff("doc.md").encode("utf-8"))
+    done = subprocess.run([*command, "revision.patch"], cwd=folder, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return (folder / "doc.md").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("repo")
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return folder
+
+
+GIT_APPLY = ("git", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "apply")
+PATCH = ("patch", "-p1", "--quiet", "--no-backup-if-mismatch", "-i")
+
+
+def check_patch_applies(folder: Path, revision: Revision) -> None:
+    expected = revision.text.encode("utf-8")
+    assert patched(folder, revision, *GIT_APPLY) == expected
+    assert patched(folder, revision, *PATCH) == expected
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(revision=revisions())
+def test_git_apply_and_patch_give_the_revised_document_byte_for_byte(repo, revision):
+    check_patch_applies(repo, revision)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(revision=revisions())
+def test_git_apply_and_patch_give_the_revised_document_byte_for_byte_at_length(repo, revision):
+    check_patch_applies(repo, revision)
+
+
+@settings(max_examples=100, deadline=None)
+@given(revision=revisions())
+def test_a_revision_keeps_the_source_around_its_edits_and_counts_its_patch(revision):
+    source, text = revision.source, revision.text
+    assert text.startswith("\ufeff") == source.startswith("\ufeff")
+    assert revision.id == rid(text)
+    added, removed = revision.counts()
+    assert added - removed == len(PATCH_LINES.findall(text)) - len(PATCH_LINES.findall(source))
+    [*edits] = revision.edits.values()
+    if len(edits) == 1 and edits[0].kind == "replace" and "\r" not in source and _exact_span(source, edits[0].find):
+        assert text == source.replace(edits[0].find, edits[0].text)
+
+
+PATCH_LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")  # lines as a patch counts them: a lone CR ends none
+
+
+def _exact_span(source: str, find: str) -> bool:
+    """Whether ``find`` occurs once in ``source`` as written, from a letter or digit to one not
+    followed by a combining mark: where quote-style matching must find exactly it."""
+    at = source.find(find)
+    after = source[at + len(find) : at + len(find) + 1]
+    whole = find[0].isalnum() and find[-1].isalnum() and not (after and unicodedata.combining(after))
+    return whole and source.count(find) == 1
