@@ -20,6 +20,7 @@ from rp1_duel.errors import DuelError
 from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.loop import Duelist, ParticipantConfig
 from rp1_duel.participant.providers.scripted import ScriptedProvider
+from rp1_duel.record.artifact import FrontMatter, parse
 from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings
 
@@ -115,7 +116,8 @@ def test_claude_and_gpt_propose_amend_and_accept_a_revision_that_git_applies(
     source, debate_dir, anthropic_server, openai_server
 ):
     anthropic_server.responder = openai_server.responder = reviser
-    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "4", env=claude_env(anthropic_server))
+    args = ("--model", "claude-x", "--max-turns", "4", "--persona", "skeptic")
+    claude = start(source, debate_dir, *args, env=claude_env(anthropic_server))
     wait_for_seat(debate_dir, source)
     gpt = start(source, debate_dir, "--model", "gpt-x", env=gpt_env(openai_server))
     (code_c, result_c, err_c), (code_g, result_g, _) = finish(claude), finish(gpt)
@@ -127,6 +129,8 @@ def test_claude_and_gpt_propose_amend_and_accept_a_revision_that_git_applies(
     conclusion = artifact.read_text().split("## Terminal Conclusion")[1]
     assert "| Document changes | `design.md` +2 -2 lines" in conclusion
     assert "| Accepted by | Claude, GPT |" in conclusion
+    front = FrontMatter.parse(parse(artifact.read_text()).front_matter)
+    assert [(p.display_name, p.persona) for p in front.participants] == [("Claude", "skeptic"), ("GPT", None)]
     assert validate_file(artifact).valid
     applied = subprocess.run(
         ["git", "apply", str(patch)], cwd=source.parent, capture_output=True, text=True, check=False

@@ -331,6 +331,30 @@ def test_an_edit_accepted_at_once_after_the_peer_accepted_needs_the_peer_to_acce
     assert report.implied_outcome == ACCEPTED_CONSENSUS
 
 
+def test_without_consensus_each_seats_last_revision_is_kept_as_an_alternative_not_agreed(service, source):
+    settings = DuelSettings(max_turns=2)
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x", settings=settings)
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x", settings=settings)
+    write(service, alice, turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
+    lease = claim(service, bob)
+    appended = service.append(bob.seat, lease, turn(2, BOB, "DISSENTING", withdraw("expiry")))
+    path, outcome = appended.debate_path, appended.terminal_outcome
+    assert outcome == "DISSENT"
+    service.release_lock(bob.seat, lease, close=True, outcome=outcome)
+
+    conclusion = Path(path).read_text().split("## Terminal Conclusion")[1]
+    patch = f"{alice.duel_id}.alternative-1.patch"
+    revised = SOURCE.replace(EXPIRY, CONFIGURABLE)
+    assert (
+        f"| Alternative | Alice's `{rid(revised)}`, not agreed: `design.md` +1 -1 lines, patch `{patch}` |"
+        in conclusion
+    )
+    assert "alternative-2" not in conclusion  # Bob's last turn left no edit in force
+    assert not Path(path).with_name(f"{alice.duel_id}.revision.patch").exists()
+    assert "+" + CONFIGURABLE in Path(path).with_name(patch).read_text()
+    assert validate_file(path).valid
+
+
 def test_a_consensus_without_edits_agrees_on_the_unchanged_document(service, pair):
     alice, bob = pair
     write(service, alice, turn(1, ALICE, OPEN))

@@ -16,6 +16,7 @@ import pytest
 
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.record import verification
+from rp1_duel.record.artifact import FrontMatter, parse
 from rp1_duel.record.citations import artifact_citations
 from rp1_duel.record.history import RecordFile
 from rp1_duel.review.decision import RevisionView
@@ -336,3 +337,17 @@ def test_on_a_390_pixel_screen_tables_scroll_in_their_own_box_and_the_chart_keep
     assert html_text.count("</table></div>") == tables
     assert '<div class="chart"><svg ' in html_text and ".chart svg { min-width: 720px; }" in html_text
     assert "grid-template-columns: repeat(auto-fit, minmax(min(260px, 100%), 1fr))" in html_text  # positions stack
+
+
+def test_the_persona_a_seat_played_is_recorded_and_shown(service, source):
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x", persona="skeptic")
+    join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    path = service.append(
+        alice.seat, claim(service, alice), make_turn(1, "Alice", "claude-code", "claude-x")
+    ).debate_path
+    front = FrontMatter.parse(parse(Path(path).read_text()).front_matter)
+    assert [(p.display_name, p.persona) for p in front.participants] == [("Alice", "skeptic"), ("Bob", None)]
+    report = read_report(path)
+    assert [(p.name, p.persona) for p in report.participants] == [("Alice", "skeptic"), ("Bob", None)]
+    assert "| Alice (plays skeptic) |" in render_markdown(report)
+    assert "plays skeptic</span>" in render_html(report)

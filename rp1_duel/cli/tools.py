@@ -73,6 +73,7 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
             ("--chair", {"action": "store_true", "help": CHAIR_HELP}),
             ("--role", {"choices": ROLES, "default": Role.PANELIST, "help": ROLE_HELP}),
             ("--signer", {"help": SIGNER_HELP}),
+            ("--persona", {"help": "the persona your model plays, recorded for reviewers (a name)"}),
         ],
     ),
     "status": (
@@ -298,6 +299,7 @@ def _join(service: DuelService, args: argparse.Namespace, config: Config, token:
         settings=replace(config.settings(), chair=args.chair),
         role=args.role,
         signer=args.signer,
+        persona=args.persona,
     ).to_dict()
 
 

@@ -63,7 +63,7 @@ def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
         created_at=iso(state.created_at) or "",
         closed_at=iso(state.closed_at),
         participants=tuple(
-            ParticipantEntry(p.id, p.seat, p.display_name, p.harness, p.model_id, iso(p.joined_at), p.signer)
+            ParticipantEntry(p.id, p.seat, p.display_name, p.harness, p.model_id, iso(p.joined_at), p.signer, p.persona)
             for p in sorted(state.participants, key=lambda p: p.seat)
         ),
     )

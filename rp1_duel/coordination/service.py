@@ -157,12 +157,14 @@ class DuelService:
         settings: DuelSettings = DuelSettings(),
         role: str = Role.PANELIST,
         signer: str | None = None,
+        persona: str | None = None,
     ) -> JoinResult:
         """Join, create or resume the duel about ``target`` and ``topic`` (docs/protocol.md section 3).
 
         ``role`` chair takes the chair's seat (0) of a duel created with one; on the join that
         creates the duel it implies ``settings.chair``. ``signer`` declares the principal (of an
-        allowed signers file) the seat's signatures must name (section 6, "Signed turns")."""
+        allowed signers file) the seat's signatures must name (section 6, "Signed turns"); ``persona``
+        names the persona its model plays, recorded for reviewers (section 6, "Front matter")."""
         from .write_results import JoinResult
 
         name = check_name("--participant-name", value=participant_name)
@@ -170,6 +172,8 @@ class DuelService:
         model_id = check_name("--model-id", value=model_id, max_len=128, allow_slash=True)
         if signer is not None and signer_problem(signer):
             raise invalid_argument(f"--signer {signer_problem(signer)}", flag="--signer")
+        if persona is not None:
+            persona = check_name("--persona", value=persona)
         if role not in ROLES:
             raise invalid_argument(f"--role must be one of {', '.join(ROLES)}, not {role!r}", flag="--role")
         if role == Role.CHAIR:
@@ -193,6 +197,7 @@ class DuelService:
                         _raise(policy.refuse_signer_declaration(tx.state, seated, signer))
                     participant, token = self._seat(tx, (name, harness, model_id), participant_token, role, signer)
                     participant.signer = participant.signer or signer  # a returning seat's shows at its next write
+                    participant.persona = persona or participant.persona
                     return JoinResult.of(
                         tx.state, participant, token=token, now=tx.now, debate_path=self._debate_path(tx.state)
                     )

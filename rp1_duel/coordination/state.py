@@ -51,6 +51,7 @@ class Participant:
     joined_at: float
     last_seen_mono: float
     signer: str | None = None  # the principal it declared at its join: who its signatures must name
+    persona: str | None = None  # the persona its model plays (a name, or "custom"), as its join said
 
     @property
     def identity(self) -> tuple[str, str, str]:
@@ -320,6 +321,7 @@ def _check_values(state: DuelState) -> None:
             (name_problem(p.model_id, 128, allow_slash=True) is not None, "participant model_id"),
             (not hex_of(p.token_sha256, 64), "participant token_sha256"),
             (p.signer is not None and signer_problem(p.signer) is not None, "participant signer"),
+            (p.persona is not None and name_problem(p.persona) is not None, "participant persona"),
         ]
     problems += [
         (state.conclusion_sha256 is not None and not hex_of(state.conclusion_sha256, 64), "conclusion_sha256"),

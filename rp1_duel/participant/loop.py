@@ -51,7 +51,7 @@ from ..vocabulary import (
 )
 from . import prompt
 from .extraction import Extraction, extract_turn, wrapper_notes
-from .personas import Persona
+from .personas import Persona, persona_label
 from .providers import Composition, Progress, Provider, TurnRequest
 from .retry import RetryNotice, RetryPolicy, compose_with_retries
 from .usage import PricedUsage, recorded, summary
@@ -362,6 +362,7 @@ class Duelist:
             settings=self.config.settings,
             role=self.config.role,
             signer=self.config.signer,
+            persona=persona_label(self.config.persona),
         )
         self.seat = seat = joined.seat
         stash.save(seat)

@@ -14,7 +14,7 @@ from typing import Final
 
 from ..configuration import Persona
 
-__all__ = ["BUILT_IN", "Persona", "available", "resolve"]
+__all__ = ["BUILT_IN", "Persona", "available", "persona_label", "resolve"]
 
 BUILT_IN: Final = {
     persona.name: persona
@@ -102,3 +102,10 @@ def resolve(value: str | None, custom: Mapping[str, Persona]) -> Persona | str |
     if value is None:
         return None
     return available(custom).get(value.strip().lower(), value)
+
+
+def persona_label(persona: Persona | str | None) -> str | None:
+    """What the record says a seat plays: a named persona's name, ``custom`` for free text, else None."""
+    if persona is None:
+        return None
+    return persona.name if isinstance(persona, Persona) else "custom"

@@ -68,6 +68,7 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
 MAX_FRONT_MATTER_CHARS = 64 * 1024
+_LATER = ("signer", "persona")  # participant fields written only when set
 MAX_FRONT_MATTER_DEPTH = 16  # the service writes three: the fields, the participants, a participant's fields
 
 
@@ -86,6 +87,7 @@ class ParticipantEntry:
     model_id: str
     joined_at: str | None
     signer: str | None = None  # the principal it declared at its join; written only when declared
+    persona: str | None = None  # the persona its model plays; written only when it plays one
 
 
 @dataclass(frozen=True)
@@ -111,8 +113,10 @@ class FrontMatter:
         lines = []
         for key, value in asdict(self).items():
             written = self.schedule.fields() if key == "schedule" else {key: value}
-            if key == "participants":  # an undeclared signer is left out: records without signers read as before
-                written = {key: [{k: v for k, v in entry.items() if k != "signer" or v is not None} for entry in value]}
+            if key == "participants":  # fields added since are written only when set: older records read as before
+                written = {
+                    key: [{k: v for k, v in entry.items() if k not in _LATER or v is not None} for entry in value]
+                }
             lines += [f"{name}: {_yaml_json(item)}\n" for name, item in written.items()]
         return "".join(lines)
 
@@ -227,6 +231,7 @@ def _entry(raw: dict[str, Any], schedule: Schedule) -> ParticipantEntry:
         model_id=str(raw.get("model_id", "")),
         joined_at=_optional(raw.get("joined_at")),
         signer=_optional(raw.get("signer")),
+        persona=_optional(raw.get("persona")),
     )
 
 

@@ -122,6 +122,7 @@ class ReportParticipant:
     joined_at: str | None
     turns: tuple[int, ...]
     usage: PricedUsage | None  # None when not recorded
+    persona: str | None = None  # the persona its model played, when the record says
 
 
 @dataclass(frozen=True)
@@ -544,6 +545,7 @@ def _participants(
                 joined_at=entry.joined_at,
                 turns=tuple(n for n in history.numbers if history.schedule.speaker(n) == entry.seat),
                 usage=usage,
+                persona=entry.persona,
             )
         )
     return tuple(found)

@@ -322,9 +322,13 @@ def _outcome_details(report: Report) -> str:
     return f"<section><h2>How it ended</h2>{''.join(parts)}</section>" if parts else ""
 
 
+def _plays(persona: str | None) -> str:
+    return f' <span class="persona">plays {_e(persona)}</span>' if persona else ""
+
+
 def _participants(report: Report) -> str:
     rows = "".join(
-        f'<tr><td class="n">{p.seat}</td><td>{_name(report, p.seat)}</td><td>{_e(p.harness)}</td>'
+        f'<tr><td class="n">{p.seat}</td><td>{_name(report, p.seat)}{_plays(p.persona)}</td><td>{_e(p.harness)}</td>'
         f"<td><code>{_e(p.model)}</code></td><td>{_turn_links(report, p.turns)}</td>"
         f'<td class="n">{_e(words.token_counts(p.usage))}</td><td class="n">{_e(words.cost(p.usage))}</td></tr>'
         for p in report.participants

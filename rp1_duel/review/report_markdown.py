@@ -263,7 +263,8 @@ def _outcome_details(report: Report) -> str:
 def _participants(report: Report) -> str:
     rows = ["| Seat | Participant | Harness | Model | Turns | Tokens | Cost |", "|---|---|---|---|---|---|---|"]
     rows.extend(
-        f"| {p.seat} | {cell(p.name)} | {cell(p.harness)} | {cell(p.model)} | {_turns(report, p.turns)} "
+        f"| {p.seat} | {cell(p.name + (f' (plays {p.persona})' if p.persona else ''))} | {cell(p.harness)} "
+        f"| {cell(p.model)} | {_turns(report, p.turns)} "
         f"| {words.token_counts(p.usage)} | {words.cost(p.usage)} |"
         for p in report.participants
     )
