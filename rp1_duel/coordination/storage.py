@@ -633,8 +633,8 @@ class DirectoryStore:
         return pinned
 
     def source_exists(self, state: DuelState) -> bool:
-        """Whether the source file is still there."""
-        return os.path.exists(state.source_path)
+        """Whether the source is still a file there (a folder in its place is no source)."""
+        return os.path.isfile(state.source_path)
 
     def source_on_disk(self, state: DuelState) -> str | None:
         """The SHA-256 of the source file as it is now; None when it cannot be read."""
