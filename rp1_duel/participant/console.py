@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import TextIO
 
-from ..coordination.counts import Usage
+from ..coordination.counts import Usage, input_figure
 from ..printable import printable
 from ..turns.rules import TurnViolation
 from ..vocabulary import Verdict
@@ -89,11 +89,9 @@ class ConsoleReporter:
         """Stop the live line and say what the draft used."""
         self._stop_ticker()
         about = "an estimated " if usage.output_estimated else ""
-        cached = f", {usage.cache_read_tokens} read from the cache" if usage.cache_read_tokens else ""
-        tries = f", {usage.requests} requests" if usage.requests > 1 else ""
+        tries = f"; {usage.requests} requests" if usage.requests > 1 else ""
         self._write_line(
-            f"wrote {about}{usage.output_tokens} tokens in {usage.seconds:.1f}s "
-            f"(input {usage.input_tokens + usage.cache_read_tokens} tokens{cached}{tries})"
+            f"wrote {about}{usage.output_tokens} tokens in {usage.seconds:.1f}s; input {input_figure(usage)}{tries}"
         )
 
     def turn_accepted(self, number: int, stance: str) -> None:

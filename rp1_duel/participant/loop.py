@@ -25,13 +25,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from ..coordination.counts import Usage
-from ..coordination.events import TurnAppended
+from ..coordination.events import ProviderFailed, TurnAppended
 from ..coordination.identity import resolve_target, resolve_topic, slugify
 from ..coordination.policy import refresh_interval
 from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult
 from ..coordination.service import DuelService
 from ..coordination.storage import DebateDir, DuelLock, write_atomic
 from ..errors import DuelError
+from ..printable import printable
 from ..record import signatures
 from ..record.history import Claimant, History, RecordFile
 from ..record.outcomes import decide_panel
@@ -52,9 +53,9 @@ from ..vocabulary import (
 from . import prompt
 from .extraction import Extraction, extract_turn, wrapper_notes
 from .personas import Persona
-from .providers import Composition, Progress, Provider, TurnRequest
+from .providers import Composition, Progress, Provider, ProviderError, TurnRequest
 from .retry import RetryNotice, RetryPolicy, compose_with_retries
-from .usage import PricedUsage, recorded, summary
+from .usage import PricedUsage, estimate_tokens, recorded, summary
 
 if TYPE_CHECKING:  # duel join --verify only: without it, nothing of the checks is loaded
     from typing_extensions import Self
@@ -70,10 +71,12 @@ __all__ = [
     "ParticipantResult",
     "ParticipantState",
     "Reporter",
+    "RequestMeter",
 ]
 
 T = TypeVar("T")
 MAX_REPAIRS = 3
+REASON_CHARACTERS = 900  # a close's reason is one line of at most 1000, the service's part included
 WAIT_SLICE_SECONDS = 30.0  # wait returns on any change anyway; this only bounds each call
 
 # The participant's own states (shown to the person running it and in --json), not protocol words.
@@ -214,6 +217,56 @@ class LeaseKeeper:
                 self.lost.set()
                 return
             held_until, pause = asked + self._lease_seconds, self._interval
+
+
+class RequestMeter:
+    """What the requests of one draft used, those that failed included: a failed request's tokens
+    are estimated (its input from the request's text once its answer had begun, its output from
+    what had streamed), for the API that was paid for them gave no count."""
+
+    def __init__(self, request: TurnRequest, progress: Callable[[Progress], None]):
+        self._request = request
+        self._progress = progress
+        self._started = time.monotonic()
+        self._failed = Usage()  # the tokens of the requests that failed, estimated
+        self._attempts = 0
+        self._current: Progress | None = None  # the request under way: how far its answer got
+
+    def attempt(self, compose: Callable[[TurnRequest, Callable[[Progress], None]], Composition]) -> Composition:
+        """One request, its progress watched; a failure's tokens are kept before it is raised."""
+        self._attempts += 1
+        self._current = None
+        try:
+            return compose(self._request, self._seen)
+        except ProviderError:
+            self._failed += self._in_flight()
+            self._current = None
+            raise
+
+    def answered(self, usage: Usage) -> Usage:
+        """The draft's usage once a request answered: the API's counts of that request (and every
+        request counted, by the retries), the failed ones' estimates added."""
+        return replace(usage + self._failed, seconds=self._elapsed())
+
+    def spent(self) -> Usage:
+        """The draft's usage when no request answered: every request sent, the one abandoned included."""
+        tokens = self._failed + self._in_flight()
+        return replace(tokens, requests=self._attempts, retries=max(0, self._attempts - 1), seconds=self._elapsed())
+
+    def _seen(self, progress: Progress) -> None:
+        self._current = progress
+        self._progress(progress)
+
+    def _in_flight(self) -> Usage:
+        progress = self._current
+        if progress is None:  # refused or unreachable before any answer: nothing was generated
+            return Usage()
+        request = self._request
+        sent = len(request.system) + len(request.history) + len(request.instruction)
+        return Usage(input_tokens=estimate_tokens(sent), output_tokens=progress.output_tokens, output_estimated=True)
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._started
 
 
 class _TurnStopped(Exception):
@@ -464,19 +517,23 @@ class Duelist:
             self.lease = None
 
     def _on_claim_timeout(self, status: StatusResult) -> None:
+        # The service names the late seat and its turn; this adds why, when that seat's model failed.
         if self._claim(for_timeout=True) is not None:
-            seats = status.duel.schedule.seats + status.duel.schedule.chair
-            seated = status.participant_count == seats
-            writer = next((p for p in status.participants if p.seat == status.next_turn_seat), None)
-            if seated and status.next_turn_seat == self._my_seat.number:
-                reason = f"{self.claimant.name} did not finish turn {status.next_turn} by its deadline"
-            elif seats == 2:
-                reason = "the peer did not come or did not answer in time"
-            elif not seated or writer is None:
-                reason = f"{status.participant_count} of the panel's {seats} seats were taken in time"
-            else:
-                reason = f"{writer.display_name} did not finish turn {status.next_turn} by its deadline"
-            self._close(TIMEOUT, reason)
+            self._close(TIMEOUT, self._failure_of(status))
+
+    def _failure_of(self, status: StatusResult) -> str | None:
+        """What the model of the seat due to write the next turn failed with, if it logged a failure of that turn."""
+        failures = [
+            event.data
+            for event in self.service.events(status.duel.id, (EventType.PROVIDER_FAILED,))
+            if isinstance(event.data, ProviderFailed)
+            and event.data.seat == status.next_turn_seat
+            and event.data.turn_number == status.next_turn
+        ]
+        if not failures:
+            return None
+        failed = failures[-1]
+        return f"its model failed ({failed.code}): {failed.message}"[:REASON_CHARACTERS]
 
     def _on_close(self, status: StatusResult) -> None:
         if self._claim() is not None:
@@ -553,6 +610,9 @@ class Duelist:
         except _TurnStopped:
             self._turn_stopped(status, keeper)
             return
+        except ProviderError as exc:
+            self._provider_failed(number, exc)
+            raise
         if written is not None:
             self._append(number, lease, written)
 
@@ -607,6 +667,17 @@ class Duelist:
             f"{self.claimant.name} could not write a valid turn {number} after {MAX_REPAIRS} repairs ({codes})",
         )
         return None
+
+    def _provider_failed(self, number: int, error: ProviderError) -> None:
+        """Log that the model failed for good, so the record names it; the caller exits with the error
+        (and gives the floor back): the turn times out unless the same command is run again in time."""
+        with contextlib.suppress(DuelError):  # the error itself is what the person must see
+            self.service.record_provider_failure(self._my_seat, number, error.code, printable(error.message))
+        self.report.state(
+            DEBATING,
+            f"the model failed writing turn {number} ({error.code}); the failure is logged, and the turn times out "
+            "at its deadline unless the same command is run again before it",
+        )
 
     def _turn_stopped(self, status: StatusResult, keeper: LeaseKeeper) -> None:
         if keeper.lost.is_set():
@@ -719,28 +790,38 @@ class Duelist:
         self, request: TurnRequest, deadline: float, keeper: LeaseKeeper, number: int, *, repair: bool
     ) -> Composition | None:
         """One draft, retried through overloads and cut streams until the turn deadline and
-        abandoned at it (None); its usage logged."""
+        abandoned at it (None); the usage of every request it sent logged, a draft that failed included."""
         if not self.provider.remote:
             return self._by_deadline(lambda: self.provider.compose(request, self.report.progress), deadline)
         self.report.composing()
-        started = time.monotonic()
-        composition = self._by_deadline(
-            lambda: compose_with_retries(
-                lambda: self.provider.compose(request, self.report.progress),
-                self.retry_policy,
+        meter = RequestMeter(request, self.report.progress)
+        try:
+            composition = self._by_deadline(
+                lambda: compose_with_retries(
+                    lambda: meter.attempt(self.provider.compose),
+                    self.retry_policy,
+                    deadline,
+                    clock=lambda: self.service.clock().wall,
+                    sleep=lambda seconds: not keeper.lost.wait(seconds),
+                    on_retry=self.report.retrying,
+                ),
                 deadline,
-                clock=lambda: self.service.clock().wall,
-                sleep=lambda seconds: not keeper.lost.wait(seconds),
-                on_retry=self.report.retrying,
-            ),
-            deadline,
-        )
+            )
+        except ProviderError:
+            self._record_usage(number, meter.spent(), repair=repair)
+            raise
         if composition is None:
+            self._record_usage(number, meter.spent(), repair=repair)
             return None
-        usage = replace(composition.usage, repairs=int(repair), seconds=time.monotonic() - started)
+        usage = self._record_usage(number, meter.answered(composition.usage), repair=repair)
         self.report.composed(usage)
-        self.service.record_usage(self._my_seat, number, usage)
         return replace(composition, usage=usage)
+
+    def _record_usage(self, number: int, usage: Usage, *, repair: bool) -> Usage:
+        usage = replace(usage, repairs=int(repair))
+        if usage.requests:
+            self.service.record_usage(self._my_seat, number, usage)
+        return usage
 
     def _monotonic(self, moment: float | None) -> float:
         """A time the service shows (wall clock) as a ``time.monotonic()`` moment of this process."""
