@@ -1,14 +1,17 @@
-"""`duel join` when a model fails for good (issue 28 item 3): real processes, a fake model server."""
+"""`duel join` when a model fails for good (issue 28 item 3), and what is kept of a draft that was
+rejected (item 5): real processes, a fake model server."""
 
 from __future__ import annotations
 
 import json
+import re
+import stat
 from pathlib import Path
 
 import pytest
 from test_participant import claude_env, finish, scripted_peer, start, wait_for_seat
 
-from fake_debater import debater
+from fake_debater import debater, sloppy_then_fixed
 
 pytestmark = pytest.mark.slow
 
@@ -54,3 +57,26 @@ def test_a_model_that_fails_for_good_is_named_in_the_log_and_in_the_timeout_reas
     )
     assert "the peer" not in reason
     assert f"| Reason | {reason} |" in Path(result["debate_path"]).read_text()
+
+
+def test_a_rejected_draft_is_kept_owner_only_beside_the_token_and_the_console_says_where(
+    source, debate_dir, anthropic_server, tmp_path
+):
+    anthropic_server.responder = sloppy_then_fixed
+    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "2", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    bob = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
+    code, result, err = finish(claude)
+    assert code == 0, err
+    assert finish(bob)[0] == 0
+
+    found = re.search(r"the rejected draft is kept in (\S+)", err)
+    assert found, err
+    kept = Path(found.group(1))
+    participants = debate_dir / ".duel" / "participants"
+    assert kept.parent.parent == participants and kept.parent.name.endswith(".drafts")
+    assert kept.name == f"{result['duel_id']}-turn-1-draft-1.md"
+    assert "(non-blocking)" not in kept.read_text() and "## Turn 1" in kept.read_text()  # the answer as it came
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
+    assert [p.name for p in kept.parent.iterdir()] == [kept.name]  # the accepted draft is the turn: not kept

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from ..coordination.counts import Usage
@@ -154,8 +155,9 @@ class Reporter(Protocol):
         """Turn ``number`` was appended, with ``stance``."""
         ...
 
-    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None:
-        """Draft ``attempt`` of turn ``number`` broke the rules ``violations`` name."""
+    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int, kept: str | None) -> None:
+        """Draft ``attempt`` of turn ``number`` broke the rules ``violations`` name; the model's answer is
+        kept in the file ``kept`` (None: it could not be written)."""
         ...
 
     def verifying(self, number: int, writer: str | None, citations: int) -> None:
@@ -308,6 +310,15 @@ class SeatStash:
             return None
         return token if isinstance(token, str) else None
 
+    def keep_draft(self, seat: Seat, number: int, attempt: int, answer: str) -> Path:
+        """Keep a rejected draft, the model's answer as it came, owner-only beside the token: what a
+        person reads to see what the model wrote. One file a draft, never overwritten by another."""
+        folder = self.path.with_name(f"{self.path.stem}.drafts")
+        folder.mkdir(mode=0o700, exist_ok=True)
+        path = folder / f"{seat.duel_id}-turn-{number}-draft-{attempt}.md"
+        write_atomic(path, answer.encode())
+        return path
+
     def save(self, seat: Seat) -> None:
         keep = {
             "duel_id": seat.duel_id,
@@ -341,6 +352,7 @@ class Duelist:
         self.claimant = Claimant(config.name, config.harness, provider.model)
         self.seat: Seat | None = None
         self.lease: LeaseToken | None = None  # the lease this process holds, to release it on Ctrl-C
+        self.stash: SeatStash | None = None  # where the token and the rejected drafts are kept, once joined
         self._last_wait = ""  # the last wait shown, so a long wait is not repeated line by line
 
     # -- the loop ---------------------------------------------------------------------
@@ -355,6 +367,7 @@ class Duelist:
             self.report.state(PREPARING, line)
         self._enter(PREPARING, f"joining as {name} ({harness} / {model})")
         with self._stash() as stash:
+            self.stash = stash
             seat = self._join(stash)
             handlers: dict[str, Callable[[StatusResult], None]] = {
                 "wait_peer": self._on_wait_peer,
@@ -660,13 +673,24 @@ class Duelist:
                 violations += self._check_draft(history, number, attempt, draft, deadline, keeper)
             if not violations:
                 return extraction
-            self.report.turn_rejected(number, violations, attempt + 1)
+            self.report.turn_rejected(
+                number, violations, attempt + 1, self._keep_draft(number, attempt + 1, composition)
+            )
         codes = ", ".join(sorted({v.code for v in violations}))
         self._close(
             INVALIDATED,
             f"{self.claimant.name} could not write a valid turn {number} after {MAX_REPAIRS} repairs ({codes})",
         )
         return None
+
+    def _keep_draft(self, number: int, attempt: int, composition: Composition) -> str | None:
+        """Where the rejected draft is kept; None when it could not be written (a full disk must not stop the turn)."""
+        if self.stash is None:  # never: the loop joins first
+            return None
+        try:
+            return str(self.stash.keep_draft(self._my_seat, number, attempt, composition.text))
+        except OSError:
+            return None
 
     def _provider_failed(self, number: int, error: ProviderError) -> None:
         """Log that the model failed for good, so the record names it; the caller exits with the error
