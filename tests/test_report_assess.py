@@ -564,6 +564,7 @@ def test_report_assess_errors_are_one_line_with_a_code(tmp_path):
     assert refused.returncode == 1 and refused.stdout == ""
     assert re.fullmatch(
         r"duel report: asking anthropic:claude-sonnet-5-5 about turns 1-5\n"
+        r"duel report: anthropic:claude-sonnet-5-5 gave no answer after \d+ s \(PROVIDER_REJECTED\)\n"
         r"duel: PROVIDER_REJECTED: assessor anthropic:claude-sonnet-5-5: [^\n]+\n",
         refused.stderr,
     )
