@@ -236,6 +236,7 @@ class EventType(str, Enum):
     DUEL_SEALED = "duel_sealed"
     SOURCE_CHANGED = "source_changed"
     USAGE = "usage"
+    PROVIDER_FAILED = "provider_failed"
     CITATIONS_VERIFIED = "citations_verified"
 
     def __str__(self) -> str:

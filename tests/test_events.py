@@ -86,6 +86,7 @@ def drive(service: DuelService, source: Path, clock: ManualClock) -> tuple[str, 
     clock.advance(601)  # Alice idle for a lease: her seat may be taken back
     alice = seated(service, source, ALICE)  # reclaimed
     lease = claim(service, bob)
+    service.record_provider_failure(bob.seat, 4, "PROVIDER_UNAVAILABLE", "openai closed the stream too soon")
     artifact = Path(service.status(alice.duel_id).duel.debate_path)
     artifact.write_text(artifact.read_text().replace("reviewers read turn 1 later", "nobody reads turn 1"))
     with pytest.raises(DuelError):
@@ -115,7 +116,7 @@ def test_the_log_holds_every_event_type_in_the_recorded_bytes(service, duel):
     written = named(service.debate.events_path(duel_id).read_text(encoding="utf-8"), names)
     assert written == recording("every-type.jsonl")
     types = {json.loads(line)["type"] for line in written.splitlines()}
-    assert len(types) == 15  # every row of section 9's table
+    assert len(types) == 16  # every row of section 9's table
 
 
 def test_duel_watch_through_a_pipe_prints_the_recorded_lines(service, duel):

@@ -91,6 +91,33 @@ def test_a_closing_remark_after_the_last_section_is_stripped(remark):
     assert_extracted(f"{TURN}\n---\n\n{remark}\n", "trailing_remark")
 
 
+@pytest.mark.parametrize(
+    "note",
+    [
+        "*Note: this turn answers Bob's second counterpoint only.*",
+        "_Written under a tight turn deadline; the sweep question is left for the next turn._",
+        "*Word count: about 400.*\n*Confidence: moderate.*",
+    ],
+)
+@pytest.mark.parametrize("rule", ["---", "***", "___"])
+def test_a_note_in_italics_after_a_rule_at_the_end_is_a_closing_remark(note, rule):
+    assert_extracted(f"{TURN}\n{rule}\n\n{note}\n", "trailing_remark")
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "\n*An italic item, with no rule above it, is an item of the section.*\n",
+        "\n---\n\n*See Turn 1 for the evidence.*\n",  # cites: may be an item
+        "\n---\n\n**Note:** bold is not a note in italics.\n",
+        "\n---\n\n*half italic* and half not.\n",
+    ],
+)
+def test_an_italic_paragraph_without_a_rule_or_that_cites_stays(tail):
+    answer = TURN + tail
+    assert extract_turn(answer) == Extraction(answer)
+
+
 def test_every_wrapper_at_once_is_stripped_in_the_order_it_stood():
     answer = f"<think>plan</think>\nHere is my turn:\n\n````markdown\n---\n{TURN}\nI hope this helps.\n````\nCheers!\n"
     assert_extracted(answer, "reasoning", "preamble", "fence", "trailing_remark", turn="---\n" + TURN)

@@ -129,7 +129,7 @@ def test_a_model_that_stalls_past_the_turn_deadline_times_the_panel_out_for_ever
         ("TIMEOUT", [3]),
     ]
     assert all(code == 0 for code, _, _ in finished)  # a timeout is an outcome: the duel completed
-    assert [result["reason"] for _, result, _ in finished] == ["GPT did not finish turn 5 by its deadline"] * 3
+    assert [result["reason"] for _, result, _ in finished] == ["seat 2 (GPT) did not finish turn 5 by its deadline"] * 3
     assert 'outcome: "TIMEOUT"' in Path(finished[0][1]["debate_path"]).read_text()
     assert validate_file(finished[0][1]["debate_path"]).valid
 

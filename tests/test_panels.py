@@ -435,4 +435,5 @@ def test_a_silent_panelist_times_the_panel_out_for_the_others(source, debate_dir
     (ada, ada_result, _), (bea, bea_result, _), (cy, _, cy_err) = finished
     assert cy == 1 and "SCRIPT_EXHAUSTED" in cy_err
     assert (ada, bea, ada_result["outcome"], bea_result["outcome"]) == (0, 0, "TIMEOUT", "TIMEOUT")
-    assert "Cy did not finish turn 6 by its deadline" in Path(ada_result["debate_path"]).read_text()
+    reason = "seat 3 (Cy) did not finish turn 6 by its deadline; its model failed (SCRIPT_EXHAUSTED): all 1 scripted"
+    assert reason in Path(ada_result["debate_path"]).read_text()

@@ -582,4 +582,4 @@ def test_a_model_that_never_finishes_cannot_hold_the_duel_past_the_turn_deadline
     assert '"type": "turn_appended"' not in log
     text = Path(result_c["debate_path"]).read_text()
     assert "| Outcome | TIMEOUT |" in text
-    assert "| Reason | Claude did not finish turn 1 by its deadline |" in text or "did not answer in time |" in text
+    assert "| Reason | seat 1 (Claude) did not finish turn 1 by its deadline |" in text

@@ -137,7 +137,14 @@ def test_a_broken_record_allows_only_an_invalidated_close():
         (state(2, invalid_reason="tampered"), lease(), "INVALIDATED", "r", (None, "tampered; r")),
         (state(2, invalid_reason="tampered"), lease(), "DISSENT", None, ("ARTIFACT_TAMPERED", None)),
         # a timeout lease closes TIMEOUT only, and an ordinary lease never does
-        (state(0, participants=[replace(ALICE)]), lease(for_timeout=True), "TIMEOUT", None, (None, None)),
+        # ... and its reason names the seat and the turn, whoever closes
+        (
+            state(0, participants=[replace(ALICE)]),
+            lease(for_timeout=True),
+            "TIMEOUT",
+            "r",
+            (None, "seat 2 was not taken by the end of the peer wait, before turn 1; r"),
+        ),
         (
             state(0, participants=[replace(ALICE)]),
             lease(for_timeout=True),
@@ -174,6 +181,20 @@ def test_a_timeout_close_stands_once_the_turn_deadline_passed(turns, started, bo
     if decision.refusal is not None:
         expected_step = "compose_turn" if decision.lease_after == "ordinary" else "wait_turn"
         assert decision.refusal.details["next_step"] == expected_step
+
+
+def test_a_timeout_reason_names_the_late_seat_and_its_turn_for_every_reader():
+    # Bob's turn 2 is past its deadline: the reason says so whoever closes, Bob himself included.
+    duel = state(1, participants=[replace(ALICE), replace(BOB)], turn_started_mono=T - 400)
+    for closer in (ALICE, BOB):
+        decision = policy.decide_close(
+            duel, closer, lease(closer, for_timeout=True), outcome="TIMEOUT", reason=None, now=NOW
+        )
+        assert decision.reason == "seat 2 (Bob) did not finish turn 2 by its deadline"
+    panel = state(0, participants=[replace(ALICE)], schedule=replace(duel.schedule, seats=3))
+    assert policy.timeout_reason(panel) == (
+        "seat 2 and seat 3 were not taken by the end of the peer wait, before turn 1"
+    )
 
 
 # The turn deadline is T + 200 (turn_timeout_seconds 300, begun at T - 100); Alice writes turn 1.

@@ -161,7 +161,7 @@ def test_open_duel_report_says_what_the_turns_imply(service, pair, source):
 def test_a_duel_that_asked_no_model_shows_no_tokens_or_cost_in_its_headline():
     from rp1_duel.review.report_text import headline
 
-    scripted = build_report(DISSENT.read_text(), str(DISSENT), usage_events=[])  # recorded, and empty
+    scripted = build_report(DISSENT.read_text(), str(DISSENT), events=[])  # recorded, and empty
     assert scripted.usage is not None and "tokens" not in headline(scripted) and "$" not in headline(scripted)
     assert "tokens" in headline(report_of(CONSENSUS))
 

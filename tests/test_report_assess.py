@@ -91,6 +91,17 @@ def test_one_assessor_is_asked_once_and_its_answer_is_a_labelled_section(tmp_pat
     assert report.notes == ()
 
 
+def test_each_assessor_is_said_when_asked_and_when_it_answers(tmp_path):
+    path = copy_artifact(CONSENSUS, tmp_path)
+    told: list[str] = []
+    with FakeAnthropicServer(responder=answering(ASSESSMENT)) as claude:
+        assessors = configured_assessors(env_for(claude), ())
+        assess_artifact(path, assessors, clock=lambda: ASKED_AT, progress=told.append)
+    assert told[0].startswith("asking anthropic:claude-sonnet-5-5 about turns 1-")
+    assert told[1].startswith("anthropic:claude-sonnet-5-5 answered after ")
+    assert told[1].endswith(f"({len(ASSESSMENT):,} characters)")
+
+
 def test_two_assessors_one_per_provider_when_both_keys_are_set(tmp_path):
     path = copy_artifact(CONSENSUS, tmp_path)
     with (
@@ -553,6 +564,7 @@ def test_report_assess_errors_are_one_line_with_a_code(tmp_path):
     assert refused.returncode == 1 and refused.stdout == ""
     assert re.fullmatch(
         r"duel report: asking anthropic:claude-sonnet-5-5 about turns 1-5\n"
+        r"duel report: anthropic:claude-sonnet-5-5 gave no answer after \d+ s \(PROVIDER_REJECTED\)\n"
         r"duel: PROVIDER_REJECTED: assessor anthropic:claude-sonnet-5-5: [^\n]+\n",
         refused.stderr,
     )

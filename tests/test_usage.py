@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 
 from rp1_duel.coordination.counts import Usage
 from rp1_duel.coordination.events import Event
 from rp1_duel.errors import DuelError
+from rp1_duel.participant.loop import RequestMeter
+from rp1_duel.participant.providers import Composition, Progress, ProviderError, TurnRequest
 from rp1_duel.participant.usage import cost_usd, prices_date, recorded, summary, total
 
 TURN = Usage(
@@ -92,3 +95,55 @@ def test_an_unreadable_price_table_is_an_invalid_argument(tmp_path):
     with pytest.raises(DuelError) as raised:
         cost_usd("claude-x", TURN, {"DUEL_PRICES": str(table)})
     assert raised.value.code == "INVALID_ARGUMENT"
+
+
+# -- every request a draft sent, failed ones included (issue 28 item 3) ----------------------------
+
+REQUEST = TurnRequest(system="s" * 400, history="h" * 3600, instruction="i" * 4000, cache_key="k")  # ~2000 tokens
+
+
+def failing(after: Progress | None) -> Callable[[TurnRequest, Callable[[Progress], None]], Composition]:
+    """A request that streams ``after`` (None: nothing) and then fails."""
+
+    def compose(request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
+        if after is not None:
+            progress(after)
+        raise ProviderError("PROVIDER_UNAVAILABLE", "cut", retryable=True)
+
+    return compose
+
+
+def test_a_request_that_failed_mid_answer_counts_its_estimated_tokens_and_one_refused_counts_none():
+    shown: list[Progress] = []
+    meter = RequestMeter(REQUEST, shown.append)
+    for after in (Progress(output_tokens=700), None):
+        with pytest.raises(ProviderError):
+            meter.attempt(failing(after))
+    spent = meter.spent()
+    assert shown == [Progress(output_tokens=700)]  # the person still sees the progress
+    assert (spent.input_tokens, spent.output_tokens, spent.output_estimated) == (2000, 700, True)
+    assert (spent.requests, spent.retries) == (2, 1)
+
+
+def test_an_answer_after_failures_adds_their_estimate_to_the_apis_counts():
+    meter = RequestMeter(REQUEST, lambda _progress: None)
+    with pytest.raises(ProviderError):
+        meter.attempt(failing(Progress(output_tokens=50)))
+    answer = Composition("turn", Usage(1500, 400, cache_read_tokens=500, requests=2, retries=1))
+    used = meter.answered(meter.attempt(lambda _request, _progress: answer).usage)
+    assert (used.input_tokens, used.cache_read_tokens, used.output_tokens) == (3500, 500, 450)
+    assert (used.requests, used.retries, used.output_estimated) == (2, 1, True)
+
+
+def test_a_request_abandoned_at_the_deadline_counts_what_it_had_streamed():
+    meter = RequestMeter(REQUEST, lambda _progress: None)
+    seen_at_the_deadline: list[Usage] = []
+
+    def still_streaming(_request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
+        progress(Progress(output_tokens=90))
+        seen_at_the_deadline.append(meter.spent())  # what the loop records when it gives the request up
+        return Composition("")
+
+    meter.attempt(still_streaming)
+    [spent] = seen_at_the_deadline
+    assert (spent.requests, spent.input_tokens, spent.output_tokens) == (1, 2000, 90)

@@ -91,6 +91,26 @@ def test_each_citation_gets_the_verdict_of_its_class(service, source, web, cache
     assert (states.turn, states.section, states.claim) == (1, "Counterpoints", CLAIM)
 
 
+def test_each_page_fetched_and_each_vote_is_told_as_it_comes(service, source, web, cache):
+    artifact = duel_citing(
+        service, source, {"counterclaim": CLAIM, "citing": (web.url("/states"), web.url("/missing"))}
+    )
+    told: list[str] = []
+    with FakeAnthropicServer(responder=honest_vote) as claude:
+        voter = ProviderVoter(AnthropicProvider("claude-x", api_key="k", base_url=claude.base_url))
+        checking = Verifier(Fetcher(FetchPolicy(allow_private_hosts=True)), [voter], cache, progress=told.append)
+        verify_artifact(artifact, checking)
+    assert told[0] == "fetching 2 pages…"
+    assert sorted(line.split(": ", 1)[0] for line in told[1:3]) == ["page 1 of 2", "page 2 of 2"]
+    assert {line.split(": ", 1)[1] for line in told[1:3]} == {
+        f"{web.url('/states')} (HTTP 200)",
+        f"{web.url('/missing')} (HTTP 404)",
+    }
+    assert told[3] == "asking 3 votes on 1 citation…"  # the dead link needs no vote
+    assert sorted(line.split(":", 1)[0] for line in told[4:]) == ["vote 1 of 3", "vote 2 of 3", "vote 3 of 3"]
+    assert all(" anthropic:claude-x on turn 1, line " in line for line in told[4:]), told
+
+
 def test_a_url_cited_twice_is_fetched_once(service, source, web, cache):
     artifact = duel_citing(
         service,

@@ -101,10 +101,31 @@ def test_every_event_of_a_duel_gets_a_line_saying_who_did_what(service, pair):
     assert texts[5].startswith("a draft of turn 1 by Alice was rejected: ")  # the codes: the test below
     assert texts[6] == f"turn 1 by Alice (DISSENTING): {headlines[1]} [removed fence]"
     assert texts[7] == "Alice released the floor (lease 1)"
-    assert texts[8] == "Alice's model on turn 1: 1200 tokens in (800 cached), 340 out, 12.3 s, 1 retries"
+    assert texts[8] == (
+        "Alice's model on turn 1: input 2,000 tokens (800 read from the cache), 340 out, 12.3 s, 1 retries"
+    )
     assert texts[9].startswith("Bob holds the floor (lease 2, until ")
     assert texts[10] == "turn 2 by Bob (DISSENTING)"  # no headline known: the turn alone
     assert texts[-2:] == ["Bob released the floor (lease 2)", "Bob closed the duel: DISSENT (no common ground)"]
+
+
+def test_a_model_that_failed_is_named_with_its_seat_turn_and_error(service, pair):
+    alice, _bob = pair
+    service.record_provider_failure(alice.seat, 1, "PROVIDER_REJECTED", "anthropic rejected the request (HTTP 400)")
+    failed = all_events(service, alice.duel_id)[-1]
+    assert event_line(failed, {alice.id: "Alice"}, {}).text == (
+        "Alice's model failed writing turn 1 (PROVIDER_REJECTED): anthropic rejected the request (HTTP 400); "
+        "seat 1 stopped, and its turn times out at its deadline unless it is run again"
+    )
+
+
+def test_input_is_one_figure_with_its_cached_and_cache_written_parts_in_brackets(service, pair):
+    alice, _bob = pair
+    service.record_usage(alice.seat, 1, Usage(41, 900, cache_write_tokens=3097, seconds=2.0, output_estimated=True))
+    used = all_events(service, alice.duel_id)[-1]
+    assert event_line(used, {alice.id: "Alice"}, {}).text == (
+        "Alice's model on turn 1: input 3,138 tokens (3,097 written to the cache), ~900 out, 2.0 s"
+    )
 
 
 def test_a_rejected_draft_line_names_the_violated_rules(service, pair):

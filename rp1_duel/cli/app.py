@@ -512,7 +512,10 @@ def verify_command(
             f"duel verify: {'--no-models: mechanical verdicts only' if no_models else VERIFY_NO_MODEL}", err=True
         )
     verifier = Verifier(
-        Fetcher(FetchPolicy(allow_private_hosts=allow_private_hosts)), voters, PageCache(default_cache_dir())
+        Fetcher(FetchPolicy(allow_private_hosts=allow_private_hosts)),
+        voters,
+        PageCache(default_cache_dir()),
+        progress=lambda line: typer.echo(printable(f"duel verify: {line}"), err=True),
     )
     results, fabricated, errors = _verify_each(paths, verifier, refresh=refresh, as_json=as_json)
     if as_json:

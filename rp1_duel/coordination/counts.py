@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["Usage"]
+__all__ = ["Usage", "input_figure"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,11 @@ class Usage:
     repairs: int = 0
     seconds: float = 0.0  # wall time from the first request to the answer, waits included
     output_estimated: bool = False  # the API gave no output count: estimated from the text
+
+    @property
+    def all_input_tokens(self) -> int:
+        """Every input token the model read: not cached, read from the cache and written to it (each is billed)."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
     def __add__(self, other: Usage) -> Usage:
         summed: dict[str, Any] = {}
@@ -48,3 +53,17 @@ class Usage:
             if isinstance(value, bool) == (field.name == "output_estimated") and isinstance(value, (int, float)):
                 values[field.name] = value
         return cls(**values)
+
+
+def input_figure(usage: Usage) -> str:
+    """`3,138 tokens (41 read from the cache, 3,097 written to it)`: the one input figure every view shows,
+    every input token, its cached parts in brackets."""
+    parts = [
+        f"{count:,} {what}"
+        for count, what in (
+            (usage.cache_read_tokens, "read from the cache"),
+            (usage.cache_write_tokens, "written to the cache"),
+        )
+        if count
+    ]
+    return f"{usage.all_input_tokens:,} tokens" + (f" ({', '.join(parts)})" if parts else "")

@@ -38,6 +38,7 @@ __all__ = [
     "ParticipantRegistered",
     "ParticipantResumed",
     "ParticipantWaiting",
+    "ProviderFailed",
     "RecordInvalidated",
     "SeatReclaimed",
     "SeatTakenOver",
@@ -383,6 +384,23 @@ class UsageRecorded(EventData):
 
 
 @dataclass(frozen=True)
+class ProviderFailed(EventData):
+    """A seat's model failed for good while writing turn ``turn_number``: the seat stops, and its
+    turn will time out. Logged by that seat before it exits (it wakes the others, so they can say so)."""
+
+    event_type = EventType.PROVIDER_FAILED
+    seat: int
+    turn_number: int
+    code: str  # a PROVIDER_* error code (section 2)
+    message: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ProviderFailed:
+        """The data of its JSON object (raises :class:`Unfit`)."""
+        return cls(_int(data, "seat"), _int(data, "turn_number"), _str(data, "code"), _str(data, "message"))
+
+
+@dataclass(frozen=True)
 class CheckedCitation:
     """One URL citation of a ``citations_verified`` event, and its verdict (section 10)."""
 
@@ -479,6 +497,7 @@ _TYPES: dict[EventType, type[EventData]] = {
         DuelSealed,
         SourceChanged,
         UsageRecorded,
+        ProviderFailed,
         CitationsVerified,
     )
 }

@@ -67,6 +67,7 @@ __all__ = [
     "retry_after",
     "seat_reclaimable",
     "timeout_due",
+    "timeout_reason",
     "turn_deadline",
 ]
 
@@ -525,11 +526,28 @@ def _mismatch(state: DuelState, outcome: str) -> DuelError:
     )
 
 
+def timeout_reason(state: DuelState) -> str:
+    """Who the duel timed out on, by seat and turn: the recorded reason of every TIMEOUT begins with it.
+
+    Never "the peer": whoever reads the record, the closing seat included, sees which seat it was.
+    """
+    if not all_seated(state):
+        taken = {p.seat for p in state.participants}
+        seats = [*([CHAIR_SEAT] if state.schedule.chair else []), *range(1, state.schedule.seats + 1)]
+        empty = [seat_name(seat) for seat in seats if seat not in taken]
+        many = "were" if len(empty) > 1 else "was"
+        return f"{' and '.join(empty)} {many} not taken by the end of the peer wait, before turn 1"
+    seat, number = next_turn_seat(state), next_turn_number(state)
+    holder = next((p for p in state.participants if p.seat == seat), None)
+    who = seat_name(seat) if holder is None else f"{seat_name(seat)} ({holder.display_name})"
+    return f"{who} did not finish turn {number} by its deadline"
+
+
 def _decide_timeout_close(
     state: DuelState, caller: Participant, lease: Lease, reason: str | None, now: Instant
 ) -> CloseDecision:
     if lease.for_timeout and _timeout_still_valid(state, now):
-        return CloseDecision(None, reason=reason)
+        return CloseDecision(None, reason="; ".join(r for r in (timeout_reason(state), reason) if r))
     lease_after: Literal["ordinary", "released"] | None = None
     step = next_step(state, caller, now)
     if lease.for_timeout and next_turn_seat(state) == caller.seat:

@@ -545,6 +545,20 @@ class DuelService:
             me = self._authenticate(tx.state, seat)
             tx.emit(UsageRecorded(turn_number, usage), by=me.id)
 
+    def record_provider_failure(self, seat: Seat, turn_number: int, code: str, message: str) -> None:
+        """Log that this seat's model failed for good writing turn ``turn_number``, as a
+        ``provider_failed`` event (section 9), so that the others and the record name it.
+
+        Authenticated by the seat; allowed after the close too, as a usage event is.
+        """
+        from .events import ProviderFailed
+
+        _check_handles(seat)
+        check_single_line("message", value=message, max_len=1000)
+        with self.transaction(seat.duel_id) as tx:
+            me = self._authenticate(tx.state, seat)
+            tx.emit(ProviderFailed(me.seat, turn_number, code, message), by=me.id)
+
     def record_verdicts(self, seat: Seat, turn_number: int, verdicts: CitationVerdicts) -> None:
         """Log what ``duel join --verify`` found in the citations of a turn or of a draft, as a
         ``citations_verified`` event that wakes no one (section 9).

@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import TextIO
 
-from ..coordination.counts import Usage
+from ..coordination.counts import Usage, input_figure
 from ..printable import printable
 from ..turns.rules import TurnViolation
 from ..vocabulary import Verdict
@@ -19,7 +19,8 @@ from .retry import RetryNotice
 __all__ = ["ConsoleReporter"]
 
 TICK_SECONDS = 1.0  # the live line's refresh while the model thinks in silence
-QUIET_TICK_SECONDS = 15.0  # not a terminal: a "thinking…" line this often, not a redraw each second
+QUIET_TICK_SECONDS = 15.0  # not a terminal: a "thinking…" or "writing…" line this often, not a redraw each second
+VIOLATIONS_SHOWN = 8  # a draft's violations listed, each on a line; the rest counted
 
 
 def _turn(number: int, writer: str | None) -> str:
@@ -45,6 +46,7 @@ class ConsoleReporter:
         self._lock = threading.Lock()  # the ticker thread and the loop write the same stream
         self._progress: Progress | None = None
         self._started: float | None = None  # the request's start, while one is under way
+        self._retry_at: float | None = None  # the end of a retry's wait, while one is waited out
         self._drawn = False
         self._ticker: threading.Thread | None = None
         self._stop = threading.Event()
@@ -67,9 +69,11 @@ class ConsoleReporter:
     def composing(self) -> None:
         """A request began: start the live line (or, off a terminal, the periodic thinking line)."""
         self._stop_ticker()
-        self._started, self._progress = time.monotonic(), None
+        self._started, self._progress, self._retry_at = time.monotonic(), None, None
         if self.quiet:
             return
+        if not self.live:  # no live line: say the request is under way, and when it ends (composed)
+            self._write_line(f"asking the model (a line every {QUIET_TICK_SECONDS:.0f} s until it answers)")
         self._stop.clear()
         self._ticker = threading.Thread(target=self._tick, name="duel-console-ticker", daemon=True)
         self._ticker.start()
@@ -81,33 +85,37 @@ class ConsoleReporter:
             self._draw()
 
     def retrying(self, notice: RetryNotice) -> None:
-        """Say why the request failed and when it is tried again."""
+        """Say why the request failed and when it is tried again; the clock shows the wait, not thinking."""
         self._progress = None
+        self._retry_at = time.monotonic() + notice.wait_seconds
         self._write_line(f"{notice.error.message}; retrying in {notice.wait_seconds:.0f} s (attempt {notice.attempt})")
 
     def composed(self, usage: Usage) -> None:
         """Stop the live line and say what the draft used."""
         self._stop_ticker()
         about = "an estimated " if usage.output_estimated else ""
-        cached = f", {usage.cache_read_tokens} read from the cache" if usage.cache_read_tokens else ""
-        tries = f", {usage.requests} requests" if usage.requests > 1 else ""
+        tries = f"; {usage.requests} requests" if usage.requests > 1 else ""
         self._write_line(
-            f"wrote {about}{usage.output_tokens} tokens in {usage.seconds:.1f}s "
-            f"(input {usage.input_tokens + usage.cache_read_tokens} tokens{cached}{tries})"
+            f"wrote {about}{usage.output_tokens} tokens in {usage.seconds:.1f}s; input {input_figure(usage)}{tries}"
         )
 
     def turn_accepted(self, number: int, stance: str) -> None:
         """Say the turn was appended, with its stance."""
         self._write_line(f"turn {number} accepted ({stance})")
 
-    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None:
-        """Say which rules the draft broke (the first eight, each on a line) and whether a repair is asked."""
+    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int, kept: str | None) -> None:
+        """Say which rules the draft broke (the first eight, each on a line, and how many more), whether a
+        repair is asked, and where the rejected draft is kept."""
         codes = ", ".join(sorted({v.code for v in violations}))
         then = "asking for a repair" if attempt <= MAX_REPAIRS else "no repairs left"
         self._write_line(f"turn {number} draft {attempt} rejected: {codes}; {then}")
-        for violation in violations[:8]:
+        for violation in violations[:VIOLATIONS_SHOWN]:
             where = f"line {violation.line}: " if violation.line else ""
             self._write_line(f"  {where}{violation.code} {violation.message}")
+        if len(violations) > VIOLATIONS_SHOWN:
+            self._write_line(f"  and {len(violations) - VIOLATIONS_SHOWN} more")
+        if kept is not None:
+            self._write_line(f"  the rejected draft is kept in {kept}")
 
     def verifying(self, number: int, writer: str | None, citations: int) -> None:
         """Say whose turn's citations are being checked, and how many."""
@@ -127,7 +135,10 @@ class ConsoleReporter:
 
     # -- the live line ---------------------------------------------------------------
     def _activity(self) -> str:
-        elapsed = time.monotonic() - (self._started or time.monotonic())
+        now = time.monotonic()
+        if self._retry_at is not None and now < self._retry_at:
+            return f"waiting to retry… {self._retry_at - now:.0f} s"
+        elapsed = now - (self._started or now)
         progress = self._progress
         if progress is None or not progress.output_tokens:
             return f"thinking… {elapsed:.0f} s"
@@ -147,7 +158,7 @@ class ConsoleReporter:
         while not self._stop.wait(interval):
             if self.live:
                 self._draw()
-            elif self._progress is None or not self._progress.output_tokens:
+            else:
                 self._write_line(self._activity())
 
     def _stop_ticker(self) -> None:

@@ -2,7 +2,7 @@
 
 Models wrap their answers: a ```` ```markdown ```` fence, a line such as "Here is my
 turn:", a `<think>…</think>` block from a local reasoning model, a closing "Let me know
-if …". Validated raw, each wrapper costs a repair round-trip (the whole prompt again),
+if …" or a note in italics under a rule. Validated raw, each wrapper costs a repair round-trip (the whole prompt again),
 so ``duel join`` removes them here, locally and for free, and records what it removed.
 
 Conservative by construction: an answer that opens with the turn (blank lines, an
@@ -37,6 +37,8 @@ _CLOSING_REMARK = re.compile(
     r"happy[ \t]+to|i[ \t]+look[ \t]+forward|looking[ \t]+forward|thank[ \t]+you|thanks[ \t]+for)\b",
     re.IGNORECASE,
 )
+# A paragraph in italics throughout (`*…*` or `_…_`, never bold): after a rule, a note to the reader.
+_ITALIC_NOTE = re.compile(r"([*_])(?![*_\s]).*(?<![\s*_])\1")
 # What a support item or a reference holds: a paragraph with any of these may be an item, so it stays.
 _LOOKS_CITED = re.compile(r"Turn[ \t]+\d|principle[ \t]*:|://|\.md\b|\.markdown\b", re.IGNORECASE)
 
@@ -188,10 +190,11 @@ def _closing_remark(body: list[str]) -> int | None:
     """Where a closing remark starts in the turn's lines, if the turn ends with one.
 
     A closing remark is the turn's last paragraph, after its last section label and a blank
-    line, that opens with words addressed to the reader ("Let me know", "I hope this", "Feel
-    free", "Thank you", …) and cites nothing (no `Turn N`, `Principle:`, URL or file name), so
-    it cannot be an item of Unresolved Items or Stance Revision Support. A rule line (`---`)
-    and blank lines just before it go with it."""
+    line, that cites nothing (no `Turn N`, `Principle:`, URL or file name), so it cannot be an
+    item of Unresolved Items or Stance Revision Support, and that either opens with words
+    addressed to the reader ("Let me know", "I hope this", "Feel free", "Thank you", …) or,
+    under a rule line (`---`), is in italics throughout (a note about the turn). The rule and
+    blank lines just before it go with it."""
     last = _content_before(body, len(body))
     if last is None:
         return None
@@ -199,16 +202,12 @@ def _closing_remark(body: list[str]) -> int | None:
     while first > 0 and body[first - 1].strip():
         first -= 1
     label = next((i for i in range(first - 1, -1, -1) if section_label(body[i])), None)
-    paragraph = " ".join(line.strip() for line in body[first : last + 1])
-    if (
-        label is None
-        or first - 1 <= label
-        or len(body[first]) - len(body[first].lstrip(" ")) > 3
-        or not _CLOSING_REMARK.match(paragraph)
-        or _LOOKS_CITED.search(paragraph)
-    ):
+    if label is None or first - 1 <= label or len(body[first]) - len(body[first].lstrip(" ")) > 3:
         return None
+    paragraph = " ".join(line.strip() for line in body[first : last + 1])
     rule = _content_before(body, first)
-    if rule is not None and rule > label and body[rule].strip() in _RULE and not body[rule - 1].strip():
-        return rule
-    return first
+    ruled = rule is not None and rule > label and body[rule].strip() in _RULE and not body[rule - 1].strip()
+    remark = _CLOSING_REMARK.match(paragraph) or (ruled and _ITALIC_NOTE.fullmatch(paragraph))
+    if not remark or _LOOKS_CITED.search(paragraph):
+        return None
+    return rule if ruled else first

@@ -22,16 +22,18 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from ..coordination.counts import Usage
-from ..coordination.events import TurnAppended
+from ..coordination.events import ProviderFailed, TurnAppended
 from ..coordination.identity import resolve_target, resolve_topic, slugify
 from ..coordination.policy import refresh_interval
 from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult
 from ..coordination.service import DuelService
 from ..coordination.storage import DebateDir, DuelLock, write_atomic
 from ..errors import DuelError
+from ..printable import printable
 from ..record import signatures
 from ..record.history import Claimant, History, RecordFile
 from ..record.outcomes import decide_panel
@@ -52,9 +54,9 @@ from ..vocabulary import (
 from . import prompt
 from .extraction import Extraction, extract_turn, wrapper_notes
 from .personas import Persona, persona_label
-from .providers import Composition, Progress, Provider, TurnRequest
+from .providers import Composition, Progress, Provider, ProviderError, TurnRequest
 from .retry import RetryNotice, RetryPolicy, compose_with_retries
-from .usage import PricedUsage, recorded, summary
+from .usage import PricedUsage, estimate_tokens, recorded, summary
 
 if TYPE_CHECKING:  # duel join --verify only: without it, nothing of the checks is loaded
     from typing_extensions import Self
@@ -70,10 +72,12 @@ __all__ = [
     "ParticipantResult",
     "ParticipantState",
     "Reporter",
+    "RequestMeter",
 ]
 
 T = TypeVar("T")
 MAX_REPAIRS = 3
+REASON_CHARACTERS = 900  # a close's reason is one line of at most 1000, the service's part included
 WAIT_SLICE_SECONDS = 30.0  # wait returns on any change anyway; this only bounds each call
 
 # The participant's own states (shown to the person running it and in --json), not protocol words.
@@ -151,8 +155,9 @@ class Reporter(Protocol):
         """Turn ``number`` was appended, with ``stance``."""
         ...
 
-    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int) -> None:
-        """Draft ``attempt`` of turn ``number`` broke the rules ``violations`` name."""
+    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int, kept: str | None) -> None:
+        """Draft ``attempt`` of turn ``number`` broke the rules ``violations`` name; the model's answer is
+        kept in the file ``kept`` (None: it could not be written)."""
         ...
 
     def verifying(self, number: int, writer: str | None, citations: int) -> None:
@@ -216,6 +221,56 @@ class LeaseKeeper:
             held_until, pause = asked + self._lease_seconds, self._interval
 
 
+class RequestMeter:
+    """What the requests of one draft used, those that failed included: a failed request's tokens
+    are estimated (its input from the request's text once its answer had begun, its output from
+    what had streamed), for the API that was paid for them gave no count."""
+
+    def __init__(self, request: TurnRequest, progress: Callable[[Progress], None]):
+        self._request = request
+        self._progress = progress
+        self._started = time.monotonic()
+        self._failed = Usage()  # the tokens of the requests that failed, estimated
+        self._attempts = 0
+        self._current: Progress | None = None  # the request under way: how far its answer got
+
+    def attempt(self, compose: Callable[[TurnRequest, Callable[[Progress], None]], Composition]) -> Composition:
+        """One request, its progress watched; a failure's tokens are kept before it is raised."""
+        self._attempts += 1
+        self._current = None
+        try:
+            return compose(self._request, self._seen)
+        except ProviderError:
+            self._failed += self._in_flight()
+            self._current = None
+            raise
+
+    def answered(self, usage: Usage) -> Usage:
+        """The draft's usage once a request answered: the API's counts of that request (and every
+        request counted, by the retries), the failed ones' estimates added."""
+        return replace(usage + self._failed, seconds=self._elapsed())
+
+    def spent(self) -> Usage:
+        """The draft's usage when no request answered: every request sent, the one abandoned included."""
+        tokens = self._failed + self._in_flight()
+        return replace(tokens, requests=self._attempts, retries=max(0, self._attempts - 1), seconds=self._elapsed())
+
+    def _seen(self, progress: Progress) -> None:
+        self._current = progress
+        self._progress(progress)
+
+    def _in_flight(self) -> Usage:
+        progress = self._current
+        if progress is None:  # refused or unreachable before any answer: nothing was generated
+            return Usage()
+        request = self._request
+        sent = len(request.system) + len(request.history) + len(request.instruction)
+        return Usage(input_tokens=estimate_tokens(sent), output_tokens=progress.output_tokens, output_estimated=True)
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._started
+
+
 class _TurnStopped(Exception):
     """The turn deadline passed, or the lease was lost, while the turn was being written or checked."""
 
@@ -255,6 +310,15 @@ class SeatStash:
             return None
         return token if isinstance(token, str) else None
 
+    def keep_draft(self, seat: Seat, number: int, attempt: int, answer: str) -> Path:
+        """Keep a rejected draft, the model's answer as it came, owner-only beside the token: what a
+        person reads to see what the model wrote. One file a draft, never overwritten by another."""
+        folder = self.path.with_name(f"{self.path.stem}.drafts")
+        folder.mkdir(mode=0o700, exist_ok=True)
+        path = folder / f"{seat.duel_id}-turn-{number}-draft-{attempt}.md"
+        write_atomic(path, answer.encode())
+        return path
+
     def save(self, seat: Seat) -> None:
         keep = {
             "duel_id": seat.duel_id,
@@ -288,6 +352,7 @@ class Duelist:
         self.claimant = Claimant(config.name, config.harness, provider.model)
         self.seat: Seat | None = None
         self.lease: LeaseToken | None = None  # the lease this process holds, to release it on Ctrl-C
+        self.stash: SeatStash | None = None  # where the token and the rejected drafts are kept, once joined
         self._last_wait = ""  # the last wait shown, so a long wait is not repeated line by line
 
     # -- the loop ---------------------------------------------------------------------
@@ -302,6 +367,7 @@ class Duelist:
             self.report.state(PREPARING, line)
         self._enter(PREPARING, f"joining as {name} ({harness} / {model})")
         with self._stash() as stash:
+            self.stash = stash
             seat = self._join(stash)
             handlers: dict[str, Callable[[StatusResult], None]] = {
                 "wait_peer": self._on_wait_peer,
@@ -465,19 +531,23 @@ class Duelist:
             self.lease = None
 
     def _on_claim_timeout(self, status: StatusResult) -> None:
+        # The service names the late seat and its turn; this adds why, when that seat's model failed.
         if self._claim(for_timeout=True) is not None:
-            seats = status.duel.schedule.seats + status.duel.schedule.chair
-            seated = status.participant_count == seats
-            writer = next((p for p in status.participants if p.seat == status.next_turn_seat), None)
-            if seated and status.next_turn_seat == self._my_seat.number:
-                reason = f"{self.claimant.name} did not finish turn {status.next_turn} by its deadline"
-            elif seats == 2:
-                reason = "the peer did not come or did not answer in time"
-            elif not seated or writer is None:
-                reason = f"{status.participant_count} of the panel's {seats} seats were taken in time"
-            else:
-                reason = f"{writer.display_name} did not finish turn {status.next_turn} by its deadline"
-            self._close(TIMEOUT, reason)
+            self._close(TIMEOUT, self._failure_of(status))
+
+    def _failure_of(self, status: StatusResult) -> str | None:
+        """What the model of the seat due to write the next turn failed with, if it logged a failure of that turn."""
+        failures = [
+            event.data
+            for event in self.service.events(status.duel.id, (EventType.PROVIDER_FAILED,))
+            if isinstance(event.data, ProviderFailed)
+            and event.data.seat == status.next_turn_seat
+            and event.data.turn_number == status.next_turn
+        ]
+        if not failures:
+            return None
+        failed = failures[-1]
+        return f"its model failed ({failed.code}): {failed.message}"[:REASON_CHARACTERS]
 
     def _on_close(self, status: StatusResult) -> None:
         if self._claim() is not None:
@@ -554,6 +624,9 @@ class Duelist:
         except _TurnStopped:
             self._turn_stopped(status, keeper)
             return
+        except ProviderError as exc:
+            self._provider_failed(number, exc)
+            raise
         if written is not None:
             self._append(number, lease, written)
 
@@ -601,13 +674,35 @@ class Duelist:
                 violations += self._check_draft(history, number, attempt, draft, deadline, keeper)
             if not violations:
                 return extraction
-            self.report.turn_rejected(number, violations, attempt + 1)
+            self.report.turn_rejected(
+                number, violations, attempt + 1, self._keep_draft(number, attempt + 1, composition)
+            )
         codes = ", ".join(sorted({v.code for v in violations}))
         self._close(
             INVALIDATED,
             f"{self.claimant.name} could not write a valid turn {number} after {MAX_REPAIRS} repairs ({codes})",
         )
         return None
+
+    def _keep_draft(self, number: int, attempt: int, composition: Composition) -> str | None:
+        """Where the rejected draft is kept; None when it could not be written (a full disk must not stop the turn)."""
+        if self.stash is None:  # never: the loop joins first
+            return None
+        try:
+            return str(self.stash.keep_draft(self._my_seat, number, attempt, composition.text))
+        except OSError:
+            return None
+
+    def _provider_failed(self, number: int, error: ProviderError) -> None:
+        """Log that the model failed for good, so the record names it; the caller exits with the error
+        (and gives the floor back): the turn times out unless the same command is run again in time."""
+        with contextlib.suppress(DuelError):  # the error itself is what the person must see
+            self.service.record_provider_failure(self._my_seat, number, error.code, printable(error.message))
+        self.report.state(
+            DEBATING,
+            f"the model failed writing turn {number} ({error.code}); the failure is logged, and the turn times out "
+            "at its deadline unless the same command is run again before it",
+        )
 
     def _turn_stopped(self, status: StatusResult, keeper: LeaseKeeper) -> None:
         if keeper.lost.is_set():
@@ -720,28 +815,38 @@ class Duelist:
         self, request: TurnRequest, deadline: float, keeper: LeaseKeeper, number: int, *, repair: bool
     ) -> Composition | None:
         """One draft, retried through overloads and cut streams until the turn deadline and
-        abandoned at it (None); its usage logged."""
+        abandoned at it (None); the usage of every request it sent logged, a draft that failed included."""
         if not self.provider.remote:
             return self._by_deadline(lambda: self.provider.compose(request, self.report.progress), deadline)
         self.report.composing()
-        started = time.monotonic()
-        composition = self._by_deadline(
-            lambda: compose_with_retries(
-                lambda: self.provider.compose(request, self.report.progress),
-                self.retry_policy,
+        meter = RequestMeter(request, self.report.progress)
+        try:
+            composition = self._by_deadline(
+                lambda: compose_with_retries(
+                    lambda: meter.attempt(self.provider.compose),
+                    self.retry_policy,
+                    deadline,
+                    clock=lambda: self.service.clock().wall,
+                    sleep=lambda seconds: not keeper.lost.wait(seconds),
+                    on_retry=self.report.retrying,
+                ),
                 deadline,
-                clock=lambda: self.service.clock().wall,
-                sleep=lambda seconds: not keeper.lost.wait(seconds),
-                on_retry=self.report.retrying,
-            ),
-            deadline,
-        )
+            )
+        except ProviderError:
+            self._record_usage(number, meter.spent(), repair=repair)
+            raise
         if composition is None:
+            self._record_usage(number, meter.spent(), repair=repair)
             return None
-        usage = replace(composition.usage, repairs=int(repair), seconds=time.monotonic() - started)
+        usage = self._record_usage(number, meter.answered(composition.usage), repair=repair)
         self.report.composed(usage)
-        self.service.record_usage(self._my_seat, number, usage)
         return replace(composition, usage=usage)
+
+    def _record_usage(self, number: int, usage: Usage, *, repair: bool) -> Usage:
+        usage = replace(usage, repairs=int(repair))
+        if usage.requests:
+            self.service.record_usage(self._my_seat, number, usage)
+        return usage
 
     def _monotonic(self, moment: float | None) -> float:
         """A time the service shows (wall clock) as a ``time.monotonic()`` moment of this process."""

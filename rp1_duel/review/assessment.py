@@ -363,7 +363,7 @@ def assess(
         assessor.preflight()
     for assessor in to_ask:
         progress(f"asking {assessor.name} about turns 1-{subject.turns}")
-    answers = _ask_all(to_ask, prompt)
+    answers = _ask_all(to_ask, prompt, progress)
     asked = {
         name: Assessment(name, PROMPT_VERSION, subject.chain_head, subject.turns, iso(clock()), answer)
         for name, answer in answers.items()
@@ -380,12 +380,23 @@ def assess(
     )
 
 
-def _ask_all(assessors: Iterable[Assessor], prompt: str) -> dict[str, str | DuelError]:
+def _ask_all(assessors: Iterable[Assessor], prompt: str, progress: Callable[[str], None]) -> dict[str, str | DuelError]:
     chosen = list(assessors)
     if not chosen:
         return {}
+    started = time.monotonic()
+
+    def ask(assessor: Assessor) -> str | DuelError:
+        answer = _answer(assessor, prompt)
+        took = f"{time.monotonic() - started:.0f} s"
+        if isinstance(answer, DuelError):
+            progress(f"{assessor.name} gave no answer after {took} ({answer.code})")
+        else:
+            progress(f"{assessor.name} answered after {took} ({len(answer):,} characters)")
+        return answer
+
     with ThreadPoolExecutor(max_workers=len(chosen)) as pool:
-        answers = list(pool.map(lambda assessor: _answer(assessor, prompt), chosen))
+        answers = list(pool.map(ask, chosen))
     return {assessor.name: answer for assessor, answer in zip(chosen, answers, strict=True)}
 
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..coordination.events import Event
+from ..coordination.events import Event, ProviderFailed
 from ..errors import DuelError
 from ..participant.usage import TOKEN_KINDS, PricedUsage, recorded, summary, total
 from ..record.artifact import (
@@ -79,6 +79,7 @@ __all__ = [
     "UNRESOLVED_STATUSES",
     "Agreement",
     "CitationRow",
+    "ModelFailure",
     "NovelArgument",
     "OutcomeFacts",
     "Quote",
@@ -123,6 +124,17 @@ class ReportParticipant:
     turns: tuple[int, ...]
     usage: PricedUsage | None  # None when not recorded
     persona: str | None = None  # the persona its model played, when the record says
+
+
+@dataclass(frozen=True)
+class ModelFailure:
+    """A seat's model that failed for good writing a turn, as its ``provider_failed`` event says (section 9)."""
+
+    seat: int
+    name: str
+    turn: int
+    code: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -277,6 +289,7 @@ class Report:
     links: ReportLinks
     notes: tuple[str, ...] = ()
     model_written: tuple[ModelSection, ...] = field(default=())
+    model_failures: tuple[ModelFailure, ...] = ()  # in the order they were logged
 
     @property
     def turn_count(self) -> int:
@@ -347,7 +360,7 @@ def _json_ready(value: Any) -> Any:
 def build_report(
     text: str,
     path: str = "",
-    usage_events: Sequence[Event] | None = None,
+    events: Sequence[Event] | None = None,
     sidecar: SidecarFile | None = None,
     env: Mapping[str, str] | None = None,
     notes: Sequence[str] = (),
@@ -358,8 +371,8 @@ def build_report(
 ) -> Report:
     """The report of an artifact's ``text``, found at ``path``.
 
-    ``usage_events``: the duel's ``usage`` events (protocol section 9), None when none were
-    found. ``sidecar``: its verification sidecar, when there is one. ``env`` may name a price
+    ``events``: the duel's ``usage`` and ``provider_failed`` events (protocol section 9), None
+    when none were found. ``sidecar``: its verification sidecar, when there is one. ``env`` may name a price
     table (``$DUEL_PRICES``). ``assessment``: its assessment cache, whose current answers are
     shown as model-written sections. ``validation``: what ``duel validate`` found, when it was
     run. ``links``: where the report's links lead (default: as read from the artifact's folder).
@@ -372,7 +385,7 @@ def build_report(
     decision = decide(history.summaries(), schedule)
     problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks, first=schedule.first))]
     problems += [problem.message for problem in outcome_problems(front, decision.outcome)]  # validate's rule
-    participants = _participants(front, history, usage_events, env or {})
+    participants = _participants(front, history, events, env or {})
     verification, entries = _verification(sidecar, Path(path).name, front, parsed.blocks, turns)
     cited = artifact_citations(parsed.blocks, turns, history.source_names, first=schedule.first)
     model_written, assessment_notes = shown(assessment, record.subject(path), turns)
@@ -395,7 +408,7 @@ def build_report(
         problems=tuple(problems),
         outcome=outcome,
         participants=participants,
-        usage=_total_usage(participants) if usage_events is not None else None,
+        usage=_total_usage(participants) if events is not None else None,
         timeline=timeline,
         agreements=agreements,
         unresolved=unresolved,
@@ -421,6 +434,7 @@ def build_report(
         changes=_changes(history, timeline, agreements, unresolved),
         links=links or _links_beside(path, front),
         notes=(*notes, *assessment_notes),
+        model_failures=_model_failures(events or (), participants),
         model_written=model_written,
     )
 
@@ -549,6 +563,17 @@ def _participants(
             )
         )
     return tuple(found)
+
+
+def _model_failures(events: Sequence[Event], participants: Sequence[ReportParticipant]) -> tuple[ModelFailure, ...]:
+    names = {p.seat: p.name for p in participants}
+    return tuple(
+        ModelFailure(
+            failed.seat, names.get(failed.seat, f"seat {failed.seat}"), failed.turn_number, failed.code, failed.message
+        )
+        for failed in (event.data for event in events)
+        if isinstance(failed, ProviderFailed)
+    )
 
 
 def _total_usage(participants: Iterable[ReportParticipant]) -> PricedUsage:

@@ -45,11 +45,11 @@ def read_report(
     text = _artifact_text(where)
     front = _front(text)
     notes: list[str] = []
-    events = _usage_events(where, front.duel_id if front else None, notes)
+    events = _recorded_events(where, front.duel_id if front else None, notes)
     return build_report(
         text,
         str(where),
-        usage_events=events,
+        events=events,
         sidecar=_sidecar(where),
         env=env,
         notes=notes,
@@ -184,8 +184,8 @@ def _links(artifact: Path, source_path: str, read_from: str | os.PathLike[str]) 
     return ReportLinks(relative(where), relative(source))
 
 
-def _usage_events(artifact: Path, duel_id: str | None, notes: list[str]) -> list[Event] | None:
-    """The duel's ``usage`` events when its state sits next to the artifact, as the service leaves it:
+def _recorded_events(artifact: Path, duel_id: str | None, notes: list[str]) -> list[Event] | None:
+    """The duel's ``usage`` and ``provider_failed`` events when its state sits next to the artifact, as the service leaves it:
     ``<debate dir>/<duel id>.md`` and ``<debate dir>/.duel/duels/<duel id>/``. None when there is none."""
     if duel_id is None or artifact.name != f"{duel_id}.md":
         return None
@@ -194,7 +194,7 @@ def _usage_events(artifact: Path, duel_id: str | None, notes: list[str]) -> list
         if not (service.debate.duel_folder(duel_id) / "state.json").is_file():
             return None
         service.debate.check_readable()  # a state folder other users can write is not evidence
-        return service.events(duel_id, (EventType.USAGE,))
+        return service.events(duel_id, (EventType.USAGE, EventType.PROVIDER_FAILED))
     except DuelError as exc:
         notes.append(f"recorded usage not read from {artifact.parent / STATE_DIR}: {exc.message}")
         return None

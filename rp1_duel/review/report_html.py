@@ -174,6 +174,7 @@ def _header(report: Report) -> str:
             f"{_e(' · '.join(words.facts(report)))}</p>"
         ),
         f"<p>{_e(facts.explanation)}</p>",
+        *(f"<p>{_e(words.model_failure(failure))}.</p>" for failure in report.model_failures),
     ]
     if not report.intact:
         problems = "".join(f"<li>{_e(problem)}</li>" for problem in report.problems)

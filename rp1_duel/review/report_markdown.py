@@ -140,6 +140,8 @@ def _header(report: Report) -> str:
         f"**{inline(words.headline(report))}**  ",
         inline(report.outcome.explanation),
     ]
+    for failure in report.model_failures:
+        lines += ["", f"{inline(words.model_failure(failure))}."]
     if not report.intact:
         lines += [
             "",

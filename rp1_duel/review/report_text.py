@@ -12,7 +12,7 @@ from ..record.verification import CURRENT, MISMATCH, STALE
 from ..vocabulary import ACCEPTED_CONSENSUS, CitationKind
 from .assessment import ModelSection
 from .decision import FlaggedCitation, RevisionView
-from .report import OPEN, CitationRow, Report, UnresolvedEntry, VerificationFacts, and_list
+from .report import OPEN, CitationRow, ModelFailure, Report, UnresolvedEntry, VerificationFacts, and_list
 
 __all__ = [
     "SEAT_COLOURS",
@@ -36,7 +36,6 @@ __all__ = [
     "tag",
     "title",
     "token_counts",
-    "tokens_in",
     "total_cost",
     "turn_href",
     "unchecked",
@@ -77,18 +76,13 @@ def moment(iso: str) -> str:
     return f"{date} {time[:5]} UTC" if iso.endswith("Z") and len(time) >= 5 else iso
 
 
-def tokens_in(usage: Usage) -> int:
-    """Every prompt token, read from the cache or not."""
-    return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-
-
 def token_counts(priced: PricedUsage | None) -> str:
     """`21,000 in / 1,200 out` (`~` before an estimated output count), or `not recorded`."""
     if priced is None:
         return "not recorded"
     usage = priced.usage
     estimated = "~" if usage.output_estimated else ""
-    return f"{tokens_in(usage):,} in / {estimated}{usage.output_tokens:,} out"
+    return f"{usage.all_input_tokens:,} in / {estimated}{usage.output_tokens:,} out"
 
 
 def cost(priced: PricedUsage | None) -> str:
@@ -116,7 +110,7 @@ def total_cost(report: Report) -> str:
 
 
 def _used_tokens(usage: Usage) -> bool:
-    return bool(tokens_in(usage) + usage.output_tokens)
+    return bool(usage.all_input_tokens + usage.output_tokens)
 
 
 def plural(count: int, word: str) -> str:
@@ -147,7 +141,7 @@ def facts(report: Report) -> list[str]:
     found = [f"{report.turn_count} of {report.schedule.turn_count} turns", duration(report.duration_seconds)]
     if report.schedule.seats != 2 or report.schedule.chair:
         found.insert(1, f"{report.schedule.seats} seats" + (" and a chair" if report.schedule.chair else ""))
-    used = 0 if report.usage is None else tokens_in(report.usage.usage) + report.usage.usage.output_tokens
+    used = 0 if report.usage is None else report.usage.usage.all_input_tokens + report.usage.usage.output_tokens
     if used:
         found += [f"{used:,} tokens", total_cost(report)]
     return found
@@ -164,6 +158,11 @@ def headline(report: Report) -> str:
     (`· ⚠ 1 fabricated citation`)."""
     warned = "".join(f" · ⚠ {caution}" for caution in cautions(report))
     return f"{report.outcome.outcome or 'OPEN'} after " + " · ".join(facts(report)) + warned
+
+
+def model_failure(failure: ModelFailure) -> str:
+    """`Claude's model (seat 1) failed writing turn 3 (PROVIDER_UNAVAILABLE): the message`."""
+    return f"{failure.name}'s model (seat {failure.seat}) failed writing turn {failure.turn} ({failure.code}): {failure.message}"
 
 
 def cautions(report: Report) -> list[str]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import IO, Protocol
 
 from ..clock import iso
+from ..coordination.counts import input_figure
 from ..coordination.events import (
     CandidateConvergence,
     CitationsVerified,
@@ -31,6 +32,7 @@ from ..coordination.events import (
     ParticipantRegistered,
     ParticipantResumed,
     ParticipantWaiting,
+    ProviderFailed,
     RecordInvalidated,
     SeatReclaimed,
     SeatTakenOver,
@@ -197,13 +199,18 @@ def _describe_check(data: EventData, who: str) -> str | None:
         found = ", ".join(f"{count} {verdict}" for verdict, count in verdicts.counts.items())
         sent_back = "; sent back for repair" if verdicts.sent_back else ""
         return f"{who} checked the URLs {checked} cites: {found}{sent_back}"
+    if isinstance(data, ProviderFailed):
+        return (
+            f"{who}'s model failed writing turn {data.turn_number} ({data.code}): {data.message}; "
+            f"seat {data.seat} stopped, and its turn times out at its deadline unless it is run again"
+        )
     if isinstance(data, UsageRecorded):
         used = data.usage
-        cached = f" ({used.cache_read_tokens} cached)" if used.cache_read_tokens else ""
         retries = f", {used.retries} retries" if used.retries else ""
+        about = "~" if used.output_estimated else ""
         return (
-            f"{who}'s model on turn {data.turn_number}: {used.input_tokens} tokens in{cached}, "
-            f"{used.output_tokens} out, {used.seconds:.1f} s{retries}"
+            f"{who}'s model on turn {data.turn_number}: input {input_figure(used)}, "
+            f"{about}{used.output_tokens:,} out, {used.seconds:.1f} s{retries}"
         )
     return None
 

@@ -132,13 +132,21 @@ class Fetcher:
         self._hosts_lock = threading.Lock()
         self._resolver_answers: bool | None = None
 
-    def fetch_all(self, urls: Iterable[str]) -> dict[str, Fetched]:
-        """Each URL fetched once, concurrently within the policy's caps."""
+    def fetch_all(
+        self, urls: Iterable[str], fetched: Callable[[Fetched], None] = lambda _page: None
+    ) -> dict[str, Fetched]:
+        """Each URL fetched once, concurrently within the policy's caps; ``fetched`` is told of each as it lands."""
         unique = list(dict.fromkeys(urls))
         if not unique:
             return {}
+
+        def fetch(url: str) -> Fetched:
+            page = self.fetch(url)
+            fetched(page)
+            return page
+
         with ThreadPoolExecutor(max_workers=min(self.policy.concurrency, len(unique))) as pool:
-            return dict(zip(unique, pool.map(self.fetch, unique), strict=True))
+            return dict(zip(unique, pool.map(fetch, unique), strict=True))
 
     def fetch(self, url: str) -> Fetched:
         """One URL fetched, redirects followed: its body, or why there is none (never raises)."""

@@ -13,6 +13,7 @@ write).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -87,11 +88,13 @@ class Verifier:
         voters: Sequence[Voter] = (),
         pages: PageCache | None = None,
         clock: Callable[[], float] = time.time,
+        progress: Callable[[str], None] = lambda _line: None,
     ):
         self.fetcher = fetcher
         self.seats: tuple[Seat, ...] = panel(voters)
         self.pages = pages
         self.clock = clock
+        self.progress = progress  # a line as each page lands and each vote comes in: minutes with real models
         self._read: dict[str, Page] = {}  # every URL this verifier fetched
 
     def verify(
@@ -170,7 +173,15 @@ class Verifier:
                 wanted.append(url)
             else:
                 found[url] = page
-        for url, fetched in self.fetcher.fetch_all(wanted).items():
+        if wanted:
+            self.progress(f"fetching {_count(len(wanted), 'page')}…")
+        landed = itertools.count(1)
+
+        def show(fetched: Fetched) -> None:
+            outcome = f"HTTP {fetched.status}" if fetched.status is not None else fetched.error or "no answer"
+            self.progress(f"page {next(landed)} of {len(wanted)}: {fetched.url} ({outcome})")
+
+        for url, fetched in self.fetcher.fetch_all(wanted, show).items():
             found[url] = self._read[url] = self._extracted(fetched)
         return found
 
@@ -227,20 +238,31 @@ class Verifier:
         for citation in citations:
             _ = pages[citation.url or ""].searchable  # built once, before the threads share it
 
+        jobs = [(citation, seat) for citation in citations for seat in self.seats]
+        self.progress(f"asking {_count(len(jobs), 'vote')} on {_count(len(citations), 'citation')}…")
+        counted = itertools.count(1)
+
         def ask(job: tuple[Citation, Seat]) -> VoteRecord:
             citation, seat = job
             page = pages[citation.url or ""]
             if page.text is None or page.searchable is None:  # only a page that was read reaches the quorum
                 raise AssertionError(f"{citation.url} was sent to the quorum without a page text")
-            return cast_vote(
+            vote = cast_vote(
                 seat, citation, url=page.record.final_url or citation.url or "", text=page.text, page=page.searchable
             )
+            said = vote.answer if vote.valid else f"not counted: {vote.reason}"
+            where = f"turn {citation.turn}" + (f", line {citation.line}" if citation.line else "")
+            self.progress(f"vote {next(counted)} of {len(jobs)}: {vote.voter} on {where}: {said}")
+            return vote
 
-        jobs = [(citation, seat) for citation in citations for seat in self.seats]
         with ThreadPoolExecutor(max_workers=min(VOTE_WORKERS, len(jobs))) as pool:
             votes = list(pool.map(ask, jobs))
         size = len(self.seats)
         return [tuple(votes[start : start + size]) for start in range(0, len(votes), size)]
+
+
+def _count(number: int, word: str) -> str:
+    return f"{number} {word}{'' if number == 1 else 's'}"
 
 
 def _unchanged(record: FetchRecord, known: FetchRecord | None) -> FetchRecord:
