@@ -66,6 +66,13 @@ def fail(error: DuelError, *, as_json: bool = False) -> NoReturn:
     raise typer.Exit(exit_code_for(error.code))
 
 
+def usage_error(message: str) -> NoReturn:
+    """A misused command: ``INVALID_ARGUMENT``, exit 2."""
+    from ..errors import invalid_argument
+
+    fail(invalid_argument(message))
+
+
 _STORE_HELP = (
     "Keep duels in a PostgreSQL database, for duels across machines: a postgresql:// URL "
     "(default: $DUEL_STORE, else `store` in the configuration, else the debate dir)."
@@ -191,6 +198,7 @@ def join_command(
     Run it in two terminals, one per participant. Ctrl-C gives the floor back and keeps the seat: run the same command again to resume.
     """
     from ..configuration import Flags, destinations
+    from ..coordination.identity import check_join_inputs
     from ..participant.console import ConsoleReporter
     from ..participant.loop import STATE_COMPLETED, Duelist, ParticipantConfig
     from ..participant.personas import resolve
@@ -213,6 +221,8 @@ def join_command(
             seats,
         )
         config = load(flags, config_file)
+        settings = replace(config.settings(), chair=chair)
+        check_join_inputs(os.path.abspath(target), settings)  # a bad file or flag costs no model lookup
         chosen = select_provider(
             config.model.model,
             provider=config.model.provider,
@@ -235,7 +245,7 @@ def join_command(
             topic=topic,
             persona=resolve(persona, config.personas),
             position=position,
-            settings=replace(config.settings(), chair=chair),
+            settings=settings,
             signing_key=signing_key or None,
             signer=signer or None,
             store=config.store,
@@ -382,12 +392,6 @@ def tools_command() -> None:
     # Listed for `duel --help` only: rp1_duel.cli.main hands `duel tools …` to rp1_duel.cli.tools.
 
 
-def validate_usage_error(message: str) -> NoReturn:
-    """A misused ``duel validate``: its message on stderr, exit 2."""
-    typer.echo(printable(f"duel validate: {message}"), err=True)
-    raise typer.Exit(2)
-
-
 @app.command("validate")
 def validate_command(
     paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
@@ -429,12 +433,12 @@ def validate_command(
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
-        validate_usage_error(f"no such file or folder: {missing[0]}")
+        usage_error(f"no such file or folder: {missing[0]}")
     if allowed_signers is not None:
         if not os.path.isfile(allowed_signers) or not os.access(allowed_signers, os.R_OK):
-            validate_usage_error(f"--allowed-signers {allowed_signers} is not a readable file")
+            usage_error(f"--allowed-signers {allowed_signers} is not a readable file")
         if not signatures.available():
-            validate_usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
+            usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
     scanned = scan(paths)
     reports = validate_paths(
         [str(path) for path in scanned.found],
@@ -620,11 +624,11 @@ def report_command(
     Exit 0 when the report is written, 1 on an error (an artifact that cannot be read or is not a duel artifact, no model for --assess, an assessor that gave no answer), 2 on wrong flags.
     """
     if format_ not in REPORT_FORMATS:
-        report_usage_error(f"--format must be one of {', '.join(REPORT_FORMATS)}, not {format_!r}")
+        usage_error(f"--format must be one of {', '.join(REPORT_FORMATS)}, not {format_!r}")
     if not os.path.exists(artifact):
-        report_usage_error(f"no such file: {artifact}")
+        usage_error(f"no such file: {artifact}")
     if not assess and (assessor or base_url or refresh_assessment):
-        report_usage_error("--assessor, --base-url and --refresh-assessment need --assess")
+        usage_error("--assessor, --base-url and --refresh-assessment need --assess")
     from ..review.report_files import read_report
 
     if assess:
@@ -678,12 +682,6 @@ def assess_report(artifact: str, assessors: list[str], base_url: str | None, *, 
         typer.echo(printable(f"duel: {failure.code}: {failure.message}"), err=True)
     if run.failures:
         fail(run.failures[0])
-
-
-def report_usage_error(message: str) -> NoReturn:
-    """A misused ``duel report``: its message on stderr, exit 2."""
-    typer.echo(printable(f"duel report: {message}"), err=True)
-    raise typer.Exit(2)
 
 
 @app.command("skill")

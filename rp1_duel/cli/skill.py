@@ -150,10 +150,15 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "wrong `$DUEL_ID`, `$PARTICIPANT_ID` or `$DEBATE_DIR`: take them from your join",
     ),
     (
-        (ErrorCode.TARGET_NOT_ABSOLUTE, ErrorCode.TARGET_NOT_MARKDOWN, ErrorCode.TARGET_UNREADABLE),
+        (
+            ErrorCode.TARGET_NOT_ABSOLUTE,
+            ErrorCode.TARGET_NOT_MARKDOWN,
+            ErrorCode.TARGET_UNREADABLE,
+            ErrorCode.TARGET_EMPTY,
+        ),
         "stop",
         (
-            "at join, `--target` must be the absolute path of a readable UTF-8 `.md` file; during a duel "
+            "at join, `--target` must be the absolute path of a readable UTF-8 `.md` file with text in it; during a duel "
             "(the source vanished) `details.next_step` is `close`, with `INVALIDATED`"
         ),
     ),

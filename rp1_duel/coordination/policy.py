@@ -221,6 +221,10 @@ def has_written(state: DuelState, participant: Participant) -> bool:
     return any(turn.participant_id == participant.id for turn in state.turns)
 
 
+# The service answers both fronts, whose name flags differ.
+_ANOTHER_NAME = "--name in duel join, --participant-name in duel tools join"
+
+
 def refuse_takeover(
     state: DuelState, holder: Participant, model_id: str, *, with_token: bool, now: Instant
 ) -> DuelError | None:
@@ -234,14 +238,14 @@ def refuse_takeover(
         return DuelError(
             ErrorCode.DUEL_FULL,
             f"seat {holder.seat} is held by {seated}, which has written turns: "
-            f"its model is fixed; join with another --participant-name",
+            f"its model is fixed; join under another name ({_ANOTHER_NAME})",
         )
     if with_token or seat_reclaimable(state, holder, now):
         return None
     return DuelError(
         ErrorCode.SEAT_TAKEN,
         f"seat {holder.seat} is held by {seated}, which has written no turn yet: pass its token to take it "
-        f"over with model {model_id}, or join with another --participant-name",
+        f"over with model {model_id}, or join under another name ({_ANOTHER_NAME})",
         {"seat": holder.seat, "reclaimable_at": iso(state.wall_time(reclaimable_from(state, holder)))},
     )
 

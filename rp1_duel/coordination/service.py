@@ -29,6 +29,7 @@ from .identity import (
     check_single_line,
     hash_token,
     new_token,
+    resolve_join_target,
     resolve_target,
     resolve_topic,
     signer_problem,
@@ -175,7 +176,7 @@ class DuelService:
         if role == Role.CHAIR:
             settings = replace(settings, chair=True)
         settings.check()
-        source = resolve_target(target)
+        source = resolve_join_target(target)
         topic_text = resolve_topic(topic, source)
         slug = slugify(topic_text)
         key = self.store.target_key(source, slug)

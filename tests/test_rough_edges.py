@@ -1,0 +1,84 @@
+"""A new user's rough edges (issue 28, item 6): what a first run must not get wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rp1_duel.cli import main
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.errors import DuelError
+
+
+def run_duel(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``duel ARGS`` in this process: its exit code, stdout and stderr."""
+    with pytest.raises(SystemExit) as done:
+        main(args)
+    out, err = capsys.readouterr()
+    code = done.value.code
+    return code if isinstance(code, int) else 0, out, err
+
+
+@pytest.fixture
+def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "DUEL_DIR", "DUEL_STORE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("text", ["", "  \n\n\t\n"])
+def test_a_join_refuses_an_empty_or_blank_target(service: DuelService, tmp_path: Path, text: str) -> None:
+    target = tmp_path / "empty.md"
+    target.write_text(text, encoding="utf-8")
+    with pytest.raises(DuelError) as refused:
+        service.join(target=str(target), participant_name="Alice")
+    assert refused.value.code == "TARGET_EMPTY"
+    assert not service.debate.root.exists() or not any(service.debate.root.iterdir())
+
+
+@pytest.mark.usefixtures("no_keys")
+def test_duel_join_checks_the_file_before_the_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty.md").write_text("\n", encoding="utf-8")
+    code, _, err = run_duel(["join", "--target", "empty.md", "--model", "claude-x"], capsys)
+    assert (code, err.split(":")[1].strip()) == (1, "TARGET_EMPTY")
+
+
+@pytest.mark.usefixtures("no_keys")
+def test_duel_join_checks_the_flag_ranges_before_the_model(source: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_duel(["join", "--target", str(source), "--model", "claude-x", "--max-turns", "1"], capsys)
+    assert code == 2
+    assert "INVALID_ARGUMENT: --max-turns must be between" in err
+
+
+def test_duel_alone_prints_its_help_and_no_empty_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_duel([], capsys)
+    assert code == 2
+    assert "Usage: duel" in out + err
+    assert "duel: " not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["join"], "duel: INVALID_ARGUMENT: Missing option '--target' (see duel join --help)\n"),
+        (
+            ["join", "--target"],
+            "duel: INVALID_ARGUMENT: Option '--target' requires an argument (see duel join --help)\n",
+        ),
+        (["list", "--zzz"], "duel: INVALID_ARGUMENT: No such option: --zzz (see duel list --help)\n"),
+        (["frob"], "duel: INVALID_ARGUMENT: No such command 'frob' (see duel --help)\n"),
+        (
+            ["report", "--format", "x", "a.md"],
+            "duel: INVALID_ARGUMENT: --format must be one of md, html, json, not 'x'\n",
+        ),
+        (["validate", "/nonexistent/a.md"], "duel: INVALID_ARGUMENT: no such file or folder: /nonexistent/a.md\n"),
+    ],
+)
+def test_a_usage_error_has_the_one_error_style_and_names_its_commands_help(
+    args: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_duel(args, capsys)
+    assert (code, err) == (2, expected)
