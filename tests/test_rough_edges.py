@@ -9,6 +9,10 @@ import pytest
 from rp1_duel.cli import main
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
+from rp1_duel.review.listing import ListedDuel, list_duels
+from rp1_duel.review.watch_model import view_of
+
+from helpers import Player
 
 
 def run_duel(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -82,3 +86,26 @@ def test_a_usage_error_has_the_one_error_style_and_names_its_commands_help(
 ) -> None:
     code, _, err = run_duel(args, capsys)
     assert (code, err) == (2, expected)
+
+
+def test_duel_list_of_a_debate_dir_that_does_not_exist_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_duel(["list", "--debate-dir", str(tmp_path / "nonexistent"), "--json"], capsys)
+    assert code == 1
+    assert err.startswith(f"duel: DEBATE_DIR_INVALID: no debate dir {tmp_path / 'nonexistent'}")
+    assert '"success": false' in out
+    (tmp_path / "empty").mkdir()
+    assert run_duel(["list", "--debate-dir", str(tmp_path / "empty")], capsys)[0] == 0  # a folder with no duel yet
+
+
+def test_nobody_is_present_in_a_closed_duel(service: DuelService, pair: tuple[Player, Player]) -> None:
+    assert all(p.present for row in list_duels(service) if isinstance(row, ListedDuel) for p in row.participants)
+    service.abandon(pair[0].duel_id, reason="done with it")
+    (row,) = list_duels(service)
+    assert isinstance(row, ListedDuel)
+    assert [p.present for p in row.participants] == [False, False]
+    assert [seat.present for seat in view_of(service.status(pair[0].duel_id), service.clock().wall).seats] == [
+        False,
+        False,
+    ]

@@ -1,7 +1,7 @@
 """The human-facing ``duel`` commands (typer): flag parsing and printing over the library.
 
 Commands are registered here, in the order ``duel --help`` lists them: join, panel, demo,
-tools, validate, verify, report, skill, watch, list. Library imports happen inside each command, so ``--help``
+tools, validate, verify, report, skill, watch, list, abandon. Library imports happen inside each command, so ``--help``
 stays quick and a command pays only for what it uses.
 """
 
@@ -786,6 +786,43 @@ def list_command(
     else:
         typer.echo(f"no duels in {os.path.abspath(root)}", err=True)
     raise typer.Exit(1 if any(isinstance(row, UnreadableDuel) for row in rows) else 0)
+
+
+@app.command("abandon")
+def abandon_command(
+    duel_id: Annotated[str, typer.Argument(help="The duel to close (`duel list` shows the ids).")],
+    reason: Annotated[str, typer.Option("--reason", help="Why it is abandoned: recorded in the artifact.")],
+    participant_id: Annotated[
+        str | None,
+        typer.Option(
+            "--participant-id",
+            help="Abandon as this participant, with its token in $DUEL_PARTICIPANT_TOKEN (default: as the owner "
+            "of the debate dir).",
+        ),
+    ] = None,
+    debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
+    store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the closed duel's status on stdout.")] = False,
+) -> None:
+    """Close a duel nobody will finish as INVALIDATED, with the reason recorded, whoever holds the floor.
+
+    Any of its participants may (with its token), or the owner of the debate dir.
+    """
+    from ..configuration import Flags
+    from ..coordination.results import Seat
+    from ..coordination.service import DuelService
+
+    token = os.environ.get("DUEL_PARTICIPANT_TOKEN", "")
+    seat = None if participant_id is None else Seat(duel_id, participant_id, token)
+    try:
+        config = load(Flags(debate_dir_, store))
+        status = DuelService(config.debate_dir, store=config.store).abandon(duel_id, reason=reason, seat=seat)
+    except DuelError as exc:
+        fail(exc, as_json=as_json)
+    if as_json:
+        typer.echo(json.dumps({"success": True, **status.to_dict()}, ensure_ascii=False))
+    typer.echo(printable(f"duel: {duel_id} closed {status.duel.outcome}: {status.duel.reason}"), err=True)
+    typer.echo(f"review:  duel report {status.duel.debate_path}", err=True)
 
 
 store_app = typer.Typer(help="The PostgreSQL store: duels across machines.", no_args_is_help=True)

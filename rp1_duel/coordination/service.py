@@ -580,11 +580,16 @@ class DuelService:
 
     # -- for watchers: read-only, lock-free, cheap ------------------------------------------
     def duel_ids(self) -> list[str]:
-        """Every duel of the debate dir, open or closed, in id order; none without ``.duel/``."""
+        """Every duel of the debate dir, open or closed, in id order; none without ``.duel/``.
+        ``DEBATE_DIR_INVALID`` when the debate dir itself does not exist: a mistyped path is no empty list."""
         with self.store.errors():
             try:
                 self.store.check_readable()
             except DuelError as exc:
+                if isinstance(self.store, DirectoryStore) and not self.debate.root.exists():
+                    raise DuelError(
+                        ErrorCode.DEBATE_DIR_INVALID, f"no debate dir {self.debate.root}: no duel was started there"
+                    ) from None
                 if exc.code == ErrorCode.DUEL_NOT_FOUND:  # no state folder: no duel yet
                     return []
                 raise
@@ -663,6 +668,39 @@ class DuelService:
                 outcome=state.outcome,
                 reason=state.reason,
             )
+
+    def abandon(self, duel_id: str, *, reason: str, seat: Seat | None = None) -> StatusResult:
+        """Close an open duel ``INVALIDATED`` with ``reason`` (section 8, "Abandoning a duel"), as one of its
+        participants (``seat``, with its token) or, without one, as the owner of the debate dir: a
+        duel nobody will finish no longer waits for a timeout nobody claims.
+
+        ``PARTICIPANT_AUTH_FAILED`` for a wrong seat, or without one in a database store (it has no
+        owner); ``DUEL_CLOSED`` once closed; ``INVALID_ARGUMENT`` without a reason."""
+        from .record_writer import abandon_duel  # the Markdown parser is paid for only by a close
+
+        reason = reason.strip()
+        if not reason:
+            raise invalid_argument("abandoning a duel needs --reason", flag="--reason")
+        check_single_line("--reason", value=reason, max_len=1000)
+        with self.transaction(duel_id) as tx:
+            if seat is not None:
+                by = self._authenticate(tx.state, seat)
+                who = f"{by.display_name} (seat {by.seat})"
+            elif isinstance(self.store, DirectoryStore):  # its state folder admits its owner alone (section 6)
+                import getpass  # the name the close records: read only here
+
+                user = f"uid {os.getuid()}"
+                with contextlib.suppress(KeyError, OSError):  # a uid with no name (a container's)
+                    user = getpass.getuser()
+                who = f"{user}, the owner of the debate dir"
+            else:
+                raise DuelError(
+                    ErrorCode.PARTICIPANT_AUTH_FAILED,
+                    "only a participant with its token, or the owner of the debate dir, may abandon a duel",
+                )
+            _raise(policy.refuse_if_closed(tx.state))
+            abandon_duel(tx, f"abandoned by {who}: {reason}")
+        return self.status(duel_id)
 
     def seal(self, seat: Seat, signing_key: str | os.PathLike[str]) -> SealResult:
         """Sign the closed duel's ending as ``seat`` (section 6, "Sealed endings"), once a seat.

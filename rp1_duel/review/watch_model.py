@@ -98,7 +98,7 @@ def view_of(status: StatusResult, now: float, stances: Mapping[str, str] | None 
             p.display_name,
             p.harness,
             p.model_id,
-            present(p, duel.lease_seconds, now),
+            present(p, duel, now),
             max(0.0, now - p.last_seen_at),
             p.id == holder,
             status.next_turn_seat == p.seat and duel.pending_outcome is None and duel.invalid_reason is None,
