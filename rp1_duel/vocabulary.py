@@ -337,6 +337,7 @@ class RecordCode:
     HASH_MISMATCH: Final = "HASH_MISMATCH"
     TURN_COUNT: Final = "TURN_COUNT"
     OUTCOME_MISMATCH: Final = "OUTCOME_MISMATCH"
+    SOURCE_NOT_CHECKED: Final = "SOURCE_NOT_CHECKED"  # only with --strict: no source, so no locator checked
     # signed turns (only SIGNATURE_INVALID without --allowed-signers)
     SIGNATURE_MISSING: Final = "SIGNATURE_MISSING"
     SIGNATURE_INVALID: Final = "SIGNATURE_INVALID"

@@ -12,7 +12,7 @@ from rp1_duel.errors import DuelError
 from rp1_duel.review.listing import ListedDuel, list_duels
 from rp1_duel.review.watch_model import view_of
 
-from helpers import Player
+from helpers import Player, duel_citing
 
 
 def run_duel(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -109,3 +109,22 @@ def test_nobody_is_present_in_a_closed_duel(service: DuelService, pair: tuple[Pl
         False,
         False,
     ]
+
+
+def test_duel_validate_strict_fails_turns_whose_source_was_not_checked(
+    service: DuelService, source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    written = duel_citing(service, source, {})
+    artifact = tmp_path / "clone" / "debates" / written.name  # a checkout with the artifact and no source
+    artifact.parent.mkdir(parents=True)
+    artifact.write_bytes(written.read_bytes())
+    code, out, _ = run_duel(["validate", str(artifact)], capsys)
+    assert code == 0
+    assert ": valid (1 turn, open)" in out  # one turn, not "1 turns"
+    code, out, _ = run_duel(["validate", "--strict", str(artifact)], capsys)
+    assert code == 1
+    assert "SOURCE_NOT_CHECKED no citation of the source was checked" in out
+    (tmp_path / "nothing").mkdir()
+    assert run_duel(["validate", str(tmp_path / "nothing")], capsys)[0] == 0
+    code, _, err = run_duel(["validate", "--strict", str(tmp_path / "nothing")], capsys)
+    assert (code, err) == (1, "no duel artifacts found (--strict fails)\n")

@@ -419,6 +419,14 @@ def validate_command(
             help="Also require a current <artifact>.verify.json (duel verify) with no fabricated citation.",
         ),
     ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Fail what was not checked: turns whose source could not be read, and a search that found no "
+            "artifact (for CI).",
+        ),
+    ] = False,
 ) -> None:
     """Check duel artifacts: structure, hash chain, turn rules, outcome. Exit 0 valid, 1 invalid.
 
@@ -445,8 +453,9 @@ def validate_command(
         root=root,
         allowed_signers=allowed_signers,
         require_verified=require_verified,
+        strict=strict,
     )
-    valid = all(r.valid for r in reports)
+    valid = all(r.valid for r in reports) and bool(reports or not strict)
     skipped = [{"path": str(path), "reason": reason} for path, reason in scanned.skipped]
     if as_json:
         shown = {"valid": valid, "artifacts": [r.to_dict() for r in reports], "skipped": skipped}
@@ -457,7 +466,7 @@ def validate_command(
         for entry in skipped:  # what a CI gate did not check, and why
             typer.echo(printable(f"{entry['path']}: skipped ({entry['reason']})"))
         if not reports:
-            typer.echo("no duel artifacts found", err=True)
+            typer.echo("no duel artifacts found" + (" (--strict fails)" if strict else ""), err=True)
     raise typer.Exit(0 if valid else 1)
 
 

@@ -150,7 +150,8 @@ def situation(view: WatchView, time_of: TimeFormat = iso) -> tuple[str, ...]:
     if view.invalid_reason:
         return f"the record is invalid ({view.invalid_reason}): a participant must close the duel INVALIDATED", floor
     if view.pending_outcome:
-        return f"{view.pending_outcome} reached after {view.turn_count} turns: a participant must close the duel", floor
+        turns = f"{view.turn_count} turn{'' if view.turn_count == 1 else 's'}"
+        return f"{view.pending_outcome} reached after {turns}: a participant must close the duel", floor
     if view.peer_wait_left is not None:  # not every seat is taken
         wait, alone = view.peer_wait_left, len(view.seats) < 2
         awaited = "a second participant" if alone else f"more participants ({len(view.seats)} joined)"
