@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,9 @@ import pytest
 from rp1_duel.cli import main
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
+from rp1_duel.participant.console import ConsoleReporter
+from rp1_duel.participant.personas import played
+from rp1_duel.participant.providers import Progress
 from rp1_duel.review.listing import ListedDuel, list_duels
 from rp1_duel.review.watch_model import view_of
 
@@ -128,3 +132,29 @@ def test_duel_validate_strict_fails_turns_whose_source_was_not_checked(
     assert run_duel(["validate", str(tmp_path / "nothing")], capsys)[0] == 0
     code, _, err = run_duel(["validate", "--strict", str(tmp_path / "nothing")], capsys)
     assert (code, err) == (1, "no duel artifacts found (--strict fails)\n")
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_live_line_is_ended_before_what_follows_it() -> None:
+    stream = Terminal()
+    console = ConsoleReporter("Ada", stream)
+    console.composing()
+    console.progress(Progress(output_tokens=42))
+    console.end_live_line()
+    stream.write("[Ada] interrupted\n")
+    assert stream.getvalue().endswith("[Ada] writing… ~42 tokens, 0 s\n[Ada] interrupted\n")
+    console.end_live_line()  # nothing drawn since: nothing to end
+    assert stream.getvalue().endswith("tokens, 0 s\n[Ada] interrupted\n")
+
+
+def test_a_persona_is_named_and_a_near_miss_suggested() -> None:
+    assert played(None, {}) is None
+    assert played(" Skeptic ", {}) == "persona: skeptic"
+    assert played("skeptik", {}) == (
+        "persona: as written, 'skeptik' (did you mean --persona skeptic? `duel config show` lists the named ones)"
+    )
+    assert played("a tired release manager", {}) == "persona: as written, 'a tired release manager'"

@@ -201,7 +201,7 @@ def join_command(
     from ..coordination.identity import check_join_inputs
     from ..participant.console import ConsoleReporter
     from ..participant.loop import STATE_COMPLETED, Duelist, ParticipantConfig
-    from ..participant.personas import resolve
+    from ..participant.personas import played, resolve
     from ..participant.providers import select_provider
 
     duelist = None
@@ -236,8 +236,9 @@ def join_command(
 
             checker = citation_checker(voter or [], allow_private_hosts=allow_private_hosts)
         display = name or DEFAULT_NAMES.get(chosen.name) or chosen.model.removeprefix("scripted:").capitalize()
-        for line in [] if quiet else destinations(config):  # named before the first request or write
-            typer.echo(f"[{display}] {line}", err=True)
+        persona_line = played(persona, config.personas)
+        for line in [] if quiet else [*destinations(config), *([persona_line] if persona_line else [])]:
+            typer.echo(printable(f"[{display}] {line}"), err=True)  # named before the first request or write
         participant = ParticipantConfig(
             target=os.path.abspath(target),
             debate_dir=config.debate_dir,
@@ -251,10 +252,12 @@ def join_command(
             store=config.store,
             role=role,
         )
-        duelist = Duelist(participant, chosen, ConsoleReporter(display, quiet=quiet), checker=checker)
+        reporter = ConsoleReporter(display, quiet=quiet)
+        duelist = Duelist(participant, chosen, reporter, checker=checker)
         try:
             result = duelist.run()
         except KeyboardInterrupt:
+            reporter.end_live_line()
             duelist.interrupt()
             typer.echo(
                 f"[{display}] interrupted: the floor is released and the seat kept; run the same command to resume",
@@ -263,6 +266,7 @@ def join_command(
             raise typer.Exit(EXIT_INTERRUPTED) from None
     except DuelError as exc:
         if duelist is not None:
+            reporter.end_live_line()
             duelist.interrupt()  # never leave a lease behind on an error
             if duelist.seat is not None and duelist.result.outcome is None:
                 exc = DuelError(exc.code, f"{exc.message}; your seat is kept: run the same command to resume")
