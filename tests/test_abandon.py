@@ -83,5 +83,5 @@ def test_duel_abandon_closes_and_points_at_the_report(
     err = capsys.readouterr().err
     assert done.value.code in (0, None)
     assert f"duel: {duel_id} closed INVALIDATED: abandoned by " in err
-    assert f"review:  duel report {debate_dir / duel_id}.md" in err
+    assert f"review: duel report {debate_dir / duel_id}.md --format html -o report.html" in err
     assert service.status(duel_id).duel.outcome == "INVALIDATED"

@@ -158,3 +158,14 @@ def test_a_persona_is_named_and_a_near_miss_suggested() -> None:
         "persona: as written, 'skeptik' (did you mean --persona skeptic? `duel config show` lists the named ones)"
     )
     assert played("a tired release manager", {}) == "persona: as written, 'a tired release manager'"
+
+
+def test_duel_watch_ends_with_the_report_line(
+    service: DuelService, pair: tuple[Player, Player], debate_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    duel_id = pair[0].duel_id
+    service.abandon(duel_id, reason="over")
+    code, out, err = run_duel(["watch", "--debate-dir", str(debate_dir), "--duel-id", duel_id], capsys)
+    assert code == 0
+    assert "outcome: INVALIDATED after 0 of 6 turns" in out
+    assert err == f"review: duel report {debate_dir / duel_id}.md --format html -o report.html\n"

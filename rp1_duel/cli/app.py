@@ -66,6 +66,11 @@ def fail(error: DuelError, *, as_json: bool = False) -> NoReturn:
     raise typer.Exit(exit_code_for(error.code))
 
 
+def review_line(debate_path: str) -> str:
+    """What to run next once a duel is closed."""
+    return f"review: duel report {debate_path} --format html -o report.html"
+
+
 def usage_error(message: str) -> NoReturn:
     """A misused command: ``INVALID_ARGUMENT``, exit 2."""
     from ..errors import invalid_argument
@@ -763,11 +768,12 @@ def watch_command(
     try:
         config = load(Flags(debate_dir_, store))
         service = DuelService(config.debate_dir, store=config.store)
-        follow(service, pick_duel(service, duel_id), display_for(sys.stdout))
+        last = follow(service, pick_duel(service, duel_id), display_for(sys.stdout))
     except DuelError as exc:
         fail(exc)
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    typer.echo(review_line(last.debate_path), err=True)
 
 
 @app.command("list")
@@ -835,7 +841,7 @@ def abandon_command(
     if as_json:
         typer.echo(json.dumps({"success": True, **status.to_dict()}, ensure_ascii=False))
     typer.echo(printable(f"duel: {duel_id} closed {status.duel.outcome}: {status.duel.reason}"), err=True)
-    typer.echo(f"review:  duel report {status.duel.debate_path}", err=True)
+    typer.echo(review_line(status.duel.debate_path), err=True)
 
 
 store_app = typer.Typer(help="The PostgreSQL store: duels across machines.", no_args_is_help=True)

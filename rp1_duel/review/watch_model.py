@@ -154,7 +154,13 @@ def situation(view: WatchView, time_of: TimeFormat = iso) -> tuple[str, ...]:
         return f"{view.pending_outcome} reached after {turns}: a participant must close the duel", floor
     if view.peer_wait_left is not None:  # not every seat is taken
         wait, alone = view.peer_wait_left, len(view.seats) < 2
-        awaited = "a second participant" if alone else f"more participants ({len(view.seats)} joined)"
+        joined, total = len(view.seats), view.schedule.seats + view.schedule.chair
+        missing = total - joined
+        awaited = (
+            "a second participant"
+            if total == 2
+            else f"{missing} more participant{'' if missing == 1 else 's'} ({joined} of {total} joined)"
+        )
         return (
             f"waiting for {awaited}, {countdown(wait)} left"
             if wait > 0
