@@ -276,8 +276,8 @@ def join_command(
             if duelist.seat is not None and duelist.result.outcome is None:
                 exc = DuelError(exc.code, f"{exc.message}; your seat is kept: run the same command to resume")
         fail(exc, as_json=as_json)
-    if as_json:
-        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    if as_json:  # success as the exit code says it, as a failure's {"success": false, "error": …} does
+        typer.echo(json.dumps({"success": result.state == STATE_COMPLETED, **result.to_dict()}, ensure_ascii=False))
     if result.state != STATE_COMPLETED:  # even with --quiet: exit 1 says why
         typer.echo(printable(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}"), err=True)
     raise typer.Exit(0 if result.state == STATE_COMPLETED else 1)
