@@ -15,6 +15,7 @@ from rp1_duel.participant.personas import played
 from rp1_duel.participant.providers import Progress
 from rp1_duel.review.listing import ListedDuel, list_duels
 from rp1_duel.review.watch_model import view_of
+from rp1_duel.settings import DuelSettings
 
 from helpers import Player, duel_citing
 
@@ -169,3 +170,16 @@ def test_duel_watch_ends_with_the_report_line(
     assert code == 0
     assert "outcome: INVALIDATED after 0 of 6 turns" in out
     assert err == f"review: duel report {debate_dir / duel_id}.md --format html -o report.html\n"
+
+
+def test_joining_an_existing_duel_says_which_of_its_settings_differ(service: DuelService, source: Path) -> None:
+    first = service.join(target=str(source), participant_name="Alice", settings=DuelSettings(max_turns=4))
+    assert first.settings_note is None  # it created the duel: its settings are the ones asked for
+    second = service.join(
+        target=str(source), participant_name="Bob", settings=DuelSettings(max_turns=8, lease_seconds=30)
+    )
+    assert second.settings_note == "the duel's own settings apply: max_turns 4 (not 8), lease_seconds 600 (not 30)"
+    assert second.to_dict()["settings_note"] == second.settings_note
+    again = service.join(target=str(source), participant_name="Bob", participant_token=second.seat.token)
+    assert again.settings_note is None  # the defaults, and max_turns not given: nothing differs
+    assert "settings_note" not in first.to_dict()

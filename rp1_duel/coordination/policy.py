@@ -19,6 +19,7 @@ from typing import Literal
 from ..clock import Instant, iso
 from ..errors import DuelError, invalid_argument
 from ..schedule import CHAIR_SEAT
+from ..settings import DuelSettings
 from ..vocabulary import (
     ACTIVE,
     CLAIM_LOCK,
@@ -66,6 +67,7 @@ __all__ = [
     "refuse_takeover",
     "retry_after",
     "seat_reclaimable",
+    "settings_note",
     "timeout_due",
     "turn_deadline",
 ]
@@ -219,6 +221,22 @@ def seat_reclaimable(state: DuelState, seat_holder: Participant, now: Instant) -
 def has_written(state: DuelState, participant: Participant) -> bool:
     """Whether ``participant`` has an accepted turn."""
     return any(turn.participant_id == participant.id for turn in state.turns)
+
+
+def settings_note(state: DuelState, asked: DuelSettings) -> str | None:
+    """Which of the duel's settings differ from those a join of the existing duel asked for: the
+    duel's stand, fixed by the join that created it (section 2), and the joiner is told so."""
+    has = state.schedule
+    pairs = [
+        ("max_turns", has.max_turns, asked.max_turns),
+        ("lease_seconds", state.lease_seconds, asked.lease_seconds),
+        ("peer_wait_seconds", state.peer_wait_seconds, asked.peer_wait_seconds),
+        ("turn_timeout_seconds", state.turn_timeout_seconds, asked.turn_timeout_seconds),
+        ("seats", has.seats, asked.seats),
+        ("chair", has.chair, asked.chair),
+    ]
+    differ = [f"{name} {ours} (not {theirs})" for name, ours, theirs in pairs if theirs is not None and ours != theirs]
+    return f"the duel's own settings apply: {', '.join(differ)}" if differ else None
 
 
 # The service answers both fronts, whose name flags differ.

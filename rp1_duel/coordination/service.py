@@ -185,7 +185,8 @@ class DuelService:
             with self.store.joining():
                 index = self.store.read_index()
                 duel_id = index.get(key)
-                if duel_id is None or self.store.read_state(duel_id).status != ACTIVE:
+                created = duel_id is None or self.store.read_state(duel_id).status != ACTIVE
+                if duel_id is None or created:
                     duel_id = self._create(source, topic_text, slug, key, settings, index)
                 with self.transaction(duel_id) as tx:
                     self._check_source(tx.state, source)
@@ -195,7 +196,12 @@ class DuelService:
                     participant, token = self._seat(tx, (name, harness, model_id), participant_token, role, signer)
                     participant.signer = participant.signer or signer  # a returning seat's shows at its next write
                     return JoinResult.of(
-                        tx.state, participant, token=token, now=tx.now, debate_path=self._debate_path(tx.state)
+                        tx.state,
+                        participant,
+                        token=token,
+                        now=tx.now,
+                        debate_path=self._debate_path(tx.state),
+                        settings_note=None if created else policy.settings_note(tx.state, settings),
                     )
 
     def _create(
