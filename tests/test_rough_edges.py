@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,14 @@ def test_joining_an_existing_duel_says_which_of_its_settings_differ(service: Due
     again = service.join(target=str(source), participant_name="Bob", participant_token=second.seat.token)
     assert again.settings_note is None  # the defaults, and max_turns not given: nothing differs
     assert "settings_note" not in first.to_dict()
+
+
+@pytest.mark.parametrize("command", [[], ["join"], ["report"], ["verify"], ["config", "show"], ["abandon"]])
+def test_help_shows_no_type_label_on_a_flag_or_a_repeated_option(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run_duel([*command, "--help"], capsys)
+    assert code == 0
+    assert "--help" in out
+    assert "<bool>" not in out
+    assert not re.search(r"--[\w-]+\s+<list\[str\]>", out)  # a positional list keeps typer's label

@@ -11,9 +11,10 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+import typer.core
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
 from ..printable import printable
@@ -27,7 +28,33 @@ if TYPE_CHECKING:
 
 __all__ = ["app"]
 
+
+class _PlainHelp:
+    """Help without typer's type labels: no ``<bool>`` after a flag (it takes no value), and ``<str>``
+    for an option given many times instead of ``<list[str]>``."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]  # the click command's, mixed in below
+        for param in params:
+            if getattr(param, "param_type_name", "") != "option" or param.metavar is not None:
+                continue
+            if param.is_flag:
+                param.metavar = ""
+            elif param.multiple:
+                param.metavar = "<str>"
+        return params
+
+
+class PlainHelpCommand(_PlainHelp, typer.core.TyperCommand):
+    """A command whose help has no ``<bool>`` or ``<list[str]>`` (:class:`_PlainHelp`)."""
+
+
+class PlainHelpGroup(_PlainHelp, typer.core.TyperGroup):
+    """A command group whose help has no ``<bool>`` (:class:`_PlainHelp`)."""
+
+
 app = typer.Typer(
+    cls=PlainHelpGroup,
     help="AI agents debate a Markdown document through a lease-based lock service: two in a duel, up to eight "
     "in a panel.",
     no_args_is_help=True,
@@ -108,7 +135,7 @@ def load(flags: Flags, extra: list[str] | None = None) -> Config:
     return load_config(Path.cwd(), os.environ, flags, [Path(path) for path in extra or ()])
 
 
-@app.command("join")
+@app.command("join", cls=PlainHelpCommand)
 def join_command(
     target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
     topic: Annotated[str | None, typer.Option(help="Topic (default: the document's first heading).")] = None,
@@ -297,7 +324,7 @@ def _check_join_flags(
         raise invalid_argument(f"{'--voter' if voter else '--allow-private-hosts'} needs --verify")
 
 
-@app.command("panel")
+@app.command("panel", cls=PlainHelpCommand)
 def panel_command(
     target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
     lineup: Annotated[
@@ -381,7 +408,7 @@ def panel_command(
     raise typer.Exit(exit_code(runs))
 
 
-@app.command("demo")
+@app.command("demo", cls=PlainHelpCommand)
 def demo_command(
     directory: Annotated[str, typer.Option("--dir", help="Where the demo's document and debates go.")] = "duel-demo",
 ) -> None:
@@ -393,6 +420,7 @@ def demo_command(
 
 @app.command(
     "tools",
+    cls=PlainHelpCommand,
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
     add_help_option=False,
 )
@@ -401,7 +429,7 @@ def tools_command() -> None:
     # Listed for `duel --help` only: rp1_duel.cli.main hands `duel tools …` to rp1_duel.cli.tools.
 
 
-@app.command("validate")
+@app.command("validate", cls=PlainHelpCommand)
 def validate_command(
     paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
@@ -486,7 +514,7 @@ VERIFY_NO_MODEL = (
 )
 
 
-@app.command("verify")
+@app.command("verify", cls=PlainHelpCommand)
 def verify_command(
     paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
@@ -598,7 +626,7 @@ def _verify_each(
 REPORT_FORMATS = ("md", "html", "json")
 
 
-@app.command("report")
+@app.command("report", cls=PlainHelpCommand)
 def report_command(
     artifact: Annotated[str, typer.Argument(help="A duel artifact.")],
     format_: Annotated[
@@ -702,7 +730,7 @@ def assess_report(artifact: str, assessors: list[str], base_url: str | None, *, 
         fail(run.failures[0])
 
 
-@app.command("skill")
+@app.command("skill", cls=PlainHelpCommand)
 def skill_command(
     harness: Annotated[str, typer.Option("--harness", help="claude-code, codex or generic.")],
     install: Annotated[
@@ -744,7 +772,7 @@ def skill_command(
         fail(exc)
 
 
-@app.command("watch")
+@app.command("watch", cls=PlainHelpCommand)
 def watch_command(
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
@@ -776,7 +804,7 @@ def watch_command(
     typer.echo(review_line(last.debate_path), err=True)
 
 
-@app.command("list")
+@app.command("list", cls=PlainHelpCommand)
 def list_command(
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
@@ -807,7 +835,7 @@ def list_command(
     raise typer.Exit(1 if any(isinstance(row, UnreadableDuel) for row in rows) else 0)
 
 
-@app.command("abandon")
+@app.command("abandon", cls=PlainHelpCommand)
 def abandon_command(
     duel_id: Annotated[str, typer.Argument(help="The duel to close (`duel list` shows the ids).")],
     reason: Annotated[str, typer.Option("--reason", help="Why it is abandoned: recorded in the artifact.")],
@@ -844,11 +872,11 @@ def abandon_command(
     typer.echo(review_line(status.duel.debate_path), err=True)
 
 
-store_app = typer.Typer(help="The PostgreSQL store: duels across machines.", no_args_is_help=True)
+store_app = typer.Typer(cls=PlainHelpGroup, help="The PostgreSQL store: duels across machines.", no_args_is_help=True)
 app.add_typer(store_app, name="store")
 
 
-@store_app.command("init")
+@store_app.command("init", cls=PlainHelpCommand)
 def store_init_command(
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
 ) -> None:
@@ -869,7 +897,7 @@ def store_init_command(
     typer.echo(f"store {location} is ready")
 
 
-@app.command("pull")
+@app.command("pull", cls=PlainHelpCommand)
 def pull_command(
     duel_id: Annotated[str, typer.Option("--duel-id", help="The duel whose artifact to write.")],
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
@@ -888,12 +916,14 @@ def pull_command(
 
 
 config_app = typer.Typer(
-    help="The layered configuration: defaults, user, project and local files, environment, flags.", no_args_is_help=True
+    cls=PlainHelpGroup,
+    help="The layered configuration: defaults, user, project and local files, environment, flags.",
+    no_args_is_help=True,
 )
 app.add_typer(config_app, name="config")
 
 
-@config_app.command("trust")
+@config_app.command("trust", cls=PlainHelpCommand)
 def config_trust_command(
     files: Annotated[
         list[str] | None,
@@ -935,7 +965,7 @@ def _trust_file(path: Path, root: Path | None) -> None:
     typer.echo(f"trusted {path} ({shown})")
 
 
-@config_app.command("show")
+@config_app.command("show", cls=PlainHelpCommand)
 def config_show_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
     lineup: Annotated[
