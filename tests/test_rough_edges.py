@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rp1_duel.cli import main
+from rp1_duel.configuration import project_folder
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.console import ConsoleReporter
@@ -195,3 +196,18 @@ def test_help_shows_no_type_label_on_a_flag_or_a_repeated_option(
     assert "--help" in out
     assert "<bool>" not in out
     assert not re.search(r"--[\w-]+\s+<list\[str\]>", out)  # a positional list keeps typer's label
+
+
+def test_skill_install_goes_where_the_configuration_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    (project / "docs" / "design").mkdir(parents=True)
+    monkeypatch.chdir(project / "docs" / "design")
+    home = tmp_path / "home"
+    code, out, _ = run_duel(["skill", "--harness", "claude-code", "--install", "--home", str(home)], capsys)
+    assert code == 0, out
+    assert (project / ".claude" / "skills" / "duel" / "SKILL.md").is_file()  # the work tree's top, not docs/design
+    (project / "docs" / "duel.toml").write_text("", encoding="utf-8")
+    assert project_folder(project / "docs" / "design", home_folder=home) == project / "docs"

@@ -745,7 +745,14 @@ def skill_command(
         ),
     ] = False,
     home: Annotated[str, typer.Option("--home", help="Home folder for --scope user.")] = "~",
-    project: Annotated[str, typer.Option("--project", help="Project folder for --scope project.")] = ".",
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            help="Project folder for --scope project (default: the folder holding duel.toml, as the configuration "
+            "finds it, else the top of the git work tree, else the current folder).",
+        ),
+    ] = None,
 ) -> None:
     """Print (or --install) the instructions an agent follows to take part through `duel tools`.
 
@@ -753,6 +760,7 @@ def skill_command(
     Codex: a marked section of AGENTS.md (project), or ~/.codex/prompts/duel.md (user).
     Installing again changes nothing; a file duel did not write is kept unless --force.
     """
+    from ..configuration import project_folder
     from ..errors import invalid_argument
     from .skill import HARNESSES, SCOPES, install_report, render
 
@@ -764,9 +772,9 @@ def skill_command(
         if not install:
             typer.echo(render(harness), nl=False)
             raise typer.Exit(0)
-        for item in install_report(
-            harness, scope=scope, home=Path(home).expanduser(), project=Path(project).expanduser(), force=force
-        ):
+        home_folder = Path(os.path.abspath(os.path.expanduser(home)))
+        folder = Path(project).expanduser() if project else project_folder(Path.cwd(), home_folder=home_folder)
+        for item in install_report(harness, scope=scope, home=home_folder, project=folder, force=force):
             typer.echo(f"{item.action}: {item.path}")
     except DuelError as exc:
         fail(exc)
