@@ -46,6 +46,7 @@ __all__ = [
     "home",
     "load_config",
     "merge",
+    "project_folder",
     "project_root",
     "read_file",
     "read_layers",
@@ -389,6 +390,21 @@ def project_root(cwd: Path, *, home_folder: Path) -> Path | None:
         if (folder / ".git").exists():
             return None
     return None
+
+
+def project_folder(cwd: Path, *, home_folder: Path) -> Path:
+    """Where a project's own files go (``duel skill --install``): the folder :func:`project_root` finds
+    the configuration in, else the top of the git work tree ``cwd`` is in, else ``cwd``; so that what is
+    installed and what is configured are found in the same place from any subfolder."""
+    root = project_root(cwd, home_folder=home_folder)
+    if root is not None:
+        return root
+    for folder in (cwd, *cwd.parents):
+        if folder == home_folder:
+            break
+        if (folder / ".git").exists():
+            return folder
+    return cwd
 
 
 def _writable_by_anyone(folder: Path) -> bool:

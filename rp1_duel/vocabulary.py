@@ -250,6 +250,7 @@ class ErrorCode:
     TARGET_NOT_ABSOLUTE: Final = "TARGET_NOT_ABSOLUTE"
     TARGET_NOT_MARKDOWN: Final = "TARGET_NOT_MARKDOWN"
     TARGET_UNREADABLE: Final = "TARGET_UNREADABLE"
+    TARGET_EMPTY: Final = "TARGET_EMPTY"  # this project's addition: a join with nothing to debate
     DEBATE_DIR_INVALID: Final = "DEBATE_DIR_INVALID"
     DUEL_NOT_FOUND: Final = "DUEL_NOT_FOUND"
     PARTICIPANT_NOT_FOUND: Final = "PARTICIPANT_NOT_FOUND"
@@ -337,6 +338,7 @@ class RecordCode:
     HASH_MISMATCH: Final = "HASH_MISMATCH"
     TURN_COUNT: Final = "TURN_COUNT"
     OUTCOME_MISMATCH: Final = "OUTCOME_MISMATCH"
+    SOURCE_NOT_CHECKED: Final = "SOURCE_NOT_CHECKED"  # only with --strict: no source, so no locator checked
     # signed turns (only SIGNATURE_INVALID without --allowed-signers)
     SIGNATURE_MISSING: Final = "SIGNATURE_MISSING"
     SIGNATURE_INVALID: Final = "SIGNATURE_INVALID"

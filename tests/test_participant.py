@@ -97,6 +97,7 @@ def test_claude_and_gpt_finish_a_duel(source, debate_dir, anthropic_server, open
     (code_c, result_c, err_c), (code_g, result_g, _) = finish(claude), finish(gpt)
     assert (code_c, code_g) == (0, 0), err_c
     assert result_c["outcome"] == result_g["outcome"] == "ACCEPTED_CONSENSUS"
+    assert result_c["success"] is result_g["success"] is True  # as a failure's false
     assert (result_c["seat"], result_c["turns_written"], result_g["turns_written"]) == (1, [1, 3], [2, 4])
     assert "turn 1 accepted (OPEN_TO_DEBATE)" in err_c
     assert "ACCEPTED_CONSENSUS" in err_c
@@ -201,7 +202,7 @@ def test_a_participant_that_fails_three_repairs_invalidates_the_duel(source, deb
     code, result, err = finish(claude)
     assert code == 1, err
     assert result["outcome"] == "INVALIDATED"
-    assert result["state"] == "invalidated"
+    assert (result["state"], result["success"]) == ("invalidated", False)
     assert len(anthropic_server.requests) == 4  # the draft and three repairs
     assert "could not write a valid turn 1 after 3 repairs (UNRESOLVED_TAG)" in Path(result["debate_path"]).read_text()
     code, result, err = finish(peer)

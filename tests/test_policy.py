@@ -333,3 +333,13 @@ def test_a_seat_is_taken_over_only_before_its_first_turn_and_only_with_its_token
     bob = duel.participant("p-b")
     assert bob is not None
     assert code(policy.refuse_takeover(duel, bob, "m2", with_token=with_token, now=NOW)) == expected
+
+
+@pytest.mark.parametrize(("turns", "with_token"), [(2, True), (1, False)])
+def test_a_refused_takeover_advises_the_name_flag_of_each_front(turns, with_token):
+    duel = state(turns, participants=[replace(ALICE), replace(BOB, last_seen_mono=T - 10)])
+    bob = duel.participant("p-b")
+    assert bob is not None
+    refused = policy.refuse_takeover(duel, bob, "m2", with_token=with_token, now=NOW)
+    assert refused is not None
+    assert "--name in duel join, --participant-name in duel tools join" in refused.message

@@ -551,7 +551,7 @@ def test_report_assess_errors_are_one_line_with_a_code(tmp_path):
     for flags in (["--assessor", "claude-x"], ["--refresh-assessment"], ["--base-url", "http://127.0.0.1:9/v1"]):
         usage = duel("report", *flags, str(path))
         assert usage.returncode == 2 and usage.stderr == (
-            "duel report: --assessor, --base-url and --refresh-assessment need --assess\n"
+            "duel: INVALID_ARGUMENT: --assessor, --base-url and --refresh-assessment need --assess\n"
         )
     too_many = duel("report", "--assess", *["--assessor", "claude-x"] * 3, str(path))
     assert (

@@ -37,7 +37,6 @@ def test_success_envelope_has_exactly_the_protocol_keys(source, debate_dir):
 @pytest.mark.parametrize(
     ("target", "code"),
     [
-        ("design.md", "TARGET_NOT_ABSOLUTE"),
         ("/nonexistent/design.md", "TARGET_UNREADABLE"),
         ("{tmp}/notes.txt", "TARGET_NOT_MARKDOWN"),
         ("{tmp}", "TARGET_NOT_MARKDOWN"),
@@ -51,6 +50,14 @@ def test_bad_targets_have_their_codes(source, debate_dir, target, code):
     assert (result.code, result.error["code"]) == (1, code)
     assert set(result.envelope) == {"success", "tool", "command", "error"}
     assert "\n" not in result.error["message"]
+
+
+def test_a_relative_target_is_taken_from_the_working_directory_as_duel_join_takes_it(source, debate_dir, monkeypatch):
+    monkeypatch.chdir(source.parent)
+    joined = run_tools("join", "--target", source.name, "--participant-name", "A", debate_dir=debate_dir)
+    assert joined.data["source_path"] == str(source)
+    status = run_tools("status", "--target", source.name, debate_dir=debate_dir)
+    assert status.data["duel"]["id"] == joined.data["duel_id"]
 
 
 def test_unreadable_target_is_target_unreadable(source, debate_dir):

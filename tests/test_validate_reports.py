@@ -44,9 +44,9 @@ def test_a_report_as_text_is_its_verdict_line_then_a_line_per_problem(service, s
     artifact.write_text(artifact.read_text().replace("Argument 1", "Argument one"))
     [broken] = validate_paths([str(artifact)])
 
-    assert valid.to_text() == f"{artifact}: valid (1 turns, open)"
+    assert valid.to_text() == f"{artifact}: valid (1 turn, open)"
     lines = broken.to_text().splitlines()
-    assert lines[0] == f"{artifact}: INVALID (1 turns, open)"
+    assert lines[0] == f"{artifact}: INVALID (1 turn, open)"
     assert len(lines) == 1 + len(broken.problems) + len(broken.notes)
     assert lines[1] == f"  line {broken.problems[0].line}: {broken.problems[0].code} {broken.problems[0].message}"
 

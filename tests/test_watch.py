@@ -93,7 +93,7 @@ def test_every_event_of_a_duel_gets_a_line_saying_who_did_what(service, pair):
     expires = acquired.expires_at
     assert texts[:4] == [
         "Alice joined seat 1 (claude-code / claude-x)",
-        f"Alice waits for a second participant until {waiting.until}",
+        f"Alice waits for every seat to be taken until {waiting.until}",
         "Bob joined seat 2 (codex / gpt-x)",
         f"Alice holds the floor (lease 1, until {expires})",
     ]
@@ -551,7 +551,7 @@ def test_watch_through_a_pipe_prints_each_event_as_it_lands_and_exits_0_at_the_c
     )
     try:
         out = Lines(proc)
-        out.until(r"Alice waits for a second participant")
+        out.until(r"Alice waits for every seat to be taken")
         bob = tools_join(source, debate_dir, *BOB)
         out.until(r"Bob joined seat 2 \(codex / gpt-x\)$")  # seen live, before the duel ends
         lease = as_participant(alice, "claim-lock", debate_dir=debate_dir).data["lease_token"]
@@ -579,7 +579,8 @@ def test_watch_through_a_pipe_prints_each_event_as_it_lands_and_exits_0_at_the_c
         out.until(r"Bob closed the duel: DISSENT$")
         last = out.until(r"^outcome: ")
         assert proc.wait(timeout=10) == 0
-        assert proc.stderr is not None and proc.stderr.read() == ""
+        assert proc.stderr is not None
+        assert proc.stderr.read() == f"review: duel report {alice['debate_path']} --format html -o report.html\n"
     finally:
         stop(proc)
     assert last == f"outcome: DISSENT after 2 of 6 turns; record: {debate_dir / alice['duel_id']}.md"

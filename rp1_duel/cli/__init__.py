@@ -37,12 +37,17 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = app(args=args, prog_name="duel", standalone_mode=False)
     except typer.Abort:
-        sys.stderr.write("duel: aborted\n")
+        sys.stderr.write("duel: INTERRUPTED: aborted\n")
         code = EXIT_INTERRUPTED
     except Exception as exc:
         # typer vendors click: recognise its usage errors by shape, not by class path.
         if not hasattr(exc, "format_message") or getattr(exc, "exit_code", None) != EXIT_USAGE:
             raise
-        sys.stderr.write(f"duel: {exc.format_message()} (see duel --help)\n")
+        message = exc.format_message().rstrip(".")
+        if message:  # none when `duel` alone or a group alone has printed its help already
+            # An option's missing value is raised before its command has a context: named from argv.
+            named = f"duel {args[0]}" if args and not args[0].startswith("-") else "duel"
+            command = getattr(getattr(exc, "ctx", None), "command_path", None) or named
+            sys.stderr.write(f"duel: INVALID_ARGUMENT: {message} (see {command} --help)\n")
         code = EXIT_USAGE
     sys.exit(code if isinstance(code, int) else 0)

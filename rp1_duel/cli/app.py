@@ -1,7 +1,7 @@
 """The human-facing ``duel`` commands (typer): flag parsing and printing over the library.
 
 Commands are registered here, in the order ``duel --help`` lists them: join, panel, demo,
-tools, validate, verify, apply, report, skill, watch, list. Library imports happen inside each command, so ``--help``
+tools, validate, verify, apply, report, skill, watch, list, abandon. Library imports happen inside each command, so ``--help``
 stays quick and a command pays only for what it uses.
 """
 
@@ -11,9 +11,10 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+import typer.core
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
 from ..printable import printable
@@ -27,7 +28,33 @@ if TYPE_CHECKING:
 
 __all__ = ["app"]
 
+
+class _PlainHelp:
+    """Help without typer's type labels: no ``<bool>`` after a flag (it takes no value), and ``<str>``
+    for an option given many times instead of ``<list[str]>``."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]  # the click command's, mixed in below
+        for param in params:
+            if getattr(param, "param_type_name", "") != "option" or param.metavar is not None:
+                continue
+            if param.is_flag:
+                param.metavar = ""
+            elif param.multiple:
+                param.metavar = "<str>"
+        return params
+
+
+class PlainHelpCommand(_PlainHelp, typer.core.TyperCommand):
+    """A command whose help has no ``<bool>`` or ``<list[str]>`` (:class:`_PlainHelp`)."""
+
+
+class PlainHelpGroup(_PlainHelp, typer.core.TyperGroup):
+    """A command group whose help has no ``<bool>`` (:class:`_PlainHelp`)."""
+
+
 app = typer.Typer(
+    cls=PlainHelpGroup,
     help="AI agents debate a Markdown document through a lease-based lock service: two in a duel, up to eight "
     "in a panel.",
     no_args_is_help=True,
@@ -67,6 +94,18 @@ def fail(error: DuelError, *, as_json: bool = False, exit_code: int | None = Non
     raise typer.Exit(exit_code_for(error.code) if exit_code is None else exit_code)
 
 
+def review_line(debate_path: str) -> str:
+    """What to run next once a duel is closed."""
+    return f"review: duel report {debate_path} --format html -o report.html"
+
+
+def usage_error(message: str) -> NoReturn:
+    """A misused command: ``INVALID_ARGUMENT``, exit 2."""
+    from ..errors import invalid_argument
+
+    fail(invalid_argument(message))
+
+
 _STORE_HELP = (
     "Keep duels in a PostgreSQL database, for duels across machines: a postgresql:// URL "
     "(default: $DUEL_STORE, else `store` in the configuration, else the debate dir)."
@@ -97,7 +136,7 @@ def load(flags: Flags, extra: list[str] | None = None) -> Config:
     return load_config(Path.cwd(), os.environ, flags, [Path(path) for path in extra or ()])
 
 
-@app.command("join")
+@app.command("join", cls=PlainHelpCommand)
 def join_command(
     target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
     topic: Annotated[str | None, typer.Option(help="Topic (default: the document's first heading).")] = None,
@@ -192,9 +231,10 @@ def join_command(
     Run it in two terminals, one per participant. Ctrl-C gives the floor back and keeps the seat: run the same command again to resume.
     """
     from ..configuration import Flags, destinations
+    from ..coordination.identity import check_join_inputs
     from ..participant.console import ConsoleReporter
     from ..participant.loop import STATE_COMPLETED, Duelist, ParticipantConfig
-    from ..participant.personas import resolve
+    from ..participant.personas import played, resolve
     from ..participant.providers import select_provider
 
     duelist = None
@@ -214,6 +254,8 @@ def join_command(
             seats,
         )
         config = load(flags, config_file)
+        settings = replace(config.settings(), chair=chair)
+        check_join_inputs(os.path.abspath(target), settings)  # a bad file or flag costs no model lookup
         chosen = select_provider(
             config.model.model,
             provider=config.model.provider,
@@ -227,8 +269,9 @@ def join_command(
 
             checker = citation_checker(voter or [], allow_private_hosts=allow_private_hosts)
         display = name or DEFAULT_NAMES.get(chosen.name) or chosen.model.removeprefix("scripted:").capitalize()
-        for line in [] if quiet else destinations(config):  # named before the first request or write
-            typer.echo(f"[{display}] {line}", err=True)
+        persona_line = played(persona, config.personas)
+        for line in [] if quiet else [*destinations(config), *([persona_line] if persona_line else [])]:
+            typer.echo(printable(f"[{display}] {line}"), err=True)  # named before the first request or write
         participant = ParticipantConfig(
             target=os.path.abspath(target),
             debate_dir=config.debate_dir,
@@ -236,16 +279,18 @@ def join_command(
             topic=topic,
             persona=resolve(persona, config.personas),
             position=position,
-            settings=replace(config.settings(), chair=chair),
+            settings=settings,
             signing_key=signing_key or None,
             signer=signer or None,
             store=config.store,
             role=role,
         )
-        duelist = Duelist(participant, chosen, ConsoleReporter(display, quiet=quiet), checker=checker)
+        reporter = ConsoleReporter(display, quiet=quiet)
+        duelist = Duelist(participant, chosen, reporter, checker=checker)
         try:
             result = duelist.run()
         except KeyboardInterrupt:
+            reporter.end_live_line()
             duelist.interrupt()
             typer.echo(
                 f"[{display}] interrupted: the floor is released and the seat kept; run the same command to resume",
@@ -254,12 +299,13 @@ def join_command(
             raise typer.Exit(EXIT_INTERRUPTED) from None
     except DuelError as exc:
         if duelist is not None:
+            reporter.end_live_line()
             duelist.interrupt()  # never leave a lease behind on an error
             if duelist.seat is not None and duelist.result.outcome is None:
                 exc = DuelError(exc.code, f"{exc.message}; your seat is kept: run the same command to resume")
         fail(exc, as_json=as_json)
-    if as_json:
-        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    if as_json:  # success as the exit code says it, as a failure's {"success": false, "error": …} does
+        typer.echo(json.dumps({"success": result.state == STATE_COMPLETED, **result.to_dict()}, ensure_ascii=False))
     if result.state != STATE_COMPLETED:  # even with --quiet: exit 1 says why
         typer.echo(printable(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}"), err=True)
     raise typer.Exit(0 if result.state == STATE_COMPLETED else 1)
@@ -279,7 +325,7 @@ def _check_join_flags(
         raise invalid_argument(f"{'--voter' if voter else '--allow-private-hosts'} needs --verify")
 
 
-@app.command("panel")
+@app.command("panel", cls=PlainHelpCommand)
 def panel_command(
     target: Annotated[str, typer.Option("--target", help="The Markdown document to debate.")],
     lineup: Annotated[
@@ -363,7 +409,7 @@ def panel_command(
     raise typer.Exit(exit_code(runs))
 
 
-@app.command("demo")
+@app.command("demo", cls=PlainHelpCommand)
 def demo_command(
     directory: Annotated[str, typer.Option("--dir", help="Where the demo's document and debates go.")] = "duel-demo",
 ) -> None:
@@ -375,6 +421,7 @@ def demo_command(
 
 @app.command(
     "tools",
+    cls=PlainHelpCommand,
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
     add_help_option=False,
 )
@@ -383,13 +430,7 @@ def tools_command() -> None:
     # Listed for `duel --help` only: rp1_duel.cli.main hands `duel tools …` to rp1_duel.cli.tools.
 
 
-def validate_usage_error(message: str) -> NoReturn:
-    """A misused ``duel validate``: its message on stderr, exit 2."""
-    typer.echo(printable(f"duel validate: {message}"), err=True)
-    raise typer.Exit(2)
-
-
-@app.command("validate")
+@app.command("validate", cls=PlainHelpCommand)
 def validate_command(
     paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
@@ -416,6 +457,14 @@ def validate_command(
             help="Also require a current <artifact>.verify.json (duel verify) with no fabricated citation.",
         ),
     ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Fail what was not checked: turns whose source could not be read, and a search that found no "
+            "artifact (for CI).",
+        ),
+    ] = False,
 ) -> None:
     """Check duel artifacts: structure, hash chain, turn rules, outcome. Exit 0 valid, 1 invalid.
 
@@ -430,20 +479,21 @@ def validate_command(
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
-        validate_usage_error(f"no such file or folder: {missing[0]}")
+        usage_error(f"no such file or folder: {missing[0]}")
     if allowed_signers is not None:
         if not os.path.isfile(allowed_signers) or not os.access(allowed_signers, os.R_OK):
-            validate_usage_error(f"--allowed-signers {allowed_signers} is not a readable file")
+            usage_error(f"--allowed-signers {allowed_signers} is not a readable file")
         if not signatures.available():
-            validate_usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
+            usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
     scanned = scan(paths)
     reports = validate_paths(
         [str(path) for path in scanned.found],
         root=root,
         allowed_signers=allowed_signers,
         require_verified=require_verified,
+        strict=strict,
     )
-    valid = all(r.valid for r in reports)
+    valid = all(r.valid for r in reports) and bool(reports or not strict)
     skipped = [{"path": str(path), "reason": reason} for path, reason in scanned.skipped]
     if as_json:
         shown = {"valid": valid, "artifacts": [r.to_dict() for r in reports], "skipped": skipped}
@@ -454,7 +504,7 @@ def validate_command(
         for entry in skipped:  # what a CI gate did not check, and why
             typer.echo(printable(f"{entry['path']}: skipped ({entry['reason']})"))
         if not reports:
-            typer.echo("no duel artifacts found", err=True)
+            typer.echo("no duel artifacts found" + (" (--strict fails)" if strict else ""), err=True)
     raise typer.Exit(0 if valid else 1)
 
 
@@ -465,7 +515,7 @@ VERIFY_NO_MODEL = (
 )
 
 
-@app.command("verify")
+@app.command("verify", cls=PlainHelpCommand)
 def verify_command(
     paths: Annotated[list[str], typer.Argument(help="Artifacts, or folders to search for them.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
@@ -617,7 +667,7 @@ def apply_command(
 REPORT_FORMATS = ("md", "html", "json")
 
 
-@app.command("report")
+@app.command("report", cls=PlainHelpCommand)
 def report_command(
     artifact: Annotated[str, typer.Argument(help="A duel artifact.")],
     format_: Annotated[
@@ -661,11 +711,11 @@ def report_command(
     Exit 0 when the report is written, 1 on an error (an artifact that cannot be read or is not a duel artifact, no model for --assess, an assessor that gave no answer), 2 on wrong flags.
     """
     if format_ not in REPORT_FORMATS:
-        report_usage_error(f"--format must be one of {', '.join(REPORT_FORMATS)}, not {format_!r}")
+        usage_error(f"--format must be one of {', '.join(REPORT_FORMATS)}, not {format_!r}")
     if not os.path.exists(artifact):
-        report_usage_error(f"no such file: {artifact}")
+        usage_error(f"no such file: {artifact}")
     if not assess and (assessor or base_url or refresh_assessment):
-        report_usage_error("--assessor, --base-url and --refresh-assessment need --assess")
+        usage_error("--assessor, --base-url and --refresh-assessment need --assess")
     from ..review.report_files import read_report
 
     if assess:
@@ -721,13 +771,7 @@ def assess_report(artifact: str, assessors: list[str], base_url: str | None, *, 
         fail(run.failures[0])
 
 
-def report_usage_error(message: str) -> NoReturn:
-    """A misused ``duel report``: its message on stderr, exit 2."""
-    typer.echo(printable(f"duel report: {message}"), err=True)
-    raise typer.Exit(2)
-
-
-@app.command("skill")
+@app.command("skill", cls=PlainHelpCommand)
 def skill_command(
     harness: Annotated[str, typer.Option("--harness", help="claude-code, codex or generic.")],
     install: Annotated[
@@ -742,7 +786,14 @@ def skill_command(
         ),
     ] = False,
     home: Annotated[str, typer.Option("--home", help="Home folder for --scope user.")] = "~",
-    project: Annotated[str, typer.Option("--project", help="Project folder for --scope project.")] = ".",
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            help="Project folder for --scope project (default: the folder holding duel.toml, as the configuration "
+            "finds it, else the top of the git work tree, else the current folder).",
+        ),
+    ] = None,
 ) -> None:
     """Print (or --install) the instructions an agent follows to take part through `duel tools`.
 
@@ -750,6 +801,7 @@ def skill_command(
     Codex: a marked section of AGENTS.md (project), or ~/.codex/prompts/duel.md (user).
     Installing again changes nothing; a file duel did not write is kept unless --force.
     """
+    from ..configuration import project_folder
     from ..errors import invalid_argument
     from .skill import HARNESSES, SCOPES, install_report, render
 
@@ -761,15 +813,15 @@ def skill_command(
         if not install:
             typer.echo(render(harness), nl=False)
             raise typer.Exit(0)
-        for item in install_report(
-            harness, scope=scope, home=Path(home).expanduser(), project=Path(project).expanduser(), force=force
-        ):
+        home_folder = Path(os.path.abspath(os.path.expanduser(home)))
+        folder = Path(project).expanduser() if project else project_folder(Path.cwd(), home_folder=home_folder)
+        for item in install_report(harness, scope=scope, home=home_folder, project=folder, force=force):
             typer.echo(f"{item.action}: {item.path}")
     except DuelError as exc:
         fail(exc)
 
 
-@app.command("watch")
+@app.command("watch", cls=PlainHelpCommand)
 def watch_command(
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
@@ -793,14 +845,15 @@ def watch_command(
     try:
         config = load(Flags(debate_dir_, store))
         service = DuelService(config.debate_dir, store=config.store)
-        follow(service, pick_duel(service, duel_id), display_for(sys.stdout))
+        last = follow(service, pick_duel(service, duel_id), display_for(sys.stdout))
     except DuelError as exc:
         fail(exc)
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    typer.echo(review_line(last.debate_path), err=True)
 
 
-@app.command("list")
+@app.command("list", cls=PlainHelpCommand)
 def list_command(
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
@@ -831,11 +884,48 @@ def list_command(
     raise typer.Exit(1 if any(isinstance(row, UnreadableDuel) for row in rows) else 0)
 
 
-store_app = typer.Typer(help="The PostgreSQL store: duels across machines.", no_args_is_help=True)
+@app.command("abandon", cls=PlainHelpCommand)
+def abandon_command(
+    duel_id: Annotated[str, typer.Argument(help="The duel to close (`duel list` shows the ids).")],
+    reason: Annotated[str, typer.Option("--reason", help="Why it is abandoned: recorded in the artifact.")],
+    participant_id: Annotated[
+        str | None,
+        typer.Option(
+            "--participant-id",
+            help="Abandon as this participant, with its token in $DUEL_PARTICIPANT_TOKEN (default: as the owner "
+            "of the debate dir).",
+        ),
+    ] = None,
+    debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
+    store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the closed duel's status on stdout.")] = False,
+) -> None:
+    """Close a duel nobody will finish as INVALIDATED, with the reason recorded, whoever holds the floor.
+
+    Any of its participants may (with its token), or the owner of the debate dir.
+    """
+    from ..configuration import Flags
+    from ..coordination.results import Seat
+    from ..coordination.service import DuelService
+
+    token = os.environ.get("DUEL_PARTICIPANT_TOKEN", "")
+    seat = None if participant_id is None else Seat(duel_id, participant_id, token)
+    try:
+        config = load(Flags(debate_dir_, store))
+        status = DuelService(config.debate_dir, store=config.store).abandon(duel_id, reason=reason, seat=seat)
+    except DuelError as exc:
+        fail(exc, as_json=as_json)
+    if as_json:
+        typer.echo(json.dumps({"success": True, **status.to_dict()}, ensure_ascii=False))
+    typer.echo(printable(f"duel: {duel_id} closed {status.duel.outcome}: {status.duel.reason}"), err=True)
+    typer.echo(review_line(status.duel.debate_path), err=True)
+
+
+store_app = typer.Typer(cls=PlainHelpGroup, help="The PostgreSQL store: duels across machines.", no_args_is_help=True)
 app.add_typer(store_app, name="store")
 
 
-@store_app.command("init")
+@store_app.command("init", cls=PlainHelpCommand)
 def store_init_command(
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
 ) -> None:
@@ -856,7 +946,7 @@ def store_init_command(
     typer.echo(f"store {location} is ready")
 
 
-@app.command("pull")
+@app.command("pull", cls=PlainHelpCommand)
 def pull_command(
     duel_id: Annotated[str, typer.Option("--duel-id", help="The duel whose artifact to write.")],
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
@@ -875,12 +965,14 @@ def pull_command(
 
 
 config_app = typer.Typer(
-    help="The layered configuration: defaults, user, project and local files, environment, flags.", no_args_is_help=True
+    cls=PlainHelpGroup,
+    help="The layered configuration: defaults, user, project and local files, environment, flags.",
+    no_args_is_help=True,
 )
 app.add_typer(config_app, name="config")
 
 
-@config_app.command("trust")
+@config_app.command("trust", cls=PlainHelpCommand)
 def config_trust_command(
     files: Annotated[
         list[str] | None,
@@ -922,7 +1014,7 @@ def _trust_file(path: Path, root: Path | None) -> None:
     typer.echo(f"trusted {path} ({shown})")
 
 
-@config_app.command("show")
+@config_app.command("show", cls=PlainHelpCommand)
 def config_show_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
     lineup: Annotated[

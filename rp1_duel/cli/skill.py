@@ -150,10 +150,15 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "wrong `$DUEL_ID`, `$PARTICIPANT_ID` or `$DEBATE_DIR`: take them from your join",
     ),
     (
-        (ErrorCode.TARGET_NOT_ABSOLUTE, ErrorCode.TARGET_NOT_MARKDOWN, ErrorCode.TARGET_UNREADABLE),
+        (
+            ErrorCode.TARGET_NOT_ABSOLUTE,
+            ErrorCode.TARGET_NOT_MARKDOWN,
+            ErrorCode.TARGET_UNREADABLE,
+            ErrorCode.TARGET_EMPTY,
+        ),
         "stop",
         (
-            "at join, `--target` must be the absolute path of a readable UTF-8 `.md` file; during a duel "
+            "at join, `--target` must be the absolute path of a readable UTF-8 `.md` file with text in it; during a duel "
             "(the source vanished) `details.next_step` is `close`, with `INVALIDATED`"
         ),
     ),
@@ -323,8 +328,8 @@ def _body(harness: str) -> str:
     return f"""\
 # duel: debate a Markdown document with another agent
 
-You are one of two participants in a duel about a Markdown document (the source). You take
-turns; on yours you append one Markdown turn to the debate record (the artifact) through
+You are one of the participants (two in a duel, up to eight in a panel) in a debate about a Markdown
+document (the source). You take turns; on yours you append one Markdown turn to the debate record (the artifact) through
 `duel tools`, which checks every rule and refuses a broken turn. Each command prints one JSON
 object, `{{"success": true, "data": {{…}}}}` or `{{"success": false, "error": {{"code", "message", "details"}}}}`.
 Read `data.next_step` from every answer and run the command the table in section 2 gives for it,

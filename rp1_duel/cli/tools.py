@@ -61,7 +61,7 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
     "join": (
         "join, create or resume the duel about a source and topic",
         [
-            ("--target", {"help": "absolute path of the source (.md)"}),
+            ("--target", {"help": "path of the source (.md); a relative one is made absolute"}),
             ("--topic", {"help": "topic [default: the source's first heading]"}),
             _DIR,
             ("--participant-name", {"help": "your display name"}),
@@ -235,7 +235,7 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
         # $DUEL_PARTICIPANT_TOKEN only counts with --participant-id: a plain status stays read-only.
         status = service.status(
             args.duel_id,
-            target=args.target,
+            target=args.target and os.path.abspath(args.target),
             topic=args.topic,
             participant_id=args.participant_id,
             participant_token=token if args.participant_id else args.participant_token,
@@ -290,7 +290,7 @@ def _join(service: DuelService, args: argparse.Namespace, config: Config, token:
     if args.participant_name is None:
         raise invalid_argument("--participant-name is required")
     return service.join(
-        target=args.target,
+        target=os.path.abspath(args.target),  # relative to the working directory, as duel join takes it
         participant_name=args.participant_name,
         topic=args.topic,
         harness=args.harness,

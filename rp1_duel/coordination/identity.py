@@ -15,17 +15,20 @@ from ..errors import DuelError, invalid_argument
 from ..vocabulary import ErrorCode
 
 if TYPE_CHECKING:
+    from ..settings import DuelSettings
     from ..turns.source import SourceDocument
 
 __all__ = [
     "MARKDOWN_SUFFIXES",
     "SLUG_MAX",
+    "check_join_inputs",
     "check_name",
     "check_single_line",
     "hash_token",
     "name_problem",
     "new_token",
     "printable",
+    "resolve_join_target",
     "resolve_target",
     "resolve_topic",
     "signer_problem",
@@ -64,6 +67,22 @@ def resolve_target(raw: str | None) -> SourceDocument:
         return read_source(real)
     except SourceUnreadable as exc:
         raise DuelError(ErrorCode.TARGET_UNREADABLE, f"cannot read target {raw}: {exc.reason}") from None
+
+
+def resolve_join_target(raw: str | None) -> SourceDocument:
+    """The source a join may debate: :func:`resolve_target`, and not empty or blank
+    (``TARGET_EMPTY``): there would be nothing to cite, and every turn would fail its rules."""
+    source = resolve_target(raw)
+    if not source.text.strip():
+        raise DuelError(ErrorCode.TARGET_EMPTY, f"target {source.path} is empty: write the document first")
+    return source
+
+
+def check_join_inputs(target: str, settings: DuelSettings) -> None:
+    """What a join will refuse that is known here, checked before a model is looked up or
+    asked: the settings' ranges, then the source (section 2, ``TARGET_EMPTY``)."""
+    settings.check()
+    resolve_join_target(target)
 
 
 def resolve_topic(topic: str | None, source: SourceDocument) -> str:

@@ -19,6 +19,7 @@ from typing import Literal
 from ..clock import Instant, iso
 from ..errors import DuelError, invalid_argument
 from ..schedule import CHAIR_SEAT
+from ..settings import DuelSettings
 from ..vocabulary import (
     ACTIVE,
     CLAIM_LOCK,
@@ -66,6 +67,7 @@ __all__ = [
     "refuse_takeover",
     "retry_after",
     "seat_reclaimable",
+    "settings_note",
     "timeout_due",
     "timeout_reason",
     "turn_deadline",
@@ -222,6 +224,26 @@ def has_written(state: DuelState, participant: Participant) -> bool:
     return any(turn.participant_id == participant.id for turn in state.turns)
 
 
+def settings_note(state: DuelState, asked: DuelSettings) -> str | None:
+    """Which of the duel's settings differ from those a join of the existing duel asked for: the
+    duel's stand, fixed by the join that created it (section 2), and the joiner is told so."""
+    has = state.schedule
+    pairs = [
+        ("max_turns", has.max_turns, asked.max_turns),
+        ("lease_seconds", state.lease_seconds, asked.lease_seconds),
+        ("peer_wait_seconds", state.peer_wait_seconds, asked.peer_wait_seconds),
+        ("turn_timeout_seconds", state.turn_timeout_seconds, asked.turn_timeout_seconds),
+        ("seats", has.seats, asked.seats),
+        ("chair", has.chair, asked.chair),
+    ]
+    differ = [f"{name} {ours} (not {theirs})" for name, ours, theirs in pairs if theirs is not None and ours != theirs]
+    return f"the duel's own settings apply: {', '.join(differ)}" if differ else None
+
+
+# The service answers both fronts, whose name flags differ.
+_ANOTHER_NAME = "--name in duel join, --participant-name in duel tools join"
+
+
 def refuse_takeover(
     state: DuelState, holder: Participant, model_id: str, *, with_token: bool, now: Instant
 ) -> DuelError | None:
@@ -235,14 +257,14 @@ def refuse_takeover(
         return DuelError(
             ErrorCode.DUEL_FULL,
             f"seat {holder.seat} is held by {seated}, which has written turns: "
-            f"its model is fixed; join with another --participant-name",
+            f"its model is fixed; join under another name ({_ANOTHER_NAME})",
         )
     if with_token or seat_reclaimable(state, holder, now):
         return None
     return DuelError(
         ErrorCode.SEAT_TAKEN,
         f"seat {holder.seat} is held by {seated}, which has written no turn yet: pass its token to take it "
-        f"over with model {model_id}, or join with another --participant-name",
+        f"over with model {model_id}, or join under another name ({_ANOTHER_NAME})",
         {"seat": holder.seat, "reclaimable_at": iso(state.wall_time(reclaimable_from(state, holder)))},
     )
 

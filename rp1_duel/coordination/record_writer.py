@@ -22,7 +22,7 @@ from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_proble
 from ..turns.raw_html import find_raw_html
 from ..turns.rules import validate_turn
 from ..turns.source import SourceUnreadable
-from ..vocabulary import ACTIVE, CLOSED, WRAPPERS, ErrorCode
+from ..vocabulary import ACTIVE, CLOSED, INVALIDATED, WRAPPERS, ErrorCode
 from . import policy
 from .events import (
     CandidateConvergence,
@@ -39,6 +39,7 @@ from .store import Transaction
 
 __all__ = [
     "RecordCheck",
+    "abandon_duel",
     "append_turn",
     "check_record",
     "close_duel",
@@ -376,6 +377,25 @@ def close_duel(
     tx.emit(DuelClosed(outcome, state.reason), by=me.id)
     if seal:
         tx.emit(DuelSealed(me.seat), by=me.id)
+
+
+def abandon_duel(tx: Transaction, reason: str) -> None:
+    """Close ``tx``'s open duel ``INVALIDATED`` with ``reason``, whoever holds the floor (section 8,
+    "Abandoning a duel"): the turns stay as recorded, no revision is written, a live lease ends."""
+    state = tx.state
+    check_conclusion(reason, None)
+    check = check_record(tx)
+    if check.problem:
+        _mark_invalid(tx, check.problem)
+    state.status, state.outcome, state.closed_at = CLOSED, INVALIDATED, tx.now.wall
+    state.reason = "; ".join(r for r in (state.invalid_reason, reason) if r)
+    conclusion = Conclusion(INVALIDATED, iso(tx.now.wall), state.candidate_convergence, state.reason, None)
+    state.conclusion_sha256 = artifact.sha256_text(artifact.conclusion_text(conclusion))
+    if state.lease is not None:
+        tx.emit(LockReleased(state.lease.fence), by=None)
+        state.lease = None
+    write_artifact(tx, artifact.turns_region(check.text) if state.invalid_reason else check.blocks, conclusion)
+    tx.emit(DuelClosed(INVALIDATED, state.reason), by=None)
 
 
 def _revision_ending(tx: Transaction, check: RecordCheck, outcome: str) -> RevisionEnding:

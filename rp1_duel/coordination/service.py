@@ -29,6 +29,7 @@ from .identity import (
     check_single_line,
     hash_token,
     new_token,
+    resolve_join_target,
     resolve_target,
     resolve_topic,
     signer_problem,
@@ -179,7 +180,7 @@ class DuelService:
         if role == Role.CHAIR:
             settings = replace(settings, chair=True)
         settings.check()
-        source = resolve_target(target)
+        source = resolve_join_target(target)
         topic_text = resolve_topic(topic, source)
         slug = slugify(topic_text)
         key = self.store.target_key(source, slug)
@@ -188,7 +189,8 @@ class DuelService:
             with self.store.joining():
                 index = self.store.read_index()
                 duel_id = index.get(key)
-                if duel_id is None or self.store.read_state(duel_id).status != ACTIVE:
+                created = duel_id is None or self.store.read_state(duel_id).status != ACTIVE
+                if duel_id is None or created:
                     duel_id = self._create(source, topic_text, slug, key, settings, index)
                 with self.transaction(duel_id) as tx:
                     self._check_source(tx.state, source)
@@ -199,7 +201,12 @@ class DuelService:
                     participant.signer = participant.signer or signer  # a returning seat's shows at its next write
                     participant.persona = persona or participant.persona
                     return JoinResult.of(
-                        tx.state, participant, token=token, now=tx.now, debate_path=self._debate_path(tx.state)
+                        tx.state,
+                        participant,
+                        token=token,
+                        now=tx.now,
+                        debate_path=self._debate_path(tx.state),
+                        settings_note=None if created else policy.settings_note(tx.state, settings),
                     )
 
     def _create(
@@ -598,11 +605,16 @@ class DuelService:
 
     # -- for watchers: read-only, lock-free, cheap ------------------------------------------
     def duel_ids(self) -> list[str]:
-        """Every duel of the debate dir, open or closed, in id order; none without ``.duel/``."""
+        """Every duel of the debate dir, open or closed, in id order; none without ``.duel/``.
+        ``DEBATE_DIR_INVALID`` when the debate dir itself does not exist: a mistyped path is no empty list."""
         with self.store.errors():
             try:
                 self.store.check_readable()
             except DuelError as exc:
+                if isinstance(self.store, DirectoryStore) and not self.debate.root.exists():
+                    raise DuelError(
+                        ErrorCode.DEBATE_DIR_INVALID, f"no debate dir {self.debate.root}: no duel was started there"
+                    ) from None
                 if exc.code == ErrorCode.DUEL_NOT_FOUND:  # no state folder: no duel yet
                     return []
                 raise
@@ -681,6 +693,39 @@ class DuelService:
                 outcome=state.outcome,
                 reason=state.reason,
             )
+
+    def abandon(self, duel_id: str, *, reason: str, seat: Seat | None = None) -> StatusResult:
+        """Close an open duel ``INVALIDATED`` with ``reason`` (section 8, "Abandoning a duel"), as one of its
+        participants (``seat``, with its token) or, without one, as the owner of the debate dir: a
+        duel nobody will finish no longer waits for a timeout nobody claims.
+
+        ``PARTICIPANT_AUTH_FAILED`` for a wrong seat, or without one in a database store (it has no
+        owner); ``DUEL_CLOSED`` once closed; ``INVALID_ARGUMENT`` without a reason."""
+        from .record_writer import abandon_duel  # the Markdown parser is paid for only by a close
+
+        reason = reason.strip()
+        if not reason:
+            raise invalid_argument("abandoning a duel needs --reason", flag="--reason")
+        check_single_line("--reason", value=reason, max_len=1000)
+        with self.transaction(duel_id) as tx:
+            if seat is not None:
+                by = self._authenticate(tx.state, seat)
+                who = f"{by.display_name} (seat {by.seat})"
+            elif isinstance(self.store, DirectoryStore):  # its state folder admits its owner alone (section 6)
+                import getpass  # the name the close records: read only here
+
+                user = f"uid {os.getuid()}"
+                with contextlib.suppress(KeyError, OSError):  # a uid with no name (a container's)
+                    user = getpass.getuser()
+                who = f"{user}, the owner of the debate dir"
+            else:
+                raise DuelError(
+                    ErrorCode.PARTICIPANT_AUTH_FAILED,
+                    "only a participant with its token, or the owner of the debate dir, may abandon a duel",
+                )
+            _raise(policy.refuse_if_closed(tx.state))
+            abandon_duel(tx, f"abandoned by {who}: {reason}")
+        return self.status(duel_id)
 
     def seal(self, seat: Seat, signing_key: str | os.PathLike[str]) -> SealResult:
         """Sign the closed duel's ending as ``seat`` (section 6, "Sealed endings"), once a seat.

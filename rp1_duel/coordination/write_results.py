@@ -34,10 +34,18 @@ class JoinResult(DuelResult):
     schedule: Schedule
     lease_seconds: int
     peer_wait_until: float
+    settings_note: str | None = None  # joining an existing duel: which of its settings differ from those asked
 
     @classmethod
     def of(
-        cls, state: DuelState, participant: Participant, *, token: str, now: Instant, debate_path: str
+        cls,
+        state: DuelState,
+        participant: Participant,
+        *,
+        token: str,
+        now: Instant,
+        debate_path: str,
+        settings_note: str | None = None,
     ) -> JoinResult:
         """The answer to ``participant``'s join of ``state``, handing it ``token``."""
         return cls(
@@ -52,6 +60,7 @@ class JoinResult(DuelResult):
             schedule=state.schedule,
             lease_seconds=state.lease_seconds,
             peer_wait_until=state.wall_time(policy.peer_wait_until(state)),
+            settings_note=settings_note,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,6 +80,7 @@ class JoinResult(DuelResult):
             **({"chair": True} if self.schedule.chair else {}),  # only when set: other duels' JSON is unchanged
             "lease_seconds": self.lease_seconds,
             "peer_wait_until": iso(self.peer_wait_until),
+            **({"settings_note": self.settings_note} if self.settings_note else {}),
         }
 
 

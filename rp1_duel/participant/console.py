@@ -133,6 +133,16 @@ class ConsoleReporter:
             found = ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
             self._write_line(f"{_turn(number, writer)}: {_citations(sum(counts.values()))} checked ({found})")
 
+    def end_live_line(self) -> None:
+        """Stop the live line and end it where it stands, so that what is printed next (Ctrl-C's
+        message, an error) starts a line of its own; the last progress drawn stays readable."""
+        self._stop_ticker()
+        with self._lock:
+            if self._drawn:
+                self.stream.write("\n")
+                self.stream.flush()
+                self._drawn = False
+
     # -- the live line ---------------------------------------------------------------
     def _activity(self) -> str:
         now = time.monotonic()

@@ -461,6 +461,8 @@ class Duelist:
             )
         taken = "the chair" if seat.number == CHAIR_SEAT else f"seat {seat.number}"
         self.report.state(PREPARING, f"{taken} of duel {seat.duel_id} → {joined.debate_path}")
+        if joined.settings_note:
+            self.report.state(PREPARING, joined.settings_note)
         return seat
 
     def _enter(self, state: ParticipantState, detail: str) -> None:

@@ -9,12 +9,13 @@ stalling: a debater is paid for the objections that survive and for dropping tho
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Final
 
 from ..configuration import Persona
 
-__all__ = ["BUILT_IN", "Persona", "available", "persona_label", "resolve"]
+__all__ = ["BUILT_IN", "Persona", "available", "persona_label", "played", "resolve"]
 
 BUILT_IN: Final = {
     persona.name: persona
@@ -109,3 +110,17 @@ def persona_label(persona: Persona | str | None) -> str | None:
     if persona is None:
         return None
     return persona.name if isinstance(persona, Persona) else "custom"
+
+
+def played(value: str | None, custom: Mapping[str, Persona]) -> str | None:
+    """What ``duel join`` says of ``--persona`` before it starts: the named persona played, or the free text
+    played as written, with the name it is close to (``skeptik``: a typo that would pass silently)."""
+    if value is None:
+        return None
+    persona = resolve(value, custom)
+    if isinstance(persona, Persona):
+        return f"persona: {persona.name}"
+    shown = value if len(value) <= 60 else f"{value[:57]}..."
+    close = difflib.get_close_matches(value.strip().lower(), available(custom), n=1, cutoff=0.75)
+    near = f" (did you mean --persona {close[0]}? `duel config show` lists the named ones)" if close else ""
+    return f"persona: as written, {shown!r}{near}"

@@ -111,7 +111,7 @@ class ArtifactReport:
         the sidecar's standing and note."""
         verdict = "valid" if self.valid else "INVALID"
         outcome = self.outcome or (f"open, implies {self.implied_outcome}" if self.implied_outcome else "open")
-        lines = [f"{self.path}: {verdict} ({self.turns} turns, {outcome})"]
+        lines = [f"{self.path}: {verdict} ({self.turns} turn{'' if self.turns == 1 else 's'}, {outcome})"]
         for problem in self.problems:
             where = f"line {problem.line}: " if problem.line else ""
             lines.append(f"  {where}{problem.code} {problem.message}")
@@ -126,7 +126,8 @@ class ArtifactReport:
         if self.verification is not None:
             found = self.verification
             counts = ", ".join(f"{count} {verdict}" for verdict, count in found.verdicts.items())
-            covered = "" if found.turns is None else f", {found.turns} turns covered ({counts or 'no citations'})"
+            turns = f"{found.turns} turn{'' if found.turns == 1 else 's'}"
+            covered = "" if found.turns is None else f", {turns} covered ({counts or 'no citations'})"
             lines.append(f"  verification: {found.status}{covered}")
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
@@ -138,11 +139,14 @@ def validate_paths(
     root: str | os.PathLike[str] | None = None,
     allowed_signers: str | os.PathLike[str] | None = None,
     require_verified: bool = False,
+    strict: bool = False,
 ) -> list[ArtifactReport]:
     """:func:`validate_file` for every artifact ``paths`` name: files as given, folders
     searched for artifacts (:func:`collect`)."""
     return [
-        validate_file(path, root=root, allowed_signers=allowed_signers, require_verified=require_verified)
+        validate_file(
+            path, root=root, allowed_signers=allowed_signers, require_verified=require_verified, strict=strict
+        )
         for path in collect(list(paths))
     ]
 
@@ -153,6 +157,7 @@ def validate_file(
     root: str | os.PathLike[str] | None = None,
     allowed_signers: str | os.PathLike[str] | None = None,
     require_verified: bool = False,
+    strict: bool = False,
 ) -> ArtifactReport:
     """Replay a committed artifact on its own (docs/protocol.md section 6, ``duel validate``).
 
@@ -161,6 +166,7 @@ def validate_file(
     With ``allowed_signers`` (an ssh-keygen allowed signers file) every turn must be signed
     by a principal it names; without, signatures present are checked for integrity only.
     ``require_verified``: a current verification sidecar with no fabricated citation is required.
+    ``strict``: turns whose source locators could not be checked (no source) are a problem, not a note.
     """
     path = Path(path)
     report = ArtifactReport(str(path))
@@ -180,6 +186,9 @@ def validate_file(
     report.status, report.outcome = front.status, front.outcome
     if record.source_note:
         report.notes.append(record.source_note)
+    if strict and record.source is None and record.parsed.blocks:
+        why = record.source_note or "no source"
+        add(Problem(RecordCode.SOURCE_NOT_CHECKED, f"no citation of the source was checked ({why})"))
     blocks, schedule = record.parsed.blocks, front.schedule
     for chained in chain_problems(blocks, first=schedule.first):
         add(Problem(chained.code, chained.message, chained.block.line, chained.block.n))

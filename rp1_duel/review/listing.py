@@ -14,7 +14,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from ..clock import Instant, iso
-from ..coordination.results import ParticipantView, StatusResult
+from ..coordination.results import DuelInfo, ParticipantView, StatusResult
 from ..coordination.service import DuelService
 from ..errors import DuelError
 from ..schedule import Schedule
@@ -36,10 +36,11 @@ OPEN, CLOSED = "open", "closed"
 UNREADABLE = "unreadable"
 
 
-def present(participant: ParticipantView, lease_seconds: int, now: float) -> bool:
-    """Seen within a lease: the idleness after which its seat may be reclaimed (section 3).
-    A live participant is seen at least every third of a lease, waiting or writing."""
-    return now - participant.last_seen_at < lease_seconds
+def present(participant: ParticipantView, duel: DuelInfo, now: float) -> bool:
+    """In an open duel and seen within a lease: the idleness after which its seat may be reclaimed
+    (section 3). A live participant is seen at least every third of a lease, waiting or writing;
+    nobody is present in a closed duel, however lately it was seen."""
+    return duel.status == ACTIVE and now - participant.last_seen_at < duel.lease_seconds
 
 
 @dataclass(frozen=True)
@@ -126,9 +127,7 @@ def listed(status: StatusResult, now: Instant) -> ListedDuel:
     """
     duel = status.duel
     participants = tuple(
-        ListedParticipant(
-            p.seat, p.display_name, p.harness, p.model_id, p.last_seen_at, present(p, duel.lease_seconds, now.wall)
-        )
+        ListedParticipant(p.seat, p.display_name, p.harness, p.model_id, p.last_seen_at, present(p, duel, now.wall))
         for p in status.participants
     )
     last = max([duel.created_at, duel.closed_at or duel.created_at, *(p.last_seen_at for p in participants)])

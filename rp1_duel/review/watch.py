@@ -146,7 +146,7 @@ def _describe_seat(data: EventData, who: str, time_of: TimeFormat) -> str | None
     if isinstance(data, ParticipantRegistered):
         return f"{who} joined seat {data.seat} ({data.harness} / {data.model_id})"
     if isinstance(data, ParticipantWaiting):
-        return f"{who} waits for a second participant until {time_of(epoch(data.until))}"
+        return f"{who} waits for every seat to be taken until {time_of(epoch(data.until))}"
     if isinstance(data, ParticipantResumed):
         return f"{who} resumed seat {data.seat}"
     if isinstance(data, SeatReclaimed):

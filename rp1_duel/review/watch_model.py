@@ -98,7 +98,7 @@ def view_of(status: StatusResult, now: float, stances: Mapping[str, str] | None 
             p.display_name,
             p.harness,
             p.model_id,
-            present(p, duel.lease_seconds, now),
+            present(p, duel, now),
             max(0.0, now - p.last_seen_at),
             p.id == holder,
             status.next_turn_seat == p.seat and duel.pending_outcome is None and duel.invalid_reason is None,
@@ -150,10 +150,17 @@ def situation(view: WatchView, time_of: TimeFormat = iso) -> tuple[str, ...]:
     if view.invalid_reason:
         return f"the record is invalid ({view.invalid_reason}): a participant must close the duel INVALIDATED", floor
     if view.pending_outcome:
-        return f"{view.pending_outcome} reached after {view.turn_count} turns: a participant must close the duel", floor
+        turns = f"{view.turn_count} turn{'' if view.turn_count == 1 else 's'}"
+        return f"{view.pending_outcome} reached after {turns}: a participant must close the duel", floor
     if view.peer_wait_left is not None:  # not every seat is taken
         wait, alone = view.peer_wait_left, len(view.seats) < 2
-        awaited = "a second participant" if alone else f"more participants ({len(view.seats)} joined)"
+        joined, total = len(view.seats), view.schedule.seats + view.schedule.chair
+        missing = total - joined
+        awaited = (
+            "a second participant"
+            if total == 2
+            else f"{missing} more participant{'' if missing == 1 else 's'} ({joined} of {total} joined)"
+        )
         return (
             f"waiting for {awaited}, {countdown(wait)} left"
             if wait > 0
