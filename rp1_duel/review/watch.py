@@ -201,9 +201,12 @@ def _describe_check(data: EventData, who: str) -> str | None:
         used = data.usage
         cached = f" ({used.cache_read_tokens} cached)" if used.cache_read_tokens else ""
         retries = f", {used.retries} retries" if used.retries else ""
+        about_input, about_output = (
+            "~" if estimated else "" for estimated in (used.input_estimated, used.output_estimated)
+        )
         return (
-            f"{who}'s model on turn {data.turn_number}: {used.input_tokens} tokens in{cached}, "
-            f"{used.output_tokens} out, {used.seconds:.1f} s{retries}"
+            f"{who}'s model on turn {data.turn_number}: {about_input}{used.input_tokens} tokens in{cached}, "
+            f"{about_output}{used.output_tokens} out, {used.seconds:.1f} s{retries}"
         )
     return None
 
