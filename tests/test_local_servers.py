@@ -74,7 +74,7 @@ def test_an_empty_stream_whose_probe_answers_is_the_turn_counted_as_two_requests
 def test_an_empty_stream_whose_probe_fails_for_a_while_is_a_cut_stream_retried(monkeypatch):
     with FakeOpenAIServer(flavor="llama-cpp-python") as server:
         monkeypatch.setattr(server, "stream", lambda body, chunks, action: iter(()))
-        server.script = [{}, {"status": 503}]
+        server.script = [{}, {"status": 503}, {"status": 503}]  # the stream, the probe and its one retry
         error = failure(server, history="")
 
     assert (error.code, error.retryable) == (ErrorCode.PROVIDER_UNAVAILABLE, True)

@@ -142,8 +142,11 @@ class OpenAIProvider:
         self, messages: list[ChatCompletionMessageParam], request: TurnRequest, ceiling: int | None, prompt: int
     ) -> Composition:
         """The request sent again, not streamed, once: its error says why the stream was empty."""
+        # llama-cpp-python breaks the connection its empty stream came on, and the SDK's pool hands it
+        # out again: one SDK retry sends the probe on a new connection.
+        client = self._client.with_options(max_retries=1)
         try:
-            completion = self._client.chat.completions.create(
+            completion = client.chat.completions.create(
                 model=self.model,
                 messages=messages,
                 prompt_cache_key=request.cache_key,
