@@ -29,6 +29,7 @@ __all__ = [
     "LINEUP",
     "LOCAL",
     "LOCAL_FILE",
+    "MAX_OUTPUT_TOKENS_RANGE",
     "PROJECT",
     "PROJECT_FILE",
     "USER",
@@ -85,12 +86,13 @@ class Persona(NamedTuple):
 
 
 class ModelDefaults(NamedTuple):
-    """``[model]``: the defaults of ``duel join --provider/--model/--base-url/--reasoning``."""
+    """``[model]``: the defaults of ``duel join --provider/--model/--base-url/--reasoning/--max-output-tokens``."""
 
     provider: str | None = None
     model: str | None = None
     base_url: str | None = None
     reasoning: ReasoningLevel | None = None
+    max_output_tokens: int | None = None
 
 
 class SeatSpec(NamedTuple):
@@ -101,6 +103,7 @@ class SeatSpec(NamedTuple):
     model: str | None = None
     base_url: str | None = None
     reasoning: ReasoningLevel | None = None
+    max_output_tokens: int | None = None
     persona: str | None = None  # a persona's name (participant.personas), or free text
     position: str | None = None
 
@@ -190,6 +193,15 @@ def _one_of(choices: Sequence[str]) -> Check:
     return lambda value: None if value in choices else f"must be one of {', '.join(choices)}, got {value!r}"
 
 
+# The output ceiling a request may be given: beyond any model's window, but a number a server takes.
+MAX_OUTPUT_TOKENS_RANGE: Final = (1, 1_000_000)
+
+
+def _output_ceiling(value: int) -> str | None:
+    low, high = MAX_OUTPUT_TOKENS_RANGE
+    return None if low <= value <= high else f"must be between {low} and {high}, got {value}"
+
+
 def _text(value: str) -> str | None:
     return None if value.strip() else "must not be empty"
 
@@ -206,6 +218,7 @@ MODEL_KEYS: Final = {
     "model": TEXT,
     "base_url": TEXT,
     "reasoning": Value(str, _one_of(REASONING_LEVELS)),
+    "max_output_tokens": Value(int, _output_ceiling),
 }
 SEAT = Table({"name": TEXT, **MODEL_KEYS, "persona": TEXT, "position": TEXT})
 MAX_SEATS: Final = SETTINGS["seats"].high
@@ -581,10 +594,17 @@ class Flags(NamedTuple):
     peer_wait_seconds: int | None = None
     turn_timeout_seconds: int | None = None
     seats: int | None = None
+    max_output_tokens: int | None = None  # model.max_output_tokens
 
     def layer(self) -> Layer:
         """The flags as the top layer: only those given, under their dotted keys."""
-        model = {"provider": self.provider, "model": self.model, "base_url": self.base_url, "reasoning": self.reasoning}
+        model = {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url": self.base_url,
+            "reasoning": self.reasoning,
+            "max_output_tokens": self.max_output_tokens,
+        }
         duel = {name: getattr(self, name) for name in SETTINGS}
         data = _given({"debate_dir": self.debate_dir, "store": self.store, "model": model, "duel": duel})
         return Layer(FLAGS, "", data)

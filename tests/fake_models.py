@@ -25,6 +25,14 @@ with any of:
   (the client sees the connection drop);
 - ``think_seconds``: stay silent that long before the first chunk (keep-alives only, as
   a reasoning model does).
+
+``FakeOpenAIServer(flavor=…, context_window=N)`` answers as a local server does (the prompt
+counted as ``_input_tokens``, the answer a token a chunk): ``"llama-cpp-python"`` answers a
+streamed prompt longer than the window with HTTP 200 and an empty stream and an unstreamed
+one with its HTTP 400 ``context_length_exceeded``, sends no usage chunk, and reads
+``max_tokens`` but not ``max_completion_tokens``; ``"llama-server"`` (llama.cpp) answers HTTP
+400 ``exceed_context_size_error``. Either ends an answer with ``finish_reason: "length"`` when
+the window fills up.
 """
 
 from __future__ import annotations
@@ -76,6 +84,8 @@ class FakeModelServer(LocalServer):
         cache_write_tokens: int = 0,
         models: list[str] | None = None,
         lookup: str = "retrieve",
+        flavor: str = "openai",
+        context_window: int | None = None,
     ):
         # All of these are read at each request, so a test may change them between requests.
         self.responder = responder
@@ -88,6 +98,8 @@ class FakeModelServer(LocalServer):
         self.cache_write_tokens = cache_write_tokens
         self.models = models  # the models served (others are 404, as real APIs answer); None: any name
         self.lookup = lookup  # GET /v1/models[/{id}]: "retrieve" both, "list" the list only (vLLM), "none"
+        self.flavor = flavor  # an OpenAI server's: "openai", "llama-cpp-python" or "llama-server" (docstring)
+        self.context_window = context_window  # prompt and answer, in tokens; None: no limit
         self.requests: list[dict] = []
         self.lookups: list[str] = []  # the paths of the model lookups (GET), kept apart from the requests
         self._requests_log = requests_log
@@ -115,6 +127,9 @@ class FakeModelServer(LocalServer):
             return _send_json(handler, status, self.error_body(status), headers)
         if self.models is not None and body.get("model") not in self.models:
             return _send_json(handler, 404, self.error_body(404))
+        refused = self.refusal(body)
+        if refused is not None:
+            return _send_json(handler, 400, refused)
         text = self.responder(body)
         chunks = re.findall(r"\s*\S+\s*|\s+", text)
         if not body.get("stream"):
@@ -171,6 +186,10 @@ class FakeModelServer(LocalServer):
             if self._requests_log is not None:
                 with self._requests_log.open("a", encoding="utf-8") as log:
                     log.write(json.dumps(record) + "\n")
+
+    def refusal(self, body: dict) -> dict | None:  # noqa: ARG002  a hook: this kind refuses nothing
+        """The HTTP 400 body of a request this server refuses before answering, if it does."""
+        return None
 
     # Each kind of server answers in its own format.
     def error_body(self, status: int) -> dict:
@@ -271,6 +290,35 @@ class FakeOpenAIServer(FakeModelServer):
     kind = "openai"
     path = "/v1/chat/completions"
 
+    def refusal(self, body: dict) -> dict | None:
+        prompt, window = _input_tokens(body), self.context_window
+        if window is None or prompt <= window:
+            return None
+        if self.flavor == "llama-server":
+            message = "the request exceeds the available context size, try increasing it"
+            error = {"code": 400, "message": message, "type": "exceed_context_size_error"}
+            return {"error": {**error, "n_prompt_tokens": prompt, "n_ctx": window}}
+        if self.flavor == "llama-cpp-python" and not body.get("stream"):  # streamed: 200 and nothing (stream)
+            message = (
+                f"This model's maximum context length is {window} tokens. However, you requested {prompt} tokens "
+                f"({prompt} in the messages, None in the completion). Please reduce the length of the messages "
+                "or completion."
+            )
+            error = {"message": message, "type": "invalid_request_error", "param": "messages"}
+            return {"error": {**error, "code": "context_length_exceeded"}}
+        return None
+
+    def fitted(self, body: dict, chunks: list[str]) -> tuple[list[str], bool]:
+        """The chunks the server sends, and whether it stopped for length: at its ceiling or a full window."""
+        ceiling_name = "max_completion_tokens" if self.flavor == "openai" else "max_tokens"
+        limits = [body.get(ceiling_name)]
+        if self.context_window is not None:
+            limits.append(self.context_window - _input_tokens(body))
+        limit = min((limit for limit in limits if limit is not None), default=None)
+        if self.truncated or (limit is not None and len(chunks) > limit):
+            return chunks[: max(limit or 0, 0)] if limit is not None else chunks, True
+        return chunks, False
+
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
@@ -282,8 +330,10 @@ class FakeOpenAIServer(FakeModelServer):
 
     def message(self, body: dict, text: str, output_tokens: int) -> dict:
         completion = self._envelope(body, "chat.completion")
-        answer = {"role": "assistant", "content": text}
-        finish_reason = self._finish_reason()
+        chunks, cut = self.fitted(body, re.findall(r"\s*\S+\s*|\s+", text))
+        answer = {"role": "assistant", "content": "".join(chunks)}
+        output_tokens = len(chunks)
+        finish_reason = "length" if cut else "stop"
         completion["choices"] = [{"index": 0, "message": answer, "logprobs": None, "finish_reason": finish_reason}]
         completion["usage"] = _openai_usage(body, output_tokens, self.cache_read_tokens)
         return completion
@@ -297,6 +347,10 @@ class FakeOpenAIServer(FakeModelServer):
             data["choices"] = [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]
             return _data(data)
 
+        window = self.context_window
+        if self.flavor == "llama-cpp-python" and window is not None and _input_tokens(body) > window:
+            return  # HTTP 200 and not one chunk
+        chunks, cut = self.fitted(body, chunks)
         yield chunk({"role": "assistant", "content": ""})
         try:
             for piece in self.paced(chunks, action):
@@ -314,8 +368,8 @@ class FakeOpenAIServer(FakeModelServer):
                 }
             )
             return
-        yield chunk({}, self._finish_reason())
-        if (body.get("stream_options") or {}).get("include_usage"):
+        yield chunk({}, "length" if cut else "stop")
+        if (body.get("stream_options") or {}).get("include_usage") and self.flavor != "llama-cpp-python":
             usage = self._envelope(body, "chat.completion.chunk")
             usage.update(choices=[], usage=_openai_usage(body, len(chunks), self.cache_read_tokens))
             yield _data(usage)
@@ -335,9 +389,6 @@ class FakeOpenAIServer(FakeModelServer):
             "model": body.get("model", ""),
             "system_fingerprint": None,
         }
-
-    def _finish_reason(self) -> str:
-        return "length" if self.truncated else "stop"
 
 
 def _anthropic_usage(body: dict, output_tokens: int, cache_read: int = 0, cache_write: int = 0) -> dict:

@@ -228,6 +228,7 @@ def test_merge_is_a_pure_rule_over_layers():
         ("[duel]\nmax_turns = 99\n", "duel.max_turns", "must be between 2 and 50, got 99"),
         ("[duel]\nseats = 3\nmax_turns = 2\n", "duel.max_turns", "must be at least duel.seats"),
         ('[model]\nreasoning = "extreme"\n', "model.reasoning", "must be one of low, medium, high"),
+        ("[model]\nmax_output_tokens = 0\n", "model.max_output_tokens", "must be between 1 and 1000000, got 0"),
         ('[panel.seats.9]\nname = "x"\n', "panel.seats.9", "is not a seat number from 1 to 8"),
         ('[panel.seats.1]\nmodle = "x"\n', "panel.seats.1.modle", "unknown key"),
         ("[panel]\nseats = 3\n", "panel.seats", "must be a table, not an integer"),
@@ -472,3 +473,11 @@ def wait_for_seat(debate_dir: Path, source: Path, limit: float = 20) -> None:
             pass
         time.sleep(0.02)
     raise AssertionError("no participant joined")
+
+
+def test_the_output_ceiling_comes_from_the_model_table_and_the_flag_overrides_it(home, project):
+    write(project / "duel.toml", "[model]\nmax_output_tokens = 4096\n[panel.seats.1]\nmax_output_tokens = 512\n")
+
+    assert load_config(project, env_for(home)).model.max_output_tokens == 4096
+    assert load_config(project, env_for(home), Flags(max_output_tokens=300)).model.max_output_tokens == 300
+    assert load_config(project, env_for(home)).panel.seats[1].max_output_tokens == 512

@@ -41,14 +41,14 @@ def test_a_lineup_becomes_each_seats_join_flags_in_seat_order():
     config = config_of(
         {
             "seats": {
-                "2": {"model": "gpt-x", "persona": "skeptic"},
+                "2": {"model": "gpt-x", "max_output_tokens": 4096, "persona": "skeptic"},
                 "1": {"name": "Ada", "provider": "anthropic", "model": "claude-x"},
             }
         }
     )
     assert lineup_seats(config) == [
         PanelSeat("seat 1 (Ada)", ("--name", "Ada", "--provider", "anthropic", "--model", "claude-x")),
-        PanelSeat("seat 2 (skeptic)", ("--model", "gpt-x", "--persona", "skeptic")),
+        PanelSeat("seat 2 (skeptic)", ("--model", "gpt-x", "--max-output-tokens", "4096", "--persona", "skeptic")),
     ]
 
 

@@ -206,7 +206,16 @@ def _drain(fd: int, into: list[bytes]) -> None:
         pass
 
 
-def test_an_unknown_reasoning_level_is_refused_before_joining(source, debate_dir):
+@pytest.mark.parametrize(
+    ("flag", "value", "says"),
+    [
+        ("--reasoning", "extreme", "--reasoning must be one of low, medium, high, not 'extreme'"),
+        ("--max-output-tokens", "0", "--max-output-tokens must be between 1 and 1000000, got 0"),
+    ],
+)
+def test_an_unknown_reasoning_level_or_an_output_ceiling_out_of_range_is_refused_before_joining(
+    source, debate_dir, flag, value, says
+):
     proc = subprocess.run(
         [
             sys.executable,
@@ -219,13 +228,13 @@ def test_an_unknown_reasoning_level_is_refused_before_joining(source, debate_dir
             str(debate_dir),
             "--model",
             "claude-x",
-            "--reasoning",
-            "extreme",
+            flag,
+            value,
         ],
         capture_output=True,
         text=True,
         env=clean_env(ANTHROPIC_API_KEY="test-key"),
     )
     assert proc.returncode == 2
-    assert proc.stderr == "duel: INVALID_ARGUMENT: --reasoning must be one of low, medium, high, not 'extreme'\n"
+    assert proc.stderr == f"duel: INVALID_ARGUMENT: {says}\n"
     assert not debate_dir.exists()

@@ -465,7 +465,7 @@ BOTH = {**ANTHROPIC, **OPENAI}
         ("my-model", "anthropic", None, ANTHROPIC, ("anthropic", "my-model", "https://api.anthropic.com")),
         ("llama3.1", None, "http://localhost:11434/v1", {}, ("openai", "llama3.1", "http://localhost:11434/v1")),
         ("qwen3", None, None, {"OPENAI_BASE_URL": "http://vllm:8000/v1"}, ("openai", "qwen3", "http://vllm:8000/v1")),
-        (None, None, "http://localhost:8080/v1", ANTHROPIC, ("openai", "gpt-6.1-sol", "http://localhost:8080/v1")),
+        (None, None, "http://localhost:8080/v1", ANTHROPIC, ("openai", "", "http://localhost:8080/v1")),
         ("claude-haiku-5-5", None, "http://proxy", {}, ("anthropic", "claude-haiku-5-5", "http://proxy")),
         (
             "claude-haiku-5-5",

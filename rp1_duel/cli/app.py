@@ -194,6 +194,15 @@ def join_command(
             "model's own).",
         ),
     ] = None,
+    max_output_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-output-tokens",
+            help="The output ceiling of every request, thinking included (default: model.max_output_tokens in "
+            "the configuration, else 16000, and none at all on a --base-url server, whose context window "
+            "decides; sent there as max_tokens).",
+        ),
+    ] = None,
     verify: Annotated[
         bool,
         typer.Option(
@@ -239,7 +248,7 @@ def join_command(
 
     duelist = None
     try:
-        _check_join_flags(reasoning, voter, verify=verify, allow_private_hosts=allow_private_hosts)
+        _check_join_flags(reasoning, voter, max_output_tokens, verify=verify, allow_private_hosts=allow_private_hosts)
         flags = Flags(
             debate_dir_,
             store,
@@ -252,6 +261,7 @@ def join_command(
             peer_wait_seconds,
             turn_timeout_seconds,
             seats,
+            max_output_tokens,
         )
         config = load(flags, config_file)
         settings = replace(config.settings(), chair=chair)
@@ -262,6 +272,7 @@ def join_command(
             base_url=config.model.base_url,
             env=os.environ,
             reasoning=config.model.reasoning,
+            max_output_tokens=config.model.max_output_tokens,
         )
         checker = None
         if verify:
@@ -312,15 +323,24 @@ def join_command(
 
 
 def _check_join_flags(
-    reasoning: str | None, voter: list[str] | None, *, verify: bool, allow_private_hosts: bool
+    reasoning: str | None,
+    voter: list[str] | None,
+    max_output_tokens: int | None,
+    *,
+    verify: bool,
+    allow_private_hosts: bool,
 ) -> None:
-    """Refuse (``INVALID_ARGUMENT``) a --reasoning level that is none, and --voter or --allow-private-hosts
-    without --verify."""
+    """Refuse (``INVALID_ARGUMENT``) a --reasoning level that is none, a --max-output-tokens out of range,
+    and --voter or --allow-private-hosts without --verify."""
+    from ..configuration import MAX_OUTPUT_TOKENS_RANGE
     from ..errors import invalid_argument
     from ..vocabulary import REASONING_LEVELS
 
     if reasoning is not None and reasoning not in REASONING_LEVELS:
         raise invalid_argument(f"--reasoning must be one of {', '.join(REASONING_LEVELS)}, not {reasoning!r}")
+    low, high = MAX_OUTPUT_TOKENS_RANGE
+    if max_output_tokens is not None and not low <= max_output_tokens <= high:
+        raise invalid_argument(f"--max-output-tokens must be between {low} and {high}, got {max_output_tokens}")
     if not verify and (voter or allow_private_hosts):
         raise invalid_argument(f"{'--voter' if voter else '--allow-private-hosts'} needs --verify")
 

@@ -27,6 +27,7 @@ class Usage:
     repairs: int = 0
     seconds: float = 0.0  # wall time from the first request to the answer, waits included
     output_estimated: bool = False  # the API gave no output count: estimated from the text
+    input_estimated: bool = False  # the API gave no input count: estimated from the request's text
 
     @property
     def all_input_tokens(self) -> int:
@@ -50,7 +51,7 @@ class Usage:
         values: dict[str, Any] = {}
         for field in fields(cls):
             value = data.get(field.name)
-            if isinstance(value, bool) == (field.name == "output_estimated") and isinstance(value, (int, float)):
+            if isinstance(value, bool) == (field.type == "bool") and isinstance(value, (int, float)):
                 values[field.name] = value
         return cls(**values)
 

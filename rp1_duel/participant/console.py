@@ -93,10 +93,13 @@ class ConsoleReporter:
     def composed(self, usage: Usage) -> None:
         """Stop the live line and say what the draft used."""
         self._stop_ticker()
-        about = "an estimated " if usage.output_estimated else ""
+        about = "~" if usage.output_estimated else ""
+        about_input = "~" if usage.input_estimated else ""
         tries = f"; {usage.requests} requests" if usage.requests > 1 else ""
+        estimated = "; ~ estimated: the server sent no count" if usage.output_estimated or usage.input_estimated else ""
         self._write_line(
-            f"wrote {about}{usage.output_tokens} tokens in {usage.seconds:.1f}s; input {input_figure(usage)}{tries}"
+            f"wrote {about}{usage.output_tokens} tokens in {usage.seconds:.1f}s; input {about_input}{input_figure(usage)}"
+            f"{tries}{estimated}"
         )
 
     def turn_accepted(self, number: int, stance: str) -> None:

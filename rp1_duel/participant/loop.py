@@ -358,11 +358,13 @@ class Duelist:
     # -- the loop ---------------------------------------------------------------------
     def run(self) -> ParticipantResult:
         """Join, debate turn by turn, and return how the duel ended for this participant."""
-        name, harness, model = self.claimant.name, self.claimant.harness, self.claimant.model_id
         if self.config.signing_key is not None:  # a key that cannot even be read fails before the seat is taken
             key = signatures.key_fingerprint(self.config.signing_key)
             self.report.state(PREPARING, f"signing each turn with {key}")
         self.report.state(PREPARING, self.provider.preflight())  # a mistyped model or a bad key costs no seat
+        # The preflight may have chosen the model (a --base-url server's only one).
+        self.claimant = replace(self.claimant, model_id=self.provider.model)
+        name, harness, model = self.claimant.name, self.claimant.harness, self.claimant.model_id
         for line in self.checker.preflight() if self.checker else ():
             self.report.state(PREPARING, line)
         self._enter(PREPARING, f"joining as {name} ({harness} / {model})")

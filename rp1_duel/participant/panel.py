@@ -71,6 +71,7 @@ _SEAT_FLAGS = (
     ("model", "--model"),
     ("base_url", "--base-url"),
     ("reasoning", "--reasoning"),
+    ("max_output_tokens", "--max-output-tokens"),
     ("persona", "--persona"),
     ("position", "--position"),
 )
@@ -114,7 +115,7 @@ def _seat(label: str, spec: SeatSpec, role: tuple[str, ...] = ()) -> PanelSeat:
     for key, flag in _SEAT_FLAGS:
         value = getattr(spec, key)
         if value:
-            flags += [flag, value]
+            flags += [flag, str(value)]
     who = spec.name or spec.persona or spec.model
     return PanelSeat(label + (f" ({who})" if who else ""), tuple(flags))
 

@@ -77,12 +77,13 @@ def moment(iso: str) -> str:
 
 
 def token_counts(priced: PricedUsage | None) -> str:
-    """`21,000 in / 1,200 out` (`~` before an estimated output count), or `not recorded`."""
+    """`21,000 in / 1,200 out` (`~` before an estimated count), or `not recorded`."""
     if priced is None:
         return "not recorded"
     usage = priced.usage
-    estimated = "~" if usage.output_estimated else ""
-    return f"{usage.all_input_tokens:,} in / {estimated}{usage.output_tokens:,} out"
+    about_input = "~" if usage.input_estimated else ""
+    about_output = "~" if usage.output_estimated else ""
+    return f"{about_input}{usage.all_input_tokens:,} in / {about_output}{usage.output_tokens:,} out"
 
 
 def cost(priced: PricedUsage | None) -> str:

@@ -209,7 +209,7 @@ def _describe_check(data: EventData, who: str) -> str | None:
         retries = f", {used.retries} retries" if used.retries else ""
         about = "~" if used.output_estimated else ""
         return (
-            f"{who}'s model on turn {data.turn_number}: input {input_figure(used)}, "
+            f"{who}'s model on turn {data.turn_number}: input {'~' if used.input_estimated else ''}{input_figure(used)}, "
             f"{about}{used.output_tokens:,} out, {used.seconds:.1f} s{retries}"
         )
     return None

@@ -31,6 +31,8 @@ DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-6.1-sol"}
 ANTHROPIC_MODEL_PREFIXES = ("claude-",)
 OPENAI_MODEL_PREFIXES = ("gpt-", "chatgpt-", "o1", "o3", "o4")
 
+OPENAI_URL = "https://api.openai.com/v1"
+
 # Sent as the API key to OpenAI-compatible servers that need none (Ollama, vLLM, llama.cpp):
 # the SDK refuses to build a client without one.
 PLACEHOLDER_API_KEY = "no-key-needed"
@@ -43,8 +45,13 @@ def select_provider(
     base_url: str | None,
     env: Mapping[str, str],
     reasoning: ReasoningLevel | None = None,
+    max_output_tokens: int | None = None,
 ) -> Provider:
-    """Choose the provider from ``--model``, ``--provider``, ``--base-url`` and the environment."""
+    """Choose the provider from ``--model``, ``--provider``, ``--base-url`` and the environment.
+
+    ``max_output_tokens`` (--max-output-tokens) is every request's output ceiling; without it, a
+    request's own (16,000 for a turn), except on a server named by a base URL, which is sent none.
+    """
     if model == "human":
         from .human import HumanProvider
 
@@ -60,13 +67,27 @@ def select_provider(
         url = base_url or env.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
         from .anthropic import AnthropicProvider
 
-        return AnthropicProvider(model or DEFAULT_MODELS["anthropic"], api_key=key, base_url=url, reasoning=reasoning)
+        return AnthropicProvider(
+            model or DEFAULT_MODELS["anthropic"],
+            api_key=key,
+            base_url=url,
+            reasoning=reasoning,
+            max_output_tokens=max_output_tokens,
+        )
     if kind == "openai":
         key = _api_key(env, "OPENAI_API_KEY", "OPENAI_BASE_URL", model, base_url)
-        url = base_url or env.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        url = base_url or env.get("OPENAI_BASE_URL") or OPENAI_URL
         from .openai import OpenAIProvider
 
-        return OpenAIProvider(model or DEFAULT_MODELS["openai"], api_key=key, base_url=url, reasoning=reasoning)
+        return OpenAIProvider(
+            # --base-url without --model: the server's only model (preflight), not one of OpenAI's.
+            model or (None if base_url else DEFAULT_MODELS["openai"]),
+            api_key=key,
+            base_url=url,
+            reasoning=reasoning,
+            max_output_tokens=max_output_tokens,
+            own_server=url != OPENAI_URL,
+        )
     raise ProviderError(
         ErrorCode.INVALID_ARGUMENT,
         f"unknown provider {kind!r}: use --provider anthropic or --provider openai "

@@ -49,10 +49,12 @@ class AnthropicProvider:
         base_url: str,
         timeout: float | anthropic.Timeout = DEFAULT_TIMEOUT,
         reasoning: ReasoningLevel | None = None,
+        max_output_tokens: int | None = None,
     ):
         self.model = model
         self.base_url = base_url
         self.reasoning = reasoning
+        self.max_output_tokens = max_output_tokens  # --max-output-tokens, else the request's own ceiling
         # No SDK retries: the participant retries the whole streamed request (participant.retry).
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
         self._history_segments: list[str] = []
@@ -85,10 +87,11 @@ class AnthropicProvider:
         if self.reasoning is not None:
             thinking = {"thinking": {"type": "adaptive"}, "output_config": {"effort": self.reasoning}}
         reader = _Reader(progress)
+        ceiling = self.max_output_tokens or request.max_tokens
         try:
             with self._client.messages.stream(
                 model=self.model,
-                max_tokens=request.max_tokens,
+                max_tokens=ceiling,
                 system=[{"type": "text", "text": request.system, "cache_control": EPHEMERAL}],
                 messages=[{"role": "user", "content": content}],
                 **thinking,
@@ -100,7 +103,7 @@ class AnthropicProvider:
         if message.stop_reason == "max_tokens":
             raise ProviderError(
                 ErrorCode.PROVIDER_BAD_RESPONSE,
-                f"{self.model} reached max_tokens ({request.max_tokens}) before finishing the turn",
+                f"{self.model} reached max_tokens ({ceiling}) before finishing the turn",
             )
         text = "".join(block.text for block in message.content if block.type == "text")
         if not text.strip():

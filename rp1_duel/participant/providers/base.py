@@ -8,6 +8,7 @@ package imports them back only in ``select_provider``.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -25,9 +26,12 @@ __all__ = [
     "ProviderError",
     "TurnRequest",
     "connection_error",
+    "context_exceeded",
     "cut_stream",
     "estimate",
     "look_up_model",
+    "only_model",
+    "path_warning",
     "retry_after_seconds",
     "status_error",
     "stream_error",
@@ -144,7 +148,31 @@ def status_error(
             retryable=True,
             retry_after=retry_after,
         )
+    if status in (400, 413) and _names_the_context(body, detail):
+        return context_exceeded(provider, f"HTTP {status}: {detail}")
     return ProviderError(ErrorCode.PROVIDER_REJECTED, f"{provider} rejected the request (HTTP {status}): {detail}")
+
+
+# How servers name a prompt too long for the context window: OpenAI's and llama-cpp-python's code,
+# llama.cpp's type, and the words of their messages (vLLM, Ollama say it in words only).
+_CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+_CONTEXT_WORDS = re.compile(r"context (length|size|window)|exceeds? (the )?(available )?context", re.IGNORECASE)
+
+
+def _names_the_context(body: object, detail: str) -> bool:
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(inner, dict) and (inner.get("code") in _CONTEXT_CODES or inner.get("type") in _CONTEXT_CODES):
+        return True
+    return bool(_CONTEXT_WORDS.search(detail))
+
+
+def context_exceeded(provider: str, detail: str) -> ProviderError:
+    """The prompt and the answer do not fit the model's context window: no retry helps, a larger context does."""
+    return ProviderError(
+        ErrorCode.PROVIDER_CONTEXT_EXCEEDED,
+        f"{provider} cannot fit the request in the model's context window ({detail}): give the server a larger "
+        "context (llama-cpp-python --n_ctx, llama.cpp -c, Ollama num_ctx) or use a model with a longer one",
+    )
 
 
 def stream_error(provider: str, *, body: object, fallback: str) -> ProviderError:
@@ -223,6 +251,30 @@ def look_up_model(
         if model not in served:
             raise model_not_found(server, model, served) from None
     return f"{model} is served by {server}"
+
+
+def only_model(server: str, served: list[str]) -> str:
+    """The model of a server asked for none: its only one, else an error listing what it serves."""
+    if len(served) == 1:
+        return served[0]
+    listed = ", ".join(served[:10]) + (f" and {len(served) - 10} more" if len(served) > 10 else "")
+    which = f"serves {len(served)} models ({listed})" if served else "lists no model"
+    raise ProviderError(ErrorCode.PROVIDER_MODEL_NOT_FOUND, f"{server} {which}: choose one with --model")
+
+
+# A model id that names a file: llama-cpp-python serves a GGUF under its path unless given an alias.
+_FILE_PATH = re.compile(r"^(~|\.{1,2})?[/\\]|^[A-Za-z]:[/\\]|\.gguf$", re.IGNORECASE)
+
+
+def path_warning(model: str) -> str:
+    """A note for a model id that is a local file path, which the artifact records as it is; else nothing."""
+    if not _FILE_PATH.search(model):
+        return ""
+    return (
+        "; note: this model id is a local file path and is recorded as it is in the duel's artifact, "
+        "which may be committed: serve the model under a name (llama-cpp-python --model_alias NAME, "
+        "llama.cpp --alias NAME) and pass --model NAME"
+    )
 
 
 def model_not_found(server: str, model: str, known: Iterable[str]) -> ProviderError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import openai
 from openai.types import CompletionUsage
@@ -21,6 +22,8 @@ from .base import (
     cut_stream,
     estimate,
     look_up_model,
+    only_model,
+    path_warning,
     retry_after_seconds,
     status_error,
     stream_error,
@@ -40,34 +43,50 @@ class OpenAIProvider:
 
     def __init__(
         self,
-        model: str,
+        model: str | None,
         *,
         api_key: str,
         base_url: str,
         timeout: float | openai.Timeout = DEFAULT_TIMEOUT,
         reasoning: ReasoningLevel | None = None,
+        max_output_tokens: int | None = None,
+        own_server: bool = False,
     ):
-        self.model = model
+        # None: the only model the server serves, found by the preflight.
+        self.model = model or ""
         self.base_url = base_url
         self.reasoning = reasoning
+        self.max_output_tokens = max_output_tokens  # --max-output-tokens, else the request's own ceiling
+        # A server the user named (--base-url, $OPENAI_BASE_URL): llama.cpp, llama-cpp-python and Ollama
+        # read max_tokens, not max_completion_tokens, and know their own window better than a default.
+        self.own_server = own_server
         # No SDK retries: the participant retries the whole streamed request (participant.retry).
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
     def preflight(self) -> str:
         """Look the model up (GET /models/{model}; vLLM and llama.cpp only list theirs) before the
-        seat is taken."""
+        seat is taken; without a model, take the server's only one."""
         client = self._client.with_options(timeout=PREFLIGHT_TIMEOUT_SECONDS, max_retries=1)
+
+        def list_served() -> list[str]:
+            return [model.id for model in client.models.list().data]
+
         try:
-            return look_up_model(
-                self.base_url,
-                model=self.model,
-                retrieve=lambda: client.models.retrieve(self.model),
-                list_served=lambda: [model.id for model in client.models.list().data],
-                missing=openai.NotFoundError,
-                refused=openai.APIStatusError,
-            )
+            if not self.model:
+                self.model = only_model(self.base_url, list_served())
+                checked = f"{self.model} is the only model {self.base_url} serves"
+            else:
+                checked = look_up_model(
+                    self.base_url,
+                    model=self.model,
+                    retrieve=lambda: client.models.retrieve(self.model),
+                    list_served=list_served,
+                    missing=openai.NotFoundError,
+                    refused=openai.APIStatusError,
+                )
         except (openai.OpenAIError, ValueError) as error:
             raise _translated(error, self.base_url, started=False) from None
+        return checked + path_warning(self.model)
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         """One turn from a streamed request; ``progress`` hears of the tokens as they arrive."""
@@ -77,6 +96,8 @@ class OpenAIProvider:
         if request.history:
             messages.append({"role": "user", "content": request.history})
         messages.append({"role": "user", "content": request.instruction})
+        prompt_characters = sum(len(part) for part in (request.system, request.history, request.instruction))
+        ceiling = self._ceiling(request)
         parts: list[str] = []
         finish_reason = None
         usage: CompletionUsage | None = None
@@ -86,11 +107,12 @@ class OpenAIProvider:
             stream = self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,
-                max_completion_tokens=request.max_tokens,
                 stream=True,
                 stream_options={"include_usage": True},
                 prompt_cache_key=request.cache_key,
                 reasoning_effort=self.reasoning if self.reasoning is not None else openai.omit,
+                max_tokens=ceiling if ceiling is not None and self.own_server else openai.omit,
+                max_completion_tokens=ceiling if ceiling is not None and not self.own_server else openai.omit,
             )
             with stream:
                 for chunk in stream:
@@ -108,25 +130,82 @@ class OpenAIProvider:
         except (openai.OpenAIError, ValueError) as error:
             raise _translated(error, self.base_url, started=started) from None
 
+        if not started:
+            # HTTP 200 and not one chunk: llama-cpp-python's answer to a prompt longer than its context.
+            # The same request unstreamed gets the server's real error, or the answer itself.
+            return self._probe(messages, request, ceiling, prompt_characters)
         if finish_reason is None:
             raise cut_stream(self.base_url)
-        if finish_reason == "length":
-            raise ProviderError(
-                ErrorCode.PROVIDER_BAD_RESPONSE,
-                f"{self.model} reached max_completion_tokens ({request.max_tokens}) before finishing the turn",
+        return self._composition("".join(parts), finish_reason, ceiling, _usage(usage, prompt_characters, characters))
+
+    def _probe(
+        self, messages: list[ChatCompletionMessageParam], request: TurnRequest, ceiling: int | None, prompt: int
+    ) -> Composition:
+        """The request sent again, not streamed, once: its error says why the stream was empty."""
+        # llama-cpp-python breaks the connection its empty stream came on, and the SDK's pool hands it
+        # out again: one SDK retry sends the probe on a new connection.
+        client = self._client.with_options(max_retries=1)
+        try:
+            completion = client.chat.completions.create(
+                model=self.model,
+                messages=messages,
+                prompt_cache_key=request.cache_key,
+                reasoning_effort=self.reasoning if self.reasoning is not None else openai.omit,
+                max_tokens=ceiling if ceiling is not None and self.own_server else openai.omit,
+                max_completion_tokens=ceiling if ceiling is not None and not self.own_server else openai.omit,
             )
-        text = "".join(parts)
+        except (openai.OpenAIError, ValueError) as error:
+            raised = _translated(error, self.base_url, started=False)
+            if raised.retryable:  # no reason given: the empty stream was a cut one
+                raise cut_stream(self.base_url) from None
+            raise raised from None
+        if not completion.choices:
+            raise cut_stream(self.base_url)
+        choice = completion.choices[0]
+        text = choice.message.content or ""
+        usage = _usage(completion.usage, prompt, len(text))
+        return self._composition(text, choice.finish_reason, ceiling, replace(usage, requests=2))
+
+    def _composition(self, text: str, finish_reason: str, ceiling: int | None, usage: Usage) -> Composition:
+        if finish_reason == "length":
+            raise ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, self._length_reason(ceiling))
         if not text.strip():
             raise ProviderError(
                 ErrorCode.PROVIDER_BAD_RESPONSE, f"{self.model} returned no text (finish reason: {finish_reason})"
             )
-        return Composition(text, _usage(usage, characters))
+        return Composition(text, usage)
+
+    def _ceiling(self, request: TurnRequest) -> int | None:
+        """The output ceiling sent: --max-output-tokens, else on a named server none (its window
+        decides), else the request's. A named server gets it as max_tokens, which llama.cpp,
+        llama-cpp-python and Ollama read (they ignore max_completion_tokens); OpenAI as max_completion_tokens."""
+        if self.max_output_tokens is not None:
+            return self.max_output_tokens
+        return None if self.own_server else request.max_tokens
+
+    def _length_reason(self, ceiling: int | None) -> str:
+        """What a finish for length means: the ceiling sent, or the context window filled up."""
+        window = "give the server a larger context (llama-cpp-python --n_ctx, llama.cpp -c, Ollama num_ctx)"
+        if ceiling is None:
+            return f"{self.model} stopped before finishing the turn: its context window filled up; {window}"
+        if not self.own_server:
+            return f"{self.model} reached max_completion_tokens ({ceiling}) before finishing the turn"
+        return (
+            f"{self.model} stopped before finishing the turn: it reached max_tokens ({ceiling}) or its context "
+            f"window filled up; raise --max-output-tokens or {window}"
+        )
 
 
-def _usage(reported: CompletionUsage | None, characters: int) -> Usage:
-    """The API's counts (cached input apart); a server that reports none gets an estimate, so labelled."""
+def _usage(reported: CompletionUsage | None, prompt_characters: int, characters: int) -> Usage:
+    """The API's counts (cached input apart); a server that reports none gets estimates, so labelled."""
     if reported is None:
-        return Usage(output_tokens=estimate_tokens(characters), requests=1, output_estimated=True)
+        return Usage(
+            input_tokens=estimate_tokens(prompt_characters),
+            output_tokens=estimate_tokens(characters),
+            requests=1,
+            input_estimated=True,
+            output_estimated=True,
+        )
     details = reported.prompt_tokens_details
     cached = (details.cached_tokens or 0) if details is not None else 0
     return Usage(
