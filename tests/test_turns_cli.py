@@ -304,7 +304,7 @@ def test_validate_searches_folders_and_prints_for_people(source, debate_dir):
         [sys.executable, "-m", "rp1_duel", "validate", str(debate_dir)], capture_output=True, text=True
     )
     assert proc.returncode == 0
-    assert f"{duel.path}: valid (1 turns" in proc.stdout
+    assert f"{duel.path}: valid (1 turn," in proc.stdout
     proc = subprocess.run(
         [sys.executable, "-m", "rp1_duel", "validate", str(debate_dir / "missing.md")], capture_output=True, text=True
     )

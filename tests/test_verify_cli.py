@@ -48,7 +48,7 @@ def test_a_fabricated_citation_fails_verify_and_require_verified(dead_link, tmp_
     assert dead_link.with_name(dead_link.stem + ".verify.json").is_file()
 
     plain = duel("validate", dead_link, tmp_path=tmp_path)
-    assert plain.returncode == 0 and "verification: current, 1 turns covered" in plain.stdout
+    assert plain.returncode == 0 and "verification: current, 1 turn covered" in plain.stdout
     required = duel("validate", "--require-verified", dead_link, tmp_path=tmp_path)
     assert required.returncode == 1 and "CITATION_FABRICATED turn 1:" in required.stdout
 
