@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..coordination.service import DuelService
 from ..errors import DuelError
+from ..printable import printable
 from ..record.artifact import parse, parse_conclusion
 from ..record.validate import validate_file
 from ..vocabulary import ACCEPTED_CONSENSUS
@@ -63,7 +64,7 @@ def run_demo(directory: str) -> int:
     say(f"\noutcome:  {outcome['outcome']}\nartifact: {path}\nduel validate: {verdict}")
     conclusion = parse_conclusion(parse(path.read_text(encoding="utf-8")).conclusion)
     for label, value in conclusion.revision if conclusion else ():
-        say(f"{label.lower()}: {value.replace('`', '')}")
+        say(printable(f"{label.lower()}: {value.replace('`', '')}"))  # the record's text: shown, never obeyed
     say(f"read it:  less {path}")
     say(f"review:   duel report {path} --format html -o report.html")
     say(f"apply it: duel apply {path}   (--check first to see that it applies)")
