@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 import re
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from test_participant import claude_env, finish, scripted_peer, start, wait_for_seat
+
+from rp1_duel.coordination.service import DuelService
 
 from fake_debater import debater, sloppy_then_fixed
 
@@ -80,3 +84,65 @@ def test_a_rejected_draft_is_kept_owner_only_beside_the_token_and_the_console_sa
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
     assert [p.name for p in kept.parent.iterdir()] == [kept.name]  # the accepted draft is the turn: not kept
+
+
+STORE_FAILS_ONCE = """
+import errno, sys
+from rp1_duel.coordination import record_writer
+from rp1_duel.cli import main
+
+real = record_writer.write_artifact
+def disk_full_on_the_first_turn(tx, turns, conclusion=None, *, create=False):
+    if not isinstance(turns, str) and len(turns) == 1:  # turn 1 is being appended
+        raise OSError(errno.ENOSPC, "No space left on device")
+    real(tx, turns, conclusion, create=create)
+record_writer.write_artifact = disk_full_on_the_first_turn
+main()
+"""
+
+
+def test_a_turn_the_store_failed_to_take_is_kept_and_appended_on_resume_without_a_new_request(
+    source, debate_dir, anthropic_server, tmp_path
+):
+    anthropic_server.responder = debater
+    script = tmp_path / "store_fails.py"
+    script.write_text(STORE_FAILS_ONCE)
+    args = ("--target", str(source), "--debate-dir", str(debate_dir), "--json", "--model", "claude-x")
+    failing = subprocess.Popen(
+        [sys.executable, str(script), "join", *args, "--max-turns", "2"],
+        env=claude_env(anthropic_server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for_seat(debate_dir, source)
+    bob = scripted_peer(source, debate_dir, tmp_path, [2], max_turns=2)
+    out, failed_err = failing.communicate(timeout=60)
+    assert failing.returncode == 1, failed_err
+    error = json.loads(out)["error"]
+    assert error["code"] == "STORAGE_FAILED"
+    found = re.search(
+        r"the valid turn 1 the model wrote is kept in (\S+), and running the same command", error["message"]
+    )
+    assert found, error
+    kept = Path(found.group(1))
+    assert kept.name.endswith("-turn-1-unsaved.md") and stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert len(anthropic_server.requests) == 1
+    answer = kept.read_text()
+    status = DuelService(debate_dir).status(target=str(source))
+    assert status.turn_count == 0 and status.lock.owner_participant_id is None  # nothing half-written, no lease left
+
+    claude = subprocess.Popen(
+        [sys.executable, "-m", "rp1_duel", "join", *args],
+        env=claude_env(anthropic_server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    code, result, err = finish(claude)
+    assert code == 0, err
+    assert finish(bob)[0] == 0
+    assert f"turn 1: appending the draft kept in {kept} when storing it failed" in err
+    assert len(anthropic_server.requests) == 1  # the paid answer was used, not asked again
+    assert answer.strip() in Path(result["debate_path"]).read_text()
+    assert not kept.exists()

@@ -288,6 +288,7 @@ class SeatStash:
         folder = debate.state_root / "participants"
         folder.mkdir(mode=0o700, exist_ok=True)
         self.path = folder / f"{key}.json"
+        self.drafts = folder / f"{key}.drafts"
         self._lock = DuelLock(folder / f"{key}.lock", timeout=0.2)
 
     def __enter__(self) -> Self:
@@ -313,9 +314,30 @@ class SeatStash:
     def keep_draft(self, seat: Seat, number: int, attempt: int, answer: str) -> Path:
         """Keep a rejected draft, the model's answer as it came, owner-only beside the token: what a
         person reads to see what the model wrote. One file a draft, never overwritten by another."""
-        folder = self.path.with_name(f"{self.path.stem}.drafts")
-        folder.mkdir(mode=0o700, exist_ok=True)
-        path = folder / f"{seat.duel_id}-turn-{number}-draft-{attempt}.md"
+        return self._write_draft(f"{seat.duel_id}-turn-{number}-draft-{attempt}.md", answer)
+
+    def keep_unsaved(self, seat: Seat, number: int, answer: str) -> Path:
+        """Keep a valid turn the store failed to take: the model was paid for it, and a rerun appends it."""
+        return self._write_draft(self._unsaved_name(seat, number), answer)
+
+    def unsaved(self, seat: Seat, number: int) -> tuple[Path, str] | None:
+        """The answer kept for turn ``number`` when storing it failed, and where; None when there is none."""
+        path = self.drafts / self._unsaved_name(seat, number)
+        try:
+            return path, path.read_text()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def drop_unsaved(self, seat: Seat, number: int) -> None:
+        (self.drafts / self._unsaved_name(seat, number)).unlink(missing_ok=True)
+
+    @staticmethod
+    def _unsaved_name(seat: Seat, number: int) -> str:
+        return f"{seat.duel_id}-turn-{number}-unsaved.md"
+
+    def _write_draft(self, name: str, answer: str) -> Path:
+        self.drafts.mkdir(mode=0o700, exist_ok=True)
+        path = self.drafts / name
         write_atomic(path, answer.encode())
         return path
 
@@ -619,26 +641,43 @@ class Duelist:
         if lease is None:  # never: a turn is taken once the floor is claimed
             raise RuntimeError("the floor is not held")
         history = self._read_history(status)
-        deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
-        # Page fetches count against the turn deadline like model requests, and the lease is kept through both.
-        keeper = LeaseKeeper(self.service, self._my_seat, lease, self.lease_seconds, self._monotonic(deadline))
-        try:
-            with keeper:
-                written = self._write_turn(history, status, deadline, keeper)
-        except _TurnStopped:
-            self._turn_stopped(status, keeper)
-            return
-        except ProviderError as exc:
-            self._provider_failed(number, exc)
-            raise
+        written = self._unsaved_turn(history, number)
+        if written is None:
+            deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
+            # Page fetches count against the turn deadline like model requests, and the lease is kept through both.
+            keeper = LeaseKeeper(self.service, self._my_seat, lease, self.lease_seconds, self._monotonic(deadline))
+            try:
+                with keeper:
+                    written = self._write_turn(history, status, deadline, keeper)
+            except _TurnStopped:
+                self._turn_stopped(status, keeper)
+                return
+            except ProviderError as exc:
+                self._provider_failed(number, exc)
+                raise
         if written is not None:
-            self._append(number, lease, written)
+            self._append(number, lease, *written)
+
+    def _unsaved_turn(self, history: History, number: int) -> tuple[str, Extraction] | None:
+        """The answer a previous run was paid for but could not store (a full disk), when it is still a
+        valid turn ``number``: appended as it is, without a model request."""
+        kept = self._stash_of_seat().unsaved(self._my_seat, number)
+        if kept is None:
+            return None
+        path, answer = kept
+        extraction = extract_turn(answer)
+        if validate_turn(extraction.text, history.context_for(self.claimant)).violations:
+            self.report.state(DEBATING, f"turn {number}: the unsaved draft in {path} is no longer valid; writing anew")
+            return None
+        self.report.state(DEBATING, f"turn {number}: appending the draft kept in {path} when storing it failed")
+        return answer, extraction
 
     def _write_turn(
         self, history: History, status: StatusResult, deadline: float, keeper: LeaseKeeper
-    ) -> Extraction | None:
-        """A valid draft of the turn, repaired up to :data:`MAX_REPAIRS` times; None when none came
-        and the duel was closed INVALIDATED. Raises :class:`_TurnStopped` at the deadline or a lost lease."""
+    ) -> tuple[str, Extraction] | None:
+        """A valid draft of the turn (the model's answer and the turn in it), repaired up to :data:`MAX_REPAIRS`
+        times; None when none came and the duel was closed INVALIDATED. Raises :class:`_TurnStopped` at the
+        deadline or a lost lease."""
         number = status.next_turn
         context = history.context_for(self.claimant)
         heading = prompt.heading(number, self.claimant, by_chair=context.by_chair)
@@ -677,7 +716,7 @@ class Duelist:
             if self.checker is not None:
                 violations += self._check_draft(history, number, attempt, draft, deadline, keeper)
             if not violations:
-                return extraction
+                return composition.text, extraction
             self.report.turn_rejected(
                 number, violations, attempt + 1, self._keep_draft(number, attempt + 1, composition)
             )
@@ -690,12 +729,15 @@ class Duelist:
 
     def _keep_draft(self, number: int, attempt: int, composition: Composition) -> str | None:
         """Where the rejected draft is kept; None when it could not be written (a full disk must not stop the turn)."""
-        if self.stash is None:  # never: the loop joins first
-            return None
         try:
-            return str(self.stash.keep_draft(self._my_seat, number, attempt, composition.text))
+            return str(self._stash_of_seat().keep_draft(self._my_seat, number, attempt, composition.text))
         except OSError:
             return None
+
+    def _stash_of_seat(self) -> SeatStash:
+        if self.stash is None:  # never: the loop joins first
+            raise RuntimeError("not joined")
+        return self.stash
 
     def _provider_failed(self, number: int, error: ProviderError) -> None:
         """Log that the model failed for good, so the record names it; the caller exits with the error
@@ -720,7 +762,8 @@ class Duelist:
                 "and the duel ends TIMEOUT",
             )
 
-    def _append(self, number: int, lease: LeaseToken, written: Extraction) -> None:
+    def _append(self, number: int, lease: LeaseToken, answer: str, written: Extraction) -> None:
+        stash = self._stash_of_seat()
         try:
             appended = self.service.append(
                 self._my_seat,
@@ -734,11 +777,29 @@ class Duelist:
             if exc.code in (ErrorCode.LEASE_EXPIRED, ErrorCode.LEASE_NOT_HELD, ErrorCode.TURN_DEADLINE_PASSED):
                 self.report.state(DEBATING, f"turn {number} not appended ({exc.code}): {exc.message}")
                 return
+            if exc.code == ErrorCode.STORAGE_FAILED:
+                raise self._unsaved(stash, number, answer, exc) from None
             raise
+        with contextlib.suppress(OSError):  # a kept copy left behind is never reused: its turn is taken
+            stash.drop_unsaved(self._my_seat, number)
         self.result.turns_written.append(number)
         self.report.turn_accepted(number, appended.stance)
         if appended.terminal_outcome is None:
             self.lease = None
+
+    def _unsaved(self, stash: SeatStash, number: int, answer: str, error: DuelError) -> DuelError:
+        """``error`` once the turn it kept from the store is kept beside the token, saying where: the
+        same command run again appends it without paying the model again."""
+        try:
+            path = stash.keep_unsaved(self._my_seat, number, answer)
+        except OSError:  # the same full disk: nothing more to say
+            return error
+        return DuelError(
+            error.code,
+            f"{error.message}; the valid turn {number} the model wrote is kept in {path}, and running the "
+            "same command again appends it without a new model request",
+            error.details,
+        )
 
     def _phase_note(self, history: History, status: StatusResult, number: int) -> str:
         """In a chaired duel, what turn ``number`` is for: the lineup, the points to address, the outcome."""
