@@ -25,9 +25,10 @@ import pytest
 
 
 class PostgresServer:
-    def __init__(self, bindir: Path, folder: Path, port: int, as_user: list[str]):
+    def __init__(self, bindir: Path, folder: Path, port: int, as_user: list[str], settings: tuple[str, ...] = ()):
         self.bindir, self.folder, self.port, self.as_user = bindir, folder, port, as_user
         self.data = folder / "data"
+        self.settings = settings  # `name=value` server settings, e.g. max_connections=8
 
     def run(self, tool: str, *args: str) -> None:
         subprocess.run([*self.as_user, str(self.bindir / tool), *args], check=True, capture_output=True, timeout=120)
@@ -42,7 +43,7 @@ class PostgresServer:
             "-l",
             str(self.folder / "log"),
             "-o",
-            f"-h 127.0.0.1 -p {self.port} -k {self.folder} -F",
+            " ".join([f"-h 127.0.0.1 -p {self.port} -k {self.folder} -F", *(f"-c {kv}" for kv in self.settings)]),
         )
 
     def stop(self, mode: str = "fast") -> None:
@@ -67,8 +68,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
+@contextlib.contextmanager
+def running_server(*settings: str) -> Iterator[PostgresServer]:
+    """A server of its own in a temp dir, stopped and removed when the block ends."""
     bindir = _bindir()
     if bindir is None:
         if os.environ.get("CI"):
@@ -79,7 +81,7 @@ def postgres_server() -> Iterator[PostgresServer]:
     if os.geteuid() == 0:  # initdb refuses root: run the server as postgres
         as_user = ["runuser", "-u", "postgres", "--"]
         shutil.chown(folder, "postgres")
-    server = PostgresServer(bindir, folder, _free_port(), as_user)
+    server = PostgresServer(bindir, folder, _free_port(), as_user, settings)
     try:
         server.run("initdb", "-D", str(server.data), "-U", "duel", "--auth=trust", "-E", "UTF8", "--no-sync")
         server.start()
@@ -88,6 +90,12 @@ def postgres_server() -> Iterator[PostgresServer]:
         with contextlib.suppress(subprocess.SubprocessError, OSError):
             server.stop("immediate")
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    with running_server() as server:
+        yield server
 
 
 @pytest.fixture

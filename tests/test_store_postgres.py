@@ -83,11 +83,11 @@ def test_the_append_is_a_compare_and_set_on_the_chain_head(postgres_url, source,
     store = service.store
     assert isinstance(store, PostgresStore)
     state = store.read_state(alice.duel_id)
-    store._local.heads[state.id] = "0" * 64  # what a second writer would have read before the first appended
+    store._heads[state.id] = "0" * 64  # what a second writer would have read before the first appended
     with pytest.raises(DuelError) as info, store.errors():
         store.save(state, [])
     assert info.value.code == "STORAGE_FAILED"
-    store._local.heads[state.id] = ""
+    store._heads[state.id] = ""
     result = service.append(alice.seat, lease, make_turn(1, "Alice", "h", "m"))
     assert result.turn_number == 1
 
@@ -259,33 +259,36 @@ def test_duel_pull_writes_the_artifact_for_a_reviewer(postgres_url, source, tmp_
     assert pulled.read_bytes() == (tmp_path / "a" / f"{alice.duel_id}.md").read_bytes()
 
 
-def _wait_for_release(postgres_url, source, tmp_path, *, break_listener: bool) -> tuple[float, bool]:
+def _wait_for_release(postgres_url, source, tmp_path, *, break_connection: bool) -> tuple[float, bool]:
     holder_host = DuelService(tmp_path / "a", store=postgres_url)
     waiter_host = DuelService(tmp_path / "b", store=postgres_url)
     alice, bob = join(holder_host, source, "Alice"), join(waiter_host, source, "Bob")
     lease = claim(holder_host, alice)
     store = waiter_host.store
     assert isinstance(store, PostgresStore)
-    listener = store._listening()
-    assert listener is not None
-    if break_listener:  # the listening connection is lost: the wait falls back to a slow poll
-        with psycopg.connect(postgres_url, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", (listener.info.backend_pid,))
-    timer = threading.Timer(0.1, lambda: holder_host.release_lock(alice.seat, lease))
+    (pid,) = cast("tuple[int]", store._query("SELECT pg_backend_pid()").fetchone())
+    if break_connection:  # the one connection, listening, is lost mid-wait: it is opened again and listens anew
+        threading.Timer(0.05, terminate_backend, (postgres_url, pid)).start()
+    timer = threading.Timer(0.2, lambda: holder_host.release_lock(alice.seat, lease))
     timer.start()
     started = time.monotonic()
     result = waiter_host.wait(bob.duel_id, bob.id, timeout=10)
     timer.join()
-    return time.monotonic() - started - 0.1, result.changed
+    return time.monotonic() - started - 0.2, result.changed
+
+
+def terminate_backend(url: str, pid: int) -> None:
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
 
 
 def test_wait_hears_a_release_through_notify(postgres_url, source, tmp_path):
-    late, changed = _wait_for_release(postgres_url, source, tmp_path, break_listener=False)
+    late, changed = _wait_for_release(postgres_url, source, tmp_path, break_connection=False)
     assert changed and late < 0.2  # a notification, not the half-second look
 
 
-def test_wait_falls_back_to_a_slow_poll_when_the_listening_connection_drops(postgres_url, source, tmp_path):
-    late, changed = _wait_for_release(postgres_url, source, tmp_path, break_listener=True)
+def test_a_wait_whose_connection_drops_reconnects_and_still_hears_the_release(postgres_url, source, tmp_path):
+    late, changed = _wait_for_release(postgres_url, source, tmp_path, break_connection=True)
     assert changed and late < 2.0
 
 

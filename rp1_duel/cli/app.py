@@ -20,9 +20,11 @@ from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
 from ..printable import printable
 from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, SIGNER_HELP, default_of
 from ..vocabulary import ErrorCode, Role
+from .arguments import store_waits_to_stderr
 
 if TYPE_CHECKING:
     from ..configuration import Config, Flags
+    from ..coordination.service import DuelService
     from ..participant.voters import ProviderVoter
     from ..verify.run import Verifier
 
@@ -126,6 +128,15 @@ def _default_or_config(name: str) -> str:
 
 def _model_help(text: str, key: str) -> str:
     return f"{text} (default: {key} in the configuration)."
+
+
+def open_service(debate_dir: str | os.PathLike[str], store: str | None) -> DuelService:
+    """The service a command runs on, telling on standard error each pause of the store's retries."""
+    from ..coordination.service import DuelService
+
+    service = DuelService(debate_dir, store=store)
+    service.on_store_wait = store_waits_to_stderr("duel")
+    return service
 
 
 def load(flags: Flags, extra: list[str] | None = None) -> Config:
@@ -373,7 +384,6 @@ def panel_command(
     The seats join in lineup order and their progress lines are shown as they come. Ctrl-C stops every seat (each gives the floor back and keeps its seat): run the same command to resume.
     """
     from ..configuration import Flags, destinations
-    from ..coordination.service import DuelService
     from ..participant.panel import exit_code, lineup_seats, run_seats, shared_flags
 
     extra = [os.path.abspath(lineup)] if lineup else []
@@ -395,7 +405,7 @@ def panel_command(
         settings.check()
         chosen_topic = topic or config.panel.topic
         shared = shared_flags(config, settings, topic=chosen_topic, config_files=extra) + (["--quiet"] if quiet else [])
-        service = DuelService(config.debate_dir, store=config.store)
+        service = open_service(config.debate_dir, store=config.store)
         target_path = os.path.abspath(target)
         try:
             runs = run_seats(
@@ -859,12 +869,11 @@ def watch_command(
     import sys
 
     from ..configuration import Flags
-    from ..coordination.service import DuelService
     from ..review.watch import display_for, follow, pick_duel
 
     try:
         config = load(Flags(debate_dir_, store))
-        service = DuelService(config.debate_dir, store=config.store)
+        service = open_service(config.debate_dir, store=config.store)
         last = follow(service, pick_duel(service, duel_id), display_for(sys.stdout))
     except DuelError as exc:
         fail(exc)
@@ -886,13 +895,12 @@ def list_command(
     Exit 0, or 1 when a duel's state cannot be read (it is listed as unreadable).
     """
     from ..configuration import Flags
-    from ..coordination.service import DuelService
     from ..review.listing import UnreadableDuel, list_duels, table
 
     try:
         config = load(Flags(debate_dir_, store))
         root = config.debate_dir
-        rows = list_duels(DuelService(root, store=config.store))
+        rows = list_duels(open_service(root, store=config.store))
     except DuelError as exc:
         fail(exc, as_json=as_json)
     if as_json:
@@ -926,13 +934,12 @@ def abandon_command(
     """
     from ..configuration import Flags
     from ..coordination.results import Seat
-    from ..coordination.service import DuelService
 
     token = os.environ.get("DUEL_PARTICIPANT_TOKEN", "")
     seat = None if participant_id is None else Seat(duel_id, participant_id, token)
     try:
         config = load(Flags(debate_dir_, store))
-        status = DuelService(config.debate_dir, store=config.store).abandon(duel_id, reason=reason, seat=seat)
+        status = open_service(config.debate_dir, store=config.store).abandon(duel_id, reason=reason, seat=seat)
     except DuelError as exc:
         fail(exc, as_json=as_json)
     if as_json:
@@ -951,7 +958,6 @@ def store_init_command(
 ) -> None:
     """Create or migrate the store's schema (a join also does it on first use). Safe to run again."""
     from ..configuration import Flags
-    from ..coordination.service import DuelService
     from ..errors import invalid_argument
 
     try:
@@ -960,7 +966,7 @@ def store_init_command(
             raise invalid_argument(
                 "duel store init needs --store, $DUEL_STORE or `store` in the configuration (a postgresql:// URL)"
             )
-        location = DuelService(config.debate_dir, store=config.store).prepare_store()
+        location = open_service(config.debate_dir, store=config.store).prepare_store()
     except DuelError as exc:
         fail(exc)
     typer.echo(f"store {location} is ready")
@@ -974,11 +980,10 @@ def pull_command(
 ) -> None:
     """Write a duel's artifact from the store into the debate dir, as every participant has it (to review or commit)."""
     from ..configuration import Flags
-    from ..coordination.service import DuelService
 
     try:
         config = load(Flags(debate_dir_, store))
-        path = DuelService(config.debate_dir, store=config.store).pull(duel_id)
+        path = open_service(config.debate_dir, store=config.store).pull(duel_id)
     except DuelError as exc:
         fail(exc)
     typer.echo(path)

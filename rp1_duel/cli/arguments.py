@@ -1,9 +1,26 @@
-"""What both fronts check in their arguments before parsing them: a leaf, so ``duel`` and
-``duel tools`` share it without either importing the other."""
+"""What both fronts share around their ops (the arguments checked before parsing, the store's
+waits told on standard error): a leaf, so ``duel`` and ``duel tools`` share it without either
+importing the other."""
 
 from __future__ import annotations
 
-__all__ = ["undecodable"]
+import sys
+from collections.abc import Callable
+
+from ..printable import printable
+
+__all__ = ["store_waits_to_stderr", "undecodable"]
+
+
+def store_waits_to_stderr(prefix: str) -> Callable[[str], None]:
+    """What a command tells the person while the store retries: ``duel tools: the store is full of
+    connections; retrying in 2 s`` on standard error (standard output keeps its one answer)."""
+
+    def say(line: str) -> None:
+        sys.stderr.write(f"{prefix}: {printable(line)}\n")
+        sys.stderr.flush()
+
+    return say
 
 
 def undecodable(values: list[str]) -> str | None:

@@ -21,7 +21,7 @@ from ..configuration import Config, Flags, load_config
 from ..errors import DuelError, invalid_argument
 from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, SIGNER_HELP, STORE_ENV
 from ..vocabulary import ROLES, ErrorCode, EventType, Role
-from .arguments import undecodable
+from .arguments import store_waits_to_stderr, undecodable
 
 if TYPE_CHECKING:
     from ..coordination.results import Seat, StatusResult
@@ -228,6 +228,7 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     settings = {name: getattr(args, name) for name in SETTINGS} if op == "join" else {}
     config = load_config(Path.cwd(), os.environ, Flags(args.debate_dir, args.store, **settings))
     service = DuelService(config.debate_dir, store=config.store)
+    service.on_store_wait = store_waits_to_stderr("duel tools")
     token = getattr(args, "participant_token", None) or os.environ.get("DUEL_PARTICIPANT_TOKEN")
     if op == "join":
         return _join(service, args, config, token)

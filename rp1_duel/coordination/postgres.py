@@ -3,21 +3,23 @@
 One database transaction per op, the duel's row locked (``SELECT … FOR UPDATE``): the
 lease and fence checks, the append and the close all happen under that lock, and the
 state is written only if the turns' chain head is still the one read (compare-and-set).
-Time is the database's ``clock_timestamp()``, read inside the transaction, so client
-clocks do not matter. Loaded only when a ``postgresql://`` store is used: psycopg costs
-``duel tools`` nothing otherwise (docs/protocol.md section 4, "Stores").
+Time is the database's ``clock_timestamp()``, read with the lock, so client clocks do not
+matter. An op is two round trips, pipelined: the lock with the state and the time, then the
+write (events, state and NOTIFY in one statement, the artifact beside it) with the commit.
+One connection a process (:mod:`.postgres_link`); a write NOTIFYs its duel's own channel.
+Loaded only when a ``postgresql://`` store is used: psycopg costs ``duel tools`` nothing
+otherwise (docs/protocol.md section 4, "Stores").
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import psycopg
 
@@ -28,6 +30,8 @@ from ..turns.source import SourceDocument, SourceUnreadable
 from ..vocabulary import ErrorCode
 from .events import Event, parse_event
 from .identity import target_key
+from .postgres_link import Link, channel_of, transient_reason
+from .retrying import transient_failure
 from .state import DuelState, corrupt
 from .storage import DebateDir, copy_artifact, write_beside
 from .store import LOG_START, EventCursor, Transaction
@@ -39,7 +43,7 @@ __all__ = [
     "PostgresStore",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Migrations by the version they lead to; each runs once, in order, under an advisory lock.
 MIGRATIONS = {
     1: """
@@ -62,17 +66,45 @@ MIGRATIONS = {
         ALTER TABLE duels ADD COLUMN source text;        -- the source's text: what turns are validated against
         ALTER TABLE duels ADD COLUMN source_shown text;  -- the artifact's source_path, as the creating host saw it
     """,
+    3: """
+        -- moves at every artifact write: a host copies the artifact only when it moved
+        ALTER TABLE duels ADD COLUMN artifact_saves bigint NOT NULL DEFAULT 0;
+        -- fails a save that wrote no state, so its events and its NOTIFY go back with it
+        CREATE FUNCTION duel_saved(saved bigint, duel text) RETURNS void LANGUAGE plpgsql AS $$
+        BEGIN
+            IF saved <> 1 THEN
+                RAISE EXCEPTION 'duel % changed under this write (its last turn is not the one read)', duel;
+            END IF;
+        END $$;
+    """,
 }
 _SCHEMA_LOCK = 0x6475656C  # advisory lock keys ("duel"), held for a migration or a join
 _JOIN_LOCK = 0x6475656D
 CLOCK_BOOT = "postgresql"  # the database's clock is the one clock: its times never need re-anchoring
-CHANNEL = "duel_changed"  # NOTIFY'd with the duel id by every write, delivered at its commit
 NOTIFY_WAIT_SECONDS = 0.5  # a waiter also looks again this often: a lease can expire with no write
-SLOW_POLL_SECONDS = 0.5  # without a listening connection
-LISTEN_RETRY_SECONDS = 5.0
-DEFAULT_CONNECT_TIMEOUT = 10
-RECONNECT_SECONDS = 5.0  # a lost connection is tried again for this long (a lease is 5 s at least)
-RECONNECT_PAUSE_SECONDS = 0.25
+LISTEN_SLICE_SECONDS = 0.1  # a wait holds the connection this long at most before giving way
+CROWDED_MARGIN = 5  # free connections below which the server counts as crowded
+CROWDED_POLL_SECONDS = 1.0  # a wait on a crowded server looks again this often, connected only to look
+_STAMP_AND_CROWDING: Final = """
+    SELECT saves, (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend') + %s
+        >= current_setting('max_connections')::integer - current_setting('superuser_reserved_connections')::integer
+    FROM duels WHERE id = %s
+"""
+_LOCKED_READ: Final = (
+    "SELECT state, head, artifact_saves, extract(epoch FROM clock_timestamp())::float8 "
+    "FROM duels WHERE id = %s FOR UPDATE"
+)
+# Compare-and-set on the chain head: the events go in and waiters are told only if the state did.
+_SAVE: Final = """
+    WITH saved AS (
+        UPDATE duels SET state = %(state)s, head = %(head)s, saves = saves + 1
+        WHERE id = %(id)s AND head = %(read_head)s RETURNING id
+    ), logged AS (
+        INSERT INTO duel_events
+        SELECT saved.id, e.seq, e.event FROM saved, unnest(%(seqs)s::integer[], %(events)s::text[]) AS e(seq, event)
+    )
+    SELECT pg_notify(%(channel)s, %(id)s), duel_saved((SELECT count(*) FROM saved), %(id)s)
+"""
 
 
 class PostgresStore:
@@ -88,65 +120,36 @@ class PostgresStore:
         self.location = redact(url)
         self.offset: Callable[[], float] = lambda: 0.0
         self._schema_ready = False
-        self._local = _Connections()
-        # Every connection any thread opened, so that none outlives the store: a thread's own
-        # (threading.local) would otherwise be dropped unclosed when the thread ends.
-        self._opened: list[psycopg.Connection[Any]] = []
-        self._opened_lock = threading.Lock()
-        weakref.finalize(self, _close_all, self._opened, self._opened_lock)
+        self.link = Link(url)
+        self._heads: dict[str, str] = {}  # duel id -> the chain head its locked row was read with
+        self._written: dict[str, str] = {}  # duel id -> the artifact this op wrote, copied once committed
+        self._copied: dict[str, int] = {}  # duel id -> the artifact_saves this host's copy holds
+        weakref.finalize(self, self.link.close)
 
     # -- connection and errors ---------------------------------------------------------
-    @property
-    def conn(self) -> psycopg.Connection[Any]:
-        """The connection of this thread for statements and transactions, opened again when closed."""
-        if self._local.conn is None or self._local.conn.closed:
-            self._local.conn = self._connect()
-        return self._local.conn
-
-    def _query(self, sql: Any, params: tuple[Any, ...] = ()) -> psycopg.Cursor[Any]:
-        """Run one statement. Outside a transaction, a lost connection (a restarted server, a
-        network cut) is opened again and the statement rerun, for up to RECONNECT_SECONDS:
-        nothing was done on the lost one that the rerun could repeat. Inside one, the
-        transaction is lost with it and rolled back by the server: the op fails as a whole."""
-        in_transaction = (
-            self._local.conn is not None
-            and not self._local.conn.closed
-            and self._local.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
-        )
-        deadline = time.monotonic() + RECONNECT_SECONDS
-        while True:
-            try:
-                return self.conn.execute(sql, params)
-            except psycopg.OperationalError:
-                if in_transaction or time.monotonic() >= deadline:
-                    raise
-                if self._local.conn is not None:
-                    self._local.conn.close()  # whatever state it is in, the next statement uses a new one
-                time.sleep(RECONNECT_PAUSE_SECONDS)
-
-    def _connect(self) -> psycopg.Connection[Any]:
-        conn = psycopg.connect(self.url, autocommit=True, connect_timeout=DEFAULT_CONNECT_TIMEOUT)
-        with self._opened_lock:
-            self._opened[:] = [*(kept for kept in self._opened if not kept.closed), conn]
-        return conn
+    def _query(self, sql: Any, params: Any = ()) -> psycopg.Cursor[Any]:
+        """Run one statement (its rows are fetched with it, so reading them needs no connection)."""
+        with self.link.held() as conn:
+            return conn.execute(sql, params)
 
     def close(self) -> None:
-        """Close every connection the store opened, in any thread (also done when it is collected)."""
-        _close_all(self._opened, self._opened_lock)
-        self._local.conn = self._local.listener = None
+        """Close the connection (also done when the store is collected)."""
+        self.link.close()
 
     @contextlib.contextmanager
     def errors(self) -> Iterator[None]:
-        """Turns a database error, or an OSError of the local copy, into ``STORAGE_FAILED``."""
+        """Turns a database error, or an OSError of the local copy, into ``STORAGE_FAILED``,
+        marked transient when it is expected to pass (:mod:`.retrying`)."""
         try:
             yield
-        except psycopg.Error as exc:  # a lost connection is replaced by the next op's first statement
+        except psycopg.Error as exc:  # a lost connection is replaced by the next op
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise DuelError(
-                ErrorCode.STORAGE_FAILED,
-                f"cannot use the store {self.location}: {redact(reason)}",
-                {"path": self.location, "errno": None},
-            ) from None
+            message = f"cannot use the store {self.location}: {redact(reason)}"
+            details: dict[str, object] = {"path": self.location, "errno": None}
+            transient = transient_reason(exc, reached=self.link.reached)
+            if transient is not None:
+                raise transient_failure(message, transient, details) from None
+            raise DuelError(ErrorCode.STORAGE_FAILED, message, details) from None
         except OSError as exc:  # the local copy of the artifact
             raise DuelError(
                 ErrorCode.STORAGE_FAILED,
@@ -158,7 +161,10 @@ class PostgresStore:
         """The database's clock (plus ``offset``): one clock for every host, so never re-anchored."""
         # A SELECT of one expression always returns one row.
         row = cast("tuple[Any, ...]", self._query("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone())
-        moment = float(row[0]) + self.offset()
+        return self._instant(float(row[0]))
+
+    def _instant(self, epoch: float) -> Instant:
+        moment = epoch + self.offset()
         return Instant(moment, moment, CLOCK_BOOT)
 
     # -- the schema ----------------------------------------------------------------------
@@ -178,9 +184,9 @@ class PostgresStore:
         """Create or migrate the schema (``duel store init`` does only this); a newer one is refused."""
         if self.schema_version() == SCHEMA_VERSION:
             return
-        with self.conn.transaction():
-            self._query("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            self._query("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY)")
+        with self.link.held() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY)")
             current = self.schema_version()
             if current > SCHEMA_VERSION:
                 raise DuelError(
@@ -190,8 +196,8 @@ class PostgresStore:
                     {"path": self.location},
                 )
             for version in range(current + 1, SCHEMA_VERSION + 1):
-                self._query(MIGRATIONS[version])
-                self._query("INSERT INTO schema_version VALUES (%s)", (version,))
+                conn.execute(MIGRATIONS[version])
+                conn.execute("INSERT INTO schema_version VALUES (%s)", (version,))
         self._schema_ready = True
 
     def check_readable(self) -> None:
@@ -204,8 +210,8 @@ class PostgresStore:
     def joining(self) -> Iterator[None]:
         """A database transaction holding the join lock (an advisory lock); the debate dir is prepared first."""
         self.debate.ensure()  # where this participant's copy of the artifact goes: refused before joining
-        with self._kept_on_refusal():
-            self._query("SELECT pg_advisory_xact_lock(%s)", (_JOIN_LOCK,))
+        with self._kept_on_refusal() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_JOIN_LOCK,))
             yield
 
     def read_index(self) -> dict[str, str]:
@@ -214,9 +220,9 @@ class PostgresStore:
 
     def write_index(self, index: dict[str, str]) -> None:
         """Replace the ``duel_index`` table."""
-        with self.conn.transaction():
-            self._query("DELETE FROM duel_index")
-            with self.conn.cursor() as cur:
+        with self.link.held() as conn, conn.transaction():
+            conn.execute("DELETE FROM duel_index")
+            with conn.cursor() as cur:
                 cur.executemany("INSERT INTO duel_index VALUES (%s, %s)", list(index.items()))
 
     def reserve_duel(self, stem: str) -> str:
@@ -225,8 +231,10 @@ class PostgresStore:
             duel_id = stem if n == 1 else f"{stem}-{n}"
             if (self.debate.root / f"{duel_id}.md").exists():
                 continue
-            inserted = self._query("INSERT INTO duels (id) VALUES (%s) ON CONFLICT DO NOTHING", (duel_id,))
-            if inserted.rowcount == 1:
+            # RETURNING, not rowcount: inside a pipeline, a row is what makes the statement's result come back.
+            if self._query(
+                "INSERT INTO duels (id) VALUES (%s) ON CONFLICT DO NOTHING RETURNING id", (duel_id,)
+            ).fetchone():
                 return duel_id
         raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"no free duel id for {stem} in {self.location}")
 
@@ -236,19 +244,19 @@ class PostgresStore:
 
     def begin(self, state: DuelState, now: Instant) -> Transaction:
         """A transaction over a duel being created, inside :meth:`joining`."""
-        self._local.heads[state.id] = ""
+        self._heads[state.id] = ""
         return Transaction(self, state, now)
 
     # -- one duel ------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def _kept_on_refusal(self) -> Iterator[None]:
-        """A database transaction committed when the block ends normally or with a refusal
-        (its events are kept, as in a debate dir), rolled back on any other exception."""
+    def _kept_on_refusal(self) -> Iterator[psycopg.Connection[Any]]:
+        """A database transaction, pipelined, on the connection this thread holds throughout: committed
+        when the block ends normally or with a refusal (its events are kept, as in a debate dir), rolled
+        back on any other exception."""
         refusal: DuelError | None = None
-        self._query("SELECT 1")  # a connection lost since the last op is replaced before the op begins
-        with self.conn.transaction():
+        with self.link.held() as conn, conn.pipeline(), conn.transaction():
             try:
-                yield
+                yield conn
             except DuelError as exc:
                 refusal = exc
         if refusal is not None:
@@ -256,58 +264,67 @@ class PostgresStore:
 
     @contextlib.contextmanager
     def transaction(self, duel_id: str) -> Iterator[Transaction]:
-        """One op on the duel, its row locked ``FOR UPDATE``; the artifact is pulled into the debate dir after it."""
+        """One op on the duel, its row locked ``FOR UPDATE``; the artifact is copied into the debate dir
+        after it when it moved."""
         self.check_readable()
+        copied_at: int | None = None
         try:
-            with self._kept_on_refusal():
-                row = self._query("SELECT state, head FROM duels WHERE id = %s FOR UPDATE", (duel_id,)).fetchone()
+            with self._kept_on_refusal() as conn:
+                row = conn.execute(_LOCKED_READ, (duel_id,)).fetchone()
                 state = self._state_of(duel_id, row)
-                tx = Transaction(self, state, self.now())  # read after the lock: the time this op happens at
-                self._local.heads[duel_id] = row[1] if row else ""
+                _, head, copied_at, epoch = cast("tuple[Any, ...]", row)
+                tx = Transaction(self, state, self._instant(epoch))  # read with the lock: the time this op happens at
+                self._heads[duel_id] = head
                 yield tx
         except DuelError:
-            self._pull_after(duel_id)
+            self._copy_after(duel_id, copied_at)
             raise
-        self._pull_after(duel_id)
+        except BaseException:
+            self._written.pop(duel_id, None)  # rolled back: never copied
+            raise
+        self._copy_after(duel_id, copied_at)
 
-    def _pull_after(self, duel_id: str) -> None:
-        """The op is committed and its answer stands: a local copy that cannot be written now
-        (a full disk, a connection lost since the commit) is written by the next op, or by ``duel pull``."""
-        with contextlib.suppress(OSError, psycopg.Error):
-            self.pull(duel_id)
+    def _copy_after(self, duel_id: str, artifact_saves: int | None) -> None:
+        """The op is committed and its answer stands: the artifact it wrote is copied into the debate dir,
+        or the database's when another host moved it since this one's copy. A copy that cannot be
+        written now (a full disk, a connection lost since the commit) is written by a later op, or by
+        ``duel pull``."""
+        written = self._written.pop(duel_id, None)
+        with contextlib.suppress(OSError, psycopg.Error, DuelError):
+            if written is not None and artifact_saves is not None:
+                copy_artifact(self.debate, self.read_state(duel_id), written.encode("utf-8"))
+                self._copied[duel_id] = artifact_saves + 1
+            elif artifact_saves is not None and self._copied.get(duel_id) != artifact_saves:
+                self.pull(duel_id)
 
     def pull(self, duel_id: str) -> Path | None:
         """Write the duel's artifact, as the database keeps it, into this process's debate dir:
-        after each op of a participant, so its copy follows every change, the peer's included."""
-        row = self._query("SELECT state, artifact FROM duels WHERE id = %s", (duel_id,)).fetchone()
+        after an op that finds it moved, so the copy follows every change, the peer's included."""
+        row = self._query("SELECT state, artifact, artifact_saves FROM duels WHERE id = %s", (duel_id,)).fetchone()
         if row is None or row[0] is None or row[1] is None:
             return None
-        return copy_artifact(self.debate, self._state_of(duel_id, row), row[1].encode("utf-8"))
+        path = copy_artifact(self.debate, self._state_of(duel_id, row), row[1].encode("utf-8"))
+        self._copied[duel_id] = row[2]
+        return path
 
     def save(self, state: DuelState, events: list[Event]) -> None:
-        """Insert ``events`` and update the state over the chain head the op read, then NOTIFY waiters."""
-        with self.conn.transaction(), self.conn.cursor() as cur:
-            if events:
-                cur.executemany(
-                    "INSERT INTO duel_events VALUES (%s, %s, %s)",
-                    [(state.id, event.seq, json.dumps(event.to_json(), ensure_ascii=False)) for event in events],
-                )
-                state.event_seq += len(events)
-            head = state.turns[-1].sha256 if state.turns else ""
-            read_head = self._local.heads.get(state.id, "")
-            # Compare-and-set on the chain head: written only over the head the op validated against.
-            cur.execute(
-                "UPDATE duels SET state = %s, head = %s, saves = saves + 1 WHERE id = %s AND head = %s",
-                (state.to_json().decode(), head, state.id, read_head),
-            )
-            if cur.rowcount != 1:
-                raise DuelError(
-                    ErrorCode.STORAGE_FAILED,
-                    f"duel {state.id} changed under this write (its last turn is not the one read)",
-                    {"path": self.location, "errno": None},
-                )
-            cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, state.id))
-            self._local.heads[state.id] = head
+        """Insert ``events`` and update the state over the chain head the op read, NOTIFYing the
+        duel's waiters: one statement, sent with the commit (a failed compare-and-set fails it)."""
+        head = state.turns[-1].sha256 if state.turns else ""
+        state.event_seq += len(events)
+        self._query(
+            _SAVE,
+            {
+                "state": state.to_json().decode(),
+                "head": head,
+                "id": state.id,
+                "read_head": self._heads.get(state.id, ""),
+                "seqs": [event.seq for event in events],
+                "events": [json.dumps(event.to_json(), ensure_ascii=False) for event in events],
+                "channel": channel_of(state.id),
+            },
+        )
+        self._heads[state.id] = head
 
     def _state_of(self, duel_id: str, row: tuple[Any, ...] | None) -> DuelState:
         if row is None or row[0] is None:
@@ -324,36 +341,36 @@ class PostgresStore:
         return int(row[0]) if row else None
 
     def next_stamp(self, duel_id: str, stamp: object, timeout: float) -> int | None:
-        """Wait for a NOTIFY of this duel (or at most half a second); a slow poll without one."""
-        listener = self._listening()
-        if listener is None:
-            time.sleep(min(SLOW_POLL_SECONDS, timeout))
-            return self.stamp(duel_id)
-        current = self.stamp(duel_id)  # after LISTEN: a change from here on is notified
+        """Wait for a NOTIFY on the duel's channel (or at most half a second), then the stamp.
+
+        The connection is held in slices of a tenth of a second, so a lease refresh from
+        another thread never waits long; a notification that comes between slices is kept.
+        On a server close to its ``max_connections`` the wait gives its connection back and
+        looks again a second later instead: a waiting seat must not keep another out."""
+        channel = channel_of(duel_id)
+        with self.link.held() as conn:
+            self.link.listen(conn, channel)
+            # After LISTEN: a change from here on is notified.
+            row = cast(
+                "tuple[Any, ...] | None", conn.execute(_STAMP_AND_CROWDING, (CROWDED_MARGIN, duel_id)).fetchone()
+            )
+            current, crowded = (int(row[0]), bool(row[1])) if row else (None, False)
+            if crowded:
+                self.link.drop()
         if current != stamp:
             return current
-        try:
-            for notice in listener.notifies(timeout=min(NOTIFY_WAIT_SECONDS, timeout)):
-                if notice.payload == duel_id:
+        if crowded:
+            time.sleep(min(CROWDED_POLL_SECONDS, timeout))
+            return self.stamp(duel_id)
+        deadline = time.monotonic() + min(NOTIFY_WAIT_SECONDS, timeout)
+        while (left := deadline - time.monotonic()) > 0:
+            with self.link.held() as conn:
+                if channel not in self.link.channels:  # a new connection since: look again, then LISTEN anew
                     break
-        except psycopg.OperationalError:  # the listening connection dropped: poll until it is back
-            listener.close()
-            self._local.listener = None
+                if self.link.heard(conn, duel_id, min(LISTEN_SLICE_SECONDS, left)):
+                    break
+            self.link.give_way()
         return self.stamp(duel_id)
-
-    def _listening(self) -> psycopg.Connection[Any] | None:
-        """A second connection that LISTENs (the first one runs transactions); None while it cannot be had."""
-        if self._local.listener is not None and not self._local.listener.closed:
-            return self._local.listener
-        if time.monotonic() < self._local.listen_retry_at:
-            return None
-        try:
-            self._local.listener = self._connect()
-            self._local.listener.execute(f"LISTEN {CHANNEL}")
-        except psycopg.Error:
-            self._local.listener = None
-            self._local.listen_retry_at = time.monotonic() + LISTEN_RETRY_SECONDS
-        return self._local.listener
 
     def events(self, state: DuelState) -> DatabaseEvents:
         """The duel's events in the database."""
@@ -418,33 +435,17 @@ class PostgresStore:
         self.debate.ensure()
         write_beside(self.debate, state, name, text)
 
-    def write_artifact(
-        self,
-        state: DuelState,
-        text: str,
-        *,
-        create: bool = False,  # noqa: ARG002  the DuelStore signature: the row exists once reserved
-    ) -> None:
-        """Into the database; :meth:`pull` copies it into the debate dir once the op is committed."""
-        self._query("UPDATE duels SET artifact = %s WHERE id = %s", (text, state.id))
-
-
-def _close_all(opened: list[psycopg.Connection[Any]], lock: threading.Lock) -> None:
-    with lock:
-        for conn in opened:
-            conn.close()
-        opened.clear()
-
-
-class _Connections(threading.local):
-    """One thread's connections: a participant refreshes its lease from a second thread
-    while the first waits or writes, and a connection runs one transaction at a time."""
-
-    def __init__(self) -> None:
-        self.conn: psycopg.Connection[Any] | None = None
-        self.listener: psycopg.Connection[Any] | None = None  # LISTENs for wait
-        self.listen_retry_at = 0.0
-        self.heads: dict[str, str] = {}  # duel id -> the chain head its locked row was read with
+    def write_artifact(self, state: DuelState, text: str, *, create: bool = False) -> None:
+        """Into the database, in the op's transaction; the debate dir's copy is written once the op is
+        committed (a new duel's at once: its join commits with it)."""
+        self._query(
+            "UPDATE duels SET artifact = %s, artifact_saves = artifact_saves + 1 WHERE id = %s", (text, state.id)
+        )
+        if create:
+            copy_artifact(self.debate, state, text.encode("utf-8"))
+            self._copied[state.id] = 1
+        else:
+            self._written[state.id] = text
 
 
 class DatabaseEvents:
@@ -461,7 +462,7 @@ class DatabaseEvents:
             raise corrupt(
                 f"{self.store.location} duel {self.state.id}", f"holds fewer events than the {since.seq} already read"
             )
-        rows = self.store.conn.execute(
+        rows = self.store._query(  # noqa: SLF001  the store's own reader
             "SELECT event FROM duel_events WHERE duel_id = %s AND seq >= %s AND seq < %s ORDER BY seq",
             (self.state.id, since.seq, self.state.event_seq),
         ).fetchall()

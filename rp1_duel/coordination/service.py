@@ -12,12 +12,14 @@ logs none and answers with a status, does not pay for building them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import threading
 import time
-from collections.abc import Collection, Hashable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
 from ..clock import Clock, Instant, iso, system_clock, utc_date
 from ..errors import DuelError, invalid_argument
@@ -37,6 +39,7 @@ from .identity import (
     token_matches,
 )
 from .results import LeaseToken, Observation, Seat, StatusResult, WaitResult, common_fields
+from .retrying import StoreWait, retried
 from .state import DuelState, Lease, Participant
 from .storage import DebateDir, DirectoryStore, copy_artifact
 from .store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
@@ -52,6 +55,34 @@ __all__ = [
 ]
 
 WAIT_MAX_SECONDS = 3600
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class _Nesting(threading.local):
+    depth = 0  # ops of this thread under way: only the outermost is run again
+
+
+_nesting = _Nesting()
+
+
+def _retried_on_transient_failures(
+    op: Callable[Concatenate[DuelService, P], R],
+) -> Callable[Concatenate[DuelService, P], R]:
+    """The op run again, as a whole, while the store fails in a way expected to pass (:mod:`.retrying`);
+    each pause is told to ``on_store_wait``. An op inside another is left to the outer one."""
+
+    @functools.wraps(op)
+    def run(self: DuelService, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        if _nesting.depth:
+            return op(self, *args, **kwargs)
+        _nesting.depth += 1
+        try:
+            return retried(lambda: op(self, *args, **kwargs), self.on_store_wait)
+        finally:
+            _nesting.depth -= 1
+
+    return run
 
 
 def open_store(url: str, debate: DebateDir) -> DuelStore:
@@ -97,6 +128,7 @@ class DuelService:
         else:
             self.store = store or DirectoryStore(self.debate, clock)
         self.clock: Clock = self.store.now
+        self.on_store_wait: StoreWait | None = None  # told each pause of a retry: "the store is full…; retrying in 2 s"
 
     # -- transactions ----------------------------------------------------------------
     @contextmanager
@@ -146,6 +178,7 @@ class DuelService:
         return str(self.store.artifact_path(state))
 
     # -- join (section 3) ---------------------------------------------------------------
+    @_retried_on_transient_failures
     def join(
         self,
         *,
@@ -344,6 +377,7 @@ class DuelService:
         return holder, token
 
     # -- read-only views (sections 4 and 5) -----------------------------------------------
+    @_retried_on_transient_failures
     def source(self, duel_id: str) -> SourceDocument:
         """The source the duel debates, as pinned at its join (section 6, "The source"): what every
         turn is checked against, whatever the file on disk has become. ``TARGET_UNREADABLE`` without it."""
@@ -356,6 +390,7 @@ class DuelService:
             except SourceUnreadable as exc:
                 raise DuelError(ErrorCode.TARGET_UNREADABLE, str(exc)) from None
 
+    @_retried_on_transient_failures
     def find_duel(self, target: str, *, topic: str | None = None) -> str:
         """The id of the active (or latest) duel about ``target`` and ``topic``; ``DUEL_NOT_FOUND`` without one."""
         source = resolve_target(target)
@@ -366,6 +401,7 @@ class DuelService:
             raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel about {source.path} in {self.store.location}")
         return duel_id
 
+    @_retried_on_transient_failures
     def status(
         self,
         duel_id: str | None = None,
@@ -424,6 +460,7 @@ class DuelService:
             raise DuelError(ErrorCode.PARTICIPANT_NOT_FOUND, f"no participant {participant_id!r} in duel {state.id}")
         return participant
 
+    @_retried_on_transient_failures
     def wait(
         self,
         duel_id: str,
@@ -462,7 +499,7 @@ class DuelService:
             left = timeout - (time.monotonic() - started)
             if left <= 0:
                 break
-            new_stamp = self.store.next_stamp(duel_id, stamp, left)
+            new_stamp = self._next_stamp(duel_id, stamp, left)
             if seat and time.monotonic() >= next_mark:
                 self._mark_seen(seat)  # its own write changes the stamp: read back below like any other
                 next_mark += interval
@@ -474,7 +511,17 @@ class DuelService:
         fields = StatusResult.fields_of(state, participant, self.clock(), self._debate_path(state))
         return WaitResult(**fields, waited_seconds=round(time.monotonic() - started, 3), changed=changed)
 
+    def _next_stamp(self, duel_id: str, stamp: Hashable, timeout: float) -> Hashable:
+        """The store's next stamp, a transient failure retried in place: the wait keeps what it saw first."""
+
+        def look() -> Hashable:
+            with self.store.errors():
+                return self.store.next_stamp(duel_id, stamp, timeout)
+
+        return retried(look, self.on_store_wait)
+
     # -- leases (section 4) -----------------------------------------------------------------
+    @_retried_on_transient_failures
     def claim_lock(self, seat: Seat, *, for_timeout: bool = False) -> ClaimResult:
         """Ask for the lease, to write a turn or (``for_timeout``) to close the duel TIMEOUT (section 4).
 
@@ -540,6 +587,7 @@ class DuelService:
             raise held
         return held
 
+    @_retried_on_transient_failures
     def record_usage(self, seat: Seat, turn_number: int, usage: Usage) -> None:
         """Log what one model request of a turn used, as a ``usage`` event that wakes no one (section 9).
 
@@ -552,6 +600,7 @@ class DuelService:
             me = self._authenticate(tx.state, seat)
             tx.emit(UsageRecorded(turn_number, usage), by=me.id)
 
+    @_retried_on_transient_failures
     def record_provider_failure(self, seat: Seat, turn_number: int, code: str, message: str) -> None:
         """Log that this seat's model failed for good writing turn ``turn_number``, as a
         ``provider_failed`` event (section 9), so that the others and the record name it.
@@ -566,6 +615,7 @@ class DuelService:
             me = self._authenticate(tx.state, seat)
             tx.emit(ProviderFailed(me.seat, turn_number, code, message), by=me.id)
 
+    @_retried_on_transient_failures
     def record_verdicts(self, seat: Seat, turn_number: int, verdicts: CitationVerdicts) -> None:
         """Log what ``duel join --verify`` found in the citations of a turn or of a draft, as a
         ``citations_verified`` event that wakes no one (section 9).
@@ -579,12 +629,14 @@ class DuelService:
             me = self._authenticate(tx.state, seat)
             tx.emit(CitationsVerified(turn_number, verdicts), by=me.id)
 
+    @_retried_on_transient_failures
     def events(self, duel_id: str, types: Collection[EventType]) -> list[Event]:
         """The duel's logged events of the given types, in order; ``DUEL_NOT_FOUND`` without such a duel."""
         with self.store.errors():
             state = self.store.read_state(duel_id)
             return self.store.events(state).read(types=types)
 
+    @_retried_on_transient_failures
     def prepare_store(self) -> str:
         """Create the store (a database's schema, migrated; the debate dir's state folder) if
         it is not there yet; where it is. Safe to run again (``duel store init``)."""
@@ -592,6 +644,7 @@ class DuelService:
             self.store.ensure()
         return self.store.location
 
+    @_retried_on_transient_failures
     def pull(self, duel_id: str) -> str:
         """Write the duel's artifact, as the store keeps it, into this debate dir; its path.
 
@@ -604,6 +657,7 @@ class DuelService:
             return str(copy_artifact(self.debate, state, self.store.read_artifact(state, MAX_ARTIFACT_BYTES)))
 
     # -- for watchers: read-only, lock-free, cheap ------------------------------------------
+    @_retried_on_transient_failures
     def duel_ids(self) -> list[str]:
         """Every duel of the debate dir, open or closed, in id order; none without ``.duel/``.
         ``DEBATE_DIR_INVALID`` when the debate dir itself does not exist: a mistyped path is no empty list."""
@@ -620,18 +674,21 @@ class DuelService:
                 raise
             return self.store.duel_ids()
 
+    @_retried_on_transient_failures
     def latest_duel_ids(self) -> list[str]:
         """The duels the index names, the latest of each source and topic: only these can be active."""
         with self.store.errors():
             self.store.check_readable()
             return sorted({duel_id for duel_id in self.store.read_index().values() if isinstance(duel_id, str)})
 
+    @_retried_on_transient_failures
     def state_stamp(self, duel_id: str) -> Hashable:
         """A fingerprint of the duel (in a debate dir, its state file's, one stat()): every
         change of the duel, each event included, moves it, so a watcher reads only when it moves."""
         with self.store.errors():
             return self.store.stamp(duel_id)
 
+    @_retried_on_transient_failures
     def observe(self, duel_id: str, since: EventCursor = LOG_START) -> Observation:
         """The duel as anyone may see it, and the events logged after ``since``.
 
@@ -645,6 +702,7 @@ class DuelService:
             events = log.read(since)
         return Observation(StatusResult.of(state, None, self.clock(), self._debate_path(state)), events, log.end)
 
+    @_retried_on_transient_failures
     def release_lock(
         self,
         seat: Seat,
@@ -694,6 +752,7 @@ class DuelService:
                 reason=state.reason,
             )
 
+    @_retried_on_transient_failures
     def abandon(self, duel_id: str, *, reason: str, seat: Seat | None = None) -> StatusResult:
         """Close an open duel ``INVALIDATED`` with ``reason`` (section 8, "Abandoning a duel"), as one of its
         participants (``seat``, with its token) or, without one, as the owner of the debate dir: a
@@ -727,6 +786,7 @@ class DuelService:
             abandon_duel(tx, f"abandoned by {who}: {reason}")
         return self.status(duel_id)
 
+    @_retried_on_transient_failures
     def seal(self, seat: Seat, signing_key: str | os.PathLike[str]) -> SealResult:
         """Sign the closed duel's ending as ``seat`` (section 6, "Sealed endings"), once a seat.
 
@@ -749,6 +809,7 @@ class DuelService:
             )
 
     # -- turns (sections 6 and 7) -------------------------------------------------------------
+    @_retried_on_transient_failures
     def append(
         self,
         seat: Seat,

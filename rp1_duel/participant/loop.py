@@ -371,6 +371,7 @@ class Duelist:
         self.report = reporter
         self.service = service or DuelService(config.debate_dir, store=config.store)
         self.result = ParticipantResult(PREPARING)
+        self.service.on_store_wait = self._store_wait  # a retry of the store is a wait, said like one
         self.claimant = Claimant(config.name, config.harness, provider.model)
         self.seat: Seat | None = None
         self.lease: LeaseToken | None = None  # the lease this process holds, to release it on Ctrl-C
@@ -488,6 +489,9 @@ class Duelist:
         if joined.settings_note:
             self.report.state(PREPARING, joined.settings_note)
         return seat
+
+    def _store_wait(self, line: str) -> None:
+        self.report.state(self.result.state, line)
 
     def _enter(self, state: ParticipantState, detail: str) -> None:
         self.result.state = state

@@ -1,0 +1,77 @@
+"""Transient store failures: retried with backoff, shown as a wait, never a lost seat.
+
+A store marks a failure it expects to pass (a server full of connections, restarting or
+failing over, a connection reset) as transient: ``STORAGE_FAILED`` whose details say
+``transient`` and why. :func:`retried` runs an op again after a pause that doubles up to
+:data:`LONGEST_PAUSE_SECONDS`, saying each pause through ``on_wait``, for up to
+:data:`RETRY_SECONDS`; a permanent failure (authentication, a missing database, a newer
+schema) is raised at once (docs/protocol.md section 4, "Stores"). The op runs again as a
+whole: a store's op either committed or left nothing, so running it again is safe.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Final, TypeVar
+
+from ..errors import DuelError
+from ..vocabulary import ErrorCode
+
+__all__ = [
+    "FIRST_PAUSE_SECONDS",
+    "LONGEST_PAUSE_SECONDS",
+    "RETRY_SECONDS",
+    "StoreWait",
+    "is_transient",
+    "pauses",
+    "retried",
+    "transient_failure",
+]
+
+T = TypeVar("T")
+
+RETRY_SECONDS: Final = 300.0  # longer than a restart or a failover, shorter than a default turn (30 min)
+FIRST_PAUSE_SECONDS: Final = 0.5
+LONGEST_PAUSE_SECONDS: Final = 8.0
+StoreWait = Callable[[str], None]  # told "the store is full of connections; retrying in 2 s"
+
+
+def transient_failure(message: str, reason: str, details: dict[str, object]) -> DuelError:
+    """``STORAGE_FAILED`` marked as worth retrying, with ``reason`` in words."""
+    return DuelError(ErrorCode.STORAGE_FAILED, message, {**details, "transient": True, "reason": reason})
+
+
+def is_transient(error: DuelError) -> bool:
+    """Whether ``error`` is a store failure expected to pass."""
+    return error.code == ErrorCode.STORAGE_FAILED and error.details.get("transient") is True
+
+
+def pauses(budget: float = RETRY_SECONDS) -> Iterator[float]:
+    """The pauses between attempts: doubling from the first to the longest, until ``budget`` is spent."""
+    pause, spent = FIRST_PAUSE_SECONDS, 0.0
+    while spent + pause <= budget:
+        yield pause
+        spent += pause
+        pause = min(pause * 2, LONGEST_PAUSE_SECONDS)
+
+
+def retried(
+    op: Callable[[], T],
+    on_wait: StoreWait | None = None,
+    *,
+    budget: float = RETRY_SECONDS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """``op()``, run again after each transient store failure while ``budget`` lasts."""
+    waits = pauses(budget)
+    while True:
+        try:
+            return op()
+        except DuelError as exc:
+            pause = next(waits, None) if is_transient(exc) else None
+            if pause is None:
+                raise
+            if on_wait is not None:
+                on_wait(f"{exc.details['reason']}; retrying in {pause:g} s")
+            sleep(pause)

@@ -1,0 +1,218 @@
+"""The PostgreSQL store at scale (issue 26; docs/protocol.md section 4, "Stores"): one connection a
+process, a channel a duel, a server full of connections or restarting waited out, never a lost seat.
+
+A server of this module's own, with room for six connections, is filled on purpose."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from pg_server import PostgresServer, running_server
+from test_participant import clean_env, finish
+
+from rp1_duel.coordination.postgres import PostgresStore
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.errors import DuelError
+
+from helpers import SOURCE, claim, join, make_turn, run_tools
+
+pytestmark = pytest.mark.slow  # real PostgreSQL servers and real processes
+
+ROOM = 6  # the small server's max_connections
+
+
+@pytest.fixture(scope="module")
+def small_server() -> Iterator[PostgresServer]:
+    with running_server(f"max_connections={ROOM}") as server:
+        yield server
+
+
+def new_schema(server: PostgresServer) -> str:
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server.url(), autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    return server.url(schema)
+
+
+@pytest.fixture
+def small_url(small_server: PostgresServer) -> str:
+    return new_schema(small_server)
+
+
+@contextlib.contextmanager
+def server_filled(server: PostgresServer, *, leave: int = 0) -> Iterator[None]:
+    """Every connection the server allows taken (but ``leave``), until the block ends."""
+    held: list[psycopg.Connection] = []
+    try:
+        held.extend(psycopg.connect(server.url(), autocommit=True) for _ in range(ROOM - leave))
+        yield
+    finally:
+        for conn in held:
+            conn.close()
+
+
+def duel_connections(url: str) -> int:
+    """The connections duel processes hold (their application_name), this one's admin excluded."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'duel'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def scripted_seat(source: Path, debate_dir: Path, folder: Path, name: str, turn: int, url: str, topic: str):
+    """A `duel join` process playing one pre-written turn of a two-turn duel, on the store ``url``."""
+    folder.mkdir(parents=True)
+    (folder / "00.md").write_text(make_turn(turn, name, "duel", f"scripted:{folder.name}", "ACCEPTING_CONSENSUS"))
+    argv = [sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--debate-dir", str(debate_dir)]
+    argv += ["--json", "--model", f"scripted:{folder}", "--name", name, "--max-turns", "2", "--topic", topic]
+    return subprocess.Popen(
+        argv,
+        env=clean_env(DUEL_STORE=url),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def seated(url: str, source: Path, topic: str, debate_dir: Path) -> bool:
+    with contextlib.suppress(DuelError):  # not created yet
+        service = DuelService(debate_dir, store=url)
+        return service.status(service.find_duel(str(source), topic=topic)).participant_count >= 1
+    return False
+
+
+def test_more_seats_than_the_server_has_connections_all_finish_their_duels(small_server, small_url, tmp_path):
+    source = tmp_path / "design.md"
+    source.write_text(SOURCE, encoding="utf-8")
+    duels = range(5)  # ten seats on a server with room for six
+    debates = tmp_path / "debates"
+    with server_filled(small_server):  # the first seats find no room at all
+        alices = [
+            scripted_seat(source, debates, tmp_path / f"a{n}", "Alice", 1, small_url, f"Topic {n}") for n in duels
+        ]
+        time.sleep(2)
+    deadline = time.monotonic() + 60
+    while not all(seated(small_url, source, f"Topic {n}", tmp_path / "x") for n in duels):
+        assert time.monotonic() < deadline, "the first seats never joined"
+        time.sleep(0.2)
+    bobs = [scripted_seat(source, debates, tmp_path / f"b{n}", "Bob", 2, small_url, f"Topic {n}") for n in duels]
+    results = [finish(seat, timeout=150) for seat in alices + bobs]
+
+    assert [(code, result.get("outcome")) for code, result, _ in results] == [(0, "ACCEPTED_CONSENSUS")] * 10
+    errs = "".join(err for _, _, err in results)
+    assert "the store is full of connections; retrying in" in errs  # the exhaustion happened, and was waited out
+    assert "STORAGE_FAILED" not in errs
+    assert duel_connections(small_url) == 0
+
+
+def test_a_full_server_is_a_wait_with_its_reason_and_a_missing_database_stops_at_once(
+    small_server, small_url, source, tmp_path
+):
+    alice = join(DuelService(tmp_path / "a", store=small_url), source, "Alice")
+
+    # `duel tools` on a full server: told on standard error, answered once a connection is free.
+    filler = server_filled(small_server)
+    filler.__enter__()
+    threading.Timer(1.5, filler.__exit__, (None, None, None)).start()
+    started = time.monotonic()
+    status = run_tools(
+        "status", "--duel-id", alice.duel_id, debate_dir=tmp_path / "b", env={"DUEL_STORE": small_url}, timeout=60
+    )
+    assert status.code == 0, status.stderr
+    assert status.data["participant_count"] == 1 and time.monotonic() - started >= 1.5
+    assert "duel tools: the store is full of connections; retrying in 0.5 s" in status.stderr
+
+    # A database that does not exist will not come: STORAGE_FAILED at once, no retry.
+    missing = small_server.url().replace("/postgres", "/nosuchdb")
+    started = time.monotonic()
+    refused = run_tools("status", "--duel-id", alice.duel_id, debate_dir=tmp_path / "c", env={"DUEL_STORE": missing})
+    assert refused.code == 1 and refused.error["code"] == "STORAGE_FAILED"
+    assert 'database "nosuchdb" does not exist' in refused.error["message"]
+    assert "retrying" not in refused.stderr and time.monotonic() - started < 5
+
+
+def test_a_waiter_is_woken_only_by_writes_to_its_own_duel(postgres_url, source, tmp_path):
+    writer = DuelService(tmp_path / "a", store=postgres_url)
+    waiter = DuelService(tmp_path / "b", store=postgres_url)
+    alice, bob = (
+        join(writer, source, "Alice", topic="Mine", harness="h", model_id="m"),
+        join(waiter, source, "Bob", topic="Mine"),
+    )
+    carol, _ = join(writer, source, "Carol", topic="Other"), join(writer, source, "Dan", topic="Other")
+    store = waiter.store
+    assert isinstance(store, PostgresStore)
+    answer: list[bool] = []
+    waiting = threading.Thread(target=lambda: answer.append(waiter.wait(bob.duel_id, bob.id, timeout=20).changed))
+    waiting.start()
+    time.sleep(0.3)  # the wait has begun and listens
+    for _ in range(10):  # twenty writes to another duel on the same server
+        writer.release_lock(carol.seat, claim(writer, carol))
+    time.sleep(0.3)
+    assert store.link.notifications == 0 and waiting.is_alive()
+
+    writer.append(alice.seat, claim(writer, alice), make_turn(1, "Alice", "h", "m"), release=True)
+    waiting.join(timeout=10)
+    assert answer == [True]
+    assert 1 <= store.link.notifications <= 2  # the claim, and the append if it came before the wait looked
+
+
+def test_a_seat_holds_one_connection_and_a_one_shot_command_none_once_it_ends(postgres_url, source, tmp_path):
+    before = duel_connections(postgres_url)
+    alice = scripted_seat(source, tmp_path / "debates", tmp_path / "alice", "Alice", 1, postgres_url, "Lone")
+    try:
+        deadline = time.monotonic() + 30
+        while duel_connections(postgres_url) == before and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)  # joined, and waiting for a peer that does not come: listening
+        assert duel_connections(postgres_url) == before + 1
+        duel_id = DuelService(tmp_path / "x", store=postgres_url).find_duel(str(source), topic="Lone")
+        status = run_tools("status", "--duel-id", duel_id, debate_dir=tmp_path / "y", env={"DUEL_STORE": postgres_url})
+        assert status.code == 0
+        assert duel_connections(postgres_url) == before + 1  # the status came and went
+    finally:
+        alice.kill()
+        alice.communicate(timeout=10)
+    deadline = time.monotonic() + 10
+    while duel_connections(postgres_url) != before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert duel_connections(postgres_url) == before
+
+
+def test_a_waiting_process_outlives_a_server_restart_and_hears_the_next_turn(small_server, small_url, source, tmp_path):
+    host = DuelService(tmp_path / "a", store=small_url)
+    alice, bob = join(host, source, "Alice", harness="h", model_id="m"), join(host, source, "Bob")
+    token_env = {"DUEL_STORE": small_url, "DUEL_PARTICIPANT_TOKEN": bob.token}
+    argv = [sys.executable, "-m", "rp1_duel", "tools", "wait", "--duel-id", bob.duel_id, "--participant-id", bob.id]
+    argv += ["--timeout", "40", "--debate-dir", str(tmp_path / "b")]
+    waiting = subprocess.Popen(
+        argv, env=clean_env(**token_env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    time.sleep(2.0)
+    host.store.close()  # type: ignore[attr-defined]
+    small_server.stop("fast")
+    time.sleep(1.0)
+    small_server.start()
+    host.append(alice.seat, claim(host, alice), make_turn(1, "Alice", "h", "m"), release=True)
+    out, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0, err
+    result = json.loads(out)["data"]
+    assert result["changed"] is True and result["turn_count"] == 1
+    assert "duel tools: the store is restarting or failing over; retrying in" in err or (
+        "duel tools: the store cannot be reached; retrying in" in err
+    )
+
+
+def test_a_permanent_failure_is_not_marked_transient(small_server, debate_dir):
+    missing = small_server.url().replace("/postgres", "/nosuchdb")
+    with pytest.raises(DuelError) as info:
+        DuelService(debate_dir, store=missing).duel_ids()
+    assert info.value.code == "STORAGE_FAILED" and "transient" not in info.value.details
