@@ -82,12 +82,19 @@ def test_the_append_is_a_compare_and_set_on_the_chain_head(postgres_url, source,
     lease = claim(service, alice)
     store = service.store
     assert isinstance(store, PostgresStore)
-    state = store.read_state(alice.duel_id)
-    store._heads[state.id] = "0" * 64  # what a second writer would have read before the first appended
-    with pytest.raises(DuelError) as info, store.errors():
-        store.save(state, [])
-    assert info.value.code == "STORAGE_FAILED"
-    store._heads[state.id] = ""
+    saves = store.stamp(alice.duel_id)
+    store.seen.pop(alice.duel_id)  # the op reads the row with the lock, then is made to think it read another head
+
+    def write_over_another_head() -> None:
+        with store.errors(), store.transaction(alice.duel_id) as tx:
+            op = store._ops.op
+            op.read = op.read._replace(head="0" * 64)  # what a second writer would have read before the first appended
+            store.save(tx.state, [])
+
+    with pytest.raises(DuelError) as info:
+        write_over_another_head()
+    assert info.value.code == "STORAGE_FAILED" and "changed under this write" in info.value.message
+    assert store.stamp(alice.duel_id) == saves  # nothing was written
     result = service.append(alice.seat, lease, make_turn(1, "Alice", "h", "m"))
     assert result.turn_number == 1
 

@@ -12,13 +12,15 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import psycopg
 import pytest
 from pg_server import PostgresServer, running_server
 from test_participant import clean_env, finish
+from wire_counter import WireCounter
 
 from rp1_duel.coordination.postgres import PostgresStore
 from rp1_duel.coordination.service import DuelService
@@ -29,6 +31,7 @@ from helpers import SOURCE, claim, join, make_turn, run_tools
 pytestmark = pytest.mark.slow  # real PostgreSQL servers and real processes
 
 ROOM = 6  # the small server's max_connections
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
@@ -216,3 +219,52 @@ def test_a_permanent_failure_is_not_marked_transient(small_server, debate_dir):
     with pytest.raises(DuelError) as info:
         DuelService(debate_dir, store=missing).duel_ids()
     assert info.value.code == "STORAGE_FAILED" and "transient" not in info.value.details
+
+
+@pytest.fixture
+def counted_url(postgres_server: PostgresServer, postgres_url: str) -> Iterator[tuple[str, WireCounter]]:
+    """The test's schema reached through a relay that counts round trips on the wire."""
+    counter = WireCounter("127.0.0.1", postgres_server.port)
+    yield postgres_url.replace(f":{postgres_server.port}/", f":{counter.port}/"), counter
+    counter.close()
+
+
+def test_a_claim_a_refresh_an_append_and_a_release_are_one_round_trip_each(counted_url, source, tmp_path):
+    url, wire = counted_url
+    alice_host, bob_host = DuelService(tmp_path / "a", store=url), DuelService(tmp_path / "b", store=url)
+    alice = join(alice_host, source, "Alice", harness="h", model_id="m")
+    bob = join(bob_host, source, "Bob", harness="h", model_id="m")
+    alice_host.status(alice.duel_id)  # each process has seen the duel once
+    bob_host.status(bob.duel_id)
+    trips: dict[str, int] = {}
+
+    def count(name: str, op: Callable[[], T]) -> T:
+        with wire.counting() as made:
+            result = op()
+        trips[name] = made[0]
+        return result
+
+    lease = count("claim", lambda: alice_host.claim_lock(alice.seat)).lease
+    count("refresh", lambda: alice_host.refresh_lock(alice.seat, lease))
+    count("append", lambda: alice_host.append(alice.seat, lease, make_turn(1, "Alice", "h", "m"), release=False))
+    count("release", lambda: alice_host.release_lock(alice.seat, lease))
+    bob_host.wait(bob.duel_id, bob.id, timeout=5)  # Bob's process learns of Alice's turn as a waiter does
+    lease = count("peer's claim after its wait", lambda: bob_host.claim_lock(bob.seat)).lease
+    turn = make_turn(2, "Bob", "h", "m", previous_stance="OPEN_TO_DEBATE")
+    count("peer's append and release", lambda: bob_host.append(bob.seat, lease, turn, release=True))
+    assert trips == dict.fromkeys(trips, 1)
+
+
+def test_an_op_on_an_out_of_date_view_answers_as_the_store_stands(postgres_url, source, tmp_path):
+    alice_host, bob_host = (
+        DuelService(tmp_path / "a", store=postgres_url),
+        DuelService(tmp_path / "b", store=postgres_url),
+    )
+    alice, bob = join(alice_host, source, "Alice"), join(bob_host, source, "Bob")
+    bob_host.status(bob.duel_id)  # Bob's process sees the floor free...
+    lease = claim(alice_host, alice)  # ...then Alice takes it, unknown to Bob's process
+    refused = bob_host.claim_lock(bob.seat)
+    assert not refused.acquired and refused.owner_participant_id == alice.id
+    alice_host.release_lock(alice.seat, lease)
+    assert alice_host.claim_lock(alice.seat).acquired  # Alice's own view was out of date too: a second grant
+    assert bob_host.status(bob.duel_id).lock.fence == 2

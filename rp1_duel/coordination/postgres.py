@@ -4,9 +4,13 @@ One database transaction per op, the duel's row locked (``SELECT … FOR UPDATE`
 lease and fence checks, the append and the close all happen under that lock, and the
 state is written only if the turns' chain head is still the one read (compare-and-set).
 Time is the database's ``clock_timestamp()``, read with the lock, so client clocks do not
-matter. An op is two round trips, pipelined: the lock with the state and the time, then the
-write (events, state and NOTIFY in one statement, the artifact beside it) with the commit.
-One connection a process (:mod:`.postgres_link`); a write NOTIFYs its duel's own channel.
+matter. An op on a duel this process has seen is one round trip: it runs on the row as last
+seen (its state, its save count, the time from the clocks' last known difference), and one
+pipelined transaction sends a check (:data:`_GUESSED`: the row locked, unchanged since, the
+guessed time within a second of the database's) with the writes and the commit. A wrong
+guess writes nothing and the op runs again on the row locked and read first: two round
+trips, as every op on a duel not seen yet. One connection a process
+(:mod:`.postgres_link`); a write NOTIFYs its duel's own channel.
 Loaded only when a ``postgresql://`` store is used: psycopg costs ``duel tools`` nothing
 otherwise (docs/protocol.md section 4, "Stores").
 """
@@ -15,11 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final, NamedTuple, cast
 
 import psycopg
 
@@ -31,7 +36,7 @@ from ..vocabulary import ErrorCode
 from .events import Event, parse_event
 from .identity import target_key
 from .postgres_link import Link, channel_of, transient_reason
-from .retrying import transient_failure
+from .retrying import stale_guess, transient_failure
 from .state import DuelState, corrupt
 from .storage import DebateDir, copy_artifact, write_beside
 from .store import LOG_START, EventCursor, Transaction
@@ -43,7 +48,7 @@ __all__ = [
     "PostgresStore",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Migrations by the version they lead to; each runs once, in order, under an advisory lock.
 MIGRATIONS = {
     1: """
@@ -77,6 +82,23 @@ MIGRATIONS = {
             END IF;
         END $$;
     """,
+    4: """
+        -- An op run on a guess: the duel's row locked, saved no more times than the guess says, and
+        -- the guessed time within a second of the database's; else the transaction fails (DL409),
+        -- writing nothing. Returns the database's time, to guess the next op's with.
+        CREATE FUNCTION duel_guessed(duel text, seen_saves bigint, guessed float8) RETURNS float8
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            current bigint;
+            now float8 := extract(epoch FROM clock_timestamp());
+        BEGIN
+            SELECT saves INTO current FROM duels WHERE id = duel FOR UPDATE;
+            IF current IS DISTINCT FROM seen_saves OR now < guessed OR now > guessed + 1 THEN
+                RAISE EXCEPTION USING ERRCODE = 'DL409', MESSAGE = format('duel %s moved since it was seen', duel);
+            END IF;
+            RETURN now;
+        END $$;
+    """,
 }
 _SCHEMA_LOCK = 0x6475656C  # advisory lock keys ("duel"), held for a migration or a join
 _JOIN_LOCK = 0x6475656D
@@ -90,10 +112,44 @@ _STAMP_AND_CROWDING: Final = """
         >= current_setting('max_connections')::integer - current_setting('superuser_reserved_connections')::integer
     FROM duels WHERE id = %s
 """
-_LOCKED_READ: Final = (
-    "SELECT state, head, artifact_saves, extract(epoch FROM clock_timestamp())::float8 "
-    "FROM duels WHERE id = %s FOR UPDATE"
+_ROW: Final = "SELECT state, saves, head, artifact_saves"
+# With the row come what an append needs and this process lacks: the artifact when it moved since
+# this process last had it, the source (never changed) when it has not read it yet.
+_EXTRAS: Final = (
+    "CASE WHEN artifact_saves <> %(artifact_saves)s THEN artifact END, "
+    "CASE WHEN %(source)s THEN source END, CASE WHEN %(source)s THEN source_shown END"
 )
+_READ: Final = f"{_ROW}, {_EXTRAS} FROM duels WHERE id = %(id)s"
+_LOCKED_READ: Final = (
+    f"{_ROW}, {_EXTRAS}, extract(epoch FROM clock_timestamp())::float8 FROM duels WHERE id = %(id)s FOR UPDATE"
+)
+_GUESSED: Final = "SELECT duel_guessed(%s, %s, %s)"
+_STALE: Final = "DL409"  # duel_guessed's SQLSTATE
+GUESS_MARGIN_SECONDS: Final = 0.001  # a guessed time errs early: the check refuses one ahead of the database
+
+
+class SeenRow(NamedTuple):
+    """A duel's row as this process last saw it: what an op runs on when it guesses."""
+
+    state: str
+    saves: int
+    head: str
+    artifact_saves: int
+
+
+class _Op:
+    """One op on one duel in this thread: the row it runs on, and what it wrote."""
+
+    def __init__(self, duel_id: str, guess: SeenRow | None):
+        self.duel_id = duel_id
+        self.guess = guess  # the row as seen, when the op runs on it (one round trip)
+        self.read: SeenRow | None = guess  # the row the op began from
+        self.writes: list[tuple[str, dict[str, Any] | tuple[Any, ...]]] = []  # sent with the check, on a guess
+        self.saved: SeenRow | None = None  # the row as the op left it
+        self.artifact: str | None = None  # the artifact the op wrote
+        self.tx: Transaction | None = None
+
+
 # Compare-and-set on the chain head: the events go in and waiters are told only if the state did.
 _SAVE: Final = """
     WITH saved AS (
@@ -121,8 +177,11 @@ class PostgresStore:
         self.offset: Callable[[], float] = lambda: 0.0
         self._schema_ready = False
         self.link = Link(url)
-        self._heads: dict[str, str] = {}  # duel id -> the chain head its locked row was read with
-        self._written: dict[str, str] = {}  # duel id -> the artifact this op wrote, copied once committed
+        self.seen: dict[str, SeenRow] = {}  # duel id -> its row as last seen: the next op's guess
+        self._skew: float | None = None  # the database's clock minus this host's, as last seen
+        self._ops = threading.local()  # .op: the op this thread runs (a refresher thread runs its own)
+        self._artifacts: dict[str, tuple[int, str]] = {}  # duel id -> artifact_saves and the artifact then
+        self._sources: dict[str, tuple[str | None, str | None]] = {}  # duel id -> source text and path shown
         self._copied: dict[str, int] = {}  # duel id -> the artifact_saves this host's copy holds
         weakref.finalize(self, self.link.close)
 
@@ -161,6 +220,7 @@ class PostgresStore:
         """The database's clock (plus ``offset``): one clock for every host, so never re-anchored."""
         # A SELECT of one expression always returns one row.
         row = cast("tuple[Any, ...]", self._query("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone())
+        self._skew = float(row[0]) - time.time()
         return self._instant(float(row[0]))
 
     def _instant(self, epoch: float) -> Instant:
@@ -244,7 +304,6 @@ class PostgresStore:
 
     def begin(self, state: DuelState, now: Instant) -> Transaction:
         """A transaction over a duel being created, inside :meth:`joining`."""
-        self._heads[state.id] = ""
         return Transaction(self, state, now)
 
     # -- one duel ------------------------------------------------------------------------------
@@ -252,50 +311,104 @@ class PostgresStore:
     def _kept_on_refusal(self) -> Iterator[psycopg.Connection[Any]]:
         """A database transaction, pipelined, on the connection this thread holds throughout: committed
         when the block ends normally or with a refusal (its events are kept, as in a debate dir), rolled
-        back on any other exception."""
+        back on any other exception. BEGIN and COMMIT are statements of the pipeline, not psycopg's
+        transaction block, which waits for the server at each end."""
         refusal: DuelError | None = None
-        with self.link.held() as conn, conn.pipeline(), conn.transaction():
+        with self.link.held() as conn:
             try:
-                yield conn
-            except DuelError as exc:
-                refusal = exc
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    try:
+                        yield conn
+                    except DuelError as exc:
+                        refusal = exc
+                    conn.execute("COMMIT")
+            except BaseException:
+                if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    with contextlib.suppress(psycopg.Error):
+                        conn.execute("ROLLBACK")
+                raise
         if refusal is not None:
             raise refusal
 
     @contextlib.contextmanager
     def transaction(self, duel_id: str) -> Iterator[Transaction]:
-        """One op on the duel, its row locked ``FOR UPDATE``; the artifact is copied into the debate dir
-        after it when it moved."""
+        """One op on the duel: on its row as last seen, checked at the commit (one round trip), else
+        on its row locked ``FOR UPDATE`` and read first; the artifact is copied into the debate dir
+        after it when it moved. A wrong guess is a stale ``STORAGE_FAILED``: the op runs again."""
         self.check_readable()
-        copied_at: int | None = None
+        seen = self.seen.get(duel_id)
+        op = self._ops.op = _Op(duel_id, seen if seen is not None and self._skew is not None else None)
         try:
-            with self._kept_on_refusal() as conn:
-                row = conn.execute(_LOCKED_READ, (duel_id,)).fetchone()
-                state = self._state_of(duel_id, row)
-                _, head, copied_at, epoch = cast("tuple[Any, ...]", row)
-                tx = Transaction(self, state, self._instant(epoch))  # read with the lock: the time this op happens at
-                self._heads[duel_id] = head
-                yield tx
-        except DuelError:
-            self._copy_after(duel_id, copied_at)
+            if op.guess is None:
+                with self._kept_on_refusal() as conn:
+                    row = conn.execute(_LOCKED_READ, self._lacking(duel_id)).fetchone()
+                    state = self._state_of(duel_id, row)
+                    epoch = cast("tuple[Any, ...]", row)[-1]
+                    self._skew = epoch - time.time()
+                    op.read = self._keep(duel_id, cast("tuple[Any, ...]", row))
+                    op.tx = Transaction(self, state, self._instant(epoch))  # read with the lock: the op's time
+                    yield op.tx
+            else:
+                yield from self._guessing(op)
+        except DuelError as exc:
+            if exc.details.get("stale") is True:
+                self.seen.pop(duel_id, None)
+                raise
+            self._done(op)  # a refusal: committed with its events
             raise
         except BaseException:
-            self._written.pop(duel_id, None)  # rolled back: never copied
+            self.seen.pop(duel_id, None)  # rolled back, or not known to be committed: read it afresh
             raise
-        self._copy_after(duel_id, copied_at)
+        else:
+            self._done(op)
+        finally:
+            self._ops.op = None
 
-    def _copy_after(self, duel_id: str, artifact_saves: int | None) -> None:
-        """The op is committed and its answer stands: the artifact it wrote is copied into the debate dir,
-        or the database's when another host moved it since this one's copy. A copy that cannot be
-        written now (a full disk, a connection lost since the commit) is written by a later op, or by
-        ``duel pull``."""
-        written = self._written.pop(duel_id, None)
+    def _guessing(self, op: _Op) -> Iterator[Transaction]:
+        """The op on the row as seen, its writes held back and sent with the check in one round trip."""
+        guess = cast("SeenRow", op.guess)
+        guessed = time.time() + cast("float", self._skew) - GUESS_MARGIN_SECONDS
+        op.tx = Transaction(self, self._state_of(op.duel_id, (guess.state,)), self._instant(guessed))
+        refusal: DuelError | None = None
+        try:
+            yield op.tx
+        except DuelError as exc:
+            refusal = exc  # committed like an answer, if the guess holds
+        with self.link.held() as conn:
+            try:
+                with conn.pipeline():  # one Sync: the check and the writes are one implicit transaction
+                    check = conn.execute(_GUESSED, (op.duel_id, guess.saves, guessed))
+                    for sql, params in op.writes:
+                        conn.execute(sql, params)
+            except psycopg.Error as exc:
+                if exc.sqlstate == _STALE:
+                    raise stale_guess(f"duel {op.duel_id} moved since this process saw it") from None
+                raise
+            self._skew = float(cast("tuple[Any, ...]", check.fetchone())[0]) - time.time()
+        if refusal is not None:
+            raise refusal
+
+    def _done(self, op: _Op) -> None:
+        """The op is committed and its answer stands: what it left is the next op's guess, and the artifact
+        it wrote is copied into the debate dir, or the database's when another host moved it since this
+        one's copy. A copy that cannot be written now (a full disk, a connection lost since the commit)
+        is written by a later op, or by ``duel pull``."""
+        row = op.saved or op.read
+        if row is None:
+            return
+        self.seen[op.duel_id] = row
+        if op.artifact is not None:
+            self._artifacts[op.duel_id] = (row.artifact_saves, op.artifact)
         with contextlib.suppress(OSError, psycopg.Error, DuelError):
-            if written is not None and artifact_saves is not None:
-                copy_artifact(self.debate, self.read_state(duel_id), written.encode("utf-8"))
-                self._copied[duel_id] = artifact_saves + 1
-            elif artifact_saves is not None and self._copied.get(duel_id) != artifact_saves:
-                self.pull(duel_id)
+            known = self._artifacts.get(op.duel_id)
+            if self._copied.get(op.duel_id) == row.artifact_saves:
+                return
+            if known is not None and known[0] == row.artifact_saves and op.tx is not None:
+                copy_artifact(self.debate, op.tx.state, known[1].encode("utf-8"))
+                self._copied[op.duel_id] = row.artifact_saves
+            else:
+                self.pull(op.duel_id)
 
     def pull(self, duel_id: str) -> Path | None:
         """Write the duel's artifact, as the database keeps it, into this process's debate dir:
@@ -304,6 +417,7 @@ class PostgresStore:
         if row is None or row[0] is None or row[1] is None:
             return None
         path = copy_artifact(self.debate, self._state_of(duel_id, row), row[1].encode("utf-8"))
+        self._artifacts[duel_id] = (row[2], row[1])
         self._copied[duel_id] = row[2]
         return path
 
@@ -312,19 +426,28 @@ class PostgresStore:
         duel's waiters: one statement, sent with the commit (a failed compare-and-set fails it)."""
         head = state.turns[-1].sha256 if state.turns else ""
         state.event_seq += len(events)
-        self._query(
-            _SAVE,
-            {
-                "state": state.to_json().decode(),
-                "head": head,
-                "id": state.id,
-                "read_head": self._heads.get(state.id, ""),
-                "seqs": [event.seq for event in events],
-                "events": [json.dumps(event.to_json(), ensure_ascii=False) for event in events],
-                "channel": channel_of(state.id),
-            },
-        )
-        self._heads[state.id] = head
+        text = state.to_json().decode()
+        op: _Op | None = getattr(self._ops, "op", None)
+        read = op.read if op is not None else None
+        params = {
+            "state": text,
+            "head": head,
+            "id": state.id,
+            "read_head": read.head if read is not None else "",
+            "seqs": [event.seq for event in events],
+            "events": [json.dumps(event.to_json(), ensure_ascii=False) for event in events],
+            "channel": channel_of(state.id),
+        }
+        self._write(op, _SAVE, params)
+        if op is not None and read is not None:
+            op.saved = SeenRow(text, read.saves + 1, head, (op.saved or read).artifact_saves)
+
+    def _write(self, op: _Op | None, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> None:
+        """Run a write now (with the lock held), or hold it back for the check of an op on a guess."""
+        if op is not None and op.guess is not None:
+            op.writes.append((sql, params))
+        else:
+            self._query(sql, params)
 
     def _state_of(self, duel_id: str, row: tuple[Any, ...] | None) -> DuelState:
         if row is None or row[0] is None:
@@ -332,8 +455,26 @@ class PostgresStore:
         return DuelState.from_json(row[0].encode(), f"{self.location} duel {duel_id}")
 
     def read_state(self, duel_id: str) -> DuelState:
-        """The duel's state as last committed."""
-        return self._state_of(duel_id, self._query("SELECT state FROM duels WHERE id = %s", (duel_id,)).fetchone())
+        """The duel's state as last committed; its row is the next op's guess (after a wait, say)."""
+        row = self._query(_READ, self._lacking(duel_id)).fetchone()
+        state = self._state_of(duel_id, row)
+        self.seen[duel_id] = self._keep(duel_id, cast("tuple[Any, ...]", row))
+        return state
+
+    def _lacking(self, duel_id: str) -> dict[str, Any]:
+        """The parameters of a read that brings what this process lacks of the duel (:data:`_EXTRAS`)."""
+        artifact_saves = self._artifacts.get(duel_id, (-1, ""))[0]
+        return {"id": duel_id, "artifact_saves": artifact_saves, "source": duel_id not in self._sources}
+
+    def _keep(self, duel_id: str, row: tuple[Any, ...]) -> SeenRow:
+        """Keep what a read of :data:`_EXTRAS` brought; the row as seen."""
+        seen = SeenRow(*row[:4])
+        artifact, source, shown = row[4:7]
+        if artifact is not None:
+            self._artifacts[duel_id] = (seen.artifact_saves, artifact)
+        if source is not None:
+            self._sources[duel_id] = (source, shown)
+        return seen
 
     def stamp(self, duel_id: str) -> int | None:
         """How many times the duel was saved, or None without such a duel."""
@@ -393,13 +534,23 @@ class PostgresStore:
 
         shown = display_source_path(state.source_path, artifact_path=self.artifact_path(state))
         self._query("UPDATE duels SET source = %s, source_shown = %s WHERE id = %s", (source.text, shown, state.id))
+        self._sources[state.id] = (source.text, shown)
+
+    def _source_row(self, duel_id: str) -> tuple[str | None, str | None]:
+        """The source's text and the path the artifact shows: written once, at the creation, so kept."""
+        if duel_id not in self._sources:
+            row = self._query("SELECT source, source_shown FROM duels WHERE id = %s", (duel_id,)).fetchone()
+            if row is None or row[0] is None:
+                return (None, None)
+            self._sources[duel_id] = (row[0], row[1])
+        return self._sources[duel_id]
 
     def read_source(self, state: DuelState) -> SourceDocument:
         """The source text the database keeps for the duel (raises SourceUnreadable without one)."""
-        row = self._query("SELECT source FROM duels WHERE id = %s", (state.id,)).fetchone()
-        if row is None or row[0] is None:
+        text, _ = self._source_row(state.id)
+        if text is None:
             raise SourceUnreadable(state.source_path, reason="the store keeps no source for this duel")
-        return SourceDocument(state.source_path, row[0], state.source_sha256)
+        return SourceDocument(state.source_path, text, state.source_sha256)
 
     def source_exists(self, state: DuelState) -> bool:  # noqa: ARG002  the DuelStore signature
         """Always: the source is kept with the duel, and nothing on this host can take it away."""
@@ -411,8 +562,8 @@ class PostgresStore:
 
     def source_path_shown(self, state: DuelState) -> str:
         """The source path the creating host's artifact shows, so every host writes the same header."""
-        row = self._query("SELECT source_shown FROM duels WHERE id = %s", (state.id,)).fetchone()
-        return str(row[0]) if row and row[0] is not None else state.source_path
+        _, shown = self._source_row(state.id)
+        return shown if shown is not None else state.source_path
 
     # -- the artifact ------------------------------------------------------------------------
     def artifact_path(self, state: DuelState) -> Path:
@@ -420,11 +571,21 @@ class PostgresStore:
         return self.debate.artifact_path(state)
 
     def read_artifact(self, state: DuelState, limit: int) -> bytes:
-        """The database's copy: the record's authority (a local copy is only written from it)."""
-        row = self._query("SELECT artifact FROM duels WHERE id = %s", (state.id,)).fetchone()
-        if row is None or row[0] is None:
-            raise FileNotFoundError(f"duel {state.id} has no artifact yet")
-        data: bytes = row[0].encode("utf-8")
+        """The database's copy: the record's authority (a local copy is only written from it). In an op,
+        the copy this process last read or wrote when it is the one the op's row names."""
+        op: _Op | None = getattr(self._ops, "op", None)
+        known = self._artifacts.get(state.id)
+        if op is not None and op.read is not None and known is not None and known[0] == op.read.artifact_saves:
+            text = known[1]
+        else:
+            row = self._query("SELECT artifact, artifact_saves FROM duels WHERE id = %s", (state.id,)).fetchone()
+            if row is None or row[0] is None:
+                raise FileNotFoundError(f"duel {state.id} has no artifact yet")
+            if op is not None and op.guess is not None and row[1] != op.guess.artifact_saves:
+                raise stale_guess(f"duel {state.id} moved since this process saw it")
+            text = row[0]
+            self._artifacts[state.id] = (row[1], text)
+        data: bytes = text.encode("utf-8")
         if len(data) > limit:
             raise ValueError(f"larger than {limit // (1024 * 1024)} MiB")
         return data
@@ -438,14 +599,18 @@ class PostgresStore:
     def write_artifact(self, state: DuelState, text: str, *, create: bool = False) -> None:
         """Into the database, in the op's transaction; the debate dir's copy is written once the op is
         committed (a new duel's at once: its join commits with it)."""
-        self._query(
-            "UPDATE duels SET artifact = %s, artifact_saves = artifact_saves + 1 WHERE id = %s", (text, state.id)
+        op: _Op | None = getattr(self._ops, "op", None)
+        self._write(
+            op, "UPDATE duels SET artifact = %s, artifact_saves = artifact_saves + 1 WHERE id = %s", (text, state.id)
         )
         if create:
             copy_artifact(self.debate, state, text.encode("utf-8"))
             self._copied[state.id] = 1
-        else:
-            self._written[state.id] = text
+            self._artifacts[state.id] = (1, text)
+        elif op is not None and op.read is not None:
+            op.artifact = text
+            base = op.saved or op.read
+            op.saved = base._replace(artifact_saves=base.artifact_saves + 1)
 
 
 class DatabaseEvents:

@@ -30,7 +30,9 @@ __all__ = [
 CONNECT_TIMEOUT_SECONDS: Final = 10
 APPLICATION_NAME: Final = "duel"
 GIVE_WAY_SECONDS: Final = 0.001
-PROBE_IDLE_SECONDS: Final = 1.0  # a connection idle longer is probed before an op: a server may have restarted
+# A connection idle longer is probed before an op (a server may have restarted): longer than the
+# pauses inside a turn's claim, append and release, so those stay one round trip each.
+PROBE_IDLE_SECONDS: Final = 5.0
 
 FULL: Final = "the store is full of connections"
 RESTARTING: Final = "the store is restarting or failing over"

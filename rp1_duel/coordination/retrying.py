@@ -7,6 +7,10 @@ failing over, a connection reset) as transient: ``STORAGE_FAILED`` whose details
 :data:`RETRY_SECONDS`; a permanent failure (authentication, a missing database, a newer
 schema) is raised at once (docs/protocol.md section 4, "Stores"). The op runs again as a
 whole: a store's op either committed or left nothing, so running it again is safe.
+
+A store may also run an op on a guess (the PostgreSQL store's last known state of the duel,
+checked by the server at the commit, so that an op takes one round trip): a wrong guess is
+``STORAGE_FAILED`` marked ``stale``, and the op runs again at once, unguessed, untold.
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ __all__ = [
     "LONGEST_PAUSE_SECONDS",
     "RETRY_SECONDS",
     "StoreWait",
+    "is_stale",
     "is_transient",
     "pauses",
     "retried",
+    "stale_guess",
     "transient_failure",
 ]
 
@@ -34,12 +40,23 @@ T = TypeVar("T")
 RETRY_SECONDS: Final = 300.0  # longer than a restart or a failover, shorter than a default turn (30 min)
 FIRST_PAUSE_SECONDS: Final = 0.5
 LONGEST_PAUSE_SECONDS: Final = 8.0
+STALE_RERUNS: Final = 3  # a guess is not made again once wrong, so one rerun is the rule
 StoreWait = Callable[[str], None]  # told "the store is full of connections; retrying in 2 s"
 
 
 def transient_failure(message: str, reason: str, details: dict[str, object]) -> DuelError:
     """``STORAGE_FAILED`` marked as worth retrying, with ``reason`` in words."""
     return DuelError(ErrorCode.STORAGE_FAILED, message, {**details, "transient": True, "reason": reason})
+
+
+def stale_guess(message: str) -> DuelError:
+    """``STORAGE_FAILED`` for an op run on a guess the store found out of date: nothing was written."""
+    return DuelError(ErrorCode.STORAGE_FAILED, message, {"stale": True})
+
+
+def is_stale(error: DuelError) -> bool:
+    """Whether ``error`` is a wrong guess of the store's, to run again at once."""
+    return error.code == ErrorCode.STORAGE_FAILED and error.details.get("stale") is True
 
 
 def is_transient(error: DuelError) -> bool:
@@ -63,12 +80,17 @@ def retried(
     budget: float = RETRY_SECONDS,
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
-    """``op()``, run again after each transient store failure while ``budget`` lasts."""
+    """``op()``, run again after each transient store failure while ``budget`` lasts, and at once
+    after a stale guess (a few times at most)."""
     waits = pauses(budget)
+    reruns = STALE_RERUNS
     while True:
         try:
             return op()
         except DuelError as exc:
+            if is_stale(exc) and reruns:
+                reruns -= 1
+                continue
             pause = next(waits, None) if is_transient(exc) else None
             if pause is None:
                 raise

@@ -39,7 +39,7 @@ from .identity import (
     token_matches,
 )
 from .results import LeaseToken, Observation, Seat, StatusResult, WaitResult, common_fields
-from .retrying import StoreWait, retried
+from .retrying import RETRY_SECONDS, StoreWait, retried
 from .state import DuelState, Lease, Participant
 from .storage import DebateDir, DirectoryStore, copy_artifact
 from .store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
@@ -66,23 +66,30 @@ class _Nesting(threading.local):
 _nesting = _Nesting()
 
 
-def _retried_on_transient_failures(
-    op: Callable[Concatenate[DuelService, P], R],
-) -> Callable[Concatenate[DuelService, P], R]:
-    """The op run again, as a whole, while the store fails in a way expected to pass (:mod:`.retrying`);
-    each pause is told to ``on_store_wait``. An op inside another is left to the outer one."""
+def _rerun(
+    budget: float,
+) -> Callable[[Callable[Concatenate[DuelService, P], R]], Callable[Concatenate[DuelService, P], R]]:
+    """The op run again, as a whole, after a stale guess of the store's, and while the store fails in
+    a way expected to pass for up to ``budget`` seconds (:mod:`.retrying`); each pause is told to
+    ``on_store_wait``. An op inside another is left to the outer one."""
 
-    @functools.wraps(op)
-    def run(self: DuelService, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        if _nesting.depth:
-            return op(self, *args, **kwargs)
-        _nesting.depth += 1
-        try:
-            return retried(lambda: op(self, *args, **kwargs), self.on_store_wait)
-        finally:
-            _nesting.depth -= 1
+    def decorate(op: Callable[Concatenate[DuelService, P], R]) -> Callable[Concatenate[DuelService, P], R]:
+        @functools.wraps(op)
+        def run(self: DuelService, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            if _nesting.depth:
+                return op(self, *args, **kwargs)
+            _nesting.depth += 1
+            try:
+                return retried(lambda: op(self, *args, **kwargs), self.on_store_wait, budget=budget)
+            finally:
+                _nesting.depth -= 1
 
-    return run
+        return run
+
+    return decorate
+
+
+_retried_on_transient_failures = _rerun(RETRY_SECONDS)
 
 
 def open_store(url: str, debate: DebateDir) -> DuelStore:
@@ -556,6 +563,7 @@ class DuelService:
                 reason=decision.reason,
             )
 
+    @_rerun(0)  # a refresh that fails is the refresher's to retry, within the lease it still has
     def refresh_lock(self, seat: Seat, lease: LeaseToken | None) -> RefreshResult:
         """Move a live lease's expiry to now + ``lease_seconds``; an expired one stays expired.
 
