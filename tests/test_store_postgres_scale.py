@@ -22,6 +22,7 @@ from pg_server import PostgresServer, running_server
 from test_participant import clean_env, finish
 from wire_counter import WireCounter
 
+from rp1_duel.coordination import postgres_link
 from rp1_duel.coordination.postgres import PostgresStore
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
@@ -53,22 +54,29 @@ def small_url(small_server: PostgresServer) -> str:
 
 
 @contextlib.contextmanager
-def server_filled(server: PostgresServer, *, leave: int = 0) -> Iterator[None]:
-    """Every connection the server allows taken (but ``leave``), until the block ends."""
+def server_filled(server: PostgresServer) -> Iterator[None]:
+    """Every connection the server has room for taken (whatever earlier tests still hold), until the block ends."""
     held: list[psycopg.Connection] = []
     try:
-        held.extend(psycopg.connect(server.url(), autocommit=True) for _ in range(ROOM - leave))
+        with contextlib.suppress(psycopg.OperationalError):  # too many clients: full
+            while len(held) < ROOM:
+                held.append(psycopg.connect(server.url(), autocommit=True))
         yield
     finally:
         for conn in held:
             conn.close()
 
 
-def duel_connections(url: str) -> int:
+def duel_connections(url: str, name: str = "duel") -> int:
     """The connections duel processes hold (their application_name), this one's admin excluded."""
-    with psycopg.connect(url, autocommit=True) as admin:
-        row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'duel'").fetchone()
+    with psycopg.connect(url, autocommit=True, application_name="admin") as admin:
+        row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)).fetchone()
     return int(row[0]) if row else 0
+
+
+def named(url: str, name: str) -> str:
+    """``url`` with connections named ``name`` in pg_stat_activity: this test's own, counted apart."""
+    return f"{url}&application_name={name}"
 
 
 def scripted_seat(source: Path, debate_dir: Path, folder: Path, name: str, turn: int, url: str, topic: str):
@@ -132,7 +140,7 @@ def test_a_full_server_is_a_wait_with_its_reason_and_a_missing_database_stops_at
     )
     assert status.code == 0, status.stderr
     assert status.data["participant_count"] == 1 and time.monotonic() - started >= 1.5
-    assert "duel tools: the store is full of connections; retrying in 0.5 s" in status.stderr
+    assert "duel tools: the store is full of connections; retrying in 0." in status.stderr
 
     # A database that does not exist will not come: STORAGE_FAILED at once, no retry.
     missing = small_server.url().replace("/postgres", "/nosuchdb")
@@ -268,3 +276,30 @@ def test_an_op_on_an_out_of_date_view_answers_as_the_store_stands(postgres_url, 
     alice_host.release_lock(alice.seat, lease)
     assert alice_host.claim_lock(alice.seat).acquired  # Alice's own view was out of date too: a second grant
     assert bob_host.status(bob.duel_id).lock.fence == 2
+
+
+def test_a_connection_left_idle_is_closed_and_the_next_op_opens_another(postgres_url, source, tmp_path, monkeypatch):
+    monkeypatch.setattr(postgres_link, "IDLE_CLOSE_SECONDS", 0.4)
+    service = DuelService(tmp_path / "a", store=named(postgres_url, "idle"))
+    alice = join(service, source, "Alice")
+    assert duel_connections(postgres_url, "idle") == 1
+    time.sleep(1.0)  # a model thinking
+    assert duel_connections(postgres_url, "idle") == 0
+    assert service.status(alice.duel_id).participant_count == 1
+    assert duel_connections(postgres_url, "idle") == 1
+
+
+def test_on_a_full_server_each_op_gives_its_connection_back(small_server, small_url, source, tmp_path):
+    service = DuelService(tmp_path / "a", store=named(small_url, "crowded"))
+    alice = join(service, source, "Alice")
+    store = service.store
+    assert isinstance(store, PostgresStore)
+    store.link.drop()
+    told: list[str] = []
+    service.on_store_wait = told.append
+    filler = server_filled(small_server)
+    filler.__enter__()
+    threading.Timer(0.5, filler.__exit__, (None, None, None)).start()
+    assert service.status(alice.duel_id).participant_count == 1  # refused for want of room, then let in
+    assert told and all(line.startswith("the store is full of connections; retrying in") for line in told)
+    assert duel_connections(small_url, "crowded") == 0  # given back when the op ended: the server was full just now

@@ -17,7 +17,7 @@ def full() -> DuelError:
 
 
 def test_pauses_double_up_to_eight_seconds_within_the_budget():
-    assert list(pauses(30)) == [0.5, 1, 2, 4, 8, 8]
+    assert list(pauses(30)) == [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 8, 8]
     assert sum(pauses()) <= 300
 
 
@@ -31,12 +31,24 @@ def test_a_transient_failure_is_retried_and_each_pause_told():
             raise failures.pop()
         return "done"
 
-    assert retried(op, told.append, sleep=slept.append) == "done"
+    assert retried(op, told.append, sleep=slept.append, spread=lambda: 1.0) == "done"
     assert told == [
-        "the store is full of connections; retrying in 0.5 s",
-        "the store is full of connections; retrying in 1 s",
+        "the store is full of connections; retrying in 0.1 s",
+        "the store is full of connections; retrying in 0.2 s",
     ]
-    assert slept == [0.5, 1]
+    assert slept == [0.1, 0.2]
+
+
+def test_pauses_are_spread_so_processes_turned_away_together_come_back_apart():
+    slept: list[float] = []
+    failures = [full(), full()]
+
+    def op() -> None:
+        if failures:
+            raise failures.pop()
+
+    retried(op, sleep=slept.append, spread=iter([0.0, 0.5]).__next__)
+    assert slept == pytest.approx([0.05, 0.15])  # half of 0.1, then three quarters of 0.2
 
 
 def test_a_permanent_failure_is_raised_at_once():
@@ -59,8 +71,8 @@ def test_a_failure_that_outlasts_the_budget_is_raised_after_it():
         raise full()
 
     with pytest.raises(DuelError) as info:
-        retried(op, budget=4, sleep=slept.append)
-    assert slept == [0.5, 1, 2] and is_transient(info.value)
+        retried(op, budget=4, sleep=slept.append, spread=lambda: 1.0)
+    assert slept == [0.1, 0.2, 0.4, 0.8, 1.6] and is_transient(info.value)
 
 
 @pytest.mark.parametrize(

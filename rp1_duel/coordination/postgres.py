@@ -497,7 +497,7 @@ class PostgresStore:
             )
             current, crowded = (int(row[0]), bool(row[1])) if row else (None, False)
             if crowded:
-                self.link.drop()
+                self.link.crowd()  # given back when this hold ends
         if current != stamp:
             return current
         if crowded:

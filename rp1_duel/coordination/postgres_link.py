@@ -5,12 +5,18 @@ transaction, one op at a time, and LISTENs between them. A participant refreshes
 from a second thread while the first waits, so the connection is held op by op and a wait
 listens in short slices, giving way to any thread that queues for it. Notifications that
 arrive during another op are kept by psycopg and read by the next slice.
+
+A server has room for a fixed number of connections, and seats may outnumber it: a
+connection idle for :data:`IDLE_CLOSE_SECONDS` (a model thinking, say) is closed, and while
+the server is :meth:`Link.crowded` (a connection was refused for want of room, or a wait saw
+few slots left) each op gives its connection back when it ends.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -27,12 +33,18 @@ __all__ = [
     "transient_reason",
 ]
 
+# psycopg logs, through logging's last resort onto standard error, an error it ignores while ending a
+# pipeline that failed; the failure itself is raised and handled. A command's stderr is its own.
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
+
 CONNECT_TIMEOUT_SECONDS: Final = 10
 APPLICATION_NAME: Final = "duel"
 GIVE_WAY_SECONDS: Final = 0.001
 # A connection idle longer is probed before an op (a server may have restarted): longer than the
 # pauses inside a turn's claim, append and release, so those stay one round trip each.
 PROBE_IDLE_SECONDS: Final = 5.0
+IDLE_CLOSE_SECONDS: Final = 10.0  # a connection unused this long is closed: another process may need the slot
+CROWDED_SECONDS: Final = 5.0  # how long a sign of a full server makes ops give their connection back
 
 FULL: Final = "the store is full of connections"
 RESTARTING: Final = "the store is restarting or failing over"
@@ -115,8 +127,12 @@ class Link:
         self._depth = 0  # nested holds by the thread that holds it
         self._used_at = 0.0
         self.reached = False  # connected once: a server that cannot be reached since is restarting
+        self._crowded_until = 0.0
+        self._closer: threading.Thread | None = None
+        self._closed = threading.Event()  # the link is closed for good: the closer thread ends
         self.channels: set[str] = set()  # LISTENed on the current connection
-        self.notifications = 0  # heard, of any duel: what a write costs the waiters (bench/bench_postgres_scale.py)
+        self.notifications = 0  # heard: what writes cost the waiters (bench/bench_postgres_scale.py)
+        self.foreign = 0  # of those, about another duel than the one waited for
 
     @contextlib.contextmanager
     def held(self) -> Iterator[psycopg.Connection[Any]]:
@@ -138,6 +154,8 @@ class Link:
         finally:
             self._depth -= 1
             self._used_at = time.monotonic()
+            if self._depth == 0 and self.crowded():
+                self.drop()  # the slot goes back to the server at once
             self._mutex.release()
 
     def _ready(self) -> None:
@@ -150,8 +168,36 @@ class Link:
                 self.drop()
         if self._conn is None or self._conn.closed:
             self.channels = set()  # LISTENs end with the connection that made them
-            self._conn = psycopg.connect(self._conninfo, autocommit=True)
+            try:
+                self._conn = psycopg.connect(self._conninfo, autocommit=True)
+            except psycopg.Error as exc:
+                if transient_reason(exc, reached=True) == FULL:
+                    self.crowd()
+                raise
             self.reached = True
+            if self._closer is None:
+                self._closer = threading.Thread(target=self._close_when_idle, name="duel-store-idle", daemon=True)
+                self._closer.start()
+
+    def crowd(self) -> None:
+        """The server is short of connection slots: ops give theirs back for a while."""
+        self._crowded_until = time.monotonic() + CROWDED_SECONDS
+
+    def crowded(self) -> bool:
+        """Whether the server was short of connection slots lately."""
+        return time.monotonic() < self._crowded_until
+
+    def _close_when_idle(self) -> None:
+        """Close the connection once it has been idle for :data:`IDLE_CLOSE_SECONDS` (a thread of its own)."""
+        while not self._closed.wait(IDLE_CLOSE_SECONDS / 4):
+            if self._conn is None or time.monotonic() - self._used_at < IDLE_CLOSE_SECONDS:
+                continue
+            if self._mutex.acquire(blocking=False):  # held: in use, so not idle after all
+                try:
+                    if self._depth == 0 and time.monotonic() - self._used_at >= IDLE_CLOSE_SECONDS:
+                        self.drop()
+                finally:
+                    self._mutex.release()
 
     def give_way(self) -> None:
         """Let a thread that queued for the connection have it before this one takes it again."""
@@ -171,6 +217,7 @@ class Link:
                 self.notifications += 1
                 if notice.payload == payload:
                     return True
+                self.foreign += 1
         return False
 
     def drop(self) -> None:
@@ -181,5 +228,6 @@ class Link:
 
     def close(self) -> None:
         """Close the connection (when the store is closed or collected)."""
+        self._closed.set()
         with self._mutex:
             self.drop()

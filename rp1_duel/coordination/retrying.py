@@ -3,8 +3,9 @@
 A store marks a failure it expects to pass (a server full of connections, restarting or
 failing over, a connection reset) as transient: ``STORAGE_FAILED`` whose details say
 ``transient`` and why. :func:`retried` runs an op again after a pause that doubles up to
-:data:`LONGEST_PAUSE_SECONDS`, saying each pause through ``on_wait``, for up to
-:data:`RETRY_SECONDS`; a permanent failure (authentication, a missing database, a newer
+:data:`LONGEST_PAUSE_SECONDS`, each drawn between half and all of that (so that a hundred
+processes turned away together do not come back together), saying each pause through
+``on_wait``, for up to :data:`RETRY_SECONDS`; a permanent failure (authentication, a missing database, a newer
 schema) is raised at once (docs/protocol.md section 4, "Stores"). The op runs again as a
 whole: a store's op either committed or left nothing, so running it again is safe.
 
@@ -15,6 +16,7 @@ checked by the server at the commit, so that an op takes one round trip): a wron
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Iterator
 from typing import Final, TypeVar
@@ -38,7 +40,9 @@ __all__ = [
 T = TypeVar("T")
 
 RETRY_SECONDS: Final = 300.0  # longer than a restart or a failover, shorter than a default turn (30 min)
-FIRST_PAUSE_SECONDS: Final = 0.5
+FIRST_PAUSE_SECONDS: Final = (
+    0.1  # a connection slot frees in milliseconds; a restart takes seconds, and doubling gets there
+)
 LONGEST_PAUSE_SECONDS: Final = 8.0
 STALE_RERUNS: Final = 3  # a guess is not made again once wrong, so one rerun is the rule
 StoreWait = Callable[[str], None]  # told "the store is full of connections; retrying in 2 s"
@@ -79,6 +83,7 @@ def retried(
     *,
     budget: float = RETRY_SECONDS,
     sleep: Callable[[float], None] = time.sleep,
+    spread: Callable[[], float] = random.random,
 ) -> T:
     """``op()``, run again after each transient store failure while ``budget`` lasts, and at once
     after a stale guess (a few times at most)."""
@@ -94,6 +99,7 @@ def retried(
             pause = next(waits, None) if is_transient(exc) else None
             if pause is None:
                 raise
+            pause *= 0.5 + spread() / 2
             if on_wait is not None:
-                on_wait(f"{exc.details['reason']}; retrying in {pause:g} s")
+                on_wait(f"{exc.details['reason']}; retrying in {pause:.1f} s")
             sleep(pause)
