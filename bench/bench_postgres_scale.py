@@ -1,13 +1,14 @@
 """Many duels at once on one PostgreSQL server with its default settings (prints, never asserts).
 
-Run: python bench/bench_postgres_scale.py [--duels 100] [--panel 8] [--store postgresql|dir|both]
+Run: python bench/bench_postgres_scale.py [--duels 100] [--panel 8] [--think 30] [--store postgresql|dir|both]
 
 It starts its own server (Debian's binaries, as the tests do: tests/pg_server.py), with the
 default ``max_connections`` (100), then runs, each store in turn:
 
 - ``--duels`` two-seat duels at once: in each, seat 2 waits through real ``duel tools wait``
   processes (run again after each answer, as an agent runs it) while seat 1, a process of its
-  own, claims and releases the floor a few times, then claims, appends turn 1 and releases;
+  own, claims and releases the floor a few times, then claims, appends turn 1 and releases, its
+  claims spread over ``--think`` seconds as a model's thinking spreads them;
 - then a panel of ``--panel`` seats, a process each, taking two rounds of turns in order.
 
 and prints the errors, the store's connections at peak (``pg_stat_activity``), the claim
@@ -40,7 +41,6 @@ from rp1_duel.coordination.service import DuelService  # noqa: E402
 from rp1_duel.settings import DuelSettings  # noqa: E402
 
 CYCLES = 4  # claim+release cycles a seat makes before its turn: each wakes the duel's waiter
-PAUSE_SECONDS = 0.2  # between a seat's cycles, so writes spread over the run as a duel's do
 PANEL_ROUNDS = 2
 STORE_ENV = "DUEL_STORE"
 
@@ -72,7 +72,7 @@ def seat_process(plan: dict[str, Any]) -> None:
             granted = claim()
             if granted.acquired:
                 service.release_lock(seat, granted.lease)
-            time.sleep(PAUSE_SECONDS * random.random())
+            time.sleep(plan["think"] / (plan["cycles"] + 1) * random.random())  # a model thinking, as in a duel
         for turn in plan["turns"]:
             while (
                 service.status(seat.duel_id, participant_id=seat.participant_id).next_turn_seat != plan["seat_number"]
@@ -135,6 +135,7 @@ class Run:
             "participant_id": joined.seat.participant_id,
             "token": joined.seat.token,
             "seat_number": number,
+            "think": self.args.think,
             "cycles": cycles,
             "turns": turns,
         }
@@ -162,6 +163,8 @@ class Run:
             found: dict[str, list[Any]] = json.loads(lines[-1]) if lines else {"claims": [], "errors": ["no answer"]}
             self.claims += found["claims"]
             self.errors += found["errors"]
+            for error in found["errors"]:
+                print(f"  seat error: {error}", flush=True)
 
     def waiter(self, joined: Any) -> None:
         """Seat 2 of a duel, waiting through `duel tools wait` until turn 1 is in."""
@@ -170,7 +173,7 @@ class Run:
             "--participant-id",
             joined.seat.participant_id,
             "--timeout",
-            "120",
+            "20",
             "--debate-dir",
             str(self.debate_dir),
         ]
@@ -185,6 +188,7 @@ class Run:
             )
             if answer.returncode != 0:
                 self.errors.append(f"duel tools wait: {answer.stdout.strip() or answer.stderr.strip()}")
+                print(f"  waiter error: {self.errors[-1]}", flush=True)
                 return
             data = json.loads(answer.stdout)["data"]
             if data["turn_count"] >= 1:
@@ -215,8 +219,9 @@ class Run:
         time.sleep(1.0)  # the waiters are waiting
         started = time.monotonic()
         self.go(seats)
+        grace = time.monotonic() + 30  # a waiter whose seat failed would wait on: the failure is counted already
         for thread in waiters:
-            thread.join(timeout=300)
+            thread.join(timeout=max(0.0, grace - time.monotonic()))
         elapsed = time.monotonic() - started
         own, everyone = self.writes(pairs[0][0].duel_id), sum(self.writes(pair[0].duel_id) for pair in pairs)
         self.done.set()
@@ -284,7 +289,9 @@ def latency(claims: list[float]) -> str:
 def report(name: str, run: Run, duels: dict[str, Any], panel: dict[str, Any]) -> None:
     print(f"\n== {name} ==")
     duel_claims = run.claims[: len(run.claims) - len(panel["claims"])]
-    print(f"{run.args.duels} duels at once ({duels['seats']} seats), {duels['elapsed']:.1f} s:")
+    print(
+        f"{run.args.duels} duels at once ({duels['seats']} seats, claims over {run.args.think:g} s), {duels['elapsed']:.1f} s:"
+    )
     print(f"  claim latency: {latency(duel_claims)}")
     if run.store is not None:
         print(f"  connections at peak: {duels['peak']} (goal <= seats + 10 = {duels['seats'] + 10})")
@@ -316,6 +323,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--duels", type=int, default=100)
     parser.add_argument("--panel", type=int, default=8, choices=range(2, 9), metavar="2..8")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=30.0,
+        help="seconds over which a seat spreads its claims, as a model's thinking spreads a duel's writes "
+        "(0: all at once, a burst no real duel makes) [default: 30]",
+    )
     parser.add_argument("--store", choices=["postgresql", "dir", "both"], default="both")
     parser.add_argument("--seat", help=argparse.SUPPRESS)
     args = parser.parse_args()

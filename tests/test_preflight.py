@@ -124,3 +124,23 @@ def test_a_script_with_an_unreadable_turn_is_refused_before_joining(tmp_path):
     assert (raised.value.code, "2.md" in raised.value.message) == ("INVALID_ARGUMENT", True)
     (tmp_path / "2.md").write_text("another turn\n")
     assert ScriptedProvider(tmp_path).preflight() == f"2 scripted turns in {Path(tmp_path)}"
+
+
+@pytest.mark.parametrize(
+    ("kind", "model", "belongs"),
+    [
+        ("openai", "claude-sonnet-5-5", "Anthropic model: pass --provider anthropic"),
+        ("anthropic", "gpt-6.1-sol", "OpenAI model: pass --provider openai"),
+    ],
+)
+def test_a_model_named_for_the_other_provider_is_pointed_there(kind, model, belongs):
+    fake = {"anthropic": FakeAnthropicServer, "openai": FakeOpenAIServer}[kind]
+    with fake(models=["model-one"]) as server:
+        error = preflight_error(server, model)
+    assert error.code == "PROVIDER_MODEL_NOT_FOUND"
+    assert error.message.endswith(f"it is named like an {belongs}, or check --model")
+
+
+def test_a_model_named_for_the_server_asked_is_only_checked(server):
+    mine = "claude-opus-9" if isinstance(server, FakeAnthropicServer) else "gpt-9"
+    assert preflight_error(server, mine).message.endswith(": check --model")

@@ -23,9 +23,11 @@ from test_participant import clean_env, finish
 from wire_counter import WireCounter
 
 from rp1_duel.coordination import postgres_link
+from rp1_duel.coordination.counts import Usage
 from rp1_duel.coordination.postgres import PostgresStore
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
+from rp1_duel.vocabulary import EventType
 
 from helpers import SOURCE, claim, join, make_turn, run_tools
 
@@ -303,3 +305,15 @@ def test_on_a_full_server_each_op_gives_its_connection_back(small_server, small_
     assert service.status(alice.duel_id).participant_count == 1  # refused for want of room, then let in
     assert told and all(line.startswith("the store is full of connections; retrying in") for line in told)
     assert duel_connections(small_url, "crowded") == 0  # given back when the op ended: the server was full just now
+
+
+def test_ops_on_out_of_date_views_again_and_again_never_fail(postgres_url, source, tmp_path):
+    """Each write of Bob's host runs on a view Alice's host has moved: the guess fails every time,
+    inside a pipeline, past the count at which a driver would prepare its statements."""
+    hosts = [DuelService(tmp_path / name, store=postgres_url) for name in ("a", "b")]
+    alice, bob = join(hosts[0], source, "Alice"), join(hosts[1], source, "Bob")
+    for _ in range(12):
+        hosts[1].status(bob.duel_id)  # seen now...
+        hosts[0].release_lock(alice.seat, claim(hosts[0], alice))  # ...and moved by the other host
+        hosts[1].record_usage(bob.seat, 2, Usage(input_tokens=1, requests=1))
+    assert len(hosts[1].events(bob.duel_id, [EventType.USAGE])) == 12

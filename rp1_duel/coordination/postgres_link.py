@@ -169,7 +169,10 @@ class Link:
         if self._conn is None or self._conn.closed:
             self.channels = set()  # LISTENs end with the connection that made them
             try:
-                self._conn = psycopg.connect(self._conninfo, autocommit=True)
+                # No prepared statements: psycopg would prepare one inside a pipeline that a failed check
+                # aborts, then believe it prepared (tests/test_store_postgres_scale.py); and a pooler in
+                # transaction mode cannot keep them.
+                self._conn = psycopg.connect(self._conninfo, autocommit=True, prepare_threshold=None)
             except psycopg.Error as exc:
                 if transient_reason(exc, reached=True) == FULL:
                     self.crowd()

@@ -20,6 +20,7 @@ from .base import Progress as Progress
 from .base import Provider as Provider
 from .base import ProviderError as ProviderError
 from .base import TurnRequest as TurnRequest
+from .base import named_provider
 from .base import status_error as status_error
 
 __all__ = ["Composition", "Progress", "Provider", "ProviderError", "TurnRequest", "select_provider", "status_error"]
@@ -27,9 +28,6 @@ __all__ = ["Composition", "Progress", "Provider", "ProviderError", "TurnRequest"
 # Current mid-tier models (November 2026). claude-sonnet-4-5 reaches end of life on
 # 2026-11-30 and gpt-5 is shut down on 2026-12-11, so neither is a safe default.
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-6.1-sol"}
-
-ANTHROPIC_MODEL_PREFIXES = ("claude-",)
-OPENAI_MODEL_PREFIXES = ("gpt-", "chatgpt-", "o1", "o3", "o4")
 
 OPENAI_URL = "https://api.openai.com/v1"
 
@@ -97,10 +95,9 @@ def select_provider(
 
 def _provider_for(model: str | None, base_url: str | None, env: Mapping[str, str]) -> str:
     if model is not None:
-        if model.startswith(ANTHROPIC_MODEL_PREFIXES):
-            return "anthropic"
-        if model.startswith(OPENAI_MODEL_PREFIXES):
-            return "openai"
+        named = named_provider(model)
+        if named is not None:
+            return named
         # Any other name (llama3.1, qwen3…) is a model of an OpenAI-compatible server.
         if base_url or env.get("OPENAI_BASE_URL"):
             return "openai"

@@ -65,6 +65,7 @@ class AnthropicProvider:
         try:
             return look_up_model(
                 "anthropic",
+                kind="anthropic",
                 model=self.model,
                 retrieve=lambda: client.models.retrieve(self.model),
                 list_served=lambda: [model.id for model in client.models.list(limit=1000).data],

@@ -30,6 +30,7 @@ __all__ = [
     "cut_stream",
     "estimate",
     "look_up_model",
+    "named_provider",
     "only_model",
     "path_warning",
     "retry_after_seconds",
@@ -230,9 +231,24 @@ def estimate(characters: int, *, thinking: bool = False) -> Progress:
     return Progress(output_tokens=estimate_tokens(characters), thinking=thinking)
 
 
+ANTHROPIC_MODEL_PREFIXES = ("claude-",)
+OPENAI_MODEL_PREFIXES = ("gpt-", "chatgpt-", "o1", "o3", "o4")
+_PROVIDER_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI"}
+
+
+def named_provider(model: str) -> str | None:
+    """The provider a model's name points to by its prefix (``claude-``: anthropic); None for any other name."""
+    if model.startswith(ANTHROPIC_MODEL_PREFIXES):
+        return "anthropic"
+    if model.startswith(OPENAI_MODEL_PREFIXES):
+        return "openai"
+    return None
+
+
 def look_up_model(
     server: str,
     *,
+    kind: str,
     model: str,
     retrieve: Callable[[], object],
     list_served: Callable[[], list[str]],
@@ -249,7 +265,7 @@ def look_up_model(
         except refused:
             return f"{model} not checked: {server} has no model lookup"
         if model not in served:
-            raise model_not_found(server, model, served) from None
+            raise model_not_found(server, model, served, kind=kind) from None
     return f"{model} is served by {server}"
 
 
@@ -277,11 +293,16 @@ def path_warning(model: str) -> str:
     )
 
 
-def model_not_found(server: str, model: str, known: Iterable[str]) -> ProviderError:
-    """The model is not served: say so, with the served names closest to it."""
+def model_not_found(server: str, model: str, known: Iterable[str], *, kind: str) -> ProviderError:
+    """The model is not served: say so, with the served names closest to it, or, for a name of the
+    other provider's (``--provider`` or ``--base-url`` sent it here), where it belongs."""
     close = difflib.get_close_matches(model, list(known), n=3, cutoff=0.6)
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-    return ProviderError(ErrorCode.PROVIDER_MODEL_NOT_FOUND, f"{server} has no model {model!r}{hint}: check --model")
+    fix = "check --model"
+    belongs = named_provider(model)
+    if belongs is not None and belongs != kind:
+        fix = f"it is named like an {_PROVIDER_NAMES[belongs]} model: pass --provider {belongs}, or check --model"
+    return ProviderError(ErrorCode.PROVIDER_MODEL_NOT_FOUND, f"{server} has no model {model!r}{hint}: {fix}")
 
 
 def _error_detail(body: object) -> str | None:

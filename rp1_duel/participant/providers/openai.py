@@ -78,6 +78,7 @@ class OpenAIProvider:
             else:
                 checked = look_up_model(
                     self.base_url,
+                    kind="openai",
                     model=self.model,
                     retrieve=lambda: client.models.retrieve(self.model),
                     list_served=list_served,
