@@ -21,7 +21,16 @@ else:
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rp1_duel"
 # Higher layers may import lower ones, never the reverse.
-LAYERS = {"cli": 7, "review": 6, "participant": 5, "coordination": 4, "verify": 3, "record": 2, "turns": 1}
+LAYERS = {
+    "cli": 8,
+    "mcp_server": 7,
+    "review": 6,
+    "participant": 5,
+    "coordination": 4,
+    "verify": 3,
+    "record": 2,
+    "turns": 1,
+}
 BASE = {"vocabulary", "errors", "clock", "settings", "files", "schedule", "printable"}
 
 

@@ -803,7 +803,15 @@ def assess_report(artifact: str, assessors: list[str], base_url: str | None, *, 
 
 @app.command("skill", cls=PlainHelpCommand)
 def skill_command(
-    harness: Annotated[str, typer.Option("--harness", help="claude-code, codex or generic.")],
+    harness: Annotated[str, typer.Option("--harness", help="claude-code, codex, gemini or generic.")],
+    mcp: Annotated[
+        bool,
+        typer.Option(
+            "--mcp",
+            help="Set the harness up for `duel mcp` instead: its MCP server entry, and a skill for the tools "
+            "(claude-code, codex, gemini).",
+        ),
+    ] = False,
     install: Annotated[
         bool,
         typer.Option("--install", help="Write the instructions where the harness reads them (generic is print-only)."),
@@ -812,7 +820,9 @@ def skill_command(
     force: Annotated[
         bool,
         typer.Option(
-            "--force", help="Replace a file (or AGENTS.md section) duel skill did not write, or that was edited."
+            "--force",
+            help="Replace a file (or a section) duel skill did not write, or that was edited; with --mcp, "
+            "also a different duel server entry.",
         ),
     ] = False,
     home: Annotated[str, typer.Option("--home", help="Home folder for --scope user.")] = "~",
@@ -829,23 +839,34 @@ def skill_command(
 
     Claude Code: .claude/skills/duel/SKILL.md (project, or user: ~/.claude/…).
     Codex: a marked section of AGENTS.md (project), or ~/.codex/prompts/duel.md (user).
+    Gemini CLI: a marked section of GEMINI.md (project), or of ~/.gemini/GEMINI.md (user).
+
+    --mcp: the seat is taken through `duel mcp` (an MCP server) instead. The entry that starts it
+    is merged into .mcp.json or ~/.claude.json, .codex/config.toml, or .gemini/settings.json
+    (in the project or the home folder), and a short skill for its tools goes where the
+    instructions go (Codex, user: ~/.codex/AGENTS.md). Without --install, both are printed.
+
     Installing again changes nothing; a file duel did not write is kept unless --force.
     """
     from ..configuration import project_folder
     from ..errors import invalid_argument
-    from .skill import HARNESSES, SCOPES, install_report, render
+    from .skill import HARNESSES, SCOPES, install_mcp_report, install_report, render, render_mcp_setup
 
     try:
         if harness not in HARNESSES:
             raise invalid_argument(f"--harness must be one of {', '.join(HARNESSES)}, not {harness!r}")
         if scope not in SCOPES:
             raise invalid_argument(f"--scope must be one of {', '.join(SCOPES)}, not {scope!r}")
-        if not install:
+        if not install and not mcp:
             typer.echo(render(harness), nl=False)
             raise typer.Exit(0)
         home_folder = Path(os.path.abspath(os.path.expanduser(home)))
         folder = Path(project).expanduser() if project else project_folder(Path.cwd(), home_folder=home_folder)
-        for item in install_report(harness, scope=scope, home=home_folder, project=folder, force=force):
+        if not install:
+            typer.echo(render_mcp_setup(harness, scope=scope, home=home_folder, project=folder), nl=False)
+            raise typer.Exit(0)
+        report = install_mcp_report if mcp else install_report
+        for item in report(harness, scope=scope, home=home_folder, project=folder, force=force):
             typer.echo(f"{item.action}: {item.path}")
     except DuelError as exc:
         fail(exc)
@@ -1064,3 +1085,61 @@ def config_show_command(
         typer.echo(json.dumps(to_json(config, personas), ensure_ascii=False))
     else:
         typer.echo(render_text(config, personas), nl=False)
+
+
+@app.command("mcp", cls=PlainHelpCommand)
+def mcp_command(
+    target: Annotated[
+        str | None,
+        typer.Option("--target", help="The Markdown document to debate (default: the one duel_join names)."),
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Your display name (default: the one duel_join names).")
+    ] = None,
+    harness: Annotated[str, typer.Option("--harness", help="The harness the agent runs in.")] = "mcp",
+    model_id: Annotated[
+        str, typer.Option("--model-id", help="The agent's model id, as the record names it.")
+    ] = "unknown-model",
+    topic: Annotated[
+        str | None, typer.Option("--topic", help="The duel's topic (default: the document's title).")
+    ] = None,
+    role: Annotated[str | None, typer.Option("--role", help=ROLE_HELP)] = None,
+    persona: Annotated[str | None, typer.Option("--persona", help="The persona this seat plays.")] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Open every URL a turn cites before it is appended, as duel join --verify.")
+    ] = False,
+    debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
+    store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
+) -> None:
+    """Serve one seat to an agent harness over the Model Context Protocol (stdio).
+
+    Tools: duel_join, duel_status, duel_rules, duel_read, duel_claim, duel_append, duel_wait, duel_release, duel_close. Resources: duel://artifact, duel://source, duel://rules.
+
+    The participant token stays in this process (and its owner-only stash, so a restarted server resumes the seat); the lease is refreshed while the agent holds the floor. SIGTERM, SIGHUP or a closed input give the floor back and keep the seat. Set a harness up with `duel skill --harness … --mcp --install`.
+    """
+    from ..configuration import Flags
+    from ..mcp_server.seat import AgentSeat, SeatDefaults
+    from ..mcp_server.server import serve
+
+    try:
+        config = load(Flags(debate_dir_, store))
+        service = open_service(config.debate_dir, store=config.store)
+        service.debate.ensure()  # a debate dir it cannot write is said now, not at the first call
+        checker = None
+        if verify:
+            from ..participant.checking import citation_checker
+
+            checker = citation_checker([], allow_private_hosts=False)
+        defaults = SeatDefaults(
+            target=os.path.abspath(target) if target else None,
+            name=name,
+            harness=harness,
+            model=model_id,
+            topic=topic,
+            settings=config.settings(),
+            role=role,
+            persona=persona,
+        )
+    except DuelError as exc:
+        fail(exc)
+    serve(AgentSeat(service, defaults, checker))

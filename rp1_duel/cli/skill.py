@@ -18,19 +18,38 @@ Decisions where the brief is silent:
   rewritten; a new section is appended after one blank line. CRLF files get a CRLF
   section. With ``force``, unbalanced markers are removed (those lines only) and a fresh
   section is appended.
+- Gemini CLI gets the AGENTS.md treatment: a marked section of ``GEMINI.md`` (project) or
+  ``~/.gemini/GEMINI.md`` (user), the files it loads as context.
+
+``--mcp`` (:func:`install_mcp_report`) sets a harness up for ``duel mcp`` instead: the server
+entry (:func:`mcp_server_command`) merged into the harness's MCP configuration, and a short
+skill that names the tools. Decisions:
+- The entry is ``command`` and ``args`` only. An equal entry is left alone (byte for byte); a
+  different one is replaced only with ``force`` (``SKILL_EXISTS``): a configuration entry has
+  no fingerprint, so any difference may be the user's.
+- JSON files are parsed and written back whole, indented by two spaces, keys in their order; an
+  empty file counts as ``{}``. TOML is edited as text: the ``[mcp_servers.duel]`` table and its
+  subtables are cut out (comment lines just before the next table stay: they head that table),
+  the new table goes where the first was, or at the end. The result is parsed again, and refused
+  unless it equals the old file with only the entry changed (a ``duel`` server written inline).
+- Codex's user-scope skill is a section of ``~/.codex/AGENTS.md``, which Codex always loads: the
+  tools' skill is short, and needs no prompt to be invoked.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
-import tempfile
+import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import DuelError, invalid_argument
+from ..files import write_atomic
 from ..turns.guide import OUTCOMES, turn_guide
 from ..turns.markdown import normalize_newlines
 from ..vocabulary import (
@@ -51,16 +70,25 @@ from .tools import OPS
 __all__ = [
     "END",
     "HARNESSES",
+    "MCP_HARNESSES",
+    "MCP_RESOURCES",
+    "MCP_TOOLS",
     "SCOPES",
     "START",
     "generated_by_us",
     "install",
+    "install_mcp_report",
     "install_report",
+    "mcp_config_path",
+    "mcp_server_command",
     "render",
     "render_codex_prompt",
+    "render_mcp",
+    "render_mcp_setup",
 ]
 
-HARNESSES = ("claude-code", "codex", "generic")
+HARNESSES = ("claude-code", "codex", "gemini", "generic")
+MCP_HARNESSES = ("claude-code", "codex", "gemini")  # those whose MCP configuration duel skill writes
 SCOPES = ("user", "project")
 START = "<!-- duel:skill:start -->"
 END = "<!-- duel:skill:end -->"
@@ -223,6 +251,7 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
 _HARNESS_WORDS = {
     "claude-code": "`claude-code`",
     "codex": "`codex`",
+    "gemini": "`gemini`",
     "generic": "your harness: `copilot`, `opencode`, `amp`, …",
 }
 
@@ -448,14 +477,19 @@ def _front_matter(**fields: str) -> str:
 
 
 def render(harness: str) -> str:
-    """The instructions for ``harness``: a Claude Code SKILL.md, a Codex AGENTS.md section, or plain Markdown."""
+    """The instructions for ``harness``: a Claude Code SKILL.md, a Codex AGENTS.md or Gemini GEMINI.md
+    section, or plain Markdown."""
     if harness not in HARNESSES:
         raise invalid_argument(f"--harness must be one of {', '.join(HARNESSES)}, not {harness!r}")
-    body = _body(harness)
+    return _in_form(harness, _body(harness), DESCRIPTION)
+
+
+def _in_form(harness: str, body: str, description: str) -> str:
+    """``body`` as ``harness`` loads it: a SKILL.md with front matter, a marked section, or as is."""
     if harness == "claude-code":
-        description = DESCRIPTION.replace('"', "'")
+        description = description.replace('"', "'")
         return _stamp(_front_matter(name=NAME, description=f'"{description}"'), body)
-    if harness == "codex":
+    if harness in ("codex", "gemini"):
         return _stamp(f"{START}\n", body, f"{END}\n")
     return body
 
@@ -483,8 +517,7 @@ def install_report(harness: str, *, scope: str, home: Path, project: Path, force
     """Install the instructions as :func:`install` does; return each file with what was done to it."""
     if harness not in HARNESSES:
         raise invalid_argument(f"--harness must be one of {', '.join(HARNESSES)}, not {harness!r}")
-    if scope not in SCOPES:
-        raise invalid_argument(f"--scope must be user or project, not {scope!r}")
+    _check_scope(scope)
     home, project = Path(home).expanduser(), Path(project).expanduser()
     if harness == "claude-code":
         root = home if scope == "user" else project
@@ -493,7 +526,18 @@ def install_report(harness: str, *, scope: str, home: Path, project: Path, force
         if scope == "user":
             return [_install_file(home / ".codex" / "prompts" / f"{NAME}.md", render_codex_prompt(), force=force)]
         return [_install_section(project / "AGENTS.md", render(harness), force=force)]
+    if harness == "gemini":
+        return [_install_section(_gemini_md(scope, home, project), render(harness), force=force)]
     raise invalid_argument("generic instructions are print-only: run `duel skill --harness generic` and paste them")
+
+
+def _check_scope(scope: str) -> None:
+    if scope not in SCOPES:
+        raise invalid_argument(f"--scope must be user or project, not {scope!r}")
+
+
+def _gemini_md(scope: str, home: Path, project: Path) -> Path:
+    return project / "GEMINI.md" if scope == "project" else home / ".gemini" / "GEMINI.md"
 
 
 def _exists(path: Path) -> DuelError:
@@ -570,27 +614,300 @@ def _install_section(path: Path, section: str, *, force: bool) -> Installed:
 
 
 def _write(path: Path, text: str) -> None:
-    """Atomic: a temporary file next to the target, fsync, rename; keeps an existing file's mode."""
+    """Atomic (:func:`write_atomic`), through a symlink to its target; keeps an existing file's mode."""
     target = path.resolve() if path.is_symlink() else path
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            mode = target.stat().st_mode & 0o7777
+            mode: int | None = stat.S_IMODE(target.stat().st_mode)
         except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text.encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+            mode = None
+        write_atomic(target, text.encode("utf-8"), mode=0o666 if mode is None else mode)
+        if mode is not None:
+            os.chmod(target, mode)  # os.open took the umask off the old mode: give the file back all of it
     except OSError as exc:
         raise DuelError(ErrorCode.SKILL_WRITE_FAILED, f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+# -- MCP: `duel skill --mcp` ----------------------------------------------------------------
+MCP_DESCRIPTION = (
+    "Take part in a duel: a turn-by-turn debate with another AI agent about a Markdown document, "
+    "through the tools of the duel MCP server, which check every rule. Use when asked to join, debate in, "
+    "continue or close a duel."
+)
+
+# The tools of `duel mcp` (docs/protocol.md, "duel mcp") and what the skill says each does.
+MCP_TOOLS = {
+    "duel_join": (
+        "take your seat: the source's absolute path, your display name and your exact model id "
+        "(`unknown-model` when you do not know it); joining again resumes the seat"
+    ),
+    "duel_status": "where the duel stands, and your `next_step`",
+    "duel_rules": "the turn format and every rule a turn must follow",
+    "duel_read": "a page of the artifact's turns or of the source",
+    "duel_claim": "take the floor",
+    "duel_append": (
+        "append your turn; a rejected turn returns every violation with its code and line, "
+        "and the floor stays yours: fix them all and append again"
+    ),
+    "duel_wait": "block until the next step changes, reporting progress meanwhile",
+    "duel_release": "give the floor back",
+    "duel_close": "close the duel with the outcome it reached",
+}
+MCP_RESOURCES = {
+    "duel://artifact": "the debate record",
+    "duel://source": "the document debated",
+    "duel://rules": "what `duel_rules` returns",
+}
+
+
+def step_tools() -> dict[str, str]:
+    """What to call for each next_step word."""
+    tools = {
+        WAIT_PEER: "`duel_wait`: not every seat is taken yet",
+        CLAIM_LOCK: "`duel_claim`; when the floor is not granted, `duel_wait`",
+        WAIT_TURN: "`duel_wait`: another seat has the floor",
+        COMPOSE_TURN: "`duel_read`, write your turn, `duel_append` it (below)",
+        RELEASE_LOCK: "`duel_release`",
+        CLOSE: "`duel_close`: an outcome is reached",
+        CLAIM_TIMEOUT: "a deadline passed: `duel_claim` with `for_timeout: true`, to close the duel `TIMEOUT`",
+        CLOSE_TIMEOUT: "`duel_close` with the outcome `TIMEOUT`",
+        CLOSED_STEP: "stop, and tell the user the outcome (`duel_status`)",
+    }
+    if tuple(tools) != NEXT_STEPS:
+        raise AssertionError(f"the step table covers {tuple(tools)}, not every next_step {NEXT_STEPS}")
+    return tools
+
+
+def _mcp_body() -> str:
+    tools = "\n".join(f"- `{name}`: {does}" for name, does in MCP_TOOLS.items())
+    resources = ", ".join(f"`{uri}` ({what})" for uri, what in MCP_RESOURCES.items())
+    steps = "\n".join(f"| `{step}` | {what} |" for step, what in step_tools().items())
+    return f"""\
+# duel: debate a Markdown document with another agent
+
+You are one of the participants (two in a duel, up to eight in a panel) in a debate about a Markdown
+document (the source). You take turns; on yours you append one Markdown turn to the debate record (the
+artifact). The tools of the `duel` MCP server do it all and check every rule. Every answer carries
+`next_step`: do what the table says for it, and go on until `closed`.
+
+## Tools
+
+{tools}
+
+Resources: {resources}.
+
+## The loop
+
+`duel_join`, then read `duel_rules` before your first turn. Then, for each `next_step`:
+
+| next_step | what to do |
+|---|---|
+{steps}
+
+Your turn: read the artifact and the source, answer the peer's last turn (in a panel, every turn since
+your own) with one new supported argument, write it as `duel_rules` says, and `duel_append` it. Change
+stance only with support.
+
+You never see a token: the server holds your seat, and refreshes your lease while you hold the floor, up
+to the turn's deadline (a turn not appended by then is lost). Never edit the artifact or the debate dir's
+`.duel/`: only the server writes them. An error answer has a code and a message: follow its `next_step`
+when it gives one, else stop and tell the user.
+"""
+
+
+def _check_mcp_harness(harness: str) -> None:
+    if harness not in MCP_HARNESSES:
+        raise invalid_argument(f"--harness must be one of {', '.join(MCP_HARNESSES)} with --mcp, not {harness!r}")
+
+
+def mcp_server_command(harness: str) -> tuple[str, list[str]]:
+    """The command and arguments that start ``duel mcp`` for ``harness``: with the Python running
+    this, so the server runs in the virtualenv duel skill ran in, activated or not."""
+    _check_mcp_harness(harness)
+    return sys.executable, ["-m", "rp1_duel", "mcp", "--harness", harness]
+
+
+def _mcp_entry(harness: str) -> dict[str, Any]:
+    command, args = mcp_server_command(harness)
+    return {"command": command, "args": args}
+
+
+def mcp_config_path(harness: str, *, scope: str, home: Path, project: Path) -> Path:
+    """The file ``harness`` reads its MCP servers from at ``scope``."""
+    _check_mcp_harness(harness)
+    root = project if scope == "project" else home
+    if harness == "claude-code":
+        return project / ".mcp.json" if scope == "project" else home / ".claude.json"
+    if harness == "codex":
+        return root / ".codex" / "config.toml"
+    return root / ".gemini" / "settings.json"
+
+
+def _mcp_skill_path(harness: str, *, scope: str, home: Path, project: Path) -> Path:
+    if harness == "claude-code":
+        return (project if scope == "project" else home) / ".claude" / "skills" / NAME / "SKILL.md"
+    if harness == "codex":
+        return project / "AGENTS.md" if scope == "project" else home / ".codex" / "AGENTS.md"
+    return _gemini_md(scope, home, project)
+
+
+def render_mcp(harness: str) -> str:
+    """The skill for the tools of ``duel mcp``, in the form ``harness`` loads (as :func:`render`)."""
+    _check_mcp_harness(harness)
+    return _in_form(harness, _mcp_body(), MCP_DESCRIPTION)
+
+
+def _json_text(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _toml_table(entry: dict[str, Any]) -> str:
+    # A JSON string is a TOML basic string; ensure_ascii=False, as TOML has no surrogate pairs.
+    command = json.dumps(entry["command"], ensure_ascii=False)
+    args = ", ".join(json.dumps(arg, ensure_ascii=False) for arg in entry["args"])
+    return f"[mcp_servers.{NAME}]\ncommand = {command}\nargs = [{args}]\n"
+
+
+def _entry_text(harness: str) -> str:
+    """The entry as it goes into the harness's file: a ``mcpServers`` object, or a TOML table."""
+    entry = _mcp_entry(harness)
+    return _toml_table(entry) if harness == "codex" else _json_text({"mcpServers": {NAME: entry}})
+
+
+def render_mcp_setup(harness: str, *, scope: str, home: Path, project: Path) -> str:
+    """What :func:`install_mcp_report` would write, each part under a ``==> PATH <==`` line: the
+    entry to merge into that file's servers, then the skill (in AGENTS.md or GEMINI.md, its section)."""
+    _check_mcp_harness(harness)
+    _check_scope(scope)
+    config = mcp_config_path(harness, scope=scope, home=home, project=project)
+    skill_file = _mcp_skill_path(harness, scope=scope, home=home, project=project)
+    return f"==> {config} <==\n{_entry_text(harness)}\n==> {skill_file} <==\n{render_mcp(harness)}"
+
+
+def install_mcp_report(harness: str, *, scope: str, home: Path, project: Path, force: bool = False) -> list[Installed]:
+    """Merge the ``duel mcp`` entry into the MCP configuration of ``harness`` and install the skill
+    for its tools; return each file with what was done. A refusal comes before anything is written."""
+    _check_mcp_harness(harness)
+    _check_scope(scope)
+    home, project = Path(home).expanduser(), Path(project).expanduser()
+    config = mcp_config_path(harness, scope=scope, home=home, project=project)
+    old = _read(config)
+    if old == _NOT_TEXT:
+        raise invalid_argument(f"{config} is not UTF-8 text: nothing was written")
+    merge = _merge_toml if harness == "codex" else _merge_json
+    text, action = merge(config, old, _mcp_entry(harness), force=force)
+    skill_file = _mcp_skill_path(harness, scope=scope, home=home, project=project)
+    install_skill = _install_file if harness == "claude-code" else _install_section
+    skill_done = install_skill(skill_file, render_mcp(harness), force=force)
+    if action != "unchanged":
+        _write(config, text)
+    return [Installed(config, action), skill_done]
+
+
+def _entry_action(path: Path, current: object, entry: dict[str, Any], *, force: bool) -> str:
+    if current is None:
+        return "installed"
+    if current == entry:
+        return "unchanged"
+    if not force:
+        raise DuelError(ErrorCode.SKILL_EXISTS, f"{path} has another {NAME!r} MCP server: --force replaces it")
+    return "replaced"
+
+
+def _merge_json(path: Path, old: str | None, entry: dict[str, Any], *, force: bool) -> tuple[str, str]:
+    """The text of ``path`` (``old``, None when absent) with ``mcpServers.duel`` set to ``entry``, and the action."""
+    data = _json_object(path, old)
+    servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise invalid_argument(f'"mcpServers" in {path} is not a JSON object: fix it first; nothing was written')
+    action = _entry_action(path, servers.get(NAME), entry, force=force)
+    servers[NAME] = entry
+    return _json_text(data), action
+
+
+def _json_object(path: Path, text: str | None) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise invalid_argument(
+            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}): fix it first; nothing was written"
+        ) from None
+    if not isinstance(data, dict):
+        raise invalid_argument(f"{path} does not hold a JSON object: fix it first; nothing was written")
+    return data
+
+
+# A [table] or [[array of tables]] line, and one of the duel server's table or its subtables.
+_TOML_HEADER = re.compile(r"^[ \t]*\[\[?[^\[\]\r\n]*\]\]?[ \t]*(#.*)?\r?$")
+_DUEL_HEADER = re.compile(rf"""^[ \t]*\[[ \t]*mcp_servers[ \t]*\.[ \t]*({NAME}|"{NAME}"|'{NAME}')[ \t]*[.\]]""")
+_TOML_TRIVIA = re.compile(r"^[ \t]*(#.*)?\r?\n?$")  # a blank or comment line
+
+
+def _toml(text: str) -> dict[str, Any]:
+    """Parsed TOML; a ValueError (TOMLDecodeError) when it is not."""
+    if sys.version_info >= (3, 11):  # as rp1_duel.configuration reads TOML
+        import tomllib
+    else:
+        import tomli as tomllib
+    parsed: dict[str, Any] = tomllib.loads(text)  # tomli is untyped
+    return parsed
+
+
+def _merge_toml(path: Path, old: str | None, entry: dict[str, Any], *, force: bool) -> tuple[str, str]:
+    """The text of ``path`` with its ``[mcp_servers.duel]`` table set to ``entry``, and the action.
+    Edited as text, so the comments and every other table stay as they are."""
+    text = old or ""
+    try:
+        data = _toml(text)
+    except ValueError as exc:
+        raise invalid_argument(f"{path} is not valid TOML ({exc}): fix it first; nothing was written") from None
+    servers = data.get("mcp_servers", {})
+    if not isinstance(servers, dict):
+        raise invalid_argument(f"mcp_servers in {path} is not a table: fix it first; nothing was written")
+    action = _entry_action(path, servers.get(NAME), entry, force=force)
+    if action == "unchanged":
+        return text, action
+    newline = "\r\n" if "\r\n" in text else "\n"
+    table = _toml_table(entry).replace("\n", newline)
+    kept, at = _without_duel_tables(text.splitlines(keepends=True))
+    if at is None:
+        separator = "" if not text else newline if text.endswith("\n") else newline * 2
+        edited = text + separator + table
+    else:
+        edited = "".join(kept[:at]) + table + "".join(kept[at:])
+    try:
+        result: dict[str, Any] | None = _toml(edited)
+    except ValueError:
+        result = None
+    if result != {**data, "mcp_servers": {**servers, NAME: entry}}:
+        raise invalid_argument(
+            f"{path} defines the {NAME!r} MCP server otherwise than as a [mcp_servers.{NAME}] table: "
+            "set it by hand; nothing was written"
+        )
+    return edited, action
+
+
+def _without_duel_tables(lines: list[str]) -> tuple[list[str], int | None]:
+    """``lines`` less the duel server's table and its subtables; and where the first of them was."""
+    kept: list[str] = []
+    trivia: list[str] = []  # blank and comment lines ending a duel table: they head what follows, and stay
+    at: int | None = None
+    in_duel = False
+    for line in lines:
+        if _TOML_HEADER.match(line):
+            in_duel = _DUEL_HEADER.match(line) is not None
+            if in_duel and at is None:
+                at = len(kept)
+            if not in_duel:
+                kept += trivia
+            trivia = []
+        if not in_duel:
+            kept.append(line)
+        elif _TOML_TRIVIA.match(line):
+            trivia.append(line)
+        else:
+            trivia = []
+    return kept + trivia, at

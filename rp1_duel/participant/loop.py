@@ -16,22 +16,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import json
 import os
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from ..coordination.counts import Usage
 from ..coordination.events import ProviderFailed, TurnAppended
-from ..coordination.identity import resolve_target, resolve_topic, slugify
 from ..coordination.policy import refresh_interval
 from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult
 from ..coordination.service import DuelService
-from ..coordination.storage import DebateDir, DuelLock, write_atomic
 from ..errors import DuelError
 from ..printable import printable
 from ..record import signatures
@@ -56,6 +52,7 @@ from .extraction import Extraction, extract_turn, wrapper_notes
 from .personas import Persona, persona_label
 from .providers import Composition, Progress, Provider, ProviderError, TurnRequest
 from .retry import RetryNotice, RetryPolicy, compose_with_retries
+from .stash import SeatStash
 from .usage import PricedUsage, estimate_tokens, recorded, summary
 
 if TYPE_CHECKING:  # duel join --verify only: without it, nothing of the checks is loaded
@@ -275,82 +272,6 @@ class _TurnStopped(Exception):
     """The turn deadline passed, or the lease was lost, while the turn was being written or checked."""
 
 
-class SeatStash:
-    """The participant token, kept owner-only in the state folder so a rerun resumes the seat.
-
-    Keyed by source, topic, name and harness, not model: a rerun with a corrected
-    ``--model`` finds the token and takes its seat over (docs/protocol.md section 3).
-    Also held under a lock for the process's lifetime: two ``duel join`` runs with the same
-    name and harness would otherwise share one seat.
-    """
-
-    def __init__(self, debate: DebateDir, key: str):
-        folder = debate.state_root / "participants"
-        folder.mkdir(mode=0o700, exist_ok=True)
-        self.path = folder / f"{key}.json"
-        self.drafts = folder / f"{key}.drafts"
-        self._lock = DuelLock(folder / f"{key}.lock", timeout=0.2)
-
-    def __enter__(self) -> Self:
-        try:
-            self._lock.__enter__()
-        except DuelError:
-            raise DuelError(
-                ErrorCode.SEAT_TAKEN,
-                "another `duel join` with this name and harness is running on this duel; pass a different --name",
-            ) from None
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.__exit__()
-
-    def token(self) -> str | None:
-        try:
-            token = json.loads(self.path.read_text()).get("participant_token")
-        except (OSError, ValueError, AttributeError):
-            return None
-        return token if isinstance(token, str) else None
-
-    def keep_draft(self, seat: Seat, number: int, attempt: int, answer: str) -> Path:
-        """Keep a rejected draft, the model's answer as it came, owner-only beside the token: what a
-        person reads to see what the model wrote. One file a draft, never overwritten by another."""
-        return self._write_draft(f"{seat.duel_id}-turn-{number}-draft-{attempt}.md", answer)
-
-    def keep_unsaved(self, seat: Seat, number: int, answer: str) -> Path:
-        """Keep a valid turn the store failed to take: the model was paid for it, and a rerun appends it."""
-        return self._write_draft(self._unsaved_name(seat, number), answer)
-
-    def unsaved(self, seat: Seat, number: int) -> tuple[Path, str] | None:
-        """The answer kept for turn ``number`` when storing it failed, and where; None when there is none."""
-        path = self.drafts / self._unsaved_name(seat, number)
-        try:
-            return path, path.read_text()
-        except (OSError, UnicodeDecodeError):
-            return None
-
-    def drop_unsaved(self, seat: Seat, number: int) -> None:
-        (self.drafts / self._unsaved_name(seat, number)).unlink(missing_ok=True)
-
-    @staticmethod
-    def _unsaved_name(seat: Seat, number: int) -> str:
-        return f"{seat.duel_id}-turn-{number}-unsaved.md"
-
-    def _write_draft(self, name: str, answer: str) -> Path:
-        self.drafts.mkdir(mode=0o700, exist_ok=True)
-        path = self.drafts / name
-        write_atomic(path, answer.encode())
-        return path
-
-    def save(self, seat: Seat) -> None:
-        keep = {
-            "duel_id": seat.duel_id,
-            "participant_id": seat.participant_id,
-            "participant_token": seat.token,
-            "seat": seat.number,
-        }
-        write_atomic(self.path, json.dumps(keep).encode())
-
-
 class Duelist:
     """Runs one participant through a whole duel."""
 
@@ -434,13 +355,7 @@ class Duelist:
         return self.service.claim_lock(seat).lease
 
     def _stash(self) -> SeatStash:
-        source = resolve_target(self.config.target)
-        slug = slugify(resolve_topic(self.config.topic, source))
-        identity = (source.path, slug, self.claimant.name, self.claimant.harness)
-        key = hashlib.sha256("\n".join(identity).encode()).hexdigest()[:32]
-        debate = self.service.debate
-        debate.ensure()
-        return SeatStash(debate, key)
+        return SeatStash.of(self.service.debate, self.config.target, self.config.topic, self.claimant)
 
     def _join(self, stash: SeatStash) -> Seat:
         joined = self.service.join(

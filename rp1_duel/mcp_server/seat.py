@@ -1,0 +1,324 @@
+"""One seat held for an agent that calls tools (``duel mcp``): the library side, with no MCP in it.
+
+The process joins once and keeps the participant token itself (and in the owner-only stash
+``duel join`` uses, so a restarted server resumes the seat); no answer carries a token. While
+the agent holds the floor a :class:`~rp1_duel.participant.loop.LeaseKeeper` refreshes the
+lease, up to the turn deadline, as ``duel join`` does. A wait runs in slices, so the server
+can report progress between them and stop at the client's cancellation. Every answer is a
+plain dict (the ``duel tools`` JSON, tokens left out), and every refusal a
+:class:`~rp1_duel.errors.DuelError` with its code (docs/protocol.md, "duel mcp").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from ..coordination.results import LeaseToken, Seat, StatusResult
+from ..errors import DuelError, invalid_argument
+from ..participant.loop import LeaseKeeper
+from ..participant.stash import SeatStash
+from ..record import artifact
+from ..record.history import Claimant, RecordFile
+from ..turns.guide import OUTCOMES, turn_guide
+from ..vocabulary import (
+    CLAIM_LOCK,
+    CLAIM_TIMEOUT,
+    CLOSE,
+    CLOSE_TIMEOUT,
+    CLOSED_STEP,
+    COMPOSE_TURN,
+    RELEASE_LOCK,
+    WAIT_PEER,
+    WAIT_TURN,
+    ErrorCode,
+    Role,
+)
+
+if TYPE_CHECKING:
+    from ..coordination.service import DuelService
+    from ..participant.checking import CitationChecker
+    from ..settings import DuelSettings
+
+__all__ = ["PAGE_LINES", "AgentSeat", "SeatDefaults", "public"]
+
+PAGE_LINES: Final = 200  # source lines, or artifact lines of turns, a page of duel_read holds
+WAIT_SLICE_SECONDS: Final = 2.0  # a wait looks for cancellation and reports progress this often
+SECRETS: Final = ("participant_token", "lease_token")
+
+# What each next_step asks of the agent, in the tools' words.
+STEP_WORDS: Final = {
+    WAIT_PEER: "wait for the other seats to join: call duel_wait",
+    CLAIM_LOCK: "it is your turn: call duel_claim",
+    WAIT_TURN: "another seat has the floor: call duel_wait",
+    COMPOSE_TURN: "you hold the floor: read (duel_read), write your turn, and call duel_append",
+    RELEASE_LOCK: "give the floor back: call duel_release",
+    CLOSE: "an outcome is reached: call duel_close",
+    CLAIM_TIMEOUT: "a deadline passed: call duel_claim with for_timeout true to close the duel TIMEOUT",
+    CLOSE_TIMEOUT: "you hold the floor to close the duel TIMEOUT: call duel_close",
+    CLOSED_STEP: "the duel is closed: nothing more to do",
+}
+
+
+@dataclass(frozen=True)
+class SeatDefaults:
+    """What ``duel mcp`` was started with: a call's own arguments override each."""
+
+    target: str | None
+    name: str | None
+    harness: str
+    model: str
+    topic: str | None
+    settings: DuelSettings
+    role: str | None = None
+    persona: str | None = None
+
+
+def public(answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer with its secrets left out: the model never sees a token."""
+    return {key: value for key, value in answer.items() if key not in SECRETS}
+
+
+class AgentSeat:
+    """The seat of one ``duel mcp`` process, from its join to the duel's close."""
+
+    def __init__(self, service: DuelService, defaults: SeatDefaults, checker: CitationChecker | None = None):
+        self.service = service
+        self.defaults = defaults
+        self.checker = checker  # --verify: a draft's URLs are checked before it is appended
+        self.seat: Seat | None = None
+        self.target: str | None = None
+        self.lease: LeaseToken | None = None
+        self._keeper: LeaseKeeper | None = None
+        self._stash: SeatStash | None = None
+        self._lease_seconds = 0
+
+    # -- joining -----------------------------------------------------------------------------
+    def join(
+        self,
+        *,
+        target: str | None = None,
+        name: str | None = None,
+        model: str | None = None,
+        topic: str | None = None,
+        role: str | None = None,
+        persona: str | None = None,
+    ) -> dict[str, Any]:
+        """Take the seat (or resume the one this process or an earlier one took); the join's answer."""
+        chosen = target or self.defaults.target
+        if not chosen:
+            raise invalid_argument("duel_join needs a target: the path of the Markdown document to debate")
+        chosen = str(Path(chosen).expanduser().resolve())
+        if self.seat is not None and chosen != self.target:
+            raise invalid_argument(f"this server already holds a seat in the duel about {self.target}")
+        who = name or self.defaults.name
+        if not who:
+            raise invalid_argument("duel_join needs a name: the display name this seat writes under")
+        claimant = Claimant(who, self.defaults.harness, model or self.defaults.model)
+        topic = topic or self.defaults.topic
+        if self._stash is None:
+            stash = SeatStash.of(self.service.debate, chosen, topic, claimant)
+            stash.__enter__()  # held while the process lives: a second server with this name is SEAT_TAKEN
+            self._stash = stash
+        joined = self.service.join(
+            target=chosen,
+            participant_name=claimant.name,
+            topic=topic,
+            harness=claimant.harness,
+            model_id=claimant.model_id,
+            participant_token=self._stash.token(),
+            settings=self.defaults.settings,
+            role=role or self.defaults.role or Role.PANELIST,
+            persona=persona or self.defaults.persona,
+        )
+        self._stash.save(joined.seat)
+        self.seat, self.target, self._lease_seconds = joined.seat, chosen, joined.lease_seconds
+        return public(joined.to_dict())
+
+    def _seated(self) -> Seat:
+        if self.seat is None:
+            raise DuelError(ErrorCode.DUEL_NOT_FOUND, "not joined yet: call duel_join first")
+        return self.seat
+
+    # -- reading -----------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """The duel as this seat sees it, with the time left and the next step in words."""
+        seat = self._seated()
+        status = self.service.status(seat.duel_id, participant_id=seat.participant_id, participant_token=seat.token)
+        return self._described(status)
+
+    def _described(self, status: StatusResult | Any) -> dict[str, Any]:
+        answer = public(status.to_dict())
+        step = answer.get("next_step")
+        answer["next_step_words"] = STEP_WORDS.get(step, "") if isinstance(step, str) else ""
+        deadline = status.turn_deadline
+        now = self.service.clock().wall
+        answer["turn_seconds_left"] = None if deadline is None else max(0, round(deadline - now))
+        answer["floor_held_by_you"] = self.lease is not None
+        return answer
+
+    def rules(self) -> str:
+        """The turn's format and rules (what the service enforces), with the outcomes."""
+        source = self.service.source(self._seated().duel_id).name if self.seat else "design.md"
+        outcomes = "\n".join(f"- `{name}`: {when}" for name, when in OUTCOMES.items())
+        return f"{turn_guide(source)}\n\n## Outcomes\n\n{outcomes}\n"
+
+    def source_text(self) -> str:
+        """The source as the duel pinned it, each line numbered as citations number it."""
+        source = self.service.source(self._seated().duel_id)
+        return "\n".join(f"{n:>5}  {line}" for n, line in enumerate(source.lines, 1))
+
+    def artifact_text(self) -> str:
+        """The debate record as it stands."""
+        status = self.service.status(self._seated().duel_id)
+        return RecordFile.read(status.duel.debate_path).text
+
+    def read(self, what: str = "turns", page: int = 1) -> dict[str, Any]:
+        """A page of the source with line numbers (``what="source"``), or of the turns so far."""
+        seat = self._seated()
+        if page < 1:
+            raise invalid_argument("page counts from 1")
+        if what == "source":
+            lines = self.source_text().split("\n")
+            name = self.service.source(seat.duel_id).name
+        elif what == "turns":
+            status = self.service.status(seat.duel_id)
+            record = RecordFile.read(status.duel.debate_path)
+            blocks = artifact.parse(record.text).blocks[: status.turn_count]
+            lines = [line for block in blocks for line in block.text.split("\n")]
+            name = f"{status.turn_count} turns"
+        else:
+            raise invalid_argument(f"what must be source or turns, not {what!r}")
+        pages = max(1, -(-len(lines) // PAGE_LINES))
+        if page > pages:
+            raise invalid_argument(f"page {page} is past the last, {pages}")
+        chunk = lines[(page - 1) * PAGE_LINES : page * PAGE_LINES]
+        return {"what": what, "name": name, "page": page, "pages": pages, "text": "\n".join(chunk)}
+
+    # -- the floor ---------------------------------------------------------------------------
+    def claim(self, *, for_timeout: bool = False) -> dict[str, Any]:
+        """Ask for the floor; granted, the lease is kept fresh until the turn deadline."""
+        seat = self._seated()
+        claimed = self.service.claim_lock(seat, for_timeout=for_timeout)
+        if claimed.acquired and claimed.lease is not None:
+            self._hold(claimed.lease)
+        return public(claimed.to_dict())
+
+    def _hold(self, lease: LeaseToken) -> None:
+        self._let_go()
+        self.lease = lease
+        status = self.service.status(self._seated().duel_id)
+        deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
+        monotonic_deadline = time.monotonic() + (deadline - self.service.clock().wall)
+        self._keeper = LeaseKeeper(self.service, self._seated(), lease, self._lease_seconds, monotonic_deadline)
+        self._keeper.__enter__()
+
+    def _let_go(self) -> None:
+        """Stop refreshing: the lease is spent (appended with release, released, or lost)."""
+        if self._keeper is not None:
+            self._keeper.__exit__()
+        self._keeper = None
+        self.lease = None
+
+    def append(self, text: str, *, release: bool = True) -> dict[str, Any]:
+        """Append a turn (``TURN_INVALID`` lists every violation, and the floor stays held for the repair)."""
+        seat = self._seated()
+        if self.lease is None:
+            raise DuelError(ErrorCode.LEASE_NOT_HELD, "you do not hold the floor: call duel_claim first")
+        if self.checker is not None:
+            self._check_citations(seat, text)
+        try:
+            appended = self.service.append(seat, self.lease, text.encode("utf-8"), release=release)
+        except DuelError as exc:
+            if exc.code in (ErrorCode.LEASE_NOT_HELD, ErrorCode.LEASE_EXPIRED, ErrorCode.TURN_DEADLINE_PASSED):
+                self._let_go()
+            raise
+        if release:
+            self._let_go()
+        return public(appended.to_dict())
+
+    def _check_citations(self, seat: Seat, text: str) -> None:
+        """``--verify``: the draft's URLs opened first; a fabricated one is a violation, as in ``duel join --verify``."""
+        checker = self.checker
+        if checker is None:
+            return
+        status = self.service.status(seat.duel_id)
+        history = RecordFile.read(status.duel.debate_path, source=self.service.source(seat.duel_id)).history(
+            upto=status.turn_count
+        )
+        number = status.next_turn
+        citations = checker.draft_citations(number, text, history)
+        if not citations:
+            return
+        check = checker.check(number, seat.participant_id, citations, draft=1)
+        violations = check.violations(text)
+        self.service.record_verdicts(seat, number, check.verdicts(sent_back=bool(violations)))
+        if violations:
+            raise DuelError(
+                ErrorCode.TURN_INVALID,
+                f"turn {number} breaks {len(violations)} rule(s): " + ", ".join(sorted({v.code for v in violations})),
+                {"turn_number": number, "violations": [v.to_dict() for v in violations]},
+            )
+
+    def release(self) -> dict[str, Any]:
+        """Give the floor back without a turn."""
+        seat = self._seated()
+        lease = self.lease
+        self._let_go()
+        return public(self.service.release_lock(seat, lease).to_dict())
+
+    def close(self, *, outcome: str | None = None, reason: str | None = None) -> dict[str, Any]:
+        """Close the duel with the outcome it reached (or ``outcome``, INVALIDATED with a ``reason``)."""
+        seat = self._seated()
+        if self.lease is None:  # the floor is taken for the close, as duel join takes it
+            claimed = self.service.claim_lock(seat, for_timeout=outcome == "TIMEOUT")
+            if claimed.lease is None:
+                raise DuelError(ErrorCode.LEASE_NOT_HELD, f"the floor is not yours to close the duel: {claimed.reason}")
+            self.lease = claimed.lease
+        chosen = outcome or self.service.status(seat.duel_id).duel.pending_outcome
+        lease = self.lease
+        self._let_go()
+        return public(self.service.release_lock(seat, lease, close=True, outcome=chosen, reason=reason).to_dict())
+
+    # -- waiting -----------------------------------------------------------------------------
+    def wait(
+        self,
+        timeout: float,
+        *,
+        progress: Callable[[float, str], None] = lambda _seconds, _line: None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> dict[str, Any]:
+        """Block until this seat's next step changes (or ``timeout``), in slices: ``progress`` hears
+        the seconds waited after each, and ``cancelled`` stops the wait between them."""
+        seat = self._seated()
+        first = self.service.status(seat.duel_id, participant_id=seat.participant_id)
+        step = first.next_step
+        started = time.monotonic()
+        while True:
+            left = timeout - (time.monotonic() - started)
+            waited = self.service.wait(
+                seat.duel_id,
+                seat.participant_id,
+                max(0.0, min(WAIT_SLICE_SECONDS, left)),
+                next_step=step,
+                participant_token=seat.token,
+            )
+            seconds = round(time.monotonic() - started, 1)
+            if waited.next_step != step or left <= WAIT_SLICE_SECONDS or cancelled():
+                answer = self._described(waited)
+                return {**answer, "changed": waited.next_step != step, "waited_seconds": seconds}
+            progress(seconds, f"waiting: {STEP_WORDS.get(step or '', step)} ({seconds:g} s)")
+
+    def stop(self) -> None:
+        """The server is ending: stop refreshing, give the floor back, keep the seat."""
+        if self.seat is not None and self.lease is not None:
+            lease = self.lease
+            self._let_go()
+            with contextlib.suppress(DuelError):  # else the lease expires by itself
+                self.service.release_lock(self.seat, lease)
+        if self._stash is not None:
+            self._stash.__exit__()

@@ -1,0 +1,280 @@
+"""`duel mcp` (issue 23; docs/protocol.md, "duel mcp"): two real MCP servers, each one seat,
+driven through the official `mcp` client over stdio, duelling through a real debate dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult, TextContent, TextResourceContents
+from test_participant import clean_env
+
+from rp1_duel.cli.skill import MCP_RESOURCES, MCP_TOOLS, mcp_server_command
+from rp1_duel.coordination.service import DuelService
+
+from helpers import SOURCE, make_turn
+
+pytestmark = pytest.mark.slow  # real server processes
+
+SEATS = {"Alice": ("claude-code", "claude-opus-4"), "Bob": ("codex", "gpt-5")}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A project folder: the source, and a duel.toml with short leases and a two-turn duel."""
+    (tmp_path / "design.md").write_text(SOURCE, encoding="utf-8")
+    (tmp_path / "duel.toml").write_text("[duel]\nlease_seconds = 5\nmax_turns = 2\n", encoding="utf-8")
+    return tmp_path
+
+
+class Seat:
+    """A client session with one `duel mcp` server."""
+
+    def __init__(self, session: ClientSession, name: str):
+        self.session, self.name = session, name
+        self.harness, self.model = SEATS[name]
+        self.answers: list[str] = []  # every answer's text, to look for secrets in
+
+    async def call(self, tool: str, progress: Any = None, **arguments: Any) -> CallToolResult:
+        result = await self.session.call_tool(tool, arguments, progress_callback=progress)
+        self.answers.append(json.dumps(result.structured_content))
+        return result
+
+    async def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        result = await self.call(tool, **arguments)
+        assert not result.is_error, result.structured_content
+        data: dict[str, Any] = result.structured_content
+        return data
+
+    async def error(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        result = await self.call(tool, **arguments)
+        assert result.is_error, result.structured_content
+        error: dict[str, Any] = result.structured_content["error"]
+        text = result.content[0]
+        assert isinstance(text, TextContent) and error["code"] in text.text  # the text form carries the code too
+        return error
+
+    def turn(self, n: int, stance: str = "ACCEPTING_CONSENSUS") -> str:
+        return make_turn(n, self.name, self.harness, self.model, stance)
+
+
+def server_params(workspace: Path, name: str, *extra: str) -> StdioServerParameters:
+    harness, model = SEATS[name]
+    args = ["-m", "rp1_duel", "mcp", "--target", "design.md", "--name", name, "--harness", harness]
+    args += ["--model-id", model, "--debate-dir", str(workspace / "debates"), *extra]
+    env = {k: v for k, v in clean_env().items() if k in ("PATH", "PYTHONPATH", "HOME", "LANG")}
+    return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(workspace))
+
+
+@asynccontextmanager
+async def mcp_seat(workspace: Path, name: str, *extra: str) -> AsyncIterator[Seat]:
+    async with (
+        stdio_client(server_params(workspace, name, *extra)) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield Seat(session, name)
+
+
+async def resource(seat: Seat, uri: str) -> str:
+    contents = (await seat.session.read_resource(uri)).contents[0]
+    assert isinstance(contents, TextResourceContents)
+    return contents.text
+
+
+def run(scenario: Callable[[], Awaitable[None]]) -> None:
+    anyio.run(scenario)
+
+
+def stashed_tokens(workspace: Path) -> list[str]:
+    folder = workspace / "debates" / ".duel" / "participants"
+    return [json.loads(path.read_text())["participant_token"] for path in folder.glob("*.json")]
+
+
+def test_two_mcp_seats_duel_to_consensus_and_no_answer_shows_a_token(workspace):
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Alice") as alice, mcp_seat(workspace, "Bob") as bob:
+            tools = {tool.name for tool in (await alice.session.list_tools()).tools}
+            ops = ("join", "status", "rules", "read", "claim", "append", "wait", "release", "close")
+            assert tools == {f"duel_{op}" for op in ops}
+            joined = await alice.ok("duel_join")
+            assert joined["seat"] == 1 and "participant_token" not in joined
+            await bob.ok("duel_join")
+            status = await alice.ok("duel_status")
+            assert status["next_step"] == "claim_lock" and "duel_claim" in status["next_step_words"]
+            claimed = await alice.ok("duel_claim")
+            assert claimed["acquired"] and "lease_token" not in claimed
+
+            broken = await alice.error("duel_append", turn=alice.turn(1).replace("**Agreements**", "**Agreed**"))
+            assert broken["code"] == "TURN_INVALID"
+            violations = broken["details"]["violations"]
+            assert {v["code"] for v in violations} >= {"SECTION_MISSING"}  # every violation, each with its code
+            assert any("line" in v for v in violations)  # and its line, where it has one
+            assert (await alice.ok("duel_status"))["lock"]["owner_participant_id"] == joined["participant_id"]
+
+            assert (await alice.ok("duel_append", turn=alice.turn(1)))["turn_number"] == 1
+            waited = await bob.ok("duel_wait", timeout_seconds=10)
+            assert waited["next_step"] == "claim_lock"
+            page = await bob.ok("duel_read", what="turns")
+            assert "## Turn 1 — Alice (claude-code / claude-opus-4)" in page["text"]
+            source = await bob.ok("duel_read", what="source")
+            assert source["text"].splitlines()[0] == "    1  # Lease design"
+            await bob.ok("duel_claim")
+            appended = await bob.ok("duel_append", turn=bob.turn(2))
+            assert appended["terminal_outcome"] == "ACCEPTED_CONSENSUS"
+            closed = await bob.ok("duel_close")
+            assert closed["closed"] and closed["outcome"] == "ACCEPTED_CONSENSUS"
+            assert "**Position**" in await resource(alice, "duel://rules")
+            assert "## Turn 2 — Bob (codex / gpt-5)" in await resource(alice, "duel://artifact")
+            tokens = stashed_tokens(workspace)
+            assert len(tokens) == 2
+            said = "\n".join(alice.answers + bob.answers)
+            assert not any(token in said for token in tokens)
+
+    run(scenario)
+
+
+def test_calls_out_of_order_or_with_wrong_arguments_get_tool_errors_with_codes(workspace):
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Alice") as alice:
+            assert (await alice.error("duel_claim"))["code"] == "DUEL_NOT_FOUND"  # not joined yet
+            await alice.ok("duel_join")
+            assert (await alice.error("duel_read", what="source", page=0))["code"] == "INVALID_ARGUMENT"
+            assert (await alice.error("duel_append", turn=alice.turn(1)))["code"] == "LEASE_NOT_HELD"
+            refused = await alice.ok("duel_claim")  # the peer has not joined: refused, an answer
+            assert not refused["acquired"]
+            wrong = await alice.call("duel_wait", timeout_seconds="soon")
+            assert wrong.is_error  # the SDK's own validation of a typed input
+
+    run(scenario)
+
+
+def test_a_wait_reports_progress_and_a_cancelled_wait_leaves_the_server_answering(workspace):
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Alice") as alice:
+            await alice.ok("duel_join")
+            heard: list[tuple[float, str | None]] = []
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                heard.append((done, message))
+
+            waited = await alice.call("duel_wait", progress=progress, timeout_seconds=5)
+            assert not waited.is_error and waited.structured_content["changed"] is False
+            assert heard and all("waiting" in (message or "") for _, message in heard)
+
+            with anyio.move_on_after(1.0):  # the client gives up: the SDK sends notifications/cancelled
+                await alice.call("duel_wait", timeout_seconds=60)
+            started = time.monotonic()
+            assert (await alice.ok("duel_status"))["participant_count"] == 1
+            assert time.monotonic() - started < 5
+
+    run(scenario)
+
+
+def test_a_killed_server_loses_no_turn_and_holds_the_floor_no_longer_than_its_lease(workspace):
+    """A `kill -9` while holding the floor: the lease runs out; a new server resumes the same seat."""
+
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Alice") as alice, mcp_seat(workspace, "Bob") as bob:
+            first = await alice.ok("duel_join")
+            await bob.ok("duel_join")
+            await alice.ok("duel_claim")
+            pid = server_pid(workspace, "Alice")
+            os.kill(pid, signal.SIGKILL)
+            started = time.monotonic()
+            service = DuelService(workspace / "debates")
+            while service.status(first["duel_id"]).lock.owner_participant_id is not None:
+                assert time.monotonic() - started < 8, "the floor was held past its lease"
+                await anyio.sleep(0.2)
+        async with mcp_seat(workspace, "Alice") as again:
+            resumed = await again.ok("duel_join")
+            assert resumed["participant_id"] == first["participant_id"]
+            assert (await again.ok("duel_claim"))["acquired"]
+            assert (await again.ok("duel_append", turn=again.turn(1)))["turn_number"] == 1
+
+    run(scenario)
+
+
+def test_sigterm_gives_the_floor_back_and_keeps_the_seat(workspace):
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Alice") as alice, mcp_seat(workspace, "Bob") as bob:
+            joined = await alice.ok("duel_join")
+            await bob.ok("duel_join")
+            await alice.ok("duel_claim")
+            os.kill(server_pid(workspace, "Alice"), signal.SIGTERM)
+            service = DuelService(workspace / "debates")
+            started = time.monotonic()
+            while service.status(joined["duel_id"]).lock.owner_participant_id is not None:
+                assert time.monotonic() - started < 3, "the floor was not given back"
+                await anyio.sleep(0.1)
+            assert service.status(joined["duel_id"]).participant_count == 2
+
+    run(scenario)
+
+
+def test_a_client_that_disconnects_mid_wait_leaves_the_floor_free_and_the_seat_kept(workspace):
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Bob") as bob:
+            async with mcp_seat(workspace, "Alice") as alice:
+                joined = await alice.ok("duel_join")
+                await bob.ok("duel_join")
+                assert (await alice.ok("duel_claim"))["acquired"]
+                with anyio.move_on_after(1.0):
+                    await alice.call("duel_wait", timeout_seconds=60)  # still waiting when the client goes
+            service = DuelService(workspace / "debates")
+            started = time.monotonic()
+            while service.status(joined["duel_id"]).lock.owner_participant_id is not None:
+                assert time.monotonic() - started < 3, "the floor was not given back"
+                await anyio.sleep(0.1)
+            assert (await bob.ok("duel_status"))["participant_count"] == 2
+
+    run(scenario)
+
+
+def test_a_debate_dir_it_cannot_write_is_refused_at_start(workspace):
+    (workspace / "debates").write_text("a file, not a folder", encoding="utf-8")
+    args = server_params(workspace, "Alice").args
+    done = subprocess.run([sys.executable, *args], cwd=workspace, capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    assert done.stderr.startswith("duel: ") and "Traceback" not in done.stderr
+
+
+def server_pid(workspace: Path, name: str) -> int:
+    """The pid of the `duel mcp` server seated as ``name`` in ``workspace``."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"mcp" in argv and name.encode() in argv and str(workspace / "debates").encode() in argv:
+            return int(entry.name)
+    raise AssertionError(f"no duel mcp server for {name}")
+
+
+def test_the_entry_duel_skill_installs_starts_this_server_with_the_tools_its_skill_names(workspace):
+    command, args = mcp_server_command("claude-code")
+    env = {k: v for k, v in clean_env().items() if k in ("PATH", "PYTHONPATH", "HOME", "LANG")}
+    params = StdioServerParameters(command=command, args=args, env=env, cwd=str(workspace))
+
+    async def scenario() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {tool.name for tool in (await session.list_tools()).tools}
+            resources = {str(resource.uri) for resource in (await session.list_resources()).resources}
+            assert tools == set(MCP_TOOLS) and resources == set(MCP_RESOURCES)
+
+    run(scenario)
