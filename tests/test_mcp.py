@@ -24,6 +24,7 @@ from test_participant import clean_env
 from rp1_duel.cli.skill import MCP_RESOURCES, MCP_TOOLS, mcp_server_command
 from rp1_duel.coordination.service import DuelService
 
+from fake_web import CLAIM
 from helpers import SOURCE, make_turn
 
 pytestmark = pytest.mark.slow  # real server processes
@@ -276,5 +277,29 @@ def test_the_entry_duel_skill_installs_starts_this_server_with_the_tools_its_ski
             tools = {tool.name for tool in (await session.list_tools()).tools}
             resources = {str(resource.uri) for resource in (await session.list_resources()).resources}
             assert tools == set(MCP_TOOLS) and resources == set(MCP_RESOURCES)
+
+    run(scenario)
+
+
+def test_with_verify_an_append_citing_a_dead_page_is_refused_at_its_line_and_the_floor_kept(workspace, web):
+    async def scenario() -> None:
+        verify = ("--verify", "--allow-private-hosts")
+        async with mcp_seat(workspace, "Alice", *verify) as alice, mcp_seat(workspace, "Bob") as bob:
+            await alice.ok("duel_join")
+            await bob.ok("duel_join")
+            await alice.ok("duel_claim")
+            cited = make_turn(
+                1, "Alice", "claude-code", "claude-opus-4", counterclaim=CLAIM, citing=(web.url("/missing"),)
+            )
+            refused = await alice.error("duel_append", turn=cited)
+            [violation] = refused["details"]["violations"]
+            assert violation["code"] == "CITATION_FABRICATED"
+            assert cited.splitlines()[violation["line"] - 1] == f"  - {web.url('/missing')}"
+            assert (await alice.ok("duel_status"))["floor_held_by_you"]
+            honest = make_turn(
+                1, "Alice", "claude-code", "claude-opus-4", counterclaim=CLAIM, citing=(web.url("/states"),)
+            )
+            assert (await alice.ok("duel_append", turn=honest))["turn_number"] == 1
+            assert web.count("/missing") == 1 and web.count("/states") == 1
 
     run(scenario)

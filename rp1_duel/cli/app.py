@@ -1108,6 +1108,13 @@ def mcp_command(
     verify: Annotated[
         bool, typer.Option("--verify", help="Open every URL a turn cites before it is appended, as duel join --verify.")
     ] = False,
+    allow_private_hosts: Annotated[
+        bool,
+        typer.Option(
+            "--allow-private-hosts",
+            help="With --verify: fetch from loopback and private addresses too; metadata addresses stay refused.",
+        ),
+    ] = False,
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
 ) -> None:
@@ -1118,6 +1125,7 @@ def mcp_command(
     The participant token stays in this process (and its owner-only stash, so a restarted server resumes the seat); the lease is refreshed while the agent holds the floor. SIGTERM, SIGHUP or a closed input give the floor back and keep the seat. Set a harness up with `duel skill --harness … --mcp --install`.
     """
     from ..configuration import Flags
+    from ..errors import invalid_argument
     from ..mcp_server.seat import AgentSeat, SeatDefaults
     from ..mcp_server.server import serve
 
@@ -1125,11 +1133,13 @@ def mcp_command(
         config = load(Flags(debate_dir_, store))
         service = open_service(config.debate_dir, store=config.store)
         service.debate.ensure()  # a debate dir it cannot write is said now, not at the first call
+        if allow_private_hosts and not verify:
+            raise invalid_argument("--allow-private-hosts goes with --verify")
         checker = None
         if verify:
             from ..participant.checking import citation_checker
 
-            checker = citation_checker([], allow_private_hosts=False)
+            checker = citation_checker([], allow_private_hosts=allow_private_hosts)
         defaults = SeatDefaults(
             target=os.path.abspath(target) if target else None,
             name=name,
