@@ -95,6 +95,15 @@ async def resource(seat: Seat, uri: str) -> str:
     return contents.text
 
 
+async def floor_freed(workspace: Path, duel_id: str, *, within: float) -> None:
+    """Return once nobody holds the floor; fail after ``within`` seconds."""
+    service = DuelService(workspace / "debates")
+    started = time.monotonic()
+    while service.status(duel_id).lock.owner_participant_id is not None:
+        assert time.monotonic() - started < within, f"the floor was still held after {within} s"
+        await anyio.sleep(0.1)
+
+
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
     anyio.run(scenario)
 
@@ -192,13 +201,8 @@ def test_a_killed_server_loses_no_turn_and_holds_the_floor_no_longer_than_its_le
             first = await alice.ok("duel_join")
             await bob.ok("duel_join")
             await alice.ok("duel_claim")
-            pid = server_pid(workspace, "Alice")
-            os.kill(pid, signal.SIGKILL)
-            started = time.monotonic()
-            service = DuelService(workspace / "debates")
-            while service.status(first["duel_id"]).lock.owner_participant_id is not None:
-                assert time.monotonic() - started < 8, "the floor was held past its lease"
-                await anyio.sleep(0.2)
+            os.kill(server_pid(workspace, "Alice"), signal.SIGKILL)
+            await floor_freed(workspace, first["duel_id"], within=8)  # the lease is 5 s
         async with mcp_seat(workspace, "Alice") as again:
             resumed = await again.ok("duel_join")
             assert resumed["participant_id"] == first["participant_id"]
@@ -215,12 +219,8 @@ def test_sigterm_gives_the_floor_back_and_keeps_the_seat(workspace):
             await bob.ok("duel_join")
             await alice.ok("duel_claim")
             os.kill(server_pid(workspace, "Alice"), signal.SIGTERM)
-            service = DuelService(workspace / "debates")
-            started = time.monotonic()
-            while service.status(joined["duel_id"]).lock.owner_participant_id is not None:
-                assert time.monotonic() - started < 3, "the floor was not given back"
-                await anyio.sleep(0.1)
-            assert service.status(joined["duel_id"]).participant_count == 2
+            await floor_freed(workspace, joined["duel_id"], within=3)
+            assert DuelService(workspace / "debates").status(joined["duel_id"]).participant_count == 2
 
     run(scenario)
 
@@ -234,11 +234,7 @@ def test_a_client_that_disconnects_mid_wait_leaves_the_floor_free_and_the_seat_k
                 assert (await alice.ok("duel_claim"))["acquired"]
                 with anyio.move_on_after(1.0):
                     await alice.call("duel_wait", timeout_seconds=60)  # still waiting when the client goes
-            service = DuelService(workspace / "debates")
-            started = time.monotonic()
-            while service.status(joined["duel_id"]).lock.owner_participant_id is not None:
-                assert time.monotonic() - started < 3, "the floor was not given back"
-                await anyio.sleep(0.1)
+            await floor_freed(workspace, joined["duel_id"], within=3)
             assert (await bob.ok("duel_status"))["participant_count"] == 2
 
     run(scenario)

@@ -119,6 +119,13 @@ _SETTING_HELP = {
     for name, s in SETTINGS.items()
 }
 _DEBATE_DIR_HELP = "The debate dir (default: $DUEL_DIR, else `debate_dir` in the configuration, else ./debates)."
+_AllowPrivateHosts = Annotated[
+    bool,
+    typer.Option(
+        "--allow-private-hosts",
+        help="With --verify: fetch from loopback and private addresses too; metadata addresses stay refused.",
+    ),
+]
 
 
 def _default_or_config(name: str) -> str:
@@ -222,13 +229,7 @@ def join_command(
             "page goes back for repair), and those of each peer turn, telling the model.",
         ),
     ] = False,
-    allow_private_hosts: Annotated[
-        bool,
-        typer.Option(
-            "--allow-private-hosts",
-            help="With --verify: fetch from loopback and private addresses too; metadata addresses stay refused.",
-        ),
-    ] = False,
+    allow_private_hosts: _AllowPrivateHosts = False,
     voter: Annotated[
         list[str] | None,
         typer.Option(
@@ -1108,13 +1109,7 @@ def mcp_command(
     verify: Annotated[
         bool, typer.Option("--verify", help="Open every URL a turn cites before it is appended, as duel join --verify.")
     ] = False,
-    allow_private_hosts: Annotated[
-        bool,
-        typer.Option(
-            "--allow-private-hosts",
-            help="With --verify: fetch from loopback and private addresses too; metadata addresses stay refused.",
-        ),
-    ] = False,
+    allow_private_hosts: _AllowPrivateHosts = False,
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
 ) -> None:
