@@ -299,3 +299,16 @@ def test_with_verify_an_append_citing_a_dead_page_is_refused_at_its_line_and_the
             assert web.count("/missing") == 1 and web.count("/states") == 1
 
     run(scenario)
+
+
+def test_the_chair_takes_its_seat_through_the_same_tools(workspace):
+    (workspace / "duel.toml").write_text("[duel]\nmax_turns = 4\n", encoding="utf-8")  # a chaired duel's least
+
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Alice", "--role", "chair") as chair, mcp_seat(workspace, "Bob") as bob:
+            assert (await chair.ok("duel_join"))["seat"] == 0
+            assert (await bob.ok("duel_join"))["seat"] == 1
+            status = await chair.ok("duel_status")
+            assert status["duel"]["chair"] is True and status["next_turn_seat"] == 0
+
+    run(scenario)
