@@ -16,7 +16,6 @@ checked by the server at the commit, so that an op takes one round trip): a wron
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Iterator
 from typing import Final, TypeVar
@@ -83,7 +82,7 @@ def retried(
     *,
     budget: float = RETRY_SECONDS,
     sleep: Callable[[float], None] = time.sleep,
-    spread: Callable[[], float] = random.random,
+    spread: Callable[[], float] | None = None,
 ) -> T:
     """``op()``, run again after each transient store failure while ``budget`` lasts, and at once
     after a stale guess (a few times at most)."""
@@ -99,6 +98,10 @@ def retried(
             pause = next(waits, None) if is_transient(exc) else None
             if pause is None:
                 raise
+            if spread is None:
+                import random  # only once a store fails: `duel tools` does not pay for it otherwise
+
+                spread = random.random
             pause *= 0.5 + spread() / 2
             if on_wait is not None:
                 on_wait(f"{exc.details['reason']}; retrying in {pause:.1f} s")
