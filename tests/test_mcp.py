@@ -167,6 +167,7 @@ def test_calls_out_of_order_or_with_wrong_arguments_get_tool_errors_with_codes(w
             assert not refused["acquired"]
             wrong = await alice.call("duel_wait", timeout_seconds="soon")
             assert wrong.is_error  # the SDK's own validation of a typed input
+            assert (await alice.call("duel_read", what="everything")).is_error  # `what` is source or turns
 
     run(scenario)
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..coordination.results import LeaseToken, Seat, StatusResult
 from ..errors import DuelError, invalid_argument
@@ -44,11 +44,12 @@ if TYPE_CHECKING:
     from ..participant.checking import CitationChecker
     from ..settings import DuelSettings
 
-__all__ = ["PAGE_LINES", "AgentSeat", "SeatDefaults", "public"]
+__all__ = ["PAGE_LINES", "AgentSeat", "Readable", "SeatDefaults", "public"]
 
 PAGE_LINES: Final = 200  # source lines, or artifact lines of turns, a page of duel_read holds
 WAIT_SLICE_SECONDS: Final = 2.0  # a wait looks for cancellation and reports progress this often
 SECRETS: Final = ("participant_token", "lease_token")
+Readable = Literal["source", "turns"]  # what duel_read pages through
 
 # What each next_step asks of the agent, in the tools' words.
 STEP_WORDS: Final = {
@@ -151,7 +152,7 @@ class AgentSeat:
         status = self.service.status(seat.duel_id, participant_id=seat.participant_id, participant_token=seat.token)
         return self._described(status)
 
-    def _described(self, status: StatusResult | Any) -> dict[str, Any]:
+    def _described(self, status: StatusResult) -> dict[str, Any]:
         answer = public(status.to_dict())
         step = answer.get("next_step")
         answer["next_step_words"] = STEP_WORDS.get(step, "") if isinstance(step, str) else ""
@@ -177,7 +178,7 @@ class AgentSeat:
         status = self.service.status(self._seated().duel_id)
         return RecordFile.read(status.duel.debate_path).text
 
-    def read(self, what: str = "turns", page: int = 1) -> dict[str, Any]:
+    def read(self, what: Readable = "turns", page: int = 1) -> dict[str, Any]:
         """A page of the source with line numbers (``what="source"``), or of the turns so far."""
         seat = self._seated()
         if page < 1:

@@ -22,7 +22,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent
 
 from ..errors import DuelError
-from .seat import AgentSeat
+from .seat import AgentSeat, Readable
 
 __all__ = ["RESOURCES", "build_server", "serve"]
 
@@ -121,7 +121,7 @@ def _add_reading(server: MCPServer, seat: AgentSeat) -> None:
         return await _run(seat.rules)
 
     @server.tool()
-    async def duel_read(what: str = "turns", page: int = 1) -> CallToolResult:
+    async def duel_read(what: Readable = "turns", page: int = 1) -> CallToolResult:
         """A page of `what`: `source` (the document, with line numbers) or `turns` (the debate so far)."""
         return await _run(lambda: seat.read(what, page))
 
