@@ -59,12 +59,16 @@ def seat_process(plan: dict[str, Any]) -> None:
     print("ready", flush=True)
     sys.stdin.readline()
     claims: list[float] = []
+    waited: list[float] = []  # the claims that paused for the store (a full server), apart
     errors: list[str] = []
+    pauses: list[str] = []
+    service.on_store_wait = pauses.append
 
     def claim() -> Any:
+        pauses.clear()
         started = time.perf_counter()
         result = service.claim_lock(seat)
-        claims.append((time.perf_counter() - started) * 1000)
+        (waited if pauses else claims).append((time.perf_counter() - started) * 1000)
         return result
 
     try:
@@ -85,7 +89,7 @@ def seat_process(plan: dict[str, Any]) -> None:
             service.append(seat, granted.lease, turn, release=True)
     except DuelError as exc:
         errors.append(f"{exc.code}: {exc.message}")
-    print(json.dumps({"claims": claims, "errors": errors}), flush=True)
+    print(json.dumps({"claims": claims, "waited": waited, "errors": errors}), flush=True)
 
 
 # -- the orchestra -------------------------------------------------------------------------------
@@ -98,6 +102,7 @@ class Run:
         self.debate_dir = root / "debates"
         self.service = DuelService(self.debate_dir, store=store)
         self.claims: list[float] = []
+        self.waited: list[float] = []  # of the claims, those that paused for a connection slot
         self.errors: list[str] = []
         self.peak = 0
         self.done = threading.Event()
@@ -161,7 +166,8 @@ class Run:
             out, _ = seat.communicate(timeout=600)
             lines = out.strip().splitlines()
             found: dict[str, list[Any]] = json.loads(lines[-1]) if lines else {"claims": [], "errors": ["no answer"]}
-            self.claims += found["claims"]
+            self.claims += found["claims"] + found.get("waited", [])
+            self.waited += found.get("waited", [])
             self.errors += found["errors"]
             for error in found["errors"]:
                 print(f"  seat error: {error}", flush=True)
@@ -293,6 +299,9 @@ def report(name: str, run: Run, duels: dict[str, Any], panel: dict[str, Any]) ->
         f"{run.args.duels} duels at once ({duels['seats']} seats, claims over {run.args.think:g} s), {duels['elapsed']:.1f} s:"
     )
     print(f"  claim latency: {latency(duel_claims)}")
+    if run.waited:
+        print(f"  of which paused for a full server: {latency(run.waited)}")
+        print(f"  the others: {latency([c for c in duel_claims if c not in run.waited])}")
     if run.store is not None:
         print(f"  connections at peak: {duels['peak']} (goal <= seats + 10 = {duels['seats'] + 10})")
         heard, foreign = duels["heard"]

@@ -27,6 +27,7 @@ from rp1_duel.coordination.counts import Usage
 from rp1_duel.coordination.postgres import PostgresStore
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
+from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import EventType
 
 from helpers import SOURCE, claim, join, make_turn, run_tools
@@ -317,3 +318,28 @@ def test_ops_on_out_of_date_views_again_and_again_never_fail(postgres_url, sourc
         hosts[0].release_lock(alice.seat, claim(hosts[0], alice))  # ...and moved by the other host
         hosts[1].record_usage(bob.seat, 2, Usage(input_tokens=1, requests=1))
     assert len(hosts[1].events(bob.duel_id, [EventType.USAGE])) == 12
+
+
+def test_a_long_wait_outlasts_writes_that_keep_its_view_out_of_date(postgres_url, source, tmp_path):
+    """Writes that wake nobody (usage events) keep moving the duel under a waiting seat, whose marks of
+    presence then run on an out-of-date view: each is run again, and the wait ends as waits end."""
+    writer = DuelService(tmp_path / "a", store=postgres_url)
+    waiter = DuelService(tmp_path / "b", store=postgres_url)
+    settings = DuelSettings(lease_seconds=5)
+    alice = writer.join(target=str(source), participant_name="Alice", harness="h", model_id="m", settings=settings)
+    bob = waiter.join(target=str(source), participant_name="Bob", harness="h", model_id="m", settings=settings)
+    answer: list[object] = []
+
+    def wait() -> None:
+        try:
+            answer.append(waiter.wait(bob.duel_id, bob.seat.participant_id, 7, participant_token=bob.seat.token))
+        except DuelError as exc:
+            answer.append(exc)
+
+    waiting = threading.Thread(target=wait)
+    waiting.start()
+    while waiting.is_alive():  # a mark of presence every 5/3 s: four of them meet a moved duel
+        writer.record_usage(alice.seat, 1, Usage(input_tokens=1, requests=1))
+        time.sleep(0.05)
+    [result] = answer
+    assert not isinstance(result, DuelError), result

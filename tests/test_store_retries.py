@@ -109,3 +109,16 @@ def test_each_duel_has_its_own_channel_a_plain_identifier():
     channel = channel_of("2026-11-25-lease-design")
     assert channel != channel_of("2026-11-25-lease-design-2")
     assert channel.isidentifier() and channel == channel.lower() and len(channel) <= 63
+
+
+def test_a_full_server_is_asked_again_within_half_a_second_as_a_slot_frees_in_moments():
+    slept: list[float] = []
+    soon = transient_failure("too many clients", "the store is full of connections", {}, soon=True)
+
+    def op() -> None:
+        raise soon
+
+    with pytest.raises(DuelError):
+        retried(op, budget=5, sleep=slept.append, spread=lambda: 1.0)
+    assert slept[:4] == pytest.approx([0.1, 0.2, 0.4, 0.5]) and max(slept) == 0.5
+    assert sum(slept) <= 5

@@ -35,7 +35,7 @@ from ..turns.source import SourceDocument, SourceUnreadable
 from ..vocabulary import ErrorCode
 from .events import Event, parse_event
 from .identity import target_key
-from .postgres_link import Link, channel_of, transient_reason
+from .postgres_link import FULL, Link, channel_of, transient_reason
 from .retrying import stale_guess, transient_failure
 from .state import DuelState, corrupt
 from .storage import DebateDir, copy_artifact, write_beside
@@ -207,7 +207,7 @@ class PostgresStore:
             details: dict[str, object] = {"path": self.location, "errno": None}
             transient = transient_reason(exc, reached=self.link.reached)
             if transient is not None:
-                raise transient_failure(message, transient, details) from None
+                raise transient_failure(message, transient, details, soon=transient == FULL) from None
             raise DuelError(ErrorCode.STORAGE_FAILED, message, details) from None
         except OSError as exc:  # the local copy of the artifact
             raise DuelError(

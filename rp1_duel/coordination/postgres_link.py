@@ -28,6 +28,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 __all__ = [
     "APPLICATION_NAME",
     "CONNECT_TIMEOUT_SECONDS",
+    "FULL",
     "Link",
     "channel_of",
     "transient_reason",
@@ -44,7 +45,7 @@ GIVE_WAY_SECONDS: Final = 0.001
 # pauses inside a turn's claim, append and release, so those stay one round trip each.
 PROBE_IDLE_SECONDS: Final = 5.0
 IDLE_CLOSE_SECONDS: Final = 10.0  # a connection unused this long is closed: another process may need the slot
-CROWDED_SECONDS: Final = 5.0  # how long a sign of a full server makes ops give their connection back
+CROWDED_SECONDS: Final = 30.0  # how long a sign of a full server makes ops give their connection back
 
 FULL: Final = "the store is full of connections"
 RESTARTING: Final = "the store is restarting or failing over"

@@ -39,17 +39,18 @@ __all__ = [
 T = TypeVar("T")
 
 RETRY_SECONDS: Final = 300.0  # longer than a restart or a failover, shorter than a default turn (30 min)
-FIRST_PAUSE_SECONDS: Final = (
-    0.1  # a connection slot frees in milliseconds; a restart takes seconds, and doubling gets there
-)
+FIRST_PAUSE_SECONDS: Final = 0.1  # a slot frees in milliseconds; a restart takes seconds, and doubling gets there
 LONGEST_PAUSE_SECONDS: Final = 8.0
+SOON_LONGEST_PAUSE_SECONDS: Final = 0.5  # for a failure that passes in moments (a full server: a slot frees)
 STALE_RERUNS: Final = 3  # a guess is not made again once wrong, so one rerun is the rule
 StoreWait = Callable[[str], None]  # told "the store is full of connections; retrying in 2 s"
 
 
-def transient_failure(message: str, reason: str, details: dict[str, object]) -> DuelError:
-    """``STORAGE_FAILED`` marked as worth retrying, with ``reason`` in words."""
-    return DuelError(ErrorCode.STORAGE_FAILED, message, {**details, "transient": True, "reason": reason})
+def transient_failure(message: str, reason: str, details: dict[str, object], *, soon: bool = False) -> DuelError:
+    """``STORAGE_FAILED`` marked as worth retrying, with ``reason`` in words; ``soon`` when it passes in
+    moments, so its pauses stay short."""
+    marks: dict[str, object] = {"transient": True, "reason": reason, **({"soon": True} if soon else {})}
+    return DuelError(ErrorCode.STORAGE_FAILED, message, {**details, **marks})
 
 
 def stale_guess(message: str) -> DuelError:
@@ -67,13 +68,13 @@ def is_transient(error: DuelError) -> bool:
     return error.code == ErrorCode.STORAGE_FAILED and error.details.get("transient") is True
 
 
-def pauses(budget: float = RETRY_SECONDS) -> Iterator[float]:
-    """The pauses between attempts: doubling from the first to the longest, until ``budget`` is spent."""
+def pauses(budget: float = RETRY_SECONDS, longest: float = LONGEST_PAUSE_SECONDS) -> Iterator[float]:
+    """The pauses between attempts: doubling from the first to ``longest``, until ``budget`` is spent."""
     pause, spent = FIRST_PAUSE_SECONDS, 0.0
     while spent + pause <= budget:
         yield pause
         spent += pause
-        pause = min(pause * 2, LONGEST_PAUSE_SECONDS)
+        pause = min(pause * 2, longest)
 
 
 def retried(
@@ -86,7 +87,7 @@ def retried(
 ) -> T:
     """``op()``, run again after each transient store failure while ``budget`` lasts, and at once
     after a stale guess (a few times at most)."""
-    waits = pauses(budget)
+    waits, soon_waits = pauses(budget), pauses(budget, SOON_LONGEST_PAUSE_SECONDS)
     reruns = STALE_RERUNS
     while True:
         try:
@@ -95,7 +96,7 @@ def retried(
             if is_stale(exc) and reruns:
                 reruns -= 1
                 continue
-            pause = next(waits, None) if is_transient(exc) else None
+            pause = next(soon_waits if exc.details.get("soon") else waits, None) if is_transient(exc) else None
             if pause is None:
                 raise
             if spread is None:

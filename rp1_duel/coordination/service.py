@@ -508,7 +508,9 @@ class DuelService:
                 break
             new_stamp = self._next_stamp(duel_id, stamp, left)
             if seat and time.monotonic() >= next_mark:
-                self._mark_seen(seat)  # its own write changes the stamp: read back below like any other
+                # Its own write changes the stamp: read back below like any other. A wrong guess of the
+                # store's is run again here, not as the whole wait.
+                retried(lambda: self._mark_seen(seat), self.on_store_wait)
                 next_mark += interval
                 new_stamp = self.store.stamp(duel_id)
             if new_stamp != stamp:
