@@ -20,7 +20,7 @@ from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, Partici
 from ..record.ending import RevisionEnding, patch_path, revision_ending
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
 from ..turns.raw_html import find_raw_html
-from ..turns.rules import validate_turn
+from ..turns.rules import turn_invalid, validate_turn
 from ..turns.source import SourceUnreadable
 from ..vocabulary import ACTIVE, CLOSED, INVALIDATED, WRAPPERS, ErrorCode
 from . import policy
@@ -199,14 +199,8 @@ def append_turn(
     number = history.next_number
     report = validate_turn(turn, history.context_for(Claimant(me.display_name, me.harness, me.model_id)))
     if not report.ok:
-        violations = [v.to_dict() for v in report.violations]
-        codes = sorted({v.code for v in report.violations})
-        tx.emit(TurnRejected(number, tuple(codes)), by=me.id)
-        raise DuelError(
-            ErrorCode.TURN_INVALID,
-            f"turn {number} breaks {len(violations)} rule(s): " + ", ".join(codes),
-            {"turn_number": number, "violations": violations},
-        )
+        tx.emit(TurnRejected(number, tuple(sorted({v.code for v in report.violations}))), by=me.id)
+        raise turn_invalid(number, report.violations)
     # The report's text is the turn already decoded and normalised: hashed as written.
     block = artifact.turn_block(number, report.turn.text, history.head)
     signature = None

@@ -25,6 +25,7 @@ from ..participant.stash import SeatStash
 from ..record import artifact
 from ..record.history import Claimant, RecordFile
 from ..turns.guide import OUTCOMES, turn_guide
+from ..turns.rules import turn_invalid
 from ..vocabulary import (
     CLAIM_LOCK,
     CLAIM_TIMEOUT,
@@ -259,11 +260,7 @@ class AgentSeat:
         violations = check.violations(text)
         self.service.record_verdicts(seat, number, check.verdicts(sent_back=bool(violations)))
         if violations:
-            raise DuelError(
-                ErrorCode.TURN_INVALID,
-                f"turn {number} breaks {len(violations)} rule(s): " + ", ".join(sorted({v.code for v in violations})),
-                {"turn_number": number, "violations": [v.to_dict() for v in violations]},
-            )
+            raise turn_invalid(number, violations)
 
     def release(self) -> dict[str, Any]:
         """Give the floor back without a turn."""

@@ -71,6 +71,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from ..errors import DuelError
 from ..printable import CONTROL_CHARACTERS
 from ..vocabulary import (
     ACCEPTED_REVISION,
@@ -89,6 +90,7 @@ from ..vocabulary import (
     STANCES,
     UNENGAGED_POINTS,
     UNRESOLVED_ITEMS,
+    ErrorCode,
     Phase,
     RuleCode,
 )
@@ -101,7 +103,7 @@ from .references import Reference, heading_candidates, parse_reference, turns_in
 from .revision import Revision
 from .source import SourceDocument
 
-__all__ = ["RULES", "TurnContext", "TurnReport", "TurnViolation", "validate_turn"]
+__all__ = ["RULES", "TurnContext", "TurnReport", "TurnViolation", "turn_invalid", "validate_turn"]
 
 MAX_TURN_BYTES = 64 * 1024
 
@@ -181,6 +183,16 @@ class TurnViolation:
         """As the tools write it in JSON: the fields that are set."""
         found = {"code": self.code, "message": self.message, "line": self.line, "section": self.section}
         return {key: value for key, value in found.items() if value is not None}
+
+
+def turn_invalid(number: int, violations: Sequence[TurnViolation]) -> DuelError:
+    """``TURN_INVALID`` for turn ``number``: every violation, with its code and line, in the details."""
+    codes = sorted({v.code for v in violations})
+    return DuelError(
+        ErrorCode.TURN_INVALID,
+        f"turn {number} breaks {len(violations)} rule(s): " + ", ".join(codes),
+        {"turn_number": number, "violations": [v.to_dict() for v in violations]},
+    )
 
 
 @dataclass(frozen=True)
