@@ -132,12 +132,12 @@ class Config(NamedTuple):
     model: ModelDefaults
     personas: Mapping[str, Persona]  # the custom ones (participant.personas.available adds the built-in ones)
     panel: Panel
-    duel: Mapping[str, int]  # the [duel] table as merged
+    duel: Mapping[str, int | bool]  # the [duel] table as merged
     leaves: Mapping[str, Leaf]  # every value set, by dotted key (``duel.max_turns``), sorted
 
     def settings(self) -> DuelSettings:
         """The duel's settings (``DuelSettings.check`` still runs at join, as for flags)."""
-        return DuelSettings(**cast("Mapping[str, Any]", self.duel))  # its int settings; chair is no key
+        return DuelSettings(**cast("Mapping[str, Any]", self.duel))  # its settings; chair is no key
 
     def origin(self, key: str) -> str:
         """Where the value of a dotted key came from, or ``unset``."""
@@ -166,7 +166,7 @@ Check = Callable[[Any], "str | None"]  # a problem with a value, or None
 class Value(NamedTuple):
     """The schema of one key: its type and the check its values must pass."""
 
-    kind: type  # str, int, or list (of strings: the check says)
+    kind: type  # str, int, bool, or list (of strings: the check says)
     check: Check | None = None  # ranges and choices; not applied to flags, which the command line checks
 
 
@@ -226,7 +226,7 @@ SCHEMA: Final = Table(
     {
         "debate_dir": TEXT,
         "store": TEXT,
-        "duel": Table({name: Value(int, _in_range(name)) for name in SETTINGS}),
+        "duel": Table({**{name: Value(int, _in_range(name)) for name in SETTINGS}, "sealed_openings": Value(bool)}),
         "model": Table(MODEL_KEYS),
         "personas": TableOf(
             "a persona name: a lower-case letter, then up to 39 letters, digits and hyphens",
@@ -281,7 +281,7 @@ def _check_value(value: Any, expected: Value | Table | TableOf, dotted: str, lay
     where = layer.origin or layer.name
     if isinstance(expected, Value):
         # TOML's true is Python's True, an int: a boolean is never an integer here.
-        if isinstance(value, bool) or not isinstance(value, expected.kind):
+        if isinstance(value, bool) != (expected.kind is bool) or not isinstance(value, expected.kind):
             raise config_error(
                 where, key=dotted, problem=f"must be {_TYPE_NAMES[expected.kind]}, not {_type_name(value)}"
             )
@@ -595,6 +595,7 @@ class Flags(NamedTuple):
     turn_timeout_seconds: int | None = None
     seats: int | None = None
     max_output_tokens: int | None = None  # model.max_output_tokens
+    sealed_openings: bool | None = None  # duel.sealed_openings: True, or None when not given
 
     def layer(self) -> Layer:
         """The flags as the top layer: only those given, under their dotted keys."""
@@ -605,7 +606,7 @@ class Flags(NamedTuple):
             "reasoning": self.reasoning,
             "max_output_tokens": self.max_output_tokens,
         }
-        duel = {name: getattr(self, name) for name in SETTINGS}
+        duel = {name: getattr(self, name) for name in (*SETTINGS, "sealed_openings")}
         data = _given({"debate_dir": self.debate_dir, "store": self.store, "model": model, "duel": duel})
         return Layer(FLAGS, "", data)
 

@@ -11,6 +11,8 @@ section 4, "A chair"), ``max_turns`` counts the panel's turns only and the chair
 them: turn 0 is its opening brief; turns 1 .. max_turns − N are the opening round and
 the rebuttal rounds; turn max_turns − N + 1 is its pre-closing list of unengaged points;
 the N turns after it are the closing round; the last, max_turns + 2, is its synthesis.
+With sealed openings (section 4, "Sealed openings") the opening round, turns 1 .. N, is written
+blind: every seat commits its opening's hash before any opening is appended.
 """
 
 from __future__ import annotations
@@ -35,22 +37,27 @@ class Schedule:
     seats: int
     max_turns: int  # the panel's turns; a chair's three come on top
     chair: bool
+    sealed_openings: bool = False  # every seat commits its opening before any is revealed
 
     @classmethod
     def recorded(cls, fields: Mapping[str, Any]) -> Schedule:
         """The schedule a state or a front matter records, its values checked by the reader:
         one written before panels has no ``seats`` (a duel of two), one without a chair no ``chair``."""
         return cls(
-            seats=fields.get("seats", TWO_SEATS), max_turns=fields["max_turns"], chair=fields.get("chair", False)
+            seats=fields.get("seats", TWO_SEATS),
+            max_turns=fields["max_turns"],
+            chair=fields.get("chair", False),
+            sealed_openings=fields.get("sealed_openings", False),
         )
 
     def fields(self) -> dict[str, Any]:
         """The fields an artifact (and a report) writes, the inverse of :meth:`recorded`: ``seats``
-        only when not two and ``chair`` only when set, so a two-seat duel reads as before panels."""
+        only when not two, ``chair`` and ``sealed_openings`` only when set, so a two-seat duel reads as before panels."""
         return {
             "max_turns": self.max_turns,
             **({"seats": self.seats} if self.seats != TWO_SEATS else {}),
             **({"chair": True} if self.chair else {}),
+            **({"sealed_openings": True} if self.sealed_openings else {}),
         }
 
     @property
@@ -72,6 +79,15 @@ class Schedule:
     def pre_closing(self) -> int | None:
         """The chair's pre-closing turn; None without a chair."""
         return self.max_turns - self.seats + 1 if self.chair else None
+
+    @property
+    def openings(self) -> range:
+        """The numbers of the opening round, the panel's first turn each: 1 .. seats, with or without a chair."""
+        return range(1, self.seats + 1)
+
+    def sealed(self, number: int) -> bool:
+        """Whether turn ``number`` is a sealed opening: written before any other seat's opening is seen."""
+        return self.sealed_openings and number in self.openings
 
     def number_after(self, written: int) -> int:
         """The number of the next turn once ``written`` turns are in the record."""

@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_DEBATE_DIR",
     "DEFAULT_ROUNDS",
     "ROLE_HELP",
+    "SEALED_OPENINGS_HELP",
     "SETTINGS",
     "SIGNER_HELP",
     "STORE_ENV",
@@ -95,6 +96,10 @@ SIGNER_HELP: Final = (
     "the principal (of an allowed signers file) your signatures name, like alice@example.com: fixed at your "
     "seat's join, checked by `duel validate --allowed-signers`"
 )
+SEALED_OPENINGS_HELP: Final = (
+    "every seat writes its opening without seeing the others': each commits its opening's SHA-256 first, and the "
+    "openings are revealed once all are committed [default: off]"
+)
 DEFAULT_ROUNDS: Final = 3  # max_turns when not given: every seat speaks three times
 
 
@@ -104,6 +109,9 @@ def default_of(name: str) -> int:
     if value is None:
         raise ValueError(f"the setting {name} has no fixed default")
     return value
+
+
+_FLAGS = ("chair", "sealed_openings")  # the settings that are switches, not numbers in a range
 
 
 @dataclass(frozen=True)
@@ -116,13 +124,14 @@ class DuelSettings:
     turn_timeout_seconds: int = default_of("turn_timeout_seconds")
     seats: int = default_of("seats")
     chair: bool = False  # a chair seat besides the seats (docs/protocol.md section 4, "A chair")
+    sealed_openings: bool = False  # the opening round written blind (section 4, "Sealed openings")
 
     @property
     def schedule(self) -> Schedule:
         """The shape of the duel these settings create, the one the state then carries:
         ``max_turns``, else three rounds (6 for two seats, as before there were more)."""
         max_turns = self.max_turns if self.max_turns is not None else DEFAULT_ROUNDS * self.seats
-        return Schedule(seats=self.seats, max_turns=max_turns, chair=self.chair)
+        return Schedule(seats=self.seats, max_turns=max_turns, chair=self.chair, sealed_openings=self.sealed_openings)
 
     @property
     def fewest_turns(self) -> int:
@@ -131,7 +140,7 @@ class DuelSettings:
 
     def check(self) -> None:
         """Every value in its range; seats first, since max_turns must give each seat a turn."""
-        for name in ("seats", *(field.name for field in fields(self) if field.name not in ("seats", "chair"))):
+        for name in ("seats", *(field.name for field in fields(self) if field.name not in ("seats", *_FLAGS))):
             setting = SETTINGS[name]
             value = getattr(self, name)
             low = max(setting.low, self.fewest_turns) if name == "max_turns" else setting.low

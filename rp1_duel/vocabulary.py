@@ -29,6 +29,7 @@ __all__ = [
     "CLOSED",
     "CLOSED_STEP",
     "CLOSE_TIMEOUT",
+    "COMMIT_OPENING",
     "COMPOSE_TURN",
     "CONFIDENCES",
     "CONJECTURE_TAG",
@@ -181,6 +182,7 @@ CLOSED: Final = "CLOSED"
 # -- next_step words (section 4) ---------------------------------------------------------
 NextStep = Literal[
     "wait_peer",
+    "commit_opening",
     "claim_lock",
     "wait_turn",
     "compose_turn",
@@ -191,6 +193,7 @@ NextStep = Literal[
     "closed",
 ]
 WAIT_PEER: Final = "wait_peer"
+COMMIT_OPENING: Final = "commit_opening"  # a sealed duel's opening round: write your opening, commit its hash
 CLAIM_LOCK: Final = "claim_lock"
 WAIT_TURN: Final = "wait_turn"
 COMPOSE_TURN: Final = "compose_turn"
@@ -201,6 +204,7 @@ CLOSE_TIMEOUT: Final = "close_timeout"
 CLOSED_STEP: Final = "closed"
 NEXT_STEPS: Final[tuple[NextStep, ...]] = (
     WAIT_PEER,
+    COMMIT_OPENING,
     CLAIM_LOCK,
     WAIT_TURN,
     COMPOSE_TURN,
@@ -238,6 +242,7 @@ class EventType(str, Enum):
     USAGE = "usage"
     PROVIDER_FAILED = "provider_failed"
     CITATIONS_VERIFIED = "citations_verified"
+    OPENING_COMMITTED = "opening_committed"
 
     def __str__(self) -> str:
         return self.value
@@ -280,6 +285,9 @@ class ErrorCode:
     TURN_DEADLINE_PASSED: Final = "TURN_DEADLINE_PASSED"
     ARTIFACT_UNREADABLE: Final = "ARTIFACT_UNREADABLE"  # duel verify: not a readable artifact
     SOURCE_MISMATCH: Final = "SOURCE_MISMATCH"  # a database store: this host's copy of the source differs
+    # sealed openings (docs/protocol.md section 4, "Sealed openings")
+    OPENING_MISMATCH: Final = "OPENING_MISMATCH"  # a revealed opening is not the one committed: INVALIDATED
+    OPENING_COMMITTED: Final = "OPENING_COMMITTED"  # a seat's sealed opening is committed already, to another text
     # model providers (duel join)
     PROVIDER_NO_CREDENTIALS: Final = "PROVIDER_NO_CREDENTIALS"
     PROVIDER_AUTH: Final = "PROVIDER_AUTH"
@@ -326,6 +334,8 @@ class RuleCode:
     EDIT_TOO_LARGE: Final = "EDIT_TOO_LARGE"
     REVISION_MISSING: Final = "REVISION_MISSING"
     REVISION_MISMATCH: Final = "REVISION_MISMATCH"
+    # sealed openings (section 4, "Sealed openings")
+    SEALED_OPENING_EDITS: Final = "SEALED_OPENING_EDITS"
 
 
 class RecordCode:

@@ -145,6 +145,18 @@ def make_turn(
     )
 
 
+def sealed_opening(n: int, name: str, harness: str, model: str, stance: str = "OPEN_TO_DEBATE") -> str:
+    """Turn ``n`` as a sealed opening: like :func:`make_turn`, but citing the source only (no other opening
+    exists for its writer)."""
+    text = make_turn(n, name, harness, model, stance)
+    if n == 1:
+        return text
+    return text.replace(f"Addresses: Turn {n - 1}", "Addresses: design.md#Lease semantics").replace(
+        f"**Stance Revision Support**\n- Turn {n - 1}\n",
+        "**Stance Revision Support**\n- Principle: a first stance needs no revision support\n",
+    )
+
+
 def replace_edit(name: str, find: str, text: str, *, target: str = "") -> str:
     """An edit block of a **Proposed Edits** section: replace ``find`` (in ``target``, if named) with ``text``."""
     where = f" in {target}" if target else ""

@@ -119,6 +119,19 @@ def test_a_flag_not_given_or_empty_leaves_the_layers_below_it(home, project):
     assert (config.settings().max_turns, config.model.model) == (8, "gpt-x")
 
 
+def test_sealed_openings_come_from_the_duel_table_and_must_be_a_boolean(home, project):
+    write(project / "duel.toml", "[duel]\nsealed_openings = true\n")
+    assert load_config(project, env_for(home)).settings().sealed_openings
+    assert load_config(project, env_for(home)).settings().schedule.sealed_openings
+    write(project / "duel.toml", "[duel]\nsealed_openings = 1\n")
+    with pytest.raises(DuelError) as refused:
+        load_config(project, env_for(home))
+    assert refused.value.code == "INVALID_CONFIG" and "duel.sealed_openings" in refused.value.message
+    write(project / "duel.toml", "[duel]\nmax_turns = true\n")  # and a number is never a boolean
+    with pytest.raises(DuelError):
+        load_config(project, env_for(home))
+
+
 def test_the_store_comes_from_the_environment_over_the_files(home, project):
     write(user_file(home), 'store = "postgresql://file/db"\n')
     assert load_config(project, env_for(home)).store == "postgresql://file/db"

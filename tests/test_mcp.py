@@ -117,7 +117,7 @@ def test_two_mcp_seats_duel_to_consensus_and_no_answer_shows_a_token(workspace):
     async def scenario() -> None:
         async with mcp_seat(workspace, "Alice") as alice, mcp_seat(workspace, "Bob") as bob:
             tools = {tool.name for tool in (await alice.session.list_tools()).tools}
-            ops = ("join", "status", "rules", "read", "claim", "append", "wait", "release", "close")
+            ops = ("join", "status", "rules", "read", "claim", "append", "commit_opening", "wait", "release", "close")
             assert tools == {f"duel_{op}" for op in ops}
             joined = await alice.ok("duel_join")
             assert joined["seat"] == 1 and "participant_token" not in joined

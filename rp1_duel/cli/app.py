@@ -18,7 +18,7 @@ import typer.core
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
 from ..printable import printable
-from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, SIGNER_HELP, default_of
+from ..settings import CHAIR_HELP, ROLE_HELP, SEALED_OPENINGS_HELP, SETTINGS, SIGNER_HELP, default_of
 from ..vocabulary import ErrorCode, Role
 from .arguments import store_waits_to_stderr
 
@@ -190,6 +190,10 @@ def join_command(
     chair: Annotated[
         bool, typer.Option("--chair", help=f"{CHAIR_HELP}; fixed by the join that creates the duel.")
     ] = False,
+    sealed_openings: Annotated[
+        bool,
+        typer.Option("--sealed-openings", help=f"{SEALED_OPENINGS_HELP}; fixed by the join that creates the duel."),
+    ] = False,
     role: Annotated[str, typer.Option(help=ROLE_HELP)] = Role.PANELIST,
     signing_key: Annotated[
         str | None,
@@ -274,6 +278,7 @@ def join_command(
             turn_timeout_seconds,
             seats,
             max_output_tokens,
+            sealed_openings or None,
         )
         config = load(flags, config_file)
         settings = replace(config.settings(), chair=chair)
@@ -377,6 +382,7 @@ def panel_command(
     lease_seconds: Annotated[int | None, typer.Option(help=_default_or_config("lease_seconds"))] = None,
     peer_wait_seconds: Annotated[int | None, typer.Option(help=_default_or_config("peer_wait_seconds"))] = None,
     turn_timeout_seconds: Annotated[int | None, typer.Option(help=_default_or_config("turn_timeout_seconds"))] = None,
+    sealed_openings: Annotated[bool, typer.Option("--sealed-openings", help=f"{SEALED_OPENINGS_HELP}.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one summary object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing on stderr but errors.")] = False,
 ) -> None:
@@ -396,6 +402,7 @@ def panel_command(
             lease_seconds=lease_seconds,
             peer_wait_seconds=peer_wait_seconds,
             turn_timeout_seconds=turn_timeout_seconds,
+            sealed_openings=sealed_openings or None,
         )
         config = load(flags, extra)
         seats = lineup_seats(config)

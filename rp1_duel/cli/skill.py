@@ -58,6 +58,7 @@ from ..vocabulary import (
     CLOSE,
     CLOSE_TIMEOUT,
     CLOSED_STEP,
+    COMMIT_OPENING,
     COMPOSE_TURN,
     NEXT_STEPS,
     RELEASE_LOCK,
@@ -148,6 +149,19 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "accepted turns of the artifact were edited: the duel can only be closed `INVALIDATED`; do not repair the file",
     ),
     ((ErrorCode.TIMEOUT_REJECTED,), WAIT_TURN, "the peer is here after all: no timeout; debate on"),
+    (
+        (ErrorCode.OPENING_MISMATCH,),
+        CLOSE,
+        "the opening you appended is not the one you committed: the duel can only be closed `INVALIDATED`",
+    ),
+    (
+        (ErrorCode.OPENING_COMMITTED,),
+        WAIT_TURN,
+        (
+            "your sealed opening is committed already, to another text: keep that file, and append it when the floor "
+            "is yours"
+        ),
+    ),
     (
         (ErrorCode.PARTICIPANT_AUTH_FAILED,),
         "stop",
@@ -312,6 +326,7 @@ def step_commands() -> dict[str, str]:
 
     commands = {
         WAIT_PEER: wait(WAIT_PEER),
+        COMMIT_OPENING: tools_command("commit-opening", *_ids(), ("--turn-file", _var("TURN_FILE")), _DIR),
         CLAIM_LOCK: tools_command("claim-lock", *_ids(), _DIR),
         WAIT_TURN: wait(WAIT_TURN),
         COMPOSE_TURN: tools_command("append", *_ids(), _LEASE, ("--turn-file", _var("TURN_FILE")), "--release", _DIR),
@@ -404,6 +419,12 @@ Run the command for your `next_step`, read `next_step` from its answer, and repe
   turn (section 3) to `$TURN_FILE`, then run the command: it appends the turn and releases the lease.
   A long composition keeps the lease with `{refresh_command()}` (a lease lasts `lease_seconds`),
   but never past the turn deadline (`data.turn_deadline`): a turn not appended by then is lost.
+- `commit_opening`: the duel's openings are sealed: every seat writes its opening before seeing
+  any other. Your turn number is your seat (`data.seat` of `join`). Write your opening to
+  `$TURN_FILE` as for `compose_turn`, citing the source only (no other opening exists for you yet)
+  and proposing no edits, then run the command: it checks the turn and keeps only its SHA-256. Keep
+  the file unchanged: once every seat has committed, your `claim_lock` comes round and `compose_turn`
+  appends that same file; any other text ends the duel `INVALIDATED` (`OPENING_MISMATCH`).
 - `close`: first run `status` and set `$OUTCOME` (section 1); then close with the command.
 - A `claim-lock` answer with `data.acquired: false`: run the `wait_turn` command, then follow the
   `next_step` the wait answers.
@@ -650,6 +671,7 @@ MCP_TOOLS = {
         "append your turn; a rejected turn returns every violation with its code and line, "
         "and the floor stays yours: fix them all and append again"
     ),
+    "duel_commit_opening": "commit your sealed opening (its hash) before any opening is revealed",
     "duel_wait": "block until the next step changes, reporting progress meanwhile",
     "duel_release": "give the floor back",
     "duel_close": "close the duel with the outcome it reached",
@@ -665,6 +687,10 @@ def step_tools() -> dict[str, str]:
     """What to call for each next_step word."""
     tools = {
         WAIT_PEER: "`duel_wait`: not every seat is taken yet",
+        COMMIT_OPENING: (
+            "the openings are sealed: write your opening (turn number = your seat) citing only the source, "
+            "`duel_commit_opening` it; when every seat has committed, `duel_claim` and `duel_append` with no turn"
+        ),
         CLAIM_LOCK: "`duel_claim`; when the floor is not granted, `duel_wait`",
         WAIT_TURN: "`duel_wait`: another seat has the floor",
         COMPOSE_TURN: "`duel_read`, write your turn, `duel_append` it (below)",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..configuration import Config, Flags, load_config
 from ..errors import DuelError, invalid_argument
-from ..settings import CHAIR_HELP, ROLE_HELP, SETTINGS, SIGNER_HELP, STORE_ENV
+from ..settings import CHAIR_HELP, ROLE_HELP, SEALED_OPENINGS_HELP, SETTINGS, SIGNER_HELP, STORE_ENV
 from ..vocabulary import ROLES, ErrorCode, EventType, Role
 from .arguments import store_waits_to_stderr, undecodable
 
@@ -71,6 +71,7 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
             # No default here: not given, the configuration's [duel] table (else the built-in default) decides.
             *((setting.flag, {"type": int, "help": setting.help_with_range}) for setting in SETTINGS.values()),
             ("--chair", {"action": "store_true", "help": CHAIR_HELP}),
+            ("--sealed-openings", {"action": "store_true", "help": SEALED_OPENINGS_HELP}),
             ("--role", {"choices": ROLES, "default": Role.PANELIST, "help": ROLE_HELP}),
             ("--signer", {"help": SIGNER_HELP}),
             ("--persona", {"help": "the persona your model plays, recorded for reviewers (a name)"}),
@@ -125,6 +126,13 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
             _SIGNING_KEY,
             _DIR,
         ],
+    ),
+    "commit-opening": (
+        (
+            "commit your sealed opening (next_step commit_opening): checked, only its SHA-256 kept; append the "
+            "same file once every seat has committed and the floor is yours"
+        ),
+        [_DUEL, _PID, _TOKEN, ("--turn-file", {"default": "-", "help": "a file, or - for stdin"}), _DIR],
     ),
     "seal": (
         "sign the closed duel's ending with your seat's SSH key",
@@ -225,7 +233,9 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     from ..coordination.results import Seat
     from ..coordination.service import DuelService
 
-    settings = {name: getattr(args, name) for name in SETTINGS} if op == "join" else {}
+    settings: dict[str, Any] = {name: getattr(args, name) for name in SETTINGS} if op == "join" else {}
+    if op == "join":
+        settings["sealed_openings"] = args.sealed_openings or None
     config = load_config(Path.cwd(), os.environ, Flags(args.debate_dir, args.store, **settings))
     service = DuelService(config.debate_dir, store=config.store)
     service.on_store_wait = store_waits_to_stderr("duel tools")
@@ -250,7 +260,7 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _seated_op(service: DuelService, op: str, args: argparse.Namespace, seat: Seat) -> dict[str, Any]:
-    """An op a seat runs with its token: the lease ops, append and seal."""
+    """An op a seat runs with its token: the lease ops, append, commit-opening and seal."""
     from ..coordination.results import LeaseToken
 
     lease_token = getattr(args, "lease_token", None) or os.environ.get("DUEL_LEASE_TOKEN")
@@ -274,6 +284,8 @@ def _seated_op(service: DuelService, op: str, args: argparse.Namespace, seat: Se
             summary=summary,
             signing_key=signing_key,
         ).to_dict()
+    if op == "commit-opening":
+        return service.commit_opening(seat, read_input(args.turn_file, "--turn-file", INPUT_MAX_BYTES)).to_dict()
     signing_key = args.signing_key or os.environ.get("DUEL_SIGNING_KEY") or None
     if op == "seal":
         if signing_key is None:

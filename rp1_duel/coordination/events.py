@@ -35,6 +35,7 @@ __all__ = [
     "LockAcquired",
     "LockRefreshed",
     "LockReleased",
+    "OpeningCommitted",
     "ParticipantRegistered",
     "ParticipantResumed",
     "ParticipantWaiting",
@@ -337,6 +338,31 @@ class DuelSealed(EventData):
 
 
 @dataclass(frozen=True)
+class OpeningCommitted(EventData):
+    """A seat committed its sealed opening (section 4, "Sealed openings"): the hash its turn ``turn_number``
+    must have when revealed, and how many of the ``seats`` openings are committed now. It wakes the others:
+    the last commitment opens the reveal."""
+
+    event_type = EventType.OPENING_COMMITTED
+    seat: int
+    turn_number: int
+    sha256: str
+    committed: int
+    seats: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> OpeningCommitted:
+        """The data of its JSON object (raises :class:`Unfit`)."""
+        return cls(
+            _int(data, "seat"),
+            _int(data, "turn_number"),
+            _str(data, "sha256"),
+            _int(data, "committed"),
+            _int(data, "seats"),
+        )
+
+
+@dataclass(frozen=True)
 class SourceChanged(EventData):
     """Logged by the service: the source file on disk no longer has the pinned hash (section 6, "The source")."""
 
@@ -499,6 +525,7 @@ _TYPES: dict[EventType, type[EventData]] = {
         UsageRecorded,
         ProviderFailed,
         CitationsVerified,
+        OpeningCommitted,
     )
 }
 

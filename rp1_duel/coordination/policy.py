@@ -27,6 +27,7 @@ from ..vocabulary import (
     CLOSE,
     CLOSE_TIMEOUT,
     CLOSED_STEP,
+    COMMIT_OPENING,
     COMPOSE_TURN,
     INVALIDATED,
     RELEASE_LOCK,
@@ -44,7 +45,9 @@ __all__ = [
     "CloseDecision",
     "RefreshDecision",
     "all_seated",
+    "awaiting_commitments",
     "check_lease",
+    "commitment_of",
     "decide_claim",
     "decide_close",
     "decide_refresh",
@@ -60,6 +63,7 @@ __all__ = [
     "refresh_interval",
     "refuse_append",
     "refuse_broken_record",
+    "refuse_commit",
     "refuse_full",
     "refuse_if_closed",
     "refuse_role",
@@ -71,6 +75,7 @@ __all__ = [
     "timeout_due",
     "timeout_reason",
     "turn_deadline",
+    "uncommitted_seats",
 ]
 
 # -- time --------------------------------------------------------------------------------
@@ -146,6 +151,27 @@ def all_seated(state: DuelState) -> bool:
     return len(state.participants) >= state.schedule.seats + state.schedule.chair
 
 
+def awaiting_commitments(state: DuelState) -> bool:
+    """A sealed duel's opening round has begun and some seat has not committed its opening: no opening
+    may be appended until every seat has (section 4, "Sealed openings")."""
+    return (
+        state.schedule.sealed(next_turn_number(state))
+        and all_seated(state)
+        and len(state.commitments) < state.schedule.seats
+    )
+
+
+def commitment_of(state: DuelState, seat: int) -> str | None:
+    """The SHA-256 ``seat`` committed its sealed opening to, or None."""
+    return next((c.sha256 for c in state.commitments if c.seat == seat), None)
+
+
+def uncommitted_seats(state: DuelState) -> list[int]:
+    """The seats whose sealed opening is not committed yet, in seat order."""
+    committed = {c.seat for c in state.commitments}
+    return [seat for seat in state.schedule.openings if seat not in committed]
+
+
 def must_close(state: DuelState) -> bool:
     """An outcome is reached (or the record is broken): only a close may follow."""
     return state.pending_outcome is not None or state.invalid_reason is not None
@@ -203,6 +229,8 @@ def next_step(state: DuelState, caller: Participant, now: Instant) -> NextStep:
         return CLAIM_TIMEOUT
     if not all_seated(state):
         return WAIT_PEER
+    if awaiting_commitments(state):
+        return COMMIT_OPENING if caller.seat in uncommitted_seats(state) else WAIT_TURN
     return CLAIM_LOCK if next_turn_seat(state) == caller.seat else WAIT_TURN
 
 
@@ -235,6 +263,7 @@ def settings_note(state: DuelState, asked: DuelSettings) -> str | None:
         ("turn_timeout_seconds", state.turn_timeout_seconds, asked.turn_timeout_seconds),
         ("seats", has.seats, asked.seats),
         ("chair", has.chair, asked.chair),
+        ("sealed_openings", has.sealed_openings, asked.sealed_openings),
     ]
     differ = [f"{name} {ours} (not {theirs})" for name, ours, theirs in pairs if theirs is not None and ours != theirs]
     return f"the duel's own settings apply: {', '.join(differ)}" if differ else None
@@ -371,6 +400,8 @@ def decide_claim(state: DuelState, caller: Participant, now: Instant, *, for_tim
         return ClaimDecision(grant=True, reason="close_due")
     if not all_seated(state):
         return ClaimDecision(grant=False, reason="waiting_for_peer", wait_until=peer_wait_until(state))
+    if awaiting_commitments(state):
+        return ClaimDecision(grant=False, reason="waiting_for_commitments", wait_until=turn_deadline(state))
     if next_turn_seat(state) != caller.seat:
         return ClaimDecision(grant=False, reason="not_your_turn", wait_until=turn_deadline(state))
     if turn_deadline_passed(state, now):
@@ -408,6 +439,30 @@ def new_lease(state: DuelState, caller: Participant, now: Instant, *, for_timeou
         expires_mono=lease_expiry(state, now, for_timeout=for_timeout),
         for_timeout=for_timeout,
     )
+
+
+# -- sealed openings --------------------------------------------------------------------------
+
+
+def refuse_commit(state: DuelState, caller: Participant, now: Instant) -> DuelError | None:
+    """Whether ``caller`` may commit its sealed opening now (section 4, "Sealed openings"): a panelist
+    of a sealed duel, every seat taken, the opening round begun and not yet revealed, its deadline ahead."""
+    if not state.schedule.sealed_openings:
+        return invalid_argument("this duel's openings are not sealed: write the opening as any turn")
+    step = next_step(state, caller, now)
+    if awaiting_commitments(state) and turn_deadline_passed(state, now):
+        return DuelError(ErrorCode.TURN_DEADLINE_PASSED, "the opening round's deadline has passed", {"next_step": step})
+    if step == COMMIT_OPENING:
+        return None
+    if caller.seat == CHAIR_SEAT:
+        why = "the chair writes no opening"
+    elif commitment_of(state, caller.seat) is not None or next_turn_number(state) > state.schedule.seats:
+        why = f"{seat_name(caller.seat)}'s opening is committed already"
+    elif not all_seated(state):
+        why = "not every seat is taken yet"
+    else:
+        why = f"turn {next_turn_number(state)} comes before the opening round"
+    return DuelError(ErrorCode.NOT_YOUR_TURN, f"no sealed opening to commit: {why}", {"next_step": step})
 
 
 # -- refresh and every write --------------------------------------------------------------
@@ -559,10 +614,18 @@ def timeout_reason(state: DuelState) -> str:
         empty = [seat_name(seat) for seat in seats if seat not in taken]
         many = "were" if len(empty) > 1 else "was"
         return f"{' and '.join(empty)} {many} not taken by the end of the peer wait, before turn 1"
+    if awaiting_commitments(state):
+        silent = [_who(state, seat) for seat in uncommitted_seats(state)]
+        many = "their sealed openings" if len(silent) > 1 else "its sealed opening"
+        return f"{' and '.join(silent)} did not commit {many} by the deadline of turn {next_turn_number(state)}"
     seat, number = next_turn_seat(state), next_turn_number(state)
-    holder = next((p for p in state.participants if p.seat == seat), None)
-    who = seat_name(seat) if holder is None else f"{seat_name(seat)} ({holder.display_name})"
-    return f"{who} did not finish turn {number} by its deadline"
+    return f"{_who(state, seat)} did not finish turn {number} by its deadline"
+
+
+def _who(state: DuelState, seat: int) -> str:
+    """``seat 2 (Bob)``: a seat and its holder's name, as reasons name them."""
+    holder = state.seat_holder(seat)
+    return seat_name(seat) if holder is None else f"{seat_name(seat)} ({holder.display_name})"
 
 
 def _decide_timeout_close(

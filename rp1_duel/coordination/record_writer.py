@@ -19,22 +19,24 @@ from ..record import artifact, signatures
 from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, Seal, TurnBlock
 from ..record.ending import RevisionEnding, patch_path, revision_ending
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
+from ..turns.grammar import normalize_turn_text
 from ..turns.raw_html import find_raw_html
-from ..turns.rules import turn_invalid, validate_turn
+from ..turns.rules import TurnReport, turn_invalid, validate_turn
 from ..turns.source import SourceUnreadable
-from ..vocabulary import ACTIVE, CLOSED, INVALIDATED, WRAPPERS, ErrorCode
+from ..vocabulary import ACTIVE, CLOSE, CLOSED, INVALIDATED, WRAPPERS, ErrorCode
 from . import policy
 from .events import (
     CandidateConvergence,
     DuelClosed,
     DuelSealed,
     LockReleased,
+    OpeningCommitted,
     RecordInvalidated,
     SourceChanged,
     TurnAppended,
     TurnRejected,
 )
-from .state import DuelState, Lease, Participant, SealRecord, TurnRecord
+from .state import Commitment, DuelState, Lease, Participant, SealRecord, TurnRecord
 from .store import Transaction
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "append_turn",
     "check_record",
     "close_duel",
+    "commit_opening",
     "seal_duel",
     "write_artifact",
 ]
@@ -183,26 +186,14 @@ def append_turn(
     refusal = policy.refuse_append(state, me, lease)
     if refusal:
         raise refusal
-    check = check_record(tx)
-    if check.problem:
-        _mark_invalid(tx, check.problem)
-    history = _history(tx, check.blocks) if state.invalid_reason is None else None
-    if isinstance(history, str):
-        _mark_invalid(tx, history)
-        check = RecordCheck(check.blocks, check.text, history, ErrorCode.TARGET_UNREADABLE)
-    broken = policy.refuse_broken_record(state, check.code if check.problem else ErrorCode.ARTIFACT_TAMPERED)
-    if broken:
-        raise broken
-    # A str or None set invalid_reason above, and refuse_broken_record has just raised for it.
-    history = cast("History", history)
-    _notice_source_change(tx)
+    history = _trusted_history(tx)
     number = history.next_number
-    report = validate_turn(turn, history.context_for(Claimant(me.display_name, me.harness, me.model_id)))
-    if not report.ok:
-        tx.emit(TurnRejected(number, tuple(sorted({v.code for v in report.violations}))), by=me.id)
-        raise turn_invalid(number, report.violations)
+    report = validate_turn(turn, history.context_for(_claimant(me)))
     # The report's text is the turn already decoded and normalised: hashed as written.
     block = artifact.turn_block(number, report.turn.text, history.head)
+    if state.schedule.sealed(number):
+        _check_reveal(tx, me, number, block.sha256)  # before the rules: another text ends the duel, valid or not
+    _refuse_invalid(tx, me, number, report)
     signature = None
     if signing_key is not None:  # before anything changes: a refusal here leaves the duel as it was
         message = signatures.turn_message(
@@ -247,6 +238,86 @@ def append_turn(
     if evaluation.candidate_convergence and not was_converging:
         tx.emit(CandidateConvergence(number), by=me.id)
     return record
+
+
+def commit_opening(tx: Transaction, me: Participant, turn: str | bytes) -> tuple[str, bool]:
+    """Commit ``me``'s sealed opening ``turn`` (section 4, "Sealed openings"): checked in the record as it
+    stood before the round, and only its hash kept. The hash and whether it was committed already
+    (the same text again: nothing changes). Raises the refusal, ``TURN_INVALID`` with the violations,
+    or ``OPENING_COMMITTED`` for another text than the one committed."""
+    state = tx.state
+    number = me.seat  # a seat's opening is turn number seat, with or without a chair
+    committed = policy.commitment_of(state, me.seat)
+    if committed is not None:  # a retry, or another text: compared as the turn block would hash it
+        text = turn.decode("utf-8", errors="replace") if isinstance(turn, bytes) else turn
+        if _opening_sha256(number, normalize_turn_text(text)) == committed:
+            return committed, True
+        raise DuelError(
+            ErrorCode.OPENING_COMMITTED,
+            f"{policy.seat_name(me.seat)} committed another opening already (sha256 {committed[:12]}…): "
+            "a sealed opening cannot change; reveal the one committed",
+            {"sha256": committed},
+        )
+    refusal = policy.refuse_commit(state, me, tx.now)
+    if refusal:
+        raise refusal
+    report = validate_turn(turn, _trusted_history(tx).context_for(_claimant(me), number))
+    _refuse_invalid(tx, me, number, report)
+    sha256 = _opening_sha256(number, report.turn.text)
+    state.commitments.append(Commitment(me.seat, sha256, tx.now.wall))
+    if not policy.uncommitted_seats(state):
+        state.turn_started_mono = tx.now.mono  # the reveal begins: each opening has a whole turn to be appended
+    tx.emit(OpeningCommitted(me.seat, number, sha256, len(state.commitments), state.schedule.seats), by=me.id)
+    return sha256, False
+
+
+def _opening_sha256(number: int, body: str) -> str:
+    """The hash turn ``number``'s block will have (a block's hash covers its text alone, not ``prev``)."""
+    return artifact.turn_block(number, body, artifact.GENESIS).sha256
+
+
+def _check_reveal(tx: Transaction, me: Participant, number: int, sha256: str) -> None:
+    """A revealed opening must be the one committed: any other text ends the duel INVALIDATED."""
+    committed = policy.commitment_of(tx.state, me.seat)
+    if committed == sha256:
+        return
+    who = f"{policy.seat_name(me.seat)} ({me.display_name})"
+    problem = (
+        f"{who} revealed a sealed opening (turn {number}, sha256 {sha256[:12]}…) that is not the one it committed "
+        f"(sha256 {(committed or 'none')[:12]}…)"
+    )
+    _mark_invalid(tx, problem)
+    raise DuelError(ErrorCode.OPENING_MISMATCH, f"{problem}: the duel ends INVALIDATED", {"next_step": CLOSE})
+
+
+def _trusted_history(tx: Transaction) -> History:
+    """The duel's history, once the record on disk is the one the state accepted and the source is readable;
+    else the record is marked invalid and the refusal raised."""
+    state = tx.state
+    check = check_record(tx)
+    if check.problem:
+        _mark_invalid(tx, check.problem)
+    history = _history(tx, check.blocks) if state.invalid_reason is None else None
+    if isinstance(history, str):
+        _mark_invalid(tx, history)
+        check = RecordCheck(check.blocks, check.text, history, ErrorCode.TARGET_UNREADABLE)
+    broken = policy.refuse_broken_record(state, check.code if check.problem else ErrorCode.ARTIFACT_TAMPERED)
+    if broken:
+        raise broken
+    _notice_source_change(tx)
+    # A str or None set invalid_reason above, and refuse_broken_record has just raised for it.
+    return cast("History", history)
+
+
+def _claimant(me: Participant) -> Claimant:
+    return Claimant(me.display_name, me.harness, me.model_id)
+
+
+def _refuse_invalid(tx: Transaction, me: Participant, number: int, report: TurnReport) -> None:
+    """``TURN_INVALID`` (its codes logged) for ``me``'s turn ``number`` when it breaks a rule."""
+    if not report.ok:
+        tx.emit(TurnRejected(number, tuple(sorted({v.code for v in report.violations}))), by=me.id)
+        raise turn_invalid(number, report.violations)
 
 
 def _seat_keys(state: DuelState) -> dict[int, str]:

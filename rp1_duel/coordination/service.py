@@ -48,7 +48,15 @@ if TYPE_CHECKING:
     from ..turns.source import SourceDocument
     from .counts import Usage
     from .events import CitationVerdicts, Event
-    from .write_results import AppendResult, ClaimResult, JoinResult, RefreshResult, ReleaseResult, SealResult
+    from .write_results import (
+        AppendResult,
+        ClaimResult,
+        CommitResult,
+        JoinResult,
+        RefreshResult,
+        ReleaseResult,
+        SealResult,
+    )
 
 __all__ = [
     "DuelService",
@@ -816,6 +824,31 @@ class DuelService:
                 outcome=tx.state.outcome,
                 sealed_seats=sorted(seal.seat for seal in tx.state.seals),
                 debate_path=self._debate_path(tx.state),
+            )
+
+    @_retried_on_transient_failures
+    def commit_opening(self, seat: Seat, turn: str | bytes) -> CommitResult:
+        """Commit ``seat``'s sealed opening (section 4, "Sealed openings"): ``turn`` is checked against the
+        rules in the record as it stood before the opening round, and only its SHA-256 is kept; once every
+        seat has committed, each appends its opening in turn, and any other text ends the duel INVALIDATED.
+        No lease is needed: the seats write their openings at once.
+
+        Committing the same text again changes nothing. Raises ``TURN_INVALID`` for a turn that breaks a
+        rule, ``OPENING_COMMITTED`` for another text than the one committed, ``NOT_YOUR_TURN`` outside the
+        opening round, ``TURN_DEADLINE_PASSED`` past it, ``INVALID_ARGUMENT`` in a duel whose openings are
+        not sealed."""
+        _check_handles(seat)
+        from .record_writer import commit_opening  # the Markdown parser is paid for only by a commit
+        from .write_results import CommitResult
+
+        with self._seated(seat) as (tx, me):
+            sha256, already = commit_opening(tx, me, turn)
+            return CommitResult(
+                **common_fields(tx.state, me, tx.now),
+                turn_number=me.seat,
+                turn_sha256=sha256,
+                already_committed=already,
+                waiting_for_seats=policy.uncommitted_seats(tx.state),
             )
 
     # -- turns (sections 6 and 7) -------------------------------------------------------------

@@ -27,6 +27,7 @@ from ..vocabulary import ACTIVE, CLOSED, OUTCOMES, ErrorCode
 __all__ = [
     "DUEL_ID",
     "STATE_VERSION",
+    "Commitment",
     "DuelState",
     "Lease",
     "Participant",
@@ -98,6 +99,15 @@ class SealRecord:
 
 
 @dataclass
+class Commitment:
+    """A seat's sealed opening, committed before any opening is revealed: the SHA-256 its turn block will have."""
+
+    seat: int
+    sha256: str
+    committed_at: float
+
+
+@dataclass
 class DuelState:
     """Everything the service knows of one duel, as ``state.json`` keeps it."""
 
@@ -129,6 +139,7 @@ class DuelState:
     conclusion_sha256: str | None = None  # of the conclusion the close wrote: what a seal covers
     source_changed_sha256: str | None = None  # the source file's hash when a change was last noticed
     seals: list[SealRecord] = field(default_factory=list)
+    commitments: list[Commitment] = field(default_factory=list)  # sealed openings (section 4), seat by seat
     rev: int = 0
     event_seq: int = 0
     event_bytes: int = 0
@@ -175,6 +186,7 @@ def _parse_state(kind: type[DuelState], data: bytes) -> DuelState:
     raw["lease"] = _build(Lease, raw["lease"]) if raw["lease"] is not None else None
     raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
     raw["seals"] = [_build(SealRecord, seal) for seal in _list(raw.get("seals", []))]
+    raw["commitments"] = [_build(Commitment, c) for c in _list(raw.get("commitments", []))]
     shape = {name: raw.pop(name) for name in _SCHEDULE_KEYS if name in raw}
     raw["schedule"] = Schedule.recorded(_checked(Schedule, shape))
     state: DuelState = _build(kind, raw)
@@ -182,31 +194,36 @@ def _parse_state(kind: type[DuelState], data: bytes) -> DuelState:
     return state
 
 
-_SCHEDULE_KEYS = ("max_turns", "seats", "chair")
+_SCHEDULE_KEYS = ("max_turns", "seats", "chair", "sealed_openings")
 
 
 def _list(value: object) -> list[Any]:
     if not isinstance(value, list):
-        raise TypeError("seals must be a list")
+        raise TypeError("seals and commitments must be lists")
     return value
 
 
 def _fields(record: object) -> dict[str, Any]:
     """A record's fields as JSON keeps them. The schedule's are where state files always had
-    them: ``max_turns`` before the other settings, ``seats`` after them, and ``chair`` only
-    in a duel that has one."""
+    them: ``max_turns`` before the other settings, ``seats`` after them, ``chair`` only in a
+    duel that has one, ``sealed_openings`` only in one whose openings are sealed; ``commitments``
+    only once a seat has committed, so other duels' state files read as before."""
     if not isinstance(record, DuelState):
         return vars(record)
     found: dict[str, Any] = {}
     for name, value in vars(record).items():
         if name == "schedule":
             found["max_turns"] = value.max_turns
+        elif name == "commitments" and not value:
+            continue
         else:
             found[name] = value
         if name == "turn_timeout_seconds":
             found["seats"] = record.schedule.seats
             if record.schedule.chair:
                 found["chair"] = True
+            if record.schedule.sealed_openings:
+                found["sealed_openings"] = True
     return found
 
 
@@ -327,6 +344,10 @@ def _check_values(state: DuelState) -> None:
         (state.conclusion_sha256 is not None and not hex_of(state.conclusion_sha256, 64), "conclusion_sha256"),
         (state.source_changed_sha256 is not None and not hex_of(state.source_changed_sha256, 64), "source_changed"),
         (len({seal.seat for seal in state.seals}) != len(state.seals), "seals"),
+        (len({c.seat for c in state.commitments}) != len(state.commitments), "commitments"),
+    ]
+    problems += [
+        (not (1 <= c.seat <= state.schedule.seats and hex_of(c.sha256, 64)), "commitment") for c in state.commitments
     ]
     signed = [t.signature for t in state.turns if t.signature is not None] + [seal.signature for seal in state.seals]
     if signed:  # the signatures module is loaded only for a duel with signed turns or seals

@@ -1,4 +1,4 @@
-"""What the ops that change a duel answer: join, claim, refresh, release and append.
+"""What the ops that change a duel answer: join, claim, refresh, release, append, seal and commit.
 
 Results like those of :mod:`.results` (plain records, ``to_dict()`` giving the protocol's
 JSON), kept apart because building these classes costs start-up time that a polled
@@ -17,7 +17,15 @@ from . import policy
 from .results import DuelResult, LeaseToken, Seat, common_fields
 from .state import DuelState, Participant
 
-__all__ = ["AppendResult", "ClaimResult", "JoinResult", "RefreshResult", "ReleaseResult", "SealResult"]
+__all__ = [
+    "AppendResult",
+    "ClaimResult",
+    "CommitResult",
+    "JoinResult",
+    "RefreshResult",
+    "ReleaseResult",
+    "SealResult",
+]
 
 
 @dataclass(kw_only=True)
@@ -193,4 +201,24 @@ class SealResult(DuelResult):
             "outcome": self.outcome,
             "sealed_seats": self.sealed_seats,
             "debate_path": self.debate_path,
+        }
+
+
+@dataclass(kw_only=True)
+class CommitResult(DuelResult):
+    """What a sealed opening's commit answers: its turn and hash, and which seats are still to commit."""
+
+    turn_number: int
+    turn_sha256: str
+    already_committed: bool  # the same opening was committed before: nothing changed
+    waiting_for_seats: list[int]  # the seats whose openings are not committed yet
+
+    def to_dict(self) -> dict[str, Any]:
+        """The commit JSON: the opening's number and hash, and the seats still to commit."""
+        return {
+            **super().to_dict(),
+            "turn_number": self.turn_number,
+            "turn_sha256": self.turn_sha256,
+            "already_committed": self.already_committed,
+            "waiting_for_seats": self.waiting_for_seats,
         }

@@ -32,6 +32,7 @@ from ..vocabulary import (
     CLOSE,
     CLOSE_TIMEOUT,
     CLOSED_STEP,
+    COMMIT_OPENING,
     COMPOSE_TURN,
     RELEASE_LOCK,
     WAIT_PEER,
@@ -55,6 +56,10 @@ Readable = Literal["source", "turns"]  # what duel_read pages through
 # What each next_step asks of the agent, in the tools' words.
 STEP_WORDS: Final = {
     WAIT_PEER: "wait for the other seats to join: call duel_wait",
+    COMMIT_OPENING: (
+        "the openings are sealed: write your opening (turn number = your seat) without any other opening in sight, "
+        "and call duel_commit_opening; once every seat has committed, duel_claim and duel_append with no turn reveal it"
+    ),
     CLAIM_LOCK: "it is your turn: call duel_claim",
     WAIT_TURN: "another seat has the floor: call duel_wait",
     COMPOSE_TURN: "you hold the floor: read (duel_read), write your turn, and call duel_append",
@@ -98,6 +103,7 @@ class AgentSeat:
         self._keeper: LeaseKeeper | None = None
         self._stash: SeatStash | None = None
         self._lease_seconds = 0
+        self.opening: str | None = None  # the sealed opening committed: what an empty duel_append reveals
 
     # -- joining -----------------------------------------------------------------------------
     def join(
@@ -226,9 +232,21 @@ class AgentSeat:
         self._keeper = None
         self.lease = None
 
-    def append(self, text: str, *, release: bool = True) -> dict[str, Any]:
-        """Append a turn (``TURN_INVALID`` lists every violation, and the floor stays held for the repair)."""
+    def commit_opening(self, text: str) -> dict[str, Any]:
+        """Commit the seat's sealed opening: checked, its hash kept by the service, the text kept here for the reveal."""
         seat = self._seated()
+        if self.checker is not None:
+            self._check_citations(seat, text)
+        committed = self.service.commit_opening(seat, text.encode("utf-8"))
+        self.opening = text
+        return public(committed.to_dict())
+
+    def append(self, text: str, *, release: bool = True) -> dict[str, Any]:
+        """Append a turn (``TURN_INVALID`` lists every violation, and the floor stays held for the repair);
+        an empty one is the sealed opening committed, revealed as it was committed."""
+        seat = self._seated()
+        if not text.strip() and self.opening is not None:
+            text = self.opening
         if self.lease is None:
             raise DuelError(ErrorCode.LEASE_NOT_HELD, "you do not hold the floor: call duel_claim first")
         if self.checker is not None:

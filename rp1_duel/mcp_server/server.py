@@ -153,10 +153,18 @@ def _add_floor(server: MCPServer, seat: AgentSeat) -> None:
         return await _run(lambda: seat.claim(for_timeout=for_timeout))
 
     @server.tool()
-    async def duel_append(turn: str, *, release: bool = True) -> CallToolResult:
+    async def duel_append(turn: str = "", *, release: bool = True) -> CallToolResult:
         """Append your turn (Markdown, as duel_rules gives it) and give the floor back. A rejected turn
-        answers TURN_INVALID with every violation's code and line; you keep the floor to fix it."""
+        answers TURN_INVALID with every violation's code and line; you keep the floor to fix it. With no
+        turn, the sealed opening you committed is revealed."""
         return await _run(lambda: seat.append(turn, release=release))
+
+    @server.tool()
+    async def duel_commit_opening(turn: str) -> CallToolResult:
+        """In a duel whose openings are sealed (next_step commit_opening): commit your opening without the
+        floor. It is checked like any turn and only its hash is kept until every seat has committed; then
+        claim the floor and call duel_append with no turn to reveal it."""
+        return await _run(lambda: seat.commit_opening(turn))
 
     @server.tool()
     async def duel_release() -> CallToolResult:

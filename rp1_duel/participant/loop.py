@@ -317,6 +317,7 @@ class Duelist:
             seat = self._join(stash)
             handlers: dict[str, Callable[[StatusResult], None]] = {
                 "wait_peer": self._on_wait_peer,
+                "commit_opening": self._on_commit_opening,
                 "wait_turn": self._on_wait_turn,
                 "claim_lock": self._on_claim_lock,
                 "compose_turn": self._on_claim_lock,
@@ -567,7 +568,7 @@ class Duelist:
             keeper = LeaseKeeper(self.service, self._my_seat, lease, self.lease_seconds, self._monotonic(deadline))
             try:
                 with keeper:
-                    written = self._write_turn(history, status, deadline, keeper)
+                    written = self._write_turn(history, status, number, deadline, keeper.lost)
             except _TurnStopped:
                 self._turn_stopped(status, keeper)
                 return
@@ -577,6 +578,36 @@ class Duelist:
         if written is not None:
             self._append(number, lease, *written)
 
+    def _on_commit_opening(self, status: StatusResult) -> None:
+        """A sealed opening: written without the floor and without any other opening in sight, kept beside
+        the token (so a crash costs no second model request, and the reveal appends exactly this text),
+        then committed; it is appended when every seat has committed and the floor comes round."""
+        number = self._my_seat.number
+        history = self._read_history(status)
+        written = self._unsaved_turn(history, number)
+        if written is None:
+            self._enter(DEBATING, f"composing sealed opening (turn {number}) with {self.provider.model}")
+            deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
+            try:
+                written = self._write_turn(history, status, number, deadline, threading.Event())
+            except _TurnStopped:
+                self.report.state(DEBATING, f"the opening round's deadline passed before turn {number} was written")
+                return
+            except ProviderError as exc:
+                self._provider_failed(number, exc)
+                raise
+            if written is None:
+                return
+            with contextlib.suppress(OSError):  # without the copy the commit still stands; a crash would lose it
+                self._stash_of_seat().keep_unsaved(self._my_seat, number, written[0])
+        committed = self.service.commit_opening(self._my_seat, written[1].text)
+        waiting = ", ".join(f"seat {seat}" for seat in committed.waiting_for_seats)
+        self.report.state(
+            DEBATING,
+            f"committed sealed opening (turn {number}, sha256 {committed.turn_sha256[:12]}…)"
+            + (f"; waiting for {waiting} to commit" if waiting else "; every opening is committed"),
+        )
+
     def _unsaved_turn(self, history: History, number: int) -> tuple[str, Extraction] | None:
         """The answer a previous run was paid for but could not store (a full disk), when it is still a
         valid turn ``number``: appended as it is, without a model request."""
@@ -585,26 +616,25 @@ class Duelist:
             return None
         path, answer = kept
         extraction = extract_turn(answer)
-        if validate_turn(extraction.text, history.context_for(self.claimant)).violations:
+        if validate_turn(extraction.text, history.context_for(self.claimant, number)).violations:
             self.report.state(DEBATING, f"turn {number}: the unsaved draft in {path} is no longer valid; writing anew")
             return None
-        self.report.state(DEBATING, f"turn {number}: appending the draft kept in {path} when storing it failed")
+        self.report.state(DEBATING, f"turn {number}: using the valid draft kept in {path}, without a new model request")
         return answer, extraction
 
     def _write_turn(
-        self, history: History, status: StatusResult, deadline: float, keeper: LeaseKeeper
+        self, history: History, status: StatusResult, number: int, deadline: float, lost: threading.Event
     ) -> tuple[str, Extraction] | None:
-        """A valid draft of the turn (the model's answer and the turn in it), repaired up to :data:`MAX_REPAIRS`
-        times; None when none came and the duel was closed INVALIDATED. Raises :class:`_TurnStopped` at the
-        deadline or a lost lease."""
-        number = status.next_turn
-        context = history.context_for(self.claimant)
+        """A valid draft of turn ``number`` (the model's answer and the turn in it), repaired up to
+        :data:`MAX_REPAIRS` times; None when none came and the duel was closed INVALIDATED. Raises
+        :class:`_TurnStopped` at the deadline or when ``lost`` is set (the floor was lost)."""
+        context = history.context_for(self.claimant, number)
         heading = prompt.heading(number, self.claimant, by_chair=context.by_chair)
         phase = self._phase_note(history, status, number)
         violations: list[TurnViolation] = []
         draft: str | None = None
         extraction = Extraction("")
-        verdicts = self._peer_verdicts(history, status, deadline, keeper)
+        verdicts = self._peer_verdicts(history, status, deadline, lost)
         for attempt in range(1 + MAX_REPAIRS):
             request = prompt.build_request(
                 duel_id=self._my_seat.duel_id,
@@ -622,8 +652,8 @@ class Duelist:
                 by_chair=context.by_chair,
                 revision=prompt.revision_note(history.revision),
             )
-            composition = self._compose(request, deadline, keeper, number, repair=attempt > 0)
-            if composition is None or keeper.lost.is_set():
+            composition = self._compose(request, deadline, lost, number, repair=attempt > 0)
+            if composition is None or lost.is_set():
                 raise _TurnStopped
             extraction = extract_turn(composition.text)  # a fence, a preamble…: removed here, not by a repair
             draft = extraction.text
@@ -633,17 +663,19 @@ class Duelist:
                 )
             violations = validate_turn(draft, context).violations
             if self.checker is not None:
-                violations += self._check_draft(history, number, attempt, draft, deadline, keeper)
+                violations += self._check_draft(history, number, attempt, draft, deadline, lost)
             if not violations:
                 return composition.text, extraction
             self.report.turn_rejected(
                 number, violations, attempt + 1, self._keep_draft(number, attempt + 1, composition)
             )
         codes = ", ".join(sorted({v.code for v in violations}))
-        self._close(
-            INVALIDATED,
-            f"{self.claimant.name} could not write a valid turn {number} after {MAX_REPAIRS} repairs ({codes})",
-        )
+        reason = f"{self.claimant.name} could not write a valid turn {number} after {MAX_REPAIRS} repairs ({codes})"
+        if self.lease is None:  # a sealed opening is written without the floor: end the duel as its participant
+            self._enter(CLOSING, f"closing with {INVALIDATED}")
+            self.service.abandon(self._my_seat.duel_id, reason=reason, seat=self._my_seat)
+        else:
+            self._close(INVALIDATED, reason)
         return None
 
     def _keep_draft(self, number: int, attempt: int, composition: Composition) -> str | None:
@@ -721,11 +753,13 @@ class Duelist:
         )
 
     def _phase_note(self, history: History, status: StatusResult, number: int) -> str:
-        """In a chaired duel, what turn ``number`` is for: the lineup, the points to address, the outcome."""
+        """What turn ``number`` is for: a sealed opening's terms, and in a chaired duel the lineup, the points
+        to address, the outcome."""
         schedule = self.schedule
         phase = schedule.phase(number)
+        sealed = prompt.SEALED_OPENING_NOTE if schedule.sealed(number) else ""
         if phase is None:
-            return ""
+            return sealed
         lineup = [
             f"{p.display_name} ({p.harness} / {p.model_id}), seat {p.seat}"
             for p in status.participants
@@ -737,9 +771,9 @@ class Duelist:
         outcome = (
             decide_panel(panel, schedule.max_turns, seats=schedule.seats).outcome if phase in CHAIR_PHASES else None
         )
-        return prompt.phase_note(phase, lineup=lineup, points=points, pre_closing=pre_closing, outcome=outcome)
+        return sealed + prompt.phase_note(phase, lineup=lineup, points=points, pre_closing=pre_closing, outcome=outcome)
 
-    def _peer_verdicts(self, history: History, status: StatusResult, deadline: float, keeper: LeaseKeeper) -> str:
+    def _peer_verdicts(self, history: History, status: StatusResult, deadline: float, lost: threading.Event) -> str:
         """With --verify, the verdicts on the URLs of every turn the others wrote since this
         participant's own last one (one in a duel, N - 1 in a panel), each checked once a run,
         for this turn's instruction."""
@@ -750,7 +784,7 @@ class Duelist:
             if number not in self._peer_checks:
                 self._peer_checks[number] = None  # begun: never twice, even when abandoned at the deadline
                 self._peer_checks[number] = self._check_peer_turn(history, number, peer, deadline)
-                if self._peer_checks[number] is None or keeper.lost.is_set():
+                if self._peer_checks[number] is None or lost.is_set():
                     raise _TurnStopped
             check = self._peer_checks[number]
             if check:
@@ -775,7 +809,7 @@ class Duelist:
         return check
 
     def _check_draft(
-        self, history: History, number: int, attempt: int, draft: str, deadline: float, keeper: LeaseKeeper
+        self, history: History, number: int, attempt: int, draft: str, deadline: float, lost: threading.Event
     ) -> list[TurnViolation]:
         """Check the URLs of this participant's draft: each fabricated one is a violation to repair."""
         checker = self._checker
@@ -791,12 +825,12 @@ class Duelist:
         sent_back = bool(violations) and attempt < MAX_REPAIRS
         self.service.record_verdicts(self._my_seat, number, check.verdicts(sent_back=sent_back))
         self.report.verified(number, None, check.counts(), sent_back=sent_back)
-        if keeper.lost.is_set():
+        if lost.is_set():
             raise _TurnStopped
         return violations
 
     def _compose(
-        self, request: TurnRequest, deadline: float, keeper: LeaseKeeper, number: int, *, repair: bool
+        self, request: TurnRequest, deadline: float, lost: threading.Event, number: int, *, repair: bool
     ) -> Composition | None:
         """One draft, retried through overloads and cut streams until the turn deadline and
         abandoned at it (None); the usage of every request it sent logged, a draft that failed included."""
@@ -811,7 +845,7 @@ class Duelist:
                     self.retry_policy,
                     deadline,
                     clock=lambda: self.service.clock().wall,
-                    sleep=lambda seconds: not keeper.lost.wait(seconds),
+                    sleep=lambda seconds: not lost.wait(seconds),
                     on_retry=self.report.retrying,
                 ),
                 deadline,

@@ -134,6 +134,7 @@ def shared_flags(
             str(getattr(settings, name) if name != "max_turns" else settings.schedule.max_turns),
         ]
     flags += ["--chair"] if settings.chair else []
+    flags += ["--sealed-openings"] if settings.sealed_openings else []
     for path in config_files:
         flags += ["--config", path]
     return flags

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..record.verification import CitationEntry
 
 __all__ = [
+    "SEALED_OPENING_NOTE",
     "build_request",
     "chair_system_prompt",
     "heading",
@@ -121,6 +122,13 @@ def chair_system_prompt(
         f"Answer with the turn alone: no preamble, no closing remarks, no code fence.\n\n"
         f"# The source document `{source_name}`, with line numbers\n\n{source.numbered()}\n"
     )
+
+
+SEALED_OPENING_NOTE = (
+    "This is a sealed opening: every seat writes its opening without seeing the others', and commits it "
+    "before any is revealed. No other seat's opening exists for you: address the source (and a chair's brief), "
+    "cite no other opening, and propose no edits in it (from the next round on you may).\n"
+)
 
 
 def phase_note(

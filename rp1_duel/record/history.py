@@ -145,6 +145,8 @@ class History:
         """What turn ``number`` (default: the next) is validated in, by anyone."""
         number = self.next_number if number is None else number
         schedule = self.schedule
+        if schedule.sealed(number):
+            return self._sealed_context(claimant, number)
         return TurnContext(
             turn_number=number,
             participant_name=claimant.name,
@@ -158,6 +160,26 @@ class History:
             phase=schedule.phase(number),
             pre_closing=schedule.pre_closing,
             revision=self.revision,
+        )
+
+    def _sealed_context(self, claimant: Claimant, number: int) -> TurnContext:
+        """A sealed opening is checked in the record as it stood before the opening round, whenever it
+        is checked (committed, revealed or validated later): its writer saw no other opening. Openings
+        propose no edits (SEALED_OPENING_EDITS), so the revision before the round is the source's."""
+        before = self.turns[: self.schedule.openings.start - self.schedule.first]
+        return TurnContext(
+            turn_number=number,
+            participant_name=claimant.name,
+            harness=claimant.harness,
+            model_id=claimant.model_id,
+            source=self.source,
+            source_names=self.source_names,
+            prior_turns=before,
+            novelty=_novelty_of(before),
+            phase=self.schedule.phase(number),
+            pre_closing=self.schedule.pre_closing,
+            revision=Revision(self.source.raw or self.source.text) if self.source is not None else None,
+            sealed=True,
         )
 
     def accept(self, block: TurnBlock, turn: ParsedTurn) -> None:
@@ -210,6 +232,13 @@ class History:
     def evaluate(self) -> Evaluation:
         """The outcome the accepted turns imply so far."""
         return evaluate(self.summaries(), self.schedule)
+
+
+def _novelty_of(turns: Iterable[ParsedTurn]) -> NoveltyIndex:
+    index = NoveltyIndex()
+    for turn in turns:
+        index.add_turn(turn)
+    return index
 
 
 def claimants(front: FrontMatter) -> dict[int, Claimant]:

@@ -29,6 +29,7 @@ from ..coordination.events import (
     LockAcquired,
     LockRefreshed,
     LockReleased,
+    OpeningCommitted,
     ParticipantRegistered,
     ParticipantResumed,
     ParticipantWaiting,
@@ -174,6 +175,12 @@ def _describe_turn(data: EventData, who: str, headlines: Mapping[int, str]) -> s
         return f"turn {number} by {who} ({data.stance}){said}" + (f" [{', '.join(notes)}]" if notes else "")
     if isinstance(data, TurnRejected):
         return f"a draft of turn {data.turn_number} by {who} was rejected: {', '.join(data.codes)}"
+    if isinstance(data, OpeningCommitted):
+        waiting = "; the openings are revealed next" if data.committed == data.seats else ""
+        return (
+            f"{who} committed a sealed opening, turn {data.turn_number} (sha256 {data.sha256[:12]}…): "
+            f"{data.committed} of {data.seats}{waiting}"
+        )
     return None
 
 

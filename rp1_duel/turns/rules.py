@@ -165,6 +165,8 @@ RULES = MappingProxyType(
         " `**Accepted Revision**` and the id of the revision in force after it",
         RuleCode.REVISION_MISMATCH: "an Accepted Revision names the revision in force after this turn (`r-` and 12"
         " hex digits), and only an `ACCEPTING_CONSENSUS` turn has one",
+        RuleCode.SEALED_OPENING_EDITS: "a sealed opening proposes no edits: it is written without seeing the"
+        " edits the other openings propose (propose them from the next round on)",
     }
 )
 _RULE_ORDER = {code: index for index, code in enumerate(RULES)}
@@ -231,6 +233,7 @@ class TurnContext:
     phase: str | None = None  # a rp1_duel.vocabulary.Phase; None without a chair
     pre_closing: int | None = None
     revision: Revision | None = None  # the edits in force before this turn; None when the source is unknown
+    sealed: bool = False  # a sealed opening (docs/protocol.md section 4): checked as written before the round
 
     @property
     def by_chair(self) -> bool:
@@ -611,6 +614,10 @@ class _Checker:
         edits, revision = self.turn.edits, self.ctx.revision
         for line, message in edits.problems:
             self.add(RuleCode.EDIT_FORMAT, message, line, PROPOSED_EDITS)
+        if self.ctx.sealed and (edits.edits or edits.withdrawn):
+            section = self.turn.sections.get(PROPOSED_EDITS)
+            message = "a sealed opening proposes no edits: propose them from the next round on"
+            self.add(RuleCode.SEALED_OPENING_EDITS, message, section.line if section else None, PROPOSED_EDITS)
         names = {name.casefold() for name in self.names}  # a citable name, in any letter case
         for edit in edits.edits:
             if edit.target is not None and edit.target.removeprefix("./").casefold() not in names:
