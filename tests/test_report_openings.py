@@ -160,9 +160,10 @@ def test_openings_a_seat_never_wrote_are_incomplete(service, source):
         None,
         "unknown",
     )
-    assert found.explanation.startswith(
-        "The openings were incomplete (1 of 2 seats opened) (seat 1 reject, seat 2 did not open), which decides "
-        "nothing; the debate ended INVALIDATED, with no verdict (the record was found invalid, or the duel abandoned)"
+    assert found.explanation == (
+        "The openings were incomplete, 1 of 2 seats opened (seat 1 reject, seat 2 did not open), which decides "
+        "nothing; the debate ended INVALIDATED, with no verdict (the record was found invalid, or the duel abandoned): "
+        "whether it would have changed the verdict is not known."
     )
 
 
@@ -178,6 +179,10 @@ def test_a_panels_openings_are_decided_by_a_majority_of_its_seats(service, sourc
         "majority",
         "accept",
         "kept",
+    )
+    assert found.explanation == (
+        "The openings were majority accept, 2 of 3 (seat 1 accept, seat 2 accept, seat 3 reject); the debate reached "
+        "ACCEPTED_CONSENSUS: it did not change the verdict."
     )
 
 

@@ -937,14 +937,13 @@ def list_command(
 @app.command("stats", cls=PlainHelpCommand)
 def stats_command(
     debate_dir_: Annotated[
-        str | None, typer.Argument(metavar="[DEBATE_DIR]", help=_DEBATE_DIR_HELP, show_default=False)
+        str | None, typer.Argument(metavar="DEBATE_DIR", help=_DEBATE_DIR_HELP, show_default=False)
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
     """Study the duels of a debate dir together: outcomes, turns and cost per outcome, how often the debate changed what the openings alone would have decided, repairs and fabricated citations per model.
 
-    Every duel artifact under the folder is read as `duel report` reads it. What is not recorded (cost without the
-    debate dir's event log, fabricated citations without a verification sidecar) is said to be unknown, never 0.
+    Every duel artifact under the folder is read as `duel report` reads it. What is not recorded (cost without the debate dir's event log, fabricated citations without a verification sidecar) is said to be unknown, never 0.
 
     Exit 0, or 1 when an artifact cannot be read (it is named) or the folder does not exist.
     """

@@ -129,35 +129,35 @@ def openings_of(history: History, outcome: str | None) -> Openings:
         )
         for seat in range(1, history.schedule.seats + 1)
     )
-    kind, verdict, decides = _verdict(votes)
+    kind, words, count, decides = _verdict(votes)
     final = DECIDES.get(outcome or "")
     change = _change(decides, outcome, final)
     return Openings(
         votes=votes,
-        verdict=verdict,
+        verdict=f"{words} ({count})" if count else words,
         kind=kind,
         decides=decides,
         outcome=outcome,
         final=final,
         change=change,
         changed=None if change == UNKNOWN else change != KEPT,
-        explanation=_explanation(votes, verdict, decides, outcome, change),
+        explanation=_explanation(votes, f"{words}, {count}" if count else words, decides, outcome, change),
     )
 
 
-def _verdict(votes: tuple[OpeningVote, ...]) -> tuple[str, str, str | None]:
-    """The kind, the verdict as said, and what it decides."""
+def _verdict(votes: tuple[OpeningVote, ...]) -> tuple[str, str, str | None, str | None]:
+    """The kind, the verdict's words, its count (`2 of 3`; None when unanimous or split), and what it decides."""
     seats = len(votes)
     cast = [vote.vote for vote in votes if vote.vote is not None]
     if len(cast) < seats:
-        return INCOMPLETE, f"{INCOMPLETE} ({len(cast)} of {seats} seats opened)", None
+        return INCOMPLETE, INCOMPLETE, f"{len(cast)} of {seats} seats opened", None
     ((vote, count),) = Counter(cast).most_common(1)
     decides = vote if vote in (ACCEPT, REJECT) else None
     if count == seats:
-        return UNANIMOUS, f"{UNANIMOUS} {vote}", decides
+        return UNANIMOUS, f"{UNANIMOUS} {vote}", None, decides
     if 2 * count > seats:
-        return MAJORITY, f"{MAJORITY} {vote} ({count} of {seats})", decides
-    return SPLIT, SPLIT, None
+        return MAJORITY, f"{MAJORITY} {vote}", f"{count} of {seats}", decides
+    return SPLIT, SPLIT, None, None
 
 
 def _change(decides: str | None, outcome: str | None, final: str | None) -> str:
