@@ -191,7 +191,8 @@ def stats_of(
 ) -> Stats:
     """The stats of ``reports``, with the artifacts that could not be read."""
     rows = tuple(_row(report) for report in reports)
-    by_outcome = {outcome: [row for row in rows if row.outcome == outcome] for outcome in OUTCOME_ORDER}
+    order = [*OUTCOME_ORDER, *sorted({row.outcome for row in rows} - set(OUTCOME_ORDER))]  # a hand-edited one last
+    by_outcome = {outcome: [row for row in rows if row.outcome == outcome] for outcome in order}
     outcomes = tuple(
         OutcomeRow(outcome, len(found), Spread.of(row.turns for row in found), Spread.of(row.cost_usd for row in found))
         for outcome, found in by_outcome.items()
