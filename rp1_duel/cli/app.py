@@ -1,7 +1,7 @@
 """The human-facing ``duel`` commands (typer): flag parsing and printing over the library.
 
 Commands are registered here, in the order ``duel --help`` lists them: join, panel, demo,
-tools, validate, verify, apply, report, skill, watch, list, abandon. Library imports happen inside each command, so ``--help``
+tools, validate, verify, apply, report, skill, watch, list, stats, abandon. Library imports happen inside each command, so ``--help``
 stays quick and a command pays only for what it uses.
 """
 
@@ -939,6 +939,33 @@ def list_command(
     else:
         typer.echo(f"no duels in {os.path.abspath(root)}", err=True)
     raise typer.Exit(1 if any(isinstance(row, UnreadableDuel) for row in rows) else 0)
+
+
+@app.command("stats", cls=PlainHelpCommand)
+def stats_command(
+    debate_dir_: Annotated[
+        str | None, typer.Argument(metavar="DEBATE_DIR", help=_DEBATE_DIR_HELP, show_default=False)
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Study the duels of a debate dir together: outcomes, turns and cost per outcome, how often the debate changed what the openings alone would have decided, repairs and fabricated citations per model.
+
+    Every duel artifact under the folder is read as `duel report` reads it. What is not recorded (cost without the debate dir's event log, fabricated citations without a verification sidecar) is said to be unknown, never 0.
+
+    Exit 0, or 1 when an artifact cannot be read (it is named) or the folder does not exist.
+    """
+    from ..configuration import Flags
+    from ..review.stats import read_stats, table
+
+    try:
+        stats = read_stats(load(Flags(debate_dir_)).debate_dir)
+    except DuelError as exc:
+        fail(exc, as_json=as_json)
+    if as_json:
+        typer.echo(json.dumps(stats.to_dict(), ensure_ascii=False))
+    else:
+        typer.echo(printable(table(stats)))
+    raise typer.Exit(1 if stats.unreadable else 0)
 
 
 @app.command("abandon", cls=PlainHelpCommand)

@@ -1,4 +1,4 @@
-"""Review: what a person reads and watches — ``duel report``, ``duel watch``, ``duel list``.
+"""Review: what a person reads and watches — ``duel report``, ``duel watch``, ``duel list``, ``duel stats``.
 
 Computes reports from the record alone (plus its verification sidecar and recorded usage),
 and follows live duels through the lock service's read-only calls. May import every

@@ -25,6 +25,7 @@ __all__ = [
     "ListedParticipant",
     "UnreadableDuel",
     "ago",
+    "columns",
     "list_duels",
     "listed",
     "local_time",
@@ -205,7 +206,12 @@ def table(rows: Sequence[ListedDuel | UnreadableDuel], tz: tzinfo | None = None)
                 "SILENT" if row.silent else "",
             )
         )
-    widths = [max(len(line[i]) for line in cells) for i in range(len(HEADER))]
+    return columns(cells)
+
+
+def columns(lines: Sequence[Sequence[str]]) -> str:
+    """Rows of cells as aligned columns, two spaces apart, no trailing blanks (a header is its first row)."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in cells
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in lines
     )

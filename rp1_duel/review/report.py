@@ -71,6 +71,7 @@ from .decision import (
     flagged_citations,
     seat_positions,
 )
+from .openings import Openings, openings_of
 
 __all__ = [
     "MARKED_STANCES",
@@ -286,6 +287,7 @@ class Report:
     verification: VerificationFacts | None  # None: no sidecar next to the artifact
     decision: DecisionFacts
     changes: tuple[SeatChange, ...]  # by seat, each seat that wrote a turn
+    openings: Openings  # what a vote of the openings alone would have decided, against the outcome
     links: ReportLinks
     notes: tuple[str, ...] = ()
     model_written: tuple[ModelSection, ...] = field(default=())
@@ -318,7 +320,7 @@ class Report:
         """The ``json`` format, field by field in docs/protocol.md section 11."""
         data = asdict(self)
         del data["schedule"], data["links"]  # links depend on where the report is read, not on the record
-        lead = {"decision": data.pop("decision"), "changes": data.pop("changes")}
+        lead = {"decision": data.pop("decision"), "openings": data.pop("openings"), "changes": data.pop("changes")}
         lead["decision"]["validation_problems"] = [p.to_dict() for p in self.decision.validation_problems]
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
         data["participants"] = [{**asdict(p), "usage": _usage_json(p.usage)} for p in self.participants]
@@ -432,6 +434,7 @@ def build_report(
             revision=revision,
         ),
         changes=_changes(history, timeline, agreements, unresolved),
+        openings=openings_of(history, front.outcome),
         links=links or _links_beside(path, front),
         notes=(*notes, *assessment_notes),
         model_failures=_model_failures(events or (), participants),

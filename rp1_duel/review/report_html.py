@@ -97,6 +97,7 @@ def render_html(report: Report) -> str:
     body = [
         _header(report),
         _decision(report),
+        _openings(report),
         _changes(report),
         _outcome_details(report),
         _participants(report),
@@ -217,6 +218,30 @@ def _decision(report: Report) -> str:
         parts.append(_revision(decision.revision))
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _openings(report: Report) -> str:
+    """What a vote of the openings alone would have decided, and whether the debate changed it."""
+    openings = report.openings
+    if not any(vote.turn is not None for vote in openings.votes):
+        return ""
+    said = _e(openings.explanation)
+    rows = "".join(
+        f'<tr><td>{_name(report, vote.seat)}</td><td class="n">{_turn(report, vote.turn)}</td>'
+        f"<td><code>{_e(vote.stance or 'no stance')}</code></td><td>{_e(vote.vote)}</td>"
+        f'<td class="text">{_text(vote.first_line)}</td></tr>'
+        if vote.turn is not None
+        else f'<tr><td>{_name(report, vote.seat)}</td><td class="n">—</td><td>—</td><td>no turn</td><td>—</td></tr>'
+        for vote in openings.votes
+    )
+    table = (
+        "<table><tr><th>Participant</th><th>Opening turn</th><th>Stance</th><th>Vote</th>"
+        f"<th>Position, first line</th></tr>{rows}</table>"
+    )
+    return (
+        f'<section class="openings"><h2>Against the openings\' vote</h2>'
+        f"<p>{f'<strong>{said}</strong>' if openings.changed else said}</p>{_scrolling(table)}</section>"
+    )
 
 
 def _position(report: Report, position: SeatPosition, *, label: str) -> str:

@@ -38,6 +38,7 @@ def render_markdown(report: Report) -> str:
     parts = {
         "header": _header(report),
         "decision": _decision(report),
+        "openings": _openings(report),
         "changes": _changes(report),
         "details": _outcome_details(report),
         "participants": _participants(report),
@@ -173,6 +174,24 @@ def _decision(report: Report) -> str:
         revision = decision.revision
         summary = f"**Revision {code(revision.id)}**: {inline(words.revision_summary(revision))}."
         lines += ["", summary, "", _fenced("diff", revision.diff)]
+    return "\n".join(lines)
+
+
+def _openings(report: Report) -> str:
+    """What a vote of the openings alone would have decided, and whether the debate changed it."""
+    openings = report.openings
+    if not any(vote.turn is not None for vote in openings.votes):
+        return ""
+    said = inline(openings.explanation)
+    lines = ["### Against the openings' vote", "", f"**{said}**" if openings.changed else said, ""]
+    lines += ["| Participant | Opening turn | Stance | Vote | Position, first line |", "|---|---|---|---|---|"]
+    lines += [
+        f"| {cell(report.name_of(vote.seat))} | {_turn(report, vote.turn)} | {cell(vote.stance or 'no stance')} "
+        f"| {vote.vote} | {cell(vote.first_line)} |"
+        if vote.turn is not None
+        else f"| {cell(report.name_of(vote.seat))} | — | — | no turn | — |"
+        for vote in openings.votes
+    ]
     return "\n".join(lines)
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "citation_href",
     "citation_kinds",
     "cost",
+    "dollars",
     "duration",
     "everyone",
     "facts",
@@ -93,10 +94,11 @@ def cost(priced: PricedUsage | None) -> str:
     value = priced.cost_usd
     if value is None:
         return "unpriced"
-    return "~" + _dollars(value)
+    return "~" + dollars(value)
 
 
-def _dollars(value: float) -> str:
+def dollars(value: float) -> str:
+    """`$0.1200` under a dollar, `$12.40` from one on."""
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
@@ -107,7 +109,7 @@ def total_cost(report: Report) -> str:
         return cost(report.usage)
     used = [p.usage for p in report.participants if p.usage is not None and _used_tokens(p.usage.usage)]
     priced = [usage.cost_usd for usage in used if usage.cost_usd is not None]
-    return f"at least {_dollars(sum(priced))} ({plural(len(used) - len(priced), 'seat')} unpriced)"
+    return f"at least {dollars(sum(priced))} ({plural(len(used) - len(priced), 'seat')} unpriced)"
 
 
 def _used_tokens(usage: Usage) -> bool:
