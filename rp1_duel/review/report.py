@@ -71,6 +71,7 @@ from .decision import (
     flagged_citations,
     seat_positions,
 )
+from .synthesis import SynthesisView, synthesis_view
 
 __all__ = [
     "MARKED_STANCES",
@@ -290,6 +291,7 @@ class Report:
     notes: tuple[str, ...] = ()
     model_written: tuple[ModelSection, ...] = field(default=())
     model_failures: tuple[ModelFailure, ...] = ()  # in the order they were logged
+    synthesis: SynthesisView | None = None  # a chaired duel's synthesis, beside each seat's final stance
 
     @property
     def turn_count(self) -> int:
@@ -318,6 +320,8 @@ class Report:
         """The ``json`` format, field by field in docs/protocol.md section 11."""
         data = asdict(self)
         del data["schedule"], data["links"]  # links depend on where the report is read, not on the record
+        if not self.schedule.chair:
+            del data["synthesis"]  # as `chair`: a report without a chair reads as before chairs
         lead = {"decision": data.pop("decision"), "changes": data.pop("changes")}
         lead["decision"]["validation_problems"] = [p.to_dict() for p in self.decision.validation_problems]
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
@@ -436,6 +440,7 @@ def build_report(
         notes=(*notes, *assessment_notes),
         model_failures=_model_failures(events or (), participants),
         model_written=model_written,
+        synthesis=synthesis_view(history, {p.seat: p.name for p in participants}),
     )
 
 

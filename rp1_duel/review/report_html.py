@@ -62,6 +62,7 @@ pre.diff span { display: block; padding: 0 12px; white-space: pre; }
 .scroll { overflow-x: auto; margin: 6px 0; } .scroll > table { margin: 0; min-width: 600px; }
 td.text { min-width: 16em; } td code { overflow-wrap: normal; white-space: nowrap; }
 .chart { overflow-x: auto; } .chart svg { min-width: 720px; }
+.fit { overflow-x: auto; }  /* a small table beside text: it scrolls in its own column, at its own width */
 li a, td.text a, .position a { overflow-wrap: anywhere; }  /* a long URL breaks, not the page */
 table { border-collapse: collapse; width: 100%; margin: 6px 0; font-size: 14px; }
 th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
@@ -97,6 +98,7 @@ def render_html(report: Report) -> str:
     body = [
         _header(report),
         _decision(report),
+        _synthesis(report),
         _changes(report),
         _outcome_details(report),
         _participants(report),
@@ -217,6 +219,38 @@ def _decision(report: Report) -> str:
         parts.append(_revision(decision.revision))
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _synthesis(report: Report) -> str:
+    """The chair's synthesis, whole, beside each seat's final stance; then where the chair departs from one."""
+    view = report.synthesis
+    if view is None:
+        return ""
+    paragraphs = "".join(f"<p>{_text(p)}</p>" for p in view.text.split("\n\n") if p.strip())
+    rows = "".join(
+        f'<tr><td class="n">{s.seat}</td><td>{_name(report, s.seat)}</td>'
+        f"<td>{words.final_stance(s.stance, lambda text: f'<strong>{_e(text)}</strong>', _e)}</td>"
+        f'<td class="n">{_turn(report, s.turn)}</td></tr>'
+        for s in view.final_stances
+    )
+    table = (
+        "<table><thead><tr><th>Seat</th><th>Participant</th><th>Final stance</th><th>Turn</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
+
+    def listed(title: str, items: tuple[str, ...]) -> str:
+        return f"<h3>{title}</h3><ul>{''.join(f'<li>{_text(item)}</li>' for item in items)}</ul>" if items else ""
+
+    none = f'<h3>Departures</h3><p class="muted">none ({_e(words.DEPARTURES_NOTE)})</p>'
+    return (
+        '<section><h2>The chair\'s synthesis</h2><div class="pair">'
+        f'<div><p class="muted">Turn {_turn(report, view.turn)}:</p><div class="summary">{paragraphs}</div></div>'
+        f'<div><p class="muted">Each seat\'s final stance:</p><div class="fit">{table}</div></div></div>'
+        + listed("Agreed", view.agreed)
+        + listed("Still open", view.still_open)
+        + (listed("Departures", view.departures) or none)
+        + "</section>"
+    )
 
 
 def _position(report: Report, position: SeatPosition, *, label: str) -> str:

@@ -38,6 +38,7 @@ def render_markdown(report: Report) -> str:
     parts = {
         "header": _header(report),
         "decision": _decision(report),
+        "synthesis": _synthesis(report),
         "changes": _changes(report),
         "details": _outcome_details(report),
         "participants": _participants(report),
@@ -173,6 +174,27 @@ def _decision(report: Report) -> str:
         revision = decision.revision
         summary = f"**Revision {code(revision.id)}**: {inline(words.revision_summary(revision))}."
         lines += ["", summary, "", _fenced("diff", revision.diff)]
+    return "\n".join(lines)
+
+
+def _synthesis(report: Report) -> str:
+    """The chair's synthesis, whole, with each seat's final stance beside it and where the chair departs from one."""
+    view = report.synthesis
+    if view is None:
+        return ""
+    quoted = "\n>\n".join(f"> {inline(p)}" for p in view.text.split("\n\n") if p.strip())
+    lines = [f"### The chair's synthesis (turn {_turn(report, view.turn)})", "", quoted or "_no Synthesis_", ""]
+    lines += ["Each seat's final stance:", "", "| Seat | Participant | Final stance | Turn |", "|---|---|---|---|"]
+    lines += [
+        f"| {s.seat} | {cell(s.name)} | {words.final_stance(s.stance, lambda text: f'**{cell(text)}**', cell)} "
+        f"| {_turn(report, s.turn)} |"
+        for s in view.final_stances
+    ]
+    for title, items in (("Agreed", view.agreed), ("Still open", view.still_open)):
+        if items:
+            lines += ["", f"**{title}**:", *(f"- {inline(item)}" for item in items)]
+    lines += ["", f"**Departures** ({words.DEPARTURES_NOTE}):" + ("" if view.departures else " none.")]
+    lines += [f"- {inline(item)}" for item in view.departures]
     return "\n".join(lines)
 
 

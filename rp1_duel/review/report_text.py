@@ -9,12 +9,13 @@ from urllib.parse import quote
 from ..coordination.counts import Usage
 from ..participant.usage import PricedUsage
 from ..record.verification import CURRENT, MISMATCH, STALE
-from ..vocabulary import ACCEPTED_CONSENSUS, CitationKind
+from ..vocabulary import ACCEPTED_CONSENSUS, ACCEPTING_CONSENSUS, CitationKind
 from .assessment import ModelSection
 from .decision import FlaggedCitation, RevisionView
 from .report import OPEN, CitationRow, ModelFailure, Report, UnresolvedEntry, VerificationFacts, and_list
 
 __all__ = [
+    "DEPARTURES_NOTE",
     "SEAT_COLOURS",
     "SEAT_COLOUR_NAMES",
     "cautions",
@@ -24,6 +25,7 @@ __all__ = [
     "duration",
     "everyone",
     "facts",
+    "final_stance",
     "flagged_counts",
     "headline",
     "model_checks",
@@ -56,6 +58,7 @@ SEAT_COLOURS = {
     8: "#57606a",
 }
 SEAT_COLOUR_NAMES = {1: "blue", 2: "orange", 3: "green", 4: "purple", 5: "pink", 6: "teal", 7: "brown", 8: "grey"}
+DEPARTURES_NOTE = "where the synthesis overrules a seat's final stance"
 
 
 def duration(seconds: float | None) -> str:
@@ -265,6 +268,12 @@ def verification(facts: VerificationFacts) -> str:
         coverage = "covers every turn"
     counts = ", ".join(f"{count} {verdict}" for verdict, count in facts.counts.items())
     return f"{where} ({moment(facts.verified_at or '')}) {coverage}: {counts or 'no citations'}"
+
+
+def final_stance(stance: str | None, strong: Callable[[str], str], plain: Callable[[str], str]) -> str:
+    """A seat's final stance beside the synthesis: ``strong`` when it does not accept the consensus (the
+    synthesis may not record agreement it did not give), else ``plain``."""
+    return plain(stance) if stance == ACCEPTING_CONSENSUS else strong(stance or "no stance")
 
 
 def model_checks(section: ModelSection) -> str:
