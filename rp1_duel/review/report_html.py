@@ -109,6 +109,7 @@ def render_html(report: Report) -> str:
         _novel_arguments(report),
         _citations(report),
         _model_written(report),
+        _judged_verdict(report),
         _footer(report),
     ]
     return (
@@ -618,6 +619,25 @@ def _model_written(report: Report) -> str:
         + "".join(f"<p>{_text(p)}</p>" for p in words.model_text(s).split("\n\n") if p.strip())
         + "</section>"
         for s in report.model_written
+    )
+
+
+def _judged_verdict(report: Report) -> str:
+    """Each assessor's verdict, labelled as a judgement, the turns it rests on checked; whether they agree."""
+    verdicts = report.judged_verdict
+    if verdicts is None:
+        return ""
+    items = "".join(
+        f"<li><code>{_e(v.model)}</code>: <strong>{_e(words.judged(report, v))}</strong>; "
+        f"{words.rests_on(v.rests_on, _e)}.</li>"
+        for v in verdicts.verdicts
+    )
+    agreement = words.judged_agreement(report, verdicts)
+    return (
+        f'<section class="model-written"><h2>{_e(verdicts.label)}</h2>'
+        f'<p class="muted">{_e(words.VERDICT_NOTE)}.</p><ul>{items}</ul>'
+        + (f"<p><strong>{_e(agreement)}</strong></p>" if agreement else "")
+        + "</section>"
     )
 
 

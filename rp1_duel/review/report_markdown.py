@@ -48,6 +48,7 @@ def render_markdown(report: Report) -> str:
         "novel": _novel_arguments(report),
         "citations": _citations(report),
         "model_written": _model_written(report),
+        "verdict": _judged_verdict(report),
         "footer": _footer(report),
     }
     shorter: dict[str, Callable[[], str]] = {
@@ -432,6 +433,21 @@ def _model_written(report: Report) -> str:
         for section in report.model_written
     ]
     return "\n\n".join(sections)
+
+
+def _judged_verdict(report: Report) -> str:
+    """Each assessor's verdict, labelled as a judgement, the turns it rests on checked; whether they agree."""
+    verdicts = report.judged_verdict
+    if verdicts is None:
+        return ""
+    lines = [f"### {inline(verdicts.label)}", "", f"_{inline(words.VERDICT_NOTE)}._", ""]
+    lines += [
+        f"- **{inline(v.model)}**: {inline(words.judged(report, v))}; {words.rests_on(v.rests_on, inline)}."
+        for v in verdicts.verdicts
+    ]
+    if (agreement := words.judged_agreement(report, verdicts)) is not None:
+        lines += ["", f"_{inline(agreement)}_"]
+    return "\n".join(lines)
 
 
 def _footer(report: Report) -> str:
