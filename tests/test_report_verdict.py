@@ -81,7 +81,7 @@ def test_a_win_names_the_seat_and_the_turns_it_rests_on_checked(tmp_path):
     assert report.outcome.outcome == "ACCEPTED_CONSENSUS" and path.read_bytes() == artifact
 
 
-def test_a_draw(tmp_path):
+def test_a_draw_rests_on_the_turns_its_line_names(tmp_path):
     path = with_sidecar(CONSENSUS, tmp_path)
     with FakeOpenAIServer(responder=answering(f"{ASSESSMENT}\n\n**Verdict:** draw. Rests on: Turns 4 and 5.")) as gpt:
         assess(path, env_for(gpt=gpt))
