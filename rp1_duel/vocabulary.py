@@ -35,6 +35,7 @@ __all__ = [
     "CONJECTURE_TAG",
     "CONVERGING",
     "COUNTERPOINTS",
+    "DEPARTURES",
     "DISSENT",
     "DISSENTING",
     "FETCH_FAILURES",
@@ -123,7 +124,10 @@ UNENGAGED_POINTS: Final = "Unengaged Points"
 SYNTHESIS: Final = "Synthesis"
 AGREED: Final = "Agreed"
 STILL_OPEN: Final = "Still Open"
-CHAIR_SECTIONS: Final = (QUESTION, LINEUP, GOOD_ANSWER, UNENGAGED_POINTS, SYNTHESIS, AGREED, STILL_OPEN)
+DEPARTURES: Final = (
+    "Departures"  # where a synthesis says, seat by seat, which final stance it overrules (SILENT_OVERRULE)
+)
+CHAIR_SECTIONS: Final = (QUESTION, LINEUP, GOOD_ANSWER, UNENGAGED_POINTS, SYNTHESIS, AGREED, STILL_OPEN, DEPARTURES)
 MAX_UNENGAGED_POINTS: Final = 3
 
 
@@ -139,11 +143,12 @@ class Phase:
 
 
 CHAIR_PHASES: Final = (Phase.OPENING_BRIEF, Phase.PRE_CLOSING, Phase.SYNTHESIS)
-# The sections of each chair turn, in order; the synthesis may add Agreed, Still Open and Proposed Edits after its own.
+# The sections of each chair turn, in order; the synthesis may add Agreed, Still Open, Departures and Proposed Edits
+# after its own.
 CHAIR_PHASE_SECTIONS: Final = {
     Phase.OPENING_BRIEF: ((QUESTION, LINEUP, GOOD_ANSWER), ()),
     Phase.PRE_CLOSING: ((UNENGAGED_POINTS,), ()),
-    Phase.SYNTHESIS: ((SYNTHESIS,), (AGREED, STILL_OPEN, PROPOSED_EDITS)),
+    Phase.SYNTHESIS: ((SYNTHESIS,), (AGREED, STILL_OPEN, DEPARTURES, PROPOSED_EDITS)),
 }
 
 
@@ -325,6 +330,7 @@ class RuleCode:
     RAW_HTML: Final = "RAW_HTML"
     CHAIR_FORMAT: Final = "CHAIR_FORMAT"
     UNENGAGED_POINTS: Final = "UNENGAGED_POINTS"
+    SILENT_OVERRULE: Final = "SILENT_OVERRULE"
     # proposed edits and the revision they make (section 7, "Proposed edits")
     EDIT_FORMAT: Final = "EDIT_FORMAT"
     EDIT_TARGET: Final = "EDIT_TARGET"

@@ -283,7 +283,7 @@ def test_the_cache_file_is_deterministic_json_keyed_by_chain_head_model_and_prom
         "assessments": [
             {
                 "model": "anthropic:claude-sonnet-5-5",
-                "prompt_version": 1,
+                "prompt_version": 2,
                 "chain_head": head,
                 "turns": 5,
                 "asked_at": "2026-11-18T11:06:40.000Z",
@@ -357,11 +357,11 @@ def test_an_answer_of_another_prompt_version_is_stale(tmp_path):
     with FakeAnthropicServer(responder=answering(ASSESSMENT)) as claude:
         assess(path, env_for(claude))
     cache = assessment.cache_path(path)
-    cache.write_text(cache.read_text().replace('"prompt_version": 1', '"prompt_version": 0'))
+    cache.write_text(cache.read_text().replace('"prompt_version": 2', '"prompt_version": 1'))
     report = read_report(path, env={})
     assert report.model_written == ()
     assert report.notes[0].endswith(
-        "is stale, not shown: it was asked with prompt version 0, not 1; `duel report --assess` asks again"
+        "is stale, not shown: it was asked with prompt version 1, not 2; `duel report --assess` asks again"
     )
 
 

@@ -800,6 +800,7 @@ def test_every_rule_code_has_a_one_line_text():
         "RAW_HTML",
         "CHAIR_FORMAT",
         "UNENGAGED_POINTS",
+        "SILENT_OVERRULE",
         "EDIT_FORMAT",
         "EDIT_TARGET",
         "EDIT_NOT_FOUND",

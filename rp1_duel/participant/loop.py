@@ -771,7 +771,15 @@ class Duelist:
         outcome = (
             decide_panel(panel, schedule.max_turns, seats=schedule.seats).outcome if phase in CHAIR_PHASES else None
         )
-        return sealed + prompt.phase_note(phase, lineup=lineup, points=points, pre_closing=pre_closing, outcome=outcome)
+        names = {p.seat: p.display_name for p in status.participants}
+        final_stances = [
+            f"Seat {seat}, {names.get(seat, 'unnamed')}: {history.turn(turn).stance} in Turn {turn}"
+            for seat, turn in sorted(history.final_turns().items())
+            if phase == Phase.SYNTHESIS
+        ]
+        return sealed + prompt.phase_note(
+            phase, lineup=lineup, points=points, pre_closing=pre_closing, outcome=outcome, final_stances=final_stances
+        )
 
     def _peer_verdicts(self, history: History, status: StatusResult, deadline: float, lost: threading.Event) -> str:
         """With --verify, the verdicts on the URLs of every turn the others wrote since this

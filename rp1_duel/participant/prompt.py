@@ -138,8 +138,10 @@ def phase_note(
     points: Sequence[Item] = (),
     pre_closing: int | None = None,
     outcome: str | None = None,
+    final_stances: Sequence[str] = (),
 ) -> str:
-    """What this turn of a chaired duel is for; empty without a chair."""
+    """What this turn of a chaired duel is for; empty without a chair. ``final_stances``: for the synthesis,
+    each panel seat's final stance, one line a seat (`Seat 2, Bob: DISSENTING in Turn 6`)."""
     if phase == Phase.OPENING_BRIEF:
         names = "; ".join(lineup)
         return (
@@ -154,10 +156,18 @@ def phase_note(
             "list by quoting its words.\n"
         )
     if phase == Phase.SYNTHESIS:
+        stances = "".join(f"- {line}\n" for line in final_stances)
         return (
             f"This is your closing synthesis: the closing round is complete, and the panel's outcome is "
             f"{outcome or 'not decided'}. Say what the panel concluded and why, citing turns; Agreed and Still "
             "Open list what it agreed and what remains.\n"
+        ) + (
+            f"Each seat's final stance:\n{stances}A seat whose final stance is not ACCEPTING_CONSENSUS agreed "
+            "only to what that turn's Agreements say: each Agreed item quotes them for every such seat "
+            '(`Turn M "its words"`), or a Departures item names the seat (`Seat N`), its final stance, and what '
+            "you conclude instead and why (`SILENT_OVERRULE`).\n"
+            if final_stances
+            else ""
         )
     if phase == Phase.CLOSING and points and pre_closing is not None:
         listed = "".join(f"{number}. {point.text}\n" for number, point in enumerate(points, 1))

@@ -24,7 +24,7 @@ from ..turns.novelty import NoveltyIndex
 from ..turns.revision import Revision
 from ..turns.rules import TurnContext, TurnReport, validate_turn
 from ..turns.source import SourceDocument, read_bounded
-from ..vocabulary import RecordCode
+from ..vocabulary import Phase, RecordCode
 from .artifact import GENESIS, FrontMatter, FrontMatterError, ParsedArtifact, TurnBlock, decode_artifact, parse
 from .outcomes import Evaluation, TurnSummary, evaluate
 from .sources import recorded_source, source_location
@@ -147,6 +147,7 @@ class History:
         schedule = self.schedule
         if schedule.sealed(number):
             return self._sealed_context(claimant, number)
+        phase = schedule.phase(number)
         return TurnContext(
             turn_number=number,
             participant_name=claimant.name,
@@ -157,9 +158,10 @@ class History:
             prior_turns=self.turns,
             previous_stance=self.stances.get(schedule.speaker(number)),  # its own turn, a round back
             novelty=self.novelty,
-            phase=schedule.phase(number),
+            phase=phase,
             pre_closing=schedule.pre_closing,
             revision=self.revision,
+            final_turns=self.final_turns(before=number) if phase == Phase.SYNTHESIS else {},
         )
 
     def _sealed_context(self, claimant: Claimant, number: int) -> TurnContext:
@@ -181,6 +183,12 @@ class History:
             revision=Revision(self.source.raw or self.source.text) if self.source is not None else None,
             sealed=True,
         )
+
+    def final_turns(self, *, before: int | None = None) -> dict[int, int]:
+        """Each panel seat's latest turn (before turn ``before``, if given): seat -> turn number."""
+        speaker = self.schedule.speaker
+        latest = (n for n in self.numbers if before is None or n < before)
+        return {seat: n for n in latest if (seat := speaker(n)) != CHAIR_SEAT}
 
     def accept(self, block: TurnBlock, turn: ParsedTurn) -> None:
         """Append the next turn, already checked, and note its claims and its speaker's stance."""

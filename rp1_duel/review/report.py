@@ -60,6 +60,7 @@ from ..vocabulary import (
     TIMEOUT,
     CitationKind,
     RecordCode,
+    Verdict,
 )
 from .assessment import AssessmentFile, ModelSection, Subject, shown
 from .decision import (
@@ -72,6 +73,8 @@ from .decision import (
     seat_positions,
 )
 from .openings import Openings, openings_of
+from .synthesis import SynthesisView, synthesis_view
+from .verdict import JudgedVerdicts, judge
 
 __all__ = [
     "MARKED_STANCES",
@@ -292,6 +295,8 @@ class Report:
     notes: tuple[str, ...] = ()
     model_written: tuple[ModelSection, ...] = field(default=())
     model_failures: tuple[ModelFailure, ...] = ()  # in the order they were logged
+    synthesis: SynthesisView | None = None  # a chaired duel's synthesis, beside each seat's final stance
+    judged_verdict: JudgedVerdicts | None = None  # the assessments' verdicts; None without a shown assessment
 
     @property
     def turn_count(self) -> int:
@@ -320,6 +325,10 @@ class Report:
         """The ``json`` format, field by field in docs/protocol.md section 11."""
         data = asdict(self)
         del data["schedule"], data["links"]  # links depend on where the report is read, not on the record
+        if not self.schedule.chair:
+            del data["synthesis"]  # as `chair`: a report without a chair reads as before chairs
+        if self.judged_verdict is None:
+            del data["judged_verdict"]  # only beside an assessment: a report without one reads as before
         lead = {"decision": data.pop("decision"), "openings": data.pop("openings"), "changes": data.pop("changes")}
         lead["decision"]["validation_problems"] = [p.to_dict() for p in self.decision.validation_problems]
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
@@ -390,11 +399,22 @@ def build_report(
     participants = _participants(front, history, events, env or {})
     verification, entries = _verification(sidecar, Path(path).name, front, parsed.blocks, turns)
     cited = artifact_citations(parsed.blocks, turns, history.source_names, first=schedule.first)
-    model_written, assessment_notes = shown(assessment, record.subject(path), turns)
+    model_written, assessment_notes = shown(assessment, record.subject(path), turns, first=schedule.first)
     outcome = _outcome(front, history, decision, parse_conclusion(parsed.conclusion), participants)
     timeline = _timeline(history)
     agreements, unresolved = _agreements(history), _unresolved(history)
     anchors = {entry.turn: entry.anchor for entry in timeline}
+    judged = judge(
+        model_written,
+        outcome=front.outcome,
+        void_reasons=_void_reasons(front.outcome, problems, validation),
+        final_turns=history.final_turns(),
+        fabricated_beneath=lambda numbers: [
+            c
+            for c in flagged_citations(history, cited, entries, numbers)
+            if c.verdict == Verdict.FABRICATED and c.deciding_turns
+        ],
+    )
     return Report(
         path=path,
         duel_id=front.duel_id,
@@ -439,7 +459,17 @@ def build_report(
         notes=(*notes, *assessment_notes),
         model_failures=_model_failures(events or (), participants),
         model_written=model_written,
+        synthesis=synthesis_view(history, {p.seat: p.name for p in participants}),
+        judged_verdict=judged,
     )
+
+
+def _void_reasons(outcome: str | None, problems: Sequence[str], validation: ArtifactReport | None) -> list[str]:
+    """Why the record voids every judged verdict: it was invalidated, or it does not validate."""
+    reasons = [f"the duel closed {INVALIDATED}"] if outcome == INVALIDATED else []
+    if problems or (validation is not None and not validation.valid):
+        reasons.append("the record does not validate")
+    return reasons
 
 
 @dataclass(frozen=True)

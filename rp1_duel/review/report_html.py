@@ -62,6 +62,7 @@ pre.diff span { display: block; padding: 0 12px; white-space: pre; }
 .scroll { overflow-x: auto; margin: 6px 0; } .scroll > table { margin: 0; min-width: 600px; }
 td.text { min-width: 16em; } td code { overflow-wrap: normal; white-space: nowrap; }
 .chart { overflow-x: auto; } .chart svg { min-width: 720px; }
+.fit { overflow-x: auto; }  /* a small table beside text: it scrolls in its own column, at its own width */
 li a, td.text a, .position a { overflow-wrap: anywhere; }  /* a long URL breaks, not the page */
 table { border-collapse: collapse; width: 100%; margin: 6px 0; font-size: 14px; }
 th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
@@ -98,6 +99,7 @@ def render_html(report: Report) -> str:
         _header(report),
         _decision(report),
         _openings(report),
+        _synthesis(report),
         _changes(report),
         _outcome_details(report),
         _participants(report),
@@ -108,6 +110,7 @@ def render_html(report: Report) -> str:
         _novel_arguments(report),
         _citations(report),
         _model_written(report),
+        _judged_verdict(report),
         _footer(report),
     ]
     return (
@@ -241,6 +244,38 @@ def _openings(report: Report) -> str:
     return (
         f'<section class="openings"><h2>Against the openings\' vote</h2>'
         f"<p>{f'<strong>{said}</strong>' if openings.changed else said}</p>{_scrolling(table)}</section>"
+    )
+
+
+def _synthesis(report: Report) -> str:
+    """The chair's synthesis, whole, beside each seat's final stance; then where the chair departs from one."""
+    view = report.synthesis
+    if view is None:
+        return ""
+    paragraphs = "".join(f"<p>{_text(p)}</p>" for p in view.text.split("\n\n") if p.strip())
+    rows = "".join(
+        f'<tr><td class="n">{s.seat}</td><td>{_name(report, s.seat)}</td>'
+        f"<td>{words.final_stance(s.stance, lambda text: f'<strong>{_e(text)}</strong>', _e)}</td>"
+        f'<td class="n">{_turn(report, s.turn)}</td></tr>'
+        for s in view.final_stances
+    )
+    table = (
+        "<table><thead><tr><th>Seat</th><th>Participant</th><th>Final stance</th><th>Turn</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
+
+    def listed(title: str, items: tuple[str, ...]) -> str:
+        return f"<h3>{title}</h3><ul>{''.join(f'<li>{_text(item)}</li>' for item in items)}</ul>" if items else ""
+
+    none = f'<h3>Departures</h3><p class="muted">none ({_e(words.DEPARTURES_NOTE)})</p>'
+    return (
+        '<section><h2>The chair\'s synthesis</h2><div class="pair">'
+        f'<div><p class="muted">Turn {_turn(report, view.turn)}:</p><div class="summary">{paragraphs}</div></div>'
+        f'<div><p class="muted">Each seat\'s final stance:</p><div class="fit">{table}</div></div></div>'
+        + listed("Agreed", view.agreed)
+        + listed("Still open", view.still_open)
+        + (listed("Departures", view.departures) or none)
+        + "</section>"
     )
 
 
@@ -609,6 +644,25 @@ def _model_written(report: Report) -> str:
         + "".join(f"<p>{_text(p)}</p>" for p in words.model_text(s).split("\n\n") if p.strip())
         + "</section>"
         for s in report.model_written
+    )
+
+
+def _judged_verdict(report: Report) -> str:
+    """Each assessor's verdict, labelled as a judgement, the turns it rests on checked; whether they agree."""
+    verdicts = report.judged_verdict
+    if verdicts is None:
+        return ""
+    items = "".join(
+        f"<li><code>{_e(v.model)}</code>: <strong>{_e(words.judged(report, v))}</strong>; "
+        f"{words.rests_on(v.rests_on, _e)}.</li>"
+        for v in verdicts.verdicts
+    )
+    agreement = words.judged_agreement(report, verdicts)
+    return (
+        f'<section class="model-written"><h2>{_e(verdicts.label)}</h2>'
+        f'<p class="muted">{_e(words.VERDICT_NOTE)}.</p><ul>{items}</ul>'
+        + (f"<p><strong>{_e(agreement)}</strong></p>" if agreement else "")
+        + "</section>"
     )
 
 

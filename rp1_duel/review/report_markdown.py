@@ -39,6 +39,7 @@ def render_markdown(report: Report) -> str:
         "header": _header(report),
         "decision": _decision(report),
         "openings": _openings(report),
+        "synthesis": _synthesis(report),
         "changes": _changes(report),
         "details": _outcome_details(report),
         "participants": _participants(report),
@@ -48,6 +49,7 @@ def render_markdown(report: Report) -> str:
         "novel": _novel_arguments(report),
         "citations": _citations(report),
         "model_written": _model_written(report),
+        "verdict": _judged_verdict(report),
         "footer": _footer(report),
     }
     shorter: dict[str, Callable[[], str]] = {
@@ -192,6 +194,27 @@ def _openings(report: Report) -> str:
         else f"| {cell(report.name_of(vote.seat))} | — | — | no turn | — |"
         for vote in openings.votes
     ]
+    return "\n".join(lines)
+
+
+def _synthesis(report: Report) -> str:
+    """The chair's synthesis, whole, with each seat's final stance beside it and where the chair departs from one."""
+    view = report.synthesis
+    if view is None:
+        return ""
+    quoted = "\n>\n".join(f"> {inline(p)}" for p in view.text.split("\n\n") if p.strip())
+    lines = [f"### The chair's synthesis (turn {_turn(report, view.turn)})", "", quoted or "_no Synthesis_", ""]
+    lines += ["Each seat's final stance:", "", "| Seat | Participant | Final stance | Turn |", "|---|---|---|---|"]
+    lines += [
+        f"| {s.seat} | {cell(s.name)} | {words.final_stance(s.stance, lambda text: f'**{cell(text)}**', cell)} "
+        f"| {_turn(report, s.turn)} |"
+        for s in view.final_stances
+    ]
+    for title, items in (("Agreed", view.agreed), ("Still open", view.still_open)):
+        if items:
+            lines += ["", f"**{title}**:", *(f"- {inline(item)}" for item in items)]
+    lines += ["", f"**Departures** ({words.DEPARTURES_NOTE}):" + ("" if view.departures else " none.")]
+    lines += [f"- {inline(item)}" for item in view.departures]
     return "\n".join(lines)
 
 
@@ -429,6 +452,21 @@ def _model_written(report: Report) -> str:
         for section in report.model_written
     ]
     return "\n\n".join(sections)
+
+
+def _judged_verdict(report: Report) -> str:
+    """Each assessor's verdict, labelled as a judgement, the turns it rests on checked; whether they agree."""
+    verdicts = report.judged_verdict
+    if verdicts is None:
+        return ""
+    lines = [f"### {inline(verdicts.label)}", "", f"_{inline(words.VERDICT_NOTE)}._", ""]
+    lines += [
+        f"- **{inline(v.model)}**: {inline(words.judged(report, v))}; {words.rests_on(v.rests_on, inline)}."
+        for v in verdicts.verdicts
+    ]
+    if (agreement := words.judged_agreement(report, verdicts)) is not None:
+        lines += ["", f"_{inline(agreement)}_"]
+    return "\n".join(lines)
 
 
 def _footer(report: Report) -> str:

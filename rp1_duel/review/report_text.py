@@ -9,14 +9,17 @@ from urllib.parse import quote
 from ..coordination.counts import Usage
 from ..participant.usage import PricedUsage
 from ..record.verification import CURRENT, MISMATCH, STALE
-from ..vocabulary import ACCEPTED_CONSENSUS, CitationKind
-from .assessment import ModelSection
+from ..vocabulary import ACCEPTED_CONSENSUS, ACCEPTING_CONSENSUS, CitationKind
+from .assessment import CheckedReference, ModelSection
 from .decision import FlaggedCitation, RevisionView
 from .report import OPEN, CitationRow, ModelFailure, Report, UnresolvedEntry, VerificationFacts, and_list
+from .verdict import AGREE, DRAW, NONE, VOID, WINNER, JudgedVerdict, JudgedVerdicts
 
 __all__ = [
+    "DEPARTURES_NOTE",
     "SEAT_COLOURS",
     "SEAT_COLOUR_NAMES",
+    "VERDICT_NOTE",
     "cautions",
     "citation_href",
     "citation_kinds",
@@ -25,14 +28,18 @@ __all__ = [
     "duration",
     "everyone",
     "facts",
+    "final_stance",
     "flagged_counts",
     "headline",
+    "judged",
+    "judged_agreement",
     "model_checks",
     "model_text",
     "moment",
     "no_decision",
     "plural",
     "resting",
+    "rests_on",
     "revision_summary",
     "tag",
     "title",
@@ -57,6 +64,12 @@ SEAT_COLOURS = {
     8: "#57606a",
 }
 SEAT_COLOUR_NAMES = {1: "blue", 2: "orange", 3: "green", 4: "purple", 5: "pink", 6: "teal", 7: "brown", 8: "grey"}
+DEPARTURES_NOTE = "where the synthesis overrules a seat's final stance"
+VERDICT_NOTE = (
+    "Read from each assessment's last Verdict line, its turn references checked; void is forced when the record"
+    " was invalidated or does not validate, or when a fabricated citation decided it; the record and its outcome"
+    " are unchanged"
+)
 
 
 def duration(seconds: float | None) -> str:
@@ -269,6 +282,12 @@ def verification(facts: VerificationFacts) -> str:
     return f"{where} ({moment(facts.verified_at or '')}) {coverage}: {counts or 'no citations'}"
 
 
+def final_stance(stance: str | None, strong: Callable[[str], str], plain: Callable[[str], str]) -> str:
+    """A seat's final stance beside the synthesis: ``strong`` when it does not accept the consensus (the
+    synthesis may not record agreement it did not give), else ``plain``."""
+    return plain(stance) if stance == ACCEPTING_CONSENSUS else strong(stance or "no stance")
+
+
 def model_checks(section: ModelSection) -> str:
     """`5 turn references, 2 not found (marked [not found: …]). Asked 2026-11-24 10:02 UTC.`"""
     count = len(section.references)
@@ -290,3 +309,42 @@ def model_text(section: ModelSection) -> str:
             position = reference.end
     out.append(section.text[position:])
     return "".join(out)
+
+
+def _said(report: Report, kind: str | None, seat: int | None) -> str:
+    """`Bob (seat 2) wins`, `a draw`, `void`."""
+    if kind == WINNER and seat is not None:
+        return f"{report.name_of(seat)} (seat {seat}) wins"
+    return {DRAW: "a draw", VOID: "void"}.get(kind or "", "no verdict")
+
+
+def judged(report: Report, verdict: JudgedVerdict) -> str:
+    """One assessor's verdict, as it stands: `Bob (seat 2) wins`, `a draw`, `void (the model's own verdict)`,
+    `void, forced: … (the model said: Bob (seat 2) wins)`, `no verdict: …`."""
+    if verdict.void_reasons:
+        said = _said(report, verdict.given, verdict.given_seat) if verdict.given else "no verdict"
+        return f"void, forced: {'; '.join(verdict.void_reasons)} (the model said: {said})"
+    if verdict.verdict == VOID:
+        return "void (the model's own verdict)"
+    if verdict.verdict == NONE:
+        return f"no verdict: {verdict.problem}"
+    return _said(report, verdict.verdict, verdict.seat)
+
+
+def rests_on(references: tuple[CheckedReference, ...], write: Callable[[str], str] = str) -> str:
+    """`rests on Turn 4 "…", Turn 9 [not found: …]` (each reference written by ``write``), or `names no turn`."""
+    if not references:
+        return "names no turn it rests on"
+    marked = [write(r.text) + ("" if r.found else f" [not found: {write(r.reason or '')}]") for r in references]
+    return "rests on " + ", ".join(marked)
+
+
+def judged_agreement(report: Report, verdicts: JudgedVerdicts) -> str | None:
+    """`The 2 assessors agree: Bob (seat 2) wins.`, or that they disagree; None with one verdict."""
+    if verdicts.agreement is None:
+        return None
+    count = len(verdicts.verdicts)
+    if verdicts.agreement == AGREE:
+        first = verdicts.verdicts[0]
+        return f"The {count} assessors agree: {_said(report, first.verdict, first.seat)}."
+    return f"The {count} assessors disagree: each verdict is shown, labelled by its assessor; none changes the outcome."

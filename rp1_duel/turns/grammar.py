@@ -21,15 +21,18 @@ import mistune
 
 from ..vocabulary import (
     ACCEPTED_REVISION,
+    AGREED,
     AGREEMENTS,
     CHAIR_SECTIONS,
     COUNTERPOINTS,
+    DEPARTURES,
     NOVEL_ARGUMENT,
     OPTIONAL_SECTIONS,
     POSITION,
     PROPOSED_EDITS,
     SECTIONS,
     STANCE_REVISION_SUPPORT,
+    STILL_OPEN,
     UNENGAGED_POINTS,
     UNRESOLVED_ITEMS,
 )
@@ -64,6 +67,8 @@ _SECTION_BY_KEY = {name.casefold(): name for name in (*SECTIONS, *OPTIONAL_SECTI
 # A chair's turn is read with its own labels only, and a panelist's with the six: a panel
 # turn's `**Question**` line stays text, as it always was.
 _CHAIR_SECTION_BY_KEY = {name.casefold(): name for name in (*CHAIR_SECTIONS, PROPOSED_EDITS)}
+# A chair's sections read item by item, and the field of ParsedTurn each goes to.
+_CHAIR_LISTS = {UNENGAGED_POINTS: "points", AGREED: "agreed", STILL_OPEN: "still_open", DEPARTURES: "departures"}
 _REVISION_ID = re.compile(r"`?(r-[0-9a-f]{12})`?")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
 _EMPTY_BULLET = re.compile(r"^\s*(?:(?:[-*+]|\d{1,9}[.)])\s*)?$")
@@ -169,6 +174,9 @@ class ParsedTurn:
     novel_support: tuple[SupportItem, ...] = ()
     unresolved: tuple[UnresolvedItem, ...] = ()
     points: tuple[Item, ...] = ()  # a chair's Unengaged Points
+    agreed: tuple[Item, ...] = ()  # a chair's synthesis: its Agreed items,
+    still_open: tuple[Item, ...] = ()  # its Still Open items
+    departures: tuple[Item, ...] = ()  # and its Departures items (SILENT_OVERRULE)
     chair: bool = False  # read with the chair's grammar
     stance_revision_support: tuple[SupportItem, ...] = ()
     edits: EditSection = NO_EDITS  # the Proposed Edits section's, when the turn has one
@@ -595,8 +603,8 @@ class _TurnParser:
             return {"unresolved": tuple(_unresolved(e) for e in entries)}
         if name == STANCE_REVISION_SUPPORT:
             return {"stance_revision_support": tuple(SupportItem(e.text, e.line, name) for e in entries)}
-        if name == UNENGAGED_POINTS:
-            return {"points": tuple(Item(e.text, e.line) for e in entries)}
+        if name in _CHAIR_LISTS:
+            return {_CHAIR_LISTS[name]: tuple(Item(e.text, e.line) for e in entries)}
         if name == ACCEPTED_REVISION:
             found = _REVISION_ID.fullmatch(" ".join(self.lines[start:end]).strip())
             return {"accepted_revision": found.group(1) if found else None}

@@ -137,9 +137,13 @@ CHAIR_FORMATS = {
 **Synthesis**
 … what the panel concluded, and why …
 **Agreed**
-- …
+- … a point every seat agreed to; for a seat whose final turn is not ACCEPTING_CONSENSUS, quoting that \
+turn's Agreements (Turn {M} "its words") …
 **Still Open**
-- …""",
+- …
+**Departures**
+- Seat {S} ({its final STANCE}, Turn {M}): … what the synthesis concludes instead of that seat's final \
+stance, and why …""",
 }
 # The rules a chair's turn is held to: the panel's sections, stances and grounding do not apply.
 CHAIR_RULES = (
@@ -149,13 +153,20 @@ CHAIR_RULES = (
     RuleCode.UNSAFE_STRUCTURE,
     RuleCode.RAW_HTML,
 )
+PHASE_RULES = {Phase.SYNTHESIS: (RuleCode.SILENT_OVERRULE,)}  # a rule of one chair turn only
 
 
 def chair_guide(phase: str) -> str:
     """The contract of one chair turn, as plain lines (a fenced example tends to be answered fenced)."""
-    rules = "\n".join(f"- `{code}`: {RULES[code]}" for code in CHAIR_RULES)
+    rules = "\n".join(f"- `{code}`: {RULES[code]}" for code in (*CHAIR_RULES, *PHASE_RULES.get(phase, ())))
+    optional = (
+        " Agreed, Still Open and Departures are optional; a synthesis never reports as agreed what a seat did not"
+        " accept without a Departures item saying so."
+        if phase == Phase.SYNTHESIS
+        else ""
+    )
     return (
         f"Format:\n\n{CHAIR_FORMATS[phase]}\n\n"
-        "The chair takes no stance: the heading ends with CHAIR. Agreed and Still Open are optional.\n\n"
+        f"The chair takes no stance: the heading ends with CHAIR.{optional}\n\n"
         f"Rules (each rejection names its code):\n{rules}"
     )

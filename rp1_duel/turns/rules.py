@@ -57,16 +57,20 @@ Where the protocol is silent, this module decides:
 - Only `---` may open a turn: a lone `+++` line is text before the heading (HEADING).
 - Violations come sorted by line (those without one last), then by rule order.
 - A chair's turn (``TurnContext.phase`` one of the chair's) is read with the chair's labels and
-  checked by HEADING, CHAIR_FORMAT, TURN_REF_NOT_FOUND, UNSAFE_STRUCTURE and RAW_HTML only; turns
-  it names in its pre-closing and synthesis are found as running text names them (`Turn M "…"`).
+  checked by HEADING, CHAIR_FORMAT, TURN_REF_NOT_FOUND, SILENT_OVERRULE, UNSAFE_STRUCTURE and RAW_HTML
+  only; turns it names in its pre-closing and synthesis are found as running text names them (`Turn M "…"`).
   A closing-round turn's excerpt addresses a point when the point's own text holds it.
+- SILENT_OVERRULE reads the synthesis's Agreed and Departures items only: its Synthesis prose is the
+  chair's judgement. A seat holds out when its final turn is not ACCEPTING_CONSENSUS; an Agreed item
+  has a holding-out seat's agreement only by quoting that final turn's Agreements; a Departures item
+  is about the first `Seat N` it names and must name that seat's final stance (any letter case).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
@@ -76,10 +80,12 @@ from ..printable import CONTROL_CHARACTERS
 from ..vocabulary import (
     ACCEPTED_REVISION,
     ACCEPTING_CONSENSUS,
+    AGREED,
     CHAIR_MARK,
     CHAIR_PHASE_SECTIONS,
     CHAIR_PHASES,
     COUNTERPOINTS,
+    DEPARTURES,
     MAX_UNENGAGED_POINTS,
     NON_EMPTY_SECTIONS,
     NOVEL_ARGUMENT,
@@ -94,7 +100,7 @@ from ..vocabulary import (
     Phase,
     RuleCode,
 )
-from .grammar import ParsedTurn, parse_turn, turn_heading
+from .grammar import Item, ParsedTurn, parse_turn, turn_heading
 from .markdown import normalize_newlines, split_lines
 from .matching import SearchableText
 from .novelty import NoveltyIndex
@@ -146,10 +152,14 @@ RULES = MappingProxyType(
         RuleCode.CHAIR_FORMAT: "a chair's turn ends its heading with `CHAIR` and has its phase's sections, in order,"
         " each once and non-empty: the opening brief Question, Lineup, What A Good Answer Looks Like; the"
         " pre-closing Unengaged Points, 1 to 3 items each naming the earlier panel turn that raised it (`Turn M`);"
-        " the synthesis Synthesis, then optionally Agreed and Still Open",
+        " the synthesis Synthesis, then optionally Agreed, Still Open and Departures",
         RuleCode.UNENGAGED_POINTS: "in the closing round, every point of the chair's Unengaged Points has a"
         " counterpoint whose Addresses names the chair's pre-closing turn with an excerpt of that point"
         ' (`Addresses: Turn M "words of the point"`)',
+        RuleCode.SILENT_OVERRULE: "the synthesis overrules no seat silently: while a seat's final turn is not"
+        ' `ACCEPTING_CONSENSUS`, each Agreed item quotes that turn\'s Agreements (`Turn M "its words"`), or a'
+        " **Departures** item (after Still Open) names the seat (`Seat 2`), its final stance, and what the"
+        " synthesis concludes instead and why",
         RuleCode.EDIT_FORMAT: "Proposed Edits holds only `Edit NAME: replace` (a fenced `find` block, then a"
         ' `replace` block), `Edit NAME: delete` (a `find` block), `Edit NAME: insert after heading "HEADING"` (an'
         " `insert` block) and `Withdraw NAME` of an edit in force; NAME is lower-case letters, digits and hyphens",
@@ -234,6 +244,8 @@ class TurnContext:
     pre_closing: int | None = None
     revision: Revision | None = None  # the edits in force before this turn; None when the source is unknown
     sealed: bool = False  # a sealed opening (docs/protocol.md section 4): checked as written before the round
+    # The synthesis (SILENT_OVERRULE): each panel seat's latest turn, seat -> turn number; empty for other turns.
+    final_turns: Mapping[int, int] = field(default_factory=dict)
 
     @property
     def by_chair(self) -> bool:
@@ -266,6 +278,7 @@ class TurnContext:
 
 _MARKER_NAME = re.compile(r"duel\s*:", re.IGNORECASE)
 _TAG = re.compile(r"<(/?[A-Za-z][A-Za-z0-9-]*)")
+_SEAT = re.compile(r"\bseat\s+#?(\d+)\b", re.IGNORECASE)
 
 
 def _markers(text: str) -> Iterator[int]:
@@ -295,6 +308,7 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     if ctx.by_chair:
         checker.check_chair_sections()
         checker.check_chair_turn_mentions()
+        checker.check_overrule()
         checker.check_edits()
         return TurnReport(turn, checker.sorted_violations())
     checker.check_sections()
@@ -558,6 +572,56 @@ class _Checker:
                 self._check_turn_reference(
                     Reference("turn", "", mention.turn, excerpt=mention.excerpt), line, section.name
                 )
+
+    # SILENT_OVERRULE: the synthesis records as agreed only what each holding-out seat agreed to, or says it departs
+    def check_overrule(self) -> None:
+        """A seat holds out when its final turn is not ACCEPTING_CONSENSUS. An Agreed item has its agreement when
+        the item quotes that final turn's Agreements (`Turn M "…"`); every holding-out seat an Agreed item lacks
+        is overruled, and needs a Departures item: one whose first `Seat N` is that seat, naming its final stance."""
+        ctx = self.ctx
+        if ctx.phase != Phase.SYNTHESIS or not ctx.final_turns:
+            return
+        finals = {seat: (number, turn) for seat, number in ctx.final_turns.items() if (turn := ctx.prior_turn(number))}
+        holding_out = {seat: found for seat, found in finals.items() if found[1].stance != ACCEPTING_CONSENSUS}
+        overruled: dict[int, Item] = {}  # seat -> the first Agreed item it did not agree to
+        for item in self.turn.agreed:
+            quoted = [(m.turn, m.excerpt) for m in turns_in_text(item.text) if m.excerpt is not None]
+            for seat, (number, final) in holding_out.items():
+                agreed = any(n == number and _agreed_in(final, excerpt) for n, excerpt in quoted)
+                if not agreed and seat not in overruled:
+                    overruled[seat] = item
+        departed = self._check_departures(finals)
+        for seat, item in sorted(overruled.items()):
+            if seat not in departed:
+                number, final = holding_out[seat]
+                message = (
+                    f"{_shorten(item.text)!r} records as agreed what Seat {seat} ({final.stance} in Turn {number})"
+                    f' did not agree to: quote its agreement (`Turn {number} "…"`, words of its Agreements), or add'
+                    f" a **Departures** item naming Seat {seat}, its final stance {final.stance}, and what the"
+                    " synthesis concludes instead and why"
+                )
+                self.add(RuleCode.SILENT_OVERRULE, message, item.line, AGREED)
+
+    def _check_departures(self, finals: Mapping[int, tuple[int, ParsedTurn]]) -> set[int]:
+        """The seats the Departures name rightly: each item is about the first seat it names, and names its
+        final stance."""
+        departed = set()
+        for item in self.turn.departures:
+            named = _SEAT.search(item.text)
+            seat = int(named.group(1)) if named else None
+            if seat is None or seat not in finals:
+                which = f"names Seat {seat}, which is not a panel seat" if named else "names no seat"
+                message = f"{_shorten(item.text)!r} {which}: begin each departure with the seat it overrules (`Seat 2`)"
+                self.add(RuleCode.SILENT_OVERRULE, message, item.line, DEPARTURES)
+                continue
+            number, final = finals[seat]
+            stance = final.stance or ""
+            if not re.search(rf"\b{re.escape(stance)}\b", item.text, re.IGNORECASE):
+                message = f"the departure from Seat {seat} must name its final stance, {stance} (Turn {number})"
+                self.add(RuleCode.SILENT_OVERRULE, message, item.line, DEPARTURES)
+                continue
+            departed.add(seat)
+        return departed
 
     # UNENGAGED_POINTS
     def check_unengaged_points(self) -> None:
@@ -860,6 +924,11 @@ def _raw_html_message(snippet: str) -> str:
         f"raw HTML {snippet!r} would be read as markup when rendered, hiding or swallowing text;"
         f" write it in a code span: {code}"
     )
+
+
+def _agreed_in(turn: ParsedTurn, excerpt: str) -> bool:
+    """Whether ``excerpt`` is quoted from one of the turn's Agreements items."""
+    return any(SearchableText(item.text).contains(excerpt) for item in turn.agreements)
 
 
 def _shorten(text: str, limit: int = 80) -> str:
