@@ -16,6 +16,7 @@ __all__ = [
     "ACTIVE",
     "AGREED",
     "AGREEMENTS",
+    "AUDIENCE_ANSWERS",
     "BASES",
     "BRIEFS",
     "CHAIR_MARK",
@@ -107,11 +108,13 @@ UNRESOLVED_ITEMS: Final = "Unresolved Items"
 STANCE_REVISION_SUPPORT: Final = "Stance Revision Support"
 SECTIONS: Final = (POSITION, COUNTERPOINTS, AGREEMENTS, NOVEL_ARGUMENT, UNRESOLVED_ITEMS, STANCE_REVISION_SUPPORT)
 NON_EMPTY_SECTIONS: Final = SECTIONS[:5]
-# Two optional sections after the six (section 7, "Proposed edits"): changes to the source, and the
+# Optional sections after the six (section 7, "Proposed edits"): changes to the source, and the
 # revision an ACCEPTING_CONSENSUS turn accepts.
 PROPOSED_EDITS: Final = "Proposed Edits"
 ACCEPTED_REVISION: Final = "Accepted Revision"
-OPTIONAL_SECTIONS: Final = (PROPOSED_EDITS, ACCEPTED_REVISION)
+# Answers to the audience's questions due at this turn (section 4, "The audience"), before the edits.
+AUDIENCE_ANSWERS: Final = "Audience Answers"
+OPTIONAL_SECTIONS: Final = (AUDIENCE_ANSWERS, PROPOSED_EDITS, ACCEPTED_REVISION)
 # Begins a claim or a support item that no citation backs (section 7, CONJECTURE_AS_BASIS).
 CONJECTURE_TAG: Final = "[CONJECTURE]"
 
@@ -157,6 +160,7 @@ class Role:
 
     PANELIST: Final = "panelist"
     CHAIR: Final = "chair"
+    AUDIENCE: Final = "audience"  # `duel join` only: asks questions and gives final thoughts, takes no seat
 
 
 ROLES: Final = (Role.PANELIST, Role.CHAIR)
@@ -248,6 +252,8 @@ class EventType(str, Enum):
     PROVIDER_FAILED = "provider_failed"
     CITATIONS_VERIFIED = "citations_verified"
     OPENING_COMMITTED = "opening_committed"
+    QUESTION_ASKED = "question_asked"
+    FINAL_THOUGHTS = "final_thoughts"
 
     def __str__(self) -> str:
         return self.value
@@ -293,6 +299,9 @@ class ErrorCode:
     # sealed openings (docs/protocol.md section 4, "Sealed openings")
     OPENING_MISMATCH: Final = "OPENING_MISMATCH"  # a revealed opening is not the one committed: INVALIDATED
     OPENING_COMMITTED: Final = "OPENING_COMMITTED"  # a seat's sealed opening is committed already, to another text
+    # the audience (section 4, "The audience")
+    QUESTIONS_FULL: Final = "QUESTIONS_FULL"  # the round has its two questions already
+    QUESTION_REFUSED: Final = "QUESTION_REFUSED"  # before the first round ends, or the seat has no turn left
     # model providers (duel join)
     PROVIDER_NO_CREDENTIALS: Final = "PROVIDER_NO_CREDENTIALS"
     PROVIDER_AUTH: Final = "PROVIDER_AUTH"
@@ -342,6 +351,8 @@ class RuleCode:
     REVISION_MISMATCH: Final = "REVISION_MISMATCH"
     # sealed openings (section 4, "Sealed openings")
     SEALED_OPENING_EDITS: Final = "SEALED_OPENING_EDITS"
+    # the audience (section 4, "The audience")
+    QUESTION_UNANSWERED: Final = "QUESTION_UNANSWERED"
 
 
 class RecordCode:

@@ -809,6 +809,7 @@ def test_every_rule_code_has_a_one_line_text():
         "EDIT_TOO_LARGE",
         "REVISION_MISSING",
         "REVISION_MISMATCH",
+        "QUESTION_UNANSWERED",
         "SEALED_OPENING_EDITS",
     ]
     assert all(text and "\n" not in text for text in RULES.values())

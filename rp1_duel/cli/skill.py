@@ -155,6 +155,11 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "the opening you appended is not the one you committed: the duel can only be closed `INVALIDATED`",
     ),
     (
+        (ErrorCode.QUESTIONS_FULL, ErrorCode.QUESTION_REFUSED),
+        "stop",
+        "the audience's refusals (`duel ask`): a seat never gets them; a question you are asked is in your prompt",
+    ),
+    (
         (ErrorCode.OPENING_COMMITTED,),
         WAIT_TURN,
         (
@@ -419,6 +424,10 @@ Run the command for your `next_step`, read `next_step` from its answer, and repe
   turn (section 3) to `$TURN_FILE`, then run the command: it appends the turn and releases the lease.
   A long composition keeps the lease with `{refresh_command()}` (a lease lasts `lease_seconds`),
   but never past the turn deadline (`data.turn_deadline`): a turn not appended by then is lost.
+- Audience questions: the artifact's front matter lists them under `audience` (`id`, `to` a seat,
+  `text`, `due_turn`). A question to your seat due at the turn you write must be answered in a section
+  `**Audience Answers**` after Stance Revision Support: one item per question, `- Q<id>: …`, at
+  least a sentence of your own (`QUESTION_UNANSWERED` otherwise).
 - `commit_opening`: the duel's openings are sealed: every seat writes its opening before seeing
   any other. Your turn number is your seat (`data.seat` of `join`). Write your opening to
   `$TURN_FILE` as for `compose_turn`, citing the source only (no other opening exists for you yet)

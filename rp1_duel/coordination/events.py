@@ -32,6 +32,7 @@ __all__ = [
     "DuelSealed",
     "Event",
     "EventData",
+    "FinalThoughtsAdded",
     "LockAcquired",
     "LockRefreshed",
     "LockReleased",
@@ -40,6 +41,7 @@ __all__ = [
     "ParticipantResumed",
     "ParticipantWaiting",
     "ProviderFailed",
+    "QuestionAsked",
     "RecordInvalidated",
     "SeatReclaimed",
     "SeatTakenOver",
@@ -363,6 +365,41 @@ class OpeningCommitted(EventData):
 
 
 @dataclass(frozen=True)
+class QuestionAsked(EventData):
+    """The audience asked seat ``to_seat`` question ``id`` after round ``round``: its turn ``due_turn`` must
+    answer it (section 4, "The audience"). The text is in the artifact's front matter; ``participant_id``
+    is ``null`` (the audience holds no seat)."""
+
+    event_type = EventType.QUESTION_ASKED
+    id: int
+    to_seat: int
+    round: int
+    due_turn: int
+    by: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> QuestionAsked:
+        """The data of its JSON object (raises :class:`Unfit`)."""
+        return cls(
+            _int(data, "id"), _int(data, "to_seat"), _int(data, "round"), _int(data, "due_turn"), _str(data, "by")
+        )
+
+
+@dataclass(frozen=True)
+class FinalThoughtsAdded(EventData):
+    """An audience member added final thoughts to the closed duel (bookkeeping: it wakes no one)."""
+
+    event_type = EventType.FINAL_THOUGHTS
+    wakes = False
+    by: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FinalThoughtsAdded:
+        """The data of its JSON object (raises :class:`Unfit`)."""
+        return cls(_str(data, "by"))
+
+
+@dataclass(frozen=True)
 class SourceChanged(EventData):
     """Logged by the service: the source file on disk no longer has the pinned hash (section 6, "The source")."""
 
@@ -526,6 +563,8 @@ _TYPES: dict[EventType, type[EventData]] = {
         ProviderFailed,
         CitationsVerified,
         OpeningCommitted,
+        QuestionAsked,
+        FinalThoughtsAdded,
     )
 }
 

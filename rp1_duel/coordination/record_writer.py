@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
+from ..audience import FinalThought, Question, admission
 from ..clock import iso
 from ..errors import DuelError, invalid_argument
 from ..record import artifact, signatures
@@ -29,8 +30,10 @@ from .events import (
     CandidateConvergence,
     DuelClosed,
     DuelSealed,
+    FinalThoughtsAdded,
     LockReleased,
     OpeningCommitted,
+    QuestionAsked,
     RecordInvalidated,
     SourceChanged,
     TurnAppended,
@@ -42,7 +45,9 @@ from .store import Transaction
 __all__ = [
     "RecordCheck",
     "abandon_duel",
+    "add_final_thought",
     "append_turn",
+    "ask_question",
     "check_record",
     "close_duel",
     "commit_opening",
@@ -70,6 +75,8 @@ def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
             ParticipantEntry(p.id, p.seat, p.display_name, p.harness, p.model_id, iso(p.joined_at), p.signer, p.persona)
             for p in sorted(state.participants, key=lambda p: p.seat)
         ),
+        questions=tuple(state.questions),
+        final_thoughts=tuple(state.final_thoughts),
     )
 
 
@@ -162,7 +169,7 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
     except SourceUnreadable as exc:
         return f"source {state.source_path} is unreadable ({exc.reason})"
     recorded = tx.store.source_path_shown(state)
-    history = History(source, citable_names(recorded), state.schedule)
+    history = History(source, citable_names(recorded), state.schedule, questions=tuple(state.questions))
     history.replay(blocks)
     return history
 
@@ -484,10 +491,22 @@ def seal_duel(tx: Transaction, me: Participant, signing_key: str | os.PathLike[s
         raise invalid_argument(f"duel {state.id} is still open: only a closed duel's ending is sealed")
     if any(seal.seat == me.seat for seal in state.seals):
         return False
+    turns, found = _closed_record(tx, "seal")
+    text = artifact.conclusion_text(found)
+    state.seals.append(_seal(state, me, signing_key, outcome=cast("str", state.outcome), conclusion=text))
+    write_artifact(tx, turns, found)
+    tx.emit(DuelSealed(me.seat), by=me.id)
+    return True
+
+
+def _closed_record(tx: Transaction, action: str) -> tuple[list[TurnBlock] | str, Conclusion]:
+    """A closed duel's turns and conclusion, to write its artifact again; ``ARTIFACT_TAMPERED`` when the
+    record or its conclusion is no longer what the close wrote."""
+    state = tx.state
     check = check_record(tx)
     written = artifact.parse(check.text).conclusion or ""
     found = artifact.parse_conclusion(written)
-    # An invalidated record's turns are broken already: its seal covers the ending the state knows.
+    # An invalidated record's turns are broken already: what is written covers the ending the state knows.
     problem = check.problem if state.invalid_reason is None else None
     if (
         found is None
@@ -496,10 +515,56 @@ def seal_duel(tx: Transaction, me: Participant, signing_key: str | os.PathLike[s
     ):
         problem = "its Terminal Conclusion is not the one the close wrote"
     if problem is not None or found is None:
-        raise DuelError(ErrorCode.ARTIFACT_TAMPERED, f"cannot seal duel {state.id}: {problem}")
-    text = written
-    state.seals.append(_seal(state, me, signing_key, outcome=cast("str", state.outcome), conclusion=text))
-    turns = artifact.turns_region(check.text) if state.invalid_reason else check.blocks
-    write_artifact(tx, turns, found)
-    tx.emit(DuelSealed(me.seat), by=me.id)
-    return True
+        raise DuelError(ErrorCode.ARTIFACT_TAMPERED, f"cannot {action} duel {state.id}: {problem}")
+    return (artifact.turns_region(check.text) if state.invalid_reason else check.blocks), found
+
+
+# -- the audience (docs/protocol.md section 4, "The audience") --------------------------------
+
+
+def ask_question(tx: Transaction, *, to_seat: int, text: str, by: str) -> Question:
+    """Admit a question to ``to_seat`` and write it into the artifact's front matter; raises the refusal
+    (``QUESTIONS_FULL``, ``QUESTION_REFUSED``, ``DUEL_CLOSED``…)."""
+    state = tx.state
+    if policy.must_close(state):
+        raise DuelError(ErrorCode.QUESTION_REFUSED, "the duel has reached its outcome: no turn is left to answer in")
+    lease = policy.live_lease(state, tx.now)
+    holder = state.participant(lease.owner) if lease is not None else None
+    admitted = admission(
+        state.schedule,
+        turns_written=len(state.turns),
+        asked=state.questions,
+        to_seat=to_seat,
+        floor_held_by=holder.seat if holder is not None else None,
+    )
+    if admitted.refusal is not None or admitted.due_turn is None:
+        code, message = admitted.refusal or (ErrorCode.QUESTION_REFUSED, "no turn is due")
+        raise DuelError(code, message, {"round": admitted.round})
+    history = _trusted_history(tx)
+    question = Question(
+        id=len(state.questions) + 1,
+        round=admitted.round,
+        to_seat=to_seat,
+        by=by,
+        text=text,
+        due_turn=admitted.due_turn,
+        asked_at=iso(tx.now.wall) or "",
+    )
+    state.questions.append(question)
+    write_artifact(tx, history.blocks)
+    tx.emit(QuestionAsked(question.id, to_seat, question.round, question.due_turn, by), by=None)
+    return question
+
+
+def add_final_thought(tx: Transaction, *, by: str, text: str) -> FinalThought:
+    """Record an audience member's final thoughts on a closed duel, in the artifact's front matter: shown by
+    the report, never changing the outcome (the seals cover the ending, not the front matter)."""
+    state = tx.state
+    if state.status == ACTIVE:
+        raise DuelError(ErrorCode.QUESTION_REFUSED, "final thoughts come once the duel is closed")
+    turns, conclusion = _closed_record(tx, "add final thoughts to")
+    thought = FinalThought(by=by, text=text, at=iso(tx.now.wall) or "")
+    state.final_thoughts.append(thought)
+    write_artifact(tx, turns, conclusion)
+    tx.emit(FinalThoughtsAdded(by), by=None)
+    return thought

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
+from ..audience import FINAL_THOUGHT_CHARS, QUESTION_CHARS
 from ..clock import Clock, Instant, iso, system_clock, utc_date
 from ..errors import DuelError, invalid_argument
 from ..settings import DuelSettings
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from .events import CitationVerdicts, Event
     from .write_results import (
         AppendResult,
+        AudienceResult,
         ClaimResult,
         CommitResult,
         JoinResult,
@@ -118,6 +120,15 @@ def _check_handles(seat: object, lease: object = None) -> None:
         raise invalid_argument(f"expected the Seat a join returned, got a {type(seat).__name__}")
     if lease is not None and not isinstance(lease, LeaseToken):
         raise invalid_argument(f"expected the LeaseToken a claim granted (or None), got a {type(lease).__name__}")
+
+
+def _one_paragraph(what: str, text: str, max_len: int) -> str:
+    """``text`` as one line (its whitespace runs made single spaces), or ``INVALID_ARGUMENT``."""
+    joined = " ".join(text.split())
+    if not joined:
+        raise invalid_argument(f"{what} is empty")
+    check_single_line(what, value=joined, max_len=max_len)
+    return joined
 
 
 def _raise(refusal: DuelError | None) -> None:
@@ -849,6 +860,44 @@ class DuelService:
                 turn_sha256=sha256,
                 already_committed=already,
                 waiting_for_seats=policy.uncommitted_seats(tx.state),
+            )
+
+    # -- the audience (section 4, "The audience") ------------------------------------------------
+    @_retried_on_transient_failures
+    def ask(self, duel_id: str, *, to_seat: int, question: str, by: str) -> AudienceResult:
+        """Ask seat ``to_seat`` ``question`` as ``by`` (an audience member: no seat, no token; whoever can
+        reach the store may ask). Admitted, it is written into the artifact and due at that seat's next
+        turn, which must answer it. ``QUESTIONS_FULL`` past two a round, ``QUESTION_REFUSED`` before the
+        opening round ends or when the seat has no turn left, ``INVALID_ARGUMENT`` for a bad seat or text."""
+        from .record_writer import ask_question  # the Markdown parser is paid for only by a question
+        from .write_results import AudienceResult
+
+        by = check_name("--name", value=by)
+        text = _one_paragraph("the question", question, QUESTION_CHARS)
+        with self.transaction(duel_id) as tx:
+            _raise(policy.refuse_if_closed(tx.state))
+            asked = ask_question(tx, to_seat=to_seat, text=text, by=by)
+            return AudienceResult(
+                **common_fields(tx.state, None, tx.now),
+                question=asked.to_json(),
+                debate_path=self._debate_path(tx.state),
+            )
+
+    @_retried_on_transient_failures
+    def add_final_thoughts(self, duel_id: str, *, by: str, text: str) -> AudienceResult:
+        """Add ``by``'s final thoughts to the closed duel's artifact: shown in the report, never changing the
+        outcome. ``QUESTION_REFUSED`` while the duel is open."""
+        from .record_writer import add_final_thought  # the Markdown parser is paid for only here
+        from .write_results import AudienceResult
+
+        by = check_name("--name", value=by)
+        said = _one_paragraph("the final thoughts", text, FINAL_THOUGHT_CHARS)
+        with self.transaction(duel_id) as tx:
+            thought = add_final_thought(tx, by=by, text=said)
+            return AudienceResult(
+                **common_fields(tx.state, None, tx.now),
+                final_thought=thought.to_json(),
+                debate_path=self._debate_path(tx.state),
             )
 
     # -- turns (sections 6 and 7) -------------------------------------------------------------

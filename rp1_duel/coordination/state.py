@@ -18,6 +18,7 @@ from functools import cache
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from ..audience import FINAL_THOUGHT_CHARS, QUESTION_CHARS, FinalThought, Question
 from ..clock import Instant
 from ..errors import DuelError
 from ..schedule import Schedule
@@ -140,6 +141,8 @@ class DuelState:
     source_changed_sha256: str | None = None  # the source file's hash when a change was last noticed
     seals: list[SealRecord] = field(default_factory=list)
     commitments: list[Commitment] = field(default_factory=list)  # sealed openings (section 4), seat by seat
+    questions: list[Question] = field(default_factory=list)  # the audience's, as admitted (section 4)
+    final_thoughts: list[FinalThought] = field(default_factory=list)
     rev: int = 0
     event_seq: int = 0
     event_bytes: int = 0
@@ -187,6 +190,8 @@ def _parse_state(kind: type[DuelState], data: bytes) -> DuelState:
     raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
     raw["seals"] = [_build(SealRecord, seal) for seal in _list(raw.get("seals", []))]
     raw["commitments"] = [_build(Commitment, c) for c in _list(raw.get("commitments", []))]
+    raw["questions"] = [Question.from_json(q) for q in _list(raw.get("questions", []))]
+    raw["final_thoughts"] = [FinalThought.from_json(t) for t in _list(raw.get("final_thoughts", []))]
     shape = {name: raw.pop(name) for name in _SCHEDULE_KEYS if name in raw}
     raw["schedule"] = Schedule.recorded(_checked(Schedule, shape))
     state: DuelState = _build(kind, raw)
@@ -195,26 +200,29 @@ def _parse_state(kind: type[DuelState], data: bytes) -> DuelState:
 
 
 _SCHEDULE_KEYS = ("max_turns", "seats", "chair", "sealed_openings")
+_ONLY_WHEN_SET = ("commitments", "questions", "final_thoughts")  # absent while empty: older states read as before
 
 
 def _list(value: object) -> list[Any]:
     if not isinstance(value, list):
-        raise TypeError("seals and commitments must be lists")
+        raise TypeError("seals, commitments, questions and final thoughts must be lists")
     return value
 
 
 def _fields(record: object) -> dict[str, Any]:
     """A record's fields as JSON keeps them. The schedule's are where state files always had
     them: ``max_turns`` before the other settings, ``seats`` after them, ``chair`` only in a
-    duel that has one, ``sealed_openings`` only in one whose openings are sealed; ``commitments``
-    only once a seat has committed, so other duels' state files read as before."""
+    duel that has one, ``sealed_openings`` only in one whose openings are sealed; ``commitments``,
+    ``questions`` and ``final_thoughts`` only once there are some, so other duels' state files read as before."""
+    if isinstance(record, (Question, FinalThought)):
+        return record.to_json()
     if not isinstance(record, DuelState):
         return vars(record)
     found: dict[str, Any] = {}
     for name, value in vars(record).items():
         if name == "schedule":
             found["max_turns"] = value.max_turns
-        elif name == "commitments" and not value:
+        elif name in _ONLY_WHEN_SET and not value:
             continue
         else:
             found[name] = value
@@ -348,6 +356,20 @@ def _check_values(state: DuelState) -> None:
     ]
     problems += [
         (not (1 <= c.seat <= state.schedule.seats and hex_of(c.sha256, 64)), "commitment") for c in state.commitments
+    ]
+    problems += [
+        (
+            not 1 <= q.to_seat <= state.schedule.seats
+            or name_problem(q.by) is not None
+            or not q.text
+            or single_line_problem(q.text, QUESTION_CHARS) is not None,
+            "question",
+        )
+        for q in state.questions
+    ]
+    problems += [
+        (name_problem(t.by) is not None or single_line_problem(t.text, FINAL_THOUGHT_CHARS) is not None, "thought")
+        for t in state.final_thoughts
     ]
     signed = [t.signature for t in state.turns if t.signature is not None] + [seal.signature for seal in state.seals]
     if signed:  # the signatures module is loaded only for a duel with signed turns or seals

@@ -19,6 +19,7 @@ from .state import DuelState, Participant
 
 __all__ = [
     "AppendResult",
+    "AudienceResult",
     "ClaimResult",
     "CommitResult",
     "JoinResult",
@@ -222,3 +223,17 @@ class CommitResult(DuelResult):
             "already_committed": self.already_committed,
             "waiting_for_seats": self.waiting_for_seats,
         }
+
+
+@dataclass(kw_only=True)
+class AudienceResult(DuelResult):
+    """What the audience's ops answer: the question admitted (its id, round and due turn), or the final thoughts."""
+
+    question: dict[str, Any] | None = None
+    final_thought: dict[str, Any] | None = None
+    debate_path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON: the question or the final thought as the artifact records it, and the record's path."""
+        found = {"question": self.question} if self.question else {"final_thought": self.final_thought}
+        return {**super().to_dict(), **found, "debate_path": self.debate_path}

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
+from ..audience import Question
 from ..record.artifact import TurnBlock
 from ..record.history import Claimant
 from ..schedule import Schedule
@@ -38,6 +39,7 @@ __all__ = [
     "peer_verdicts",
     "persona_lines",
     "phase_note",
+    "questions_note",
     "system_prompt",
 ]
 
@@ -129,6 +131,18 @@ SEALED_OPENING_NOTE = (
     "before any is revealed. No other seat's opening exists for you: address the source (and a chair's brief), "
     "cite no other opening, and propose no edits in it (from the next round on you may).\n"
 )
+
+
+def questions_note(questions: Sequence[Question]) -> str:
+    """The audience's questions this turn must answer, each under **Audience Answers** as ``Q<id>: …``."""
+    if not questions:
+        return ""
+    asked = "".join(f"- Q{q.id} (from {q.by}): {q.text}\n" for q in questions)
+    return (
+        "The audience asked you these questions; this turn must answer each, in a section **Audience Answers** "
+        "after Stance Revision Support, one item each beginning with its label (`- Q1: …`), in at least a "
+        f"sentence of your own:\n{asked}"
+    )
 
 
 def phase_note(

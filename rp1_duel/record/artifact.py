@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..audience import FinalThought, Question
 from ..schedule import CHAIR_SEAT, Schedule
 from ..settings import SETTINGS
 from ..turns.markdown import front_matter_end, normalize_newlines
@@ -105,6 +106,9 @@ class FrontMatter:
     created_at: str
     closed_at: str | None
     participants: tuple[ParticipantEntry, ...]
+    # The audience (section 4, "The audience"): written under ``audience`` only once there is one.
+    questions: tuple[Question, ...] = ()
+    final_thoughts: tuple[FinalThought, ...] = ()
 
     def to_yaml(self) -> str:
         """The header as the artifact writes it between its ``---`` fences, one field a line."""
@@ -112,19 +116,31 @@ class FrontMatter:
         # characters YAML refuses to read raw (DEL, C1 controls, U+FFFE…) are written escaped.
         lines = []
         for key, value in asdict(self).items():
+            if key in _AUDIENCE_FIELDS:
+                continue
             written = self.schedule.fields() if key == "schedule" else {key: value}
             if key == "participants":  # fields added since are written only when set: older records read as before
                 written = {
                     key: [{k: v for k, v in entry.items() if k not in _LATER or v is not None} for entry in value]
                 }
             lines += [f"{name}: {_yaml_json(item)}\n" for name, item in written.items()]
+        audience = {
+            "questions": [question.to_json() for question in self.questions],
+            "final_thoughts": [thought.to_json() for thought in self.final_thoughts],
+        }
+        if self.questions or self.final_thoughts:
+            lines.append(f"audience: {_yaml_json({key: items for key, items in audience.items() if items})}\n")
         return "".join(lines)
 
     @classmethod
     def parse(cls, raw: str | None) -> FrontMatter:
         """Read the YAML between the fences; raises :class:`FrontMatterError`."""
         meta = front_matter_mapping(raw)
-        required = ["max_turns" if name == "schedule" else name for name in cls.__dataclass_fields__]
+        required = [
+            "max_turns" if name == "schedule" else name
+            for name in cls.__dataclass_fields__
+            if name not in _AUDIENCE_FIELDS
+        ]
         missing = [name for name in required if name not in meta]
         if missing:
             raise FrontMatterError(f"front matter lacks {', '.join(missing)}")
@@ -136,8 +152,8 @@ class FrontMatter:
         seats, allowed = schedule.seats, SETTINGS["seats"]
         if not (type(seats) is int and allowed.low <= seats <= allowed.high):
             raise FrontMatterError(f"seats is not a whole number from {allowed.low} to {allowed.high}")
-        if type(schedule.chair) is not bool:
-            raise FrontMatterError("chair is not true or false")
+        if type(schedule.chair) is not bool or type(schedule.sealed_openings) is not bool:
+            raise FrontMatterError("chair or sealed_openings is not true or false")
         if schedule.chair and max_turns < 2 * seats:
             raise FrontMatterError(f"max_turns is below two rounds ({2 * seats}), the fewest a chaired duel has")
         entries = meta["participants"]
@@ -160,6 +176,7 @@ class FrontMatter:
             created_at=str(meta["created_at"]),
             closed_at=_optional(meta["closed_at"]),
             participants=tuple(_entry(e, schedule) for e in entries),
+            **_audience(meta.get("audience")),
         )
 
 
@@ -209,6 +226,27 @@ def _refuse_what_the_service_never_writes(tokens: Iterable[Any]) -> None:
         depth += isinstance(token, opening) - isinstance(token, closing)
         if depth > MAX_FRONT_MATTER_DEPTH:
             raise FrontMatterError(f"front matter is nested deeper than {MAX_FRONT_MATTER_DEPTH} levels")
+
+
+_AUDIENCE_FIELDS = ("questions", "final_thoughts")
+
+
+def _audience(raw: Any) -> dict[str, Any]:
+    """The ``audience`` mapping's questions and final thoughts, each as the service writes them."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not set(raw) <= {"questions", "final_thoughts"}:
+        raise FrontMatterError("audience is not a mapping of questions and final_thoughts")
+    questions, thoughts = raw.get("questions", []), raw.get("final_thoughts", [])
+    if not isinstance(questions, list) or not isinstance(thoughts, list):
+        raise FrontMatterError("audience questions or final_thoughts is not a list")
+    try:
+        return {
+            "questions": tuple(Question.from_json(item) for item in questions),
+            "final_thoughts": tuple(FinalThought.from_json(item) for item in thoughts),
+        }
+    except ValueError as exc:
+        raise FrontMatterError(f"audience: {exc}") from None
 
 
 def _optional(value: Any) -> str | None:

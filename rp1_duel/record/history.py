@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..audience import Question
 from ..schedule import CHAIR_SEAT, Schedule
 from ..turns.grammar import ParsedTurn, parse_turn
 from ..turns.novelty import NoveltyIndex
@@ -107,6 +108,7 @@ class History:
     revision: Revision | None = None
     accepted: list[str | None] = field(default_factory=list)
     edit_names: set[str] = field(default_factory=set)  # the names of the edits in force
+    questions: tuple[Question, ...] = ()  # the audience's, each due at a turn that must answer it
 
     def __post_init__(self) -> None:
         if self.revision is None and self.source is not None:
@@ -162,6 +164,7 @@ class History:
             pre_closing=schedule.pre_closing,
             revision=self.revision,
             final_turns=self.final_turns(before=number) if phase == Phase.SYNTHESIS else {},
+            questions=tuple(question for question in self.questions if question.due_turn == number),
         )
 
     def _sealed_context(self, claimant: Claimant, number: int) -> TurnContext:
@@ -316,7 +319,11 @@ class RecordFile:
         if front is None:
             raise FrontMatterError(f"{self.path}: {self.front_problem}")
         history = History(
-            self.source, citable_names(front.source_path), front.schedule, source_sha256=front.source_sha256
+            self.source,
+            citable_names(front.source_path),
+            front.schedule,
+            source_sha256=front.source_sha256,
+            questions=front.questions,
         )
         history.replay(self.parsed.blocks[:upto])
         return history

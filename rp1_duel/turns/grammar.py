@@ -23,6 +23,7 @@ from ..vocabulary import (
     ACCEPTED_REVISION,
     AGREED,
     AGREEMENTS,
+    AUDIENCE_ANSWERS,
     CHAIR_SECTIONS,
     COUNTERPOINTS,
     DEPARTURES,
@@ -177,6 +178,7 @@ class ParsedTurn:
     agreed: tuple[Item, ...] = ()  # a chair's synthesis: its Agreed items,
     still_open: tuple[Item, ...] = ()  # its Still Open items
     departures: tuple[Item, ...] = ()  # and its Departures items (SILENT_OVERRULE)
+    answers: tuple[Item, ...] = ()  # its Audience Answers items, `Q3: …` (QUESTION_UNANSWERED)
     chair: bool = False  # read with the chair's grammar
     stance_revision_support: tuple[SupportItem, ...] = ()
     edits: EditSection = NO_EDITS  # the Proposed Edits section's, when the turn has one
@@ -605,6 +607,8 @@ class _TurnParser:
             return {"stance_revision_support": tuple(SupportItem(e.text, e.line, name) for e in entries)}
         if name in _CHAIR_LISTS:
             return {_CHAIR_LISTS[name]: tuple(Item(e.text, e.line) for e in entries)}
+        if name == AUDIENCE_ANSWERS:
+            return {"answers": tuple(Item(e.text, e.line) for e in entries)}
         if name == ACCEPTED_REVISION:
             found = _REVISION_ID.fullmatch(" ".join(self.lines[start:end]).strip())
             return {"accepted_revision": found.group(1) if found else None}

@@ -75,12 +75,14 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from ..audience import Question, answer_problem
 from ..errors import DuelError
 from ..printable import CONTROL_CHARACTERS
 from ..vocabulary import (
     ACCEPTED_REVISION,
     ACCEPTING_CONSENSUS,
     AGREED,
+    AUDIENCE_ANSWERS,
     CHAIR_MARK,
     CHAIR_PHASE_SECTIONS,
     CHAIR_PHASES,
@@ -112,6 +114,7 @@ from .source import SourceDocument
 __all__ = ["RULES", "TurnContext", "TurnReport", "TurnViolation", "turn_invalid", "validate_turn"]
 
 MAX_TURN_BYTES = 64 * 1024
+_ANSWER_LABEL = re.compile(r"\s*Q(\d{1,4})\s*[:.)]\s*(.*)", re.DOTALL)
 
 RULES = MappingProxyType(
     {
@@ -175,6 +178,9 @@ RULES = MappingProxyType(
         " `**Accepted Revision**` and the id of the revision in force after it",
         RuleCode.REVISION_MISMATCH: "an Accepted Revision names the revision in force after this turn (`r-` and 12"
         " hex digits), and only an `ACCEPTING_CONSENSUS` turn has one",
+        RuleCode.QUESTION_UNANSWERED: "every audience question due at this turn has an item `Q<id>: …` under"
+        " **Audience Answers** that says something in at least 8 words and does not merely restate the question;"
+        " no item answers a question not due at this turn",
         RuleCode.SEALED_OPENING_EDITS: "a sealed opening proposes no edits: it is written without seeing the"
         " edits the other openings propose (propose them from the next round on)",
     }
@@ -244,6 +250,7 @@ class TurnContext:
     pre_closing: int | None = None
     revision: Revision | None = None  # the edits in force before this turn; None when the source is unknown
     sealed: bool = False  # a sealed opening (docs/protocol.md section 4): checked as written before the round
+    questions: tuple[Question, ...] = ()  # the audience's questions due at this turn (QUESTION_UNANSWERED)
     # The synthesis (SILENT_OVERRULE): each panel seat's latest turn, seat -> turn number; empty for other turns.
     final_turns: Mapping[int, int] = field(default_factory=dict)
 
@@ -321,6 +328,7 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     checker.check_consensus()
     checker.check_grounding()
     checker.check_unengaged_points()
+    checker.check_audience_answers()
     checker.check_edits()
     checker.check_accepted_revision()
     return TurnReport(turn, checker.sorted_violations())
@@ -672,6 +680,29 @@ class _Checker:
                 )
             elif name in NON_EMPTY_SECTIONS and found.is_empty:
                 self.add(RuleCode.SECTION_EMPTY, f"the **{name}** section is empty", found.line, name)
+
+    # QUESTION_UNANSWERED
+    def check_audience_answers(self) -> None:
+        section = self.turn.sections.get(AUDIENCE_ANSWERS)
+        where = section.line if section else None
+        answers: dict[int, tuple[str, int | None]] = {}
+        for item in self.turn.answers:
+            labelled = _ANSWER_LABEL.match(item.text)
+            if labelled is None:
+                message = "an Audience Answers item begins with the question it answers: `Q3: …`"
+                self.add(RuleCode.QUESTION_UNANSWERED, message, item.line, AUDIENCE_ANSWERS)
+                continue
+            answers.setdefault(int(labelled.group(1)), (labelled.group(2), item.line))
+        due = {question.id for question in self.ctx.questions}
+        for number, (_, line) in answers.items():
+            if number not in due:
+                message = f"answers Q{number}, which is no audience question due at this turn"
+                self.add(RuleCode.QUESTION_UNANSWERED, message, line, AUDIENCE_ANSWERS)
+        for question in self.ctx.questions:
+            text, line = answers.get(question.id, (None, where))
+            problem = answer_problem(question, text)
+            if problem:
+                self.add(RuleCode.QUESTION_UNANSWERED, problem, line, AUDIENCE_ANSWERS)
 
     # EDIT_FORMAT, EDIT_TARGET, EDIT_NOT_FOUND, EDIT_AMBIGUOUS, EDIT_OVERLAP, EDIT_TOO_LARGE
     def check_edits(self) -> None:

@@ -1,0 +1,165 @@
+"""The audience (docs/protocol.md section 4, "The audience"): questions to named seats between rounds,
+two a round, each due at the addressed seat's next turn, which must answer it; final thoughts once the
+duel is closed. Through the service on each store, the record, `duel validate`, and real processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.errors import DuelError
+from rp1_duel.record.history import RecordFile
+from rp1_duel.record.validate import validate_file
+from rp1_duel.settings import DuelSettings
+from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, ErrorCode, EventType, RuleCode
+
+from helpers import Player, claim, join, make_turn
+
+ALICE, BOB = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x")
+ANSWER = "Fifteen minutes bounds the wait after a crash while leaving a slow model room to finish its turn."
+
+
+def answering(turn: str, answers: dict[int, str]) -> str:
+    """``turn`` with an **Audience Answers** section after its six."""
+    items = "".join(f"- Q{number}: {text}\n" for number, text in answers.items())
+    return turn + "**Audience Answers**\n" + items
+
+
+def write(service: DuelService, player: Player, text: str) -> None:
+    service.append(player.seat, claim(service, player), text, release=True)
+
+
+def ask(service: DuelService, duel_id: str, seat: int, text: str = "Why fifteen minutes and not five?") -> dict:
+    return service.ask(duel_id, to_seat=seat, question=text, by="Dana").to_dict()["question"]
+
+
+def test_a_question_is_due_at_the_seats_next_turn_which_must_answer_it(
+    service_on_each_store: DuelService, source: Path
+) -> None:
+    service = service_on_each_store
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, make_turn(1, *ALICE))
+    write(service, bob, make_turn(2, *BOB))
+    question = ask(service, alice.duel_id, 1)
+    assert (question["id"], question["round"], question["to"], question["due_turn"]) == (1, 1, 1, 3)
+    lease = claim(service, alice)
+    with pytest.raises(DuelError) as unanswered:
+        service.append(alice.seat, lease, make_turn(3, *ALICE))
+    assert {v["code"] for v in unanswered.value.details["violations"]} == {RuleCode.QUESTION_UNANSWERED}
+    service.append(alice.seat, lease, answering(make_turn(3, *ALICE), {1: ANSWER}), release=True)
+    asked = service.events(alice.duel_id, (EventType.QUESTION_ASKED,))
+    assert len(asked) == 1 and asked[0].participant_id is None
+
+
+def test_questions_wait_for_the_opening_round(service: DuelService, pair: tuple[Player, Player]) -> None:
+    alice, _ = pair
+    write(service, alice, make_turn(1, *ALICE))
+    with pytest.raises(DuelError) as early:
+        ask(service, alice.duel_id, 2)
+    assert early.value.code == ErrorCode.QUESTION_REFUSED
+
+
+def test_a_third_question_in_a_round_is_refused(service: DuelService, pair: tuple[Player, Player]) -> None:
+    alice, bob = pair
+    write(service, alice, make_turn(1, *ALICE))
+    write(service, bob, make_turn(2, *BOB))
+    ask(service, alice.duel_id, 1)
+    ask(service, alice.duel_id, 2, "Who refreshes the lease when the model is slow?")
+    with pytest.raises(DuelError) as full:
+        ask(service, alice.duel_id, 1, "And a third question?")
+    assert full.value.code == ErrorCode.QUESTIONS_FULL and full.value.details == {"round": 1}
+    write(service, alice, answering(make_turn(3, *ALICE), {1: ANSWER}))
+    write(
+        service,
+        bob,
+        answering(
+            make_turn(4, *BOB), {2: "The participant's own process refreshes it in the background while it writes."}
+        ),
+    )
+    assert ask(service, alice.duel_id, 1, "A question of round two?")["round"] == 2
+
+
+def test_a_question_to_the_seat_holding_the_floor_is_due_at_its_following_turn(
+    service: DuelService, pair: tuple[Player, Player]
+) -> None:
+    alice, bob = pair
+    write(service, alice, make_turn(1, *ALICE))
+    write(service, bob, make_turn(2, *BOB))
+    lease = claim(service, alice)  # alice may be writing turn 3 already
+    assert ask(service, alice.duel_id, 1)["due_turn"] == 5
+    service.append(alice.seat, lease, make_turn(3, *ALICE), release=True)  # turn 3 owes nothing
+
+
+def test_a_seat_with_no_turn_left_cannot_be_asked(service: DuelService, source: Path) -> None:
+
+    from helpers import join
+
+    settings = DuelSettings(max_turns=2)
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x", settings=settings)
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x", settings=settings)
+    write(service, alice, make_turn(1, *ALICE))
+    lease = claim(service, bob)
+    with pytest.raises(DuelError) as late:
+        ask(service, alice.duel_id, 1)
+    assert late.value.code == ErrorCode.QUESTION_REFUSED
+    service.release_lock(bob.seat, lease)
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ("Yes, because it works.", "says too little"),
+        ("Why fifteen minutes and not five? Why fifteen minutes and not five?", "restates the question"),
+    ],
+)
+def test_a_dodge_is_not_an_answer(service: DuelService, pair: tuple[Player, Player], answer: str, why: str) -> None:
+    alice, bob = pair
+    write(service, alice, make_turn(1, *ALICE))
+    write(service, bob, make_turn(2, *BOB))
+    ask(service, alice.duel_id, 1)
+    with pytest.raises(DuelError) as dodged:
+        service.append(alice.seat, claim(service, alice), answering(make_turn(3, *ALICE), {1: answer}))
+    [violation] = dodged.value.details["violations"]
+    assert violation["code"] == RuleCode.QUESTION_UNANSWERED and why in violation["message"]
+
+
+def test_an_answer_to_no_question_due_is_refused(service: DuelService, pair: tuple[Player, Player]) -> None:
+    alice, bob = pair
+    write(service, alice, make_turn(1, *ALICE))
+    write(service, bob, make_turn(2, *BOB))
+    with pytest.raises(DuelError) as stray:
+        service.append(alice.seat, claim(service, alice), answering(make_turn(3, *ALICE), {7: ANSWER}))
+    assert "Q7, which is no audience question due" in stray.value.details["violations"][0]["message"]
+
+
+def test_questions_and_final_thoughts_are_in_the_record_and_validate_checks_the_answers(
+    service: DuelService, pair: tuple[Player, Player]
+) -> None:
+    alice, bob = pair
+    write(service, alice, make_turn(1, *ALICE))
+    write(service, bob, make_turn(2, *BOB))
+    ask(service, alice.duel_id, 1)
+    with pytest.raises(DuelError) as early:
+        service.add_final_thoughts(alice.duel_id, by="Dana", text="Too soon.")
+    assert early.value.code == ErrorCode.QUESTION_REFUSED
+    write(service, alice, answering(make_turn(3, *ALICE, "ACCEPTING_CONSENSUS"), {1: ANSWER}))
+    write(service, bob, make_turn(4, *BOB, "ACCEPTING_CONSENSUS"))
+    lease = claim(service, bob)  # the turn that reached the outcome keeps the floor to close
+    closed = service.release_lock(bob.seat, lease, close=True, outcome=ACCEPTED_CONSENSUS)
+    assert closed.outcome == ACCEPTED_CONSENSUS
+    said = service.add_final_thoughts(alice.duel_id, by="Dana", text="A fair\nexchange; the answer on leases helped.")
+    assert said.to_dict()["final_thought"]["text"] == "A fair exchange; the answer on leases helped."
+    path = service.status(alice.duel_id).duel.debate_path
+    front = RecordFile.read(path).front
+    assert front is not None and [q.text for q in front.questions] == ["Why fifteen minutes and not five?"]
+    assert [t.by for t in front.final_thoughts] == ["Dana"]
+    report = validate_file(path)
+    assert report.valid, report.problems
+    # A question added to the header by hand is owed by a turn that never answered it: validate says so.
+    text = Path(path).read_text()
+    forged = text.replace('"due_turn": 3', '"due_turn": 4')
+    Path(path).write_text(forged)
+    assert RuleCode.QUESTION_UNANSWERED in {p.code for p in validate_file(path).problems}
