@@ -68,9 +68,11 @@ from .decision import (
     RevisionView,
     SeatChange,
     StanceRevision,
+    and_list,
     flagged_citations,
     seat_positions,
 )
+from .provenance import Alert, TurnProvenance, alerts, turn_provenance
 
 __all__ = [
     "MARKED_STANCES",
@@ -91,7 +93,6 @@ __all__ = [
     "TimelineEntry",
     "UnresolvedEntry",
     "VerificationFacts",
-    "and_list",
     "build_report",
     "read_record",
 ]
@@ -277,6 +278,7 @@ class Report:
     problems: tuple[str, ...]  # structure, hash chain and outcome problems: the record cannot be trusted
     outcome: OutcomeFacts
     participants: tuple[ReportParticipant, ...]
+    provenance: tuple[TurnProvenance, ...]  # per turn; () when the events were not read
     usage: PricedUsage | None  # the participants' sum; None when not recorded
     timeline: tuple[TimelineEntry, ...]
     agreements: tuple[Agreement, ...]
@@ -284,6 +286,7 @@ class Report:
     novel_arguments: tuple[NovelArgument, ...]
     citations: tuple[CitationRow, ...]
     verification: VerificationFacts | None  # None: no sidecar next to the artifact
+    alerts: tuple[Alert, ...]  # what the headline names beside the outcome (review.provenance)
     decision: DecisionFacts
     changes: tuple[SeatChange, ...]  # by seat, each seat that wrote a turn
     links: ReportLinks
@@ -318,10 +321,11 @@ class Report:
         """The ``json`` format, field by field in docs/protocol.md section 11."""
         data = asdict(self)
         del data["schedule"], data["links"]  # links depend on where the report is read, not on the record
-        lead = {"decision": data.pop("decision"), "changes": data.pop("changes")}
+        lead = {"alerts": data.pop("alerts"), "decision": data.pop("decision"), "changes": data.pop("changes")}
         lead["decision"]["validation_problems"] = [p.to_dict() for p in self.decision.validation_problems]
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
         data["participants"] = [{**asdict(p), "usage": _usage_json(p.usage)} for p in self.participants]
+        data["provenance"] = [turn.to_json() for turn in self.provenance]
         data["usage"] = _usage_json(self.usage)
         head = {
             key: data.pop(key)
@@ -371,8 +375,8 @@ def build_report(
 ) -> Report:
     """The report of an artifact's ``text``, found at ``path``.
 
-    ``events``: the duel's ``usage`` and ``provider_failed`` events (protocol section 9), None
-    when none were found. ``sidecar``: its verification sidecar, when there is one. ``env`` may name a price
+    ``events``: the duel's ``usage``, ``provider_failed`` and ``turn_rejected`` events (protocol section 9),
+    None when none were found. ``sidecar``: its verification sidecar, when there is one. ``env`` may name a price
     table (``$DUEL_PRICES``). ``assessment``: its assessment cache, whose current answers are
     shown as model-written sections. ``validation``: what ``duel validate`` found, when it was
     run. ``links``: where the report's links lead (default: as read from the artifact's folder).
@@ -392,6 +396,8 @@ def build_report(
     outcome = _outcome(front, history, decision, parse_conclusion(parsed.conclusion), participants)
     timeline = _timeline(history)
     agreements, unresolved = _agreements(history), _unresolved(history)
+    models = {p.seat: p.model for p in participants}
+    provenance = () if events is None else turn_provenance(events, history, models, env or {})
     anchors = {entry.turn: entry.anchor for entry in timeline}
     return Report(
         path=path,
@@ -408,6 +414,7 @@ def build_report(
         problems=tuple(problems),
         outcome=outcome,
         participants=participants,
+        provenance=provenance,
         usage=_total_usage(participants) if events is not None else None,
         timeline=timeline,
         agreements=agreements,
@@ -422,6 +429,9 @@ def build_report(
             for citation in cited
         ),
         verification=verification,
+        alerts=alerts(
+            provenance, events or (), history, outcome=front.outcome, names={p.seat: p.name for p in participants}
+        ),
         decision=DecisionFacts(
             agreed=outcome.outcome == outcome.implied == ACCEPTED_CONSENSUS,
             positions=seat_positions(history, last=True),
@@ -520,11 +530,6 @@ def _outcome(
         candidate_convergence=decision.candidate_convergence,
         explanation=explanation,
     )
-
-
-def and_list(parts: Sequence[str]) -> str:
-    """`a`, `a and b`, `a, b and c`."""
-    return " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 2 else parts)
 
 
 def _seconds_between(start: str, end: str | None) -> float | None:
