@@ -23,7 +23,9 @@ from rp1_duel.errors import DuelError
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
+from rp1_duel.review.watch import event_line
 from rp1_duel.settings import DuelSettings
+from rp1_duel.vocabulary import EventType
 
 from fake_debater import debater, sloppy_then_fixed
 from helpers import claim, join, make_turn
@@ -93,6 +95,19 @@ def test_the_report_of_an_old_log_says_the_provenance_was_not_recorded():
     assert not [alert for alert in report.alerts if alert.kind == "model_mismatch"]
     row = next(line for line in render_markdown(report).splitlines() if line.startswith("| [1]("))
     assert "| Claude | not recorded | claude-sonnet-5-5 | not recorded | not recorded |" in row
+
+
+def test_duel_watch_says_who_wrote_a_draft_without_a_model_and_which_model_answered_instead(service, pair):
+    alice, bob = pair
+    service.record_usage(alice.seat, 1, Usage(seconds=42.0), provenance=Provenance("human", "human", None, None))
+    asked = Provenance("openai", "gpt-x", "gpt-y", "low")
+    service.record_usage(bob.seat, 2, Usage(900, 210, requests=1, seconds=3.5), provenance=asked)
+    names = {alice.id: "Alice", bob.id: "Bob"}
+    lines = [event_line(event, names, {}).text for event in service.events(alice.duel_id, (EventType.USAGE,))]
+    assert lines == [
+        "Alice (human) wrote a draft of turn 1 in 42.0 s",
+        "Bob's model on turn 2: input 900 tokens, 210 out, 3.5 s; asked for gpt-x, answered as gpt-y",
+    ]
 
 
 # -- the headline names what the outcome must not hide -------------------------------------------------

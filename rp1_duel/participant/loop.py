@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from ..coordination.counts import Usage
-from ..coordination.events import Provenance, ProviderFailed, TurnAppended
+from ..coordination.events import Provenance, ProviderFailed, TurnAppended, same_model
 from ..coordination.policy import refresh_interval
 from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult
 from ..coordination.service import DuelService
@@ -298,7 +298,7 @@ class Duelist:
         self.lease: LeaseToken | None = None  # the lease this process holds, to release it on Ctrl-C
         self.stash: SeatStash | None = None  # where the token and the rejected drafts are kept, once joined
         self._last_wait = ""  # the last wait shown, so a long wait is not repeated line by line
-        self._served_others: set[str | None] = set()  # the other models the API answered as, each said once
+        self._served_others: set[str] = set()  # the other models the API answered as, each said once
 
     # -- the loop ---------------------------------------------------------------------
     def run(self) -> ParticipantResult:
@@ -804,7 +804,7 @@ class Duelist:
         streams until the turn deadline and abandoned at it (None); the usage of every request it sent logged,
         a draft that failed included, with who answered it."""
         if not self.provider.remote:
-            # A person's or a script's draft sends no request; its usage event still records who wrote it and how long it took.
+            # A person's or a script's draft sends no request; its usage event still says who wrote it, and how long it took.
             started = time.monotonic()
             written = self._by_deadline(lambda: self.provider.compose(request, self.report.progress), deadline)
             self._record_usage(number, Usage(seconds=time.monotonic() - started), repairing=repairing)
@@ -847,13 +847,13 @@ class Duelist:
 
     def _notice_served_model(self, served: str | None) -> None:
         """A line, once per model, when the API says another model answered than the one asked for."""
-        provenance = Provenance(self.provider.name, self.provider.model, served, self.provider.reasoning)
-        if provenance.served_other and served not in self._served_others:
-            self._served_others.add(served)
-            self.report.state(
-                DEBATING,
-                f"asked for {self.provider.model}, the API answered as {served}: logged, and `duel report` names it",
-            )
+        asked = self.provider.model
+        if served is None or same_model(asked, served) or served in self._served_others:
+            return
+        self._served_others.add(served)
+        self.report.state(
+            DEBATING, f"asked for {asked}, the API answered as {served}: logged, and `duel report` names it"
+        )
 
     def _monotonic(self, moment: float | None) -> float:
         """A time the service shows (wall clock) as a ``time.monotonic()`` moment of this process."""

@@ -75,8 +75,8 @@ class Alert:
     """What the headline names beside the outcome: its kind (:data:`ALERT_KINDS`), the seat and turns, in words."""
 
     kind: str
-    seat: int | None  # None: about no one seat
-    turns: tuple[int, ...]
+    seat: int
+    turns: tuple[int, ...]  # () for a seat never taken
     text: str
 
 
