@@ -57,6 +57,7 @@ class TimedProvider:
 
     def __init__(self, inner):
         self.inner, self.name, self.model, self.remote = inner, inner.name, inner.model, inner.remote
+        self.reasoning = inner.reasoning
         self.model_seconds = []
 
     def preflight(self):

@@ -9,6 +9,7 @@ import the server classes. Beside ``duel join`` processes, run one as a process:
 
     python tests/fake_models.py --kind anthropic --port-file PORT_FILE [--responder MODULE:FUNC]
         [--port N] [--delay-per-chunk SECONDS] [--fail-status CODE] [--requests-log JSONL] [--script JSON]
+        [--serve-as MODEL]
 
 It prints its port on standard output, writes it to PORT_FILE (atomically, so a poller sees
 the whole number or nothing) and serves until SIGTERM or SIGINT.
@@ -25,6 +26,9 @@ with any of:
   (the client sees the connection drop);
 - ``think_seconds``: stay silent that long before the first chunk (keep-alives only, as
   a reasoning model does).
+
+``serve_as`` (``--serve-as``) names the model every answer says served it, as an API that answers a
+request for one model with another does; by default an answer names the model requested.
 
 ``FakeOpenAIServer(flavor=…, context_window=N)`` answers as a local server does (the prompt
 counted as ``_input_tokens``, the answer a token a chunk): ``"llama-cpp-python"`` answers a
@@ -86,6 +90,7 @@ class FakeModelServer(LocalServer):
         lookup: str = "retrieve",
         flavor: str = "openai",
         context_window: int | None = None,
+        serve_as: str | None = None,
     ):
         # All of these are read at each request, so a test may change them between requests.
         self.responder = responder
@@ -100,6 +105,7 @@ class FakeModelServer(LocalServer):
         self.lookup = lookup  # GET /v1/models[/{id}]: "retrieve" both, "list" the list only (vLLM), "none"
         self.flavor = flavor  # an OpenAI server's: "openai", "llama-cpp-python" or "llama-server" (docstring)
         self.context_window = context_window  # prompt and answer, in tokens; None: no limit
+        self.serve_as = serve_as  # the model its answers name; None: the one requested
         self.requests: list[dict] = []
         self.lookups: list[str] = []  # the paths of the model lookups (GET), kept apart from the requests
         self._requests_log = requests_log
@@ -180,6 +186,10 @@ class FakeModelServer(LocalServer):
                 time.sleep(self.delay_per_chunk)
             yield chunk
 
+    def served(self, body: dict) -> str:
+        """The model an answer says served it: ``serve_as``, else the one requested."""
+        return self.serve_as if self.serve_as is not None else body.get("model", "")
+
     def _record(self, record: dict) -> None:
         with self._log_lock:
             self.requests.append(record)
@@ -237,7 +247,7 @@ class FakeAnthropicServer(FakeModelServer):
             "id": f"msg_fake{len(self.requests)}",
             "type": "message",
             "role": "assistant",
-            "model": body.get("model", ""),
+            "model": self.served(body),
             "content": [{"type": "text", "text": text}],
             "stop_reason": "max_tokens" if self.truncated else "end_turn",
             "stop_sequence": None,
@@ -386,7 +396,7 @@ class FakeOpenAIServer(FakeModelServer):
             "id": f"chatcmpl-fake{len(self.requests)}",
             "object": kind,
             "created": int(time.time()),
-            "model": body.get("model", ""),
+            "model": self.served(body),
             "system_fingerprint": None,
         }
 
@@ -493,6 +503,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--script", type=json.loads, default=[], help="per-request actions, a JSON list")
     parser.add_argument("--cache-read-tokens", type=int, default=0)
     parser.add_argument("--cache-write-tokens", type=int, default=0)
+    parser.add_argument("--serve-as", help="the model every answer names (default: the one requested)")
     args = parser.parse_args(argv)
 
     server = SERVERS[args.kind](
@@ -504,6 +515,7 @@ def main(argv: list[str] | None = None) -> None:
         script=args.script,
         cache_read_tokens=args.cache_read_tokens,
         cache_write_tokens=args.cache_write_tokens,
+        serve_as=args.serve_as,
     )
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())

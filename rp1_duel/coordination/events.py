@@ -16,6 +16,7 @@ or show it as it is, and never fail on it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -40,6 +41,7 @@ __all__ = [
     "ParticipantRegistered",
     "ParticipantResumed",
     "ParticipantWaiting",
+    "Provenance",
     "ProviderFailed",
     "QuestionAsked",
     "RecordInvalidated",
@@ -54,6 +56,7 @@ __all__ = [
     "event_of",
     "parse_event",
     "read_data",
+    "same_model",
 ]
 
 
@@ -427,23 +430,70 @@ class DuelClosed(EventData):
         return cls(_str(data, "outcome"), _optional_str(data, "reason"))
 
 
+# A snapshot's date stamp after a model's alias: claude-sonnet-4-5-20250929, gpt-4o-2024-08-06.
+_DATE_STAMP = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})")
+
+
+def same_model(requested: str, served: str) -> bool:
+    """Whether the model an API says answered is the one asked for (section 9, ``usage``, decision): the same
+    id, or one of them is the other with a snapshot's date stamp appended, as an API names the snapshot an alias
+    points to (``claude-sonnet-4-5`` answered as ``claude-sonnet-4-5-20250929``). Two different stamps differ."""
+    if requested == served:
+        return True
+    shorter, longer = sorted((requested, served), key=len)
+    return longer.startswith(shorter) and _DATE_STAMP.fullmatch(longer[len(shorter) :]) is not None
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who answered one draft of a turn: the seat's provider (``anthropic``, ``openai``, ``human``, ``scripted``),
+    the model it asked for, the model the API says answered (None: it did not say) and the reasoning level
+    asked for (None: the model's default)."""
+
+    provider: str
+    requested_model: str
+    served_model: str | None
+    reasoning: str | None
+
+    @property
+    def served_other(self) -> bool:
+        """Whether the API said another model answered than the one asked for (:func:`same_model`)."""
+        return self.served_model is not None and not same_model(self.requested_model, self.served_model)
+
+
 @dataclass(frozen=True)
 class UsageRecorded(EventData):
-    """What one model request of a turn used; its JSON is the turn number and the counts, flat."""
+    """What the requests of one draft of a turn used, and who answered it; its JSON is flat: the turn
+    number, the counts, then the provenance and the codes the draft repairs, when logged."""
 
     event_type = EventType.USAGE
     wakes = False
     turn_number: int
     usage: Usage
+    provenance: Provenance | None = None  # None: logged by an earlier version, or by a caller that gave none
+    repair_codes: tuple[str, ...] = ()  # sorted: the rule codes the draft before this one broke; () for a first draft
 
     def to_json(self) -> dict[str, Any]:
-        """The turn number and the counts, flat."""
-        return {"turn_number": self.turn_number, **self.usage.to_json()}
+        """The turn number and the counts, then what is known of the draft; a log without it reads as before."""
+        found = {"turn_number": self.turn_number, **self.usage.to_json()}
+        if self.provenance is not None:
+            found.update(vars(self.provenance))
+        if self.repair_codes:
+            found["repair_codes"] = list(self.repair_codes)
+        return found
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> UsageRecorded:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "turn_number"), Usage.from_json(data))
+        """The data of its JSON object (raises :class:`Unfit`); without a ``provider``, no provenance."""
+        provenance = None
+        if "provider" in data:
+            provenance = Provenance(
+                _str(data, "provider"),
+                _str(data, "requested_model"),
+                _optional_str(data, "served_model"),
+                _optional_str(data, "reasoning"),
+            )
+        return cls(_int(data, "turn_number"), Usage.from_json(data), provenance, _strs(data, "repair_codes", ()))
 
 
 @dataclass(frozen=True)

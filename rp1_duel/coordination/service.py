@@ -48,7 +48,7 @@ from .store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
 if TYPE_CHECKING:
     from ..turns.source import SourceDocument
     from .counts import Usage
-    from .events import CitationVerdicts, Event
+    from .events import CitationVerdicts, Event, Provenance
     from .write_results import (
         AppendResult,
         AudienceResult,
@@ -617,8 +617,17 @@ class DuelService:
         return held
 
     @_retried_on_transient_failures
-    def record_usage(self, seat: Seat, turn_number: int, usage: Usage) -> None:
-        """Log what one model request of a turn used, as a ``usage`` event that wakes no one (section 9).
+    def record_usage(
+        self,
+        seat: Seat,
+        turn_number: int,
+        usage: Usage,
+        *,
+        provenance: Provenance | None = None,
+        repair_codes: Sequence[str] = (),
+    ) -> None:
+        """Log what the requests of one draft of a turn used, who answered it (``provenance``) and the rule
+        codes it repairs, as a ``usage`` event that wakes no one (section 9).
 
         Authenticated by the seat; allowed after the close too, since a request may end after it.
         """
@@ -627,7 +636,7 @@ class DuelService:
         _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
-            tx.emit(UsageRecorded(turn_number, usage), by=me.id)
+            tx.emit(UsageRecorded(turn_number, usage, provenance, tuple(sorted(set(repair_codes)))), by=me.id)
 
     @_retried_on_transient_failures
     def record_provider_failure(self, seat: Seat, turn_number: int, code: str, message: str) -> None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from ..coordination.counts import Usage
-from ..coordination.events import ProviderFailed, TurnAppended
+from ..coordination.events import Provenance, ProviderFailed, TurnAppended, same_model
 from ..coordination.policy import refresh_interval
 from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult
 from ..coordination.service import DuelService
@@ -298,6 +298,7 @@ class Duelist:
         self.lease: LeaseToken | None = None  # the lease this process holds, to release it on Ctrl-C
         self.stash: SeatStash | None = None  # where the token and the rejected drafts are kept, once joined
         self._last_wait = ""  # the last wait shown, so a long wait is not repeated line by line
+        self._served_others: set[str] = set()  # the other models the API answered as, each said once
 
     # -- the loop ---------------------------------------------------------------------
     def run(self) -> ParticipantResult:
@@ -652,7 +653,8 @@ class Duelist:
                 by_chair=context.by_chair,
                 revision=prompt.revision_note(history.revision),
             )
-            composition = self._compose(request, deadline, lost, number, repair=attempt > 0)
+            repairing = tuple(sorted({v.code for v in violations}))  # () for the first draft
+            composition = self._compose(request, deadline, lost, number, repairing=repairing)
             if composition is None or lost.is_set():
                 raise _TurnStopped
             extraction = extract_turn(composition.text)  # a fence, a preamble…: removed here, not by a repair
@@ -838,12 +840,17 @@ class Duelist:
         return violations
 
     def _compose(
-        self, request: TurnRequest, deadline: float, lost: threading.Event, number: int, *, repair: bool
+        self, request: TurnRequest, deadline: float, lost: threading.Event, number: int, *, repairing: tuple[str, ...]
     ) -> Composition | None:
-        """One draft, retried through overloads and cut streams until the turn deadline and
-        abandoned at it (None); the usage of every request it sent logged, a draft that failed included."""
+        """One draft (``repairing`` the rule codes the one before broke), retried through overloads and cut
+        streams until the turn deadline and abandoned at it (None); the usage of every request it sent logged,
+        a draft that failed included, with who answered it."""
         if not self.provider.remote:
-            return self._by_deadline(lambda: self.provider.compose(request, self.report.progress), deadline)
+            # A person's or a script's draft sends no request; its usage event still says who wrote it, and how long it took.
+            started = time.monotonic()
+            written = self._by_deadline(lambda: self.provider.compose(request, self.report.progress), deadline)
+            self._record_usage(number, Usage(seconds=time.monotonic() - started), repairing=repairing)
+            return written
         self.report.composing()
         meter = RequestMeter(request, self.report.progress)
         try:
@@ -859,20 +866,36 @@ class Duelist:
                 deadline,
             )
         except ProviderError:
-            self._record_usage(number, meter.spent(), repair=repair)
+            self._record_usage(number, meter.spent(), repairing=repairing)
             raise
         if composition is None:
-            self._record_usage(number, meter.spent(), repair=repair)
+            self._record_usage(number, meter.spent(), repairing=repairing)
             return None
-        usage = self._record_usage(number, meter.answered(composition.usage), repair=repair)
+        served = composition.served_model
+        usage = self._record_usage(number, meter.answered(composition.usage), repairing=repairing, served=served)
         self.report.composed(usage)
+        self._notice_served_model(served)
         return replace(composition, usage=usage)
 
-    def _record_usage(self, number: int, usage: Usage, *, repair: bool) -> Usage:
-        usage = replace(usage, repairs=int(repair))
-        if usage.requests:
-            self.service.record_usage(self._my_seat, number, usage)
+    def _record_usage(
+        self, number: int, usage: Usage, *, repairing: tuple[str, ...], served: str | None = None
+    ) -> Usage:
+        usage = replace(usage, repairs=int(bool(repairing)))
+        if usage.requests or not self.provider.remote:
+            provider = self.provider
+            provenance = Provenance(provider.name, provider.model, served, provider.reasoning)
+            self.service.record_usage(self._my_seat, number, usage, provenance=provenance, repair_codes=repairing)
         return usage
+
+    def _notice_served_model(self, served: str | None) -> None:
+        """A line, once per model, when the API says another model answered than the one asked for."""
+        asked = self.provider.model
+        if served is None or same_model(asked, served) or served in self._served_others:
+            return
+        self._served_others.add(served)
+        self.report.state(
+            DEBATING, f"asked for {asked}, the API answered as {served}: logged, and `duel report` names it"
+        )
 
     def _monotonic(self, moment: float | None) -> float:
         """A time the service shows (wall clock) as a ``time.monotonic()`` moment of this process."""

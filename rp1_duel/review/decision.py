@@ -27,6 +27,7 @@ __all__ = [
     "SeatChange",
     "SeatPosition",
     "StanceRevision",
+    "and_list",
     "flagged_citations",
     "seat_positions",
 ]
@@ -117,6 +118,11 @@ class SeatChange:
     revisions: tuple[StanceRevision, ...]
     adopted: tuple[Quote, ...]  # agreements another seat worded first: the seat's first turn stating it, that wording
     held: tuple[Quote, ...]  # its unresolved items still open: the turn raising it, its latest wording
+
+
+def and_list(parts: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 2 else parts)
 
 
 def seat_positions(history: History, *, last: bool) -> tuple[SeatPosition, ...]:

@@ -69,10 +69,12 @@ from .decision import (
     RevisionView,
     SeatChange,
     StanceRevision,
+    and_list,
     flagged_citations,
     seat_positions,
 )
 from .openings import Openings, openings_of
+from .provenance import Alert, TurnProvenance, alerts, turn_provenance
 from .synthesis import SynthesisView, synthesis_view
 from .verdict import JudgedVerdicts, judge
 
@@ -95,7 +97,6 @@ __all__ = [
     "TimelineEntry",
     "UnresolvedEntry",
     "VerificationFacts",
-    "and_list",
     "build_report",
     "read_record",
 ]
@@ -281,6 +282,7 @@ class Report:
     problems: tuple[str, ...]  # structure, hash chain and outcome problems: the record cannot be trusted
     outcome: OutcomeFacts
     participants: tuple[ReportParticipant, ...]
+    provenance: tuple[TurnProvenance, ...]  # per turn; () when the events were not read
     usage: PricedUsage | None  # the participants' sum; None when not recorded
     timeline: tuple[TimelineEntry, ...]
     agreements: tuple[Agreement, ...]
@@ -288,6 +290,7 @@ class Report:
     novel_arguments: tuple[NovelArgument, ...]
     citations: tuple[CitationRow, ...]
     verification: VerificationFacts | None  # None: no sidecar next to the artifact
+    alerts: tuple[Alert, ...]  # what the headline names beside the outcome (review.provenance)
     decision: DecisionFacts
     changes: tuple[SeatChange, ...]  # by seat, each seat that wrote a turn
     openings: Openings  # what a vote of the openings alone would have decided, against the outcome
@@ -329,10 +332,16 @@ class Report:
             del data["synthesis"]  # as `chair`: a report without a chair reads as before chairs
         if self.judged_verdict is None:
             del data["judged_verdict"]  # only beside an assessment: a report without one reads as before
-        lead = {"decision": data.pop("decision"), "openings": data.pop("openings"), "changes": data.pop("changes")}
+        lead = {
+            "alerts": data.pop("alerts"),
+            "decision": data.pop("decision"),
+            "openings": data.pop("openings"),
+            "changes": data.pop("changes"),
+        }
         lead["decision"]["validation_problems"] = [p.to_dict() for p in self.decision.validation_problems]
         data["unresolved"] = [{**asdict(item), "open": item.open} for item in self.unresolved]
         data["participants"] = [{**asdict(p), "usage": _usage_json(p.usage)} for p in self.participants]
+        data["provenance"] = [turn.to_json() for turn in self.provenance]
         data["usage"] = _usage_json(self.usage)
         head = {
             key: data.pop(key)
@@ -382,8 +391,8 @@ def build_report(
 ) -> Report:
     """The report of an artifact's ``text``, found at ``path``.
 
-    ``events``: the duel's ``usage`` and ``provider_failed`` events (protocol section 9), None
-    when none were found. ``sidecar``: its verification sidecar, when there is one. ``env`` may name a price
+    ``events``: the duel's ``usage``, ``provider_failed`` and ``turn_rejected`` events (protocol section 9),
+    None when none were found. ``sidecar``: its verification sidecar, when there is one. ``env`` may name a price
     table (``$DUEL_PRICES``). ``assessment``: its assessment cache, whose current answers are
     shown as model-written sections. ``validation``: what ``duel validate`` found, when it was
     run. ``links``: where the report's links lead (default: as read from the artifact's folder).
@@ -403,6 +412,8 @@ def build_report(
     outcome = _outcome(front, history, decision, parse_conclusion(parsed.conclusion), participants)
     timeline = _timeline(history)
     agreements, unresolved = _agreements(history), _unresolved(history)
+    models = {p.seat: p.model for p in participants}
+    provenance = () if events is None else turn_provenance(events, history, models, env or {})
     anchors = {entry.turn: entry.anchor for entry in timeline}
     judged = judge(
         model_written,
@@ -430,6 +441,7 @@ def build_report(
         problems=tuple(problems),
         outcome=outcome,
         participants=participants,
+        provenance=provenance,
         usage=_total_usage(participants) if events is not None else None,
         timeline=timeline,
         agreements=agreements,
@@ -444,6 +456,9 @@ def build_report(
             for citation in cited
         ),
         verification=verification,
+        alerts=alerts(
+            provenance, events or (), history, outcome=front.outcome, names={p.seat: p.name for p in participants}
+        ),
         decision=DecisionFacts(
             agreed=outcome.outcome == outcome.implied == ACCEPTED_CONSENSUS,
             positions=seat_positions(history, last=True),
@@ -553,11 +568,6 @@ def _outcome(
         candidate_convergence=decision.candidate_convergence,
         explanation=explanation,
     )
-
-
-def and_list(parts: Sequence[str]) -> str:
-    """`a`, `a and b`, `a, b and c`."""
-    return " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 2 else parts)
 
 
 def _seconds_between(start: str, end: str | None) -> float | None:

@@ -185,7 +185,7 @@ def _links(artifact: Path, source_path: str, read_from: str | os.PathLike[str]) 
 
 
 def _recorded_events(artifact: Path, duel_id: str | None, notes: list[str]) -> list[Event] | None:
-    """The duel's ``usage`` and ``provider_failed`` events when its state sits next to the artifact, as the service leaves it:
+    """The duel's ``usage``, ``provider_failed`` and ``turn_rejected`` events when its state sits next to the artifact, as the service leaves it:
     ``<debate dir>/<duel id>.md`` and ``<debate dir>/.duel/duels/<duel id>/``. None when there is none."""
     if duel_id is None or artifact.name != f"{duel_id}.md":
         return None
@@ -194,7 +194,7 @@ def _recorded_events(artifact: Path, duel_id: str | None, notes: list[str]) -> l
         if not (service.debate.duel_folder(duel_id) / "state.json").is_file():
             return None
         service.debate.check_readable()  # a state folder other users can write is not evidence
-        return service.events(duel_id, (EventType.USAGE, EventType.PROVIDER_FAILED))
+        return service.events(duel_id, (EventType.USAGE, EventType.PROVIDER_FAILED, EventType.TURN_REJECTED))
     except DuelError as exc:
         notes.append(f"recorded usage not read from {artifact.parent / STATE_DIR}: {exc.message}")
         return None

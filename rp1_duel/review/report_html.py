@@ -67,7 +67,8 @@ li a, td.text a, .position a { overflow-wrap: anywhere; }  /* a long URL breaks,
 table { border-collapse: collapse; width: 100%; margin: 6px 0; font-size: 14px; }
 th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; } td.n { text-align: right; white-space: nowrap; }
-.tag-blocking { color: #cf222e; font-weight: 600; } .open { font-weight: 600; }
+.alerts { border-left: 4px solid #bc4c00; background: #fff8f0; padding: 6px 12px 6px 30px; margin: 10px 0; }
+.tag-blocking, .other-model { color: #cf222e; font-weight: 600; } .open { font-weight: 600; }
 .changed { font-weight: 600; } .muted { color: #57606a; }
 .verdict { padding: 0 6px; border-radius: 8px; background: #eaeef2; white-space: nowrap; }
 .verdict-verified { background: #dafbe1; } .verdict-fabricated, .verdict-unreliable { background: #ffebe9; }
@@ -103,6 +104,7 @@ def render_html(report: Report) -> str:
         _changes(report),
         _outcome_details(report),
         _participants(report),
+        _provenance(report),
         _timeline(report),
         _turns(report),
         _unresolved(report),
@@ -178,8 +180,10 @@ def _header(report: Report) -> str:
             f"{_e(' · '.join(words.facts(report)))}</p>"
         ),
         f"<p>{_e(facts.explanation)}</p>",
-        *(f"<p>{_e(words.model_failure(failure))}.</p>" for failure in report.model_failures),
     ]
+    if report.alerts:
+        items = "".join(f"<li>⚠ {_e(alert.text)}.</li>" for alert in report.alerts)
+        parts.append(f'<ul class="alerts">{items}</ul>')
     if not report.intact:
         problems = "".join(f"<li>{_e(problem)}</li>" for problem in report.problems)
         parts.append(
@@ -405,6 +409,27 @@ def _participants(report: Report) -> str:
             "<table><thead><tr><th>Seat</th><th>Participant</th><th>Harness</th><th>Model</th><th>Turns</th>"
             f"<th>Tokens</th><th>Cost</th></tr></thead><tbody>{rows}{total}</tbody></table>"
         )
+        + "</section>"
+    )
+
+
+def _provenance(report: Report) -> str:
+    """Each turn's provider, models, reasoning, tokens, cost, retries, repairs and seconds; another model than the
+    one asked for in red."""
+    if not report.provenance:
+        return ""
+    heads = ("Turn", "Participant", *words.PROVENANCE_COLUMNS)
+    rows = []
+    for turn in report.provenance:
+        number = _turn(report, turn.turn) if turn.written else f"{turn.turn} (not written)"
+        cells = [f"<td>{_e(text)}</td>" for text in words.provenance_cells(turn)]
+        if turn.model_mismatch:
+            cells[2] = f'<td class="other-model">{_e(words.answered_as(turn))}</td>'
+        rows.append(f'<tr><td class="n">{number}</td><td>{_name(report, turn.seat)}</td>{"".join(cells)}</tr>')
+    head = "".join(f"<th>{name}</th>" for name in heads)
+    return (
+        "<section><h2>Provenance</h2>"
+        + _scrolling(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
         + "</section>"
     )
 

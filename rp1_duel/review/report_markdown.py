@@ -29,6 +29,7 @@ _PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")  # ASCII punctuation: CommonMark l
 _REFERENCE = re.compile(r"(?<![\w@#!$&~%-])([@~%](?=\w)|[$&](?=\d)|GH-(?=\d))|([#!])(?=\d)")
 _MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 ._-]")
 _ZERO_WIDTH_SPACE = "\u200b"
+_FIGURES = frozenset({"Tokens", "Cost", "Retries", "Seconds"})
 COMMENT_LIMIT = 65_536  # characters in one GitHub comment (GitLab takes 1,000,000)
 
 
@@ -43,6 +44,7 @@ def render_markdown(report: Report) -> str:
         "changes": _changes(report),
         "details": _outcome_details(report),
         "participants": _participants(report),
+        "provenance": _provenance(report),
         "timeline": _timeline(report),
         "unresolved": _unresolved(report),
         "agreements": _agreements(report),
@@ -143,8 +145,8 @@ def _header(report: Report) -> str:
         f"**{inline(words.headline(report))}**  ",
         inline(report.outcome.explanation),
     ]
-    for failure in report.model_failures:
-        lines += ["", f"{inline(words.model_failure(failure))}."]
+    if report.alerts:
+        lines += ["", *(f"- ⚠ {inline(alert.text)}." for alert in report.alerts)]
     if not report.intact:
         lines += [
             "",
@@ -312,6 +314,30 @@ def _participants(report: Report) -> str:
         f"| {words.token_counts(p.usage)} | {words.cost(p.usage)} |"
         for p in report.participants
     )
+    return "\n".join(rows)
+
+
+def _provenance(report: Report) -> str:
+    """Each turn's provider, models, reasoning, tokens, cost, retries, repairs and seconds; another model than the
+    one asked for in bold."""
+    if not report.provenance:
+        return ""
+    rows = [
+        "### Provenance",
+        "",
+        "| Turn | Participant | " + " | ".join(words.PROVENANCE_COLUMNS) + " |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for turn in report.provenance:
+        number = _turn(report, turn.turn) if turn.written else f"{turn.turn} (not written)"
+        # Tokens, cost, retries and seconds are figures the report formats (`~210` is no ~label): shown as they are.
+        cells = [
+            text if column in _FIGURES else cell(text)
+            for column, text in zip(words.PROVENANCE_COLUMNS, words.provenance_cells(turn), strict=True)
+        ]
+        if turn.model_mismatch:
+            cells[2] = f"**{cells[2]}**"
+        rows.append(f"| {number} | {cell(report.name_of(turn.seat))} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 

@@ -11,15 +11,18 @@ from ..participant.usage import PricedUsage
 from ..record.verification import CURRENT, MISMATCH, STALE
 from ..vocabulary import ACCEPTED_CONSENSUS, ACCEPTING_CONSENSUS, CitationKind
 from .assessment import CheckedReference, ModelSection
-from .decision import FlaggedCitation, RevisionView
-from .report import OPEN, CitationRow, ModelFailure, Report, UnresolvedEntry, VerificationFacts, and_list
+from .decision import FlaggedCitation, RevisionView, and_list
+from .provenance import TurnProvenance
+from .report import OPEN, CitationRow, Report, UnresolvedEntry, VerificationFacts
 from .verdict import AGREE, DRAW, NONE, VOID, WINNER, JudgedVerdict, JudgedVerdicts
 
 __all__ = [
     "DEPARTURES_NOTE",
+    "PROVENANCE_COLUMNS",
     "SEAT_COLOURS",
     "SEAT_COLOUR_NAMES",
     "VERDICT_NOTE",
+    "answered_as",
     "cautions",
     "citation_href",
     "citation_kinds",
@@ -38,6 +41,7 @@ __all__ = [
     "moment",
     "no_decision",
     "plural",
+    "provenance_cells",
     "resting",
     "rests_on",
     "revision_summary",
@@ -176,17 +180,59 @@ def headline(report: Report) -> str:
     return f"{report.outcome.outcome or 'OPEN'} after " + " · ".join(facts(report)) + warned
 
 
-def model_failure(failure: ModelFailure) -> str:
-    """`Claude's model (seat 1) failed writing turn 3 (PROVIDER_UNAVAILABLE): the message`."""
-    return f"{failure.name}'s model (seat {failure.seat}) failed writing turn {failure.turn} ({failure.code}): {failure.message}"
-
-
 def cautions(report: Report) -> list[str]:
-    """What keeps an outcome from reading as good news: fabricated citations, a record that does not validate."""
+    """What keeps an outcome from reading as good news: fabricated citations, a record that does not validate,
+    seats an API answered for with another model than the one asked for."""
     found = [plural(report.decision.fabricated, "fabricated citation")] if report.decision.fabricated else []
     if report.decision.valid is False or not report.intact:
         found.append("the record does not validate")
+    switched = len({turn.seat for turn in report.provenance if turn.model_mismatch})
+    if switched:
+        found.append(f"{plural(switched, 'seat')} answered by another model than asked for")
     return found
+
+
+def answered_as(turn: TurnProvenance) -> str:
+    """The model the API said answered the turn: its id, flagged `⚠ ID, not the model asked for` when it is
+    another; `not said` when the API named none, `—` when no model was asked (a person, a script), `not recorded`."""
+    if turn.provider is None:
+        return "not recorded"
+    if turn.served_model is None:
+        return "not said" if _asked_a_model(turn) else "—"
+    return f"⚠ {turn.served_model}, not the model asked for" if turn.model_mismatch else turn.served_model
+
+
+# The columns of provenance_cells, after the turn and the participant.
+PROVENANCE_COLUMNS = (
+    *("Provider", "Asked for", "Answered as", "Reasoning"),
+    *("Tokens", "Cost", "Retries", "Repairs", "Seconds"),
+)
+
+
+def provenance_cells(turn: TurnProvenance) -> tuple[str, ...]:
+    """A turn's provenance as both renderers show it, cell by cell: provider, model asked for, model answered as,
+    reasoning, tokens, cost, retries, repairs (with the codes repaired) and seconds."""
+    if turn.provider is None and turn.usage is None:
+        return ("not recorded", turn.requested_model or "—", *("not recorded",) * 7)
+    usage = turn.usage
+    asked = _asked_a_model(turn)
+    reasoning = "not recorded" if turn.provider is None else turn.reasoning or ("default" if asked else "—")
+    repairs = f"{turn.repairs} ({', '.join(turn.repair_codes)})" if turn.repair_codes else str(turn.repairs)
+    return (
+        turn.provider or "not recorded",
+        turn.requested_model or "—",
+        answered_as(turn),
+        reasoning,
+        token_counts(usage) if asked else "—",
+        cost(usage) if asked else "—",
+        str(usage.usage.retries) if usage is not None and asked else "—",
+        repairs,
+        "not recorded" if usage is None else f"{usage.usage.seconds:.1f} s",
+    )
+
+
+def _asked_a_model(turn: TurnProvenance) -> bool:
+    return turn.usage is not None and turn.usage.usage.requests > 0
 
 
 def no_decision(report: Report) -> str:

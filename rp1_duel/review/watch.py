@@ -212,14 +212,23 @@ def _describe_check(data: EventData, who: str) -> str | None:
             f"seat {data.seat} stopped, and its turn times out at its deadline unless it is run again"
         )
     if isinstance(data, UsageRecorded):
-        used = data.usage
-        retries = f", {used.retries} retries" if used.retries else ""
-        about = "~" if used.output_estimated else ""
-        return (
-            f"{who}'s model on turn {data.turn_number}: input {'~' if used.input_estimated else ''}{input_figure(used)}, "
-            f"{about}{used.output_tokens:,} out, {used.seconds:.1f} s{retries}"
-        )
+        return _describe_usage(data, who)
     return None
+
+
+def _describe_usage(data: UsageRecorded, who: str) -> str:
+    used, provenance = data.usage, data.provenance
+    if not used.requests and provenance is not None:  # a person or a script: no model was asked
+        return f"{who} ({provenance.provider}) wrote a draft of turn {data.turn_number} in {used.seconds:.1f} s"
+    retries = f", {used.retries} retries" if used.retries else ""
+    about = "~" if used.output_estimated else ""
+    other = ""
+    if provenance is not None and provenance.served_other:
+        other = f"; asked for {provenance.requested_model}, answered as {provenance.served_model}"
+    return (
+        f"{who}'s model on turn {data.turn_number}: input {'~' if used.input_estimated else ''}{input_figure(used)}, "
+        f"{about}{used.output_tokens:,} out, {used.seconds:.1f} s{retries}{other}"
+    )
 
 
 # -- reading a duel as it changes ------------------------------------------------------------

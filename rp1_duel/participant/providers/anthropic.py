@@ -22,6 +22,7 @@ from .base import (
     estimate,
     look_up_model,
     retry_after_seconds,
+    served_model,
     status_error,
     stream_error,
 )
@@ -119,7 +120,7 @@ class AnthropicProvider:
             cache_write_tokens=used.cache_creation_input_tokens or 0,
             requests=1,
         )
-        return Composition(text, usage)
+        return Composition(text, usage, served_model(message.model))
 
     def _segment(self, history: str) -> list[str]:
         """Split the history where this provider's previous request ended.

@@ -15,7 +15,8 @@ from typing import Protocol
 
 from ...coordination.counts import Usage
 from ...errors import DuelError
-from ...vocabulary import ErrorCode
+from ...printable import printable
+from ...vocabulary import ErrorCode, ReasoningLevel
 from ..usage import estimate_tokens
 
 __all__ = [
@@ -34,11 +35,13 @@ __all__ = [
     "only_model",
     "path_warning",
     "retry_after_seconds",
+    "served_model",
     "status_error",
     "stream_error",
 ]
 
 MESSAGE_LIMIT = 400
+MODEL_ID_LIMIT = 200  # a served model's id as logged: longer is no model's name, and is cut
 
 # A model lookup answers at once or the provider is not reachable: never wait a turn's time.
 PREFLIGHT_TIMEOUT_SECONDS = 10.0
@@ -77,10 +80,11 @@ class Progress:
 
 @dataclass(frozen=True)
 class Composition:
-    """A provider's answer: the turn's text and what its request used."""
+    """A provider's answer: the turn's text, what its request used, and the model the API says answered."""
 
     text: str
     usage: Usage = field(default_factory=Usage)
+    served_model: str | None = None  # None: the API did not say (or no API: a person, a script)
 
 
 class Provider(Protocol):
@@ -88,6 +92,7 @@ class Provider(Protocol):
 
     name: str
     model: str
+    reasoning: ReasoningLevel | None  # --reasoning; None: the model's default (or no model)
     # A model behind an API: its requests are retried, timed, shown and their usage logged.
     # A person or a script is called once and left alone.
     remote: bool
@@ -224,6 +229,15 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
         if seconds >= 0:
             return seconds
     return None
+
+
+def served_model(reported: object) -> str | None:
+    """The model id an API's answer names, as it is logged: one printable line, cut at 200 characters;
+    None when it names none (an empty id, as some local servers send)."""
+    if not isinstance(reported, str) or not reported.strip():
+        return None
+    line = printable(" ".join(reported.split()))
+    return line if len(line) <= MODEL_ID_LIMIT else line[: MODEL_ID_LIMIT - 1] + "…"
 
 
 def estimate(characters: int, *, thinking: bool = False) -> Progress:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from ...vocabulary import SECTIONS, ErrorCode
+from ...vocabulary import SECTIONS, ErrorCode, ReasoningLevel
 from .base import Composition, Progress, ProviderError, TurnRequest
 
 __all__ = ["SECTION_LABELS", "HumanProvider"]
@@ -30,6 +30,7 @@ class HumanProvider:
     name = "human"
     remote = False
     model = "human"
+    reasoning: ReasoningLevel | None = None  # no model: nothing to reason
 
     def __init__(self, *, editor: str | None = None, stdin: TextIO | None = None, stderr: TextIO | None = None):
         self.editor = editor

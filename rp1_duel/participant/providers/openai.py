@@ -25,6 +25,7 @@ from .base import (
     only_model,
     path_warning,
     retry_after_seconds,
+    served_model,
     status_error,
     stream_error,
 )
@@ -102,6 +103,7 @@ class OpenAIProvider:
         parts: list[str] = []
         finish_reason = None
         usage: CompletionUsage | None = None
+        served: str | None = None  # the model every chunk names; the last one named counts
         started = False  # a chunk arrived: a failure from here on is a cut, not an unreachable server
         characters = 0
         try:
@@ -118,6 +120,7 @@ class OpenAIProvider:
             with stream:
                 for chunk in stream:
                     started = True
+                    served = served_model(chunk.model) or served
                     for choice in chunk.choices:
                         piece = choice.delta.content or ""
                         parts.append(piece)
@@ -137,7 +140,8 @@ class OpenAIProvider:
             return self._probe(messages, request, ceiling, prompt_characters)
         if finish_reason is None:
             raise cut_stream(self.base_url)
-        return self._composition("".join(parts), finish_reason, ceiling, _usage(usage, prompt_characters, characters))
+        used = _usage(usage, prompt_characters, characters)
+        return self._composition("".join(parts), finish_reason, ceiling, used, served)
 
     def _probe(
         self, messages: list[ChatCompletionMessageParam], request: TurnRequest, ceiling: int | None, prompt: int
@@ -165,16 +169,20 @@ class OpenAIProvider:
         choice = completion.choices[0]
         text = choice.message.content or ""
         usage = _usage(completion.usage, prompt, len(text))
-        return self._composition(text, choice.finish_reason, ceiling, replace(usage, requests=2))
+        return self._composition(
+            text, choice.finish_reason, ceiling, replace(usage, requests=2), served_model(completion.model)
+        )
 
-    def _composition(self, text: str, finish_reason: str, ceiling: int | None, usage: Usage) -> Composition:
+    def _composition(
+        self, text: str, finish_reason: str, ceiling: int | None, usage: Usage, served: str | None
+    ) -> Composition:
         if finish_reason == "length":
             raise ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, self._length_reason(ceiling))
         if not text.strip():
             raise ProviderError(
                 ErrorCode.PROVIDER_BAD_RESPONSE, f"{self.model} returned no text (finish reason: {finish_reason})"
             )
-        return Composition(text, usage)
+        return Composition(text, usage, served)
 
     def _ceiling(self, request: TurnRequest) -> int | None:
         """The output ceiling sent: --max-output-tokens, else on a named server none (its window

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ...vocabulary import ErrorCode
+from ...vocabulary import ErrorCode, ReasoningLevel
 from .base import Composition, Progress, ProviderError, TurnRequest
 
 __all__ = ["ScriptedProvider"]
@@ -21,6 +21,7 @@ class ScriptedProvider:
 
     name = "scripted"
     remote = False
+    reasoning: ReasoningLevel | None = None  # no model: nothing to reason
 
     def __init__(self, directory: str | Path):
         self.directory = Path(directory).expanduser()
