@@ -4,9 +4,14 @@ duel is closed. Through the service on each store, the record, `duel validate`, 
 
 from __future__ import annotations
 
+import re
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
 
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
@@ -15,6 +20,7 @@ from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, ErrorCode, EventType, RuleCode
 
+from fake_debater import asked, prompt_text
 from helpers import Player, claim, join, make_turn
 
 ALICE, BOB = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x")
@@ -163,3 +169,103 @@ def test_questions_and_final_thoughts_are_in_the_record_and_validate_checks_the_
     forged = text.replace('"due_turn": 3', '"due_turn": 4')
     Path(path).write_text(forged)
     assert RuleCode.QUESTION_UNANSWERED in {p.code for p in validate_file(path).problems}
+
+
+# -- through real processes ----------------------------------------------------------------
+
+_DUE = re.compile(r"^- Q(\d+) \(from [^)]*\): (.+)$", re.MULTILINE)
+
+
+def answers_the_audience(stances: list[str], slow_turn: int | None = None) -> Callable[[dict[str, Any]], str]:
+    """A fake model writing turn n with ``stances[n - 1]``, answering every audience question its prompt lists."""
+
+    def respond(body: dict[str, Any]) -> str:
+        n, name, harness, model, _ = asked(body)
+        if n == slow_turn:
+            time.sleep(2)  # long enough for a question to come in while this turn is being written
+        due = _DUE.findall(prompt_text(body))
+        answers = "".join(f"- Q{number}: {ANSWER}\n" for number, _ in due)
+        return make_turn(n, name, harness, model, stances[n - 1]) + (f"**Audience Answers**\n{answers}" if due else "")
+
+    return respond
+
+
+def wait_until(check: Callable[[], bool], limit: float = 30) -> None:
+    deadline = time.monotonic() + limit
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_a_question_reaches_the_addressed_seats_next_prompt_and_its_turn_answers_it(
+    source: Path, debate_dir: Path, anthropic_server: Any, openai_server: Any
+) -> None:
+    stances = ["OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS", "ACCEPTING_CONSENSUS"]
+    anthropic_server.responder = answers_the_audience(stances, slow_turn=3)
+    openai_server.responder = answers_the_audience(stances)
+    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "4", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    gpt = start(source, debate_dir, "--model", "gpt-x", env=gpt_env(openai_server))
+    service = DuelService(debate_dir)
+    wait_until(lambda: service.status(target=str(source)).turn_count >= 2)
+    duel_id = service.status(target=str(source)).duel.id
+    question = service.ask(duel_id, to_seat=2, question="What does a crashed holder cost its peer?", by="Dana")
+    assert question.to_dict()["question"]["due_turn"] == 4
+    finished = [finish(process) for process in (claude, gpt)]
+
+    assert [result["outcome"] for _, result, _ in finished] == [ACCEPTED_CONSENSUS] * 2, finished
+    turn_4_prompt = prompt_text(openai_server.requests[-1]["body"])
+    assert "- Q1 (from Dana): What does a crashed holder cost its peer?" in turn_4_prompt
+    assert "Q1 (from Dana)" not in prompt_text(anthropic_server.requests[-1]["body"])  # seat 1 owes nothing
+    record = RecordFile.read(finished[0][1]["debate_path"])
+    assert f"- Q1: {ANSWER}" in record.parsed.blocks[3].body
+    assert validate_file(finished[0][1]["debate_path"]).valid
+
+
+def audience_model(seat: int) -> Callable[[dict[str, Any]], str]:
+    """A fake audience model: a question to ``seat`` between rounds, final thoughts at the close."""
+
+    def respond(body: dict[str, Any]) -> str:
+        if "final thoughts" in prompt_text(body).split("The debate so far")[-1]:
+            return "The debate settled the lease length; it never weighed clock skew between machines."
+        return f"To: seat {seat}\nQuestion: Would a five-minute lease hurt a slow model more than it helps?"
+
+    return respond
+
+
+@pytest.mark.slow
+def test_a_model_audience_asks_a_third_question_is_refused_and_final_thoughts_close_it(
+    source: Path, debate_dir: Path, openai_server: Any
+) -> None:
+    service = DuelService(debate_dir)
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    openai_server.responder = audience_model(1)
+    openai_server.delay_per_chunk = 0.05  # the person's question lands first
+    audience = start(
+        source, debate_dir, "--role", "audience", "--model", "gpt-x", "--name", "Eve", env=gpt_env(openai_server)
+    )
+    write(service, alice, make_turn(1, *ALICE))
+    write(service, bob, make_turn(2, *BOB))
+    ask(service, alice.duel_id, 2)
+    wait_until(lambda: len(RecordFile.read(service.status(alice.duel_id).duel.debate_path).front.questions) == 2)  # type: ignore[union-attr]
+    with pytest.raises(DuelError) as full:
+        ask(service, alice.duel_id, 1, "One question too many?")
+    assert full.value.code == ErrorCode.QUESTIONS_FULL
+    lease = claim(service, alice)
+    with pytest.raises(DuelError) as unanswered:  # Eve's question to seat 1, due at turn 3
+        service.append(alice.seat, lease, make_turn(3, *ALICE, "ACCEPTING_CONSENSUS"))
+    assert unanswered.value.details["violations"][0]["code"] == RuleCode.QUESTION_UNANSWERED
+    service.append(alice.seat, lease, answering(make_turn(3, *ALICE, "ACCEPTING_CONSENSUS"), {2: ANSWER}), release=True)
+    write(service, bob, answering(make_turn(4, *BOB, "ACCEPTING_CONSENSUS"), {1: ANSWER}))
+    service.release_lock(bob.seat, claim(service, bob), close=True, outcome=ACCEPTED_CONSENSUS)
+    code, result, err = finish(audience)
+
+    assert code == 0, err
+    assert [(q["id"], q["to"], q["by"]) for q in result["asked"]] == [(2, 1, "Eve")]
+    assert result["final_thoughts"].startswith("The debate settled the lease length")
+    front = RecordFile.read(service.status(alice.duel_id).duel.debate_path).front
+    assert front is not None and [(t.by, t.text[:14]) for t in front.final_thoughts] == [("Eve", "The debate set")]
+    assert front.questions[1].text == "Would a five-minute lease hurt a slow model more than it helps?"
+    assert validate_file(service.status(alice.duel_id).duel.debate_path).valid

@@ -25,6 +25,7 @@ from .arguments import store_waits_to_stderr
 if TYPE_CHECKING:
     from ..configuration import Config, Flags
     from ..coordination.service import DuelService
+    from ..participant.providers import Provider
     from ..participant.voters import ProviderVoter
     from ..verify.run import Verifier
 
@@ -194,7 +195,7 @@ def join_command(
         bool,
         typer.Option("--sealed-openings", help=f"{SEALED_OPENINGS_HELP}; fixed by the join that creates the duel."),
     ] = False,
-    role: Annotated[str, typer.Option(help=ROLE_HELP)] = Role.PANELIST,
+    role: Annotated[str, typer.Option(help=f"{ROLE_HELP}; or audience: {AUDIENCE_HELP}")] = Role.PANELIST,
     signing_key: Annotated[
         str | None,
         typer.Option(
@@ -300,6 +301,8 @@ def join_command(
         persona_line = played(persona, config.personas)
         for line in [] if quiet else [*destinations(config), *([persona_line] if persona_line else [])]:
             typer.echo(printable(f"[{display}] {line}"), err=True)  # named before the first request or write
+        if role == Role.AUDIENCE:
+            _audience(config, chosen, display, target=target, topic=topic, quiet=quiet, as_json=as_json)
         participant = ParticipantConfig(
             target=os.path.abspath(target),
             debate_dir=config.debate_dir,
@@ -337,6 +340,30 @@ def join_command(
     if result.state != STATE_COMPLETED:  # even with --quiet: exit 1 says why
         typer.echo(printable(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}"), err=True)
     raise typer.Exit(0 if result.state == STATE_COMPLETED else 1)
+
+
+AUDIENCE_HELP = "take no seat, ask a seat a question after each round, and give final thoughts at the close"
+
+
+def _audience(
+    config: Config, provider: Provider, name: str, *, target: str, topic: str | None, quiet: bool, as_json: bool
+) -> NoReturn:
+    """``duel join --role audience``: a model in the audience, until the duel closes (section 4, "The audience")."""
+    from ..participant.audience import AudienceMember
+
+    def say(line: str) -> None:
+        if not quiet:
+            typer.echo(printable(f"[{name}] {line}"), err=True)
+
+    service = open_service(config.debate_dir, store=config.store)
+    try:
+        run = AudienceMember(service, provider, name=name, target=os.path.abspath(target), topic=topic, say=say).run()
+    except KeyboardInterrupt:
+        say("interrupted: run the same command to come back (no question is asked twice in a round)")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if as_json:
+        typer.echo(json.dumps({"success": True, **run.to_dict()}, ensure_ascii=False))
+    raise typer.Exit(0)
 
 
 def _check_join_flags(

@@ -525,7 +525,7 @@ class DuelService:
             left = timeout - (time.monotonic() - started)
             if left <= 0:
                 break
-            new_stamp = self._next_stamp(duel_id, stamp, left)
+            new_stamp = self.next_stamp(duel_id, stamp, left)
             if seat and time.monotonic() >= next_mark:
                 # Its own write changes the stamp: read back below like any other. A wrong guess of the
                 # store's is run again here, not as the whole wait.
@@ -539,8 +539,10 @@ class DuelService:
         fields = StatusResult.fields_of(state, participant, self.clock(), self._debate_path(state))
         return WaitResult(**fields, waited_seconds=round(time.monotonic() - started, 3), changed=changed)
 
-    def _next_stamp(self, duel_id: str, stamp: Hashable, timeout: float) -> Hashable:
-        """The store's next stamp, a transient failure retried in place: the wait keeps what it saw first."""
+    def next_stamp(self, duel_id: str, stamp: Hashable, timeout: float) -> Hashable:
+        """Block until the duel's stamp (:meth:`state_stamp`) is no longer ``stamp``, or ``timeout`` seconds:
+        the stamp then. A transient failure is retried in place: the wait keeps what it saw first. For a
+        watcher without a seat (an audience member); a seat waits with :meth:`wait`."""
 
         def look() -> Hashable:
             with self.store.errors():

@@ -124,8 +124,8 @@ RULES = MappingProxyType(
         " `DISSENTING`, `REVISING`",
         RuleCode.SECTION_MISSING: "all six sections are present, each label on a line of its own (`**Position**`)",
         RuleCode.SECTION_ORDER: "the sections come in this order, each once: Position, Counterpoints, Agreements,"
-        " Novel Argument, Unresolved Items, Stance Revision Support, then the optional Proposed Edits and"
-        " Accepted Revision",
+        " Novel Argument, Unresolved Items, Stance Revision Support, then the optional Audience Answers,"
+        " Proposed Edits and Accepted Revision",
         RuleCode.SECTION_EMPTY: "Position, Counterpoints, Agreements, Novel Argument and Unresolved Items are non-empty",
         RuleCode.COUNTERPOINT_INCOMPLETE: "every counterpoint has Addresses, Claim and at least one Support item",
         RuleCode.ADDRESSES_UNKNOWN: "Addresses names an earlier turn that exists, or a heading of the source",
