@@ -18,6 +18,7 @@ from rp1_duel.errors import DuelError
 from rp1_duel.record.artifact import turn_block
 from rp1_duel.record.history import RecordFile
 from rp1_duel.record.validate import validate_file
+from rp1_duel.review.report_files import read_report
 from rp1_duel.review.watch import event_line
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns.grammar import normalize_turn_text
@@ -190,9 +191,12 @@ def test_three_seats_reveal_in_seat_order(service_on_each_store: DuelService, so
     assert refused.lease is None and refused.reason == "not_your_turn"
     for n in (1, 2, 3):
         service.append(players[n - 1].seat, claim(service, players[n - 1]), opening(n), release=True)
-    record = RecordFile.read(service.status(players[0].duel_id).duel.debate_path)
+    path = service.status(players[0].duel_id).duel.debate_path
+    record = RecordFile.read(path)
     assert [block.n for block in record.parsed.blocks] == [1, 2, 3]
     assert record.front is not None and record.front.schedule.sealed_openings
+    openings = read_report(path, env={}).openings  # the report says the vote of the openings was a blind one
+    assert openings.sealed and openings.explanation.startswith("The sealed openings (written blind) were unanimous")
 
 
 def test_silent_seat_times_out_by_name(service: DuelService, source: Path, clock: ManualClock) -> None:

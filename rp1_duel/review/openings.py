@@ -112,6 +112,9 @@ class Openings:
     change: str  # CHANGES
     changed: bool | None  # the debate's verdict differs from the openings'; None: not known (not finished)
     explanation: str  # one sentence
+    sealed: bool = (
+        False  # written blind (section 4, "Sealed openings"): an independent vote, no seat anchored by another
+    )
 
 
 def openings_of(history: History, outcome: str | None) -> Openings:
@@ -141,7 +144,15 @@ def openings_of(history: History, outcome: str | None) -> Openings:
         final=final,
         change=change,
         changed=None if change == UNKNOWN else change != KEPT,
-        explanation=_explanation(votes, f"{words}, {count}" if count else words, decides, outcome, change),
+        explanation=_explanation(
+            votes,
+            f"{words}, {count}" if count else words,
+            decides,
+            outcome,
+            change,
+            sealed=history.schedule.sealed_openings,
+        ),
+        sealed=history.schedule.sealed_openings,
     )
 
 
@@ -171,10 +182,18 @@ def _change(decides: str | None, outcome: str | None, final: str | None) -> str:
 
 
 def _explanation(
-    votes: tuple[OpeningVote, ...], verdict: str, decides: str | None, outcome: str | None, change: str
+    votes: tuple[OpeningVote, ...],
+    verdict: str,
+    decides: str | None,
+    outcome: str | None,
+    change: str,
+    *,
+    sealed: bool,
 ) -> str:
     said = ", ".join(f"seat {v.seat} {v.vote}" if v.vote else f"seat {v.seat} did not open" for v in votes)
-    lead = f"The openings were {verdict} ({said})" + ("" if decides else ", which decides nothing")
+    lead = f"The {'sealed openings (written blind)' if sealed else 'openings'} were {verdict} ({said})" + (
+        "" if decides else ", which decides nothing"
+    )
     if outcome in DECIDES:
         debate = f"the debate reached {outcome}"
     elif outcome == MAX_TURNS:
