@@ -142,7 +142,7 @@ def test_a_turn_the_store_failed_to_take_is_kept_and_appended_on_resume_without_
     code, result, err = finish(claude)
     assert code == 0, err
     assert finish(bob)[0] == 0
-    assert f"turn 1: appending the draft kept in {kept} when storing it failed" in err
+    assert f"turn 1: using the valid draft kept in {kept}, without a new model request" in err
     assert len(anthropic_server.requests) == 1  # the paid answer was used, not asked again
     assert answer.strip() in Path(result["debate_path"]).read_text()
     assert not kept.exists()
