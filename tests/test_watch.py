@@ -340,6 +340,9 @@ class Recorder:
     def show(self, view: WatchView) -> None:
         self.views.append(view)
 
+    def pause(self) -> None:
+        pass
+
     def close(self, view: WatchView) -> None:
         self.closed = view
 
