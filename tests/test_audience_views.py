@@ -88,7 +88,7 @@ def test_duel_ask_admits_two_questions_a_round_and_refuses_the_third_with_questi
     first = duel("ask", *where, "--duel-id", alice.duel_id, "--to", "1", "--name", "Dana", WHY)
     assert (first.returncode, first.stdout, first.stderr) == (
         0,
-        "Q1 asked (round 1): seat 1 answers it in turn 3\n",
+        "Q1 asked after round 1: seat 1 answers it in turn 3\n",
         "",
     )
     second = duel("ask", *where, "--to", "2", "--json", WHO)  # the only active duel, asked as the login user
@@ -246,7 +246,7 @@ def test_the_a_key_of_duel_watch_asks_a_seat_and_shows_the_answer_and_a_refusal(
         terminal.type("1\n")
         terminal.until(r"question: $")
         terminal.type(f"{WHY}\n")
-        terminal.until(r"your question is Q1 of round 1: seat 1 answers it in turn 3")
+        terminal.until(r"your question is Q1, asked after round 1: seat 1 answers it in turn 3")
         terminal.until(re.escape(f"dana asked seat 1 Q1 (due at turn 3): {WHY}"))
         live.ask(alice.duel_id, to_seat=2, question=WHO, by="Erin")
         terminal.until(re.escape(f"Erin asked seat 2 Q2 (due at turn 4): {WHO}"))
@@ -256,6 +256,10 @@ def test_the_a_key_of_duel_watch_asks_a_seat_and_shows_the_answer_and_a_refusal(
         terminal.until(
             r"your question was refused: QUESTIONS_FULL: round 1 has its 2 questions already; ask after the next round"
         )
+        terminal.type("a")
+        terminal.until(r"ask seat \(1 Alice, 2 Bob\): $")
+        terminal.type("two\nWhy?\n")
+        terminal.until(r"your question was refused: INVALID_ARGUMENT: the seat is a number, not 'two'")
         assert termios.tcgetattr(terminal.slave)[3] & termios.ICANON == 0  # watching again, a key at a time
         terminal.type("\x03")  # Ctrl-C, as typed: the terminal sends SIGINT
         assert terminal.proc.wait(timeout=10) == 130

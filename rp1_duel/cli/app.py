@@ -992,7 +992,7 @@ def ask_command(
         return
     asked = result.question
     typer.echo(
-        f"Q{asked['id']} asked (round {asked['round']}): seat {asked['to']} answers it in turn {asked['due_turn']}"
+        f"Q{asked['id']} asked after round {asked['round']}: seat {asked['to']} answers it in turn {asked['due_turn']}"
     )
 
 

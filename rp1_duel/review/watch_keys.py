@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 from ..audience import Question
 from ..clock import iso
 from ..coordination.service import DuelService
-from ..errors import DuelError
+from ..errors import DuelError, invalid_argument
 from .watch import Display
 from .watch_model import EventLine
 
@@ -113,14 +113,13 @@ class AskKey:
             if not seat or not question:
                 self._say("no question asked")
                 return
-            if not seat.isdigit():
-                self._say(f"INVALID_ARGUMENT: the seat is a number, not {seat!r}: no question asked")
-                return
+            if not (seat.isascii() and seat.isdigit()):
+                raise invalid_argument(f"the seat is a number, not {seat!r}")
             result = self.service.ask(self.duel_id, to_seat=int(seat), question=question, by=self.by)
             asked = Question.from_json(result.question)
             self._say(
-                f"your question is Q{asked.id} of round {asked.round}: seat {asked.to_seat} answers it in turn "
-                f"{asked.due_turn}"
+                f"your question is Q{asked.id}, asked after round {asked.round}: seat {asked.to_seat} answers it in "
+                f"turn {asked.due_turn}"
             )
         except DuelError as refusal:
             self._say(f"your question was refused: {refusal.code}: {refusal.message}")
