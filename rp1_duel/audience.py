@@ -30,6 +30,7 @@ __all__ = [
     "admission",
     "answer_problem",
     "completed_rounds",
+    "labelled_answer",
 ]
 
 QUESTIONS_PER_ROUND = 2
@@ -38,6 +39,7 @@ FINAL_THOUGHT_CHARS = 1000
 MIN_ANSWER_WORDS = 8  # fewer words do not answer anything: "Yes." or "We disagree." is a dodge
 _SAME_WORDS = 0.8  # an answer whose words are the question's (token-set Jaccard) restates it, as NOVELTY measures
 _WORD = re.compile(r"[\w'’-]+")
+_ANSWER_LABEL = re.compile(r"\s*Q(\d{1,4})\s*[:.)]\s*(.*)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,12 @@ def admission(
 
 def _words(text: str) -> set[str]:
     return {word.casefold() for word in _WORD.findall(text)}
+
+
+def labelled_answer(item: str) -> tuple[int, str] | None:
+    """An **Audience Answers** item as the question's id and the answer (``- Q3: …``), or None without a label."""
+    labelled = _ANSWER_LABEL.match(item)
+    return None if labelled is None else (int(labelled.group(1)), labelled.group(2))
 
 
 def answer_problem(question: Question, answer: str | None) -> str | None:

@@ -340,6 +340,9 @@ class Recorder:
     def show(self, view: WatchView) -> None:
         self.views.append(view)
 
+    def pause(self) -> None:
+        pass
+
     def close(self, view: WatchView) -> None:
         self.closed = view
 
@@ -544,6 +547,7 @@ def test_watch_through_a_pipe_prints_each_event_as_it_lands_and_exits_0_at_the_c
     alice = tools_join(source, debate_dir, *ALICE)
     proc = subprocess.Popen(
         duel_command("watch", "--debate-dir", str(debate_dir)),
+        stdin=subprocess.DEVNULL,  # no keyboard: the test's terminal, if any, is left alone
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -678,6 +682,7 @@ def test_watching_an_open_duel_changes_none_of_its_files_and_ctrl_c_exits_130(so
     before = tree_snapshot(debate_dir)
     proc = subprocess.Popen(
         duel_command("watch", "--debate-dir", str(debate_dir), "--duel-id", alice["duel_id"]),
+        stdin=subprocess.DEVNULL,  # no keyboard: the test's terminal, if any, is left alone
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,8 +1,8 @@
 """The human-facing ``duel`` commands (typer): flag parsing and printing over the library.
 
 Commands are registered here, in the order ``duel --help`` lists them: join, panel, demo,
-tools, validate, verify, apply, report, skill, watch, list, stats, abandon. Library imports happen inside each command, so ``--help``
-stays quick and a command pays only for what it uses.
+tools, validate, verify, apply, report, skill, watch, ask, list, stats, abandon. Library imports
+happen inside each command, so ``--help`` stays quick and a command pays only for what it uses.
 """
 
 from __future__ import annotations
@@ -769,7 +769,7 @@ def report_command(
         typer.Option("--refresh-assessment", help="Ask the assessors again, even when the cache holds their answer."),
     ] = False,
 ) -> None:
-    """Summarise a duel for review: the outcome and why, and what it must not hide (a timeout's seat and turn, a seat that stopped, a model the API answered as in place of the one asked for, turns accepted after repairs); the stances turn by turn, agreements, unresolved items, novel arguments, citations, participants, cost, and each turn's provenance (provider, model asked for and answered as, reasoning, tokens, retries, seconds).
+    """Summarise a duel for review: the outcome and why, and what it must not hide (a timeout's seat and turn, a seat that stopped, a model the API answered as in place of the one asked for, turns accepted after repairs); the stances turn by turn, agreements, unresolved items, novel arguments, the audience's questions with their answers and its final thoughts, citations, participants, cost, and each turn's provenance (provider, model asked for and answered as, reasoning, tokens, retries, seconds).
 
     Computed from the artifact alone, plus its verification sidecar (NAME.verify.json), the usage recorded under the debate dir's .duel/ and a current cached assessment (NAME.assess.json) when they are there. Writes nothing but the report, and with --assess the assessment cache.
 
@@ -920,22 +920,107 @@ def watch_command(
 
     On a terminal, a live view; through a pipe, one plain line per event. Watching writes nothing and takes no lock.
 
+    On a terminal, press a to ask a seat a question (as `duel ask`, named by your login): it prompts for the seat and the question, then shows the answer or the refusal and goes on watching.
+
     Exits 0 when the duel closes (at once, after its history, for a closed one), 130 on Ctrl-C.
     """
     import sys
+    import time
+    from contextlib import nullcontext
 
     from ..configuration import Flags
     from ..review.watch import display_for, follow, pick_duel
+    from ..review.watch_keys import AskKey
+    from ..vocabulary import ACTIVE
 
     try:
         config = load(Flags(debate_dir_, store))
         service = open_service(config.debate_dir, store=config.store)
-        last = follow(service, pick_duel(service, duel_id), display_for(sys.stdout))
+        duel = pick_duel(service, duel_id)
+        display = display_for(sys.stdout)
+        keys = None
+        if sys.stdin is not None and AskKey.usable(sys.stdin) and service.status(duel).status == ACTIVE:
+            keys = AskKey(service, duel, by=login_name(), screen=display, keyboard=sys.stdin)
+        with keys or nullcontext():
+            last = follow(service, duel, display, sleep=keys.wait if keys else time.sleep)
     except DuelError as exc:
         fail(exc)
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
     typer.echo(review_line(last.debate_path), err=True)
+
+
+def login_name() -> str:
+    """Who an audience member is when no --name says: the login user's name, else `audience`."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name in the environment and none for this uid
+        return "audience"
+
+
+@app.command("ask", cls=PlainHelpCommand)
+def ask_command(
+    text: Annotated[
+        str,
+        typer.Argument(
+            help="The question, one line of at most 300 characters; with --final, your final thoughts (at most 1000).",
+            show_default=False,
+        ),
+    ],
+    duel_id: Annotated[
+        str | None,
+        typer.Option("--duel-id", help="The duel (default: the only active duel of the debate dir)."),
+    ] = None,
+    to: Annotated[int | None, typer.Option("--to", help="The seat to ask (1, 2, …).")] = None,
+    final: Annotated[
+        bool,
+        typer.Option("--final", help="Add final thoughts to the closed duel instead: shown in its report."),
+    ] = False,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Your name, as the record shows it (default: your login name).")
+    ] = None,
+    debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
+    store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Ask a seat of a running duel a question, as its audience; or, with --final, add final thoughts once it is closed.
+
+    Two questions are admitted a round, once the opening round is written; each is due at the addressed seat's next turn, which must answer it. The record keeps the questions and the final thoughts; the report shows them. Final thoughts change no outcome.
+
+    Exit 0 when recorded; 1 when refused: QUESTIONS_FULL (the round has its two), QUESTION_REFUSED (before the first round ends, the seat has no turn left, or final thoughts before the close), DUEL_CLOSED; 2 on wrong flags.
+    """
+    from ..configuration import Flags
+    from ..errors import invalid_argument
+    from ..review.watch import pick_duel
+
+    try:
+        if final and to is not None:
+            raise invalid_argument("--final takes no --to: final thoughts are about the whole duel")
+        if not final and to is None:
+            raise invalid_argument("say which seat to ask with --to SEAT (or give final thoughts with --final)")
+        config = load(Flags(debate_dir_, store))
+        service = open_service(config.debate_dir, store=config.store)
+        closed_use = "add final thoughts to a closed one" if final else None  # questions go to a running duel
+        duel = pick_duel(service, duel_id, closed_use=closed_use)
+        by = name or login_name()
+        if to is None:  # --final, as checked above
+            result = service.add_final_thoughts(duel, by=by, text=text)
+        else:
+            result = service.ask(duel, to_seat=to, question=text, by=by)
+    except DuelError as exc:
+        fail(exc, as_json=as_json)
+    if as_json:
+        typer.echo(json.dumps({"success": True, **result.to_dict()}, ensure_ascii=False))
+        return
+    if result.question is None:
+        typer.echo(f"final thoughts recorded in {result.debate_path} (shown in its report; they change no outcome)")
+        return
+    asked = result.question
+    typer.echo(
+        f"Q{asked['id']} asked after round {asked['round']}: seat {asked['to']} answers it in turn {asked['due_turn']}"
+    )
 
 
 @app.command("list", cls=PlainHelpCommand)

@@ -63,6 +63,7 @@ from ..vocabulary import (
     Verdict,
 )
 from .assessment import AssessmentFile, ModelSection, Subject, shown
+from .audience_view import AudienceView, audience_view
 from .decision import (
     DecisionFacts,
     Quote,
@@ -300,6 +301,7 @@ class Report:
     model_failures: tuple[ModelFailure, ...] = ()  # in the order they were logged
     synthesis: SynthesisView | None = None  # a chaired duel's synthesis, beside each seat's final stance
     judged_verdict: JudgedVerdicts | None = None  # the assessments' verdicts; None without a shown assessment
+    audience: AudienceView | None = None  # its questions and final thoughts; None when it had none
 
     @property
     def turn_count(self) -> int:
@@ -332,6 +334,8 @@ class Report:
             del data["synthesis"]  # as `chair`: a report without a chair reads as before chairs
         if self.judged_verdict is None:
             del data["judged_verdict"]  # only beside an assessment: a report without one reads as before
+        if self.audience is None:
+            del data["audience"]  # only with questions or final thoughts: a report without reads as before
         lead = {
             "alerts": data.pop("alerts"),
             "decision": data.pop("decision"),
@@ -476,6 +480,7 @@ def build_report(
         model_written=model_written,
         synthesis=synthesis_view(history, {p.seat: p.name for p in participants}),
         judged_verdict=judged,
+        audience=audience_view(front.questions, front.final_thoughts, history, front.status),
     )
 
 

@@ -70,6 +70,7 @@ th { background: #f6f8fa; } td.n { text-align: right; white-space: nowrap; }
 .alerts { border-left: 4px solid #bc4c00; background: #fff8f0; padding: 6px 12px 6px 30px; margin: 10px 0; }
 .tag-blocking, .other-model { color: #cf222e; font-weight: 600; } .open { font-weight: 600; }
 .changed { font-weight: 600; } .muted { color: #57606a; }
+.question { overflow-wrap: anywhere; } .unanswered { color: #9a6700; font-style: italic; }
 .verdict { padding: 0 6px; border-radius: 8px; background: #eaeef2; white-space: nowrap; }
 .verdict-verified { background: #dafbe1; } .verdict-fabricated, .verdict-unreliable { background: #ffebe9; }
 svg { width: 100%; height: auto; } svg text { font: 14px system-ui, sans-serif; fill: #57606a; }
@@ -110,6 +111,7 @@ def render_html(report: Report) -> str:
         _unresolved(report),
         _agreements(report),
         _novel_arguments(report),
+        _audience(report),
         _citations(report),
         _model_written(report),
         _judged_verdict(report),
@@ -619,6 +621,31 @@ def _novel_arguments(report: Report) -> str:
         for a in report.novel_arguments
     )
     return f"<section><h2>Novel arguments ({len(report.novel_arguments)})</h2><ul>{items}</ul></section>"
+
+
+def _audience(report: Report) -> str:
+    """Each question, who asked it and when, with the addressed seat's answer or why there is none; then the
+    final thoughts, labelled as the audience's."""
+    view = report.audience
+    if view is None:
+        return ""
+    cards = "".join(
+        f'<div class="seat"><h3 class="question">Q{q.id}. {_text(q.text)}</h3>'
+        f'<p class="muted">{words.asked(report, q, lambda n: _turn(report, n), _e)}'
+        + (
+            f'; {_name(report, q.to_seat)} answered:</p><div class="position">{_text(q.answer)}</div>'
+            if q.answer
+            else f'.</p><p class="unanswered">{_e(words.unanswered(q))}</p>'
+        )
+        + "</div>"
+        for q in view.questions
+    )
+    thoughts = "".join(f"<li><strong>{_e(t.by)}</strong>: {_text(t.text)}</li>" for t in view.final_thoughts)
+    return (
+        f'<section><h2>The audience</h2><div class="seats">{cards}</div>'
+        + (f"<h3>{_e(words.FINAL_THOUGHTS_LABEL)}</h3><ul>{thoughts}</ul>" if thoughts else "")
+        + "</section>"
+    )
 
 
 def _citations(report: Report) -> str:

@@ -49,6 +49,7 @@ def render_markdown(report: Report) -> str:
         "unresolved": _unresolved(report),
         "agreements": _agreements(report),
         "novel": _novel_arguments(report),
+        "audience": _audience(report),
         "citations": _citations(report),
         "model_written": _model_written(report),
         "verdict": _judged_verdict(report),
@@ -436,6 +437,28 @@ def _novel_arguments(report: Report) -> str:
             f"{inline(argument.claim) or 'no claim'} (support: {support})"
         )
     return "\n".join([*lines, "", "</details>"])
+
+
+def _audience(report: Report) -> str:
+    """Each question, who asked it and when, with the addressed seat's answer or why there is none; then the
+    final thoughts, labelled as the audience's."""
+    view = report.audience
+    if view is None:
+        return ""
+    lines = ["### The audience", ""]
+    for q in view.questions:
+        if q.answer:
+            said = f"{inline(report.name_of(q.to_seat))} answered: {inline(q.answer)}"
+        else:
+            said = f"_{inline(words.unanswered(q) or '')}_"
+        lines += [
+            f"- **Q{q.id}**, {words.asked(report, q, lambda n: _turn(report, n), inline)}: {inline(q.text)}  ",
+            f"  {said}",
+        ]
+    if view.final_thoughts:
+        lines += [*([""] if view.questions else []), f"**{words.FINAL_THOUGHTS_LABEL}**:", ""]
+        lines += [f"- {inline(t.by)}: {inline(t.text)}" for t in view.final_thoughts]
+    return "\n".join(lines)
 
 
 def _citations(report: Report) -> str:

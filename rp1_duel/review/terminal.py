@@ -43,8 +43,11 @@ class TerminalDisplay:
     def __init__(self, stream: IO[str], tz: tzinfo | None = None):
         self.tz = tz
         self.console = Console(file=stream, highlight=False)
-        self.live = Live(console=self.console, auto_refresh=False, redirect_stdout=False, redirect_stderr=False)
+        self.live = self._new_live()
         self._started = False
+
+    def _new_live(self) -> Live:
+        return Live(console=self.console, auto_refresh=False, redirect_stdout=False, redirect_stderr=False)
 
     def time_of(self, moment: float) -> str:
         """``moment`` as the terminal's local time of day, ``HH:MM:SS``."""
@@ -72,6 +75,15 @@ class TerminalDisplay:
         """Redraw the panel in place with ``view``."""
         self._start()
         self.live.update(self.panel(view), refresh=True)
+
+    def pause(self) -> None:
+        """Take the panel off the screen, the event lines above it staying, until the next line or redraw
+        draws it again below them: `duel watch`'s prompt for a question goes where it was."""
+        if self._started:
+            self.live.transient = True  # stopped, it erases what it drew
+            self.live.stop()
+            self.live = self._new_live()  # a fresh one: a restarted Live would first erase the prompt's lines
+            self._started = False
 
     def close(self, view: WatchView) -> None:
         """Draw the closed duel's last view and leave it on screen."""

@@ -26,6 +26,7 @@ from ..coordination.events import (
     DuelSealed,
     Event,
     EventData,
+    FinalThoughtsAdded,
     LockAcquired,
     LockRefreshed,
     LockReleased,
@@ -34,6 +35,7 @@ from ..coordination.events import (
     ParticipantResumed,
     ParticipantWaiting,
     ProviderFailed,
+    QuestionAsked,
     RecordInvalidated,
     SeatReclaimed,
     SeatTakenOver,
@@ -48,7 +50,7 @@ from ..coordination.service import DuelService
 from ..coordination.storage import LOG_START
 from ..errors import DuelError, invalid_argument
 from ..printable import printable
-from ..record.artifact import parse
+from ..record.artifact import FrontMatter, parse
 from ..record.history import read_artifact_text
 from ..turns.grammar import parse_turn
 from ..vocabulary import ACTIVE, ErrorCode
@@ -75,9 +77,11 @@ CANDIDATES_SHOWN = 5  # closed duels named when none is active, the latest first
 # -- choosing the duel ----------------------------------------------------------------------
 
 
-def pick_duel(service: DuelService, duel_id: str | None) -> str:
+def pick_duel(service: DuelService, duel_id: str | None, *, closed_use: str | None = "watch a closed one") -> str:
     """``duel_id``, else the only active duel of the debate dir (only the latest duel of
-    each source and topic, the ones the index names, can be active)."""
+    each source and topic, the ones the index names, can be active). With none active, the
+    refusal names the latest closed ones for ``closed_use`` (`pass --duel-id to …`), or
+    none when a closed duel is of no use to the command."""
     if duel_id:
         return duel_id
     active: list[str] = []
@@ -93,11 +97,8 @@ def pick_duel(service: DuelService, duel_id: str | None) -> str:
         raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel in {root}")
     if not active:
         recent = "".join(f", {duel}" for duel in closed[-CANDIDATES_SHOWN:][::-1])
-        raise DuelError(
-            ErrorCode.DUEL_NOT_FOUND,
-            f"no active duel in {root}: pass --duel-id to watch a closed one{recent} (duel list shows them all)",
-            {"candidates": closed},
-        )
+        hint = f": pass --duel-id to {closed_use}{recent} (duel list shows them all)" if closed_use else ""
+        raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no active duel in {root}{hint}", {"candidates": closed})
     if len(active) > 1:
         raise invalid_argument(
             f"{len(active)} duels are active in {root}: pass --duel-id, one of {', '.join(active)}", candidates=active
@@ -118,15 +119,26 @@ def headline(position: str, width: int = HEADLINE_CHARS) -> str:
 
 
 def event_line(
-    event: Event, names: Mapping[str, str], headlines: Mapping[int, str], time_of: TimeFormat = iso
+    event: Event,
+    names: Mapping[str, str],
+    headlines: Mapping[int, str],
+    time_of: TimeFormat = iso,
+    *,
+    questions: Mapping[int, str] | None = None,
 ) -> EventLine:
     """One line for one logged event (docs/protocol.md section 9). ``names`` maps participant
-    ids to display names, ``headlines`` turn numbers to their Position's headline. An event
-    this reader cannot read, or one with a time that is not one, is shown as its type and data."""
+    ids to display names, ``headlines`` turn numbers to their Position's headline, ``questions``
+    the audience's question ids to their text. An event this reader cannot read, or one with a
+    time that is not one, is shown as its type and data."""
     pid = event.participant_id
     who = "the service" if pid is None else names.get(pid, pid)
+    data = event.data
     try:
-        text = None if isinstance(event.data, UnknownEvent) else _describe(event.data, who, headlines, time_of)
+        text = (
+            None
+            if isinstance(data, UnknownEvent)
+            else _describe(data, who, headlines, time_of) or _describe_audience(data, questions or {})
+        )
     except ValueError:  # a hand-edited time
         text = None
     if text is None:
@@ -141,6 +153,16 @@ def _describe(data: EventData, who: str, headlines: Mapping[int, str], time_of: 
         or _describe_record(data, who)
         or _describe_check(data, who)
     )  # None: a type given no words yet, shown as its data
+
+
+def _describe_audience(data: EventData, questions: Mapping[int, str]) -> str | None:
+    """The audience holds no seat: its events name who asked or spoke, not a participant."""
+    if isinstance(data, QuestionAsked):
+        text = f": {questions[data.id]}" if questions.get(data.id) else ""
+        return f"{data.by} asked seat {data.to_seat} Q{data.id} (due at turn {data.due_turn}){text}"
+    if isinstance(data, FinalThoughtsAdded):
+        return f"{data.by} added final thoughts (shown in the report; they change no outcome)"
+    return None
 
 
 def _describe_seat(data: EventData, who: str, time_of: TimeFormat) -> str | None:
@@ -244,6 +266,16 @@ def read_headlines(artifact: str, numbers: Collection[int]) -> dict[int, str]:
     return {block.n: headline(parse_turn(block.body).position) for block in parse(text).blocks if block.n in numbers}
 
 
+def read_questions(artifact: str) -> dict[int, str]:
+    """The audience's questions by id, from the artifact's front matter; none when it cannot be read
+    (the questions are then shown without their text)."""
+    try:
+        front = FrontMatter.parse(parse(read_artifact_text(artifact)).front_matter)
+    except (OSError, ValueError):  # FrontMatterError is a ValueError
+        return {}
+    return {question.id: question.text for question in front.questions}
+
+
 _UNREAD = (-1, -1, -1)
 
 
@@ -276,10 +308,14 @@ class Follower:
         return seen
 
     def lines(self, seen: Observation, time_of: TimeFormat = iso) -> list[EventLine]:
-        """One line for each event ``seen`` brought, with the headlines of the turns it appended."""
+        """One line for each event ``seen`` brought, with the headlines of the turns it appended and the
+        text of the questions it asked."""
+        artifact = seen.status.duel.debate_path
         turns = [turn.number for turn in appended(seen.events)]
-        headlines = read_headlines(seen.status.duel.debate_path, turns) if turns else {}
-        return [event_line(event, self.names, headlines, time_of) for event in seen.events]
+        headlines = read_headlines(artifact, turns) if turns else {}
+        asked = any(isinstance(event.data, QuestionAsked) for event in seen.events)
+        questions = read_questions(artifact) if asked else {}
+        return [event_line(event, self.names, headlines, time_of, questions=questions) for event in seen.events]
 
 
 @dataclass(frozen=True)
@@ -313,6 +349,10 @@ class Display(Protocol):
 
     def show(self, view: WatchView) -> None:
         """Show the duel as it stands in ``view``."""
+        ...
+
+    def pause(self) -> None:
+        """Take a live panel off the screen until the next event or view, so a prompt can be read there."""
         ...
 
     def close(self, view: WatchView) -> None:
@@ -384,6 +424,9 @@ class PlainDisplay:
 
     def show(self, view: WatchView) -> None:
         """Nothing: the countdowns are for a terminal; a pipe gets events only."""
+
+    def pause(self) -> None:
+        """Nothing: no panel is drawn through a pipe (a question is asked on the terminal, above the lines)."""
 
     def close(self, view: WatchView) -> None:
         """Write the outcome line and where the record is."""

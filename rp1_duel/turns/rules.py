@@ -75,7 +75,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from ..audience import Question, answer_problem
+from ..audience import Question, answer_problem, labelled_answer
 from ..errors import DuelError
 from ..printable import CONTROL_CHARACTERS
 from ..vocabulary import (
@@ -114,7 +114,6 @@ from .source import SourceDocument
 __all__ = ["RULES", "TurnContext", "TurnReport", "TurnViolation", "turn_invalid", "validate_turn"]
 
 MAX_TURN_BYTES = 64 * 1024
-_ANSWER_LABEL = re.compile(r"\s*Q(\d{1,4})\s*[:.)]\s*(.*)", re.DOTALL)
 
 RULES = MappingProxyType(
     {
@@ -687,12 +686,13 @@ class _Checker:
         where = section.line if section else None
         answers: dict[int, tuple[str, int | None]] = {}
         for item in self.turn.answers:
-            labelled = _ANSWER_LABEL.match(item.text)
+            labelled = labelled_answer(item.text)
             if labelled is None:
                 message = "an Audience Answers item begins with the question it answers: `Q3: …`"
                 self.add(RuleCode.QUESTION_UNANSWERED, message, item.line, AUDIENCE_ANSWERS)
                 continue
-            answers.setdefault(int(labelled.group(1)), (labelled.group(2), item.line))
+            number, answer = labelled
+            answers.setdefault(number, (answer, item.line))
         due = {question.id for question in self.ctx.questions}
         for number, (_, line) in answers.items():
             if number not in due:
