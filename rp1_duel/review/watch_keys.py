@@ -76,9 +76,12 @@ class AskKey:
         self._restore()
 
     def _cbreak(self) -> None:
+        import termios
         import tty
 
-        tty.setcbreak(self.fd)
+        # TCSADRAIN, not tty's default TCSAFLUSH: a key typed while the mode changes (right after a
+        # question, say) is kept for the next wait, not thrown away.
+        tty.setcbreak(self.fd, termios.TCSADRAIN)
 
     def _restore(self) -> None:
         import termios
@@ -106,25 +109,29 @@ class AskKey:
         self.screen.pause()
         self._restore()  # line mode, echoed: the person edits the answer as anywhere else
         try:
-            seats = self.service.status(self.duel_id).participants
-            named = ", ".join(f"{p.seat} {p.display_name}" for p in sorted(seats, key=lambda p: p.seat))
-            seat = self._prompt(f"ask seat ({named}): " if named else "ask seat: ")
-            question = self._prompt("question: ") if seat else ""
-            if not seat or not question:
-                self._say("no question asked")
-                return
-            if not (seat.isascii() and seat.isdigit()):
-                raise invalid_argument(f"the seat is a number, not {seat!r}")
-            result = self.service.ask(self.duel_id, to_seat=int(seat), question=question, by=self.by)
-            asked = Question.from_json(result.question)
-            self._say(
-                f"your question is Q{asked.id}, asked after round {asked.round}: seat {asked.to_seat} answers it in "
-                f"turn {asked.due_turn}"
-            )
+            said = self._asked()
         except DuelError as refusal:
-            self._say(f"your question was refused: {refusal.code}: {refusal.message}")
+            said = f"your question was refused: {refusal.code}: {refusal.message}"
         finally:
             self._cbreak()
+        self._say(said)  # once keys are read again: what is shown is what the keyboard does
+
+    def _asked(self) -> str:
+        """Prompt for a seat and a question and ask it: what became of it, in words."""
+        seats = self.service.status(self.duel_id).participants
+        named = ", ".join(f"{p.seat} {p.display_name}" for p in sorted(seats, key=lambda p: p.seat))
+        seat = self._prompt(f"ask seat ({named}): " if named else "ask seat: ")
+        question = self._prompt("question: ") if seat else ""
+        if not seat or not question:
+            return "no question asked"
+        if not (seat.isascii() and seat.isdigit()):
+            raise invalid_argument(f"the seat is a number, not {seat!r}")
+        result = self.service.ask(self.duel_id, to_seat=int(seat), question=question, by=self.by)
+        asked = Question.from_json(result.question)
+        return (
+            f"your question is Q{asked.id}, asked after round {asked.round}: seat {asked.to_seat} answers it in "
+            f"turn {asked.due_turn}"
+        )
 
     def _prompt(self, text: str) -> str:
         """One line typed on the terminal, after ``text`` on standard error; empty at the end of input."""
