@@ -254,6 +254,7 @@ class EventType(str, Enum):
     OPENING_COMMITTED = "opening_committed"
     QUESTION_ASKED = "question_asked"
     FINAL_THOUGHTS = "final_thoughts"
+    RULING_WRITTEN = "ruling_written"
 
     def __str__(self) -> str:
         return self.value
@@ -353,6 +354,8 @@ class RuleCode:
     SEALED_OPENING_EDITS: Final = "SEALED_OPENING_EDITS"
     # the audience (section 4, "The audience")
     QUESTION_UNANSWERED: Final = "QUESTION_UNANSWERED"
+    # rulings (section 10, "Rulings")
+    REDACTED_REPEATED: Final = "REDACTED_REPEATED"
 
 
 class RecordCode:

@@ -810,6 +810,7 @@ def test_every_rule_code_has_a_one_line_text():
         "REVISION_MISSING",
         "REVISION_MISMATCH",
         "QUESTION_UNANSWERED",
+        "REDACTED_REPEATED",
         "SEALED_OPENING_EDITS",
     ]
     assert all(text and "\n" not in text for text in RULES.values())

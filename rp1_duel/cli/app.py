@@ -18,7 +18,15 @@ import typer.core
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
 from ..printable import printable
-from ..settings import CHAIR_HELP, ROLE_HELP, SEALED_OPENINGS_HELP, SETTINGS, SIGNER_HELP, default_of
+from ..settings import (
+    CHAIR_HELP,
+    ON_FABRICATION_HELP,
+    ROLE_HELP,
+    SEALED_OPENINGS_HELP,
+    SETTINGS,
+    SIGNER_HELP,
+    default_of,
+)
 from ..vocabulary import ErrorCode, Role
 from .arguments import store_waits_to_stderr
 
@@ -195,6 +203,10 @@ def join_command(
         bool,
         typer.Option("--sealed-openings", help=f"{SEALED_OPENINGS_HELP}; fixed by the join that creates the duel."),
     ] = False,
+    on_fabrication: Annotated[
+        str | None,
+        typer.Option("--on-fabrication", help=f"{ON_FABRICATION_HELP}; fixed by the join that creates the duel."),
+    ] = None,
     role: Annotated[str, typer.Option(help=f"{ROLE_HELP}; or audience: {AUDIENCE_HELP}")] = Role.PANELIST,
     signing_key: Annotated[
         str | None,
@@ -280,6 +292,7 @@ def join_command(
             seats,
             max_output_tokens,
             sealed_openings or None,
+            _fabrication(on_fabrication),
         )
         config = load(flags, config_file)
         settings = replace(config.settings(), chair=chair)
@@ -366,6 +379,16 @@ def _audience(
     raise typer.Exit(0)
 
 
+def _fabrication(value: str | None) -> str | None:
+    """``--on-fabrication``, one of its words, or None when not given (``INVALID_ARGUMENT`` otherwise)."""
+    from ..errors import invalid_argument
+    from ..settings import ON_FABRICATION
+
+    if value is not None and value not in ON_FABRICATION:
+        raise invalid_argument(f"--on-fabrication must be one of {', '.join(ON_FABRICATION)}, not {value!r}")
+    return value
+
+
 def _check_join_flags(
     reasoning: str | None,
     voter: list[str] | None,
@@ -410,6 +433,7 @@ def panel_command(
     peer_wait_seconds: Annotated[int | None, typer.Option(help=_default_or_config("peer_wait_seconds"))] = None,
     turn_timeout_seconds: Annotated[int | None, typer.Option(help=_default_or_config("turn_timeout_seconds"))] = None,
     sealed_openings: Annotated[bool, typer.Option("--sealed-openings", help=f"{SEALED_OPENINGS_HELP}.")] = False,
+    on_fabrication: Annotated[str | None, typer.Option("--on-fabrication", help=f"{ON_FABRICATION_HELP}.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one summary object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing on stderr but errors.")] = False,
 ) -> None:
@@ -430,6 +454,7 @@ def panel_command(
             peer_wait_seconds=peer_wait_seconds,
             turn_timeout_seconds=turn_timeout_seconds,
             sealed_openings=sealed_openings or None,
+            on_fabrication=_fabrication(on_fabrication),
         )
         config = load(flags, extra)
         seats = lineup_seats(config)

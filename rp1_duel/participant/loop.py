@@ -640,7 +640,7 @@ class Duelist:
             request = prompt.build_request(
                 duel_id=self._my_seat.duel_id,
                 system=self.system,
-                blocks=history.blocks,
+                blocks=history.shown_blocks(),  # a redacted claim never reaches a model
                 number=number,
                 max_turns=self.schedule.last,
                 heading=heading,

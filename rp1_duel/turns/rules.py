@@ -181,6 +181,8 @@ RULES = MappingProxyType(
         RuleCode.QUESTION_UNANSWERED: "every audience question due at this turn has an item `Q<id>: …` under"
         " **Audience Answers** that says something in at least 8 words and does not merely restate the question;"
         " no item answers a question not due at this turn",
+        RuleCode.REDACTED_REPEATED: "no claim repeats one redacted for a fabricated source (same words after"
+        " normalisation, or a token-set Jaccard similarity of 0.8 or more)",
         RuleCode.SEALED_OPENING_EDITS: "a sealed opening proposes no edits: it is written without seeing the"
         " edits the other openings propose (propose them from the next round on)",
     }
@@ -251,6 +253,9 @@ class TurnContext:
     revision: Revision | None = None  # the edits in force before this turn; None when the source is unknown
     sealed: bool = False  # a sealed opening (docs/protocol.md section 4): checked as written before the round
     questions: tuple[Question, ...] = ()  # the audience's questions due at this turn (QUESTION_UNANSWERED)
+    redacted: tuple[
+        str, ...
+    ] = ()  # claims redacted for a fabricated source: none may be made again (REDACTED_REPEATED)
     # The synthesis (SILENT_OVERRULE): each panel seat's latest turn, seat -> turn number; empty for other turns.
     final_turns: Mapping[int, int] = field(default_factory=dict)
 
@@ -329,6 +334,7 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     checker.check_grounding()
     checker.check_unengaged_points()
     checker.check_audience_answers()
+    checker.check_redacted()
     checker.check_edits()
     checker.check_accepted_revision()
     return TurnReport(turn, checker.sorted_violations())
@@ -680,6 +686,18 @@ class _Checker:
                 )
             elif name in NON_EMPTY_SECTIONS and found.is_empty:
                 self.add(RuleCode.SECTION_EMPTY, f"the **{name}** section is empty", found.line, name)
+
+    # REDACTED_REPEATED
+    def check_redacted(self) -> None:
+        if not self.ctx.redacted:
+            return
+        redacted = NoveltyIndex(self.ctx.redacted)
+        made = [(c.claim, c.line, COUNTERPOINTS) for c in self.turn.counterpoints if c.claim]
+        made += [(self.turn.novel_claim, self.turn.novel_claim_line, NOVEL_ARGUMENT)] if self.turn.novel_claim else []
+        for claim, line, section in made:
+            if redacted.repeats(claim):
+                message = "repeats a claim redacted for a fabricated source: a redacted point may not be made again"
+                self.add(RuleCode.REDACTED_REPEATED, message, line, section)
 
     # QUESTION_UNANSWERED
     def check_audience_answers(self) -> None:
