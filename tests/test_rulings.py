@@ -5,9 +5,12 @@ claim from every view, and no later turn may make it again; `duel validate` chec
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
 
 from rp1_duel.coordination.events import CheckedCitation, CitationVerdicts
 from rp1_duel.coordination.service import DuelService
@@ -18,9 +21,12 @@ from rp1_duel.record.validate import validate_file
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
+from rp1_duel.review.watch import Follower
 from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, INVALIDATED, ErrorCode, EventType, RecordCode, RuleCode, Verdict
 
+from fake_debater import asked, prompt_text
+from fake_web import FakeWeb
 from helpers import Player, claim, join, make_turn
 
 ALICE, BOB = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x")
@@ -144,3 +150,110 @@ def test_on_fabrication_invalidate_ends_the_duel(service: DuelService, source: P
     assert closed.outcome == INVALIDATED
     front = RecordFile.read(closed.to_dict().get("debate_path") or status.duel.debate_path).front
     assert front is not None and front.schedule.on_fabrication == "invalidate"
+
+
+# -- challenges (section 10, "Challenges") ---------------------------------------------------------
+
+
+def challenging(turn: str, *items: str) -> str:
+    """``turn`` with a **Source Challenges** section after its six."""
+    return turn + "**Source Challenges**\n" + "".join(f"- {item}\n" for item in items)
+
+
+@pytest.mark.parametrize(
+    ("item", "code"),
+    [
+        (f"Turn 1 {DEAD}: the study never measured lost turns in the field", None),
+        (f"Turn 1 {DEAD}", RuleCode.CHALLENGE_NO_CLAIM),
+        (f"Turn 1 {DEAD}: wrong", RuleCode.CHALLENGE_NO_CLAIM),
+        ("Turn 1 https://never.example/cited: the study never measured lost turns", RuleCode.CHALLENGE_UNKNOWN),
+        (f"Turn 7 {DEAD}: the study never measured lost turns in the field", RuleCode.CHALLENGE_UNKNOWN),
+        ("the dead link: it never measured lost turns", RuleCode.CHALLENGE_UNKNOWN),
+    ],
+)
+def test_a_challenge_names_an_existing_citation_and_the_claim_it_fails(
+    service: DuelService, source: Path, item: str, code: str | None
+) -> None:
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, cited_turn(1, ALICE))
+    lease = claim(service, bob)
+    if code is None:
+        service.append(bob.seat, lease, challenging(make_turn(2, *BOB), item), release=True)
+        return
+    with pytest.raises(DuelError) as refused:
+        service.append(bob.seat, lease, challenging(make_turn(2, *BOB), item))
+    assert {v["code"] for v in refused.value.details["violations"]} == {code}
+
+
+def test_a_participant_cannot_challenge_its_own_source(service: DuelService, source: Path) -> None:
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, cited_turn(1, ALICE))
+    write(service, bob, make_turn(2, *BOB))
+    with pytest.raises(DuelError) as refused:
+        service.append(
+            alice.seat,
+            claim(service, alice),
+            challenging(make_turn(3, *ALICE), f"Turn 1 {DEAD}: my own claim was wrong"),
+        )
+    assert "this participant's own" in refused.value.details["violations"][0]["message"]
+
+
+# -- through the real SDKs, the fake model servers and the fake web ----------------------------------
+
+DEAD_CLAIM = "every lease study shows fifteen minutes halves the lost turns"
+
+
+def challenger(web: FakeWeb, stances: list[str]) -> Callable[[dict[str, Any]], str]:
+    """Seat 1 cites a dead page for its counterpoint's claim; seat 2 challenges it in turn 2."""
+
+    def respond(body: dict[str, Any]) -> str:
+        n, name, harness, model, _ = asked(body)
+        if n == 1:
+            return make_turn(
+                1, name, harness, model, stances[0], counterclaim=DEAD_CLAIM, citing=(web.url("/missing"),)
+            )
+        turn = make_turn(n, name, harness, model, stances[n - 1])
+        if n == 2:
+            turn = challenging(
+                turn, f"Turn 1 {web.url('/missing')}: the page never supported the claim about lost turns"
+            )
+        return turn
+
+    return respond
+
+
+@pytest.mark.slow
+def test_a_challenged_dead_link_is_ruled_fabricated_and_its_claim_hidden_everywhere(
+    source: Path, debate_dir: Path, anthropic_server: Any, openai_server: Any, web: FakeWeb
+) -> None:
+    stances = ["OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS", "ACCEPTING_CONSENSUS"]
+    anthropic_server.responder = openai_server.responder = challenger(web, stances)
+    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "4", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    gpt = start(source, debate_dir, "--model", "gpt-x", "--allow-private-hosts", env=gpt_env(openai_server))
+    finished = [finish(process) for process in (claude, gpt)]
+
+    assert [result["outcome"] for _, result, _ in finished] == [ACCEPTED_CONSENSUS] * 2, finished
+    path = finished[0][1]["debate_path"]
+    record = RecordFile.read(path)
+    [ruling] = record.rulings
+    assert (ruling.turn, ruling.verdict, ruling.by, ruling.before) == (
+        1,
+        Verdict.FABRICATED,
+        "seat 2's challenge in turn 2",
+        3,
+    )
+    assert DEAD_CLAIM in Path(path).read_text()  # the record keeps turn 1 byte for byte
+    next_prompt = prompt_text(anthropic_server.requests[1]["body"])  # Claude's turn 3, after the ruling
+    assert DEAD_CLAIM not in next_prompt and "[redacted: ruling 1 found its source fabricated]" in next_prompt
+    report = read_report(path, env={})
+    for shown in (render_markdown(report), render_html(report), json.dumps(report.to_dict())):
+        assert DEAD_CLAIM not in shown
+    service = DuelService(debate_dir)
+    watcher = Follower(service, record.front.duel_id if record.front else "")
+    lines = [line.text for line in watcher.lines(cast("Any", watcher.poll()))]
+    assert not any(DEAD_CLAIM in line for line in lines)
+    assert any(line.startswith("ruling 1 on turn 1, counterpoint 1: fabricated") for line in lines)
+    assert validate_file(path).valid, validate_file(path).problems

@@ -132,7 +132,8 @@ _AllowPrivateHosts = Annotated[
     bool,
     typer.Option(
         "--allow-private-hosts",
-        help="With --verify: fetch from loopback and private addresses too; metadata addresses stay refused.",
+        help="Fetch from loopback and private addresses too (--verify, and the sources a participant challenges); "
+        "metadata addresses stay refused.",
     ),
 ]
 
@@ -277,7 +278,7 @@ def join_command(
 
     duelist = None
     try:
-        _check_join_flags(reasoning, voter, max_output_tokens, verify=verify, allow_private_hosts=allow_private_hosts)
+        _check_join_flags(reasoning, voter, max_output_tokens, verify=verify)
         flags = Flags(
             debate_dir_,
             store,
@@ -328,6 +329,7 @@ def join_command(
             signer=signer or None,
             store=config.store,
             role=role,
+            allow_private_hosts=allow_private_hosts,
         )
         reporter = ConsoleReporter(display, quiet=quiet)
         duelist = Duelist(participant, chosen, reporter, checker=checker)
@@ -395,10 +397,9 @@ def _check_join_flags(
     max_output_tokens: int | None,
     *,
     verify: bool,
-    allow_private_hosts: bool,
 ) -> None:
     """Refuse (``INVALID_ARGUMENT``) a --reasoning level that is none, a --max-output-tokens out of range,
-    and --voter or --allow-private-hosts without --verify."""
+    and --voter without --verify."""
     from ..configuration import MAX_OUTPUT_TOKENS_RANGE
     from ..errors import invalid_argument
     from ..vocabulary import REASONING_LEVELS
@@ -408,8 +409,8 @@ def _check_join_flags(
     low, high = MAX_OUTPUT_TOKENS_RANGE
     if max_output_tokens is not None and not low <= max_output_tokens <= high:
         raise invalid_argument(f"--max-output-tokens must be between {low} and {high}, got {max_output_tokens}")
-    if not verify and (voter or allow_private_hosts):
-        raise invalid_argument(f"{'--voter' if voter else '--allow-private-hosts'} needs --verify")
+    if not verify and voter:
+        raise invalid_argument("--voter needs --verify")
 
 
 @app.command("panel", cls=PlainHelpCommand)

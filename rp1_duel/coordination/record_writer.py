@@ -544,7 +544,9 @@ def _closed_record(tx: Transaction, action: str) -> tuple[list[TurnBlock] | str,
 # -- rulings (docs/protocol.md section 10, "Rulings") ---------------------------------------------
 
 
-def rule_on_citations(tx: Transaction, me: Participant, turn_number: int, verdicts: CitationVerdicts) -> list[Ruling]:
+def rule_on_citations(
+    tx: Transaction, me: Participant, turn_number: int, verdicts: CitationVerdicts, *, challenge: int | None = None
+) -> list[Ruling]:
     """Write a ruling into the record for each verified, unreliable or fabricated URL citation of accepted turn
     ``turn_number`` that has none yet (a panel's seats each check a turn: the first ruling on a citation stands).
     Returns the rulings written."""
@@ -583,7 +585,7 @@ def rule_on_citations(tx: Transaction, me: Participant, turn_number: int, verdic
             url=citation.url,
             verdict=citation.verdict,
             evidence=_evidence(citation.reason),
-            by=f"{policy.seat_name(me.seat)}'s verification",
+            by=f"{policy.seat_name(me.seat)}'s " + (f"challenge in turn {challenge}" if challenge else "verification"),
             before=policy.next_turn_number(state),
         )
         state.rulings.append(ruling)
