@@ -19,7 +19,7 @@ from typing import Any, Final, NamedTuple, cast
 
 from .errors import DuelError
 from .files import write_atomic
-from .settings import DEBATE_DIR_ENV, DEFAULT_DEBATE_DIR, SETTINGS, STORE_ENV, DuelSettings, redact
+from .settings import DEBATE_DIR_ENV, DEFAULT_DEBATE_DIR, ON_FABRICATION, SETTINGS, STORE_ENV, DuelSettings, redact
 from .vocabulary import PROVIDERS, REASONING_LEVELS, ErrorCode, ReasoningLevel
 
 __all__ = [
@@ -226,7 +226,13 @@ SCHEMA: Final = Table(
     {
         "debate_dir": TEXT,
         "store": TEXT,
-        "duel": Table({**{name: Value(int, _in_range(name)) for name in SETTINGS}, "sealed_openings": Value(bool)}),
+        "duel": Table(
+            {
+                **{name: Value(int, _in_range(name)) for name in SETTINGS},
+                "sealed_openings": Value(bool),
+                "on_fabrication": Value(str, _one_of(ON_FABRICATION)),
+            }
+        ),
         "model": Table(MODEL_KEYS),
         "personas": TableOf(
             "a persona name: a lower-case letter, then up to 39 letters, digits and hyphens",
@@ -596,6 +602,7 @@ class Flags(NamedTuple):
     seats: int | None = None
     max_output_tokens: int | None = None  # model.max_output_tokens
     sealed_openings: bool | None = None  # duel.sealed_openings: True, or None when not given
+    on_fabrication: str | None = None  # duel.on_fabrication
 
     def layer(self) -> Layer:
         """The flags as the top layer: only those given, under their dotted keys."""
@@ -606,7 +613,7 @@ class Flags(NamedTuple):
             "reasoning": self.reasoning,
             "max_output_tokens": self.max_output_tokens,
         }
-        duel = {name: getattr(self, name) for name in (*SETTINGS, "sealed_openings")}
+        duel = {name: getattr(self, name) for name in (*SETTINGS, "sealed_openings", "on_fabrication")}
         data = _given({"debate_dir": self.debate_dir, "store": self.store, "model": model, "duel": duel})
         return Layer(FLAGS, "", data)
 

@@ -38,6 +38,7 @@ class Schedule:
     max_turns: int  # the panel's turns; a chair's three come on top
     chair: bool
     sealed_openings: bool = False  # every seat commits its opening before any is revealed
+    on_fabrication: str = "redact"  # a source ruled fabricated: "redact" its claim, or "invalidate" the duel too
 
     @classmethod
     def recorded(cls, fields: Mapping[str, Any]) -> Schedule:
@@ -48,6 +49,7 @@ class Schedule:
             max_turns=fields["max_turns"],
             chair=fields.get("chair", False),
             sealed_openings=fields.get("sealed_openings", False),
+            on_fabrication=fields.get("on_fabrication", "redact"),
         )
 
     def fields(self) -> dict[str, Any]:
@@ -58,6 +60,7 @@ class Schedule:
             **({"seats": self.seats} if self.seats != TWO_SEATS else {}),
             **({"chair": True} if self.chair else {}),
             **({"sealed_openings": True} if self.sealed_openings else {}),
+            **({"on_fabrication": self.on_fabrication} if self.on_fabrication != "redact" else {}),
         }
 
     @property

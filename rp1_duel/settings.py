@@ -18,6 +18,8 @@ __all__ = [
     "DEBATE_DIR_ENV",
     "DEFAULT_DEBATE_DIR",
     "DEFAULT_ROUNDS",
+    "ON_FABRICATION",
+    "ON_FABRICATION_HELP",
     "ROLE_HELP",
     "SEALED_OPENINGS_HELP",
     "SETTINGS",
@@ -96,6 +98,10 @@ SIGNER_HELP: Final = (
     "the principal (of an allowed signers file) your signatures name, like alice@example.com: fixed at your "
     "seat's join, checked by `duel validate --allowed-signers`"
 )
+ON_FABRICATION_HELP: Final = (
+    "what a source ruled fabricated does: redact (its claim is hidden from every view, the duel goes on) or "
+    "invalidate (the duel also ends INVALIDATED, as a disqualification) [default: redact]"
+)
 SEALED_OPENINGS_HELP: Final = (
     "every seat writes its opening without seeing the others': each commits its opening's SHA-256 first, and the "
     "openings are revealed once all are committed [default: off]"
@@ -111,7 +117,8 @@ def default_of(name: str) -> int:
     return value
 
 
-_FLAGS = ("chair", "sealed_openings")  # the settings that are switches, not numbers in a range
+_FLAGS = ("chair", "sealed_openings", "on_fabrication")  # the settings that are not numbers in a range
+ON_FABRICATION: Final = ("redact", "invalidate")
 
 
 @dataclass(frozen=True)
@@ -125,13 +132,20 @@ class DuelSettings:
     seats: int = default_of("seats")
     chair: bool = False  # a chair seat besides the seats (docs/protocol.md section 4, "A chair")
     sealed_openings: bool = False  # the opening round written blind (section 4, "Sealed openings")
+    on_fabrication: str = "redact"  # ON_FABRICATION: what a source ruled fabricated does (section 10, "Rulings")
 
     @property
     def schedule(self) -> Schedule:
         """The shape of the duel these settings create, the one the state then carries:
         ``max_turns``, else three rounds (6 for two seats, as before there were more)."""
         max_turns = self.max_turns if self.max_turns is not None else DEFAULT_ROUNDS * self.seats
-        return Schedule(seats=self.seats, max_turns=max_turns, chair=self.chair, sealed_openings=self.sealed_openings)
+        return Schedule(
+            seats=self.seats,
+            max_turns=max_turns,
+            chair=self.chair,
+            sealed_openings=self.sealed_openings,
+            on_fabrication=self.on_fabrication,
+        )
 
     @property
     def fewest_turns(self) -> int:

@@ -60,6 +60,7 @@ __all__ = [
     "REVISING",
     "ROLES",
     "SECTIONS",
+    "SOURCE_CHALLENGES",
     "STANCES",
     "STANCE_REVISION_SUPPORT",
     "STILL_OPEN",
@@ -114,7 +115,9 @@ PROPOSED_EDITS: Final = "Proposed Edits"
 ACCEPTED_REVISION: Final = "Accepted Revision"
 # Answers to the audience's questions due at this turn (section 4, "The audience"), before the edits.
 AUDIENCE_ANSWERS: Final = "Audience Answers"
-OPTIONAL_SECTIONS: Final = (AUDIENCE_ANSWERS, PROPOSED_EDITS, ACCEPTED_REVISION)
+# Challenges of an earlier turn's cited sources (section 10, "Challenges"), first of the optional sections.
+SOURCE_CHALLENGES: Final = "Source Challenges"
+OPTIONAL_SECTIONS: Final = (SOURCE_CHALLENGES, AUDIENCE_ANSWERS, PROPOSED_EDITS, ACCEPTED_REVISION)
 # Begins a claim or a support item that no citation backs (section 7, CONJECTURE_AS_BASIS).
 CONJECTURE_TAG: Final = "[CONJECTURE]"
 
@@ -254,6 +257,7 @@ class EventType(str, Enum):
     OPENING_COMMITTED = "opening_committed"
     QUESTION_ASKED = "question_asked"
     FINAL_THOUGHTS = "final_thoughts"
+    RULING_WRITTEN = "ruling_written"
 
     def __str__(self) -> str:
         return self.value
@@ -353,6 +357,10 @@ class RuleCode:
     SEALED_OPENING_EDITS: Final = "SEALED_OPENING_EDITS"
     # the audience (section 4, "The audience")
     QUESTION_UNANSWERED: Final = "QUESTION_UNANSWERED"
+    # rulings (section 10, "Rulings")
+    REDACTED_REPEATED: Final = "REDACTED_REPEATED"
+    CHALLENGE_UNKNOWN: Final = "CHALLENGE_UNKNOWN"
+    CHALLENGE_NO_CLAIM: Final = "CHALLENGE_NO_CLAIM"
 
 
 class RecordCode:

@@ -559,7 +559,7 @@ def test_join_without_verify_loads_no_fetcher_and_no_page_extractor(source, deba
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flags", [("--voter", "gpt-x"), ("--allow-private-hosts",)])
+@pytest.mark.parametrize("flags", [("--voter", "gpt-x")])
 def test_a_verify_flag_without_verify_is_a_usage_error(source, debate_dir, flags):
     done = subprocess.run(
         [

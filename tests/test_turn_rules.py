@@ -810,6 +810,9 @@ def test_every_rule_code_has_a_one_line_text():
         "REVISION_MISSING",
         "REVISION_MISMATCH",
         "QUESTION_UNANSWERED",
+        "REDACTED_REPEATED",
+        "CHALLENGE_UNKNOWN",
+        "CHALLENGE_NO_CLAIM",
         "SEALED_OPENING_EDITS",
     ]
     assert all(text and "\n" not in text for text in RULES.values())

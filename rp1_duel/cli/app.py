@@ -18,7 +18,15 @@ import typer.core
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
 from ..printable import printable
-from ..settings import CHAIR_HELP, ROLE_HELP, SEALED_OPENINGS_HELP, SETTINGS, SIGNER_HELP, default_of
+from ..settings import (
+    CHAIR_HELP,
+    ON_FABRICATION_HELP,
+    ROLE_HELP,
+    SEALED_OPENINGS_HELP,
+    SETTINGS,
+    SIGNER_HELP,
+    default_of,
+)
 from ..vocabulary import ErrorCode, Role
 from .arguments import store_waits_to_stderr
 
@@ -124,7 +132,8 @@ _AllowPrivateHosts = Annotated[
     bool,
     typer.Option(
         "--allow-private-hosts",
-        help="With --verify: fetch from loopback and private addresses too; metadata addresses stay refused.",
+        help="Fetch from loopback and private addresses too (--verify, and the sources a participant challenges); "
+        "metadata addresses stay refused.",
     ),
 ]
 
@@ -195,6 +204,10 @@ def join_command(
         bool,
         typer.Option("--sealed-openings", help=f"{SEALED_OPENINGS_HELP}; fixed by the join that creates the duel."),
     ] = False,
+    on_fabrication: Annotated[
+        str | None,
+        typer.Option("--on-fabrication", help=f"{ON_FABRICATION_HELP}; fixed by the join that creates the duel."),
+    ] = None,
     role: Annotated[str, typer.Option(help=f"{ROLE_HELP}; or audience: {AUDIENCE_HELP}")] = Role.PANELIST,
     signing_key: Annotated[
         str | None,
@@ -265,7 +278,7 @@ def join_command(
 
     duelist = None
     try:
-        _check_join_flags(reasoning, voter, max_output_tokens, verify=verify, allow_private_hosts=allow_private_hosts)
+        _check_join_flags(reasoning, voter, max_output_tokens, verify=verify)
         flags = Flags(
             debate_dir_,
             store,
@@ -280,6 +293,7 @@ def join_command(
             seats,
             max_output_tokens,
             sealed_openings or None,
+            _fabrication(on_fabrication),
         )
         config = load(flags, config_file)
         settings = replace(config.settings(), chair=chair)
@@ -315,6 +329,7 @@ def join_command(
             signer=signer or None,
             store=config.store,
             role=role,
+            allow_private_hosts=allow_private_hosts,
         )
         reporter = ConsoleReporter(display, quiet=quiet)
         duelist = Duelist(participant, chosen, reporter, checker=checker)
@@ -366,16 +381,25 @@ def _audience(
     raise typer.Exit(0)
 
 
+def _fabrication(value: str | None) -> str | None:
+    """``--on-fabrication``, one of its words, or None when not given (``INVALID_ARGUMENT`` otherwise)."""
+    from ..errors import invalid_argument
+    from ..settings import ON_FABRICATION
+
+    if value is not None and value not in ON_FABRICATION:
+        raise invalid_argument(f"--on-fabrication must be one of {', '.join(ON_FABRICATION)}, not {value!r}")
+    return value
+
+
 def _check_join_flags(
     reasoning: str | None,
     voter: list[str] | None,
     max_output_tokens: int | None,
     *,
     verify: bool,
-    allow_private_hosts: bool,
 ) -> None:
     """Refuse (``INVALID_ARGUMENT``) a --reasoning level that is none, a --max-output-tokens out of range,
-    and --voter or --allow-private-hosts without --verify."""
+    and --voter without --verify."""
     from ..configuration import MAX_OUTPUT_TOKENS_RANGE
     from ..errors import invalid_argument
     from ..vocabulary import REASONING_LEVELS
@@ -385,8 +409,8 @@ def _check_join_flags(
     low, high = MAX_OUTPUT_TOKENS_RANGE
     if max_output_tokens is not None and not low <= max_output_tokens <= high:
         raise invalid_argument(f"--max-output-tokens must be between {low} and {high}, got {max_output_tokens}")
-    if not verify and (voter or allow_private_hosts):
-        raise invalid_argument(f"{'--voter' if voter else '--allow-private-hosts'} needs --verify")
+    if not verify and voter:
+        raise invalid_argument("--voter needs --verify")
 
 
 @app.command("panel", cls=PlainHelpCommand)
@@ -410,6 +434,7 @@ def panel_command(
     peer_wait_seconds: Annotated[int | None, typer.Option(help=_default_or_config("peer_wait_seconds"))] = None,
     turn_timeout_seconds: Annotated[int | None, typer.Option(help=_default_or_config("turn_timeout_seconds"))] = None,
     sealed_openings: Annotated[bool, typer.Option("--sealed-openings", help=f"{SEALED_OPENINGS_HELP}.")] = False,
+    on_fabrication: Annotated[str | None, typer.Option("--on-fabrication", help=f"{ON_FABRICATION_HELP}.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one summary object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing on stderr but errors.")] = False,
 ) -> None:
@@ -430,6 +455,7 @@ def panel_command(
             peer_wait_seconds=peer_wait_seconds,
             turn_timeout_seconds=turn_timeout_seconds,
             sealed_openings=sealed_openings or None,
+            on_fabrication=_fabrication(on_fabrication),
         )
         config = load(flags, extra)
         seats = lineup_seats(config)

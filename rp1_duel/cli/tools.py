@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..configuration import Config, Flags, load_config
 from ..errors import DuelError, invalid_argument
-from ..settings import CHAIR_HELP, ROLE_HELP, SEALED_OPENINGS_HELP, SETTINGS, SIGNER_HELP, STORE_ENV
+from ..settings import (
+    CHAIR_HELP,
+    ON_FABRICATION,
+    ON_FABRICATION_HELP,
+    ROLE_HELP,
+    SEALED_OPENINGS_HELP,
+    SETTINGS,
+    SIGNER_HELP,
+    STORE_ENV,
+)
 from ..vocabulary import ROLES, ErrorCode, EventType, Role
 from .arguments import store_waits_to_stderr, undecodable
 
@@ -72,6 +81,7 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
             *((setting.flag, {"type": int, "help": setting.help_with_range}) for setting in SETTINGS.values()),
             ("--chair", {"action": "store_true", "help": CHAIR_HELP}),
             ("--sealed-openings", {"action": "store_true", "help": SEALED_OPENINGS_HELP}),
+            ("--on-fabrication", {"choices": ON_FABRICATION, "help": ON_FABRICATION_HELP}),
             ("--role", {"choices": ROLES, "default": Role.PANELIST, "help": ROLE_HELP}),
             ("--signer", {"help": SIGNER_HELP}),
             ("--persona", {"help": "the persona your model plays, recorded for reviewers (a name)"}),
@@ -236,6 +246,7 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     settings: dict[str, Any] = {name: getattr(args, name) for name in SETTINGS} if op == "join" else {}
     if op == "join":
         settings["sealed_openings"] = args.sealed_openings or None
+        settings["on_fabrication"] = args.on_fabrication
     config = load_config(Path.cwd(), os.environ, Flags(args.debate_dir, args.store, **settings))
     service = DuelService(config.debate_dir, store=config.store)
     service.on_store_wait = store_waits_to_stderr("duel tools")

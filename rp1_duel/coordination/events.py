@@ -45,6 +45,7 @@ __all__ = [
     "ProviderFailed",
     "QuestionAsked",
     "RecordInvalidated",
+    "RulingWritten",
     "SeatReclaimed",
     "SeatTakenOver",
     "SourceChanged",
@@ -403,6 +404,26 @@ class FinalThoughtsAdded(EventData):
 
 
 @dataclass(frozen=True)
+class RulingWritten(EventData):
+    """The service wrote ruling ``r`` into the record: ``verdict`` on ``turn_number``'s citation ``url`` in
+    ``where`` (section 10, "Rulings"); a ``fabricated`` one redacts that claim."""
+
+    event_type = EventType.RULING_WRITTEN
+    r: int
+    turn_number: int
+    where: str
+    verdict: str
+    url: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RulingWritten:
+        """The data of its JSON object (raises :class:`Unfit`)."""
+        return cls(
+            _int(data, "r"), _int(data, "turn_number"), _str(data, "where"), _str(data, "verdict"), _str(data, "url")
+        )
+
+
+@dataclass(frozen=True)
 class SourceChanged(EventData):
     """Logged by the service: the source file on disk no longer has the pinned hash (section 6, "The source")."""
 
@@ -615,6 +636,7 @@ _TYPES: dict[EventType, type[EventData]] = {
         OpeningCommitted,
         QuestionAsked,
         FinalThoughtsAdded,
+        RulingWritten,
     )
 }
 

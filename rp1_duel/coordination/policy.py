@@ -264,6 +264,7 @@ def settings_note(state: DuelState, asked: DuelSettings) -> str | None:
         ("seats", has.seats, asked.seats),
         ("chair", has.chair, asked.chair),
         ("sealed_openings", has.sealed_openings, asked.sealed_openings),
+        ("on_fabrication", has.on_fabrication, asked.on_fabrication),
     ]
     differ = [f"{name} {ours} (not {theirs})" for name, ours, theirs in pairs if theirs is not None and ours != theirs]
     return f"the duel's own settings apply: {', '.join(differ)}" if differ else None

@@ -16,11 +16,13 @@ from typing import cast
 from ..audience import FinalThought, Question, admission
 from ..clock import iso
 from ..errors import DuelError, invalid_argument
+from ..printable import printable
 from ..record import artifact, signatures
 from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, Seal, TurnBlock
 from ..record.ending import RevisionEnding, patch_path, revision_ending
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
-from ..turns.grammar import normalize_turn_text
+from ..record.rulings import EVIDENCE_CHARS, RULED, Ruling, chained, where_of
+from ..turns.grammar import normalize_turn_text, parse_turn
 from ..turns.raw_html import find_raw_html
 from ..turns.rules import TurnReport, turn_invalid, validate_turn
 from ..turns.source import SourceUnreadable
@@ -28,6 +30,7 @@ from ..vocabulary import ACTIVE, CLOSE, CLOSED, INVALIDATED, WRAPPERS, ErrorCode
 from . import policy
 from .events import (
     CandidateConvergence,
+    CitationVerdicts,
     DuelClosed,
     DuelSealed,
     FinalThoughtsAdded,
@@ -35,6 +38,7 @@ from .events import (
     OpeningCommitted,
     QuestionAsked,
     RecordInvalidated,
+    RulingWritten,
     SourceChanged,
     TurnAppended,
     TurnRejected,
@@ -51,6 +55,7 @@ __all__ = [
     "check_record",
     "close_duel",
     "commit_opening",
+    "rule_on_citations",
     "seal_duel",
     "write_artifact",
 ]
@@ -92,7 +97,9 @@ def write_artifact(
         ]
     shown = tx.store.source_path_shown(tx.state)
     seals = [Seal(seal.seat, seal.signature) for seal in tx.state.seals]
-    text = artifact.render(front_matter_of(tx.state, shown), tx.state.lease_seconds, turns, conclusion, seals)
+    text = artifact.render(
+        front_matter_of(tx.state, shown), tx.state.lease_seconds, turns, conclusion, seals, tx.state.rulings
+    )
     tx.store.write_artifact(tx.state, text, create=create)
 
 
@@ -133,11 +140,24 @@ def check_record(tx: Transaction) -> RecordCheck:
         if broken is not None or edited is not None:
             number = edited.n if edited is not None else broken.block.n if broken else 0
             problem = f"turn {number} was changed after it was accepted"
+    if problem is None:
+        problem = _rulings_problem(parsed.rulings, state)
     if problem is None and not tx.store.source_exists(state):
         return RecordCheck(recorded, text, f"source {state.source_path} no longer exists", ErrorCode.TARGET_UNREADABLE)
     # Blocks past the recorded ones are a dead writer's leftovers: the state never
     # accepted them, and the next write drops them.
     return RecordCheck(recorded, text, problem)
+
+
+def _rulings_problem(found: Sequence[artifact.RulingBlock], state: DuelState) -> str | None:
+    """Each ruling the state wrote must be in the record as written: the service's words are tamper-checked as turns are."""
+    for ruling, sha, prev in chained(state.rulings):
+        block = found[ruling.r - 1] if ruling.r <= len(found) else None
+        if block is None:
+            return f"ruling {ruling.r} is missing"
+        if (block.r, block.sha256, block.prev, block.actual_sha256) != (ruling.r, sha, prev, sha):
+            return f"ruling {ruling.r} was changed after it was written"
+    return None
 
 
 def _front_matter_problem(raw: str | None, state: DuelState, source_path: str) -> str | None:
@@ -169,7 +189,9 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
     except SourceUnreadable as exc:
         return f"source {state.source_path} is unreadable ({exc.reason})"
     recorded = tx.store.source_path_shown(state)
-    history = History(source, citable_names(recorded), state.schedule, questions=tuple(state.questions))
+    history = History(
+        source, citable_names(recorded), state.schedule, questions=tuple(state.questions), rulings=tuple(state.rulings)
+    )
     history.replay(blocks)
     return history
 
@@ -517,6 +539,75 @@ def _closed_record(tx: Transaction, action: str) -> tuple[list[TurnBlock] | str,
     if problem is not None or found is None:
         raise DuelError(ErrorCode.ARTIFACT_TAMPERED, f"cannot {action} duel {state.id}: {problem}")
     return (artifact.turns_region(check.text) if state.invalid_reason else check.blocks), found
+
+
+# -- rulings (docs/protocol.md section 10, "Rulings") ---------------------------------------------
+
+
+def rule_on_citations(
+    tx: Transaction, me: Participant, turn_number: int, verdicts: CitationVerdicts, *, challenge: int | None = None
+) -> list[Ruling]:
+    """Write a ruling into the record for each verified, unreliable or fabricated URL citation of accepted turn
+    ``turn_number`` that has none yet (a panel's seats each check a turn: the first ruling on a citation stands).
+    Returns the rulings written."""
+    state = tx.state
+    if verdicts.draft is not None or not 1 <= turn_number - state.schedule.first + 1 <= len(state.turns):
+        return []
+    if state.status == ACTIVE:
+        history = _trusted_history(tx)
+        turns: list[TurnBlock] | str = history.blocks
+        conclusion = None
+        turn = history.turn(turn_number)
+    else:
+        turns, conclusion = _closed_record(tx, "rule on")
+        if isinstance(turns, str):
+            return []  # an invalidated record: its turns cannot be read back to rule on
+        turn = parse_turn(
+            turns[turn_number - state.schedule.first].body, chair=state.schedule.speaker(turn_number) == 0
+        )
+    done = {(ruling.turn, ruling.where, ruling.url) for ruling in state.rulings}
+    written = []
+    for citation in verdicts.citations:
+        where = where_of(turn, citation.line)
+        if (
+            citation.verdict not in RULED
+            or where is None
+            or citation.url is None
+            or (turn_number, where, citation.url) in done
+        ):
+            continue
+        done.add((turn_number, where, citation.url))
+        ruling = Ruling(
+            r=len(state.rulings) + 1,
+            turn=turn_number,
+            seat=state.schedule.speaker(turn_number),
+            where=where,
+            url=citation.url,
+            verdict=citation.verdict,
+            evidence=_evidence(citation.reason),
+            by=f"{policy.seat_name(me.seat)}'s " + (f"challenge in turn {challenge}" if challenge else "verification"),
+            before=policy.next_turn_number(state),
+        )
+        state.rulings.append(ruling)
+        written.append(ruling)
+    disqualified = next((r for r in written if r.redacts and state.schedule.on_fabrication == "invalidate"), None)
+    if disqualified is not None and state.status == ACTIVE:
+        _mark_invalid(
+            tx,
+            f"ruling {disqualified.r} found the source of turn {disqualified.turn}, {disqualified.where} fabricated "
+            f"({disqualified.url}): a disqualification (--on-fabrication invalidate)",
+        )
+    if written:
+        write_artifact(tx, turns, conclusion)
+        for ruling in written:
+            tx.emit(RulingWritten(ruling.r, ruling.turn, ruling.where, ruling.verdict, ruling.url), by=me.id)
+    return written
+
+
+def _evidence(reason: str) -> str:
+    """A verdict's reason as a ruling's one line: printable, no marker, bounded."""
+    line = printable(" ".join(reason.split())).replace("<!--", "<!- -").replace("-->", "- ->")
+    return line[:EVIDENCE_CHARS] or "no reason given"
 
 
 # -- the audience (docs/protocol.md section 4, "The audience") --------------------------------

@@ -656,18 +656,24 @@ class DuelService:
             tx.emit(ProviderFailed(me.seat, turn_number, code, message), by=me.id)
 
     @_retried_on_transient_failures
-    def record_verdicts(self, seat: Seat, turn_number: int, verdicts: CitationVerdicts) -> None:
+    def record_verdicts(
+        self, seat: Seat, turn_number: int, verdicts: CitationVerdicts, *, challenge: int | None = None
+    ) -> None:
         """Log what ``duel join --verify`` found in the citations of a turn or of a draft, as a
-        ``citations_verified`` event that wakes no one (section 9).
+        ``citations_verified`` event that wakes no one (section 9); for an accepted turn, write a ruling into
+        the record for each verified, unreliable or fabricated citation (section 10, "Rulings"); ``challenge``,
+        the turn whose Source Challenges asked for the check (section 10, "Challenges").
 
         Authenticated by the seat; allowed after the close too, as a usage event is.
         """
         from .events import CitationsVerified
+        from .record_writer import rule_on_citations  # the Markdown parser is paid for only here
 
         _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
             tx.emit(CitationsVerified(turn_number, verdicts), by=me.id)
+            rule_on_citations(tx, me, turn_number, verdicts, challenge=challenge)
 
     @_retried_on_transient_failures
     def events(self, duel_id: str, types: Collection[EventType]) -> list[Event]:

@@ -21,8 +21,9 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 from ..audience import FINAL_THOUGHT_CHARS, QUESTION_CHARS, FinalThought, Question
 from ..clock import Instant
 from ..errors import DuelError
+from ..record.rulings import Ruling
 from ..schedule import Schedule
-from ..settings import SETTINGS
+from ..settings import ON_FABRICATION, SETTINGS
 from ..vocabulary import ACTIVE, CLOSED, OUTCOMES, ErrorCode
 
 __all__ = [
@@ -143,6 +144,7 @@ class DuelState:
     commitments: list[Commitment] = field(default_factory=list)  # sealed openings (section 4), seat by seat
     questions: list[Question] = field(default_factory=list)  # the audience's, as admitted (section 4)
     final_thoughts: list[FinalThought] = field(default_factory=list)
+    rulings: list[Ruling] = field(default_factory=list)  # on cited sources, written into the record (section 10)
     rev: int = 0
     event_seq: int = 0
     event_bytes: int = 0
@@ -192,6 +194,7 @@ def _parse_state(kind: type[DuelState], data: bytes) -> DuelState:
     raw["commitments"] = [_build(Commitment, c) for c in _list(raw.get("commitments", []))]
     raw["questions"] = [Question.from_json(q) for q in _list(raw.get("questions", []))]
     raw["final_thoughts"] = [FinalThought.from_json(t) for t in _list(raw.get("final_thoughts", []))]
+    raw["rulings"] = [Ruling.from_json(r) for r in _list(raw.get("rulings", []))]
     shape = {name: raw.pop(name) for name in _SCHEDULE_KEYS if name in raw}
     raw["schedule"] = Schedule.recorded(_checked(Schedule, shape))
     state: DuelState = _build(kind, raw)
@@ -199,8 +202,13 @@ def _parse_state(kind: type[DuelState], data: bytes) -> DuelState:
     return state
 
 
-_SCHEDULE_KEYS = ("max_turns", "seats", "chair", "sealed_openings")
-_ONLY_WHEN_SET = ("commitments", "questions", "final_thoughts")  # absent while empty: older states read as before
+_SCHEDULE_KEYS = ("max_turns", "seats", "chair", "sealed_openings", "on_fabrication")
+_ONLY_WHEN_SET = (
+    "commitments",
+    "questions",
+    "final_thoughts",
+    "rulings",
+)  # absent while empty: older states read as before
 
 
 def _list(value: object) -> list[Any]:
@@ -214,7 +222,7 @@ def _fields(record: object) -> dict[str, Any]:
     them: ``max_turns`` before the other settings, ``seats`` after them, ``chair`` only in a
     duel that has one, ``sealed_openings`` only in one whose openings are sealed; ``commitments``,
     ``questions`` and ``final_thoughts`` only once there are some, so other duels' state files read as before."""
-    if isinstance(record, (Question, FinalThought)):
+    if isinstance(record, (Question, FinalThought, Ruling)):
         return record.to_json()
     if not isinstance(record, DuelState):
         return vars(record)
@@ -232,6 +240,8 @@ def _fields(record: object) -> dict[str, Any]:
                 found["chair"] = True
             if record.schedule.sealed_openings:
                 found["sealed_openings"] = True
+            if record.schedule.on_fabrication != "redact":
+                found["on_fabrication"] = record.schedule.on_fabrication
     return found
 
 
@@ -335,6 +345,7 @@ def _check_values(state: DuelState) -> None:
         (state.outcome is not None and state.outcome not in OUTCOMES, "outcome"),
         (state.pending_outcome is not None and state.pending_outcome not in OUTCOMES, "pending_outcome"),
         (not SETTINGS["seats"].low <= state.schedule.seats <= SETTINGS["seats"].high, "seats"),
+        (state.schedule.on_fabrication not in ON_FABRICATION, "on_fabrication"),
         (_seats_problem(state), "participants"),
         (state.boot_id is not None and not _BOOT_ID.fullmatch(state.boot_id), "boot_id"),
     ]

@@ -35,6 +35,8 @@ from ..record.history import Claimant, History, RecordFile
 from ..record.outcomes import decide_panel
 from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
+from ..turns.challenges import Challenge, read_challenge
+from ..turns.grammar import parse_turn
 from ..turns.rules import TurnViolation, validate_turn
 from ..turns.source import MAX_SOURCE_BYTES, read_bounded
 from ..vocabulary import (
@@ -103,6 +105,7 @@ class ParticipantConfig:
     signer: str | None = None  # the principal the seat declares its signatures name
     store: str | None = None  # a postgresql:// URL; None: the debate dir keeps the duel
     role: str = Role.PANELIST  # or the chair's seat of a chaired duel
+    allow_private_hosts: bool = False  # fetches (--verify, challenged sources) may reach loopback and private hosts
 
 
 @dataclass
@@ -297,7 +300,10 @@ class Duelist:
         self.seat: Seat | None = None
         self.lease: LeaseToken | None = None  # the lease this process holds, to release it on Ctrl-C
         self.stash: SeatStash | None = None  # where the token and the rejected drafts are kept, once joined
-        self._last_wait = ""  # the last wait shown, so a long wait is not repeated line by line
+        self._last_wait = ""
+        self._challenge_checker: CitationChecker | None = (
+            None  # checks the sources this participant challenges  # the last wait shown, so a long wait is not repeated line by line
+        )
         self._served_others: set[str] = set()  # the other models the API answered as, each said once
 
     # -- the loop ---------------------------------------------------------------------
@@ -640,7 +646,7 @@ class Duelist:
             request = prompt.build_request(
                 duel_id=self._my_seat.duel_id,
                 system=self.system,
-                blocks=history.blocks,
+                blocks=history.shown_blocks(),  # a redacted claim never reaches a model
                 number=number,
                 max_turns=self.schedule.last,
                 heading=heading,
@@ -717,12 +723,17 @@ class Duelist:
 
     def _append(self, number: int, lease: LeaseToken, answer: str, written: Extraction) -> None:
         stash = self._stash_of_seat()
+        challenges = [
+            found
+            for item in parse_turn(written.text).challenges
+            if (found := read_challenge(item.text, item.line)) is not None and found.url is not None
+        ]
         try:
             appended = self.service.append(
                 self._my_seat,
                 lease,
                 written.text,
-                release=True,
+                release=not challenges,  # a challenge is ruled on before the floor passes on
                 signing_key=self.config.signing_key,
                 stripped=written.stripped,
             )
@@ -737,8 +748,40 @@ class Duelist:
             stash.drop_unsaved(self._my_seat, number)
         self.result.turns_written.append(number)
         self.report.turn_accepted(number, appended.stance)
+        if challenges:
+            self._rule_on_challenges(number, challenges)
+            if appended.terminal_outcome is None:
+                with contextlib.suppress(DuelError):  # a lease lost meanwhile has passed on already
+                    self.service.release_lock(self._my_seat, lease)
         if appended.terminal_outcome is None:
             self.lease = None
+
+    def _rule_on_challenges(self, number: int, challenges: list[Challenge]) -> None:
+        """Verify each source turn ``number`` challenged, at once and while the floor is still held, so its
+        ruling is in the record before the next turn is claimed (docs/protocol.md section 10, "Challenges").
+        Without --verify the check is mechanical (fetch and excerpt), as a peer turn's is by default."""
+        if self._challenge_checker is None:
+            from .checking import citation_checker  # fetching is paid for only by a challenge
+
+            allowed = self.config.allow_private_hosts
+            self._challenge_checker = self.checker or citation_checker([], allow_private_hosts=allowed)
+        checker = self._challenge_checker
+        status = self.service.status(self._my_seat.duel_id)
+        try:
+            history = self._read_history(status)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            self.report.state(DEBATING, f"challenges not checked: the record cannot be read ({exc})")
+            return
+        for turn in sorted({challenge.turn for challenge in challenges}):
+            urls = {challenge.url for challenge in challenges if challenge.turn == turn}
+            citations = [c for c in checker.turn_citations(turn, history) if c.url in urls]
+            writer = self._writer(status, turn)
+            if not citations or writer is None:
+                continue
+            self.report.verifying(turn, writer.display_name, len(citations))
+            check = checker.check(turn, writer.id, citations)
+            self.service.record_verdicts(self._my_seat, turn, check.verdicts(), challenge=number)
+            self.report.verified(turn, writer.display_name, check.counts(), sent_back=False)
 
     def _unsaved(self, stash: SeatStash, number: int, answer: str, error: DuelError) -> DuelError:
         """``error`` once the turn it kept from the store is kept beside the token, saying where: the

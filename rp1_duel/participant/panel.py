@@ -135,6 +135,7 @@ def shared_flags(
         ]
     flags += ["--chair"] if settings.chair else []
     flags += ["--sealed-openings"] if settings.sealed_openings else []
+    flags += ["--on-fabrication", settings.on_fabrication] if settings.on_fabrication != "redact" else []
     for path in config_files:
         flags += ["--config", path]
     return flags

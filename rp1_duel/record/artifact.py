@@ -27,12 +27,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..audience import FinalThought, Question
 from ..schedule import CHAIR_SEAT, Schedule
-from ..settings import SETTINGS
+from ..settings import ON_FABRICATION, SETTINGS
 from ..turns.markdown import front_matter_end, normalize_newlines
+from .rulings import Ruling, chained, ruling_text
 from .signatures import SIGNATURE_BODY
 
 __all__ = [
@@ -64,6 +65,9 @@ OPEN_CONCLUSION = "_The duel is still open._"
 _OPEN = re.compile(r"^<!-- duel:turn n=(\d{1,9}) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}) -->$")
 _CLOSE = "<!-- /duel:turn -->"
 _SIGNATURE = re.compile(r"^<!-- duel:signature n=(\d{1,9}) ssh=([A-Za-z0-9+/=]+) -->$")
+_RULING_OPEN = re.compile(r"^<!-- duel:ruling r=(\d{1,9}) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}) -->$")
+_RULING_CLOSE = "<!-- /duel:ruling -->"
+RULINGS_HEADING = "## Rulings"
 _SEAL = re.compile(r"^<!-- duel:seal seat=(\d{1,3}) ssh=([A-Za-z0-9+/=]+) -->$")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -154,6 +158,8 @@ class FrontMatter:
             raise FrontMatterError(f"seats is not a whole number from {allowed.low} to {allowed.high}")
         if type(schedule.chair) is not bool or type(schedule.sealed_openings) is not bool:
             raise FrontMatterError("chair or sealed_openings is not true or false")
+        if schedule.on_fabrication not in ON_FABRICATION:
+            raise FrontMatterError(f"on_fabrication is not one of {', '.join(ON_FABRICATION)}")
         if schedule.chair and max_turns < 2 * seats:
             raise FrontMatterError(f"max_turns is below two rounds ({2 * seats}), the fewest a chaired duel has")
         entries = meta["participants"]
@@ -327,6 +333,23 @@ class ParsedArtifact:
     problems: list[str]  # structural problems: stray or unclosed markers
     conclusion: str | None  # the text under "## Terminal Conclusion", its seal lines left out
     seals: tuple[Seal, ...] = ()
+    rulings: tuple[RulingBlock, ...] = ()  # under "## Rulings" (docs/protocol.md section 10, "Rulings")
+
+
+@dataclass(frozen=True)
+class RulingBlock:
+    """One ruling as the artifact holds it: its marker's number and hashes, and its text."""
+
+    r: int
+    sha256: str  # as recorded in the marker
+    prev: str
+    text: str  # the lines between the markers
+    line: int  # 1-based line of the opening marker
+
+    @property
+    def actual_sha256(self) -> str:
+        """The SHA-256 of the text as it stands, to compare with the one the marker records."""
+        return sha256_text(self.text)
 
 
 def decode_artifact(data: bytes, *, strict: bool) -> str:
@@ -368,10 +391,20 @@ def render(
     turns: list[TurnBlock] | str,
     conclusion: Conclusion | None = None,
     seals: Sequence[Seal] = (),
+    rulings: Sequence[Ruling] = (),
 ) -> str:
     """The whole artifact. ``turns`` may be raw text kept verbatim (a tampered record); ``seals``
-    end a closed duel's conclusion."""
+    end a closed duel's conclusion; ``rulings`` follow the turns, under their heading, once there are some."""
     turns_text = turns if isinstance(turns, str) else "\n".join(_block_text(b) for b in turns)
+    if rulings:
+        turns_text = (
+            turns_text.strip("\n")
+            + f"\n\n{RULINGS_HEADING}\n\n"
+            + "\n".join(
+                f"<!-- duel:ruling r={ruling.r} sha256={sha} prev={prev} -->\n{ruling_text(ruling)}{_RULING_CLOSE}\n"
+                for ruling, sha, prev in chained(rulings)
+            )
+        )
     values = {
         "topic": front.topic,
         "duel_id": front.duel_id,
@@ -483,7 +516,9 @@ def parse(text: str) -> ParsedArtifact:
             scan.outside(i, lines[i])
     if scan.opened is not None:
         scan.problems.append(f"line {scan.opened[0] + 1}: turn {scan.opened[1].group(1)} is never closed")
-    return ParsedArtifact(front_matter, scan.blocks, scan.problems, scan.conclusion, tuple(scan.seals))
+    return ParsedArtifact(
+        front_matter, scan.blocks, scan.problems, scan.conclusion, tuple(scan.seals), tuple(scan.rulings)
+    )
 
 
 def _split_front_matter(lines: list[str]) -> tuple[str | None, int]:
@@ -503,16 +538,19 @@ class _BlockScan:
     problems: list[str] = field(default_factory=list)
     conclusion: str | None = None
     seals: list[Seal] = field(default_factory=list)
+    rulings: list[RulingBlock] = field(default_factory=list)
     opened: tuple[int, re.Match[str]] | None = None  # the opening marker of the block being read
+    ruling: bool = False  # the block being read is a ruling
     closed_at: int = -1  # the line of the last closing marker: only the next one may hold its signature
     body: list[str] = field(default_factory=list)
 
     def outside(self, i: int, line: str) -> None:
         """A line between blocks: an opening marker, a signature line, or text (stray markers noted)."""
         match = _OPEN.match(line)
-        signed = None if match else _SIGNATURE.match(line)
-        if match:
-            self.opened, self.body = (i, match), []
+        ruled = None if match else _RULING_OPEN.match(line)
+        signed = None if match or ruled else _SIGNATURE.match(line)
+        if match or ruled:
+            self.opened, self.body, self.ruling = (i, cast("re.Match[str]", match or ruled)), [], ruled is not None
         elif signed:
             self._sign(i, signed)
         elif line == _CLOSE or line.startswith("<!-- duel:"):
@@ -543,7 +581,11 @@ class _BlockScan:
         if self.opened is None:
             return
         first, opener = self.opened
-        if line == _CLOSE:
+        if self.ruling and line == _RULING_CLOSE:
+            text = "".join(s + "\n" for s in self.body)
+            self.rulings.append(RulingBlock(int(opener.group(1)), opener.group(2), opener.group(3), text, first + 1))
+            self.opened = None
+        elif line == _CLOSE and not self.ruling:
             text = "".join(s + "\n" for s in self.body)
             self.blocks.append(TurnBlock(int(opener.group(1)), opener.group(2), opener.group(3), text, first + 1))
             self.opened, self.closed_at = None, i

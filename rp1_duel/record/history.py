@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..audience import Question
@@ -26,8 +26,18 @@ from ..turns.revision import Revision
 from ..turns.rules import TurnContext, TurnReport, validate_turn
 from ..turns.source import SourceDocument, read_bounded
 from ..vocabulary import Phase, RecordCode
-from .artifact import GENESIS, FrontMatter, FrontMatterError, ParsedArtifact, TurnBlock, decode_artifact, parse
+from .artifact import (
+    GENESIS,
+    FrontMatter,
+    FrontMatterError,
+    ParsedArtifact,
+    TurnBlock,
+    decode_artifact,
+    parse,
+    turn_text,
+)
 from .outcomes import Evaluation, TurnSummary, evaluate
+from .rulings import Ruling, claim_of, parse_ruling, redacted_body
 from .sources import recorded_source, source_location
 
 __all__ = [
@@ -109,6 +119,7 @@ class History:
     accepted: list[str | None] = field(default_factory=list)
     edit_names: set[str] = field(default_factory=set)  # the names of the edits in force
     questions: tuple[Question, ...] = ()  # the audience's, each due at a turn that must answer it
+    rulings: tuple[Ruling, ...] = ()  # on cited sources (section 10); a fabricated one redacts a claim
 
     def __post_init__(self) -> None:
         if self.revision is None and self.source is not None:
@@ -165,6 +176,7 @@ class History:
             revision=self.revision,
             final_turns=self.final_turns(before=number) if phase == Phase.SYNTHESIS else {},
             questions=tuple(question for question in self.questions if question.due_turn == number),
+            redacted=self.redacted_claims(before=number),
         )
 
     def _sealed_context(self, claimant: Claimant, number: int) -> TurnContext:
@@ -186,6 +198,27 @@ class History:
             revision=Revision(self.source.raw or self.source.text) if self.source is not None else None,
             sealed=True,
         )
+
+    def redacted_claims(self, *, before: int) -> tuple[str, ...]:
+        """The claims fabricated sources were cited for, in rulings written before turn ``before``: no view shows
+        them, and no turn written after the ruling may repeat them."""
+        found = []
+        for ruling in self.rulings:
+            if ruling.redacts and ruling.turn in self.numbers and ruling.before <= before:
+                claim = claim_of(self.turn(ruling.turn), ruling.where)
+                found += [claim] if claim else []
+        return tuple(found)
+
+    def shown_blocks(self) -> list[TurnBlock]:
+        """The turns as every view shows them (a prompt, a report): each claim a fabricated source was cited for
+        replaced by the ruling that redacted it. The record keeps them as written; these are never hashed."""
+        shown = list(self.blocks)
+        for ruling in self.rulings:
+            if ruling.redacts and ruling.turn in self.numbers:
+                index = self._index(ruling.turn)
+                body = redacted_body(shown[index].body, self.turns[index], [ruling])
+                shown[index] = replace(shown[index], text=turn_text(body))
+        return shown
 
     def final_turns(self, *, before: int | None = None) -> dict[int, int]:
         """Each panel seat's latest turn (before turn ``before``, if given): seat -> turn number."""
@@ -313,6 +346,12 @@ class RecordFile:
             )
         return cls(where, text, parsed, front, None, source, note)
 
+    @property
+    def rulings(self) -> tuple[Ruling, ...]:
+        """The rulings the record holds, each read back from its block (one the service never wrote is left out)."""
+        found = (parse_ruling(block.r, block.text) for block in self.parsed.rulings)
+        return tuple(ruling for ruling in found if ruling is not None)
+
     def history(self, upto: int | None = None) -> History:
         """The history of the first ``upto`` turns (all by default), replayed without rule checks."""
         front = self.front
@@ -324,6 +363,7 @@ class RecordFile:
             front.schedule,
             source_sha256=front.source_sha256,
             questions=front.questions,
+            rulings=self.rulings,
         )
         history.replay(self.parsed.blocks[:upto])
         return history

@@ -38,12 +38,13 @@ from ..vocabulary import (
     Verdict,
 )
 from . import verification
-from .artifact import FrontMatter, parse_conclusion
+from .artifact import GENESIS, FrontMatter, RulingBlock, parse_conclusion
 from .authorship import SealEntry, SignatureEntry, check_authorship
 from .ending import patch_path, revision_ending
 from .history import MAX_ARTIFACT_BYTES, History, RecordFile, chain_problems, claimants, read_failure
 from .outcomes import TurnSummary, decide, decide_panel
 from .problem import Problem
+from .rulings import parse_ruling
 from .sources import tree_root
 
 __all__ = [
@@ -192,6 +193,8 @@ def validate_file(
     blocks, schedule = record.parsed.blocks, front.schedule
     for chained in chain_problems(blocks, first=schedule.first):
         add(Problem(chained.code, chained.message, chained.block.line, chained.block.n))
+    for ruled in _ruling_problems(record.parsed.rulings, range(schedule.first, schedule.first + len(blocks))):
+        add(ruled)
     found = check_authorship(front, record.parsed, allowed_signers)
     report.signatures, report.seals = found.signatures, found.seals
     report.problems += found.problems
@@ -208,6 +211,32 @@ def validate_file(
     _check_revision(path, record, history, report)
     _check_verification(path, root, front, history, required=require_verified, report=report)
     return report
+
+
+def _ruling_problems(blocks: Sequence[RulingBlock], numbers: range) -> list[Problem]:
+    """The rulings' chain, as the turns' (section 10, "Rulings"): numbered from 1, each ``prev`` the hash
+    before, each hash its text's, each text one the service writes, about a turn of the record."""
+    problems, prev = [], GENESIS
+    for expected, block in enumerate(blocks, start=1):
+        if block.r != expected:
+            problems.append(
+                Problem(RecordCode.TURN_ORDER, f"ruling {block.r} found where ruling {expected} belongs", block.line)
+            )
+        if block.prev != prev:
+            problems.append(
+                Problem(RecordCode.HASH_CHAIN, f"ruling {block.r} does not follow the ruling before it", block.line)
+            )
+        if block.actual_sha256 != block.sha256:
+            problems.append(
+                Problem(RecordCode.HASH_MISMATCH, f"ruling {block.r} was changed after it was written", block.line)
+            )
+        ruling = parse_ruling(block.r, block.text)
+        if ruling is None or ruling.turn not in numbers:
+            problems.append(
+                Problem(RecordCode.STRUCTURE, f"ruling {block.r} is not a ruling on a turn of the record", block.line)
+            )
+        prev = block.sha256
+    return problems
 
 
 def _check_conclusion(record: RecordFile, report: ArtifactReport) -> None:
@@ -308,15 +337,17 @@ def _check_verification(
 
 def _check_fabricated(sidecar: verification.Sidecar, history: History, report: ArtifactReport) -> None:
     add = report.problems.append
+    redacted = {(ruling.turn, ruling.url) for ruling in history.rulings if ruling.redacts}
     for entry in sidecar.citations:
-        if entry.verdict == Verdict.FABRICATED:
+        # A fabricated source a ruling redacted is dealt with: the record keeps it, and no view shows its claim.
+        if entry.verdict == Verdict.FABRICATED and (entry.citation.turn, entry.citation.url) not in redacted:
             cited = entry.citation
             block = history.block(cited.turn)
             line = block.line + 1 + cited.line if cited.line else block.line
             add(
                 Problem(
                     RecordCode.CITATION_FABRICATED,
-                    f"turn {cited.turn}: {cited.url or cited.item} is fabricated: {entry.reason}",
+                    f"turn {cited.turn}: {cited.url or cited.item} is fabricated, and no ruling redacts it: {entry.reason}",
                     line,
                     cited.turn,
                 )

@@ -41,6 +41,7 @@ from ..record.outcomes import (
     Decision,
     decide,
 )
+from ..record.rulings import Ruling, parse_ruling
 from ..record.validate import ArtifactReport, outcome_problems
 from ..record.verification import CURRENT, STALE, CitationEntry, Sidecar, check
 from ..schedule import Schedule
@@ -302,6 +303,7 @@ class Report:
     synthesis: SynthesisView | None = None  # a chaired duel's synthesis, beside each seat's final stance
     judged_verdict: JudgedVerdicts | None = None  # the assessments' verdicts; None without a shown assessment
     audience: AudienceView | None = None  # its questions and final thoughts; None when it had none
+    rulings: tuple[Ruling, ...] = ()  # the service's rulings on cited sources; a fabricated one redacts its claim
 
     @property
     def turn_count(self) -> int:
@@ -336,8 +338,11 @@ class Report:
             del data["judged_verdict"]  # only beside an assessment: a report without one reads as before
         if self.audience is None:
             del data["audience"]  # only with questions or final thoughts: a report without reads as before
+        rulings = [{**ruling.to_json(), "redacts": ruling.redacts} for ruling in self.rulings]
+        del data["rulings"]
         lead = {
             "alerts": data.pop("alerts"),
+            **({"rulings": rulings} if rulings else {}),  # only once there are some: other reports read as before
             "decision": data.pop("decision"),
             "openings": data.pop("openings"),
             "changes": data.pop("changes"),
@@ -478,6 +483,7 @@ def build_report(
         notes=(*notes, *assessment_notes),
         model_failures=_model_failures(events or (), participants),
         model_written=model_written,
+        rulings=history.rulings,
         synthesis=synthesis_view(history, {p.seat: p.name for p in participants}),
         judged_verdict=judged,
         audience=audience_view(front.questions, front.final_thoughts, history, front.status),
@@ -494,7 +500,8 @@ def _void_reasons(outcome: str | None, problems: Sequence[str], validation: Arti
 
 @dataclass(frozen=True)
 class Record:
-    """An artifact's text as a report reads it: its parts, its front matter, its turns replayed."""
+    """An artifact's text as a report reads it: its parts as written, its front matter, and its turns replayed
+    as every view shows them (a claim a fabricated source was cited for is redacted: docs/protocol.md section 10)."""
 
     parsed: ParsedArtifact
     front: FrontMatter
@@ -512,8 +519,14 @@ def read_record(text: str, path: str = "") -> Record:
         front = FrontMatter.parse(parsed.front_matter)
     except FrontMatterError as exc:
         raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: {exc}") from None
-    history = History(None, citable_names(front.source_path), front.schedule, source_sha256=front.source_sha256)
+    names = citable_names(front.source_path)
+    rulings = tuple(r for r in (parse_ruling(block.r, block.text) for block in parsed.rulings) if r is not None)
+    history = History(None, names, front.schedule, source_sha256=front.source_sha256, rulings=rulings)
     history.replay(parsed.blocks)
+    if any(ruling.redacts for ruling in rulings):  # every view reads the turns as shown: redacted claims left out
+        shown = History(None, names, front.schedule, source_sha256=front.source_sha256, rulings=rulings)
+        shown.replay(history.shown_blocks())
+        history = shown
     return Record(parsed, front, history)
 
 

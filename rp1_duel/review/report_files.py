@@ -98,7 +98,7 @@ def assess_artifact(
     record = read_record(_artifact_text(where), str(where))
     found = _assessment(where)
     subject = record.subject(str(where))
-    prompt = assessment.assessment_prompt(record.front, record.parsed.blocks)
+    prompt = assessment.assessment_prompt(record.front, record.history.blocks)  # as shown: redactions hold
     if found is not None and found.cache is None:
         progress(f"{found.path} could not be read ({found.error}): it is written anew")
     run = assessment.assess(

@@ -100,6 +100,7 @@ def render_html(report: Report) -> str:
     body = [
         _header(report),
         _decision(report),
+        _rulings(report),
         _openings(report),
         _synthesis(report),
         _changes(report),
@@ -200,6 +201,19 @@ def _header(report: Report) -> str:
     )
     parts.append("</header>")
     return "\n".join(parts)
+
+
+def _rulings(report: Report) -> str:
+    """The service's rulings on cited sources, at the top: what was found, and which claims no view shows."""
+    if not report.rulings:
+        return ""
+    items = "".join(
+        f"<li>Ruling {ruling.r}: turn {_turn(report, ruling.turn)}, {_e(ruling.where)} ({_name(report, ruling.seat)}): "
+        f"<strong>{_e(ruling.verdict)}</strong> <code>{_e(ruling.url)}</code>: {_e(ruling.evidence)} "
+        f"(by {_e(ruling.by)}){'; <strong>its claim is redacted</strong>' if ruling.redacts else ''}</li>"
+        for ruling in report.rulings
+    )
+    return f"<section><h2>Rulings on cited sources</h2><ul>{items}</ul></section>"
 
 
 def _decision(report: Report) -> str:

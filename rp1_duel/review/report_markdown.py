@@ -39,6 +39,7 @@ def render_markdown(report: Report) -> str:
     parts = {
         "header": _header(report),
         "decision": _decision(report),
+        "rulings": _rulings(report),
         "openings": _openings(report),
         "synthesis": _synthesis(report),
         "changes": _changes(report),
@@ -155,6 +156,20 @@ def _header(report: Report) -> str:
             + inline("; ".join(report.problems))
             + ". Run `duel validate` before trusting it.",
         ]
+    return "\n".join(lines)
+
+
+def _rulings(report: Report) -> str:
+    """The service's rulings on cited sources, at the top: what was found, and which claims no view shows."""
+    if not report.rulings:
+        return ""
+    lines = ["### Rulings on cited sources", ""]
+    for ruling in report.rulings:
+        redacted = "; **its claim is redacted**" if ruling.redacts else ""
+        lines.append(
+            f"- Ruling {ruling.r}: turn {_turn(report, ruling.turn)}, {ruling.where} ({inline(report.name_of(ruling.seat))}): "
+            f"**{ruling.verdict}** `{inline(ruling.url)}`: {inline(ruling.evidence)} (by {inline(ruling.by)}){redacted}"
+        )
     return "\n".join(lines)
 
 

@@ -37,6 +37,7 @@ from ..coordination.events import (
     ProviderFailed,
     QuestionAsked,
     RecordInvalidated,
+    RulingWritten,
     SeatReclaimed,
     SeatTakenOver,
     SourceChanged,
@@ -53,7 +54,7 @@ from ..printable import printable
 from ..record.artifact import FrontMatter, parse
 from ..record.history import read_artifact_text
 from ..turns.grammar import parse_turn
-from ..vocabulary import ACTIVE, ErrorCode
+from ..vocabulary import ACTIVE, ErrorCode, Verdict
 from .watch_model import EventLine, TimeFormat, WatchView, epoch, outcome_line, view_of
 
 __all__ = [
@@ -218,6 +219,9 @@ def _describe_record(data: EventData, who: str) -> str | None:
         return "the source file changed on disk: turns are still checked against the version pinned at the join"
     if isinstance(data, DuelSealed):
         return f"{who} sealed the ending for seat {data.seat}"
+    if isinstance(data, RulingWritten):
+        redacted = "; its claim is redacted from every view" if data.verdict == Verdict.FABRICATED else ""
+        return f"ruling {data.r} on turn {data.turn_number}, {data.where}: {data.verdict} ({data.url}){redacted}"
     return None
 
 

@@ -32,6 +32,7 @@ from ..vocabulary import (
     POSITION,
     PROPOSED_EDITS,
     SECTIONS,
+    SOURCE_CHALLENGES,
     STANCE_REVISION_SUPPORT,
     STILL_OPEN,
     UNENGAGED_POINTS,
@@ -70,6 +71,8 @@ _SECTION_BY_KEY = {name.casefold(): name for name in (*SECTIONS, *OPTIONAL_SECTI
 _CHAIR_SECTION_BY_KEY = {name.casefold(): name for name in (*CHAIR_SECTIONS, PROPOSED_EDITS)}
 # A chair's sections read item by item, and the field of ParsedTurn each goes to.
 _CHAIR_LISTS = {UNENGAGED_POINTS: "points", AGREED: "agreed", STILL_OPEN: "still_open", DEPARTURES: "departures"}
+# The sections read as plain items, and the field of ParsedTurn each fills.
+_ITEM_LISTS = {**_CHAIR_LISTS, AUDIENCE_ANSWERS: "answers", SOURCE_CHALLENGES: "challenges"}
 _REVISION_ID = re.compile(r"`?(r-[0-9a-f]{12})`?")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
 _EMPTY_BULLET = re.compile(r"^\s*(?:(?:[-*+]|\d{1,9}[.)])\s*)?$")
@@ -179,6 +182,7 @@ class ParsedTurn:
     still_open: tuple[Item, ...] = ()  # its Still Open items
     departures: tuple[Item, ...] = ()  # and its Departures items (SILENT_OVERRULE)
     answers: tuple[Item, ...] = ()  # its Audience Answers items, `Q3: …` (QUESTION_UNANSWERED)
+    challenges: tuple[Item, ...] = ()  # its Source Challenges items, `Turn 3 <URL>: …` (CHALLENGE_*)
     chair: bool = False  # read with the chair's grammar
     stance_revision_support: tuple[SupportItem, ...] = ()
     edits: EditSection = NO_EDITS  # the Proposed Edits section's, when the turn has one
@@ -605,10 +609,8 @@ class _TurnParser:
             return {"unresolved": tuple(_unresolved(e) for e in entries)}
         if name == STANCE_REVISION_SUPPORT:
             return {"stance_revision_support": tuple(SupportItem(e.text, e.line, name) for e in entries)}
-        if name in _CHAIR_LISTS:
-            return {_CHAIR_LISTS[name]: tuple(Item(e.text, e.line) for e in entries)}
-        if name == AUDIENCE_ANSWERS:
-            return {"answers": tuple(Item(e.text, e.line) for e in entries)}
+        if name in _ITEM_LISTS:
+            return {_ITEM_LISTS[name]: tuple(Item(e.text, e.line) for e in entries)}
         if name == ACCEPTED_REVISION:
             found = _REVISION_ID.fullmatch(" ".join(self.lines[start:end]).strip())
             return {"accepted_revision": found.group(1) if found else None}

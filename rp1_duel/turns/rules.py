@@ -94,6 +94,7 @@ from ..vocabulary import (
     OPTIONAL_SECTIONS,
     PROPOSED_EDITS,
     SECTIONS,
+    SOURCE_CHALLENGES,
     STANCE_REVISION_SUPPORT,
     STANCES,
     UNENGAGED_POINTS,
@@ -102,12 +103,13 @@ from ..vocabulary import (
     Phase,
     RuleCode,
 )
+from .challenges import MIN_CLAIM_WORDS, read_challenge
 from .grammar import Item, ParsedTurn, parse_turn, turn_heading
 from .markdown import normalize_newlines, split_lines
 from .matching import SearchableText
 from .novelty import NoveltyIndex
 from .raw_html import find_raw_html, html_snippet
-from .references import Reference, heading_candidates, parse_reference, turns_in_text
+from .references import Reference, heading_candidates, parse_reference, turns_in_text, urls_in_line
 from .revision import Revision
 from .source import SourceDocument
 
@@ -123,8 +125,8 @@ RULES = MappingProxyType(
         " `DISSENTING`, `REVISING`",
         RuleCode.SECTION_MISSING: "all six sections are present, each label on a line of its own (`**Position**`)",
         RuleCode.SECTION_ORDER: "the sections come in this order, each once: Position, Counterpoints, Agreements,"
-        " Novel Argument, Unresolved Items, Stance Revision Support, then the optional Audience Answers,"
-        " Proposed Edits and Accepted Revision",
+        " Novel Argument, Unresolved Items, Stance Revision Support, then the optional Source Challenges,"
+        " Audience Answers, Proposed Edits and Accepted Revision",
         RuleCode.SECTION_EMPTY: "Position, Counterpoints, Agreements, Novel Argument and Unresolved Items are non-empty",
         RuleCode.COUNTERPOINT_INCOMPLETE: "every counterpoint has Addresses, Claim and at least one Support item",
         RuleCode.ADDRESSES_UNKNOWN: "Addresses names an earlier turn that exists, or a heading of the source",
@@ -180,6 +182,12 @@ RULES = MappingProxyType(
         RuleCode.QUESTION_UNANSWERED: "every audience question due at this turn has an item `Q<id>: …` under"
         " **Audience Answers** that says something in at least 8 words and does not merely restate the question;"
         " no item answers a question not due at this turn",
+        RuleCode.REDACTED_REPEATED: "no claim repeats one redacted for a fabricated source (same words after"
+        " normalisation, or a token-set Jaccard similarity of 0.8 or more)",
+        RuleCode.CHALLENGE_UNKNOWN: "every Source Challenges item names an earlier turn of another participant"
+        " and a URL that turn cites: `Turn 3 https://…: the claim it fails to support`",
+        RuleCode.CHALLENGE_NO_CLAIM: "every Source Challenges item names the claim the source fails to support,"
+        " in at least 3 words after the URL",
         RuleCode.SEALED_OPENING_EDITS: "a sealed opening proposes no edits: it is written without seeing the"
         " edits the other openings propose (propose them from the next round on)",
     }
@@ -250,6 +258,9 @@ class TurnContext:
     revision: Revision | None = None  # the edits in force before this turn; None when the source is unknown
     sealed: bool = False  # a sealed opening (docs/protocol.md section 4): checked as written before the round
     questions: tuple[Question, ...] = ()  # the audience's questions due at this turn (QUESTION_UNANSWERED)
+    redacted: tuple[
+        str, ...
+    ] = ()  # claims redacted for a fabricated source: none may be made again (REDACTED_REPEATED)
     # The synthesis (SILENT_OVERRULE): each panel seat's latest turn, seat -> turn number; empty for other turns.
     final_turns: Mapping[int, int] = field(default_factory=dict)
 
@@ -328,6 +339,8 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     checker.check_grounding()
     checker.check_unengaged_points()
     checker.check_audience_answers()
+    checker.check_redacted()
+    checker.check_challenges()
     checker.check_edits()
     checker.check_accepted_revision()
     return TurnReport(turn, checker.sorted_violations())
@@ -679,6 +692,39 @@ class _Checker:
                 )
             elif name in NON_EMPTY_SECTIONS and found.is_empty:
                 self.add(RuleCode.SECTION_EMPTY, f"the **{name}** section is empty", found.line, name)
+
+    # CHALLENGE_UNKNOWN, CHALLENGE_NO_CLAIM
+    def check_challenges(self) -> None:
+        for item in self.turn.challenges:
+            challenge = read_challenge(item.text, item.line)
+            cited = self.ctx.prior_turn(challenge.turn) if challenge else None
+            if challenge is None or challenge.url is None or cited is None:
+                message = (
+                    "a challenge names an earlier turn and its URL: `Turn 3 https://…: the claim it fails to support`"
+                )
+                self.add(RuleCode.CHALLENGE_UNKNOWN, message, item.line, SOURCE_CHALLENGES)
+                continue
+            if cited.name == self.ctx.participant_name:
+                message = f"challenges turn {challenge.turn}, this participant's own: challenge another's source"
+                self.add(RuleCode.CHALLENGE_UNKNOWN, message, item.line, SOURCE_CHALLENGES)
+            elif all(challenge.url not in urls_in_line(line) for line in cited.text.split("\n")):
+                message = f"turn {challenge.turn} does not cite {challenge.url}"
+                self.add(RuleCode.CHALLENGE_UNKNOWN, message, item.line, SOURCE_CHALLENGES)
+            if len(challenge.claim.split()) < MIN_CLAIM_WORDS:
+                message = f"the challenge of {challenge.url} names no claim it fails to support"
+                self.add(RuleCode.CHALLENGE_NO_CLAIM, message, item.line, SOURCE_CHALLENGES)
+
+    # REDACTED_REPEATED
+    def check_redacted(self) -> None:
+        if not self.ctx.redacted:
+            return
+        redacted = NoveltyIndex(self.ctx.redacted)
+        made = [(c.claim, c.line, COUNTERPOINTS) for c in self.turn.counterpoints if c.claim]
+        made += [(self.turn.novel_claim, self.turn.novel_claim_line, NOVEL_ARGUMENT)] if self.turn.novel_claim else []
+        for claim, line, section in made:
+            if redacted.repeats(claim):
+                message = "repeats a claim redacted for a fabricated source: a redacted point may not be made again"
+                self.add(RuleCode.REDACTED_REPEATED, message, line, section)
 
     # QUESTION_UNANSWERED
     def check_audience_answers(self) -> None:

@@ -1,0 +1,186 @@
+"""Rulings: what the service found of a turn's cited source, written into the record (docs/protocol.md
+section 10, "Rulings").
+
+A ruling sits in the artifact's ``## Rulings`` part between markers, chained by hash as turns are::
+
+    <!-- duel:ruling r=R sha256=HEX prev=HEX -->
+    **Ruling R** on turn N, counterpoint 2 (seat S): `fabricated`, https://…
+    - Evidence: the page answered HTTP 404
+    - By: seat 2's verification
+    - Redacted: the claim of turn N, counterpoint 2
+    <!-- /duel:ruling -->
+
+``sha256`` hashes the lines between the markers; ``prev`` is the previous ruling's hash (the genesis
+hash for the first). A ``fabricated`` ruling redacts the claim its citation was meant to support: the
+turn stays in the record byte for byte, and every view shows the claim as redacted, never its text
+(:func:`redacted_body`). Pure: the service writes rulings, ``duel validate`` checks them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..vocabulary import Verdict
+
+if TYPE_CHECKING:  # the lock service loads rulings with every state: never the Markdown parser
+    from ..turns.grammar import ParsedTurn
+
+__all__ = [
+    "RULED",
+    "Ruling",
+    "chained",
+    "claim_of",
+    "parse_ruling",
+    "redacted_body",
+    "ruling_sha256",
+    "ruling_text",
+    "where_of",
+]
+
+GENESIS = "0" * 64
+RULED = (Verdict.VERIFIED, Verdict.UNRELIABLE, Verdict.FABRICATED)  # the verdicts a ruling records
+EVIDENCE_CHARS = 500
+NOVEL = "novel argument"
+_COUNTERPOINT = re.compile(r"counterpoint (\d{1,3})")
+_HEAD = re.compile(
+    r"^\*\*Ruling \d+\*\* on turn (\d+), (.+?) \(seat (\d+)\), before turn (\d+): `([a-z_]+)`, <(\S+)>$", re.MULTILINE
+)
+_EVIDENCE = re.compile(r"^- Evidence: (.*)$", re.MULTILINE)
+_BY = re.compile(r"^- By: (.*)$", re.MULTILINE)
+_CLAIM_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?claim(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """One ruling: on ``turn``'s citation ``url`` in the item ``where``, by whose check, with what evidence."""
+
+    r: int
+    turn: int
+    seat: int  # the seat that wrote the turn
+    where: str  # "counterpoint 2" or "novel argument": the claim the citation supports
+    url: str
+    verdict: str  # one of RULED
+    evidence: str  # one line
+    by: str  # "seat 2's verification", "seat 2's challenge in turn 5"
+    before: int  # the number of the next turn when it was written: turns from this one on are held to it
+
+    @property
+    def redacts(self) -> bool:
+        """A fabricated source: the claim it was cited for is redacted from every view."""
+        return self.verdict == Verdict.FABRICATED
+
+    def to_json(self) -> dict[str, Any]:
+        """As the state keeps it."""
+        return dict(vars(self))
+
+    @classmethod
+    def from_json(cls, data: Any) -> Ruling:
+        """Read back; ValueError for anything the service never writes."""
+        fields = data if isinstance(data, dict) else {}
+        numbers, texts = ("r", "turn", "seat", "before"), ("where", "url", "verdict", "evidence", "by")
+        if not all(type(fields.get(n)) is int for n in numbers) or not all(
+            isinstance(fields.get(t), str) for t in texts
+        ):
+            raise ValueError("a ruling's fields are not what the service writes")
+        if fields["verdict"] not in RULED:
+            raise ValueError(f"a ruling's verdict is one of {', '.join(RULED)}")
+        return cls(**{name: fields[name] for name in (*numbers, *texts)})
+
+
+def ruling_text(ruling: Ruling) -> str:
+    """The lines between a ruling's markers, the text its hash covers."""
+    lines = [
+        (
+            f"**Ruling {ruling.r}** on turn {ruling.turn}, {ruling.where} (seat {ruling.seat}), before turn "
+            f"{ruling.before}: `{ruling.verdict}`, <{ruling.url}>"
+        ),
+        f"- Evidence: {ruling.evidence}",
+        f"- By: {ruling.by}",
+    ]
+    if ruling.redacts:
+        lines.append(f"- Redacted: the claim of turn {ruling.turn}, {ruling.where}, is withdrawn from every view")
+    return "\n".join(lines) + "\n"
+
+
+def parse_ruling(r: int, text: str) -> Ruling | None:
+    """The ruling a block's text holds (what :func:`ruling_text` wrote); None for text the service never writes."""
+    head = _HEAD.match(text)
+    evidence, by = _EVIDENCE.search(text), _BY.search(text)
+    if head is None or evidence is None or by is None or head.group(5) not in RULED:
+        return None
+    return Ruling(
+        r=r,
+        turn=int(head.group(1)),
+        seat=int(head.group(3)),
+        where=head.group(2),
+        url=head.group(6),
+        verdict=head.group(5),
+        evidence=evidence.group(1),
+        by=by.group(1),
+        before=int(head.group(4)),
+    )
+
+
+def ruling_sha256(ruling: Ruling) -> str:
+    """The hash of :func:`ruling_text`, as UTF-8."""
+    import hashlib  # a state with no ruling never pays for it
+
+    return hashlib.sha256(ruling_text(ruling).encode("utf-8")).hexdigest()
+
+
+def chained(rulings: Iterable[Ruling]) -> list[tuple[Ruling, str, str]]:
+    """Each ruling with its hash and the previous one's (the genesis hash first)."""
+    found, prev = [], GENESIS
+    for ruling in rulings:
+        sha = ruling_sha256(ruling)
+        found.append((ruling, sha, prev))
+        prev = sha
+    return found
+
+
+def claim_of(turn: ParsedTurn, where: str) -> str | None:
+    """The claim ``where`` names in ``turn``: a counterpoint's Claim, or the novel argument's."""
+    if where == NOVEL:
+        return turn.novel_claim or None
+    found = _COUNTERPOINT.fullmatch(where)
+    if found is None or not 1 <= int(found.group(1)) <= len(turn.counterpoints):
+        return None
+    return turn.counterpoints[int(found.group(1)) - 1].claim
+
+
+def where_of(turn: ParsedTurn, line: int | None) -> str | None:
+    """The item a citation on ``line`` of ``turn`` supports: the counterpoint it sits in, or the novel argument."""
+    for index, counterpoint in enumerate(turn.counterpoints, start=1):
+        if any(item.line == line for item in counterpoint.support):
+            return f"counterpoint {index}"
+    if any(item.line == line for item in turn.novel_support):
+        return NOVEL
+    return None
+
+
+def _claim_line(lines: Sequence[str], turn: ParsedTurn, where: str) -> int | None:
+    """The index in ``lines`` of the line where ``where``'s claim begins."""
+    if where == NOVEL:
+        return turn.novel_claim_line - 1 if turn.novel_claim_line else None
+    found = _COUNTERPOINT.fullmatch(where)
+    if found is None or not 1 <= int(found.group(1)) <= len(turn.counterpoints):
+        return None
+    start = (turn.counterpoints[int(found.group(1)) - 1].line or 1) - 1
+    return next((i for i in range(start, len(lines)) if _CLAIM_LABEL.match(lines[i])), None)
+
+
+def redacted_body(body: str, turn: ParsedTurn, rulings: Sequence[Ruling]) -> str:
+    """``body`` (turn ``turn``'s text) with every claim a fabricated ruling redacted, its first line replaced:
+    what a view shows. The record keeps the turn as written; the redacted line names its ruling."""
+    lines = body.split("\n")
+    for ruling in rulings:
+        index = _claim_line(lines, turn, ruling.where) if ruling.redacts else None
+        if index is None:
+            continue
+        labelled = _CLAIM_LABEL.match(lines[index])
+        lead = labelled.group(0) if labelled else lines[index][: len(lines[index]) - len(lines[index].lstrip())]
+        lines[index] = f"{lead}[redacted: ruling {ruling.r} found its source fabricated]"
+    return "\n".join(lines)

@@ -1,0 +1,259 @@
+"""Rulings in the record (docs/protocol.md section 10, "Rulings"): what a seat's verification of a peer
+turn found is written into the artifact by the service, chained by hash; a fabricated source redacts its
+claim from every view, and no later turn may make it again; `duel validate` checks the chain."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
+
+from rp1_duel.coordination.events import CheckedCitation, CitationVerdicts
+from rp1_duel.coordination.service import DuelService
+from rp1_duel.errors import DuelError
+from rp1_duel.participant.prompt import history_text
+from rp1_duel.record.history import RecordFile
+from rp1_duel.record.validate import validate_file
+from rp1_duel.review.report_files import read_report
+from rp1_duel.review.report_html import render_html
+from rp1_duel.review.report_markdown import render_markdown
+from rp1_duel.review.watch import Follower
+from rp1_duel.settings import DuelSettings
+from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, INVALIDATED, ErrorCode, EventType, RecordCode, RuleCode, Verdict
+
+from fake_debater import asked, prompt_text
+from fake_web import FakeWeb
+from helpers import Player, claim, join, make_turn
+
+ALICE, BOB = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x")
+DEAD = "https://dead.example/lease-study"
+LIVE = "https://live.example/lease-study"
+CLAIM = "a lease of fifteen minutes halves lost turns in the field"
+
+
+def cited_turn(n: int, who: tuple[str, str, str], stance: str = "OPEN_TO_DEBATE") -> str:
+    return make_turn(n, *who, stance, counterclaim=CLAIM, citing=(DEAD, LIVE))
+
+
+def verdicts(turn: str, found: dict[str, str]) -> CitationVerdicts:
+    """What a seat's `--verify` would log for ``turn``'s URLs: ``found`` maps each URL to its verdict."""
+    lines = turn.split("\n")
+    citations = tuple(
+        CheckedCitation(lines.index(f"  - {url}") + 1, url, url, verdict, "high", f"the page said {verdict}")
+        for url, verdict in found.items()
+    )
+    counts = {verdict: list(found.values()).count(verdict) for verdict in set(found.values())}
+    return CitationVerdicts("p-00000000", None, sent_back=False, voters=(), counts=counts, citations=citations)
+
+
+def write(service: DuelService, player: Player, text: str) -> None:
+    service.append(player.seat, claim(service, player), text, release=True)
+
+
+@pytest.fixture
+def ruled(service: DuelService, source: Path) -> tuple[DuelService, Player, Player]:
+    """Alice's turn 1 cites a dead link and a live one; Bob's verification rules on both."""
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, cited_turn(1, ALICE))
+    found = {DEAD: Verdict.FABRICATED, LIVE: Verdict.VERIFIED}
+    service.record_verdicts(bob.seat, 1, verdicts(cited_turn(1, ALICE), found))
+    return service, alice, bob
+
+
+def test_a_verification_becomes_rulings_in_the_record(ruled: tuple[DuelService, Player, Player]) -> None:
+    service, alice, _ = ruled
+    record = RecordFile.read(service.status(alice.duel_id).duel.debate_path)
+    assert [(r.r, r.turn, r.where, r.verdict, r.by) for r in record.rulings] == [
+        (1, 1, "counterpoint 1", Verdict.FABRICATED, "seat 2's verification"),
+        (2, 1, "counterpoint 1", Verdict.VERIFIED, "seat 2's verification"),
+    ]
+    assert record.parsed.blocks[0].actual_sha256 == record.parsed.blocks[0].sha256  # the turn is untouched
+    assert "## Rulings" in record.text and "Redacted: the claim of turn 1, counterpoint 1" in record.text
+    written = service.events(alice.duel_id, (EventType.RULING_WRITTEN,))
+    assert [event.data.to_json()["verdict"] for event in written] == [Verdict.FABRICATED, Verdict.VERIFIED]
+
+
+def test_the_same_citation_is_ruled_on_once(ruled: tuple[DuelService, Player, Player]) -> None:
+    service, alice, bob = ruled
+    service.record_verdicts(bob.seat, 1, verdicts(cited_turn(1, ALICE), {DEAD: Verdict.VERIFIED}))
+    assert len(RecordFile.read(service.status(alice.duel_id).duel.debate_path).rulings) == 2
+
+
+def test_a_redacted_claim_is_in_no_view(ruled: tuple[DuelService, Player, Player]) -> None:
+    service, alice, _ = ruled
+    path = service.status(alice.duel_id).duel.debate_path
+    assert CLAIM in Path(path).read_text()  # the record keeps the turn byte for byte
+    history = RecordFile.read(path).history()
+    prompt = history_text(history.shown_blocks())
+    assert CLAIM not in prompt and "[redacted: ruling 1 found its source fabricated]" in prompt
+    report = read_report(path, env={})
+    data = report.to_dict()
+    for shown in (render_markdown(report), render_html(report), json.dumps(data)):
+        assert CLAIM not in shown
+    assert "its claim is redacted" in render_markdown(report) and "its claim is redacted" in render_html(report)
+    assert [(r["r"], r["verdict"], r["redacts"]) for r in data["rulings"]] == [
+        (1, "fabricated", True),
+        (2, "verified", False),
+    ]
+    keys = list(data)
+    assert keys.index("alerts") < keys.index("rulings") < keys.index("decision")  # at the top, with the decision
+
+
+def test_a_later_turn_may_not_repeat_a_redacted_claim(ruled: tuple[DuelService, Player, Player]) -> None:
+    service, _, bob = ruled
+    lease = claim(service, bob)
+    with pytest.raises(DuelError) as repeated:
+        service.append(bob.seat, lease, make_turn(2, *BOB, counterclaim=CLAIM))
+    assert {v["code"] for v in repeated.value.details["violations"]} == {RuleCode.REDACTED_REPEATED}
+    service.append(bob.seat, lease, make_turn(2, *BOB), release=True)
+
+
+def test_validate_checks_the_rulings_chain_after_the_close(ruled: tuple[DuelService, Player, Player]) -> None:
+    service, alice, bob = ruled
+    write(service, bob, make_turn(2, *BOB, "ACCEPTING_CONSENSUS"))
+    write(service, alice, make_turn(3, *ALICE, "ACCEPTING_CONSENSUS", previous_stance="OPEN_TO_DEBATE"))
+    path = service.status(alice.duel_id).duel.debate_path
+    if service.status(alice.duel_id).duel.pending_outcome == ACCEPTED_CONSENSUS:
+        service.release_lock(alice.seat, claim(service, alice), close=True, outcome=ACCEPTED_CONSENSUS)
+    assert validate_file(path).valid, validate_file(path).problems
+    text = Path(path).read_text()
+    Path(path).write_text(text.replace("`fabricated`", "`verified`", 1))  # a redaction ruling undone by hand
+    codes = {problem.code for problem in validate_file(path).problems}
+    assert RecordCode.HASH_MISMATCH in codes
+
+
+def test_a_ruling_edited_while_the_duel_is_open_is_tampering(ruled: tuple[DuelService, Player, Player]) -> None:
+    service, alice, bob = ruled
+    path = Path(service.status(alice.duel_id).duel.debate_path)
+    path.write_text(path.read_text().replace("the page said fabricated", "the page said nothing"))
+    with pytest.raises(DuelError) as tampered:
+        service.append(bob.seat, claim(service, bob), make_turn(2, *BOB))
+    assert tampered.value.code == ErrorCode.ARTIFACT_TAMPERED and "ruling 1" in tampered.value.message
+
+
+def test_on_fabrication_invalidate_ends_the_duel(service: DuelService, source: Path) -> None:
+    settings = DuelSettings(on_fabrication="invalidate")
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x", settings=settings)
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x", settings=settings)
+    write(service, alice, cited_turn(1, ALICE))
+    service.record_verdicts(bob.seat, 1, verdicts(cited_turn(1, ALICE), {LIVE: Verdict.VERIFIED}))
+    assert service.status(alice.duel_id).duel.invalid_reason is None  # a verified source disqualifies no one
+    service.record_verdicts(bob.seat, 1, verdicts(cited_turn(1, ALICE), {DEAD: Verdict.FABRICATED}))
+    status = service.status(bob.duel_id, participant_id=bob.id, participant_token=bob.token)
+    assert status.next_step == "close" and "a disqualification" in (status.duel.invalid_reason or "")
+    closed = service.release_lock(bob.seat, claim(service, bob), close=True, outcome=INVALIDATED)
+    assert closed.outcome == INVALIDATED
+    front = RecordFile.read(closed.to_dict().get("debate_path") or status.duel.debate_path).front
+    assert front is not None and front.schedule.on_fabrication == "invalidate"
+
+
+# -- challenges (section 10, "Challenges") ---------------------------------------------------------
+
+
+def challenging(turn: str, *items: str) -> str:
+    """``turn`` with a **Source Challenges** section after its six."""
+    return turn + "**Source Challenges**\n" + "".join(f"- {item}\n" for item in items)
+
+
+@pytest.mark.parametrize(
+    ("item", "code"),
+    [
+        (f"Turn 1 {DEAD}: the study never measured lost turns in the field", None),
+        (f"Turn 1 {DEAD}", RuleCode.CHALLENGE_NO_CLAIM),
+        (f"Turn 1 {DEAD}: wrong", RuleCode.CHALLENGE_NO_CLAIM),
+        ("Turn 1 https://never.example/cited: the study never measured lost turns", RuleCode.CHALLENGE_UNKNOWN),
+        (f"Turn 7 {DEAD}: the study never measured lost turns in the field", RuleCode.CHALLENGE_UNKNOWN),
+        ("the dead link: it never measured lost turns", RuleCode.CHALLENGE_UNKNOWN),
+    ],
+)
+def test_a_challenge_names_an_existing_citation_and_the_claim_it_fails(
+    service: DuelService, source: Path, item: str, code: str | None
+) -> None:
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, cited_turn(1, ALICE))
+    lease = claim(service, bob)
+    if code is None:
+        service.append(bob.seat, lease, challenging(make_turn(2, *BOB), item), release=True)
+        return
+    with pytest.raises(DuelError) as refused:
+        service.append(bob.seat, lease, challenging(make_turn(2, *BOB), item))
+    assert {v["code"] for v in refused.value.details["violations"]} == {code}
+
+
+def test_a_participant_cannot_challenge_its_own_source(service: DuelService, source: Path) -> None:
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, cited_turn(1, ALICE))
+    write(service, bob, make_turn(2, *BOB))
+    with pytest.raises(DuelError) as refused:
+        service.append(
+            alice.seat,
+            claim(service, alice),
+            challenging(make_turn(3, *ALICE), f"Turn 1 {DEAD}: my own claim was wrong"),
+        )
+    assert "this participant's own" in refused.value.details["violations"][0]["message"]
+
+
+# -- through the real SDKs, the fake model servers and the fake web ----------------------------------
+
+DEAD_CLAIM = "every lease study shows fifteen minutes halves the lost turns"
+
+
+def challenger(web: FakeWeb, stances: list[str]) -> Callable[[dict[str, Any]], str]:
+    """Seat 1 cites a dead page for its counterpoint's claim; seat 2 challenges it in turn 2."""
+
+    def respond(body: dict[str, Any]) -> str:
+        n, name, harness, model, _ = asked(body)
+        if n == 1:
+            return make_turn(
+                1, name, harness, model, stances[0], counterclaim=DEAD_CLAIM, citing=(web.url("/missing"),)
+            )
+        turn = make_turn(n, name, harness, model, stances[n - 1])
+        if n == 2:
+            turn = challenging(
+                turn, f"Turn 1 {web.url('/missing')}: the page never supported the claim about lost turns"
+            )
+        return turn
+
+    return respond
+
+
+@pytest.mark.slow
+def test_a_challenged_dead_link_is_ruled_fabricated_and_its_claim_hidden_everywhere(
+    source: Path, debate_dir: Path, anthropic_server: Any, openai_server: Any, web: FakeWeb
+) -> None:
+    stances = ["OPEN_TO_DEBATE", "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS", "ACCEPTING_CONSENSUS"]
+    anthropic_server.responder = openai_server.responder = challenger(web, stances)
+    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "4", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    gpt = start(source, debate_dir, "--model", "gpt-x", "--allow-private-hosts", env=gpt_env(openai_server))
+    finished = [finish(process) for process in (claude, gpt)]
+
+    assert [result["outcome"] for _, result, _ in finished] == [ACCEPTED_CONSENSUS] * 2, finished
+    path = finished[0][1]["debate_path"]
+    record = RecordFile.read(path)
+    [ruling] = record.rulings
+    assert (ruling.turn, ruling.verdict, ruling.by, ruling.before) == (
+        1,
+        Verdict.FABRICATED,
+        "seat 2's challenge in turn 2",
+        3,
+    )
+    assert DEAD_CLAIM in Path(path).read_text()  # the record keeps turn 1 byte for byte
+    next_prompt = prompt_text(anthropic_server.requests[1]["body"])  # Claude's turn 3, after the ruling
+    assert DEAD_CLAIM not in next_prompt and "[redacted: ruling 1 found its source fabricated]" in next_prompt
+    report = read_report(path, env={})
+    for shown in (render_markdown(report), render_html(report), json.dumps(report.to_dict())):
+        assert DEAD_CLAIM not in shown
+    service = DuelService(debate_dir)
+    watcher = Follower(service, record.front.duel_id if record.front else "")
+    lines = [line.text for line in watcher.lines(cast("Any", watcher.poll()))]
+    assert not any(DEAD_CLAIM in line for line in lines)
+    assert any(line.startswith("ruling 1 on turn 1, counterpoint 1: fabricated") for line in lines)
+    assert validate_file(path).valid, validate_file(path).problems
