@@ -257,3 +257,23 @@ def test_a_challenged_dead_link_is_ruled_fabricated_and_its_claim_hidden_everywh
     assert not any(DEAD_CLAIM in line for line in lines)
     assert any(line.startswith("ruling 1 on turn 1, counterpoint 1: fabricated") for line in lines)
     assert validate_file(path).valid, validate_file(path).problems
+
+
+def test_a_chairs_turn_acknowledges_each_ruling_since_its_last() -> None:
+    from test_chair import SCHEDULE, claimant_of, history_upto, pre_closing
+
+    from rp1_duel.record.rulings import Ruling
+    from rp1_duel.turns.rules import validate_turn
+
+    history = history_upto(SCHEDULE.pre_closing or 0)
+    history.rulings = (
+        Ruling(1, 1, 1, "counterpoint 1", DEAD, Verdict.FABRICATED, "HTTP 404", "seat 2's verification", before=2),
+        Ruling(
+            2, 2, 2, "counterpoint 1", LIVE, Verdict.VERIFIED, "the page states it", "seat 3's verification", before=3
+        ),
+    )
+    number = SCHEDULE.pre_closing or 0
+    silent = validate_turn(pre_closing(number), history.context_for(claimant_of(number)))
+    assert [v.code for v in silent.violations] == [RuleCode.RULING_UNACKNOWLEDGED] * 2
+    said = pre_closing(number) + "Ruling 1 found turn 1's source fabricated; Ruling 2 verified turn 2's.\n"
+    assert validate_turn(said, history.context_for(claimant_of(number))).ok

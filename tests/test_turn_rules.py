@@ -811,6 +811,7 @@ def test_every_rule_code_has_a_one_line_text():
         "REVISION_MISMATCH",
         "QUESTION_UNANSWERED",
         "REDACTED_REPEATED",
+        "RULING_UNACKNOWLEDGED",
         "CHALLENGE_UNKNOWN",
         "CHALLENGE_NO_CLAIM",
         "SEALED_OPENING_EDITS",

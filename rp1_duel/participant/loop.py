@@ -637,7 +637,11 @@ class Duelist:
         :class:`_TurnStopped` at the deadline or when ``lost`` is set (the floor was lost)."""
         context = history.context_for(self.claimant, number)
         heading = prompt.heading(number, self.claimant, by_chair=context.by_chair)
-        phase = self._phase_note(history, status, number) + prompt.questions_note(context.questions)
+        phase = (
+            self._phase_note(history, status, number)
+            + prompt.questions_note(context.questions)
+            + prompt.rulings_note([r for r in history.rulings if r.r in context.rulings_due])
+        )
         violations: list[TurnViolation] = []
         draft: str | None = None
         extraction = Extraction("")

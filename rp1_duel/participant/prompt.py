@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 from ..audience import Question
 from ..record.artifact import TurnBlock
 from ..record.history import Claimant
+from ..record.rulings import Ruling
 from ..schedule import Schedule
 from ..turns.grammar import Item, turn_heading
 from ..turns.guide import CHAIR_FORMATS, chair_guide, turn_guide
@@ -40,6 +41,7 @@ __all__ = [
     "persona_lines",
     "phase_note",
     "questions_note",
+    "rulings_note",
     "system_prompt",
 ]
 
@@ -142,6 +144,16 @@ def questions_note(questions: Sequence[Question]) -> str:
         "The audience asked you these questions; this turn must answer each, in a section **Audience Answers** "
         "after Stance Revision Support, one item each beginning with its label (`- Q1: …`), in at least a "
         f"sentence of your own:\n{asked}"
+    )
+
+
+def rulings_note(rulings: Sequence[Ruling]) -> str:
+    """A chair's turn: the rulings since its last, each to acknowledge by its number (RULING_UNACKNOWLEDGED)."""
+    if not rulings:
+        return ""
+    listed = "".join(f"- Ruling {r.r}: turn {r.turn}, {r.where}: {r.verdict} ({r.evidence})\n" for r in rulings)
+    return (
+        f"The service ruled on cited sources since your last turn; acknowledge each by name (`Ruling R`: …):\n{listed}"
     )
 
 

@@ -177,6 +177,7 @@ class History:
             final_turns=self.final_turns(before=number) if phase == Phase.SYNTHESIS else {},
             questions=tuple(question for question in self.questions if question.due_turn == number),
             redacted=self.redacted_claims(before=number),
+            rulings_due=self._rulings_due(number) if schedule.speaker(number) == CHAIR_SEAT else (),
         )
 
     def _sealed_context(self, claimant: Claimant, number: int) -> TurnContext:
@@ -208,6 +209,11 @@ class History:
                 claim = claim_of(self.turn(ruling.turn), ruling.where)
                 found += [claim] if claim else []
         return tuple(found)
+
+    def _rulings_due(self, number: int) -> tuple[int, ...]:
+        """The rulings a chair's turn ``number`` must acknowledge: those written since its previous turn."""
+        previous = max((n for n in self.numbers if n < number and self.schedule.speaker(n) == CHAIR_SEAT), default=None)
+        return tuple(r.r for r in self.rulings if (previous is None or r.before > previous) and r.before <= number)
 
     def shown_blocks(self) -> list[TurnBlock]:
         """The turns as every view shows them (a prompt, a report): each claim a fabricated source was cited for

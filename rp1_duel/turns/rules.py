@@ -184,6 +184,8 @@ RULES = MappingProxyType(
         " no item answers a question not due at this turn",
         RuleCode.REDACTED_REPEATED: "no claim repeats one redacted for a fabricated source (same words after"
         " normalisation, or a token-set Jaccard similarity of 0.8 or more)",
+        RuleCode.RULING_UNACKNOWLEDGED: "in a chaired duel, the chair's turn names each ruling written since its"
+        " last turn (`Ruling R`), saying what it found",
         RuleCode.CHALLENGE_UNKNOWN: "every Source Challenges item names an earlier turn of another participant"
         " and a URL that turn cites: `Turn 3 https://…: the claim it fails to support`",
         RuleCode.CHALLENGE_NO_CLAIM: "every Source Challenges item names the claim the source fails to support,"
@@ -258,9 +260,9 @@ class TurnContext:
     revision: Revision | None = None  # the edits in force before this turn; None when the source is unknown
     sealed: bool = False  # a sealed opening (docs/protocol.md section 4): checked as written before the round
     questions: tuple[Question, ...] = ()  # the audience's questions due at this turn (QUESTION_UNANSWERED)
-    redacted: tuple[
-        str, ...
-    ] = ()  # claims redacted for a fabricated source: none may be made again (REDACTED_REPEATED)
+    # Claims redacted for a fabricated source: none may be made again (REDACTED_REPEATED).
+    redacted: tuple[str, ...] = ()
+    rulings_due: tuple[int, ...] = ()  # a chair's turn: the rulings since its last, each to acknowledge
     # The synthesis (SILENT_OVERRULE): each panel seat's latest turn, seat -> turn number; empty for other turns.
     final_turns: Mapping[int, int] = field(default_factory=dict)
 
@@ -325,6 +327,7 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     if ctx.by_chair:
         checker.check_chair_sections()
         checker.check_chair_turn_mentions()
+        checker.check_rulings_acknowledged()
         checker.check_overrule()
         checker.check_edits()
         return TurnReport(turn, checker.sorted_violations())
@@ -592,6 +595,14 @@ class _Checker:
                 self._check_turn_reference(
                     Reference("turn", "", mention.turn, excerpt=mention.excerpt), line, section.name
                 )
+
+    # RULING_UNACKNOWLEDGED
+    def check_rulings_acknowledged(self) -> None:
+        text = self.turn.text
+        for number in self.ctx.rulings_due:
+            if re.search(rf"\bRuling {number}\b", text, re.IGNORECASE) is None:
+                message = f"ruling {number} came since the chair's last turn: acknowledge it (`Ruling {number}`: what it found)"
+                self.add(RuleCode.RULING_UNACKNOWLEDGED, message, None, None)
 
     # SILENT_OVERRULE: the synthesis records as agreed only what each holding-out seat agreed to, or says it departs
     def check_overrule(self) -> None:
