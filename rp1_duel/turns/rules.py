@@ -56,6 +56,14 @@ Where the protocol is silent, this module decides:
   violation a line. A `<!-- duel:` marker is UNSAFE_STRUCTURE, not also RAW_HTML.
 - Only `---` may open a turn: a lone `+++` line is text before the heading (HEADING).
 - Violations come sorted by line (those without one last), then by rule order.
+- Figures (FIGURE_NOT_IN_SOURCE, CLOSING_NEW_MATERIAL) are read and matched by :mod:`rp1_duel.turns.figures`.
+  FIGURE_NOT_IN_SOURCE reads a claim whose support cites the source and neither a URL (`duel verify`
+  checks the page) nor a principle (a value the writer proposes); a figure of a `Turn M` it cites counts.
+- TOO_MANY_SOURCES counts the URLs of each counterpoint's Support, of the novel argument's and of
+  Stance Revision Support, and is reported at the sixth, listing every URL past the fifth.
+- CLOSING_NEW_MATERIAL reads each line outside fenced code of every section but Proposed Edits and
+  Accepted Revision: one violation per new URL (compared exactly with every earlier turn's), one per
+  line for its new figures (in no earlier turn, not in the source).
 - A chair's turn (``TurnContext.phase`` one of the chair's) is read with the chair's labels and
   checked by HEADING, CHAIR_FORMAT, TURN_REF_NOT_FOUND, SILENT_OVERRULE, UNSAFE_STRUCTURE and RAW_HTML
   only; turns it names in its pre-closing and synthesis are found as running text names them (`Turn M "…"`).
@@ -703,8 +711,8 @@ class _Checker:
             new = index.missing(new) if new else new
         if new:
             message = (
-                f"the closing round brings no new figure: {_figures(new)} is in no earlier turn and not in the"
-                " source; argue from what the record holds"
+                f"the closing round brings no new figure: {_figures(new)} {'is' if len(new) == 1 else 'are'} in no"
+                " earlier turn and not in the source; argue from what the record holds"
             )
             self.add(RuleCode.CLOSING_NEW_MATERIAL, message, line, section)
 
@@ -947,7 +955,8 @@ class _Checker:
             if missing:
                 message = (
                     f"the claim states {_figures(missing)}, which the source does not (nor a turn it cites): give"
-                    " the source's own figure, or cite where yours comes from"
+                    " the source's own figure, cite where yours comes from, or argue a value you propose with a"
+                    " `Principle: …` item"
                 )
                 self.add(RuleCode.FIGURE_NOT_IN_SOURCE, message, line, section)
 
