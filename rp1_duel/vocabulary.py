@@ -43,6 +43,7 @@ __all__ = [
     "GOOD_ANSWER",
     "INVALIDATED",
     "LINEUP",
+    "MAX_SOURCES_PER_ITEM",
     "MAX_TURNS",
     "MAX_UNENGAGED_POINTS",
     "NEXT_STEPS",
@@ -135,6 +136,9 @@ DEPARTURES: Final = (
 )
 CHAIR_SECTIONS: Final = (QUESTION, LINEUP, GOOD_ANSWER, UNENGAGED_POINTS, SYNTHESIS, AGREED, STILL_OPEN, DEPARTURES)
 MAX_UNENGAGED_POINTS: Final = 3
+# URL citations one counterpoint's (or the novel argument's, or Stance Revision Support's) support may hold;
+# more is TOO_MANY_SOURCES, and `duel verify` opens only the first ones (section 7, "Support items").
+MAX_SOURCES_PER_ITEM: Final = 5
 
 
 class Phase:
@@ -333,6 +337,8 @@ class RuleCode:
     ADDRESSES_UNKNOWN: Final = "ADDRESSES_UNKNOWN"
     SUPPORT_KIND: Final = "SUPPORT_KIND"
     SOURCE_REF_NOT_FOUND: Final = "SOURCE_REF_NOT_FOUND"
+    FIGURE_NOT_IN_SOURCE: Final = "FIGURE_NOT_IN_SOURCE"
+    TOO_MANY_SOURCES: Final = "TOO_MANY_SOURCES"
     TURN_REF_NOT_FOUND: Final = "TURN_REF_NOT_FOUND"
     CONJECTURE_AS_BASIS: Final = "CONJECTURE_AS_BASIS"
     NOVELTY: Final = "NOVELTY"
@@ -344,6 +350,7 @@ class RuleCode:
     CHAIR_FORMAT: Final = "CHAIR_FORMAT"
     UNENGAGED_POINTS: Final = "UNENGAGED_POINTS"
     SILENT_OVERRULE: Final = "SILENT_OVERRULE"
+    CLOSING_NEW_MATERIAL: Final = "CLOSING_NEW_MATERIAL"
     # proposed edits and the revision they make (section 7, "Proposed edits")
     EDIT_FORMAT: Final = "EDIT_FORMAT"
     EDIT_TARGET: Final = "EDIT_TARGET"

@@ -29,6 +29,8 @@ CLAIM = "Fifteen-minute leases are renewed every five minutes by their holder."
 STATED = "In production, fifteen-minute leases are renewed every five minutes by their holder."
 CONTRADICTED = "Leases here are never renewed: a fifteen-minute lease simply expires."
 SIDEBAR_QUOTE = "the renewal interval is a third of the lease"
+# The figures page (docs/protocol.md section 10, "Figures on the page"): counts, a percentage, money, a duration.
+FIGURES = "In 2023 the service renewed 1200 leases, 40 percent of them within 15 minutes, for $1.2 million."
 PDF_QUOTE = "Leases of fifteen minutes were renewed every five minutes in all trials."
 PDF = (Path(__file__).parent / "data" / "lease-study.pdf").read_bytes()
 SLOW_SECONDS = 3.0
@@ -52,6 +54,7 @@ PAGES: dict[str, tuple[int, dict[str, str], bytes]] = {
     "/states": (200, {"Content-Type": HTML}, html("Lease operations", STATED, "Holders renew in the background.")),
     "/reports": (200, {"Content-Type": HTML}, html("News", f"A study reported that {STATED.lower()}")),
     "/contradicts": (200, {"Content-Type": HTML}, html("Lease operations", CONTRADICTED)),
+    "/figures": (200, {"Content-Type": HTML}, html("Lease figures", FIGURES)),
     "/silent": (200, {"Content-Type": HTML}, html("Gardening", "Tomatoes want sun and steady water.")),
     "/sidebar": (
         200,

@@ -59,11 +59,12 @@ def test_each_citation_gets_the_verdict_of_its_class(service, source, web, cache
                 web.url("/missing"),
                 web.url("/forbidden"),
                 f'{web.url("/study.pdf")} "{PDF_QUOTE}"',
-                f"<{web.url('/sidebar')}> “{SIDEBAR_QUOTE}”",
-                f"[the logo]({web.url('/image.png')})",
             ),
         },
-        {"position_extra": f" See {web.url('/plain.txt')} and {web.url('/gone')}."},
+        {
+            "citing": (f"<{web.url('/sidebar')}> “{SIDEBAR_QUOTE}”", f"[the logo]({web.url('/image.png')})"),
+            "position_extra": f" See {web.url('/plain.txt')} and {web.url('/gone')}.",
+        },
     )
     done = run(artifact, cache)
     assert verdicts(done) == [
@@ -73,11 +74,11 @@ def test_each_citation_gets_the_verdict_of_its_class(service, source, web, cache
         (CitationKind.URL, "missing", Verdict.FABRICATED),  # dead link
         (CitationKind.URL, "forbidden", Verdict.UNVERIFIABLE),
         (CitationKind.URL, "study.pdf", Verdict.UNJUDGED),  # the quote is in the PDF's text
-        (CitationKind.URL, "sidebar", Verdict.UNJUDGED),  # ... and in a sidebar's table
-        (CitationKind.URL, "image.png", Verdict.UNVERIFIABLE),
         (CitationKind.SOURCE, None, Verdict.CHECKED_AT_APPEND),  # the Novel Argument's
         (CitationKind.PRINCIPLE, None, Verdict.NOT_CHECKABLE),  # Stance Revision Support
         (CitationKind.SOURCE, None, Verdict.CHECKED_AT_APPEND),  # turn 2
+        (CitationKind.URL, "sidebar", Verdict.UNJUDGED),  # the quote is in a sidebar's table
+        (CitationKind.URL, "image.png", Verdict.UNVERIFIABLE),
         (CitationKind.SOURCE, None, Verdict.CHECKED_AT_APPEND),
         (CitationKind.TURN, None, Verdict.CHECKED_AT_APPEND),
         (CitationKind.URL, "plain.txt", Verdict.REACHABLE),  # in the Position: no claim

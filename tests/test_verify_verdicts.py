@@ -7,6 +7,7 @@ import pytest
 
 from rp1_duel.record.citations import Citation
 from rp1_duel.record.verification import CitationEntry, FetchRecord, VoteRecord
+from rp1_duel.turns.figures import FigureIndex
 from rp1_duel.turns.matching import SearchableText
 from rp1_duel.verify.verdicts import by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
 from rp1_duel.vocabulary import CitationKind, Confidence, FetchFailure, Verdict, Vote
@@ -86,6 +87,37 @@ def test_a_quoted_excerpt_not_on_the_page_is_fabricated():
 def test_a_quoted_excerpt_on_the_page_still_needs_its_claim_judged():
     assert mechanical(citation(excerpt="renewed  EVERY five\nminutes"), fetched(), PAGE) is None
     assert failed_fetch(fetched()) is None
+
+
+def figures_of_page(claim, *, section="Counterpoints", excerpt=None):
+    cited = Citation(1, "a" * 64, section, 5, URL, CitationKind.URL, URL, excerpt, claim)
+    page = "In 2023 we renewed 1200 leases, 40 percent of them every five minutes."
+    return mechanical(cited, fetched(), SearchableText(page), FigureIndex(page))
+
+
+def test_a_figure_of_the_claim_missing_from_the_page_is_unreliable_before_any_vote():
+    judged = figures_of_page("We renewed 1,250 leases, 40% of them, and 30 more.")
+    assert judged is not None
+    assert (judged.verdict, judged.confidence) == (Verdict.UNRELIABLE, Confidence.HIGH)
+    assert judged.reason == "the page does not state the claim's figures 1,250, 30"
+    assert judged.missing_figures == ("1,250", "30")
+
+
+@pytest.mark.parametrize(
+    ("claim", "section"),
+    [
+        ("We renewed 1,200 leases, 40% of them every 5 minutes.", "Counterpoints"),  # all there
+        ("[CONJECTURE] We renewed 1,250 leases.", "Novel Argument"),
+        ("We renewed 1,250 leases.", "Stance Revision Support"),  # the Position: not checked
+    ],
+)
+def test_a_claim_whose_figures_stand_or_are_not_checked_needs_judging(claim, section):
+    assert figures_of_page(claim, section=section) is None
+
+
+def test_an_excerpt_not_on_the_page_is_fabricated_before_its_figures_are_looked_at():
+    judged = figures_of_page("We renewed 1,250 leases.", excerpt="we renewed 1,250 leases")
+    assert judged is not None and judged.verdict == Verdict.FABRICATED
 
 
 def test_a_url_outside_support_items_is_reachable_when_read():

@@ -637,7 +637,7 @@ def verify_command(
 ) -> None:
     """Check every URL the turns cite, and the claim it supports; write <artifact>.verify.json beside it.
 
-    Dead links and quoted excerpts not on the page are fabricated; a quorum of three model votes judges the rest. Exit 0 when no citation is fabricated, 1 otherwise.
+    Dead links and quoted excerpts not on the page are fabricated; a claim stating a figure its page does not (1,250 for 1,200) is unreliable, unless it begins [CONJECTURE]; a quorum of three model votes judges the rest. Exit 0 when no citation is fabricated, 1 otherwise.
     """
     from ..errors import invalid_argument
     from ..verify.fetch import Fetcher, FetchPolicy

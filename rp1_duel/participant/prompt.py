@@ -201,6 +201,8 @@ def phase_note(
             f"This is your closing turn. The chair listed these unengaged points in turn {pre_closing}; your "
             f"Counterpoints must address every one, each with a counterpoint whose Addresses names turn "
             f'{pre_closing} with words quoted from that point (`Addresses: Turn {pre_closing} "…"`):\n{listed}'
+            "A closing turn brings nothing new: it cites no URL and states no figure that is not already in an "
+            "earlier turn or the source (`CLOSING_NEW_MATERIAL`).\n"
         )
     return ""
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..turns.figures import Figure, stated_figures
 from ..turns.grammar import ParsedTurn, SupportItem
 from ..turns.markdown import fenced_lines, split_lines
 from ..turns.references import parse_reference, urls_in_line
-from ..vocabulary import CITATION_KINDS, CitationKind
+from ..vocabulary import CITATION_KINDS, COUNTERPOINTS, MAX_SOURCES_PER_ITEM, NOVEL_ARGUMENT, CitationKind
 from .artifact import TurnBlock
 
-__all__ = ["Citation", "artifact_citations", "turn_citations"]
+__all__ = ["Citation", "artifact_citations", "checked_figures", "turn_citations"]
 
 
 @dataclass(frozen=True)
@@ -35,33 +36,51 @@ class Citation:
     claim: str | None = None  # what the item supports; None for a URL outside support items
 
 
+def checked_figures(citation: Citation) -> tuple[Figure, ...]:
+    """The figures a URL citation's page must state (docs/protocol.md section 10, "Figures on the page"):
+    those of the claim it supports when that is a counterpoint's Claim or the Novel Argument's claim (not
+    the Position that Stance Revision Support backs), and not a `[CONJECTURE]`."""
+    if citation.claim is None or citation.section not in (COUNTERPOINTS, NOVEL_ARGUMENT):
+        return ()
+    return stated_figures(citation.claim)
+
+
 def turn_citations(number: int, block: TurnBlock, turn: ParsedTurn, source_names: Sequence[str]) -> list[Citation]:
     """The citations of one turn, in the order they stand.
 
     Support items first, each with its claim: a counterpoint's Claim, the Novel Argument's claim,
-    or, for Stance Revision Support, the turn's Position. Then every other URL of the turn
-    (Position, Agreements, a description), once each, outside code; a URL a support item of the
-    same turn cites is not listed again.
+    or, for Stance Revision Support, the turn's Position; of each one's URLs the first five only
+    (more is TOO_MANY_SOURCES: the others are neither listed nor opened). Then every other URL of
+    the turn (Position, Agreements, a description), once each, outside code; a URL a support item
+    of the same turn cites, or leaves unverified past the fifth, is not listed again.
     """
     found: list[Citation] = []
-    for item, claim in _claimed_items(turn):
-        reference = parse_reference(item.text, source_names)
-        if reference.kind not in CITATION_KINDS:
-            continue  # a conjecture cites nothing; other kinds a valid turn lacks: `duel validate` reports them
-        found.append(
-            Citation(
-                number,
-                block.sha256,
-                item.section,
-                item.line,
-                item.text,
-                reference.kind,
-                reference.url,
-                reference.excerpt,
-                claim,
+    beyond: set[str] = set()  # URLs past the fifth of an item
+    for support, claim in _support_groups(turn):
+        urls = 0
+        for item in support:
+            reference = parse_reference(item.text, source_names)
+            if reference.kind not in CITATION_KINDS:
+                continue  # a conjecture cites nothing; other kinds a valid turn lacks: `duel validate` reports them
+            if reference.kind == CitationKind.URL:
+                urls += 1
+                if urls > MAX_SOURCES_PER_ITEM:
+                    beyond.add(reference.url or "")
+                    continue
+            found.append(
+                Citation(
+                    number,
+                    block.sha256,
+                    item.section,
+                    item.line,
+                    item.text,
+                    reference.kind,
+                    reference.url,
+                    reference.excerpt,
+                    claim,
+                )
             )
-        )
-    cited = {citation.url for citation in found if citation.url}
+    cited = {citation.url for citation in found if citation.url} | beyond
     lines = split_lines(block.body)
     for index, (line, fenced) in enumerate(zip(lines, fenced_lines(lines), strict=True)):
         for url in [] if fenced else urls_in_line(line):
@@ -85,9 +104,8 @@ def artifact_citations(
     ]
 
 
-def _claimed_items(turn: ParsedTurn) -> list[tuple[SupportItem, str | None]]:
+def _support_groups(turn: ParsedTurn) -> list[tuple[tuple[SupportItem, ...], str | None]]:
+    """Each list of support items with the claim it supports."""
     position = " ".join(turn.position.split()) or None
-    items = [(item, point.claim) for point in turn.counterpoints for item in point.support]
-    items += [(item, turn.novel_claim or None) for item in turn.novel_support]
-    items += [(item, position) for item in turn.stance_revision_support]
-    return items
+    groups = [(point.support, point.claim) for point in turn.counterpoints]
+    return [*groups, (turn.novel_support, turn.novel_claim or None), (turn.stance_revision_support, position)]

@@ -36,7 +36,7 @@ from ..vocabulary import (
     Vote,
 )
 from .artifact import GENESIS, FrontMatter, TurnBlock
-from .citations import Citation, artifact_citations
+from .citations import Citation, artifact_citations, checked_figures
 from .history import citable_names
 
 __all__ = [
@@ -130,6 +130,8 @@ class CitationEntry:
     confidence: str | None
     reason: str
     votes: tuple[VoteRecord, ...] = ()
+    # `unreliable` without a vote: the claim's figures its page does not state, as the claim writes them
+    missing_figures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -312,8 +314,11 @@ def _wrong_verdict(entry: CitationEntry, fetches: Mapping[str, FetchRecord]) -> 
 
 
 def _evidence_against(entry: CitationEntry, record: FetchRecord) -> str | None:
-    """Why the sidecar's own evidence (the fetch, the votes) does not bear a URL citation's verdict out, if it does not."""
+    """Why the sidecar's own evidence (the fetch, the votes, the missing figures) does not bear a URL citation's
+    verdict out, if it does not."""
     settled = fetch_verdict(record)
+    if entry.missing_figures:
+        return _missing_figures_against(entry, page_read=settled is None)
     if settled is not None:
         return None if entry.verdict == settled else f"{entry.verdict}, but its fetch failed ({record.detail})"
     if entry.verdict == Verdict.UNVERIFIABLE:
@@ -324,6 +329,15 @@ def _evidence_against(entry: CitationEntry, record: FetchRecord) -> str | None:
         decided = quorum_verdict(entry.votes)
         return None if decided == entry.verdict else f"{entry.verdict}, but its votes decide {decided}"
     return None
+
+
+def _missing_figures_against(entry: CitationEntry, *, page_read: bool) -> str | None:
+    """A citation found unreliable for a figure its page lacks: read, unvoted, and naming figures of its claim."""
+    if not page_read or entry.verdict != Verdict.UNRELIABLE or entry.votes:
+        return f"{entry.verdict}, but it names figures missing from its page"
+    stated = {figure.text for figure in checked_figures(entry.citation)}
+    strange = [figure for figure in entry.missing_figures if figure not in stated]
+    return f"it names {strange[0]!r} missing from its page, which is no figure of its claim" if strange else None
 
 
 DEAD_STATUSES: Final = frozenset({404, 410})
@@ -359,13 +373,16 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def _entry_dict(entry: CitationEntry) -> dict[str, Any]:
-    return {
+    written = {
         **vars(entry.citation),
         "verdict": entry.verdict,
         "confidence": entry.confidence,
         "reason": entry.reason,
         "votes": [vars(vote) for vote in entry.votes],
     }
+    if entry.missing_figures:  # only there: a sidecar without such a verdict reads as it always did
+        written["missing_figures"] = list(entry.missing_figures)
+    return written
 
 
 def read_json(data: bytes, where: str) -> JsonReader:
@@ -475,12 +492,16 @@ def _entry(read: JsonReader) -> CitationEntry:
     votes = tuple(
         _vote(JsonReader(vote, f"{read.where}.votes[{index}]")) for index, vote in enumerate(read.items("votes"))
     )
+    missing = read.field("missing_figures") if "missing_figures" in read.value(dict) else None
     return CitationEntry(
         citation,
         str(read.word("verdict", VERDICTS)),
         read.word("confidence", CONFIDENCES, optional=True),
         read.text("reason"),
         votes,
+        ()
+        if missing is None
+        else tuple(JsonReader(text, f"{missing.where}[]").value(str) for text in missing.value(list)),
     )
 
 

@@ -39,9 +39,10 @@ from ..vocabulary import (
     UNRESOLVED_ITEMS,
 )
 from .edits import NO_EDITS, EditSection, parse_edits
+from .figures import FigureIndex
 from .markdown import atx_heading, fenced_lines, front_matter_end, normalize_newlines, split_lines
 from .matching import SearchableText, normalize_text
-from .references import is_conjecture
+from .references import is_conjecture, urls_in_line
 
 __all__ = [
     "Item",
@@ -236,6 +237,16 @@ class ParsedTurn:
     def contains_excerpt(self, excerpt: str) -> bool:
         """Whether ``excerpt`` is quoted from this turn, as the rules match quotes."""
         return self._searchable.contains(excerpt)
+
+    @cached_property
+    def figures(self) -> FigureIndex:
+        """The numbers the turn states (CLOSING_NEW_MATERIAL, FIGURE_NOT_IN_SOURCE); indexed on first use."""
+        return FigureIndex(self.text)
+
+    @cached_property
+    def urls(self) -> frozenset[str]:
+        """Every URL the turn mentions outside code spans (CLOSING_NEW_MATERIAL)."""
+        return frozenset(url for line in self.text.split("\n") for url in urls_in_line(line))
 
     def section_at(self, line: int | None) -> str | None:
         """The name of the section holding turn line ``line``, if any."""

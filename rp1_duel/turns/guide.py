@@ -74,7 +74,14 @@ a line or range (`{source}:12` or `{source}:12-18`) and/or a quoted excerpt \
 - a turn reference: `Turn M`, optionally with a quoted excerpt that must appear in turn M;
 - `Principle: …`;
 - `[CONJECTURE] …`: a guess that nothing cited backs, labelled as one (not evidence: see \
-`CONJECTURE_AS_BASIS`)."""
+`CONJECTURE_AS_BASIS`).
+
+Every figure a claim states (a count, a percentage, money, a duration) must stand in what the claim cites: on \
+each page it cites (else `duel verify` finds the citation unreliable, naming the figure), or in the source when \
+it cites the source and no page or principle (`FIGURE_NOT_IN_SOURCE`; a value you propose is argued with a \
+`Principle: …` item). Write the figure as the page does (`1,200` and `1200`, \
+`40%` and `40 percent` are the same figure; `1,250` is not `1,200`), or begin a claim you cannot source with \
+`[CONJECTURE]`. Cite at most five URLs an item (`TOO_MANY_SOURCES`)."""
 
 STANCE_MEANINGS = {
     "OPEN_TO_DEBATE": "still arguing",

@@ -56,6 +56,14 @@ Where the protocol is silent, this module decides:
   violation a line. A `<!-- duel:` marker is UNSAFE_STRUCTURE, not also RAW_HTML.
 - Only `---` may open a turn: a lone `+++` line is text before the heading (HEADING).
 - Violations come sorted by line (those without one last), then by rule order.
+- Figures (FIGURE_NOT_IN_SOURCE, CLOSING_NEW_MATERIAL) are read and matched by :mod:`rp1_duel.turns.figures`.
+  FIGURE_NOT_IN_SOURCE reads a claim whose support cites the source and neither a URL (`duel verify`
+  checks the page) nor a principle (a value the writer proposes); a figure of a `Turn M` it cites counts.
+- TOO_MANY_SOURCES counts the URLs of each counterpoint's Support, of the novel argument's and of
+  Stance Revision Support, and is reported at the sixth, listing every URL past the fifth.
+- CLOSING_NEW_MATERIAL reads each line outside fenced code of every section but Proposed Edits and
+  Accepted Revision: one violation per new URL (compared exactly with every earlier turn's), one per
+  line for its new figures (in no earlier turn, not in the source).
 - A chair's turn (``TurnContext.phase`` one of the chair's) is read with the chair's labels and
   checked by HEADING, CHAIR_FORMAT, TURN_REF_NOT_FOUND, SILENT_OVERRULE, UNSAFE_STRUCTURE and RAW_HTML
   only; turns it names in its pre-closing and synthesis are found as running text names them (`Turn M "…"`).
@@ -88,6 +96,7 @@ from ..vocabulary import (
     CHAIR_PHASES,
     COUNTERPOINTS,
     DEPARTURES,
+    MAX_SOURCES_PER_ITEM,
     MAX_UNENGAGED_POINTS,
     NON_EMPTY_SECTIONS,
     NOVEL_ARGUMENT,
@@ -104,8 +113,9 @@ from ..vocabulary import (
     RuleCode,
 )
 from .challenges import MIN_CLAIM_WORDS, read_challenge
+from .figures import Figure, FigureIndex, figures_in, stated_figures
 from .grammar import Item, ParsedTurn, parse_turn, turn_heading
-from .markdown import normalize_newlines, split_lines
+from .markdown import fenced_lines, normalize_newlines, split_lines
 from .matching import SearchableText
 from .novelty import NoveltyIndex
 from .raw_html import find_raw_html, html_snippet
@@ -133,6 +143,11 @@ RULES = MappingProxyType(
         RuleCode.SUPPORT_KIND: "every support item is a URL (`https://…`), a source reference, a turn reference,"
         " `Principle: …`, or `[CONJECTURE] …`",
         RuleCode.SOURCE_REF_NOT_FOUND: "every heading, line and quoted excerpt cited from the source exists in it",
+        RuleCode.FIGURE_NOT_IN_SOURCE: "a claim whose support cites the source and no URL or principle states only"
+        " figures (counts, percentages, money, durations) the source states, or an earlier turn it cites; a figure"
+        " you propose is argued with a `Principle: …` item, and a claim beginning with `[CONJECTURE]` is not checked",
+        RuleCode.TOO_MANY_SOURCES: f"one counterpoint, the novel argument or Stance Revision Support cites at most"
+        f" {MAX_SOURCES_PER_ITEM} URLs (the others are not verified)",
         RuleCode.TURN_REF_NOT_FOUND: "every turn cited exists and comes before this one,"
         " and a quoted excerpt from it appears in it",
         RuleCode.CONJECTURE_AS_BASIS: "a claim (a counterpoint's Claim, the novel argument's claim) no citation"
@@ -164,6 +179,8 @@ RULES = MappingProxyType(
         ' `ACCEPTING_CONSENSUS`, each Agreed item quotes that turn\'s Agreements (`Turn M "its words"`), or a'
         " **Departures** item (after Still Open) names the seat (`Seat 2`), its final stance, and what the"
         " synthesis concludes instead and why",
+        RuleCode.CLOSING_NEW_MATERIAL: "a closing-round turn brings nothing new: every URL it mentions and every"
+        " figure it states (outside Proposed Edits) is already in an earlier turn or the source",
         RuleCode.EDIT_FORMAT: "Proposed Edits holds only `Edit NAME: replace` (a fenced `find` block, then a"
         ' `replace` block), `Edit NAME: delete` (a `find` block), `Edit NAME: insert after heading "HEADING"` (an'
         " `insert` block) and `Withdraw NAME` of an edit in force; NAME is lower-case letters, digits and hyphens",
@@ -334,6 +351,8 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     checker.check_sections()
     checker.check_counterpoints()
     checker.check_support()
+    checker.check_source_count()
+    checker.check_source_figures()
     checker.check_conjectures()
     checker.check_novelty()
     checker.check_unresolved()
@@ -341,6 +360,7 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     checker.check_consensus()
     checker.check_grounding()
     checker.check_unengaged_points()
+    checker.check_closing_material()
     checker.check_audience_answers()
     checker.check_redacted()
     checker.check_challenges()
@@ -685,6 +705,40 @@ class _Checker:
                     COUNTERPOINTS,
                 )
 
+    # CLOSING_NEW_MATERIAL
+    def check_closing_material(self) -> None:
+        """A closing-round turn: each URL it mentions outside code, and each figure it states, outside Proposed
+        Edits and Accepted Revision, is in an earlier turn (any of them, the chair's too) or the source."""
+        ctx = self.ctx
+        if ctx.phase != Phase.CLOSING:
+            return
+        known_urls = frozenset().union(*(turn.urls for turn in ctx.prior_turns))
+        indexes = [turn.figures for turn in ctx.prior_turns] + ([ctx.source.figures] if ctx.source else [])
+        for section in self.turn.sections.values():
+            if section.name in (PROPOSED_EDITS, ACCEPTED_REVISION):
+                continue  # an edit rewrites the document; it is a proposal, not a claim
+            lines = section.body.split("\n")
+            for offset, (text, fenced) in enumerate(zip(lines, fenced_lines(lines), strict=True)):
+                if not fenced:
+                    self._check_closing_line(text, section.line + 1 + offset, section.name, known_urls, indexes)
+
+    def _check_closing_line(
+        self, text: str, line: int, section: str, known_urls: frozenset[str], indexes: Sequence[FigureIndex]
+    ) -> None:
+        for url in urls_in_line(text):
+            if url not in known_urls:
+                message = f"the closing round brings no new source: {url} is cited by no earlier turn"
+                self.add(RuleCode.CLOSING_NEW_MATERIAL, message, line, section)
+        new = figures_in(text)
+        for index in indexes:
+            new = index.missing(new) if new else new
+        if new:
+            message = (
+                f"the closing round brings no new figure: {_figures(new)} {'is' if len(new) == 1 else 'are'} in no"
+                " earlier turn and not in the source; argue from what the record holds"
+            )
+            self.add(RuleCode.CLOSING_NEW_MATERIAL, message, line, section)
+
     # SECTION_MISSING, SECTION_ORDER, SECTION_EMPTY
     def check_sections(self) -> None:
         latest, order = -1, (*SECTIONS, *OPTIONAL_SECTIONS)
@@ -915,6 +969,54 @@ class _Checker:
         source = self.ctx.source
         return source is None or any(source.has_heading(c) for c in heading_candidates(written))
 
+    # TOO_MANY_SOURCES
+    def check_source_count(self) -> None:
+        references = dict(self.references)
+        turn = self.turn
+        for support in (
+            *(point.support for point in turn.counterpoints),
+            turn.novel_support,
+            turn.stance_revision_support,
+        ):
+            urls = [(item, references[item].url) for item in support if references[item].kind == "url"]
+            extra = urls[MAX_SOURCES_PER_ITEM:]
+            if extra:
+                first = extra[0][0]
+                message = (
+                    f"{len(urls)} URLs support one item; cite at most {MAX_SOURCES_PER_ITEM}, the best: the others"
+                    f" are not verified ({', '.join(url or item.text for item, url in extra)})"
+                )
+                self.add(RuleCode.TOO_MANY_SOURCES, message, first.line, first.section)
+
+    # FIGURE_NOT_IN_SOURCE
+    def check_source_figures(self) -> None:
+        """A claim citing the source, and no URL or principle: each figure is the source's, or an earlier cited turn's."""
+        source, turn = self.ctx.source, self.turn
+        if source is None:
+            return  # not checked without the source, as its locators are not
+        claims = [
+            (point.claim, point.support, point.line, COUNTERPOINTS) for point in turn.counterpoints if point.claim
+        ]
+        if turn.novel_claim:
+            claims.append((turn.novel_claim, turn.novel_support, turn.novel_claim_line, NOVEL_ARGUMENT))
+        references = dict(self.references)
+        for claim, support, line, section in claims:
+            cited = [references[item] for item in support]
+            kinds = {reference.kind for reference in cited}
+            if "source" not in kinds or kinds & {"url", "principle"}:
+                continue  # a page's figures are checked on the page (`duel verify`); a principle argues its own
+            missing = source.figures.missing(stated_figures(claim))
+            for reference in cited:
+                earlier = self.ctx.prior_turn(reference.turn or 0) if reference.kind == "turn" else None
+                missing = earlier.figures.missing(missing) if earlier is not None and missing else missing
+            if missing:
+                message = (
+                    f"the claim states {_figures(missing)}, which the source does not (nor a turn it cites): give"
+                    " the source's own figure, cite where yours comes from, or argue a value you propose with a"
+                    " `Principle: …` item"
+                )
+                self.add(RuleCode.FIGURE_NOT_IN_SOURCE, message, line, section)
+
     # CONJECTURE_AS_BASIS
     def check_conjectures(self) -> None:
         """A reference that does not resolve counts as evidence here: it has its own violation."""
@@ -1017,6 +1119,12 @@ def _raw_html_message(snippet: str) -> str:
 def _agreed_in(turn: ParsedTurn, excerpt: str) -> bool:
     """Whether ``excerpt`` is quoted from one of the turn's Agreements items."""
     return any(SearchableText(item.text).contains(excerpt) for item in turn.agreements)
+
+
+def _figures(figures: Sequence[Figure]) -> str:
+    """Figures named in a message: `1,250`, `40%` and `$3 million`."""
+    named = [f"`{figure.text}`" for figure in figures]
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
 
 
 def _shorten(text: str, limit: int = 80) -> str:

@@ -18,6 +18,7 @@ import stat
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from .figures import FigureIndex
 from .markdown import headings, normalize_newlines, split_lines
 from .matching import SearchableText, normalize_text, without_markup
 
@@ -72,6 +73,11 @@ class SourceDocument:
     @cached_property
     def _searchable(self) -> SearchableText:
         return SearchableText(self.text)
+
+    @cached_property
+    def figures(self) -> FigureIndex:
+        """The numbers the source states (FIGURE_NOT_IN_SOURCE, CLOSING_NEW_MATERIAL); indexed on first use."""
+        return FigureIndex(self.text)
 
     @cached_property
     def _heading_keys(self) -> frozenset[str]:

@@ -39,6 +39,7 @@ from ..record.verification import (
     sidecar_path,
     write,
 )
+from ..turns.figures import FigureIndex
 from ..turns.matching import SearchableText
 from ..vocabulary import ErrorCode, FetchFailure, Verdict
 from .extraction import ExtractionError, extract_text, page_kind
@@ -63,6 +64,11 @@ class Page:
     def searchable(self) -> SearchableText | None:
         """The page's text, ready to be searched for excerpts; None when no text was read."""
         return None if self.text is None else SearchableText(self.text)
+
+    @cached_property
+    def figures(self) -> FigureIndex | None:
+        """The page's numbers, ready to be asked for a claim's figures; None when no text was read."""
+        return None if self.text is None else FigureIndex(self.text)
 
 
 @dataclass(frozen=True)
@@ -150,7 +156,7 @@ class Verifier:
     def _without_votes(self, citation: Citation, page: Page, unjudged_because: str | None) -> Judgement | None:
         """The verdict the mechanical rules give, else ``unjudged`` when no vote is to be asked;
         None when the quorum is to judge the claim."""
-        judged = mechanical(citation, page.record, page.searchable)
+        judged = mechanical(citation, page.record, page.searchable, page.figures)
         if judged is None and (unjudged_because is not None or not self.seats):
             judged = unjudged(citation, unjudged_because or NO_MODEL)
         return judged
@@ -272,7 +278,7 @@ def _unchanged(record: FetchRecord, known: FetchRecord | None) -> FetchRecord:
 
 
 def _entry(citation: Citation, judged: Judgement, votes: tuple[VoteRecord, ...] = ()) -> CitationEntry:
-    return CitationEntry(citation, judged.verdict, judged.confidence, judged.reason, votes)
+    return CitationEntry(citation, judged.verdict, judged.confidence, judged.reason, votes, judged.missing_figures)
 
 
 @dataclass(frozen=True)

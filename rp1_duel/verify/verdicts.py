@@ -1,7 +1,8 @@
 """The rules that turn a fetch and the votes into a verdict and a confidence: pure, table-tested.
 
 Mechanical first (:func:`mechanical`): a dead link or a quoted excerpt that is not on the
-page is ``fabricated``; a page that could not be read is ``unverifiable``, with the reason.
+page is ``fabricated``; a page that could not be read is ``unverifiable``, with the reason;
+a figure of the claim the page does not state makes it ``unreliable``, the figure named.
 Then the quorum (:func:`quorum`): 2 of 3 valid votes decide. Confidence follows the
 issue's table from the votes' ``basis``, and :func:`corroborate` raises two verified
 secondary sources of one claim, on different hosts, to ``medium-high``
@@ -15,8 +16,9 @@ from dataclasses import dataclass, replace
 from typing import Final
 from urllib.parse import urlsplit
 
-from ..record.citations import Citation
+from ..record.citations import Citation, checked_figures
 from ..record.verification import QUORUM, CitationEntry, FetchRecord, VoteRecord, fetch_verdict, quorum_verdict
+from ..turns.figures import FigureIndex
 from ..turns.matching import SearchableText
 from ..vocabulary import BASES, CitationKind, Confidence, Verdict, Vote
 
@@ -46,6 +48,7 @@ class Judgement:
     verdict: str
     confidence: str | None
     reason: str
+    missing_figures: tuple[str, ...] = ()  # the claim's figures the page does not state, as the claim writes them
 
 
 def by_kind(citation: Citation) -> Judgement | None:
@@ -69,13 +72,21 @@ def failed_fetch(record: FetchRecord) -> Judgement | None:
     return None
 
 
-def mechanical(citation: Citation, record: FetchRecord, page: SearchableText | None) -> Judgement | None:
-    """The verdict a URL citation gets without a model, or None when its claim needs judging."""
+def mechanical(
+    citation: Citation, record: FetchRecord, page: SearchableText | None, figures: FigureIndex | None = None
+) -> Judgement | None:
+    """The verdict a URL citation gets without a model, or None when its claim needs judging.
+    ``figures`` indexes the page's numbers (the claim's figures are not checked without it)."""
     settled = failed_fetch(record)
     if settled is not None:
         return settled
     if citation.excerpt is not None and (page is None or not page.contains(citation.excerpt)):
         return Judgement(Verdict.FABRICATED, Confidence.HIGH, "the quoted excerpt is not on the page")
+    missing = figures.missing(checked_figures(citation)) if figures is not None else ()
+    if missing:
+        named = ", ".join(figure.text for figure in missing)
+        reason = f"the page does not state the claim's {'figure' if len(missing) == 1 else 'figures'} {named}"
+        return Judgement(Verdict.UNRELIABLE, Confidence.HIGH, reason, tuple(figure.text for figure in missing))
     if citation.claim is None:
         return Judgement(Verdict.REACHABLE, None, f"the page is there (HTTP {record.status}); no claim to judge")
     return None
