@@ -62,6 +62,7 @@ __all__ = [
     "ROLES",
     "SECTIONS",
     "SOURCE_CHALLENGES",
+    "SOURCE_CORRECTIONS",
     "STANCES",
     "STANCE_REVISION_SUPPORT",
     "STILL_OPEN",
@@ -118,7 +119,9 @@ ACCEPTED_REVISION: Final = "Accepted Revision"
 AUDIENCE_ANSWERS: Final = "Audience Answers"
 # Challenges of an earlier turn's cited sources (section 10, "Challenges"), first of the optional sections.
 SOURCE_CHALLENGES: Final = "Source Challenges"
-OPTIONAL_SECTIONS: Final = (SOURCE_CHALLENGES, AUDIENCE_ANSWERS, PROPOSED_EDITS, ACCEPTED_REVISION)
+# A seat's replacements of its own sources ruled unreliable (section 10, "Corrections"), first of all.
+SOURCE_CORRECTIONS: Final = "Source Corrections"
+OPTIONAL_SECTIONS: Final = (SOURCE_CORRECTIONS, SOURCE_CHALLENGES, AUDIENCE_ANSWERS, PROPOSED_EDITS, ACCEPTED_REVISION)
 # Begins a claim or a support item that no citation backs (section 7, CONJECTURE_AS_BASIS).
 CONJECTURE_TAG: Final = "[CONJECTURE]"
 
@@ -368,6 +371,8 @@ class RuleCode:
     REDACTED_REPEATED: Final = "REDACTED_REPEATED"
     CHALLENGE_UNKNOWN: Final = "CHALLENGE_UNKNOWN"
     RULING_UNACKNOWLEDGED: Final = "RULING_UNACKNOWLEDGED"
+    CORRECTION_INVALID: Final = "CORRECTION_INVALID"
+    RULED_SOURCE_CITED: Final = "RULED_SOURCE_CITED"
     CHALLENGE_NO_CLAIM: Final = "CHALLENGE_NO_CLAIM"
 
 

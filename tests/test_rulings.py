@@ -277,3 +277,82 @@ def test_a_chairs_turn_acknowledges_each_ruling_since_its_last() -> None:
     assert [v.code for v in silent.violations] == [RuleCode.RULING_UNACKNOWLEDGED] * 2
     said = pre_closing(number) + "Ruling 1 found turn 1's source fabricated; Ruling 2 verified turn 2's.\n"
     assert validate_turn(said, history.context_for(claimant_of(number))).ok
+
+
+# -- corrections (section 10, "Corrections") -------------------------------------------------------
+
+NEW = "https://new.example/lease-study"
+
+
+def correcting(turn: str, *items: str) -> str:
+    """``turn`` with a **Source Corrections** section after its six."""
+    return turn + "**Source Corrections**\n" + "".join(f"- {item}\n" for item in items)
+
+
+@pytest.fixture
+def unreliable(service: DuelService, source: Path) -> tuple[DuelService, Player, Player]:
+    """Alice's turn 1 cites two pages; Bob's verification finds the live one unreliable; Bob writes turn 2."""
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, cited_turn(1, ALICE))
+    service.record_verdicts(bob.seat, 1, verdicts(cited_turn(1, ALICE), {LIVE: Verdict.UNRELIABLE}))
+    write(service, bob, make_turn(2, *BOB))
+    return service, alice, bob
+
+
+def test_only_a_correction_replaces_a_source_ruled_unreliable(unreliable: tuple[DuelService, Player, Player]) -> None:
+    service, alice, _ = unreliable
+    lease = claim(service, alice)
+    with pytest.raises(DuelError) as again:
+        service.append(alice.seat, lease, make_turn(3, *ALICE, counterclaim=CLAIM, citing=(LIVE,)))
+    assert {v["code"] for v in again.value.details["violations"]} == {RuleCode.RULED_SOURCE_CITED}
+    corrected = correcting(
+        make_turn(3, *ALICE), f"Replacing {LIVE} with {NEW}: the study moved to its publisher's site"
+    )
+    service.append(alice.seat, lease, corrected, release=True)
+
+
+@pytest.mark.parametrize(
+    ("item", "why"),
+    [
+        (f"Replacing {DEAD} with {NEW}: the study moved to its publisher's site", "no source of this participant's"),
+        (f"Replacing {LIVE} with {LIVE}: the study moved to its publisher's site", "no new source"),
+        (f"Replacing {LIVE} with {NEW}: moved", "says why"),
+        (f"Swap {LIVE} for {NEW}", "reads `Replacing"),
+    ],
+)
+def test_a_correction_names_a_ruled_source_of_ones_own_a_new_one_and_why(
+    unreliable: tuple[DuelService, Player, Player], item: str, why: str
+) -> None:
+    service, alice, _ = unreliable
+    with pytest.raises(DuelError) as refused:
+        service.append(alice.seat, claim(service, alice), correcting(make_turn(3, *ALICE), item))
+    [violation] = refused.value.details["violations"]
+    assert violation["code"] == RuleCode.CORRECTION_INVALID and why in violation["message"]
+
+
+@pytest.mark.parametrize("verdict", [Verdict.VERIFIED, Verdict.FABRICATED])
+def test_a_correction_is_verified_like_any_citation(
+    unreliable: tuple[DuelService, Player, Player], verdict: str
+) -> None:
+    service, alice, bob = unreliable
+    why = "the study moved to its publisher's site, which states the figure"
+    turn = correcting(make_turn(3, *ALICE), f"Replacing {LIVE} with {NEW}: {why}")
+    service.append(alice.seat, claim(service, alice), turn, release=True)
+    line = turn.split("\n").index(f"- Replacing {LIVE} with {NEW}: {why}") + 1
+    check = CitationVerdicts(
+        bob.id,
+        None,
+        sent_back=False,
+        voters=(),
+        counts={verdict: 1},
+        citations=(
+            CheckedCitation(line, turn.split("\n")[line - 1], NEW, verdict, "high", f"the page said {verdict}"),
+        ),
+    )
+    service.record_verdicts(bob.seat, 3, check)
+    path = service.status(alice.duel_id).duel.debate_path
+    ruling = RecordFile.read(path).rulings[-1]
+    assert (ruling.turn, ruling.where, ruling.url, ruling.verdict) == (3, "correction 1", NEW, verdict)
+    shown = render_markdown(read_report(path, env={}))
+    assert ("its claim is redacted" in shown) == (verdict == Verdict.FABRICATED)  # a fabricated new source fails too

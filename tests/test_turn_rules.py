@@ -815,6 +815,8 @@ def test_every_rule_code_has_a_one_line_text():
         "QUESTION_UNANSWERED",
         "REDACTED_REPEATED",
         "RULING_UNACKNOWLEDGED",
+        "CORRECTION_INVALID",
+        "RULED_SOURCE_CITED",
         "CHALLENGE_UNKNOWN",
         "CHALLENGE_NO_CLAIM",
         "SEALED_OPENING_EDITS",

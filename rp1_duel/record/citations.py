@@ -10,11 +10,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..turns.challenges import read_correction
 from ..turns.figures import Figure, stated_figures
 from ..turns.grammar import ParsedTurn, SupportItem
 from ..turns.markdown import fenced_lines, split_lines
 from ..turns.references import parse_reference, urls_in_line
-from ..vocabulary import CITATION_KINDS, COUNTERPOINTS, MAX_SOURCES_PER_ITEM, NOVEL_ARGUMENT, CitationKind
+from ..vocabulary import (
+    CITATION_KINDS,
+    COUNTERPOINTS,
+    MAX_SOURCES_PER_ITEM,
+    NOVEL_ARGUMENT,
+    SOURCE_CORRECTIONS,
+    CitationKind,
+)
 from .artifact import TurnBlock
 
 __all__ = ["Citation", "artifact_citations", "checked_figures", "turn_citations"]
@@ -80,7 +88,8 @@ def turn_citations(number: int, block: TurnBlock, turn: ParsedTurn, source_names
                     claim,
                 )
             )
-    cited = {citation.url for citation in found if citation.url} | beyond
+    found += _correction_citations(number, block.sha256, turn)
+    cited = {citation.url for citation in found if citation.url} | beyond | _corrected(turn)
     lines = split_lines(block.body)
     for index, (line, fenced) in enumerate(zip(lines, fenced_lines(lines), strict=True)):
         for url in [] if fenced else urls_in_line(line):
@@ -90,6 +99,34 @@ def turn_citations(number: int, block: TurnBlock, turn: ParsedTurn, source_names
                     Citation(number, block.sha256, turn.section_at(index + 1), index + 1, url, CitationKind.URL, url)
                 )
     return found
+
+
+def _correction_citations(number: int, sha256: str, turn: ParsedTurn) -> list[Citation]:
+    """A correction's new source is checked as any citation is, against the why it gives."""
+    found = []
+    for entry in turn.corrections:
+        correction = read_correction(entry.text, entry.line)
+        if correction is not None:
+            found.append(
+                Citation(
+                    number,
+                    sha256,
+                    SOURCE_CORRECTIONS,
+                    entry.line,
+                    entry.text,
+                    CitationKind.URL,
+                    correction.new,
+                    None,
+                    correction.why,
+                )
+            )
+    return found
+
+
+def _corrected(turn: ParsedTurn) -> set[str]:
+    """The sources a turn's corrections replace: named there, never cited."""
+    found = (read_correction(item.text, item.line) for item in turn.corrections)
+    return {correction.old for correction in found if correction is not None}
 
 
 def artifact_citations(

@@ -37,7 +37,7 @@ from .artifact import (
     turn_text,
 )
 from .outcomes import Evaluation, TurnSummary, evaluate
-from .rulings import Ruling, claim_of, parse_ruling, redacted_body
+from .rulings import AGAINST, Ruling, claim_of, parse_ruling, redacted_body
 from .sources import recorded_source, source_location
 
 __all__ = [
@@ -178,6 +178,8 @@ class History:
             questions=tuple(question for question in self.questions if question.due_turn == number),
             redacted=self.redacted_claims(before=number),
             rulings_due=self._rulings_due(number) if schedule.speaker(number) == CHAIR_SEAT else (),
+            ruled=frozenset(r.url for r in self._ruled_against(number)),
+            own_ruled=frozenset(r.url for r in self._ruled_against(number) if r.seat == schedule.speaker(number)),
         )
 
     def _sealed_context(self, claimant: Claimant, number: int) -> TurnContext:
@@ -209,6 +211,10 @@ class History:
                 claim = claim_of(self.turn(ruling.turn), ruling.where)
                 found += [claim] if claim else []
         return tuple(found)
+
+    def _ruled_against(self, number: int) -> list[Ruling]:
+        """The rulings written before turn ``number`` that found a source unreliable or fabricated."""
+        return [r for r in self.rulings if r.verdict in AGAINST and r.before <= number]
 
     def _rulings_due(self, number: int) -> tuple[int, ...]:
         """The rulings a chair's turn ``number`` must acknowledge: those written since its previous turn."""

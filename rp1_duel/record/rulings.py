@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the lock service loads rulings with every state: never the 
     from ..turns.grammar import ParsedTurn
 
 __all__ = [
+    "AGAINST",
     "RULED",
     "Ruling",
     "chained",
@@ -42,9 +43,11 @@ __all__ = [
 
 GENESIS = "0" * 64
 RULED = (Verdict.VERIFIED, Verdict.UNRELIABLE, Verdict.FABRICATED)  # the verdicts a ruling records
+AGAINST = (Verdict.UNRELIABLE, Verdict.FABRICATED)  # a source ruled so is cited no more; a correction replaces it
 EVIDENCE_CHARS = 500
 NOVEL = "novel argument"
 _COUNTERPOINT = re.compile(r"counterpoint (\d{1,3})")
+_CORRECTION = re.compile(r"correction (\d{1,3})")
 _HEAD = re.compile(
     r"^\*\*Ruling \d+\*\* on turn (\d+), (.+?) \(seat (\d+)\), before turn (\d+): `([a-z_]+)`, <(\S+)>$", re.MULTILINE
 )
@@ -142,9 +145,13 @@ def chained(rulings: Iterable[Ruling]) -> list[tuple[Ruling, str, str]]:
 
 
 def claim_of(turn: ParsedTurn, where: str) -> str | None:
-    """The claim ``where`` names in ``turn``: a counterpoint's Claim, or the novel argument's."""
+    """The claim ``where`` names in ``turn``: a counterpoint's Claim, the novel argument's, or a correction's why."""
     if where == NOVEL:
         return turn.novel_claim or None
+    corrected = _CORRECTION.fullmatch(where)
+    if corrected is not None:
+        index = int(corrected.group(1))
+        return turn.corrections[index - 1].text if 1 <= index <= len(turn.corrections) else None
     found = _COUNTERPOINT.fullmatch(where)
     if found is None or not 1 <= int(found.group(1)) <= len(turn.counterpoints):
         return None
@@ -158,13 +165,18 @@ def where_of(turn: ParsedTurn, line: int | None) -> str | None:
             return f"counterpoint {index}"
     if any(item.line == line for item in turn.novel_support):
         return NOVEL
-    return None
+    return next((f"correction {k}" for k, item in enumerate(turn.corrections, start=1) if item.line == line), None)
 
 
 def _claim_line(lines: Sequence[str], turn: ParsedTurn, where: str) -> int | None:
     """The index in ``lines`` of the line where ``where``'s claim begins."""
     if where == NOVEL:
         return turn.novel_claim_line - 1 if turn.novel_claim_line else None
+    corrected = _CORRECTION.fullmatch(where)
+    if corrected is not None:
+        index = int(corrected.group(1))
+        line = turn.corrections[index - 1].line if 1 <= index <= len(turn.corrections) else None
+        return line - 1 if line else None
     found = _COUNTERPOINT.fullmatch(where)
     if found is None or not 1 <= int(found.group(1)) <= len(turn.counterpoints):
         return None

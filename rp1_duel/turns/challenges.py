@@ -1,6 +1,7 @@
-"""A challenge of a cited source (docs/protocol.md section 10, "Challenges"): one item of a turn's
-**Source Challenges** section, ``Turn 3 https://…: the claim it fails to support``. Pure parsing; the
-rules (:mod:`.rules`) check that the citation exists and that a claim is named."""
+"""Disputed sources (docs/protocol.md section 10, "Challenges" and "Corrections"): a challenge, one item of
+a turn's **Source Challenges** section (``Turn 3 https://…: the claim it fails to support``), and a
+correction, one item of **Source Corrections** (``Replacing https://old… with https://new…: why``). Pure
+parsing; the rules (:mod:`.rules`) check what they name."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from dataclasses import dataclass
 
 from .references import urls_in_line
 
-__all__ = ["MIN_CLAIM_WORDS", "Challenge", "read_challenge"]
+__all__ = ["MIN_CLAIM_WORDS", "Challenge", "Correction", "read_challenge", "read_correction"]
 
 MIN_CLAIM_WORDS = 3  # "the claim it fails to support" is named, not waved at
 _ITEM = re.compile(r"^\s*Turn\s+(\d{1,4})\b[\s,]*(.*)$", re.IGNORECASE | re.DOTALL)
 _SEPARATOR = re.compile(r"^\s*[:—–-]\s*")
+_CORRECTION = re.compile(r"^\s*Replacing\s+(\S+)\s+with\s+(\S+)\s*(.*)$", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -37,3 +39,25 @@ def read_challenge(text: str, line: int | None) -> Challenge | None:
     after = rest.split(None, 1)[1] if url and len(rest.split(None, 1)) > 1 else ("" if url else rest)
     claim = _SEPARATOR.sub("", after).strip().strip("\"“”'")
     return Challenge(int(found.group(1)), url, " ".join(claim.split()), line)
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A seat's source ``old`` replaced by ``new``, and why ("" when not said)."""
+
+    old: str
+    new: str
+    why: str
+    line: int | None
+
+
+def read_correction(text: str, line: int | None) -> Correction | None:
+    """The correction an item holds; None when it does not read ``Replacing URL with URL: why``."""
+    found = _CORRECTION.match(text)
+    if found is None:
+        return None
+    old, new = urls_in_line(found.group(1)), urls_in_line(found.group(2))
+    if not old or not new:
+        return None
+    why = _SEPARATOR.sub("", found.group(3)).strip()
+    return Correction(old[0], new[0], " ".join(why.split()), line)

@@ -33,6 +33,7 @@ from ..vocabulary import (
     PROPOSED_EDITS,
     SECTIONS,
     SOURCE_CHALLENGES,
+    SOURCE_CORRECTIONS,
     STANCE_REVISION_SUPPORT,
     STILL_OPEN,
     UNENGAGED_POINTS,
@@ -73,7 +74,12 @@ _CHAIR_SECTION_BY_KEY = {name.casefold(): name for name in (*CHAIR_SECTIONS, PRO
 # A chair's sections read item by item, and the field of ParsedTurn each goes to.
 _CHAIR_LISTS = {UNENGAGED_POINTS: "points", AGREED: "agreed", STILL_OPEN: "still_open", DEPARTURES: "departures"}
 # The sections read as plain items, and the field of ParsedTurn each fills.
-_ITEM_LISTS = {**_CHAIR_LISTS, AUDIENCE_ANSWERS: "answers", SOURCE_CHALLENGES: "challenges"}
+_ITEM_LISTS = {
+    **_CHAIR_LISTS,
+    AUDIENCE_ANSWERS: "answers",
+    SOURCE_CHALLENGES: "challenges",
+    SOURCE_CORRECTIONS: "corrections",
+}
 _REVISION_ID = re.compile(r"`?(r-[0-9a-f]{12})`?")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
 _EMPTY_BULLET = re.compile(r"^\s*(?:(?:[-*+]|\d{1,9}[.)])\s*)?$")
@@ -184,6 +190,7 @@ class ParsedTurn:
     departures: tuple[Item, ...] = ()  # and its Departures items (SILENT_OVERRULE)
     answers: tuple[Item, ...] = ()  # its Audience Answers items, `Q3: …` (QUESTION_UNANSWERED)
     challenges: tuple[Item, ...] = ()  # its Source Challenges items, `Turn 3 <URL>: …` (CHALLENGE_*)
+    corrections: tuple[Item, ...] = ()  # its Source Corrections items, `Replacing <URL> with <URL>: …`
     chair: bool = False  # read with the chair's grammar
     stance_revision_support: tuple[SupportItem, ...] = ()
     edits: EditSection = NO_EDITS  # the Proposed Edits section's, when the turn has one

@@ -34,11 +34,14 @@ Support:
 - …"""
 
 EDITS_RULES = """\
-Optionally, after the six sections, in this order:
+Optionally, after the six sections, in this order (Source Corrections first):
 - **Source Challenges**: a source another participant cited that you believe fails its claim, one item each: \
 `Turn M https://…: the claim it fails to support` (that turn must cite that URL; name the claim in a few words). \
 The source is checked at once, before the next turn, and the ruling goes into the record; a source ruled \
 fabricated has its claim redacted, and nobody may make that claim again.
+- **Source Corrections** (first, before challenges): after a ruling found one of your sources unreliable, replace \
+it: `Replacing https://old… with https://new…: why`. A source ruled unreliable or fabricated may not be cited \
+again; a correction is the only way to put another in its place, and the new source is checked like any.
 - **Audience Answers**: only when the audience asked you a question due at this turn: `- Q1: your answer`.
 - **Proposed Edits**: changes to the source. Each is a line `Edit NAME: replace` followed by a fenced code block \
 with the info string `find` (exact words of the source, occurring there once) and one with `replace` (the new \

@@ -104,6 +104,7 @@ from ..vocabulary import (
     PROPOSED_EDITS,
     SECTIONS,
     SOURCE_CHALLENGES,
+    SOURCE_CORRECTIONS,
     STANCE_REVISION_SUPPORT,
     STANCES,
     UNENGAGED_POINTS,
@@ -112,7 +113,7 @@ from ..vocabulary import (
     Phase,
     RuleCode,
 )
-from .challenges import MIN_CLAIM_WORDS, read_challenge
+from .challenges import MIN_CLAIM_WORDS, read_challenge, read_correction
 from .figures import Figure, FigureIndex, figures_in, stated_figures
 from .grammar import Item, ParsedTurn, parse_turn, turn_heading
 from .markdown import fenced_lines, normalize_newlines, split_lines
@@ -135,8 +136,8 @@ RULES = MappingProxyType(
         " `DISSENTING`, `REVISING`",
         RuleCode.SECTION_MISSING: "all six sections are present, each label on a line of its own (`**Position**`)",
         RuleCode.SECTION_ORDER: "the sections come in this order, each once: Position, Counterpoints, Agreements,"
-        " Novel Argument, Unresolved Items, Stance Revision Support, then the optional Source Challenges,"
-        " Audience Answers, Proposed Edits and Accepted Revision",
+        " Novel Argument, Unresolved Items, Stance Revision Support, then the optional Source Corrections,"
+        " Source Challenges, Audience Answers, Proposed Edits and Accepted Revision",
         RuleCode.SECTION_EMPTY: "Position, Counterpoints, Agreements, Novel Argument and Unresolved Items are non-empty",
         RuleCode.COUNTERPOINT_INCOMPLETE: "every counterpoint has Addresses, Claim and at least one Support item",
         RuleCode.ADDRESSES_UNKNOWN: "Addresses names an earlier turn that exists, or a heading of the source",
@@ -203,6 +204,11 @@ RULES = MappingProxyType(
         " normalisation, or a token-set Jaccard similarity of 0.8 or more)",
         RuleCode.RULING_UNACKNOWLEDGED: "in a chaired duel, the chair's turn names each ruling written since its"
         " last turn (`Ruling R`), saying what it found",
+        RuleCode.CORRECTION_INVALID: "a Source Corrections item reads `Replacing OLD with NEW: why`: OLD a source of"
+        " this participant's a ruling found unreliable or fabricated, NEW another URL no ruling went against, why in a"
+        " few words",
+        RuleCode.RULED_SOURCE_CITED: "no support item cites a source a ruling found unreliable or fabricated: a Source"
+        " Corrections item replaces it",
         RuleCode.CHALLENGE_UNKNOWN: "every Source Challenges item names an earlier turn of another participant"
         " and a URL that turn cites: `Turn 3 https://…: the claim it fails to support`",
         RuleCode.CHALLENGE_NO_CLAIM: "every Source Challenges item names the claim the source fails to support,"
@@ -280,6 +286,10 @@ class TurnContext:
     # Claims redacted for a fabricated source: none may be made again (REDACTED_REPEATED).
     redacted: tuple[str, ...] = ()
     rulings_due: tuple[int, ...] = ()  # a chair's turn: the rulings since its last, each to acknowledge
+    # Sources ruled unreliable or fabricated before this turn (RULED_SOURCE_CITED), and those of this
+    # participant's own turns, which a correction may replace (CORRECTION_INVALID).
+    ruled: frozenset[str] = frozenset()
+    own_ruled: frozenset[str] = frozenset()
     # The synthesis (SILENT_OVERRULE): each panel seat's latest turn, seat -> turn number; empty for other turns.
     final_turns: Mapping[int, int] = field(default_factory=dict)
 
@@ -364,6 +374,7 @@ def validate_turn(text: str | bytes, ctx: TurnContext) -> TurnReport:
     checker.check_audience_answers()
     checker.check_redacted()
     checker.check_challenges()
+    checker.check_corrections()
     checker.check_edits()
     checker.check_accepted_revision()
     return TurnReport(turn, checker.sorted_violations())
@@ -757,6 +768,30 @@ class _Checker:
                 )
             elif name in NON_EMPTY_SECTIONS and found.is_empty:
                 self.add(RuleCode.SECTION_EMPTY, f"the **{name}** section is empty", found.line, name)
+
+    # CORRECTION_INVALID, RULED_SOURCE_CITED
+    def check_corrections(self) -> None:
+        for item in self.turn.corrections:
+            correction = read_correction(item.text, item.line)
+            if correction is None:
+                problem = "a correction reads `Replacing https://old… with https://new…: why`"
+            elif correction.old not in self.ctx.own_ruled:
+                problem = f"{correction.old} is no source of this participant's that a ruling found unreliable"
+            elif correction.new == correction.old or correction.new in self.ctx.ruled:
+                problem = f"{correction.new} is no new source: it is the one replaced, or one ruled against"
+            elif len(correction.why.split()) < MIN_CLAIM_WORDS:
+                problem = f"the correction of {correction.old} says why in a few words"
+            else:
+                continue
+            self.add(RuleCode.CORRECTION_INVALID, problem, item.line, SOURCE_CORRECTIONS)
+        if not self.ctx.ruled:
+            return
+        for entry, reference in self.references:
+            if reference.url is not None and reference.url in self.ctx.ruled:
+                message = (
+                    f"cites {reference.url}, which a ruling found unreliable or fabricated: a correction replaces it"
+                )
+                self.add(RuleCode.RULED_SOURCE_CITED, message, entry.line, entry.section)
 
     # CHALLENGE_UNKNOWN, CHALLENGE_NO_CLAIM
     def check_challenges(self) -> None:
