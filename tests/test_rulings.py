@@ -356,3 +356,29 @@ def test_a_correction_is_verified_like_any_citation(
     assert (ruling.turn, ruling.where, ruling.url, ruling.verdict) == (3, "correction 1", NEW, verdict)
     shown = render_markdown(read_report(path, env={}))
     assert ("its claim is redacted" in shown) == (verdict == Verdict.FABRICATED)  # a fabricated new source fails too
+
+
+def test_require_verified_fails_only_an_unredacted_fabricated_citation(
+    service: DuelService, source: Path, web: FakeWeb
+) -> None:
+    from test_verify_sidecar import write as write_sidecar
+
+    dead = web.url("/missing")
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, make_turn(1, *ALICE, citing=(web.url("/states"), dead)))
+    artifact = Path(service.status(alice.duel_id).duel.debate_path)
+    write_sidecar(artifact, artifact.parent)
+    assert [p.code for p in validate_file(artifact, require_verified=True).problems] == [RecordCode.CITATION_FABRICATED]
+    turn = RecordFile.read(artifact).parsed.blocks[0].body
+    line = turn.split("\n").index(f"  - {dead}") + 1
+    check = CitationVerdicts(
+        bob.id,
+        None,
+        sent_back=False,
+        voters=(),
+        counts={"fabricated": 1},
+        citations=(CheckedCitation(line, dead, dead, Verdict.FABRICATED, "high", "dead link: HTTP 404"),),
+    )
+    service.record_verdicts(bob.seat, 1, check)
+    assert validate_file(artifact, require_verified=True).valid  # redacted by ruling 1: dealt with
