@@ -38,8 +38,9 @@ QUESTION_CHARS = 300  # a question is one line, short enough to answer in a turn
 FINAL_THOUGHT_CHARS = 1000
 MIN_ANSWER_WORDS = 8  # fewer words do not answer anything: "Yes." or "We disagree." is a dodge
 _SAME_WORDS = 0.8  # an answer whose words are the question's (token-set Jaccard) restates it, as NOVELTY measures
-_WORD = re.compile(r"[\w'’-]+")
-_ANSWER_LABEL = re.compile(r"\s*Q(\d{1,4})\s*[:.)]\s*(.*)", re.DOTALL)
+# Patterns as text, compiled at first use (re caches them): `duel tools status` loads this module with every state.
+_WORD = r"[\w'’-]+"
+_ANSWER_LABEL = r"(?s)\s*Q(\d{1,4})\s*[:.)]\s*(.*)"
 
 
 @dataclass(frozen=True)
@@ -150,12 +151,12 @@ def admission(
 
 
 def _words(text: str) -> set[str]:
-    return {word.casefold() for word in _WORD.findall(text)}
+    return {word.casefold() for word in re.findall(_WORD, text)}
 
 
 def labelled_answer(item: str) -> tuple[int, str] | None:
     """An **Audience Answers** item as the question's id and the answer (``- Q3: …``), or None without a label."""
-    labelled = _ANSWER_LABEL.match(item)
+    labelled = re.match(_ANSWER_LABEL, item)
     return None if labelled is None else (int(labelled.group(1)), labelled.group(2))
 
 
@@ -166,7 +167,7 @@ def answer_problem(question: Question, answer: str | None) -> str | None:
     label = f"Q{question.id}"
     if answer is None:
         return f"audience question {label} to this seat is not answered: add `- {label}: …` under **Audience Answers**"
-    words = _WORD.findall(answer)
+    words = re.findall(_WORD, answer)
     if len(words) < MIN_ANSWER_WORDS:
         return f"the answer to {label} says too little ({len(words)} words; at least {MIN_ANSWER_WORDS})"
     asked, said = _words(question.text), _words(answer)

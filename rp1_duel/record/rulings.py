@@ -46,14 +46,13 @@ RULED = (Verdict.VERIFIED, Verdict.UNRELIABLE, Verdict.FABRICATED)  # the verdic
 AGAINST = (Verdict.UNRELIABLE, Verdict.FABRICATED)  # a source ruled so is cited no more; a correction replaces it
 EVIDENCE_CHARS = 500
 NOVEL = "novel argument"
-_COUNTERPOINT = re.compile(r"counterpoint (\d{1,3})")
-_CORRECTION = re.compile(r"correction (\d{1,3})")
-_HEAD = re.compile(
-    r"^\*\*Ruling \d+\*\* on turn (\d+), (.+?) \(seat (\d+)\), before turn (\d+): `([a-z_]+)`, <(\S+)>$", re.MULTILINE
-)
-_EVIDENCE = re.compile(r"^- Evidence: (.*)$", re.MULTILINE)
-_BY = re.compile(r"^- By: (.*)$", re.MULTILINE)
-_CLAIM_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?claim(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)
+# Patterns as text, compiled at first use (re caches them): the lock service loads this module with every state.
+_COUNTERPOINT = r"counterpoint (\d{1,3})"
+_CORRECTION = r"correction (\d{1,3})"
+_HEAD = r"(?m)^\*\*Ruling \d+\*\* on turn (\d+), (.+?) \(seat (\d+)\), before turn (\d+): `([a-z_]+)`, <(\S+)>$"
+_EVIDENCE = r"(?m)^- Evidence: (.*)$"
+_BY = r"(?m)^- By: (.*)$"
+_CLAIM_LABEL = r"(?i)^\s*(?:[-*+]\s+)?(?:\*\*)?claim(?:\*\*)?\s*:\s*(?:\*\*)?\s*"
 
 
 @dataclass(frozen=True)
@@ -110,8 +109,8 @@ def ruling_text(ruling: Ruling) -> str:
 
 def parse_ruling(r: int, text: str) -> Ruling | None:
     """The ruling a block's text holds (what :func:`ruling_text` wrote); None for text the service never writes."""
-    head = _HEAD.match(text)
-    evidence, by = _EVIDENCE.search(text), _BY.search(text)
+    head = re.match(_HEAD, text)
+    evidence, by = re.search(_EVIDENCE, text), re.search(_BY, text)
     if head is None or evidence is None or by is None or head.group(5) not in RULED:
         return None
     return Ruling(
@@ -148,11 +147,11 @@ def claim_of(turn: ParsedTurn, where: str) -> str | None:
     """The claim ``where`` names in ``turn``: a counterpoint's Claim, the novel argument's, or a correction's why."""
     if where == NOVEL:
         return turn.novel_claim or None
-    corrected = _CORRECTION.fullmatch(where)
+    corrected = re.fullmatch(_CORRECTION, where)
     if corrected is not None:
         index = int(corrected.group(1))
         return turn.corrections[index - 1].text if 1 <= index <= len(turn.corrections) else None
-    found = _COUNTERPOINT.fullmatch(where)
+    found = re.fullmatch(_COUNTERPOINT, where)
     if found is None or not 1 <= int(found.group(1)) <= len(turn.counterpoints):
         return None
     return turn.counterpoints[int(found.group(1)) - 1].claim
@@ -172,16 +171,16 @@ def _claim_line(lines: Sequence[str], turn: ParsedTurn, where: str) -> int | Non
     """The index in ``lines`` of the line where ``where``'s claim begins."""
     if where == NOVEL:
         return turn.novel_claim_line - 1 if turn.novel_claim_line else None
-    corrected = _CORRECTION.fullmatch(where)
+    corrected = re.fullmatch(_CORRECTION, where)
     if corrected is not None:
         index = int(corrected.group(1))
         line = turn.corrections[index - 1].line if 1 <= index <= len(turn.corrections) else None
         return line - 1 if line else None
-    found = _COUNTERPOINT.fullmatch(where)
+    found = re.fullmatch(_COUNTERPOINT, where)
     if found is None or not 1 <= int(found.group(1)) <= len(turn.counterpoints):
         return None
     start = (turn.counterpoints[int(found.group(1)) - 1].line or 1) - 1
-    return next((i for i in range(start, len(lines)) if _CLAIM_LABEL.match(lines[i])), None)
+    return next((i for i in range(start, len(lines)) if re.match(_CLAIM_LABEL, lines[i])), None)
 
 
 def redacted_body(body: str, turn: ParsedTurn, rulings: Sequence[Ruling]) -> str:
@@ -192,7 +191,7 @@ def redacted_body(body: str, turn: ParsedTurn, rulings: Sequence[Ruling]) -> str
         index = _claim_line(lines, turn, ruling.where) if ruling.redacts else None
         if index is None:
             continue
-        labelled = _CLAIM_LABEL.match(lines[index])
+        labelled = re.match(_CLAIM_LABEL, lines[index])
         lead = labelled.group(0) if labelled else lines[index][: len(lines[index]) - len(lines[index].lstrip())]
         lines[index] = f"{lead}[redacted: ruling {ruling.r} found its source fabricated]"
     return "\n".join(lines)
