@@ -158,10 +158,8 @@ class History:
         """What turn ``number`` (default: the next) is validated in, by anyone."""
         number = self.next_number if number is None else number
         schedule = self.schedule
-        if schedule.sealed(number):
-            return self._sealed_context(claimant, number)
         phase = schedule.phase(number)
-        return TurnContext(
+        context = TurnContext(
             turn_number=number,
             participant_name=claimant.name,
             harness=claimant.harness,
@@ -181,23 +179,17 @@ class History:
             ruled=frozenset(r.url for r in self._ruled_against(number)),
             own_ruled=frozenset(r.url for r in self._ruled_against(number) if r.seat == schedule.speaker(number)),
         )
-
-    def _sealed_context(self, claimant: Claimant, number: int) -> TurnContext:
-        """A sealed opening is checked in the record as it stood before the opening round, whenever it
-        is checked (committed, revealed or validated later): its writer saw no other opening. Openings
-        propose no edits (SEALED_OPENING_EDITS), so the revision before the round is the source's."""
-        before = self.turns[: self.schedule.openings.start - self.schedule.first]
-        return TurnContext(
-            turn_number=number,
-            participant_name=claimant.name,
-            harness=claimant.harness,
-            model_id=claimant.model_id,
-            source=self.source,
-            source_names=self.source_names,
+        if not schedule.sealed(number):
+            return context
+        # A sealed opening is checked in the record as it stood before the opening round, whenever it is
+        # checked (committed, revealed or validated later): its writer saw no other opening. Openings propose
+        # no edits (SEALED_OPENING_EDITS), so the revision before the round is the source's.
+        before = self.turns[: schedule.openings.start - schedule.first]
+        return replace(
+            context,
             prior_turns=before,
+            previous_stance=None,
             novelty=_novelty_of(before),
-            phase=self.schedule.phase(number),
-            pre_closing=self.schedule.pre_closing,
             revision=Revision(self.source.raw or self.source.text) if self.source is not None else None,
             sealed=True,
         )
