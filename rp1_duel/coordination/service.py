@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
-from ..audience import FINAL_THOUGHT_CHARS, QUESTION_CHARS
 from ..clock import Clock, Instant, iso, system_clock, utc_date
 from ..errors import DuelError, invalid_argument
 from ..settings import DuelSettings
@@ -886,6 +885,7 @@ class DuelService:
         reach the store may ask). Admitted, it is written into the artifact and due at that seat's next
         turn, which must answer it. ``QUESTIONS_FULL`` past two a round, ``QUESTION_REFUSED`` before the
         opening round ends or when the seat has no turn left, ``INVALID_ARGUMENT`` for a bad seat or text."""
+        from ..audience import QUESTION_CHARS
         from .record_writer import ask_question  # the Markdown parser is paid for only by a question
         from .write_results import AudienceResult
 
@@ -904,6 +904,7 @@ class DuelService:
     def add_final_thoughts(self, duel_id: str, *, by: str, text: str) -> AudienceResult:
         """Add ``by``'s final thoughts to the closed duel's artifact: shown in the report, never changing the
         outcome. ``QUESTION_REFUSED`` while the duel is open."""
+        from ..audience import FINAL_THOUGHT_CHARS
         from .record_writer import add_final_thought  # the Markdown parser is paid for only here
         from .write_results import AudienceResult
 

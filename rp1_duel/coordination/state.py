@@ -16,15 +16,17 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from types import UnionType
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Union, cast, get_args, get_origin, get_type_hints
 
-from ..audience import FINAL_THOUGHT_CHARS, QUESTION_CHARS, FinalThought, Question
 from ..clock import Instant
 from ..errors import DuelError
-from ..record.rulings import Ruling
 from ..schedule import Schedule
 from ..settings import ON_FABRICATION, SETTINGS
 from ..vocabulary import ACTIVE, CLOSED, OUTCOMES, ErrorCode
+
+if TYPE_CHECKING:
+    from ..audience import FinalThought, Question
+    from ..record.rulings import Ruling
 
 __all__ = [
     "DUEL_ID",
@@ -192,9 +194,15 @@ def _parse_state(kind: type[DuelState], data: bytes) -> DuelState:
     raw["turns"] = [_build(TurnRecord, t) for t in raw["turns"]]
     raw["seals"] = [_build(SealRecord, seal) for seal in _list(raw.get("seals", []))]
     raw["commitments"] = [_build(Commitment, c) for c in _list(raw.get("commitments", []))]
-    raw["questions"] = [Question.from_json(q) for q in _list(raw.get("questions", []))]
-    raw["final_thoughts"] = [FinalThought.from_json(t) for t in _list(raw.get("final_thoughts", []))]
-    raw["rulings"] = [Ruling.from_json(r) for r in _list(raw.get("rulings", []))]
+    if raw.get("questions") or raw.get("final_thoughts"):  # the audience's records load with a duel that has one
+        from ..audience import FinalThought, Question
+
+        raw["questions"] = [Question.from_json(q) for q in _list(raw.get("questions", []))]
+        raw["final_thoughts"] = [FinalThought.from_json(t) for t in _list(raw.get("final_thoughts", []))]
+    if raw.get("rulings"):  # likewise rulings
+        from ..record.rulings import Ruling
+
+        raw["rulings"] = [Ruling.from_json(r) for r in _list(raw["rulings"])]
     shape = {name: raw.pop(name) for name in _SCHEDULE_KEYS if name in raw}
     raw["schedule"] = Schedule.recorded(_checked(Schedule, shape))
     state: DuelState = _build(kind, raw)
@@ -222,10 +230,9 @@ def _fields(record: object) -> dict[str, Any]:
     them: ``max_turns`` before the other settings, ``seats`` after them, ``chair`` only in a
     duel that has one, ``sealed_openings`` only in one whose openings are sealed; ``commitments``,
     ``questions`` and ``final_thoughts`` only once there are some, so other duels' state files read as before."""
-    if isinstance(record, (Question, FinalThought, Ruling)):
-        return record.to_json()
     if not isinstance(record, DuelState):
-        return vars(record)
+        to_json = getattr(record, "to_json", None)  # a question, final thought or ruling: its own JSON form
+        return cast("dict[str, Any]", to_json()) if to_json is not None else vars(record)
     found: dict[str, Any] = {}
     for name, value in vars(record).items():
         if name == "schedule":
@@ -282,11 +289,15 @@ def _checked(kind: type, raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+# Records a state keeps in lists, checked as lists here: their classes load only with a state that has some.
+_LISTED_RECORDS: dict[str, Any] = {"Question": object, "FinalThought": object, "Ruling": object}
+
+
 @cache
 def _allowed_types(kind: type) -> dict[str, tuple[type, ...]]:
     """Field name -> the JSON types it may hold (nested records are built before this check)."""
     allowed = {}
-    for name, hint in get_type_hints(kind).items():
+    for name, hint in get_type_hints(kind, localns=_LISTED_RECORDS).items():
         args = get_args(hint) if get_origin(hint) in (Union, UnionType) else (hint,)
         types: list[type] = []
         for arg in args:
@@ -368,20 +379,23 @@ def _check_values(state: DuelState) -> None:
     problems += [
         (not (1 <= c.seat <= state.schedule.seats and hex_of(c.sha256, 64)), "commitment") for c in state.commitments
     ]
-    problems += [
-        (
-            not 1 <= q.to_seat <= state.schedule.seats
-            or name_problem(q.by) is not None
-            or not q.text
-            or single_line_problem(q.text, QUESTION_CHARS) is not None,
-            "question",
-        )
-        for q in state.questions
-    ]
-    problems += [
-        (name_problem(t.by) is not None or single_line_problem(t.text, FINAL_THOUGHT_CHARS) is not None, "thought")
-        for t in state.final_thoughts
-    ]
+    if state.questions or state.final_thoughts:
+        from ..audience import FINAL_THOUGHT_CHARS, QUESTION_CHARS
+
+        problems += [
+            (
+                not 1 <= q.to_seat <= state.schedule.seats
+                or name_problem(q.by) is not None
+                or not q.text
+                or single_line_problem(q.text, QUESTION_CHARS) is not None,
+                "question",
+            )
+            for q in state.questions
+        ]
+        problems += [
+            (name_problem(t.by) is not None or single_line_problem(t.text, FINAL_THOUGHT_CHARS) is not None, "thought")
+            for t in state.final_thoughts
+        ]
     signed = [t.signature for t in state.turns if t.signature is not None] + [seal.signature for seal in state.seals]
     if signed:  # the signatures module is loaded only for a duel with signed turns or seals
         from ..record.signatures import SIGNATURE_BODY
