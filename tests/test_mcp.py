@@ -25,7 +25,7 @@ from rp1_duel.cli.skill import MCP_RESOURCES, MCP_TOOLS, mcp_server_command
 from rp1_duel.coordination.service import DuelService
 
 from fake_web import CLAIM
-from helpers import SOURCE, make_turn
+from helpers import SOURCE, make_turn, sealed_opening
 
 pytestmark = pytest.mark.slow  # real server processes
 
@@ -311,5 +311,30 @@ def test_the_chair_takes_its_seat_through_the_same_tools(workspace):
             assert (await bob.ok("duel_join"))["seat"] == 1
             status = await chair.ok("duel_status")
             assert status["duel"]["chair"] is True and status["next_turn_seat"] == 0
+
+    run(scenario)
+
+
+def test_mcp_seats_commit_sealed_openings_and_reveal_them_with_an_empty_append(workspace):
+    (workspace / "duel.toml").write_text("[duel]\nlease_seconds = 5\nmax_turns = 2\nsealed_openings = true\n")
+
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Alice") as alice, mcp_seat(workspace, "Bob") as bob:
+            await alice.ok("duel_join")
+            await bob.ok("duel_join")
+            status = await alice.ok("duel_status")
+            assert status["next_step"] == "commit_opening" and "duel_commit_opening" in status["next_step_words"]
+            opening = {
+                seat: sealed_opening(n, seat.name, seat.harness, seat.model, "ACCEPTING_CONSENSUS")
+                for n, seat in ((1, alice), (2, bob))
+            }
+            assert (await alice.ok("duel_commit_opening", turn=opening[alice]))["waiting_for_seats"] == [2]
+            assert "Alice" not in (await bob.ok("duel_read", what="turns"))["text"]  # nothing revealed yet
+            await bob.ok("duel_commit_opening", turn=opening[bob])
+            await alice.ok("duel_claim")
+            assert (await alice.ok("duel_append"))["turn_number"] == 1  # no turn: the committed one
+            await bob.ok("duel_claim")
+            appended = await bob.ok("duel_append")
+            assert appended["turn_number"] == 2 and appended["terminal_outcome"] == "ACCEPTED_CONSENSUS"
 
     run(scenario)

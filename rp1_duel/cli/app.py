@@ -1287,7 +1287,7 @@ def mcp_command(
 ) -> None:
     """Serve one seat to an agent harness over the Model Context Protocol (stdio).
 
-    Tools: duel_join, duel_status, duel_rules, duel_read, duel_claim, duel_append, duel_wait, duel_release, duel_close. Resources: duel://artifact, duel://source, duel://rules.
+    Tools: duel_join, duel_status, duel_rules, duel_read, duel_claim, duel_append, duel_commit_opening (sealed openings), duel_wait, duel_release, duel_close. Resources: duel://artifact, duel://source, duel://rules.
 
     The participant token stays in this process (and its owner-only stash, so a restarted server resumes the seat); the lease is refreshed while the agent holds the floor. SIGTERM, SIGHUP or a closed input give the floor back and keep the seat. Set a harness up with `duel skill --harness … --mcp --install`.
     """
