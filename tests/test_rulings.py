@@ -382,3 +382,12 @@ def test_require_verified_fails_only_an_unredacted_fabricated_citation(
     )
     service.record_verdicts(bob.seat, 1, check)
     assert validate_file(artifact, require_verified=True).valid  # redacted by ruling 1: dealt with
+
+
+def test_duel_stats_counts_fabricated_sources_from_the_rulings(
+    ruled: tuple[DuelService, Player, Player], debate_dir: Path
+) -> None:
+    from rp1_duel.review.stats import read_stats
+
+    rows = {row.model: row for row in read_stats(debate_dir, env={}).models}
+    assert (rows["claude-x"].fabricated, rows["gpt-x"].fabricated) == (1, 0)  # no sidecar: the rulings tell

@@ -254,7 +254,9 @@ def _model_rows(reports: Sequence[Report]) -> tuple[ModelRow, ...]:
             count = sum(
                 1 for row in report.citations if row.seat == participant.seat and row.verdict == Verdict.FABRICATED
             )
-            fabricated.setdefault(model, []).append(count if verified else None)
+            ruled = sum(1 for r in report.rulings if r.seat == participant.seat and r.verdict == Verdict.FABRICATED)
+            # A sidecar checks every citation; without one, the record's rulings say what the duel's checks found.
+            fabricated.setdefault(model, []).append(count if verified else ruled if report.rulings else None)
     return tuple(
         ModelRow(model, seats[model], *_known_sum(repairs[model]), *_known_sum(fabricated[model]))
         for model in sorted(seats)
