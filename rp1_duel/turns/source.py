@@ -17,10 +17,13 @@ import re
 import stat
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from .figures import FigureIndex
 from .markdown import headings, normalize_newlines, split_lines
 from .matching import SearchableText, normalize_text, without_markup
+
+if TYPE_CHECKING:
+    from .figures import FigureIndex
 
 __all__ = ["MAX_SOURCE_BYTES", "SourceDocument", "SourceUnreadable", "github_anchor", "read_bounded", "read_source"]
 
@@ -77,6 +80,8 @@ class SourceDocument:
     @cached_property
     def figures(self) -> FigureIndex:
         """The numbers the source states (FIGURE_NOT_IN_SOURCE, CLOSING_NEW_MATERIAL); indexed on first use."""
+        from .figures import FigureIndex  # the lock service reads sources for every join: it pays only when asked
+
         return FigureIndex(self.text)
 
     @cached_property
