@@ -795,7 +795,9 @@ def report_command(
         typer.Option("--refresh-assessment", help="Ask the assessors again, even when the cache holds their answer."),
     ] = False,
 ) -> None:
-    """Summarise a duel for review: the outcome and why, and what it must not hide (a timeout's seat and turn, a seat that stopped, a model the API answered as in place of the one asked for, turns accepted after repairs); the stances turn by turn, agreements, unresolved items, novel arguments, the audience's questions with their answers and its final thoughts, citations, participants, cost, and each turn's provenance (provider, model asked for and answered as, reasoning, tokens, retries, seconds).
+    """Summarise a duel for review: the decision first, and what it must not hide.
+
+    The outcome and why; what it must not hide (a timeout's seat and turn, a seat that stopped, a model the API answered as in place of the one asked for, turns accepted after repairs, the rulings on cited sources); the openings' vote against the outcome; the stances turn by turn, agreements, unresolved items, novel arguments, the audience's questions with their answers and its final thoughts, citations, participants, cost, and each turn's provenance (provider, model asked for and answered as, reasoning, tokens, retries, seconds).
 
     Computed from the artifact alone, plus its verification sidecar (NAME.verify.json), the usage recorded under the debate dir's .duel/ and a current cached assessment (NAME.assess.json) when they are there. Writes nothing but the report, and with --assess the assessment cache.
 
