@@ -605,9 +605,10 @@ def rule_on_citations(
 
 
 def _evidence(reason: str) -> str:
-    """A verdict's reason as a ruling's one line: printable, no marker, bounded."""
-    line = printable(" ".join(reason.split())).replace("<!--", "<!- -").replace("-->", "- ->")
-    return line[:EVIDENCE_CHARS] or "no reason given"
+    """A verdict's reason as a ruling's one line: printable, bounded, and no markup (a reason may quote a page:
+    its angle brackets are written as entities, so no tag or marker of it is rendered where the record is)."""
+    line = printable(" ".join(reason.split()))[:EVIDENCE_CHARS].replace("<", "&lt;").replace(">", "&gt;")
+    return line or "no reason given"
 
 
 # -- the audience (docs/protocol.md section 4, "The audience") --------------------------------
