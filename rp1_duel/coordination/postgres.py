@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import pickle
 import threading
 import time
 import weakref
@@ -48,7 +49,7 @@ __all__ = [
     "PostgresStore",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: Migrations by the version they lead to; each runs once, in order, under an advisory lock.
 MIGRATIONS = {
     1: """
@@ -99,6 +100,26 @@ MIGRATIONS = {
             RETURN now;
         END $$;
     """,
+    5: """
+        -- An op on a guess whose one write is the state and its events: the check, the save and the
+        -- NOTIFY in one call, so the op is one statement (a pipeline costs the client twice the work).
+        CREATE FUNCTION duel_save_guessed(
+            duel text, seen_saves bigint, guessed float8, new_state text, new_head text, read_head text,
+            seqs integer[], events text[], channel text
+        ) RETURNS float8 LANGUAGE plpgsql AS $$
+        DECLARE
+            now float8 := extract(epoch FROM clock_timestamp());
+        BEGIN
+            UPDATE duels SET state = new_state, head = new_head, saves = saves + 1
+            WHERE id = duel AND saves = seen_saves AND head = read_head AND now BETWEEN guessed AND guessed + 1;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION USING ERRCODE = 'DL409', MESSAGE = format('duel %s moved since it was seen', duel);
+            END IF;
+            INSERT INTO duel_events SELECT duel, e.seq, e.event FROM unnest(seqs, events) AS e(seq, event);
+            PERFORM pg_notify(channel, duel);
+            RETURN now;
+        END $$;
+    """,
 }
 _SCHEMA_LOCK = 0x6475656C  # advisory lock keys ("duel"), held for a migration or a join
 _JOIN_LOCK = 0x6475656D
@@ -124,6 +145,7 @@ _LOCKED_READ: Final = (
     f"{_ROW}, {_EXTRAS}, extract(epoch FROM clock_timestamp())::float8 FROM duels WHERE id = %(id)s FOR UPDATE"
 )
 _GUESSED: Final = "SELECT duel_guessed(%s, %s, %s)"
+_SAVE_GUESSED: Final = "SELECT duel_save_guessed(%s, %s, %s, %s, %s, %s, %s::integer[], %s::text[], %s)"
 _STALE: Final = "DL409"  # duel_guessed's SQLSTATE
 GUESS_MARGIN_SECONDS: Final = 0.001  # a guessed time errs early: the check refuses one ahead of the database
 
@@ -182,6 +204,9 @@ class PostgresStore:
         self._ops = threading.local()  # .op: the op this thread runs (a refresher thread runs its own)
         self._artifacts: dict[str, tuple[int, str]] = {}  # duel id -> artifact_saves and the artifact then
         self._sources: dict[str, tuple[str | None, str | None]] = {}  # duel id -> source text and path shown
+        # duel id -> a state's JSON and the state as parsed then, pickled: every op needs a state of its own to
+        # change, and unpickling the last one seen costs a fifth of parsing and checking its JSON again
+        self._parsed: dict[str, tuple[str, bytes]] = {}
         self._copied: dict[str, int] = {}  # duel id -> the artifact_saves this host's copy holds
         weakref.finalize(self, self.link.close)
 
@@ -377,10 +402,7 @@ class PostgresStore:
             refusal = exc  # committed like an answer, if the guess holds
         with self.link.held() as conn:
             try:
-                with conn.pipeline():  # one Sync: the check and the writes are one implicit transaction
-                    check = conn.execute(_GUESSED, (op.duel_id, guess.saves, guessed))
-                    for sql, params in op.writes:
-                        conn.execute(sql, params)
+                check = self._send_guessed(conn, op, guessed)
             except psycopg.Error as exc:
                 if exc.sqlstate == _STALE:
                     raise stale_guess(f"duel {op.duel_id} moved since this process saw it") from None
@@ -388,6 +410,23 @@ class PostgresStore:
             self._skew = float(cast("tuple[Any, ...]", check.fetchone())[0]) - time.time()
         if refusal is not None:
             raise refusal
+
+    @staticmethod
+    def _send_guessed(conn: psycopg.Connection[Any], op: _Op, guessed: float) -> psycopg.Cursor[Any]:
+        """The check and the op's writes, one transaction: a single statement when the op writes
+        nothing or only the state (a claim, a refresh, a release), else one pipelined Sync."""
+        saves = cast("SeenRow", op.guess).saves
+        if not op.writes:
+            return conn.execute(_GUESSED, (op.duel_id, saves, guessed))
+        if len(op.writes) == 1 and op.writes[0][0] is _SAVE:
+            save = cast("dict[str, Any]", op.writes[0][1])
+            fields = ("state", "head", "read_head", "seqs", "events", "channel")
+            return conn.execute(_SAVE_GUESSED, (op.duel_id, saves, guessed, *(save[name] for name in fields)))
+        with conn.pipeline():  # one Sync: the check and the writes are one implicit transaction
+            check = conn.execute(_GUESSED, (op.duel_id, saves, guessed))
+            for sql, params in op.writes:
+                conn.execute(sql, params)
+        return check
 
     def _done(self, op: _Op) -> None:
         """The op is committed and its answer stands: what it left is the next op's guess, and the artifact
@@ -427,6 +466,7 @@ class PostgresStore:
         head = state.turns[-1].sha256 if state.turns else ""
         state.event_seq += len(events)
         text = state.to_json().decode()
+        self._parsed[state.id] = (text, pickle.dumps(state))
         op: _Op | None = getattr(self._ops, "op", None)
         read = op.read if op is not None else None
         params = {
@@ -452,7 +492,12 @@ class PostgresStore:
     def _state_of(self, duel_id: str, row: tuple[Any, ...] | None) -> DuelState:
         if row is None or row[0] is None:
             raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel {duel_id!r} in the store {self.location}")
-        return DuelState.from_json(row[0].encode(), f"{self.location} duel {duel_id}")
+        text, known = row[0], self._parsed.get(duel_id)
+        if known is not None and known[0] == text:
+            return cast("DuelState", pickle.loads(known[1]))  # noqa: S301  bytes this process pickled itself
+        state = DuelState.from_json(text.encode(), f"{self.location} duel {duel_id}")
+        self._parsed[duel_id] = (text, pickle.dumps(state))
+        return state
 
     def read_state(self, duel_id: str) -> DuelState:
         """The duel's state as last committed; its row is the next op's guess (after a wait, say)."""
