@@ -1,6 +1,7 @@
 """Figures for the lock service (prints, never asserts). Run: python bench/bench_lock.py
 
-(b) claim+release cycles per second in one process, fsync included (target >= 500/s);
+(b) claim+release cycles per second in one process, fsync included (target >= 500/s; 1,000/s on PostgreSQL,
+    issue 26);
 (c) hand-off latency: from seat 1's release_lock returning in process A to seat 2's
     `wait` returning in process B (target median <= 100 ms).
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from _typeshed import FileDescriptorLike
 
 SOURCE = "# Lease design\n\n## Lease semantics\nLeases expire unless refreshed.\n"
-N_CYCLES = 500
+N_CYCLES = 2000
 N_HANDOFFS = 40
 
 
@@ -87,7 +88,7 @@ def bench_cycles(root: Path) -> None:
         os.fsync = real_fsync
     print(
         f"(b) claim+release in one process (fsync included): {rate:.0f} cycles/s "
-        f"({1000 / rate:.2f} ms a cycle, {per_cycle:.1f} fsyncs a cycle; target >= 500/s)"
+        f"({1000 / rate:.2f} ms a cycle, {per_cycle:.1f} fsyncs a cycle; target >= {1000 if STORE else 500}/s)"
     )
     print(f"    for scale only, with os.fsync stubbed out: {no_sync:.0f} cycles/s")
 
