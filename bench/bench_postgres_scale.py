@@ -13,7 +13,10 @@ default ``max_connections`` (100), then runs, each store in turn:
 
 and prints the errors, the store's connections at peak (``pg_stat_activity``), the claim
 latency (median and p99, as each seat process timed its claims), and how many NOTIFY wake-ups
-a write costs: a waiter of one duel counts what it hears while every duel writes.
+a write costs: a waiter of one duel counts what it hears while every duel writes. Beside the
+latency it prints how busy the machine's CPUs were and what one ``duel tools wait`` process
+costs alone: a claim waits for a CPU like any process, so on a saturated machine the p99 is the
+queue for the CPUs, not the store.
 Goal (issue 26, 2-core machines): 0 errors, peak connections <= seats + 10, p99 claim < 250 ms.
 """
 
@@ -23,6 +26,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -105,6 +109,7 @@ class Run:
         self.waited: list[float] = []  # of the claims, those that paused for a connection slot
         self.errors: list[str] = []
         self.peak = 0
+        self.wait_runs = 0  # `duel tools wait` processes run, each a Python start-up and a connection
         self.done = threading.Event()
         rng = random.Random(26)
         vocabulary = make_vocabulary(rng, 400)
@@ -185,6 +190,7 @@ class Run:
         ]
         next_step = joined.next_step  # passed back each time, as an agent does: a change it missed returns at once
         while not self.done.is_set():
+            self.wait_runs += 1
             answer = subprocess.run(
                 [*argv, "--next-step", next_step],
                 env=self.env(DUEL_PARTICIPANT_TOKEN=joined.seat.token),
@@ -223,16 +229,38 @@ class Run:
         heard = self.listen_to(pairs[0][1])
         seats = [self.start_seat(pair[0], 1, CYCLES, self.two_seat_turns) for pair in pairs]
         time.sleep(1.0)  # the waiters are waiting
-        started = time.monotonic()
+        started, then = time.monotonic(), machine_busy()
         self.go(seats)
         grace = time.monotonic() + 30  # a waiter whose seat failed would wait on: the failure is counted already
         for thread in waiters:
             thread.join(timeout=max(0.0, grace - time.monotonic()))
-        elapsed = time.monotonic() - started
+        elapsed, now = time.monotonic() - started, machine_busy()
+        busy, ticks = now[0] - then[0], now[1] - then[1]
         own, everyone = self.writes(pairs[0][0].duel_id), sum(self.writes(pair[0].duel_id) for pair in pairs)
         self.done.set()
         sampler.join()
-        return {"seats": 2 * count, "elapsed": elapsed, "heard": heard(), "own_writes": own, "all_writes": everyone}
+        return {
+            "seats": 2 * count,
+            "elapsed": elapsed,
+            "heard": heard(),
+            "own_writes": own,
+            "all_writes": everyone,
+            "busy": busy / ticks if ticks else None,
+            "wait_cpu": self.one_wait_cpu(pairs[0][1]),
+        }
+
+    def one_wait_cpu(self, joined: Any) -> float:
+        """The CPU seconds one `duel tools wait` process costs (median of 5 run alone, each returning at once)."""
+        argv = [sys.executable, "-m", "rp1_duel", "tools", "wait", "--duel-id", joined.duel_id, "--timeout", "0"]
+        argv += ["--participant-id", joined.seat.participant_id, "--debate-dir", str(self.debate_dir)]
+        costs = []
+        for _ in range(5):
+            before = children_cpu()
+            subprocess.run(
+                argv, env=self.env(DUEL_PARTICIPANT_TOKEN=joined.seat.token), capture_output=True, check=True
+            )
+            costs.append(children_cpu() - before)
+        return statistics.median(costs)
 
     def listen_to(self, joined: Any) -> Any:
         """A waiter of one duel in this process, counting the notifications its connection hears."""
@@ -284,6 +312,22 @@ class Run:
         return {"seats": size, "elapsed": elapsed, "claims": self.claims[before[0] :], "turns": turns}
 
 
+def children_cpu() -> float:
+    """CPU seconds (user and system) of this process's children that ended."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def machine_busy() -> tuple[int, int]:
+    """The machine's CPU time so far, busy and in all, in clock ticks (Linux's /proc/stat; zeros elsewhere)."""
+    try:
+        ticks = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return 0, 0
+    idle = ticks[3] + ticks[4]  # idle and iowait
+    return sum(ticks) - idle, sum(ticks)
+
+
 def latency(claims: list[float]) -> str:
     if not claims:
         return "no claims"
@@ -299,6 +343,11 @@ def report(name: str, run: Run, duels: dict[str, Any], panel: dict[str, Any]) ->
         f"{run.args.duels} duels at once ({duels['seats']} seats, claims over {run.args.think:g} s), {duels['elapsed']:.1f} s:"
     )
     print(f"  claim latency: {latency(duel_claims)}")
+    busy = "" if duels["busy"] is None else f"the machine's {os.cpu_count()} CPUs {100 * duels['busy']:.0f}% busy; "
+    print(
+        f"  CPU: {busy}{run.wait_runs} `duel tools wait` runs, one costing {1000 * duels['wait_cpu']:.0f} ms of CPU "
+        f"alone (a Python start-up{' and the driver' if run.store else ''})"
+    )
     if run.waited:
         print(f"  of which paused for a full server: {latency(run.waited)}")
         print(f"  the others: {latency([c for c in duel_claims if c not in run.waited])}")
