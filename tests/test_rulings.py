@@ -39,11 +39,11 @@ def cited_turn(n: int, who: tuple[str, str, str], stance: str = "OPEN_TO_DEBATE"
     return make_turn(n, *who, stance, counterclaim=CLAIM, citing=(DEAD, LIVE))
 
 
-def verdicts(turn: str, found: dict[str, str]) -> CitationVerdicts:
+def verdicts(turn: str, found: dict[str, str], reason: str = "the page said {verdict}") -> CitationVerdicts:
     """What a seat's `--verify` would log for ``turn``'s URLs: ``found`` maps each URL to its verdict."""
     lines = turn.split("\n")
     citations = tuple(
-        CheckedCitation(lines.index(f"  - {url}") + 1, url, url, verdict, "high", f"the page said {verdict}")
+        CheckedCitation(lines.index(f"  - {url}") + 1, url, url, verdict, "high", reason.format(verdict=verdict))
         for url, verdict in found.items()
     )
     counts = {verdict: list(found.values()).count(verdict) for verdict in set(found.values())}
@@ -102,6 +102,26 @@ def test_a_redacted_claim_is_in_no_view(ruled: tuple[DuelService, Player, Player
     ]
     keys = list(data)
     assert keys.index("alerts") < keys.index("rulings") < keys.index("decision")  # at the top, with the decision
+
+
+def test_evidence_quoting_a_tag_is_inert_in_the_record_and_shown_as_text_in_reports(
+    service: DuelService, source: Path
+) -> None:
+    alice = join(service, source, *ALICE[:1], harness=ALICE[1], model_id=ALICE[2])
+    bob = join(service, source, *BOB[:1], harness=BOB[1], model_id=BOB[2])
+    write(service, alice, cited_turn(1, ALICE))
+    quoted = 'the page reads <script>alert(1)</script> and <!-- no --> "5 < 6"'
+    service.record_verdicts(bob.seat, 1, verdicts(cited_turn(1, ALICE), {LIVE: Verdict.UNRELIABLE}, quoted))
+    path = service.status(alice.duel_id).duel.debate_path
+    written = Path(path).read_text()
+    assert "<script>" not in written and "<!-- no -->" not in written  # nothing of the page is markup there
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in written
+    report = read_report(path, env={})
+    assert report.to_dict()["rulings"][0]["evidence"] == quoted  # the text as the page had it
+    page = render_html(report)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&amp;lt;" not in page  # escaped once
+    assert "<script>" not in page
+    assert "&lt;script>alert(1)&lt;/script>" in render_markdown(report)  # md escapes `<` only, as for any record text
 
 
 def test_a_later_turn_may_not_repeat_a_redacted_claim(ruled: tuple[DuelService, Player, Player]) -> None:

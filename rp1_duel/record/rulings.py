@@ -70,6 +70,12 @@ class Ruling:
     before: int  # the number of the next turn when it was written: turns from this one on are held to it
 
     @property
+    def shown_evidence(self) -> str:
+        """The evidence as its page put it: the record writes its angle brackets as entities, and a view
+        escapes the text for its own medium (an HTML report once, not twice)."""
+        return self.evidence.replace("&lt;", "<").replace("&gt;", ">")
+
+    @property
     def redacts(self) -> bool:
         """A fabricated source: the claim it was cited for is redacted from every view."""
         return self.verdict == Verdict.FABRICATED

@@ -338,7 +338,10 @@ class Report:
             del data["judged_verdict"]  # only beside an assessment: a report without one reads as before
         if self.audience is None:
             del data["audience"]  # only with questions or final thoughts: a report without reads as before
-        rulings = [{**ruling.to_json(), "redacts": ruling.redacts} for ruling in self.rulings]
+        rulings = [
+            {**ruling.to_json(), "evidence": ruling.shown_evidence, "redacts": ruling.redacts}
+            for ruling in self.rulings
+        ]
         del data["rulings"]
         lead = {
             "alerts": data.pop("alerts"),

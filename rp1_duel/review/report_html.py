@@ -209,7 +209,7 @@ def _rulings(report: Report) -> str:
         return ""
     items = "".join(
         f"<li>Ruling {ruling.r}: turn {_turn(report, ruling.turn)}, {_e(ruling.where)} ({_name(report, ruling.seat)}): "
-        f"<strong>{_e(ruling.verdict)}</strong> <code>{_e(ruling.url)}</code>: {_e(ruling.evidence)} "
+        f"<strong>{_e(ruling.verdict)}</strong> <code>{_e(ruling.url)}</code>: {_e(ruling.shown_evidence)} "
         f"(by {_e(ruling.by)}){'; <strong>its claim is redacted</strong>' if ruling.redacts else ''}</li>"
         for ruling in report.rulings
     )

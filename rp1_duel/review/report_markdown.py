@@ -168,7 +168,7 @@ def _rulings(report: Report) -> str:
         redacted = "; **its claim is redacted**" if ruling.redacts else ""
         lines.append(
             f"- Ruling {ruling.r}: turn {_turn(report, ruling.turn)}, {ruling.where} ({inline(report.name_of(ruling.seat))}): "
-            f"**{ruling.verdict}** `{inline(ruling.url)}`: {inline(ruling.evidence)} (by {inline(ruling.by)}){redacted}"
+            f"**{ruling.verdict}** `{inline(ruling.url)}`: {inline(ruling.shown_evidence)} (by {inline(ruling.by)}){redacted}"
         )
     return "\n".join(lines)
 
