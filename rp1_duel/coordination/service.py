@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
 from ..clock import Clock, Instant, iso, system_clock, utc_date
@@ -236,7 +235,7 @@ class DuelService:
         if role not in ROLES:
             raise invalid_argument(f"--role must be one of {', '.join(ROLES)}, not {role!r}", flag="--role")
         if role == Role.CHAIR:
-            settings = replace(settings, chair=True)
+            settings = settings._replace(chair=True)
         settings.check()
         source = resolve_join_target(target)
         topic_text = resolve_topic(topic, source)
