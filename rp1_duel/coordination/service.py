@@ -11,10 +11,10 @@ logs none and answers with a status, does not pay for building them.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import functools
 import os
-import threading
 import time
 from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
@@ -67,7 +67,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class _Nesting(threading.local):
+class _Nesting(_thread._local):  # noqa: SLF001  threading.local is this; importing threading costs ~1 ms a command
     depth = 0  # ops of this thread under way: only the outermost is run again
 
 
