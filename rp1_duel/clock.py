@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
-from typing import overload
+from typing import NamedTuple, overload
 
 __all__ = ["Clock", "Instant", "ManualClock", "boot_id", "iso", "system_clock", "utc_date"]
 
 BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
 
 
-@dataclass(frozen=True)
-class Instant:
+class Instant(NamedTuple):  # not a frozen dataclass: every `duel tools` command would pay for building one
     """A moment as every clock reads it."""
 
     wall: float  # seconds since the epoch: shown, never used to judge a duration

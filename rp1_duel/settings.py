@@ -7,8 +7,7 @@ flags and help from :data:`SETTINGS`; the service checks ranges with the same ta
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
-from typing import Final
+from typing import Final, NamedTuple
 
 from .errors import invalid_argument
 from .schedule import Schedule
@@ -52,8 +51,7 @@ def redact(url: str) -> str:
     return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):  # NamedTuples, not frozen dataclasses: every `duel tools` command builds these
     """One setting of a duel: its name, its default, the range it must fall in, and its help."""
 
     name: str
@@ -121,8 +119,7 @@ _FLAGS = ("chair", "sealed_openings", "on_fabrication")  # the settings that are
 ON_FABRICATION: Final = ("redact", "invalidate")
 
 
-@dataclass(frozen=True)
-class DuelSettings:
+class DuelSettings(NamedTuple):
     """Fixed by the join that creates a duel (docs/protocol.md section 2)."""
 
     max_turns: int | None = None  # None: DEFAULT_ROUNDS rounds (see schedule)
@@ -154,7 +151,7 @@ class DuelSettings:
 
     def check(self) -> None:
         """Every value in its range; seats first, since max_turns must give each seat a turn."""
-        for name in ("seats", *(field.name for field in fields(self) if field.name not in ("seats", *_FLAGS))):
+        for name in ("seats", *(name for name in self._fields if name not in ("seats", *_FLAGS))):
             setting = SETTINGS[name]
             value = getattr(self, name)
             low = max(setting.low, self.fewest_turns) if name == "max_turns" else setting.low

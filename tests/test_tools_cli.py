@@ -301,6 +301,38 @@ def test_status_imports_no_lock_package_cli_framework_model_sdk_or_markdown_pars
     # A duel that logged no usage: no event type is built, nor the answers of the ops that write.
     loaded_for_writes = {"rp1_duel.coordination.events", "rp1_duel.coordination.write_results"}
     assert not imported & (loaded_for_writes | {"rp1_duel.turns.markdown", "rp1_duel.record.history", "subprocess"})
+    assert not imported & {"threading", "secrets", "shutil", "datetime"}  # each costs every poll a millisecond or so
+
+
+# Run as `duel tools` runs, then list the frozen dataclasses of every rp1_duel module the process loaded.
+_FROZEN_DATACLASSES_OF_A_STATUS = """
+import sys
+from rp1_duel.cli.tools import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(sorted(
+    f"{module.__name__}.{name}"
+    for module in list(sys.modules.values()) if module.__name__.startswith("rp1_duel")
+    for name, kind in vars(module).items()
+    if isinstance(kind, type) and kind.__module__ == module.__name__
+    and getattr(getattr(kind, "__dataclass_params__", None), "frozen", False)
+))
+"""
+
+
+def test_status_builds_no_frozen_dataclass_but_the_schedule_and_usage(source, debate_dir):
+    """A frozen dataclass costs start-up about a millisecond to build, five times a NamedTuple: the
+    modules a polled status loads build none but these two (one built by keyword, one summed)."""
+    alice = joined(source, debate_dir, "Alice")
+    seat = ["--participant-id", alice["participant_id"], f"--participant-token={alice['participant_token']}"]
+    status = ["status", "--duel-id", alice["duel_id"], "--debate-dir", str(debate_dir), *seat]
+    proc = subprocess.run(
+        [sys.executable, "-c", _FROZEN_DATACLASSES_OF_A_STATUS, *status], capture_output=True, text=True, check=True
+    )
+    assert json.loads(proc.stdout.splitlines()[0])["success"]
+    assert proc.stdout.splitlines()[-1] == str(["rp1_duel.coordination.counts.Usage", "rp1_duel.schedule.Schedule"])
 
 
 def test_status_shows_each_participants_usage_and_cost_summed_from_its_usage_events(source, debate_dir):

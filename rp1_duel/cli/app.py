@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -296,7 +295,7 @@ def join_command(
             _fabrication(on_fabrication),
         )
         config = load(flags, config_file)
-        settings = replace(config.settings(), chair=chair)
+        settings = config.settings()._replace(chair=chair)
         check_join_inputs(os.path.abspath(target), settings)  # a bad file or flag costs no model lookup
         chosen = select_provider(
             config.model.model,
@@ -462,7 +461,7 @@ def panel_command(
         for line in [] if quiet else destinations(config):
             typer.echo(printable(f"duel panel: {line}"), err=True)
         chair = config.panel.chair is not None
-        settings = replace(config.settings(), seats=len(seats) - chair, chair=chair)
+        settings = config.settings()._replace(seats=len(seats) - chair, chair=chair)
         settings.check()
         chosen_topic = topic or config.panel.topic
         shared = shared_flags(config, settings, topic=chosen_topic, config_files=extra) + (["--quiet"] if quiet else [])

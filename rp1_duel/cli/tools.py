@@ -13,7 +13,6 @@ import gc
 import json
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -320,7 +319,7 @@ def _join(service: DuelService, args: argparse.Namespace, config: Config, token:
         harness=args.harness,
         model_id=args.model_id,
         participant_token=token,
-        settings=replace(config.settings(), chair=args.chair),
+        settings=config.settings()._replace(chair=args.chair),
         role=args.role,
         signer=args.signer,
         persona=args.persona,

@@ -13,8 +13,8 @@ decisions are monotonic too; results show them with ``DuelState.wall_time``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
+from typing import Literal, NamedTuple
 
 from ..clock import Instant, iso
 from ..errors import DuelError, invalid_argument
@@ -375,8 +375,7 @@ def refuse_if_closed(state: DuelState) -> DuelError | None:
 # -- claim ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ClaimDecision:
+class ClaimDecision(NamedTuple):  # NamedTuples: frozen dataclasses cost `duel tools` start-up
     """What a claim gets: a fresh grant, the caller's own lease back, or a refusal."""
 
     grant: bool
@@ -481,8 +480,7 @@ def holds(lease: Lease | None, caller: Participant, lease_token: str | None) -> 
     )
 
 
-@dataclass(frozen=True)
-class RefreshDecision:
+class RefreshDecision(NamedTuple):
     """What a refresh gets: the lease's new expiry, or why it was not refreshed."""
 
     refreshed: bool
@@ -560,8 +558,7 @@ def refuse_broken_record(state: DuelState, code: str = ErrorCode.ARTIFACT_TAMPER
 # -- close ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CloseDecision:
+class CloseDecision(NamedTuple):
     """A close goes ahead with ``reason`` recorded, or is refused.
 
     A refused TIMEOUT close with a timeout lease changes that lease (docs/protocol.md

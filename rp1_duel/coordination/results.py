@@ -4,8 +4,8 @@ A join returns a :class:`Seat` handle; every op that changes something takes it,
 :class:`LeaseToken` where a lease is needed, so the two secrets cannot be swapped. Each
 result has ``to_dict()`` emitting the protocol's fields (docs/protocol.md section 5):
 times are wall-clock epoch seconds in process (shown, never judged) and ISO 8601 only there. Results are plain records
-(read them, do not change them); only the two handles are frozen, because building a
-frozen dataclass costs ``duel tools`` start-up time that nothing here needs.
+(read them, do not change them). Those that no other result extends are NamedTuples: building
+a dataclass, a frozen one most of all, costs ``duel tools`` start-up time that nothing here needs.
 
 This module holds what a status, a wait and a watcher need; the answers of the ops that
 change a duel (join, claim, refresh, release, append) are in :mod:`.write_results`, so
@@ -14,8 +14,8 @@ that a polled status does not build them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..clock import Instant, iso
 from ..schedule import Schedule
@@ -41,21 +41,25 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Seat:
+class Seat(NamedTuple):
     """A participant's handle: which duel, which participant, and its secret token."""
 
     duel_id: str
     participant_id: str
-    token: str = field(repr=False)
+    token: str
     number: int = 0  # 1 or 2 (1..N in a panel, 0 for a chair); 0 too when built from flags that do not say
 
+    def __repr__(self) -> str:  # never the token: handles end up in logs and tracebacks
+        return f"Seat(duel_id={self.duel_id!r}, participant_id={self.participant_id!r}, number={self.number!r})"
 
-@dataclass(frozen=True)
-class LeaseToken:
+
+class LeaseToken(NamedTuple):
     """The secret a grant hands out: ``<fence>-<random>``."""
 
-    value: str = field(repr=False)
+    value: str
+
+    def __repr__(self) -> str:  # never the secret
+        return "LeaseToken()"
 
     @property
     def fence(self) -> int:
@@ -63,8 +67,7 @@ class LeaseToken:
         return int(self.value.split("-", 1)[0])
 
 
-@dataclass
-class ParticipantView:
+class ParticipantView(NamedTuple):
     """What anyone may see of a participant (never its token hash)."""
 
     id: str
@@ -123,8 +126,7 @@ def common_fields(state: DuelState, participant: Participant | None, now: Instan
     }
 
 
-@dataclass
-class DuelInfo:
+class DuelInfo(NamedTuple):
     """What anyone may see of a duel: its source, topic, status, outcome and settings."""
 
     id: str
@@ -168,8 +170,7 @@ class DuelInfo:
         }
 
 
-@dataclass
-class LockView:
+class LockView(NamedTuple):
     """What anyone may see of the lease: its owner, its expiry and the last fence."""
 
     owner_participant_id: str | None
@@ -261,8 +262,7 @@ class StatusResult(DuelResult):
         }
 
 
-@dataclass
-class Observation:
+class Observation(NamedTuple):
     """What a watcher reads at once: the duel's status and its events after a cursor."""
 
     status: StatusResult

@@ -11,14 +11,13 @@ logs none and answers with a status, does not pay for building them.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import functools
 import os
-import threading
 import time
 from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
 from ..clock import Clock, Instant, iso, system_clock, utc_date
@@ -68,7 +67,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class _Nesting(threading.local):
+class _Nesting(_thread._local):  # noqa: SLF001  threading.local is this; importing threading costs ~1 ms a command
     depth = 0  # ops of this thread under way: only the outermost is run again
 
 
@@ -236,7 +235,7 @@ class DuelService:
         if role not in ROLES:
             raise invalid_argument(f"--role must be one of {', '.join(ROLES)}, not {role!r}", flag="--role")
         if role == Role.CHAIR:
-            settings = replace(settings, chair=True)
+            settings = settings._replace(chair=True)
         settings.check()
         source = resolve_join_target(target)
         topic_text = resolve_topic(topic, source)

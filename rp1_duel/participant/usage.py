@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..coordination.counts import Usage
 from ..errors import invalid_argument
@@ -38,8 +37,7 @@ PRICES_ENV = "DUEL_PRICES"
 TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
 
 
-@dataclass(frozen=True)
-class PricedUsage:
+class PricedUsage(NamedTuple):  # not a frozen dataclass: `duel tools status` would pay for building one
     """Usage as ``--json``, ``duel tools status`` and the report show it: the counts, an estimated
     cost (None for a model the price table does not know) and its prices' date."""
 
