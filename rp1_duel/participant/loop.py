@@ -56,7 +56,7 @@ from .retry import RetryNotice, RetryPolicy, compose_with_retries
 from .stash import SeatStash
 from .usage import PricedUsage, estimate_tokens, recorded, summary
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # duel join --verify, or a challenge, only: else nothing of the checks is loaded
     from typing_extensions import Self
 
     from .checking import CitationCheck, CitationChecker
@@ -759,13 +759,11 @@ class Duelist:
         """Verify each source turn ``number`` challenged, at once and while the floor is still held, so its
         ruling is in the record before the next turn is claimed (docs/protocol.md section 10, "Challenges").
         Without --verify the check is mechanical (fetch and excerpt), as a peer turn's is by default."""
-        if self._challenge_checker is None:
-            from .checking import citation_checker  # fetching is paid for only by a challenge
+        from .checking import citation_checker, rule_on_challenges  # fetching is paid for only by a challenge
 
+        if self._challenge_checker is None:
             allowed = self.config.allow_private_hosts
             self._challenge_checker = self.checker or citation_checker([], allow_private_hosts=allowed)
-        from .checking import rule_on_challenges
-
         status = self.service.status(self._my_seat.duel_id)
         try:
             history = self._read_history(status)
