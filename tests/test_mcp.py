@@ -20,11 +20,14 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent, TextResourceContents
 from test_participant import clean_env
+from test_rulings import challenging
 
 from rp1_duel.cli.skill import MCP_RESOURCES, MCP_TOOLS, mcp_server_command
 from rp1_duel.coordination.service import DuelService
+from rp1_duel.record.history import RecordFile
+from rp1_duel.vocabulary import EventType, RuleCode, Verdict
 
-from fake_web import CLAIM
+from fake_web import CLAIM, FakeWeb, honest_vote
 from helpers import SOURCE, make_turn, sealed_opening
 
 pytestmark = pytest.mark.slow  # real server processes
@@ -71,18 +74,18 @@ class Seat:
         return make_turn(n, self.name, self.harness, self.model, stance)
 
 
-def server_params(workspace: Path, name: str, *extra: str) -> StdioServerParameters:
+def server_params(workspace: Path, name: str, *extra: str, env: dict[str, str] | None = None) -> StdioServerParameters:
     harness, model = SEATS[name]
     args = ["-m", "rp1_duel", "mcp", "--target", "design.md", "--name", name, "--harness", harness]
     args += ["--model-id", model, "--debate-dir", str(workspace / "debates"), *extra]
-    env = {k: v for k, v in clean_env().items() if k in ("PATH", "PYTHONPATH", "HOME", "LANG")}
-    return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(workspace))
+    kept = {k: v for k, v in clean_env().items() if k in ("PATH", "PYTHONPATH", "HOME", "LANG")}
+    return StdioServerParameters(command=sys.executable, args=args, env=kept | (env or {}), cwd=str(workspace))
 
 
 @asynccontextmanager
-async def mcp_seat(workspace: Path, name: str, *extra: str) -> AsyncIterator[Seat]:
+async def mcp_seat(workspace: Path, name: str, *extra: str, env: dict[str, str] | None = None) -> AsyncIterator[Seat]:
     async with (
-        stdio_client(server_params(workspace, name, *extra)) as (read, write),
+        stdio_client(server_params(workspace, name, *extra, env=env)) as (read, write),
         ClientSession(read, write) as session,
     ):
         await session.initialize()
@@ -336,5 +339,100 @@ def test_mcp_seats_commit_sealed_openings_and_reveal_them_with_an_empty_append(w
             await bob.ok("duel_claim")
             appended = await bob.ok("duel_append")
             assert appended["turn_number"] == 2 and appended["terminal_outcome"] == "ACCEPTED_CONSENSUS"
+
+    run(scenario)
+
+
+# -- challenges (docs/protocol.md section 10, "Challenges") -------------------------------------------
+
+DEAD_CLAIM = "every lease study shows fifteen minutes halves the lost turns"
+REDACTED = "[redacted: ruling 1 found its source fabricated]"
+
+
+async def challenge_turn_1(alice: Seat, bob: Seat, claim: str, url: str, *, why: str) -> dict[str, Any]:
+    """Alice's turn 1 cites ``url`` for ``claim``; Bob's turn 2 challenges it; Bob's append answer."""
+    await alice.ok("duel_join")
+    await bob.ok("duel_join")
+    await alice.ok("duel_claim")
+    await alice.ok("duel_append", turn=make_turn(1, *heading_of(alice), counterclaim=claim, citing=(url,)))
+    await bob.ok("duel_wait", timeout_seconds=10)
+    await bob.ok("duel_claim")
+    return await bob.ok("duel_append", turn=challenging(make_turn(2, *heading_of(bob)), f"Turn 1 {url}: {why}"))
+
+
+def heading_of(seat: Seat) -> tuple[str, str, str]:
+    """The heading fields of ``seat``'s turns."""
+    return seat.name, seat.harness, seat.model
+
+
+def test_an_mcp_seats_challenge_of_a_dead_link_is_ruled_fabricated_before_the_floor_passes(workspace, web):
+    (workspace / "duel.toml").write_text("[duel]\nlease_seconds = 5\nmax_turns = 4\n", encoding="utf-8")
+
+    async def scenario() -> None:
+        private = ("--allow-private-hosts",)  # the fake web is on 127.0.0.1
+        async with mcp_seat(workspace, "Alice") as alice, mcp_seat(workspace, "Bob", *private) as bob:
+            dead = web.url("/missing")
+            why = "the page never supported the claim about lost turns"
+            appended = await challenge_turn_1(alice, bob, DEAD_CLAIM, dead, why=why)
+            [checked] = appended["challenges"]
+            assert (checked["turn"], checked["writer"], checked["counts"]) == (1, "Alice", {"fabricated": 1})
+            [ruling] = checked["rulings"]
+            assert (ruling["r"], ruling["where"], ruling["url"], ruling["verdict"]) == (
+                1,
+                "counterpoint 1",
+                dead,
+                "fabricated",
+            )
+            assert web.count("/missing") == 1  # fetched by Bob's server, once
+
+            duel_id = appended["duel_id"]
+            await floor_freed(workspace, duel_id, within=5)  # the floor was given back, as asked
+            service = DuelService(workspace / "debates")
+            order = [e.type for e in service.events(duel_id, {EventType.RULING_WRITTEN, EventType.LOCK_RELEASED})]
+            assert order[-2:] == [EventType.RULING_WRITTEN, EventType.LOCK_RELEASED]  # ruled before the floor passed
+            record = RecordFile.read(appended["debate_path"])
+            assert DEAD_CLAIM in record.text  # the record keeps turn 1 byte for byte
+            [written] = record.rulings
+            assert (written.turn, written.verdict, written.by, written.before) == (
+                1,
+                Verdict.FABRICATED,
+                "seat 2's challenge in turn 2",
+                3,
+            )
+
+            assert (await alice.ok("duel_wait", timeout_seconds=10))["next_step"] == "claim_lock"
+            shown = (await alice.ok("duel_read", what="turns"))["text"]
+            assert DEAD_CLAIM not in shown and REDACTED in shown  # as a duel join seat's next prompt shows it
+            await alice.ok("duel_claim")
+            again = await alice.error("duel_append", turn=make_turn(3, *heading_of(alice), counterclaim=DEAD_CLAIM))
+            assert {v["code"] for v in again["details"]["violations"]} == {RuleCode.REDACTED_REPEATED}
+
+    run(scenario)
+
+
+def test_an_mcp_seats_challenge_of_a_page_that_supports_the_claim_is_ruled_verified_by_its_voters(
+    workspace, web: FakeWeb, openai_server
+):
+    (workspace / "duel.toml").write_text("[duel]\nlease_seconds = 5\nmax_turns = 4\n", encoding="utf-8")
+    openai_server.responder = honest_vote
+    voters = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": openai_server.base_url}
+
+    async def scenario() -> None:
+        flags = ("--verify", "--allow-private-hosts", "--voter", "gpt-x")
+        async with mcp_seat(workspace, "Alice") as alice, mcp_seat(workspace, "Bob", *flags, env=voters) as bob:
+            live = web.url("/states")
+            appended = await challenge_turn_1(alice, bob, CLAIM, live, why="the page is about something else entirely")
+            [checked] = appended["challenges"]
+            assert checked["counts"] == {"verified": 1}
+            assert [(r["r"], r["url"], r["verdict"]) for r in checked["rulings"]] == [(1, live, "verified")]
+            assert len(openai_server.requests) == 3  # the quorum's three seats, on the one challenged claim
+            [written] = RecordFile.read(appended["debate_path"]).rulings
+            assert (written.verdict, written.by, written.before) == (
+                Verdict.VERIFIED,
+                "seat 2's challenge in turn 2",
+                3,
+            )
+            await floor_freed(workspace, appended["duel_id"], within=5)
+            assert CLAIM in (await alice.ok("duel_read", what="turns"))["text"]  # a verified source redacts nothing
 
     run(scenario)

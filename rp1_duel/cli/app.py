@@ -1283,6 +1283,14 @@ def mcp_command(
         bool, typer.Option("--verify", help="Open every URL a turn cites before it is appended, as duel join --verify.")
     ] = False,
     allow_private_hosts: _AllowPrivateHosts = False,
+    voter: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--voter",
+            help="With --verify: a model that judges the claims of the sources this seat's turns challenge (up to "
+            "3 times; default: none, mechanical checks only).",
+        ),
+    ] = None,
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
 ) -> None:
@@ -1290,10 +1298,9 @@ def mcp_command(
 
     Tools: duel_join, duel_status, duel_rules, duel_read, duel_claim, duel_append, duel_commit_opening (sealed openings), duel_wait, duel_release, duel_close. Resources: duel://artifact, duel://source, duel://rules.
 
-    The participant token stays in this process (and its owner-only stash, so a restarted server resumes the seat); the lease is refreshed while the agent holds the floor. SIGTERM, SIGHUP or a closed input give the floor back and keep the seat. Set a harness up with `duel skill --harness … --mcp --install`.
+    The participant token stays in this process (and its owner-only stash, so a restarted server resumes the seat); the lease is refreshed while the agent holds the floor. A turn's Source Challenges are fetched and ruled on before the floor passes on, as duel join does. SIGTERM, SIGHUP or a closed input give the floor back and keep the seat. Set a harness up with `duel skill --harness … --mcp --install`.
     """
     from ..configuration import Flags
-    from ..errors import invalid_argument
     from ..mcp_server.seat import AgentSeat, SeatDefaults
     from ..mcp_server.server import serve
 
@@ -1301,13 +1308,17 @@ def mcp_command(
         config = load(Flags(debate_dir_, store))
         service = open_service(config.debate_dir, store=config.store)
         service.debate.ensure()  # a debate dir it cannot write is said now, not at the first call
-        if allow_private_hosts and not verify:
-            raise invalid_argument("--allow-private-hosts goes with --verify")
         checker = None
+        if voter and not verify:
+            from ..errors import invalid_argument
+
+            raise invalid_argument("--voter needs --verify")
         if verify:
             from ..participant.checking import citation_checker
 
-            checker = citation_checker([], allow_private_hosts=allow_private_hosts)
+            checker = citation_checker(voter or [], allow_private_hosts=allow_private_hosts)
+            for line in checker.preflight():  # a bad key or model is said now, not at the first challenge
+                typer.echo(printable(line), err=True)
         defaults = SeatDefaults(
             target=os.path.abspath(target) if target else None,
             name=name,
@@ -1320,4 +1331,4 @@ def mcp_command(
         )
     except DuelError as exc:
         fail(exc)
-    serve(AgentSeat(service, defaults, checker))
+    serve(AgentSeat(service, defaults, checker, allow_private_hosts=allow_private_hosts))

@@ -678,7 +678,8 @@ MCP_TOOLS = {
     "duel_claim": "take the floor",
     "duel_append": (
         "append your turn; a rejected turn returns every violation with its code and line, "
-        "and the floor stays yours: fix them all and append again"
+        "and the floor stays yours: fix them all and append again; a turn that challenges sources "
+        "answers with the rulings on them"
     ),
     "duel_commit_opening": "commit your sealed opening (its hash) before any opening is revealed",
     "duel_wait": "block until the next step changes, reporting progress meanwhile",

@@ -44,6 +44,7 @@ from .storage import DebateDir, DirectoryStore, copy_artifact
 from .store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
 
 if TYPE_CHECKING:
+    from ..record.rulings import Ruling
     from ..turns.source import SourceDocument
     from .counts import Usage
     from .events import CitationVerdicts, Event, Provenance
@@ -656,11 +657,12 @@ class DuelService:
     @_retried_on_transient_failures
     def record_verdicts(
         self, seat: Seat, turn_number: int, verdicts: CitationVerdicts, *, challenge: int | None = None
-    ) -> None:
+    ) -> list[Ruling]:
         """Log what ``duel join --verify`` found in the citations of a turn or of a draft, as a
         ``citations_verified`` event that wakes no one (section 9); for an accepted turn, write a ruling into
         the record for each verified, unreliable or fabricated citation (section 10, "Rulings"); ``challenge``,
-        the turn whose Source Challenges asked for the check (section 10, "Challenges").
+        the turn whose Source Challenges asked for the check (section 10, "Challenges"). Returns the rulings
+        written (none for a citation ruled on already).
 
         Authenticated by the seat; allowed after the close too, as a usage event is.
         """
@@ -671,7 +673,7 @@ class DuelService:
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
             tx.emit(CitationsVerified(turn_number, verdicts), by=me.id)
-            rule_on_citations(tx, me, turn_number, verdicts, challenge=challenge)
+            return rule_on_citations(tx, me, turn_number, verdicts, challenge=challenge)
 
     @_retried_on_transient_failures
     def events(self, duel_id: str, types: Collection[EventType]) -> list[Event]:

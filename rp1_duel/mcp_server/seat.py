@@ -7,6 +7,10 @@ lease, up to the turn deadline, as ``duel join`` does. A wait runs in slices, so
 can report progress between them and stop at the client's cancellation. Every answer is a
 plain dict (the ``duel tools`` JSON, tokens left out), and every refusal a
 :class:`~rp1_duel.errors.DuelError` with its code (docs/protocol.md, "duel mcp").
+
+A turn that challenges sources is appended without giving the floor back: the sources are
+fetched and ruled on first, as ``duel join`` does (:func:`~rp1_duel.participant.checking.rule_on_challenges`),
+because this process, unlike ``duel tools``, outlives the append.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..coordination.results import LeaseToken, Seat, StatusResult
 from ..errors import DuelError, invalid_argument
+from ..participant.checking import rule_on_challenges
 from ..participant.loop import LeaseKeeper
 from ..participant.stash import SeatStash
-from ..record import artifact
-from ..record.history import Claimant, RecordFile
+from ..record.history import Claimant, History, RecordFile
+from ..turns.challenges import Challenge, challenged
 from ..turns.guide import OUTCOMES, turn_guide
 from ..turns.rules import turn_invalid
 from ..vocabulary import (
@@ -43,7 +48,7 @@ from ..vocabulary import (
 
 if TYPE_CHECKING:
     from ..coordination.service import DuelService
-    from ..participant.checking import CitationChecker
+    from ..participant.checking import ChallengeCheck, CitationChecker
     from ..settings import DuelSettings
 
 __all__ = ["PAGE_LINES", "AgentSeat", "Readable", "SeatDefaults", "public"]
@@ -93,10 +98,19 @@ def public(answer: dict[str, Any]) -> dict[str, Any]:
 class AgentSeat:
     """The seat of one ``duel mcp`` process, from its join to the duel's close."""
 
-    def __init__(self, service: DuelService, defaults: SeatDefaults, checker: CitationChecker | None = None):
+    def __init__(
+        self,
+        service: DuelService,
+        defaults: SeatDefaults,
+        checker: CitationChecker | None = None,
+        *,
+        allow_private_hosts: bool = False,
+    ):
         self.service = service
         self.defaults = defaults
         self.checker = checker  # --verify: a draft's URLs are checked before it is appended
+        self.allow_private_hosts = allow_private_hosts  # the sources a turn challenges may be on private hosts
+        self._challenge_checker = checker  # without --verify, made at the first challenge: fetching only then
         self.seat: Seat | None = None
         self.target: str | None = None
         self.lease: LeaseToken | None = None
@@ -195,8 +209,7 @@ class AgentSeat:
             name = self.service.source(seat.duel_id).name
         elif what == "turns":
             status = self.service.status(seat.duel_id)
-            record = RecordFile.read(status.duel.debate_path)
-            blocks = artifact.parse(record.text).blocks[: status.turn_count]
+            blocks = self._history(seat, status).shown_blocks()  # a claim a ruling redacted is never shown
             lines = [line for block in blocks for line in block.text.split("\n")]
             name = f"{status.turn_count} turns"
         else:
@@ -251,15 +264,56 @@ class AgentSeat:
             raise DuelError(ErrorCode.LEASE_NOT_HELD, "you do not hold the floor: call duel_claim first")
         if self.checker is not None:
             self._check_citations(seat, text)
-        try:
-            appended = self.service.append(seat, self.lease, text.encode("utf-8"), release=release)
+        challenges = challenged(text)
+        lease = self.lease
+        try:  # a challenge is ruled on before the floor passes on
+            appended = self.service.append(seat, lease, text.encode("utf-8"), release=release and not challenges)
         except DuelError as exc:
             if exc.code in (ErrorCode.LEASE_NOT_HELD, ErrorCode.LEASE_EXPIRED, ErrorCode.TURN_DEADLINE_PASSED):
                 self._let_go()
             raise
+        answer = public(appended.to_dict())
+        if challenges:
+            try:
+                answer |= self._rule_on(seat, appended.turn_number, challenges)
+            finally:
+                if release and appended.terminal_outcome is None:  # an outcome keeps the floor for the close
+                    self._let_go()
+                    with contextlib.suppress(DuelError):  # a lease lost meanwhile has passed on already
+                        self.service.release_lock(seat, lease)
         if release:
             self._let_go()
-        return public(appended.to_dict())
+        return answer
+
+    def _rule_on(self, seat: Seat, number: int, challenges: list[Challenge]) -> dict[str, Any]:
+        """Fetch and rule on the sources turn ``number`` challenged, as ``duel join`` does; what the answer says of
+        it: each challenged turn's verdict counts and the rulings written (docs/protocol.md section 10, "Challenges")."""
+        if self._challenge_checker is None:
+            from ..participant.checking import citation_checker  # fetching is paid for only by a challenge
+
+            self._challenge_checker = citation_checker([], allow_private_hosts=self.allow_private_hosts)
+        status = self.service.status(seat.duel_id)
+        try:
+            history = self._history(seat, status)
+            ruled = rule_on_challenges(
+                self.service,
+                seat,
+                number,
+                challenges,
+                checker=self._challenge_checker,
+                history=history,
+                participants=status.participants,
+            )
+        except (OSError, UnicodeDecodeError, ValueError) as exc:  # the turn stands: only its challenges are unruled
+            return {"challenges_not_checked": f"the record cannot be read ({exc})"}
+        except DuelError as exc:
+            return {"challenges_not_checked": f"{exc.code}: {exc.message}"}
+        return {"challenges": [_challenge_answer(each) for each in ruled]}
+
+    def _history(self, seat: Seat, status: StatusResult) -> History:
+        """The record up to the turns ``status`` counts, read against the source the duel pinned."""
+        record = RecordFile.read(status.duel.debate_path, source=self.service.source(seat.duel_id))
+        return record.history(upto=status.turn_count)
 
     def _check_citations(self, seat: Seat, text: str) -> None:
         """``--verify``: the draft's URLs opened first; a fabricated one is a violation, as in ``duel join --verify``."""
@@ -267,9 +321,7 @@ class AgentSeat:
         if checker is None:
             return
         status = self.service.status(seat.duel_id)
-        history = RecordFile.read(status.duel.debate_path, source=self.service.source(seat.duel_id)).history(
-            upto=status.turn_count
-        )
+        history = self._history(seat, status)
         number = status.next_turn
         citations = checker.draft_citations(number, text, history)
         if not citations:
@@ -338,3 +390,17 @@ class AgentSeat:
                 self.service.release_lock(self.seat, lease)
         if self._stash is not None:
             self._stash.__exit__()
+
+
+def _challenge_answer(ruled: ChallengeCheck) -> dict[str, Any]:
+    """One challenged turn as ``duel_append`` answers it: what its sources were found to be, and the rulings
+    written (none for a source ruled on already, whose ruling answers the challenge)."""
+    return {
+        "turn": ruled.turn,
+        "writer": ruled.writer,
+        "counts": ruled.check.counts(),
+        "rulings": [
+            {"r": r.r, "where": r.where, "url": r.url, "verdict": r.verdict, "evidence": r.evidence}
+            for r in ruled.rulings
+        ],
+    }

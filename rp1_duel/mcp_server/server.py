@@ -155,8 +155,9 @@ def _add_floor(server: MCPServer, seat: AgentSeat) -> None:
     @server.tool()
     async def duel_append(turn: str = "", *, release: bool = True) -> CallToolResult:
         """Append your turn (Markdown, as duel_rules gives it) and give the floor back. A rejected turn
-        answers TURN_INVALID with every violation's code and line; you keep the floor to fix it. With no
-        turn, the sealed opening you committed is revealed."""
+        answers TURN_INVALID with every violation's code and line; you keep the floor to fix it. Sources your
+        turn challenges are fetched and ruled on before the floor passes: `challenges` lists the rulings. With
+        no turn, the sealed opening you committed is revealed."""
         return await _run(lambda: seat.append(turn, release=release))
 
     @server.tool()

@@ -6,6 +6,8 @@ that is not on its page, is ``fabricated`` and goes back to the writer as a
 of the peer, once: by the quorum when ``--voter`` named voters, else mechanically; its
 verdicts go into the participant's next instruction (:func:`rp1_duel.participant.prompt.peer_verdicts`).
 Every check is logged as a ``citations_verified`` event (docs/protocol.md sections 9 and 10).
+The sources a turn challenges (``**Source Challenges**``) are checked by :func:`rule_on_challenges`
+the moment the turn is appended, floor still held, for ``duel join`` and ``duel mcp`` alike.
 
 The citations are the record's own: :func:`~rp1_duel.record.citations.turn_citations` over the
 block the service would write, so a draft's verdicts name what ``duel verify`` will name.
@@ -17,7 +19,7 @@ extractors.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -30,11 +32,23 @@ from ..turns.rules import TurnViolation
 from ..vocabulary import CHAIR_PHASES, VERDICTS, CitationKind, RecordCode, Verdict
 
 if TYPE_CHECKING:
+    from ..coordination.results import ParticipantView, Seat
+    from ..coordination.service import DuelService
     from ..record.history import History
+    from ..record.rulings import Ruling
+    from ..turns.challenges import Challenge
     from ..verify.run import Verifier
     from .voters import ProviderVoter
 
-__all__ = ["OWN_DRAFTS_MECHANICAL", "CitationCheck", "CitationChecker", "checkable", "citation_checker"]
+__all__ = [
+    "OWN_DRAFTS_MECHANICAL",
+    "ChallengeCheck",
+    "CitationCheck",
+    "CitationChecker",
+    "checkable",
+    "citation_checker",
+    "rule_on_challenges",
+]
 
 # Why a claim in the participant's own draft is left unjudged even when voters sit: a model
 # judging its own citations proves little, and a draft is checked before every repair.
@@ -187,3 +201,44 @@ def citation_checker(
 
     voters = configured_voters(env, voter_models) if voter_models else []
     return CitationChecker(Verifier(Fetcher(FetchPolicy(allow_private_hosts=allow_private_hosts)), voters), voters)
+
+
+@dataclass(frozen=True)
+class ChallengeCheck:
+    """The check of the sources one turn's challenges named in turn ``turn``, and the rulings it wrote."""
+
+    turn: int
+    writer: str  # the display name of who wrote turn ``turn``
+    check: CitationCheck
+    rulings: tuple[Ruling, ...]  # none for a citation ruled on already: that ruling answers the challenge
+
+
+def rule_on_challenges(
+    service: DuelService,
+    seat: Seat,
+    number: int,
+    challenges: Sequence[Challenge],
+    *,
+    checker: CitationChecker,
+    history: History,
+    participants: Sequence[ParticipantView],
+    checking: Callable[[int, str, int], None] = lambda _turn, _writer, _citations: None,
+) -> list[ChallengeCheck]:
+    """Check each citation that turn ``number`` of ``seat`` challenged, turn by turn, and record the verdicts
+    through the service, whose rulings read "seat S's challenge in turn ``number``" (docs/protocol.md section 10,
+    "Challenges"). Called with the floor still held, so each ruling is in the record before the next turn is
+    claimed; ``history`` holds turn ``number``. ``checking`` hears each turn's number, writer and citation count
+    before its pages are opened."""
+    done = []
+    for turn in sorted({challenge.turn for challenge in challenges}):
+        urls = {challenge.url for challenge in challenges if challenge.turn == turn}
+        citations = [citation for citation in checker.turn_citations(turn, history) if citation.url in urls]
+        speaker = history.schedule.speaker(turn)
+        writer = next((p for p in participants if p.seat == speaker and p.id != seat.participant_id), None)
+        if not citations or writer is None:  # the service refused any other challenge at the append
+            continue
+        checking(turn, writer.display_name, len(citations))
+        check = checker.check(turn, writer.id, citations)
+        rulings = service.record_verdicts(seat, turn, check.verdicts(), challenge=number)
+        done.append(ChallengeCheck(turn, writer.display_name, check, tuple(rulings)))
+    return done

@@ -35,8 +35,7 @@ from ..record.history import Claimant, History, RecordFile
 from ..record.outcomes import decide_panel
 from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
-from ..turns.challenges import Challenge, read_challenge
-from ..turns.grammar import parse_turn
+from ..turns.challenges import Challenge, challenged
 from ..turns.rules import TurnViolation, validate_turn
 from ..turns.source import MAX_SOURCE_BYTES, read_bounded
 from ..vocabulary import (
@@ -57,7 +56,7 @@ from .retry import RetryNotice, RetryPolicy, compose_with_retries
 from .stash import SeatStash
 from .usage import PricedUsage, estimate_tokens, recorded, summary
 
-if TYPE_CHECKING:  # duel join --verify only: without it, nothing of the checks is loaded
+if TYPE_CHECKING:  # duel join --verify, or a challenge, only: else nothing of the checks is loaded
     from typing_extensions import Self
 
     from .checking import CitationCheck, CitationChecker
@@ -727,11 +726,7 @@ class Duelist:
 
     def _append(self, number: int, lease: LeaseToken, answer: str, written: Extraction) -> None:
         stash = self._stash_of_seat()
-        challenges = [
-            found
-            for item in parse_turn(written.text).challenges
-            if (found := read_challenge(item.text, item.line)) is not None and found.url is not None
-        ]
+        challenges = challenged(written.text)
         try:
             appended = self.service.append(
                 self._my_seat,
@@ -764,28 +759,29 @@ class Duelist:
         """Verify each source turn ``number`` challenged, at once and while the floor is still held, so its
         ruling is in the record before the next turn is claimed (docs/protocol.md section 10, "Challenges").
         Without --verify the check is mechanical (fetch and excerpt), as a peer turn's is by default."""
-        if self._challenge_checker is None:
-            from .checking import citation_checker  # fetching is paid for only by a challenge
+        from .checking import citation_checker, rule_on_challenges  # fetching is paid for only by a challenge
 
+        if self._challenge_checker is None:
             allowed = self.config.allow_private_hosts
             self._challenge_checker = self.checker or citation_checker([], allow_private_hosts=allowed)
-        checker = self._challenge_checker
         status = self.service.status(self._my_seat.duel_id)
         try:
             history = self._read_history(status)
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             self.report.state(DEBATING, f"challenges not checked: the record cannot be read ({exc})")
             return
-        for turn in sorted({challenge.turn for challenge in challenges}):
-            urls = {challenge.url for challenge in challenges if challenge.turn == turn}
-            citations = [c for c in checker.turn_citations(turn, history) if c.url in urls]
-            writer = self._writer(status, turn)
-            if not citations or writer is None:
-                continue
-            self.report.verifying(turn, writer.display_name, len(citations))
-            check = checker.check(turn, writer.id, citations)
-            self.service.record_verdicts(self._my_seat, turn, check.verdicts(), challenge=number)
-            self.report.verified(turn, writer.display_name, check.counts(), sent_back=False)
+        ruled = rule_on_challenges(
+            self.service,
+            self._my_seat,
+            number,
+            challenges,
+            checker=self._challenge_checker,
+            history=history,
+            participants=status.participants,
+            checking=self.report.verifying,
+        )
+        for each in ruled:
+            self.report.verified(each.turn, each.writer, each.check.counts(), sent_back=False)
 
     def _unsaved(self, stash: SeatStash, number: int, answer: str, error: DuelError) -> DuelError:
         """``error`` once the turn it kept from the store is kept beside the token, saying where: the

@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .grammar import parse_turn
 from .references import urls_in_line
 
-__all__ = ["MIN_CLAIM_WORDS", "Challenge", "Correction", "read_challenge", "read_correction"]
+__all__ = ["MIN_CLAIM_WORDS", "Challenge", "Correction", "challenged", "read_challenge", "read_correction"]
 
 MIN_CLAIM_WORDS = 3  # "the claim it fails to support" is named, not waved at
 _ITEM = re.compile(r"^\s*Turn\s+(\d{1,4})\b[\s,]*(.*)$", re.IGNORECASE | re.DOTALL)
@@ -26,6 +27,15 @@ class Challenge:
     url: str | None  # None: the item names no URL
     claim: str
     line: int | None
+
+
+def challenged(turn: str) -> list[Challenge]:
+    """The challenges of a turn's text that name a URL: the sources to check once it is appended."""
+    return [
+        found
+        for item in parse_turn(turn).challenges
+        if (found := read_challenge(item.text, item.line)) is not None and found.url is not None
+    ]
 
 
 def read_challenge(text: str, line: int | None) -> Challenge | None:
