@@ -8,7 +8,8 @@ default ``max_connections`` (100), then runs, each store in turn:
 - ``--duels`` two-seat duels at once: in each, seat 2 waits through real ``duel tools wait``
   processes (run again after each answer, as an agent runs it) while seat 1, a process of its
   own, claims and releases the floor a few times, then claims, appends turn 1 and releases, its
-  claims spread over ``--think`` seconds as a model's thinking spreads them;
+  claims spread over ``--think`` seconds as a model's thinking spreads them (a pause before each:
+  ``--think 0`` makes every seat's first claim at the same instant, a burst no real duel makes);
 - then a panel of ``--panel`` seats, a process each, taking two rounds of turns in order.
 
 and prints the errors, the store's connections at peak (``pg_stat_activity``), the claim
@@ -76,11 +77,13 @@ def seat_process(plan: dict[str, Any]) -> None:
         return result
 
     try:
+        pause = plan["think"] / (plan["cycles"] + 1)
         for _ in range(plan["cycles"]):
+            time.sleep(pause * random.random())  # a model thinking before each claim, as in a duel
             granted = claim()
             if granted.acquired:
                 service.release_lock(seat, granted.lease)
-            time.sleep(plan["think"] / (plan["cycles"] + 1) * random.random())  # a model thinking, as in a duel
+        time.sleep(pause * random.random() if plan["cycles"] else 0)
         for turn in plan["turns"]:
             while (
                 service.status(seat.duel_id, participant_id=seat.participant_id).next_turn_seat != plan["seat_number"]

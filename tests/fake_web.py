@@ -123,7 +123,13 @@ class FakeWeb(LocalServer):
             return _send(handler, 302, {"Location": self.url("/states", host="127.0.0.2")}, b"")
         if path.startswith("/hold/"):
             return self._hold(handler)
-        special = {"/limited": self._limited, "/escape": _escape, "/trickle": _trickle, "/slow": _slow}.get(path)
+        special = {
+            "/limited": self._limited,
+            "/escape": _escape,
+            "/trickle": _trickle,
+            "/slow": _slow,
+            "/slow-missing": _slow_missing,
+        }.get(path)
         if special is not None:
             return special(handler)
         if path == "/huge":  # no Content-Length: only counting the bytes read stops it
@@ -249,3 +255,9 @@ def _slow(handler: BaseHTTPRequestHandler) -> None:
     """``/slow``: the page, after SLOW_SECONDS."""
     time.sleep(SLOW_SECONDS)
     _send(handler, *PAGES["/states"])
+
+
+def _slow_missing(handler: BaseHTTPRequestHandler) -> None:
+    """``/slow-missing``: a 404, after SLOW_SECONDS (a dead link on a slow host)."""
+    time.sleep(SLOW_SECONDS)
+    _send(handler, 404, {"Content-Type": HTML}, html("Not found", "No such page."))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
+from test_participant import claude_env, clean_env, finish, gpt_env, start, wait_for_seat
 
 from rp1_duel.coordination.events import CheckedCitation, CitationVerdicts
 from rp1_duel.coordination.service import DuelService
@@ -277,6 +277,43 @@ def test_a_challenged_dead_link_is_ruled_fabricated_and_its_claim_hidden_everywh
     assert not any(DEAD_CLAIM in line for line in lines)
     assert any(line.startswith("ruling 1 on turn 1, counterpoint 1: fabricated") for line in lines)
     assert validate_file(path).valid, validate_file(path).problems
+
+
+@pytest.mark.slow
+def test_the_floor_is_kept_while_challenged_pages_load_and_the_ruling_comes_before_the_peers_claim(
+    source: Path, debate_dir: Path, tmp_path: Path, anthropic_server: Any, web: FakeWeb
+) -> None:
+    slow = [web.url(f"/slow-missing?copy={n}") for n in range(4)]  # dead links, two at a time from one host, 3 s each
+    folder = tmp_path / "bob"  # Bob, scripted, cites them all in turn 1 and claims turn 3 the moment he may
+    folder.mkdir()
+    for n, stance in ((1, "OPEN_TO_DEBATE"), (3, "ACCEPTING_CONSENSUS")):
+        turn = make_turn(n, "Bob", "duel", "scripted:bob", stance, counterclaim=DEAD_CLAIM, citing=tuple(slow))
+        (folder / f"{n}.md").write_text(turn if n == 1 else make_turn(n, "Bob", "duel", "scripted:bob", stance))
+    argv = ("--model", f"scripted:{folder}", "--name", "Bob", "--max-turns", "4", "--lease-seconds", "5")
+    bob = start(source, debate_dir, *argv, env=clean_env())
+    wait_for_seat(debate_dir, source)
+
+    def respond(body: dict[str, Any]) -> str:
+        n, name, harness, model, _ = asked(body)
+        stance = "OPEN_TO_DEBATE" if n == 2 else "ACCEPTING_CONSENSUS"
+        turn = make_turn(n, name, harness, model, stance)
+        return challenging(
+            turn, *(f"Turn 1 {url}: the page never supported the claim about lost turns" for url in slow)
+        )
+
+    anthropic_server.responder = respond
+    alice = start(source, debate_dir, "--model", "claude-x", "--allow-private-hosts", env=claude_env(anthropic_server))
+    finished = [finish(process) for process in (bob, alice)]
+
+    assert [result["outcome"] for _, result, _ in finished] == [ACCEPTED_CONSENSUS] * 2, finished
+    me = finished[1][1]["participant_id"]
+    wanted = (EventType.TURN_APPENDED, EventType.RULING_WRITTEN, EventType.LOCK_REFRESHED, EventType.LOCK_ACQUIRED)
+    logged = DuelService(debate_dir).events(finished[1][1]["duel_id"], wanted)
+    kinds = [(event.type, event.participant_id) for event in logged]
+    appended, ruled = kinds.index((EventType.TURN_APPENDED, me)), kinds.index((EventType.RULING_WRITTEN, me))
+    assert (EventType.LOCK_REFRESHED, me) in kinds[appended:ruled]  # the 6 s of pages outlast a 5 s lease
+    peer_claims = [n for n, (kind, who) in enumerate(kinds) if kind == EventType.LOCK_ACQUIRED and who != me]
+    assert next(n for n in peer_claims if n > appended) > ruled  # turn 3 is claimed only once the rulings are in
 
 
 def test_a_chairs_turn_acknowledges_each_ruling_since_its_last() -> None:

@@ -343,3 +343,36 @@ def test_a_long_wait_outlasts_writes_that_keep_its_view_out_of_date(postgres_url
         time.sleep(0.05)
     [result] = answer
     assert not isinstance(result, DuelError), result
+
+
+@pytest.mark.parametrize("view", ["status", "observe"])
+def test_a_clock_read_refused_by_a_full_server_is_waited_out(postgres_url, source, tmp_path, view):
+    """The database's clock is a query too: whichever read of it a view makes is refused, the view is retried
+    as any op is, never a traceback."""
+    service = DuelService(tmp_path / "d", store=postgres_url)
+    alice = join(service, source, "Alice")
+    read_clock, reads = service.clock, [0]
+
+    def counted():
+        reads[0] += 1
+        return read_clock()
+
+    def look() -> int:
+        return (service.status(alice.duel_id) if view == "status" else service.observe(alice.duel_id).status).turn_count
+
+    service.clock = counted
+    look()
+    for refused in range(1, reads[0] + 1):
+        calls = [0]
+
+        def clock(refused: int = refused, calls: list[int] = calls):
+            calls[0] += 1
+            if calls[0] == refused:
+                raise psycopg.OperationalError("connection failed: FATAL:  sorry, too many clients already")
+            return read_clock()
+
+        service.clock = clock
+        pauses: list[str] = []
+        service.on_store_wait = pauses.append
+        assert look() == 0
+        assert pauses and "full of connections" in pauses[0], refused

@@ -353,3 +353,24 @@ def test_status_shows_each_participants_usage_and_cost_summed_from_its_usage_eve
     with pytest.raises(DuelError) as refused:
         service.record_usage(Seat(alice.seat.duel_id, alice.seat.participant_id, "wrong"), 1, turn)
     assert refused.value.code == "PARTICIPANT_AUTH_FAILED"
+
+
+NICENESS_AT_EXIT = (
+    "import atexit, os, runpy, sys; atexit.register(lambda: print('niceness', os.nice(0), file=sys.stderr)); "
+    "sys.argv = ['duel', *sys.argv[1:]]; runpy.run_module('rp1_duel', run_name='__main__')"
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "nice"), reason="POSIX only")
+def test_a_wait_lowers_its_cpu_priority_and_other_commands_keep_theirs(source, debate_dir):
+    alice = joined(source, debate_dir, "Alice")
+    ids = ("--duel-id", alice["duel_id"], "--participant-id", alice["participant_id"])
+
+    def niceness(*args: str) -> int:
+        argv = [sys.executable, "-c", NICENESS_AT_EXIT, "tools", *args, *ids, "--debate-dir", str(debate_dir)]
+        ran = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True)
+        return int(ran.stderr.split("niceness")[-1])
+
+    mine = os.nice(0)
+    assert niceness("wait", "--timeout", "0") == min(19, mine + 10)
+    assert niceness("status") == mine

@@ -41,6 +41,7 @@ ENVELOPE = {"tool": "duel"}
 # Turn and summary files are read up to this much (/dev/zero must not eat memory); the
 # service judges what it receives against its own, smaller limits (64 KiB each).
 INPUT_MAX_BYTES = 1024 * 1024
+WAIT_NICENESS = 10  # how far a wait lowers its CPU priority (docs/protocol.md section 4, "wait")
 
 # op -> (help, [(flag, kwargs)]); docs/protocol.md section 2, "Flags of duel tools".
 _TOKEN = ("--participant-token", {"help": "your secret token from join [env: DUEL_PARTICIPANT_TOKEN]"})
@@ -148,7 +149,7 @@ OPS: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
         [_DUEL, _PID, _TOKEN, _SIGNING_KEY, _DIR],
     ),
     "wait": (
-        "block until your next_step or the duel changes; with your token it keeps your seat while it waits",
+        "block until your next_step or the duel changes (at a lower CPU priority); your token keeps your seat",
         [
             _DUEL,
             _PID,
@@ -239,6 +240,8 @@ def read_input(path: str, flag: str, limit: int) -> bytes:
 
 def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     """Run one op through the library; its result's ``to_dict()`` is the envelope's data."""
+    if op == "wait":
+        in_no_hurry()  # before the imports: the whole process waits anyway
     from ..coordination.results import Seat
     from ..coordination.service import DuelService
 
@@ -267,6 +270,13 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
             args.duel_id, args.participant_id, args.timeout, next_step=args.next_step, participant_token=token
         ).to_dict()
     return _seated_op(service, op, args, Seat(args.duel_id, args.participant_id, token or ""))
+
+
+def in_no_hurry() -> None:
+    """Lower this process's CPU priority: on a machine busy with many duels, the processes that claim, append
+    and release get the CPUs before the ones that only wait; on an idle machine nothing changes."""
+    if hasattr(os, "nice"):  # POSIX only
+        os.nice(WAIT_NICENESS)
 
 
 def _seated_op(service: DuelService, op: str, args: argparse.Namespace, seat: Seat) -> dict[str, Any]:

@@ -446,14 +446,15 @@ class DuelService:
             duel_id = self.find_duel(target, topic=topic)
         if participant_token and participant_id is None:
             raise invalid_argument("--participant-token needs --participant-id")
-        with self.store.errors():
+        with self.store.errors():  # the clock too: a database store's is a query
             self.store.check_readable()
+            now = self.clock()
             if participant_token and participant_id is not None:
                 state = self._mark_seen(Seat(duel_id, participant_id, participant_token))
             else:
-                state = self._read(duel_id, self.clock())
+                state = self._read(duel_id, now)
         participant = self._participant_or_none(state, participant_id)
-        return StatusResult.of(state, participant, self.clock(), self._debate_path(state))
+        return StatusResult.of(state, participant, now, self._debate_path(state))
 
     def _mark_seen(self, seat: Seat) -> DuelState:
         """An authenticated status or wait: the participant was seen; nothing else changes.
@@ -743,10 +744,11 @@ class DuelService:
         """
         with self.store.errors():
             self.store.check_readable()
-            state = self._read(duel_id, self.clock())
+            now = self.clock()
+            state = self._read(duel_id, now)
             log = self.store.events(state)
             events = log.read(since)
-        return Observation(StatusResult.of(state, None, self.clock(), self._debate_path(state)), events, log.end)
+        return Observation(StatusResult.of(state, None, now, self._debate_path(state)), events, log.end)
 
     @_retried_on_transient_failures
     def release_lock(

@@ -569,7 +569,7 @@ class Duelist:
         history = self._read_history(status)
         written = self._unsaved_turn(history, number)
         if written is None:
-            deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
+            deadline = self._turn_deadline(status)
             # Page fetches count against the turn deadline like model requests, and the lease is kept through both.
             keeper = LeaseKeeper(self.service, self._my_seat, lease, self.lease_seconds, self._monotonic(deadline))
             try:
@@ -593,7 +593,7 @@ class Duelist:
         written = self._unsaved_turn(history, number)
         if written is None:
             self._enter(DEBATING, f"composing sealed opening (turn {number}) with {self.provider.model}")
-            deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
+            deadline = self._turn_deadline(status)
             try:
                 written = self._write_turn(history, status, number, deadline, threading.Event())
             except _TurnStopped:
@@ -748,17 +748,18 @@ class Duelist:
         self.result.turns_written.append(number)
         self.report.turn_accepted(number, appended.stance)
         if challenges:
-            self._rule_on_challenges(number, challenges)
+            self._rule_on_challenges(number, lease, challenges)
             if appended.terminal_outcome is None:
                 with contextlib.suppress(DuelError):  # a lease lost meanwhile has passed on already
                     self.service.release_lock(self._my_seat, lease)
         if appended.terminal_outcome is None:
             self.lease = None
 
-    def _rule_on_challenges(self, number: int, challenges: list[Challenge]) -> None:
-        """Verify each source turn ``number`` challenged, at once and while the floor is still held, so its
-        ruling is in the record before the next turn is claimed (docs/protocol.md section 10, "Challenges").
-        Without --verify the check is mechanical (fetch and excerpt), as a peer turn's is by default."""
+    def _rule_on_challenges(self, number: int, lease: LeaseToken, challenges: list[Challenge]) -> None:
+        """Verify each source turn ``number`` challenged, at once and while the floor is still held (the lease
+        refreshed while pages load), so its ruling is in the record before the next turn is claimed
+        (docs/protocol.md section 10, "Challenges"). Without --verify the check is mechanical (fetch and
+        excerpt), as a peer turn's is by default."""
         from .checking import citation_checker, rule_on_challenges  # fetching is paid for only by a challenge
 
         if self._challenge_checker is None:
@@ -770,16 +771,18 @@ class Duelist:
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             self.report.state(DEBATING, f"challenges not checked: the record cannot be read ({exc})")
             return
-        ruled = rule_on_challenges(
-            self.service,
-            self._my_seat,
-            number,
-            challenges,
-            checker=self._challenge_checker,
-            history=history,
-            participants=status.participants,
-            checking=self.report.verifying,
-        )
+        deadline = self._monotonic(self._turn_deadline(status))
+        with LeaseKeeper(self.service, self._my_seat, lease, self.lease_seconds, deadline):
+            ruled = rule_on_challenges(
+                self.service,
+                self._my_seat,
+                number,
+                challenges,
+                checker=self._challenge_checker,
+                history=history,
+                participants=status.participants,
+                checking=self.report.verifying,
+            )
         for each in ruled:
             self.report.verified(each.turn, each.writer, each.check.counts(), sent_back=False)
 
@@ -939,6 +942,10 @@ class Duelist:
         self.report.state(
             DEBATING, f"asked for {asked}, the API answered as {served}: logged, and `duel report` names it"
         )
+
+    def _turn_deadline(self, status: StatusResult) -> float:
+        """When the turn ``status`` awaits must be in (wall clock, as shown), counted from now before its clock starts."""
+        return status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
 
     def _monotonic(self, moment: float | None) -> float:
         """A time the service shows (wall clock) as a ``time.monotonic()`` moment of this process."""
