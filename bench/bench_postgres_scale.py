@@ -187,7 +187,7 @@ class Run:
             "--participant-id",
             joined.seat.participant_id,
             "--timeout",
-            "20",
+            "60",  # as the skill tells an agent to wait
             "--debate-dir",
             str(self.debate_dir),
         ]

@@ -43,8 +43,8 @@ APPLICATION_NAME: Final = "duel"
 GIVE_WAY_SECONDS: Final = 0.001
 # A connection idle longer is probed before an op (a server may have restarted): longer than the
 # pauses inside a turn's claim, append and release, so those stay one round trip each.
-PROBE_IDLE_SECONDS: Final = 5.0
-IDLE_CLOSE_SECONDS: Final = 10.0  # a connection unused this long is closed: another process may need the slot
+PROBE_IDLE_SECONDS: Final = 2.0
+IDLE_CLOSE_SECONDS: Final = 3.0  # a connection unused this long is closed: another process may need the slot
 CROWDED_SECONDS: Final = 30.0  # how long a sign of a full server makes ops give their connection back
 
 FULL: Final = "the store is full of connections"
