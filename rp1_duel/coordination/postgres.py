@@ -129,7 +129,7 @@ CLOCK_BOOT = "postgresql"  # the database's clock is the one clock: its times ne
 NOTIFY_WAIT_SECONDS = 0.5  # a waiter also looks again this often: a lease can expire with no write
 LISTEN_SLICE_SECONDS = 0.1  # a wait holds the connection this long at most before giving way
 CROWDED_MARGIN = 5  # free connections below which the server counts as crowded
-CROWDED_POLL_SECONDS = 1.0  # a wait on a crowded server looks again this often, connected only to look
+CROWDED_POLL_SECONDS = 2.0  # a wait on a crowded server looks again this often, on a new connection (and backend)
 _STAMP_AND_CROWDING: Final = """
     SELECT saves, (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend') + %s
         >= current_setting('max_connections')::integer - current_setting('superuser_reserved_connections')::integer
@@ -536,7 +536,7 @@ class PostgresStore:
         The connection is held in slices of a tenth of a second, so a lease refresh from
         another thread never waits long; a notification that comes between slices is kept.
         On a server close to its ``max_connections`` the wait gives its connection back and
-        looks again a second later instead: a waiting seat must not keep another out."""
+        looks again 2 s later instead: a waiting seat must not keep another out."""
         channel = channel_of(duel_id)
         with self.link.held() as conn:
             self.link.listen(conn, channel)
