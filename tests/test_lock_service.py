@@ -848,6 +848,30 @@ def test_a_dead_writers_event_tail_is_cut_back(service, pair, debate_dir):
     assert [e.seq for e in log] == list(range(len(log)))
 
 
+@pytest.mark.parametrize("with_token", [False, True])
+def test_a_change_landing_between_the_waits_first_read_and_its_stamp_still_wakes_it(
+    service, pair, monkeypatch, with_token
+):
+    """The stamp is read before the state: a grant landing between the two is seen, never slept through."""
+    alice, bob = pair
+    first_read = "_mark_seen" if with_token else "_read"
+    read = getattr(service, first_read)
+    granted: list[LeaseToken] = []
+
+    def read_then_the_peer_claims(*args):
+        state = read(*args)
+        if not granted:
+            granted.append(claim(service, alice))  # after the wait's read of the state, before it waits
+        return state
+
+    monkeypatch.setattr(service, first_read, read_then_the_peer_claims)
+    token = bob.seat.token if with_token else None
+    data = service.wait(bob.duel_id, bob.id, timeout=3, participant_token=token)
+    assert granted and data.changed
+    assert data.lock.owner_participant_id == alice.id
+    assert data.waited_seconds < 2
+
+
 def test_wait_given_a_stale_next_step_returns_at_once(service, source):
     alice = join(service, source, "Alice")
     seen = service.status(alice.duel_id, participant_id=alice.id).next_step

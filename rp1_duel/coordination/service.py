@@ -514,10 +514,12 @@ class DuelService:
     ) -> WaitResult:
         self.store.check_readable()
         started = time.monotonic()
+        # The stamp before the state: a change that lands between the two reads moves the stamp past the one
+        # kept, so the loop reads it; read the other way round, the wait would sleep through it to its timeout.
+        stamp = self.store.stamp(duel_id)
         state = self._mark_seen(seat) if seat else self._read(duel_id, self.clock())
         participant = self._participant(state, participant_id)
         first_rev, first_step = state.rev, next_step or policy.next_step(state, participant, self.clock())
-        stamp = self.store.stamp(duel_id)
         interval = policy.refresh_interval(state.lease_seconds)
         next_mark = started + interval
         changed = False
