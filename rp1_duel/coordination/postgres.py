@@ -6,8 +6,9 @@ state is written only if the turns' chain head is still the one read (compare-an
 Time is the database's ``clock_timestamp()``, read with the lock, so client clocks do not
 matter. An op on a duel this process has seen is one round trip: it runs on the row as last
 seen (its state, its save count, the time from the clocks' last known difference), and one
-pipelined transaction sends a check (:data:`_GUESSED`: the row locked, unchanged since, the
-guessed time within a second of the database's) with the writes and the commit. A wrong
+transaction sends a check (the row locked, unchanged since, the guessed time within a second
+of the database's) with the writes: one statement, :data:`_SAVE_GUESSED`, when the op writes
+only the state and its events, else :data:`_GUESSED` and the writes pipelined. A wrong
 guess writes nothing and the op runs again on the row locked and read first: two round
 trips, as every op on a duel not seen yet. One connection a process
 (:mod:`.postgres_link`); a write NOTIFYs its duel's own channel.
@@ -148,7 +149,7 @@ _LOCKED_READ: Final = (
 )
 _GUESSED: Final = "SELECT duel_guessed(%s, %s, %s)"
 _SAVE_GUESSED: Final = "SELECT duel_save_guessed(%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-_STALE: Final = "DL409"  # duel_guessed's SQLSTATE
+_STALE: Final = "DL409"  # the SQLSTATE of a failed check (duel_guessed, duel_save_guessed)
 GUESS_MARGIN_SECONDS: Final = 0.001  # a guessed time errs early: the check refuses one ahead of the database
 
 
