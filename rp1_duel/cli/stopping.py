@@ -2,16 +2,17 @@
 
 ``timeout``, ``kill``, ``docker stop`` and a closed terminal send SIGTERM or SIGHUP; each
 becomes a :class:`KeyboardInterrupt`, so the one Ctrl-C path runs (a participant gives the
-floor back and keeps its seat, ``duel panel`` takes its seats down with it). A process started
-with SIGINT ignored (``cmd &`` in a script, some CI runners) would install no Ctrl-C handler at
-all: the default one is put back. A SIGHUP ignored on purpose (``nohup``) stays ignored.
+floor back and keeps its seat, ``duel panel`` takes its seats down with it), never in the middle
+of an op on a duel (:mod:`rp1_duel.ctrl_c`). A process started with SIGINT ignored (``cmd &`` in
+a script, some CI runners) would install no Ctrl-C handler at all: it gets one all the same. A
+SIGHUP ignored on purpose (``nohup``) stays ignored.
 """
 
 from __future__ import annotations
 
 import signal
-from types import FrameType
-from typing import NoReturn
+
+from ..ctrl_c import interrupt
 
 __all__ = ["stop_as_ctrl_c"]
 
@@ -20,15 +21,10 @@ def stop_as_ctrl_c() -> None:
     """Install the handlers, before the command runs; outside the main thread, where Python takes no
     handler, nothing (an embedding caller keeps its own)."""
     try:
-        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, interrupt)
         for name in ("SIGTERM", "SIGHUP"):  # SIGHUP does not exist on Windows
             number = getattr(signal, name, None)
             if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
-                signal.signal(number, _interrupt)
+                signal.signal(number, interrupt)
     except ValueError:  # not the main thread
         return
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> NoReturn:  # noqa: ARG001  the handler's signature
-    raise KeyboardInterrupt

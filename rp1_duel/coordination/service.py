@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
 from ..clock import Clock, Instant, iso, system_clock, utc_date
+from ..ctrl_c import uninterrupted
 from ..errors import DuelError, invalid_argument
 from ..settings import DuelSettings
 from ..vocabulary import ACTIVE, OUTCOMES, ROLES, ErrorCode, EventType, Role
@@ -163,7 +164,7 @@ class DuelService:
         What the block changed is committed when it ends, with a :class:`~rp1_duel.errors.DuelError`
         too (a refusal may record events); ``DUEL_NOT_FOUND`` or ``STORAGE_FAILED`` when it cannot begin.
         """
-        with self.store.errors(), self.store.transaction(duel_id) as tx:
+        with uninterrupted, self.store.errors(), self.store.transaction(duel_id) as tx:
             policy.reanchor(tx.state, tx.now)  # its times on now's clock (the next write keeps them so)
             try:
                 yield tx
@@ -244,7 +245,7 @@ class DuelService:
         key = self.store.target_key(source, slug)
         with self.store.errors():
             self.store.ensure()
-            with self.store.joining():
+            with uninterrupted, self.store.joining():
                 index = self.store.read_index()
                 duel_id = index.get(key)
                 created = duel_id is None or self.store.read_state(duel_id).status != ACTIVE

@@ -21,6 +21,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent
 
+from ..ctrl_c import interrupt
 from ..errors import DuelError
 from .seat import AgentSeat, Readable
 
@@ -70,17 +71,13 @@ def serve(seat: AgentSeat) -> None:
     """Serve ``seat`` on standard input and output until the client goes (or SIGTERM, SIGHUP, Ctrl-C):
     then the floor is given back and the seat kept, for a server started again to resume."""
     for signum in (signal.SIGTERM, signal.SIGHUP):  # how a harness ends its server
-        signal.signal(signum, _interrupt)
+        signal.signal(signum, interrupt)
     try:
         build_server(seat).run("stdio")  # standard output is the protocol's: every other line goes to stderr
     except KeyboardInterrupt:
         pass
     finally:
         seat.stop()
-
-
-def _interrupt(_signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def build_server(seat: AgentSeat) -> MCPServer:
