@@ -16,7 +16,8 @@ import psycopg
 import pytest
 
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.postgres import SCHEMA_VERSION, PostgresStore
+from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination.postgres import GUESSES_BEFORE_LOCKING, SCHEMA_VERSION, PostgresStore
 from rp1_duel.coordination.results import LeaseToken, Seat
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.coordination.storage import DebateDir
@@ -75,6 +76,44 @@ def test_leases_are_judged_on_the_databases_clock_not_the_clients(postgres_url, 
     assert alice_host.status(alice.duel_id).lock.fence == lease.fence == 1
 
 
+def test_a_process_deciding_slowly_holds_no_row_lock_and_its_op_runs_again_on_the_change(
+    postgres_url, source, tmp_path, monkeypatch
+):
+    """The first op of a process on a duel (a `duel tools wait`, niced, on a loaded host: slow to decide)
+    keeps no lock on the duel's row while it decides, so the peer's op does not queue behind it."""
+    from rp1_duel.coordination import policy
+
+    peer_host, slow_host = (
+        DuelService(tmp_path / "a", store=postgres_url),
+        DuelService(tmp_path / "b", store=postgres_url),
+    )
+    alice, bob = join(peer_host, source, "Alice"), join(peer_host, source, "Bob")
+    deciding, decide = threading.Event(), threading.Event()
+    decide_claim = policy.decide_claim
+
+    def slow_to_decide(*args, **kwargs):
+        if threading.current_thread().name == "slow":
+            deciding.set()
+            decide.wait(30)
+        return decide_claim(*args, **kwargs)
+
+    monkeypatch.setattr(policy, "decide_claim", slow_to_decide)
+    granted: list[bool] = []
+    slow = threading.Thread(target=lambda: granted.append(slow_host.claim_lock(alice.seat).acquired), name="slow")
+    slow.start()
+    assert deciding.wait(10)
+    peer = threading.Thread(target=lambda: peer_host.record_usage(bob.seat, 1, Usage(input_tokens=1, requests=1)))
+    peer.start()
+    peer.join(5)
+    finished = not peer.is_alive()
+    decide.set()
+    slow.join(30)
+    peer.join(30)
+    assert finished  # the peer's write landed while the slow process was deciding
+    assert granted == [True]  # decided again on the duel as the peer left it
+    assert len(peer_host.events(alice.duel_id, [EventType.USAGE])) == 1
+
+
 def test_the_append_is_a_compare_and_set_on_the_chain_head(postgres_url, source, debate_dir):
     """A writer whose chain head moved under it writes nothing, even past the row lock."""
     service = DuelService(debate_dir, store=postgres_url)
@@ -83,7 +122,8 @@ def test_the_append_is_a_compare_and_set_on_the_chain_head(postgres_url, source,
     store = service.store
     assert isinstance(store, PostgresStore)
     saves = store.stamp(alice.duel_id)
-    store.seen.pop(alice.duel_id)  # the op reads the row with the lock, then is made to think it read another head
+    store.seen.pop(alice.duel_id)  # the op reads the row with the lock (as after a failed guess),
+    store._stale[alice.duel_id] = GUESSES_BEFORE_LOCKING  # then is made to think it read another head
 
     def write_over_another_head() -> None:
         with store.errors(), store.transaction(alice.duel_id) as tx:
