@@ -201,6 +201,25 @@ def test_a_seat_holds_one_connection_and_a_one_shot_command_none_once_it_ends(po
     assert duel_connections(postgres_url) == before
 
 
+def test_a_wait_on_the_database_imports_no_event_type_and_no_source_module(postgres_url, source, tmp_path):
+    """An agent runs `duel tools wait` again after every answer, a hundred of them at once in the scale
+    bench: a wait that reads no event and no source must not pay for loading them (about 25 ms)."""
+    service = DuelService(tmp_path / "a", store=postgres_url)
+    alice = join(service, source, "Alice")
+    wait = ["tools", "wait", "--duel-id", alice.duel_id, "--participant-id", alice.id, "--timeout", "0"]
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "rp1_duel", *wait, "--debate-dir", str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        env={**clean_env(), "DUEL_STORE": postgres_url, "DUEL_PARTICIPANT_TOKEN": alice.seat.token or ""},
+        timeout=60,
+    )
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert proc.returncode == 0, proc.stderr
+    assert "rp1_duel.coordination.postgres" in imported  # what the process imported is listed
+    assert not imported & {"rp1_duel.coordination.events", "rp1_duel.turns.source", "rp1_duel.turns.markdown"}
+
+
 def test_a_waiting_process_outlives_a_server_restart_and_hears_the_next_turn(small_server, small_url, source, tmp_path):
     host = DuelService(tmp_path / "a", store=small_url)
     alice, bob = join(host, source, "Alice", harness="h", model_id="m"), join(host, source, "Bob")

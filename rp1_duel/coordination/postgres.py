@@ -26,22 +26,24 @@ import time
 import weakref
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
-from typing import Any, Final, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 import psycopg
 
 from ..clock import Instant
 from ..errors import DuelError
 from ..settings import redact
-from ..turns.source import SourceDocument, SourceUnreadable
 from ..vocabulary import ErrorCode
-from .events import Event, parse_event
 from .identity import target_key
 from .postgres_link import FULL, Link, channel_of, transient_reason
 from .retrying import stale_guess, transient_failure
 from .state import DuelState, corrupt
 from .storage import DebateDir, copy_artifact, write_beside
 from .store import LOG_START, EventCursor, Transaction
+
+if TYPE_CHECKING:  # loaded where used: a wait or a claim reads no event and no source (`duel tools` start-up)
+    from ..turns.source import SourceDocument
+    from .events import Event
 
 __all__ = [
     "MIGRATIONS",
@@ -616,6 +618,8 @@ class PostgresStore:
 
     def read_source(self, state: DuelState) -> SourceDocument:
         """The source text the database keeps for the duel (raises SourceUnreadable without one)."""
+        from ..turns.source import SourceDocument, SourceUnreadable
+
         text, _ = self._source_row(state.id)
         if text is None:
             raise SourceUnreadable(state.source_path, reason="the store keeps no source for this duel")
@@ -692,6 +696,8 @@ class DatabaseEvents:
     def read(self, since: EventCursor = LOG_START, types: Collection[str] | None = None) -> list[Event]:
         """The events from ``since`` to the state's count (of ``types`` only, when given);
         ``STATE_CORRUPT`` when fewer are there."""
+        from .events import parse_event
+
         if since.seq > self.state.event_seq:
             raise corrupt(
                 f"{self.store.location} duel {self.state.id}", f"holds fewer events than the {since.seq} already read"
