@@ -126,6 +126,7 @@ class FakeWeb(LocalServer):
         special = {
             "/limited": self._limited,
             "/escape": _escape,
+            "/gone": _gone,
             "/trickle": _trickle,
             "/slow": _slow,
             "/slow-missing": _slow_missing,
@@ -228,6 +229,12 @@ def contrary_vote(body: dict) -> str:
 def rambling_vote(body: dict) -> str:
     """No JSON at all: an invalid vote."""
     return "I think the page mostly agrees, but it is hard to say."
+
+
+def _gone(handler: BaseHTTPRequestHandler) -> None:
+    """``/gone``: a 404 whose reason phrase holds angle brackets, as a page's words may."""
+    handler.send_response(404, "Not <b>Found</b>")
+    handler.end_headers()
 
 
 def _escape(handler: BaseHTTPRequestHandler) -> None:

@@ -400,7 +400,7 @@ def _challenge_answer(ruled: ChallengeCheck) -> dict[str, Any]:
         "writer": ruled.writer,
         "counts": ruled.check.counts(),
         "rulings": [
-            {"r": r.r, "where": r.where, "url": r.url, "verdict": r.verdict, "evidence": r.evidence}
+            {"r": r.r, "where": r.where, "url": r.url, "verdict": r.verdict, "evidence": r.shown_evidence}
             for r in ruled.rulings
         ],
     }
