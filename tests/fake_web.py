@@ -126,7 +126,7 @@ class FakeWeb(LocalServer):
         special = {
             "/limited": self._limited,
             "/escape": _escape,
-            "/gone": _gone,
+            "/angled-404": _angled_404,
             "/trickle": _trickle,
             "/slow": _slow,
             "/slow-missing": _slow_missing,
@@ -231,8 +231,8 @@ def rambling_vote(body: dict) -> str:
     return "I think the page mostly agrees, but it is hard to say."
 
 
-def _gone(handler: BaseHTTPRequestHandler) -> None:
-    """``/gone``: a 404 whose reason phrase holds angle brackets, as a page's words may."""
+def _angled_404(handler: BaseHTTPRequestHandler) -> None:
+    """``/angled-404``: a 404 whose reason phrase holds angle brackets, as a page's words may."""
     handler.send_response(404, "Not <b>Found</b>")
     handler.end_headers()
 

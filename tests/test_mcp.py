@@ -371,7 +371,7 @@ def test_an_mcp_seats_challenge_of_a_dead_link_is_ruled_fabricated_before_the_fl
     async def scenario() -> None:
         private = ("--allow-private-hosts",)  # the fake web is on 127.0.0.1
         async with mcp_seat(workspace, "Alice") as alice, mcp_seat(workspace, "Bob", *private) as bob:
-            dead = web.url("/gone")
+            dead = web.url("/angled-404")
             why = "the page never supported the claim about lost turns"
             appended = await challenge_turn_1(alice, bob, DEAD_CLAIM, dead, why=why)
             [checked] = appended["challenges"]
@@ -386,7 +386,7 @@ def test_an_mcp_seats_challenge_of_a_dead_link_is_ruled_fabricated_before_the_fl
             assert (
                 "HTTP 404 Not <b>Found</b>" in ruling["evidence"]
             )  # as the server said it, as the JSON report gives it
-            assert web.count("/gone") == 1  # fetched by Bob's server, once
+            assert web.count("/angled-404") == 1  # fetched by Bob's server, once
 
             duel_id = appended["duel_id"]
             await floor_freed(workspace, duel_id, within=5)  # the floor was given back, as asked
