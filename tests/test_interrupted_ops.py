@@ -1,4 +1,4 @@
-"""Ctrl-C never cuts an op in half: a stop signal that lands at any line of a claim, a refresh or a
+"""Ctrl-C never cuts an op in half: a stop signal that lands anywhere in a claim, a refresh or a
 release takes effect when the op ends, so the duel's lock is free for the clean-up that follows
 (a participant gives the floor back) and no lease is left held. Python raises KeyboardInterrupt
 wherever the main thread is, the first line of a lock's ``__exit__`` included; the panel's Ctrl-C
@@ -6,6 +6,7 @@ test caught a seat keeping a lease that way about one run in ten."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -17,12 +18,12 @@ import pytest
 
 import rp1_duel
 from rp1_duel.cli.stopping import stop_as_ctrl_c
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination.service import DuelService, _nesting
 from rp1_duel.coordination.storage import DirectoryStore, DuelLock
 
 from helpers import Player, claim, join
 
-PACKAGE = str(Path(rp1_duel.__file__).parent)
+WATCHED = (str(Path(rp1_duel.__file__).parent), contextlib.__file__)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -36,28 +37,27 @@ def stop_handlers() -> Iterator[Callable[[int, FrameType | None], Any]]:
         signal.signal(number, handler)
 
 
-def interrupted_at(line: int, op: Callable[[], object], handler: Callable[[int, FrameType | None], Any]) -> bool:
-    """Run ``op``, a SIGINT landing at its ``line``-th line of duel's own code (as the handler runs
-    when a real one lands there); whether it ended in KeyboardInterrupt."""
+def interrupted_at(point: int, op: Callable[[], object], handler: Callable[[int, FrameType | None], Any]) -> bool:
+    """Run ``op``, a SIGINT landing at its ``point``-th place where Python runs a signal's handler (the
+    start of a function, the return from a C function) in duel's code or contextlib's, the handler run
+    there as a real signal's would be; whether it ended in KeyboardInterrupt."""
     seen = 0
 
-    def trace(frame: FrameType, event: str, _arg: object) -> Any:
+    def profile(frame: FrameType, event: str, _arg: object) -> None:
         nonlocal seen
-        if event == "call":
-            return trace if frame.f_code.co_filename.startswith(PACKAGE) else None
-        if event == "line":
+        if event in ("call", "c_return") and frame.f_code.co_filename.startswith(WATCHED):
             seen += 1
-            if seen == line:
+            if seen == point:
                 handler(signal.SIGINT, frame)
-        return trace
 
-    sys.settrace(trace)
+    sys.setprofile(profile)
     try:
         op()
     except KeyboardInterrupt:
         return True
     finally:
-        sys.settrace(None)
+        sys.setprofile(None)
+        assert _nesting.depth == 0  # no bookkeeping of the op's is left behind for the next one
     return False
 
 
@@ -96,13 +96,13 @@ def test_ctrl_c_landing_anywhere_in_an_op_leaves_the_lock_free_and_no_lease_held
     alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
     join(service, source, "Bob", harness="codex", model_id="gpt-x")
 
-    line = 1
-    while interrupted_at(line, prepared(service, alice, op), stop_handlers):
+    point = 1
+    while interrupted_at(point, prepared(service, alice, op), stop_handlers):
         assert_lock_free(service, alice.duel_id)
         give_the_floor_back(service, alice)
-        assert service.status(alice.duel_id).lock.owner_participant_id is None, f"cut at line {line}"
-        line += 1
-    assert line > 20  # cut at every line the op has, then run whole
+        assert service.status(alice.duel_id).lock.owner_participant_id is None, f"cut at point {point}"
+        point += 1
+    assert point > 20  # cut at every point the op has, then run whole
 
 
 def test_ctrl_c_landing_as_a_claim_writes_is_raised_once_the_claim_is_whole(service, pair, stop_handlers, monkeypatch):

@@ -17,7 +17,7 @@ checked by the server at the commit, so that an op takes one round trip): a wron
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Final, TypeVar
 
 from ..errors import DuelError
@@ -42,7 +42,8 @@ RETRY_SECONDS: Final = 300.0  # longer than a restart or a failover, shorter tha
 FIRST_PAUSE_SECONDS: Final = 0.1  # a slot frees in milliseconds; a restart takes seconds, and doubling gets there
 LONGEST_PAUSE_SECONDS: Final = 8.0
 SOON_LONGEST_PAUSE_SECONDS: Final = 0.5  # for a failure that passes in moments (a full server: a slot frees)
-STALE_RERUNS: Final = 3  # a guess is not made again once wrong, so one rerun is the rule
+# The PostgreSQL store locks the row after three wrong guesses in a row: the fourth run cannot be stale.
+STALE_RERUNS: Final = 3
 StoreWait = Callable[[str], None]  # told "the store is full of connections; retrying in 2 s"
 
 
@@ -68,13 +69,17 @@ def is_transient(error: DuelError) -> bool:
     return error.code == ErrorCode.STORAGE_FAILED and error.details.get("transient") is True
 
 
-def pauses(budget: float = RETRY_SECONDS, longest: float = LONGEST_PAUSE_SECONDS) -> Iterator[float]:
-    """The pauses between attempts: doubling from the first to ``longest``, until ``budget`` is spent."""
-    pause, spent = FIRST_PAUSE_SECONDS, 0.0
+def pauses(budget: float = RETRY_SECONDS, longest: float = LONGEST_PAUSE_SECONDS) -> list[float]:
+    """The pauses between attempts: doubling from the first to ``longest``, until ``budget`` is spent.
+
+    A list, not a generator: a generator left suspended is closed as its caller returns, and a Ctrl-C
+    landing in that close would be printed as "Exception ignored" and lost."""
+    found, pause, spent = [], FIRST_PAUSE_SECONDS, 0.0
     while spent + pause <= budget:
-        yield pause
+        found.append(pause)
         spent += pause
         pause = min(pause * 2, longest)
+    return found
 
 
 def retried(
@@ -87,7 +92,7 @@ def retried(
 ) -> T:
     """``op()``, run again after each transient store failure while ``budget`` lasts, and at once
     after a stale guess (a few times at most)."""
-    waits, soon_waits = pauses(budget), pauses(budget, SOON_LONGEST_PAUSE_SECONDS)
+    waits, soon_waits = iter(pauses(budget)), iter(pauses(budget, SOON_LONGEST_PAUSE_SECONDS))
     reruns = STALE_RERUNS
     while True:
         try:
