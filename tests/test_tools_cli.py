@@ -372,5 +372,7 @@ def test_a_wait_lowers_its_cpu_priority_and_other_commands_keep_theirs(source, d
         return int(ran.stderr.split("niceness")[-1])
 
     mine = os.nice(0)
-    assert niceness("wait", "--timeout", "0") == min(19, mine + 10)
+    if mine >= 19:
+        pytest.skip("this process runs at the lowest priority already")
+    assert niceness("wait", "--timeout", "0") == 19  # the lowest
     assert niceness("status") == mine

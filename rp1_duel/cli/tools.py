@@ -41,7 +41,7 @@ ENVELOPE = {"tool": "duel"}
 # Turn and summary files are read up to this much (/dev/zero must not eat memory); the
 # service judges what it receives against its own, smaller limits (64 KiB each).
 INPUT_MAX_BYTES = 1024 * 1024
-WAIT_NICENESS = 10  # how far a wait lowers its CPU priority (docs/protocol.md section 4, "wait")
+WAIT_NICENESS = 19  # a wait takes the lowest CPU priority (docs/protocol.md section 4, "wait")
 
 # op -> (help, [(flag, kwargs)]); docs/protocol.md section 2, "Flags of duel tools".
 _TOKEN = ("--participant-token", {"help": "your secret token from join [env: DUEL_PARTICIPANT_TOKEN]"})
