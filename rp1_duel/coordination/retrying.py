@@ -17,7 +17,7 @@ checked by the server at the commit, so that an op takes one round trip): a wron
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Final, TypeVar
 
 from ..errors import DuelError
@@ -92,7 +92,7 @@ def retried(
 ) -> T:
     """``op()``, run again after each transient store failure while ``budget`` lasts, and at once
     after a stale guess (a few times at most)."""
-    waits, soon_waits = iter(pauses(budget)), iter(pauses(budget, SOON_LONGEST_PAUSE_SECONDS))
+    waits: dict[bool, Iterator[float]] = {}  # soon or not: the pauses left, made at the first such failure
     reruns = STALE_RERUNS
     while True:
         try:
@@ -101,7 +101,12 @@ def retried(
             if is_stale(exc) and reruns:
                 reruns -= 1
                 continue
-            pause = next(soon_waits if exc.details.get("soon") else waits, None) if is_transient(exc) else None
+            if not is_transient(exc):
+                raise
+            soon = exc.details.get("soon") is True
+            if soon not in waits:
+                waits[soon] = iter(pauses(budget, SOON_LONGEST_PAUSE_SECONDS if soon else LONGEST_PAUSE_SECONDS))
+            pause = next(waits[soon], None)
             if pause is None:
                 raise
             if spread is None:
