@@ -19,7 +19,7 @@ __all__ = ["interrupt", "uninterrupted"]
 
 class _Sections(_thread._local):  # noqa: SLF001  threading.local is this; importing threading costs a command ~1 ms
     depth = 0  # sections of this thread under way
-    pending = False  # a stop landed in one of them; the handler runs in the main thread, so only its count
+    pending = False  # a stop landed in one of them (handlers run in the main thread: only its own is read)
 
 
 _sections = _Sections()
@@ -28,9 +28,8 @@ _sections = _Sections()
 class _Uninterrupted:
     """A section a stop signal does not cut: one that lands inside it is raised as it ends.
 
-    A class, not a generator: its own ``__exit__`` must not be a place a signal can land before
-    the count goes down. Sections nest; the outermost raises. The count is the thread's, so one
-    instance serves every section.
+    Sections nest; the outermost raises. The count is the thread's, so one instance serves every
+    section. A signal landing in ``__exit__`` before the count goes down is still in the section.
     """
 
     def __enter__(self) -> None:

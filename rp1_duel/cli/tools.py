@@ -240,8 +240,6 @@ def read_input(path: str, flag: str, limit: int) -> bytes:
 
 def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     """Run one op through the library; its result's ``to_dict()`` is the envelope's data."""
-    if op == "wait":
-        in_no_hurry()  # before the imports: the whole process waits anyway
     from ..coordination.results import Seat
     from ..coordination.service import DuelService
 
@@ -359,6 +357,8 @@ def main(argv: list[str]) -> NoReturn:
         parser.print_help(sys.stderr)
         fail(None, invalid_argument(f"an op is required: one of {', '.join(OPS)}"))
     args = parser.parse_args(argv)
+    if args.op == "wait":
+        in_no_hurry()  # the process, not run(): a program that runs an op in its own process keeps its priority
     try:
         data = run(args.op, args)
     except DuelError as exc:
