@@ -8,9 +8,10 @@ matter. An op on a duel this process has seen is one round trip: it runs on the 
 seen (its state, its save count, the time from the clocks' last known difference), and one
 transaction sends a check (the row locked, unchanged since, the guessed time within a second
 of the database's) with the writes: one statement, :data:`_SAVE_GUESSED`, when the op writes
-only the state and its events, else :data:`_GUESSED` and the writes pipelined. A wrong
-guess writes nothing and the op runs again on the row locked and read first: two round
-trips, as every op on a duel not seen yet. One connection a process
+only the state and its events, else :data:`_GUESSED` and the writes pipelined. An op on a
+duel not seen yet reads its row first, unlocked: two round trips. A wrong guess writes nothing
+and the op runs again on the row read afresh; after three in a row, on the row locked and read
+first. No row lock is held while the process decides. One connection a process
 (:mod:`.postgres_link`); a write NOTIFYs its duel's own channel.
 Loaded only when a ``postgresql://`` store is used: psycopg costs ``duel tools`` nothing
 otherwise (docs/protocol.md section 4, "Stores").
