@@ -16,7 +16,8 @@ verify → record → turns; tests/test_layout.py holds them to it):
 - :mod:`rp1_duel.mcp_server`: ``duel mcp``, one seat for an agent harness over MCP;
 - :mod:`rp1_duel.cli`: ``duel`` and ``duel tools``;
 - top level: :mod:`.vocabulary` (the protocol's words), :mod:`.errors`, :mod:`.clock`,
-  :mod:`.schedule`, :mod:`.settings`, :mod:`.files` (atomic writes), :mod:`.printable` (outside text made safe to print), :mod:`.configuration`
+  :mod:`.schedule`, :mod:`.settings`, :mod:`.files` (atomic writes), :mod:`.printable` (outside text made safe to print),
+  :mod:`.confinement` (paths that data names stay inside the project), :mod:`.configuration`
   (the layered defaults: user, project, local files).
 
 The names below are importable from ``rp1_duel`` directly; they load on first use, so

@@ -157,13 +157,6 @@ def test_the_revision_keeps_the_documents_bom_and_crlf_line_ends(service, tmp_pa
     assert source.read_bytes() == revised.encode("utf-8")
 
 
-def test_a_document_outside_the_root_is_not_read(service, pair, source, debate_dir):
-    artifact = duel(service, pair, *agreeing())
-    refused = refusal(artifact, root=debate_dir)
-    assert refused.code == "INVALID_ARGUMENT"
-    assert refused.message == f"the document {source} lies outside {debate_dir}: pass --root to allow it"
-
-
 def test_an_unreadable_artifact_is_artifact_unreadable(tmp_path):
     assert refusal(tmp_path / "missing.md").code == "ARTIFACT_UNREADABLE"
 

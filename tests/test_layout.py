@@ -31,7 +31,7 @@ LAYERS = {
     "record": 2,
     "turns": 1,
 }
-BASE = {"vocabulary", "errors", "clock", "settings", "files", "schedule", "printable", "audience"}
+BASE = {"vocabulary", "errors", "clock", "settings", "files", "schedule", "printable", "audience", "confinement"}
 
 
 def module_name(path: Path) -> str:

@@ -72,12 +72,14 @@ def test_a_source_outside_the_tree_is_never_read(repo, tmp_path):
     secret = tmp_path / "secret" / "design.md"
     secret.parent.mkdir()
     secret.write_text("DEPLOY_TOKEN=s3cr3t\n")
-    for recorded in ('"../../secret/design.md"', f'"{secret}"', '"/etc/passwd"'):
+    for recorded in ('"../../secret/design.md"', f'"{secret}"'):
         set_header(artifact, "source_path", recorded)
         report = validate_file(artifact)
         assert any("outside" in note for note in report.notes), report.notes
         text = repr(report.to_dict())
         assert "DEPLOY_TOKEN" not in text and "SOURCE_REF_NOT_FOUND" not in text
+    set_header(artifact, "source_path", '"/etc/passwd"')  # not Markdown: no join ever wrote it
+    assert [problem.code for problem in validate_file(artifact).problems] == ["FRONT_MATTER"]
 
 
 def test_a_source_that_is_a_fifo_or_a_device_is_not_read(repo):

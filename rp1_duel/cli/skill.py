@@ -218,6 +218,14 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         ),
     ),
     (
+        (ErrorCode.PATH_OUTSIDE_PROJECT,),
+        "stop",
+        (
+            "a path the repository names (a symbolic link, the debate dir, a record's document) leads out of the "
+            "project or into `.git/` (`details.resolved`): tell the user, and never work around it"
+        ),
+    ),
+    (
         (ErrorCode.DEBATE_DIR_INVALID, ErrorCode.FILESYSTEM_UNSUPPORTED),
         "stop",
         "`$DEBATE_DIR` is not a usable directory (another user's, or on a network filesystem): tell the user",

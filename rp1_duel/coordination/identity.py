@@ -11,6 +11,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING
 
+from ..confinement import is_markdown
 from ..errors import DuelError, invalid_argument
 from ..vocabulary import ErrorCode
 
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from ..turns.source import SourceDocument
 
 __all__ = [
-    "MARKDOWN_SUFFIXES",
     "SLUG_MAX",
     "check_join_inputs",
     "check_name",
@@ -38,7 +38,6 @@ __all__ = [
     "token_matches",
 ]
 
-MARKDOWN_SUFFIXES = (".md", ".markdown")
 SLUG_MAX = 60
 
 _SLUG_RUN = re.compile(r"[^a-z0-9]+")
@@ -56,7 +55,7 @@ def resolve_target(raw: str | None) -> SourceDocument:
     if not os.path.isabs(raw):
         raise DuelError(ErrorCode.TARGET_NOT_ABSOLUTE, f"target must be an absolute path, got {raw!r}")
     real = os.path.realpath(raw)
-    if not raw.lower().endswith(MARKDOWN_SUFFIXES) or not real.lower().endswith(MARKDOWN_SUFFIXES):
+    if not is_markdown(raw) or not is_markdown(real):
         raise DuelError(
             ErrorCode.TARGET_NOT_MARKDOWN,
             f"target must be a .md or .markdown file: {raw}" + ("" if real == raw else f" (it is {real})"),

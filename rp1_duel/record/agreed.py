@@ -24,7 +24,7 @@ from ..vocabulary import ACCEPTED_CONSENSUS, CLOSED, ErrorCode, RecordCode
 from .artifact import FrontMatter
 from .ending import last_seat_turns
 from .history import RecordFile
-from .sources import source_location, tree_root
+from .sources import source_document, source_location, tree_root
 from .validate import validate_file
 
 __all__ = ["AgreedRevision", "ApplyResult", "agreed_revision", "apply_agreed"]
@@ -92,8 +92,9 @@ def agreed_revision(
     ``root`` bounds where the document may be, as for ``duel validate`` (default: the artifact's
     git work tree, else the folder above the artifact's folder). Raises DuelError:
     ``ARTIFACT_UNREADABLE``; ``ARTIFACT_TAMPERED`` when the artifact does not validate;
-    ``INVALID_ARGUMENT`` when the duel is open or ended without consensus, or the document lies
-    outside ``root``; ``TARGET_UNREADABLE``; ``SOURCE_MISMATCH`` when the document changed since the duel.
+    ``INVALID_ARGUMENT`` when the duel is open or ended without consensus; ``PATH_OUTSIDE_PROJECT`` when
+    the document leads outside ``root`` or into ``.git/``; ``TARGET_NOT_MARKDOWN`` when it leads to another
+    kind of file; ``TARGET_UNREADABLE``; ``SOURCE_MISMATCH`` when the document changed since the duel.
     """
     path = Path(artifact_path)
     report = validate_file(path, root=root)
@@ -147,14 +148,13 @@ def apply_agreed(
 
 
 def _document(front: FrontMatter, artifact: Path, root: str | os.PathLike[str] | None) -> tuple[SourceDocument, str]:
-    """The source in the working tree, read only inside ``root`` and only at the recorded hash;
+    """The source in the working tree, read only inside ``root`` (outside ``.git/``, a Markdown file) and
+    only at the recorded hash;
     and its path as a person reads it."""
-    location = source_location(front.source_path, artifact_path=artifact)
-    shown = os.path.normpath(location)
-    real = os.path.realpath(location)
-    tree = os.path.realpath(root if root is not None else tree_root(artifact))
-    if os.path.commonpath([real, tree]) != tree:
-        raise invalid_argument(f"the document {shown} lies outside {tree}: pass --root to allow it")
+    shown = os.path.normpath(source_location(front.source_path, artifact_path=artifact))
+    real = source_document(
+        front.source_path, artifact_path=artifact, tree=root if root is not None else tree_root(artifact)
+    )
     try:
         document = read_source(real)
     except SourceUnreadable as exc:

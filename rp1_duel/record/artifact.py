@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..audience import FinalThought, Question
+from ..confinement import is_markdown
 from ..schedule import CHAIR_SEAT, Schedule
 from ..settings import ON_FABRICATION, SETTINGS
 from ..turns.markdown import front_matter_end, normalize_newlines
@@ -170,6 +171,8 @@ class FrontMatter:
         )
         if nested is not None:
             raise FrontMatterError(f"{nested} is not a single value")
+        if not is_markdown(str(meta["source_path"])):  # a join debates Markdown only: any other file is forged
+            raise FrontMatterError("source_path does not name a Markdown file (.md or .markdown)")
         return cls(
             duel_id=str(meta["duel_id"]),
             topic=str(meta["topic"]),

@@ -19,9 +19,12 @@ import re
 import subprocess
 from pathlib import Path
 
+from ..confinement import confine, is_markdown
+from ..errors import DuelError
 from ..turns.source import MAX_SOURCE_BYTES, SourceDocument, SourceUnreadable, read_bounded, read_source
+from ..vocabulary import ErrorCode
 
-__all__ = ["pinned_copy", "recorded_source", "source_location", "tree_root"]
+__all__ = ["pinned_copy", "recorded_source", "source_document", "source_location", "tree_root"]
 
 _DUEL_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,80}")
 GIT_HISTORY_LIMIT = 200  # commits searched for the recorded version of a source
@@ -49,6 +52,19 @@ def source_location(recorded_source_path: str, *, artifact_path: str | os.PathLi
     return recorded if recorded.is_absolute() else Path(artifact_path).parent / recorded
 
 
+def source_document(recorded_path: str, *, artifact_path: str | os.PathLike[str], tree: str | os.PathLike[str]) -> Path:
+    """Where the document an artifact revises is, resolved: refused (``DuelError``) when it lies outside
+    ``tree`` or inside ``.git/`` (``PATH_OUTSIDE_PROJECT``, :func:`~rp1_duel.confinement.confine`), or
+    when it is not a Markdown file where it leads (``TARGET_NOT_MARKDOWN``), as the join requires."""
+    location = source_location(recorded_path, artifact_path=artifact_path)
+    real = confine(location, project=tree, what="the document", hint="pass --root to allow it")
+    if not is_markdown(location) or not is_markdown(real):
+        raise DuelError(
+            ErrorCode.TARGET_NOT_MARKDOWN, f"the document {os.path.normpath(location)} is not a Markdown file ({real})"
+        )
+    return real
+
+
 def recorded_source(
     recorded_path: str,
     *,
@@ -60,12 +76,10 @@ def recorded_source(
     """The source version the duel recorded, and a note for the reader when there is one; ``duel_id``
     finds the copy the debate dir pinned at the join when the file and git no longer have it."""
     tree = os.path.realpath(root if root is not None else tree_root(artifact_path))
-    real = os.path.realpath(source_location(recorded_path, artifact_path=artifact_path))
-    if os.path.commonpath([real, tree]) != tree:
-        return (
-            None,
-            f"source {recorded_path} lies outside {tree}: it was not read, and source locators were not checked",
-        )
+    try:
+        real = str(source_document(recorded_path, artifact_path=artifact_path, tree=tree))
+    except DuelError as exc:
+        return None, f"{exc.message}: it was not read, and source locators were not checked"
     try:
         today: SourceDocument | None = read_source(real)
         reason = ""
