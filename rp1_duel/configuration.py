@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple, cast
 
+from .confinement import confine, project_of
 from .errors import DuelError
 from .files import write_atomic
 from .settings import DEBATE_DIR_ENV, DEFAULT_DEBATE_DIR, ON_FABRICATION, SETTINGS, STORE_ENV, DuelSettings, redact
@@ -506,7 +507,7 @@ def untrusted_keys(layer: Layer, root: Path) -> list[tuple[str, str]]:
         elif key.endswith("base_url"):
             found.append((key, f"would send your API key and documents to {_shown(value)}"))
         elif key == "debate_dir" and not _inside(Path(str(value)), root):
-            found.append((key, f"would write outside the project, to {_shown(value)}"))
+            found.append((key, f"would write outside the project or into .git/, to {_shown(value)}"))
     return found
 
 
@@ -523,8 +524,11 @@ def _shown(value: object) -> str:
 
 
 def _inside(path: Path, root: Path) -> bool:
-    resolved, base = Path(os.path.realpath(path)), Path(os.path.realpath(root))
-    return resolved == base or base in resolved.parents
+    try:
+        confine(path, project=root, what="debate_dir")
+    except DuelError:
+        return False
+    return True
 
 
 def trust_file(env: Mapping[str, str]) -> Path:
@@ -632,5 +636,16 @@ def _given(table: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def load_config(cwd: Path, env: Mapping[str, str], flags: Flags = NO_FLAGS, extra: Sequence[Path] = ()) -> Config:
-    """The configuration a command runs with: every layer read, the flags on top, merged."""
-    return merge([*read_layers(cwd, env, extra), flags.layer()])
+    """The configuration a command runs with: every layer read, the flags on top, merged.
+
+    The default debate dir (``./debates``) is the repository's when it is a committed symbolic link:
+    one that leads out of the project or into ``.git/`` is ``PATH_OUTSIDE_PROJECT``."""
+    config = merge([*read_layers(cwd, env, extra), flags.layer()])
+    if config.origin("debate_dir") == DEFAULT:
+        confine(
+            Path(cwd) / config.debate_dir,
+            project=project_of(cwd),
+            what="the debate dir",
+            hint="pass --debate-dir to use it anyway",
+        )
+    return config

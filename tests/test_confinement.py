@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from rp1_duel.cli.skill import install_mcp_report, install_report
+from rp1_duel.configuration import Flags, load_config
 from rp1_duel.confinement import confine, project_of
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
@@ -242,3 +244,72 @@ def test_a_committed_link_to_git_config_never_lets_apply_run_a_command(tmp_path)
     assert (victim / ".git" / "config").read_bytes() == predicted
     git("status", "--short", cwd=victim)
     assert not (victim / "PWNED").exists()
+
+
+# -- the debate dir, the state folder and duel skill's files ----------------------------------------
+
+
+def clone_with(tmp_path: Path) -> tuple[Path, Path]:
+    """A cloned work tree, and a folder outside it."""
+    root, outside = tmp_path / "clone", tmp_path / "outside"
+    (root / ".git").mkdir(parents=True)
+    outside.mkdir()
+    return root, outside
+
+
+def test_a_committed_debates_link_out_of_the_project_is_refused(tmp_path):
+    root, outside = clone_with(tmp_path)
+    (root / "debates").symlink_to(outside)
+    error = refused(load_config, root, {"HOME": str(tmp_path)})
+    assert error.code == "PATH_OUTSIDE_PROJECT"
+    assert error.message.endswith(f"(it leads to {outside}): pass --debate-dir to use it anyway")
+    assert load_config(root, {"HOME": str(tmp_path)}, Flags(debate_dir=str(outside))).debate_dir == str(outside)
+
+
+def test_a_committed_debates_link_into_git_is_refused(tmp_path):
+    root, _ = clone_with(tmp_path)
+    (root / "debates").symlink_to(root / ".git")
+    assert "lands inside .git/" in refused(load_config, root, {"HOME": str(tmp_path)}).message
+
+
+def test_a_project_debate_dir_inside_git_needs_trust(tmp_path):
+    root, _ = clone_with(tmp_path)
+    (root / "duel.toml").write_text('debate_dir = ".git/hooks"\n', encoding="utf-8")
+    error = refused(load_config, root, {"HOME": str(tmp_path)})
+    assert (error.code, error.details["key"]) == ("UNTRUSTED_CONFIG", "debate_dir")
+
+
+@pytest.mark.parametrize("committed", ["AGENTS.md", ".claude"])
+def test_duel_skill_never_writes_through_a_committed_link_out_of_the_project(tmp_path, committed):
+    root, outside = clone_with(tmp_path)
+    victim = outside / "notes.md"
+    victim.write_text("mine\n", encoding="utf-8")
+    (root / committed).symlink_to(victim if committed == "AGENTS.md" else outside)
+    harness = "codex" if committed == "AGENTS.md" else "claude-code"
+    error = refused(install_report, harness, scope="project", home=tmp_path / "home", project=root)
+    assert error.code == "PATH_OUTSIDE_PROJECT" and error.message.endswith("remove the link, or use --scope user")
+    assert victim.read_text(encoding="utf-8") == "mine\n" and sorted(p.name for p in outside.iterdir()) == ["notes.md"]
+    mcp = refused(install_mcp_report, harness, scope="project", home=tmp_path / "home", project=root)
+    assert mcp.code == "PATH_OUTSIDE_PROJECT"
+    assert not (root / ".mcp.json").exists() and not (root / ".codex").exists()
+
+
+def test_a_user_install_follows_the_users_own_links(tmp_path):
+    home, dotfiles = tmp_path / "home", tmp_path / "dotfiles"
+    (home / ".codex" / "prompts").mkdir(parents=True)
+    dotfiles.mkdir()
+    (home / ".codex" / "prompts" / "duel.md").symlink_to(dotfiles / "duel.md")
+    install_report("codex", scope="user", home=home, project=tmp_path / "project")
+    assert "Take part in a duel" in (dotfiles / "duel.md").read_text(encoding="utf-8")
+
+
+def test_a_planted_events_log_link_is_never_written_through(service, source, debate_dir, tmp_path):
+    alice = join(service, source, ALICE[0], harness=ALICE[1], model_id=ALICE[2])
+    log = debate_dir / ".duel" / "duels" / alice.duel_id / "events.jsonl"
+    kept = tmp_path / "kept.txt"
+    kept.write_text("untouched\n" * 10_000, encoding="utf-8")  # longer than the log: it would be cut to its size
+    log.unlink()
+    log.symlink_to(kept)
+    with pytest.raises(DuelError):
+        join(service, source, BOB[0], harness=BOB[1], model_id=BOB[2])
+    assert kept.read_text(encoding="utf-8") == "untouched\n" * 10_000

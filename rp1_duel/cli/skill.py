@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..confinement import confine
 from ..errors import DuelError, invalid_argument
 from ..files import write_atomic
 from ..turns.guide import OUTCOMES, turn_guide
@@ -559,14 +560,26 @@ def install_report(harness: str, *, scope: str, home: Path, project: Path, force
     home, project = Path(home).expanduser(), Path(project).expanduser()
     if harness == "claude-code":
         root = home if scope == "user" else project
-        return [_install_file(root / ".claude" / "skills" / NAME / "SKILL.md", render(harness), force=force)]
-    if harness == "codex":
-        if scope == "user":
-            return [_install_file(home / ".codex" / "prompts" / f"{NAME}.md", render_codex_prompt(), force=force)]
-        return [_install_section(project / "AGENTS.md", render(harness), force=force)]
-    if harness == "gemini":
-        return [_install_section(_gemini_md(scope, home, project), render(harness), force=force)]
-    raise invalid_argument("generic instructions are print-only: run `duel skill --harness generic` and paste them")
+        path, text, how = root / ".claude" / "skills" / NAME / "SKILL.md", render(harness), _install_file
+    elif harness == "codex" and scope == "user":
+        path, text, how = home / ".codex" / "prompts" / f"{NAME}.md", render_codex_prompt(), _install_file
+    elif harness == "codex":
+        path, text, how = project / "AGENTS.md", render(harness), _install_section
+    elif harness == "gemini":
+        path, text, how = _gemini_md(scope, home, project), render(harness), _install_section
+    else:
+        raise invalid_argument("generic instructions are print-only: run `duel skill --harness generic` and paste them")
+    _stay_inside(scope, project, path)
+    return [how(path, text, force=force)]
+
+
+def _stay_inside(scope: str, project: Path, *paths: Path) -> None:
+    """A project install writes only inside the project: a committed link (``AGENTS.md``, ``.claude``) that
+    leads elsewhere is the repository's word, not the user's (``PATH_OUTSIDE_PROJECT``). A user install
+    follows the user's own links (a dotfile manager's)."""
+    if scope == "project":
+        for path in paths:
+            confine(path, project=project, what="duel skill's file", hint="remove the link, or use --scope user")
 
 
 def _check_scope(scope: str) -> None:
@@ -614,29 +627,29 @@ def _install_file(path: Path, text: str, *, force: bool) -> Installed:
     return Installed(path, action)
 
 
-def _install_section(path: Path, section: str, *, force: bool) -> Installed:
+def _install_section(path: Path, text: str, *, force: bool) -> Installed:
     old = _read(path)
     if old is None:
-        _write(path, section)
+        _write(path, text)
         return Installed(path, "installed")
     if old == _NOT_TEXT:
         raise DuelError(ErrorCode.SKILL_EXISTS, f"{path} is not UTF-8 text: not touched")
     newline = "\r\n" if "\r\n" in old else "\n"
-    section = section.replace("\n", newline)
+    text = text.replace("\n", newline)
     lines = old.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if line.strip() == START]
     ends = [i for i, line in enumerate(lines) if line.strip() == END]
     if len(starts) == 1 and len(ends) == 1 and starts[0] < ends[0]:
         before, current, after = lines[: starts[0]], lines[starts[0] : ends[0] + 1], lines[ends[0] + 1 :]
         current_text = "".join(current)
-        if current_text == section or (current_text + newline == section and not after):
+        if current_text == text or (current_text + newline == text and not after):
             return Installed(path, "unchanged")
         if not generated_by_us(current_text) and not force:
             raise DuelError(
                 ErrorCode.SKILL_EXISTS, f"the duel section of {path} was edited by hand: --force replaces it"
             )
         action = "updated" if generated_by_us(current_text) else "replaced"
-        _write(path, "".join(before) + section + "".join(after))
+        _write(path, "".join(before) + text + "".join(after))
         return Installed(path, action)
     if starts or ends:
         if not force:
@@ -647,7 +660,7 @@ def _install_section(path: Path, section: str, *, force: bool) -> Installed:
             )
         old = "".join(line for i, line in enumerate(lines) if i not in starts and i not in ends)
     separator = "" if not old else newline if old.endswith(("\n", "\r")) else newline * 2
-    _write(path, old + separator + section)
+    _write(path, old + separator + text)
     return Installed(path, "installed")
 
 
@@ -826,6 +839,7 @@ def render_mcp_setup(harness: str, *, scope: str, home: Path, project: Path) -> 
     _check_scope(scope)
     config = mcp_config_path(harness, scope=scope, home=home, project=project)
     skill_file = _mcp_skill_path(harness, scope=scope, home=home, project=project)
+    _stay_inside(scope, project, config, skill_file)
     return f"==> {config} <==\n{_entry_text(harness)}\n==> {skill_file} <==\n{render_mcp(harness)}"
 
 
@@ -836,12 +850,13 @@ def install_mcp_report(harness: str, *, scope: str, home: Path, project: Path, f
     _check_scope(scope)
     home, project = Path(home).expanduser(), Path(project).expanduser()
     config = mcp_config_path(harness, scope=scope, home=home, project=project)
+    skill_file = _mcp_skill_path(harness, scope=scope, home=home, project=project)
+    _stay_inside(scope, project, config, skill_file)
     old = _read(config)
     if old == _NOT_TEXT:
         raise invalid_argument(f"{config} is not UTF-8 text: nothing was written")
     merge = _merge_toml if harness == "codex" else _merge_json
     text, action = merge(config, old, _mcp_entry(harness), force=force)
-    skill_file = _mcp_skill_path(harness, scope=scope, home=home, project=project)
     install_skill = _install_file if harness == "claude-code" else _install_section
     skill_done = install_skill(skill_file, render_mcp(harness), force=force)
     if action != "unchanged":

@@ -495,7 +495,7 @@ class EventLog:
         if not events:
             return
         blob = b"".join(json.dumps(event.to_json(), ensure_ascii=False).encode() + b"\n" for event in events)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)  # a planted link is refused
         try:
             size = os.fstat(fd).st_size
             if size < self.state.event_bytes:
