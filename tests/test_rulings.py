@@ -267,6 +267,17 @@ def test_honest_rulings_of_every_kind_validate(service: DuelService, source: Pat
     assert "[redacted: ruling 4 found its source fabricated]" in render_markdown(read_report(path, env={}))
 
 
+def test_the_service_rules_on_no_citation_its_turn_does_not_make(service: DuelService, source: Path) -> None:
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, cited_turn(1, ALICE))
+    check = verdicts(cited_turn(1, ALICE), {DEAD: Verdict.FABRICATED})
+    lying = replace(check, citations=(replace(check.citations[0], url=ELSEWHERE),))  # a seat's check, forged
+    assert service.record_verdicts(bob.seat, 1, lying) == []
+    path = service.status(alice.duel_id).duel.debate_path
+    assert RecordFile.read(path).rulings == () and validate_file(path).valid
+
+
 # -- challenges (section 10, "Challenges") ---------------------------------------------------------
 
 
