@@ -389,6 +389,7 @@ class RecordCode:
     TURN_COUNT: Final = "TURN_COUNT"
     OUTCOME_MISMATCH: Final = "OUTCOME_MISMATCH"
     SOURCE_NOT_CHECKED: Final = "SOURCE_NOT_CHECKED"  # only with --strict: no source, so no locator checked
+    RULING_MISMATCH: Final = "RULING_MISMATCH"  # a ruling its turn does not bear out (section 10, "Rulings")
     # signed turns (only SIGNATURE_INVALID without --allowed-signers)
     SIGNATURE_MISSING: Final = "SIGNATURE_MISSING"
     SIGNATURE_INVALID: Final = "SIGNATURE_INVALID"

@@ -5,7 +5,10 @@ claim from every view, and no later turn may make it again; `duel validate` chec
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -16,7 +19,9 @@ from rp1_duel.coordination.events import CheckedCitation, CitationVerdicts
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import history_text
+from rp1_duel.record.artifact import sha256_text
 from rp1_duel.record.history import RecordFile
+from rp1_duel.record.rulings import GENESIS, NOVEL, Ruling, parse_ruling, ruling_text
 from rp1_duel.record.validate import validate_file
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
@@ -41,9 +46,9 @@ def cited_turn(n: int, who: tuple[str, str, str], stance: str = "OPEN_TO_DEBATE"
 
 def verdicts(turn: str, found: dict[str, str], reason: str = "the page said {verdict}") -> CitationVerdicts:
     """What a seat's `--verify` would log for ``turn``'s URLs: ``found`` maps each URL to its verdict."""
-    lines = turn.split("\n")
+    items = [line.strip() for line in turn.split("\n")]
     citations = tuple(
-        CheckedCitation(lines.index(f"  - {url}") + 1, url, url, verdict, "high", reason.format(verdict=verdict))
+        CheckedCitation(items.index(f"- {url}") + 1, url, url, verdict, "high", reason.format(verdict=verdict))
         for url, verdict in found.items()
     )
     counts = {verdict: list(found.values()).count(verdict) for verdict in set(found.values())}
@@ -170,6 +175,107 @@ def test_on_fabrication_invalidate_ends_the_duel(service: DuelService, source: P
     assert closed.outcome == INVALIDATED
     front = RecordFile.read(closed.to_dict().get("debate_path") or status.duel.debate_path).front
     assert front is not None and front.schedule.on_fabrication == "invalidate"
+
+
+# -- what a ruling may say (section 10, "Rulings": `duel validate` holds each to its turn) ------------
+
+ELSEWHERE = "https://elsewhere.example/never-cited"
+NOVEL_URL = "https://novel.example/lease-survey"
+
+
+def forge(path: Path, r: int, change: Callable[[Ruling], Ruling], *, extra: str = "") -> None:
+    """Ruling ``r`` of the record the service wrote at ``path`` changed as a forger would: its text rewritten
+    (``extra`` lines added), its hash and every later ``prev`` recomputed, so that the chain holds."""
+    text, prev = path.read_text(), GENESIS
+    for block in RecordFile.read(path).parsed.rulings:
+        ruling = parse_ruling(block.r, block.text)
+        assert ruling is not None
+        written = ruling_text(change(ruling)) + extra if block.r == r else block.text
+        sha = sha256_text(written)
+        marker = f"r={block.r} sha256={block.sha256} prev={block.prev} -->\n"
+        text = text.replace(marker + block.text, f"r={block.r} sha256={sha} prev={prev} -->\n{written}")
+        prev = sha
+    path.write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("r", "change", "extra", "why"),
+    [
+        (2, lambda ruling: replace(ruling, url=ELSEWHERE), "", f"does not cite <{ELSEWHERE}> in its counterpoint 1"),
+        (1, lambda ruling: replace(ruling, seat=2), "", "names seat 2 for turn 1, which seat 1 wrote"),
+        (2, lambda ruling: replace(ruling, where="counterpoint 2"), "", "turn 1 has no counterpoint 2 citing a URL"),
+        (1, lambda ruling: replace(ruling, where=NOVEL), "", "turn 1 has no novel argument citing a URL"),
+        (1, lambda ruling: replace(ruling, before=5), "", "before turn 5, but the record ends at turn 1"),
+        (2, lambda ruling: replace(ruling, before=1), "", "before turn 1, not after the turn it rules on"),
+        (2, lambda ruling: ruling, "- Redacted: the claim of turn 1\n", "text the service never writes"),
+    ],
+    ids=[
+        "url-not-cited",
+        "other-seat",
+        "no-such-counterpoint",
+        "novel-without-url",
+        "before-later",
+        "before-its-turn",
+        "extra-line",
+    ],
+)
+def test_a_forged_ruling_is_a_violation_even_rechained(
+    ruled: tuple[DuelService, Player, Player], r: int, change: Callable[[Ruling], Ruling], extra: str, why: str
+) -> None:
+    service, alice, _ = ruled
+    path = Path(service.status(alice.duel_id).duel.debate_path)
+    assert validate_file(path).valid, validate_file(path).problems
+    forge(path, r, change, extra=extra)
+    problems = validate_file(path).problems
+    assert [(p.code, p.line is not None) for p in problems] == [(RecordCode.RULING_MISMATCH, True)], problems
+    assert problems[0].message.startswith(f"ruling {r} ") and why in problems[0].message
+
+
+@pytest.mark.slow
+def test_duel_validate_names_a_ruling_on_a_url_the_turn_does_not_cite(
+    ruled: tuple[DuelService, Player, Player],
+) -> None:
+    service, alice, _ = ruled
+    path = Path(service.status(alice.duel_id).duel.debate_path)
+    forge(path, 2, lambda ruling: replace(ruling, url=ELSEWHERE))
+    done = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "validate", str(path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1 and "INVALID" in done.stdout, done.stdout + done.stderr
+    assert f"RULING_MISMATCH ruling 2 on turn 1: turn 1 does not cite <{ELSEWHERE}>" in done.stdout
+
+
+def test_honest_rulings_of_every_kind_validate(service: DuelService, source: Path) -> None:
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    novel = '- design.md "Leases expire after fifteen minutes unless refreshed."\n'
+    first = cited_turn(1, ALICE).replace(novel, f"{novel}- {NOVEL_URL}\n")
+    write(service, alice, first)
+    found = {DEAD: Verdict.FABRICATED, LIVE: Verdict.VERIFIED, NOVEL_URL: Verdict.UNRELIABLE}
+    service.record_verdicts(bob.seat, 1, verdicts(first, found))
+    second = make_turn(2, *BOB).replace(novel, f"{novel}- {DEAD}/2\n")
+    write(service, bob, second)
+    service.record_verdicts(alice.seat, 2, verdicts(second, {f"{DEAD}/2": Verdict.FABRICATED}))
+    path = service.status(alice.duel_id).duel.debate_path
+    assert [(r.turn, r.seat, r.where, r.verdict) for r in RecordFile.read(path).rulings] == [
+        (1, 1, "counterpoint 1", Verdict.FABRICATED),
+        (1, 1, "counterpoint 1", Verdict.VERIFIED),
+        (1, 1, NOVEL, Verdict.UNRELIABLE),
+        (2, 2, NOVEL, Verdict.FABRICATED),
+    ]
+    assert validate_file(path).valid, validate_file(path).problems
+    assert "[redacted: ruling 4 found its source fabricated]" in render_markdown(read_report(path, env={}))
+
+
+def test_the_service_rules_on_no_citation_its_turn_does_not_make(service: DuelService, source: Path) -> None:
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, cited_turn(1, ALICE))
+    check = verdicts(cited_turn(1, ALICE), {DEAD: Verdict.FABRICATED})
+    lying = replace(check, citations=(replace(check.citations[0], url=ELSEWHERE),))  # a seat's check, forged
+    assert service.record_verdicts(bob.seat, 1, lying) == []
+    path = service.status(alice.duel_id).duel.debate_path
+    assert RecordFile.read(path).rulings == () and validate_file(path).valid
 
 
 # -- challenges (section 10, "Challenges") ---------------------------------------------------------
@@ -319,7 +425,6 @@ def test_the_floor_is_kept_while_challenged_pages_load_and_the_ruling_comes_befo
 def test_a_chairs_turn_acknowledges_each_ruling_since_its_last() -> None:
     from test_chair import SCHEDULE, claimant_of, history_upto, pre_closing
 
-    from rp1_duel.record.rulings import Ruling
     from rp1_duel.turns.rules import validate_turn
 
     history = history_upto(SCHEDULE.pre_closing or 0)
@@ -411,6 +516,7 @@ def test_a_correction_is_verified_like_any_citation(
     path = service.status(alice.duel_id).duel.debate_path
     ruling = RecordFile.read(path).rulings[-1]
     assert (ruling.turn, ruling.where, ruling.url, ruling.verdict) == (3, "correction 1", NEW, verdict)
+    assert validate_file(path).valid, validate_file(path).problems  # a ruling on a correction is one its turn makes
     shown = render_markdown(read_report(path, env={}))
     assert ("its claim is redacted" in shown) == (verdict == Verdict.FABRICATED)  # a fabricated new source fails too
 

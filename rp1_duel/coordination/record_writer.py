@@ -19,9 +19,10 @@ from ..errors import DuelError, invalid_argument
 from ..printable import printable
 from ..record import artifact, signatures
 from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, Seal, TurnBlock
+from ..record.citations import turn_citations
 from ..record.ending import RevisionEnding, patch_path, revision_ending
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
-from ..record.rulings import EVIDENCE_CHARS, RULED, Ruling, chained, where_of
+from ..record.rulings import EVIDENCE_CHARS, RULED, Ruling, chained, ruled_items, where_of
 from ..turns.grammar import normalize_turn_text, parse_turn
 from ..turns.raw_html import find_raw_html
 from ..turns.rules import TurnReport, turn_invalid, validate_turn
@@ -557,14 +558,15 @@ def rule_on_citations(
         history = _trusted_history(tx)
         turns: list[TurnBlock] | str = history.blocks
         conclusion = None
-        turn = history.turn(turn_number)
+        block, turn, names = history.block(turn_number), history.turn(turn_number), history.source_names
     else:
         turns, conclusion = _closed_record(tx, "rule on")
         if isinstance(turns, str):
             return []  # an invalidated record: its turns cannot be read back to rule on
-        turn = parse_turn(
-            turns[turn_number - state.schedule.first].body, chair=state.schedule.speaker(turn_number) == 0
-        )
+        block, names = turns[turn_number - state.schedule.first], citable_names(tx.store.source_path_shown(state))
+        turn = parse_turn(block.body, chair=state.schedule.speaker(turn_number) == 0)
+    # Only what the turn cites, where it cites it: `duel validate` holds every ruling to it (RULING_MISMATCH).
+    ruled = ruled_items(turn, turn_citations(turn_number, block, turn, names))
     done = {(ruling.turn, ruling.where, ruling.url) for ruling in state.rulings}
     written = []
     for citation in verdicts.citations:
@@ -573,6 +575,7 @@ def rule_on_citations(
             citation.verdict not in RULED
             or where is None
             or citation.url is None
+            or (where, citation.url) not in ruled
             or (turn_number, where, citation.url) in done
         ):
             continue

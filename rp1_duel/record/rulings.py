@@ -13,13 +13,14 @@ A ruling sits in the artifact's ``## Rulings`` part between markers, chained by 
 ``sha256`` hashes the lines between the markers; ``prev`` is the previous ruling's hash (the genesis
 hash for the first). A ``fabricated`` ruling redacts the claim its citation was meant to support: the
 turn stays in the record byte for byte, and every view shows the claim as redacted, never its text
-(:func:`redacted_body`). Pure: the service writes rulings, ``duel validate`` checks them.
+(:func:`redacted_body`). Pure: the service writes rulings, ``duel validate`` checks them, each against the
+turn it names (:func:`ruling_mismatch`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from ..vocabulary import Verdict
 
 if TYPE_CHECKING:  # the lock service loads rulings with every state: never the Markdown parser
     from ..turns.grammar import ParsedTurn
+    from .citations import Citation
 
 __all__ = [
     "AGAINST",
@@ -36,6 +38,8 @@ __all__ = [
     "claim_of",
     "parse_ruling",
     "redacted_body",
+    "ruled_items",
+    "ruling_mismatch",
     "ruling_sha256",
     "ruling_text",
     "where_of",
@@ -147,6 +151,35 @@ def chained(rulings: Iterable[Ruling]) -> list[tuple[Ruling, str, str]]:
         found.append((ruling, sha, prev))
         prev = sha
     return found
+
+
+def ruled_items(turn: ParsedTurn, citations: Iterable[Citation]) -> frozenset[tuple[str, str]]:
+    """What a ruling on ``turn`` may name, as the service derives it: the item (:func:`where_of`) and the URL of
+    each of ``citations`` (the turn's own, :func:`~rp1_duel.record.citations.turn_citations`) that supports a claim."""
+    found = ((where_of(turn, citation.line), citation.url) for citation in citations)
+    return frozenset((where, url) for where, url in found if where is not None and url is not None)
+
+
+def ruling_mismatch(
+    ruling: Ruling, text: str, *, seat: int, ruled: Collection[tuple[str, str]], last: int
+) -> str | None:
+    """Why ``ruling``, read from the block ``text``, is not one the service writes of its turn, which seat ``seat``
+    wrote, whose :func:`ruled_items` are ``ruled``, in a record whose last turn is ``last``; None when it is.
+    A ruling on a URL the turn does not cite in that item would redact a claim no ruled source supported."""
+    named = f"ruling {ruling.r} on turn {ruling.turn}"
+    if ruling_text(ruling) != text:
+        return f"{named} holds text the service never writes"
+    if ruling.seat != seat:
+        return f"{named} names seat {ruling.seat} for turn {ruling.turn}, which seat {seat} wrote"
+    if (ruling.where, ruling.url) not in ruled:
+        if all(where != ruling.where for where, _ in ruled):
+            return f"{named}: turn {ruling.turn} has no {ruling.where} citing a URL"
+        return f"{named}: turn {ruling.turn} does not cite <{ruling.url}> in its {ruling.where}"
+    if ruling.before <= ruling.turn:
+        return f"{named} was written before turn {ruling.before}, not after the turn it rules on"
+    if ruling.before > last + 1:
+        return f"{named} was written before turn {ruling.before}, but the record ends at turn {last}"
+    return None
 
 
 def claim_of(turn: ParsedTurn, where: str) -> str | None:

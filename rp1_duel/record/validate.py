@@ -40,11 +40,12 @@ from ..vocabulary import (
 from . import verification
 from .artifact import GENESIS, FrontMatter, RulingBlock, parse_conclusion
 from .authorship import SealEntry, SignatureEntry, check_authorship
+from .citations import turn_citations
 from .ending import patch_path, revision_ending
 from .history import MAX_ARTIFACT_BYTES, History, RecordFile, chain_problems, claimants, read_failure
 from .outcomes import TurnSummary, decide, decide_panel
 from .problem import Problem
-from .rulings import parse_ruling
+from .rulings import parse_ruling, ruled_items, ruling_mismatch
 from .sources import tree_root
 
 __all__ = [
@@ -205,6 +206,7 @@ def validate_file(
         for violation in turn_report.violations:
             line = block.line + 1 + violation.line if violation.line else block.line
             add(Problem(violation.code, f"turn {number}: {violation.message}", line, number))
+    report.problems += _ruling_mismatches(record.parsed.rulings, history)
     report.turns = len(blocks)
     _check_conclusion(record, report)
     _check_outcome(front, history.summaries(), report)
@@ -236,6 +238,28 @@ def _ruling_problems(blocks: Sequence[RulingBlock], numbers: range) -> list[Prob
                 Problem(RecordCode.STRUCTURE, f"ruling {block.r} is not a ruling on a turn of the record", block.line)
             )
         prev = block.sha256
+    return problems
+
+
+def _ruling_mismatches(blocks: Sequence[RulingBlock], history: History) -> list[Problem]:
+    """Each ruling held to the turn it names, as the service derived it (section 10, "Rulings"): the seat that
+    wrote the turn, an item of it citing the ruled URL, the turns it was written between, its text as written
+    (a ruling on no turn of the record is a ``STRUCTURE`` problem already)."""
+    problems: list[Problem] = []
+    ruled: dict[int, frozenset[tuple[str, str]]] = {}  # turn -> its ruled_items, each turn read once
+    numbers = history.numbers
+    for block in blocks:
+        ruling = parse_ruling(block.r, block.text)
+        if ruling is None or ruling.turn not in numbers:
+            continue
+        n = ruling.turn
+        if n not in ruled:
+            turn = history.turn(n)
+            ruled[n] = ruled_items(turn, turn_citations(n, history.block(n), turn, history.source_names))
+        seat = history.schedule.speaker(n)
+        why = ruling_mismatch(ruling, block.text, seat=seat, ruled=ruled[n], last=numbers.stop - 1)
+        if why is not None:
+            problems.append(Problem(RecordCode.RULING_MISMATCH, why, block.line))
     return problems
 
 
