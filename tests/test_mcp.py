@@ -439,3 +439,25 @@ def test_an_mcp_seats_challenge_of_a_page_that_supports_the_claim_is_ruled_verif
             assert CLAIM in (await alice.ok("duel_read", what="turns"))["text"]  # a verified source redacts nothing
 
     run(scenario)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_ends_the_server_while_its_input_stays_open(workspace: Path, signum: int) -> None:
+    """SIGTERM and SIGHUP end `duel mcp` as they end every command (exit 130), though the client never closes its end."""
+    args = server_params(workspace, "Alice").args
+    pipe = subprocess.PIPE
+    with subprocess.Popen([sys.executable, *args], cwd=workspace, stdin=pipe, stdout=pipe, stderr=pipe) as server:
+        assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode())
+        server.stdin.write(b"\n")
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1  # serving, its input open
+        server.send_signal(signum)
+        try:
+            code = server.wait(timeout=5)
+        finally:
+            server.kill()
+        said = server.stderr.read().decode()
+        assert code == 130, said
+        assert "interrupted" in said and "Traceback" not in said

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -1331,4 +1332,12 @@ def mcp_command(
         )
     except DuelError as exc:
         fail(exc)
-    serve(AgentSeat(service, defaults, checker, allow_private_hosts=allow_private_hosts))
+    try:
+        serve(AgentSeat(service, defaults, checker, allow_private_hosts=allow_private_hosts))
+    except KeyboardInterrupt:
+        typer.echo("duel mcp: interrupted: the floor is released and the seat kept; start it again to resume", err=True)
+        # The SDK reads standard input in a worker thread no signal wakes, and Python waits for it at exit
+        # until the client closes its end: the seat is stopped already, so the process ends here.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
