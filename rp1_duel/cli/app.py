@@ -1017,7 +1017,7 @@ def ask_command(
 
     Two questions are admitted a round, once the opening round is written; each is due at the addressed seat's next turn, which must answer it. The record keeps the questions and the final thoughts; the report shows them. Final thoughts change no outcome.
 
-    Exit 0 when recorded; 1 when refused: QUESTIONS_FULL (the round has its two), QUESTION_REFUSED (before the first round ends, the seat has no turn left, or final thoughts before the close), DUEL_CLOSED; 2 on wrong flags.
+    Exit 0 when recorded; 1 when refused: QUESTIONS_FULL (the round has its two; the duel has its ten final thoughts), QUESTION_REFUSED (before the first round ends, the seat has no turn left, final thoughts before the close or a second time by the same name), DUEL_CLOSED; 2 on wrong flags.
     """
     from ..configuration import Flags
     from ..errors import invalid_argument
