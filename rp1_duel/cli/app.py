@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -1016,7 +1017,7 @@ def ask_command(
 
     Two questions are admitted a round, once the opening round is written; each is due at the addressed seat's next turn, which must answer it. The record keeps the questions and the final thoughts; the report shows them. Final thoughts change no outcome.
 
-    Exit 0 when recorded; 1 when refused: QUESTIONS_FULL (the round has its two), QUESTION_REFUSED (before the first round ends, the seat has no turn left, or final thoughts before the close), DUEL_CLOSED; 2 on wrong flags.
+    Exit 0 when recorded; 1 when refused: QUESTIONS_FULL (the round has its two; the duel has its ten final thoughts), QUESTION_REFUSED (before the first round ends, the seat has no turn left, final thoughts before the close or a second time by the same name), DUEL_CLOSED; 2 on wrong flags.
     """
     from ..configuration import Flags
     from ..errors import invalid_argument
@@ -1331,4 +1332,12 @@ def mcp_command(
         )
     except DuelError as exc:
         fail(exc)
-    serve(AgentSeat(service, defaults, checker, allow_private_hosts=allow_private_hosts))
+    try:
+        serve(AgentSeat(service, defaults, checker, allow_private_hosts=allow_private_hosts))
+    except KeyboardInterrupt:
+        typer.echo("duel mcp: interrupted: the floor is released and the seat kept; start it again to resume", err=True)
+        # The SDK reads standard input in a worker thread no signal wakes, and Python waits for it at exit
+        # until the client closes its end: the seat is stopped already, so the process ends here.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from ..audience import FinalThought, Question, admission
+from ..audience import FinalThought, Question, admission, final_thought_refusal
 from ..clock import iso
 from ..errors import DuelError, invalid_argument
 from ..printable import printable
@@ -657,8 +657,16 @@ def add_final_thought(tx: Transaction, *, by: str, text: str) -> FinalThought:
     state = tx.state
     if state.status == ACTIVE:
         raise DuelError(ErrorCode.QUESTION_REFUSED, "final thoughts come once the duel is closed")
+    refusal = final_thought_refusal(state.final_thoughts, by)
+    if refusal is not None:
+        raise DuelError(*refusal)
     turns, conclusion = _closed_record(tx, "add final thoughts to")
     thought = FinalThought(by=by, text=text, at=iso(tx.now.wall) or "")
+    front = front_matter_of(state, tx.store.source_path_shown(state))
+    if len(replace(front, final_thoughts=(*front.final_thoughts, thought)).to_yaml()) > artifact.MAX_FRONT_MATTER_CHARS:
+        # The caps keep final thoughts well inside the limit; this keeps a valid record valid whatever else the
+        # header holds (a large panel's questions).
+        raise DuelError(ErrorCode.QUESTIONS_FULL, "the record's header has no room for more final thoughts")
     state.final_thoughts.append(thought)
     write_artifact(tx, turns, conclusion)
     tx.emit(FinalThoughtsAdded(by), by=None)

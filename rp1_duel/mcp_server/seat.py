@@ -195,9 +195,9 @@ class AgentSeat:
         return "\n".join(f"{n:>5}  {line}" for n, line in enumerate(source.lines, 1))
 
     def artifact_text(self) -> str:
-        """The debate record as it stands."""
+        """The debate record as it stands, as every view shows it: a claim a ruling redacted is never shown."""
         status = self.service.status(self._seated().duel_id)
-        return RecordFile.read(status.duel.debate_path).text
+        return RecordFile.read(status.duel.debate_path, find_source=False).shown_text()
 
     def read(self, what: Readable = "turns", page: int = 1) -> dict[str, Any]:
         """A page of the source with line numbers (``what="source"``), or of the turns so far."""

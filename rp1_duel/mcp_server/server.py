@@ -9,7 +9,6 @@ cancellation. A refusal is an MCP tool error (``isError``) whose structured cont
 from __future__ import annotations
 
 import json
-import signal
 import threading
 from collections.abc import Callable
 from typing import Any, Final
@@ -21,7 +20,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent
 
-from ..ctrl_c import interrupt
 from ..errors import DuelError
 from .seat import AgentSeat, Readable
 
@@ -68,14 +66,11 @@ async def _run(call: Callable[[], dict[str, Any] | str]) -> CallToolResult:
 
 
 def serve(seat: AgentSeat) -> None:
-    """Serve ``seat`` on standard input and output until the client goes (or SIGTERM, SIGHUP, Ctrl-C):
-    then the floor is given back and the seat kept, for a server started again to resume."""
-    for signum in (signal.SIGTERM, signal.SIGHUP):  # how a harness ends its server
-        signal.signal(signum, interrupt)
+    """Serve ``seat`` on standard input and output until the client goes (or a stop signal: Ctrl-C, and SIGTERM
+    and SIGHUP as every command takes them, :mod:`rp1_duel.cli.stopping`): then the floor is given back and the
+    seat kept, for a server started again to resume. A stop is raised, as KeyboardInterrupt, once it is."""
     try:
         build_server(seat).run("stdio")  # standard output is the protocol's: every other line goes to stderr
-    except KeyboardInterrupt:
-        pass
     finally:
         seat.stop()
 

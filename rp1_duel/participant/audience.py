@@ -136,7 +136,7 @@ class AudienceMember:
 
     def _request(self, status: StatusResult, instruction: str, max_tokens: int) -> str:
         record = self._record(status.duel.id)
-        blocks = record.parsed.blocks if record else []
+        blocks = record.history().shown_blocks() if record and record.front else []  # a redacted claim stays hidden
         request = TurnRequest(
             system=AUDIENCE_SYSTEM,
             history=prompt.history_text(blocks),

@@ -356,6 +356,18 @@ class RecordFile:
         found = (parse_ruling(block.r, block.text) for block in self.parsed.rulings)
         return tuple(ruling for ruling in found if ruling is not None)
 
+    def shown_text(self) -> str:
+        """The record whole as a view serves it (``duel://artifact``): each turn as :meth:`History.shown_blocks`
+        shows it, so a claim a fabricated source was cited for is redacted; everything else as written."""
+        if not any(ruling.redacts for ruling in self.rulings):
+            return self.text
+        lines = self.text.split("\n")
+        history = self.history()
+        for written, shown in zip(history.blocks, history.shown_blocks(), strict=True):
+            start = written.line  # the block's text begins on the line after its opening marker
+            lines[start : start + written.text.count("\n")] = shown.text.removesuffix("\n").split("\n")
+        return "\n".join(lines)
+
     def history(self, upto: int | None = None) -> History:
         """The history of the first ``upto`` turns (all by default), replayed without rule checks."""
         front = self.front
