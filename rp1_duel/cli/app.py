@@ -563,17 +563,12 @@ def validate_command(
 
     Without --allowed-signers this proves consistency, not authorship: anyone can edit a turn and recompute the hashes.
     """  # one line a paragraph: typer keeps a docstring's line breaks
-    from ..record import signatures
     from ..record.validate import scan, validate_paths
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         usage_error(f"no such file or folder: {missing[0]}")
-    if allowed_signers is not None:
-        if not os.path.isfile(allowed_signers) or not os.access(allowed_signers, os.R_OK):
-            usage_error(f"--allowed-signers {allowed_signers} is not a readable file")
-        if not signatures.available():
-            usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
+    check_allowed_signers(allowed_signers)
     scanned = scan(paths)
     reports = validate_paths(
         [str(path) for path in scanned.found],
@@ -752,6 +747,19 @@ def apply_command(
         typer.echo(printable(result.to_text()))
 
 
+def check_allowed_signers(path: str | None) -> None:
+    """A usage error unless ``--allowed-signers``, when given, names a readable file and ssh-keygen is there to
+    read it."""
+    from ..record import signatures
+
+    if path is None:
+        return
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        usage_error(f"--allowed-signers {path} is not a readable file")
+    if not signatures.available():
+        usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
+
+
 REPORT_FORMATS = ("md", "html", "json")
 
 
@@ -791,6 +799,14 @@ def report_command(
         bool,
         typer.Option("--refresh-assessment", help="Ask the assessors again, even when the cache holds their answer."),
     ] = False,
+    allowed_signers: Annotated[
+        str | None,
+        typer.Option(
+            "--allowed-signers",
+            help="An ssh-keygen allowed signers file: each seat is shown with the principal that signed its turns "
+            "(without it, the key), and `duel validate` is run with it.",
+        ),
+    ] = None,
 ) -> None:
     """Summarise a duel for review: the decision first, and what it must not hide.
 
@@ -806,6 +822,7 @@ def report_command(
         usage_error(f"no such file: {artifact}")
     if not assess and (assessor or base_url or refresh_assessment):
         usage_error("--assessor, --base-url and --refresh-assessment need --assess")
+    check_allowed_signers(allowed_signers)
     from ..review.report_files import read_report
 
     if assess:
@@ -813,7 +830,7 @@ def report_command(
     to_file = None if output == "-" else output
     read_from = os.curdir if to_file is None else os.path.dirname(os.path.abspath(to_file))
     try:  # its links are relative to where it is read: the output file's folder, else here
-        report = read_report(artifact, read_from=read_from)
+        report = read_report(artifact, read_from=read_from, allowed_signers=allowed_signers)
     except DuelError as exc:
         fail(exc)
     if format_ == "json":
