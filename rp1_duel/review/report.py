@@ -22,6 +22,7 @@ from typing import Any
 from ..coordination.events import Event, ProviderFailed
 from ..errors import DuelError
 from ..participant.usage import TOKEN_KINDS, PricedUsage, recorded, summary, total
+from ..record import signatures
 from ..record.artifact import (
     Conclusion,
     FrontMatter,
@@ -95,6 +96,7 @@ __all__ = [
     "Report",
     "ReportLinks",
     "ReportParticipant",
+    "SeatSigning",
     "SidecarFile",
     "TimelineEntry",
     "UnresolvedEntry",
@@ -119,8 +121,19 @@ UNRESOLVED_STATUSES = (OPEN, CONCEDED, RESOLVED, DROPPED)
 
 
 @dataclass(frozen=True)
+class SeatSigning:
+    """Who signed some of a seat's turns, as ``duel validate`` checked their signatures (section 11)."""
+
+    status: str  # a status of record.signatures: verified, intact, untrusted, invalid, unchecked or unsigned
+    principal: str | None  # verified: the allowed signers file's principal(s), comma-separated
+    key: str | None  # the fingerprint of the key the signatures carry; None for unsigned turns
+    turns: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class ReportParticipant:
-    """A participant as the report shows it: its seat, who it is, when it joined, its turns and its usage."""
+    """A participant as the report shows it: its seat, who it is, when it joined, its turns, its usage and
+    who signed its turns."""
 
     seat: int
     id: str
@@ -131,6 +144,7 @@ class ReportParticipant:
     turns: tuple[int, ...]
     usage: PricedUsage | None  # None when not recorded
     persona: str | None = None  # the persona its model played, when the record says
+    signed_by: tuple[SeatSigning, ...] = ()  # by first turn; () when its signatures were not checked
 
 
 @dataclass(frozen=True)
@@ -417,7 +431,7 @@ def build_report(
     decision = decide(history.summaries(), schedule)
     problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks, first=schedule.first))]
     problems += [problem.message for problem in outcome_problems(front, decision.outcome)]  # validate's rule
-    participants = _participants(front, history, events, env or {})
+    participants = _participants(front, history, events, env or {}, validation)
     verification, entries = _verification(sidecar, Path(path).name, front, parsed.blocks, turns)
     cited = artifact_citations(parsed.blocks, turns, history.source_names, first=schedule.first)
     model_written, assessment_notes = shown(assessment, record.subject(path), turns, first=schedule.first)
@@ -609,8 +623,10 @@ def _participants(
     history: History,
     usage_events: Sequence[Event] | None,
     env: Mapping[str, str],
+    validation: ArtifactReport | None,
 ) -> tuple[ReportParticipant, ...]:
     found = []
+    signing = _signing(history, validation)
     for entry in sorted(front.participants, key=lambda p: p.seat):
         usage = None if usage_events is None else summary(recorded(usage_events, entry.id), entry.model_id, env)
         found.append(
@@ -624,9 +640,27 @@ def _participants(
                 turns=tuple(n for n in history.numbers if history.schedule.speaker(n) == entry.seat),
                 usage=usage,
                 persona=entry.persona,
+                signed_by=signing.get(entry.seat, ()),
             )
         )
     return tuple(found)
+
+
+def _signing(history: History, validation: ArtifactReport | None) -> dict[int, tuple[SeatSigning, ...]]:
+    """Seat -> who signed its turns, grouped by status, principal and key in the order of their first turn: what
+    a reader needs to see a seat signed by another's key when no seat declared its signer (section 3, "Trust")."""
+    groups: dict[int, dict[tuple[str, str | None, str | None], list[int]]] = {}
+    for entry in () if validation is None else validation.signatures:
+        if entry.turn not in history.numbers:
+            continue
+        signature = history.block(entry.turn).signature
+        key = signatures.signer_key(signature) if signature else None
+        seat = history.schedule.speaker(entry.turn)
+        groups.setdefault(seat, {}).setdefault((entry.status, entry.signer, key), []).append(entry.turn)
+    return {
+        seat: tuple(SeatSigning(status, principal, key, tuple(turns)) for (status, principal, key), turns in by.items())
+        for seat, by in groups.items()
+    }
 
 
 def _model_failures(events: Sequence[Event], participants: Sequence[ReportParticipant]) -> tuple[ModelFailure, ...]:

@@ -38,9 +38,11 @@ def read_report(
     env: Mapping[str, str] = os.environ,
     *,
     read_from: str | os.PathLike[str] = os.curdir,
+    allowed_signers: str | os.PathLike[str] | None = None,
 ) -> Report:
     """The report of the artifact at ``path``, its links relative to the folder ``read_from`` (where the report
-    is written); raises :class:`DuelError` (``UNREADABLE``, ``FRONT_MATTER``)."""
+    is written), validated with ``allowed_signers`` when given (each seat then shows the principal that signed
+    its turns); raises :class:`DuelError` (``UNREADABLE``, ``FRONT_MATTER``)."""
     where = Path(path)
     text = _artifact_text(where)
     front = _front(text)
@@ -54,7 +56,7 @@ def read_report(
         env=env,
         notes=notes,
         assessment=_assessment(where),
-        validation=validate_file(where),
+        validation=validate_file(where, allowed_signers=allowed_signers),
         links=_links(where, front.source_path, read_from) if front else None,
         revision=_agreed_revision(where),
     )

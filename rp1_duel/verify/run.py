@@ -346,10 +346,16 @@ def verify_artifact(
 ) -> ArtifactVerification:
     """Verify every citation of a committed artifact against its previous sidecar, if any.
 
-    Raises DuelError: ``ARTIFACT_UNREADABLE`` for a file that is not a readable artifact,
+    Raises DuelError: ``ARTIFACT_UNREADABLE`` for a file that is not a readable artifact (or whose name is not UTF-8),
     ``ARTIFACT_TAMPERED`` for one whose turns or hash chain are broken (a sidecar pins a chain).
     """
     where = Path(path)
+    try:
+        where.name.encode("utf-8")  # its sidecar names it, in UTF-8
+    except UnicodeEncodeError:
+        raise DuelError(
+            ErrorCode.ARTIFACT_UNREADABLE, f"{where}: its name is not UTF-8, which a sidecar cannot name"
+        ) from None
     try:
         record = RecordFile.read(where, find_source=False)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
