@@ -19,7 +19,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from ..turns.source import MAX_SOURCE_BYTES, SourceDocument, SourceUnreadable, read_bounded, read_source
+from ..files import MAX_SOURCE_BYTES, read_bounded
+from ..turns.source import SourceDocument, SourceUnreadable, read_source
 
 __all__ = ["pinned_copy", "recorded_source", "source_location", "tree_root"]
 
