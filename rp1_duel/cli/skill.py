@@ -50,7 +50,7 @@ from typing import Any
 
 from ..confinement import confine
 from ..errors import DuelError, invalid_argument
-from ..files import write_atomic
+from ..files import MAX_SOURCE_BYTES, read_bounded, write_atomic
 from ..turns.guide import OUTCOMES, turn_guide
 from ..turns.markdown import normalize_newlines
 from ..vocabulary import (
@@ -605,11 +605,12 @@ def _read(path: Path) -> str | None:
     if path.is_dir():
         raise DuelError(ErrorCode.SKILL_EXISTS, f"{path} is a directory")
     try:
-        raw = path.read_bytes()
+        raw = read_bounded(path, MAX_SOURCE_BYTES)
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise DuelError(ErrorCode.SKILL_WRITE_FAILED, f"cannot read {path}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # a FIFO or a device in the repository is refused, never read
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise DuelError(ErrorCode.SKILL_WRITE_FAILED, f"cannot read {path}: {reason}") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -29,6 +29,7 @@ from ..coordination.policy import refresh_interval
 from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult
 from ..coordination.service import DuelService
 from ..errors import DuelError
+from ..files import MAX_SOURCE_BYTES, read_bounded
 from ..printable import printable
 from ..record import signatures
 from ..record.history import Claimant, History, RecordFile
@@ -37,7 +38,6 @@ from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
 from ..turns.challenges import Challenge, challenged
 from ..turns.rules import TurnViolation, validate_turn
-from ..turns.source import MAX_SOURCE_BYTES, read_bounded
 from ..vocabulary import (
     CHAIR_PHASES,
     CLOSED_STEP,

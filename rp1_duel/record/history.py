@@ -19,12 +19,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..audience import Question
+from ..files import MAX_ARTIFACT_BYTES, read_bounded
 from ..schedule import CHAIR_SEAT, Schedule
 from ..turns.grammar import ParsedTurn, parse_turn
 from ..turns.novelty import NoveltyIndex
 from ..turns.revision import Revision
 from ..turns.rules import TurnContext, TurnReport, validate_turn
-from ..turns.source import SourceDocument, read_bounded
+from ..turns.source import SourceDocument
 from ..vocabulary import Phase, RecordCode
 from .artifact import (
     GENESIS,
@@ -53,8 +54,6 @@ __all__ = [
     "read_failure",
     "source_location",
 ]
-
-MAX_ARTIFACT_BYTES = 8 * 1024 * 1024  # 50 turns of 64 KiB, the header and a summary fit well inside
 
 
 def citable_names(recorded_source_path: str) -> tuple[str, ...]:

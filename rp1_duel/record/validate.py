@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..files import MAX_ARTIFACT_BYTES, MAX_PATCH_BYTES, NotReadable, open_regular, read_bounded
 from ..schedule import CHAIR_TURNS
 from ..turns.raw_html import find_raw_html
 from ..vocabulary import (
@@ -42,7 +43,7 @@ from .artifact import GENESIS, FrontMatter, RulingBlock, parse_conclusion
 from .authorship import SealEntry, SignatureEntry, check_authorship
 from .citations import turn_citations
 from .ending import patch_path, revision_ending
-from .history import MAX_ARTIFACT_BYTES, History, RecordFile, chain_problems, claimants, read_failure
+from .history import History, RecordFile, chain_problems, claimants, read_failure
 from .outcomes import TurnSummary, decide, decide_panel
 from .problem import Problem
 from .rulings import parse_ruling, ruled_items, ruling_mismatch
@@ -303,11 +304,11 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
     for name, patch in expected.files.items():
         beside = path.with_name(name)
         try:
-            found = beside.read_bytes()
+            found = read_bounded(beside, MAX_PATCH_BYTES)
         except FileNotFoundError:
             report.notes.append(f"no {name} beside the artifact: duel apply recomputes the revision from the turns")
             continue
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             report.problems.append(Problem(RecordCode.PATCH_MISMATCH, f"{name} cannot be read: {read_failure(exc)}"))
             continue
         if found != patch.encode("utf-8"):
@@ -449,7 +450,8 @@ def scan(paths: Sequence[str]) -> Scan:
     the artifact size limit and kept when anything in it marks a duel artifact: a ``duel_id`` key in its front
     matter, quoted or not, or a ``<!-- duel:`` marker starting a line anywhere, in any case and spacing. A file that looks like one
     and then fails to parse is reported invalid, never skipped; a file left out is listed with its reason, so a
-    CI gate shows what it did not check."""
+    CI gate shows what it did not check: one that is no regular file (a FIFO, a device) among them, and a
+    folder that cannot be listed. Folders are walked to any depth, never through a symlink."""
     found: list[Path] = []
     skipped: list[tuple[Path, str]] = []
     for raw in paths:
@@ -457,9 +459,7 @@ def scan(paths: Sequence[str]) -> Scan:
         if not path.is_dir():
             found.append(path)
             continue
-        for candidate in sorted(path.rglob("*")):
-            if candidate.suffix.lower() != ".md" or not candidate.is_file():
-                continue
+        for candidate in _markdown_entries(path, skipped):
             reason = _why_not_an_artifact(candidate)
             if reason is None:
                 found.append(candidate)
@@ -473,10 +473,34 @@ def collect(paths: list[str]) -> list[Path]:
     return scan(paths).found
 
 
+def _markdown_entries(folder: Path, skipped: list[tuple[Path, str]]) -> list[Path]:
+    """Every ``*.md`` entry under ``folder`` but a folder, in path order. Walked with a stack, not recursion
+    (a folder 1,500 deep is no RecursionError), into no symlinked folder; one that cannot be listed goes
+    to ``skipped``."""
+    entries: list[Path] = []
+    folders = [folder]
+    while folders:
+        current = folders.pop()
+        try:
+            with os.scandir(current) as listing:
+                inside = list(listing)
+        except OSError as exc:
+            skipped.append((current, f"cannot be listed: {read_failure(exc)}"))
+            continue
+        for entry in inside:
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(Path(entry.path))
+            elif Path(entry.name).suffix.lower() == ".md":
+                entries.append(Path(entry.path))
+    return sorted(entries)
+
+
 def _why_not_an_artifact(path: Path) -> str | None:
     try:
-        with path.open("rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             data = handle.read(MAX_ARTIFACT_BYTES + 1)
+    except NotReadable as exc:
+        return str(exc)  # a FIFO, a device, a symlink to a folder: never read
     except OSError:
         return None  # unreadable: let validation say so rather than skip it
     if _MARKER.search(data) or _DUEL_ID_KEY.search(data[:_FRONT_MATTER_BYTES]):

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..files import storage_errors, write_atomic
+from ..files import MAX_SIDECAR_BYTES, read_bounded, storage_errors, write_atomic
 from ..turns.grammar import ParsedTurn
-from ..turns.source import read_bounded
 from ..vocabulary import (
     BASES,
     BRIEFS,
@@ -66,7 +65,6 @@ __all__ = [
 
 FORMAT: Final = "duel-verify/1"
 SUFFIX: Final = ".verify.json"
-MAX_SIDECAR_BYTES: Final = 16 * 1024 * 1024
 
 # The verdicts each kind of citation may carry.
 URL_CLAIM_VERDICTS: Final = (

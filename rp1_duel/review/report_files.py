@@ -15,6 +15,7 @@ from ..coordination.events import Event
 from ..coordination.service import DuelService
 from ..coordination.storage import STATE_DIR, storage_errors, write_atomic
 from ..errors import DuelError
+from ..files import MAX_CACHE_BYTES, read_bounded
 from ..participant.asking import ModelAsker, configured_providers
 from ..participant.providers import ProviderError
 from ..record.artifact import FrontMatter, FrontMatterError, parse
@@ -23,7 +24,6 @@ from ..record.history import RecordFile, read_artifact_text, read_failure
 from ..record.validate import validate_file
 from ..record.verification import SidecarError, load, sidecar_path
 from ..schedule import CHAIR_SEAT
-from ..turns.source import read_bounded
 from ..vocabulary import ACCEPTED_CONSENSUS, ErrorCode, EventType, RecordCode
 from . import assessment
 from .assessment import AssessmentFile, AssessmentRun, Assessor
@@ -162,7 +162,7 @@ def _assessment(artifact: Path) -> AssessmentFile | None:
     if not os.path.lexists(path):
         return None
     try:
-        return AssessmentFile(str(path), assessment.loads(read_bounded(path, assessment.MAX_CACHE_BYTES)))
+        return AssessmentFile(str(path), assessment.loads(read_bounded(path, MAX_CACHE_BYTES)))
     except (OSError, ValueError) as exc:  # SidecarError is a ValueError, as read_bounded's refusals are
         return AssessmentFile(str(path), None, read_failure(exc))
 
