@@ -1309,6 +1309,16 @@ def mcp_command(
             "3 times; default: none, mechanical checks only).",
         ),
     ] = None,
+    wait_seconds: Annotated[
+        float,
+        typer.Option(
+            "--wait-seconds",
+            min=1,
+            max=3600,
+            help="The longest one duel_wait blocks before it answers changed: false (keep it under the harness's "
+            "tool timeout).",
+        ),
+    ] = 45.0,
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
 ) -> None:
@@ -1325,7 +1335,7 @@ def mcp_command(
     try:
         config = load(Flags(debate_dir_, store))
         service = open_service(config.debate_dir, store=config.store)
-        service.debate.ensure()  # a debate dir it cannot write is said now, not at the first call
+        service.debate.check_usable()  # said now, but nothing is created before the first call
         checker = None
         if voter and not verify:
             from ..errors import invalid_argument
@@ -1346,6 +1356,7 @@ def mcp_command(
             settings=config.settings(),
             role=role,
             persona=persona,
+            wait_seconds=wait_seconds,
         )
     except DuelError as exc:
         fail(exc)

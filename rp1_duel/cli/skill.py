@@ -704,7 +704,10 @@ MCP_TOOLS = {
         "answers with the rulings on them"
     ),
     "duel_commit_opening": "commit your sealed opening (its hash) before any opening is revealed",
-    "duel_wait": "block until the next step changes, reporting progress meanwhile",
+    "duel_wait": (
+        "block until the next step changes, at most 45 s (then `changed` is false: call it again); it returns at "
+        "once when the step moved on since your last answer"
+    ),
     "duel_release": "give the floor back",
     "duel_close": "close the duel with the outcome it reached",
 }

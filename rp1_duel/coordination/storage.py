@@ -163,6 +163,12 @@ class DebateDir:
                 ErrorCode.DEBATE_DIR_INVALID, f"cannot use debate dir {self.root}: {exc.strerror or exc}"
             ) from None
 
+    def check_usable(self) -> None:
+        """What :meth:`ensure` would refuse at once, said without creating anything: a debate dir that is a
+        file (``DEBATE_DIR_INVALID``). A server that joins later checks this when it starts."""
+        if self.root.exists() and not self.root.is_dir():
+            raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
+
     def check_readable(self) -> None:
         """``DUEL_NOT_FOUND`` without ``.duel/``; ``DEBATE_DIR_INVALID`` for a file or a folder others may write."""
         if not self.state_root.is_dir():

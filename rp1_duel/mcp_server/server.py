@@ -118,17 +118,27 @@ def _add_reading(server: MCPServer, seat: AgentSeat) -> None:
         return await _run(lambda: seat.read(what, page))
 
     @server.tool()
-    async def duel_wait(ctx: Context, timeout_seconds: float = 600.0) -> CallToolResult:
-        """Block until your next step changes (at most `timeout_seconds`), reporting progress meanwhile."""
+    async def duel_wait(
+        ctx: Context, timeout_seconds: float | None = None, next_step: str | None = None
+    ) -> CallToolResult:
+        """Block until your next step changes, reporting progress meanwhile; it returns at once when it already
+        has (since your last answer, or since `next_step`), and after the server's bound (45 s unless set) with
+        `changed: false`: then call it again."""
         stop = threading.Event()
+        bound = (
+            seat.defaults.wait_seconds if timeout_seconds is None else min(timeout_seconds, seat.defaults.wait_seconds)
+        )
 
         def progress(seconds: float, line: str) -> None:
             if not stop.is_set():
-                anyio.from_thread.run(ctx.report_progress, seconds, timeout_seconds, line)
+                anyio.from_thread.run(ctx.report_progress, seconds, bound, line)
+
+        def wait() -> dict[str, Any]:
+            return seat.wait(bound, next_step=next_step, progress=progress, cancelled=stop.is_set)
 
         try:
             return await anyio.to_thread.run_sync(
-                lambda: _settled(lambda: seat.wait(timeout_seconds, progress=progress, cancelled=stop.is_set)),
+                lambda: _settled(wait),
                 abandon_on_cancel=True,  # a cancelled wait answers nothing; its thread ends within a slice
             )
         finally:
