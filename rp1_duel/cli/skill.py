@@ -219,6 +219,11 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         ),
     ),
     (
+        (ErrorCode.DEPENDENCY_MISSING,),
+        "stop",
+        "an optional part of duel is not installed (`details.install` is the command): tell the user",
+    ),
+    (
         (ErrorCode.PATH_OUTSIDE_PROJECT,),
         "stop",
         (

@@ -108,8 +108,16 @@ def open_store(url: str, debate: DebateDir) -> DuelStore:
         raise invalid_argument(
             "--store must be a postgresql:// URL (or leave it out: the debate dir keeps the duels)", flag="--store"
         )
-    from .postgres import PostgresStore  # psycopg is loaded only when a database is used
-
+    try:
+        from .postgres import PostgresStore  # psycopg is loaded only when a database is used
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "psycopg":
+            raise
+        raise DuelError(
+            ErrorCode.DEPENDENCY_MISSING,
+            "the PostgreSQL store needs the postgresql extra: pip install 'rp1-duel[postgresql]'",
+            {"extra": "postgresql", "install": "pip install 'rp1-duel[postgresql]'"},
+        ) from None
     return PostgresStore(url, debate)
 
 
