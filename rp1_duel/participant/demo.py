@@ -31,8 +31,7 @@ def run_demo(directory: str) -> int:
     debates = root / "debates"
     root.mkdir(parents=True, exist_ok=True)
     source = root / SOURCE
-    if not source.exists():
-        shutil.copyfile(EXAMPLES / SOURCE, source)
+    shutil.copyfile(EXAMPLES / SOURCE, source)  # fresh every run: an applied revision would not be the scripts' text
     say(f"duel demo: two scripted participants (no model, no API key) debate {source}")
     shared = (
         "--debate-dir",

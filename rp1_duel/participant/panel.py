@@ -215,7 +215,9 @@ def _wait_for_seat(
                 ErrorCode.PANEL_SEAT_FAILED, f"{run.seat.label} ended before taking its seat (its error is above)"
             )
         try:
-            if service.status(target=target, topic=topic).participant_count >= count:
+            status = service.status(target=target, topic=topic)
+            # An earlier duel on this document and topic, closed, is not this run's: its seats count for nothing.
+            if status.duel.status == ACTIVE and status.participant_count >= count:
                 return
         except DuelError:
             pass  # the first join has not created the duel yet
