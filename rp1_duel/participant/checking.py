@@ -98,19 +98,19 @@ class CitationCheck:
     def verdicts(self, *, sent_back: bool = False) -> CitationVerdicts:
         """What the ``citations_verified`` event of this check says."""
         return CitationVerdicts(
-            self.writer_id,
-            self.draft,
-            sent_back,
-            self.voters,
-            self.counts(),
-            tuple(
+            writer=self.writer_id,
+            draft=self.draft,
+            sent_back=sent_back,
+            voters=self.voters,
+            counts=self.counts(),
+            citations=tuple(
                 CheckedCitation(
-                    entry.citation.line,
-                    entry.citation.item,
-                    entry.citation.url,
-                    entry.verdict,
-                    entry.confidence,
-                    entry.reason,
+                    line=entry.citation.line,
+                    item=entry.citation.item,
+                    url=entry.citation.url,
+                    verdict=entry.verdict,
+                    confidence=entry.confidence,
+                    reason=entry.reason,
                 )
                 for entry in self.entries
             ),

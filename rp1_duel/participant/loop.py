@@ -929,7 +929,12 @@ class Duelist:
         usage = replace(usage, repairs=int(bool(repairing)))
         if usage.requests or not self.provider.remote:
             provider = self.provider
-            provenance = Provenance(provider.name, provider.model, served, provider.reasoning)
+            provenance = Provenance(
+                provider=provider.name,
+                requested_model=provider.model,
+                served_model=served,
+                reasoning=provider.reasoning,
+            )
             self.service.record_usage(self._my_seat, number, usage, provenance=provenance, repair_codes=repairing)
         return usage
 

@@ -272,7 +272,9 @@ class History:
     def summaries(self) -> list[TurnSummary]:
         """Each accepted turn as the outcome rules read it: speaker, stance, whether it blocks."""
         return [
-            TurnSummary(self.schedule.speaker(n), t.stance or "", t.has_blocking, accepted)
+            TurnSummary(
+                seat=self.schedule.speaker(n), stance=t.stance or "", has_blocking=t.has_blocking, revision=accepted
+            )
             for n, t, accepted in zip(self.numbers, self.turns, self.accepted, strict=True)
         ]
 

@@ -54,7 +54,7 @@ class EditProblem:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class _Change:
     start: int
     end: int  # == start for an insert
@@ -176,7 +176,7 @@ def _locate(source: str, edit: Edit) -> _Change | EditProblem:
     text = edit.text.replace("\n", newline)
     if edit.kind == "delete" and _whole_lines(source, start, end):
         end += len(_LINE.match(source, end).group()) if end < len(source) else 0  # type: ignore[union-attr]
-    return _Change(start, end, text, edit.name)
+    return _Change(start=start, end=end, text=text, name=edit.name)
 
 
 def _whole_lines(source: str, start: int, end: int) -> bool:
@@ -199,7 +199,7 @@ def _insertion(source: str, edit: Edit, newline: str) -> _Change | EditProblem:
     before = "" if raw[index].endswith(("\n", "\r")) else newline
     after = "" if index + 1 >= len(lines) or not lines[index + 1].strip() else newline
     text = before + newline + edit.text.replace("\n", newline) + newline + after
-    return _Change(at, at, text, edit.name)
+    return _Change(start=at, end=at, text=text, name=edit.name)
 
 
 @functools.lru_cache(maxsize=8)
@@ -235,7 +235,7 @@ def _short(text: str) -> str:
     return flat if len(flat) <= 60 else flat[:57] + "..."
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class _Index:
     """The source compared as quotes are, each character mapped back to the source characters it came from.
 
@@ -304,7 +304,7 @@ def _index(source: str) -> _Index:
         folded += len(text)
         done = end
     pieces.append(source[done:].translate(folds))
-    return _Index("".join(pieces), at, length, starts, ends)
+    return _Index(text="".join(pieces), at=at, length=length, starts=starts, ends=ends)
 
 
 def _unit_boundary(char: str) -> bool:

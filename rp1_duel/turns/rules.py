@@ -624,7 +624,7 @@ class _Checker:
             for mention in turns_in_text(section.body):
                 line = section.line + 1 + section.body.count("\n", 0, mention.start)
                 self._check_turn_reference(
-                    Reference("turn", "", mention.turn, excerpt=mention.excerpt), line, section.name
+                    Reference(kind="turn", text="", turn=mention.turn, excerpt=mention.excerpt), line, section.name
                 )
 
     # RULING_UNACKNOWLEDGED
