@@ -70,7 +70,9 @@ def checks(alice: Player, bob: Player) -> tuple[CitationCheck, CitationCheck]:
         votes=(vote,),
     )
     dead = CitationEntry(citation=citation(9, URL), verdict=Verdict.FABRICATED, confidence=None, reason="dead link")
-    return CitationCheck(1, alice.id, None, (judged,)), CitationCheck(3, alice.id, 1, (dead,))
+    return CitationCheck(number=1, writer_id=alice.id, draft=None, entries=(judged,)), CitationCheck(
+        number=3, writer_id=alice.id, draft=1, entries=(dead,)
+    )
 
 
 def seated(service: DuelService, source: Path, who: tuple[str, str, str], **kwargs: str) -> Player:

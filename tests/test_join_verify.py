@@ -138,7 +138,7 @@ def test_a_draft_without_urls_is_not_fetched_or_checked(source, web):
     checks = checker()
     found = CitationChecker.draft_citations(1, make_turn(1, *ALICE), empty_history(source))
     assert found == []  # source references and principles were checked at append, or cannot be
-    assert checks.check(1, "p-1", found, draft=1) == CitationCheck(1, "p-1", 1, ())
+    assert checks.check(1, "p-1", found, draft=1) == CitationCheck(number=1, writer_id="p-1", draft=1, entries=())
     assert web.requests == []
 
 
@@ -206,7 +206,12 @@ def test_the_verdicts_go_in_the_instruction_and_leave_the_cached_prefix_as_it_wa
 
 def test_verdicts_are_logged_by_the_seat_without_waking_anyone_even_after_the_close(service, pair, web):
     alice, bob = pair
-    check = CitationCheck(1, bob.id, None, (entry(web.url("/missing"), Verdict.FABRICATED, 7, "dead link"),))
+    check = CitationCheck(
+        number=1,
+        writer_id=bob.id,
+        draft=None,
+        entries=(entry(web.url("/missing"), Verdict.FABRICATED, 7, "dead link"),),
+    )
     service.release_lock(alice.seat, claim(service, alice), close=True, outcome="INVALIDATED", reason="over")
     before = service.debate.read_state(alice.duel_id)
     service.record_verdicts(alice.seat, 1, check.verdicts())

@@ -255,7 +255,14 @@ def append_turn(
             raise refusal
     parsed = report.turn
     record = TurnRecord(
-        number, me.id, me.seat, parsed.stance or "", parsed.has_blocking, block.sha256, tx.now.wall, signature
+        n=number,
+        participant_id=me.id,
+        seat=me.seat,
+        stance=parsed.stance or "",
+        has_blocking=parsed.has_blocking,
+        sha256=block.sha256,
+        appended_at=tx.now.wall,
+        signature=signature,
     )
     state.turns.append(record)
     state.turn_started_mono = tx.now.mono

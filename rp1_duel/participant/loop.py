@@ -88,7 +88,7 @@ STATE_COMPLETED: Final = "completed"
 STATE_INVALIDATED: Final = "invalidated"
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ParticipantConfig:
     """Who joins which duel, and how: the source, the debate dir, the name, and the duel's settings."""
 
@@ -107,7 +107,7 @@ class ParticipantConfig:
     allow_private_hosts: bool = False  # fetches (--verify, challenged sources) may reach loopback and private hosts
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ParticipantResult:
     """How a participant's run ended, as ``duel join --json`` prints it."""
 
@@ -293,7 +293,7 @@ class Duelist:
         self.provider = provider
         self.report = reporter
         self.service = service or DuelService(config.debate_dir, store=config.store)
-        self.result = ParticipantResult(PREPARING)
+        self.result = ParticipantResult(state=PREPARING)
         self.service.on_store_wait = self._store_wait  # a retry of the store is a wait, said like one
         self.claimant = Claimant(config.name, config.harness, provider.model)
         self.seat: Seat | None = None

@@ -54,7 +54,7 @@ class PanelSeat:
     flags: tuple[str, ...]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SeatRun:
     """One seat's process and, once it has ended, its ``--json`` summary."""
 
@@ -185,7 +185,7 @@ def run_seats(
                 errors="replace",
                 start_new_session=True,
             )
-            run = SeatRun(seat, process)
+            run = SeatRun(seat=seat, process=process)
             runs.append(run)
             stderr = cast("IO[str]", process.stderr)  # stderr=PIPE: never None
             threading.Thread(
