@@ -12,7 +12,7 @@ assessments); nothing in :mod:`rp1_duel.review` outside this package but the wri
 """
 
 from ..decision import Quote
-from .build import Record, build_report, read_record
+from .build import Record, build_report, read_record, record_of
 from .data import (
     MARKED_STANCES,
     OPEN,
@@ -58,4 +58,5 @@ __all__ = [
     "VerificationFacts",
     "build_report",
     "read_record",
+    "record_of",
 ]

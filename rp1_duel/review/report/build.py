@@ -26,7 +26,7 @@ from ...record.artifact import (
     parse_conclusion,
 )
 from ...record.citations import artifact_citations
-from ...record.history import History, chain_problems, citable_names
+from ...record.history import History, RecordFile, chain_problems, citable_names
 from ...record.outcomes import (
     BOTH_ACCEPTING,
     BOTH_DISSENTING,
@@ -82,7 +82,7 @@ from .turns import (
 
 
 def build_report(
-    text: str,
+    text: str | Record,
     path: str = "",
     events: Sequence[Event] | None = None,
     sidecar: SidecarFile | None = None,
@@ -93,7 +93,7 @@ def build_report(
     links: ReportLinks | None = None,
     revision: RevisionView | None = None,
 ) -> Report:
-    """The report of an artifact's ``text``, found at ``path``.
+    """The report of an artifact's ``text`` (or its :class:`Record`, already read), found at ``path``.
 
     ``events``: the duel's ``usage``, ``provider_failed`` and ``turn_rejected`` events (protocol section 9),
     None when none were found. ``sidecar``: its verification sidecar, when there is one. ``env`` may name a price
@@ -103,7 +103,7 @@ def build_report(
     ``revision``: the revision a consensus agreed on, recomputed over the recorded source.
     Raises :class:`DuelError` ``FRONT_MATTER`` for a text that is not a duel artifact.
     """
-    record = read_record(text, path)
+    record = text if isinstance(text, Record) else read_record(text, path)
     parsed, front, history = record.parsed, record.front, record.history
     turns, schedule = history.turns, history.schedule
     decision = decide(history.summaries(), schedule)
@@ -219,11 +219,27 @@ def read_record(text: str, path: str = "") -> Record:
     rulings = tuple(r for r in (parse_ruling(block.r, block.text) for block in parsed.rulings) if r is not None)
     history = History(None, names, front.schedule, source_sha256=front.source_sha256, rulings=rulings)
     history.replay(parsed.blocks)
-    if any(ruling.redacts for ruling in rulings):  # every view reads the turns as shown: redacted claims left out
-        shown = History(None, names, front.schedule, source_sha256=front.source_sha256, rulings=rulings)
-        shown.replay(history.shown_blocks())
-        history = shown
-    return Record(parsed, front, history)
+    return Record(parsed, front, _as_shown(history, front))
+
+
+def record_of(file: RecordFile, replayed: History) -> Record:
+    """The record ``duel validate`` has just read and replayed, as a report reads it: no second read, parse or
+    replay (but for the turns a ruling redacts, replayed as shown). Raises :class:`DuelError` ``FRONT_MATTER``
+    for a file that is not a duel artifact."""
+    if file.front is None:
+        raise DuelError(RecordCode.FRONT_MATTER, f"{file.path}: {file.front_problem}")
+    return Record(file.parsed, file.front, _as_shown(replayed, file.front))
+
+
+def _as_shown(history: History, front: FrontMatter) -> History:
+    """Every view reads the turns as shown: a claim a fabricated source was cited for left out."""
+    if not any(ruling.redacts for ruling in history.rulings):
+        return history
+    shown = History(
+        None, history.source_names, front.schedule, source_sha256=front.source_sha256, rulings=history.rulings
+    )
+    shown.replay(history.shown_blocks())
+    return shown
 
 
 # -- outcome -------------------------------------------------------------------------------
