@@ -488,7 +488,7 @@ def revisions(draw: st.DrawFn) -> Revision:
 def patched(folder: Path, revision: Revision, *command: str) -> bytes:
     """The source written to ``folder``, ``command`` run there on the revision's patch: the file's bytes."""
     (folder / "doc.md").write_bytes(revision.source.encode("utf-8"))
-    (folder / "revision.patch").write_bytes(revision.diff("doc.md").encode("utf-8"))
+    (folder / "revision.patch").write_bytes(revision.patch("doc.md").encode("utf-8"))
     done = subprocess.run([*command, "revision.patch"], cwd=folder, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     return (folder / "doc.md").read_bytes()

@@ -732,9 +732,9 @@ def apply_command(
 ) -> None:
     """Apply the revision a duel agreed on (ACCEPTED_CONSENSUS) to its document, recomputed from the turns.
 
-    Refused, writing nothing, when the artifact does not pass duel validate, the duel agreed on nothing, or the document is no longer the version the duel recorded. The file is replaced at once and keeps its mode.
+    Refused, writing nothing, when the artifact does not pass duel validate or the duel agreed on nothing. A document that moved on since the duel gets the agreed change merged in, three ways (git merge-file, else merge3); where both changed the same lines it is written with <<<<<<< today / >>>>>>> agreed markers (--check says so first). One that holds the revision already is left as it is. --to writes the agreed revision of the recorded version, whatever the document became. The file is replaced at once and keeps its mode.
 
-    Exit 0 when applied (with --check: when it would apply), 1 when refused, 2 on wrong flags or a duel that ended without consensus (1 with --check).
+    Exit 0 when applied or already applied (with --check: when it would apply), 1 when refused or written with conflicts, 2 on wrong flags or a duel that ended without consensus (1 with --check).
     """
     from ..record.agreed import apply_agreed
 
@@ -746,6 +746,8 @@ def apply_command(
         typer.echo(printable_json({"success": True, **result.to_dict()}))
     else:
         typer.echo(printable(result.to_text()))
+    if result.conflicts:
+        raise typer.Exit(1)  # written with conflict markers, as git merge leaves them: not done until resolved
 
 
 def check_allowed_signers(path: str | None) -> None:

@@ -338,12 +338,18 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
         except (OSError, ValueError) as exc:
             report.problems.append(Problem(RecordCode.PATCH_MISMATCH, f"{name} cannot be read: {read_failure(exc)}"))
             continue
-        if found != patch.encode("utf-8"):
+        # A record closed before patches carried git's header (diff --git, index) has the plain diff: as good.
+        if found not in (patch.encode("utf-8"), _without_git_header(patch).encode("utf-8")):
             report.problems.append(
                 Problem(
                     RecordCode.PATCH_MISMATCH, f"{name} is not the diff the turns' edits make: edited after the close"
                 )
             )
+
+
+def _without_git_header(patch: str) -> str:
+    """``patch`` without its first two lines (``diff --git``, ``index``): the diff as the service wrote it before."""
+    return patch.split("\n", 2)[2] if patch.startswith("diff --git ") else patch
 
 
 def _check_verification(

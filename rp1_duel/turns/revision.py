@@ -129,6 +129,15 @@ class Revision:
         it (``a/PATH``, ``b/PATH``); empty when nothing changes."""
         return f"--- a/{path}\n+++ b/{path}\n{self._hunks}" if self._hunks else ""
 
+    def patch(self, path: str) -> str:
+        """:meth:`diff` with git's header: ``diff --git`` and an ``index`` line naming the blobs of the source
+        and of this revision, so ``git apply -3`` can merge it into a document that moved on; empty when
+        nothing changes."""
+        if not self._hunks:
+            return ""
+        blobs = f"{git_blob_id(self.source)}..{git_blob_id(self.text)}"
+        return f"diff --git a/{path} b/{path}\nindex {blobs} 100644\n{self.diff(path)}"
+
     @functools.cached_property
     def _hunks(self) -> str:
         """The diff's hunks, found once: :meth:`diff` and :meth:`counts` both ask, and the path is in the header only."""
@@ -142,6 +151,12 @@ class Revision:
         """Lines added and removed, as :meth:`diff` shows them."""
         body = self.diff("-").split("\n")[2:]  # after the --- and +++ lines
         return sum(line.startswith("+") for line in body), sum(line.startswith("-") for line in body)
+
+
+def git_blob_id(text: str) -> str:
+    """The id git gives a file holding ``text`` (UTF-8): the SHA-1 of its blob, as ``git hash-object`` prints it."""
+    data = text.encode("utf-8")
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 @functools.lru_cache(maxsize=8)
