@@ -350,35 +350,34 @@ def test_the_cli_install_prints_each_file_with_what_was_done_then_the_trust_to_g
     assert result.stdout == (
         f"installed: {tmp_path / 'project/.gemini/settings.json'}\ninstalled: {tmp_path / 'project/GEMINI.md'}\n"
         "to do: Gemini CLI runs only in a trusted folder (each folder you start it in): start gemini there once "
-        f"and trust it, or add to the object in {trusted}:\n"
-        + json.dumps({str(tmp_path / "project"): "TRUST_FOLDER"})
-        + "\n"
+        f"and trust it, or merge into {trusted}:\n" + json.dumps({str(tmp_path / "project"): "TRUST_FOLDER"}) + "\n"
     )
 
 
+# (harness, scope) -> the trust step's file under tmp_path, and what is added or merged there (PROJECT: its path).
+TRUST = {
+    ("claude-code", "project"): ("home/.claude.json", {"projects": {"PROJECT": {"hasTrustDialogAccepted": True}}}),
+    ("codex", "project"): ("home/.codex/config.toml", {"projects": {"PROJECT": {"trust_level": "trusted"}}}),
+    ("gemini", "project"): ("home/.gemini/trustedFolders.json", {"PROJECT": "TRUST_FOLDER"}),
+    ("gemini", "user"): ("home/.gemini/trustedFolders.json", {"PROJECT": "TRUST_FOLDER"}),
+}
+
+
 @pytest.mark.parametrize(("harness", "scope"), list(TARGETS))
-def test_the_install_ends_with_the_trust_only_the_user_may_give_as_text_to_add_to_a_file(tmp_path, harness, scope):
+def test_the_install_ends_with_the_trust_only_the_user_may_give_as_text_for_a_file(tmp_path, harness, scope):
     result = duel_skill(tmp_path, "--harness", harness, "--mcp", "--install", "--scope", scope)
     assert result.exit_code == 0, result.stderr
     step = result.stdout.split(f"{tmp_path / TARGETS[harness, scope][-1]}\n", 1)[1]
-    project = str(tmp_path / "project")
-    if harness == "codex" and scope == "project":
-        head, table = step.split("\n", 1)
-        assert head.endswith(f"add to {tmp_path / 'home/.codex/config.toml'}:")
-        assert tomllib.loads(table) == {"projects": {project: {"trust_level": "trusted"}}}
-    elif harness == "gemini":
-        head, member = step.split("\n", 1)
-        assert head.endswith(f"add to the object in {tmp_path / 'home/.gemini/trustedFolders.json'}:")
-        assert json.loads(member) == {project: "TRUST_FOLDER"}
-    elif scope == "project":
-        assert (
-            step
-            == f"to do: an interactive Claude Code reads .claude/settings.json only in a trusted folder: start claude in {project} once and trust it (claude -p needs nothing)\n"
-        )
-    else:
+    if (harness, scope) not in TRUST:
         assert step == ""  # the user's own files need no trust
-    assert not (tmp_path / "home/.codex/config.toml").exists() or scope == "user"  # duel never trusts for the user
-    assert not (tmp_path / "home/.gemini/trustedFolders.json").exists()
+        return
+    path, wanted = TRUST[harness, scope]
+    head, text = step.split("\n", 1)
+    assert head.startswith("to do: ")
+    assert head.endswith(f" {tmp_path / path}:")
+    given = tomllib.loads(text) if path.endswith(".toml") else json.loads(text)
+    assert json.loads(json.dumps(given).replace(str(tmp_path / "project"), "PROJECT")) == wanted
+    assert not (tmp_path / path).exists()  # duel never gives the trust itself
 
 
 # -- Claude Code's settings ------------------------------------------------------------------------

@@ -924,7 +924,7 @@ def skill_command(
     (in the project or the home folder), with what the harness needs to run the tools headless
     (Claude Code: an allow rule in .claude/settings.json), and a short skill for its tools goes
     where the instructions go (Codex, user: ~/.codex/AGENTS.md). Without --install, all are
-    printed; with it, the trust only you may give the folder (Codex, Gemini CLI) is printed last.
+    printed; with it, the trust only you may give the folder is printed last.
 
     Installing again changes nothing; a file duel did not write is kept unless --force.
     """

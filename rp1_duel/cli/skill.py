@@ -913,20 +913,20 @@ def mcp_trust_step(harness: str, *, scope: str, home: Path, project: Path) -> st
     _check_mcp_harness(harness)
     _check_scope(scope)
     if harness == "claude-code" and scope == "project":
+        trusted = json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": True}}}, ensure_ascii=False)
         return (
-            "to do: an interactive Claude Code reads .claude/settings.json only in a trusted folder: start claude "
-            f"in {project} once and trust it (claude -p needs nothing)\n"
+            "to do: Claude Code reads .claude/settings.json (and its allow rule) only in a trusted folder: run claude "
+            f"there once and accept its trust dialog, or merge into {home / '.claude.json'}:\n{trusted}\n"
         )
     if harness == "codex" and scope == "project":
         table = f'[projects.{_toml_value(str(project))}]\ntrust_level = "trusted"\n'
         config = home / ".codex" / "config.toml"
         return f"to do: Codex reads .codex/config.toml only in a trusted project: add to {config}:\n{table}"
     if harness == "gemini":
-        trusted = home / ".gemini" / "trustedFolders.json"
-        member = json.dumps({str(project): "TRUST_FOLDER"}, ensure_ascii=False)
+        trusted = json.dumps({str(project): "TRUST_FOLDER"}, ensure_ascii=False)
         return (
-            "to do: Gemini CLI runs only in a trusted folder (each folder you start it in): "
-            f"start gemini there once and trust it, or add to the object in {trusted}:\n{member}\n"
+            "to do: Gemini CLI runs only in a trusted folder (each folder you start it in): start gemini there "
+            f"once and trust it, or merge into {home / '.gemini' / 'trustedFolders.json'}:\n{trusted}\n"
         )
     return ""
 
