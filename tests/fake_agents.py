@@ -30,9 +30,11 @@ from local_server import LocalServer, served_by
 
 from helpers import make_turn
 
-TOOL = re.compile(r"(duel_[a-z_]+)$")  # a duel tool under the harness's prefix (mcp__duel__duel_join, ...)
+# A duel tool under the harness's prefix: mcp__duel__duel_join (Claude Code), duel_join in the mcp__duel
+# namespace (Codex), mcp_duel_duel_join (Gemini CLI).
+TOOL = re.compile(r"(duel_(?:join|status|rules|read|wait|claim|append|commit_opening|release|close))$")
 DEFERRED = re.compile(r"\bmcp__duel__duel_[a-z_]+")  # duel's tools as Claude Code names them
-NEXT_STEP = re.compile(r"""next_step\W{1,4}([a-z_]+)""")
+NEXT_STEP = re.compile(r"""next_step\W{1,8}([a-z_]+)""")  # in JSON, JSON in a string, or words
 
 
 @dataclass
@@ -257,3 +259,123 @@ def _anthropic_text(content: Any) -> str:
 
 
 Wire = Callable[[ScriptedAgent], AgentServer]
+
+
+# -- OpenAI Responses API (Codex) ----------------------------------------------------------------
+class ResponsesAgentServer(AgentServer):
+    """``POST /v1/responses``: tool results are ``function_call_output`` items of the input."""
+
+    def respond(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        tools = [name for tool in body.get("tools") or [] for name in _responses_tool_names(tool)]
+        names: dict[str, str] = {}
+        results: list[tuple[str, str]] = []
+        for given in body.get("input") or []:
+            if given.get("type") == "function_call":
+                names[given["call_id"]] = f"{given.get('namespace', '')} {given.get('name', '')}".strip()
+            elif given.get("type") == "function_call_output":
+                results.append((names.get(given["call_id"], ""), _responses_text(given.get("output"))))
+        duel_results = [(tool_name(name), text) for name, text in results if tool_name(name)]
+        answer = self.agent.next(tools, duel_results)
+        number = len(self.requests)
+        if isinstance(answer, Call):
+            name = next((name for name in tools if tool_name(name) == answer.tool), answer.tool)
+            namespace, _, short = name.rpartition(" ")
+            item: dict[str, Any] = {
+                "type": "function_call",
+                "id": f"fc_{number}",
+                "call_id": f"call_{number}",
+                "name": short,
+                "arguments": json.dumps(answer.arguments),
+                "status": "completed",
+            } | ({"namespace": namespace} if namespace else {})
+        else:
+            text = {"type": "output_text", "text": answer, "annotations": []}
+            item = {
+                "type": "message",
+                "id": f"msg_{number}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [text],
+            }
+        response = {
+            "id": f"resp_{number}",
+            "object": "response",
+            "status": "in_progress",
+            "model": body.get("model", ""),
+        }
+        usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        events = [
+            _sse("response.created", {"type": "response.created", "response": response}),
+            _sse("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
+            _sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+            _sse(
+                "response.completed",
+                {
+                    "type": "response.completed",
+                    "response": {**response, "status": "completed", "output": [item], "usage": usage},
+                },
+            ),
+        ]
+        self.send_events(handler, iter(events))
+
+
+def _responses_tool_names(tool: dict[str, Any]) -> list[str]:
+    """A tool's name, or a namespace's tools' names as ``NAMESPACE NAME`` (Codex puts a server's tools in one)."""
+    if "name" in tool and tool.get("type") == "function":
+        return [tool["name"]]
+    inner = tool.get("tools") or []
+    return [f"{tool.get('name', '')} {sub.get('name', '')}" for sub in inner if isinstance(sub, dict)]
+
+
+def _responses_text(output: Any) -> str:
+    if isinstance(output, str):
+        return output
+    if isinstance(output, dict):
+        return json.dumps(output)
+    return "\n".join(part.get("text", "") for part in output or [] if isinstance(part, dict))
+
+
+# -- Gemini API (Gemini CLI) ---------------------------------------------------------------------
+class GeminiAgentServer(AgentServer):
+    """``POST /v1beta/models/M:streamGenerateContent`` (and ``:generateContent``): tool results are
+    ``functionResponse`` parts of the contents."""
+
+    def respond(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        if ":countTokens" in handler.path:
+            send_json(handler, 200, {"totalTokens": 100})
+            return
+        tools = [
+            declaration["name"]
+            for tool in body.get("tools") or []
+            for declaration in tool.get("functionDeclarations") or []
+            if "name" in declaration
+        ]
+        results = [
+            (part["functionResponse"].get("name", ""), _gemini_text(part["functionResponse"].get("response")))
+            for content in body.get("contents") or []
+            for part in content.get("parts") or []
+            if "functionResponse" in part
+        ]
+        duel_results = [(tool_name(name), text) for name, text in results if tool_name(name)]
+        answer = self.agent.next(tools, duel_results)
+        if isinstance(answer, Call):
+            name = next((name for name in tools if tool_name(name) == answer.tool), answer.tool)
+            part: dict[str, Any] = {"functionCall": {"name": name, "args": answer.arguments}}
+        else:
+            part = {"text": answer}
+        chunk = {
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "modelVersion": handler.path.split("/models/")[-1].split(":")[0],
+        }
+        if ":streamGenerateContent" not in handler.path:
+            send_json(handler, 200, chunk)
+            return
+        self.send_events(handler, iter([_sse(None, chunk)]))
+
+
+def _gemini_text(response: Any) -> str:
+    """A function response's text: Gemini CLI wraps the tool's in ``{"output": …}``."""
+    if isinstance(response, dict) and isinstance(response.get("output"), str):
+        return str(response["output"])
+    return json.dumps(response)

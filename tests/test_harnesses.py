@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_agents import AgentServer, AnthropicAgentServer, ScriptedAgent
+from fake_agents import AgentServer, AnthropicAgentServer, GeminiAgentServer, ResponsesAgentServer, ScriptedAgent
 
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.mcp_server.seat import WAIT_BOUND_SECONDS
@@ -196,4 +196,43 @@ def test_claude_code_set_up_by_duel_skill_finishes_a_duel_headless(project: Path
         ANTHROPIC_API_KEY="sk-ant-fake",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         DISABLE_AUTOUPDATER="1",
+    )
+
+
+def test_codex_set_up_by_duel_skill_finishes_a_duel_headless(project: Path) -> None:
+    codex = harness_command("codex")
+    install("codex", project, project.parent / "home")
+    provider = '{name = "fake", base_url = "{base_url}/v1", wire_api = "responses", env_key = "FAKE_API_KEY"}'
+    duel_against_peer(
+        "codex",
+        project,
+        ResponsesAgentServer,
+        [
+            str(codex),
+            "exec",
+            "-c",
+            f"model_providers.fake={provider}",
+            "-c",
+            'model_provider="fake"',
+            "-m",
+            "fake-model",
+            PROMPT,
+        ],
+        FAKE_API_KEY="sk-fake",
+    )
+
+
+def test_gemini_cli_set_up_by_duel_skill_finishes_a_duel_headless(project: Path) -> None:
+    gemini = harness_command("gemini")
+    install("gemini", project, project.parent / "home")
+    # The user's own choice, as `gemini` asks it at first start: an API key (whose base URL the fake serves).
+    user_settings = project.parent / "home" / ".gemini" / "settings.json"
+    user_settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}), encoding="utf-8")
+    duel_against_peer(
+        "gemini",
+        project,
+        GeminiAgentServer,
+        [str(gemini), "-p", PROMPT, "-m", "gemini-2.5-pro"],
+        GOOGLE_GEMINI_BASE_URL="{base_url}",
+        GEMINI_API_KEY="fake-key",
     )
