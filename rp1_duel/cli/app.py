@@ -923,14 +923,24 @@ def skill_command(
 
     --mcp: the seat is taken through `duel mcp` (an MCP server) instead. The entry that starts it
     is merged into .mcp.json or ~/.claude.json, .codex/config.toml, or .gemini/settings.json
-    (in the project or the home folder), and a short skill for its tools goes where the
-    instructions go (Codex, user: ~/.codex/AGENTS.md). Without --install, both are printed.
+    (in the project or the home folder), with what the harness needs to run the tools headless
+    (Claude Code: an allow rule in .claude/settings.json), and a short skill for its tools goes
+    where the instructions go (Codex, user: ~/.codex/AGENTS.md). Without --install, all are
+    printed; with it, the trust only you may give the folder is printed last.
 
     Installing again changes nothing; a file duel did not write is kept unless --force.
     """
     from ..configuration import project_folder
     from ..errors import invalid_argument
-    from .skill import HARNESSES, SCOPES, install_mcp_report, install_report, render, render_mcp_setup
+    from .skill import (
+        HARNESSES,
+        SCOPES,
+        install_mcp_report,
+        install_report,
+        mcp_trust_step,
+        render,
+        render_mcp_setup,
+    )
 
     try:
         if harness not in HARNESSES:
@@ -948,6 +958,8 @@ def skill_command(
         report = install_mcp_report if mcp else install_report
         for item in report(harness, scope=scope, home=home_folder, project=folder, force=force):
             typer.echo(printable(f"{item.action}: {item.path}"))
+        if mcp:
+            typer.echo(printable(mcp_trust_step(harness, scope=scope, home=home_folder, project=folder)), nl=False)
     except DuelError as exc:
         fail(exc)
 
