@@ -1,4 +1,4 @@
-"""The debate family: each turn moves the debate on, says where it stands, and accepts only what it can.
+"""The debate family: each turn moves the debate on, is grounded, says where it stands, and accepts only what it can.
 
 Where the protocol is silent, this family decides:
 - In Agreements, Unresolved Items and Stance Revision Support, each top-level list item
@@ -9,6 +9,9 @@ Where the protocol is silent, this family decides:
   runs of letters and digits after `normalize_text`.
 - Unresolved item tags are case-insensitive and may use any dash (`non–blocking`).
 - A "scoped critique" (CONSENSUS_BLOCKED) is a counterpoint with Addresses and a Claim.
+- Grounding counts source and turn references among support items, resolved or not (one
+  that does not resolve has its own violation). Addresses names what is countered; it is
+  not evidence, so it does not ground a turn.
 """
 
 from __future__ import annotations
@@ -79,6 +82,17 @@ def _consensus_blocked(checked: Checked) -> Iterator[TurnViolation]:
         yield checked.violation(code, message, turn.heading_line)
 
 
+def _ungrounded(checked: Checked) -> Iterator[TurnViolation]:
+    kinds = {reference.kind for _, reference in checked.references}
+    number = checked.ctx.turn_number
+    if "source" in kinds or (number > 1 and "turn" in kinds):
+        return
+    if number > 1:
+        yield checked.violation(RuleCode.UNGROUNDED, "the turn cites neither the source nor an earlier turn")
+    else:
+        yield checked.violation(RuleCode.UNGROUNDED, "the first turn must cite the source at least once")
+
+
 RULES = (
     Rule(
         RuleCode.NOVELTY,
@@ -105,5 +119,11 @@ RULES = (
         " and at least one non-blocking item or scoped critique",
         panel_turn,
         _consensus_blocked,
+    ),
+    Rule(
+        RuleCode.UNGROUNDED,
+        "the turn cites the source at least once, or (after turn 1) the source or an earlier turn",
+        panel_turn,
+        _ungrounded,
     ),
 )

@@ -23,9 +23,6 @@ Where the protocol is silent, this family decides:
   locators are not checked.
 - A chair's turn has no support items: the turns it names in its pre-closing and synthesis are
   found as running text names them (`Turn M "…"`), and held to TURN_REF_NOT_FOUND.
-- Grounding counts source and turn references among support items, resolved or not (one
-  that does not resolve has its own violation). Addresses names what is countered; it is
-  not evidence, so it does not ground a turn.
 - CONJECTURE_AS_BASIS: a claim is a counterpoint's Claim or the novel argument's claim; it
   or a support item is a conjecture when it begins with `[CONJECTURE]` (exact case). A
   counterpoint whose evidence is conjectures only (tagged items, `Turn M` pointing at a
@@ -251,17 +248,6 @@ def _evidence(checked: Checked, reference: Reference) -> str | None:
     return "citation" if reference.kind in ("url", "source") else None
 
 
-def _ungrounded(checked: Checked) -> Iterator[TurnViolation]:
-    kinds = {reference.kind for _, reference in checked.references}
-    number = checked.ctx.turn_number
-    if "source" in kinds or (number > 1 and "turn" in kinds):
-        return
-    if number > 1:
-        yield checked.violation(RuleCode.UNGROUNDED, "the turn cites neither the source nor an earlier turn")
-    else:
-        yield checked.violation(RuleCode.UNGROUNDED, "the first turn must cite the source at least once")
-
-
 RULES = (
     Rule(
         RuleCode.COUNTERPOINT_INCOMPLETE,
@@ -317,11 +303,5 @@ RULES = (
         " the source or untagged text of a turn (a principle is not a citation)",
         panel_turn,
         _conjectures_as_basis,
-    ),
-    Rule(
-        RuleCode.UNGROUNDED,
-        "the turn cites the source at least once, or (after turn 1) the source or an earlier turn",
-        panel_turn,
-        _ungrounded,
     ),
 )
