@@ -13,6 +13,7 @@ seat's next turn, the one after that when the seat holds the floor already (it m
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from .schedule import Schedule
 from .vocabulary import ErrorCode
 
 __all__ = [
+    "FINAL_THOUGHTS_PER_DUEL",
     "FINAL_THOUGHT_CHARS",
     "MIN_ANSWER_WORDS",
     "QUESTIONS_PER_ROUND",
@@ -30,12 +32,15 @@ __all__ = [
     "admission",
     "answer_problem",
     "completed_rounds",
+    "final_thought_refusal",
     "labelled_answer",
 ]
 
 QUESTIONS_PER_ROUND = 2
 QUESTION_CHARS = 300  # a question is one line, short enough to answer in a turn
 FINAL_THOUGHT_CHARS = 1000
+# Final thoughts are anyone's (no token): ten a duel, one an author, keep the header well inside its limit.
+FINAL_THOUGHTS_PER_DUEL = 10
 MIN_ANSWER_WORDS = 8  # fewer words do not answer anything: "Yes." or "We disagree." is a dodge
 _SAME_WORDS = 0.8  # an answer whose words are the question's (token-set Jaccard) restates it, as NOVELTY measures
 # Patterns as text, compiled at first use (re caches them): `duel tools status` loads this module with every state.
@@ -43,7 +48,7 @@ _WORD = r"[\w'’-]+"
 _ANSWER_LABEL = r"(?s)\s*Q(\d{1,4})\s*[:.)]\s*(.*)"
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Question:
     """An admitted question: ``id`` counts from 1 in the duel; ``due_turn`` is the turn that must answer it."""
 
@@ -104,6 +109,16 @@ class FinalThought:
         if not isinstance(data, dict) or not all(isinstance(data.get(name), str) for name in ("by", "text", "at")):
             raise ValueError("a final thought's fields are not what the service writes")
         return cls(data["by"], data["text"], data["at"])
+
+
+def final_thought_refusal(given: Sequence[FinalThought], by: str) -> tuple[str, str] | None:
+    """Why ``by`` may add no final thoughts to a duel that has ``given`` (code, message), or None: one an author
+    (names compared case-folded), :data:`FINAL_THOUGHTS_PER_DUEL` a duel."""
+    if any(thought.by.casefold() == by.casefold() for thought in given):
+        return ErrorCode.QUESTION_REFUSED, f"{by} has added final thoughts to this duel already: one each"
+    if len(given) >= FINAL_THOUGHTS_PER_DUEL:
+        return ErrorCode.QUESTIONS_FULL, f"the duel has its {FINAL_THOUGHTS_PER_DUEL} final thoughts already"
+    return None
 
 
 def completed_rounds(schedule: Schedule, turns_written: int) -> int:

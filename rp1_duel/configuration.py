@@ -19,7 +19,7 @@ from typing import Any, Final, NamedTuple, cast
 
 from .confinement import confine, project_of
 from .errors import DuelError
-from .files import write_atomic
+from .files import MAX_CONFIG_BYTES, read_bounded, write_atomic
 from .settings import DEBATE_DIR_ENV, DEFAULT_DEBATE_DIR, ON_FABRICATION, SETTINGS, STORE_ENV, DuelSettings, redact
 from .vocabulary import PROVIDERS, REASONING_LEVELS, ErrorCode, ReasoningLevel
 
@@ -467,11 +467,9 @@ def read_file(name: str, path: Path, *, relative_to: Path | None, home_folder: P
     folder, and a relative path is made relative to ``relative_to`` (the project root, a lineup's
     folder), or left relative to the current folder (None: the user's file)."""
     try:
-        raw = path.read_bytes()
+        raw = config_bytes(path)
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise config_error(str(path), key=None, problem=f"cannot be read: {exc.strerror or exc}") from None
     if sys.version_info >= (3, 11):  # imported here: a command that finds no file never pays for the parser
         import tomllib
     else:
@@ -488,6 +486,18 @@ def read_file(name: str, path: Path, *, relative_to: Path | None, home_folder: P
             where = str(home_folder / where[2:])
         data["debate_dir"] = str(relative_to / where) if relative_to is not None else where
     return Layer(name, str(path), data)
+
+
+def config_bytes(path: Path) -> bytes:
+    """A configuration file's bytes (the trust file's too): a regular file of at most ``MAX_CONFIG_BYTES``,
+    else ``INVALID_CONFIG``. FileNotFoundError passes through: a missing file is no layer."""
+    try:
+        return read_bounded(path, MAX_CONFIG_BYTES)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise config_error(str(path), key=None, problem=f"cannot be read: {reason}") from None
 
 
 # -- trust: what a project's files may set ------------------------------------------------------------
@@ -540,14 +550,14 @@ def file_digest(path: Path) -> str:
     """The SHA-256 of the file's bytes, in hex, as the trust file records it."""
     import hashlib  # only where a configuration file exists
 
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(config_bytes(path)).hexdigest()
 
 
 def trusted(path: Path, env: Mapping[str, str]) -> bool:
     """Whether the user trusted this file with exactly its present bytes (a change needs trust again)."""
     try:
-        lines = trust_file(env).read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = config_bytes(trust_file(env)).decode("utf-8").splitlines()
+    except (OSError, DuelError, UnicodeDecodeError):  # no trust file, or one that cannot be read: nothing trusted
         return False
     return f"{file_digest(path)}  {path}" in lines
 
@@ -557,7 +567,7 @@ def trust(path: Path, env: Mapping[str, str]) -> None:
     record = trust_file(env)
     try:
         kept = [
-            line for line in record.read_text(encoding="utf-8").splitlines() if line.partition("  ")[2] != str(path)
+            line for line in config_bytes(record).decode("utf-8").splitlines() if line.partition("  ")[2] != str(path)
         ]
     except FileNotFoundError:
         kept = []

@@ -1,21 +1,33 @@
 r"""Text from outside duel made safe to print: control characters shown, never obeyed.
 
-A peer's turn, a web page's status line or a hand-edited record may hold ESC, BEL or C1 characters, which a
-terminal obeys (a title change, a cleared screen). Every command prints such text through :func:`printable`,
-which shows each control character as ``\uXXXX`` (inside a JSON string, the same character). Tabs and line
+A peer's turn, a web page's status line, a hand-edited record or a file's name may hold ESC, BEL or C1
+characters, which a terminal obeys (a title change, a cleared screen). Every command prints such text through
+:func:`printable`, and every JSON line through :func:`printable_json`, which show each control character as
+``\uXXXX`` (inside a JSON string, the same character). A file name's bytes that are not UTF-8 (Python keeps them
+as lone surrogates, and writes them back raw) are shown the same way: ``\udc9b`` for the byte 0x9b. Tabs and line
 ends are kept: they are layout, and a terminal does nothing harmful with them.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
-__all__ = ["CONTROL_CHARACTERS", "printable"]
+__all__ = ["CONTROL_CHARACTERS", "printable", "printable_json"]
 
 # C0 but tab and line feed, DEL, and C1: what terminals act on.
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Those, and the lone surrogates standing for a name's bytes that are not UTF-8 (0x9b among them).
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def printable(text: str) -> str:
-    r"""``text`` with every control character but tab and line feed shown as ``\uXXXX``."""
-    return CONTROL_CHARACTERS.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    r"""``text`` with every control character but tab and line feed, and every lone surrogate, shown as ``\uXXXX``."""
+    return _UNPRINTABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def printable_json(value: object, *, indent: int | None = None) -> str:
+    r"""``value`` as JSON text safe to print: non-ASCII text kept as it is, but every control character and lone
+    surrogate written ``\uXXXX`` (``json.dumps`` escapes only C0 itself), so the text decodes to the same value."""
+    # Outside its strings JSON text holds no such character: every one found is inside a string.
+    return printable(json.dumps(value, ensure_ascii=False, indent=indent))

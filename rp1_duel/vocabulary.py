@@ -308,6 +308,7 @@ class ErrorCode:
     ARTIFACT_UNREADABLE: Final = "ARTIFACT_UNREADABLE"  # duel verify: not a readable artifact
     SOURCE_MISMATCH: Final = "SOURCE_MISMATCH"  # a database store: this host's copy of the source differs
     PATH_OUTSIDE_PROJECT: Final = "PATH_OUTSIDE_PROJECT"  # data names a path out of the project or into .git/
+    DEPENDENCY_MISSING: Final = "DEPENDENCY_MISSING"  # an optional extra a flag needs is not installed
     # sealed openings (docs/protocol.md section 4, "Sealed openings")
     OPENING_MISMATCH: Final = "OPENING_MISMATCH"  # a revealed opening is not the one committed: INVALIDATED
     OPENING_COMMITTED: Final = "OPENING_COMMITTED"  # a seat's sealed opening is committed already, to another text

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from rp1_duel.errors import DuelError
 from rp1_duel.record.agreed import apply_agreed
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT
 
-from helpers import SOURCE, Player, claim, join, make_turn, replace_edit, with_edits
+from helpers import SOURCE, Player, claim, duel_command, join, make_turn, replace_edit, with_edits
 
 ALICE, BOB = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x")
 OPEN, ACCEPT, DISS = "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS", "DISSENTING"
@@ -165,15 +163,7 @@ def test_an_unreadable_artifact_is_artifact_unreadable(tmp_path):
 
 
 def duel_apply(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rp1_duel", "apply", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
+    return duel_command("apply", *args, cwd=cwd)
 
 
 @pytest.mark.slow  # processes

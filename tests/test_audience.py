@@ -13,10 +13,13 @@ from typing import Any
 import pytest
 from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
 
+from rp1_duel.audience import FINAL_THOUGHT_CHARS, FINAL_THOUGHTS_PER_DUEL
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.record.history import RecordFile
 from rp1_duel.record.validate import validate_file
+from rp1_duel.review.report_files import read_report
+from rp1_duel.review.report_markdown import render_markdown
 from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, ErrorCode, EventType, RuleCode
 
@@ -169,6 +172,63 @@ def test_questions_and_final_thoughts_are_in_the_record_and_validate_checks_the_
     forged = text.replace('"due_turn": 3', '"due_turn": 4')
     Path(path).write_text(forged)
     assert RuleCode.QUESTION_UNANSWERED in {p.code for p in validate_file(path).problems}
+
+
+def closed(service: DuelService, pair: tuple[Player, Player]) -> str:
+    """Close the pair's duel at consensus after two rounds; its duel id."""
+    alice, bob = pair
+    write(service, alice, make_turn(1, *ALICE))
+    write(service, bob, make_turn(2, *BOB))
+    write(service, alice, make_turn(3, *ALICE, "ACCEPTING_CONSENSUS"))
+    write(service, bob, make_turn(4, *BOB, "ACCEPTING_CONSENSUS"))
+    service.release_lock(bob.seat, claim(service, bob), close=True, outcome=ACCEPTED_CONSENSUS)
+    return alice.duel_id
+
+
+def test_final_thoughts_are_one_per_author(service: DuelService, pair: tuple[Player, Player]) -> None:
+    duel_id = closed(service, pair)
+    service.add_final_thoughts(duel_id, by="Dana", text="A fair exchange.")
+    for by in ("Dana", "dana"):
+        with pytest.raises(DuelError) as again:
+            service.add_final_thoughts(duel_id, by=by, text="And one more thing.")
+        assert again.value.code == ErrorCode.QUESTION_REFUSED
+    front = RecordFile.read(service.status(duel_id).duel.debate_path).front
+    assert front is not None and [t.text for t in front.final_thoughts] == ["A fair exchange."]
+
+
+def test_final_thoughts_are_capped_per_duel(service: DuelService, pair: tuple[Player, Player]) -> None:
+    duel_id = closed(service, pair)
+    for k in range(FINAL_THOUGHTS_PER_DUEL):
+        service.add_final_thoughts(duel_id, by=f"reader{k}", text="Well argued.")
+    with pytest.raises(DuelError) as full:
+        service.add_final_thoughts(duel_id, by="latecomer", text="Well argued.")
+    assert full.value.code == ErrorCode.QUESTIONS_FULL
+    state = service.status(duel_id)
+    front = RecordFile.read(state.duel.debate_path).front
+    assert front is not None and len(front.final_thoughts) == FINAL_THOUGHTS_PER_DUEL
+
+
+def test_a_final_thought_over_its_size_limit_is_refused(service: DuelService, pair: tuple[Player, Player]) -> None:
+    duel_id = closed(service, pair)
+    with pytest.raises(DuelError) as long:
+        service.add_final_thoughts(duel_id, by="Dana", text="x" * (FINAL_THOUGHT_CHARS + 1))
+    assert long.value.code == ErrorCode.INVALID_ARGUMENT
+
+
+def test_a_record_with_the_most_and_longest_final_thoughts_still_validates_and_reports(
+    service: DuelService, pair: tuple[Player, Player]
+) -> None:
+    duel_id = closed(service, pair)
+    widest = ('"\\' * FINAL_THOUGHT_CHARS)[:FINAL_THOUGHT_CHARS]  # each character written as two in the header
+    for k in range(FINAL_THOUGHTS_PER_DUEL):
+        service.add_final_thoughts(duel_id, by=f"reader-with-a-long-name-{k:02d}".ljust(64, "x"), text=widest)
+    path = service.status(duel_id).duel.debate_path
+    validated = validate_file(path)
+    assert validated.valid, validated.problems
+    report = read_report(path, env={})
+    assert report.to_dict()["outcome"]["outcome"] == ACCEPTED_CONSENSUS
+    assert len(report.to_dict()["audience"]["final_thoughts"]) == FINAL_THOUGHTS_PER_DUEL
+    assert render_markdown(report).count("reader-with-a-long-name-") == FINAL_THOUGHTS_PER_DUEL
 
 
 # -- through real processes ----------------------------------------------------------------

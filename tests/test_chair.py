@@ -248,7 +248,10 @@ C = None  # a chair turn
 
 def chaired(*stances: str | None) -> list[TurnSummary]:
     """Turns 0, 1, … of SCHEDULE with these stances (C: the chair's, which has none)."""
-    return [TurnSummary(SCHEDULE.speaker(n), stance or "", has_blocking=False) for n, stance in enumerate(stances)]
+    return [
+        TurnSummary(seat=SCHEDULE.speaker(n), stance=stance or "", has_blocking=False)
+        for n, stance in enumerate(stances)
+    ]
 
 
 def test_outcomes_wait_for_the_synthesis_after_the_closing_round():

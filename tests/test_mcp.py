@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -20,15 +20,24 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent, TextResourceContents
 from test_participant import clean_env
-from test_rulings import challenging
+from test_rulings import CLAIM as REDACTED_CLAIM
+from test_rulings import DEAD, LIVE, challenging, verdicts
 
 from rp1_duel.cli.skill import MCP_RESOURCES, MCP_TOOLS, mcp_server_command
 from rp1_duel.coordination.service import DuelService
+from rp1_duel.participant.audience import AudienceMember
+from rp1_duel.participant.prompt import history_text
+from rp1_duel.participant.providers.base import Composition, Provider, TurnRequest
 from rp1_duel.record.history import RecordFile
+from rp1_duel.review.report_files import read_report
+from rp1_duel.review.report_html import render_html
+from rp1_duel.review.report_markdown import render_markdown
+from rp1_duel.review.watch import Follower
+from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import EventType, RuleCode, Verdict
 
 from fake_web import CLAIM, FakeWeb, honest_vote
-from helpers import SOURCE, make_turn, sealed_opening
+from helpers import SOURCE, join, make_turn, sealed_opening
 
 pytestmark = pytest.mark.slow  # real server processes
 
@@ -439,3 +448,87 @@ def test_an_mcp_seats_challenge_of_a_page_that_supports_the_claim_is_ruled_verif
             assert CLAIM in (await alice.ok("duel_read", what="turns"))["text"]  # a verified source redacts nothing
 
     run(scenario)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_ends_the_server_while_its_input_stays_open(workspace: Path, signum: int) -> None:
+    """SIGTERM and SIGHUP end `duel mcp` as they end every command (exit 130), though the client never closes its end."""
+    args = server_params(workspace, "Alice").args
+    pipe = subprocess.PIPE
+    with subprocess.Popen([sys.executable, *args], cwd=workspace, stdin=pipe, stdout=pipe, stderr=pipe) as server:
+        assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode())
+        server.stdin.write(b"\n")
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1  # serving, its input open
+        server.send_signal(signum)
+        try:
+            code = server.wait(timeout=5)
+        finally:
+            server.kill()
+        said = server.stderr.read().decode()
+        assert code == 130, said
+        assert "interrupted" in said and "Traceback" not in said
+
+
+class RecordingModel:
+    """A model that answers nothing and keeps every request: what an audience member's model is shown."""
+
+    name, model, reasoning, remote = "recording", "recording", None, False
+
+    def __init__(self) -> None:
+        self.requests: list[TurnRequest] = []
+
+    def preflight(self) -> str:
+        return "recording"
+
+    def compose(self, request: TurnRequest, _progress: Callable[[Any], None]) -> Composition:
+        self.requests.append(request)
+        return Composition("No question")
+
+
+SETTINGS = DuelSettings(max_turns=2, lease_seconds=5)  # as the workspace's duel.toml has it
+
+
+def test_a_redacted_claim_is_in_no_view_a_person_or_a_model_is_served(workspace: Path) -> None:
+    """A claim whose source was ruled fabricated: in the record byte for byte, and in none of the report (Markdown,
+    HTML, JSON), a seat's or the audience's prompt, watch, or what `duel mcp` serves (its resources and tools)."""
+    service = DuelService(workspace / "debates")
+
+    served: list[str] = []
+
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Alice") as alice:
+            await alice.ok("duel_join")
+            bob = join(service, workspace / "design.md", "Bob", harness="codex", model_id="gpt-5", settings=SETTINGS)
+            await alice.ok("duel_claim")
+            turn = make_turn(1, "Alice", *SEATS["Alice"], counterclaim=REDACTED_CLAIM, citing=(DEAD, LIVE))
+            await alice.ok("duel_append", turn=turn)
+            found = {DEAD: Verdict.FABRICATED, LIVE: Verdict.VERIFIED}
+            service.record_verdicts(bob.seat, 1, verdicts(turn, found))
+            served.extend([await resource(alice, uri) for uri in MCP_RESOURCES])
+            for what in ("turns", "source"):
+                served.append(json.dumps(await alice.ok("duel_read", what=what)))
+            served.extend([json.dumps(await alice.ok(tool)) for tool in ("duel_status", "duel_rules")])
+            path.append(Path(service.status(bob.duel_id).duel.debate_path))
+
+    path: list[Path] = []
+    run(scenario)
+    [artifact] = path
+    assert REDACTED_CLAIM in artifact.read_text(encoding="utf-8")  # the record keeps the turn byte for byte
+    assert "[redacted: ruling 1 found its source fabricated]" in served[0]  # duel://artifact: the turn, redacted
+    record = RecordFile.read(artifact)
+    assert record.front is not None
+    report = read_report(artifact, env={})
+    served += [render_markdown(report), render_html(report), json.dumps(report.to_dict())]
+    served.append(history_text(record.history().shown_blocks()))  # a seat's prompt
+    model = RecordingModel()
+    member = AudienceMember(
+        service, cast("Provider", model), name="Eve", target=str(workspace / "design.md"), topic=None, say=print
+    )
+    member._request(service.status(record.front.duel_id), "ask", 100)
+    served.append(model.requests[0].history)  # the audience's prompt
+    watcher = Follower(service, record.front.duel_id)
+    served += [line.text for line in watcher.lines(cast("Any", watcher.poll()))]
+    assert [view for view in served if REDACTED_CLAIM in view] == []

@@ -12,6 +12,8 @@ import hashlib
 import re
 import shutil
 import subprocess
+import sys
+import tracemalloc
 import unicodedata
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from rp1_duel.record.artifact import turn_block
 from rp1_duel.record.history import Claimant, History, RecordFile, citable_names
 from rp1_duel.record.validate import validate_file
 from rp1_duel.settings import DuelSettings
-from rp1_duel.turns.edits import Edit, EditKind
+from rp1_duel.turns.edits import Edit, EditKind, EditSection, parse_edits
 from rp1_duel.turns.grammar import normalize_turn_text
 from rp1_duel.turns.revision import MAX_GROWTH, Revision
 from rp1_duel.turns.rules import validate_turn
@@ -226,7 +228,10 @@ def test_a_revised_document_more_than_a_mebibyte_larger_is_edit_too_large():
     chunk = 64_000  # what one turn of 64 KiB can carry; sixteen of them fit under the limit
     history.revision = Revision(
         source.raw,
-        {f"m{k}": Edit(f"m{k}", "replace", f"Marker {k:03d}.", "x" * chunk, None, 1) for k in range(16)},
+        {
+            f"m{k}": Edit(name=f"m{k}", kind="replace", find=f"Marker {k:03d}.", text="x" * chunk, target=None, line=1)
+            for k in range(16)
+        },
     )
     assert not history.revision.problems
     assert 16 * chunk < MAX_GROWTH < 17 * chunk
@@ -466,7 +471,14 @@ def revisions(draw: st.DrawFn) -> Revision:
             find = source[start : draw(st.integers(start + 1, min(len(source), start + 40)))]
         else:
             continue
-        edit = Edit(f"e{index}", kind, find, "" if kind == "delete" else draw(NEW_TEXT), None, index + 1)
+        edit = Edit(
+            name=f"e{index}",
+            kind=kind,
+            find=find,
+            text="" if kind == "delete" else draw(NEW_TEXT),
+            target=None,
+            line=index + 1,
+        )
         if not Revision(source, {**kept, edit.name: edit}).problems:
             kept[edit.name] = edit
     assume(kept)
@@ -535,3 +547,78 @@ def _exact_span(source: str, find: str) -> bool:
     after = source[at + len(find) : at + len(find) + 1]
     whole = find[0].isalnum() and find[-1].isalnum() and not (after and unicodedata.combining(after))
     return whole and source.count(find) == 1
+
+
+# -- cost: linear in the source and the edits (issue 42), counted, never timed -------------------
+
+
+def long_document(lines: int, tag: str) -> tuple[str, list[str], list[str]]:
+    """A document of about ``lines`` lines, unique to ``tag`` (the caches keep none of its work):
+    headings over ten lines of prose each; its text, its prose lines and its headings."""
+    text, prose, headings = [f"# Measured {tag}"], list[str](), list[str]()
+    while len(text) < lines:
+        headings.append(f"Part {len(headings)} of {tag}")
+        text += ["", f"## {headings[-1]}", ""]
+        for _ in range(10):
+            prose.append(f"Line {len(prose)} of part {len(headings)} says something plain about leases and locks.")
+            text.append(prose[-1])
+    return "\n".join(text) + "\n", prose, headings
+
+
+def spread_edits(prose: list[str], headings: list[str], count: int) -> EditSection:
+    """``count`` edits spread evenly over the document: replaces, deletes of a whole line, inserts."""
+    blocks = []
+    for k in range(count):
+        line, heading = prose[k * (len(prose) - 1) // (count - 1)], headings[k * (len(headings) - 1) // (count - 1)]
+        blocks.append(
+            (
+                replace_edit(f"e{k}", line, f"New line {k}."),
+                delete(f"e{k}", line),
+                insert(f"e{k}", heading, f"A note {k}."),
+            )[k % 3]
+        )
+    section = parse_edits("".join(blocks).splitlines(), 1)
+    assert not section.problems
+    return section
+
+
+def python_calls_of_revising(lines: int, edits: int) -> tuple[int, int]:
+    """Python calls (built-in ones too) made locating ``edits`` edits over a document of ``lines``
+    lines, applying them and diffing the result; and the document's length."""
+    source, prose, headings = long_document(lines, f"{lines} lines, {edits} edits")
+    section = spread_edits(prose, headings, edits)
+    calls = 0
+
+    def count(frame: object, event: str, arg: object) -> None:
+        nonlocal calls
+        calls += event in ("call", "c_call")
+
+    sys.setprofile(count)
+    try:
+        revision = Revision(source).amended(section)
+        assert not revision.problems and revision.id and revision.counts()[0] > 0
+    finally:
+        sys.setprofile(None)
+    return calls, len(source)
+
+
+def test_the_work_of_more_edits_does_not_grow_with_the_source_nor_take_a_step_per_character():
+    python_calls_of_revising(200, 10)  # the regexes compiled, as they are in a running duel
+    work = {(lines, edits): python_calls_of_revising(lines, edits)[0] for lines in (1500, 3000) for edits in (10, 40)}
+    thirty_more_edits = [work[lines, 40] - work[lines, 10] for lines in (1500, 3000)]
+    assert thirty_more_edits[1] < 1.3 * thirty_more_edits[0]  # linear: the same; edits x source: twice
+    calls, characters = python_calls_of_revising(3000, 50)
+    assert calls < characters / 2  # a Python step per character is 16 million of them at 16 MiB
+
+
+def test_proposed_edits_hold_memory_in_proportion_to_the_source():
+    source, prose, headings = long_document(3000, "memory")
+    section = spread_edits(prose, headings, 50)
+    tracemalloc.start()
+    try:
+        revision = Revision(source).amended(section)
+        assert not revision.problems and revision.id and revision.diff("design.md")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 24 * len(source)  # a map of every character to the source's was a hundred times it

@@ -99,7 +99,7 @@ def test_panel_mermaid_chart_has_one_line_per_seat_over_rounds_of_three(service,
     assert 'x-axis "round (turns)" ["1-3", "4-6"]' in chart
     assert re.findall(r"^  line \[(.*)\]$", chart, re.MULTILINE) == ["1, 3", "1", "1"]
     assert "Alice (blue) · Bob (orange) · Carol (green)" in chart
-    assert "| Seat | Participant |" in text and "| 3 | Carol | script | carol-1 | [3](" in text  # turn 3, linked
+    assert "| Seat | Participant |" in text and "| 3 | Carol | script | carol-1 | — | [3](" in text  # turn 3, linked
 
 
 def test_panel_html_is_well_formed_with_one_line_per_seat(service, source):

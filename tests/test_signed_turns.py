@@ -22,6 +22,10 @@ from rp1_duel.errors import DuelError
 from rp1_duel.record import signatures
 from rp1_duel.record.artifact import FrontMatter, parse
 from rp1_duel.record.validate import ArtifactReport, validate_file
+from rp1_duel.review.report import Report
+from rp1_duel.review.report_files import read_report
+from rp1_duel.review.report_html import render_html
+from rp1_duel.review.report_markdown import render_markdown
 from rp1_duel.vocabulary import EventType
 
 from helpers import Player, ToolResult, claim, join, make_turn, run_tools
@@ -815,3 +819,74 @@ def test_tools_join_declares_a_signer_release_lock_seals_the_close_and_seal_adds
         {"seat": 1, "status": "verified", "signer": "alice@example.com"},
         {"seat": 2, "status": "verified", "signer": "bob@example.com"},
     ]
+
+
+# -- who signed each seat, as the report shows it (issue 42 item 8) ------------------------------
+
+
+def fingerprint(key: Path) -> str:
+    """``SHA256:…`` of a key, as ssh-keygen prints it and the report names it."""
+    return signatures.key_fingerprint(key).split()[1]
+
+
+def signed_by(report: Report) -> dict[str, list[tuple[str, str | None, str | None, tuple[int, ...]]]]:
+    return {p.name: [(g.status, g.principal, g.key, g.turns) for g in p.signed_by] for p in report.participants}
+
+
+def test_a_report_names_the_principal_that_signed_each_seat_even_keys_swapped_with_no_declared_signer(
+    service, pair, keys
+):
+    artifact = play(service, pair, {1: keys.bob, 2: keys.alice})  # no --signer: this validates (protocol 3, Trust)
+    assert validate_file(artifact, allowed_signers=keys.allowed).valid
+    report = read_report(artifact, allowed_signers=keys.allowed)
+    assert signed_by(report) == {
+        "Alice": [("verified", "bob@example.com", fingerprint(keys.bob), (1, 3))],
+        "Bob": [("verified", "alice@example.com", fingerprint(keys.alice), (2,))],
+    }
+    assert "| 1 | Alice | claude-code | claude-x | bob@example.com |" in render_markdown(report)
+    assert "<td><code>claude-x</code></td><td>bob@example.com</td>" in render_html(report)
+    alice = report.to_dict()["participants"][0]
+    assert alice["signed_by"] == [
+        {"status": "verified", "principal": "bob@example.com", "key": fingerprint(keys.bob), "turns": [1, 3]}
+    ]
+
+
+def test_without_allowed_signers_a_report_names_the_key_that_signed_each_seat(service, pair, keys):
+    artifact = play(service, pair, {1: keys.bob, 2: keys.alice})
+    report = read_report(artifact)
+    assert signed_by(report)["Alice"] == [("intact", None, fingerprint(keys.bob), (1, 3))]
+    assert f"key {fingerprint(keys.bob)} (not checked against allowed signers)" in render_html(report)
+
+
+def test_a_report_says_unsigned_for_a_seat_whose_turns_carry_no_signature(service, pair, keys):
+    artifact = play(service, pair, {1: None, 2: None})
+    report = read_report(artifact, allowed_signers=keys.allowed)
+    assert signed_by(report) == {"Alice": [("unsigned", None, None, (1, 3))], "Bob": [("unsigned", None, None, (2,))]}
+    assert "| 2 | Bob | codex | gpt-x | unsigned |" in render_markdown(report)
+
+
+def test_a_report_says_so_when_one_seat_s_turns_are_signed_by_more_than_one_principal(service, pair, keys):
+    artifact = play(service, pair, {1: keys.alice, 2: keys.bob})
+    resign(artifact, 3, keys.bob)
+    report = read_report(artifact, allowed_signers=keys.allowed)
+    assert [(g.principal, g.turns) for g in report.participants[0].signed_by] == [
+        ("alice@example.com", (1,)),
+        ("bob@example.com", (3,)),
+    ]
+    shown = "more than one signer: alice@example.com (turn 1); bob@example.com (turn 3)"
+    assert shown in render_markdown(report) and shown in render_html(report)
+
+
+@pytest.mark.slow  # a `duel report` process
+def test_duel_report_allowed_signers_shows_each_seat_s_principal_and_refuses_a_missing_file(service, pair, keys):
+    artifact = play(service, pair, {1: keys.bob, 2: keys.alice})
+    shown = duel("report", "--format", "json", "--allowed-signers", str(keys.allowed), str(artifact))
+    assert shown.returncode == 0, shown.stderr
+    participants = json.loads(shown.stdout)["participants"]
+    assert [[g["principal"] for g in p["signed_by"]] for p in participants] == [
+        ["bob@example.com"],
+        ["alice@example.com"],
+    ]
+    missing = duel("report", "--allowed-signers", str(keys.allowed) + ".missing", str(artifact))
+    assert missing.returncode == 2
+    assert "is not a readable file" in missing.stderr

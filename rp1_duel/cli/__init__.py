@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE
+from ..printable import printable
 from .arguments import undecodable
 from .stopping import stop_as_ctrl_c
 
@@ -28,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
         tools_main(args[1:])
     bad = undecodable(args)
     if bad is not None:
-        sys.stderr.write(f"duel: INVALID_ARGUMENT: argument {bad} is not valid UTF-8\n")
+        sys.stderr.write(printable(f"duel: INVALID_ARGUMENT: argument {bad} is not valid UTF-8") + "\n")
         sys.exit(EXIT_USAGE)
     import typer
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -16,7 +17,7 @@ import typer
 import typer.core
 
 from ..errors import EXIT_INTERRUPTED, DuelError, exit_code_for
-from ..printable import printable
+from ..printable import printable, printable_json
 from ..settings import (
     CHAIR_HELP,
     ON_FABRICATION_HELP,
@@ -99,14 +100,14 @@ def fail(error: DuelError, *, as_json: bool = False, exit_code: int | None = Non
     """One line for people (and one JSON object with --json); never a traceback. Exit with the
     error code's status, or ``exit_code``."""
     if as_json:
-        typer.echo(json.dumps({"success": False, "error": {"code": error.code, "message": error.message}}))
+        typer.echo(printable_json({"success": False, "error": {"code": error.code, "message": error.message}}))
     typer.echo(printable(f"duel: {error.code}: {error.message}"), err=True)  # a message may quote a page or a peer
     raise typer.Exit(exit_code_for(error.code) if exit_code is None else exit_code)
 
 
 def review_line(debate_path: str) -> str:
     """What to run next once a duel is closed."""
-    return f"review: duel report {debate_path} --format html -o report.html"
+    return printable(f"review: duel report {debate_path} --format html -o report.html")  # the path may be any name
 
 
 def usage_error(message: str) -> NoReturn:
@@ -350,7 +351,7 @@ def join_command(
                 exc = DuelError(exc.code, f"{exc.message}; your seat is kept: run the same command to resume")
         fail(exc, as_json=as_json)
     if as_json:  # success as the exit code says it, as a failure's {"success": false, "error": …} does
-        typer.echo(json.dumps({"success": result.state == STATE_COMPLETED, **result.to_dict()}, ensure_ascii=False))
+        typer.echo(printable_json({"success": result.state == STATE_COMPLETED, **result.to_dict()}))
     if result.state != STATE_COMPLETED:  # even with --quiet: exit 1 says why
         typer.echo(printable(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}"), err=True)
     raise typer.Exit(0 if result.state == STATE_COMPLETED else 1)
@@ -376,7 +377,7 @@ def _audience(
         say("interrupted: run the same command to come back (no question is asked twice in a round)")
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if as_json:
-        typer.echo(json.dumps({"success": True, **run.to_dict()}, ensure_ascii=False))
+        typer.echo(printable_json({"success": True, **run.to_dict()}))
     raise typer.Exit(0)
 
 
@@ -484,18 +485,17 @@ def panel_command(
     done = next((result for result in results if result and result.get("debate_path")), None)
     if as_json:
         typer.echo(
-            json.dumps(
+            printable_json(
                 {
                     "outcome": done and done.get("outcome"),
                     "debate_path": done and done["debate_path"],
                     "seats": results,
-                },
-                ensure_ascii=False,
+                }
             )
         )
     if done is not None:
-        typer.echo(f"duel panel: {done.get('outcome') or 'not ended'} → {done['debate_path']}", err=True)
-        typer.echo(f"review:     duel report {done['debate_path']} --format html -o report.html", err=True)
+        typer.echo(printable(f"duel panel: {done.get('outcome') or 'not ended'} → {done['debate_path']}"), err=True)
+        typer.echo(printable(f"review:     duel report {done['debate_path']} --format html -o report.html"), err=True)
     raise typer.Exit(exit_code(runs))
 
 
@@ -564,17 +564,12 @@ def validate_command(
 
     Without --allowed-signers this proves consistency, not authorship: anyone can edit a turn and recompute the hashes.
     """  # one line a paragraph: typer keeps a docstring's line breaks
-    from ..record import signatures
     from ..record.validate import scan, validate_paths
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         usage_error(f"no such file or folder: {missing[0]}")
-    if allowed_signers is not None:
-        if not os.path.isfile(allowed_signers) or not os.access(allowed_signers, os.R_OK):
-            usage_error(f"--allowed-signers {allowed_signers} is not a readable file")
-        if not signatures.available():
-            usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
+    check_allowed_signers(allowed_signers)
     scanned = scan(paths)
     reports = validate_paths(
         [str(path) for path in scanned.found],
@@ -587,7 +582,7 @@ def validate_command(
     skipped = [{"path": str(path), "reason": reason} for path, reason in scanned.skipped]
     if as_json:
         shown = {"valid": valid, "artifacts": [r.to_dict() for r in reports], "skipped": skipped}
-        typer.echo(json.dumps(shown, ensure_ascii=False))
+        typer.echo(printable_json(shown))
     else:
         for report in reports:
             typer.echo(printable(report.to_text()))
@@ -660,15 +655,14 @@ def verify_command(
     results, fabricated, errors = _verify_each(paths, verifier, refresh=refresh, as_json=as_json)
     if as_json:
         typer.echo(
-            json.dumps(
+            printable_json(
                 {
                     "success": not errors,
                     "models": bool(voters),
                     "voters": list(dict.fromkeys(v.name for v in voters)),
                     "fabricated": fabricated,
                     "artifacts": results,
-                },
-                ensure_ascii=False,
+                }
             )
         )
     elif not results:
@@ -684,7 +678,7 @@ def _ready_voters(models: list[str], base_url: str | None, *, no_models: bool, a
         voters = [] if no_models else configured_voters(os.environ, models, base_url)
         for name, chosen in {v.name: v for v in voters}.items():
             chosen.preflight()
-            typer.echo(f"duel verify: voter {name} is ready", err=True)
+            typer.echo(printable(f"duel verify: voter {name} is ready"), err=True)
     except DuelError as exc:
         fail(exc, as_json=as_json)
     return voters
@@ -749,9 +743,22 @@ def apply_command(
     except DuelError as exc:
         fail(exc, as_json=as_json, exit_code=1 if check else None)  # --check answers no with 1, whatever the reason
     if as_json:
-        typer.echo(json.dumps({"success": True, **result.to_dict()}, ensure_ascii=False))
+        typer.echo(printable_json({"success": True, **result.to_dict()}))
     else:
         typer.echo(printable(result.to_text()))
+
+
+def check_allowed_signers(path: str | None) -> None:
+    """A usage error unless ``--allowed-signers``, when given, names a readable file and ssh-keygen is there to
+    read it."""
+    from ..record import signatures
+
+    if path is None:
+        return
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        usage_error(f"--allowed-signers {path} is not a readable file")
+    if not signatures.available():
+        usage_error("--allowed-signers needs ssh-keygen (OpenSSH 8.2 or later), which is not on PATH")
 
 
 REPORT_FORMATS = ("md", "html", "json")
@@ -793,6 +800,14 @@ def report_command(
         bool,
         typer.Option("--refresh-assessment", help="Ask the assessors again, even when the cache holds their answer."),
     ] = False,
+    allowed_signers: Annotated[
+        str | None,
+        typer.Option(
+            "--allowed-signers",
+            help="An ssh-keygen allowed signers file: each seat is shown with the principal that signed its turns "
+            "(without it, the key), and `duel validate` is run with it.",
+        ),
+    ] = None,
 ) -> None:
     """Summarise a duel for review: the decision first, and what it must not hide.
 
@@ -808,6 +823,7 @@ def report_command(
         usage_error(f"no such file: {artifact}")
     if not assess and (assessor or base_url or refresh_assessment):
         usage_error("--assessor, --base-url and --refresh-assessment need --assess")
+    check_allowed_signers(allowed_signers)
     from ..review.report_files import read_report
 
     if assess:
@@ -815,7 +831,7 @@ def report_command(
     to_file = None if output == "-" else output
     read_from = os.curdir if to_file is None else os.path.dirname(os.path.abspath(to_file))
     try:  # its links are relative to where it is read: the output file's folder, else here
-        report = read_report(artifact, read_from=read_from)
+        report = read_report(artifact, read_from=read_from, allowed_signers=allowed_signers)
     except DuelError as exc:
         fail(exc)
     if format_ == "json":
@@ -925,11 +941,11 @@ def skill_command(
         home_folder = Path(os.path.abspath(os.path.expanduser(home)))
         folder = Path(project).expanduser() if project else project_folder(Path.cwd(), home_folder=home_folder)
         if not install:
-            typer.echo(render_mcp_setup(harness, scope=scope, home=home_folder, project=folder), nl=False)
+            typer.echo(printable(render_mcp_setup(harness, scope=scope, home=home_folder, project=folder)), nl=False)
             raise typer.Exit(0)
         report = install_mcp_report if mcp else install_report
         for item in report(harness, scope=scope, home=home_folder, project=folder, force=force):
-            typer.echo(f"{item.action}: {item.path}")
+            typer.echo(printable(f"{item.action}: {item.path}"))
     except DuelError as exc:
         fail(exc)
 
@@ -1016,7 +1032,7 @@ def ask_command(
 
     Two questions are admitted a round, once the opening round is written; each is due at the addressed seat's next turn, which must answer it. The record keeps the questions and the final thoughts; the report shows them. Final thoughts change no outcome.
 
-    Exit 0 when recorded; 1 when refused: QUESTIONS_FULL (the round has its two), QUESTION_REFUSED (before the first round ends, the seat has no turn left, or final thoughts before the close), DUEL_CLOSED; 2 on wrong flags.
+    Exit 0 when recorded; 1 when refused: QUESTIONS_FULL (the round has its two; the duel has its ten final thoughts), QUESTION_REFUSED (before the first round ends, the seat has no turn left, final thoughts before the close or a second time by the same name), DUEL_CLOSED; 2 on wrong flags.
     """
     from ..configuration import Flags
     from ..errors import invalid_argument
@@ -1039,10 +1055,12 @@ def ask_command(
     except DuelError as exc:
         fail(exc, as_json=as_json)
     if as_json:
-        typer.echo(json.dumps({"success": True, **result.to_dict()}, ensure_ascii=False))
+        typer.echo(printable_json({"success": True, **result.to_dict()}))
         return
     if result.question is None:
-        typer.echo(f"final thoughts recorded in {result.debate_path} (shown in its report; they change no outcome)")
+        typer.echo(
+            printable(f"final thoughts recorded in {result.debate_path} (shown in its report; they change no outcome)")
+        )
         return
     asked = result.question
     typer.echo(
@@ -1072,11 +1090,11 @@ def list_command(
     except DuelError as exc:
         fail(exc, as_json=as_json)
     if as_json:
-        typer.echo(json.dumps([row.to_dict() for row in rows], ensure_ascii=False))
+        typer.echo(printable_json([row.to_dict() for row in rows]))
     elif rows:
-        typer.echo(table(rows))
+        typer.echo(printable(table(rows)))
     else:
-        typer.echo(f"no duels in {os.path.abspath(root)}", err=True)
+        typer.echo(printable(f"no duels in {os.path.abspath(root)}"), err=True)
     raise typer.Exit(1 if any(isinstance(row, UnreadableDuel) for row in rows) else 0)
 
 
@@ -1101,7 +1119,7 @@ def stats_command(
     except DuelError as exc:
         fail(exc, as_json=as_json)
     if as_json:
-        typer.echo(json.dumps(stats.to_dict(), ensure_ascii=False))
+        typer.echo(printable_json(stats.to_dict()))
     else:
         typer.echo(printable(table(stats)))
     raise typer.Exit(1 if stats.unreadable else 0)
@@ -1138,7 +1156,7 @@ def abandon_command(
     except DuelError as exc:
         fail(exc, as_json=as_json)
     if as_json:
-        typer.echo(json.dumps({"success": True, **status.to_dict()}, ensure_ascii=False))
+        typer.echo(printable_json({"success": True, **status.to_dict()}))
     typer.echo(printable(f"duel: {duel_id} closed {status.duel.outcome}: {status.duel.reason}"), err=True)
     typer.echo(review_line(status.duel.debate_path), err=True)
 
@@ -1164,7 +1182,7 @@ def store_init_command(
         location = open_service(config.debate_dir, store=config.store).prepare_store()
     except DuelError as exc:
         fail(exc)
-    typer.echo(f"store {location} is ready")
+    typer.echo(printable(f"store {location} is ready"))
 
 
 @app.command("pull", cls=PlainHelpCommand)
@@ -1181,7 +1199,7 @@ def pull_command(
         path = open_service(config.debate_dir, store=config.store).pull(duel_id)
     except DuelError as exc:
         fail(exc)
-    typer.echo(path)
+    typer.echo(printable(path))
 
 
 config_app = typer.Typer(
@@ -1231,7 +1249,7 @@ def _trust_file(path: Path, root: Path | None) -> None:
     trust(path, os.environ)
     keys = untrusted_keys(layer, root or path.parent)
     shown = "; ".join(f"{key}: {effect}" for key, effect in keys) or "it sets nothing that needs trust"
-    typer.echo(f"trusted {path} ({shown})")
+    typer.echo(printable(f"trusted {path} ({shown})"))
 
 
 @config_app.command("show", cls=PlainHelpCommand)
@@ -1256,9 +1274,9 @@ def config_show_command(
         fail(exc, as_json=as_json)
     personas = available(config.personas)
     if as_json:
-        typer.echo(json.dumps(to_json(config, personas), ensure_ascii=False))
+        typer.echo(printable_json(to_json(config, personas)))
     else:
-        typer.echo(render_text(config, personas), nl=False)
+        typer.echo(printable(render_text(config, personas)), nl=False)
 
 
 @app.command("mcp", cls=PlainHelpCommand)
@@ -1291,6 +1309,16 @@ def mcp_command(
             "3 times; default: none, mechanical checks only).",
         ),
     ] = None,
+    wait_seconds: Annotated[
+        float,
+        typer.Option(
+            "--wait-seconds",
+            min=1,
+            max=3600,
+            help="The longest one duel_wait blocks before it answers changed: false (keep it under the harness's "
+            "tool timeout).",
+        ),
+    ] = 45.0,
     debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
     store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
 ) -> None:
@@ -1307,7 +1335,7 @@ def mcp_command(
     try:
         config = load(Flags(debate_dir_, store))
         service = open_service(config.debate_dir, store=config.store)
-        service.debate.ensure()  # a debate dir it cannot write is said now, not at the first call
+        service.debate.check_usable()  # said now, but nothing is created before the first call
         checker = None
         if voter and not verify:
             from ..errors import invalid_argument
@@ -1328,7 +1356,16 @@ def mcp_command(
             settings=config.settings(),
             role=role,
             persona=persona,
+            wait_seconds=wait_seconds,
         )
     except DuelError as exc:
         fail(exc)
-    serve(AgentSeat(service, defaults, checker, allow_private_hosts=allow_private_hosts))
+    try:
+        serve(AgentSeat(service, defaults, checker, allow_private_hosts=allow_private_hosts))
+    except KeyboardInterrupt:
+        typer.echo("duel mcp: interrupted: the floor is released and the seat kept; start it again to resume", err=True)
+        # The SDK reads standard input in a worker thread no signal wakes, and Python waits for it at exit
+        # until the client closes its end: the seat is stopped already, so the process ends here.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)

@@ -50,7 +50,7 @@ from typing import Any
 
 from ..confinement import confine
 from ..errors import DuelError, invalid_argument
-from ..files import write_atomic
+from ..files import MAX_SOURCE_BYTES, read_bounded, write_atomic
 from ..turns.guide import OUTCOMES, turn_guide
 from ..turns.markdown import normalize_newlines
 from ..vocabulary import (
@@ -217,6 +217,11 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
             "your copy of the source differs from the one the duel debates (another machine's): tell the user to bring "
             "it to the same version (git pull) and join again"
         ),
+    ),
+    (
+        (ErrorCode.DEPENDENCY_MISSING,),
+        "stop",
+        "an optional part of duel is not installed (`details.install` is the command): tell the user",
     ),
     (
         (ErrorCode.PATH_OUTSIDE_PROJECT,),
@@ -605,11 +610,12 @@ def _read(path: Path) -> str | None:
     if path.is_dir():
         raise DuelError(ErrorCode.SKILL_EXISTS, f"{path} is a directory")
     try:
-        raw = path.read_bytes()
+        raw = read_bounded(path, MAX_SOURCE_BYTES)
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise DuelError(ErrorCode.SKILL_WRITE_FAILED, f"cannot read {path}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # a FIFO or a device in the repository is refused, never read
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise DuelError(ErrorCode.SKILL_WRITE_FAILED, f"cannot read {path}: {reason}") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -703,7 +709,10 @@ MCP_TOOLS = {
         "answers with the rulings on them"
     ),
     "duel_commit_opening": "commit your sealed opening (its hash) before any opening is revealed",
-    "duel_wait": "block until the next step changes, reporting progress meanwhile",
+    "duel_wait": (
+        "block until the next step changes, at most 45 s (then `changed` is false: call it again); it returns at "
+        "once when the step moved on since your last answer"
+    ),
     "duel_release": "give the floor back",
     "duel_close": "close the duel with the outcome it reached",
 }

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import atexit
 import gc
-import json
 import os
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..configuration import Config, Flags, load_config
 from ..errors import DuelError, invalid_argument
+from ..printable import printable_json
 from ..settings import (
     CHAIR_HELP,
     ON_FABRICATION,
@@ -212,7 +212,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def print_envelope(envelope: dict[str, Any]) -> None:
     """Write the envelope as one JSON line on stdout, flushed."""
-    sys.stdout.write(json.dumps(envelope, ensure_ascii=False) + "\n")
+    sys.stdout.write(printable_json(envelope) + "\n")
     sys.stdout.flush()
 
 

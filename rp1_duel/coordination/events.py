@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, fields
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ..vocabulary import EventType
 from .counts import Usage
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+    from typing_extensions import Self
 
 __all__ = [
     "CandidateConvergence",
@@ -57,6 +61,7 @@ __all__ = [
     "event_of",
     "parse_event",
     "read_data",
+    "read_fields",
     "same_model",
 ]
 
@@ -118,9 +123,36 @@ def _counts(data: Mapping[str, Any], name: str) -> dict[str, int]:
     return dict(value)
 
 
+# A field's declared type (a string: annotations are postponed) -> how its JSON value is read.
+_READERS: dict[str, Callable[[Mapping[str, Any], str], Any]] = {
+    "int": _int,
+    "int | None": _optional_int,
+    "str": _str,
+    "str | None": _optional_str,
+    "bool": _bool,
+    "tuple[str, ...]": _strs,
+}
+
+
+_Record = TypeVar("_Record", bound="DataclassInstance")
+
+
+def read_fields(kind: type[_Record], data: Mapping[str, Any]) -> _Record:
+    """A ``kind`` (a dataclass) from its JSON object: each field read by its declared type, and one with a
+    default may be absent (raises :class:`Unfit`)."""
+    values = {}
+    for field in fields(kind):
+        if field.name not in data and field.default is not MISSING:
+            values[field.name] = field.default
+        else:
+            values[field.name] = _READERS[str(field.type)](data, field.name)
+    return kind(**values)
+
+
 # -- the data of each type ---------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class EventData:
     """What one type of event says: its fields are its JSON ``data`` object, in order."""
 
@@ -132,12 +164,13 @@ class EventData:
         return {name: list(value) if isinstance(value, tuple) else value for name, value in vars(self).items()}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> EventData:
-        """The data of this type from its JSON object (raises :class:`Unfit`); each type has its own."""
-        raise NotImplementedError
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        """The data of this type from its JSON object (raises :class:`Unfit`), by :func:`read_fields`;
+        a type whose JSON is not its own fields, flat, reads itself."""
+        return read_fields(cls, data)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ParticipantRegistered(EventData):
     """A participant took a seat: the seat and who holds it."""
 
@@ -147,11 +180,6 @@ class ParticipantRegistered(EventData):
     harness: str
     model_id: str
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ParticipantRegistered:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "seat"), _str(data, "display_name"), _str(data, "harness"), _str(data, "model_id"))
-
 
 @dataclass(frozen=True)
 class ParticipantWaiting(EventData):
@@ -159,11 +187,6 @@ class ParticipantWaiting(EventData):
 
     event_type = EventType.PARTICIPANT_WAITING
     until: str
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ParticipantWaiting:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_str(data, "until"))
 
 
 @dataclass(frozen=True)
@@ -173,11 +196,6 @@ class ParticipantResumed(EventData):
     event_type = EventType.PARTICIPANT_RESUMED
     seat: int
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ParticipantResumed:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "seat"))
-
 
 @dataclass(frozen=True)
 class SeatReclaimed(EventData):
@@ -185,11 +203,6 @@ class SeatReclaimed(EventData):
 
     event_type = EventType.SEAT_RECLAIMED
     seat: int
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SeatReclaimed:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "seat"))
 
 
 @dataclass(frozen=True)
@@ -201,11 +214,6 @@ class SeatTakenOver(EventData):
     model_id: str
     previous_model_id: str
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SeatTakenOver:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "seat"), _str(data, "model_id"), _str(data, "previous_model_id"))
-
 
 @dataclass(frozen=True)
 class LockAcquired(EventData):
@@ -215,11 +223,6 @@ class LockAcquired(EventData):
     fence: int
     expires_at: str
     for_timeout: bool
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LockAcquired:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "fence"), _str(data, "expires_at"), _bool(data, "for_timeout"))
 
 
 @dataclass(frozen=True)
@@ -231,11 +234,6 @@ class LockRefreshed(EventData):
     fence: int
     expires_at: str
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LockRefreshed:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "fence"), _str(data, "expires_at"))
-
 
 @dataclass(frozen=True)
 class LockReleased(EventData):
@@ -244,13 +242,8 @@ class LockReleased(EventData):
     event_type = EventType.LOCK_RELEASED
     fence: int
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LockReleased:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "fence"))
 
-
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TurnAppended(EventData):
     """A turn was accepted: its number, stance, hash, whether it is signed, the wrappers removed,
     and, while edits are in force, the revision after it and its size (lines added, removed)."""
@@ -278,13 +271,13 @@ class TurnAppended(EventData):
         if not (isinstance(lines, list) and len(lines) == 2 and all(type(n) is int for n in lines)):
             raise Unfit("revision_lines is not two counts")
         return cls(
-            _int(data, "turn_number"),
-            _str(data, "stance"),
-            _str(data, "sha256"),
-            _bool(data, "signed"),
-            _strs(data, "stripped", ()),
-            _optional_str(data, "revision"),
-            (lines[0], lines[1]),
+            turn_number=_int(data, "turn_number"),
+            stance=_str(data, "stance"),
+            sha256=_str(data, "sha256"),
+            signed=_bool(data, "signed"),
+            stripped=_strs(data, "stripped", ()),
+            revision=_optional_str(data, "revision"),
+            revision_lines=(lines[0], lines[1]),
         )
 
 
@@ -297,11 +290,6 @@ class TurnRejected(EventData):
     turn_number: int
     codes: tuple[str, ...]  # sorted
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> TurnRejected:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "turn_number"), _strs(data, "codes"))
-
 
 @dataclass(frozen=True)
 class CandidateConvergence(EventData):
@@ -310,11 +298,6 @@ class CandidateConvergence(EventData):
     event_type = EventType.CANDIDATE_CONVERGENCE
     turn_number: int
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CandidateConvergence:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "turn_number"))
-
 
 @dataclass(frozen=True)
 class RecordInvalidated(EventData):
@@ -322,11 +305,6 @@ class RecordInvalidated(EventData):
 
     event_type = EventType.RECORD_INVALIDATED
     reason: str
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RecordInvalidated:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_str(data, "reason"))
 
 
 @dataclass(frozen=True)
@@ -337,13 +315,8 @@ class DuelSealed(EventData):
     wakes = False
     seat: int
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> DuelSealed:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "seat"))
 
-
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class OpeningCommitted(EventData):
     """A seat committed its sealed opening (section 4, "Sealed openings"): the hash its turn ``turn_number``
     must have when revealed, and how many of the ``seats`` openings are committed now. It wakes the others:
@@ -356,19 +329,8 @@ class OpeningCommitted(EventData):
     committed: int
     seats: int
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> OpeningCommitted:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(
-            _int(data, "seat"),
-            _int(data, "turn_number"),
-            _str(data, "sha256"),
-            _int(data, "committed"),
-            _int(data, "seats"),
-        )
 
-
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class QuestionAsked(EventData):
     """The audience asked seat ``to_seat`` question ``id`` after round ``round``: its turn ``due_turn`` must
     answer it (section 4, "The audience"). The text is in the artifact's front matter; ``participant_id``
@@ -381,13 +343,6 @@ class QuestionAsked(EventData):
     due_turn: int
     by: str
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> QuestionAsked:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(
-            _int(data, "id"), _int(data, "to_seat"), _int(data, "round"), _int(data, "due_turn"), _str(data, "by")
-        )
-
 
 @dataclass(frozen=True)
 class FinalThoughtsAdded(EventData):
@@ -397,13 +352,8 @@ class FinalThoughtsAdded(EventData):
     wakes = False
     by: str
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> FinalThoughtsAdded:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_str(data, "by"))
 
-
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RulingWritten(EventData):
     """The service wrote ruling ``r`` into the record: ``verdict`` on ``turn_number``'s citation ``url`` in
     ``where`` (section 10, "Rulings"); a ``fabricated`` one redacts that claim."""
@@ -415,13 +365,6 @@ class RulingWritten(EventData):
     verdict: str
     url: str
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RulingWritten:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(
-            _int(data, "r"), _int(data, "turn_number"), _str(data, "where"), _str(data, "verdict"), _str(data, "url")
-        )
-
 
 @dataclass(frozen=True)
 class SourceChanged(EventData):
@@ -431,11 +374,6 @@ class SourceChanged(EventData):
     wakes = False
     sha256: str  # the file's hash now
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SourceChanged:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_str(data, "sha256"))
-
 
 @dataclass(frozen=True)
 class DuelClosed(EventData):
@@ -444,11 +382,6 @@ class DuelClosed(EventData):
     event_type = EventType.DUEL_CLOSED
     outcome: str
     reason: str | None = None
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> DuelClosed:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_str(data, "outcome"), _optional_str(data, "reason"))
 
 
 # A snapshot's date stamp after a model's alias: claude-sonnet-4-5-20250929, gpt-4o-2024-08-06.
@@ -465,7 +398,7 @@ def same_model(requested: str, served: str) -> bool:
     return longer.startswith(shorter) and _DATE_STAMP.fullmatch(longer[len(shorter) :]) is not None
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Provenance:
     """Who answered one draft of a turn: the seat's provider (``anthropic``, ``openai``, ``human``, ``scripted``),
     the model it asked for, the model the API says answered (None: it did not say) and the reasoning level
@@ -482,7 +415,7 @@ class Provenance:
         return self.served_model is not None and not same_model(self.requested_model, self.served_model)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class UsageRecorded(EventData):
     """What the requests of one draft of a turn used, and who answered it; its JSON is flat: the turn
     number, the counts, then the provenance and the codes the draft repairs, when logged."""
@@ -509,15 +442,20 @@ class UsageRecorded(EventData):
         provenance = None
         if "provider" in data:
             provenance = Provenance(
-                _str(data, "provider"),
-                _str(data, "requested_model"),
-                _optional_str(data, "served_model"),
-                _optional_str(data, "reasoning"),
+                provider=_str(data, "provider"),
+                requested_model=_str(data, "requested_model"),
+                served_model=_optional_str(data, "served_model"),
+                reasoning=_optional_str(data, "reasoning"),
             )
-        return cls(_int(data, "turn_number"), Usage.from_json(data), provenance, _strs(data, "repair_codes", ()))
+        return cls(
+            turn_number=_int(data, "turn_number"),
+            usage=Usage.from_json(data),
+            provenance=provenance,
+            repair_codes=_strs(data, "repair_codes", ()),
+        )
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ProviderFailed(EventData):
     """A seat's model failed for good while writing turn ``turn_number``: the seat stops, and its
     turn will time out. Logged by that seat before it exits (it wakes the others, so they can say so)."""
@@ -528,13 +466,8 @@ class ProviderFailed(EventData):
     code: str  # a PROVIDER_* error code (section 2)
     message: str
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ProviderFailed:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(_int(data, "seat"), _int(data, "turn_number"), _str(data, "code"), _str(data, "message"))
 
-
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class CheckedCitation:
     """One URL citation of a ``citations_verified`` event, and its verdict (section 10)."""
 
@@ -545,20 +478,8 @@ class CheckedCitation:
     confidence: str | None
     reason: str
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CheckedCitation:
-        """The data of its JSON object (raises :class:`Unfit`)."""
-        return cls(
-            _optional_int(data, "line"),
-            _str(data, "item"),
-            _optional_str(data, "url"),
-            _str(data, "verdict"),
-            _optional_str(data, "confidence"),
-            _str(data, "reason"),
-        )
 
-
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class CitationVerdicts:
     """What ``duel join --verify`` found in the URL citations of a turn, or of a draft of it."""
 
@@ -584,12 +505,12 @@ class CitationVerdicts:
     def from_json(cls, data: Mapping[str, Any]) -> CitationVerdicts:
         """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(
-            _str(data, "writer"),
-            _optional_int(data, "draft"),
-            _bool(data, "sent_back"),
-            _strs(data, "voters"),
-            _counts(data, "counts"),
-            tuple(CheckedCitation.from_json(item) for item in _objects(data, "citations")),
+            writer=_str(data, "writer"),
+            draft=_optional_int(data, "draft"),
+            sent_back=_bool(data, "sent_back"),
+            voters=_strs(data, "voters"),
+            counts=_counts(data, "counts"),
+            citations=tuple(read_fields(CheckedCitation, item) for item in _objects(data, "citations")),
         )
 
 
@@ -664,7 +585,7 @@ def read_data(event_type: str, data: Mapping[str, Any]) -> EventData | UnknownEv
 # -- the envelope ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Event:
     """One line of the log: where and when it was logged, by whom, and what it says."""
 
@@ -698,11 +619,11 @@ class Event:
         if not isinstance(data, dict):
             raise Unfit("data is not an object")
         return cls(
-            _int(raw, "seq"),
-            _str(raw, "ts"),
-            _str(raw, "duel_id"),
-            _optional_str(raw, "participant_id"),
-            read_data(_str(raw, "type"), data),
+            seq=_int(raw, "seq"),
+            ts=_str(raw, "ts"),
+            duel_id=_str(raw, "duel_id"),
+            participant_id=_optional_str(raw, "participant_id"),
+            data=read_data(_str(raw, "type"), data),
         )
 
 

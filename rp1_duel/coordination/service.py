@@ -108,8 +108,16 @@ def open_store(url: str, debate: DebateDir) -> DuelStore:
         raise invalid_argument(
             "--store must be a postgresql:// URL (or leave it out: the debate dir keeps the duels)", flag="--store"
         )
-    from .postgres import PostgresStore  # psycopg is loaded only when a database is used
-
+    try:
+        from .postgres import PostgresStore  # psycopg is loaded only when a database is used
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "psycopg":
+            raise
+        raise DuelError(
+            ErrorCode.DEPENDENCY_MISSING,
+            "the PostgreSQL store needs the postgresql extra: pip install 'rp1-duel[postgresql]'",
+            {"extra": "postgresql", "install": "pip install 'rp1-duel[postgresql]'"},
+        ) from None
     return PostgresStore(url, debate)
 
 
@@ -373,7 +381,10 @@ class DuelService:
             signer=signer,
         )
         state.participants.append(participant)
-        tx.emit(ParticipantRegistered(participant.seat, name, harness, model_id), by=participant.id)
+        tx.emit(
+            ParticipantRegistered(seat=participant.seat, display_name=name, harness=harness, model_id=model_id),
+            by=participant.id,
+        )
         if not policy.all_seated(state):
             until = iso(state.wall_time(policy.peer_wait_until(state)))
             tx.emit(ParticipantWaiting(until), by=participant.id)
@@ -641,7 +652,15 @@ class DuelService:
         _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
-            tx.emit(UsageRecorded(turn_number, usage, provenance, tuple(sorted(set(repair_codes)))), by=me.id)
+            tx.emit(
+                UsageRecorded(
+                    turn_number=turn_number,
+                    usage=usage,
+                    provenance=provenance,
+                    repair_codes=tuple(sorted(set(repair_codes))),
+                ),
+                by=me.id,
+            )
 
     @_retried_on_transient_failures
     def record_provider_failure(self, seat: Seat, turn_number: int, code: str, message: str) -> None:
@@ -656,7 +675,7 @@ class DuelService:
         check_single_line("message", value=message, max_len=1000)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
-            tx.emit(ProviderFailed(me.seat, turn_number, code, message), by=me.id)
+            tx.emit(ProviderFailed(seat=me.seat, turn_number=turn_number, code=code, message=message), by=me.id)
 
     @_retried_on_transient_failures
     def record_verdicts(

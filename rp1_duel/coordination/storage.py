@@ -31,7 +31,18 @@ from typing import TYPE_CHECKING, Any, ClassVar, final
 
 from ..clock import Clock, Instant, system_clock
 from ..errors import DuelError
-from ..files import storage_errors, write_all, write_atomic
+from ..files import (
+    MAX_ARTIFACT_BYTES,
+    MAX_EVENT_LOG_BYTES,
+    MAX_SOURCE_BYTES,
+    MAX_STATE_BYTES,
+    NotReadable,
+    open_regular,
+    read_bounded,
+    storage_errors,
+    write_all,
+    write_atomic,
+)
 from ..vocabulary import ErrorCode
 from .identity import target_key
 from .state import DUEL_ID, DuelState, corrupt
@@ -66,8 +77,8 @@ def copy_artifact(debate: DebateDir, state: DuelState, data: bytes) -> Path:
     """Write a store's artifact into ``debate`` unless the copy there already holds it: the
     same bytes on every host, so each side commits the same record."""
     path = debate.artifact_path(state)
-    with contextlib.suppress(OSError):
-        if path.read_bytes() == data:
+    with contextlib.suppress(OSError, ValueError):
+        if read_bounded(path, MAX_ARTIFACT_BYTES) == data:
             return path
     debate.ensure()
     write_atomic(path, data, mode=0o644, temp_dir=debate.state_root)
@@ -119,7 +130,7 @@ def filesystem_magic(path: Path) -> int | None:
 def read_json_file(path: Path) -> Any:
     """The JSON in ``path``, or None when there is no such file; ``STATE_CORRUPT`` when it is unreadable."""
     try:
-        return json.loads(path.read_bytes())
+        return json.loads(read_bounded(path, MAX_STATE_BYTES))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -151,6 +162,12 @@ class DebateDir:
             raise DuelError(
                 ErrorCode.DEBATE_DIR_INVALID, f"cannot use debate dir {self.root}: {exc.strerror or exc}"
             ) from None
+
+    def check_usable(self) -> None:
+        """What :meth:`ensure` would refuse at once, said without creating anything: a debate dir that is a
+        file (``DEBATE_DIR_INVALID``). A server that joins later checks this when it starts."""
+        if self.root.exists() and not self.root.is_dir():
+            raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
 
     def check_readable(self) -> None:
         """``DUEL_NOT_FOUND`` without ``.duel/``; ``DEBATE_DIR_INVALID`` for a file or a folder others may write."""
@@ -253,10 +270,10 @@ class DebateDir:
         """The duel's ``state.json``; ``DUEL_NOT_FOUND`` without one, ``STATE_CORRUPT`` when unreadable."""
         path = self.duel_folder(duel_id) / "state.json"
         try:
-            data = path.read_bytes()
+            data = read_bounded(path, MAX_STATE_BYTES)
         except FileNotFoundError:
             raise DuelError(ErrorCode.DUEL_NOT_FOUND, f"no duel {duel_id!r} in {self.root}") from None
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise corrupt(str(path), exc) from None
         return DuelState.from_json(data, str(path))
 
@@ -467,12 +484,16 @@ class EventLog:
             return []
         if since.offset > self.state.event_bytes:
             raise corrupt(str(self.path), f"holds fewer events than the {since.seq} already read")
+        if self.state.event_bytes > MAX_EVENT_LOG_BYTES:  # a forged count must not read gigabytes
+            raise corrupt(str(self.path), f"larger than {MAX_EVENT_LOG_BYTES // (1024 * 1024)} MiB")
         try:
-            with open(self.path, "rb") as file:
+            with os.fdopen(open_regular(self.path), "rb") as file:
                 file.seek(since.offset)
                 blob = file.read(self.state.event_bytes - since.offset)
         except FileNotFoundError:
             return []
+        except NotReadable as exc:
+            raise corrupt(str(self.path), exc) from None
         try:
             logged = [json.loads(line) for line in blob.splitlines() if line.strip()]
             first = logged[0] if logged else None
@@ -495,7 +516,15 @@ class EventLog:
         if not events:
             return
         blob = b"".join(json.dumps(event.to_json(), ensure_ascii=False).encode() + b"\n" for event in events)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)  # a planted link is refused
+        # Read-write: a FIFO opens at once (never waiting for a reader), to be refused.
+        try:
+            fd = open_regular(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW)  # a planted link is refused
+        except NotReadable as exc:
+            raise corrupt(str(self.path), exc) from None
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise corrupt(str(self.path), "a symbolic link, which duel never writes") from None
         try:
             size = os.fstat(fd).st_size
             if size < self.state.event_bytes:
@@ -616,7 +645,7 @@ class DirectoryStore:
         """The source pinned at the join; for a duel created before pinning, the file read again
         (raises SourceUnreadable, also for a pinned copy that no longer has the recorded hash)."""
         from ..record.sources import pinned_copy
-        from ..turns.source import MAX_SOURCE_BYTES, SourceDocument, SourceUnreadable, read_bounded, read_source
+        from ..turns.source import SourceDocument, SourceUnreadable, read_source
 
         try:
             data = read_bounded(pinned_copy(self.debate.root, state.id), MAX_SOURCE_BYTES)
@@ -640,8 +669,6 @@ class DirectoryStore:
         """The SHA-256 of the source file as it is now; None when it cannot be read."""
         import hashlib
 
-        from ..turns.source import MAX_SOURCE_BYTES, read_bounded
-
         try:
             return hashlib.sha256(read_bounded(state.source_path, MAX_SOURCE_BYTES)).hexdigest()
         except (OSError, ValueError):
@@ -659,8 +686,6 @@ class DirectoryStore:
 
     def read_artifact(self, state: DuelState, limit: int) -> bytes:
         """The artifact file, at most ``limit`` bytes."""
-        from ..turns.source import read_bounded
-
         return read_bounded(self.debate.artifact_path(state), limit)
 
     def write_beside(self, state: DuelState, name: str, text: str) -> None:

@@ -55,6 +55,10 @@ __all__ = ["PAGE_LINES", "AgentSeat", "Readable", "SeatDefaults", "public"]
 
 PAGE_LINES: Final = 200  # source lines, or artifact lines of turns, a page of duel_read holds
 WAIT_SLICE_SECONDS: Final = 2.0  # a wait looks for cancellation and reports progress this often
+# A duel_wait answers within this by default, well inside every harness's tool timeout (Codex and the MCP
+# TypeScript client give up at 60 s, and progress extends no harness's): an agent calls it again.
+WAIT_BOUND_SECONDS: Final = 45.0
+WAITING_STEPS: Final = (WAIT_PEER, WAIT_TURN)  # the steps a wait blocks on: every other asks the agent to act
 SECRETS: Final = ("participant_token", "lease_token")
 Readable = Literal["source", "turns"]  # what duel_read pages through
 
@@ -88,6 +92,7 @@ class SeatDefaults:
     settings: DuelSettings
     role: str | None = None
     persona: str | None = None
+    wait_seconds: float = WAIT_BOUND_SECONDS  # the longest a duel_wait blocks (``duel mcp --wait-seconds``)
 
 
 def public(answer: dict[str, Any]) -> dict[str, Any]:
@@ -118,6 +123,8 @@ class AgentSeat:
         self._stash: SeatStash | None = None
         self._lease_seconds = 0
         self.opening: str | None = None  # the sealed opening committed: what an empty duel_append reveals
+        self.seen_step: str | None = None  # the next_step this seat was last told: what a wait waits to change
+        self._marked_at = -float("inf")  # when a wait last marked the seat present (monotonic)
 
     # -- joining -----------------------------------------------------------------------------
     def join(
@@ -142,24 +149,29 @@ class AgentSeat:
             raise invalid_argument("duel_join needs a name: the display name this seat writes under")
         claimant = Claimant(who, self.defaults.harness, model or self.defaults.model)
         topic = topic or self.defaults.topic
+        stash = self._stash or SeatStash.of(self.service.debate, chosen, topic, claimant)
         if self._stash is None:
-            stash = SeatStash.of(self.service.debate, chosen, topic, claimant)
             stash.__enter__()  # held while the process lives: a second server with this name is SEAT_TAKEN
-            self._stash = stash
-        joined = self.service.join(
-            target=chosen,
-            participant_name=claimant.name,
-            topic=topic,
-            harness=claimant.harness,
-            model_id=claimant.model_id,
-            participant_token=self._stash.token(),
-            settings=self.defaults.settings,
-            role=role or self.defaults.role or Role.PANELIST,
-            persona=persona or self.defaults.persona,
-        )
-        self._stash.save(joined.seat)
+        try:
+            joined = self.service.join(
+                target=chosen,
+                participant_name=claimant.name,
+                topic=topic,
+                harness=claimant.harness,
+                model_id=claimant.model_id,
+                participant_token=stash.token(),
+                settings=self.defaults.settings,
+                role=role or self.defaults.role or Role.PANELIST,
+                persona=persona or self.defaults.persona,
+            )
+        except DuelError:
+            if self._stash is None:  # a refused first join pins no name: the agent may join again as another
+                stash.__exit__()
+            raise
+        stash.save(joined.seat)
+        self._stash = stash
         self.seat, self.target, self._lease_seconds = joined.seat, chosen, joined.lease_seconds
-        return public(joined.to_dict())
+        return self._told(public(joined.to_dict()))
 
     def _seated(self) -> Seat:
         if self.seat is None:
@@ -174,13 +186,23 @@ class AgentSeat:
         return self._described(status)
 
     def _described(self, status: StatusResult) -> dict[str, Any]:
-        answer = public(status.to_dict())
+        answer = self._told(public(status.to_dict()))
         step = answer.get("next_step")
         answer["next_step_words"] = STEP_WORDS.get(step, "") if isinstance(step, str) else ""
         deadline = status.turn_deadline
         now = self.service.clock().wall
         answer["turn_seconds_left"] = None if deadline is None else max(0, round(deadline - now))
-        answer["floor_held_by_you"] = self.lease is not None
+        held = self.seat is not None and status.lock.owner_participant_id == self.seat.participant_id
+        if self.lease is not None and not held:  # the lease ended (its deadline, a lapse): stop keeping it
+            self._let_go()
+        answer["floor_held_by_you"] = held  # as the status read it, not as this process last knew
+        return answer
+
+    def _told(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """``answer``, its next step remembered as the one this seat was last told."""
+        step = answer.get("next_step")
+        if isinstance(step, str):
+            self.seen_step = step
         return answer
 
     def rules(self) -> str:
@@ -195,9 +217,9 @@ class AgentSeat:
         return "\n".join(f"{n:>5}  {line}" for n, line in enumerate(source.lines, 1))
 
     def artifact_text(self) -> str:
-        """The debate record as it stands."""
+        """The debate record as it stands, as every view shows it: a claim a ruling redacted is never shown."""
         status = self.service.status(self._seated().duel_id)
-        return RecordFile.read(status.duel.debate_path).text
+        return RecordFile.read(status.duel.debate_path, find_source=False).shown_text()
 
     def read(self, what: Readable = "turns", page: int = 1) -> dict[str, Any]:
         """A page of the source with line numbers (``what="source"``), or of the turns so far."""
@@ -227,7 +249,7 @@ class AgentSeat:
         claimed = self.service.claim_lock(seat, for_timeout=for_timeout)
         if claimed.acquired and claimed.lease is not None:
             self._hold(claimed.lease)
-        return public(claimed.to_dict())
+        return self._told(public(claimed.to_dict()))
 
     def _hold(self, lease: LeaseToken) -> None:
         self._let_go()
@@ -283,7 +305,7 @@ class AgentSeat:
                         self.service.release_lock(seat, lease)
         if release:
             self._let_go()
-        return answer
+        return self._told(answer)
 
     def _rule_on(self, seat: Seat, number: int, challenges: list[Challenge]) -> dict[str, Any]:
         """Fetch and rule on the sources turn ``number`` challenged, as ``duel join`` does; what the answer says of
@@ -335,9 +357,9 @@ class AgentSeat:
     def release(self) -> dict[str, Any]:
         """Give the floor back without a turn."""
         seat = self._seated()
-        lease = self.lease
-        self._let_go()
-        return public(self.service.release_lock(seat, lease).to_dict())
+        released = self.service.release_lock(seat, self.lease)
+        self._let_go()  # only once released: a refusal leaves the floor as it was
+        return self._told(public(released.to_dict()))
 
     def close(self, *, outcome: str | None = None, reason: str | None = None) -> dict[str, Any]:
         """Close the duel with the outcome it reached (or ``outcome``, INVALIDATED with a ``reason``)."""
@@ -348,38 +370,53 @@ class AgentSeat:
                 raise DuelError(ErrorCode.LEASE_NOT_HELD, f"the floor is not yours to close the duel: {claimed.reason}")
             self.lease = claimed.lease
         chosen = outcome or self.service.status(seat.duel_id).duel.pending_outcome
-        lease = self.lease
-        self._let_go()
-        return public(self.service.release_lock(seat, lease, close=True, outcome=chosen, reason=reason).to_dict())
+        closed = self.service.release_lock(seat, self.lease, close=True, outcome=chosen, reason=reason)
+        self._let_go()  # only once closed: a refused close (a wrong outcome) keeps the floor for another try
+        return self._told(public(closed.to_dict()))
 
     # -- waiting -----------------------------------------------------------------------------
     def wait(
         self,
-        timeout: float,
+        timeout: float | None = None,
         *,
+        next_step: str | None = None,
         progress: Callable[[float, str], None] = lambda _seconds, _line: None,
         cancelled: Callable[[], bool] = lambda: False,
     ) -> dict[str, Any]:
-        """Block until this seat's next step changes (or ``timeout``), in slices: ``progress`` hears
-        the seconds waited after each, and ``cancelled`` stops the wait between them."""
+        """Block until this seat's next step is no longer the one it was last told (``next_step``, else the
+        last answer's), at most ``timeout`` seconds and never past the server's bound, in slices: ``progress``
+        hears the seconds waited after each, and ``cancelled`` stops the wait between them. It returns at once
+        when the step already moved on, or asks the agent to act: a wait never blocks through its own turn."""
         seat = self._seated()
-        first = self.service.status(seat.duel_id, participant_id=seat.participant_id)
-        step = first.next_step
+        bound = self.defaults.wait_seconds if timeout is None else min(timeout, self.defaults.wait_seconds)
+        seen = next_step or self.seen_step
+        now = self.service.status(seat.duel_id, participant_id=seat.participant_id)
+        step = now.next_step
+        if step not in WAITING_STEPS or (seen is not None and step != seen):
+            return {**self._described(now), "changed": seen is not None and step != seen, "waited_seconds": 0.0}
         started = time.monotonic()
         while True:
-            left = timeout - (time.monotonic() - started)
+            left = bound - (time.monotonic() - started)
             waited = self.service.wait(
                 seat.duel_id,
                 seat.participant_id,
                 max(0.0, min(WAIT_SLICE_SECONDS, left)),
                 next_step=step,
-                participant_token=seat.token,
+                participant_token=self._presence(seat),
             )
             seconds = round(time.monotonic() - started, 1)
             if waited.next_step != step or left <= WAIT_SLICE_SECONDS or cancelled():
                 answer = self._described(waited)
                 return {**answer, "changed": waited.next_step != step, "waited_seconds": seconds}
-            progress(seconds, f"waiting: {STEP_WORDS.get(step or '', step)} ({seconds:g} s)")
+            progress(seconds, f"waiting: {STEP_WORDS[step]} ({seconds:g} s)")
+
+    def _presence(self, seat: Seat) -> str | None:
+        """The token for a wait slice that marks the seat present, once every third of a lease (as
+        ``duel tools wait`` marks it); None for the others, so an idle wait does not rewrite the state."""
+        if time.monotonic() - self._marked_at < self._lease_seconds / 3:
+            return None
+        self._marked_at = time.monotonic()
+        return seat.token
 
     def stop(self) -> None:
         """The server is ending: stop refreshing, give the floor back, keep the seat."""

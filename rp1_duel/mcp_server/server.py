@@ -9,7 +9,6 @@ cancellation. A refusal is an MCP tool error (``isError``) whose structured cont
 from __future__ import annotations
 
 import json
-import signal
 import threading
 from collections.abc import Callable
 from typing import Any, Final
@@ -21,7 +20,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent
 
-from ..ctrl_c import interrupt
 from ..errors import DuelError
 from .seat import AgentSeat, Readable
 
@@ -68,14 +66,11 @@ async def _run(call: Callable[[], dict[str, Any] | str]) -> CallToolResult:
 
 
 def serve(seat: AgentSeat) -> None:
-    """Serve ``seat`` on standard input and output until the client goes (or SIGTERM, SIGHUP, Ctrl-C):
-    then the floor is given back and the seat kept, for a server started again to resume."""
-    for signum in (signal.SIGTERM, signal.SIGHUP):  # how a harness ends its server
-        signal.signal(signum, interrupt)
+    """Serve ``seat`` on standard input and output until the client goes (or a stop signal: Ctrl-C, and SIGTERM
+    and SIGHUP as every command takes them, :mod:`rp1_duel.cli.stopping`): then the floor is given back and the
+    seat kept, for a server started again to resume. A stop is raised, as KeyboardInterrupt, once it is."""
     try:
         build_server(seat).run("stdio")  # standard output is the protocol's: every other line goes to stderr
-    except KeyboardInterrupt:
-        pass
     finally:
         seat.stop()
 
@@ -123,17 +118,27 @@ def _add_reading(server: MCPServer, seat: AgentSeat) -> None:
         return await _run(lambda: seat.read(what, page))
 
     @server.tool()
-    async def duel_wait(ctx: Context, timeout_seconds: float = 600.0) -> CallToolResult:
-        """Block until your next step changes (at most `timeout_seconds`), reporting progress meanwhile."""
+    async def duel_wait(
+        ctx: Context, timeout_seconds: float | None = None, next_step: str | None = None
+    ) -> CallToolResult:
+        """Block until your next step changes, reporting progress meanwhile; it returns at once when it already
+        has (since your last answer, or since `next_step`), and after the server's bound (45 s unless set) with
+        `changed: false`: then call it again."""
         stop = threading.Event()
+        bound = (
+            seat.defaults.wait_seconds if timeout_seconds is None else min(timeout_seconds, seat.defaults.wait_seconds)
+        )
 
         def progress(seconds: float, line: str) -> None:
             if not stop.is_set():
-                anyio.from_thread.run(ctx.report_progress, seconds, timeout_seconds, line)
+                anyio.from_thread.run(ctx.report_progress, seconds, bound, line)
+
+        def wait() -> dict[str, Any]:
+            return seat.wait(bound, next_step=next_step, progress=progress, cancelled=stop.is_set)
 
         try:
             return await anyio.to_thread.run_sync(
-                lambda: _settled(lambda: seat.wait(timeout_seconds, progress=progress, cancelled=stop.is_set)),
+                lambda: _settled(wait),
                 abandon_on_cancel=True,  # a cancelled wait answers nothing; its thread ends within a slice
             )
         finally:

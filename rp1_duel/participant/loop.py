@@ -29,6 +29,7 @@ from ..coordination.policy import refresh_interval
 from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult
 from ..coordination.service import DuelService
 from ..errors import DuelError
+from ..files import MAX_SOURCE_BYTES, read_bounded
 from ..printable import printable
 from ..record import signatures
 from ..record.history import Claimant, History, RecordFile
@@ -37,7 +38,6 @@ from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
 from ..turns.challenges import Challenge, challenged
 from ..turns.rules import TurnViolation, phase_note, revision_note, validate_turn
-from ..turns.source import MAX_SOURCE_BYTES, read_bounded
 from ..vocabulary import (
     CHAIR_PHASES,
     CLOSED_STEP,
@@ -88,7 +88,7 @@ STATE_COMPLETED: Final = "completed"
 STATE_INVALIDATED: Final = "invalidated"
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ParticipantConfig:
     """Who joins which duel, and how: the source, the debate dir, the name, and the duel's settings."""
 
@@ -107,7 +107,7 @@ class ParticipantConfig:
     allow_private_hosts: bool = False  # fetches (--verify, challenged sources) may reach loopback and private hosts
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ParticipantResult:
     """How a participant's run ended, as ``duel join --json`` prints it."""
 
@@ -293,7 +293,7 @@ class Duelist:
         self.provider = provider
         self.report = reporter
         self.service = service or DuelService(config.debate_dir, store=config.store)
-        self.result = ParticipantResult(PREPARING)
+        self.result = ParticipantResult(state=PREPARING)
         self.service.on_store_wait = self._store_wait  # a retry of the store is a wait, said like one
         self.claimant = Claimant(config.name, config.harness, provider.model)
         self.seat: Seat | None = None
@@ -923,7 +923,12 @@ class Duelist:
         usage = replace(usage, repairs=int(bool(repairing)))
         if usage.requests or not self.provider.remote:
             provider = self.provider
-            provenance = Provenance(provider.name, provider.model, served, provider.reasoning)
+            provenance = Provenance(
+                provider=provider.name,
+                requested_model=provider.model,
+                served_model=served,
+                reasoning=provider.reasoning,
+            )
             self.service.record_usage(self._my_seat, number, usage, provenance=provenance, repair_codes=repairing)
         return usage
 

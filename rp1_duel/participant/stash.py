@@ -12,6 +12,7 @@ from ..coordination.identity import resolve_target, resolve_topic, slugify
 from ..coordination.results import Seat
 from ..coordination.storage import DebateDir, DuelLock, write_atomic
 from ..errors import DuelError
+from ..files import MAX_STATE_BYTES, read_bounded
 from ..vocabulary import ErrorCode
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ class SeatStash:
     def token(self) -> str | None:
         """The token kept by an earlier run; None when there is none."""
         try:
-            token = json.loads(self.path.read_text()).get("participant_token")
+            token = json.loads(read_bounded(self.path, MAX_STATE_BYTES)).get("participant_token")
         except (OSError, ValueError, AttributeError):
             return None
         return token if isinstance(token, str) else None

@@ -20,12 +20,12 @@ from ..errors import DuelError, invalid_argument
 from ..files import write_atomic
 from ..turns.revision import Revision
 from ..turns.source import SourceDocument, SourceUnreadable, read_source
-from ..vocabulary import ACCEPTED_CONSENSUS, CLOSED, ErrorCode, RecordCode
+from ..vocabulary import ACCEPTED_CONSENSUS, CLOSED, ErrorCode
 from .artifact import FrontMatter
 from .ending import last_seat_turns
-from .history import RecordFile
+from .history import RecordFile, read_failure
 from .sources import source_document, source_location, tree_root
-from .validate import validate_file
+from .validate import validate_record
 
 __all__ = ["AgreedRevision", "ApplyResult", "agreed_revision", "apply_agreed"]
 
@@ -97,11 +97,15 @@ def agreed_revision(
     kind of file; ``TARGET_UNREADABLE``; ``SOURCE_MISMATCH`` when the document changed since the duel.
     """
     path = Path(artifact_path)
-    report = validate_file(path, root=root)
+    try:  # read once: validated, then its revision replayed over the document as it is now
+        record = RecordFile.read(path, root=root)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DuelError(
+            ErrorCode.ARTIFACT_UNREADABLE, f"{path}: cannot read the artifact: {read_failure(exc)}"
+        ) from None
+    report = validate_record(record, root=root).report
     if report.problems:
         first = report.problems[0]
-        if first.code == RecordCode.UNREADABLE:
-            raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"{path}: {first.message}")
         raise DuelError(
             ErrorCode.ARTIFACT_TAMPERED,
             f"{path} does not validate ({len(report.problems)} problems, the first: {first.code} {first.message}): "
@@ -110,10 +114,7 @@ def agreed_revision(
     if report.status != CLOSED or report.outcome != ACCEPTED_CONSENSUS:
         ended = "is still open" if report.status != CLOSED else f"ended {report.outcome}"
         raise invalid_argument(f"no agreed revision: the duel {ended}")
-    record = RecordFile.read(path, find_source=False)
-    front = record.front
-    if front is None:  # validate_file has just read it whole: the file was replaced since
-        raise DuelError(ErrorCode.ARTIFACT_TAMPERED, f"{path} changed while it was read: run duel validate {path}")
+    front = cast("FrontMatter", record.front)  # a record without one does not validate
     document, shown = _document(front, path, root)
     history = replace(record, source=document).history(upto=last_seat_turns(front.schedule, len(record.parsed.blocks)))
     revision = cast("Revision", history.revision)  # a History over a source always has one

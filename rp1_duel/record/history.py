@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..audience import Question
+from ..files import MAX_ARTIFACT_BYTES, read_bounded
 from ..schedule import CHAIR_SEAT, Schedule
 from ..turns.grammar import ParsedTurn, parse_turn
 from ..turns.novelty import NoveltyIndex
@@ -32,7 +33,7 @@ from ..turns.rules import (
     TurnReport,
     validate_turn,
 )
-from ..turns.source import SourceDocument, read_bounded
+from ..turns.source import SourceDocument
 from ..vocabulary import Phase, RecordCode
 from .artifact import (
     GENESIS,
@@ -61,8 +62,6 @@ __all__ = [
     "read_failure",
     "source_location",
 ]
-
-MAX_ARTIFACT_BYTES = 8 * 1024 * 1024  # 50 turns of 64 KiB, the header and a summary fit well inside
 
 
 def citable_names(recorded_source_path: str) -> tuple[str, ...]:
@@ -299,7 +298,9 @@ class History:
     def summaries(self) -> list[TurnSummary]:
         """Each accepted turn as the outcome rules read it: speaker, stance, whether it blocks."""
         return [
-            TurnSummary(self.schedule.speaker(n), t.stance or "", t.has_blocking, accepted)
+            TurnSummary(
+                seat=self.schedule.speaker(n), stance=t.stance or "", has_blocking=t.has_blocking, revision=accepted
+            )
             for n, t, accepted in zip(self.numbers, self.turns, self.accepted, strict=True)
         ]
 
@@ -381,6 +382,18 @@ class RecordFile:
         """The rulings the record holds, each read back from its block (one the service never wrote is left out)."""
         found = (parse_ruling(block.r, block.text) for block in self.parsed.rulings)
         return tuple(ruling for ruling in found if ruling is not None)
+
+    def shown_text(self) -> str:
+        """The record whole as a view serves it (``duel://artifact``): each turn as :meth:`History.shown_blocks`
+        shows it, so a claim a fabricated source was cited for is redacted; everything else as written."""
+        if not any(ruling.redacts for ruling in self.rulings):
+            return self.text
+        lines = self.text.split("\n")
+        history = self.history()
+        for written, shown in zip(history.blocks, history.shown_blocks(), strict=True):
+            start = written.line  # the block's text begins on the line after its opening marker
+            lines[start : start + written.text.count("\n")] = shown.text.removesuffix("\n").split("\n")
+        return "\n".join(lines)
 
     def history(self, upto: int | None = None) -> History:
         """The history of the first ``upto`` turns (all by default), replayed without rule checks."""

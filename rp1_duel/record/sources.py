@@ -21,7 +21,8 @@ from pathlib import Path
 
 from ..confinement import confine, is_markdown
 from ..errors import DuelError
-from ..turns.source import MAX_SOURCE_BYTES, SourceDocument, SourceUnreadable, read_bounded, read_source
+from ..files import MAX_SOURCE_BYTES, read_bounded
+from ..turns.source import SourceDocument, SourceUnreadable, read_source
 from ..vocabulary import ErrorCode
 
 __all__ = ["pinned_copy", "recorded_source", "source_document", "source_location", "tree_root"]

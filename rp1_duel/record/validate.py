@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..files import MAX_ARTIFACT_BYTES, MAX_PATCH_BYTES, NotReadable, open_regular, read_bounded
 from ..schedule import CHAIR_TURNS
 from ..turns.raw_html import find_raw_html
 from ..vocabulary import (
@@ -42,7 +43,7 @@ from .artifact import GENESIS, FrontMatter, RulingBlock, parse_conclusion
 from .authorship import SealEntry, SignatureEntry, check_authorship
 from .citations import turn_citations
 from .ending import patch_path, revision_ending
-from .history import MAX_ARTIFACT_BYTES, History, RecordFile, chain_problems, claimants, read_failure
+from .history import History, RecordFile, chain_problems, claimants, read_failure
 from .outcomes import TurnSummary, decide, decide_panel
 from .problem import Problem
 from .rulings import parse_ruling, ruled_items, ruling_mismatch
@@ -51,11 +52,13 @@ from .sources import tree_root
 __all__ = [
     "ArtifactReport",
     "Scan",
+    "Validated",
     "collect",
     "outcome_problems",
     "scan",
     "validate_file",
     "validate_paths",
+    "validate_record",
 ]
 
 
@@ -171,20 +174,45 @@ def validate_file(
     ``strict``: turns whose source locators could not be checked (no source) are a problem, not a note.
     """
     path = Path(path)
-    report = ArtifactReport(str(path))
-    add = report.problems.append
     try:
         record = RecordFile.read(path, root=root)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        reason = read_failure(exc)
-        add(Problem(RecordCode.UNREADABLE, f"cannot read the artifact: {reason}"))
+        report = ArtifactReport(str(path))
+        report.problems.append(Problem(RecordCode.UNREADABLE, f"cannot read the artifact: {read_failure(exc)}"))
         return report
+    return validate_record(
+        record, root=root, allowed_signers=allowed_signers, require_verified=require_verified, strict=strict
+    ).report
+
+
+@dataclass(frozen=True)
+class Validated:
+    """What ``duel validate`` found of a record read once, and its turns as it replayed them (over the recorded
+    source, every rule checked): None when the record has no usable front matter."""
+
+    report: ArtifactReport
+    history: History | None
+
+
+def validate_record(
+    record: RecordFile,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    allowed_signers: str | os.PathLike[str] | None = None,
+    require_verified: bool = False,
+    strict: bool = False,
+) -> Validated:
+    """:func:`validate_file` of an artifact already read (``duel report`` and ``duel apply`` read it once and
+    hand the same record to every reader)."""
+    path = record.path
+    report = ArtifactReport(str(path))
+    add = report.problems.append
     for problem in record.parsed.problems:
         add(Problem(RecordCode.STRUCTURE, problem))
     front = record.front
     if front is None:
         add(Problem(RecordCode.FRONT_MATTER, record.front_problem or "no front matter", 1))
-        return report
+        return Validated(report, None)
     report.status, report.outcome = front.status, front.outcome
     if record.source_note:
         report.notes.append(record.source_note)
@@ -212,7 +240,7 @@ def validate_file(
     _check_outcome(front, history.summaries(), report)
     _check_revision(path, record, history, report)
     _check_verification(path, root, front, history, required=require_verified, report=report)
-    return report
+    return Validated(report, history)
 
 
 def _ruling_problems(blocks: Sequence[RulingBlock], numbers: range) -> list[Problem]:
@@ -303,11 +331,11 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
     for name, patch in expected.files.items():
         beside = path.with_name(name)
         try:
-            found = beside.read_bytes()
+            found = read_bounded(beside, MAX_PATCH_BYTES)
         except FileNotFoundError:
             report.notes.append(f"no {name} beside the artifact: duel apply recomputes the revision from the turns")
             continue
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             report.problems.append(Problem(RecordCode.PATCH_MISMATCH, f"{name} cannot be read: {read_failure(exc)}"))
             continue
         if found != patch.encode("utf-8"):
@@ -449,7 +477,8 @@ def scan(paths: Sequence[str]) -> Scan:
     the artifact size limit and kept when anything in it marks a duel artifact: a ``duel_id`` key in its front
     matter, quoted or not, or a ``<!-- duel:`` marker starting a line anywhere, in any case and spacing. A file that looks like one
     and then fails to parse is reported invalid, never skipped; a file left out is listed with its reason, so a
-    CI gate shows what it did not check."""
+    CI gate shows what it did not check: one that is no regular file (a FIFO, a device) among them, and a
+    folder that cannot be listed. Folders are walked to any depth, never through a symlink."""
     found: list[Path] = []
     skipped: list[tuple[Path, str]] = []
     for raw in paths:
@@ -457,9 +486,7 @@ def scan(paths: Sequence[str]) -> Scan:
         if not path.is_dir():
             found.append(path)
             continue
-        for candidate in sorted(path.rglob("*")):
-            if candidate.suffix.lower() != ".md" or not candidate.is_file():
-                continue
+        for candidate in _markdown_entries(path, skipped):
             reason = _why_not_an_artifact(candidate)
             if reason is None:
                 found.append(candidate)
@@ -473,10 +500,34 @@ def collect(paths: list[str]) -> list[Path]:
     return scan(paths).found
 
 
+def _markdown_entries(folder: Path, skipped: list[tuple[Path, str]]) -> list[Path]:
+    """Every ``*.md`` entry under ``folder`` but a folder, in path order. Walked with a stack, not recursion
+    (a folder 1,500 deep is no RecursionError), into no symlinked folder; one that cannot be listed goes
+    to ``skipped``."""
+    entries: list[Path] = []
+    folders = [folder]
+    while folders:
+        current = folders.pop()
+        try:
+            with os.scandir(current) as listing:
+                inside = list(listing)
+        except OSError as exc:
+            skipped.append((current, f"cannot be listed: {read_failure(exc)}"))
+            continue
+        for entry in inside:
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(Path(entry.path))
+            elif Path(entry.name).suffix.lower() == ".md":
+                entries.append(Path(entry.path))
+    return sorted(entries)
+
+
 def _why_not_an_artifact(path: Path) -> str | None:
     try:
-        with path.open("rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             data = handle.read(MAX_ARTIFACT_BYTES + 1)
+    except NotReadable as exc:
+        return str(exc)  # a FIFO, a device, a symlink to a folder: never read
     except OSError:
         return None  # unreadable: let validation say so rather than skip it
     if _MARKER.search(data) or _DUEL_ID_KEY.search(data[:_FRONT_MATTER_BYTES]):

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..files import storage_errors, write_atomic
+from ..files import MAX_SIDECAR_BYTES, read_bounded, storage_errors, write_atomic
 from ..turns.grammar import ParsedTurn
-from ..turns.source import read_bounded
 from ..vocabulary import (
     BASES,
     BRIEFS,
@@ -66,7 +65,6 @@ __all__ = [
 
 FORMAT: Final = "duel-verify/1"
 SUFFIX: Final = ".verify.json"
-MAX_SIDECAR_BYTES: Final = 16 * 1024 * 1024
 
 # The verdicts each kind of citation may carry.
 URL_CLAIM_VERDICTS: Final = (
@@ -89,7 +87,7 @@ class SidecarError(ValueError):
     """A sidecar that is not JSON or not in this format; the message says where."""
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class FetchRecord:
     """One URL's fetch: where it ended, what came back, or why nothing did."""
 
@@ -108,7 +106,7 @@ class FetchRecord:
         return self.error is None
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class VoteRecord:
     """One voter's answer about one citation, and whether it counts."""
 
@@ -121,7 +119,7 @@ class VoteRecord:
     reason: str | None  # why the vote does not count, when it does not
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class CitationEntry:
     """A citation and what verification concluded about it."""
 
@@ -134,7 +132,7 @@ class CitationEntry:
     missing_figures: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Sidecar:
     """A whole verification sidecar: the chain it covers, its voters, every fetch and every citation's verdict."""
 
@@ -494,12 +492,12 @@ def _entry(read: JsonReader) -> CitationEntry:
     )
     missing = read.field("missing_figures") if "missing_figures" in read.value(dict) else None
     return CitationEntry(
-        citation,
-        str(read.word("verdict", VERDICTS)),
-        read.word("confidence", CONFIDENCES, optional=True),
-        read.text("reason"),
-        votes,
-        ()
+        citation=citation,
+        verdict=str(read.word("verdict", VERDICTS)),
+        confidence=read.word("confidence", CONFIDENCES, optional=True),
+        reason=read.text("reason"),
+        votes=votes,
+        missing_figures=()
         if missing is None
         else tuple(JsonReader(text, f"{missing.where}[]").value(str) for text in missing.value(list)),
     )

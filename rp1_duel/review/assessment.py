@@ -38,7 +38,6 @@ __all__ = [
     "ASSESS_MAX_TOKENS",
     "LABEL",
     "MAX_ASSESSORS",
-    "MAX_CACHE_BYTES",
     "Assessment",
     "AssessmentCache",
     "AssessmentFile",
@@ -58,7 +57,6 @@ __all__ = [
 
 FORMAT: Final = "duel-assess/1"
 SUFFIX: Final = ".assess.json"
-MAX_CACHE_BYTES: Final = 4 * 1024 * 1024
 PROMPT_VERSION: Final = 2  # raised whenever BRIEF or the prompt's layout changes: older answers are then stale
 MAX_ASSESSORS: Final = 2
 ASSESS_DEADLINE_SECONDS: Final = 300.0  # one answer, its retries included

@@ -410,19 +410,21 @@ def _plays(persona: str | None) -> str:
 def _participants(report: Report) -> str:
     rows = "".join(
         f'<tr><td class="n">{p.seat}</td><td>{_name(report, p.seat)}{_plays(p.persona)}</td><td>{_e(p.harness)}</td>'
-        f"<td><code>{_e(p.model)}</code></td><td>{_turn_links(report, p.turns)}</td>"
+        f"<td><code>{_e(p.model)}</code></td><td>{_e(words.signed_by(p.signed_by))}</td>"
+        f"<td>{_turn_links(report, p.turns)}</td>"
         f'<td class="n">{_e(words.token_counts(p.usage))}</td><td class="n">{_e(words.cost(p.usage))}</td></tr>'
         for p in report.participants
     )
     total = (
         ""
         if report.usage is None
-        else f'<tr><td></td><td colspan="5"><strong>Total</strong></td><td class="n">{_e(words.total_cost(report))}</td></tr>'
+        else f'<tr><td></td><td colspan="6"><strong>Total</strong></td><td class="n">{_e(words.total_cost(report))}</td></tr>'
     )
     return (
         "<section><h2>Participants</h2>"
         + _scrolling(
-            "<table><thead><tr><th>Seat</th><th>Participant</th><th>Harness</th><th>Model</th><th>Turns</th>"
+            "<table><thead><tr><th>Seat</th><th>Participant</th><th>Harness</th><th>Model</th><th>Signed by</th>"
+            "<th>Turns</th>"
             f"<th>Tokens</th><th>Cost</th></tr></thead><tbody>{rows}{total}</tbody></table>"
         )
         + "</section>"

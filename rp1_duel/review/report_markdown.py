@@ -323,10 +323,13 @@ def _outcome_details(report: Report) -> str:
 
 
 def _participants(report: Report) -> str:
-    rows = ["| Seat | Participant | Harness | Model | Turns | Tokens | Cost |", "|---|---|---|---|---|---|---|"]
+    rows = [
+        "| Seat | Participant | Harness | Model | Signed by | Turns | Tokens | Cost |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     rows.extend(
         f"| {p.seat} | {cell(p.name + (f' (plays {p.persona})' if p.persona else ''))} | {cell(p.harness)} "
-        f"| {cell(p.model)} | {_turns(report, p.turns)} "
+        f"| {cell(p.model)} | {cell(words.signed_by(p.signed_by))} | {_turns(report, p.turns)} "
         f"| {words.token_counts(p.usage)} | {words.cost(p.usage)} |"
         for p in report.participants
     )

@@ -8,13 +8,14 @@ from urllib.parse import quote
 
 from ..coordination.counts import Usage
 from ..participant.usage import PricedUsage
+from ..record.signatures import INTACT, INVALID, UNSIGNED, UNTRUSTED, VERIFIED
 from ..record.verification import CURRENT, MISMATCH, STALE
 from ..vocabulary import ACCEPTED_CONSENSUS, ACCEPTING_CONSENSUS, CitationKind
 from .assessment import CheckedReference, ModelSection
 from .audience_view import DUE, ENDED_FIRST, NOT_IN_TURN, QuestionView
 from .decision import FlaggedCitation, RevisionView, and_list
 from .provenance import TurnProvenance
-from .report import OPEN, CitationRow, Report, UnresolvedEntry, VerificationFacts
+from .report import OPEN, CitationRow, Report, SeatSigning, UnresolvedEntry, VerificationFacts
 from .verdict import AGREE, DRAW, NONE, VOID, WINNER, JudgedVerdict, JudgedVerdicts
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "resting",
     "rests_on",
     "revision_summary",
+    "signed_by",
     "tag",
     "title",
     "token_counts",
@@ -141,6 +143,32 @@ def _used_tokens(usage: Usage) -> bool:
 def plural(count: int, word: str) -> str:
     """`1 turn`, `2 turns`: ``count`` and ``word``, with an ``s`` unless the count is one."""
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def signed_by(signing: tuple[SeatSigning, ...]) -> str:
+    """Who signed a seat's turns: `alice@example.com`, `key SHA256:… (not checked against allowed signers)` or
+    `unsigned`; each with its turns when they differ, led by `more than one signer: ` when two keys or principals
+    signed; `—` when its signatures were not checked."""
+    if len(signing) <= 1:
+        return _signer(signing[0]) if signing else "—"
+    signers = {group.principal or group.key for group in signing if group.status in (VERIFIED, INTACT, UNTRUSTED)}
+    each = "; ".join(
+        f"{_signer(group)} ({'turn' if len(group.turns) == 1 else 'turns'} {and_list([str(n) for n in group.turns])})"
+        for group in signing
+    )
+    return ("more than one signer: " if len(signers) > 1 else "") + each
+
+
+def _signer(group: SeatSigning) -> str:
+    if group.status == VERIFIED:
+        return group.principal or "—"
+    if group.status == INTACT:
+        return f"key {group.key} (not checked against allowed signers)"
+    if group.status == UNTRUSTED:
+        return f"key {group.key}, which the allowed signers do not name"
+    if group.status == INVALID:
+        return "a signature that does not verify"
+    return "unsigned" if group.status == UNSIGNED else f"key {group.key} (its signature not checked)"
 
 
 def everyone(report: Report, seats: tuple[int, ...]) -> str | None:

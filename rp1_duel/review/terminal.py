@@ -105,16 +105,16 @@ class TerminalDisplay:
             seen = f"{ago(seat.seen_ago)} ago" + ("" if seat.present or view.closed else ", silent")
             seats.add_row(
                 ("▶ " if seat.holds_floor else "  ") + str(seat.seat),
-                Text(seat.name, style="bold" if seat.writes_next else ""),
-                f"{seat.harness} / {seat.model_id}",
+                Text(printable(seat.name), style="bold" if seat.writes_next else ""),
+                printable(f"{seat.harness} / {seat.model_id}"),
                 Text(seat.stance or "—", style=_STANCE_STYLES.get(seat.stance or "", "")),
                 Text(seen, style="" if seat.present or view.closed else "yellow"),
             )
         if not view.seats:
             seats.add_row("", "nobody has joined yet", "", "", "")
         lines = situation(view, self.time_of)
-        state = Text("\n".join(lines), style="bold" if view.closed else "")
-        title = Text.assemble((view.topic, "bold"), f"  ·  {view.duel_id}")
+        state = Text(printable("\n".join(lines)), style="bold" if view.closed else "")  # names, reasons
+        title = Text.assemble((printable(view.topic), "bold"), printable(f"  ·  {view.duel_id}"))
         panel = Panel(Group(seats, Text(""), state), title=title, title_align="left")
         # A blank line under the panel leaves the cursor at a line's start, where the "^C" a terminal
         # echoes does not wrap and shift the next redraw by a line.

@@ -22,6 +22,7 @@ from ..audience import Question
 from ..clock import iso
 from ..coordination.service import DuelService
 from ..errors import DuelError, invalid_argument
+from ..printable import printable
 from .watch import Display
 from .watch_model import EventLine
 
@@ -135,7 +136,7 @@ class AskKey:
 
     def _prompt(self, text: str) -> str:
         """One line typed on the terminal, after ``text`` on standard error; empty at the end of input."""
-        sys.stderr.write(text)
+        sys.stderr.write(printable(text))  # it names the seats
         sys.stderr.flush()
         return self.keyboard.readline().strip()
 

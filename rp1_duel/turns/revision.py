@@ -14,12 +14,13 @@ with no edit in force it is the source's own (docs/protocol.md section 7, "Propo
 
 from __future__ import annotations
 
-import difflib
+import bisect
 import functools
 import hashlib
 import itertools
 import re
 import unicodedata
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -28,6 +29,7 @@ from ..vocabulary import RuleCode
 from .edits import Edit, EditSection
 from .markdown import Heading, atx_heading, headings
 from .matching import normalize_text, without_markup
+from .patch import unified_diff
 
 __all__ = ["MAX_GROWTH", "EditProblem", "Revision", "revision_id"]
 
@@ -52,7 +54,7 @@ class EditProblem:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class _Change:
     start: int
     end: int  # == start for an insert
@@ -66,9 +68,10 @@ class Revision:
     def __init__(self, source: str, edits: Mapping[str, Edit] | None = None):
         self.source = source
         self.edits: Mapping[str, Edit] = dict(edits or {})
-        # Where each edit applies, by name, found once and handed on to amended revisions: a duel's
-        # turns then cost time in their own edits, not in every edit in force (bench/bench_revision.py).
-        self._located: dict[str, _Change | EditProblem] = {}
+        # Where each edit applies, found once and shared with every revision amended from this one
+        # (the same source): a duel's turns then cost time in their own edits, not in every edit in
+        # force (bench/bench_revision.py), and checking a turn, then recording it, locates its edits once.
+        self._located: dict[Edit, _Change | EditProblem] = {}
 
     def amended(self, section: EditSection) -> Revision:
         """The revision after a turn's section: its edits replace those of the same name, its withdrawals remove."""
@@ -77,17 +80,17 @@ class Revision:
             edits.pop(name, None)
         edits.update((edit.name, edit) for edit in section.edits)
         revised = Revision(self.source, edits)
-        revised._located = {name: found for name, found in self._located.items() if edits.get(name) is self.edits[name]}
+        revised._located = self._located
         return revised
 
     @functools.cached_property
     def _applied(self) -> tuple[str, tuple[EditProblem, ...]]:
         changes: list[_Change] = []
         problems: list[EditProblem] = []
-        for name, edit in self.edits.items():
-            if name not in self._located:
-                self._located[name] = _locate(self.source, edit)
-            change = self._located[name]
+        for edit in self.edits.values():
+            if edit not in self._located:
+                self._located[edit] = _locate(self.source, edit)
+            change = self._located[edit]
             if isinstance(change, EditProblem):
                 problems.append(change)
             else:
@@ -124,10 +127,15 @@ class Revision:
     def diff(self, path: str) -> str:
         """A unified diff from the source to this revision, as ``git apply`` and ``patch -p1`` take
         it (``a/PATH``, ``b/PATH``); empty when nothing changes."""
+        return f"--- a/{path}\n+++ b/{path}\n{self._hunks}" if self._hunks else ""
+
+    @functools.cached_property
+    def _hunks(self) -> str:
+        """The diff's hunks, found once: :meth:`diff` and :meth:`counts` both ask, and the path is in the header only."""
         before, after = _PATCH_LINE.findall(self.source), _PATCH_LINE.findall(self.text)
         if before == after:
             return ""
-        lines = difflib.unified_diff(before, after, f"a/{path}", f"b/{path}", lineterm="\n")
+        lines = itertools.islice(unified_diff(before, after, "", ""), 2, None)  # after the --- and +++ lines
         return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
     def counts(self) -> tuple[int, int]:
@@ -164,49 +172,50 @@ def _locate(source: str, edit: Edit) -> _Change | EditProblem:
             edit.name,
             f"edit {edit.name}: {_short(edit.find)!r} occurs more than once in the source: quote more of it",
         )
-    start, end = index.starts[first], index.ends[first + len(needle) - 1]
+    start, end = index.span(first, first + len(needle) - 1)
     text = edit.text.replace("\n", newline)
     if edit.kind == "delete" and _whole_lines(source, start, end):
         end += len(_LINE.match(source, end).group()) if end < len(source) else 0  # type: ignore[union-attr]
-    return _Change(start, end, text, edit.name)
+    return _Change(start=start, end=end, text=text, name=edit.name)
 
 
 def _whole_lines(source: str, start: int, end: int) -> bool:
     """Whether ``source[start:end]`` runs from a line's start to a line's end."""
-    starts_line = start == 0 or source[start - 1] in "\r\n" or source[:start] == "\ufeff"
+    starts_line = start == 0 or source[start - 1] in "\r\n" or (start == 1 and source[0] == "\ufeff")
     return starts_line and (end == len(source) or source[end] in "\r\n")
 
 
 def _insertion(source: str, edit: Edit, newline: str) -> _Change | EditProblem:
     """An insert: new lines right after the heading ``edit.find`` names, set off by blank lines."""
-    raw, lines, names = _outline(source)
+    raw, lines, names, ends = _outline(source)
     wanted = normalize_text(edit.find)
-    found = [heading for heading, as_read in names if wanted in as_read]
+    found = names.get(wanted, [])
     if len(found) != 1:
         code = RuleCode.EDIT_NOT_FOUND if not found else RuleCode.EDIT_AMBIGUOUS
         how = "no heading of the source reads" if not found else "more than one heading of the source reads"
         return EditProblem(code, edit.name, f"edit {edit.name}: {how} {_short(edit.find)!r}")
     index = found[0].index if atx_heading(lines[found[0].index]) else found[0].index + 1  # setext: after its underline
-    at = sum(len(line) for line in raw[: index + 1])
+    at = ends[index]
     before = "" if raw[index].endswith(("\n", "\r")) else newline
     after = "" if index + 1 >= len(lines) or not lines[index + 1].strip() else newline
     text = before + newline + edit.text.replace("\n", newline) + newline + after
-    return _Change(at, at, text, edit.name)
+    return _Change(start=at, end=at, text=text, name=edit.name)
 
 
 @functools.lru_cache(maxsize=8)
-def _outline(source: str) -> tuple[list[str], list[str], list[tuple[Heading, tuple[str, str]]]]:
-    """The source's lines with their ends, without them (and the BOM), and its headings, each with
-    the two forms an insert may name it by."""
+def _outline(source: str) -> tuple[list[str], list[str], dict[str, list[Heading]], list[int]]:
+    """The source's lines with their ends, without them (and the BOM), its headings by the two
+    forms an insert may name each by, and where each line ends in the source."""
     raw = _LINE.findall(source)
     lines = [line.rstrip("\r\n") for line in raw]
     if lines:
         lines[0] = lines[0].removeprefix("\ufeff")
-    names = []
+    names: dict[str, list[Heading]] = {}
     for heading in headings(lines):
         normalized = normalize_text(heading.text)
-        names.append((heading, (normalized, without_markup(normalized))))
-    return raw, lines, names
+        for name in dict.fromkeys((normalized, without_markup(normalized))):
+            names.setdefault(name, []).append(heading)
+    return raw, lines, names, list(itertools.accumulate(map(len, raw)))
 
 
 def _overlaps(changes: list[_Change]) -> list[EditProblem]:
@@ -226,40 +235,81 @@ def _short(text: str) -> str:
     return flat if len(flat) <= 60 else flat[:57] + "..."
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class _Index:
-    """The source compared as quotes are, each character mapped back to the source characters it came from."""
+    """The source compared as quotes are, each character mapped back to the source characters it came from.
+
+    Most folded characters come from one source character each, at a fixed distance from it; only
+    the units that do not (a run of whitespace, a BOM, a character with combining marks, one that
+    folds to several) are listed, so the map costs memory in them, not in the source's length.
+    """
 
     text: str
-    starts: list[int]
-    ends: list[int]
+    at: array[int]  # where each listed unit's folded text starts, in source order
+    length: array[int]  # its folded length
+    starts: array[int]  # the source characters it came from: starts[k] to ends[k]
+    ends: array[int]
+
+    def span(self, first: int, last: int) -> tuple[int, int]:
+        """The source span the folded characters ``first`` to ``last`` (inclusive) came from."""
+        return self._origin(first)[0], self._origin(last)[1]
+
+    def _origin(self, offset: int) -> tuple[int, int]:
+        unit = bisect.bisect_right(self.at, offset) - 1  # the last unit starting at or before it
+        if unit < 0:
+            return offset, offset + 1
+        if offset < self.at[unit] + self.length[unit]:
+            return self.starts[unit], self.ends[unit]
+        start = self.ends[unit] + offset - self.at[unit] - self.length[unit]
+        return start, start + 1
+
+
+# What a lone ASCII character folds to: whitespace to a space, letters to lower case.
+_ASCII_FOLDS: Final = {
+    **{ord(char): char.lower() for char in map(chr, range(128)) if char.isupper()},
+    **{ord(char): " " for char in map(chr, range(128)) if char.isspace()},
+}
 
 
 @functools.lru_cache(maxsize=8)
 def _index(source: str) -> _Index:
-    text: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    i, n = 0, len(source)
-    while i < n:
-        char = source[i]
-        j = i + 1
-        if char.isspace():
-            while j < n and source[j].isspace():
-                j += 1
-            folded = " "
-        elif char == "\ufeff":
-            i = j
-            continue
-        else:
-            while j < n and unicodedata.combining(source[j]):
-                j += 1
-            folded = _fold(source[i:j])
-        text.append(folded)
-        starts += [i] * len(folded)
-        ends += [j] * len(folded)
-        i = j
-    return _Index("".join(text), starts, ends)
+    # One scan finds the units that are not one character for one (see _Index); the stretches
+    # between them fold a character at a time with str.translate: a 16 MiB source must not cost
+    # a Python step per character (issue 42). Each unit folds as it always did: whitespace runs to
+    # a space, a BOM to nothing, a character and its combining marks together (_fold).
+    folds, units = _ASCII_FOLDS, [r"\s\s+", "\ufeff"]
+    if not source.isascii():
+        characters = set(source)
+        others = {char: _fold(char) for char in characters if not char.isascii() and not char.isspace()}
+        others.pop("\ufeff", None)
+        folds = {**folds, **{ord(char): " " for char in characters if char.isspace()}}
+        folds.update((ord(char), folded) for char, folded in others.items())
+        marks = "".join(re.escape(char) for char in sorted(others) if unicodedata.combining(char))
+        longer = "".join(re.escape(char) for char, folded in sorted(others.items()) if len(folded) != 1)
+        units += [f"[{longer}]" + (f"[{marks}]*" if marks else "")] if longer else []
+        units += [f"[{marks}]+"] if marks else []
+    pieces: list[str] = []
+    at, length, starts, ends = array("q"), array("q"), array("q"), array("q")
+    done = folded = 0
+    for unit in re.finditer("|".join(units), source):
+        start, end = unit.span()
+        if start > done and unicodedata.combining(source[start]) and not _unit_boundary(source[start - 1]):
+            start -= 1  # marks belong to the character before them
+        between = source[done:start].translate(folds)
+        text = " " if source[start].isspace() else "" if source[start] == "\ufeff" else _fold(source[start:end])
+        pieces += [between, text]
+        folded += len(between)
+        for column, value in ((at, folded), (length, len(text)), (starts, start), (ends, end)):
+            column.append(value)
+        folded += len(text)
+        done = end
+    pieces.append(source[done:].translate(folds))
+    return _Index(text="".join(pieces), at=at, length=length, starts=starts, ends=ends)
+
+
+def _unit_boundary(char: str) -> bool:
+    """Whether a combining mark after ``char`` starts a unit of its own: after whitespace or a BOM."""
+    return char.isspace() or char == "\ufeff"
 
 
 def _fold(unit: str) -> str:

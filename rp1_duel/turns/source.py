@@ -14,18 +14,18 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from ..files import MAX_SOURCE_BYTES, read_bounded
 from .markdown import headings, normalize_newlines, split_lines
 from .matching import SearchableText, normalize_text, without_markup
 
 if TYPE_CHECKING:
     from .figures import FigureIndex
 
-__all__ = ["MAX_SOURCE_BYTES", "SourceDocument", "SourceUnreadable", "github_anchor", "read_bounded", "read_source"]
+__all__ = ["SourceDocument", "SourceUnreadable", "github_anchor", "read_source"]
 
 
 class SourceUnreadable(Exception):
@@ -121,28 +121,14 @@ class SourceDocument:
         return "\n".join(f"{number:>{width}} | {line}".rstrip() for number, line in enumerate(self.lines, 1))
 
 
-MAX_SOURCE_BYTES = 16 * 1024 * 1024
-
-
-def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
-    """A regular file's bytes, at most ``limit`` of them: never a FIFO (opening one would
-    block), a device (``/dev/zero`` never ends) or a folder. Raises OSError, or ValueError
-    saying why the file is refused."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("not a regular file")
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"larger than {limit // (1024 * 1024)} MiB")
-    return data
-
-
 def read_source(path: str | os.PathLike[str]) -> SourceDocument:
     """Read and decode the source at ``path``; raises :class:`SourceUnreadable`."""
     where = os.fspath(path)
     try:
-        return SourceDocument.from_bytes(read_bounded(where, MAX_SOURCE_BYTES), where)
+        data = read_bounded(where, MAX_SOURCE_BYTES)
+        if b"\x00" in data:  # valid UTF-8, but no text document holds one, and no turn may quote it
+            raise SourceUnreadable(where, reason="holds a NUL byte: not a text document")
+        return SourceDocument.from_bytes(data, where)
     except UnicodeDecodeError:
         raise SourceUnreadable(where, reason="not UTF-8") from None
     except ValueError as exc:

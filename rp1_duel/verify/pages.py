@@ -14,13 +14,11 @@ import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
 
-from ..turns.source import read_bounded
+from ..files import MAX_CACHED_TEXT_BYTES, read_bounded
 
 __all__ = ["PageCache", "default_cache_dir"]
 
-MAX_CACHED_TEXT_BYTES: Final = 64 * 1024 * 1024
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 

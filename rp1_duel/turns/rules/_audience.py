@@ -65,11 +65,11 @@ def _questions_unanswered(checked: Checked) -> Iterator[TurnViolation]:
 
 RULES = (
     Rule(
-        RuleCode.QUESTION_UNANSWERED,
-        "every audience question due at this turn has an item `Q<id>: …` under"
+        code=RuleCode.QUESTION_UNANSWERED,
+        text="every audience question due at this turn has an item `Q<id>: …` under"
         " **Audience Answers** that says something in at least 8 words and does not merely restate the question;"
         " no item answers a question not due at this turn",
-        panel_turn,
-        _questions_unanswered,
+        applies=panel_turn,
+        check=_questions_unanswered,
     ),
 )

@@ -278,36 +278,36 @@ def phase_note(
 
 RULES = (
     Rule(
-        RuleCode.CHAIR_FORMAT,
-        "a chair's turn ends its heading with `CHAIR` and has its phase's sections, in order,"
+        code=RuleCode.CHAIR_FORMAT,
+        text="a chair's turn ends its heading with `CHAIR` and has its phase's sections, in order,"
         " each once and non-empty: the opening brief Question, Lineup, What A Good Answer Looks Like; the"
         " pre-closing Unengaged Points, 1 to 3 items each naming the earlier panel turn that raised it (`Turn M`);"
         " the synthesis Synthesis, then optionally Agreed, Still Open and Departures",
-        chair_turn,
-        _chair_format,
+        applies=chair_turn,
+        check=_chair_format,
     ),
     Rule(
-        RuleCode.UNENGAGED_POINTS,
-        "in the closing round, every point of the chair's Unengaged Points has a"
+        code=RuleCode.UNENGAGED_POINTS,
+        text="in the closing round, every point of the chair's Unengaged Points has a"
         " counterpoint whose Addresses names the chair's pre-closing turn with an excerpt of that point"
         ' (`Addresses: Turn M "words of the point"`)',
-        panel_turn,
-        _unengaged_points,
+        applies=panel_turn,
+        check=_unengaged_points,
     ),
     Rule(
-        RuleCode.SILENT_OVERRULE,
-        "the synthesis overrules no seat silently: while a seat's final turn is not"
+        code=RuleCode.SILENT_OVERRULE,
+        text="the synthesis overrules no seat silently: while a seat's final turn is not"
         ' `ACCEPTING_CONSENSUS`, each Agreed item quotes that turn\'s Agreements (`Turn M "its words"`), or a'
         " **Departures** item (after Still Open) names the seat (`Seat 2`), its final stance, and what the"
         " synthesis concludes instead and why",
-        chair_turn,
-        _silent_overrule,
+        applies=chair_turn,
+        check=_silent_overrule,
     ),
     Rule(
-        RuleCode.CLOSING_NEW_MATERIAL,
-        "a closing-round turn brings nothing new: every URL it mentions and every"
+        code=RuleCode.CLOSING_NEW_MATERIAL,
+        text="a closing-round turn brings nothing new: every URL it mentions and every"
         " figure it states (outside Proposed Edits) is already in an earlier turn or the source",
-        panel_turn,
-        _closing_new_material,
+        applies=panel_turn,
+        check=_closing_new_material,
     ),
 )

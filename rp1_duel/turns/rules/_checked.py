@@ -118,7 +118,7 @@ def panel_turn(ctx: TurnContext) -> bool:
     return not ctx.by_chair
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     """One turn rule: its code, the sentence an agent reads, which turns it applies to, and its check."""
 

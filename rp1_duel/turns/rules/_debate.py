@@ -95,35 +95,35 @@ def _ungrounded(checked: Checked) -> Iterator[TurnViolation]:
 
 RULES = (
     Rule(
-        RuleCode.NOVELTY,
-        "the novel argument has support, and its claim repeats no earlier position or claim"
+        code=RuleCode.NOVELTY,
+        text="the novel argument has support, and its claim repeats no earlier position or claim"
         " (same words after normalisation, or a token-set Jaccard similarity of 0.8 or more)",
-        panel_turn,
-        _novelty,
+        applies=panel_turn,
+        check=_novelty,
     ),
     Rule(
-        RuleCode.UNRESOLVED_TAG,
-        "every unresolved item ends with `(blocking)` or `(non-blocking)`",
-        panel_turn,
-        _unresolved_tags,
+        code=RuleCode.UNRESOLVED_TAG,
+        text="every unresolved item ends with `(blocking)` or `(non-blocking)`",
+        applies=panel_turn,
+        check=_unresolved_tags,
     ),
     Rule(
-        RuleCode.STANCE_REVISION,
-        "a stance different from this participant's previous one comes with non-empty Stance Revision Support",
-        panel_turn,
-        _stance_revision,
+        code=RuleCode.STANCE_REVISION,
+        text="a stance different from this participant's previous one comes with non-empty Stance Revision Support",
+        applies=panel_turn,
+        check=_stance_revision,
     ),
     Rule(
-        RuleCode.CONSENSUS_BLOCKED,
-        "`ACCEPTING_CONSENSUS` has no blocking item, at least one support item,"
+        code=RuleCode.CONSENSUS_BLOCKED,
+        text="`ACCEPTING_CONSENSUS` has no blocking item, at least one support item,"
         " and at least one non-blocking item or scoped critique",
-        panel_turn,
-        _consensus_blocked,
+        applies=panel_turn,
+        check=_consensus_blocked,
     ),
     Rule(
-        RuleCode.UNGROUNDED,
-        "the turn cites the source at least once, or (after turn 1) the source or an earlier turn",
-        panel_turn,
-        _ungrounded,
+        code=RuleCode.UNGROUNDED,
+        text="the turn cites the source at least once, or (after turn 1) the source or an earlier turn",
+        applies=panel_turn,
+        check=_ungrounded,
     ),
 )

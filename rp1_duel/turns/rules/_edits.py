@@ -145,64 +145,64 @@ def _revision_missing(checked: Checked) -> Iterator[TurnViolation]:
 
 RULES = (
     Rule(
-        RuleCode.EDIT_FORMAT,
-        "Proposed Edits holds only `Edit NAME: replace` (a fenced `find` block, then a"
+        code=RuleCode.EDIT_FORMAT,
+        text="Proposed Edits holds only `Edit NAME: replace` (a fenced `find` block, then a"
         ' `replace` block), `Edit NAME: delete` (a `find` block), `Edit NAME: insert after heading "HEADING"` (an'
         " `insert` block) and `Withdraw NAME` of an edit in force; NAME is lower-case letters, digits and hyphens",
-        any_turn,
-        _edit_format,
+        applies=any_turn,
+        check=_edit_format,
     ),
     Rule(
-        RuleCode.EDIT_TARGET,
-        "an edit that names its file (`replace in FILE`) names the source, never the record",
-        any_turn,
-        _edit_target,
+        code=RuleCode.EDIT_TARGET,
+        text="an edit that names its file (`replace in FILE`) names the source, never the record",
+        applies=any_turn,
+        check=_edit_target,
     ),
     Rule(
-        RuleCode.EDIT_NOT_FOUND,
-        "each edit's find text, or an insert's heading, occurs in the source (compared as"
+        code=RuleCode.EDIT_NOT_FOUND,
+        text="each edit's find text, or an insert's heading, occurs in the source (compared as"
         " quotes are, emphasis and code markers included)",
-        any_turn,
-        only(RuleCode.EDIT_NOT_FOUND, _amendment),
+        applies=any_turn,
+        check=only(RuleCode.EDIT_NOT_FOUND, _amendment),
     ),
     Rule(
-        RuleCode.EDIT_AMBIGUOUS,
-        "each edit's find text, or an insert's heading, occurs in the source only once: quote more of it",
-        any_turn,
-        only(RuleCode.EDIT_AMBIGUOUS, _amendment),
+        code=RuleCode.EDIT_AMBIGUOUS,
+        text="each edit's find text, or an insert's heading, occurs in the source only once: quote more of it",
+        applies=any_turn,
+        check=only(RuleCode.EDIT_AMBIGUOUS, _amendment),
     ),
     Rule(
-        RuleCode.EDIT_OVERLAP,
-        "no two edits in force change the same text or insert at one place: amend or withdraw"
+        code=RuleCode.EDIT_OVERLAP,
+        text="no two edits in force change the same text or insert at one place: amend or withdraw"
         " one (edits always apply to the original source)",
-        any_turn,
-        only(RuleCode.EDIT_OVERLAP, _amendment),
+        applies=any_turn,
+        check=only(RuleCode.EDIT_OVERLAP, _amendment),
     ),
     Rule(
-        RuleCode.EDIT_TOO_LARGE,
-        "the revised document is at most 1 MiB larger than the source",
-        any_turn,
-        only(RuleCode.EDIT_TOO_LARGE, _amendment),
+        code=RuleCode.EDIT_TOO_LARGE,
+        text="the revised document is at most 1 MiB larger than the source",
+        applies=any_turn,
+        check=only(RuleCode.EDIT_TOO_LARGE, _amendment),
     ),
     Rule(
-        RuleCode.REVISION_MISSING,
-        "while edits are in force, an `ACCEPTING_CONSENSUS` turn ends with"
+        code=RuleCode.REVISION_MISSING,
+        text="while edits are in force, an `ACCEPTING_CONSENSUS` turn ends with"
         " `**Accepted Revision**` and the id of the revision in force after it",
-        panel_turn,
-        _revision_missing,
+        applies=panel_turn,
+        check=_revision_missing,
     ),
     Rule(
-        RuleCode.REVISION_MISMATCH,
-        "an Accepted Revision names the revision in force after this turn (`r-` and 12"
+        code=RuleCode.REVISION_MISMATCH,
+        text="an Accepted Revision names the revision in force after this turn (`r-` and 12"
         " hex digits), and only an `ACCEPTING_CONSENSUS` turn has one",
-        panel_turn,
-        _revision_mismatch,
+        applies=panel_turn,
+        check=_revision_mismatch,
     ),
     Rule(
-        RuleCode.SEALED_OPENING_EDITS,
-        "a sealed opening proposes no edits: it is written without seeing the"
+        code=RuleCode.SEALED_OPENING_EDITS,
+        text="a sealed opening proposes no edits: it is written without seeing the"
         " edits the other openings propose (propose them from the next round on)",
-        any_turn,
-        _sealed_opening_edits,
+        applies=any_turn,
+        check=_sealed_opening_edits,
     ),
 )

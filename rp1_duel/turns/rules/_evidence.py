@@ -173,7 +173,7 @@ def _named_by_chair(checked: Checked) -> list[TurnViolation]:
     for section in checked.turn.sections.values():
         for mention in turns_in_text(section.body):
             line = section.line + 1 + section.body.count("\n", 0, mention.start)
-            reference = Reference("turn", "", mention.turn, excerpt=mention.excerpt)
+            reference = Reference(kind="turn", text="", turn=mention.turn, excerpt=mention.excerpt)
             found += _turn_reference(checked, reference, line, section.name)
     return found
 
@@ -250,58 +250,58 @@ def _evidence(checked: Checked, reference: Reference) -> str | None:
 
 RULES = (
     Rule(
-        RuleCode.COUNTERPOINT_INCOMPLETE,
-        "every counterpoint has Addresses, Claim and at least one Support item",
-        panel_turn,
-        _counterpoints_incomplete,
+        code=RuleCode.COUNTERPOINT_INCOMPLETE,
+        text="every counterpoint has Addresses, Claim and at least one Support item",
+        applies=panel_turn,
+        check=_counterpoints_incomplete,
     ),
     Rule(
-        RuleCode.ADDRESSES_UNKNOWN,
-        "Addresses names an earlier turn that exists, or a heading of the source",
-        panel_turn,
-        only(RuleCode.ADDRESSES_UNKNOWN, _addressed),
+        code=RuleCode.ADDRESSES_UNKNOWN,
+        text="Addresses names an earlier turn that exists, or a heading of the source",
+        applies=panel_turn,
+        check=only(RuleCode.ADDRESSES_UNKNOWN, _addressed),
     ),
     Rule(
-        RuleCode.SUPPORT_KIND,
-        "every support item is a URL (`https://…`), a source reference, a turn reference,"
+        code=RuleCode.SUPPORT_KIND,
+        text="every support item is a URL (`https://…`), a source reference, a turn reference,"
         " `Principle: …`, or `[CONJECTURE] …`",
-        panel_turn,
-        only(RuleCode.SUPPORT_KIND, _supported),
+        applies=panel_turn,
+        check=only(RuleCode.SUPPORT_KIND, _supported),
     ),
     Rule(
-        RuleCode.SOURCE_REF_NOT_FOUND,
-        "every heading, line and quoted excerpt cited from the source exists in it",
-        panel_turn,
-        only(RuleCode.SOURCE_REF_NOT_FOUND, _addressed, _supported),
+        code=RuleCode.SOURCE_REF_NOT_FOUND,
+        text="every heading, line and quoted excerpt cited from the source exists in it",
+        applies=panel_turn,
+        check=only(RuleCode.SOURCE_REF_NOT_FOUND, _addressed, _supported),
     ),
     Rule(
-        RuleCode.FIGURE_NOT_IN_SOURCE,
-        "a claim whose support cites the source and no URL or principle states only"
+        code=RuleCode.FIGURE_NOT_IN_SOURCE,
+        text="a claim whose support cites the source and no URL or principle states only"
         " figures (counts, percentages, money, durations) the source states, or an earlier turn it cites; a figure"
         " you propose is argued with a `Principle: …` item, and a claim beginning with `[CONJECTURE]` is not checked",
-        panel_turn,
-        _figures_not_in_source,
+        applies=panel_turn,
+        check=_figures_not_in_source,
     ),
     Rule(
-        RuleCode.TOO_MANY_SOURCES,
-        f"one counterpoint, the novel argument or Stance Revision Support cites at most"
+        code=RuleCode.TOO_MANY_SOURCES,
+        text=f"one counterpoint, the novel argument or Stance Revision Support cites at most"
         f" {MAX_SOURCES_PER_ITEM} URLs (the others are not verified)",
-        panel_turn,
-        _too_many_sources,
+        applies=panel_turn,
+        check=_too_many_sources,
     ),
     Rule(
-        RuleCode.TURN_REF_NOT_FOUND,
-        "every turn cited exists and comes before this one, and a quoted excerpt from it appears in it",
-        any_turn,
-        _turn_refs,
+        code=RuleCode.TURN_REF_NOT_FOUND,
+        text="every turn cited exists and comes before this one, and a quoted excerpt from it appears in it",
+        applies=any_turn,
+        check=_turn_refs,
     ),
     Rule(
-        RuleCode.CONJECTURE_AS_BASIS,
-        "a claim (a counterpoint's Claim, the novel argument's claim) no citation"
+        code=RuleCode.CONJECTURE_AS_BASIS,
+        text="a claim (a counterpoint's Claim, the novel argument's claim) no citation"
         " supports may begin with `[CONJECTURE]`; a counterpoint resting on conjectures (`[CONJECTURE] …` support"
         ' items, `Turn M "…"` quoting a tagged claim, `Turn M` when all its claims are tagged) also cites a URL,'
         " the source or untagged text of a turn (a principle is not a citation)",
-        panel_turn,
-        _conjectures_as_basis,
+        applies=panel_turn,
+        check=_conjectures_as_basis,
     ),
 )

@@ -43,7 +43,7 @@ class DueRuling(Protocol):
     def evidence(self) -> str: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RulingsContext:
     """What the rulings written before this turn ask of it."""
 
@@ -140,44 +140,44 @@ def _challenges_without_claim(checked: Checked) -> Iterator[TurnViolation]:
 
 RULES = (
     Rule(
-        RuleCode.REDACTED_REPEATED,
-        "no claim repeats one redacted for a fabricated source (same words after"
+        code=RuleCode.REDACTED_REPEATED,
+        text="no claim repeats one redacted for a fabricated source (same words after"
         " normalisation, or a token-set Jaccard similarity of 0.8 or more)",
-        panel_turn,
-        _redacted_repeated,
+        applies=panel_turn,
+        check=_redacted_repeated,
     ),
     Rule(
-        RuleCode.RULING_UNACKNOWLEDGED,
-        "in a chaired duel, the chair's turn names each ruling written since its"
+        code=RuleCode.RULING_UNACKNOWLEDGED,
+        text="in a chaired duel, the chair's turn names each ruling written since its"
         " last turn (`Ruling R`), saying what it found",
-        chair_turn,
-        _rulings_unacknowledged,
+        applies=chair_turn,
+        check=_rulings_unacknowledged,
     ),
     Rule(
-        RuleCode.CORRECTION_INVALID,
-        "a Source Corrections item reads `Replacing OLD with NEW: why`: OLD a source of"
+        code=RuleCode.CORRECTION_INVALID,
+        text="a Source Corrections item reads `Replacing OLD with NEW: why`: OLD a source of"
         " this participant's a ruling found unreliable or fabricated, NEW another URL no ruling went against, why in a"
         " few words",
-        panel_turn,
-        _corrections_invalid,
+        applies=panel_turn,
+        check=_corrections_invalid,
     ),
     Rule(
-        RuleCode.RULED_SOURCE_CITED,
-        "no support item cites a source a ruling found unreliable or fabricated: a Source Corrections item replaces it",
-        panel_turn,
-        _ruled_sources_cited,
+        code=RuleCode.RULED_SOURCE_CITED,
+        text="no support item cites a source a ruling found unreliable or fabricated: a Source Corrections item replaces it",
+        applies=panel_turn,
+        check=_ruled_sources_cited,
     ),
     Rule(
-        RuleCode.CHALLENGE_UNKNOWN,
-        "every Source Challenges item names an earlier turn of another participant"
+        code=RuleCode.CHALLENGE_UNKNOWN,
+        text="every Source Challenges item names an earlier turn of another participant"
         " and a URL that turn cites: `Turn 3 https://…: the claim it fails to support`",
-        panel_turn,
-        _challenges_unknown,
+        applies=panel_turn,
+        check=_challenges_unknown,
     ),
     Rule(
-        RuleCode.CHALLENGE_NO_CLAIM,
-        "every Source Challenges item names the claim the source fails to support, in at least 3 words after the URL",
-        panel_turn,
-        _challenges_without_claim,
+        code=RuleCode.CHALLENGE_NO_CLAIM,
+        text="every Source Challenges item names the claim the source fails to support, in at least 3 words after the URL",
+        applies=panel_turn,
+        check=_challenges_without_claim,
     ),
 )

@@ -257,57 +257,57 @@ def _section_empty(checked: Checked) -> Iterator[TurnViolation]:
 
 RULES = (
     Rule(
-        RuleCode.HEADING,
-        "the heading has the next turn number and the claimant's own name, harness and model"
+        code=RuleCode.HEADING,
+        text="the heading has the next turn number and the claimant's own name, harness and model"
         " (em dash, en dash or hyphen accepted as separators); only an optional `---` line comes before it",
-        any_turn,
-        _heading,
+        applies=any_turn,
+        check=_heading,
     ),
     Rule(
-        RuleCode.STANCE,
-        "the stance is one of `OPEN_TO_DEBATE`, `CONVERGING`, `ACCEPTING_CONSENSUS`, `DISSENTING`, `REVISING`",
-        panel_turn,
-        _stance,
+        code=RuleCode.STANCE,
+        text="the stance is one of `OPEN_TO_DEBATE`, `CONVERGING`, `ACCEPTING_CONSENSUS`, `DISSENTING`, `REVISING`",
+        applies=panel_turn,
+        check=_stance,
     ),
     Rule(
-        RuleCode.SECTION_MISSING,
-        "all six sections are present, each label on a line of its own (`**Position**`)",
-        panel_turn,
-        _section_missing,
+        code=RuleCode.SECTION_MISSING,
+        text="all six sections are present, each label on a line of its own (`**Position**`)",
+        applies=panel_turn,
+        check=_section_missing,
     ),
     Rule(
-        RuleCode.SECTION_ORDER,
-        "the sections come in this order, each once: Position, Counterpoints, Agreements,"
+        code=RuleCode.SECTION_ORDER,
+        text="the sections come in this order, each once: Position, Counterpoints, Agreements,"
         " Novel Argument, Unresolved Items, Stance Revision Support, then the optional Source Corrections,"
         " Source Challenges, Audience Answers, Proposed Edits and Accepted Revision",
-        panel_turn,
-        _section_order,
+        applies=panel_turn,
+        check=_section_order,
     ),
     Rule(
-        RuleCode.SECTION_EMPTY,
-        "Position, Counterpoints, Agreements, Novel Argument and Unresolved Items are non-empty",
-        panel_turn,
-        _section_empty,
+        code=RuleCode.SECTION_EMPTY,
+        text="Position, Counterpoints, Agreements, Novel Argument and Unresolved Items are non-empty",
+        applies=panel_turn,
+        check=_section_empty,
     ),
     Rule(
-        RuleCode.UNSAFE_STRUCTURE,
-        "no heading of level 1 or 2 besides the turn heading, no `<!-- duel:` marker,"
+        code=RuleCode.UNSAFE_STRUCTURE,
+        text="no heading of level 1 or 2 besides the turn heading, no `<!-- duel:` marker,"
         " no front matter, valid UTF-8 without NUL, at most 64 KiB",
-        any_turn,
-        _unsafe_structure,
+        applies=any_turn,
+        check=_unsafe_structure,
     ),
     Rule(
-        RuleCode.CONTROL_CHARACTER,
-        "no control character but tab and line ends (no ESC, BEL or C1 character):"
+        code=RuleCode.CONTROL_CHARACTER,
+        text="no control character but tab and line ends (no ESC, BEL or C1 character):"
         " a terminal showing the record would obey it",
-        any_turn,
-        _control_characters,
+        applies=any_turn,
+        check=_control_characters,
     ),
     Rule(
-        RuleCode.RAW_HTML,
-        "no raw HTML outside code: a tag (`<details>`), comment (`<!-- … -->`) or the like goes"
+        code=RuleCode.RAW_HTML,
+        text="no raw HTML outside code: a tag (`<details>`), comment (`<!-- … -->`) or the like goes"
         " in a code span or a fenced code block; autolinks (`<https://…>`) and entities (`&lt;`) are text",
-        any_turn,
-        _raw_html,
+        applies=any_turn,
+        check=_raw_html,
     ),
 )
