@@ -234,3 +234,18 @@ def test_duel_demo_with_a_dir_it_cannot_use_is_one_line_and_exit_2(
         main(["demo", "--dir", str(in_the_way)])
     assert ended.value.code == 2
     assert capsys.readouterr().err == f"duel demo: INVALID_ARGUMENT: cannot use --dir {in_the_way}: File exists\n"
+
+
+def test_the_document_given_where_a_record_belongs_gets_one_answer_from_every_command(source: Path) -> None:
+    from rp1_duel.record.agreed import apply_agreed
+    from rp1_duel.record.validate import validate_file
+    from rp1_duel.review.report_files import read_report
+
+    said = "not a duel artifact (no front matter, no turns): give the record from the debate dir"
+    [problem] = validate_file(source).problems
+    assert problem.code == "UNREADABLE" and problem.message.startswith(said)
+    for command in (apply_agreed, read_report):
+        with pytest.raises(DuelError) as refused:
+            command(source)
+        assert refused.value.code == "ARTIFACT_UNREADABLE", command
+        assert refused.value.message.startswith(f"{source}: {said}")

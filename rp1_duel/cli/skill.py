@@ -224,6 +224,11 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         ),
     ),
     (
+        (ErrorCode.ARTIFACT_UNREADABLE,),
+        "stop",
+        "the file given is not a readable duel record (a document, say): give the artifact, `debates/<duel id>.md`",
+    ),
+    (
         (ErrorCode.DEPENDENCY_MISSING,),
         "stop",
         "an optional part of duel is not installed (`details.install` is the command): tell the user",

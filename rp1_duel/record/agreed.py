@@ -22,7 +22,7 @@ from ..errors import DuelError, invalid_argument
 from ..files import write_atomic
 from ..turns.revision import Revision
 from ..turns.source import SourceDocument, SourceUnreadable, read_source
-from ..vocabulary import ACCEPTED_CONSENSUS, CLOSED, ErrorCode
+from ..vocabulary import ACCEPTED_CONSENSUS, CLOSED, ErrorCode, RecordCode
 from .artifact import FrontMatter
 from .ending import last_seat_turns
 from .history import RecordFile, read_failure
@@ -131,6 +131,8 @@ def agreed_revision(
     report = validate_record(record, root=root).report
     if report.problems:
         first = report.problems[0]
+        if first.code == RecordCode.UNREADABLE:
+            raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"{path}: {first.message}")
         raise DuelError(
             ErrorCode.ARTIFACT_TAMPERED,
             f"{path} does not validate ({len(report.problems)} problems, the first: {first.code} {first.message}): "

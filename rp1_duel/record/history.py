@@ -378,6 +378,12 @@ class RecordFile:
         return cls(where, text, parsed, front, None, source, note)
 
     @property
+    def is_artifact(self) -> bool:
+        """Whether the file is a duel record at all, however broken: it has front matter or turn blocks. A document
+        given where a record belongs (the debated ``design.md``) is not one, and every command says so alike."""
+        return self.parsed.front_matter is not None or bool(self.parsed.blocks)
+
+    @property
     def rulings(self) -> tuple[Ruling, ...]:
         """The rulings the record holds, each read back from its block (one the service never wrote is left out)."""
         found = (parse_ruling(block.r, block.text) for block in self.parsed.rulings)

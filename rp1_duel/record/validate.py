@@ -138,6 +138,12 @@ class ArtifactReport:
         return "\n".join(lines)
 
 
+# What every command says of a file that is no duel record at all (the debated document, say).
+NOT_AN_ARTIFACT = (
+    "not a duel artifact (no front matter, no turns): give the record from the debate dir, debates/<duel id>.md"
+)
+
+
 def validate_paths(
     paths: Sequence[str],
     *,
@@ -211,7 +217,10 @@ def validate_record(
         add(Problem(RecordCode.STRUCTURE, problem))
     front = record.front
     if front is None:
-        add(Problem(RecordCode.FRONT_MATTER, record.front_problem or "no front matter", 1))
+        if not record.is_artifact:
+            add(Problem(RecordCode.UNREADABLE, NOT_AN_ARTIFACT))
+        else:
+            add(Problem(RecordCode.FRONT_MATTER, record.front_problem or "no front matter", 1))
         return Validated(report, None)
     report.status, report.outcome = front.status, front.outcome
     if record.source_note:

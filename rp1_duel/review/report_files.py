@@ -20,7 +20,7 @@ from ..participant.asking import ModelAsker, configured_providers
 from ..participant.providers import ProviderError
 from ..record.ending import agreed_in, patch_path
 from ..record.history import History, RecordFile, read_artifact_text, read_failure
-from ..record.validate import validate_record
+from ..record.validate import NOT_AN_ARTIFACT, validate_record
 from ..record.verification import SidecarError, load, sidecar_path
 from ..schedule import CHAIR_SEAT
 from ..vocabulary import ACCEPTED_CONSENSUS, ErrorCode, EventType, RecordCode
@@ -45,6 +45,8 @@ def read_report(
     where = Path(path)
     file = _artifact(where)  # read once: validated, replayed once, and reported from that replay
     validated = validate_record(file, allowed_signers=allowed_signers)
+    if not file.is_artifact:
+        raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"{where}: {NOT_AN_ARTIFACT}")
     if file.front is None or validated.history is None:
         raise DuelError(RecordCode.FRONT_MATTER, f"{where}: {file.front_problem}")
     notes: list[str] = []

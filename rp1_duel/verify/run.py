@@ -28,7 +28,7 @@ from ..errors import DuelError
 from ..record.artifact import GENESIS
 from ..record.citations import Citation, artifact_citations
 from ..record.history import RecordFile, chain_problems, citable_names, read_failure
-from ..record.validate import collect
+from ..record.validate import NOT_AN_ARTIFACT, collect
 from ..record.verification import (
     CitationEntry,
     FetchRecord,
@@ -375,6 +375,8 @@ def verify_artifact(
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         reason = read_failure(exc)
         raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"cannot read {where}: {reason}") from None
+    if not record.is_artifact:
+        raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"{where}: {NOT_AN_ARTIFACT}")
     if record.front is None:
         raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"{where} is not a duel artifact: {record.front_problem}")
     blocks = record.parsed.blocks
