@@ -330,7 +330,11 @@ def refuse_full(state: DuelState, role: str) -> DuelError | None:
         if state.schedule.chair and not all_seated(state)
         else " participants"
     )
-    return DuelError(ErrorCode.DUEL_FULL, f"duel {state.id} already has {count}{open_chair}")
+    return DuelError(
+        ErrorCode.DUEL_FULL,
+        f"duel {state.id} already has {count}{open_chair}: to debate this document too, start another duel "
+        "with --topic (a topic of your own)",
+    )
 
 
 def free_seat(state: DuelState, role: str) -> int:

@@ -356,7 +356,9 @@ class DuelService:
             if not policy.seat_reclaimable(state, same, now):
                 raise DuelError(
                     ErrorCode.SEAT_TAKEN,
-                    f"seat {same.seat} is held by {name} ({harness} / {model_id}); pass its token to resume",
+                    f"seat {same.seat} is held by {name} ({harness} / {model_id}), seen lately: if it is yours, run "
+                    "the same command where its token is kept (the same debate dir and user) to resume it, or pass "
+                    "its token; else the seat can be reclaimed once its holder has been gone a lease",
                     {"seat": same.seat, "reclaimable_at": iso(state.wall_time(policy.reclaimable_from(state, same)))},
                 )
             token = new_token()
