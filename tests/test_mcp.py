@@ -359,6 +359,13 @@ def test_a_debate_dir_it_cannot_write_is_refused_at_start(workspace):
     assert done.stderr.startswith("duel: ") and "Traceback" not in done.stderr
 
 
+def test_a_store_url_of_no_store_is_refused_at_start_though_the_store_opens_at_the_first_call(workspace):
+    args = server_params(workspace, "Alice", "--store", "mysql://somewhere/duels").args
+    done = subprocess.run([sys.executable, *args], cwd=workspace, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.startswith("duel: ") and "postgresql://" in done.stderr and "Traceback" not in done.stderr
+
+
 def server_pid(workspace: Path, name: str) -> int:
     """The pid of the `duel mcp` server seated as ``name`` in ``workspace``."""
     for entry in Path("/proc").iterdir():
@@ -568,6 +575,35 @@ def test_a_stop_signal_ends_the_server_while_its_input_stays_open(workspace: Pat
         said = server.stderr.read().decode()
         assert code == 130, said
         assert "interrupted" in said and "Traceback" not in said
+
+
+SEAT_MODULES = ("rp1_duel.mcp_server.seat", "rp1_duel.coordination.service", "rp1_duel.participant")
+
+
+def test_initialize_and_tools_list_load_none_of_the_seats_modules(workspace: Path) -> None:
+    """Start-up is what a harness waits for (Codex gives a server about a second): until the first tool call the
+    server imports neither the seat, nor the service, nor the participant package."""
+    args = server_params(workspace, "Alice").args
+    pipe = subprocess.PIPE
+    argv = [sys.executable, "-X", "importtime", *args]
+    with subprocess.Popen(argv, cwd=workspace, stdin=pipe, stdout=pipe, stderr=pipe) as server:
+        assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ):
+            server.stdin.write(json.dumps(message).encode() + b"\n")
+            server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1
+        listed = json.loads(server.stdout.readline())
+        assert listed["id"] == 2 and len(listed["result"]["tools"]) == len(MCP_TOOLS)
+        server.stdin.close()
+        assert server.wait(timeout=10) == 0
+        imported = {line.rsplit("|", 1)[-1].strip() for line in server.stderr.read().decode().splitlines()}
+    assert [name for name in imported if name.startswith(SEAT_MODULES)] == []
+    assert not (workspace / "debates").exists()  # nor is anything created
 
 
 class RecordingModel:

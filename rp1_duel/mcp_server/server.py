@@ -3,14 +3,15 @@
 Built on the official ``mcp`` SDK (imported only here, and only ``duel mcp`` imports this):
 tools with typed inputs and structured results, progress notifications and the client's
 cancellation. A refusal is an MCP tool error (``isError``) whose structured content is the
-``duel tools`` error object, so an agent reads the same codes either way.
+``duel tools`` error object, so an agent reads the same codes either way. The seat is opened by the
+first call (:class:`LazySeat`): ``initialize`` and ``tools/list`` wait for none of its modules.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -48,7 +49,9 @@ from .schema import (
     WaitAnswer,
     What,
 )
-from .seat import AgentSeat
+
+if TYPE_CHECKING:
+    from .seat import AgentSeat  # loaded with the seat, at the first call (docs/protocol.md, "duel mcp": start-up)
 
 __all__ = ["RESOURCES", "build_server", "serve"]
 
@@ -166,17 +169,41 @@ async def _run(
     return await anyio.to_thread.run_sync(settled, abandon_on_cancel=abandonable)
 
 
-def serve(seat: AgentSeat) -> None:
-    """Serve ``seat`` on standard input and output until the client goes (or a stop signal: Ctrl-C, and SIGTERM
-    and SIGHUP as every command takes them, :mod:`rp1_duel.cli.stopping`): then the floor is given back and the
-    seat kept, for a server started again to resume. A stop is raised, as KeyboardInterrupt, once it is."""
+class LazySeat:
+    """The seat, opened by the first call that needs it: ``initialize`` and ``tools/list`` are answered before the
+    seat's modules (the service, the participant loop, the citation checker) are even imported."""
+
+    def __init__(self, open_seat: Callable[[], AgentSeat]):
+        self._open = open_seat
+        self._seat: AgentSeat | None = None
+        self._opening = threading.Lock()  # two first calls at once open one seat
+
+    def __call__(self) -> AgentSeat:
+        """The seat, opened now if no call has opened it yet."""
+        with self._opening:
+            if self._seat is None:
+                self._seat = self._open()
+            return self._seat
+
+    def stop(self) -> None:
+        """The server is ending: a seat opened is stopped (:meth:`AgentSeat.stop`); none opened, nothing to do."""
+        if self._seat is not None:
+            self._seat.stop()
+
+
+def serve(open_seat: Callable[[], AgentSeat]) -> None:
+    """Serve the seat ``open_seat`` opens (at the first call) on standard input and output until the client goes (or
+    a stop signal: Ctrl-C, and SIGTERM and SIGHUP as every command takes them, :mod:`rp1_duel.cli.stopping`): then
+    the floor is given back and the seat kept, for a server started again to resume. A stop is raised, as
+    KeyboardInterrupt, once it is."""
+    seat = LazySeat(open_seat)
     try:
         build_server(seat).run("stdio")  # standard output is the protocol's: every other line goes to stderr
     finally:
         seat.stop()
 
 
-def build_server(seat: AgentSeat) -> MCPServer:
+def build_server(seat: LazySeat) -> MCPServer:
     """The server of one seat."""
     server = DuelServer("duel", instructions=INSTRUCTIONS)
     _add_reading(server, seat)
@@ -196,7 +223,7 @@ def _tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[ToolFunc
     return register
 
 
-def _add_reading(server: MCPServer, seat: AgentSeat) -> None:
+def _add_reading(server: MCPServer, seat: LazySeat) -> None:
     """The tools that join, look and wait."""
 
     @_tool(server, JOINING)
@@ -211,23 +238,23 @@ def _add_reading(server: MCPServer, seat: AgentSeat) -> None:
         """Take your seat in the duel about `target` (a Markdown file); each argument defaults to the
         server's. Joining again resumes the same seat."""
         return await _run(
-            lambda: seat.join(target=target, name=name, model=model, topic=topic, role=role, persona=persona)
+            lambda: seat().join(target=target, name=name, model=model, topic=topic, role=role, persona=persona)
         )
 
     @_tool(server, READING)
     async def duel_status() -> Annotated[CallToolResult, StatusAnswer]:
         """The duel now: its state, whose turn it is, the seconds left, and your next step in words."""
-        return await _run(seat.status)
+        return await _run(lambda: seat().status())
 
     @_tool(server, READING)
     async def duel_rules() -> CallToolResult:
         """The turn's format and every rule the service checks, and the outcomes, as Markdown."""
-        return await anyio.to_thread.run_sync(lambda: _markdown(seat.rules))
+        return await anyio.to_thread.run_sync(lambda: _markdown(lambda: seat().rules()))
 
     @_tool(server, READING)
     async def duel_read(what: What = "turns", page: Page = 1) -> Annotated[CallToolResult, ReadAnswer]:
         """A page of `what`: `source` (the document, with line numbers) or `turns` (the debate so far)."""
-        return await _run(lambda: seat.read(what, page), _page_text)
+        return await _run(lambda: seat().read(what, page), _page_text)
 
     @_tool(server, READING)
     async def duel_wait(
@@ -237,16 +264,17 @@ def _add_reading(server: MCPServer, seat: AgentSeat) -> None:
         has (since your last answer, or since `next_step`), and after the server's bound (45 s unless set) with
         `changed: false`: then call it again."""
         stop = threading.Event()
-        bound = (
-            seat.defaults.wait_seconds if timeout_seconds is None else min(timeout_seconds, seat.defaults.wait_seconds)
-        )
-
-        def progress(seconds: float, line: str) -> None:
-            if not stop.is_set():
-                anyio.from_thread.run(ctx.report_progress, seconds, bound, line)
 
         def wait() -> dict[str, Any]:
-            return seat.wait(bound, next_step=next_step, progress=progress, cancelled=stop.is_set)
+            opened = seat()
+            bound = opened.defaults.wait_seconds
+            bound = bound if timeout_seconds is None else min(timeout_seconds, bound)
+
+            def progress(seconds: float, line: str) -> None:
+                if not stop.is_set():
+                    anyio.from_thread.run(ctx.report_progress, seconds, bound, line)
+
+            return opened.wait(bound, next_step=next_step, progress=progress, cancelled=stop.is_set)
 
         try:
             return await _run(wait, abandonable=True)  # a cancelled wait's thread ends within a slice
@@ -254,14 +282,14 @@ def _add_reading(server: MCPServer, seat: AgentSeat) -> None:
             stop.set()
 
 
-def _add_floor(server: MCPServer, seat: AgentSeat) -> None:
+def _add_floor(server: MCPServer, seat: LazySeat) -> None:
     """The tools that take the floor, write a turn, and give the floor back."""
 
     @_tool(server, CLOSING)
     async def duel_claim(*, for_timeout: ForTimeout = False) -> Annotated[CallToolResult, ClaimAnswer]:
         """Ask for the floor (on your turn; `for_timeout` to close a duel whose deadline passed).
         Granted, the server keeps the lease fresh while you write, up to the turn deadline."""
-        return await _run(lambda: seat.claim(for_timeout=for_timeout))
+        return await _run(lambda: seat().claim(for_timeout=for_timeout))
 
     @_tool(server, CITING)
     async def duel_append(
@@ -271,19 +299,19 @@ def _add_floor(server: MCPServer, seat: AgentSeat) -> None:
         answers TURN_INVALID with every violation's code and line; you keep the floor to fix it. Sources your
         turn challenges are fetched and ruled on before the floor passes: `challenges` lists the rulings. With
         no turn, the sealed opening you committed is revealed."""
-        return await _run(lambda: seat.append(turn, release=release))
+        return await _run(lambda: seat().append(turn, release=release))
 
     @_tool(server, CITING)
     async def duel_commit_opening(turn: Turn) -> Annotated[CallToolResult, CommitAnswer]:
         """In a duel whose openings are sealed (next_step commit_opening): commit your opening without the
         floor. It is checked like any turn and only its hash is kept until every seat has committed; then
         claim the floor and call duel_append with no turn to reveal it."""
-        return await _run(lambda: seat.commit_opening(turn))
+        return await _run(lambda: seat().commit_opening(turn))
 
     @_tool(server, CLOSING)
     async def duel_release() -> Annotated[CallToolResult, ReleaseAnswer]:
         """Give the floor back without writing a turn."""
-        return await _run(seat.release)
+        return await _run(lambda: seat().release())
 
     @_tool(server, CLOSING)
     async def duel_close(
@@ -291,25 +319,25 @@ def _add_floor(server: MCPServer, seat: AgentSeat) -> None:
     ) -> Annotated[CallToolResult, ReleaseAnswer]:
         """Close the duel with the outcome it reached (or `outcome`: TIMEOUT after a deadline, INVALIDATED
         with a `reason` to give up)."""
-        return await _run(lambda: seat.close(outcome=outcome, reason=reason))
+        return await _run(lambda: seat().close(outcome=outcome, reason=reason))
 
 
-def _add_resources(server: MCPServer, seat: AgentSeat) -> None:
+def _add_resources(server: MCPServer, seat: LazySeat) -> None:
     """What an agent reads rather than calls, each at a stable URI."""
 
     @server.resource(
         "duel://artifact", name="artifact", description=RESOURCES["duel://artifact"], mime_type="text/markdown"
     )
     def artifact() -> str:
-        return _text(seat.artifact_text)
+        return _text(lambda: seat().artifact_text())
 
     @server.resource("duel://source", name="source", description=RESOURCES["duel://source"], mime_type="text/markdown")
     def source() -> str:
-        return _text(seat.source_text)
+        return _text(lambda: seat().source_text())
 
     @server.resource("duel://rules", name="rules", description=RESOURCES["duel://rules"], mime_type="text/markdown")
     def rules() -> str:
-        return _text(seat.rules)
+        return _text(lambda: seat().rules())
 
 
 def _text(call: Callable[[], str]) -> str:
