@@ -135,7 +135,9 @@ def play(source: Path, debates: str, claude_api: FakeAnthropicServer, gpt_api: F
     ):
         provider = TimedProvider(select_provider(model, provider=None, base_url=None, env=env))
         reporter = Quiet()
-        duelist = Duelist(ParticipantConfig(str(source), debates, name, settings=settings), provider, reporter)
+        duelist = Duelist(
+            ParticipantConfig(target=str(source), debate_dir=debates, name=name, settings=settings), provider, reporter
+        )
         runs.append((name, duelist, provider, reporter))
     threads = []
     for index, (_, duelist, _, _) in enumerate(runs):

@@ -260,7 +260,14 @@ def artifact_text(
         created_at="2026-11-23T00:00:00.000Z",
         closed_at=None,
         participants=tuple(
-            ParticipantEntry(f"p-{seat}", seat, name, harness, model, "2026-11-23T00:00:00.000Z")
+            ParticipantEntry(
+                id=f"p-{seat}",
+                seat=seat,
+                display_name=name,
+                harness=harness,
+                model_id=model,
+                joined_at="2026-11-23T00:00:00.000Z",
+            )
             for seat, (name, harness, model) in seats.items()
         ),
     )

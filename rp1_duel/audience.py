@@ -48,7 +48,7 @@ _WORD = r"[\w'’-]+"
 _ANSWER_LABEL = r"(?s)\s*Q(\d{1,4})\s*[:.)]\s*(.*)"
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Question:
     """An admitted question: ``id`` counts from 1 in the duel; ``due_turn`` is the turn that must answer it."""
 

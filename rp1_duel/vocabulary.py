@@ -312,6 +312,8 @@ class ErrorCode:
     ARTIFACT_UNREADABLE: Final = "ARTIFACT_UNREADABLE"  # duel verify: not a readable artifact
     SOURCE_MISMATCH: Final = "SOURCE_MISMATCH"  # a database store: this host's copy of the source differs
     PATH_OUTSIDE_PROJECT: Final = "PATH_OUTSIDE_PROJECT"  # data names a path out of the project or into .git/
+    DEPENDENCY_MISSING: Final = "DEPENDENCY_MISSING"  # an optional extra a flag needs is not installed
+    MERGE_CONFLICT: Final = "MERGE_CONFLICT"  # duel apply --check: the agreed change conflicts with today's document
     # sealed openings (docs/protocol.md section 4, "Sealed openings")
     OPENING_MISMATCH: Final = "OPENING_MISMATCH"  # a revealed opening is not the one committed: INVALIDATED
     OPENING_COMMITTED: Final = "OPENING_COMMITTED"  # a seat's sealed opening is committed already, to another text
@@ -332,10 +334,9 @@ class ErrorCode:
 
 
 class RuleCode:
-    """The turn rules' violation codes (section 7)."""
+    """The turn rules' violation codes (section 7), in the order agents read the rules
+    (:data:`rp1_duel.turns.rules.RULES` follows it)."""
 
-    UNSAFE_STRUCTURE: Final = "UNSAFE_STRUCTURE"
-    CONTROL_CHARACTER: Final = "CONTROL_CHARACTER"
     HEADING: Final = "HEADING"
     STANCE: Final = "STANCE"
     SECTION_MISSING: Final = "SECTION_MISSING"
@@ -354,6 +355,8 @@ class RuleCode:
     STANCE_REVISION: Final = "STANCE_REVISION"
     CONSENSUS_BLOCKED: Final = "CONSENSUS_BLOCKED"
     UNGROUNDED: Final = "UNGROUNDED"
+    UNSAFE_STRUCTURE: Final = "UNSAFE_STRUCTURE"
+    CONTROL_CHARACTER: Final = "CONTROL_CHARACTER"
     RAW_HTML: Final = "RAW_HTML"
     CHAIR_FORMAT: Final = "CHAIR_FORMAT"
     UNENGAGED_POINTS: Final = "UNENGAGED_POINTS"
@@ -368,17 +371,17 @@ class RuleCode:
     EDIT_TOO_LARGE: Final = "EDIT_TOO_LARGE"
     REVISION_MISSING: Final = "REVISION_MISSING"
     REVISION_MISMATCH: Final = "REVISION_MISMATCH"
-    # sealed openings (section 4, "Sealed openings")
-    SEALED_OPENING_EDITS: Final = "SEALED_OPENING_EDITS"
     # the audience (section 4, "The audience")
     QUESTION_UNANSWERED: Final = "QUESTION_UNANSWERED"
     # rulings (section 10, "Rulings")
     REDACTED_REPEATED: Final = "REDACTED_REPEATED"
-    CHALLENGE_UNKNOWN: Final = "CHALLENGE_UNKNOWN"
     RULING_UNACKNOWLEDGED: Final = "RULING_UNACKNOWLEDGED"
     CORRECTION_INVALID: Final = "CORRECTION_INVALID"
     RULED_SOURCE_CITED: Final = "RULED_SOURCE_CITED"
+    CHALLENGE_UNKNOWN: Final = "CHALLENGE_UNKNOWN"
     CHALLENGE_NO_CLAIM: Final = "CHALLENGE_NO_CLAIM"
+    # sealed openings (section 4, "Sealed openings")
+    SEALED_OPENING_EDITS: Final = "SEALED_OPENING_EDITS"
 
 
 class RecordCode:

@@ -410,3 +410,16 @@ def duel_citing(service: DuelService, source: Path, *turns: dict[str, Any]) -> P
         )
         path = appended.debate_path
     return Path(path)
+
+
+def duel_command(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``duel …`` as a real process that must end within 30 s (a hang fails the test)."""
+    return subprocess.run(
+        [sys.executable, "-m", "rp1_duel", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        check=False,
+    )

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from rp1_duel.errors import DuelError
 from rp1_duel.record.agreed import apply_agreed
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT
 
-from helpers import SOURCE, Player, claim, join, make_turn, replace_edit, with_edits
+from helpers import SOURCE, Player, claim, duel_command, join, make_turn, replace_edit, with_edits
 
 ALICE, BOB = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x")
 OPEN, ACCEPT, DISS = "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS", "DISSENTING"
@@ -79,6 +77,8 @@ def test_apply_writes_the_agreed_revision_over_the_document_and_keeps_its_mode(s
         "removed": 1,
         "check": False,
         "written": str(source),
+        "state": "applied",
+        "conflicts": 0,
     }
 
 
@@ -101,21 +101,66 @@ def test_apply_check_says_it_would_apply_and_writes_nothing(service, pair, sourc
     assert result.to_text() == f"{rid(REVISED)} applies to {source}: +1 -1 lines (--check: nothing written)"
 
 
-def test_a_document_changed_since_the_duel_is_refused_and_nothing_is_written(service, pair, source, tmp_path):
+LATER = "A line added since the duel.\n"
+
+
+@pytest.mark.parametrize("use_git", [True, False], ids=["git-merge-file", "merge3"])
+def test_a_document_that_moved_on_gets_the_agreed_change_merged_in(service, pair, source, use_git):
     artifact = duel(service, pair, *agreeing())
-    source.write_text(SOURCE + "A line added since.\n", encoding="utf-8")
-    for flags in ({}, {"check": True}, {"to": tmp_path / "out.md"}):
-        refused = refusal(artifact, **flags)
-        assert refused.code == "SOURCE_MISMATCH"
-        assert refused.message.startswith(f"{source} has changed since the duel")
-    assert source.read_text(encoding="utf-8") == SOURCE + "A line added since.\n"
-    assert not (tmp_path / "out.md").exists()
+    source.write_text(SOURCE + LATER, encoding="utf-8")
+    checked = apply_agreed(artifact, check=True, use_git=use_git)
+    assert (checked.state, checked.written, source.read_text(encoding="utf-8")) == ("merged", None, SOURCE + LATER)
+    assert checked.to_text().endswith(
+        "merged with the changes made since the duel: +1 -1 lines (--check: nothing written)"
+    )
+    result = apply_agreed(artifact, use_git=use_git)
+    assert source.read_text(encoding="utf-8") == REVISED + LATER  # today's line kept, the agreed change brought in
+    assert (result.state, result.conflicts, result.written) == ("merged", 0, source)
 
 
-def test_applying_twice_is_refused_the_second_time(service, pair, source):
+@pytest.mark.parametrize("use_git", [True, False], ids=["git-merge-file", "merge3"])
+def test_a_change_to_the_same_lines_is_written_with_conflict_markers_and_check_says_so_first(
+    service, pair, source, use_git
+):
+    artifact = duel(service, pair, *agreeing())
+    elsewhere = SOURCE.replace(EXPIRY, "Leases expire after five minutes unless refreshed.")
+    source.write_text(elsewhere, encoding="utf-8")
+    refused = refusal(artifact, check=True, use_git=use_git)
+    assert (refused.code, refused.details) == ("MERGE_CONFLICT", {"conflicts": 1})
+    assert source.read_text(encoding="utf-8") == elsewhere  # --check wrote nothing
+    result = apply_agreed(artifact, use_git=use_git)
+    written = source.read_text(encoding="utf-8")
+    assert (result.state, result.conflicts) == ("conflicted", 1)
+    assert "<<<<<<< today\nLeases expire after five minutes" in written
+    assert f"=======\n{CONFIGURABLE}\n>>>>>>> agreed\n" in written
+    assert result.to_text().startswith(f"applied {rid(REVISED)} to {source} with conflicts in 1 place:")
+
+
+def test_to_writes_the_agreed_revision_of_the_recorded_version_whatever_the_document_became(
+    service, pair, source, tmp_path
+):
+    artifact = duel(service, pair, *agreeing())
+    source.write_text("# Rewritten\n\nNothing of the old text.\n", encoding="utf-8")
+    apply_agreed(artifact, to=tmp_path / "out.md")
+    assert (tmp_path / "out.md").read_text(encoding="utf-8") == REVISED
+
+
+def test_a_recorded_version_found_nowhere_is_source_mismatch(service, pair, source, debate_dir):
+    artifact = duel(service, pair, *agreeing())
+    source.write_text(SOURCE + LATER, encoding="utf-8")
+    for pinned in (debate_dir / ".duel" / "duels").glob("*/source"):
+        pinned.unlink()  # no file, no git history, no pinned copy: nothing to recompute the revision over
+    refused = refusal(artifact)
+    assert refused.code == "SOURCE_MISMATCH"
+    assert "is not in the working tree, its git history or the copy pinned at the join" in refused.message
+
+
+def test_applying_twice_says_the_document_holds_the_revision_already(service, pair, source):
     artifact = duel(service, pair, *agreeing())
     apply_agreed(artifact)
-    assert refusal(artifact).code == "SOURCE_MISMATCH"
+    again = apply_agreed(artifact)
+    assert (again.state, again.written) == ("already_applied", None)
+    assert again.to_text() == f"already applied: {source} holds {rid(REVISED)}"
     assert source.read_text(encoding="utf-8") == REVISED
 
 
@@ -165,19 +210,11 @@ def test_an_unreadable_artifact_is_artifact_unreadable(tmp_path):
 
 
 def duel_apply(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rp1_duel", "apply", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
+    return duel_command("apply", *args, cwd=cwd)
 
 
 @pytest.mark.slow  # processes
-def test_duel_apply_checks_applies_then_refuses_a_second_time(service, pair, source, tmp_path):
+def test_duel_apply_checks_applies_then_says_already_applied(service, pair, source, tmp_path):
     artifact = duel(service, pair, *agreeing()).relative_to(tmp_path)
     checked = duel_apply(str(artifact), "--check", cwd=tmp_path)
     assert (checked.returncode, checked.stdout, checked.stderr) == (
@@ -196,12 +233,16 @@ def test_duel_apply_checks_applies_then_refuses_a_second_time(service, pair, sou
         "removed": 1,
         "check": False,
         "written": str(source),
+        "state": "applied",
+        "conflicts": 0,
     }
     assert source.read_text(encoding="utf-8") == REVISED
     again = duel_apply(str(artifact), cwd=tmp_path)
-    assert (again.returncode, again.stdout) == (1, "")
-    assert again.stderr.startswith("duel: SOURCE_MISMATCH: design.md has changed since the duel")
-    assert again.stderr.count("\n") == 1
+    assert (again.returncode, again.stdout, again.stderr) == (
+        0,
+        f"already applied: design.md holds {rid(REVISED)}\n",
+        "",
+    )
 
 
 @pytest.mark.slow  # processes
@@ -213,3 +254,37 @@ def test_duel_apply_on_a_dissent_exits_2_and_its_check_exits_1(service, pair, tm
             code,
             "duel: INVALID_ARGUMENT: no agreed revision: the duel ended DISSENT\n",
         )
+
+
+@pytest.mark.slow  # git and duel processes
+def test_git_apply_3_merges_the_duels_patch_into_a_document_that_moved_on(service, pair, source, tmp_path):
+    """The patch names both blobs (`index`), so git's own three-way apply works where the plain one cannot."""
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=False)
+
+    git("init", "-q")
+    git("add", "design.md")
+    git("-c", "user.name=a", "-c", "user.email=a@a", "commit", "-qm", "the document the duel debates")
+    artifact = duel(service, pair, *agreeing())
+    patch = artifact.with_name(f"{artifact.stem}.revision.patch")
+    assert patch.read_text(encoding="utf-8").startswith("diff --git a/")
+    moved_on = SOURCE.replace("# Lease design\n", "# Lease design\n\nA line added at the top since.\n")
+    source.write_text(moved_on, encoding="utf-8")
+    git("-c", "user.name=a", "-c", "user.email=a@a", "commit", "-qam", "moved on")
+    assert git("apply", "--check", str(patch)).returncode != 0  # the plain apply may fail on a moved document
+    done = git("apply", "-3", str(patch))
+    assert done.returncode == 0, done.stderr
+    assert source.read_text(encoding="utf-8") == moved_on.replace(EXPIRY, CONFIGURABLE)
+    assert duel_command("validate", str(artifact), cwd=tmp_path).returncode == 0  # the patch still validates
+
+
+@pytest.mark.slow  # a process
+def test_duel_apply_with_conflicts_writes_the_markers_and_exits_1(service, pair, source, tmp_path):
+    artifact = duel(service, pair, *agreeing())
+    source.write_text(SOURCE.replace(EXPIRY, "Leases never expire."), encoding="utf-8")
+    checked = duel_apply(str(artifact), "--check", cwd=tmp_path)
+    assert checked.returncode == 1 and checked.stderr.startswith("duel: MERGE_CONFLICT: ")
+    done = duel_apply(str(artifact), cwd=tmp_path)
+    assert done.returncode == 1 and "with conflicts in 1 place" in done.stdout
+    assert "<<<<<<< today" in source.read_text(encoding="utf-8")

@@ -13,7 +13,7 @@ import pytest
 from test_participant import clean_env, finish, start, wait_for_seat
 
 from rp1_duel.errors import DuelError
-from rp1_duel.participant.prompt import chair_system_prompt, instruction, phase_note, system_prompt
+from rp1_duel.participant.prompt import chair_system_prompt, instruction, system_prompt
 from rp1_duel.record.agreed import apply_agreed
 from rp1_duel.record.artifact import FrontMatter, FrontMatterError, parse
 from rp1_duel.record.history import Claimant, History, RecordFile
@@ -28,7 +28,7 @@ from rp1_duel.review.watch_model import situation, view_of
 from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns.revision import revision_id
-from rp1_duel.turns.rules import validate_turn
+from rp1_duel.turns.rules import phase_note, validate_turn
 from rp1_duel.turns.source import read_source
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT, Phase, Role
 
@@ -248,7 +248,10 @@ C = None  # a chair turn
 
 def chaired(*stances: str | None) -> list[TurnSummary]:
     """Turns 0, 1, … of SCHEDULE with these stances (C: the chair's, which has none)."""
-    return [TurnSummary(SCHEDULE.speaker(n), stance or "", has_blocking=False) for n, stance in enumerate(stances)]
+    return [
+        TurnSummary(seat=SCHEDULE.speaker(n), stance=stance or "", has_blocking=False)
+        for n, stance in enumerate(stances)
+    ]
 
 
 def test_outcomes_wait_for_the_synthesis_after_the_closing_round():

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +22,7 @@ from rp1_duel.record.agreed import apply_agreed
 from rp1_duel.record.validate import validate_file
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS
 
-from helpers import claim, join, make_turn, replace_edit, with_edits
+from helpers import claim, duel_command, join, make_turn, replace_edit, with_edits
 
 ALICE, BOB = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x")
 ACCEPT = "ACCEPTING_CONSENSUS"
@@ -170,18 +168,6 @@ def config_turn(turn: str) -> str:
     )
 
 
-def run_duel(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rp1_duel", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-
-
 @pytest.mark.slow  # git and duel processes
 def test_a_committed_link_to_git_config_never_lets_apply_run_a_command(tmp_path):
     """The third audit's critical finding: a record whose document is a committed symbolic link to
@@ -234,10 +220,10 @@ def test_a_committed_link_to_git_config_never_lets_apply_run_a_command(tmp_path)
     # The victim pulls it, checks the record, and applies it.
     git("pull", "-q", cwd=victim)
     record = str(Path("debates") / artifact.name)
-    checked = run_duel("validate", record, "--json", cwd=victim)
+    checked = duel_command("validate", record, "--json", cwd=victim)
     assert checked.returncode == 0, checked.stdout + checked.stderr  # consistent: the document is not read
     assert "lands inside .git/" in json.dumps(json.loads(checked.stdout))
-    applied = run_duel("apply", record, cwd=victim)
+    applied = duel_command("apply", record, cwd=victim)
     assert applied.returncode == 1
     assert applied.stderr.startswith("duel: PATH_OUTSIDE_PROJECT: the document ")
     assert "lands inside .git/" in applied.stderr and applied.stderr.count("\n") == 1

@@ -44,7 +44,7 @@ def test_off_a_terminal_a_request_is_said_when_it_starts_while_it_streams_and_wh
     reporter.composing()
     reporter.progress(Progress(output_tokens=120))
     time.sleep(0.2)
-    reporter.composed(Usage(41, 900, cache_write_tokens=3097, requests=1, seconds=2.0))
+    reporter.composed(Usage(input_tokens=41, output_tokens=900, cache_write_tokens=3097, requests=1, seconds=2.0))
     shown = lines(stream)
     assert shown[0] == "[Claude] asking the model (a line every 0 s until it answers)"
     assert any(line.startswith("[Claude] writing… ~120 tokens, ") for line in shown[1:-1]), shown
@@ -58,7 +58,7 @@ def test_the_clock_says_waiting_to_retry_during_a_retry_wait_not_thinking():
     reporter.composing()
     reporter.retrying(RetryNotice(ProviderError("PROVIDER_UNAVAILABLE", "overloaded", retryable=True), 2, 30.0))
     time.sleep(0.2)
-    reporter.composed(Usage(10, 20, requests=2, retries=1))
+    reporter.composed(Usage(input_tokens=10, output_tokens=20, requests=2, retries=1))
     waits = [line for line in lines(stream) if "…" in line and "asking" not in line]
     assert waits, lines(stream)
     assert all(line.startswith("[Claude] waiting to retry… ") for line in waits), waits
@@ -66,5 +66,7 @@ def test_the_clock_says_waiting_to_retry_during_a_retry_wait_not_thinking():
 
 def test_a_line_with_the_cached_parts_of_input_in_brackets_and_every_request():
     stream = io.StringIO()
-    ConsoleReporter("GPT", stream).composed(Usage(200, 50, cache_read_tokens=800, requests=3, seconds=1.25))
+    ConsoleReporter("GPT", stream).composed(
+        Usage(input_tokens=200, output_tokens=50, cache_read_tokens=800, requests=3, seconds=1.25)
+    )
     assert lines(stream) == ["[GPT] wrote 50 tokens in 1.2s; input 1,000 tokens (800 read from the cache); 3 requests"]

@@ -38,15 +38,41 @@ URL = "https://example.org/leases"
 
 
 def citation(line: int, item: str) -> Citation:
-    return Citation(1, "0" * 64, "Counterpoints", line, item, CitationKind.URL, URL, None, "leases expire")
+    return Citation(
+        turn=1,
+        turn_sha256="0" * 64,
+        section="Counterpoints",
+        line=line,
+        item=item,
+        kind=CitationKind.URL,
+        url=URL,
+        excerpt=None,
+        claim="leases expire",
+    )
 
 
 def checks(alice: Player, bob: Player) -> tuple[CitationCheck, CitationCheck]:
     """Bob's check of Alice's turn 1 by a voter, and Alice's own draft of turn 3, sent back."""
-    vote = VoteRecord("anthropic:claude-x", "support", "supports", "Leases expire.", "states", valid=True, reason=None)
-    judged = CitationEntry(citation(5, f"{URL} — leases expire"), Verdict.VERIFIED, "high", "the page says so", (vote,))
-    dead = CitationEntry(citation(9, URL), Verdict.FABRICATED, None, "dead link")
-    return CitationCheck(1, alice.id, None, (judged,)), CitationCheck(3, alice.id, 1, (dead,))
+    vote = VoteRecord(
+        voter="anthropic:claude-x",
+        brief="support",
+        answer="supports",
+        excerpt="Leases expire.",
+        basis="states",
+        valid=True,
+        reason=None,
+    )
+    judged = CitationEntry(
+        citation=citation(5, f"{URL} — leases expire"),
+        verdict=Verdict.VERIFIED,
+        confidence="high",
+        reason="the page says so",
+        votes=(vote,),
+    )
+    dead = CitationEntry(citation=citation(9, URL), verdict=Verdict.FABRICATED, confidence=None, reason="dead link")
+    return CitationCheck(number=1, writer_id=alice.id, draft=None, entries=(judged,)), CitationCheck(
+        number=3, writer_id=alice.id, draft=1, entries=(dead,)
+    )
 
 
 def seated(service: DuelService, source: Path, who: tuple[str, str, str], **kwargs: str) -> Player:
@@ -71,14 +97,29 @@ def drive(service: DuelService, source: Path, clock: ManualClock) -> tuple[str, 
         service.append(alice.seat, lease, make_turn(1, *ALICE).replace("(non-blocking)", ""))  # rejected
     clock.advance(5)
     service.append(alice.seat, lease, make_turn(1, *ALICE), release=True, stripped=("reasoning", "fence"))
-    service.record_usage(alice.seat, 1, Usage(1200, 340, 800, 64, requests=2, retries=1, repairs=1, seconds=12.34567))
+    service.record_usage(
+        alice.seat,
+        1,
+        Usage(
+            input_tokens=1200,
+            output_tokens=340,
+            cache_read_tokens=800,
+            cache_write_tokens=64,
+            requests=2,
+            retries=1,
+            repairs=1,
+            seconds=12.34567,
+        ),
+    )
     peer_check, draft_check = checks(alice, bob)
     clock.advance(2)
     lease = claim(service, bob)
     service.record_verdicts(bob.seat, 1, peer_check.verdicts())
     clock.advance(20)
     service.append(bob.seat, lease, make_turn(2, *BOB, stance="CONVERGING"), release=True)
-    service.record_usage(bob.seat, 2, Usage(900, 210, requests=1, seconds=3.5, output_estimated=True))
+    service.record_usage(
+        bob.seat, 2, Usage(input_tokens=900, output_tokens=210, requests=1, seconds=3.5, output_estimated=True)
+    )
     clock.advance(3)
     lease = claim(service, alice)
     service.record_verdicts(alice.seat, 3, draft_check.verdicts(sent_back=True))

@@ -118,17 +118,19 @@ def test_control_characters_in_the_sources_first_heading_do_not_break_the_duel(s
 def test_the_yaml_header_round_trips_any_text_it_is_given():
     tricky = "a\x7fb\u0085c\ufffed\u2028e \"quoted\" and 'single' : # not a comment"
     front = FrontMatter(
-        "d",
-        tricky,
-        "t",
-        "../s.md",
-        "0" * 64,
-        DUEL,
-        "ACTIVE",
-        None,
-        "2026-11-23T00:00:00.000Z",
-        None,
-        (ParticipantEntry("p-00000000", 1, tricky, "h", "m", None),),
+        duel_id="d",
+        topic=tricky,
+        topic_slug="t",
+        source_path="../s.md",
+        source_sha256="0" * 64,
+        schedule=DUEL,
+        status="ACTIVE",
+        outcome=None,
+        created_at="2026-11-23T00:00:00.000Z",
+        closed_at=None,
+        participants=(
+            ParticipantEntry(id="p-00000000", seat=1, display_name=tricky, harness="h", model_id="m", joined_at=None),
+        ),
     )
     assert FrontMatter.parse(front.to_yaml()) == front
 

@@ -61,10 +61,20 @@ def empty_history(source: Path) -> History:
 def entry(item: str, verdict: str, line: int, reason: str = "why", confidence: str | None = None) -> CitationEntry:
     url = item.split(maxsplit=1)[0]
     return CitationEntry(
-        Citation(3, "0" * 64, "Counterpoints", line, item, CitationKind.URL, url, None, CLAIM),
-        verdict,
-        confidence,
-        reason,
+        citation=Citation(
+            turn=3,
+            turn_sha256="0" * 64,
+            section="Counterpoints",
+            line=line,
+            item=item,
+            kind=CitationKind.URL,
+            url=url,
+            excerpt=None,
+            claim=CLAIM,
+        ),
+        verdict=verdict,
+        confidence=confidence,
+        reason=reason,
     )
 
 
@@ -128,7 +138,7 @@ def test_a_draft_without_urls_is_not_fetched_or_checked(source, web):
     checks = checker()
     found = CitationChecker.draft_citations(1, make_turn(1, *ALICE), empty_history(source))
     assert found == []  # source references and principles were checked at append, or cannot be
-    assert checks.check(1, "p-1", found, draft=1) == CitationCheck(1, "p-1", 1, ())
+    assert checks.check(1, "p-1", found, draft=1) == CitationCheck(number=1, writer_id="p-1", draft=1, entries=())
     assert web.requests == []
 
 
@@ -196,7 +206,12 @@ def test_the_verdicts_go_in_the_instruction_and_leave_the_cached_prefix_as_it_wa
 
 def test_verdicts_are_logged_by_the_seat_without_waking_anyone_even_after_the_close(service, pair, web):
     alice, bob = pair
-    check = CitationCheck(1, bob.id, None, (entry(web.url("/missing"), Verdict.FABRICATED, 7, "dead link"),))
+    check = CitationCheck(
+        number=1,
+        writer_id=bob.id,
+        draft=None,
+        entries=(entry(web.url("/missing"), Verdict.FABRICATED, 7, "dead link"),),
+    )
     service.release_lock(alice.seat, claim(service, alice), close=True, outcome="INVALIDATED", reason="over")
     before = service.debate.read_state(alice.duel_id)
     service.record_verdicts(alice.seat, 1, check.verdicts())
@@ -207,12 +222,14 @@ def test_verdicts_are_logged_by_the_seat_without_waking_anyone_even_after_the_cl
     assert logged.data == CitationsVerified(
         1,
         CitationVerdicts(
-            bob.id,
-            None,
+            writer=bob.id,
+            draft=None,
             sent_back=False,
             voters=(),
             counts={"fabricated": 1},
-            citations=(CheckedCitation(7, dead, dead, "fabricated", None, "dead link"),),
+            citations=(
+                CheckedCitation(line=7, item=dead, url=dead, verdict="fabricated", confidence=None, reason="dead link"),
+            ),
         ),
     )
     assert (after.rev, after.event_seq) == (before.rev, before.event_seq + 1)  # logged, and no waiter woken
@@ -223,14 +240,14 @@ def test_verdicts_are_logged_by_the_seat_without_waking_anyone_even_after_the_cl
 
 def test_watch_says_whose_urls_were_checked_and_what_went_back_for_repair():
     draft = CitationVerdicts(
-        "p-1", 2, sent_back=True, voters=(), counts={"fabricated": 1, "reachable": 2}, citations=()
+        writer="p-1", draft=2, sent_back=True, voters=(), counts={"fabricated": 1, "reachable": 2}, citations=()
     )
-    event = Event(9, "", "d", "p-1", CitationsVerified(3, draft))
+    event = Event(seq=9, ts="", duel_id="d", participant_id="p-1", data=CitationsVerified(3, draft))
     assert event_line(event, {"p-1": "Alice"}, {}).text == (
         "Alice checked the URLs draft 2 of turn 3 cites: 1 fabricated, 2 reachable; sent back for repair"
     )
-    turn = CitationVerdicts("p-1", None, sent_back=False, voters=(), counts={"verified": 1}, citations=())
-    peer = Event(9, "", "d", "p-1", CitationsVerified(3, turn))
+    turn = CitationVerdicts(writer="p-1", draft=None, sent_back=False, voters=(), counts={"verified": 1}, citations=())
+    peer = Event(seq=9, ts="", duel_id="d", participant_id="p-1", data=CitationsVerified(3, turn))
     assert event_line(peer, {"p-1": "Alice"}, {}).text == "Alice checked the URLs turn 3 cites: 1 verified"
 
 
@@ -254,7 +271,14 @@ def test_the_console_says_what_verification_does_and_quiet_says_nothing():
 def test_the_summary_counts_drafts_sent_back_own_turns_as_appended_and_peer_turns_once():
     def logged(number, draft, counts, *, sent_back=False, who="me"):
         return Event(
-            0, "", "d", who, CitationsVerified(number, CitationVerdicts(who, draft, sent_back, (), counts, ()))
+            seq=0,
+            ts="",
+            duel_id="d",
+            participant_id=who,
+            data=CitationsVerified(
+                number,
+                CitationVerdicts(writer=who, draft=draft, sent_back=sent_back, voters=(), counts=counts, citations=()),
+            ),
         )
 
     events = [
@@ -264,7 +288,7 @@ def test_the_summary_counts_drafts_sent_back_own_turns_as_appended_and_peer_turn
         logged(3, 2, {"reachable": 1}),  # the draft appended
         logged(5, 1, {"fabricated": 2}),  # repairs used up: not sent back, turn 5 never appended
         logged(4, None, {"verified": 3}, who="peer"),
-        Event(0, "", "d", "me", UsageRecorded(3, Usage())),
+        Event(seq=0, ts="", duel_id="d", participant_id="me", data=UsageRecorded(turn_number=3, usage=Usage())),
     ]
     assert CitationChecker.summary(events, "me", [1, 3]) == {
         "drafts_sent_back": 1,

@@ -332,3 +332,21 @@ def test_duel_panel_runs_a_chaired_lineup_through_its_phases_to_consensus(tmp_pa
         (0, [0, 4, 8]),
     ]
     assert validate_file(summary["debate_path"]).valid
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_panel_rerun_in_a_folder_holding_its_earlier_duels_seats_the_lineup_in_order(tmp_path, source, debate_dir):
+    """Issue 38, item 1: the wait for each seat counted the earlier, closed duel's participants, so a rerun
+    could start seat 2 before seat 1 had joined (2 of 4 reruns ended INVALIDATED)."""
+    seats = [
+        (name, f"scripted:{scripted_seat(tmp_path, name, turns)}")
+        for name, turns in (("Ann", {1: OPEN, 4: ACCEPT}), ("Ben", {2: OPEN, 5: ACCEPT}), ("Cat", {3: OPEN, 6: ACCEPT}))
+    ]
+    lineup = lineup_of(*seats, extra='[panel]\ntopic = "Lease design"\n[duel]\nmax_turns = 6\n')
+    for rerun in range(10):
+        out, err = panel(tmp_path, source, debate_dir, lineup, env=clean_env()).communicate(timeout=120)
+        summary = json.loads(out)
+        assert summary["outcome"] == ACCEPTED_CONSENSUS, (rerun, err)
+        assert [(s["seat"], s["turns_written"]) for s in summary["seats"]] == [(1, [1, 4]), (2, [2, 5]), (3, [3, 6])]
+    assert len(list(debate_dir.glob("*.md"))) == 10

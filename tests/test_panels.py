@@ -35,7 +35,8 @@ PANEL = {1: ("Alice", "claude-code", "claude-x"), 2: ("Bob", "codex", "gpt-x"), 
 def panel_turns(seats: int, *turns: tuple[str, bool]) -> list[TurnSummary]:
     """Turns in order, seats round-robin from seat 1: (stance, has_blocking)."""
     return [
-        TurnSummary(panel(seats).speaker(n), stance, blocking) for n, (stance, blocking) in enumerate(turns, start=1)
+        TurnSummary(seat=panel(seats).speaker(n), stance=stance, has_blocking=blocking)
+        for n, (stance, blocking) in enumerate(turns, start=1)
     ]
 
 
@@ -121,10 +122,23 @@ def test_seats_out_of_range_or_fewer_turns_than_seats_are_refused(settings, flag
 
 def front(seats: int, *participant_seats: int) -> FrontMatter:
     entries = tuple(
-        ParticipantEntry(f"p-0000000{seat}", seat, f"P{seat}", "h", "m", None) for seat in participant_seats
+        ParticipantEntry(
+            id=f"p-0000000{seat}", seat=seat, display_name=f"P{seat}", harness="h", model_id="m", joined_at=None
+        )
+        for seat in participant_seats
     )
     return FrontMatter(
-        "d", "t", "t", "s.md", "0" * 64, panel(seats, 9), "ACTIVE", None, "2026-11-23T00:00:00.000Z", None, entries
+        duel_id="d",
+        topic="t",
+        topic_slug="t",
+        source_path="s.md",
+        source_sha256="0" * 64,
+        schedule=panel(seats, 9),
+        status="ACTIVE",
+        outcome=None,
+        created_at="2026-11-23T00:00:00.000Z",
+        closed_at=None,
+        participants=entries,
     )
 
 

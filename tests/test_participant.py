@@ -584,3 +584,28 @@ def test_a_model_that_never_finishes_cannot_hold_the_duel_past_the_turn_deadline
     text = Path(result_c["debate_path"]).read_text()
     assert "| Outcome | TIMEOUT |" in text
     assert "| Reason | seat 1 (Claude) did not finish turn 1 by its deadline |" in text
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_demo_reruns_in_one_folder_seat_ada_first_and_reach_consensus_after_its_revision_is_applied(tmp_path):
+    """Issue 38, items 1 and 3: a rerun raced for seat 1 (2 of 7 ended INVALIDATED), and once the demo's own
+    `duel apply` line was followed every later demo debated the revised document and ended INVALIDATED."""
+    demo = tmp_path / "demo"
+    for rerun in range(10):
+        proc = subprocess.run(
+            [sys.executable, "-m", "rp1_duel", "demo", "--dir", str(demo)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=clean_env(),
+        )
+        assert proc.returncode == 0, (rerun, proc.stderr)
+        assert "outcome:  ACCEPTED_CONSENSUS" in proc.stderr
+        [artifact] = [line.split()[-1] for line in proc.stderr.splitlines() if line.startswith("artifact:")]
+        assert "## Turn 1 — Ada (" in Path(artifact).read_text(encoding="utf-8")
+        if rerun == 0:  # follow the demo's own advice once
+            applied = subprocess.run(
+                [sys.executable, "-m", "rp1_duel", "apply", artifact], capture_output=True, text=True, env=clean_env()
+            )
+            assert applied.returncode == 0, applied.stderr

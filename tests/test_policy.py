@@ -18,8 +18,19 @@ from helpers import DUEL
 
 T = 1_000.0  # monotonic seconds: what every rule compares
 NOW = Instant(wall=1_800_000_000.0, mono=T, boot="boot-1")
-ALICE = Participant("p-a", 1, "Alice", "h", "m", "x", 0.0, 0.0)
-BOB = Participant("p-b", 2, "Bob", "h", "m", "y", 0.0, 0.0)
+ALICE = Participant(
+    id="p-a",
+    seat=1,
+    display_name="Alice",
+    harness="h",
+    model_id="m",
+    token_sha256="x",
+    joined_at=0.0,
+    last_seen_mono=0.0,
+)
+BOB = Participant(
+    id="p-b", seat=2, display_name="Bob", harness="h", model_id="m", token_sha256="y", joined_at=0.0, last_seen_mono=0.0
+)
 
 
 def state(turns: int = 0, **changes: Any) -> DuelState:
@@ -40,10 +51,10 @@ def state(turns: int = 0, **changes: Any) -> DuelState:
         participants=[replace(ALICE), replace(BOB)],
         turns=[
             TurnRecord(
-                n,
-                "p-a" if n % 2 else "p-b",
-                2 - n % 2,
-                "OPEN_TO_DEBATE",
+                n=n,
+                participant_id="p-a" if n % 2 else "p-b",
+                seat=2 - n % 2,
+                stance="OPEN_TO_DEBATE",
                 has_blocking=False,
                 sha256="h",
                 appended_at=0.0,
@@ -60,7 +71,9 @@ def state(turns: int = 0, **changes: Any) -> DuelState:
 def lease(
     owner: Participant = ALICE, expires: float = T + 30, *, for_timeout: bool = False, granted: float = T - 30
 ) -> Lease:
-    return Lease(owner.id, "1-secret", 1, granted, expires, for_timeout)
+    return Lease(
+        owner=owner.id, token="1-secret", fence=1, granted_mono=granted, expires_mono=expires, for_timeout=for_timeout
+    )
 
 
 def code(refusal: DuelError | None) -> str | None:

@@ -228,7 +228,10 @@ def test_a_revised_document_more_than_a_mebibyte_larger_is_edit_too_large():
     chunk = 64_000  # what one turn of 64 KiB can carry; sixteen of them fit under the limit
     history.revision = Revision(
         source.raw,
-        {f"m{k}": Edit(f"m{k}", "replace", f"Marker {k:03d}.", "x" * chunk, None, 1) for k in range(16)},
+        {
+            f"m{k}": Edit(name=f"m{k}", kind="replace", find=f"Marker {k:03d}.", text="x" * chunk, target=None, line=1)
+            for k in range(16)
+        },
     )
     assert not history.revision.problems
     assert 16 * chunk < MAX_GROWTH < 17 * chunk
@@ -468,7 +471,14 @@ def revisions(draw: st.DrawFn) -> Revision:
             find = source[start : draw(st.integers(start + 1, min(len(source), start + 40)))]
         else:
             continue
-        edit = Edit(f"e{index}", kind, find, "" if kind == "delete" else draw(NEW_TEXT), None, index + 1)
+        edit = Edit(
+            name=f"e{index}",
+            kind=kind,
+            find=find,
+            text="" if kind == "delete" else draw(NEW_TEXT),
+            target=None,
+            line=index + 1,
+        )
         if not Revision(source, {**kept, edit.name: edit}).problems:
             kept[edit.name] = edit
     assume(kept)
@@ -478,7 +488,7 @@ def revisions(draw: st.DrawFn) -> Revision:
 def patched(folder: Path, revision: Revision, *command: str) -> bytes:
     """The source written to ``folder``, ``command`` run there on the revision's patch: the file's bytes."""
     (folder / "doc.md").write_bytes(revision.source.encode("utf-8"))
-    (folder / "revision.patch").write_bytes(revision.diff("doc.md").encode("utf-8"))
+    (folder / "revision.patch").write_bytes(revision.patch("doc.md").encode("utf-8"))
     done = subprocess.run([*command, "revision.patch"], cwd=folder, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     return (folder / "doc.md").read_bytes()

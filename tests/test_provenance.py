@@ -52,8 +52,10 @@ def test_a_dated_snapshot_of_the_alias_asked_for_is_the_same_model_and_nothing_e
     assert not same_model("gpt-4o", "gpt-4o-mini")
     assert not same_model("claude-sonnet-4-5", "claude-sonnet-4-5-preview")
     assert not same_model("gpt-6.1-sol", "gpt-5-mini")
-    assert not Provenance("openai", "gpt-x", None, None).served_other  # the API did not say: no mismatch
-    assert Provenance("openai", "gpt-x", "gpt-y", "high").served_other
+    assert not Provenance(
+        provider="openai", requested_model="gpt-x", served_model=None, reasoning=None
+    ).served_other  # the API did not say: no mismatch
+    assert Provenance(provider="openai", requested_model="gpt-x", served_model="gpt-y", reasoning="high").served_other
 
 
 # -- the usage event, old and new --------------------------------------------------------------------
@@ -69,20 +71,42 @@ OLD_USAGE = (
 
 def test_an_old_usage_event_without_provenance_reads_and_writes_back_its_bytes():
     event = parse_event(OLD_USAGE)
-    assert event.data == UsageRecorded(1, Usage(1200, 340, 800, 64, 2, 1, 1, 12.346))
+    assert event.data == UsageRecorded(
+        turn_number=1,
+        usage=Usage(
+            input_tokens=1200,
+            output_tokens=340,
+            cache_read_tokens=800,
+            cache_write_tokens=64,
+            requests=2,
+            retries=1,
+            repairs=1,
+            seconds=12.346,
+        ),
+    )
     assert event.data.provenance is None and event.data.repair_codes == ()
     assert json.dumps(event.to_json()) == OLD_USAGE
 
 
 def test_a_usage_event_carries_the_drafts_provenance_after_its_counts():
     data = UsageRecorded(
-        3, Usage(10, 5, requests=1, repairs=1), Provenance("openai", "gpt-x", "gpt-y", "low"), ("NOVELTY",)
+        turn_number=3,
+        usage=Usage(input_tokens=10, output_tokens=5, requests=1, repairs=1),
+        provenance=Provenance(provider="openai", requested_model="gpt-x", served_model="gpt-y", reasoning="low"),
+        repair_codes=("NOVELTY",),
     )
     written = data.to_json()
     assert list(written)[-5:] == ["provider", "requested_model", "served_model", "reasoning", "repair_codes"]
     assert written["served_model"] == "gpt-y" and written["repair_codes"] == ["NOVELTY"]
     assert UsageRecorded.from_json(written) == data
-    assert "repair_codes" not in UsageRecorded(3, Usage(), Provenance("human", "human", None, None)).to_json()
+    assert (
+        "repair_codes"
+        not in UsageRecorded(
+            turn_number=3,
+            usage=Usage(),
+            provenance=Provenance(provider="human", requested_model="human", served_model=None, reasoning=None),
+        ).to_json()
+    )
 
 
 def test_the_report_of_an_old_log_says_the_provenance_was_not_recorded():
@@ -99,9 +123,16 @@ def test_the_report_of_an_old_log_says_the_provenance_was_not_recorded():
 
 def test_duel_watch_says_who_wrote_a_draft_without_a_model_and_which_model_answered_instead(service, pair):
     alice, bob = pair
-    service.record_usage(alice.seat, 1, Usage(seconds=42.0), provenance=Provenance("human", "human", None, None))
-    asked = Provenance("openai", "gpt-x", "gpt-y", "low")
-    service.record_usage(bob.seat, 2, Usage(900, 210, requests=1, seconds=3.5), provenance=asked)
+    service.record_usage(
+        alice.seat,
+        1,
+        Usage(seconds=42.0),
+        provenance=Provenance(provider="human", requested_model="human", served_model=None, reasoning=None),
+    )
+    asked = Provenance(provider="openai", requested_model="gpt-x", served_model="gpt-y", reasoning="low")
+    service.record_usage(
+        bob.seat, 2, Usage(input_tokens=900, output_tokens=210, requests=1, seconds=3.5), provenance=asked
+    )
     names = {alice.id: "Alice", bob.id: "Bob"}
     lines = [event_line(event, names, {}).text for event in service.events(alice.duel_id, (EventType.USAGE,))]
     assert lines == [
@@ -123,10 +154,12 @@ def test_the_headline_names_a_timeout_a_stopped_seat_and_every_repaired_turn(sou
     bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
     # Turn 1: `duel join` repairs its drafts before appending (usage events say which rules they broke).
     lease = claim(service, alice)
-    asked = Provenance("anthropic", "claude-x", "claude-x", "high")
-    service.record_usage(alice.seat, 1, Usage(100, 50, requests=1, seconds=2.0), provenance=asked)
+    asked = Provenance(provider="anthropic", requested_model="claude-x", served_model="claude-x", reasoning="high")
+    service.record_usage(
+        alice.seat, 1, Usage(input_tokens=100, output_tokens=50, requests=1, seconds=2.0), provenance=asked
+    )
     for codes in (("SECTION_MISSING", "NOVELTY"), ("SECTION_MISSING",)):
-        repair = Usage(100, 50, requests=1, repairs=1, seconds=2.0)
+        repair = Usage(input_tokens=100, output_tokens=50, requests=1, repairs=1, seconds=2.0)
         service.record_usage(alice.seat, 1, repair, provenance=asked, repair_codes=codes)
     service.append(alice.seat, lease, make_turn(1, *ALICE), release=True)
     # Turn 2: an agent through `duel tools` is refused by the service, then accepted.
@@ -137,8 +170,13 @@ def test_the_headline_names_a_timeout_a_stopped_seat_and_every_repaired_turn(sou
     service.append(bob.seat, lease, make_turn(2, *BOB), release=True)
     # Turn 3: Alice's model fails for good; her turn times out and Bob closes TIMEOUT.
     lease = claim(service, alice)
-    failed = Usage(0, 0, requests=4, retries=3, seconds=30.0)
-    service.record_usage(alice.seat, 3, failed, provenance=Provenance("anthropic", "claude-x", None, "high"))
+    failed = Usage(input_tokens=0, output_tokens=0, requests=4, retries=3, seconds=30.0)
+    service.record_usage(
+        alice.seat,
+        3,
+        failed,
+        provenance=Provenance(provider="anthropic", requested_model="claude-x", served_model=None, reasoning="high"),
+    )
     service.record_provider_failure(alice.seat, 3, "PROVIDER_UNAVAILABLE", "anthropic is unavailable (HTTP 529)")
     service.release_lock(alice.seat, lease)
     clock.advance(DuelSettings().turn_timeout_seconds + 1)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from rp1_duel.record.validate import scan, validate_file
 from rp1_duel.review.listing import UnreadableDuel, list_duels
 from rp1_duel.review.stats import read_stats
 
-from helpers import Player, claim, join
+from helpers import Player, claim, duel_command, join
 
 # A hang is a failure, not a stuck suite: each test here gets seconds, not the suite's minutes.
 pytestmark = pytest.mark.timeout(60)
@@ -243,18 +242,6 @@ def test_stats_over_a_hostile_folder_names_what_it_skipped(hostile_folder):
 
 
 # -- the commands, as people run them ---------------------------------------------------------------
-
-
-def duel_command(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``duel …`` as a real process that must end within 30 s (a hang fails the test)."""
-    return subprocess.run(
-        [sys.executable, "-m", "rp1_duel", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def one_error_line(done: subprocess.CompletedProcess[str], code: str) -> None:

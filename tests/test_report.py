@@ -666,7 +666,7 @@ def test_report_command_errors_have_a_code_and_an_exit_status(tmp_path):
     unreadable = duel("report", str(latin))
     assert unreadable.returncode == 1 and unreadable.stderr.startswith("duel: UNREADABLE: cannot read ")
     folder = duel("report", str(tmp_path))
-    assert folder.returncode == 1 and folder.stderr.endswith(": Is a directory\n")
+    assert folder.returncode == 1 and folder.stderr.endswith(": not a regular file\n")
     os.mkfifo(tmp_path / "pipe.md")
     pipe = duel("report", str(tmp_path / "pipe.md"))  # never waits for a writer
     assert pipe.returncode == 1 and pipe.stderr.endswith(": not a regular file\n")

@@ -78,18 +78,37 @@ def write_sidecar(artifact: Path, fabricated: set[str]) -> None:
     entries, fetches = [], {}
     for citation in artifact_citations(blocks, history.turns, history.source_names, first=history.schedule.first):
         if citation.kind == CitationKind.PRINCIPLE:
-            entry = verification.CitationEntry(citation, Verdict.NOT_CHECKABLE, None, "a principle")
+            entry = verification.CitationEntry(
+                citation=citation, verdict=Verdict.NOT_CHECKABLE, confidence=None, reason="a principle"
+            )
         elif citation.kind in (CitationKind.SOURCE, CitationKind.TURN):
-            entry = verification.CitationEntry(citation, Verdict.CHECKED_AT_APPEND, None, "checked at append")
+            entry = verification.CitationEntry(
+                citation=citation, verdict=Verdict.CHECKED_AT_APPEND, confidence=None, reason="checked at append"
+            )
         else:
             assert citation.url in fabricated
             fetches[citation.url] = verification.FetchRecord(
-                citation.url, 404, None, None, None, "2026-11-25T00:00:00Z", FetchFailure.HTTP_STATUS, "HTTP 404"
+                final_url=citation.url,
+                status=404,
+                content_type=None,
+                content_sha256=None,
+                bytes=None,
+                fetched_at="2026-11-25T00:00:00Z",
+                error=FetchFailure.HTTP_STATUS,
+                detail="HTTP 404",
             )
-            entry = verification.CitationEntry(citation, Verdict.FABRICATED, "high", "HTTP 404: no such page")
+            entry = verification.CitationEntry(
+                citation=citation, verdict=Verdict.FABRICATED, confidence="high", reason="HTTP 404: no such page"
+            )
         entries.append(entry)
     sidecar = verification.Sidecar(
-        record.front.duel_id, artifact.name, blocks[-1].sha256, len(blocks), "2026-11-25T00:00:00Z", ("v",), fetches
+        duel_id=record.front.duel_id,
+        artifact=artifact.name,
+        chain_head=blocks[-1].sha256,
+        turns=len(blocks),
+        verified_at="2026-11-25T00:00:00Z",
+        voters=("v",),
+        fetches=fetches,
     )
     verification.sidecar_path(artifact).write_bytes(verification.dumps(replace(sidecar, citations=tuple(entries))))
 
@@ -162,7 +181,16 @@ def test_a_fabricated_citation_is_listed_with_the_deciding_turns_resting_on_it(t
     side = verification.sidecar_path(path)
     url = "https://kubernetes.io/docs/concepts/architecture/leases/"
     sidecar = verification.load(side)
-    dead = verification.FetchRecord(url, 404, None, None, None, "2026-11-24T09:30:00.000Z", "http_status", "HTTP 404")
+    dead = verification.FetchRecord(
+        final_url=url,
+        status=404,
+        content_type=None,
+        content_sha256=None,
+        bytes=None,
+        fetched_at="2026-11-24T09:30:00.000Z",
+        error="http_status",
+        detail="HTTP 404",
+    )
     entries = tuple(
         replace(e, verdict="fabricated", confidence="high", reason="HTTP 404", votes=()) if e.citation.url == url else e
         for e in sidecar.citations

@@ -211,3 +211,26 @@ def test_skill_install_goes_where_the_configuration_is_found(
     assert (project / ".claude" / "skills" / "duel" / "SKILL.md").is_file()  # the work tree's top, not docs/design
     (project / "docs" / "duel.toml").write_text("", encoding="utf-8")
     assert project_folder(project / "docs" / "design", home_folder=home) == project / "docs"
+
+
+# -- a second newcomer's pass (issue 38, item 7) ----------------------------------------------------
+
+
+def test_a_document_holding_a_nul_byte_is_refused_at_join(service: DuelService, tmp_path: Path) -> None:
+    target = tmp_path / "design.md"
+    target.write_bytes(b"# Design\n\nLeases expire\x00 after ten minutes.\n")
+    with pytest.raises(DuelError) as refused:
+        service.join(target=str(target), participant_name="Alice", settings=DuelSettings())
+    assert refused.value.code == "TARGET_UNREADABLE"
+    assert refused.value.message.endswith("holds a NUL byte: not a text document")
+
+
+def test_duel_demo_with_a_dir_it_cannot_use_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("not a folder", encoding="utf-8")
+    with pytest.raises(SystemExit) as ended:
+        main(["demo", "--dir", str(in_the_way)])
+    assert ended.value.code == 2
+    assert capsys.readouterr().err == f"duel demo: INVALID_ARGUMENT: cannot use --dir {in_the_way}: File exists\n"

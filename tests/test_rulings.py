@@ -48,11 +48,20 @@ def verdicts(turn: str, found: dict[str, str], reason: str = "the page said {ver
     """What a seat's `--verify` would log for ``turn``'s URLs: ``found`` maps each URL to its verdict."""
     items = [line.strip() for line in turn.split("\n")]
     citations = tuple(
-        CheckedCitation(items.index(f"- {url}") + 1, url, url, verdict, "high", reason.format(verdict=verdict))
+        CheckedCitation(
+            line=items.index(f"- {url}") + 1,
+            item=url,
+            url=url,
+            verdict=verdict,
+            confidence="high",
+            reason=reason.format(verdict=verdict),
+        )
         for url, verdict in found.items()
     )
     counts = {verdict: list(found.values()).count(verdict) for verdict in set(found.values())}
-    return CitationVerdicts("p-00000000", None, sent_back=False, voters=(), counts=counts, citations=citations)
+    return CitationVerdicts(
+        writer="p-00000000", draft=None, sent_back=False, voters=(), counts=counts, citations=citations
+    )
 
 
 def write(service: DuelService, player: Player, text: str) -> None:
@@ -503,13 +512,20 @@ def test_a_correction_is_verified_like_any_citation(
     service.append(alice.seat, claim(service, alice), turn, release=True)
     line = turn.split("\n").index(f"- Replacing {LIVE} with {NEW}: {why}") + 1
     check = CitationVerdicts(
-        bob.id,
-        None,
+        writer=bob.id,
+        draft=None,
         sent_back=False,
         voters=(),
         counts={verdict: 1},
         citations=(
-            CheckedCitation(line, turn.split("\n")[line - 1], NEW, verdict, "high", f"the page said {verdict}"),
+            CheckedCitation(
+                line=line,
+                item=turn.split("\n")[line - 1],
+                url=NEW,
+                verdict=verdict,
+                confidence="high",
+                reason=f"the page said {verdict}",
+            ),
         ),
     )
     service.record_verdicts(bob.seat, 3, check)
@@ -536,12 +552,21 @@ def test_require_verified_fails_only_an_unredacted_fabricated_citation(
     turn = RecordFile.read(artifact).parsed.blocks[0].body
     line = turn.split("\n").index(f"  - {dead}") + 1
     check = CitationVerdicts(
-        bob.id,
-        None,
+        writer=bob.id,
+        draft=None,
         sent_back=False,
         voters=(),
         counts={"fabricated": 1},
-        citations=(CheckedCitation(line, dead, dead, Verdict.FABRICATED, "high", "dead link: HTTP 404"),),
+        citations=(
+            CheckedCitation(
+                line=line,
+                item=dead,
+                url=dead,
+                verdict=Verdict.FABRICATED,
+                confidence="high",
+                reason="dead link: HTTP 404",
+            ),
+        ),
     )
     service.record_verdicts(bob.seat, 1, check)
     assert validate_file(artifact, require_verified=True).valid  # redacted by ruling 1: dealt with

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from typer.testing import CliRunner
 from rp1_duel.cli import skill
 from rp1_duel.cli.app import app
 from rp1_duel.errors import DuelError
+from rp1_duel.mcp_server.seat import WAIT_BOUND_SECONDS
 from rp1_duel.vocabulary import NEXT_STEPS
 
 if sys.version_info >= (3, 11):
@@ -22,10 +25,14 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
-# (harness, scope) -> (the MCP configuration, the skill), under tmp_path.
+# (harness, scope) -> (the MCP configuration, [Claude Code's settings,] the skill), under tmp_path.
 TARGETS = {
-    ("claude-code", "project"): ("project/.mcp.json", "project/.claude/skills/duel/SKILL.md"),
-    ("claude-code", "user"): ("home/.claude.json", "home/.claude/skills/duel/SKILL.md"),
+    ("claude-code", "project"): (
+        "project/.mcp.json",
+        "project/.claude/settings.json",
+        "project/.claude/skills/duel/SKILL.md",
+    ),
+    ("claude-code", "user"): ("home/.claude.json", "home/.claude/settings.json", "home/.claude/skills/duel/SKILL.md"),
     ("codex", "project"): ("project/.codex/config.toml", "project/AGENTS.md"),
     ("codex", "user"): ("home/.codex/config.toml", "home/.codex/AGENTS.md"),
     ("gemini", "project"): ("project/.gemini/settings.json", "project/GEMINI.md"),
@@ -33,8 +40,21 @@ TARGETS = {
 }
 
 
-def entry(harness: str) -> dict[str, object]:
-    return {"command": sys.executable, "args": ["-m", "rp1_duel", "mcp", "--harness", harness]}
+def entry(harness: str, scope: str = "project") -> dict[str, object]:
+    """The entry each harness needs: the `duel` on PATH in a project (portable), this Python for the user."""
+    command, head = ("duel", []) if scope == "project" else (sys.executable, ["-m", "rp1_duel"])
+    written: dict[str, object] = {"command": command, "args": [*head, "mcp", "--harness", harness]}
+    if harness == "codex":
+        written |= {"required": True, "startup_timeout_sec": 30, "tool_timeout_sec": 120}
+        written["default_tools_approval_mode"] = "approve"
+    if harness == "gemini":
+        written |= {"timeout": 120_000, "trust": True}
+    return written
+
+
+# What Claude Code's settings allow: duel's tools, and in a project the .mcp.json server.
+ALLOWED = {"project": {"permissions": {"allow": ["mcp__duel"]}, "enabledMcpjsonServers": ["duel"]}}
+ALLOWED["user"] = {"permissions": {"allow": ["mcp__duel"]}}
 
 
 def install(tmp_path: Path, harness: str, scope: str = "project", *, force: bool = False) -> list[str]:
@@ -63,11 +83,25 @@ def files(tmp_path: Path) -> dict[str, bytes]:
 
 # -- the entry ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("harness", skill.MCP_HARNESSES)
-def test_the_entry_starts_duel_mcp_with_the_python_running_duel_skill(harness):
-    command, args = skill.mcp_server_command(harness)
+def test_a_project_entry_starts_the_duel_on_path_and_names_no_path_of_this_machine(harness):
+    command, args = skill.mcp_server_command(harness, "project")
+    assert (command, args) == ("duel", ["mcp", "--harness", harness])  # a committed file works for everyone
+    assert shutil.which(command) is not None
+    assert not any(os.sep in part or part.startswith("~") for part in [command, *args])
+
+
+@pytest.mark.parametrize("harness", skill.MCP_HARNESSES)
+def test_a_user_entry_starts_duel_mcp_with_the_python_running_duel_skill(harness):
+    command, args = skill.mcp_server_command(harness, "user")
     assert command == sys.executable  # a virtualenv nobody activated still runs the server
     assert args == ["-m", "rp1_duel", "mcp", "--harness", harness]
     assert importlib.util.find_spec(f"{args[1]}.__main__") is not None
+
+
+def test_every_timeout_written_for_a_harness_is_well_above_duel_waits_bound():
+    assert skill.TOOL_TIMEOUT_SECONDS >= 2 * WAIT_BOUND_SECONDS  # a wait answers long before the harness gives up
+    assert entry("codex")["tool_timeout_sec"] == skill.TOOL_TIMEOUT_SECONDS
+    assert entry("gemini")["timeout"] == skill.TOOL_TIMEOUT_SECONDS * 1000  # Gemini counts milliseconds
 
 
 def test_generic_has_no_mcp_entry():
@@ -79,11 +113,13 @@ def test_generic_has_no_mcp_entry():
 # -- where each harness reads it -----------------------------------------------------------------
 @pytest.mark.parametrize(("harness", "scope"), list(TARGETS))
 def test_install_writes_the_entry_and_the_skill_where_the_harness_reads_them(tmp_path, harness, scope):
-    config, skill_file = TARGETS[harness, scope]
-    assert install(tmp_path, harness, scope) == [f"installed: {config}", f"installed: {skill_file}"]
-    assert servers(tmp_path / config) == {"duel": entry(harness)}
+    config, *settings, skill_file = TARGETS[harness, scope]
+    assert install(tmp_path, harness, scope) == [f"installed: {path}" for path in TARGETS[harness, scope]]
+    assert servers(tmp_path / config) == {"duel": entry(harness, scope)}
+    for path in settings:
+        assert json.loads((tmp_path / path).read_text(encoding="utf-8")) == ALLOWED[scope]
     assert (tmp_path / skill_file).read_text(encoding="utf-8") == skill.render_mcp(harness)
-    assert set(files(tmp_path)) == {config, skill_file}
+    assert set(files(tmp_path)) == set(TARGETS[harness, scope])
 
 
 @pytest.mark.parametrize(("harness", "scope"), list(TARGETS))
@@ -91,8 +127,7 @@ def test_installing_twice_changes_nothing(tmp_path, harness, scope):
     install(tmp_path, harness, scope)
     before = files(tmp_path)
     stamps = {path: (tmp_path / path).stat().st_mtime_ns for path in before}
-    config, skill_file = TARGETS[harness, scope]
-    assert install(tmp_path, harness, scope) == [f"unchanged: {config}", f"unchanged: {skill_file}"]
+    assert install(tmp_path, harness, scope) == [f"unchanged: {path}" for path in TARGETS[harness, scope]]
     assert files(tmp_path) == before
     assert {path: (tmp_path / path).stat().st_mtime_ns for path in before} == stamps
 
@@ -140,7 +175,7 @@ def test_install_adds_a_top_level_server_to_claude_json_keeping_its_other_keys_a
     claude_json.chmod(0o600)
     install(tmp_path, "claude-code", "user")
     data = json.loads(claude_json.read_text(encoding="utf-8"))
-    assert data == {"numStartups": 7, "projects": projects, "mcpServers": {"duel": entry("claude-code")}}
+    assert data == {"numStartups": 7, "projects": projects, "mcpServers": {"duel": entry("claude-code", "user")}}
     assert claude_json.stat().st_mode & 0o777 == 0o600
 
 
@@ -199,7 +234,7 @@ def test_a_crlf_codex_config_gets_a_crlf_table(tmp_path):
     raw = config.read_bytes()
     assert raw.startswith(b'model = "o3"\r\n\r\n[mcp_servers.duel]\r\n')
     assert b"\n" not in raw.replace(b"\r\n", b"")
-    assert servers(config) == {"duel": entry("codex")}
+    assert servers(config) == {"duel": entry("codex", "user")}
 
 
 def test_a_codex_duel_server_written_inline_is_refused_rather_than_doubled(tmp_path):
@@ -225,7 +260,7 @@ def test_a_different_duel_entry_is_kept_without_force_and_replaced_with_it(tmp_p
     assert result.stderr.startswith("duel: SKILL_EXISTS: ")
     assert result.stderr.count("\n") == 1
     assert servers(config) == {"duel": mine}
-    assert not (tmp_path / TARGETS[harness, "project"][1]).exists()
+    assert not (tmp_path / TARGETS[harness, "project"][-1]).exists()
     forced = duel_skill(tmp_path, "--harness", harness, "--mcp", "--install", "--force")
     assert forced.exit_code == 0
     assert forced.stdout.startswith(f"replaced: {config}\n")
@@ -266,7 +301,7 @@ def test_an_empty_json_file_counts_as_an_empty_object(tmp_path):
     settings.parent.mkdir(parents=True)
     settings.write_text("\n")
     install(tmp_path, "gemini", "user")
-    assert json.loads(settings.read_text(encoding="utf-8")) == {"mcpServers": {"duel": entry("gemini")}}
+    assert json.loads(settings.read_text(encoding="utf-8")) == {"mcpServers": {"duel": entry("gemini", "user")}}
 
 
 def test_the_mcp_skill_updates_the_cli_skill_duel_skill_wrote(tmp_path):
@@ -278,13 +313,14 @@ def test_the_mcp_skill_updates_the_cli_skill_duel_skill_wrote(tmp_path):
 
 
 def test_a_foreign_skill_file_refuses_the_install_before_the_entry_is_written(tmp_path):
-    skill_md = tmp_path / TARGETS["claude-code", "project"][1]
+    skill_md = tmp_path / TARGETS["claude-code", "project"][-1]
     skill_md.parent.mkdir(parents=True)
     skill_md.write_text("my own duel skill\n")
     with pytest.raises(DuelError) as info:
         install(tmp_path, "claude-code")
     assert info.value.code == "SKILL_EXISTS"
     assert not (tmp_path / "project" / ".mcp.json").exists()
+    assert not (tmp_path / "project" / ".claude" / "settings.json").exists()
 
 
 # -- printing and the CLI ------------------------------------------------------------------------
@@ -292,24 +328,83 @@ def test_a_foreign_skill_file_refuses_the_install_before_the_entry_is_written(tm
 def test_print_shows_each_file_and_what_goes_into_it_and_writes_nothing(tmp_path, harness, scope):
     result = duel_skill(tmp_path, "--harness", harness, "--mcp", "--scope", scope)
     assert result.exit_code == 0, result.stderr
-    config, skill_file = TARGETS[harness, scope]
+    config, *settings, skill_file = TARGETS[harness, scope]
     entry_part, skill_part = result.stdout.split(f"\n==> {tmp_path / skill_file} <==\n")
+    if settings:
+        entry_part, settings_part = entry_part.split(f"\n==> {tmp_path / settings[0]} <==\n")
+        assert json.loads(settings_part) == ALLOWED[scope]
     assert entry_part.startswith(f"==> {tmp_path / config} <==\n")
     entry_text = entry_part.split("<==\n", 1)[1]
     if harness == "codex":
-        assert tomllib.loads(entry_text) == {"mcp_servers": {"duel": entry(harness)}}
+        assert tomllib.loads(entry_text) == {"mcp_servers": {"duel": entry(harness, scope)}}
     else:
-        assert json.loads(entry_text) == {"mcpServers": {"duel": entry(harness)}}
+        assert json.loads(entry_text) == {"mcpServers": {"duel": entry(harness, scope)}}
     assert skill_part == skill.render_mcp(harness)
     assert files(tmp_path) == {}
 
 
-def test_the_cli_install_prints_each_file_with_what_was_done(tmp_path):
+def test_the_cli_install_prints_each_file_with_what_was_done_then_the_trust_to_give(tmp_path):
     result = duel_skill(tmp_path, "--harness", "gemini", "--mcp", "--install")
     assert result.exit_code == 0, result.stderr
+    trusted = tmp_path / "home/.gemini/trustedFolders.json"
     assert result.stdout == (
         f"installed: {tmp_path / 'project/.gemini/settings.json'}\ninstalled: {tmp_path / 'project/GEMINI.md'}\n"
+        "to do: Gemini CLI runs only in a trusted folder (each folder you start it in): start gemini there once "
+        f"and trust it, or merge into {trusted}:\n" + json.dumps({str(tmp_path / "project"): "TRUST_FOLDER"}) + "\n"
     )
+
+
+# (harness, scope) -> the trust step's file under tmp_path, and what is added or merged there (PROJECT: its path).
+TRUST = {
+    ("claude-code", "project"): ("home/.claude.json", {"projects": {"PROJECT": {"hasTrustDialogAccepted": True}}}),
+    ("codex", "project"): ("home/.codex/config.toml", {"projects": {"PROJECT": {"trust_level": "trusted"}}}),
+    ("gemini", "project"): ("home/.gemini/trustedFolders.json", {"PROJECT": "TRUST_FOLDER"}),
+    ("gemini", "user"): ("home/.gemini/trustedFolders.json", {"PROJECT": "TRUST_FOLDER"}),
+}
+
+
+@pytest.mark.parametrize(("harness", "scope"), list(TARGETS))
+def test_the_install_ends_with_the_trust_only_the_user_may_give_as_text_for_a_file(tmp_path, harness, scope):
+    result = duel_skill(tmp_path, "--harness", harness, "--mcp", "--install", "--scope", scope)
+    assert result.exit_code == 0, result.stderr
+    step = result.stdout.split(f"{tmp_path / TARGETS[harness, scope][-1]}\n", 1)[1]
+    if (harness, scope) not in TRUST:
+        assert step == ""  # the user's own files need no trust
+        return
+    path, wanted = TRUST[harness, scope]
+    head, text = step.split("\n", 1)
+    assert head.startswith("to do: ")
+    assert head.endswith(f" {tmp_path / path}:")
+    given = tomllib.loads(text) if path.endswith(".toml") else json.loads(text)
+    assert json.loads(json.dumps(given).replace(str(tmp_path / "project"), "PROJECT")) == wanted
+    assert not (tmp_path / path).exists()  # duel never gives the trust itself
+
+
+# -- Claude Code's settings ------------------------------------------------------------------------
+def test_claude_code_allowances_join_the_lists_already_in_its_settings_keeping_everything_else(tmp_path):
+    settings = tmp_path / "project" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    mine = {"permissions": {"allow": ["Bash(git status)"], "deny": ["WebFetch"]}, "model": "opus"}
+    settings.write_text(json.dumps(mine))
+    assert install(tmp_path, "claude-code")[1] == "installed: project/.claude/settings.json"
+    assert json.loads(settings.read_text(encoding="utf-8")) == {
+        "permissions": {"allow": ["Bash(git status)", "mcp__duel"], "deny": ["WebFetch"]},
+        "model": "opus",
+        "enabledMcpjsonServers": ["duel"],
+    }
+    assert install(tmp_path, "claude-code")[1] == "unchanged: project/.claude/settings.json"
+
+
+@pytest.mark.parametrize("content", ['{"permissions": []}', '{"permissions": {"allow": "mcp__duel"}}'])
+def test_claude_code_settings_of_another_shape_are_refused_with_nothing_written(tmp_path, content):
+    settings = tmp_path / "project" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(content)
+    with pytest.raises(DuelError) as info:
+        install(tmp_path, "claude-code")
+    assert info.value.code == "INVALID_ARGUMENT"
+    assert str(settings) in info.value.message
+    assert files(tmp_path) == {"project/.claude/settings.json": content.encode()}
 
 
 @pytest.mark.parametrize("args", [("--harness", "generic", "--mcp"), ("--harness", "codex", "--mcp", "--scope", "x")])

@@ -516,3 +516,56 @@ def test_two_duel_join_processes_on_two_hosts_reach_consensus_through_the_databa
     assert copies[0] == copies[1]
     assert all(validate_file(r["debate_path"]).valid for r in results)
     assert 'source_path: "../design.md"' in copies[0].decode()  # as the creating host saw it, on both
+
+
+# -- the postgresql extra missing (issue 38, item 2) ------------------------------------------------
+
+WITHOUT_PSYCOPG = (
+    "import sys; sys.modules['psycopg'] = None; "  # as if the postgresql extra were not installed
+    "from rp1_duel.cli import main; main(sys.argv[1:])"
+)
+NO_SERVER = "postgresql://duel@127.0.0.1:9/duel"
+
+
+@pytest.mark.slow  # processes
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("list",),
+        ("store", "init"),
+        ("pull", "--duel-id", "d"),
+        ("abandon", "d", "--reason", "r"),
+        ("join", "--target", "design.md", "--model", "human"),
+        ("watch", "--duel-id", "d"),
+        ("ask", "--duel-id", "d", "--to", "1", "Why?"),
+    ],
+)
+def test_a_store_without_the_postgresql_extra_is_one_line_with_the_install_command(command, source, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_PSYCOPG, *command, "--store", NO_SERVER],
+        cwd=source.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (
+        "duel: DEPENDENCY_MISSING: the PostgreSQL store needs the postgresql extra: "
+        "pip install 'rp1-duel[postgresql]'\n"
+    )
+
+
+@pytest.mark.slow  # a process
+def test_duel_tools_without_the_postgresql_extra_answers_json(source):
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_PSYCOPG, "tools", "status", "--duel-id", "d", "--store", NO_SERVER],
+        cwd=source.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    answer = json.loads(done.stdout)
+    assert (done.returncode, answer["success"], answer["error"]["code"]) == (1, False, "DEPENDENCY_MISSING")
+    assert answer["error"]["details"]["install"] == "pip install 'rp1-duel[postgresql]'"

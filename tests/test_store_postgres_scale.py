@@ -113,7 +113,7 @@ def test_more_seats_than_the_server_has_connections_all_finish_their_duels(small
         alices = [
             scripted_seat(source, debates, tmp_path / f"a{n}", "Alice", 1, small_url, f"Topic {n}") for n in duels
         ]
-        time.sleep(2)
+        time.sleep(6)  # long enough for every seat to start and meet the full server on a loaded machine
     deadline = time.monotonic() + 60
     while not all(seated(small_url, source, f"Topic {n}", tmp_path / "x") for n in duels):
         assert time.monotonic() < deadline, "the first seats never joined"

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from rp1_duel.turns.grammar import normalize_turn_text
+from rp1_duel.turns.grammar import normalize_turn_text, parse_turn
 from rp1_duel.turns.matching import normalize_text
 from rp1_duel.turns.novelty import NoveltyIndex
 from rp1_duel.turns.raw_html import find_raw_html
 from rp1_duel.turns.references import parse_reference
-from rp1_duel.turns.rules import RULES, TurnViolation, validate_turn
+from rp1_duel.turns.rules import RULE_TABLE, RULES, TurnViolation, validate_turn
+from rp1_duel.turns.rules._checked import Checked
 from rp1_duel.turns.source import SourceDocument
-from rp1_duel.vocabulary import SECTIONS, STANCES
+from rp1_duel.vocabulary import SECTIONS, STANCES, RuleCode
 
 from helpers import DEBATE, DESIGN, DESIGN_SOURCE, TURN_1, TURN_2, TURN_3, context
 
@@ -823,6 +824,35 @@ def test_every_rule_code_has_a_one_line_text():
     ]
     assert all(text and "\n" not in text for text in RULES.values())
     assert STANCES == ("OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING", "REVISING")
+
+
+def test_every_rule_code_has_exactly_one_rule_and_the_table_keeps_the_order_agents_read():
+    declared = [code for name, code in vars(RuleCode).items() if not name.startswith("_")]
+    table = [rule.code for rule in RULE_TABLE]
+    assert sorted(table) == sorted(declared)  # each code has one row, and no row has a code of its own
+    assert table == list(RULES) == declared
+
+
+@pytest.mark.parametrize(
+    ("number", "text"),
+    [
+        (1, "just some words"),
+        (1, TURN_1.replace("## Turn 1", "# Turn 1").replace("design.md", "other.md") + "\n<b>x</b> \x1b\n"),
+        (2, TURN_2.replace("Turn 1", "Turn 9").replace("(blocking)", "")),
+        (
+            3,
+            TURN_3 + "\n**Proposed Edits**\nEdit x: replace\n```find\nnot there\n```\n```replace\ny\n```\nWithdraw z\n",
+        ),
+    ],
+    ids=["garbage", "unsafe-first-turn", "bad-references", "bad-edits"],
+)
+def test_each_rule_finds_only_violations_of_its_own_code(number: int, text: str) -> None:
+    """What keeps the report's order independent of the order the rules run in: ties break by code."""
+    ctx = context(number)
+    checked = Checked(text, parse_turn(text), ctx)
+    found = {rule.code: list(rule.check(checked)) for rule in RULE_TABLE if rule.applies(ctx)}
+    assert any(found.values())
+    assert all(violation.code == code for code, violations in found.items() for violation in violations)
 
 
 def test_garbage_is_reported_not_raised():

@@ -35,7 +35,17 @@ REPAIR = Usage(
 
 
 def test_usages_add_up_field_by_field():
-    assert total([TURN, REPAIR]) == Usage(1200, 800, 20000, 2000, 3, 1, 1, 7.75, output_estimated=True)
+    assert total([TURN, REPAIR]) == Usage(
+        input_tokens=1200,
+        output_tokens=800,
+        cache_read_tokens=20000,
+        cache_write_tokens=2000,
+        requests=3,
+        retries=1,
+        repairs=1,
+        seconds=7.75,
+        output_estimated=True,
+    )
     assert total([]) == Usage()
 
 
@@ -129,7 +139,9 @@ def test_an_answer_after_failures_adds_their_estimate_to_the_apis_counts():
     meter = RequestMeter(REQUEST, lambda _progress: None)
     with pytest.raises(ProviderError):
         meter.attempt(failing(Progress(output_tokens=50)))
-    answer = Composition("turn", Usage(1500, 400, cache_read_tokens=500, requests=2, retries=1))
+    answer = Composition(
+        "turn", Usage(input_tokens=1500, output_tokens=400, cache_read_tokens=500, requests=2, retries=1)
+    )
     used = meter.answered(meter.attempt(lambda _request, _progress: answer).usage)
     assert (used.input_tokens, used.cache_read_tokens, used.output_tokens) == (3500, 500, 450)
     assert (used.requests, used.retries, used.output_estimated) == (2, 1, True)

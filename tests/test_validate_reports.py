@@ -17,7 +17,9 @@ from rp1_duel.record.verification import Sidecar, load, write
 
 from helpers import claim, join, make_turn
 
-SIDECAR = Sidecar("d", "d.md", "0" * 64, 0, "2026-11-25T00:00:00Z", ())
+SIDECAR = Sidecar(
+    duel_id="d", artifact="d.md", chain_head="0" * 64, turns=0, verified_at="2026-11-25T00:00:00Z", voters=()
+)
 
 
 def duel(service: DuelService, source: Path) -> Path:

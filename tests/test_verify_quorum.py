@@ -81,7 +81,17 @@ def test_three_seats_are_filled_in_turn_and_the_third_is_adversarial(names, seat
 
 
 def citation(url="https://example.org/p"):
-    return Citation(1, "a" * 64, "Counterpoints", 7, url, CitationKind.URL, url, None, CLAIM)
+    return Citation(
+        turn=1,
+        turn_sha256="a" * 64,
+        section="Counterpoints",
+        line=7,
+        item=url,
+        kind=CitationKind.URL,
+        url=url,
+        excerpt=None,
+        claim=CLAIM,
+    )
 
 
 def test_a_voter_that_fails_casts_an_invalid_vote_saying_why():

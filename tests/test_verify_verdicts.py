@@ -18,19 +18,29 @@ PAGE = SearchableText("Our leases are renewed every five minutes by the holder."
 
 
 def citation(excerpt=None, claim=CLAIM, kind=CitationKind.URL, url=URL):
-    return Citation(1, "a" * 64, "Counterpoints", 5, url, kind, url, excerpt, claim)
+    return Citation(
+        turn=1,
+        turn_sha256="a" * 64,
+        section="Counterpoints",
+        line=5,
+        item=url,
+        kind=kind,
+        url=url,
+        excerpt=excerpt,
+        claim=claim,
+    )
 
 
 def fetched(error=None, status=200, detail="read as html"):
     return FetchRecord(
-        URL,
-        status,
-        "text/html",
-        None if error else "b" * 64,
-        None if error else 10,
-        "2026-11-23T00:00:00.000Z",
-        error,
-        detail,
+        final_url=URL,
+        status=status,
+        content_type="text/html",
+        content_sha256=None if error else "b" * 64,
+        bytes=None if error else 10,
+        fetched_at="2026-11-23T00:00:00.000Z",
+        error=error,
+        detail=detail,
     )
 
 
@@ -90,7 +100,17 @@ def test_a_quoted_excerpt_on_the_page_still_needs_its_claim_judged():
 
 
 def figures_of_page(claim, *, section="Counterpoints", excerpt=None):
-    cited = Citation(1, "a" * 64, section, 5, URL, CitationKind.URL, URL, excerpt, claim)
+    cited = Citation(
+        turn=1,
+        turn_sha256="a" * 64,
+        section=section,
+        line=5,
+        item=URL,
+        kind=CitationKind.URL,
+        url=URL,
+        excerpt=excerpt,
+        claim=claim,
+    )
     page = "In 2023 we renewed 1200 leases, 40 percent of them every five minutes."
     return mechanical(cited, fetched(), SearchableText(page), FigureIndex(page))
 
@@ -141,7 +161,17 @@ def votes(*answers, basis=Vote.STATES):
     for answer in answers:
         valid = answer in (S, R, N)
         word = {"s": S, "r": R}.get(answer, answer)
-        made.append(VoteRecord("m", Vote.BRIEF_SUPPORT, word, "x", basis, valid, None if valid else "not on the page"))
+        made.append(
+            VoteRecord(
+                voter="m",
+                brief=Vote.BRIEF_SUPPORT,
+                answer=word,
+                excerpt="x",
+                basis=basis,
+                valid=valid,
+                reason=None if valid else "not on the page",
+            )
+        )
     return made
 
 
@@ -175,7 +205,12 @@ def test_refuted_and_unsupported_are_told_apart_in_the_reason():
 def test_votes_by_basis_give_the_confidence():
     def confidence(*bases):
         return quorum(
-            [VoteRecord("m", Vote.BRIEF_SUPPORT, S, "x", basis, valid=True, reason=None) for basis in bases]
+            [
+                VoteRecord(
+                    voter="m", brief=Vote.BRIEF_SUPPORT, answer=S, excerpt="x", basis=basis, valid=True, reason=None
+                )
+                for basis in bases
+            ]
         ).confidence
 
     assert confidence(Vote.STATES, Vote.STATES, Vote.REPORTS) == Confidence.HIGH  # the page itself states it
@@ -187,9 +222,18 @@ def test_votes_by_basis_give_the_confidence():
 
 
 def verified(url, claim=CLAIM, basis=Vote.REPORTS):
-    supporting = tuple(VoteRecord("m", Vote.BRIEF_SUPPORT, S, "x", basis, valid=True, reason=None) for _ in range(3))
+    supporting = tuple(
+        VoteRecord(voter="m", brief=Vote.BRIEF_SUPPORT, answer=S, excerpt="x", basis=basis, valid=True, reason=None)
+        for _ in range(3)
+    )
     judged = quorum(supporting)
-    return CitationEntry(citation(url=url, claim=claim), judged.verdict, judged.confidence, judged.reason, supporting)
+    return CitationEntry(
+        citation=citation(url=url, claim=claim),
+        verdict=judged.verdict,
+        confidence=judged.confidence,
+        reason=judged.reason,
+        votes=supporting,
+    )
 
 
 def test_two_secondary_sources_on_different_hosts_are_medium_high():

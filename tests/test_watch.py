@@ -58,7 +58,11 @@ def debate_to_dissent(service: DuelService, alice: Player, bob: Player) -> None:
     with pytest.raises(DuelError):
         service.append(alice.seat, lease, "## Turn 1 — Alice (claude-code / claude-x) — DISSENTING\n")
     service.append(alice.seat, lease, turn(1, ALICE, "DISSENTING"), release=True, stripped=("fence",))
-    service.record_usage(alice.seat, 1, Usage(1200, 340, cache_read_tokens=800, requests=2, retries=1, seconds=12.34))
+    service.record_usage(
+        alice.seat,
+        1,
+        Usage(input_tokens=1200, output_tokens=340, cache_read_tokens=800, requests=2, retries=1, seconds=12.34),
+    )
     lease = claim(service, bob)
     service.append(bob.seat, lease, turn(2, BOB, "DISSENTING"), release=True)
     service.release_lock(bob.seat, lease, close=True, outcome="DISSENT", reason="no common ground")
@@ -121,7 +125,11 @@ def test_a_model_that_failed_is_named_with_its_seat_turn_and_error(service, pair
 
 def test_input_is_one_figure_with_its_cached_and_cache_written_parts_in_brackets(service, pair):
     alice, _bob = pair
-    service.record_usage(alice.seat, 1, Usage(41, 900, cache_write_tokens=3097, seconds=2.0, output_estimated=True))
+    service.record_usage(
+        alice.seat,
+        1,
+        Usage(input_tokens=41, output_tokens=900, cache_write_tokens=3097, seconds=2.0, output_estimated=True),
+    )
     used = all_events(service, alice.duel_id)[-1]
     assert event_line(used, {alice.id: "Alice"}, {}).text == (
         "Alice's model on turn 1: input 3,138 tokens (3,097 written to the cache), ~900 out, 2.0 s"

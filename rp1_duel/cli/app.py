@@ -746,9 +746,9 @@ def apply_command(
 ) -> None:
     """Apply the revision a duel agreed on (ACCEPTED_CONSENSUS) to its document, recomputed from the turns.
 
-    Refused, writing nothing, when the artifact does not pass duel validate, the duel agreed on nothing, or the document is no longer the version the duel recorded. The file is replaced at once and keeps its mode.
+    Refused, writing nothing, when the artifact does not pass duel validate or the duel agreed on nothing. A document that moved on since the duel gets the agreed change merged in, three ways (git merge-file, else merge3); where both changed the same lines it is written with <<<<<<< today / >>>>>>> agreed markers (--check says so first). One that holds the revision already is left as it is. --to writes the agreed revision of the recorded version, whatever the document became. The file is replaced at once and keeps its mode.
 
-    Exit 0 when applied (with --check: when it would apply), 1 when refused, 2 on wrong flags or a duel that ended without consensus (1 with --check).
+    Exit 0 when applied or already applied (with --check: when it would apply), 1 when refused or written with conflicts, 2 on wrong flags or a duel that ended without consensus (1 with --check).
     """
     from ..record.agreed import apply_agreed
 
@@ -760,6 +760,8 @@ def apply_command(
         typer.echo(printable_json({"success": True, **result.to_dict()}))
     else:
         typer.echo(printable(result.to_text()))
+    if result.conflicts:
+        raise typer.Exit(1)  # written with conflict markers, as git merge leaves them: not done until resolved
 
 
 def check_allowed_signers(path: str | None) -> None:
@@ -935,14 +937,24 @@ def skill_command(
 
     --mcp: the seat is taken through `duel mcp` (an MCP server) instead. The entry that starts it
     is merged into .mcp.json or ~/.claude.json, .codex/config.toml, or .gemini/settings.json
-    (in the project or the home folder), and a short skill for its tools goes where the
-    instructions go (Codex, user: ~/.codex/AGENTS.md). Without --install, both are printed.
+    (in the project or the home folder), with what the harness needs to run the tools headless
+    (Claude Code: an allow rule in .claude/settings.json), and a short skill for its tools goes
+    where the instructions go (Codex, user: ~/.codex/AGENTS.md). Without --install, all are
+    printed; with it, the trust only you may give the folder is printed last.
 
     Installing again changes nothing; a file duel did not write is kept unless --force.
     """
     from ..configuration import project_folder
     from ..errors import invalid_argument
-    from .skill import HARNESSES, SCOPES, install_mcp_report, install_report, render, render_mcp_setup
+    from .skill import (
+        HARNESSES,
+        SCOPES,
+        install_mcp_report,
+        install_report,
+        mcp_trust_step,
+        render,
+        render_mcp_setup,
+    )
 
     try:
         if harness not in HARNESSES:
@@ -960,6 +972,8 @@ def skill_command(
         report = install_mcp_report if mcp else install_report
         for item in report(harness, scope=scope, home=home_folder, project=folder, force=force):
             typer.echo(printable(f"{item.action}: {item.path}"))
+        if mcp:
+            typer.echo(printable(mcp_trust_step(harness, scope=scope, home=home_folder, project=folder)), nl=False)
     except DuelError as exc:
         fail(exc)
 

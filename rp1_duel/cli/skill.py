@@ -24,7 +24,11 @@ Decisions where the brief is silent:
 ``--mcp`` (:func:`install_mcp_report`) sets a harness up for ``duel mcp`` instead: the server
 entry (:func:`mcp_server_command`) merged into the harness's MCP configuration, and a short
 skill that names the tools. Decisions:
-- The entry is ``command`` and ``args`` only. An equal entry is left alone (byte for byte); a
+- The entry starts the ``duel`` on PATH at project scope (a committed file names nothing of one
+  machine), this Python at user scope; it carries what the harness needs to run the tools headless
+  (Codex: required and approved; Gemini CLI: trusted; both a timeout above duel_wait's bound), and
+  Claude Code's settings allow ``mcp__duel``. The trust of a folder is the user's to give: the
+  install prints it (:func:`mcp_trust_step`). An equal entry is left alone (byte for byte); a
   different one is replaced only with ``force`` (``SKILL_EXISTS``): a configuration entry has
   no fingerprint, so any difference may be the user's.
 - JSON files are parsed and written back whole, indented by two spaces, keys in their order; an
@@ -83,6 +87,7 @@ __all__ = [
     "install_report",
     "mcp_config_path",
     "mcp_server_command",
+    "mcp_trust_step",
     "render",
     "render_codex_prompt",
     "render_mcp",
@@ -217,6 +222,11 @@ ERRORS: tuple[tuple[tuple[str, ...], str, str], ...] = (
             "your copy of the source differs from the one the duel debates (another machine's): tell the user to bring "
             "it to the same version (git pull) and join again"
         ),
+    ),
+    (
+        (ErrorCode.DEPENDENCY_MISSING,),
+        "stop",
+        "an optional part of duel is not installed (`details.install` is the command): tell the user",
     ),
     (
         (ErrorCode.PATH_OUTSIDE_PROJECT,),
@@ -782,16 +792,39 @@ def _check_mcp_harness(harness: str) -> None:
         raise invalid_argument(f"--harness must be one of {', '.join(MCP_HARNESSES)} with --mcp, not {harness!r}")
 
 
-def mcp_server_command(harness: str) -> tuple[str, list[str]]:
-    """The command and arguments that start ``duel mcp`` for ``harness``: with the Python running
-    this, so the server runs in the virtualenv duel skill ran in, activated or not."""
+def mcp_server_command(harness: str, scope: str = "project") -> tuple[str, list[str]]:
+    """The command and arguments that start ``duel mcp`` for ``harness``. At project scope the ``duel``
+    on PATH, so the committed file works on every machine; at user scope the Python running this, so
+    the server runs in the virtualenv duel skill ran in, activated or not."""
     _check_mcp_harness(harness)
-    return sys.executable, ["-m", "rp1_duel", "mcp", "--harness", harness]
+    _check_scope(scope)
+    args = ["mcp", "--harness", harness]
+    return ("duel", args) if scope == "project" else (sys.executable, ["-m", "rp1_duel", *args])
 
 
-def _mcp_entry(harness: str) -> dict[str, Any]:
-    command, args = mcp_server_command(harness)
-    return {"command": command, "args": args}
+# How long a harness lets one tool call run, and Codex a required server start: well above duel_wait's
+# bound (45 s, rp1_duel.mcp_server.seat.WAIT_BOUND_SECONDS), so a wait always answers before the harness gives up.
+TOOL_TIMEOUT_SECONDS = 120
+STARTUP_TIMEOUT_SECONDS = 30
+
+
+def _mcp_entry(harness: str, scope: str) -> dict[str, Any]:
+    """The server entry: the command, and what the harness needs to offer and run the tools headless."""
+    command, args = mcp_server_command(harness, scope)
+    entry: dict[str, Any] = {"command": command, "args": args}
+    if harness == "codex":
+        # Required: Codex does not wait for an optional server before its first model request. Approved:
+        # under `codex exec` (approval policy "never") a tool call needing approval is refused.
+        entry |= {
+            "required": True,
+            "startup_timeout_sec": STARTUP_TIMEOUT_SECONDS,
+            "tool_timeout_sec": TOOL_TIMEOUT_SECONDS,
+            "default_tools_approval_mode": "approve",
+        }
+    elif harness == "gemini":
+        # Trusted: headless Gemini CLI offers no tool that would need a confirmation. Its timeout is in ms.
+        entry |= {"timeout": TOOL_TIMEOUT_SECONDS * 1000, "trust": True}
+    return entry
 
 
 def mcp_config_path(harness: str, *, scope: str, home: Path, project: Path) -> Path:
@@ -803,6 +836,18 @@ def mcp_config_path(harness: str, *, scope: str, home: Path, project: Path) -> P
     if harness == "codex":
         return root / ".codex" / "config.toml"
     return root / ".gemini" / "settings.json"
+
+
+def _claude_settings_path(scope: str, home: Path, project: Path) -> Path:
+    return (project if scope == "project" else home) / ".claude" / "settings.json"
+
+
+def _claude_allowances(scope: str) -> list[tuple[tuple[str, ...], str]]:
+    """What Claude Code's settings must list, each a key path and a value: duel's tools allowed (``claude -p``
+    refuses a tool nobody allowed), and at project scope the ``.mcp.json`` server approved (else an
+    interactive Claude Code asks first)."""
+    allowed = [(("permissions", "allow"), f"mcp__{NAME}")]
+    return allowed + ([(("enabledMcpjsonServers",), NAME)] if scope == "project" else [])
 
 
 def _mcp_skill_path(harness: str, *, scope: str, home: Path, project: Path) -> Path:
@@ -823,49 +868,126 @@ def _json_text(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def _toml_value(value: Any) -> str:
+    # A JSON string, number or array of strings is TOML; ensure_ascii=False, as TOML has no surrogate pairs.
+    return ("true" if value else "false") if isinstance(value, bool) else json.dumps(value, ensure_ascii=False)
+
+
 def _toml_table(entry: dict[str, Any]) -> str:
-    # A JSON string is a TOML basic string; ensure_ascii=False, as TOML has no surrogate pairs.
-    command = json.dumps(entry["command"], ensure_ascii=False)
-    args = ", ".join(json.dumps(arg, ensure_ascii=False) for arg in entry["args"])
-    return f"[mcp_servers.{NAME}]\ncommand = {command}\nargs = [{args}]\n"
+    keys = "".join(f"{key} = {_toml_value(value)}\n" for key, value in entry.items())
+    return f"[mcp_servers.{NAME}]\n{keys}"
 
 
-def _entry_text(harness: str) -> str:
+def _entry_text(harness: str, scope: str) -> str:
     """The entry as it goes into the harness's file: a ``mcpServers`` object, or a TOML table."""
-    entry = _mcp_entry(harness)
+    entry = _mcp_entry(harness, scope)
     return _toml_table(entry) if harness == "codex" else _json_text({"mcpServers": {NAME: entry}})
+
+
+def _allowances_text(scope: str) -> str:
+    """Claude Code's allowances as the settings object they are merged into."""
+    data: dict[str, Any] = {}
+    for keys, value in _claude_allowances(scope):
+        holder = data
+        for key in keys[:-1]:
+            holder = holder.setdefault(key, {})
+        holder[keys[-1]] = [value]
+    return _json_text(data)
 
 
 def render_mcp_setup(harness: str, *, scope: str, home: Path, project: Path) -> str:
     """What :func:`install_mcp_report` would write, each part under a ``==> PATH <==`` line: the
-    entry to merge into that file's servers, then the skill (in AGENTS.md or GEMINI.md, its section)."""
+    entry to merge into that file's servers, Claude Code's allowances to merge into its settings, then
+    the skill (in AGENTS.md or GEMINI.md, its section)."""
     _check_mcp_harness(harness)
     _check_scope(scope)
     config = mcp_config_path(harness, scope=scope, home=home, project=project)
     skill_file = _mcp_skill_path(harness, scope=scope, home=home, project=project)
-    _stay_inside(scope, project, config, skill_file)
-    return f"==> {config} <==\n{_entry_text(harness)}\n==> {skill_file} <==\n{render_mcp(harness)}"
+    settings = _claude_settings_path(scope, home, project)
+    _stay_inside(scope, project, config, skill_file, *([settings] if harness == "claude-code" else []))
+    parts = [f"==> {config} <==\n{_entry_text(harness, scope)}"]
+    if harness == "claude-code":
+        parts.append(f"==> {settings} <==\n{_allowances_text(scope)}")
+    parts.append(f"==> {skill_file} <==\n{render_mcp(harness)}")
+    return "\n".join(parts)
+
+
+def mcp_trust_step(harness: str, *, scope: str, home: Path, project: Path) -> str:
+    """What the user must still do for ``harness`` to run duel's tools, in lines to print: the trust that
+    only the user may give (duel never gives it), as the exact text to add to a file; empty when nothing."""
+    _check_mcp_harness(harness)
+    _check_scope(scope)
+    if harness == "claude-code" and scope == "project":
+        trusted = json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": True}}}, ensure_ascii=False)
+        return (
+            "to do: Claude Code reads .claude/settings.json (and its allow rule) only in a trusted folder: run claude "
+            f"there once and accept its trust dialog, or merge into {home / '.claude.json'}:\n{trusted}\n"
+        )
+    if harness == "codex" and scope == "project":
+        table = f'[projects.{_toml_value(str(project))}]\ntrust_level = "trusted"\n'
+        config = home / ".codex" / "config.toml"
+        return f"to do: Codex reads .codex/config.toml only in a trusted project: add to {config}:\n{table}"
+    if harness == "gemini":
+        trusted = json.dumps({str(project): "TRUST_FOLDER"}, ensure_ascii=False)
+        return (
+            "to do: Gemini CLI runs only in a trusted folder (each folder you start it in): start gemini there "
+            f"once and trust it, or merge into {home / '.gemini' / 'trustedFolders.json'}:\n{trusted}\n"
+        )
+    return ""
 
 
 def install_mcp_report(harness: str, *, scope: str, home: Path, project: Path, force: bool = False) -> list[Installed]:
-    """Merge the ``duel mcp`` entry into the MCP configuration of ``harness`` and install the skill
-    for its tools; return each file with what was done. A refusal comes before anything is written."""
+    """Merge the ``duel mcp`` entry into the MCP configuration of ``harness`` (and, for Claude Code, the
+    allowances into its settings) and install the skill for its tools; return each file with what was done.
+    A refusal comes before anything is written."""
     _check_mcp_harness(harness)
     _check_scope(scope)
     home, project = Path(home).expanduser(), Path(project).expanduser()
     config = mcp_config_path(harness, scope=scope, home=home, project=project)
     skill_file = _mcp_skill_path(harness, scope=scope, home=home, project=project)
-    _stay_inside(scope, project, config, skill_file)
-    old = _read(config)
-    if old == _NOT_TEXT:
-        raise invalid_argument(f"{config} is not UTF-8 text: nothing was written")
+    settings = _claude_settings_path(scope, home, project) if harness == "claude-code" else None
+    _stay_inside(scope, project, config, skill_file, *([settings] if settings else []))
     merge = _merge_toml if harness == "codex" else _merge_json
-    text, action = merge(config, old, _mcp_entry(harness), force=force)
+    text, action = merge(config, _read_text(config), _mcp_entry(harness, scope), force=force)
+    allowed = _merge_allowances(settings, _read_text(settings), scope) if settings else None
     install_skill = _install_file if harness == "claude-code" else _install_section
     skill_done = install_skill(skill_file, render_mcp(harness), force=force)
+    done = [Installed(config, action)]
     if action != "unchanged":
         _write(config, text)
-    return [Installed(config, action), skill_done]
+    if settings and allowed:
+        if allowed[1] != "unchanged":
+            _write(settings, allowed[0])
+        done.append(Installed(settings, allowed[1]))
+    return [*done, skill_done]
+
+
+def _read_text(path: Path) -> str | None:
+    """A configuration file's text, None when absent; one that is not UTF-8 is refused, never rewritten."""
+    old = _read(path)
+    if old == _NOT_TEXT:
+        raise invalid_argument(f"{path} is not UTF-8 text: nothing was written")
+    return old
+
+
+def _merge_allowances(path: Path, old: str | None, scope: str) -> tuple[str, str]:
+    """The text of Claude Code's settings (``old``, None when absent) with each of :func:`_claude_allowances`
+    added to its list (nothing else changes), and the action."""
+    data = _json_object(path, old)
+    added = False
+    for keys, value in _claude_allowances(scope):
+        holder = data
+        for key in keys[:-1]:
+            holder = holder.setdefault(key, {})
+            if not isinstance(holder, dict):
+                raise invalid_argument(f'"{key}" in {path} is not a JSON object: fix it first; nothing was written')
+        values = holder.setdefault(keys[-1], [])
+        if not isinstance(values, list):
+            raise invalid_argument(f'"{keys[-1]}" in {path} is not a JSON array: fix it first; nothing was written')
+        if value not in values:
+            values.append(value)
+            added = True
+    return _json_text(data), "installed" if added else "unchanged"
 
 
 def _entry_action(path: Path, current: object, entry: dict[str, Any], *, force: bool) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 __all__ = ["Usage", "input_figure"]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Usage:
     """Counts of one request, one turn, or a whole participant; they add up."""
 

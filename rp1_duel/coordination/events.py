@@ -170,7 +170,7 @@ class EventData:
         return read_fields(cls, data)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ParticipantRegistered(EventData):
     """A participant took a seat: the seat and who holds it."""
 
@@ -243,7 +243,7 @@ class LockReleased(EventData):
     fence: int
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TurnAppended(EventData):
     """A turn was accepted: its number, stance, hash, whether it is signed, the wrappers removed,
     and, while edits are in force, the revision after it and its size (lines added, removed)."""
@@ -271,13 +271,13 @@ class TurnAppended(EventData):
         if not (isinstance(lines, list) and len(lines) == 2 and all(type(n) is int for n in lines)):
             raise Unfit("revision_lines is not two counts")
         return cls(
-            _int(data, "turn_number"),
-            _str(data, "stance"),
-            _str(data, "sha256"),
-            _bool(data, "signed"),
-            _strs(data, "stripped", ()),
-            _optional_str(data, "revision"),
-            (lines[0], lines[1]),
+            turn_number=_int(data, "turn_number"),
+            stance=_str(data, "stance"),
+            sha256=_str(data, "sha256"),
+            signed=_bool(data, "signed"),
+            stripped=_strs(data, "stripped", ()),
+            revision=_optional_str(data, "revision"),
+            revision_lines=(lines[0], lines[1]),
         )
 
 
@@ -316,7 +316,7 @@ class DuelSealed(EventData):
     seat: int
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class OpeningCommitted(EventData):
     """A seat committed its sealed opening (section 4, "Sealed openings"): the hash its turn ``turn_number``
     must have when revealed, and how many of the ``seats`` openings are committed now. It wakes the others:
@@ -330,7 +330,7 @@ class OpeningCommitted(EventData):
     seats: int
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class QuestionAsked(EventData):
     """The audience asked seat ``to_seat`` question ``id`` after round ``round``: its turn ``due_turn`` must
     answer it (section 4, "The audience"). The text is in the artifact's front matter; ``participant_id``
@@ -353,7 +353,7 @@ class FinalThoughtsAdded(EventData):
     by: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RulingWritten(EventData):
     """The service wrote ruling ``r`` into the record: ``verdict`` on ``turn_number``'s citation ``url`` in
     ``where`` (section 10, "Rulings"); a ``fabricated`` one redacts that claim."""
@@ -398,7 +398,7 @@ def same_model(requested: str, served: str) -> bool:
     return longer.startswith(shorter) and _DATE_STAMP.fullmatch(longer[len(shorter) :]) is not None
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Provenance:
     """Who answered one draft of a turn: the seat's provider (``anthropic``, ``openai``, ``human``, ``scripted``),
     the model it asked for, the model the API says answered (None: it did not say) and the reasoning level
@@ -415,7 +415,7 @@ class Provenance:
         return self.served_model is not None and not same_model(self.requested_model, self.served_model)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class UsageRecorded(EventData):
     """What the requests of one draft of a turn used, and who answered it; its JSON is flat: the turn
     number, the counts, then the provenance and the codes the draft repairs, when logged."""
@@ -442,15 +442,20 @@ class UsageRecorded(EventData):
         provenance = None
         if "provider" in data:
             provenance = Provenance(
-                _str(data, "provider"),
-                _str(data, "requested_model"),
-                _optional_str(data, "served_model"),
-                _optional_str(data, "reasoning"),
+                provider=_str(data, "provider"),
+                requested_model=_str(data, "requested_model"),
+                served_model=_optional_str(data, "served_model"),
+                reasoning=_optional_str(data, "reasoning"),
             )
-        return cls(_int(data, "turn_number"), Usage.from_json(data), provenance, _strs(data, "repair_codes", ()))
+        return cls(
+            turn_number=_int(data, "turn_number"),
+            usage=Usage.from_json(data),
+            provenance=provenance,
+            repair_codes=_strs(data, "repair_codes", ()),
+        )
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ProviderFailed(EventData):
     """A seat's model failed for good while writing turn ``turn_number``: the seat stops, and its
     turn will time out. Logged by that seat before it exits (it wakes the others, so they can say so)."""
@@ -462,7 +467,7 @@ class ProviderFailed(EventData):
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class CheckedCitation:
     """One URL citation of a ``citations_verified`` event, and its verdict (section 10)."""
 
@@ -474,7 +479,7 @@ class CheckedCitation:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class CitationVerdicts:
     """What ``duel join --verify`` found in the URL citations of a turn, or of a draft of it."""
 
@@ -500,12 +505,12 @@ class CitationVerdicts:
     def from_json(cls, data: Mapping[str, Any]) -> CitationVerdicts:
         """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(
-            _str(data, "writer"),
-            _optional_int(data, "draft"),
-            _bool(data, "sent_back"),
-            _strs(data, "voters"),
-            _counts(data, "counts"),
-            tuple(read_fields(CheckedCitation, item) for item in _objects(data, "citations")),
+            writer=_str(data, "writer"),
+            draft=_optional_int(data, "draft"),
+            sent_back=_bool(data, "sent_back"),
+            voters=_strs(data, "voters"),
+            counts=_counts(data, "counts"),
+            citations=tuple(read_fields(CheckedCitation, item) for item in _objects(data, "citations")),
         )
 
 
@@ -580,7 +585,7 @@ def read_data(event_type: str, data: Mapping[str, Any]) -> EventData | UnknownEv
 # -- the envelope ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Event:
     """One line of the log: where and when it was logged, by whom, and what it says."""
 
@@ -614,11 +619,11 @@ class Event:
         if not isinstance(data, dict):
             raise Unfit("data is not an object")
         return cls(
-            _int(raw, "seq"),
-            _str(raw, "ts"),
-            _str(raw, "duel_id"),
-            _optional_str(raw, "participant_id"),
-            read_data(_str(raw, "type"), data),
+            seq=_int(raw, "seq"),
+            ts=_str(raw, "ts"),
+            duel_id=_str(raw, "duel_id"),
+            participant_id=_optional_str(raw, "participant_id"),
+            data=read_data(_str(raw, "type"), data),
         )
 
 

@@ -78,7 +78,16 @@ def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
         created_at=iso(state.created_at) or "",
         closed_at=iso(state.closed_at),
         participants=tuple(
-            ParticipantEntry(p.id, p.seat, p.display_name, p.harness, p.model_id, iso(p.joined_at), p.signer, p.persona)
+            ParticipantEntry(
+                id=p.id,
+                seat=p.seat,
+                display_name=p.display_name,
+                harness=p.harness,
+                model_id=p.model_id,
+                joined_at=iso(p.joined_at),
+                signer=p.signer,
+                persona=p.persona,
+            )
             for p in sorted(state.participants, key=lambda p: p.seat)
         ),
         questions=tuple(state.questions),
@@ -104,7 +113,7 @@ def write_artifact(
     tx.store.write_artifact(tx.state, text, create=create)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RecordCheck:
     """What :func:`check_record` found: the verified turns, the artifact's text, and any problem with its code."""
 
@@ -125,10 +134,10 @@ def check_record(tx: Transaction) -> RecordCheck:
     try:
         text = artifact.decode_artifact(tx.store.read_artifact(state, MAX_ARTIFACT_BYTES), strict=True)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return RecordCheck([], "", f"artifact {path.name} is unreadable ({exc.__class__.__name__})")
+        return RecordCheck(blocks=[], text="", problem=f"artifact {path.name} is unreadable ({exc.__class__.__name__})")
     parsed = artifact.parse(text)
     if parsed.problems:
-        return RecordCheck([], text, f"turn markers damaged: {parsed.problems[0]}")
+        return RecordCheck(blocks=[], text=text, problem=f"turn markers damaged: {parsed.problems[0]}")
     problem = _front_matter_problem(parsed.front_matter, state, tx.store.source_path_shown(state))
     recorded = parsed.blocks[: len(state.turns)]
     if problem is None and len(recorded) < len(state.turns):
@@ -144,10 +153,15 @@ def check_record(tx: Transaction) -> RecordCheck:
     if problem is None:
         problem = _rulings_problem(parsed.rulings, state)
     if problem is None and not tx.store.source_exists(state):
-        return RecordCheck(recorded, text, f"source {state.source_path} no longer exists", ErrorCode.TARGET_UNREADABLE)
+        return RecordCheck(
+            blocks=recorded,
+            text=text,
+            problem=f"source {state.source_path} no longer exists",
+            code=ErrorCode.TARGET_UNREADABLE,
+        )
     # Blocks past the recorded ones are a dead writer's leftovers: the state never
     # accepted them, and the next write drops them.
-    return RecordCheck(recorded, text, problem)
+    return RecordCheck(blocks=recorded, text=text, problem=problem)
 
 
 def _rulings_problem(found: Sequence[artifact.RulingBlock], state: DuelState) -> str | None:
@@ -241,7 +255,14 @@ def append_turn(
             raise refusal
     parsed = report.turn
     record = TurnRecord(
-        number, me.id, me.seat, parsed.stance or "", parsed.has_blocking, block.sha256, tx.now.wall, signature
+        n=number,
+        participant_id=me.id,
+        seat=me.seat,
+        stance=parsed.stance or "",
+        has_blocking=parsed.has_blocking,
+        sha256=block.sha256,
+        appended_at=tx.now.wall,
+        signature=signature,
     )
     state.turns.append(record)
     state.turn_started_mono = tx.now.mono
@@ -255,13 +276,13 @@ def append_turn(
     revision = in_force if in_force is not None and in_force.edits and not in_force.problems else None
     tx.emit(
         TurnAppended(
-            number,
-            record.stance,
-            record.sha256,
-            signature is not None,
-            tuple(stripped),
-            revision.id if revision else None,
-            revision.counts() if revision else (0, 0),
+            turn_number=number,
+            stance=record.stance,
+            sha256=record.sha256,
+            signed=signature is not None,
+            stripped=tuple(stripped),
+            revision=revision.id if revision else None,
+            revision_lines=revision.counts() if revision else (0, 0),
         ),
         by=me.id,
     )
@@ -297,7 +318,16 @@ def commit_opening(tx: Transaction, me: Participant, turn: str | bytes) -> tuple
     state.commitments.append(Commitment(me.seat, sha256, tx.now.wall))
     if not policy.uncommitted_seats(state):
         state.turn_started_mono = tx.now.mono  # the reveal begins: each opening has a whole turn to be appended
-    tx.emit(OpeningCommitted(me.seat, number, sha256, len(state.commitments), state.schedule.seats), by=me.id)
+    tx.emit(
+        OpeningCommitted(
+            seat=me.seat,
+            turn_number=number,
+            sha256=sha256,
+            committed=len(state.commitments),
+            seats=state.schedule.seats,
+        ),
+        by=me.id,
+    )
     return sha256, False
 
 
@@ -330,7 +360,7 @@ def _trusted_history(tx: Transaction) -> History:
     history = _history(tx, check.blocks) if state.invalid_reason is None else None
     if isinstance(history, str):
         _mark_invalid(tx, history)
-        check = RecordCheck(check.blocks, check.text, history, ErrorCode.TARGET_UNREADABLE)
+        check = RecordCheck(blocks=check.blocks, text=check.text, problem=history, code=ErrorCode.TARGET_UNREADABLE)
     broken = policy.refuse_broken_record(state, check.code if check.problem else ErrorCode.ARTIFACT_TAMPERED)
     if broken:
         raise broken
@@ -455,7 +485,12 @@ def close_duel(
         raise decision.refusal
     ending = _revision_ending(tx, check, outcome)
     conclusion = Conclusion(
-        outcome, iso(tx.now.wall), state.candidate_convergence, decision.reason, summary, ending.rows
+        outcome=outcome,
+        closed_at=iso(tx.now.wall),
+        candidate_convergence=state.candidate_convergence,
+        reason=decision.reason,
+        summary=summary,
+        revision=ending.rows,
     )
     text = artifact.conclusion_text(conclusion)
     # Signed before anything changes: a key that cannot sign leaves the duel open, as it was.
@@ -484,7 +519,13 @@ def abandon_duel(tx: Transaction, reason: str) -> None:
         _mark_invalid(tx, check.problem)
     state.status, state.outcome, state.closed_at = CLOSED, INVALIDATED, tx.now.wall
     state.reason = "; ".join(r for r in (state.invalid_reason, reason) if r)
-    conclusion = Conclusion(INVALIDATED, iso(tx.now.wall), state.candidate_convergence, state.reason, None)
+    conclusion = Conclusion(
+        outcome=INVALIDATED,
+        closed_at=iso(tx.now.wall),
+        candidate_convergence=state.candidate_convergence,
+        reason=state.reason,
+        summary=None,
+    )
     state.conclusion_sha256 = artifact.sha256_text(artifact.conclusion_text(conclusion))
     if state.lease is not None:
         tx.emit(LockReleased(state.lease.fence), by=None)
@@ -603,7 +644,12 @@ def rule_on_citations(
     if written:
         write_artifact(tx, turns, conclusion)
         for ruling in written:
-            tx.emit(RulingWritten(ruling.r, ruling.turn, ruling.where, ruling.verdict, ruling.url), by=me.id)
+            tx.emit(
+                RulingWritten(
+                    r=ruling.r, turn_number=ruling.turn, where=ruling.where, verdict=ruling.verdict, url=ruling.url
+                ),
+                by=me.id,
+            )
     return written
 
 
@@ -647,7 +693,9 @@ def ask_question(tx: Transaction, *, to_seat: int, text: str, by: str) -> Questi
     )
     state.questions.append(question)
     write_artifact(tx, history.blocks)
-    tx.emit(QuestionAsked(question.id, to_seat, question.round, question.due_turn, by), by=None)
+    tx.emit(
+        QuestionAsked(id=question.id, to_seat=to_seat, round=question.round, due_turn=question.due_turn, by=by), by=None
+    )
     return question
 
 

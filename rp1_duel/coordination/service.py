@@ -114,8 +114,16 @@ def check_store_url(url: str) -> None:
 def open_store(url: str, debate: DebateDir) -> DuelStore:
     """The store a ``--store`` URL names (:func:`check_store_url`)."""
     check_store_url(url)
-    from .postgres import PostgresStore  # psycopg is loaded only when a database is used
-
+    try:
+        from .postgres import PostgresStore  # psycopg is loaded only when a database is used
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "psycopg":
+            raise
+        raise DuelError(
+            ErrorCode.DEPENDENCY_MISSING,
+            "the PostgreSQL store needs the postgresql extra: pip install 'rp1-duel[postgresql]'",
+            {"extra": "postgresql", "install": "pip install 'rp1-duel[postgresql]'"},
+        ) from None
     return PostgresStore(url, debate)
 
 
@@ -379,7 +387,10 @@ class DuelService:
             signer=signer,
         )
         state.participants.append(participant)
-        tx.emit(ParticipantRegistered(participant.seat, name, harness, model_id), by=participant.id)
+        tx.emit(
+            ParticipantRegistered(seat=participant.seat, display_name=name, harness=harness, model_id=model_id),
+            by=participant.id,
+        )
         if not policy.all_seated(state):
             until = iso(state.wall_time(policy.peer_wait_until(state)))
             tx.emit(ParticipantWaiting(until), by=participant.id)
@@ -647,7 +658,15 @@ class DuelService:
         _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
-            tx.emit(UsageRecorded(turn_number, usage, provenance, tuple(sorted(set(repair_codes)))), by=me.id)
+            tx.emit(
+                UsageRecorded(
+                    turn_number=turn_number,
+                    usage=usage,
+                    provenance=provenance,
+                    repair_codes=tuple(sorted(set(repair_codes))),
+                ),
+                by=me.id,
+            )
 
     @_retried_on_transient_failures
     def record_provider_failure(self, seat: Seat, turn_number: int, code: str, message: str) -> None:
@@ -662,7 +681,7 @@ class DuelService:
         check_single_line("message", value=message, max_len=1000)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
-            tx.emit(ProviderFailed(me.seat, turn_number, code, message), by=me.id)
+            tx.emit(ProviderFailed(seat=me.seat, turn_number=turn_number, code=code, message=message), by=me.id)
 
     @_retried_on_transient_failures
     def record_verdicts(

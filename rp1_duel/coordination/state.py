@@ -43,7 +43,7 @@ __all__ = [
 STATE_VERSION = 2
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Participant:
     """A seat's holder: who it is, the hash of its token, and when it joined and was last seen."""
 
@@ -64,7 +64,7 @@ class Participant:
         return (self.display_name, self.harness, self.model_id)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Lease:
     """The floor: who holds it, its token and fence, and when it expires (monotonic seconds)."""
 
@@ -80,7 +80,7 @@ class Lease:
         return now.mono < self.expires_mono
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TurnRecord:
     """What the state keeps of an accepted turn: its number, writer, stance, hash and signature."""
 
@@ -111,7 +111,7 @@ class Commitment:
     committed_at: float
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DuelState:
     """Everything the service knows of one duel, as ``state.json`` keeps it."""
 

@@ -215,7 +215,7 @@ class Transaction:
         from .events import Event  # loaded already: ``data`` is an event type
 
         seq = self.state.event_seq + len(self._pending)
-        self._pending.append(Event(seq, iso(self.now.wall), self.state.id, by, data))
+        self._pending.append(Event(seq=seq, ts=iso(self.now.wall), duel_id=self.state.id, participant_id=by, data=data))
         self._dirty = True
         self._woken = self._woken or data.wakes
 

@@ -47,7 +47,7 @@ def read_question(answer: str) -> tuple[int, str] | None:
     return int(to.group(1)), text
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AudienceRun:
     """What an audience member did: the questions admitted and refused, its final thoughts, the outcome."""
 
@@ -94,7 +94,7 @@ class AudienceMember:
         """Watch the duel to its close; raises a provider's failure or the store's."""
         self.say(self.provider.preflight())
         duel_id = self._find_duel()
-        run = AudienceRun(duel_id)
+        run = AudienceRun(duel_id=duel_id)
         asked_rounds = self._rounds_asked(duel_id)
         while True:
             stamp = self.service.state_stamp(duel_id)

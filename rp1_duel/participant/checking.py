@@ -55,7 +55,7 @@ __all__ = [
 OWN_DRAFTS_MECHANICAL: Final = "a participant checks its own drafts mechanically"
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class CitationCheck:
     """The URL citations of turn ``number``, or of a draft of it, with their verdicts."""
 
@@ -98,19 +98,19 @@ class CitationCheck:
     def verdicts(self, *, sent_back: bool = False) -> CitationVerdicts:
         """What the ``citations_verified`` event of this check says."""
         return CitationVerdicts(
-            self.writer_id,
-            self.draft,
-            sent_back,
-            self.voters,
-            self.counts(),
-            tuple(
+            writer=self.writer_id,
+            draft=self.draft,
+            sent_back=sent_back,
+            voters=self.voters,
+            counts=self.counts(),
+            citations=tuple(
                 CheckedCitation(
-                    entry.citation.line,
-                    entry.citation.item,
-                    entry.citation.url,
-                    entry.verdict,
-                    entry.confidence,
-                    entry.reason,
+                    line=entry.citation.line,
+                    item=entry.citation.item,
+                    url=entry.citation.url,
+                    verdict=entry.verdict,
+                    confidence=entry.confidence,
+                    reason=entry.reason,
                 )
                 for entry in self.entries
             ),
@@ -153,9 +153,9 @@ class CitationChecker:
     ) -> CitationCheck:
         """The verdicts of ``citations``: a draft's (``draft`` given) mechanically only."""
         if not citations:
-            return CitationCheck(number, writer_id, draft, ())
+            return CitationCheck(number=number, writer_id=writer_id, draft=draft, entries=())
         verification = self.verifier.verify(citations, unjudged_because=OWN_DRAFTS_MECHANICAL if draft else None)
-        return CitationCheck(number, writer_id, draft, verification.entries)
+        return CitationCheck(number=number, writer_id=writer_id, draft=draft, entries=verification.entries)
 
     @staticmethod
     def summary(events: Iterable[Event], participant_id: str, turns_written: Sequence[int]) -> dict[str, Any]:
@@ -203,7 +203,7 @@ def citation_checker(
     return CitationChecker(Verifier(Fetcher(FetchPolicy(allow_private_hosts=allow_private_hosts)), voters), voters)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ChallengeCheck:
     """The check of the sources one turn's challenges named in turn ``turn``, and the rulings it wrote."""
 
@@ -240,5 +240,5 @@ def rule_on_challenges(
         checking(turn, writer.display_name, len(citations))
         check = checker.check(turn, writer.id, citations)
         rulings = service.record_verdicts(seat, turn, check.verdicts(), challenge=number)
-        done.append(ChallengeCheck(turn, writer.display_name, check, tuple(rulings)))
+        done.append(ChallengeCheck(turn=turn, writer=writer.display_name, check=check, rulings=tuple(rulings)))
     return done

@@ -26,13 +26,17 @@ PLAYERS = (("Ada", "ada"), ("Brook", "brook"))
 
 
 def run_demo(directory: str) -> int:
-    """Run the demo in ``directory``: 0 when the scripted duel reached consensus and validates, else 1."""
+    """Run the demo in ``directory``: 0 when the scripted duel reached consensus and validates, 2 when
+    ``directory`` cannot be used, else 1."""
     root = Path(directory).resolve()
     debates = root / "debates"
-    root.mkdir(parents=True, exist_ok=True)
     source = root / SOURCE
-    if not source.exists():
-        shutil.copyfile(EXAMPLES / SOURCE, source)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(EXAMPLES / SOURCE, source)  # fresh every run: an applied revision is not the scripts' text
+    except OSError as exc:  # a file in the way, a read-only folder, a full disk
+        say(printable(f"duel demo: INVALID_ARGUMENT: cannot use --dir {root}: {exc.strerror or exc}"))
+        return 2
     say(f"duel demo: two scripted participants (no model, no API key) debate {source}")
     shared = (
         "--debate-dir",

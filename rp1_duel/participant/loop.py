@@ -37,7 +37,7 @@ from ..record.outcomes import decide_panel
 from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
 from ..turns.challenges import Challenge, challenged
-from ..turns.rules import TurnViolation, validate_turn
+from ..turns.rules import TurnViolation, phase_note, revision_note, validate_turn
 from ..vocabulary import (
     CHAIR_PHASES,
     CLOSED_STEP,
@@ -88,7 +88,7 @@ STATE_COMPLETED: Final = "completed"
 STATE_INVALIDATED: Final = "invalidated"
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ParticipantConfig:
     """Who joins which duel, and how: the source, the debate dir, the name, and the duel's settings."""
 
@@ -107,7 +107,7 @@ class ParticipantConfig:
     allow_private_hosts: bool = False  # fetches (--verify, challenged sources) may reach loopback and private hosts
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ParticipantResult:
     """How a participant's run ended, as ``duel join --json`` prints it."""
 
@@ -293,7 +293,7 @@ class Duelist:
         self.provider = provider
         self.report = reporter
         self.service = service or DuelService(config.debate_dir, store=config.store)
-        self.result = ParticipantResult(PREPARING)
+        self.result = ParticipantResult(state=PREPARING)
         self.service.on_store_wait = self._store_wait  # a retry of the store is a wait, said like one
         self.claimant = Claimant(config.name, config.harness, provider.model)
         self.seat: Seat | None = None
@@ -636,11 +636,7 @@ class Duelist:
         :class:`_TurnStopped` at the deadline or when ``lost`` is set (the floor was lost)."""
         context = history.context_for(self.claimant, number)
         heading = prompt.heading(number, self.claimant, by_chair=context.by_chair)
-        phase = (
-            self._phase_note(history, status, number)
-            + prompt.questions_note(context.questions)
-            + prompt.rulings_note([r for r in history.rulings if r.r in context.rulings_due])
-        )
+        phase = prompt.turn_notes(context, chair=self._phase_note(history, status, number))
         violations: list[TurnViolation] = []
         draft: str | None = None
         extraction = Extraction("")
@@ -660,7 +656,7 @@ class Duelist:
                 verdicts=verdicts,
                 phase=phase,
                 by_chair=context.by_chair,
-                revision=prompt.revision_note(history.revision),
+                revision=revision_note(history.revision),
             )
             repairing = tuple(sorted({v.code for v in violations}))  # () for the first draft
             composition = self._compose(request, deadline, lost, number, repairing=repairing)
@@ -801,13 +797,11 @@ class Duelist:
         )
 
     def _phase_note(self, history: History, status: StatusResult, number: int) -> str:
-        """What turn ``number`` is for: a sealed opening's terms, and in a chaired duel the lineup, the points
-        to address, the outcome."""
+        """What turn ``number`` of a chaired duel is for: the lineup, the points to address, the outcome."""
         schedule = self.schedule
         phase = schedule.phase(number)
-        sealed = prompt.SEALED_OPENING_NOTE if schedule.sealed(number) else ""
         if phase is None:
-            return sealed
+            return ""
         lineup = [
             f"{p.display_name} ({p.harness} / {p.model_id}), seat {p.seat}"
             for p in status.participants
@@ -825,7 +819,7 @@ class Duelist:
             for seat, turn in sorted(history.final_turns().items())
             if phase == Phase.SYNTHESIS
         ]
-        return sealed + prompt.phase_note(
+        return phase_note(
             phase, lineup=lineup, points=points, pre_closing=pre_closing, outcome=outcome, final_stances=final_stances
         )
 
@@ -929,7 +923,12 @@ class Duelist:
         usage = replace(usage, repairs=int(bool(repairing)))
         if usage.requests or not self.provider.remote:
             provider = self.provider
-            provenance = Provenance(provider.name, provider.model, served, provider.reasoning)
+            provenance = Provenance(
+                provider=provider.name,
+                requested_model=provider.model,
+                served_model=served,
+                reasoning=provider.reasoning,
+            )
             self.service.record_usage(self._my_seat, number, usage, provenance=provenance, repair_codes=repairing)
         return usage
 

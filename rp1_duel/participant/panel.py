@@ -54,7 +54,7 @@ class PanelSeat:
     flags: tuple[str, ...]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SeatRun:
     """One seat's process and, once it has ended, its ``--json`` summary."""
 
@@ -185,7 +185,7 @@ def run_seats(
                 errors="replace",
                 start_new_session=True,
             )
-            run = SeatRun(seat, process)
+            run = SeatRun(seat=seat, process=process)
             runs.append(run)
             stderr = cast("IO[str]", process.stderr)  # stderr=PIPE: never None
             threading.Thread(
@@ -215,7 +215,9 @@ def _wait_for_seat(
                 ErrorCode.PANEL_SEAT_FAILED, f"{run.seat.label} ended before taking its seat (its error is above)"
             )
         try:
-            if service.status(target=target, topic=topic).participant_count >= count:
+            status = service.status(target=target, topic=topic)
+            # An earlier duel on this document and topic, closed, is not this run's: its seats count for nothing.
+            if status.duel.status == ACTIVE and status.participant_count >= count:
                 return
         except DuelError:
             pass  # the first join has not created the duel yet

@@ -13,17 +13,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from ..audience import Question
 from ..record.artifact import TurnBlock
 from ..record.history import Claimant
-from ..record.rulings import Ruling
 from ..schedule import Schedule
-from ..turns.grammar import Item, turn_heading
+from ..turns.grammar import turn_heading
 from ..turns.guide import CHAIR_FORMATS, chair_guide, turn_guide
-from ..turns.revision import Revision
-from ..turns.rules import TurnViolation
+from ..turns.rules import TurnContext, TurnViolation, questions_note, rulings_note, sealed_opening_note
 from ..turns.source import SourceDocument
-from ..vocabulary import CHAIR_MARK, MAX_UNENGAGED_POINTS, Phase, Verdict
+from ..vocabulary import CHAIR_MARK, MAX_UNENGAGED_POINTS, Verdict
 from .personas import Persona
 from .providers import TurnRequest
 
@@ -31,7 +28,6 @@ if TYPE_CHECKING:
     from ..record.verification import CitationEntry
 
 __all__ = [
-    "SEALED_OPENING_NOTE",
     "build_request",
     "chair_system_prompt",
     "heading",
@@ -39,10 +35,8 @@ __all__ = [
     "instruction",
     "peer_verdicts",
     "persona_lines",
-    "phase_note",
-    "questions_note",
-    "rulings_note",
     "system_prompt",
+    "turn_notes",
 ]
 
 HISTORY_HEADER = "The debate so far (accepted turns, oldest first):\n\n"
@@ -128,83 +122,11 @@ def chair_system_prompt(
     )
 
 
-SEALED_OPENING_NOTE = (
-    "This is a sealed opening: every seat writes its opening without seeing the others', and commits it "
-    "before any is revealed. No other seat's opening exists for you: address the source (and a chair's brief), "
-    "cite no other opening, and propose no edits in it (from the next round on you may).\n"
-)
-
-
-def questions_note(questions: Sequence[Question]) -> str:
-    """The audience's questions this turn must answer, each under **Audience Answers** as ``Q<id>: …``."""
-    if not questions:
-        return ""
-    asked = "".join(f"- Q{q.id} (from {q.by}): {q.text}\n" for q in questions)
-    return (
-        "The audience asked you these questions; this turn must answer each, in a section **Audience Answers** "
-        "after Stance Revision Support, one item each beginning with its label (`- Q1: …`), in at least a "
-        f"sentence of your own:\n{asked}"
-    )
-
-
-def rulings_note(rulings: Sequence[Ruling]) -> str:
-    """A chair's turn: the rulings since its last, each to acknowledge by its number (RULING_UNACKNOWLEDGED)."""
-    if not rulings:
-        return ""
-    listed = "".join(f"- Ruling {r.r}: turn {r.turn}, {r.where}: {r.verdict} ({r.evidence})\n" for r in rulings)
-    return (
-        f"The service ruled on cited sources since your last turn; acknowledge each by name (`Ruling R`: …):\n{listed}"
-    )
-
-
-def phase_note(
-    phase: str | None,
-    *,
-    lineup: Sequence[str] = (),
-    points: Sequence[Item] = (),
-    pre_closing: int | None = None,
-    outcome: str | None = None,
-    final_stances: Sequence[str] = (),
-) -> str:
-    """What this turn of a chaired duel is for; empty without a chair. ``final_stances``: for the synthesis,
-    each panel seat's final stance, one line a seat (`Seat 2, Bob: DISSENTING in Turn 6`)."""
-    if phase == Phase.OPENING_BRIEF:
-        names = "; ".join(lineup)
-        return (
-            f"This is your opening brief. State the question the panel must answer, present the lineup "
-            f"({names}), and say what a good answer looks like.\n"
-        )
-    if phase == Phase.PRE_CLOSING:
-        return (
-            f"This is your pre-closing turn: the closing round comes next. List 1 to {MAX_UNENGAGED_POINTS} of the "
-            "most substantive points a panelist raised that no one engaged since, each naming the panel turn that "
-            'raised it, with its words quoted (`Turn M "…"`). Every closing turn must answer each point you '
-            "list by quoting its words.\n"
-        )
-    if phase == Phase.SYNTHESIS:
-        stances = "".join(f"- {line}\n" for line in final_stances)
-        return (
-            f"This is your closing synthesis: the closing round is complete, and the panel's outcome is "
-            f"{outcome or 'not decided'}. Say what the panel concluded and why, citing turns; Agreed and Still "
-            "Open list what it agreed and what remains.\n"
-        ) + (
-            f"Each seat's final stance:\n{stances}A seat whose final stance is not ACCEPTING_CONSENSUS agreed "
-            "only to what that turn's Agreements say: each Agreed item quotes them for every such seat "
-            '(`Turn M "its words"`), or a Departures item names the seat (`Seat N`), its final stance, and what '
-            "you conclude instead and why (`SILENT_OVERRULE`).\n"
-            if final_stances
-            else ""
-        )
-    if phase == Phase.CLOSING and points and pre_closing is not None:
-        listed = "".join(f"{number}. {point.text}\n" for number, point in enumerate(points, 1))
-        return (
-            f"This is your closing turn. The chair listed these unengaged points in turn {pre_closing}; your "
-            f"Counterpoints must address every one, each with a counterpoint whose Addresses names turn "
-            f'{pre_closing} with words quoted from that point (`Addresses: Turn {pre_closing} "…"`):\n{listed}'
-            "A closing turn brings nothing new: it cites no URL and states no figure that is not already in an "
-            "earlier turn or the source (`CLOSING_NEW_MATERIAL`).\n"
-        )
-    return ""
+def turn_notes(context: TurnContext, *, chair: str) -> str:
+    """What the turn of ``context`` is for, beyond its format: each feature's note, as its rule family words it
+    (a sealed opening's terms, ``chair``: the chair's :func:`~rp1_duel.turns.rules.phase_note`, the audience's
+    questions due, the rulings a chair's turn acknowledges)."""
+    return sealed_opening_note(context.edits) + chair + questions_note(context.audience) + rulings_note(context.rulings)
 
 
 def history_text(blocks: Sequence[TurnBlock]) -> str:
@@ -252,19 +174,6 @@ def peer_verdicts(number: int, writer: str, entries: Sequence[CitationEntry], vo
         + "".join(lines)
         + "A fabricated citation (a dead link, or a quote its page does not hold) or an unreliable one is fair "
         "to challenge in your Counterpoints; do not rely on it.\n"
-    )
-
-
-def revision_note(revision: Revision | None) -> str:
-    """The document's current revision, as a turn must know it to amend an edit or accept the revision."""
-    if revision is None:
-        return ""
-    if revision.problems or not revision.edits:
-        return f"No edit is in force: the document's current revision is {revision.id}, the source unchanged.\n"
-    added, removed = revision.counts()
-    return (
-        f"Edits in force: {', '.join(sorted(revision.edits))} (+{added} -{removed} lines); the current revision is "
-        f"{revision.id}. An ACCEPTING_CONSENSUS turn that proposes no edit names it under **Accepted Revision**.\n"
     )
 
 

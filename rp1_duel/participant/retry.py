@@ -22,7 +22,7 @@ from .providers import Composition, ProviderError
 __all__ = ["RetryNotice", "RetryPolicy", "compose_with_retries"]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RetryPolicy:
     """Exponential backoff with jitter, or the server's ``retry-after``, until a deadline."""
 

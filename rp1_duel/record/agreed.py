@@ -3,16 +3,18 @@
 A duel that ended ACCEPTED_CONSENSUS agreed on one exact revision of its source: every seat's
 latest turn accepted it (docs/protocol.md section 7, "Proposed edits"). Participants never write
 the source; whoever runs ``duel apply`` does, and nothing the record says is taken on trust: the
-artifact must pass ``duel validate``, the revision is recomputed from its turns over the source's
-recorded bytes, and the document in the working tree must still have those bytes, or nothing is
-written. A write replaces the whole file at once and keeps its mode.
+artifact must pass ``duel validate``, and the revision is recomputed from its turns over the version
+of the source the duel recorded (the file, else its git history, else the copy pinned at the join).
+A document that moved on since is merged three ways (:mod:`.merging`): today's changes are kept, the
+agreed change is brought in, and where both touched the same lines the file holds conflict markers.
+A write replaces the whole file at once and keeps its mode.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,14 +22,22 @@ from ..errors import DuelError, invalid_argument
 from ..files import write_atomic
 from ..turns.revision import Revision
 from ..turns.source import SourceDocument, SourceUnreadable, read_source
-from ..vocabulary import ACCEPTED_CONSENSUS, CLOSED, ErrorCode, RecordCode
+from ..vocabulary import ACCEPTED_CONSENSUS, CLOSED, ErrorCode
 from .artifact import FrontMatter
 from .ending import last_seat_turns
-from .history import RecordFile
+from .history import RecordFile, read_failure
+from .merging import merge_three
 from .sources import source_document, source_location, tree_root
-from .validate import validate_file
+from .validate import validate_record
 
 __all__ = ["AgreedRevision", "ApplyResult", "agreed_revision", "apply_agreed"]
+
+# What apply_agreed did to the document (ApplyResult.state).
+APPLIED = "applied"  # the document was the recorded version: the agreed revision written over it
+MERGED = "merged"  # the document had moved on: the agreed change merged into it, cleanly
+CONFLICTED = "conflicted"  # merged, but both changed the same lines: conflict markers written
+ALREADY = "already_applied"  # the document already holds the agreed revision: nothing written
+UNCHANGED = "unchanged"  # the duel agreed to change nothing: nothing written
 
 
 @dataclass(frozen=True)
@@ -52,11 +62,13 @@ class AgreedRevision:
 
 @dataclass(frozen=True)
 class ApplyResult:
-    """What :func:`apply_agreed` did: the revision, and where the revised document went, if anywhere."""
+    """What :func:`apply_agreed` did: the revision, what became of the document, and where the text went."""
 
     agreed: AgreedRevision
-    written: Path | None  # None with ``check``, or when the duel agreed to change nothing
+    written: Path | None  # None with ``check``, or when nothing needed writing
     check: bool
+    state: str = APPLIED  # APPLIED, MERGED, CONFLICTED, ALREADY or UNCHANGED
+    conflicts: int = 0  # places both changed, each between conflict markers
 
     def to_dict(self) -> dict[str, Any]:
         """As ``duel apply --json`` prints it."""
@@ -69,39 +81,56 @@ class ApplyResult:
             "removed": removed,
             "check": self.check,
             "written": None if self.written is None else str(self.written),
+            "state": self.state,
+            "conflicts": self.conflicts,
         }
 
     def to_text(self) -> str:
         """As ``duel apply`` prints it: one line."""
         agreed = self.agreed
-        if not agreed.changed:
+        if self.state == UNCHANGED:
             return f"no change to the document: the duel agreed on {agreed.shown} as it is ({agreed.id})"
+        if self.state == ALREADY:
+            return f"already applied: {agreed.shown} holds {agreed.id}"
         added, removed = agreed.revision.counts()
         lines = f"+{added} -{removed} lines"
+        merged = ", merged with the changes made since the duel" if self.state == MERGED else ""
         if self.check:
-            return f"{agreed.id} applies to {agreed.shown}: {lines} (--check: nothing written)"
+            return f"{agreed.id} applies to {agreed.shown}{merged}: {lines} (--check: nothing written)"
+        if self.state == CONFLICTED:
+            places = f"{self.conflicts} place{'' if self.conflicts == 1 else 's'}"
+            return (
+                f"applied {agreed.id} to {agreed.shown} with conflicts in {places}: both the duel and a later change "
+                "edited the same lines; resolve the <<<<<<< today / >>>>>>> agreed markers"
+            )
         elsewhere = "" if self.written == agreed.document else f", written to {self.written}"
-        return f"applied {agreed.id} to {agreed.shown}{elsewhere}: {lines}"
+        return f"applied {agreed.id} to {agreed.shown}{elsewhere}{merged}: {lines}"
 
 
 def agreed_revision(
     artifact_path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None
 ) -> AgreedRevision:
-    """The revision the closed duel of ``artifact_path`` agreed on, over its document as it is now.
+    """The revision the closed duel of ``artifact_path`` agreed on, over the version of its document the duel
+    recorded, and where that document is in the working tree.
 
     ``root`` bounds where the document may be, as for ``duel validate`` (default: the artifact's
     git work tree, else the folder above the artifact's folder). Raises DuelError:
     ``ARTIFACT_UNREADABLE``; ``ARTIFACT_TAMPERED`` when the artifact does not validate;
     ``INVALID_ARGUMENT`` when the duel is open or ended without consensus; ``PATH_OUTSIDE_PROJECT`` when
     the document leads outside ``root`` or into ``.git/``; ``TARGET_NOT_MARKDOWN`` when it leads to another
-    kind of file; ``TARGET_UNREADABLE``; ``SOURCE_MISMATCH`` when the document changed since the duel.
+    kind of file; ``SOURCE_MISMATCH`` when the recorded version is nowhere to be found (not the file, not its
+    git history, not the copy pinned at the join), so there is nothing to recompute the revision over.
     """
     path = Path(artifact_path)
-    report = validate_file(path, root=root)
+    try:  # read once: validated, then its revision replayed over the recorded version
+        record = RecordFile.read(path, root=root)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DuelError(
+            ErrorCode.ARTIFACT_UNREADABLE, f"{path}: cannot read the artifact: {read_failure(exc)}"
+        ) from None
+    report = validate_record(record, root=root).report
     if report.problems:
         first = report.problems[0]
-        if first.code == RecordCode.UNREADABLE:
-            raise DuelError(ErrorCode.ARTIFACT_UNREADABLE, f"{path}: {first.message}")
         raise DuelError(
             ErrorCode.ARTIFACT_TAMPERED,
             f"{path} does not validate ({len(report.problems)} problems, the first: {first.code} {first.message}): "
@@ -110,14 +139,21 @@ def agreed_revision(
     if report.status != CLOSED or report.outcome != ACCEPTED_CONSENSUS:
         ended = "is still open" if report.status != CLOSED else f"ended {report.outcome}"
         raise invalid_argument(f"no agreed revision: the duel {ended}")
-    record = RecordFile.read(path, find_source=False)
-    front = record.front
-    if front is None:  # validate_file has just read it whole: the file was replaced since
-        raise DuelError(ErrorCode.ARTIFACT_TAMPERED, f"{path} changed while it was read: run duel validate {path}")
-    document, shown = _document(front, path, root)
-    history = replace(record, source=document).history(upto=last_seat_turns(front.schedule, len(record.parsed.blocks)))
+    front = cast("FrontMatter", record.front)  # a record without one does not validate
+    shown = os.path.normpath(source_location(front.source_path, artifact_path=path))
+    document = source_document(
+        front.source_path, artifact_path=path, tree=root if root is not None else tree_root(path)
+    )
+    if record.source is None:
+        raise DuelError(
+            ErrorCode.SOURCE_MISMATCH,
+            f"the version of {shown} the duel recorded (SHA-256 {front.source_sha256[:12]}…) is not in the working "
+            "tree, its git history or the copy pinned at the join: the agreed revision cannot be recomputed",
+            {"duel_source_sha256": front.source_sha256},
+        )
+    history = record.history(upto=last_seat_turns(front.schedule, len(record.parsed.blocks)))
     revision = cast("Revision", history.revision)  # a History over a source always has one
-    return AgreedRevision(path, Path(document.path), shown, revision)
+    return AgreedRevision(path, document, shown, revision)
 
 
 def apply_agreed(
@@ -126,44 +162,59 @@ def apply_agreed(
     to: str | os.PathLike[str] | None = None,
     check: bool = False,
     root: str | os.PathLike[str] | None = None,
+    use_git: bool = True,
 ) -> ApplyResult:
-    """Write the revision the duel of ``artifact_path`` agreed on over its document, or to ``to``;
-    with ``check``, or when the duel agreed to change nothing, write nothing.
+    """Bring the revision the duel of ``artifact_path`` agreed on to its document: written over it when the
+    document is the version the duel recorded, merged three ways when it moved on since (conflict markers where
+    both changed the same lines), nothing when it holds the revision already. ``to`` writes the agreed revision
+    of the recorded version there instead, whatever the document became. With ``check``, or when the duel agreed
+    to change nothing, nothing is written. ``use_git`` False merges without git (:func:`~.merging.merge_three`).
 
-    Raises DuelError as :func:`agreed_revision` does, and ``STORAGE_FAILED`` when the write fails
-    (the file is then as it was).
+    Raises DuelError as :func:`agreed_revision` does, ``TARGET_UNREADABLE`` when the document cannot be read,
+    and ``STORAGE_FAILED`` when the write fails (the file is then as it was).
     """
     agreed = agreed_revision(artifact_path, root=root)
-    if check or not agreed.changed:
-        return ApplyResult(agreed, None, check)
-    target = agreed.document if to is None else Path(to)
+    if not agreed.changed:
+        return ApplyResult(agreed, None, check, UNCHANGED)
+    if to is not None:
+        return ApplyResult(
+            agreed, None if check else _write(Path(to), agreed.revision.text, like=agreed.document), check
+        )
+    today = _today(agreed)
+    if today.raw == agreed.revision.text:
+        return ApplyResult(agreed, None, check, ALREADY)
+    if today.raw == agreed.revision.source:
+        text, state, conflicts = agreed.revision.text, APPLIED, 0
+    else:
+        merged = merge_three(agreed.revision.source, today.raw, agreed.revision.text, use_git=use_git)
+        text, state, conflicts = merged.text, (CONFLICTED if merged.conflicts else MERGED), merged.conflicts
+    if check:
+        if conflicts:
+            raise DuelError(
+                ErrorCode.MERGE_CONFLICT,
+                f"{agreed.id} would conflict with the changes made to {agreed.shown} since the duel in {conflicts} "
+                "place(s): duel apply writes it with conflict markers to resolve, or --to PATH writes the agreed "
+                "revision of the recorded version",
+                {"conflicts": conflicts},
+            )
+        return ApplyResult(agreed, None, check, state)
+    return ApplyResult(agreed, _write(agreed.document, text, like=agreed.document), check, state, conflicts)
+
+
+def _today(agreed: AgreedRevision) -> SourceDocument:
+    """The document as it is in the working tree (``TARGET_UNREADABLE`` when it cannot be read)."""
     try:
-        # The file keeps its mode; a new one takes the document's.
-        mode = stat.S_IMODE(os.stat(target if os.path.exists(target) else agreed.document).st_mode)
-        write_atomic(target, agreed.revision.text.encode("utf-8"), mode=mode)
+        return read_source(agreed.document)
+    except SourceUnreadable as exc:
+        raise DuelError(ErrorCode.TARGET_UNREADABLE, f"cannot read the document {agreed.shown}: {exc.reason}") from None
+
+
+def _write(target: Path, text: str, *, like: Path) -> Path:
+    """``text`` written over ``target`` at once; the file keeps its mode, a new one takes ``like``'s."""
+    try:
+        mode = stat.S_IMODE(os.stat(target if os.path.exists(target) else like).st_mode)
+        write_atomic(target, text.encode("utf-8"), mode=mode)
         os.chmod(target, mode)  # the umask narrowed the new file's
     except OSError as exc:
         raise DuelError(ErrorCode.STORAGE_FAILED, f"cannot write {target}: {exc.strerror or exc}") from None
-    return ApplyResult(agreed, target, check)
-
-
-def _document(front: FrontMatter, artifact: Path, root: str | os.PathLike[str] | None) -> tuple[SourceDocument, str]:
-    """The source in the working tree, read only inside ``root`` (outside ``.git/``, a Markdown file) and
-    only at the recorded hash;
-    and its path as a person reads it."""
-    shown = os.path.normpath(source_location(front.source_path, artifact_path=artifact))
-    real = source_document(
-        front.source_path, artifact_path=artifact, tree=root if root is not None else tree_root(artifact)
-    )
-    try:
-        document = read_source(real)
-    except SourceUnreadable as exc:
-        raise DuelError(ErrorCode.TARGET_UNREADABLE, f"cannot read the document {shown}: {exc.reason}") from None
-    if document.sha256 != front.source_sha256:
-        raise DuelError(
-            ErrorCode.SOURCE_MISMATCH,
-            f"{shown} has changed since the duel: the agreed revision applies to the version it recorded "
-            f"(SHA-256 {front.source_sha256[:12]}…), not to this one ({document.sha256[:12]}…)",
-            {"source_sha256": document.sha256, "duel_source_sha256": front.source_sha256},
-        )
-    return document, shown
+    return target

@@ -82,7 +82,7 @@ class FrontMatterError(ValueError):
     """The front matter is missing, not YAML, or lacks a field; the message says which."""
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ParticipantEntry:
     """A participant as the artifact records it (never a token)."""
 
@@ -96,7 +96,7 @@ class ParticipantEntry:
     persona: str | None = None  # the persona its model plays; written only when it plays one
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class FrontMatter:
     """The artifact's YAML header (docs/protocol.md section 6), typed."""
 
@@ -282,7 +282,7 @@ def _entry(raw: dict[str, Any], schedule: Schedule) -> ParticipantEntry:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Conclusion:
     """What the close writes under ``## Terminal Conclusion``."""
 
@@ -297,7 +297,7 @@ class Conclusion:
 _STANDARD_ROWS = ("Field", "Outcome", "Closed at", "Candidate convergence", "Reason")
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TurnBlock:
     """One turn as the artifact holds it: its marker's number and hashes, its text, its signature."""
 
@@ -327,7 +327,7 @@ class Seal:
     signature: str  # base64 body of the SSH signature
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ParsedArtifact:
     """An artifact split into its parts by :func:`parse`, each kept as written."""
 
@@ -339,7 +339,7 @@ class ParsedArtifact:
     rulings: tuple[RulingBlock, ...] = ()  # under "## Rulings" (docs/protocol.md section 10, "Rulings")
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RulingBlock:
     """One ruling as the artifact holds it: its marker's number and hashes, and its text."""
 
@@ -376,7 +376,7 @@ def turn_text(body: str) -> str:
 def turn_block(n: int, body: str, prev: str) -> TurnBlock:
     """The block the service writes for turn ``n``'s normalised ``body`` after the hash ``prev``."""
     text = turn_text(body)
-    return TurnBlock(n, sha256_text(text), prev, text, 0)
+    return TurnBlock(n=n, sha256=sha256_text(text), prev=prev, text=text, line=0)
 
 
 def display_source_path(source_path: str, *, artifact_path: str | os.PathLike[str]) -> str:
@@ -520,7 +520,12 @@ def parse(text: str) -> ParsedArtifact:
     if scan.opened is not None:
         scan.problems.append(f"line {scan.opened[0] + 1}: turn {scan.opened[1].group(1)} is never closed")
     return ParsedArtifact(
-        front_matter, scan.blocks, scan.problems, scan.conclusion, tuple(scan.seals), tuple(scan.rulings)
+        front_matter=front_matter,
+        blocks=scan.blocks,
+        problems=scan.problems,
+        conclusion=scan.conclusion,
+        seals=tuple(scan.seals),
+        rulings=tuple(scan.rulings),
     )
 
 
@@ -533,7 +538,7 @@ def _split_front_matter(lines: list[str]) -> tuple[str | None, int]:
     return None, 0
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _BlockScan:
     """The state of :func:`parse` going down the lines after the front matter."""
 
@@ -586,11 +591,19 @@ class _BlockScan:
         first, opener = self.opened
         if self.ruling and line == _RULING_CLOSE:
             text = "".join(s + "\n" for s in self.body)
-            self.rulings.append(RulingBlock(int(opener.group(1)), opener.group(2), opener.group(3), text, first + 1))
+            self.rulings.append(
+                RulingBlock(
+                    r=int(opener.group(1)), sha256=opener.group(2), prev=opener.group(3), text=text, line=first + 1
+                )
+            )
             self.opened = None
         elif line == _CLOSE and not self.ruling:
             text = "".join(s + "\n" for s in self.body)
-            self.blocks.append(TurnBlock(int(opener.group(1)), opener.group(2), opener.group(3), text, first + 1))
+            self.blocks.append(
+                TurnBlock(
+                    n=int(opener.group(1)), sha256=opener.group(2), prev=opener.group(3), text=text, line=first + 1
+                )
+            )
             self.opened, self.closed_at = None, i
         elif _OPEN.match(line) or line.startswith("<!-- duel:"):
             self.problems.append(f"line {i + 1}: turn marker inside turn {opener.group(1)}")

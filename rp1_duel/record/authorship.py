@@ -64,7 +64,7 @@ class SealEntry:
         return {k: v for k, v in found.items() if v is not None}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Authorship:
     """What :func:`check_authorship` found: an entry per turn and per seal, and the problems and notes."""
 
@@ -74,7 +74,7 @@ class Authorship:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class _Signer:
     """The key a seat signs with, the principals the allowed signers file gives it, and its first signed turn."""
 
@@ -122,7 +122,7 @@ def _check_turns(
             continue
         seat = front.schedule.speaker(block.n)
         principals = frozenset(verdict.signer.split(",")) if verdict.signer else frozenset()
-        first = signers.setdefault(seat, _Signer(key, principals, block.n, block.line))
+        first = signers.setdefault(seat, _Signer(key=key, principals=principals, turn=block.n, line=block.line))
         if principals and declared.get(seat, next(iter(principals))) not in principals:
             found.problems.append(
                 Problem(

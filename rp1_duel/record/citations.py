@@ -28,7 +28,7 @@ from .artifact import TurnBlock
 __all__ = ["Citation", "artifact_citations", "checked_figures", "turn_citations"]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Citation:
     """One thing a turn cites. Two citations are the same when every field is: the turn's hash
     pins its text, so an unchanged turn gives the same citations again."""
@@ -77,15 +77,15 @@ def turn_citations(number: int, block: TurnBlock, turn: ParsedTurn, source_names
                     continue
             found.append(
                 Citation(
-                    number,
-                    block.sha256,
-                    item.section,
-                    item.line,
-                    item.text,
-                    reference.kind,
-                    reference.url,
-                    reference.excerpt,
-                    claim,
+                    turn=number,
+                    turn_sha256=block.sha256,
+                    section=item.section,
+                    line=item.line,
+                    item=item.text,
+                    kind=reference.kind,
+                    url=reference.url,
+                    excerpt=reference.excerpt,
+                    claim=claim,
                 )
             )
     found += _correction_citations(number, block.sha256, turn)
@@ -96,7 +96,15 @@ def turn_citations(number: int, block: TurnBlock, turn: ParsedTurn, source_names
             if url not in cited:
                 cited.add(url)
                 found.append(
-                    Citation(number, block.sha256, turn.section_at(index + 1), index + 1, url, CitationKind.URL, url)
+                    Citation(
+                        turn=number,
+                        turn_sha256=block.sha256,
+                        section=turn.section_at(index + 1),
+                        line=index + 1,
+                        item=url,
+                        kind=CitationKind.URL,
+                        url=url,
+                    )
                 )
     return found
 
@@ -109,15 +117,15 @@ def _correction_citations(number: int, sha256: str, turn: ParsedTurn) -> list[Ci
         if correction is not None:
             found.append(
                 Citation(
-                    number,
-                    sha256,
-                    SOURCE_CORRECTIONS,
-                    entry.line,
-                    entry.text,
-                    CitationKind.URL,
-                    correction.new,
-                    None,
-                    correction.why,
+                    turn=number,
+                    turn_sha256=sha256,
+                    section=SOURCE_CORRECTIONS,
+                    line=entry.line,
+                    item=entry.text,
+                    kind=CitationKind.URL,
+                    url=correction.new,
+                    excerpt=None,
+                    claim=correction.why,
                 )
             )
     return found

@@ -103,7 +103,7 @@ def _agreed(history: History, *, duel_id: str, names: Mapping[int, str], path: s
         ("Document changes", _changes(revision, path, patch)),
         ("Accepted by", ", ".join(names.get(seat, f"seat {seat}") for seat in seats)),
     )
-    return RevisionEnding(rows, {patch: revision.diff(path)})
+    return RevisionEnding(rows, {patch: revision.patch(path)})
 
 
 def _alternatives(history: History, *, duel_id: str, names: Mapping[int, str], path: str) -> RevisionEnding:
@@ -123,7 +123,7 @@ def _alternatives(history: History, *, duel_id: str, names: Mapping[int, str], p
         patch = f"{duel_id}.alternative-{seat}.patch"
         who = names.get(seat, f"seat {seat}")
         rows.append(("Alternative", f"{who}'s `{revision.id}`, not agreed: {_changes(revision, path, patch)}"))
-        patches[patch] = revision.diff(path)
+        patches[patch] = revision.patch(path)
     return RevisionEnding(tuple(rows), patches or None)
 
 

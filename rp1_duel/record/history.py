@@ -24,7 +24,15 @@ from ..schedule import CHAIR_SEAT, Schedule
 from ..turns.grammar import ParsedTurn, parse_turn
 from ..turns.novelty import NoveltyIndex
 from ..turns.revision import Revision
-from ..turns.rules import TurnContext, TurnReport, validate_turn
+from ..turns.rules import (
+    AudienceContext,
+    ChairContext,
+    EditsContext,
+    RulingsContext,
+    TurnContext,
+    TurnReport,
+    validate_turn,
+)
 from ..turns.source import SourceDocument
 from ..vocabulary import Phase, RecordCode
 from .artifact import (
@@ -156,8 +164,6 @@ class History:
     def context_for(self, claimant: Claimant, number: int | None = None) -> TurnContext:
         """What turn ``number`` (default: the next) is validated in, by anyone."""
         number = self.next_number if number is None else number
-        schedule = self.schedule
-        phase = schedule.phase(number)
         context = TurnContext(
             turn_number=number,
             participant_name=claimant.name,
@@ -166,31 +172,51 @@ class History:
             source=self.source,
             source_names=self.source_names,
             prior_turns=self.turns,
-            previous_stance=self.stances.get(schedule.speaker(number)),  # its own turn, a round back
+            previous_stance=self.stances.get(self.schedule.speaker(number)),  # its own turn, a round back
             novelty=self.novelty,
-            phase=phase,
-            pre_closing=schedule.pre_closing,
-            revision=self.revision,
-            final_turns=self.final_turns(before=number) if phase == Phase.SYNTHESIS else {},
-            questions=tuple(question for question in self.questions if question.due_turn == number),
-            redacted=self.redacted_claims(before=number),
-            rulings_due=self._rulings_due(number) if schedule.speaker(number) == CHAIR_SEAT else (),
-            ruled=frozenset(r.url for r in self._ruled_against(number)),
-            own_ruled=frozenset(r.url for r in self._ruled_against(number) if r.seat == schedule.speaker(number)),
+            chair=self._chair_context(number),
+            edits=EditsContext(self.revision),
+            audience=self._audience_context(number),
+            rulings=self._rulings_context(number),
         )
-        if not schedule.sealed(number):
+        if not self.schedule.sealed(number):
             return context
         # A sealed opening is checked in the record as it stood before the opening round, whenever it is
         # checked (committed, revealed or validated later): its writer saw no other opening. Openings propose
         # no edits (SEALED_OPENING_EDITS), so the revision before the round is the source's.
-        before = self.turns[: schedule.openings.start - schedule.first]
+        before = self.turns[: self.schedule.openings.start - self.schedule.first]
         return replace(
             context,
             prior_turns=before,
             previous_stance=None,
             novelty=_novelty_of(before),
-            revision=Revision(self.source.raw or self.source.text) if self.source is not None else None,
-            sealed=True,
+            edits=EditsContext(Revision(self.source.raw or self.source.text) if self.source else None, sealed=True),
+        )
+
+    def _chair_context(self, number: int) -> ChairContext | None:
+        """What a chaired duel asks of turn ``number``; None without a chair."""
+        phase = self.schedule.phase(number)
+        if phase is None:
+            return None
+        final_turns = self.final_turns(before=number) if phase == Phase.SYNTHESIS else {}
+        return ChairContext(phase, self.schedule.pre_closing, final_turns)
+
+    def _audience_context(self, number: int) -> AudienceContext | None:
+        """The audience's questions due at turn ``number``; None when none is."""
+        due = tuple(question for question in self.questions if question.due_turn == number)
+        return AudienceContext(due) if due else None
+
+    def _rulings_context(self, number: int) -> RulingsContext | None:
+        """What the rulings written before turn ``number`` ask of it; None when there is none."""
+        if not self.rulings:
+            return None
+        speaker = self.schedule.speaker(number)
+        against = self._ruled_against(number)
+        return RulingsContext(
+            due=self._rulings_due(number) if speaker == CHAIR_SEAT else (),
+            redacted=self.redacted_claims(before=number),
+            ruled=frozenset(r.url for r in against),
+            own_ruled=frozenset(r.url for r in against if r.seat == speaker),
         )
 
     def redacted_claims(self, *, before: int) -> tuple[str, ...]:
@@ -207,10 +233,10 @@ class History:
         """The rulings written before turn ``number`` that found a source unreliable or fabricated."""
         return [r for r in self.rulings if r.verdict in AGAINST and r.before <= number]
 
-    def _rulings_due(self, number: int) -> tuple[int, ...]:
+    def _rulings_due(self, number: int) -> tuple[Ruling, ...]:
         """The rulings a chair's turn ``number`` must acknowledge: those written since its previous turn."""
         previous = max((n for n in self.numbers if n < number and self.schedule.speaker(n) == CHAIR_SEAT), default=None)
-        return tuple(r.r for r in self.rulings if (previous is None or r.before > previous) and r.before <= number)
+        return tuple(r for r in self.rulings if (previous is None or r.before > previous) and r.before <= number)
 
     def shown_blocks(self) -> list[TurnBlock]:
         """The turns as every view shows them (a prompt, a report): each claim a fabricated source was cited for
@@ -272,7 +298,9 @@ class History:
     def summaries(self) -> list[TurnSummary]:
         """Each accepted turn as the outcome rules read it: speaker, stance, whether it blocks."""
         return [
-            TurnSummary(self.schedule.speaker(n), t.stance or "", t.has_blocking, accepted)
+            TurnSummary(
+                seat=self.schedule.speaker(n), stance=t.stance or "", has_blocking=t.has_blocking, revision=accepted
+            )
             for n, t, accepted in zip(self.numbers, self.turns, self.accepted, strict=True)
         ]
 

@@ -36,7 +36,7 @@ __all__ = [
 _CONVERGENT = (CONVERGING, ACCEPTING_CONSENSUS)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TurnSummary:
     """One turn as the outcome rules read it: the seat that wrote it, its stance, whether it blocks,
     and the revision of the source it accepts (None when unknown)."""
@@ -62,7 +62,7 @@ LAST_TURN_BLOCKED = "last_turn_blocked"  # turn max_turns written with a blockin
 LAST_TURN = "last_turn"  # turn max_turns written without either
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Decision:
     """The outcome `turns` reach, the rule that reached it, and the turns it looked at."""
 
@@ -84,8 +84,10 @@ def decide(turns: Sequence[TurnSummary], schedule: Schedule) -> Decision:
     panel = decide_panel([turns[number] for number in numbers], schedule.max_turns, seats=schedule.seats)
     latest = tuple(numbers[index - 1] for index in panel.latest)
     if len(turns) < schedule.max_turns + CHAIR_TURNS:  # the synthesis (turn max_turns + 2) is not written yet
-        return Decision(None, None, latest, panel.candidate_convergence)
-    return Decision(panel.outcome, panel.rule, latest, panel.candidate_convergence)
+        return Decision(outcome=None, rule=None, latest=latest, candidate_convergence=panel.candidate_convergence)
+    return Decision(
+        outcome=panel.outcome, rule=panel.rule, latest=latest, candidate_convergence=panel.candidate_convergence
+    )
 
 
 def decide_panel(turns: Sequence[TurnSummary], max_turns: int, *, seats: int) -> Decision:
@@ -97,7 +99,9 @@ def decide_panel(turns: Sequence[TurnSummary], max_turns: int, *, seats: int) ->
     """
     latest = {turn.seat: number for number, turn in enumerate(turns, start=1)}  # later turns overwrite earlier ones
     if any(seat not in latest for seat in range(1, seats + 1)):
-        return Decision(None, None, (), candidate_convergence=False)  # an outcome needs a turn from each seat
+        return Decision(
+            outcome=None, rule=None, latest=(), candidate_convergence=False
+        )  # an outcome needs a turn from each seat
     numbers = tuple(latest[seat] for seat in range(1, seats + 1))
     last = [turns[number - 1] for number in numbers]
     blocked = any(turn.has_blocking for turn in last)
@@ -107,14 +111,16 @@ def decide_panel(turns: Sequence[TurnSummary], max_turns: int, *, seats: int) ->
     # seat accepted leaves that seat's acceptance on the older revision until it accepts again.
     agreed = len({turn.revision for turn in last if turn.revision is not None}) <= 1
     if stances == {ACCEPTING_CONSENSUS} and not blocked and agreed:
-        return Decision(ACCEPTED_CONSENSUS, BOTH_ACCEPTING, numbers, convergent)
+        return Decision(
+            outcome=ACCEPTED_CONSENSUS, rule=BOTH_ACCEPTING, latest=numbers, candidate_convergence=convergent
+        )
     if stances == {DISSENTING}:
-        return Decision(DISSENT, BOTH_DISSENTING, numbers, convergent)
+        return Decision(outcome=DISSENT, rule=BOTH_DISSENTING, latest=numbers, candidate_convergence=convergent)
     if len(turns) >= max_turns:
         if blocked or DISSENTING in stances:
-            return Decision(DISSENT, LAST_TURN_BLOCKED, numbers, convergent)
-        return Decision(MAX_TURNS, LAST_TURN, numbers, convergent)
-    return Decision(None, None, numbers, convergent)
+            return Decision(outcome=DISSENT, rule=LAST_TURN_BLOCKED, latest=numbers, candidate_convergence=convergent)
+        return Decision(outcome=MAX_TURNS, rule=LAST_TURN, latest=numbers, candidate_convergence=convergent)
+    return Decision(outcome=None, rule=None, latest=numbers, candidate_convergence=convergent)
 
 
 def evaluate(turns: Sequence[TurnSummary], schedule: Schedule) -> Evaluation:

@@ -52,11 +52,13 @@ from .sources import tree_root
 __all__ = [
     "ArtifactReport",
     "Scan",
+    "Validated",
     "collect",
     "outcome_problems",
     "scan",
     "validate_file",
     "validate_paths",
+    "validate_record",
 ]
 
 
@@ -172,20 +174,45 @@ def validate_file(
     ``strict``: turns whose source locators could not be checked (no source) are a problem, not a note.
     """
     path = Path(path)
-    report = ArtifactReport(str(path))
-    add = report.problems.append
     try:
         record = RecordFile.read(path, root=root)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        reason = read_failure(exc)
-        add(Problem(RecordCode.UNREADABLE, f"cannot read the artifact: {reason}"))
+        report = ArtifactReport(str(path))
+        report.problems.append(Problem(RecordCode.UNREADABLE, f"cannot read the artifact: {read_failure(exc)}"))
         return report
+    return validate_record(
+        record, root=root, allowed_signers=allowed_signers, require_verified=require_verified, strict=strict
+    ).report
+
+
+@dataclass(frozen=True)
+class Validated:
+    """What ``duel validate`` found of a record read once, and its turns as it replayed them (over the recorded
+    source, every rule checked): None when the record has no usable front matter."""
+
+    report: ArtifactReport
+    history: History | None
+
+
+def validate_record(
+    record: RecordFile,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    allowed_signers: str | os.PathLike[str] | None = None,
+    require_verified: bool = False,
+    strict: bool = False,
+) -> Validated:
+    """:func:`validate_file` of an artifact already read (``duel report`` and ``duel apply`` read it once and
+    hand the same record to every reader)."""
+    path = record.path
+    report = ArtifactReport(str(path))
+    add = report.problems.append
     for problem in record.parsed.problems:
         add(Problem(RecordCode.STRUCTURE, problem))
     front = record.front
     if front is None:
         add(Problem(RecordCode.FRONT_MATTER, record.front_problem or "no front matter", 1))
-        return report
+        return Validated(report, None)
     report.status, report.outcome = front.status, front.outcome
     if record.source_note:
         report.notes.append(record.source_note)
@@ -213,7 +240,7 @@ def validate_file(
     _check_outcome(front, history.summaries(), report)
     _check_revision(path, record, history, report)
     _check_verification(path, root, front, history, required=require_verified, report=report)
-    return report
+    return Validated(report, history)
 
 
 def _ruling_problems(blocks: Sequence[RulingBlock], numbers: range) -> list[Problem]:
@@ -311,12 +338,18 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
         except (OSError, ValueError) as exc:
             report.problems.append(Problem(RecordCode.PATCH_MISMATCH, f"{name} cannot be read: {read_failure(exc)}"))
             continue
-        if found != patch.encode("utf-8"):
+        # A record closed before patches carried git's header (diff --git, index) has the plain diff: as good.
+        if found not in (patch.encode("utf-8"), _without_git_header(patch).encode("utf-8")):
             report.problems.append(
                 Problem(
                     RecordCode.PATCH_MISMATCH, f"{name} is not the diff the turns' edits make: edited after the close"
                 )
             )
+
+
+def _without_git_header(patch: str) -> str:
+    """``patch`` without its first two lines (``diff --git``, ``index``): the diff as the service wrote it before."""
+    return patch.split("\n", 2)[2] if patch.startswith("diff --git ") else patch
 
 
 def _check_verification(

@@ -87,7 +87,7 @@ class SidecarError(ValueError):
     """A sidecar that is not JSON or not in this format; the message says where."""
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class FetchRecord:
     """One URL's fetch: where it ended, what came back, or why nothing did."""
 
@@ -106,7 +106,7 @@ class FetchRecord:
         return self.error is None
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class VoteRecord:
     """One voter's answer about one citation, and whether it counts."""
 
@@ -119,7 +119,7 @@ class VoteRecord:
     reason: str | None  # why the vote does not count, when it does not
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class CitationEntry:
     """A citation and what verification concluded about it."""
 
@@ -132,7 +132,7 @@ class CitationEntry:
     missing_figures: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Sidecar:
     """A whole verification sidecar: the chain it covers, its voters, every fetch and every citation's verdict."""
 
@@ -492,12 +492,12 @@ def _entry(read: JsonReader) -> CitationEntry:
     )
     missing = read.field("missing_figures") if "missing_figures" in read.value(dict) else None
     return CitationEntry(
-        citation,
-        str(read.word("verdict", VERDICTS)),
-        read.word("confidence", CONFIDENCES, optional=True),
-        read.text("reason"),
-        votes,
-        ()
+        citation=citation,
+        verdict=str(read.word("verdict", VERDICTS)),
+        confidence=read.word("confidence", CONFIDENCES, optional=True),
+        reason=read.text("reason"),
+        votes=votes,
+        missing_figures=()
         if missing is None
         else tuple(JsonReader(text, f"{missing.where}[]").value(str) for text in missing.value(list)),
     )

@@ -18,17 +18,16 @@ from ..errors import DuelError
 from ..files import MAX_CACHE_BYTES, read_bounded
 from ..participant.asking import ModelAsker, configured_providers
 from ..participant.providers import ProviderError
-from ..record.artifact import FrontMatter, FrontMatterError, parse
 from ..record.ending import agreed_in, patch_path
-from ..record.history import RecordFile, read_artifact_text, read_failure
-from ..record.validate import validate_file
+from ..record.history import History, RecordFile, read_artifact_text, read_failure
+from ..record.validate import validate_record
 from ..record.verification import SidecarError, load, sidecar_path
 from ..schedule import CHAIR_SEAT
 from ..vocabulary import ACCEPTED_CONSENSUS, ErrorCode, EventType, RecordCode
 from . import assessment
 from .assessment import AssessmentFile, AssessmentRun, Assessor
 from .decision import RevisionView
-from .report import Report, ReportLinks, SidecarFile, build_report, read_record
+from .report import Report, ReportLinks, SidecarFile, build_report, read_record, record_of
 
 __all__ = ["assess_artifact", "configured_assessors", "read_report"]
 
@@ -44,38 +43,36 @@ def read_report(
     is written), validated with ``allowed_signers`` when given (each seat then shows the principal that signed
     its turns); raises :class:`DuelError` (``UNREADABLE``, ``FRONT_MATTER``)."""
     where = Path(path)
-    text = _artifact_text(where)
-    front = _front(text)
+    file = _artifact(where)  # read once: validated, replayed once, and reported from that replay
+    validated = validate_record(file, allowed_signers=allowed_signers)
+    if file.front is None or validated.history is None:
+        raise DuelError(RecordCode.FRONT_MATTER, f"{where}: {file.front_problem}")
     notes: list[str] = []
-    events = _recorded_events(where, front.duel_id if front else None, notes)
+    events = _recorded_events(where, file.front.duel_id, notes)
     return build_report(
-        text,
+        record_of(file, validated.history),
         str(where),
         events=events,
         sidecar=_sidecar(where),
         env=env,
         notes=notes,
         assessment=_assessment(where),
-        validation=validate_file(where, allowed_signers=allowed_signers),
-        links=_links(where, front.source_path, read_from) if front else None,
-        revision=_agreed_revision(where),
+        validation=validated.report,
+        links=_links(where, file.front.source_path, read_from),
+        revision=_agreed_revision(file, validated.history),
     )
 
 
-def _agreed_revision(artifact: Path) -> RevisionView | None:
-    """The revision a consensus agreed on, recomputed from the turns over the recorded source."""
-    try:
-        record = RecordFile.read(artifact)
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None  # the report says the record is unreadable; the decision has no revision
+def _agreed_revision(record: RecordFile, history: History) -> RevisionView | None:
+    """The revision a consensus agreed on, recomputed from the turns (as validation replayed them) over the
+    recorded source."""
     front = record.front
     if front is None or front.outcome != ACCEPTED_CONSENSUS or record.source is None:
         return None
-    history = record.history()
     revision = agreed_in(history)
     if revision is None:
         return None
-    path = patch_path(artifact, front.source_path)
+    path = patch_path(record.path, front.source_path)
     added, removed = revision.counts()
     seats = sorted({history.schedule.speaker(n) for n in history.numbers} - {CHAIR_SEAT})
     names = {entry.seat: entry.display_name for entry in front.participants}
@@ -145,6 +142,14 @@ def _artifact_text(where: Path) -> str:
         raise DuelError(RecordCode.UNREADABLE, f"cannot read {where}: {reason}") from None
 
 
+def _artifact(where: Path) -> RecordFile:
+    """The artifact and its recorded source, read once for every reader."""
+    try:
+        return RecordFile.read(where)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DuelError(RecordCode.UNREADABLE, f"cannot read {where}: {read_failure(exc)}") from None
+
+
 def _sidecar(artifact: Path) -> SidecarFile | None:
     """The verification sidecar next to the artifact, read through its own module, if there is one."""
     path = sidecar_path(artifact)
@@ -165,13 +170,6 @@ def _assessment(artifact: Path) -> AssessmentFile | None:
         return AssessmentFile(str(path), assessment.loads(read_bounded(path, MAX_CACHE_BYTES)))
     except (OSError, ValueError) as exc:  # SidecarError is a ValueError, as read_bounded's refusals are
         return AssessmentFile(str(path), None, read_failure(exc))
-
-
-def _front(text: str) -> FrontMatter | None:
-    try:
-        return FrontMatter.parse(parse(text).front_matter)
-    except FrontMatterError:
-        return None  # build_report says why
 
 
 def _links(artifact: Path, source_path: str, read_from: str | os.PathLike[str]) -> ReportLinks:

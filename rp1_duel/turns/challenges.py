@@ -19,7 +19,7 @@ _SEPARATOR = re.compile(r"^\s*[:—–-]\s*")
 _CORRECTION = re.compile(r"^\s*Replacing\s+(\S+)\s+with\s+(\S+)\s*(.*)$", re.IGNORECASE | re.DOTALL)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Challenge:
     """Turn ``turn``'s citation ``url`` challenged: ``claim`` is what it fails to support ("" when not named)."""
 
@@ -48,10 +48,10 @@ def read_challenge(text: str, line: int | None) -> Challenge | None:
     url = urls[0] if urls else None
     after = rest.split(None, 1)[1] if url and len(rest.split(None, 1)) > 1 else ("" if url else rest)
     claim = _SEPARATOR.sub("", after).strip().strip("\"“”'")
-    return Challenge(int(found.group(1)), url, " ".join(claim.split()), line)
+    return Challenge(turn=int(found.group(1)), url=url, claim=" ".join(claim.split()), line=line)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Correction:
     """A seat's source ``old`` replaced by ``new``, and why ("" when not said)."""
 
@@ -70,4 +70,4 @@ def read_correction(text: str, line: int | None) -> Correction | None:
     if not old or not new:
         return None
     why = _SEPARATOR.sub("", found.group(3)).strip()
-    return Correction(old[0], new[0], " ".join(why.split()), line)
+    return Correction(old=old[0], new=new[0], why=" ".join(why.split()), line=line)

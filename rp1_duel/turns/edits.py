@@ -55,7 +55,7 @@ _BLOCKS: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Edit:
     """One proposed change to the source: its name, its kind, what it finds or the heading it follows, its new text."""
 
@@ -113,7 +113,7 @@ def parse_edits(lines: list[str], first_line: int) -> EditSection:
             continue
         find = heading if kind == "insert" else blocks[0]
         text = blocks[-1] if kind != "delete" else ""
-        edits.append(Edit(name.lower(), kind, find, text, target, number))
+        edits.append(Edit(name=name.lower(), kind=kind, find=find, text=text, target=target, line=number))
     return EditSection(tuple(edits), tuple(withdrawn), tuple(problems))
 
 

@@ -148,7 +148,11 @@ class _Chain:
 
     def whole(self) -> _Slice:
         """All the runs."""
-        return _Slice(self, 0, len(self.runs), self.runs[0], self.runs[-1]) if self.runs else _Slice(self, 0, 0)
+        return (
+            _Slice(chain=self, lo=0, hi=len(self.runs), head=self.runs[0], tail=self.runs[-1])
+            if self.runs
+            else _Slice(chain=self, lo=0, hi=0)
+        )
 
     def best(self, lo: int, hi: int) -> tuple[int, int]:
         """``(-size, index)`` of the longest run from index ``lo`` to before ``hi``, the first on a tie."""
@@ -166,7 +170,7 @@ class _Chain:
 _NONE: Final = (1, 0)  # a tree node with no run: every run, of size 1 or more, is less
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class _Slice:
     """The runs ``lo`` to before ``hi`` of a chain, the first and last as cut to a range."""
 
@@ -199,7 +203,7 @@ class _Slice:
             lo += 1
         while lo < hi and (tail := _cut(self.run(hi - 1), box)) is None:
             hi -= 1
-        return _Slice(chain, lo, hi, head, tail)
+        return _Slice(chain=chain, lo=lo, hi=hi, head=head, tail=tail)
 
 
 def _cut(run: _Run, box: _Box) -> _Run | None:

@@ -52,7 +52,7 @@ _TURNS_IN_TEXT = re.compile(
 _DIGITS = re.compile(r"\d+")
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Reference:
     """What a support item or an Addresses target cites."""
 
@@ -76,16 +76,16 @@ def parse_reference(text: str, source_names: Sequence[str]) -> Reference:
     text = text.strip()
     url = _URL.match(text)
     if url:
-        return Reference("url", text, url=_address(url.group()), excerpt=_excerpt(text[url.end() :]))
+        return Reference(kind="url", text=text, url=_address(url.group()), excerpt=_excerpt(text[url.end() :]))
     principle = _PRINCIPLE.match(text)
     if principle:
-        return Reference("principle" if principle.group(1).strip() else "unknown", text)
+        return Reference(kind="principle" if principle.group(1).strip() else "unknown", text=text)
     conjecture = _CONJECTURE.match(text)
     if conjecture:
-        return Reference("conjecture" if text[conjecture.end() :].strip() else "unknown", text)
+        return Reference(kind="conjecture" if text[conjecture.end() :].strip() else "unknown", text=text)
     turn = _TURN.match(text)
     if turn:
-        return Reference("turn", text, turn=int(turn.group(1)), excerpt=_excerpt(text[turn.end() :]))
+        return Reference(kind="turn", text=text, turn=int(turn.group(1)), excerpt=_excerpt(text[turn.end() :]))
     cited = text.removeprefix("./")
     for name in source_names:
         rest = cited[len(name) :]
@@ -97,8 +97,8 @@ def parse_reference(text: str, source_names: Sequence[str]) -> Reference:
             return _source_reference(text, rest)
     other = _OTHER_DOCUMENT.match(cited)
     if other:
-        return Reference("other-document", text, document=other.group(1))
-    return Reference("unknown", text)
+        return Reference(kind="other-document", text=text, document=other.group(1))
+    return Reference(kind="unknown", text=text)
 
 
 def is_conjecture(text: str) -> bool:
@@ -114,7 +114,7 @@ def _source_reference(text: str, rest: str) -> Reference:
     elif found := _LINES.match(rest):
         start = int(found.group(1))
         lines, rest = (start, int(found.group(2) or start)), rest[found.end() :]
-    return Reference("source", text, heading=heading, lines=lines, excerpt=_excerpt(rest))
+    return Reference(kind="source", text=text, heading=heading, lines=lines, excerpt=_excerpt(rest))
 
 
 def _excerpt(rest: str) -> str | None:
@@ -157,7 +157,7 @@ def heading_candidates(written: str) -> list[str]:
     return [written] + [written[:cut] for cut in reversed(cuts)]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TurnMention:
     """A turn a running text names, with the excerpt quoted right after it, if any."""
 
@@ -175,11 +175,13 @@ def turns_in_text(text: str) -> list[TurnMention]:
         numbers = list(_DIGITS.finditer(match.group()))
         if len(numbers) == 1:
             excerpt, end = _quoted_after(text, match.end())
-            found.append(TurnMention(int(numbers[0].group()), excerpt, match.start(), end))
+            found.append(TurnMention(turn=int(numbers[0].group()), excerpt=excerpt, start=match.start(), end=end))
             continue
         for index, number in enumerate(numbers):
             start = match.start() if index == 0 else match.start() + number.start()
-            found.append(TurnMention(int(number.group()), None, start, match.start() + number.end()))
+            found.append(
+                TurnMention(turn=int(number.group()), excerpt=None, start=start, end=match.start() + number.end())
+            )
     return found
 
 

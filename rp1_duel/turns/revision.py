@@ -54,7 +54,7 @@ class EditProblem:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class _Change:
     start: int
     end: int  # == start for an insert
@@ -129,6 +129,15 @@ class Revision:
         it (``a/PATH``, ``b/PATH``); empty when nothing changes."""
         return f"--- a/{path}\n+++ b/{path}\n{self._hunks}" if self._hunks else ""
 
+    def patch(self, path: str) -> str:
+        """:meth:`diff` with git's header: ``diff --git`` and an ``index`` line naming the blobs of the source
+        and of this revision, so ``git apply -3`` can merge it into a document that moved on; empty when
+        nothing changes."""
+        if not self._hunks:
+            return ""
+        blobs = f"{git_blob_id(self.source)}..{git_blob_id(self.text)}"
+        return f"diff --git a/{path} b/{path}\nindex {blobs} 100644\n{self.diff(path)}"
+
     @functools.cached_property
     def _hunks(self) -> str:
         """The diff's hunks, found once: :meth:`diff` and :meth:`counts` both ask, and the path is in the header only."""
@@ -142,6 +151,12 @@ class Revision:
         """Lines added and removed, as :meth:`diff` shows them."""
         body = self.diff("-").split("\n")[2:]  # after the --- and +++ lines
         return sum(line.startswith("+") for line in body), sum(line.startswith("-") for line in body)
+
+
+def git_blob_id(text: str) -> str:
+    """The id git gives a file holding ``text`` (UTF-8): the SHA-1 of its blob, as ``git hash-object`` prints it."""
+    data = text.encode("utf-8")
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 @functools.lru_cache(maxsize=8)
@@ -176,7 +191,7 @@ def _locate(source: str, edit: Edit) -> _Change | EditProblem:
     text = edit.text.replace("\n", newline)
     if edit.kind == "delete" and _whole_lines(source, start, end):
         end += len(_LINE.match(source, end).group()) if end < len(source) else 0  # type: ignore[union-attr]
-    return _Change(start, end, text, edit.name)
+    return _Change(start=start, end=end, text=text, name=edit.name)
 
 
 def _whole_lines(source: str, start: int, end: int) -> bool:
@@ -199,7 +214,7 @@ def _insertion(source: str, edit: Edit, newline: str) -> _Change | EditProblem:
     before = "" if raw[index].endswith(("\n", "\r")) else newline
     after = "" if index + 1 >= len(lines) or not lines[index + 1].strip() else newline
     text = before + newline + edit.text.replace("\n", newline) + newline + after
-    return _Change(at, at, text, edit.name)
+    return _Change(start=at, end=at, text=text, name=edit.name)
 
 
 @functools.lru_cache(maxsize=8)
@@ -235,7 +250,7 @@ def _short(text: str) -> str:
     return flat if len(flat) <= 60 else flat[:57] + "..."
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class _Index:
     """The source compared as quotes are, each character mapped back to the source characters it came from.
 
@@ -304,7 +319,7 @@ def _index(source: str) -> _Index:
         folded += len(text)
         done = end
     pieces.append(source[done:].translate(folds))
-    return _Index("".join(pieces), at, length, starts, ends)
+    return _Index(text="".join(pieces), at=at, length=length, starts=starts, ends=ends)
 
 
 def _unit_boundary(char: str) -> bool:

@@ -125,7 +125,10 @@ def read_source(path: str | os.PathLike[str]) -> SourceDocument:
     """Read and decode the source at ``path``; raises :class:`SourceUnreadable`."""
     where = os.fspath(path)
     try:
-        return SourceDocument.from_bytes(read_bounded(where, MAX_SOURCE_BYTES), where)
+        data = read_bounded(where, MAX_SOURCE_BYTES)
+        if b"\x00" in data:  # valid UTF-8, but no text document holds one, and no turn may quote it
+            raise SourceUnreadable(where, reason="holds a NUL byte: not a text document")
+        return SourceDocument.from_bytes(data, where)
     except UnicodeDecodeError:
         raise SourceUnreadable(where, reason="not UTF-8") from None
     except ValueError as exc:

@@ -68,7 +68,7 @@ def resolve_host(host: str, port: int) -> list[IPAddress]:
     return list(dict.fromkeys(addresses))
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class FetchPolicy:
     """What a fetch may do. Tests inject ``refuse`` (which addresses are refused) and ``resolve``."""
 
@@ -93,7 +93,7 @@ class FetchPolicy:
         return judge(address)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Fetched:
     """What came back for one URL: a body to extract, or why there is none."""
 
@@ -115,7 +115,7 @@ class _Failed(Exception):
         self.status = status
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Answer:
     status: int
     reason: str
@@ -160,9 +160,9 @@ class Fetcher:
                     return self._finished(url, current, answer)
                 current = urljoin(current, location.strip())
         except _Failed as failed:
-            return Fetched(url, final_url=current, status=failed.status, error=failed.error, detail=failed.detail)
+            return Fetched(url=url, final_url=current, status=failed.status, error=failed.error, detail=failed.detail)
         return Fetched(
-            url,
+            url=url,
             final_url=current,
             error=FetchFailure.TOO_MANY_REDIRECTS,
             detail=f"more than {self.policy.max_redirects} redirects",
@@ -172,7 +172,14 @@ class Fetcher:
         if not 200 <= answer.status < 300:
             raise _Failed(FetchFailure.HTTP_STATUS, f"HTTP {answer.status} {answer.reason}".strip(), answer.status)
         content_type = answer.headers.get_content_type() if answer.headers.get("Content-Type") else None
-        return Fetched(url, final, answer.status, content_type, answer.headers.get_content_charset(), answer.body)
+        return Fetched(
+            url=url,
+            final_url=final,
+            status=answer.status,
+            content_type=content_type,
+            charset=answer.headers.get_content_charset(),
+            body=answer.body,
+        )
 
     def _with_retries(self, url: str, deadline: float) -> _Answer:
         """The answer to ``url``, 429 and 503 asked again after the wait the server names (else 1 s, 2 s)."""
@@ -325,7 +332,7 @@ class Fetcher:
             response.begin()
             # The reason phrase is the server's text, bound for a terminal: printable characters only.
             reason = "".join(char if char.isprintable() else "?" for char in response.reason[:100])
-            answer = _Answer(response.status, reason, response.headers)
+            answer = _Answer(status=response.status, reason=reason, headers=response.headers)
             if 200 <= response.status < 300:
                 answer.body = self._body(response, sock, deadline)
             return answer

@@ -114,7 +114,15 @@ def cast_vote(seat: Seat, citation: Citation, *, url: str, text: str, page: Sear
     try:
         raw = seat.voter.ask(BRIEFS[seat.brief], vote_prompt(citation, url=url, text=text))
     except VoterError as exc:
-        return VoteRecord(seat.voter.name, seat.brief, None, None, None, valid=False, reason=f"the voter failed: {exc}")
+        return VoteRecord(
+            voter=seat.voter.name,
+            brief=seat.brief,
+            answer=None,
+            excerpt=None,
+            basis=None,
+            valid=False,
+            reason=f"the voter failed: {exc}",
+        )
     return read_vote(raw, voter=seat.voter.name, brief=seat.brief, page=page)
 
 
@@ -130,7 +138,13 @@ def read_vote(raw: str, *, voter: str, brief: str, page: SearchableText) -> Vote
     def vote(invalid_because: str | None = None) -> VoteRecord:
         """The vote, valid unless a reason why not is given."""
         return VoteRecord(
-            voter, brief, answer, kept or None, basis, valid=invalid_because is None, reason=invalid_because
+            voter=voter,
+            brief=brief,
+            answer=answer,
+            excerpt=kept or None,
+            basis=basis,
+            valid=invalid_because is None,
+            reason=invalid_because,
         )
 
     if answer is None:

@@ -207,14 +207,14 @@ class Verifier:
         if fetched.body is None:
             return Page(
                 FetchRecord(
-                    fetched.final_url,
-                    fetched.status,
-                    fetched.content_type,
-                    None,
-                    None,
-                    now,
-                    fetched.error,
-                    fetched.detail,
+                    final_url=fetched.final_url,
+                    status=fetched.status,
+                    content_type=fetched.content_type,
+                    content_sha256=None,
+                    bytes=None,
+                    fetched_at=now,
+                    error=fetched.error,
+                    detail=fetched.detail,
                 ),
                 None,
             )
@@ -233,7 +233,14 @@ class Verifier:
         if text is not None and self.pages is not None:
             self.pages.put(sha256, text=text)
         record = FetchRecord(
-            fetched.final_url, fetched.status, fetched.content_type, sha256, len(body), now, error, detail
+            final_url=fetched.final_url,
+            status=fetched.status,
+            content_type=fetched.content_type,
+            content_sha256=sha256,
+            bytes=len(body),
+            fetched_at=now,
+            error=error,
+            detail=detail,
         )
         return Page(record, text)
 
@@ -278,10 +285,17 @@ def _unchanged(record: FetchRecord, known: FetchRecord | None) -> FetchRecord:
 
 
 def _entry(citation: Citation, judged: Judgement, votes: tuple[VoteRecord, ...] = ()) -> CitationEntry:
-    return CitationEntry(citation, judged.verdict, judged.confidence, judged.reason, votes, judged.missing_figures)
+    return CitationEntry(
+        citation=citation,
+        verdict=judged.verdict,
+        confidence=judged.confidence,
+        reason=judged.reason,
+        votes=votes,
+        missing_figures=judged.missing_figures,
+    )
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ArtifactVerification:
     """One artifact verified: its new sidecar, where it goes, and whether it changed."""
 
@@ -379,17 +393,21 @@ def verify_artifact(
     verification = verifier.verify(citations, previous=previous, refresh=refresh)
     voters = dict.fromkeys(vote.voter for entry in verification.entries for vote in entry.votes)
     sidecar = Sidecar(
-        record.front.duel_id,
-        where.name,
-        blocks[-1].sha256 if blocks else GENESIS,
-        len(blocks),
-        iso(clock()),
-        tuple(voters),
-        verification.fetches,
-        verification.entries,
+        duel_id=record.front.duel_id,
+        artifact=where.name,
+        chain_head=blocks[-1].sha256 if blocks else GENESIS,
+        turns=len(blocks),
+        verified_at=iso(clock()),
+        voters=tuple(voters),
+        fetches=verification.fetches,
+        citations=verification.entries,
     )
     if previous is not None and sidecar.same_content(previous):
         return ArtifactVerification(
-            where, side, replace(sidecar, verified_at=previous.verified_at), changed=False, notes=tuple(notes)
+            path=where,
+            sidecar_path=side,
+            sidecar=replace(sidecar, verified_at=previous.verified_at),
+            changed=False,
+            notes=tuple(notes),
         )
-    return ArtifactVerification(where, side, sidecar, changed=True, notes=tuple(notes))
+    return ArtifactVerification(path=where, sidecar_path=side, sidecar=sidecar, changed=True, notes=tuple(notes))

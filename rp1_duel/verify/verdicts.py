@@ -41,7 +41,7 @@ _CONFIDENCE_OF_BASIS: Final = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Judgement:
     """A citation's verdict, its confidence (if any) and the reason, in a line."""
 
@@ -54,11 +54,19 @@ class Judgement:
 def by_kind(citation: Citation) -> Judgement | None:
     """The verdict of an item that is not a URL: nothing to fetch."""
     if citation.kind == CitationKind.PRINCIPLE:
-        return Judgement(Verdict.NOT_CHECKABLE, None, "a principle is argued, not cited")
+        return Judgement(verdict=Verdict.NOT_CHECKABLE, confidence=None, reason="a principle is argued, not cited")
     if citation.kind == CitationKind.SOURCE:
-        return Judgement(Verdict.CHECKED_AT_APPEND, None, "checked against the source when the turn was appended")
+        return Judgement(
+            verdict=Verdict.CHECKED_AT_APPEND,
+            confidence=None,
+            reason="checked against the source when the turn was appended",
+        )
     if citation.kind == CitationKind.TURN:
-        return Judgement(Verdict.CHECKED_AT_APPEND, None, "checked against the cited turn when the turn was appended")
+        return Judgement(
+            verdict=Verdict.CHECKED_AT_APPEND,
+            confidence=None,
+            reason="checked against the cited turn when the turn was appended",
+        )
     return None
 
 
@@ -66,9 +74,11 @@ def failed_fetch(record: FetchRecord) -> Judgement | None:
     """What a fetch that read no page settles (the sidecar's own rule, :func:`fetch_verdict`), with its reason."""
     settled = fetch_verdict(record)
     if settled == Verdict.FABRICATED:
-        return Judgement(Verdict.FABRICATED, Confidence.HIGH, f"dead link: {record.detail}")
+        return Judgement(verdict=Verdict.FABRICATED, confidence=Confidence.HIGH, reason=f"dead link: {record.detail}")
     if settled == Verdict.UNVERIFIABLE:
-        return Judgement(Verdict.UNVERIFIABLE, None, f"the page could not be read: {record.detail}")
+        return Judgement(
+            verdict=Verdict.UNVERIFIABLE, confidence=None, reason=f"the page could not be read: {record.detail}"
+        )
     return None
 
 
@@ -81,14 +91,25 @@ def mechanical(
     if settled is not None:
         return settled
     if citation.excerpt is not None and (page is None or not page.contains(citation.excerpt)):
-        return Judgement(Verdict.FABRICATED, Confidence.HIGH, "the quoted excerpt is not on the page")
+        return Judgement(
+            verdict=Verdict.FABRICATED, confidence=Confidence.HIGH, reason="the quoted excerpt is not on the page"
+        )
     missing = figures.missing(checked_figures(citation)) if figures is not None else ()
     if missing:
         named = ", ".join(figure.text for figure in missing)
         reason = f"the page does not state the claim's {'figure' if len(missing) == 1 else 'figures'} {named}"
-        return Judgement(Verdict.UNRELIABLE, Confidence.HIGH, reason, tuple(figure.text for figure in missing))
+        return Judgement(
+            verdict=Verdict.UNRELIABLE,
+            confidence=Confidence.HIGH,
+            reason=reason,
+            missing_figures=tuple(figure.text for figure in missing),
+        )
     if citation.claim is None:
-        return Judgement(Verdict.REACHABLE, None, f"the page is there (HTTP {record.status}); no claim to judge")
+        return Judgement(
+            verdict=Verdict.REACHABLE,
+            confidence=None,
+            reason=f"the page is there (HTTP {record.status}); no claim to judge",
+        )
     return None
 
 
@@ -98,7 +119,7 @@ NO_MODEL: Final = "judging the claim needs a model, and none is configured"
 def unjudged(citation: Citation, why: str = NO_MODEL) -> Judgement:
     """The verdict of a citation whose page is there but whose claim no model judged, and why not."""
     quoted = ", and the quoted excerpt is on it" if citation.excerpt is not None else ""
-    return Judgement(Verdict.UNJUDGED, None, f"the page is there{quoted}; {why}")
+    return Judgement(verdict=Verdict.UNJUDGED, confidence=None, reason=f"the page is there{quoted}; {why}")
 
 
 def quorum(votes: Sequence[VoteRecord]) -> Judgement:
@@ -118,12 +139,18 @@ def quorum(votes: Sequence[VoteRecord]) -> Judgement:
     )
     decided = quorum_verdict(votes)  # the sidecar's own rule, which duel validate checks again
     if decided == Verdict.UNRELIABLE and len(refutes) >= QUORUM:
-        return Judgement(Verdict.UNRELIABLE, agreed_confidence(refutes), f"refuted by the page ({tally})")
+        return Judgement(
+            verdict=Verdict.UNRELIABLE, confidence=agreed_confidence(refutes), reason=f"refuted by the page ({tally})"
+        )
     if decided == Verdict.VERIFIED:
-        return Judgement(Verdict.VERIFIED, agreed_confidence(supports), f"supported by the page ({tally})")
+        return Judgement(
+            verdict=Verdict.VERIFIED, confidence=agreed_confidence(supports), reason=f"supported by the page ({tally})"
+        )
     if decided == Verdict.UNRELIABLE:
-        return Judgement(Verdict.UNRELIABLE, Confidence.LOW, f"not supported by the page ({tally})")
-    return Judgement(Verdict.INCONCLUSIVE, None, f"no 2-of-3 decision ({tally})")
+        return Judgement(
+            verdict=Verdict.UNRELIABLE, confidence=Confidence.LOW, reason=f"not supported by the page ({tally})"
+        )
+    return Judgement(verdict=Verdict.INCONCLUSIVE, confidence=None, reason=f"no 2-of-3 decision ({tally})")
 
 
 def agreed_basis(votes: Sequence[VoteRecord]) -> str | None:

@@ -47,7 +47,7 @@ MODEL_ID_LIMIT = 200  # a served model's id as logged: longer is no model's name
 PREFLIGHT_TIMEOUT_SECONDS = 10.0
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TurnRequest:
     """What a provider needs to compose one turn, split so that model APIs can cache it.
 

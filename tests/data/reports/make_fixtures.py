@@ -535,21 +535,32 @@ def write_sidecar(artifact: Path, covered: int, verified_at: str) -> None:
             assert citation.url is not None
             verdict, confidence, reason, answers = URL_VERDICTS[citation.url]
             fetches[citation.url] = verification.FetchRecord(
-                citation.url, 200, "text/html", "0" * 63 + "1", 48_213, verified_at, None, "read as HTML"
+                final_url=citation.url,
+                status=200,
+                content_type="text/html",
+                content_sha256="0" * 63 + "1",
+                bytes=48_213,
+                fetched_at=verified_at,
+                error=None,
+                detail="read as HTML",
             )
             votes = tuple(
                 verification.VoteRecord(
-                    voter,
-                    Vote.BRIEF_REFUTE if "refute" in voter else Vote.BRIEF_SUPPORT,
-                    answer,
-                    None,
-                    Vote.STATES,
+                    voter=voter,
+                    brief=Vote.BRIEF_REFUTE if "refute" in voter else Vote.BRIEF_SUPPORT,
+                    answer=answer,
+                    excerpt=None,
+                    basis=Vote.STATES,
                     valid=True,
                     reason=None,
                 )
                 for voter, answer in zip(VOTERS, answers, strict=True)
             )
-        entries.append(verification.CitationEntry(citation, verdict, confidence, reason, votes))
+        entries.append(
+            verification.CitationEntry(
+                citation=citation, verdict=verdict, confidence=confidence, reason=reason, votes=votes
+            )
+        )
     sidecar = verification.Sidecar(
         duel_id=record.front.duel_id,
         artifact=artifact.name,
