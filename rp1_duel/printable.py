@@ -26,8 +26,10 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
-def printable_json(value: object, *, indent: int | None = None) -> str:
+def printable_json(value: object, *, indent: int | None = None, compact: bool = False) -> str:
     r"""``value`` as JSON text safe to print: non-ASCII text kept as it is, but every control character and lone
-    surrogate written ``\uXXXX`` (``json.dumps`` escapes only C0 itself), so the text decodes to the same value."""
+    surrogate written ``\uXXXX`` (``json.dumps`` escapes only C0 itself), so the text decodes to the same value.
+    ``compact``: no space after a comma or a colon, as a model reads it (``duel mcp``)."""
+    separators = (",", ":") if compact else None
     # Outside its strings JSON text holds no such character: every one found is inside a string.
-    return printable(json.dumps(value, ensure_ascii=False, indent=indent))
+    return printable(json.dumps(value, ensure_ascii=False, indent=indent, separators=separators))

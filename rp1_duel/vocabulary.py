@@ -84,6 +84,7 @@ __all__ = [
     "NextStep",
     "Outcome",
     "Phase",
+    "Readable",
     "ReasoningLevel",
     "RecordCode",
     "Role",
@@ -174,6 +175,9 @@ class Role:
 
 
 ROLES: Final = (Role.PANELIST, Role.CHAIR)
+
+# -- what `duel mcp`'s duel_read pages through (section 2) --------------------------------
+Readable = Literal["source", "turns"]
 
 # -- what `duel join` strips around a model's answer before validating it (section 2) ----
 # One tuple, not a constant each: lower-case string constants here are next_step words.

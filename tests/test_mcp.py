@@ -34,7 +34,7 @@ from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
 from rp1_duel.review.watch import Follower
 from rp1_duel.settings import DuelSettings
-from rp1_duel.vocabulary import EventType, RuleCode, Verdict
+from rp1_duel.vocabulary import NEXT_STEPS, OUTCOMES, ROLES, EventType, RuleCode, Verdict
 
 from fake_web import CLAIM, FakeWeb, honest_vote
 from helpers import SOURCE, join, make_turn, sealed_opening
@@ -63,7 +63,16 @@ class Seat:
     async def call(self, tool: str, progress: Any = None, **arguments: Any) -> CallToolResult:
         result = await self.session.call_tool(tool, arguments, progress_callback=progress)
         self.answers.append(json.dumps(result.structured_content))
+        self.answers += [block.text for block in result.content if isinstance(block, TextContent)]
         return result
+
+    async def text(self, tool: str, **arguments: Any) -> str:
+        """The text content of a call that succeeds: what a harness shows its model."""
+        result = await self.call(tool, **arguments)
+        assert not result.is_error, result.content
+        [block] = result.content
+        assert isinstance(block, TextContent)
+        return block.text
 
     async def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
         result = await self.call(tool, **arguments)
@@ -177,9 +186,98 @@ def test_calls_out_of_order_or_with_wrong_arguments_get_tool_errors_with_codes(w
             assert (await alice.error("duel_append", turn=alice.turn(1)))["code"] == "LEASE_NOT_HELD"
             refused = await alice.ok("duel_claim")  # the peer has not joined: refused, an answer
             assert not refused["acquired"]
-            wrong = await alice.call("duel_wait", timeout_seconds="soon")
-            assert wrong.is_error  # the SDK's own validation of a typed input
-            assert (await alice.call("duel_read", what="everything")).is_error  # `what` is source or turns
+            assert (await alice.error("duel_read", what="everything"))["code"] == "INVALID_ARGUMENT"
+
+    run(scenario)
+
+
+def test_a_wrong_typed_or_missing_argument_is_invalid_argument_naming_each_field(workspace):
+    """The SDK's validation of a typed input answers as duel does: a code, and each field with what it must be."""
+
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Alice") as alice:
+            await alice.ok("duel_join")
+            wrong = await alice.error("duel_wait", timeout_seconds="soon")
+            assert wrong == {
+                "code": "INVALID_ARGUMENT",
+                "message": "duel_wait: timeout_seconds must be a number from 0 to 3600",
+                "details": {"fields": ["timeout_seconds"]},
+            }
+            both = await alice.error("duel_read", what="everything", page=0)
+            assert both["code"] == "INVALID_ARGUMENT" and both["details"] == {"fields": ["page", "what"]}
+            assert "page must be a whole number of at least 1" in both["message"]
+            assert "what must be one of source, turns" in both["message"]
+            missing = await alice.error("duel_commit_opening")
+            assert missing["message"] == "duel_commit_opening: turn is required: a string"
+            assert (await alice.error("duel_close", outcome="WON"))["details"] == {"fields": ["outcome"]}
+            said = "\n".join(alice.answers)
+            assert "pydantic" not in said and "validation error" not in said.lower()
+
+    run(scenario)
+
+
+READ_ONLY = {"duel_status", "duel_rules", "duel_read", "duel_wait"}
+
+
+def test_tools_list_annotates_describes_and_bounds_every_tool_as_an_agent_reads_it(workspace):
+    """What a harness shows its model before any call: annotations, one-paragraph descriptions, a description for
+    every parameter, enums and bounds, and an output schema for every answer that is data."""
+
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Alice") as alice:
+            tools = {tool.name: tool for tool in (await alice.session.list_tools()).tools}
+        for name, tool in tools.items():
+            hints = tool.annotations
+            assert hints is not None, name
+            assert hints.read_only_hint is (name in READ_ONLY), name
+            if name not in READ_ONLY:
+                assert hints.destructive_hint is False, name
+            assert tool.description and "\n" not in tool.description and "  " not in tool.description, name
+            for parameter, schema in tool.input_schema.get("properties", {}).items():
+                assert schema.get("description"), f"{name}.{parameter} has no description"
+            assert (tool.output_schema is None) is (name == "duel_rules"), name  # the rules are Markdown, not data
+        properties = {name: tool.input_schema.get("properties", {}) for name, tool in tools.items()}
+        assert enum(properties["duel_read"]["what"]) == ["source", "turns"]
+        assert enum(properties["duel_join"]["role"]) == list(ROLES)
+        assert enum(properties["duel_close"]["outcome"]) == list(OUTCOMES)
+        assert enum(properties["duel_wait"]["next_step"]) == list(NEXT_STEPS)
+        assert properties["duel_read"]["page"]["minimum"] == 1
+        [bounded] = [each for each in properties["duel_wait"]["timeout_seconds"]["anyOf"] if each["type"] == "number"]
+        assert (bounded["minimum"], bounded["maximum"]) == (0, 3600)
+        stance = tools["duel_append"].output_schema["properties"]["stance"]  # type: ignore[index]
+        assert enum(stance) == [
+            "OPEN_TO_DEBATE",
+            "CONVERGING",
+            "ACCEPTING_CONSENSUS",
+            "DISSENTING",
+            "REVISING",
+            "CHAIR",
+        ]
+
+    run(scenario)
+
+
+def enum(schema: dict[str, Any]) -> list[Any]:
+    """The values a schema allows, whether it is an enum, a nullable one, or a union of enums."""
+    arms = schema.get("anyOf", [schema])
+    return [value for arm in arms for value in arm.get("enum", [])]
+
+
+def test_the_rules_reach_the_model_as_markdown_and_a_records_answer_as_compact_json(workspace):
+    async def scenario() -> None:
+        async with mcp_seat(workspace, "Alice") as alice:
+            await alice.ok("duel_join")
+            rules = await alice.call("duel_rules")
+            assert rules.structured_content is None  # nothing for a harness to show escaped in its place
+            text = await alice.text("duel_rules")
+            assert text.startswith("Format") and "\n```markdown\n## Turn {N}" in text and "## Outcomes\n" in text
+            status = await alice.call("duel_status")
+            [block] = status.content
+            assert isinstance(block, TextContent)
+            assert json.loads(block.text) == status.structured_content  # the same data, compact
+            assert ", " not in block.text.split('"duel"')[0] and '":' in block.text
+            page = await alice.text("duel_read", what="source")
+            assert page.startswith("design.md, page 1 of 1:\n\n    1  # Lease design\n")  # Markdown, not JSON
 
     run(scenario)
 
@@ -259,6 +357,13 @@ def test_a_debate_dir_it_cannot_write_is_refused_at_start(workspace):
     done = subprocess.run([sys.executable, *args], cwd=workspace, capture_output=True, text=True, timeout=30)
     assert done.returncode != 0
     assert done.stderr.startswith("duel: ") and "Traceback" not in done.stderr
+
+
+def test_a_store_url_of_no_store_is_refused_at_start_though_the_store_opens_at_the_first_call(workspace):
+    args = server_params(workspace, "Alice", "--store", "mysql://somewhere/duels").args
+    done = subprocess.run([sys.executable, *args], cwd=workspace, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.startswith("duel: ") and "postgresql://" in done.stderr and "Traceback" not in done.stderr
 
 
 def server_pid(workspace: Path, name: str) -> int:
@@ -472,6 +577,35 @@ def test_a_stop_signal_ends_the_server_while_its_input_stays_open(workspace: Pat
         assert "interrupted" in said and "Traceback" not in said
 
 
+SEAT_MODULES = ("rp1_duel.mcp_server.seat", "rp1_duel.coordination.service", "rp1_duel.participant")
+
+
+def test_initialize_and_tools_list_load_none_of_the_seats_modules(workspace: Path) -> None:
+    """Start-up is what a harness waits for (Codex gives a server about a second): until the first tool call the
+    server imports neither the seat, nor the service, nor the participant package."""
+    args = server_params(workspace, "Alice").args
+    pipe = subprocess.PIPE
+    argv = [sys.executable, "-X", "importtime", *args]
+    with subprocess.Popen(argv, cwd=workspace, stdin=pipe, stdout=pipe, stderr=pipe) as server:
+        assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ):
+            server.stdin.write(json.dumps(message).encode() + b"\n")
+            server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1
+        listed = json.loads(server.stdout.readline())
+        assert listed["id"] == 2 and len(listed["result"]["tools"]) == len(MCP_TOOLS)
+        server.stdin.close()
+        assert server.wait(timeout=10) == 0
+        imported = {line.rsplit("|", 1)[-1].strip() for line in server.stderr.read().decode().splitlines()}
+    assert [name for name in imported if name.startswith(SEAT_MODULES)] == []
+    assert not (workspace / "debates").exists()  # nor is anything created
+
+
 class RecordingModel:
     """A model that answers nothing and keeps every request: what an audience member's model is shown."""
 
@@ -510,7 +644,8 @@ def test_a_redacted_claim_is_in_no_view_a_person_or_a_model_is_served(workspace:
             served.extend([await resource(alice, uri) for uri in MCP_RESOURCES])
             for what in ("turns", "source"):
                 served.append(json.dumps(await alice.ok("duel_read", what=what)))
-            served.extend([json.dumps(await alice.ok(tool)) for tool in ("duel_status", "duel_rules")])
+            served.append(json.dumps(await alice.ok("duel_status")))
+            served.append(await alice.text("duel_rules"))
             path.append(Path(service.status(bob.duel_id).duel.debate_path))
 
     path: list[Path] = []

@@ -33,6 +33,8 @@ from .arguments import store_waits_to_stderr
 if TYPE_CHECKING:
     from ..configuration import Config, Flags
     from ..coordination.service import DuelService
+    from ..mcp_server.seat import AgentSeat
+    from ..participant.checking import CitationChecker
     from ..participant.providers import Provider
     from ..participant.voters import ProviderVoter
     from ..verify.run import Verifier
@@ -154,6 +156,18 @@ def open_service(debate_dir: str | os.PathLike[str], store: str | None) -> DuelS
     service = DuelService(debate_dir, store=store)
     service.on_store_wait = store_waits_to_stderr("duel")
     return service
+
+
+def check_usable(config: Config) -> None:
+    """What would stop a command's store from opening, said without opening it: a debate dir that is a file
+    (``DEBATE_DIR_INVALID``), a ``--store`` that is no store's URL."""
+    from ..coordination.storage import DebateDir
+
+    DebateDir(config.debate_dir).check_usable()
+    if config.store:
+        from ..coordination.service import check_store_url
+
+        check_store_url(config.store)
 
 
 def load(flags: Flags, extra: list[str] | None = None) -> Config:
@@ -1343,14 +1357,14 @@ def mcp_command(
     The participant token stays in this process (and its owner-only stash, so a restarted server resumes the seat); the lease is refreshed while the agent holds the floor. A turn's Source Challenges are fetched and ruled on before the floor passes on, as duel join does. SIGTERM, SIGHUP or a closed input give the floor back and keep the seat. Set a harness up with `duel skill --harness … --mcp --install`.
     """
     from ..configuration import Flags
-    from ..mcp_server.seat import AgentSeat, SeatDefaults
     from ..mcp_server.server import serve
 
     try:
         config = load(Flags(debate_dir_, store))
-        service = open_service(config.debate_dir, store=config.store)
-        service.debate.check_usable()  # said now, but nothing is created before the first call
-        checker = None
+        check_usable(config)  # said now, but nothing is created (nor the store opened) before the first call
+        settings = config.settings()
+        target = os.path.abspath(target) if target else None  # as the folder the server started in names it
+        checker: CitationChecker | None = None
         if voter and not verify:
             from ..errors import invalid_argument
 
@@ -1361,21 +1375,29 @@ def mcp_command(
             checker = citation_checker(voter or [], allow_private_hosts=allow_private_hosts)
             for line in checker.preflight():  # a bad key or model is said now, not at the first challenge
                 typer.echo(printable(line), err=True)
+    except DuelError as exc:
+        fail(exc)
+
+    def open_seat() -> AgentSeat:
+        """The seat, at the first tool call: ``initialize`` and ``tools/list`` load none of its modules."""
+        from ..mcp_server.seat import AgentSeat, SeatDefaults
+
         defaults = SeatDefaults(
-            target=os.path.abspath(target) if target else None,
+            target=target,
             name=name,
             harness=harness,
             model=model_id,
             topic=topic,
-            settings=config.settings(),
+            settings=settings,
             role=role,
             persona=persona,
             wait_seconds=wait_seconds,
         )
-    except DuelError as exc:
-        fail(exc)
+        service = open_service(config.debate_dir, store=config.store)
+        return AgentSeat(service, defaults, checker, allow_private_hosts=allow_private_hosts)
+
     try:
-        serve(AgentSeat(service, defaults, checker, allow_private_hosts=allow_private_hosts))
+        serve(open_seat)
     except KeyboardInterrupt:
         typer.echo("duel mcp: interrupted: the floor is released and the seat kept; start it again to resume", err=True)
         # The SDK reads standard input in a worker thread no signal wakes, and Python waits for it at exit

@@ -102,12 +102,18 @@ def _rerun(
 _retried_on_transient_failures = _rerun(RETRY_SECONDS)
 
 
-def open_store(url: str, debate: DebateDir) -> DuelStore:
-    """The store a ``--store`` URL names; only ``postgresql://`` (or ``postgres://``) for now."""
+def check_store_url(url: str) -> None:
+    """``INVALID_ARGUMENT`` unless ``url`` names a store there is: only ``postgresql://`` (or ``postgres://``) for now.
+    Said without opening it (``duel mcp`` opens its store at the first call)."""
     if not url.startswith(("postgresql://", "postgres://")):
         raise invalid_argument(
             "--store must be a postgresql:// URL (or leave it out: the debate dir keeps the duels)", flag="--store"
         )
+
+
+def open_store(url: str, debate: DebateDir) -> DuelStore:
+    """The store a ``--store`` URL names (:func:`check_store_url`)."""
+    check_store_url(url)
     try:
         from .postgres import PostgresStore  # psycopg is loaded only when a database is used
     except ModuleNotFoundError as exc:

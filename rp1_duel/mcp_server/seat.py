@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 from ..coordination.results import LeaseToken, Seat, StatusResult
 from ..errors import DuelError, invalid_argument
@@ -43,6 +43,7 @@ from ..vocabulary import (
     WAIT_PEER,
     WAIT_TURN,
     ErrorCode,
+    Readable,
     Role,
 )
 
@@ -60,7 +61,6 @@ WAIT_SLICE_SECONDS: Final = 2.0  # a wait looks for cancellation and reports pro
 WAIT_BOUND_SECONDS: Final = 45.0
 WAITING_STEPS: Final = (WAIT_PEER, WAIT_TURN)  # the steps a wait blocks on: every other asks the agent to act
 SECRETS: Final = ("participant_token", "lease_token")
-Readable = Literal["source", "turns"]  # what duel_read pages through
 
 # What each next_step asks of the agent, in the tools' words.
 STEP_WORDS: Final = {
