@@ -19,7 +19,28 @@ from ...vocabulary import ACCEPTED_CONSENSUS
 from .. import report_text as words
 from ..assessment import LABEL
 from ..decision import FlaggedCitation, RevisionView, SeatChange, SeatPosition
+from .blocks import (
+    HTML,
+    Block,
+    Card,
+    Cards,
+    Code,
+    Emphasis,
+    Inline,
+    Items,
+    Paragraph,
+    PathLink,
+    Position,
+    SeatName,
+    Section,
+    Span,
+    Strong,
+    Subheading,
+    TurnLink,
+    Untrusted,
+)
 from .data import STANCE_LEVELS, Report, TimelineEntry, UnresolvedEntry
+from .sections import audience
 
 __all__ = ["CAUTION_COLOUR", "SEAT_COLOURS", "SEAT_DASHES", "render_html"]
 
@@ -112,7 +133,7 @@ def render_html(report: Report) -> str:
         _unresolved(report),
         _agreements(report),
         _novel_arguments(report),
-        _audience(report),
+        section(audience(report)),
         _citations(report),
         _model_written(report),
         _judged_verdict(report),
@@ -145,6 +166,63 @@ def _text(text: str) -> str:
         position = found.start() + len(url)
     out.append(_e(text[position:]))
     return "".join(out)
+
+
+_PARAGRAPH_CLASSES = {"": "", "note": ' class="muted"', "pending": ' class="unanswered"'}
+
+
+def section(part: Section | None) -> str:
+    """A section on the page: its title a second-level heading, its blocks after it; none, nothing."""
+    if part is None:
+        return ""
+    return f"<section><h2>{spans(part.title)}</h2>{''.join(map(block, part.blocks))}</section>"
+
+
+def block(part: Block) -> str:
+    """One block on the page; a block only Markdown shows, nothing."""
+    if isinstance(part, Paragraph):
+        return f"<p{_PARAGRAPH_CLASSES[part.style]}>{spans(part.text)}</p>"
+    if isinstance(part, Subheading):
+        return f"<h3>{spans(part.text)}</h3>"
+    if isinstance(part, Items):
+        return "<ul>" + "".join(f"<li>{spans(item)}</li>" for item in part.items) + "</ul>"
+    if isinstance(part, Position):
+        return f'<div class="position">{_text(part.text) or f"<em>{_e(part.empty)}</em>"}</div>'
+    if isinstance(part, Cards):
+        return '<div class="seats">' + "".join(map(_card, part.cards)) + "</div>"
+    return block(part.block) if part.format == HTML else ""
+
+
+def _card(card: Card) -> str:
+    heading_class = f' class="{card.heading_class}"' if card.heading_class else ""
+    body = "".join(map(block, card.blocks))
+    return f'<div class="seat"><h3{heading_class}>{spans(card.heading)}</h3>{body}</div>'
+
+
+def spans(text: Inline) -> str:
+    """Spans on the page: every text escaped (the program's own with ``quote=False``: it is never an
+    attribute), recorded text's URLs made links where the section asks for them."""
+    return "".join(map(_span, text))
+
+
+def _span(one: Span) -> str:
+    if isinstance(one, str):
+        return html.escape(one, quote=False)
+    if isinstance(one, Untrusted):
+        return _text(one.text) if one.links else _e(one.text)
+    if isinstance(one, Code):
+        return f"<code>{_e(one.text)}</code>"
+    if isinstance(one, Strong):
+        return f"<strong>{spans(one.content)}</strong>"
+    if isinstance(one, Emphasis):
+        return f"<em>{spans(one.content)}</em>"
+    if isinstance(one, TurnLink):
+        return f'<a href="{_e(one.href)}">{one.number}</a>'
+    if isinstance(one, SeatName):
+        return f'<span style="color:{SEAT_COLOURS.get(one.seat, "#1f2328")}">{_e(one.name)}</span>'
+    if isinstance(one, PathLink):
+        return f'<a href="{_e(one.href)}">{_e(one.text)}</a>'
+    return spans(one.html)
 
 
 def _name(report: Report, seat: int) -> str:
@@ -637,31 +715,6 @@ def _novel_arguments(report: Report) -> str:
         for a in report.novel_arguments
     )
     return f"<section><h2>Novel arguments ({len(report.novel_arguments)})</h2><ul>{items}</ul></section>"
-
-
-def _audience(report: Report) -> str:
-    """Each question, who asked it and when, with the addressed seat's answer or why there is none; then the
-    final thoughts, labelled as the audience's."""
-    view = report.audience
-    if view is None:
-        return ""
-    cards = "".join(
-        f'<div class="seat"><h3 class="question">Q{q.id}. {_text(q.text)}</h3>'
-        f'<p class="muted">{words.asked(report, q, lambda n: _turn(report, n), _e)}'
-        + (
-            f'; {_name(report, q.to_seat)} answered:</p><div class="position">{_text(q.answer)}</div>'
-            if q.answer
-            else f'.</p><p class="unanswered">{_e(words.unanswered(q))}</p>'
-        )
-        + "</div>"
-        for q in view.questions
-    )
-    thoughts = "".join(f"<li><strong>{_e(t.by)}</strong>: {_text(t.text)}</li>" for t in view.final_thoughts)
-    return (
-        f'<section><h2>The audience</h2><div class="seats">{cards}</div>'
-        + (f"<h3>{_e(words.FINAL_THOUGHTS_LABEL)}</h3><ul>{thoughts}</ul>" if thoughts else "")
-        + "</section>"
-    )
 
 
 def _citations(report: Report) -> str:

@@ -18,7 +18,27 @@ from ...schedule import CHAIR_SEAT
 from .. import report_text as words
 from ..assessment import LABEL
 from ..decision import FlaggedCitation, SeatPosition
+from .blocks import (
+    MARKDOWN,
+    Block,
+    Cards,
+    Code,
+    Emphasis,
+    Inline,
+    Items,
+    Paragraph,
+    PathLink,
+    Position,
+    SeatName,
+    Section,
+    Span,
+    Strong,
+    Subheading,
+    TurnLink,
+    Untrusted,
+)
 from .data import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry, UnresolvedEntry
+from .sections import audience
 
 __all__ = ["cell", "code", "inline", "link", "render_markdown"]
 
@@ -50,7 +70,7 @@ def render_markdown(report: Report) -> str:
         "unresolved": _unresolved(report),
         "agreements": _agreements(report),
         "novel": _novel_arguments(report),
-        "audience": _audience(report),
+        "audience": section(audience(report)),
         "citations": _citations(report),
         "model_written": _model_written(report),
         "verdict": _judged_verdict(report),
@@ -130,6 +150,53 @@ def link(text: str, href: str) -> str:
     bracket or ``|`` inside ends the link or a table cell."""
     broken = _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH_SPACE, " ".join(text.split()))
     return "[" + _PUNCTUATION.sub(lambda found: "\\" + found.group(), broken) + f"]({href})"
+
+
+def section(part: Section | None) -> str:
+    """A section as Markdown: its title as a third-level heading, its blocks a blank line apart; none, nothing."""
+    if part is None:
+        return ""
+    return "\n\n".join([f"### {spans(part.title)}", *filter(None, map(block, part.blocks))])
+
+
+def block(part: Block) -> str:
+    """One block as Markdown; a block only the page shows, nothing."""
+    if isinstance(part, Paragraph):
+        return f"_{spans(part.text)}_" if part.style else spans(part.text)
+    if isinstance(part, Subheading):
+        return f"**{spans(part.text)}**:"
+    if isinstance(part, Items):
+        return "\n".join(f"- {spans(item)}" for item in part.items)
+    if isinstance(part, Position):
+        paragraphs = [p for p in part.text.split("\n\n") if p.strip()]
+        return "\n>\n".join(f"> {inline(p)}" for p in paragraphs) or f"_{part.empty}_"
+    if isinstance(part, Cards):
+        return ""
+    return block(part.block) if part.format == MARKDOWN else ""
+
+
+def spans(text: Inline, *, in_cell: bool = False) -> str:
+    """Spans as Markdown: recorded text made one line of text (:func:`cell` in a table cell, else :func:`inline`)."""
+    return "".join(_span(one, in_cell=in_cell) for one in text)
+
+
+def _span(one: Span, *, in_cell: bool) -> str:
+    if isinstance(one, str):
+        return one
+    if isinstance(one, Untrusted | SeatName):
+        text = one.text if isinstance(one, Untrusted) else one.name
+        return cell(text) if in_cell else inline(text)
+    if isinstance(one, Code):
+        return code(one.text)
+    if isinstance(one, Strong):
+        return f"**{spans(one.content, in_cell=in_cell)}**"
+    if isinstance(one, Emphasis):
+        return f"_{spans(one.content, in_cell=in_cell)}_"
+    if isinstance(one, TurnLink):
+        return f"[{one.number}]({one.href})"
+    if isinstance(one, PathLink):
+        return link(one.text, one.href)
+    return spans(one.markdown, in_cell=in_cell)
 
 
 def _turn(report: Report, number: int) -> str:
@@ -455,28 +522,6 @@ def _novel_arguments(report: Report) -> str:
             f"{inline(argument.claim) or 'no claim'} (support: {support})"
         )
     return "\n".join([*lines, "", "</details>"])
-
-
-def _audience(report: Report) -> str:
-    """Each question, who asked it and when, with the addressed seat's answer or why there is none; then the
-    final thoughts, labelled as the audience's."""
-    view = report.audience
-    if view is None:
-        return ""
-    lines = ["### The audience", ""]
-    for q in view.questions:
-        if q.answer:
-            said = f"{inline(report.name_of(q.to_seat))} answered: {inline(q.answer)}"
-        else:
-            said = f"_{inline(words.unanswered(q) or '')}_"
-        lines += [
-            f"- **Q{q.id}**, {words.asked(report, q, lambda n: _turn(report, n), inline)}: {inline(q.text)}  ",
-            f"  {said}",
-        ]
-    if view.final_thoughts:
-        lines += [*([""] if view.questions else []), f"**{words.FINAL_THOUGHTS_LABEL}**:", ""]
-        lines += [f"- {inline(t.by)}: {inline(t.text)}" for t in view.final_thoughts]
-    return "\n".join(lines)
 
 
 def _citations(report: Report) -> str:
