@@ -17,9 +17,11 @@ from typing import Literal
 __all__ = [
     "HTML",
     "MARKDOWN",
+    "Aside",
     "Block",
     "Card",
     "Cards",
+    "Cell",
     "Code",
     "Emphasis",
     "Format",
@@ -36,6 +38,7 @@ __all__ = [
     "Strong",
     "Style",
     "Subheading",
+    "Table",
     "TurnLink",
     "Untrusted",
 ]
@@ -100,6 +103,13 @@ class PathLink:
 
 
 @dataclass(frozen=True)
+class Aside:
+    """Spans set apart from the text they follow: muted on the page, as they are in Markdown."""
+
+    content: Inline
+
+
+@dataclass(frozen=True)
 class Per:
     """Spans worded differently in each format."""
 
@@ -107,7 +117,7 @@ class Per:
     html: Inline
 
 
-Span = str | Untrusted | Code | Strong | Emphasis | TurnLink | SeatName | PathLink | Per
+Span = str | Untrusted | Code | Strong | Emphasis | TurnLink | SeatName | PathLink | Aside | Per
 Inline = tuple[Span, ...]
 
 
@@ -136,6 +146,25 @@ class Items:
     """A bulleted list, one line per item."""
 
     items: tuple[Inline, ...]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell the page marks with a class of its own (``tag-blocking``, ``open``) when ``marked``."""
+
+    text: Inline
+    css: str
+    marked: bool | None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table, its header row first; on the page, each column's cells carry ``columns``' class (``n`` for a
+    number, ``text`` for prose), and the table scrolls sideways in a box of its own."""
+
+    head: tuple[str, ...]
+    rows: tuple[tuple[Inline | Cell, ...], ...]
+    columns: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -172,7 +201,7 @@ class Only:
     block: Block
 
 
-Block = Paragraph | Subheading | Items | Position | Cards | Only
+Block = Paragraph | Subheading | Items | Table | Position | Cards | Only
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Sequence
 
 from ...turns.references import trim_url
 from ...vocabulary import ACCEPTED_CONSENSUS
@@ -21,9 +20,11 @@ from ..assessment import LABEL
 from ..decision import FlaggedCitation, RevisionView, SeatChange, SeatPosition
 from .blocks import (
     HTML,
+    Aside,
     Block,
     Card,
     Cards,
+    Cell,
     Code,
     Emphasis,
     Inline,
@@ -36,11 +37,12 @@ from .blocks import (
     Span,
     Strong,
     Subheading,
+    Table,
     TurnLink,
     Untrusted,
 )
-from .data import STANCE_LEVELS, Report, TimelineEntry, UnresolvedEntry
-from .sections import audience
+from .data import STANCE_LEVELS, Report, TimelineEntry
+from .sections import agreements, audience, items_table, rulings, unresolved
 
 __all__ = ["CAUTION_COLOUR", "SEAT_COLOURS", "SEAT_DASHES", "render_html"]
 
@@ -121,7 +123,7 @@ def render_html(report: Report) -> str:
     body = [
         _header(report),
         _decision(report),
-        _rulings(report),
+        section(rulings(report)),
         _openings(report),
         _synthesis(report),
         _changes(report),
@@ -130,8 +132,8 @@ def render_html(report: Report) -> str:
         _provenance(report),
         _timeline(report),
         _turns(report),
-        _unresolved(report),
-        _agreements(report),
+        section(unresolved(report)),
+        section(agreements(report)),
         _novel_arguments(report),
         section(audience(report)),
         _citations(report),
@@ -186,11 +188,26 @@ def block(part: Block) -> str:
         return f"<h3>{spans(part.text)}</h3>"
     if isinstance(part, Items):
         return "<ul>" + "".join(f"<li>{spans(item)}</li>" for item in part.items) + "</ul>"
+    if isinstance(part, Table):
+        head = "".join(f"<th>{html.escape(name, quote=False)}</th>" for name in part.head)
+        rows = "".join("<tr>" + "".join(map(_cell, row, part.columns)) + "</tr>" for row in part.rows)
+        return _scrolling(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
     if isinstance(part, Position):
         return f'<div class="position">{_text(part.text) or f"<em>{_e(part.empty)}</em>"}</div>'
     if isinstance(part, Cards):
         return '<div class="seats">' + "".join(map(_card, part.cards)) + "</div>"
     return block(part.block) if part.format == HTML else ""
+
+
+def _cell(one: Inline | Cell, column: str) -> str:
+    if isinstance(one, Cell):
+        css = one.css if one.marked else ""
+        return f"<td{_css_class(css)}>{spans(one.text)}</td>"
+    return f"<td{_css_class(column)}>{spans(one)}</td>"
+
+
+def _css_class(name: str) -> str:
+    return f' class="{name}"' if name else ""
 
 
 def _card(card: Card) -> str:
@@ -222,6 +239,8 @@ def _span(one: Span) -> str:
         return f'<span style="color:{SEAT_COLOURS.get(one.seat, "#1f2328")}">{_e(one.name)}</span>'
     if isinstance(one, PathLink):
         return f'<a href="{_e(one.href)}">{_e(one.text)}</a>'
+    if isinstance(one, Aside):
+        return f'<span class="muted">{spans(one.content)}</span>'
     return spans(one.html)
 
 
@@ -279,19 +298,6 @@ def _header(report: Report) -> str:
     )
     parts.append("</header>")
     return "\n".join(parts)
-
-
-def _rulings(report: Report) -> str:
-    """The service's rulings on cited sources, at the top: what was found, and which claims no view shows."""
-    if not report.rulings:
-        return ""
-    items = "".join(
-        f"<li>Ruling {ruling.r}: turn {_turn(report, ruling.turn)}, {_e(ruling.where)} ({_name(report, ruling.seat)}): "
-        f"<strong>{_e(ruling.verdict)}</strong> <code>{_e(ruling.url)}</code>: {_e(ruling.shown_evidence)} "
-        f"(by {_e(ruling.by)}){'; <strong>its claim is redacted</strong>' if ruling.redacts else ''}</li>"
-        for ruling in report.rulings
-    )
-    return f"<section><h2>Rulings on cited sources</h2><ul>{items}</ul></section>"
 
 
 def _decision(report: Report) -> str:
@@ -418,7 +424,7 @@ def _changes(report: Report) -> str:
     cards = "".join(_seat_change(report, change) for change in report.changes)
     items = ""
     if report.unresolved:
-        items = f"<h3>Every unresolved item, and what became of it</h3>{_items_table(report, report.unresolved)}"
+        items = f"<h3>Every unresolved item, and what became of it</h3>{block(items_table(report, report.unresolved))}"
     return f'<section><h2>What the debate changed</h2><div class="seats">{cards}</div>{items}</section>'
 
 
@@ -445,21 +451,6 @@ def _seat_change(report: Report, change: SeatChange) -> str:
         + listed("Took up from others:", adopted)
         + listed("Held open:", held)
         + "</div>"
-    )
-
-
-def _items_table(report: Report, items: Sequence[UnresolvedEntry]) -> str:
-    rows = "".join(
-        f'<tr><td class="text">{_text(item.text)}</td><td>{_name(report, item.seat)}</td>'
-        f'<td class="n">{_turn(report, item.raised_in)}</td>'
-        f"<td{_css_class('tag-blocking', applies=item.blocking)}>{words.tag(item)}</td>"
-        f"<td>{_turn_links(report, item.answered_in)}</td>"
-        f"<td{_css_class('open', applies=item.open)}>{_e(words.unresolved_status(item))}</td></tr>"
-        for item in items
-    )
-    return _scrolling(
-        "<table><thead><tr><th>Item</th><th>By</th><th>Raised in</th><th>Tag</th><th>Answered in</th>"
-        f"<th>Status</th></tr></thead><tbody>{rows}</tbody></table>"
     )
 
 
@@ -675,34 +666,6 @@ def _turns(report: Report) -> str:
         )
         + "</section>"
     )
-
-
-def _unresolved(report: Report) -> str:
-    still = [item for item in report.unresolved if item.open]
-    if not still:
-        return ""
-    blocking = sum(1 for item in still if item.blocking)
-    return (
-        f"<section><h2>Unresolved ({len(still)} open, {blocking} of them blocking)</h2>"
-        f"{_items_table(report, still)}</section>"
-    )
-
-
-def _css_class(name: str, *, applies: bool | None) -> str:
-    return f' class="{name}"' if applies else ""
-
-
-def _agreements(report: Report) -> str:
-    if not report.agreements:
-        return ""
-    items = "".join(
-        f'<li>{_text(a.text)} <span class="muted">(turn{"s" if len(a.turns) > 1 else ""} '
-        f"{_turn_links(report, a.turns)}; "
-        + (words.everyone(report, a.seats) or ", ".join(_name(report, s) for s in a.seats))
-        + ")</span></li>"
-        for a in report.agreements
-    )
-    return f"<section><h2>Agreements ({len(report.agreements)})</h2><ul>{items}</ul></section>"
 
 
 def _novel_arguments(report: Report) -> str:

@@ -12,7 +12,7 @@ has every punctuation mark escaped, and its target is built from paths, never fr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from ...schedule import CHAIR_SEAT
 from .. import report_text as words
@@ -20,8 +20,10 @@ from ..assessment import LABEL
 from ..decision import FlaggedCitation, SeatPosition
 from .blocks import (
     MARKDOWN,
+    Aside,
     Block,
     Cards,
+    Cell,
     Code,
     Emphasis,
     Inline,
@@ -34,11 +36,12 @@ from .blocks import (
     Span,
     Strong,
     Subheading,
+    Table,
     TurnLink,
     Untrusted,
 )
-from .data import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry, UnresolvedEntry
-from .sections import audience
+from .data import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
+from .sections import agreements, audience, items_table, rulings, unresolved
 
 __all__ = ["cell", "code", "inline", "link", "render_markdown"]
 
@@ -59,7 +62,7 @@ def render_markdown(report: Report) -> str:
     parts = {
         "header": _header(report),
         "decision": _decision(report),
-        "rulings": _rulings(report),
+        "rulings": section(rulings(report)),
         "openings": _openings(report),
         "synthesis": _synthesis(report),
         "changes": _changes(report),
@@ -67,8 +70,8 @@ def render_markdown(report: Report) -> str:
         "participants": _participants(report),
         "provenance": _provenance(report),
         "timeline": _timeline(report),
-        "unresolved": _unresolved(report),
-        "agreements": _agreements(report),
+        "unresolved": section(unresolved(report)),
+        "agreements": section(agreements(report)),
         "novel": _novel_arguments(report),
         "audience": section(audience(report)),
         "citations": _citations(report),
@@ -167,6 +170,13 @@ def block(part: Block) -> str:
         return f"**{spans(part.text)}**:"
     if isinstance(part, Items):
         return "\n".join(f"- {spans(item)}" for item in part.items)
+    if isinstance(part, Table):
+        rows = ["| " + " | ".join(part.head) + " |", "|" + "---|" * len(part.head)]
+        rows += [
+            "| " + " | ".join(spans(one.text if isinstance(one, Cell) else one, in_cell=True) for one in row) + " |"
+            for row in part.rows
+        ]
+        return "\n".join(rows)
     if isinstance(part, Position):
         paragraphs = [p for p in part.text.split("\n\n") if p.strip()]
         return "\n>\n".join(f"> {inline(p)}" for p in paragraphs) or f"_{part.empty}_"
@@ -196,6 +206,8 @@ def _span(one: Span, *, in_cell: bool) -> str:
         return f"[{one.number}]({one.href})"
     if isinstance(one, PathLink):
         return link(one.text, one.href)
+    if isinstance(one, Aside):
+        return spans(one.content, in_cell=in_cell)
     return spans(one.markdown, in_cell=in_cell)
 
 
@@ -223,20 +235,6 @@ def _header(report: Report) -> str:
             + inline("; ".join(report.problems))
             + ". Run `duel validate` before trusting it.",
         ]
-    return "\n".join(lines)
-
-
-def _rulings(report: Report) -> str:
-    """The service's rulings on cited sources, at the top: what was found, and which claims no view shows."""
-    if not report.rulings:
-        return ""
-    lines = ["### Rulings on cited sources", ""]
-    for ruling in report.rulings:
-        redacted = "; **its claim is redacted**" if ruling.redacts else ""
-        lines.append(
-            f"- Ruling {ruling.r}: turn {_turn(report, ruling.turn)}, {ruling.where} ({inline(report.name_of(ruling.seat))}): "
-            f"**{ruling.verdict}** `{inline(ruling.url)}`: {inline(ruling.shown_evidence)} (by {inline(ruling.by)}){redacted}"
-        )
     return "\n".join(lines)
 
 
@@ -352,22 +350,12 @@ def _changes(report: Report) -> str:
             f"Took up from others: {'; '.join(adopted) or 'none'}. Held open: {'; '.join(held) or 'none'}."
         )
     if report.unresolved:
-        rows += ["", "Every unresolved item, and what became of it:", "", *_items_table(report, report.unresolved)]
+        rows += ["", "Every unresolved item, and what became of it:", "", block(items_table(report, report.unresolved))]
     return "\n".join(rows)
 
 
 def _position_cell(report: Report, position: SeatPosition) -> str:
     return f"turn {_turn(report, position.turn)}, {cell(position.stance or 'no stance')}: {cell(position.text)}"
-
-
-def _items_table(report: Report, items: Sequence[UnresolvedEntry]) -> list[str]:
-    rows = ["| Item | By | Raised in | Tag | Answered in | Status |", "|---|---|---|---|---|---|"]
-    rows += [
-        f"| {cell(item.text)} | {cell(report.name_of(item.seat))} | {_turn(report, item.raised_in)} "
-        f"| {words.tag(item)} | {_turns(report, item.answered_in)} | {words.unresolved_status(item)} |"
-        for item in items
-    ]
-    return rows
 
 
 def _outcome_details(report: Report) -> str:
@@ -489,26 +477,6 @@ def _mermaid(report: Report) -> str:
     lines.append("```")
     marked = " and ".join(MARKED_STANCES)
     return "\n".join(lines) + f"\n\n_Scale: {scale}; {marked} are off the path to consensus._"
-
-
-def _unresolved(report: Report) -> str:
-    still = [item for item in report.unresolved if item.open]
-    if not still:
-        return ""
-    blocking = sum(1 for item in still if item.blocking)
-    heading = f"### Unresolved ({len(still)} open, {blocking} of them blocking)"
-    return "\n".join([heading, "", *_items_table(report, still)])
-
-
-def _agreements(report: Report) -> str:
-    if not report.agreements:
-        return ""
-    lines = [f"### Agreements ({len(report.agreements)})", ""]
-    for agreement in report.agreements:
-        who = words.everyone(report, agreement.seats) or ", ".join(report.name_of(s) for s in agreement.seats)
-        turns = "turn" if len(agreement.turns) == 1 else "turns"
-        lines.append(f"- {inline(agreement.text)} ({turns} {_turns(report, agreement.turns)}; {inline(who)})")
-    return "\n".join(lines)
 
 
 def _novel_arguments(report: Report) -> str:

@@ -4,5 +4,6 @@ format shows (docs/protocol.md section 11). May import what :mod:`rp1_duel.revie
 and its data and blocks; never a writer, so no section knows a format's markup or escaping."""
 
 from .audience import audience
+from .debate import agreements, items_table, rulings, unresolved
 
-__all__ = ["audience"]
+__all__ = ["agreements", "audience", "items_table", "rulings", "unresolved"]
