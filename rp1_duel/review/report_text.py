@@ -11,7 +11,7 @@ from ..participant.usage import PricedUsage
 from ..record.signatures import INTACT, INVALID, UNSIGNED, UNTRUSTED, VERIFIED
 from ..record.verification import CURRENT, MISMATCH, STALE
 from ..vocabulary import ACCEPTED_CONSENSUS, ACCEPTING_CONSENSUS, CitationKind
-from .assessment import CheckedReference, ModelSection
+from .assessment import ModelSection
 from .decision import FlaggedCitation, RevisionView, and_list
 from .provenance import TurnProvenance
 from .report import OPEN, CitationRow, Report, SeatSigning, UnresolvedEntry, VerificationFacts
@@ -22,7 +22,6 @@ __all__ = [
     "PROVENANCE_COLUMNS",
     "SEAT_COLOURS",
     "SEAT_COLOUR_NAMES",
-    "VERDICT_NOTE",
     "answered_as",
     "cautions",
     "citation_href",
@@ -44,7 +43,6 @@ __all__ = [
     "plural",
     "provenance_cells",
     "resting",
-    "rests_on",
     "revision_summary",
     "signed_by",
     "tag",
@@ -71,11 +69,6 @@ SEAT_COLOURS = {
 }
 SEAT_COLOUR_NAMES = {1: "blue", 2: "orange", 3: "green", 4: "purple", 5: "pink", 6: "teal", 7: "brown", 8: "grey"}
 DEPARTURES_NOTE = "where the synthesis overrules a seat's final stance"
-VERDICT_NOTE = (
-    "Read from each assessment's last Verdict line, its turn references checked; void is forced when the record"
-    " was invalidated or does not validate, or when a fabricated citation decided it; the record and its outcome"
-    " are unchanged"
-)
 
 
 def duration(seconds: float | None) -> str:
@@ -403,14 +396,6 @@ def judged(report: Report, verdict: JudgedVerdict) -> str:
     if verdict.verdict == NONE:
         return f"no verdict: {verdict.problem}"
     return _said(report, verdict.verdict, verdict.seat)
-
-
-def rests_on(references: tuple[CheckedReference, ...], write: Callable[[str], str] = str) -> str:
-    """`rests on Turn 4 "…", Turn 9 [not found: …]` (each reference written by ``write``), or `names no turn`."""
-    if not references:
-        return "names no turn it rests on"
-    marked = [write(r.text) + ("" if r.found else f" [not found: {write(r.reason or '')}]") for r in references]
-    return "rests on " + ", ".join(marked)
 
 
 def judged_agreement(report: Report, verdicts: JudgedVerdicts) -> str | None:

@@ -206,7 +206,9 @@ Block = Paragraph | Subheading | Items | Table | Position | Cards | Only
 
 @dataclass(frozen=True)
 class Section:
-    """A titled part of the report: ``### title`` in Markdown, ``<section><h2>`` on the page."""
+    """A titled part of the report: ``### title`` in Markdown, ``<section><h2>`` on the page; a
+    ``model_written`` one (a model's judgement, not the record's) in a dashed box on the page."""
 
     title: Inline
     blocks: tuple[Block, ...]
+    model_written: bool = False

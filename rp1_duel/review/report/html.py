@@ -42,7 +42,7 @@ from .blocks import (
     Untrusted,
 )
 from .data import STANCE_LEVELS, Report, TimelineEntry
-from .sections import agreements, audience, items_table, rulings, unresolved
+from .sections import agreements, audience, items_table, judged_verdict, rulings, unresolved
 
 __all__ = ["CAUTION_COLOUR", "SEAT_COLOURS", "SEAT_DASHES", "render_html"]
 
@@ -138,7 +138,7 @@ def render_html(report: Report) -> str:
         section(audience(report)),
         _citations(report),
         _model_written(report),
-        _judged_verdict(report),
+        section(judged_verdict(report)),
         _footer(report),
     ]
     return (
@@ -177,7 +177,8 @@ def section(part: Section | None) -> str:
     """A section on the page: its title a second-level heading, its blocks after it; none, nothing."""
     if part is None:
         return ""
-    return f"<section><h2>{spans(part.title)}</h2>{''.join(map(block, part.blocks))}</section>"
+    css = ' class="model-written"' if part.model_written else ""
+    return f"<section{css}><h2>{spans(part.title)}</h2>{''.join(map(block, part.blocks))}</section>"
 
 
 def block(part: Block) -> str:
@@ -728,25 +729,6 @@ def _model_written(report: Report) -> str:
         + "".join(f"<p>{_text(p)}</p>" for p in words.model_text(s).split("\n\n") if p.strip())
         + "</section>"
         for s in report.model_written
-    )
-
-
-def _judged_verdict(report: Report) -> str:
-    """Each assessor's verdict, labelled as a judgement, the turns it rests on checked; whether they agree."""
-    verdicts = report.judged_verdict
-    if verdicts is None:
-        return ""
-    items = "".join(
-        f"<li><code>{_e(v.model)}</code>: <strong>{_e(words.judged(report, v))}</strong>; "
-        f"{words.rests_on(v.rests_on, _e)}.</li>"
-        for v in verdicts.verdicts
-    )
-    agreement = words.judged_agreement(report, verdicts)
-    return (
-        f'<section class="model-written"><h2>{_e(verdicts.label)}</h2>'
-        f'<p class="muted">{_e(words.VERDICT_NOTE)}.</p><ul>{items}</ul>'
-        + (f"<p><strong>{_e(agreement)}</strong></p>" if agreement else "")
-        + "</section>"
     )
 
 

@@ -41,7 +41,7 @@ from .blocks import (
     Untrusted,
 )
 from .data import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
-from .sections import agreements, audience, items_table, rulings, unresolved
+from .sections import agreements, audience, items_table, judged_verdict, rulings, unresolved
 
 __all__ = ["cell", "code", "inline", "link", "render_markdown"]
 
@@ -76,7 +76,7 @@ def render_markdown(report: Report) -> str:
         "audience": section(audience(report)),
         "citations": _citations(report),
         "model_written": _model_written(report),
-        "verdict": _judged_verdict(report),
+        "verdict": section(judged_verdict(report)),
         "footer": _footer(report),
     }
     shorter: dict[str, Callable[[], str]] = {
@@ -532,21 +532,6 @@ def _model_written(report: Report) -> str:
         for section in report.model_written
     ]
     return "\n\n".join(sections)
-
-
-def _judged_verdict(report: Report) -> str:
-    """Each assessor's verdict, labelled as a judgement, the turns it rests on checked; whether they agree."""
-    verdicts = report.judged_verdict
-    if verdicts is None:
-        return ""
-    lines = [f"### {inline(verdicts.label)}", "", f"_{inline(words.VERDICT_NOTE)}._", ""]
-    lines += [
-        f"- **{inline(v.model)}**: {inline(words.judged(report, v))}; {words.rests_on(v.rests_on, inline)}."
-        for v in verdicts.verdicts
-    ]
-    if (agreement := words.judged_agreement(report, verdicts)) is not None:
-        lines += ["", f"_{inline(agreement)}_"]
-    return "\n".join(lines)
 
 
 def _footer(report: Report) -> str:

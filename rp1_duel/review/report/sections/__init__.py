@@ -5,5 +5,6 @@ and its data and blocks; never a writer, so no section knows a format's markup o
 
 from .audience import audience
 from .debate import agreements, items_table, rulings, unresolved
+from .verdict import judged_verdict
 
-__all__ = ["agreements", "audience", "items_table", "rulings", "unresolved"]
+__all__ = ["agreements", "audience", "items_table", "judged_verdict", "rulings", "unresolved"]
