@@ -59,8 +59,8 @@ _EXPORTS = {
     "build_report": "rp1_duel.review.report",
     "read_report": "rp1_duel.review.report_files",
     "assess_artifact": "rp1_duel.review.report_files",
-    "render_markdown": "rp1_duel.review.report_markdown",
-    "render_html": "rp1_duel.review.report_html",
+    "render_markdown": "rp1_duel.review.report.markdown",
+    "render_html": "rp1_duel.review.report.html",
 }
 
 # The documented surface: the lazy exports above, the protocol version and the version.
@@ -117,10 +117,10 @@ if TYPE_CHECKING:
     from .record.outcomes import evaluate as evaluate
     from .record.validate import validate_file as validate_file
     from .review.report import build_report as build_report
+    from .review.report.html import render_html as render_html
+    from .review.report.markdown import render_markdown as render_markdown
     from .review.report_files import assess_artifact as assess_artifact
     from .review.report_files import read_report as read_report
-    from .review.report_html import render_html as render_html
-    from .review.report_markdown import render_markdown as render_markdown
     from .schedule import Schedule as Schedule
     from .settings import DuelSettings as DuelSettings
     from .turns.grammar import parse_turn as parse_turn

@@ -853,11 +853,11 @@ def report_command(
     if format_ == "json":
         text = json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
     elif format_ == "html":
-        from ..review.report_html import render_html
+        from ..review.report.html import render_html
 
         text = render_html(report)
     else:
-        from ..review.report_markdown import render_markdown
+        from ..review.report.markdown import render_markdown
 
         text = render_markdown(report)
     if to_file is None:

@@ -11,8 +11,7 @@ from ..participant.usage import PricedUsage
 from ..record.signatures import INTACT, INVALID, UNSIGNED, UNTRUSTED, VERIFIED
 from ..record.verification import CURRENT, MISMATCH, STALE
 from ..vocabulary import ACCEPTED_CONSENSUS, ACCEPTING_CONSENSUS, CitationKind
-from .assessment import CheckedReference, ModelSection
-from .audience_view import DUE, ENDED_FIRST, NOT_IN_TURN, QuestionView
+from .assessment import ModelSection
 from .decision import FlaggedCitation, RevisionView, and_list
 from .provenance import TurnProvenance
 from .report import OPEN, CitationRow, Report, SeatSigning, UnresolvedEntry, VerificationFacts
@@ -20,13 +19,10 @@ from .verdict import AGREE, DRAW, NONE, VOID, WINNER, JudgedVerdict, JudgedVerdi
 
 __all__ = [
     "DEPARTURES_NOTE",
-    "FINAL_THOUGHTS_LABEL",
     "PROVENANCE_COLUMNS",
     "SEAT_COLOURS",
     "SEAT_COLOUR_NAMES",
-    "VERDICT_NOTE",
     "answered_as",
-    "asked",
     "cautions",
     "citation_href",
     "citation_kinds",
@@ -47,7 +43,6 @@ __all__ = [
     "plural",
     "provenance_cells",
     "resting",
-    "rests_on",
     "revision_summary",
     "signed_by",
     "tag",
@@ -55,7 +50,6 @@ __all__ = [
     "token_counts",
     "total_cost",
     "turn_href",
-    "unanswered",
     "unchecked",
     "unresolved_status",
     "validation",
@@ -75,12 +69,6 @@ SEAT_COLOURS = {
 }
 SEAT_COLOUR_NAMES = {1: "blue", 2: "orange", 3: "green", 4: "purple", 5: "pink", 6: "teal", 7: "brown", 8: "grey"}
 DEPARTURES_NOTE = "where the synthesis overrules a seat's final stance"
-FINAL_THOUGHTS_LABEL = "Final thoughts (the audience's; they change no outcome)"
-VERDICT_NOTE = (
-    "Read from each assessment's last Verdict line, its turn references checked; void is forced when the record"
-    " was invalidated or does not validate, or when a fabricated citation decided it; the record and its outcome"
-    " are unchanged"
-)
 
 
 def duration(seconds: float | None) -> str:
@@ -410,14 +398,6 @@ def judged(report: Report, verdict: JudgedVerdict) -> str:
     return _said(report, verdict.verdict, verdict.seat)
 
 
-def rests_on(references: tuple[CheckedReference, ...], write: Callable[[str], str] = str) -> str:
-    """`rests on Turn 4 "…", Turn 9 [not found: …]` (each reference written by ``write``), or `names no turn`."""
-    if not references:
-        return "names no turn it rests on"
-    marked = [write(r.text) + ("" if r.found else f" [not found: {write(r.reason or '')}]") for r in references]
-    return "rests on " + ", ".join(marked)
-
-
 def judged_agreement(report: Report, verdicts: JudgedVerdicts) -> str | None:
     """`The 2 assessors agree: Bob (seat 2) wins.`, or that they disagree; None with one verdict."""
     if verdicts.agreement is None:
@@ -427,24 +407,3 @@ def judged_agreement(report: Report, verdicts: JudgedVerdicts) -> str | None:
         first = verdicts.verdicts[0]
         return f"The {count} assessors agree: {_said(report, first.verdict, first.seat)}."
     return f"The {count} assessors disagree: each verdict is shown, labelled by its assessor; none changes the outcome."
-
-
-def asked(
-    report: Report, question: QuestionView, turn: Callable[[int], str] = str, text: Callable[[str], str] = str
-) -> str:
-    """`asked by Dana after round 1, to Alice (seat 1), due at turn 3`: the due turn written by ``turn`` (a link,
-    in a renderer) when the record has it, the recorded names by ``text`` (escaped)."""
-    due = str(question.due_turn) if question.status in (DUE, ENDED_FIRST) else turn(question.due_turn)
-    return (
-        f"asked by {text(question.by)} after round {question.round}, to {text(report.name_of(question.to_seat))} "
-        f"(seat {question.to_seat}), due at turn {due}"
-    )
-
-
-def unanswered(question: QuestionView) -> str | None:
-    """Why a question has no answer in the record, or None when it has one."""
-    return {
-        ENDED_FIRST: "not answered: the duel ended first",
-        NOT_IN_TURN: f"not answered: turn {question.due_turn} does not answer it",
-        DUE: f"not answered yet: turn {question.due_turn} is still to be written",
-    }.get(question.status)

@@ -2,10 +2,10 @@
 
 - :mod:`.data`: the report's data (:class:`Report` and its parts);
 - :mod:`.build` and :mod:`.turns`: :func:`build_report`, pure, from the artifact's text and what lies beside it;
-- :mod:`.json_form`: the ``json`` format's declared type (docs/protocol.md section 11).
+- :mod:`.json_form`: the ``json`` format's declared type (docs/protocol.md section 11);
+- :mod:`.markdown` and :mod:`.html`: the ``md`` and ``html`` writers.
 
-Reading files is :mod:`rp1_duel.review.report_files`'s job; turning a :class:`Report` into
-Markdown or HTML is the writers'. May import what :mod:`rp1_duel.review` may import, and the review
+Reading files is :mod:`rp1_duel.review.report_files`'s job. May import what :mod:`rp1_duel.review` may import, and the review
 modules a report shows (decision, openings, provenance, synthesis, verdict, the audience's view,
 assessments); nothing in :mod:`rp1_duel.review` outside this package but the writers and
 ``report_files`` imports its modules directly.

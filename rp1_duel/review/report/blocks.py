@@ -1,0 +1,214 @@
+"""What a report section says, in no format: small frozen blocks of inline spans, which the writers
+(:mod:`.markdown`, :mod:`.html`) show, each in its own markup and with its own escaping.
+
+Text the program wrote is a plain ``str``. Recorded text (a turn's, a name, a path, anything a record
+or a file beside it holds) is :class:`Untrusted`: a section never escapes it, every writer always does,
+so escaping lives in one place per format (docs/protocol.md section 11).
+
+Where the formats must differ (a list in a comment, boxes on a page; a heading only the page has),
+a section says so with :class:`Per` (spans) or :class:`Only` (a block), never with markup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "HTML",
+    "MARKDOWN",
+    "Aside",
+    "Block",
+    "Card",
+    "Cards",
+    "Cell",
+    "Code",
+    "Emphasis",
+    "Format",
+    "Inline",
+    "Items",
+    "Only",
+    "Paragraph",
+    "PathLink",
+    "Per",
+    "Position",
+    "SeatName",
+    "Section",
+    "Span",
+    "Strong",
+    "Style",
+    "Subheading",
+    "Table",
+    "TurnLink",
+    "Untrusted",
+]
+
+Format = Literal["md", "html"]
+MARKDOWN: Format = "md"
+HTML: Format = "html"
+
+
+@dataclass(frozen=True)
+class Untrusted:
+    """Recorded text: each writer makes it text (never markup, a mention or a reference); with ``links``,
+    the page makes its http(s) URLs links (followed only when clicked)."""
+
+    text: str
+    links: bool = False
+
+
+@dataclass(frozen=True)
+class Code:
+    """Text shown as code (recorded or not): escaped as code in every format."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Strong:
+    """Spans in bold."""
+
+    content: Inline
+
+
+@dataclass(frozen=True)
+class Emphasis:
+    """Spans in italics."""
+
+    content: Inline
+
+
+@dataclass(frozen=True)
+class TurnLink:
+    """Turn ``number``, linked to its heading in the artifact (``href``: a URL-encoded relative path)."""
+
+    number: int
+    href: str
+
+
+@dataclass(frozen=True)
+class SeatName:
+    """A participant's recorded name: in the seat's colour on the page."""
+
+    seat: int
+    name: str
+
+
+@dataclass(frozen=True)
+class PathLink:
+    """Recorded text linking to ``href``, a URL-encoded relative path built from paths, never from turn text."""
+
+    text: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Aside:
+    """Spans set apart from the text they follow: muted on the page, as they are in Markdown."""
+
+    content: Inline
+
+
+@dataclass(frozen=True)
+class Per:
+    """Spans worded differently in each format."""
+
+    markdown: Inline
+    html: Inline
+
+
+Span = str | Untrusted | Code | Strong | Emphasis | TurnLink | SeatName | PathLink | Aside | Per
+Inline = tuple[Span, ...]
+
+
+# How a paragraph is set apart from the text around it: a note (muted on the page), or something still
+# to come (amber on the page); both in italics in Markdown.
+Style = Literal["", "note", "pending"]
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A paragraph, set apart in its ``style``."""
+
+    text: Inline
+    style: Style = ""
+
+
+@dataclass(frozen=True)
+class Subheading:
+    """A heading inside a section: a bold lead in Markdown, a third-level heading on the page."""
+
+    text: Inline
+
+
+@dataclass(frozen=True)
+class Items:
+    """A bulleted list, one line per item."""
+
+    items: tuple[Inline, ...]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell the page marks with a class of its own (``tag-blocking``, ``open``) when ``marked``."""
+
+    text: Inline
+    css: str
+    marked: bool | None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table, its header row first; on the page, each column's cells carry ``columns``' class (``n`` for a
+    number, ``text`` for prose), and the table scrolls sideways in a box of its own."""
+
+    head: tuple[str, ...]
+    rows: tuple[tuple[Inline | Cell, ...], ...]
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Position:
+    """Recorded prose shown whole, its line breaks kept (``empty`` when it has none): quoted in Markdown,
+    in a box on the page."""
+
+    text: str
+    empty: str
+
+
+@dataclass(frozen=True)
+class Card:
+    """One box of a :class:`Cards` row: a heading over blocks."""
+
+    heading: Inline
+    blocks: tuple[Block, ...]
+    heading_class: str = ""
+
+
+@dataclass(frozen=True)
+class Cards:
+    """Boxes side by side on the page (one per seat, one per question); a comment says the same in lists, so
+    Markdown shows none."""
+
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True)
+class Only:
+    """A block one format shows and the other does not."""
+
+    format: Format
+    block: Block
+
+
+Block = Paragraph | Subheading | Items | Table | Position | Cards | Only
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled part of the report: ``### title`` in Markdown, ``<section><h2>`` on the page; a
+    ``model_written`` one (a model's judgement, not the record's) in a dashed box on the page."""
+
+    title: Inline
+    blocks: tuple[Block, ...]
+    model_written: bool = False

@@ -1,0 +1,544 @@
+"""``duel report --format md``: a report to paste as a pull-request comment on GitHub or GitLab.
+
+It leads with the decision, then what the debate changed. The stance timeline is a Mermaid
+``xychart-beta`` (both forges render it from a fenced block), with the same data as a table
+under ``<details>``. Recorded text is untrusted: each piece is written on one line, with raw
+HTML made text (``<`` as ``&lt;`` outside code spans) and mentions and issue references
+broken, so pasting a report runs no markup, pings nobody and links no issue; a link's text
+has every punctuation mark escaped, and its target is built from paths, never from turn text
+(docs/protocol.md section 11).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ...schedule import CHAIR_SEAT
+from .. import report_text as words
+from ..assessment import LABEL
+from ..decision import FlaggedCitation, SeatPosition
+from .blocks import (
+    MARKDOWN,
+    Aside,
+    Block,
+    Cards,
+    Cell,
+    Code,
+    Emphasis,
+    Inline,
+    Items,
+    Paragraph,
+    PathLink,
+    Position,
+    SeatName,
+    Section,
+    Span,
+    Strong,
+    Subheading,
+    Table,
+    TurnLink,
+    Untrusted,
+)
+from .data import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
+from .sections import agreements, audience, items_table, judged_verdict, rulings, unresolved
+
+__all__ = ["cell", "code", "inline", "link", "render_markdown"]
+
+_BACKTICKS = re.compile(r"`+")
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")  # ASCII punctuation: CommonMark lets a backslash escape each
+# What GitHub and GitLab turn into a notification or a cross-reference: @name, ~label, %milestone,
+# $12 (snippet), &12 (epic) and GH-12 starting a word; #12 and !12 (merge request) anywhere, as in owner/repo#12.
+_REFERENCE = re.compile(r"(?<![\w@#!$&~%-])([@~%](?=\w)|[$&](?=\d)|GH-(?=\d))|([#!])(?=\d)")
+_MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 ._-]")
+_ZERO_WIDTH_SPACE = "\u200b"
+_FIGURES = frozenset({"Tokens", "Cost", "Retries", "Seconds"})
+COMMENT_LIMIT = 65_536  # characters in one GitHub comment (GitLab takes 1,000,000)
+
+
+def render_markdown(report: Report) -> str:
+    """The report as one comment: past GitHub's limit, the citations, then the novel arguments, then the
+    stance table give way to a line pointing to ``--format html`` (docs/protocol.md section 11)."""
+    parts = {
+        "header": _header(report),
+        "decision": _decision(report),
+        "rulings": section(rulings(report)),
+        "openings": _openings(report),
+        "synthesis": _synthesis(report),
+        "changes": _changes(report),
+        "details": _outcome_details(report),
+        "participants": _participants(report),
+        "provenance": _provenance(report),
+        "timeline": _timeline(report),
+        "unresolved": section(unresolved(report)),
+        "agreements": section(agreements(report)),
+        "novel": _novel_arguments(report),
+        "audience": section(audience(report)),
+        "citations": _citations(report),
+        "model_written": _model_written(report),
+        "verdict": section(judged_verdict(report)),
+        "footer": _footer(report),
+    }
+    shorter: dict[str, Callable[[], str]] = {
+        "citations": lambda: _left_out(words.citation_kinds(report)),
+        "novel": lambda: _left_out(f"{len(report.novel_arguments)} novel arguments"),
+        "timeline": lambda: _timeline(report, table=False),
+    }
+    text = _joined(parts)
+    for name, short in shorter.items():
+        if len(text) <= COMMENT_LIMIT:
+            break
+        parts[name] = short()
+        text = _joined(parts)
+    return text
+
+
+def _joined(parts: dict[str, str]) -> str:
+    return "\n\n".join(part for part in parts.values() if part) + "\n"
+
+
+def _left_out(what: str) -> str:
+    return f"_{what}: left out to fit one comment; `duel report --format html` shows them._"
+
+
+def inline(text: str) -> str:
+    """Recorded text as one line of Markdown that holds no raw HTML, mention or issue reference."""
+    text = " ".join(text.split())
+    out: list[str] = []
+    position = 0
+    while position < len(text):
+        opening = _BACKTICKS.search(text, position)
+        if opening is None:
+            out.append(_neutral(text[position:]))
+            break
+        out.append(_neutral(text[position : opening.start()]))
+        escaped = opening.start() > 0 and text[opening.start() - 1] == "\\"
+        closing = None if escaped else _closing(text, opening)
+        if closing is None:  # a lone backtick run is text
+            out.append(opening.group())
+            position = opening.end()
+        else:  # a code span shows its text as it is: no HTML, no mention inside
+            out.append(text[opening.start() : closing])
+            position = closing
+    return "".join(out)
+
+
+def _closing(text: str, opening: re.Match[str]) -> int | None:
+    for run in _BACKTICKS.finditer(text, opening.end()):
+        if len(run.group()) == len(opening.group()):
+            return run.end()
+    return None
+
+
+def _neutral(text: str) -> str:
+    return _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH_SPACE, text.replace("<", "&lt;"))
+
+
+def code(text: str) -> str:
+    """Recorded text as a code span outside tables: its fence longer than any backtick run inside."""
+    text = " ".join(text.split())
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    padded = f" {text} " if text.startswith("`") or text.endswith("`") else text  # CommonMark strips one space
+    return f"{fence}{padded}{fence}"
+
+
+def cell(text: str) -> str:
+    """Recorded text for a table cell: ``|`` escaped everywhere, code spans included (GFM splits cells first)."""
+    return inline(text).replace("|", "\\|")
+
+
+def link(text: str, href: str) -> str:
+    """Recorded text as a link to ``href`` (a URL-encoded relative path): one line, mentions and references broken
+    as :func:`inline` breaks them, every ASCII punctuation mark backslash-escaped, so no markup, code span,
+    bracket or ``|`` inside ends the link or a table cell."""
+    broken = _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH_SPACE, " ".join(text.split()))
+    return "[" + _PUNCTUATION.sub(lambda found: "\\" + found.group(), broken) + f"]({href})"
+
+
+def section(part: Section | None) -> str:
+    """A section as Markdown: its title as a third-level heading, its blocks a blank line apart; none, nothing."""
+    if part is None:
+        return ""
+    return "\n\n".join([f"### {spans(part.title)}", *filter(None, map(block, part.blocks))])
+
+
+def block(part: Block) -> str:
+    """One block as Markdown; a block only the page shows, nothing."""
+    if isinstance(part, Paragraph):
+        return f"_{spans(part.text)}_" if part.style else spans(part.text)
+    if isinstance(part, Subheading):
+        return f"**{spans(part.text)}**:"
+    if isinstance(part, Items):
+        return "\n".join(f"- {spans(item)}" for item in part.items)
+    if isinstance(part, Table):
+        rows = ["| " + " | ".join(part.head) + " |", "|" + "---|" * len(part.head)]
+        rows += [
+            "| " + " | ".join(spans(one.text if isinstance(one, Cell) else one, in_cell=True) for one in row) + " |"
+            for row in part.rows
+        ]
+        return "\n".join(rows)
+    if isinstance(part, Position):
+        paragraphs = [p for p in part.text.split("\n\n") if p.strip()]
+        return "\n>\n".join(f"> {inline(p)}" for p in paragraphs) or f"_{part.empty}_"
+    if isinstance(part, Cards):
+        return ""
+    return block(part.block) if part.format == MARKDOWN else ""
+
+
+def spans(text: Inline, *, in_cell: bool = False) -> str:
+    """Spans as Markdown: recorded text made one line of text (:func:`cell` in a table cell, else :func:`inline`)."""
+    return "".join(_span(one, in_cell=in_cell) for one in text)
+
+
+def _span(one: Span, *, in_cell: bool) -> str:
+    if isinstance(one, str):
+        return one
+    if isinstance(one, Untrusted | SeatName):
+        text = one.text if isinstance(one, Untrusted) else one.name
+        return cell(text) if in_cell else inline(text)
+    if isinstance(one, Code):
+        return code(one.text)
+    if isinstance(one, Strong):
+        return f"**{spans(one.content, in_cell=in_cell)}**"
+    if isinstance(one, Emphasis):
+        return f"_{spans(one.content, in_cell=in_cell)}_"
+    if isinstance(one, TurnLink):
+        return f"[{one.number}]({one.href})"
+    if isinstance(one, PathLink):
+        return link(one.text, one.href)
+    if isinstance(one, Aside):
+        return spans(one.content, in_cell=in_cell)
+    return spans(one.markdown, in_cell=in_cell)
+
+
+def _turn(report: Report, number: int) -> str:
+    return f"[{number}]({words.turn_href(report, number)})"
+
+
+def _turns(report: Report, numbers: tuple[int, ...]) -> str:
+    return ", ".join(_turn(report, n) for n in numbers) or "—"
+
+
+def _header(report: Report) -> str:
+    lines = [
+        f"## {inline(words.title(report))}",
+        "",
+        f"**{inline(words.headline(report))}**  ",
+        inline(report.outcome.explanation),
+    ]
+    if report.alerts:
+        lines += ["", *(f"- ⚠ {inline(alert.text)}." for alert in report.alerts)]
+    if not report.intact:
+        lines += [
+            "",
+            "> **This record does not verify:** "
+            + inline("; ".join(report.problems))
+            + ". Run `duel validate` before trusting it.",
+        ]
+    return "\n".join(lines)
+
+
+def _decision(report: Report) -> str:
+    decision = report.decision
+    if decision.agreed:
+        lead = "**Agreed.** Every seat's latest turn accepts the consensus. What each accepted, in full:"
+    else:
+        lead = f"**No agreed decision:** {inline(words.no_decision(report))}. Each seat's latest position, in full:"
+    lines = ["### Decision", "", lead]
+    for position in decision.positions:
+        lines += ["", _position(report, position)]
+    valid = f"`duel validate` {words.validation(report)}"
+    lines += ["", valid + "." if decision.valid is not False else f"**{valid}:**"]
+    lines += [f"- {code(p.code)} {inline(p.message)}" for p in decision.validation_problems]
+    lines += [f"- Note: {inline(note)}." for note in decision.validation_notes]
+    if decision.flagged:
+        lines += ["", _flagged(report, decision.flagged)]
+    if (unchecked := words.unchecked(report)) is not None:
+        lines += ["", f"_{inline(unchecked)}._"]
+    if decision.revision is not None:
+        revision = decision.revision
+        summary = f"**Revision {code(revision.id)}**: {inline(words.revision_summary(revision))}."
+        lines += ["", summary, "", _fenced("diff", revision.diff)]
+    return "\n".join(lines)
+
+
+def _openings(report: Report) -> str:
+    """What a vote of the openings alone would have decided, and whether the debate changed it."""
+    openings = report.openings
+    if not any(vote.turn is not None for vote in openings.votes):
+        return ""
+    said = inline(openings.explanation)
+    lines = ["### Against the openings' vote", "", f"**{said}**" if openings.changed else said, ""]
+    lines += ["| Participant | Opening turn | Stance | Vote | Position, first line |", "|---|---|---|---|---|"]
+    lines += [
+        f"| {cell(report.name_of(vote.seat))} | {_turn(report, vote.turn)} | {cell(vote.stance or 'no stance')} "
+        f"| {vote.vote} | {cell(vote.first_line)} |"
+        if vote.turn is not None
+        else f"| {cell(report.name_of(vote.seat))} | — | — | no turn | — |"
+        for vote in openings.votes
+    ]
+    return "\n".join(lines)
+
+
+def _synthesis(report: Report) -> str:
+    """The chair's synthesis, whole, with each seat's final stance beside it and where the chair departs from one."""
+    view = report.synthesis
+    if view is None:
+        return ""
+    quoted = "\n>\n".join(f"> {inline(p)}" for p in view.text.split("\n\n") if p.strip())
+    lines = [f"### The chair's synthesis (turn {_turn(report, view.turn)})", "", quoted or "_no Synthesis_", ""]
+    lines += ["Each seat's final stance:", "", "| Seat | Participant | Final stance | Turn |", "|---|---|---|---|"]
+    lines += [
+        f"| {s.seat} | {cell(s.name)} | {words.final_stance(s.stance, lambda text: f'**{cell(text)}**', cell)} "
+        f"| {_turn(report, s.turn)} |"
+        for s in view.final_stances
+    ]
+    for title, items in (("Agreed", view.agreed), ("Still open", view.still_open)):
+        if items:
+            lines += ["", f"**{title}**:", *(f"- {inline(item)}" for item in items)]
+    lines += ["", f"**Departures** ({words.DEPARTURES_NOTE}):" + ("" if view.departures else " none.")]
+    lines += [f"- {inline(item)}" for item in view.departures]
+    return "\n".join(lines)
+
+
+def _position(report: Report, position: SeatPosition) -> str:
+    paragraphs = [p for p in position.text.split("\n\n") if p.strip()] or ["_no Position_"]
+    return (
+        f"**{inline(report.name_of(position.seat))}**, turn {_turn(report, position.turn)}, "
+        f"{inline(position.stance or 'no stance')}:\n\n" + "\n>\n".join(f"> {inline(p)}" for p in paragraphs)
+    )
+
+
+def _flagged(report: Report, flagged: tuple[FlaggedCitation, ...]) -> str:
+    lines = [f"> **⚠ Citations not to rely on** (`duel verify`: {words.flagged_counts(flagged)}):"]
+    lines += [
+        f"> - turn {_turn(report, c.turn)} ({inline(report.name_of(c.seat))}), **{c.verdict}**: "
+        f"{inline(c.url or c.item)}"
+        + (f" ({inline(c.reason)})" if c.reason else "")
+        + f"; {words.resting(c, lambda n: _turn(report, n))}."
+        for c in flagged
+    ]
+    return "\n".join(lines)
+
+
+def _fenced(language: str, text: str) -> str:
+    """``text`` as a fenced code block: its fence longer than any backtick run inside, so nothing in it is markup."""
+    fence = "`" * max(3, max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    body = text.rstrip("\n")
+    return f"{fence}{language}\n{body}\n{fence}"
+
+
+def _changes(report: Report) -> str:
+    if not report.changes:
+        return ""
+    rows = ["### What the debate changed", "", "| Participant | Opening | Final |", "|---|---|---|"]
+    rows += [
+        f"| {cell(report.name_of(change.seat))} | {_position_cell(report, change.opening)} "
+        f"| {_position_cell(report, change.final)} |"
+        for change in report.changes
+    ]
+    rows.append("")
+    for change in report.changes:
+        moved = [
+            f"{inline(r.previous or 'no stance')} → {inline(r.stance or 'no stance')} in turn {_turn(report, r.turn)}"
+            for r in change.revisions
+        ]
+        adopted = [f"“{inline(q.text)}” (turn {_turn(report, q.turn)})" for q in change.adopted]
+        held = [f"“{inline(q.text)}” (raised in turn {_turn(report, q.turn)})" for q in change.held]
+        rows.append(
+            f"- **{inline(report.name_of(change.seat))}** moved toward consensus: {'; '.join(moved) or 'none'}. "
+            f"Took up from others: {'; '.join(adopted) or 'none'}. Held open: {'; '.join(held) or 'none'}."
+        )
+    if report.unresolved:
+        rows += ["", "Every unresolved item, and what became of it:", "", block(items_table(report, report.unresolved))]
+    return "\n".join(rows)
+
+
+def _position_cell(report: Report, position: SeatPosition) -> str:
+    return f"turn {_turn(report, position.turn)}, {cell(position.stance or 'no stance')}: {cell(position.text)}"
+
+
+def _outcome_details(report: Report) -> str:
+    """Why the outcome: the blocking items left, the close's summary, the verification sidecar's standing."""
+    facts = report.outcome
+    lines: list[str] = []
+    if facts.blocking:
+        lines += ["Blocking items left:"]
+        lines += [
+            f"- turn {_turn(report, quote.turn)} ({inline(report.name_of(report.schedule.speaker(quote.turn)))}): "
+            f"{inline(quote.text)}"
+            for quote in facts.blocking
+        ]
+    if facts.summary:
+        lines += ["", "Close summary:", ""]
+        lines.append("\n>\n".join(f"> {inline(p)}" for p in facts.summary.split("\n\n") if p.strip()))
+    if report.verification is not None:
+        lines += ["", inline(words.verification(report.verification)) + "."]
+    return "\n".join(lines).strip("\n")
+
+
+def _participants(report: Report) -> str:
+    rows = [
+        "| Seat | Participant | Harness | Model | Signed by | Turns | Tokens | Cost |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    rows.extend(
+        f"| {p.seat} | {cell(p.name + (f' (plays {p.persona})' if p.persona else ''))} | {cell(p.harness)} "
+        f"| {cell(p.model)} | {cell(words.signed_by(p.signed_by))} | {_turns(report, p.turns)} "
+        f"| {words.token_counts(p.usage)} | {words.cost(p.usage)} |"
+        for p in report.participants
+    )
+    return "\n".join(rows)
+
+
+def _provenance(report: Report) -> str:
+    """Each turn's provider, models, reasoning, tokens, cost, retries, repairs and seconds; another model than the
+    one asked for in bold."""
+    if not report.provenance:
+        return ""
+    rows = [
+        "### Provenance",
+        "",
+        "| Turn | Participant | " + " | ".join(words.PROVENANCE_COLUMNS) + " |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for turn in report.provenance:
+        number = _turn(report, turn.turn) if turn.written else f"{turn.turn} (not written)"
+        # Tokens, cost, retries and seconds are figures the report formats (`~210` is no ~label): shown as they are.
+        cells = [
+            text if column in _FIGURES else cell(text)
+            for column, text in zip(words.PROVENANCE_COLUMNS, words.provenance_cells(turn), strict=True)
+        ]
+        if turn.model_mismatch:
+            cells[2] = f"**{cells[2]}**"
+        rows.append(f"| {number} | {cell(report.name_of(turn.seat))} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _timeline(report: Report, *, table: bool = True) -> str:
+    if not report.timeline:
+        return "### Stances\n\nNo turns yet."
+    changes = [entry for entry in report.timeline if entry.changed]
+    lines = ["### Stances", "", _mermaid(report)]
+    if changes:
+        lines += ["", "Stance changes:"]
+        lines += [
+            f"- turn {entry.turn}, {inline(report.name_of(entry.seat))}: {inline(entry.previous_stance or 'no stance')}"
+            f" → {inline(entry.stance or 'no stance')}, because: "
+            + ("; ".join(inline(item) for item in entry.revision_support) or "no revision support given")
+            for entry in changes
+        ]
+    if not table:
+        return "\n".join([*lines, "", _left_out("The stances as a table")])
+    rows = ["| Turn | Participant | Stance | Blocking | Position |", "|---|---|---|---|---|"]
+    rows += [
+        f"| {_turn(report, entry.turn)} | {cell(report.name_of(entry.seat))} | {_stance(entry)} | {entry.blocking} "
+        f"| {cell(entry.headline)} |"
+        for entry in report.timeline
+    ]
+    lines += ["", "<details><summary>Stances as a table</summary>", "", *rows, "", "</details>"]
+    return "\n".join(lines)
+
+
+def _stance(entry: TimelineEntry) -> str:
+    stance = cell(entry.stance or "no stance")
+    return f"**{stance}** (changed)" if entry.changed else stance
+
+
+def _mermaid(report: Report) -> str:
+    """One line per seat over the rounds (turns 1–2, 3–4, … for two seats; 1–3, 4–6, … for three; a chair's
+    turns left out); a round a seat did not write ends its line."""
+    seats = range(1, report.schedule.seats + 1)
+    panel_turns = sum(1 for entry in report.timeline if entry.seat != CHAIR_SEAT)
+    rounds = -(-panel_turns // report.schedule.seats)
+    turn = report.schedule.turn_of  # a chair's turns are not the panel's: its closing round comes one later
+    names = {seat: _MERMAID_UNSAFE.sub("", report.name_of(seat))[:40] or f"seat {seat}" for seat in seats}
+    title = " · ".join(f"{names[seat]} ({words.SEAT_COLOUR_NAMES[seat]})" for seat in seats)
+    scale = ", ".join(f"{level} {stance}" for stance, level in STANCE_LEVELS.items())
+    palette = ", ".join(words.SEAT_COLOURS[seat] for seat in seats)
+    lines = [
+        "```mermaid",
+        f'%%{{init: {{"themeVariables": {{"xyChart": {{"plotColorPalette": "{palette}"}}}}}}}}%%',
+        "xychart-beta",
+        f'  title "Stance by round: {title}"',
+        '  x-axis "round (turns)" ['
+        + ", ".join(
+            f'"{turn(report.schedule.seats * r + 1)}-{turn(report.schedule.seats * (r + 1))}"' for r in range(rounds)
+        )
+        + "]",
+        f'  y-axis "{scale}" 0 --> {max(STANCE_LEVELS.values())}',
+    ]
+    for seat in seats:
+        levels = [entry.level for entry in report.timeline if entry.seat == seat]
+        # A stance a record's heading does not name has no level: the line stops before it.
+        known = levels[: levels.index(None)] if None in levels else levels
+        if known:
+            lines.append("  line [" + ", ".join(str(level) for level in known) + "]")
+    lines.append("```")
+    marked = " and ".join(MARKED_STANCES)
+    return "\n".join(lines) + f"\n\n_Scale: {scale}; {marked} are off the path to consensus._"
+
+
+def _novel_arguments(report: Report) -> str:
+    if not report.novel_arguments:
+        return ""
+    lines = [f"<details><summary>Novel arguments ({len(report.novel_arguments)})</summary>", ""]
+    for argument in report.novel_arguments:
+        support = "; ".join(inline(item) for item in argument.support) or "no support"
+        lines.append(
+            f"- turn {_turn(report, argument.turn)}, {inline(report.name_of(argument.seat))}: "
+            f"{inline(argument.claim) or 'no claim'} (support: {support})"
+        )
+    return "\n".join([*lines, "", "</details>"])
+
+
+def _citations(report: Report) -> str:
+    if not report.citations:
+        return ""
+    verified = report.verification is not None and report.verification.shown
+    unchecked = (
+        []
+        if report.verification
+        else ["No verification sidecar: URLs were not checked (`duel verify` checks them).", ""]
+    )
+    rows = [
+        f"<details><summary>{words.citation_kinds(report)}</summary>",
+        "",
+        *unchecked,
+        "| Turn | Section | Kind | Item |" + (" Verdict |" if verified else ""),
+        "|---|---|---|---|" + ("---|" if verified else ""),
+    ]
+    for citation in report.citations:
+        href = words.citation_href(report, citation)
+        item = cell(citation.item) if href is None else link(citation.item, href)
+        row = f"| {_turn(report, citation.turn)} | {citation.section or '—'} | {citation.kind} | {item} |"
+        if verified:
+            row += f" {cell(_verdict(citation.verdict, citation.confidence))} |"
+        rows.append(row)
+    return "\n".join([*rows, "", "</details>"])
+
+
+def _verdict(verdict: str | None, confidence: str | None) -> str:
+    if verdict is None:
+        return "—"
+    return f"{verdict} ({confidence})" if confidence else verdict
+
+
+def _model_written(report: Report) -> str:
+    sections = [
+        f"### {inline(section.title)} by {inline(section.model)} ({LABEL})\n\n"
+        f"_{inline(words.model_checks(section))}_\n\n"
+        + "\n>\n".join(f"> {inline(p)}" for p in words.model_text(section).split("\n\n") if p.strip())
+        for section in report.model_written
+    ]
+    return "\n\n".join(sections)
+
+
+def _footer(report: Report) -> str:
+    notes = "".join(f" Note: {inline(note)}." for note in report.notes)
+    return (
+        f"<sub>Duel {code(report.duel_id)} · source {code(report.source_path)} "
+        f"(sha256 {code(report.source_sha256[:12])}) · chain head {code(report.head_sha256[:12])} · "
+        f"computed by `duel report` from the record: structure and hash chain checked, turn rules not "
+        f"(`duel validate` checks them).{notes}</sub>"
+    )

@@ -1,0 +1,10 @@
+"""The report's sections: one function per section, from the :class:`~rp1_duel.review.report.data.Report`
+to a :class:`~rp1_duel.review.report.blocks.Section` (None when the record has nothing for it), which every
+format shows (docs/protocol.md section 11). May import what :mod:`rp1_duel.review.report` may import,
+and its data and blocks; never a writer, so no section knows a format's markup or escaping."""
+
+from .audience import audience
+from .debate import agreements, items_table, rulings, unresolved
+from .verdict import judged_verdict
+
+__all__ = ["agreements", "audience", "items_table", "judged_verdict", "rulings", "unresolved"]
