@@ -78,3 +78,13 @@ def pair(service: DuelService, source: Path) -> tuple[Player, Player]:
     return join(service, source, "Alice", harness="claude-code", model_id="claude-x"), join(
         service, source, "Bob", harness="codex", model_id="gpt-x"
     )
+
+
+SLOW_TIMEOUT_SECONDS = 300
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A slow test (processes, servers) runs under the slow tier's timeout unless it names its own."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT_SECONDS))

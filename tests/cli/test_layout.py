@@ -18,7 +18,7 @@ if sys.version_info >= (3, 11):  # as rp1_duel.configuration reads TOML
 else:
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "rp1_duel"
 # Higher layers may import lower ones, never the reverse.
 LAYERS = {
@@ -195,7 +195,12 @@ def test_every_test_and_bench_module_is_listed_for_mypy() -> None:
     assert {"tests", "bench"} <= set(mypy["files"]), f"[tool.mypy] files = {mypy['files']} skips tests/ or bench/"
     [override] = [o for o in mypy["overrides"] if o.get("check_untyped_defs")]
     listed = [override["module"]] if isinstance(override["module"], str) else override["module"]
-    on_disk = {path.stem for folder in ("tests", "bench") for path in (ROOT / folder).glob("*.py")}
+    on_disk = {
+        path.stem
+        for folder in ("tests", "bench")
+        for path in (ROOT / folder).rglob("*.py")
+        if "data" not in path.relative_to(ROOT).parts  # fixtures' own scripts, not tests
+    }
     twice = sorted({name for name in listed if listed.count(name) > 1})
     missing, extra = sorted(on_disk - set(listed)), sorted(set(listed) - on_disk)
     assert not (missing or extra or twice), (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 README = ROOT / "README.md"
 LIBRARY = ROOT / "docs" / "library.md"
 DOCUMENTS = (README, LIBRARY, ROOT / "docs" / "guide.md", ROOT / "docs" / "protocol.md", ROOT / "CONTRIBUTING.md")

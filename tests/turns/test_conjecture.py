@@ -18,7 +18,7 @@ from rp1_duel.turns.rules import validate_turn
 
 from helpers import DESIGN_SOURCE, DUEL, TURN_1, TURN_2, claim, context, join, make_turn, with_extra_turn
 
-FIXTURES = Path(__file__).parent / "data" / "reports" / "debates"
+FIXTURES = Path(__file__).parents[1] / "data" / "reports" / "debates"
 
 # Turn 1 of the sample debate with its counterpoint's claim tagged; its novel claim stays untagged.
 TAGGED_CLAIM = "A fixed fifteen-minute duration leaves the directory blocked for up to fifteen minutes after a crash."

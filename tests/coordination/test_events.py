@@ -31,7 +31,7 @@ from rp1_duel.vocabulary import CitationKind, EventType, Verdict
 
 from helpers import Player, claim, join, make_turn
 
-RECORDINGS = Path(__file__).parent / "data" / "events"
+RECORDINGS = Path(__file__).parents[1] / "data" / "events"
 ALICE = ("Alice", "claude-code", "claude-sonnet-5-5")
 BOB = ("Bob", "codex", "gpt-6.1-sol")  # after taking its seat over from gpt-x
 URL = "https://example.org/leases"

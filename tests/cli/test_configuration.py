@@ -30,7 +30,7 @@ from rp1_duel.settings import DuelSettings
 
 from helpers import make_turn, run_tools
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 
 
 @pytest.fixture

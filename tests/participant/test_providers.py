@@ -34,7 +34,7 @@ from rp1_duel.turns.rules import validate_turn
 from fake_models import DEFAULT_TEXT, FakeAnthropicServer, FakeModelServer, FakeOpenAIServer
 from helpers import context, stop
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HEADING = "## Turn 3 — Ada (claude-code / claude-sonnet-5-5) — OPEN_TO_DEBATE"
 SYSTEM = "You debate design.md.\n1: # Design\n2: Leases expire after fifteen minutes."
 TURN_1 = "<!-- duel:turn n=1 -->\n## Turn 1 — Ada\n**Position**\nLeases are too long.\n<!-- /duel:turn -->\n"

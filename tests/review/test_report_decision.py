@@ -27,7 +27,7 @@ from rp1_duel.vocabulary import CitationKind, FetchFailure, Verdict
 
 from helpers import DUEL, DUELISTS, claim, join, make_turn
 
-DEBATES = Path(__file__).parent / "data" / "reports" / "debates"
+DEBATES = Path(__file__).parents[1] / "data" / "reports" / "debates"
 CONSENSUS = DEBATES / "2026-11-24-lease-duration.md"
 DISSENT = DEBATES / "2026-11-24-clock-skew-bound.md"
 GREEN = OUTCOME_COLOURS["ACCEPTED_CONSENSUS"]

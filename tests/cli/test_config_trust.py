@@ -16,7 +16,7 @@ import pytest
 from rp1_duel.configuration import Flags, load_config, trust, trust_file
 from rp1_duel.errors import DuelError
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from helpers import SOURCE, claim, join, make_turn
 
 pytestmark = pytest.mark.slow  # a harness, a duel mcp server and a model server per test
 
-BIN = Path(__file__).resolve().parent.parent / ".harnesses" / "node_modules" / ".bin"
+BIN = Path(__file__).resolve().parents[2] / ".harnesses" / "node_modules" / ".bin"
 DUEL_TOOLS = {f"duel_{op}" for op in ("join", "status", "rules", "read", "claim", "append", "wait", "release", "close")}
 RUN_SECONDS = 240  # a whole duel, the harness's start included
 PROMPT = "Take part in the duel about design.md with the duel tools, until it is closed."

@@ -31,7 +31,7 @@ from helpers import claim, join, make_turn, stop
 # Every test runs `duel join` (or `duel demo`) as real processes: seconds each.
 pytestmark = pytest.mark.slow
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 
 
 def clean_env(**extra: str) -> dict[str, str]:

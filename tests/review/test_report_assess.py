@@ -29,7 +29,7 @@ from rp1_duel.review.report_markdown import render_markdown
 from fake_models import FakeAnthropicServer, FakeOpenAIServer
 from helpers import claim, make_turn
 
-DEBATES = Path(__file__).parent / "data" / "reports" / "debates"
+DEBATES = Path(__file__).parents[1] / "data" / "reports" / "debates"
 CONSENSUS = DEBATES / "2026-11-24-lease-duration.md"
 ASKED_AT = 1_795_000_000.0  # 2026-11-18T11:06:40Z
 MODEL_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
@@ -472,7 +472,7 @@ def test_the_json_fields_and_the_cache_format_are_documented(tmp_path):
     path = copy_artifact(CONSENSUS, tmp_path)
     with FakeAnthropicServer(responder=answering(ASSESSMENT)) as claude:
         assess(path, env_for(claude))
-    section = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text().split("## 11. Reports")[1]
+    section = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text().split("## 11. Reports")[1]
     entry = read_report(path, env={}).to_dict()["model_written"][0]
     cached = json.loads(assessment.cache_path(path).read_text())
     names = {*entry, *entry["references"][0], *cached, *cached["assessments"][0]}

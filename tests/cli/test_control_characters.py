@@ -23,7 +23,7 @@ from helpers import TURN_1, context
 
 TITLE_CHANGE = "\x1b]0;pwned\x07"  # ESC … BEL: sets the terminal's title
 CSI_C1 = "\x9b2J"  # C1 CSI: clears the screen on terminals that take 8-bit controls
-REPORTS = Path(__file__).parent / "data" / "reports" / "debates"
+REPORTS = Path(__file__).parents[1] / "data" / "reports" / "debates"
 # What a terminal obeys, and the lone surrogates a name's bytes that are not UTF-8 become (written back raw).
 RAW = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # A file name's part with a colour change, a title change and C1 CSI: as UTF-8 text, and as bytes that are not UTF-8.

@@ -36,7 +36,7 @@ from rp1_duel.settings import DuelSettings
 
 from helpers import claim, join, make_turn
 
-DEBATES = Path(__file__).parent / "data" / "reports" / "debates"
+DEBATES = Path(__file__).parents[1] / "data" / "reports" / "debates"
 CONSENSUS = DEBATES / "2026-11-24-lease-duration.md"
 DISSENT = DEBATES / "2026-11-24-clock-skew-bound.md"
 MAX_TURNS = DEBATES / "2026-11-24-refresh-cadence.md"
@@ -551,7 +551,7 @@ def test_model_written_sections_are_labelled_and_escaped():
 
 
 def documented_names() -> set[str]:
-    section = Path(__file__).resolve().parent.parent.joinpath("docs", "protocol.md").read_text()
+    section = Path(__file__).resolve().parents[2].joinpath("docs", "protocol.md").read_text()
     section = section.split("## 11. Reports", 1)[1]
     return {name for pair in re.findall(r'`([a-z_0-9]+)`|"([a-z_0-9]+)"', section) for name in pair if name}
 

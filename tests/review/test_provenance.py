@@ -30,7 +30,7 @@ from rp1_duel.vocabulary import EventType
 from fake_debater import debater, sloppy_then_fixed
 from helpers import claim, join, make_turn
 
-DEBATES = Path(__file__).parent / "data" / "reports" / "debates"
+DEBATES = Path(__file__).parents[1] / "data" / "reports" / "debates"
 OLD_LOG = DEBATES / "2026-11-24-lease-duration.md"  # its usage events were logged before provenance
 
 
