@@ -659,8 +659,10 @@ def test_report_command_errors_have_a_code_and_an_exit_status(tmp_path):
     not_artifact = duel("report", str(notes))
     assert (not_artifact.returncode, not_artifact.stderr) == (
         1,
-        f"duel: ARTIFACT_UNREADABLE: {notes}: not a duel artifact (no front matter, no turns): give the record "
-        "from the debate dir, debates/<duel id>.md\n",
+        (
+            f"duel: ARTIFACT_UNREADABLE: {notes}: not a duel artifact (no front matter, no turns): give the record "
+            "from the debate dir, debates/<duel id>.md\n"
+        ),
     )
     latin = tmp_path / "latin.md"
     latin.write_bytes(b"---\nduel_id: caf\xe9\n---\n")
