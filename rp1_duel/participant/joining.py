@@ -9,16 +9,19 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..configuration import Config, Flags, destinations, load_config
 from ..coordination.identity import check_join_inputs
 from ..errors import invalid_argument
 from ..settings import ON_FABRICATION
 from ..vocabulary import REASONING_LEVELS, Role
-from .checking import CitationChecker, citation_checker
 from .loop import ParticipantConfig
 from .personas import played, resolve
 from .providers import Provider, select_provider
+
+if TYPE_CHECKING:
+    from .checking import CitationChecker
 
 __all__ = ["DEFAULT_NAMES", "JoinFlags", "PreparedJoin", "checked_on_fabrication", "prepare_join"]
 
@@ -131,7 +134,9 @@ def prepare_join(flags: JoinFlags, *, cwd: Path, env: Mapping[str, str]) -> Prep
         max_output_tokens=config.model.max_output_tokens,
     )
     checker = None
-    if flags.verify:
+    if flags.verify:  # imported only then: a join without --verify loads no fetcher and no page extractor
+        from .checking import citation_checker
+
         checker = citation_checker(flags.voter or [], allow_private_hosts=flags.allow_private_hosts)
     name = flags.name or DEFAULT_NAMES.get(provider.name) or provider.model.removeprefix("scripted:").capitalize()
     persona_line = played(flags.persona, config.personas)
