@@ -600,23 +600,45 @@ def destinations(config: Config) -> list[str]:
     ]
 
 
-class Flags(NamedTuple):
-    """The command line's values, the top layer; None (or "") is a flag not given."""
+class Flags:
+    """The command line's values, the top layer; None (or "") is a flag not given.
 
-    debate_dir: str | None = None
-    store: str | None = None
-    provider: str | None = None  # model.provider
-    model: str | None = None  # model.model
-    base_url: str | None = None  # model.base_url
-    reasoning: str | None = None  # model.reasoning
-    max_turns: int | None = None  # duel.*, one for each of settings.SETTINGS
-    lease_seconds: int | None = None
-    peer_wait_seconds: int | None = None
-    turn_timeout_seconds: int | None = None
-    seats: int | None = None
-    max_output_tokens: int | None = None  # model.max_output_tokens
-    sealed_openings: bool | None = None  # duel.sealed_openings: True, or None when not given
-    on_fabrication: str | None = None  # duel.on_fabrication
+    Keyword-only: fourteen optional values, most of one type, would be swapped silently by
+    position. A plain class, as :class:`~rp1_duel.clock.Instant` is not a dataclass: building one costs
+    every ``duel tools`` call about half a millisecond."""
+
+    def __init__(
+        self,
+        *,
+        debate_dir: str | None = None,
+        store: str | None = None,
+        provider: str | None = None,  # model.provider
+        model: str | None = None,  # model.model
+        base_url: str | None = None,  # model.base_url
+        reasoning: str | None = None,  # model.reasoning
+        max_turns: int | None = None,  # duel.*, one for each of settings.SETTINGS
+        lease_seconds: int | None = None,
+        peer_wait_seconds: int | None = None,
+        turn_timeout_seconds: int | None = None,
+        seats: int | None = None,
+        max_output_tokens: int | None = None,  # model.max_output_tokens
+        sealed_openings: bool | None = None,  # duel.sealed_openings: True, or None when not given
+        on_fabrication: str | None = None,  # duel.on_fabrication
+    ) -> None:
+        self.debate_dir = debate_dir
+        self.store = store
+        self.provider = provider
+        self.model = model
+        self.base_url = base_url
+        self.reasoning = reasoning
+        self.max_turns = max_turns
+        self.lease_seconds = lease_seconds
+        self.peer_wait_seconds = peer_wait_seconds
+        self.turn_timeout_seconds = turn_timeout_seconds
+        self.seats = seats
+        self.max_output_tokens = max_output_tokens
+        self.sealed_openings = sealed_openings
+        self.on_fabrication = on_fabrication
 
     def layer(self) -> Layer:
         """The flags as the top layer: only those given, under their dotted keys."""

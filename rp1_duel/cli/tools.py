@@ -247,7 +247,7 @@ def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     if op == "join":
         settings["sealed_openings"] = args.sealed_openings or None
         settings["on_fabrication"] = args.on_fabrication
-    config = load_config(Path.cwd(), os.environ, Flags(args.debate_dir, args.store, **settings))
+    config = load_config(Path.cwd(), os.environ, Flags(debate_dir=args.debate_dir, store=args.store, **settings))
     service = DuelService(config.debate_dir, store=config.store)
     service.on_store_wait = store_waits_to_stderr("duel tools")
     token = getattr(args, "participant_token", None) or os.environ.get("DUEL_PARTICIPANT_TOKEN")

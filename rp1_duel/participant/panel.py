@@ -33,14 +33,17 @@ from ..settings import SETTINGS, STORE_ENV, DuelSettings
 from ..vocabulary import ACTIVE, ErrorCode
 
 __all__ = [
+    "PanelPlan",
     "PanelSeat",
     "SeatRun",
     "exit_code",
     "join_command",
     "lineup_seats",
+    "plan_panel",
     "run_seats",
     "seat_environment",
     "shared_flags",
+    "summary",
 ]
 
 SEAT_TAKEN_WITHIN = 60.0  # seconds for one process to start, preflight its model and join
@@ -139,6 +142,27 @@ def shared_flags(
     for path in config_files:
         flags += ["--config", path]
     return flags
+
+
+@dataclass(frozen=True)
+class PanelPlan:
+    """What every seat's join shares: the flags, and the topic they name."""
+
+    shared: list[str]
+    topic: str | None
+
+
+def plan_panel(
+    config: Config, seats: Sequence[PanelSeat], *, topic: str | None, config_files: Sequence[str], quiet: bool
+) -> PanelPlan:
+    """The duel's settings for the lineup's ``seats`` (its chair, if any, debates in none of them), checked,
+    as the flags every seat's join shares; ``topic``, else the lineup's."""
+    chair = config.panel.chair is not None
+    settings = config.settings()._replace(seats=len(seats) - chair, chair=chair)
+    settings.check()
+    chosen = topic or config.panel.topic
+    shared = shared_flags(config, settings, topic=chosen, config_files=config_files) + (["--quiet"] if quiet else [])
+    return PanelPlan(shared, chosen)
 
 
 def join_command(target: str, *, shared: Sequence[str], seat: PanelSeat) -> list[str]:
@@ -289,3 +313,11 @@ def _to_stderr(line: str) -> None:
 def exit_code(runs: Sequence[SeatRun]) -> int:
     """0 when every seat's process ended its duel (exit 0), else 1."""
     return 0 if all(run.process.returncode == 0 for run in runs) else 1
+
+
+def summary(runs: Sequence[SeatRun]) -> dict[str, Any]:
+    """``duel panel --json``: the outcome and the artifact (from the first seat whose summary names
+    them; None when none does), and every seat's own ``duel join --json`` summary."""
+    results = [run.result for run in runs]
+    done = next((result for result in results if result and result.get("debate_path")), None)
+    return {"outcome": done and done.get("outcome"), "debate_path": done and done["debate_path"], "seats": results}

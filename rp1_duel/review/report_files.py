@@ -1,11 +1,12 @@
 """What ``duel report`` reads, at the edge: the artifact (bounded, as ``duel validate`` reads it),
 what ``duel validate`` says of it, the usage events recorded next to it, its verification sidecar and
 its assessment cache. Read-only, but for :func:`assess_artifact` (``--assess``), which writes the
-assessment cache and nothing else.
+assessment cache and nothing else. :func:`render_report` gives a report in the format asked for.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,8 +29,12 @@ from . import assessment
 from .assessment import AssessmentFile, AssessmentRun, Assessor
 from .decision import RevisionView
 from .report import Report, ReportLinks, SidecarFile, build_report, read_record, record_of
+from .report.html import render_html
+from .report.markdown import render_markdown
 
-__all__ = ["assess_artifact", "configured_assessors", "read_report"]
+__all__ = ["REPORT_FORMATS", "assess_artifact", "configured_assessors", "read_report", "render_report"]
+
+REPORT_FORMATS = ("md", "html", "json")
 
 
 def read_report(
@@ -63,6 +68,16 @@ def read_report(
         links=_links(where, file.front.source_path, read_from),
         revision=_agreed_revision(file, validated.history),
     )
+
+
+def render_report(report: Report, format_: str) -> str:
+    """``report`` as ``duel report --format`` writes it: md (a pull-request comment), html (one
+    self-contained page) or json (the data behind both)."""
+    if format_ == "json":
+        return json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    if format_ == "html":
+        return render_html(report)
+    return render_markdown(report)
 
 
 def _agreed_revision(record: RecordFile, history: History) -> RevisionView | None:
