@@ -276,7 +276,7 @@ def artifact_text(
         block = artifact.turn_block(number, normalize_turn_text(text), prev)
         blocks.append(block)
         prev = block.sha256
-    return artifact.render(front, 600, blocks)
+    return artifact.render(front=front, lease_seconds=600, turns=blocks)
 
 
 if __name__ == "__main__":

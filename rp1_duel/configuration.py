@@ -317,11 +317,17 @@ def merge(layers: Sequence[Layer]) -> Config:
     leaves: dict[str, Leaf] = {}
     for layer in layers:
         _check_table(layer.data, SCHEMA, "", layer)
-        _overlay(tree, layer.data, "", leaves, Leaf({}, layer.description, layer.origin or layer.name))
+        _overlay(
+            tree=tree,
+            data=layer.data,
+            path="",
+            leaves=leaves,
+            layer=Leaf({}, layer.description, layer.origin or layer.name),
+        )
     return _build(tree, dict(sorted(leaves.items())))
 
 
-def _overlay(tree: dict[str, Any], data: Mapping[str, Any], path: str, leaves: dict[str, Leaf], layer: Leaf) -> None:
+def _overlay(tree: dict[str, Any], *, data: Mapping[str, Any], path: str, leaves: dict[str, Leaf], layer: Leaf) -> None:
     """Lay ``data`` over ``tree``; ``layer`` is the leaf this layer makes (its value set for each key)."""
     for key, value in data.items():
         dotted = f"{path}.{key}" if path else key
@@ -330,7 +336,7 @@ def _overlay(tree: dict[str, Any], data: Mapping[str, Any], path: str, leaves: d
             leaves.pop(dotted, None)  # an empty table stands as a leaf only until something is set in it
             if not value and not below:
                 leaves[dotted] = layer
-            _overlay(below, value, dotted, leaves, layer)
+            _overlay(tree=below, data=value, path=dotted, leaves=leaves, layer=layer)
         else:
             tree[key] = value
             leaves[dotted] = layer._replace(value=value)

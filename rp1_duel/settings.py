@@ -75,16 +75,28 @@ SETTINGS: Final = {
     setting.name: setting
     for setting in (
         Setting(
-            "max_turns",
-            None,
-            2,
-            50,
-            "turns in the whole duel, at least one per seat [default: 3 rounds, 6 for two seats]",
+            name="max_turns",
+            default=None,
+            low=2,
+            high=50,
+            help="turns in the whole duel, at least one per seat [default: 3 rounds, 6 for two seats]",
         ),
-        Setting("lease_seconds", 600, 5, 86400, "how long a lease lasts unless refreshed"),
-        Setting("peer_wait_seconds", 900, 1, 604800, "how long to wait for every seat to be taken"),
-        Setting("turn_timeout_seconds", 1800, 1, 604800, "how long a turn may take before a timeout"),
-        Setting("seats", 2, 2, 8, "participants in the duel, speaking in turn"),
+        Setting(name="lease_seconds", default=600, low=5, high=86400, help="how long a lease lasts unless refreshed"),
+        Setting(
+            name="peer_wait_seconds",
+            default=900,
+            low=1,
+            high=604800,
+            help="how long to wait for every seat to be taken",
+        ),
+        Setting(
+            name="turn_timeout_seconds",
+            default=1800,
+            low=1,
+            high=604800,
+            help="how long a turn may take before a timeout",
+        ),
+        Setting(name="seats", default=2, low=2, high=8, help="participants in the duel, speaking in turn"),
     )
 }
 CHAIR_HELP: Final = (

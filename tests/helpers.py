@@ -292,7 +292,7 @@ def with_extra_turn(artifact: Path, text: str) -> Path:
     head = blocks[-1].sha256 if blocks else GENESIS
     extra = turn_block(len(blocks) + 1, normalize_turn_text(text), head)
     forged = artifact.with_name("with-extra-turn.md")
-    forged.write_text(render(record.front, 900, [*blocks, extra]), encoding="utf-8")
+    forged.write_text(render(front=record.front, lease_seconds=900, turns=[*blocks, extra]), encoding="utf-8")
     return forged
 
 

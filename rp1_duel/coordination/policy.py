@@ -585,7 +585,7 @@ def decide_close(
         return CloseDecision(broken)
     given = reason.strip() if reason else None
     if outcome == TIMEOUT:
-        return _decide_timeout_close(state, caller, lease, given, now)
+        return _decide_timeout_close(state=state, caller=caller, lease=lease, reason=given, now=now)
     if outcome == INVALIDATED:
         if state.invalid_reason is None and state.pending_outcome is not None:
             return CloseDecision(_mismatch(state, outcome))
@@ -631,7 +631,7 @@ def _who(state: DuelState, seat: int) -> str:
 
 
 def _decide_timeout_close(
-    state: DuelState, caller: Participant, lease: Lease, reason: str | None, now: Instant
+    state: DuelState, *, caller: Participant, lease: Lease, reason: str | None, now: Instant
 ) -> CloseDecision:
     if lease.for_timeout and _timeout_still_valid(state, now):
         return CloseDecision(None, reason="; ".join(r for r in (timeout_reason(state), reason) if r))

@@ -108,7 +108,12 @@ def write_artifact(
     shown = tx.store.source_path_shown(tx.state)
     seals = [Seal(seal.seat, seal.signature) for seal in tx.state.seals]
     text = artifact.render(
-        front_matter_of(tx.state, shown), tx.state.lease_seconds, turns, conclusion, seals, tx.state.rulings
+        front=front_matter_of(tx.state, shown),
+        lease_seconds=tx.state.lease_seconds,
+        turns=turns,
+        conclusion=conclusion,
+        seals=seals,
+        rulings=tx.state.rulings,
     )
     tx.store.write_artifact(tx.state, text, create=create)
 
@@ -213,6 +218,7 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
 
 def append_turn(
     tx: Transaction,
+    *,
     me: Participant,
     lease: Lease,
     turn: str | bytes,

@@ -264,13 +264,17 @@ class DuelService:
                 duel_id = index.get(key)
                 created = duel_id is None or self.store.read_state(duel_id).status != ACTIVE
                 if duel_id is None or created:
-                    duel_id = self._create(source, topic_text, slug, key, settings, index)
+                    duel_id = self._create(
+                        source=source, topic=topic_text, slug=slug, key=key, settings=settings, index=index
+                    )
                 with self.transaction(duel_id) as tx:
                     self._check_source(tx.state, source)
                     if signer is not None:  # refused before the seat changes: a reclaim's new token is never lost
                         seated = next((p for p in tx.state.participants if p.identity[:2] == (name, harness)), None)
                         _raise(policy.refuse_signer_declaration(tx.state, seated, signer))
-                    participant, token = self._seat(tx, (name, harness, model_id), participant_token, role, signer)
+                    participant, token = self._seat(
+                        tx, identity=(name, harness, model_id), token=participant_token, role=role, signer=signer
+                    )
                     participant.signer = participant.signer or signer  # a returning seat's shows at its next write
                     participant.persona = persona or participant.persona
                     return JoinResult.of(
@@ -283,7 +287,7 @@ class DuelService:
                     )
 
     def _create(
-        self, source: SourceDocument, topic: str, slug: str, key: str, settings: DuelSettings, index: dict[str, str]
+        self, source: SourceDocument, *, topic: str, slug: str, key: str, settings: DuelSettings, index: dict[str, str]
     ) -> str:
         """A new duel: its state, then the index, then its artifact, so a crash at any point
         leaves no artifact without a duel (a duel without its artifact yet gets it from the
@@ -336,7 +340,7 @@ class DuelService:
             )
 
     def _seat(
-        self, tx: Transaction, identity: tuple[str, str, str], token: str | None, role: str, signer: str | None
+        self, tx: Transaction, *, identity: tuple[str, str, str], token: str | None, role: str, signer: str | None
     ) -> tuple[Participant, str]:
         from .events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed
         from .record_writer import write_artifact
@@ -527,10 +531,10 @@ class DuelService:
             raise invalid_argument(f"--timeout must be between 0 and {WAIT_MAX_SECONDS} seconds")
         seat = Seat(duel_id, participant_id, participant_token) if participant_token else None
         with self.store.errors():
-            return self._wait(duel_id, participant_id, timeout, next_step, seat)
+            return self._wait(duel_id, participant_id=participant_id, timeout=timeout, next_step=next_step, seat=seat)
 
     def _wait(
-        self, duel_id: str, participant_id: str, timeout: float, next_step: str | None, seat: Seat | None
+        self, duel_id: str, *, participant_id: str, timeout: float, next_step: str | None, seat: Seat | None
     ) -> WaitResult:
         self.store.check_readable()
         started = time.monotonic()
@@ -979,7 +983,7 @@ class DuelService:
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             held = self._held_lease(tx, me, lease)
-            record = append_turn(tx, me, held, turn, signing_key, stripped)
+            record = append_turn(tx=tx, me=me, lease=held, turn=turn, signing_key=signing_key, stripped=stripped)
             if release and state.pending_outcome is None:
                 state.lease = None
                 tx.emit(LockReleased(held.fence), by=me.id)

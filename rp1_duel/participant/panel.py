@@ -215,7 +215,7 @@ def run_seats(
             threading.Thread(
                 target=_pass_through, args=(stderr, seat.label, say, lock, run.stderr_done), daemon=True
             ).start()
-            _wait_for_seat(run, index, target, topic, service, seat_taken_within)
+            _wait_for_seat(run=run, count=index, target=target, topic=topic, service=service, within=seat_taken_within)
         _watch_for_a_failed_seat(runs, say, lambda: _duel_open(service, target, topic))
         for run in runs:
             _collect(run)
@@ -228,7 +228,7 @@ def run_seats(
 
 
 def _wait_for_seat(
-    run: SeatRun, count: int, target: str, topic: str | None, service: DuelService, within: float
+    run: SeatRun, *, count: int, target: str, topic: str | None, service: DuelService, within: float
 ) -> None:
     """Until ``count`` seats are taken; the next seat starts only then, so seats follow the lineup."""
     deadline = time.monotonic() + within

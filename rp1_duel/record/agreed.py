@@ -40,7 +40,7 @@ ALREADY = "already_applied"  # the document already holds the agreed revision: n
 UNCHANGED = "unchanged"  # the duel agreed to change nothing: nothing written
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class AgreedRevision:
     """What a closed duel agreed on: its document in the working tree, and the revision of it."""
 
@@ -60,7 +60,7 @@ class AgreedRevision:
         return self.revision.text != self.revision.source
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ApplyResult:
     """What :func:`apply_agreed` did: the revision, what became of the document, and where the text went."""
 
@@ -155,7 +155,7 @@ def agreed_revision(
         )
     history = record.history(upto=last_seat_turns(front.schedule, len(record.parsed.blocks)))
     revision = cast("Revision", history.revision)  # a History over a source always has one
-    return AgreedRevision(path, document, shown, revision)
+    return AgreedRevision(artifact=path, document=document, shown=shown, revision=revision)
 
 
 def apply_agreed(
@@ -177,14 +177,16 @@ def apply_agreed(
     """
     agreed = agreed_revision(artifact_path, root=root)
     if not agreed.changed:
-        return ApplyResult(agreed, None, check, UNCHANGED)
+        return ApplyResult(agreed=agreed, written=None, check=check, state=UNCHANGED)
     if to is not None:
         return ApplyResult(
-            agreed, None if check else _write(Path(to), agreed.revision.text, like=agreed.document), check
+            agreed=agreed,
+            written=None if check else _write(Path(to), agreed.revision.text, like=agreed.document),
+            check=check,
         )
     today = _today(agreed)
     if today.raw == agreed.revision.text:
-        return ApplyResult(agreed, None, check, ALREADY)
+        return ApplyResult(agreed=agreed, written=None, check=check, state=ALREADY)
     if today.raw == agreed.revision.source:
         text, state, conflicts = agreed.revision.text, APPLIED, 0
     else:
@@ -199,8 +201,14 @@ def apply_agreed(
                 "revision of the recorded version",
                 {"conflicts": conflicts},
             )
-        return ApplyResult(agreed, None, check, state)
-    return ApplyResult(agreed, _write(agreed.document, text, like=agreed.document), check, state, conflicts)
+        return ApplyResult(agreed=agreed, written=None, check=check, state=state)
+    return ApplyResult(
+        agreed=agreed,
+        written=_write(agreed.document, text, like=agreed.document),
+        check=check,
+        state=state,
+        conflicts=conflicts,
+    )
 
 
 def _today(agreed: AgreedRevision) -> SourceDocument:

@@ -390,6 +390,7 @@ def display_source_path(source_path: str, *, artifact_path: str | os.PathLike[st
 
 def render(
     front: FrontMatter,
+    *,
     lease_seconds: int,
     turns: list[TurnBlock] | str,
     conclusion: Conclusion | None = None,

@@ -91,7 +91,7 @@ def check_authorship(
     found = Authorship()
     signers = _check_turns(front, parsed.blocks, allowed_signers, found)
     _check_shared(front, signers, found)
-    _check_seals(front, parsed, signers, allowed_signers, found)
+    _check_seals(front=front, parsed=parsed, signers=signers, allowed_signers=allowed_signers, found=found)
     return found
 
 
@@ -247,6 +247,7 @@ def _signature_problem(block: TurnBlock, verdict: signatures.Verdict, *, authors
 
 def _check_seals(
     front: FrontMatter,
+    *,
     parsed: ParsedArtifact,
     signers: dict[int, _Signer],
     allowed_signers: str | os.PathLike[str] | None,

@@ -332,7 +332,7 @@ def read_failure(exc: Exception) -> str:
     return exc.strerror if isinstance(exc, OSError) and exc.strerror else (str(exc).splitlines() or [""])[0]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RecordFile:
     """An artifact read from disk: its text, its parts, its typed header and its source."""
 
@@ -365,7 +365,15 @@ class RecordFile:
         try:
             front = FrontMatter.parse(parsed.front_matter)
         except FrontMatterError as exc:
-            return cls(where, text, parsed, None, str(exc), source, None)
+            return cls(
+                path=where,
+                text=text,
+                parsed=parsed,
+                front=None,
+                front_problem=str(exc),
+                source=source,
+                source_note=None,
+            )
         note = None
         if source is None and find_source:
             source, note = recorded_source(
@@ -375,7 +383,9 @@ class RecordFile:
                 root=root,
                 duel_id=front.duel_id,
             )
-        return cls(where, text, parsed, front, None, source, note)
+        return cls(
+            path=where, text=text, parsed=parsed, front=front, front_problem=None, source=source, source_note=note
+        )
 
     @property
     def is_artifact(self) -> bool:

@@ -388,7 +388,9 @@ def _check_verification(
         add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} cannot be read: {reason}"))
         return
     blocks = history.blocks
-    standing = verification.check(sidecar, path.name, front, blocks, history.turns)
+    standing = verification.check(
+        sidecar=sidecar, artifact_name=path.name, front=front, blocks=blocks, turns=history.turns
+    )
     report.verification = VerificationStanding(str(side), standing.status, sidecar.turns, sidecar.counts())
     for problem in standing.problems:
         add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} is not this artifact's: {problem}"))

@@ -240,7 +240,12 @@ class SidecarCheck:
 
 
 def check(
-    sidecar: Sidecar, artifact_name: str, front: FrontMatter, blocks: Sequence[TurnBlock], turns: Sequence[ParsedTurn]
+    sidecar: Sidecar,
+    *,
+    artifact_name: str,
+    front: FrontMatter,
+    blocks: Sequence[TurnBlock],
+    turns: Sequence[ParsedTurn],
 ) -> SidecarCheck:
     """Whether ``sidecar`` belongs to this artifact's chain and lists exactly what its turns cite.
 

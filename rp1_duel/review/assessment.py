@@ -113,7 +113,7 @@ class Assessor(Protocol):
 # -- what a report shows ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class CheckedReference:
     """A turn named in a model-written text, checked against the record."""
 
@@ -126,7 +126,7 @@ class CheckedReference:
     end: int
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ModelSection:
     """A section written by a model, not computed: always labelled so, its turn references checked."""
 
@@ -155,13 +155,13 @@ def check_references(text: str, turns: Sequence[ParsedTurn], *, first: int = 1) 
             reason = None
         checked.append(
             CheckedReference(
-                text[mention.start : mention.end],
-                mention.turn,
-                mention.excerpt,
-                reason is None,
-                reason,
-                mention.start,
-                mention.end,
+                text=text[mention.start : mention.end],
+                turn=mention.turn,
+                excerpt=mention.excerpt,
+                found=reason is None,
+                reason=reason,
+                start=mention.start,
+                end=mention.end,
             )
         )
     return tuple(checked)
@@ -170,7 +170,7 @@ def check_references(text: str, turns: Sequence[ParsedTurn], *, first: int = 1) 
 # -- the cache -------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Subject:
     """What is assessed: one record, as far as its chain goes."""
 
@@ -180,7 +180,7 @@ class Subject:
     turns: int
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Assessment:
     """One model's answer about one state of the record: a cache entry."""
 
@@ -196,7 +196,7 @@ class Assessment:
         return self.chain_head == subject.chain_head and self.prompt_version == PROMPT_VERSION
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class AssessmentCache:
     """The assessment cache of one artifact: every current answer, one per model."""
 
@@ -283,7 +283,11 @@ def shown(
         if entry.current_for(subject):
             sections.append(
                 ModelSection(
-                    TITLE, entry.model, entry.text, check_references(entry.text, turns, first=first), entry.asked_at
+                    title=TITLE,
+                    model=entry.model,
+                    text=entry.text,
+                    references=check_references(entry.text, turns, first=first),
+                    asked_at=entry.asked_at,
                 )
             )
         else:
@@ -339,7 +343,7 @@ def assessment_prompt(front: FrontMatter, blocks: Sequence[TurnBlock]) -> str:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class AssessmentRun:
     """What ``--assess`` did: the cache to keep, and who was asked, reused or failed."""
 
@@ -375,12 +379,19 @@ def assess(
         progress(f"asking {assessor.name} about turns 1-{subject.turns}")
     answers = _ask_all(to_ask, prompt, progress)
     asked = {
-        name: Assessment(name, PROMPT_VERSION, subject.chain_head, subject.turns, iso(clock()), answer)
+        name: Assessment(
+            model=name,
+            prompt_version=PROMPT_VERSION,
+            chain_head=subject.chain_head,
+            turns=subject.turns,
+            asked_at=iso(clock()),
+            text=answer,
+        )
         for name, answer in answers.items()
         if isinstance(answer, str)
     }
     kept = {**current, **asked}  # a model answered before keeps its place
-    cache = AssessmentCache(subject.duel_id, subject.artifact, tuple(kept.values()))
+    cache = AssessmentCache(duel_id=subject.duel_id, artifact=subject.artifact, assessments=tuple(kept.values()))
     return AssessmentRun(
         cache=cache,
         changed=bool(asked) and (found is None or found.to_dict() != cache.to_dict()),

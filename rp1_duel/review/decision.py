@@ -45,7 +45,7 @@ class Quote:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class SeatPosition:
     """A seat's Position in one of its turns, in full."""
 
@@ -55,7 +55,7 @@ class SeatPosition:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class FlaggedCitation:
     """A citation whose verdict is one of :data:`FLAGGED_VERDICTS`, and the deciding turns that rest on it."""
 
@@ -68,7 +68,7 @@ class FlaggedCitation:
     deciding_turns: tuple[int, ...]  # those holding it, or citing as support, through turn references, a turn that does
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RevisionView:
     """The revision of the source the seats agreed on, as the decision shows it (issue 22's Proposed Edits)."""
 
@@ -80,7 +80,7 @@ class RevisionView:
     accepted_by: tuple[str, ...]  # participants' names
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class DecisionFacts:
     """The decision: agreed or not, each seat's last position, whether the record validates, what to distrust."""
 
@@ -98,7 +98,7 @@ class DecisionFacts:
         return sum(1 for citation in self.flagged if citation.verdict == Verdict.FABRICATED)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class StanceRevision:
     """A seat's stance moving up the scale toward consensus, with the turn's Stance Revision Support."""
 
@@ -131,7 +131,7 @@ def seat_positions(history: History, *, last: bool) -> tuple[SeatPosition, ...]:
     for number, turn in zip(history.numbers, history.turns, strict=True):
         seat = history.schedule.speaker(number)
         if not turn.chair and (last or seat not in found):
-            found[seat] = SeatPosition(seat, number, turn.stance, turn.position.strip())
+            found[seat] = SeatPosition(seat=seat, turn=number, stance=turn.stance, text=turn.position.strip())
     return tuple(found[seat] for seat in sorted(found))
 
 
@@ -149,13 +149,13 @@ def flagged_citations(
         if entry is not None and entry.verdict in FLAGGED_VERDICTS:
             found.append(
                 FlaggedCitation(
-                    citation.turn,
-                    history.schedule.speaker(citation.turn),
-                    citation.item,
-                    citation.url,
-                    entry.verdict,
-                    entry.reason,
-                    resting.get(citation.turn, ()),
+                    turn=citation.turn,
+                    seat=history.schedule.speaker(citation.turn),
+                    item=citation.item,
+                    url=citation.url,
+                    verdict=entry.verdict,
+                    reason=entry.reason,
+                    deciding_turns=resting.get(citation.turn, ()),
                 )
             )
     return tuple(found)

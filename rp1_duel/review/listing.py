@@ -44,7 +44,7 @@ def present(participant: ParticipantView, duel: DuelInfo, now: float) -> bool:
     return duel.status == ACTIVE and now - participant.last_seen_at < duel.lease_seconds
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ListedParticipant:
     """One participant of a listed duel: its seat, who it is, when it was last seen, and whether it is present."""
 
@@ -67,7 +67,7 @@ class ListedParticipant:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ListedDuel:
     """One row of ``duel list``."""
 
@@ -128,7 +128,14 @@ def listed(status: StatusResult, now: Instant) -> ListedDuel:
     """
     duel = status.duel
     participants = tuple(
-        ListedParticipant(p.seat, p.display_name, p.harness, p.model_id, p.last_seen_at, present(p, duel, now.wall))
+        ListedParticipant(
+            seat=p.seat,
+            display_name=p.display_name,
+            harness=p.harness,
+            model_id=p.model_id,
+            last_seen_at=p.last_seen_at,
+            present=present(p, duel, now.wall),
+        )
         for p in status.participants
     )
     last = max([duel.created_at, duel.closed_at or duel.created_at, *(p.last_seen_at for p in participants)])

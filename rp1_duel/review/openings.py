@@ -88,7 +88,7 @@ _ENDINGS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class OpeningVote:
     """One seat's vote: its opening turn's stance, read as accept, reject or undecided."""
 
@@ -99,7 +99,7 @@ class OpeningVote:
     first_line: str  # its Position's first line, cut at FIRST_LINE_CHARS; "" without a turn
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Openings:
     """What the openings alone would have decided, against the outcome the debate reached."""
 
@@ -121,14 +121,14 @@ def openings_of(history: History, outcome: str | None) -> Openings:
     """The openings' verdict in ``history`` and how the recorded ``outcome`` (None while open) compares."""
     found = {position.seat: position for position in seat_positions(history, last=False)}
     votes = tuple(
-        OpeningVote(seat, None, None, None, "")
+        OpeningVote(seat=seat, turn=None, stance=None, vote=None, first_line="")
         if seat not in found
         else OpeningVote(
-            seat,
-            found[seat].turn,
-            found[seat].stance,
-            VOTES.get(found[seat].stance or "", UNDECIDED),
-            _first_line(found[seat].text),
+            seat=seat,
+            turn=found[seat].turn,
+            stance=found[seat].stance,
+            vote=VOTES.get(found[seat].stance or "", UNDECIDED),
+            first_line=_first_line(found[seat].text),
         )
         for seat in range(1, history.schedule.seats + 1)
     )
@@ -145,11 +145,11 @@ def openings_of(history: History, outcome: str | None) -> Openings:
         change=change,
         changed=None if change == UNKNOWN else change != KEPT,
         explanation=_explanation(
-            votes,
-            f"{words}, {count}" if count else words,
-            decides,
-            outcome,
-            change,
+            votes=votes,
+            verdict=f"{words}, {count}" if count else words,
+            decides=decides,
+            outcome=outcome,
+            change=change,
             sealed=history.schedule.sealed_openings,
         ),
         sealed=history.schedule.sealed_openings,
@@ -183,11 +183,11 @@ def _change(decides: str | None, outcome: str | None, final: str | None) -> str:
 
 def _explanation(
     votes: tuple[OpeningVote, ...],
+    *,
     verdict: str,
     decides: str | None,
     outcome: str | None,
     change: str,
-    *,
     sealed: bool,
 ) -> str:
     said = ", ".join(f"seat {v.seat} {v.vote}" if v.vote else f"seat {v.seat} did not open" for v in votes)

@@ -94,7 +94,12 @@ def _agreed_revision(record: RecordFile, history: History) -> RevisionView | Non
     seats = sorted({history.schedule.speaker(n) for n in history.numbers} - {CHAIR_SEAT})
     names = {entry.seat: entry.display_name for entry in front.participants}
     return RevisionView(
-        revision.id, revision.diff(path), (path,), added, removed, tuple(names.get(s, f"seat {s}") for s in seats)
+        id=revision.id,
+        diff=revision.diff(path),
+        files=(path,),
+        added=added,
+        removed=removed,
+        accepted_by=tuple(names.get(s, f"seat {s}") for s in seats),
     )
 
 

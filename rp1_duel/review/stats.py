@@ -68,7 +68,7 @@ class Spread:
         return cls(len(known), round(statistics.fmean(known), 6), round(float(statistics.median(known)), 6))
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class DuelRow:
     """One duel as stats counts it."""
 
@@ -81,7 +81,7 @@ class DuelRow:
     change: str  # openings.CHANGES
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class OutcomeRow:
     """The duels of one outcome: how many, their turns and their cost."""
 
@@ -91,7 +91,7 @@ class OutcomeRow:
     cost_usd: Spread
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Transition:
     """Duels whose openings decided ``openings`` and whose outcome decided ``final`` (None: nothing)."""
 
@@ -101,7 +101,7 @@ class Transition:
     duels: int
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ModelRow:
     """One model across every seat it held: its repairs and its fabricated citations, where known."""
 
@@ -122,7 +122,7 @@ class UnreadableArtifact:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Stats:
     """What ``duel stats`` says of a debate dir."""
 
@@ -194,18 +194,32 @@ def stats_of(
     order = [*OUTCOME_ORDER, *sorted({row.outcome for row in rows} - set(OUTCOME_ORDER))]  # a hand-edited one last
     by_outcome = {outcome: [row for row in rows if row.outcome == outcome] for outcome in order}
     outcomes = tuple(
-        OutcomeRow(outcome, len(found), Spread.of(row.turns for row in found), Spread.of(row.cost_usd for row in found))
+        OutcomeRow(
+            outcome=outcome,
+            duels=len(found),
+            turns=Spread.of(row.turns for row in found),
+            cost_usd=Spread.of(row.cost_usd for row in found),
+        )
         for outcome, found in by_outcome.items()
         if found
     )
     counted = Counter((r.openings.decides, r.openings.final, r.openings.change) for r in reports)
     transitions = tuple(
-        Transition(openings, final, change, count)
+        Transition(openings=openings, final=final, change=change, duels=count)
         for (openings, final, change), count in sorted(counted.items(), key=lambda item: _transition_order(item[0]))
         if change != UNKNOWN
     )
     changes = {change: sum(1 for row in rows if row.change == change) for change in CHANGES}
-    return Stats(debate_dir, rows, outcomes, changes, transitions, _model_rows(reports), tuple(unreadable), skipped)
+    return Stats(
+        debate_dir=debate_dir,
+        duels=rows,
+        outcomes=outcomes,
+        changes=changes,
+        transitions=transitions,
+        models=_model_rows(reports),
+        unreadable=tuple(unreadable),
+        skipped=skipped,
+    )
 
 
 def _row(report: Report) -> DuelRow:
@@ -257,10 +271,21 @@ def _model_rows(reports: Sequence[Report]) -> tuple[ModelRow, ...]:
             ruled = sum(1 for r in report.rulings if r.seat == participant.seat and r.verdict == Verdict.FABRICATED)
             # A sidecar checks every citation; without one, the record's rulings say what the duel's checks found.
             fabricated.setdefault(model, []).append(count if verified else ruled if report.rulings else None)
-    return tuple(
-        ModelRow(model, seats[model], *_known_sum(repairs[model]), *_known_sum(fabricated[model]))
-        for model in sorted(seats)
-    )
+    rows = []
+    for model in sorted(seats):
+        repaired, repairs_unknown = _known_sum(repairs[model])
+        found, fabricated_unknown = _known_sum(fabricated[model])
+        rows.append(
+            ModelRow(
+                model=model,
+                seats=seats[model],
+                repairs=repaired,
+                repairs_unknown=repairs_unknown,
+                fabricated=found,
+                fabricated_unknown=fabricated_unknown,
+            )
+        )
+    return tuple(rows)
 
 
 def _known_sum(values: list[int | None]) -> tuple[int | None, int]:

@@ -144,7 +144,7 @@ def event_line(
         text = None
     if text is None:
         text = f"{event.type} {json.dumps(event.data.to_json(), ensure_ascii=False)}"
-    return EventLine(event.seq, event.ts, event.type, text)
+    return EventLine(seq=event.seq, ts=event.ts, kind=event.type, text=text)
 
 
 def _describe(data: EventData, who: str, headlines: Mapping[int, str], time_of: TimeFormat) -> str | None:

@@ -141,4 +141,6 @@ class AskKey:
         return self.keyboard.readline().strip()
 
     def _say(self, text: str) -> None:
-        self.screen.event(EventLine(-1, iso(self.service.clock().wall), ASKED, text))  # shown printable
+        self.screen.event(
+            EventLine(seq=-1, ts=iso(self.service.clock().wall), kind=ASKED, text=text)
+        )  # shown printable

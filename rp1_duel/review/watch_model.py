@@ -32,7 +32,7 @@ __all__ = [
 TimeFormat = Callable[[float], str]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class EventLine:
     """One logged event as the view shows it: its sequence number, time, type and words."""
 
@@ -47,7 +47,7 @@ def epoch(timestamp: str) -> float:
     return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class SeatView:
     """One seat as the view shows it: who sits there, when it was last seen, and its part now."""
 
@@ -62,7 +62,7 @@ class SeatView:
     stance: str | None  # of its latest turn
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class WatchView:
     """A duel as the live view shows it at one moment."""
 
@@ -94,15 +94,17 @@ def view_of(status: StatusResult, now: float, stances: Mapping[str, str] | None 
     holder = lock.owner_participant_id if live else None
     seats = tuple(
         SeatView(
-            p.seat,
-            p.display_name,
-            p.harness,
-            p.model_id,
-            present(p, duel, now),
-            max(0.0, now - p.last_seen_at),
-            p.id == holder,
-            status.next_turn_seat == p.seat and duel.pending_outcome is None and duel.invalid_reason is None,
-            (stances or {}).get(p.id),
+            seat=p.seat,
+            name=p.display_name,
+            harness=p.harness,
+            model_id=p.model_id,
+            present=present(p, duel, now),
+            seen_ago=max(0.0, now - p.last_seen_at),
+            holds_floor=p.id == holder,
+            writes_next=status.next_turn_seat == p.seat
+            and duel.pending_outcome is None
+            and duel.invalid_reason is None,
+            stance=(stances or {}).get(p.id),
         )
         for p in status.participants
     )

@@ -219,7 +219,7 @@ class Fetcher:
             try:
                 if scheme == "https":
                     sock = self._tls(sock, host)
-                return self._exchange(sock, parts, host, port, scheme, deadline)
+                return self._exchange(sock=sock, parts=parts, host=host, port=port, scheme=scheme, deadline=deadline)
             finally:
                 sock.close()
 
@@ -294,7 +294,7 @@ class Fetcher:
             raise _Failed(FetchFailure.CONNECTION_FAILED, f"{host}: TLS failed: {_reason(exc)}") from None
 
     def _exchange(
-        self, sock: socket.socket, parts: SplitResult, host: str, port: int, scheme: str, deadline: float
+        self, sock: socket.socket, *, parts: SplitResult, host: str, port: int, scheme: str, deadline: float
     ) -> _Answer:
         """One GET on a connected socket, written by hand: every header is this module's choice."""
         path = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=_PRINTABLE_ASCII)

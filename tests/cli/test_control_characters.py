@@ -49,7 +49,9 @@ def test_a_tab_is_not_a_control_character_a_turn_is_refused_for():
 
 def test_duel_watch_through_a_pipe_shows_a_peers_control_characters_instead_of_sending_them():
     out = io.StringIO()
-    PlainDisplay(out).event(EventLine(3, "2026-11-25T00:00:00.000Z", "turn_appended", f"turn 1 by Eve{TITLE_CHANGE}"))
+    PlainDisplay(out).event(
+        EventLine(seq=3, ts="2026-11-25T00:00:00.000Z", kind="turn_appended", text=f"turn 1 by Eve{TITLE_CHANGE}")
+    )
     assert out.getvalue() == "2026-11-25T00:00:00.000Z turn 1 by Eve\\u001b]0;pwned\\u0007\n"
 
 

@@ -533,7 +533,10 @@ def test_markdown_fits_one_github_comment_by_leaving_out_the_citations_first():
 
 
 def test_model_written_sections_are_labelled_and_escaped():
-    report = replace(report_of(CONSENSUS), model_written=(ModelSection("Assessment", "claude-x", "<b>Both</b> fine."),))
+    report = replace(
+        report_of(CONSENSUS),
+        model_written=(ModelSection(title="Assessment", model="claude-x", text="<b>Both</b> fine."),),
+    )
     assert (
         "### Assessment by claude-x (model-written, not checked for truth; turn references checked)\n\n"
         "_No turn reference._\n\n"

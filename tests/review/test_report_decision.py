@@ -338,7 +338,9 @@ def test_a_total_with_an_unpriced_seat_says_at_least(tmp_path):
 def test_an_agreed_revision_is_shown_as_a_diff(tmp_path):
     diff = "--- a/design.md\n+++ b/design.md\n@@ -1,2 +1,2 @@\n keep\n-old <b>line</b>\n+new ```line```\n"
     report = report_of(CONSENSUS)
-    revision = RevisionView("3f9a2c1d", diff, ("design.md",), 1, 1, ("Claude", "GPT"))
+    revision = RevisionView(
+        id="3f9a2c1d", diff=diff, files=("design.md",), added=1, removed=1, accepted_by=("Claude", "GPT")
+    )
     report = replace(report, decision=replace(report.decision, revision=revision))
     md = render_markdown(report)
     assert "**Revision `3f9a2c1d`**: design.md: +1 −1; accepted by Claude and GPT." in md

@@ -165,7 +165,9 @@ def test_an_unknown_or_malformed_event_is_shown_as_its_type_and_data():
         event_line(logged("record_invalidated", {"reason": "edited"}), {}, {}).text == "the record is invalid: edited"
     )
     odd_turn = logged("turn_appended", {"turn_number": "x"}, seq=6, participant_id="p-1")
-    assert event_line(odd_turn, {}, {}) == EventLine(6, TS, "turn_appended", 'turn_appended {"turn_number": "x"}')
+    assert event_line(odd_turn, {}, {}) == EventLine(
+        seq=6, ts=TS, kind="turn_appended", text='turn_appended {"turn_number": "x"}'
+    )
     late = logged("lock_refreshed", {"fence": 3, "expires_at": "later"})
     assert event_line(late, {}, {}).text == 'lock_refreshed {"fence": 3, "expires_at": "later"}'
     assert appended([odd_turn, broken, unknown]) == []  # no stance or headline is taken from them

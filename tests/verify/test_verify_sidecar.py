@@ -49,11 +49,11 @@ def standing(artifact):
     record = RecordFile.read(artifact, find_source=False)
     assert record.front is not None
     return check(
-        load(artifact.with_name(artifact.stem + ".verify.json")),
-        artifact.name,
-        record.front,
-        record.parsed.blocks,
-        record.history().turns,
+        sidecar=load(artifact.with_name(artifact.stem + ".verify.json")),
+        artifact_name=artifact.name,
+        front=record.front,
+        blocks=record.parsed.blocks,
+        turns=record.history().turns,
     )
 
 

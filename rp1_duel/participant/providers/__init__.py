@@ -61,7 +61,9 @@ def select_provider(
 
     kind = provider or _provider_for(model, base_url, env)
     if kind == "anthropic":
-        key = _api_key(env, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", model, base_url)
+        key = _api_key(
+            env=env, key_name="ANTHROPIC_API_KEY", base_url_name="ANTHROPIC_BASE_URL", model=model, base_url=base_url
+        )
         url = base_url or env.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
         from .anthropic import AnthropicProvider
 
@@ -73,7 +75,9 @@ def select_provider(
             max_output_tokens=max_output_tokens,
         )
     if kind == "openai":
-        key = _api_key(env, "OPENAI_API_KEY", "OPENAI_BASE_URL", model, base_url)
+        key = _api_key(
+            env=env, key_name="OPENAI_API_KEY", base_url_name="OPENAI_BASE_URL", model=model, base_url=base_url
+        )
         url = base_url or env.get("OPENAI_BASE_URL") or OPENAI_URL
         from .openai import OpenAIProvider
 
@@ -115,7 +119,9 @@ def _provider_for(model: str | None, base_url: str | None, env: Mapping[str, str
     raise _no_credentials("no model provider is configured")
 
 
-def _api_key(env: Mapping[str, str], key_name: str, base_url_name: str, model: str | None, base_url: str | None) -> str:
+def _api_key(
+    env: Mapping[str, str], *, key_name: str, base_url_name: str, model: str | None, base_url: str | None
+) -> str:
     """The API key from the environment, or a placeholder for a server the user named, which may need none."""
     if env.get(key_name):
         return env[key_name]

@@ -141,7 +141,9 @@ class OpenAIProvider:
         if finish_reason is None:
             raise cut_stream(self.base_url)
         used = _usage(usage, prompt_characters, characters)
-        return self._composition("".join(parts), finish_reason, ceiling, used, served)
+        return self._composition(
+            text="".join(parts), finish_reason=finish_reason, ceiling=ceiling, usage=used, served=served
+        )
 
     def _probe(
         self, messages: list[ChatCompletionMessageParam], request: TurnRequest, ceiling: int | None, prompt: int
@@ -170,11 +172,15 @@ class OpenAIProvider:
         text = choice.message.content or ""
         usage = _usage(completion.usage, prompt, len(text))
         return self._composition(
-            text, choice.finish_reason, ceiling, replace(usage, requests=2), served_model(completion.model)
+            text=text,
+            finish_reason=choice.finish_reason,
+            ceiling=ceiling,
+            usage=replace(usage, requests=2),
+            served=served_model(completion.model),
         )
 
     def _composition(
-        self, text: str, finish_reason: str, ceiling: int | None, usage: Usage, served: str | None
+        self, text: str, *, finish_reason: str, ceiling: int | None, usage: Usage, served: str | None
     ) -> Composition:
         if finish_reason == "length":
             raise ProviderError(ErrorCode.PROVIDER_BAD_RESPONSE, self._length_reason(ceiling))

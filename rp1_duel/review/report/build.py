@@ -204,7 +204,12 @@ class Record:
 
     def subject(self, path: str) -> Subject:
         """What an assessment of this record is about."""
-        return Subject(self.front.duel_id, Path(path).name, self.history.head, len(self.history.turns))
+        return Subject(
+            duel_id=self.front.duel_id,
+            artifact=Path(path).name,
+            chain_head=self.history.head,
+            turns=len(self.history.turns),
+        )
 
 
 def read_record(text: str, path: str = "") -> Record:

@@ -242,7 +242,7 @@ def verification_facts(
     sidecar = found.sidecar
     if sidecar is None:
         return VerificationFacts(found.path, UNREADABLE, (found.error or "unreadable",), None, None, {}), {}
-    checked = check(sidecar, artifact_name, front, blocks, turns)
+    checked = check(sidecar=sidecar, artifact_name=artifact_name, front=front, blocks=blocks, turns=turns)
     facts = VerificationFacts(
         found.path,
         checked.status,
@@ -311,7 +311,9 @@ def seat_changes(
     for opening in seat_positions(history, last=False):
         seat = opening.seat
         revisions = tuple(
-            StanceRevision(entry.turn, entry.previous_stance, entry.stance, entry.revision_support)
+            StanceRevision(
+                turn=entry.turn, previous=entry.previous_stance, stance=entry.stance, support=entry.revision_support
+            )
             for entry in timeline
             if entry.seat == seat and entry.changed and _rose(entry.previous_stance, entry.stance)
         )

@@ -205,11 +205,13 @@ def _closing_new_material(checked: Checked) -> Iterator[TurnViolation]:
         for offset, (text, fenced) in enumerate(zip(lines, fenced_lines(lines), strict=True)):
             if not fenced:
                 line = section.line + 1 + offset
-                yield from _closing_line(checked, text, line, section.name, known_urls, indexes)
+                yield from _closing_line(
+                    checked=checked, text=text, line=line, section=section.name, known_urls=known_urls, indexes=indexes
+                )
 
 
 def _closing_line(
-    checked: Checked, text: str, line: int, section: str, known_urls: frozenset[str], indexes: Sequence[FigureIndex]
+    checked: Checked, *, text: str, line: int, section: str, known_urls: frozenset[str], indexes: Sequence[FigureIndex]
 ) -> Iterator[TurnViolation]:
     for url in urls_in_line(text):
         if url not in known_urls:
