@@ -81,7 +81,15 @@ class ParticipantView(NamedTuple):
     @classmethod
     def of(cls, state: DuelState, p: Participant) -> ParticipantView:
         """The view of ``p``, its last sighting on the wall clock."""
-        return cls(p.id, p.seat, p.display_name, p.harness, p.model_id, p.joined_at, state.wall_time(p.last_seen_mono))
+        return cls(
+            id=p.id,
+            seat=p.seat,
+            display_name=p.display_name,
+            harness=p.harness,
+            model_id=p.model_id,
+            joined_at=p.joined_at,
+            last_seen_at=state.wall_time(p.last_seen_mono),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The protocol's JSON object of a participant, times in ISO 8601."""
