@@ -18,12 +18,10 @@ from ..settings import ROLE_HELP
 from ..vocabulary import ErrorCode
 
 if TYPE_CHECKING:
-    from ..mcp_server.seat import AgentSeat
     from ..participant.checking import CitationChecker
 
+from .arguments import store_waits_to_stderr
 from .shared import (
-    DEBATE_DIR_HELP,
-    STORE_HELP,
     AllowPrivateHostsOption,
     DebateDirOption,
     JsonOption,
@@ -38,12 +36,6 @@ from .shared import (
 )
 
 __all__ = ["config_app", "mcp_command", "pull_command", "skill_command", "store_app"]
-
-# skill_command and mcp_command are kept as they were written in app.py, under these names (both are
-# being changed on other branches): the shared help and option, as they call them.
-_DEBATE_DIR_HELP = DEBATE_DIR_HELP
-_STORE_HELP = STORE_HELP
-_AllowPrivateHosts = AllowPrivateHostsOption
 
 
 def skill_command(
@@ -94,38 +86,13 @@ def skill_command(
 
     Installing again changes nothing; a file duel did not write is kept unless --force.
     """
-    from ..configuration import project_folder
-    from ..errors import invalid_argument
-    from .skill import (
-        HARNESSES,
-        SCOPES,
-        install_mcp_report,
-        install_report,
-        mcp_trust_step,
-        render,
-        render_mcp_setup,
-    )
+    from .skill import skill_output
 
     try:
-        if harness not in HARNESSES:
-            raise invalid_argument(f"--harness must be one of {', '.join(HARNESSES)}, not {harness!r}")
-        if scope not in SCOPES:
-            raise invalid_argument(f"--scope must be one of {', '.join(SCOPES)}, not {scope!r}")
-        if not install and not mcp:
-            typer.echo(render(harness), nl=False)
-            raise typer.Exit(0)
-        home_folder = Path(os.path.abspath(os.path.expanduser(home)))
-        folder = Path(project).expanduser() if project else project_folder(Path.cwd(), home_folder=home_folder)
-        if not install:
-            typer.echo(printable(render_mcp_setup(harness, scope=scope, home=home_folder, project=folder)), nl=False)
-            raise typer.Exit(0)
-        report = install_mcp_report if mcp else install_report
-        for item in report(harness, scope=scope, home=home_folder, project=folder, force=force):
-            typer.echo(printable(f"{item.action}: {item.path}"))
-        if mcp:
-            typer.echo(printable(mcp_trust_step(harness, scope=scope, home=home_folder, project=folder)), nl=False)
+        text = skill_output(harness, mcp=mcp, install=install, scope=scope, home=home, project=project, force=force)
     except DuelError as exc:
         fail(exc)
+    typer.echo(text, nl=False)
 
 
 store_app = typer.Typer(cls=PlainHelpGroup, help="The PostgreSQL store: duels across machines.", no_args_is_help=True)
@@ -238,47 +205,52 @@ def config_show_command(
         typer.echo(printable(render_text(config, personas)), nl=False)
 
 
+McpTarget = Annotated[
+    str | None, typer.Option("--target", help="The Markdown document to debate (default: the one duel_join names).")
+]
+McpName = Annotated[str | None, typer.Option("--name", help="Your display name (default: the one duel_join names).")]
+McpHarness = Annotated[str, typer.Option("--harness", help="The harness the agent runs in.")]
+McpModel = Annotated[str, typer.Option("--model-id", help="The agent's model id, as the record names it.")]
+McpTopic = Annotated[str | None, typer.Option("--topic", help="The duel's topic (default: the document's title).")]
+McpRole = Annotated[str | None, typer.Option("--role", help=ROLE_HELP)]
+McpPersona = Annotated[str | None, typer.Option("--persona", help="The persona this seat plays.")]
+McpVerify = Annotated[
+    bool, typer.Option("--verify", help="Open every URL a turn cites before it is appended, as duel join --verify.")
+]
+McpVoter = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--voter",
+        help="With --verify: a model that judges the claims of the sources this seat's turns challenge (up to "
+        "3 times; default: none, mechanical checks only).",
+    ),
+]
+McpWaitSeconds = Annotated[
+    float,
+    typer.Option(
+        "--wait-seconds",
+        min=1,
+        max=3600,
+        help="The longest one duel_wait blocks before it answers changed: false (keep it under the harness's "
+        "tool timeout).",
+    ),
+]
+
+
 def mcp_command(
-    target: Annotated[
-        str | None,
-        typer.Option("--target", help="The Markdown document to debate (default: the one duel_join names)."),
-    ] = None,
-    name: Annotated[
-        str | None, typer.Option("--name", help="Your display name (default: the one duel_join names).")
-    ] = None,
-    harness: Annotated[str, typer.Option("--harness", help="The harness the agent runs in.")] = "mcp",
-    model_id: Annotated[
-        str, typer.Option("--model-id", help="The agent's model id, as the record names it.")
-    ] = "unknown-model",
-    topic: Annotated[
-        str | None, typer.Option("--topic", help="The duel's topic (default: the document's title).")
-    ] = None,
-    role: Annotated[str | None, typer.Option("--role", help=ROLE_HELP)] = None,
-    persona: Annotated[str | None, typer.Option("--persona", help="The persona this seat plays.")] = None,
-    verify: Annotated[
-        bool, typer.Option("--verify", help="Open every URL a turn cites before it is appended, as duel join --verify.")
-    ] = False,
-    allow_private_hosts: _AllowPrivateHosts = False,
-    voter: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--voter",
-            help="With --verify: a model that judges the claims of the sources this seat's turns challenge (up to "
-            "3 times; default: none, mechanical checks only).",
-        ),
-    ] = None,
-    wait_seconds: Annotated[
-        float,
-        typer.Option(
-            "--wait-seconds",
-            min=1,
-            max=3600,
-            help="The longest one duel_wait blocks before it answers changed: false (keep it under the harness's "
-            "tool timeout).",
-        ),
-    ] = 45.0,
-    debate_dir_: Annotated[str | None, typer.Option("--debate-dir", help=_DEBATE_DIR_HELP)] = None,
-    store: Annotated[str | None, typer.Option("--store", help=_STORE_HELP)] = None,
+    target: McpTarget = None,
+    name: McpName = None,
+    harness: McpHarness = "mcp",
+    model_id: McpModel = "unknown-model",
+    topic: McpTopic = None,
+    role: McpRole = None,
+    persona: McpPersona = None,
+    verify: McpVerify = False,
+    allow_private_hosts: AllowPrivateHostsOption = False,
+    voter: McpVoter = None,
+    wait_seconds: McpWaitSeconds = 45.0,
+    debate_dir_: DebateDirOption = None,
+    store: StoreOption = None,
 ) -> None:
     """Serve one seat to an agent harness over the Model Context Protocol (stdio).
 
@@ -287,47 +259,32 @@ def mcp_command(
     The participant token stays in this process (and its owner-only stash, so a restarted server resumes the seat); the lease is refreshed while the agent holds the floor. A turn's Source Challenges are fetched and ruled on before the floor passes on, as duel join does. SIGTERM, SIGHUP or a closed input give the floor back and keep the seat. Set a harness up with `duel skill --harness … --mcp --install`.
     """
     from ..configuration import Flags
+    from ..mcp_server.launch import SeatPlan
     from ..mcp_server.server import serve
 
     try:
         config = load(Flags(debate_dir=debate_dir_, store=store))
         check_usable(config)  # said now, but nothing is created (nor the store opened) before the first call
-        settings = config.settings()
-        target = os.path.abspath(target) if target else None  # as the folder the server started in names it
-        checker: CitationChecker | None = None
-        if voter and not verify:
-            from ..errors import invalid_argument
-
-            raise invalid_argument("--voter needs --verify")
-        if verify:
-            from ..participant.checking import citation_checker
-
-            checker = citation_checker(voter or [], allow_private_hosts=allow_private_hosts)
-            for line in checker.preflight():  # a bad key or model is said now, not at the first challenge
-                typer.echo(printable(line), err=True)
-    except DuelError as exc:
-        fail(exc)
-
-    def open_seat() -> AgentSeat:
-        """The seat, at the first tool call: ``initialize`` and ``tools/list`` load none of its modules."""
-        from ..mcp_server.seat import AgentSeat, SeatDefaults
-
-        defaults = SeatDefaults(
-            target=target,
+        plan = SeatPlan(
+            debate_dir=config.debate_dir,
+            store=config.store,
+            target=os.path.abspath(target) if target else None,  # as the folder the server started in names it
             name=name,
             harness=harness,
             model=model_id,
             topic=topic,
-            settings=settings,
+            settings=config.settings(),
             role=role,
             persona=persona,
             wait_seconds=wait_seconds,
+            checker=_mcp_checker(voter, verify=verify, allow_private_hosts=allow_private_hosts),
+            allow_private_hosts=allow_private_hosts,
+            on_store_wait=store_waits_to_stderr("duel"),
         )
-        service = open_service(config.debate_dir, store=config.store)
-        return AgentSeat(service, defaults, checker, allow_private_hosts=allow_private_hosts)
-
+    except DuelError as exc:
+        fail(exc)
     try:
-        serve(open_seat)
+        serve(plan.open)
     except KeyboardInterrupt:
         typer.echo("duel mcp: interrupted: the floor is released and the seat kept; start it again to resume", err=True)
         # The SDK reads standard input in a worker thread no signal wakes, and Python waits for it at exit
@@ -335,3 +292,19 @@ def mcp_command(
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_INTERRUPTED)
+
+
+def _mcp_checker(voter: list[str] | None, *, verify: bool, allow_private_hosts: bool) -> CitationChecker | None:
+    """With --verify, the citation checker, its voters' keys and models checked now, not at the first challenge."""
+    if voter and not verify:
+        from ..errors import invalid_argument
+
+        raise invalid_argument("--voter needs --verify")
+    if not verify:
+        return None
+    from ..participant.checking import citation_checker
+
+    checker = citation_checker(voter or [], allow_private_hosts=allow_private_hosts)
+    for line in checker.preflight():
+        typer.echo(printable(line), err=True)
+    return checker

@@ -55,6 +55,7 @@ from typing import Any
 from ..confinement import confine
 from ..errors import DuelError, invalid_argument
 from ..files import MAX_SOURCE_BYTES, read_bounded, write_atomic
+from ..printable import printable
 from ..turns.guide import OUTCOMES, turn_guide
 from ..turns.markdown import normalize_newlines
 from ..vocabulary import (
@@ -1101,3 +1102,29 @@ def _without_duel_tables(lines: list[str]) -> tuple[list[str], int | None]:
         else:
             trivia = []
     return kept + trivia, at
+
+
+def skill_output(
+    harness: str, *, mcp: bool, install: bool, scope: str, home: str, project: str | None, force: bool
+) -> str:
+    """What ``duel skill`` prints: the instructions, or (``mcp``) the set-up each file would get; with ``install``,
+    each file written and what was done to it, then (``mcp``) the trust only the user may give the folder.
+    ``home`` and ``project`` as the user gave them (``project`` None: the project's folder as the configuration
+    finds it). Raises DuelError (``INVALID_ARGUMENT``, ``SKILL_EXISTS``, ``PATH_OUTSIDE_PROJECT``, …)."""
+    if harness not in HARNESSES:
+        raise invalid_argument(f"--harness must be one of {', '.join(HARNESSES)}, not {harness!r}")
+    if scope not in SCOPES:
+        raise invalid_argument(f"--scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+    if not install and not mcp:
+        return render(harness)
+    from ..configuration import project_folder
+
+    home_folder = Path(os.path.abspath(os.path.expanduser(home)))
+    folder = Path(project).expanduser() if project else project_folder(Path.cwd(), home_folder=home_folder)
+    if not install:
+        return printable(render_mcp_setup(harness, scope=scope, home=home_folder, project=folder))
+    report = install_mcp_report if mcp else install_report
+    done = report(harness, scope=scope, home=home_folder, project=folder, force=force)
+    lines = "".join(printable(f"{item.action}: {item.path}") + "\n" for item in done)
+    trust = printable(mcp_trust_step(harness, scope=scope, home=home_folder, project=folder)) if mcp else ""
+    return lines + trust
