@@ -98,7 +98,9 @@ class Quiet:
         assert self._started is not None, f"turn {number} accepted before it was composed"
         self.turn_seconds.append(time.perf_counter() - self._started)
 
-    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int, kept: str | None) -> None:
+    def turn_rejected(
+        self, number: int, violations: list[TurnViolation], attempt: int, kept: str | None, *, repairs_left: int | None
+    ) -> None:
         pass
 
     def verifying(self, number: int, writer: str | None, citations: int) -> None:

@@ -12,7 +12,6 @@ from ..coordination.counts import Usage, input_figure
 from ..printable import printable
 from ..turns.rules import TurnViolation
 from ..vocabulary import Verdict
-from .loop import MAX_REPAIRS
 from .providers import Progress
 from .retry import RetryNotice
 
@@ -29,6 +28,14 @@ def _turn(number: int, writer: str | None) -> str:
 
 def _citations(count: int) -> str:
     return f"{count} citation{'' if count == 1 else 's'}"
+
+
+def _then(repairs_left: int | None) -> str:
+    if repairs_left is None:
+        return "reopening it to fix, until the turn deadline"
+    if repairs_left == 1:
+        return "asking for the last repair (last try: one more rejection ends the duel INVALIDATED)"
+    return "asking for a repair" if repairs_left else "no repairs left"
 
 
 class ConsoleReporter:
@@ -106,12 +113,14 @@ class ConsoleReporter:
         """Say the turn was appended, with its stance."""
         self._write_line(f"turn {number} accepted ({stance})")
 
-    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int, kept: str | None) -> None:
+    def turn_rejected(
+        self, number: int, violations: list[TurnViolation], attempt: int, kept: str | None, *, repairs_left: int | None
+    ) -> None:
         """Say which rules the draft broke (the first eight, each on a line, and how many more), whether a
-        repair is asked, and where the rejected draft is kept."""
+        repair is asked (the last one announced; a person's until the turn deadline), and where the rejected
+        draft is kept."""
         codes = ", ".join(sorted({v.code for v in violations}))
-        then = "asking for a repair" if attempt <= MAX_REPAIRS else "no repairs left"
-        self._write_line(f"turn {number} draft {attempt} rejected: {codes}; {then}")
+        self._write_line(f"turn {number} draft {attempt} rejected: {codes}; {_then(repairs_left)}")
         for violation in violations[:VIOLATIONS_SHOWN]:
             where = f"line {violation.line}: " if violation.line else ""
             self._write_line(f"  {where}{violation.code} {violation.message}")

@@ -5,7 +5,7 @@ invalidated. The loop talks to the lock service in process (not through ``duel
 tools``), waits with the service's ``wait`` (no fixed sleeps), composes its turns with
 a provider while a background thread keeps its lease fresh, takes the turn out of the
 answer (:mod:`.extraction`), validates it locally and asks the provider for up to three
-repairs before appending. A failed model request is retried until the turn deadline
+repairs before appending (a person until the turn deadline; a script none: its seat stops). A failed model request is retried until the turn deadline
 (:mod:`.retry`); what each request used is logged as a ``usage`` event and summed in the result.
 With a :class:`~.checking.CitationChecker` (``--verify``), each draft's URLs are checked before
 it is appended and each peer turn's once, under the lease (:mod:`.checking`).
@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import os
 import threading
 import time
@@ -75,6 +76,9 @@ __all__ = [
 
 T = TypeVar("T")
 MAX_REPAIRS = 3
+# A person repairs until the turn deadline (None: no count); a script cannot change its text, so a rejected
+# scripted turn stops its seat at once (0) rather than invalidate the duel for everyone (docs/protocol.md section 2).
+REPAIRS_ALLOWED: Final[Mapping[str, int | None]] = {"human": None, "scripted": 0}
 REASON_CHARACTERS = 900  # a close's reason is one line of at most 1000, the service's part included
 WAIT_SLICE_SECONDS = 30.0  # wait returns on any change anyway; this only bounds each call
 
@@ -154,9 +158,12 @@ class Reporter(Protocol):
         """Turn ``number`` was appended, with ``stance``."""
         ...
 
-    def turn_rejected(self, number: int, violations: list[TurnViolation], attempt: int, kept: str | None) -> None:
+    def turn_rejected(
+        self, number: int, violations: list[TurnViolation], attempt: int, kept: str | None, *, repairs_left: int | None
+    ) -> None:
         """Draft ``attempt`` of turn ``number`` broke the rules ``violations`` name; the model's answer is
-        kept in the file ``kept`` (None: it could not be written)."""
+        kept in the file ``kept`` (None: it could not be written); ``repairs_left`` may follow (None: until
+        the turn deadline, a person's)."""
         ...
 
     def verifying(self, number: int, writer: str | None, citations: int) -> None:
@@ -304,6 +311,7 @@ class Duelist:
             None  # checks the sources this participant challenges  # the last wait shown, so a long wait is not repeated line by line
         )
         self._served_others: set[str] = set()  # the other models the API answered as, each said once
+        self._warnings: list[str] = []  # said on the console since this seat's last turn: a person's editor covers them
 
     # -- the loop ---------------------------------------------------------------------
     def run(self) -> ParticipantResult:
@@ -345,7 +353,8 @@ class Duelist:
                         raise
 
     def interrupt(self) -> None:
-        """Ctrl-C: give the floor back; the seat stays resumable by running the same command."""
+        """Ctrl-C: end a person's editor, give the floor back; the seat stays resumable by running the same command."""
+        self._end_writer()
         if self.seat is None:
             return
         with contextlib.suppress(DuelError):  # already expired or closed: nothing is held
@@ -409,8 +418,19 @@ class Duelist:
         taken = "the chair" if seat.number == CHAIR_SEAT else f"seat {seat.number}"
         self.report.state(PREPARING, f"{taken} of duel {seat.duel_id} → {joined.debate_path}")
         if joined.settings_note:
-            self.report.state(PREPARING, joined.settings_note)
+            self._warn(joined.settings_note)
         return seat
+
+    def _warn(self, detail: str) -> None:
+        """A console line a person must also find in their editor's notes (printed, then covered by the editor)."""
+        self._warnings.append(detail)
+        self.report.state(self.result.state, detail)
+
+    def _end_writer(self) -> None:
+        """End what a person writes in (their editor, a child process of this one): the turn is given up."""
+        stop = getattr(self.provider, "stop", None)  # a person's provider only: a model or a script holds no process
+        if stop is not None:
+            stop()
 
     def _store_wait(self, line: str) -> None:
         self.report.state(self.result.state, line)
@@ -447,8 +467,7 @@ class Duelist:
         if now in (self._pinned_sha256, self._noticed_sha256):
             return
         self._noticed_sha256 = now
-        self.report.state(
-            self.result.state,
+        self._warn(
             f"{self.source.name} changed on disk since the duel began: every turn is still checked against the "
             "version pinned at the join (duel apply applies an agreed revision to that version only)",
         )
@@ -579,7 +598,8 @@ class Duelist:
                 self._turn_stopped(status, keeper)
                 return
             except ProviderError as exc:
-                self._provider_failed(number, exc)
+                if exc.code != ErrorCode.INTERRUPTED:  # a person gone (their output closed) is no failure to log
+                    self._provider_failed(number, exc)
                 raise
         if written is not None:
             self._append(number, lease, *written)
@@ -623,7 +643,7 @@ class Duelist:
         path, answer = kept
         extraction = extract_turn(answer)
         if validate_turn(extraction.text, history.context_for(self.claimant, number)).violations:
-            self.report.state(DEBATING, f"turn {number}: the unsaved draft in {path} is no longer valid; writing anew")
+            self._warn(f"turn {number}: the unsaved draft in {path} is no longer valid; writing anew")
             return None
         self.report.state(DEBATING, f"turn {number}: using the valid draft kept in {path}, without a new model request")
         return answer, extraction
@@ -632,8 +652,9 @@ class Duelist:
         self, history: History, status: StatusResult, number: int, deadline: float, lost: threading.Event
     ) -> tuple[str, Extraction] | None:
         """A valid draft of turn ``number`` (the model's answer and the turn in it), repaired up to
-        :data:`MAX_REPAIRS` times; None when none came and the duel was closed INVALIDATED. Raises
-        :class:`_TurnStopped` at the deadline or when ``lost`` is set (the floor was lost)."""
+        :data:`MAX_REPAIRS` times (a person's until the deadline); None when none came and the duel was closed
+        INVALIDATED. Raises :class:`_TurnStopped` at the deadline or when ``lost`` is set (the floor was lost),
+        and ``TURN_INVALID`` for a script's rejected turn: its seat stops, kept, until the file is fixed."""
         context = history.context_for(self.claimant, number)
         heading = prompt.heading(number, self.claimant, by_chair=context.by_chair)
         phase = prompt.turn_notes(context, chair=self._phase_note(history, status, number))
@@ -641,7 +662,8 @@ class Duelist:
         draft: str | None = None
         extraction = Extraction("")
         verdicts = self._peer_verdicts(history, status, deadline, lost)
-        for attempt in range(1 + MAX_REPAIRS):
+        allowed = REPAIRS_ALLOWED.get(self.provider.name, MAX_REPAIRS)
+        for attempt in itertools.count():
             request = prompt.build_request(
                 duel_id=self._my_seat.duel_id,
                 system=self.system,
@@ -658,6 +680,8 @@ class Duelist:
                 by_chair=context.by_chair,
                 revision=revision_note(history.revision),
             )
+            if self.provider.name == "human":
+                request = self._for_a_person(request, history, status, number, deadline)
             repairing = tuple(sorted({v.code for v in violations}))  # () for the first draft
             composition = self._compose(request, deadline, lost, number, repairing=repairing)
             if composition is None or lost.is_set():
@@ -665,17 +689,19 @@ class Duelist:
             extraction = extract_turn(composition.text)  # a fence, a preamble…: removed here, not by a repair
             draft = extraction.text
             if extraction.stripped:
-                self.report.state(
-                    DEBATING, f"turn {number}: removed {', '.join(extraction.stripped)} around the answer"
-                )
+                self._warn(f"turn {number}: removed {', '.join(extraction.stripped)} around the answer")
             violations = validate_turn(draft, context).violations
             if self.checker is not None:
                 violations += self._check_draft(history, number, attempt, draft, deadline, lost)
             if not violations:
                 return composition.text, extraction
-            self.report.turn_rejected(
-                number, violations, attempt + 1, self._keep_draft(number, attempt + 1, composition)
-            )
+            left = None if allowed is None else allowed - attempt
+            kept = None if composition.origin else self._keep_draft(number, attempt + 1, composition)
+            self.report.turn_rejected(number, violations, attempt + 1, kept, repairs_left=left)
+            if left == 0:
+                if composition.origin:  # a script: asked again, the same file breaks the same rules
+                    raise _script_rejected(number, composition.origin, violations)
+                break
         codes = ", ".join(sorted({v.code for v in violations}))
         reason = f"{self.claimant.name} could not write a valid turn {number} after {MAX_REPAIRS} repairs ({codes})"
         if self.lease is None:  # a sealed opening is written without the floor: end the duel as its participant
@@ -684,6 +710,23 @@ class Duelist:
         else:
             self._close(INVALIDATED, reason)
         return None
+
+    def _for_a_person(
+        self, request: TurnRequest, history: History, status: StatusResult, number: int, deadline: float
+    ) -> TurnRequest:
+        """``request`` with what a person needs beside it: the briefing their editor shows (the turns since
+        their last, the edits in force, the console's warnings, the deadline) and the file their draft is kept in."""
+        shown = dict(zip(history.numbers, history.shown_blocks(), strict=True))  # a redacted claim stays redacted
+        since = [shown[turn] for turn, _ in self._others_since_mine(status, history.next_number - 1)]
+        revision = history.revision
+        diff = revision.diff(self.source.name) if revision is not None and not revision.problems else ""
+        due = (
+            f"The turn is due by {time.strftime('%H:%M:%S', time.localtime(deadline))} (within {self._left(deadline)}); "
+            "a rejected draft reopens here, its violations above, until then."
+        )
+        briefing = prompt.briefing(since, diff=diff, warnings=self._warnings, due=due)
+        draft_path = str(self._stash_of_seat().person_draft(self._my_seat, number))
+        return replace(request, briefing=briefing, draft_path=draft_path)
 
     def _keep_draft(self, number: int, attempt: int, composition: Composition) -> str | None:
         """Where the rejected draft is kept; None when it could not be written (a full disk must not stop the turn)."""
@@ -702,9 +745,10 @@ class Duelist:
         (and gives the floor back): the turn times out unless the same command is run again in time."""
         with contextlib.suppress(DuelError):  # the error itself is what the person must see
             self.service.record_provider_failure(self._my_seat, number, error.code, printable(error.message))
+        writer = {"human": "the person", "scripted": "the script"}.get(self.provider.name, "the model")
         self.report.state(
             DEBATING,
-            f"the model failed writing turn {number} ({error.code}); the failure is logged, and the turn times out "
+            f"{writer} failed writing turn {number} ({error.code}); the failure is logged, and the turn times out "
             "at its deadline unless the same command is run again before it",
         )
 
@@ -741,6 +785,7 @@ class Duelist:
             raise
         with contextlib.suppress(OSError):  # a kept copy left behind is never reused: its turn is taken
             stash.drop_unsaved(self._my_seat, number)
+        self._warnings.clear()  # said before this turn: the next one's notes start afresh
         self.result.turns_written.append(number)
         self.report.turn_accepted(number, appended.stance)
         if challenges:
@@ -872,7 +917,8 @@ class Duelist:
         if check is None:
             raise _TurnStopped
         violations = check.violations(draft)
-        sent_back = bool(violations) and attempt < MAX_REPAIRS
+        allowed = REPAIRS_ALLOWED.get(self.provider.name, MAX_REPAIRS)
+        sent_back = bool(violations) and (allowed is None or attempt < allowed)
         self.service.record_verdicts(self._my_seat, number, check.verdicts(sent_back=sent_back))
         self.report.verified(number, None, check.counts(), sent_back=sent_back)
         if lost.is_set():
@@ -889,6 +935,8 @@ class Duelist:
             # A person's or a script's draft sends no request; its usage event still says who wrote it, and how long it took.
             started = time.monotonic()
             written = self._by_deadline(lambda: self.provider.compose(request, self.report.progress), deadline)
+            if written is None:
+                self._end_writer()  # the deadline passed: a person's editor closes with the turn
             self._record_usage(number, Usage(seconds=time.monotonic() - started), repairing=repairing)
             return written
         self.report.composing()
@@ -1043,3 +1091,13 @@ class Duelist:
         reason = f" ({duel.reason})" if duel.reason else ""
         self.report.state(self.result.state, f"{duel.outcome}{reason} → {self.result.debate_path}")
         return self.result
+
+
+def _script_rejected(number: int, origin: str, violations: list[TurnViolation]) -> ProviderError:
+    """A script's turn broke the rules: asking it again gives the same file, so its seat stops (kept) until the
+    file is fixed, rather than spend the repairs and invalidate the duel for everyone."""
+    codes = ", ".join(sorted({v.code for v in violations}))
+    return ProviderError(
+        ErrorCode.TURN_INVALID,
+        f"turn {number}: the scripted turn {origin} breaks {codes} (listed above): fix the file",
+    )

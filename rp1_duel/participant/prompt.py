@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..record.verification import CitationEntry
 
 __all__ = [
+    "briefing",
     "build_request",
     "chair_system_prompt",
     "heading",
@@ -218,6 +219,35 @@ def instruction(
             text += "About the form of your answer:\n" + "".join(f"- {note}\n" for note in notes) + "\n"
         text += f"Violations:\n{listed}\n\nYour previous draft:\n\n{draft or ''}\n"
     return text
+
+
+def briefing(turns: Sequence[TurnBlock], *, diff: str, warnings: Sequence[str], due: str) -> str:
+    """What a person reads above their draft, who has no history in view as a model has: the console's
+    ``warnings`` (the editor covers them), the ``turns`` since their last (the earlier by heading and
+    position, the latest in full), the edits in force as a ``diff`` of the document, and when it is ``due``."""
+    text = "".join(f"\nWarning (also on the console): {warning}\n" for warning in warnings)
+    if turns:
+        *earlier, latest = turns
+        text += "\nThe turns since your last (the earlier by heading and position, the latest in full):\n\n"
+        text += "".join(_heading_and_position(block.body) + "\n" for block in earlier)
+        text += latest.body.rstrip("\n") + "\n"
+    if diff:
+        text += f"\nThe edits in force, as a diff of the document (the revision so far):\n\n{diff}"
+    else:
+        text += "\nNo edit is in force: the document is as the duel began.\n"
+    return text + f"\n{due}\n"
+
+
+def _heading_and_position(body: str) -> str:
+    """A turn's heading line and its **Position** section, for a turn shown in short."""
+    lines = body.strip("\n").splitlines()
+    position: list[str] = []
+    if "**Position**" in lines:
+        for line in lines[lines.index("**Position**") + 1 :]:
+            if line.startswith("**"):
+                break
+            position.append(line)
+    return "\n".join([lines[0], *position]).rstrip("\n") + "\n" if lines else ""
 
 
 def build_request(

@@ -88,8 +88,19 @@ class SeatStash:
             return None
 
     def drop_unsaved(self, seat: Seat, number: int) -> None:
-        """Forget the answer kept for turn ``number``: the store has it now."""
+        """Forget the answer kept for turn ``number``, and a person's draft of it: the store has it now."""
         (self.drafts / self._unsaved_name(seat, number)).unlink(missing_ok=True)
+        (self.drafts / self._person_name(seat, number)).unlink(missing_ok=True)
+
+    def person_draft(self, seat: Seat, number: int) -> Path:
+        """Where a person's draft of turn ``number`` is kept while it is written and after an abort or a stop,
+        so the same command run again reopens it (the folder made owner-only; the file is made so by its writer)."""
+        self.drafts.mkdir(mode=0o700, exist_ok=True)
+        return self.drafts / self._person_name(seat, number)
+
+    @staticmethod
+    def _person_name(seat: Seat, number: int) -> str:
+        return f"{seat.duel_id}-turn-{number}-person.md"
 
     @staticmethod
     def _unsaved_name(seat: Seat, number: int) -> str:

@@ -22,7 +22,9 @@ def lines(stream: io.StringIO) -> list[str]:
 def test_a_rejected_draft_shows_eight_violations_says_how_many_more_and_where_the_draft_is_kept():
     stream = io.StringIO()
     violations = [TurnViolation("MISSING_SECTION", f"section {n} is missing", line=n) for n in range(1, 11)]
-    ConsoleReporter("Claude", stream).turn_rejected(3, violations, 1, "/debates/.duel/participants/k.drafts/d.md")
+    ConsoleReporter("Claude", stream).turn_rejected(
+        3, violations, 1, "/debates/.duel/participants/k.drafts/d.md", repairs_left=3
+    )
     shown = lines(stream)
     assert shown[0] == "[Claude] turn 3 draft 1 rejected: MISSING_SECTION; asking for a repair"
     assert shown[1:9] == [f"[Claude]   line {n}: MISSING_SECTION section {n} is missing" for n in range(1, 9)]

@@ -626,16 +626,15 @@ def test_human_can_abandon_a_turn(tmp_path, body):
     assert raised.value.code == "HUMAN_ABORTED"
 
 
-def test_a_failed_editor_keeps_the_draft(tmp_path):
+def test_a_failed_editor_keeps_the_draft_in_the_file_the_request_names(tmp_path):
+    draft = tmp_path / "drafts" / "turn-3-person.md"
+    draft.parent.mkdir()
+    request = replace(turn_request(), draft_path=str(draft))
     with pytest.raises(ProviderError) as raised:
-        human(fake_editor(tmp_path, writes(TURN_BY_HAND) + "sys.exit(3)\n")).compose(
-            turn_request(), lambda tokens: None
-        )
+        human(fake_editor(tmp_path, writes(TURN_BY_HAND) + "sys.exit(3)\n")).compose(request, lambda tokens: None)
 
-    kept = Path(raised.value.message.rsplit(" ", 1)[-1])
-    assert "status 3" in raised.value.message
-    assert kept.read_text() == TURN_BY_HAND
-    kept.unlink()
+    assert "status 3" in raised.value.message and f"the draft is kept in {draft}" in raised.value.message
+    assert draft.read_text() == TURN_BY_HAND
 
 
 def test_a_missing_editor_is_an_invalid_argument(tmp_path):

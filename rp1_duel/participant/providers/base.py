@@ -67,6 +67,12 @@ class TurnRequest:
     own_turns_before: int = 0
     # The heading line the turn must begin with (a STANCE to fill in); None for a request that is no turn.
     heading: str | None = None
+    # For a person only (a model has it all in ``history``): the turns to answer, the edits in force as a
+    # diff, the console's warnings and the deadline, shown as notes above the draft the editor opens.
+    briefing: str = ""
+    # An owner-only file where a person's draft of this turn is kept while written and after an abort or
+    # a stop, so the same command run again reopens it; None: nothing outlives the request.
+    draft_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,7 @@ class Composition:
     text: str
     usage: Usage = field(default_factory=Usage)
     served_model: str | None = None  # None: the API did not say (or no API: a person, a script)
+    origin: str | None = None  # where the text came from when it is a file (a script's): named when it breaks a rule
 
 
 class Provider(Protocol):

@@ -54,5 +54,5 @@ class ScriptedProvider:
             raise ProviderError(
                 ErrorCode.SCRIPT_EXHAUSTED, f"all {len(self.files)} scripted turns of {self.directory} have been played"
             )
-        text = self.files[index].read_text(encoding="utf-8")
-        return Composition(text)
+        path = self.files[index]
+        return Composition(path.read_text(encoding="utf-8"), origin=str(path))
