@@ -109,9 +109,11 @@ class PathLink:
 
 @dataclass(frozen=True)
 class Aside:
-    """Spans set apart from the text they follow: muted on the page, as they are in Markdown."""
+    """Spans set apart from the text they follow: muted on the page (or in ``css``'s style), as they are in
+    Markdown."""
 
     content: Inline
+    css: str = "muted"
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,7 @@ class Table:
     head: tuple[str, ...]
     rows: tuple[tuple[Inline | Cell, ...], ...]
     columns: tuple[str, ...]
+    total: tuple[Inline, Inline] | None = None  # on the page, a last row: its label, then its last column
 
 
 @dataclass(frozen=True)
@@ -250,7 +253,8 @@ Kind = Literal["section", "header", "footer"]
 
 @dataclass(frozen=True)
 class Section:
-    """A titled part of the report: ``### title`` in Markdown, ``<section><h2>`` on the page; a
+    """A titled part of the report: ``### title`` in Markdown, ``<section><h2>`` on the page (a title empty in
+    a format, no heading there); a
     ``model_written`` one (a model's judgement, not the record's) in a dashed box on the page. A header's
     title is the report's (``##``, ``<h1>``); a footer has none. On the page, ``page_class`` is the section's
     class, and ``page_lines`` puts each block on a line of its own in the page's source."""

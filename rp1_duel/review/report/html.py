@@ -55,6 +55,8 @@ from .sections import (
     header,
     items_table,
     judged_verdict,
+    participants,
+    provenance,
     rulings,
     unresolved,
 )
@@ -78,8 +80,8 @@ def render_html(report: Report) -> str:
         _synthesis(report),
         _changes(report),
         _outcome_details(report),
-        _participants(report),
-        _provenance(report),
+        section(participants(report)),
+        section(provenance(report)),
         _timeline(report),
         _turns(report),
         section(unresolved(report)),
@@ -152,9 +154,7 @@ def block(part: Block) -> str:
     if isinstance(part, Items):
         return f"<ul{_css_class(part.css)}>" + "".join(map(_item, part.items)) + "</ul>"
     if isinstance(part, Table):
-        head = "".join(f"<th>{html.escape(name, quote=False)}</th>" for name in part.head)
-        rows = "".join("<tr>" + "".join(map(_cell, row, part.columns)) + "</tr>" for row in part.rows)
-        return _scrolling(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+        return _table(part)
     if isinstance(part, Position):
         lead = f'<p class="muted">{spans(part.lead)}</p>' if part.lead else ""
         return f'{lead}<div class="position">{_text(part.text) or f"<em>{_e(part.empty)}</em>"}</div>'
@@ -168,6 +168,17 @@ def block(part: Block) -> str:
     if isinstance(part, Group):
         return "".join(map(block, part.blocks))
     return block(part.block) if part.format == HTML else ""
+
+
+def _table(part: Table) -> str:
+    """A table in a box of its own that scrolls sideways, each column's cells in its class."""
+    head = "".join(f"<th>{html.escape(name, quote=False)}</th>" for name in part.head)
+    rows = "".join("<tr>" + "".join(map(_cell, row, part.columns)) + "</tr>" for row in part.rows)
+    if part.total is not None:
+        label, last = part.total
+        span, css = len(part.head) - 2, _css_class(part.columns[-1])
+        rows += f'<tr><td></td><td colspan="{span}">{spans(label)}</td><td{css}>{spans(last)}</td></tr>'
+    return _scrolling(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
 
 
 def _item(item: Inline | Cell) -> str:
@@ -231,7 +242,7 @@ def _span(one: Span) -> str:
 
 def _set_apart(one: Aside | Badge | Per) -> str:
     if isinstance(one, Aside):
-        return f'<span class="muted">{spans(one.content)}</span>'
+        return f'<span class="{one.css}">{spans(one.content)}</span>'
     if isinstance(one, Badge):
         colour = BADGE_COLOURS.get(one.tone, "#6e7781")
         return f'<span class="outcome" style="background:{colour}">{spans(one.content)}</span>'
@@ -245,10 +256,6 @@ def _name(report: Report, seat: int) -> str:
 def _turn(report: Report, number: int) -> str:
     """Turn ``number``, linked to its heading in the artifact."""
     return f'<a href="{_e(words.turn_href(report, number))}">{number}</a>'
-
-
-def _turn_links(report: Report, numbers: tuple[int, ...]) -> str:
-    return ", ".join(_turn(report, n) for n in numbers) or "—"
 
 
 def _scrolling(table: str) -> str:
@@ -372,55 +379,6 @@ def _outcome_details(report: Report) -> str:
     if report.verification is not None:
         parts.append(f"<p>{_e(words.verification(report.verification))}.</p>")
     return f"<section><h2>How it ended</h2>{''.join(parts)}</section>" if parts else ""
-
-
-def _plays(persona: str | None) -> str:
-    return f' <span class="persona">plays {_e(persona)}</span>' if persona else ""
-
-
-def _participants(report: Report) -> str:
-    rows = "".join(
-        f'<tr><td class="n">{p.seat}</td><td>{_name(report, p.seat)}{_plays(p.persona)}</td><td>{_e(p.harness)}</td>'
-        f"<td><code>{_e(p.model)}</code></td><td>{_e(words.signed_by(p.signed_by))}</td>"
-        f"<td>{_turn_links(report, p.turns)}</td>"
-        f'<td class="n">{_e(words.token_counts(p.usage))}</td><td class="n">{_e(words.cost(p.usage))}</td></tr>'
-        for p in report.participants
-    )
-    total = (
-        ""
-        if report.usage is None
-        else f'<tr><td></td><td colspan="6"><strong>Total</strong></td><td class="n">{_e(words.total_cost(report))}</td></tr>'
-    )
-    return (
-        "<section><h2>Participants</h2>"
-        + _scrolling(
-            "<table><thead><tr><th>Seat</th><th>Participant</th><th>Harness</th><th>Model</th><th>Signed by</th>"
-            "<th>Turns</th>"
-            f"<th>Tokens</th><th>Cost</th></tr></thead><tbody>{rows}{total}</tbody></table>"
-        )
-        + "</section>"
-    )
-
-
-def _provenance(report: Report) -> str:
-    """Each turn's provider, models, reasoning, tokens, cost, retries, repairs and seconds; another model than the
-    one asked for in red."""
-    if not report.provenance:
-        return ""
-    heads = ("Turn", "Participant", *words.PROVENANCE_COLUMNS)
-    rows = []
-    for turn in report.provenance:
-        number = _turn(report, turn.turn) if turn.written else f"{turn.turn} (not written)"
-        cells = [f"<td>{_e(text)}</td>" for text in words.provenance_cells(turn)]
-        if turn.model_mismatch:
-            cells[2] = f'<td class="other-model">{_e(words.answered_as(turn))}</td>'
-        rows.append(f'<tr><td class="n">{number}</td><td>{_name(report, turn.seat)}</td>{"".join(cells)}</tr>')
-    head = "".join(f"<th>{name}</th>" for name in heads)
-    return (
-        "<section><h2>Provenance</h2>"
-        + _scrolling(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
-        + "</section>"
-    )
 
 
 def _timeline(report: Report) -> str:

@@ -54,6 +54,8 @@ from .sections import (
     header,
     items_table,
     judged_verdict,
+    participants,
+    provenance,
     rulings,
     unresolved,
 )
@@ -67,7 +69,6 @@ _PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")  # ASCII punctuation: CommonMark l
 _REFERENCE = re.compile(r"(?<![\w@#!$&~%-])([@~%](?=\w)|[$&](?=\d)|GH-(?=\d))|([#!])(?=\d)")
 _MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 ._-]")
 _ZERO_WIDTH_SPACE = "\u200b"
-_FIGURES = frozenset({"Tokens", "Cost", "Retries", "Seconds"})
 COMMENT_LIMIT = 65_536  # characters in one GitHub comment (GitLab takes 1,000,000)
 
 
@@ -82,8 +83,8 @@ def render_markdown(report: Report) -> str:
         "synthesis": _synthesis(report),
         "changes": _changes(report),
         "details": _outcome_details(report),
-        "participants": _participants(report),
-        "provenance": _provenance(report),
+        "participants": section(participants(report)),
+        "provenance": section(provenance(report)),
         "timeline": _timeline(report),
         "unresolved": section(unresolved(report)),
         "agreements": section(agreements(report)),
@@ -177,7 +178,9 @@ def section(part: Section | None) -> str:
     blocks = [*filter(None, map(block, part.blocks))]
     if part.kind == "footer":
         return "\n\n".join(blocks)
-    return "\n\n".join([f"{'##' if part.kind == 'header' else '###'} {spans(part.title)}", *blocks])
+    title = spans(part.title)
+    heading = [f"{'##' if part.kind == 'header' else '###'} {title}"] if title else []
+    return "\n\n".join([*heading, *blocks])
 
 
 def block(part: Block) -> str:
@@ -248,10 +251,6 @@ def _span(one: Span, *, in_cell: bool) -> str:
 
 def _turn(report: Report, number: int) -> str:
     return f"[{number}]({words.turn_href(report, number)})"
-
-
-def _turns(report: Report, numbers: tuple[int, ...]) -> str:
-    return ", ".join(_turn(report, n) for n in numbers) or "—"
 
 
 def _openings(report: Report) -> str:
@@ -347,44 +346,6 @@ def _outcome_details(report: Report) -> str:
     if report.verification is not None:
         lines += ["", inline(words.verification(report.verification)) + "."]
     return "\n".join(lines).strip("\n")
-
-
-def _participants(report: Report) -> str:
-    rows = [
-        "| Seat | Participant | Harness | Model | Signed by | Turns | Tokens | Cost |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    rows.extend(
-        f"| {p.seat} | {cell(p.name + (f' (plays {p.persona})' if p.persona else ''))} | {cell(p.harness)} "
-        f"| {cell(p.model)} | {cell(words.signed_by(p.signed_by))} | {_turns(report, p.turns)} "
-        f"| {words.token_counts(p.usage)} | {words.cost(p.usage)} |"
-        for p in report.participants
-    )
-    return "\n".join(rows)
-
-
-def _provenance(report: Report) -> str:
-    """Each turn's provider, models, reasoning, tokens, cost, retries, repairs and seconds; another model than the
-    one asked for in bold."""
-    if not report.provenance:
-        return ""
-    rows = [
-        "### Provenance",
-        "",
-        "| Turn | Participant | " + " | ".join(words.PROVENANCE_COLUMNS) + " |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for turn in report.provenance:
-        number = _turn(report, turn.turn) if turn.written else f"{turn.turn} (not written)"
-        # Tokens, cost, retries and seconds are figures the report formats (`~210` is no ~label): shown as they are.
-        cells = [
-            text if column in _FIGURES else cell(text)
-            for column, text in zip(words.PROVENANCE_COLUMNS, words.provenance_cells(turn), strict=True)
-        ]
-        if turn.model_mismatch:
-            cells[2] = f"**{cells[2]}**"
-        rows.append(f"| {number} | {cell(report.name_of(turn.seat))} | " + " | ".join(cells) + " |")
-    return "\n".join(rows)
 
 
 def _timeline(report: Report, *, table: bool = True) -> str:

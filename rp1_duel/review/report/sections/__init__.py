@@ -7,6 +7,7 @@ from .audience import audience
 from .debate import agreements, items_table, rulings, unresolved
 from .decision import decision, position
 from .frame import footer, header
+from .record import participants, provenance
 from .verdict import judged_verdict
 
 __all__ = [
@@ -17,7 +18,9 @@ __all__ = [
     "header",
     "items_table",
     "judged_verdict",
+    "participants",
     "position",
+    "provenance",
     "rulings",
     "unresolved",
 ]
