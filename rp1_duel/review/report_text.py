@@ -42,7 +42,6 @@ __all__ = [
     "no_decision",
     "plural",
     "provenance_cells",
-    "resting",
     "revision_summary",
     "signed_by",
     "tag",
@@ -290,17 +289,6 @@ def unchecked(report: Report) -> str | None:
     if report.verification is None:
         return "The URLs cited were not checked: no duel verify sidecar"
     return None if report.verification.status == CURRENT else verification(report.verification)
-
-
-def resting(citation: FlaggedCitation, turn: Callable[[int], str] = str) -> str:
-    """`deciding turns 4 and 5 rest on it`, `deciding turn 5 rests on it` or `no deciding turn rests on it`, each
-    turn number written by ``turn`` (a link, in a renderer)."""
-    numbers = citation.deciding_turns
-    if not numbers:
-        return "no deciding turn rests on it"
-    several = len(numbers) > 1
-    listed = and_list([turn(n) for n in numbers])
-    return f"deciding turn{'s' if several else ''} {listed} rest{'' if several else 's'} on it"
 
 
 def revision_summary(revision: RevisionView) -> str:

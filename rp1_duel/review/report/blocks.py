@@ -17,16 +17,21 @@ from typing import Literal
 __all__ = [
     "HTML",
     "MARKDOWN",
+    "Alert",
     "Aside",
+    "Badge",
     "Block",
     "Card",
     "Cards",
     "Cell",
     "Code",
+    "Diff",
     "Emphasis",
     "Format",
+    "Group",
     "Inline",
     "Items",
+    "Kind",
     "Only",
     "Paragraph",
     "PathLink",
@@ -104,9 +109,19 @@ class PathLink:
 
 @dataclass(frozen=True)
 class Aside:
-    """Spans set apart from the text they follow: muted on the page, as they are in Markdown."""
+    """Spans set apart from the text they follow: muted on the page (or in ``css``'s style), as they are in
+    Markdown."""
 
     content: Inline
+    css: str = "muted"
+
+
+@dataclass(frozen=True)
+class Badge:
+    """Spans on a badge in ``tone``'s colour on the page (an outcome's name, ``caution`` or ``warning``)."""
+
+    content: Inline
+    tone: str
 
 
 @dataclass(frozen=True)
@@ -117,13 +132,14 @@ class Per:
     html: Inline
 
 
-Span = str | Untrusted | Code | Strong | Emphasis | TurnLink | SeatName | PathLink | Aside | Per
+Span = str | Untrusted | Code | Strong | Emphasis | TurnLink | SeatName | PathLink | Aside | Badge | Per
 Inline = tuple[Span, ...]
 
 
 # How a paragraph is set apart from the text around it: a note (muted on the page), or something still
-# to come (amber on the page); both in italics in Markdown.
-Style = Literal["", "note", "pending"]
+# to come (amber on the page), both in italics in Markdown; the record's facts (muted on the page); small print
+# (``<sub>`` in Markdown).
+Style = Literal["", "note", "pending", "facts", "small"]
 
 
 @dataclass(frozen=True)
@@ -143,9 +159,10 @@ class Subheading:
 
 @dataclass(frozen=True)
 class Items:
-    """A bulleted list, one line per item."""
+    """A bulleted list, one line per item; an item that is a :class:`Cell` carries a class on the page."""
 
-    items: tuple[Inline, ...]
+    items: tuple[Inline | Cell, ...]
+    css: str = ""
 
 
 @dataclass(frozen=True)
@@ -165,15 +182,35 @@ class Table:
     head: tuple[str, ...]
     rows: tuple[tuple[Inline | Cell, ...], ...]
     columns: tuple[str, ...]
+    total: tuple[Inline, Inline] | None = None  # on the page, a last row: its label, then its last column
 
 
 @dataclass(frozen=True)
 class Position:
     """Recorded prose shown whole, its line breaks kept (``empty`` when it has none): quoted in Markdown,
-    in a box on the page."""
+    in a box on the page; after its ``lead`` (muted on the page), when it has one."""
 
     text: str
     empty: str
+    lead: Inline = ()
+
+
+@dataclass(frozen=True)
+class Diff:
+    """A unified diff under its heading and summary: a fenced ``diff`` block in Markdown, each added, removed
+    and hunk line coloured on the page."""
+
+    heading: Inline
+    summary: Inline
+    text: str
+
+
+@dataclass(frozen=True)
+class Alert:
+    """A warning and what it lists: quoted in Markdown, in a red box on the page."""
+
+    lead: Inline
+    items: tuple[Inline, ...]
 
 
 @dataclass(frozen=True)
@@ -201,14 +238,30 @@ class Only:
     block: Block
 
 
-Block = Paragraph | Subheading | Items | Table | Position | Cards | Only
+@dataclass(frozen=True)
+class Group:
+    """Blocks kept together: a line apart in Markdown, not a blank one (a list right under its lead)."""
+
+    blocks: tuple[Block, ...]
+
+
+Block = Paragraph | Subheading | Items | Table | Position | Diff | Alert | Cards | Group | Only
+
+# Where a section stands on the page: a section of the report, its header, or its footer.
+Kind = Literal["section", "header", "footer"]
 
 
 @dataclass(frozen=True)
 class Section:
-    """A titled part of the report: ``### title`` in Markdown, ``<section><h2>`` on the page; a
-    ``model_written`` one (a model's judgement, not the record's) in a dashed box on the page."""
+    """A titled part of the report: ``### title`` in Markdown, ``<section><h2>`` on the page (a title empty in
+    a format, no heading there); a
+    ``model_written`` one (a model's judgement, not the record's) in a dashed box on the page. A header's
+    title is the report's (``##``, ``<h1>``); a footer has none. On the page, ``page_class`` is the section's
+    class, and ``page_lines`` puts each block on a line of its own in the page's source."""
 
     title: Inline
     blocks: tuple[Block, ...]
     model_written: bool = False
+    kind: Kind = "section"
+    page_class: str = ""
+    page_lines: bool = False

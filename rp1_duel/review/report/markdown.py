@@ -17,17 +17,22 @@ from collections.abc import Callable
 from ...schedule import CHAIR_SEAT
 from .. import report_text as words
 from ..assessment import LABEL
-from ..decision import FlaggedCitation, SeatPosition
+from ..decision import SeatPosition
 from .blocks import (
     MARKDOWN,
+    Alert,
     Aside,
+    Badge,
     Block,
     Cards,
     Cell,
     Code,
+    Diff,
     Emphasis,
+    Group,
     Inline,
     Items,
+    Only,
     Paragraph,
     PathLink,
     Position,
@@ -41,7 +46,19 @@ from .blocks import (
     Untrusted,
 )
 from .data import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
-from .sections import agreements, audience, items_table, judged_verdict, rulings, unresolved
+from .sections import (
+    agreements,
+    audience,
+    decision,
+    footer,
+    header,
+    items_table,
+    judged_verdict,
+    participants,
+    provenance,
+    rulings,
+    unresolved,
+)
 
 __all__ = ["cell", "code", "inline", "link", "render_markdown"]
 
@@ -52,7 +69,6 @@ _PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")  # ASCII punctuation: CommonMark l
 _REFERENCE = re.compile(r"(?<![\w@#!$&~%-])([@~%](?=\w)|[$&](?=\d)|GH-(?=\d))|([#!])(?=\d)")
 _MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 ._-]")
 _ZERO_WIDTH_SPACE = "\u200b"
-_FIGURES = frozenset({"Tokens", "Cost", "Retries", "Seconds"})
 COMMENT_LIMIT = 65_536  # characters in one GitHub comment (GitLab takes 1,000,000)
 
 
@@ -60,15 +76,15 @@ def render_markdown(report: Report) -> str:
     """The report as one comment: past GitHub's limit, the citations, then the novel arguments, then the
     stance table give way to a line pointing to ``--format html`` (docs/protocol.md section 11)."""
     parts = {
-        "header": _header(report),
-        "decision": _decision(report),
+        "header": section(header(report)),
+        "decision": section(decision(report)),
         "rulings": section(rulings(report)),
         "openings": _openings(report),
         "synthesis": _synthesis(report),
         "changes": _changes(report),
         "details": _outcome_details(report),
-        "participants": _participants(report),
-        "provenance": _provenance(report),
+        "participants": section(participants(report)),
+        "provenance": section(provenance(report)),
         "timeline": _timeline(report),
         "unresolved": section(unresolved(report)),
         "agreements": section(agreements(report)),
@@ -77,7 +93,7 @@ def render_markdown(report: Report) -> str:
         "citations": _citations(report),
         "model_written": _model_written(report),
         "verdict": section(judged_verdict(report)),
-        "footer": _footer(report),
+        "footer": section(footer(report)),
     }
     shorter: dict[str, Callable[[], str]] = {
         "citations": lambda: _left_out(words.citation_kinds(report)),
@@ -159,17 +175,24 @@ def section(part: Section | None) -> str:
     """A section as Markdown: its title as a third-level heading, its blocks a blank line apart; none, nothing."""
     if part is None:
         return ""
-    return "\n\n".join([f"### {spans(part.title)}", *filter(None, map(block, part.blocks))])
+    blocks = [*filter(None, map(block, part.blocks))]
+    if part.kind == "footer":
+        return "\n\n".join(blocks)
+    title = spans(part.title)
+    heading = [f"{'##' if part.kind == 'header' else '###'} {title}"] if title else []
+    return "\n\n".join([*heading, *blocks])
 
 
 def block(part: Block) -> str:
     """One block as Markdown; a block only the page shows, nothing."""
     if isinstance(part, Paragraph):
+        if part.style == "small":
+            return f"<sub>{spans(part.text)}</sub>"
         return f"_{spans(part.text)}_" if part.style else spans(part.text)
     if isinstance(part, Subheading):
         return f"**{spans(part.text)}**:"
     if isinstance(part, Items):
-        return "\n".join(f"- {spans(item)}" for item in part.items)
+        return "\n".join(f"- {spans(item.text if isinstance(item, Cell) else item)}" for item in part.items)
     if isinstance(part, Table):
         rows = ["| " + " | ".join(part.head) + " |", "|" + "---|" * len(part.head)]
         rows += [
@@ -178,11 +201,26 @@ def block(part: Block) -> str:
         ]
         return "\n".join(rows)
     if isinstance(part, Position):
-        paragraphs = [p for p in part.text.split("\n\n") if p.strip()]
-        return "\n>\n".join(f"> {inline(p)}" for p in paragraphs) or f"_{part.empty}_"
+        lead = f"{spans(part.lead)}\n\n" if part.lead else ""
+        return lead + (_quoted(part.text) or f"> _{part.empty}_")
+    return _framed(part)
+
+
+def _framed(part: Diff | Alert | Cards | Group | Only) -> str:
+    if isinstance(part, Diff):
+        return f"**{spans(part.heading)}**: {spans(part.summary)}\n\n" + _fenced("diff", part.text)
+    if isinstance(part, Alert):
+        return f"> {spans(part.lead)}" + "".join(f"\n> - {spans(item)}" for item in part.items)
     if isinstance(part, Cards):
         return ""
+    if isinstance(part, Group):
+        return "\n".join(filter(None, map(block, part.blocks)))
     return block(part.block) if part.format == MARKDOWN else ""
+
+
+def _quoted(text: str) -> str:
+    """Recorded prose as a quote, a quoted blank line between its paragraphs; an empty text, nothing."""
+    return "\n>\n".join(f"> {inline(p)}" for p in text.split("\n\n") if p.strip())
 
 
 def spans(text: Inline, *, in_cell: bool = False) -> str:
@@ -206,60 +244,13 @@ def _span(one: Span, *, in_cell: bool) -> str:
         return f"[{one.number}]({one.href})"
     if isinstance(one, PathLink):
         return link(one.text, one.href)
-    if isinstance(one, Aside):
+    if isinstance(one, Aside | Badge):
         return spans(one.content, in_cell=in_cell)
     return spans(one.markdown, in_cell=in_cell)
 
 
 def _turn(report: Report, number: int) -> str:
     return f"[{number}]({words.turn_href(report, number)})"
-
-
-def _turns(report: Report, numbers: tuple[int, ...]) -> str:
-    return ", ".join(_turn(report, n) for n in numbers) or "—"
-
-
-def _header(report: Report) -> str:
-    lines = [
-        f"## {inline(words.title(report))}",
-        "",
-        f"**{inline(words.headline(report))}**  ",
-        inline(report.outcome.explanation),
-    ]
-    if report.alerts:
-        lines += ["", *(f"- ⚠ {inline(alert.text)}." for alert in report.alerts)]
-    if not report.intact:
-        lines += [
-            "",
-            "> **This record does not verify:** "
-            + inline("; ".join(report.problems))
-            + ". Run `duel validate` before trusting it.",
-        ]
-    return "\n".join(lines)
-
-
-def _decision(report: Report) -> str:
-    decision = report.decision
-    if decision.agreed:
-        lead = "**Agreed.** Every seat's latest turn accepts the consensus. What each accepted, in full:"
-    else:
-        lead = f"**No agreed decision:** {inline(words.no_decision(report))}. Each seat's latest position, in full:"
-    lines = ["### Decision", "", lead]
-    for position in decision.positions:
-        lines += ["", _position(report, position)]
-    valid = f"`duel validate` {words.validation(report)}"
-    lines += ["", valid + "." if decision.valid is not False else f"**{valid}:**"]
-    lines += [f"- {code(p.code)} {inline(p.message)}" for p in decision.validation_problems]
-    lines += [f"- Note: {inline(note)}." for note in decision.validation_notes]
-    if decision.flagged:
-        lines += ["", _flagged(report, decision.flagged)]
-    if (unchecked := words.unchecked(report)) is not None:
-        lines += ["", f"_{inline(unchecked)}._"]
-    if decision.revision is not None:
-        revision = decision.revision
-        summary = f"**Revision {code(revision.id)}**: {inline(words.revision_summary(revision))}."
-        lines += ["", summary, "", _fenced("diff", revision.diff)]
-    return "\n".join(lines)
 
 
 def _openings(report: Report) -> str:
@@ -298,26 +289,6 @@ def _synthesis(report: Report) -> str:
             lines += ["", f"**{title}**:", *(f"- {inline(item)}" for item in items)]
     lines += ["", f"**Departures** ({words.DEPARTURES_NOTE}):" + ("" if view.departures else " none.")]
     lines += [f"- {inline(item)}" for item in view.departures]
-    return "\n".join(lines)
-
-
-def _position(report: Report, position: SeatPosition) -> str:
-    paragraphs = [p for p in position.text.split("\n\n") if p.strip()] or ["_no Position_"]
-    return (
-        f"**{inline(report.name_of(position.seat))}**, turn {_turn(report, position.turn)}, "
-        f"{inline(position.stance or 'no stance')}:\n\n" + "\n>\n".join(f"> {inline(p)}" for p in paragraphs)
-    )
-
-
-def _flagged(report: Report, flagged: tuple[FlaggedCitation, ...]) -> str:
-    lines = [f"> **⚠ Citations not to rely on** (`duel verify`: {words.flagged_counts(flagged)}):"]
-    lines += [
-        f"> - turn {_turn(report, c.turn)} ({inline(report.name_of(c.seat))}), **{c.verdict}**: "
-        f"{inline(c.url or c.item)}"
-        + (f" ({inline(c.reason)})" if c.reason else "")
-        + f"; {words.resting(c, lambda n: _turn(report, n))}."
-        for c in flagged
-    ]
     return "\n".join(lines)
 
 
@@ -375,44 +346,6 @@ def _outcome_details(report: Report) -> str:
     if report.verification is not None:
         lines += ["", inline(words.verification(report.verification)) + "."]
     return "\n".join(lines).strip("\n")
-
-
-def _participants(report: Report) -> str:
-    rows = [
-        "| Seat | Participant | Harness | Model | Signed by | Turns | Tokens | Cost |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    rows.extend(
-        f"| {p.seat} | {cell(p.name + (f' (plays {p.persona})' if p.persona else ''))} | {cell(p.harness)} "
-        f"| {cell(p.model)} | {cell(words.signed_by(p.signed_by))} | {_turns(report, p.turns)} "
-        f"| {words.token_counts(p.usage)} | {words.cost(p.usage)} |"
-        for p in report.participants
-    )
-    return "\n".join(rows)
-
-
-def _provenance(report: Report) -> str:
-    """Each turn's provider, models, reasoning, tokens, cost, retries, repairs and seconds; another model than the
-    one asked for in bold."""
-    if not report.provenance:
-        return ""
-    rows = [
-        "### Provenance",
-        "",
-        "| Turn | Participant | " + " | ".join(words.PROVENANCE_COLUMNS) + " |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for turn in report.provenance:
-        number = _turn(report, turn.turn) if turn.written else f"{turn.turn} (not written)"
-        # Tokens, cost, retries and seconds are figures the report formats (`~210` is no ~label): shown as they are.
-        cells = [
-            text if column in _FIGURES else cell(text)
-            for column, text in zip(words.PROVENANCE_COLUMNS, words.provenance_cells(turn), strict=True)
-        ]
-        if turn.model_mismatch:
-            cells[2] = f"**{cells[2]}**"
-        rows.append(f"| {number} | {cell(report.name_of(turn.seat))} | " + " | ".join(cells) + " |")
-    return "\n".join(rows)
 
 
 def _timeline(report: Report, *, table: bool = True) -> str:
@@ -532,13 +465,3 @@ def _model_written(report: Report) -> str:
         for section in report.model_written
     ]
     return "\n\n".join(sections)
-
-
-def _footer(report: Report) -> str:
-    notes = "".join(f" Note: {inline(note)}." for note in report.notes)
-    return (
-        f"<sub>Duel {code(report.duel_id)} · source {code(report.source_path)} "
-        f"(sha256 {code(report.source_sha256[:12])}) · chain head {code(report.head_sha256[:12])} · "
-        f"computed by `duel report` from the record: structure and hash chain checked, turn rules not "
-        f"(`duel validate` checks them).{notes}</sub>"
-    )

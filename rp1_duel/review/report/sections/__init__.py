@@ -5,6 +5,22 @@ and its data and blocks; never a writer, so no section knows a format's markup o
 
 from .audience import audience
 from .debate import agreements, items_table, rulings, unresolved
+from .decision import decision, position
+from .frame import footer, header
+from .record import participants, provenance
 from .verdict import judged_verdict
 
-__all__ = ["agreements", "audience", "items_table", "judged_verdict", "rulings", "unresolved"]
+__all__ = [
+    "agreements",
+    "audience",
+    "decision",
+    "footer",
+    "header",
+    "items_table",
+    "judged_verdict",
+    "participants",
+    "position",
+    "provenance",
+    "rulings",
+    "unresolved",
+]
