@@ -34,7 +34,6 @@ from rp1_duel.vocabulary import ACTIVE
 
 from helpers import Player, claim, join, make_turn, replace_edit, with_edits
 
-TESTS = Path(__file__).parent
 HANA = ("Hana", "duel", "human")
 
 
