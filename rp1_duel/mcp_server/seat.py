@@ -257,7 +257,13 @@ class AgentSeat:
         status = self.service.status(self._seated().duel_id)
         deadline = status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
         monotonic_deadline = time.monotonic() + (deadline - self.service.clock().wall)
-        self._keeper = LeaseKeeper(self.service, self._seated(), lease, self._lease_seconds, monotonic_deadline)
+        self._keeper = LeaseKeeper(
+            service=self.service,
+            seat=self._seated(),
+            lease=lease,
+            lease_seconds=self._lease_seconds,
+            deadline=monotonic_deadline,
+        )
         self._keeper.__enter__()
 
     def _let_go(self) -> None:

@@ -188,7 +188,7 @@ class LeaseKeeper:
     lease lasts; past it the floor is lost, as for a dead process.
     """
 
-    def __init__(self, service: DuelService, seat: Seat, lease: LeaseToken, lease_seconds: int, deadline: float):
+    def __init__(self, service: DuelService, *, seat: Seat, lease: LeaseToken, lease_seconds: int, deadline: float):
         self._service = service
         self._seat = seat
         self._lease = lease
@@ -590,10 +590,18 @@ class Duelist:
         if written is None:
             deadline = self._turn_deadline(status)
             # Page fetches count against the turn deadline like model requests, and the lease is kept through both.
-            keeper = LeaseKeeper(self.service, self._my_seat, lease, self.lease_seconds, self._monotonic(deadline))
+            keeper = LeaseKeeper(
+                service=self.service,
+                seat=self._my_seat,
+                lease=lease,
+                lease_seconds=self.lease_seconds,
+                deadline=self._monotonic(deadline),
+            )
             try:
                 with keeper:
-                    written = self._write_turn(history, status, number, deadline, keeper.lost)
+                    written = self._write_turn(
+                        history=history, status=status, number=number, deadline=deadline, lost=keeper.lost
+                    )
             except _TurnStopped:
                 self._turn_stopped(status, keeper)
                 return
@@ -615,7 +623,9 @@ class Duelist:
             self._enter(DEBATING, f"composing sealed opening (turn {number}) with {self.provider.model}")
             deadline = self._turn_deadline(status)
             try:
-                written = self._write_turn(history, status, number, deadline, threading.Event())
+                written = self._write_turn(
+                    history=history, status=status, number=number, deadline=deadline, lost=threading.Event()
+                )
             except _TurnStopped:
                 self.report.state(DEBATING, f"the opening round's deadline passed before turn {number} was written")
                 return
@@ -649,7 +659,7 @@ class Duelist:
         return answer, extraction
 
     def _write_turn(
-        self, history: History, status: StatusResult, number: int, deadline: float, lost: threading.Event
+        self, history: History, *, status: StatusResult, number: int, deadline: float, lost: threading.Event
     ) -> tuple[str, Extraction] | None:
         """A valid draft of turn ``number`` (the model's answer and the turn in it), repaired up to
         :data:`MAX_REPAIRS` times (a person's until the deadline); None when none came and the duel was closed
@@ -692,7 +702,9 @@ class Duelist:
                 self._warn(f"turn {number}: removed {', '.join(extraction.stripped)} around the answer")
             violations = validate_turn(draft, context).violations
             if self.checker is not None:
-                violations += self._check_draft(history, number, attempt, draft, deadline, lost)
+                violations += self._check_draft(
+                    history=history, number=number, attempt=attempt, draft=draft, deadline=deadline, lost=lost
+                )
             if not violations:
                 return composition.text, extraction
             left = None if allowed is None else allowed - attempt
@@ -813,7 +825,9 @@ class Duelist:
             self.report.state(DEBATING, f"challenges not checked: the record cannot be read ({exc})")
             return
         deadline = self._monotonic(self._turn_deadline(status))
-        with LeaseKeeper(self.service, self._my_seat, lease, self.lease_seconds, deadline):
+        with LeaseKeeper(
+            service=self.service, seat=self._my_seat, lease=lease, lease_seconds=self.lease_seconds, deadline=deadline
+        ):
             ruled = rule_on_challenges(
                 self.service,
                 self._my_seat,
@@ -904,7 +918,7 @@ class Duelist:
         return check
 
     def _check_draft(
-        self, history: History, number: int, attempt: int, draft: str, deadline: float, lost: threading.Event
+        self, history: History, *, number: int, attempt: int, draft: str, deadline: float, lost: threading.Event
     ) -> list[TurnViolation]:
         """Check the URLs of this participant's draft: each fabricated one is a violation to repair."""
         checker = self._checker

@@ -108,7 +108,7 @@ class StanceRevision:
     support: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class SeatChange:
     """What the debate changed for one seat: where it started and ended, what it conceded and what it held."""
 

@@ -453,11 +453,11 @@ def test_a_lost_connection_during_a_turn_is_retried_within_the_lease(lease_secon
     """The keeper retries a refresh the store failed while the lease lasts; past it the floor is lost."""
     service = FlakyStore(failures)
     with LeaseKeeper(
-        cast("DuelService", service),  # a stand-in: the keeper calls refresh_lock alone
-        Seat("d", "p-00000000", "t"),
-        LeaseToken("1-x"),
-        lease_seconds,
-        time.monotonic() + 60,
+        service=cast("DuelService", service),  # a stand-in: the keeper calls refresh_lock alone
+        seat=Seat("d", "p-00000000", "t"),
+        lease=LeaseToken("1-x"),
+        lease_seconds=lease_seconds,
+        deadline=time.monotonic() + 60,
     ) as keeper:
         keeper.lost.wait(3.0)
     assert keeper.lost.is_set() == lost

@@ -109,11 +109,21 @@ def build_report(
     decision = decide(history.summaries(), schedule)
     problems = [*parsed.problems, *(problem.message for problem in chain_problems(parsed.blocks, first=schedule.first))]
     problems += [problem.message for problem in outcome_problems(front, decision.outcome)]  # validate's rule
-    participants = _participants(front, history, events, env or {}, validation)
-    verification, entries = verification_facts(sidecar, Path(path).name, front, parsed.blocks, turns)
+    participants = _participants(
+        front=front, history=history, usage_events=events, env=env or {}, validation=validation
+    )
+    verification, entries = verification_facts(
+        found=sidecar, artifact_name=Path(path).name, front=front, blocks=parsed.blocks, turns=turns
+    )
     cited = artifact_citations(parsed.blocks, turns, history.source_names, first=schedule.first)
     model_written, assessment_notes = shown(assessment, record.subject(path), turns, first=schedule.first)
-    outcome = _outcome(front, history, decision, parse_conclusion(parsed.conclusion), participants)
+    outcome = _outcome(
+        front=front,
+        history=history,
+        decision=decision,
+        conclusion=parse_conclusion(parsed.conclusion),
+        participants=participants,
+    )
     timeline = stance_timeline(history)
     agreements, unresolved = merged_agreements(history), followed_unresolved(history)
     models = {p.seat: p.model for p in participants}
@@ -151,7 +161,9 @@ def build_report(
         agreements=agreements,
         unresolved=unresolved,
         novel_arguments=tuple(
-            NovelArgument(n, schedule.speaker(n), t.novel_claim, tuple(s.text for s in t.novel_support))
+            NovelArgument(
+                turn=n, seat=schedule.speaker(n), claim=t.novel_claim, support=tuple(s.text for s in t.novel_support)
+            )
             for n, t in zip(history.numbers, turns, strict=True)
             if not t.chair
         ),
@@ -252,6 +264,7 @@ def _as_shown(history: History, front: FrontMatter) -> History:
 
 def _outcome(
     front: FrontMatter,
+    *,
     history: History,
     decision: Decision,
     conclusion: Conclusion | None,
@@ -320,6 +333,7 @@ def _seconds_between(start: str, end: str | None) -> float | None:
 
 def _participants(
     front: FrontMatter,
+    *,
     history: History,
     usage_events: Sequence[Event] | None,
     env: Mapping[str, str],
@@ -358,7 +372,10 @@ def _signing(history: History, validation: ArtifactReport | None) -> dict[int, t
         seat = history.schedule.speaker(entry.turn)
         groups.setdefault(seat, {}).setdefault((entry.status, entry.signer, key), []).append(entry.turn)
     return {
-        seat: tuple(SeatSigning(status, principal, key, tuple(turns)) for (status, principal, key), turns in by.items())
+        seat: tuple(
+            SeatSigning(status=status, principal=principal, key=key, turns=tuple(turns))
+            for (status, principal, key), turns in by.items()
+        )
         for seat, by in groups.items()
     }
 
@@ -367,7 +384,11 @@ def _model_failures(events: Sequence[Event], participants: Sequence[ReportPartic
     names = {p.seat: p.name for p in participants}
     return tuple(
         ModelFailure(
-            failed.seat, names.get(failed.seat, f"seat {failed.seat}"), failed.turn_number, failed.code, failed.message
+            seat=failed.seat,
+            name=names.get(failed.seat, f"seat {failed.seat}"),
+            turn=failed.turn_number,
+            code=failed.code,
+            message=failed.message,
         )
         for failed in (event.data for event in events)
         if isinstance(failed, ProviderFailed)

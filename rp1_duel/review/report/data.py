@@ -42,7 +42,7 @@ OPEN, CONCEDED, RESOLVED, DROPPED = "open", "conceded", "resolved", "dropped"
 UNRESOLVED_STATUSES = (OPEN, CONCEDED, RESOLVED, DROPPED)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class SeatSigning:
     """Who signed some of a seat's turns, as ``duel validate`` checked their signatures (section 11)."""
 
@@ -52,7 +52,7 @@ class SeatSigning:
     turns: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ReportParticipant:
     """A participant as the report shows it: its seat, who it is, when it joined, its turns, its usage and
     who signed its turns."""
@@ -69,7 +69,7 @@ class ReportParticipant:
     signed_by: tuple[SeatSigning, ...] = ()  # by first turn; () when its signatures were not checked
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ModelFailure:
     """A seat's model that failed for good writing a turn, as its ``provider_failed`` event says (section 9)."""
 
@@ -80,7 +80,7 @@ class ModelFailure:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TimelineEntry:
     """One turn on the stance timeline."""
 
@@ -98,7 +98,7 @@ class TimelineEntry:
     anchor: str | None  # GitHub's anchor of its heading in the artifact; None without a heading
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class OutcomeFacts:
     """The outcome and why: the rule of protocol section 8 that reached it, or the close's reason."""
 
@@ -123,7 +123,7 @@ class Agreement:
     seats: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class UnresolvedEntry:
     """An unresolved item followed through its author's turns (docs/protocol.md section 11)."""
 
@@ -142,7 +142,7 @@ class UnresolvedEntry:
         return self.dropped_in is None
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class NovelArgument:
     """A claim a turn brings as new, with its support."""
 
@@ -152,7 +152,7 @@ class NovelArgument:
     support: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class CitationRow:
     """One thing a turn cites (:func:`rp1_duel.record.citations.artifact_citations`), with its verdict."""
 
@@ -177,7 +177,7 @@ class SidecarFile:
     error: str | None = None  # why not
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class VerificationFacts:
     """What the verification sidecar says of the record: whether it is current, what it covers, its verdicts."""
 
@@ -202,7 +202,7 @@ class ReportLinks:
     source: str | None  # None: the source's place relative to the report is not known
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Report:
     """Everything ``duel report`` says of a record, computed from its text and what lies beside it."""
 

@@ -148,7 +148,7 @@ def merged_agreements(history: History) -> tuple[Agreement, ...]:
     )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Tracked:
     """An unresolved item while its author's turns are read."""
 
@@ -174,7 +174,7 @@ def followed_unresolved(history: History) -> tuple[UnresolvedEntry, ...]:
                 record = indexes[seat].add(words)
                 if record is None:
                     continue  # no words: nothing to follow
-                items[(seat, record)] = _Tracked(seat, n)
+                items[(seat, record)] = _Tracked(seat=seat, raised_in=n)
             item = items[(seat, record)]
             if n not in item.listed_in:
                 item.listed_in.append(n)
@@ -231,6 +231,7 @@ def _countered_turns(turn: ParsedTurn, source_names: tuple[str, ...]) -> set[int
 
 def verification_facts(
     found: SidecarFile | None,
+    *,
     artifact_name: str,
     front: FrontMatter,
     blocks: Sequence[TurnBlock],
@@ -241,15 +242,22 @@ def verification_facts(
         return None, {}
     sidecar = found.sidecar
     if sidecar is None:
-        return VerificationFacts(found.path, UNREADABLE, (found.error or "unreadable",), None, None, {}), {}
+        return VerificationFacts(
+            path=found.path,
+            status=UNREADABLE,
+            problems=(found.error or "unreadable",),
+            turns=None,
+            verified_at=None,
+            counts={},
+        ), {}
     checked = check(sidecar=sidecar, artifact_name=artifact_name, front=front, blocks=blocks, turns=turns)
     facts = VerificationFacts(
-        found.path,
-        checked.status,
-        checked.problems,
-        sidecar.turns,
-        sidecar.verified_at,
-        sidecar.counts() if checked.belongs else {},
+        path=found.path,
+        status=checked.status,
+        problems=checked.problems,
+        turns=sidecar.turns,
+        verified_at=sidecar.verified_at,
+        counts=sidecar.counts() if checked.belongs else {},
     )
     return facts, ({entry.citation: entry for entry in sidecar.citations} if checked.belongs else {})
 
@@ -259,12 +267,12 @@ def citation_row(
 ) -> CitationRow:
     """A citation as the report lists it, with the sidecar's verdict when one covers it."""
     row = CitationRow(
-        citation.turn,
-        schedule.speaker(citation.turn),
-        citation.section,
-        citation.item,
-        citation.kind,
-        citation.url,
+        turn=citation.turn,
+        seat=schedule.speaker(citation.turn),
+        section=citation.section,
+        item=citation.item,
+        kind=citation.kind,
+        url=citation.url,
         anchor=anchor,
     )
     return (
@@ -323,7 +331,9 @@ def seat_changes(
             if seat in agreement.seats and any(speaker(n) != seat for n in _owed(agreement))
         )
         held = tuple(Quote(item.raised_in, item.text) for item in unresolved if item.seat == seat and item.open)
-        changes.append(SeatChange(seat, opening, finals[seat], revisions, adopted, held))
+        changes.append(
+            SeatChange(seat=seat, opening=opening, final=finals[seat], revisions=revisions, adopted=adopted, held=held)
+        )
     return tuple(changes)
 
 
