@@ -33,7 +33,7 @@ from rp1_duel.participant.loop import Duelist, ParticipantConfig, ParticipantSta
 from rp1_duel.participant.providers import Progress, TurnRequest, select_provider  # noqa: E402
 from rp1_duel.participant.retry import RetryNotice, RetryPolicy, compose_with_retries  # noqa: E402
 from rp1_duel.settings import DuelSettings  # noqa: E402
-from rp1_duel.turns.rules import TurnViolation  # noqa: E402
+from rp1_duel.turns import TurnViolation  # noqa: E402
 
 from fake_debater import debater, wrapped  # noqa: E402
 from fake_models import FakeAnthropicServer, FakeOpenAIServer  # noqa: E402

@@ -25,9 +25,7 @@ from rp1_duel.record.artifact import GENESIS, render, turn_block
 from rp1_duel.record.history import Claimant, History, RecordFile
 from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
-from rp1_duel.turns.grammar import normalize_turn_text, parse_turn
-from rp1_duel.turns.rules import TurnContext
-from rp1_duel.turns.source import read_source
+from rp1_duel.turns import TurnContext, normalize_turn_text, parse_turn, read_source
 
 
 def panel(seats: int, max_turns: int | None = None) -> Schedule:

@@ -43,7 +43,7 @@ from .storage import DebateDir, copy_artifact, write_beside
 from .store import LOG_START, EventCursor, Transaction
 
 if TYPE_CHECKING:  # loaded where used: a wait or a claim reads no event and no source (`duel tools` start-up)
-    from ..turns.source import SourceDocument
+    from ..turns import SourceDocument
     from .events import Event
 
 __all__ = [
@@ -619,7 +619,7 @@ class PostgresStore:
 
     def read_source(self, state: DuelState) -> SourceDocument:
         """The source text the database keeps for the duel (raises SourceUnreadable without one)."""
-        from ..turns.source import SourceDocument, SourceUnreadable
+        from ..turns import SourceDocument, SourceUnreadable
 
         text, _ = self._source_row(state.id)
         if text is None:

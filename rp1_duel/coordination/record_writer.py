@@ -23,10 +23,15 @@ from ..record.citations import turn_citations
 from ..record.ending import RevisionEnding, patch_path, revision_ending
 from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
 from ..record.rulings import EVIDENCE_CHARS, RULED, Ruling, chained, ruled_items, where_of
-from ..turns.grammar import normalize_turn_text, parse_turn
-from ..turns.raw_html import find_raw_html
-from ..turns.rules import TurnReport, turn_invalid, validate_turn
-from ..turns.source import SourceUnreadable
+from ..turns import (
+    SourceUnreadable,
+    TurnReport,
+    find_raw_html,
+    normalize_turn_text,
+    parse_turn,
+    turn_invalid,
+    validate_turn,
+)
 from ..vocabulary import ACTIVE, CLOSE, CLOSED, INVALIDATED, WRAPPERS, ErrorCode
 from . import policy
 from .events import (

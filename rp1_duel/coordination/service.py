@@ -46,7 +46,7 @@ from .store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
 
 if TYPE_CHECKING:
     from ..record.rulings import Ruling
-    from ..turns.source import SourceDocument
+    from ..turns import SourceDocument
     from .counts import Usage
     from .events import CitationVerdicts, Event, Provenance
     from .write_results import (
@@ -426,7 +426,7 @@ class DuelService:
     def source(self, duel_id: str) -> SourceDocument:
         """The source the duel debates, as pinned at its join (section 6, "The source"): what every
         turn is checked against, whatever the file on disk has become. ``TARGET_UNREADABLE`` without it."""
-        from ..turns.source import SourceUnreadable
+        from ..turns import SourceUnreadable
 
         with self.store.errors():
             state = self._read(duel_id, self.clock())

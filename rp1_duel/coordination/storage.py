@@ -49,7 +49,7 @@ from .state import DUEL_ID, DuelState, corrupt
 from .store import LOG_START, SEEN_RESOLUTION_SECONDS, EventCursor, Transaction
 
 if TYPE_CHECKING:
-    from ..turns.source import SourceDocument
+    from ..turns import SourceDocument
     from .events import Event
 
 __all__ = [
@@ -645,7 +645,7 @@ class DirectoryStore:
         """The source pinned at the join; for a duel created before pinning, the file read again
         (raises SourceUnreadable, also for a pinned copy that no longer has the recorded hash)."""
         from ..record.sources import pinned_copy
-        from ..turns.source import SourceDocument, SourceUnreadable, read_source
+        from ..turns import SourceDocument, SourceUnreadable, read_source
 
         try:
             data = read_bounded(pinned_copy(self.debate.root, state.id), MAX_SOURCE_BYTES)

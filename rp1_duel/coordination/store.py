@@ -19,7 +19,7 @@ from ..clock import Instant, iso
 from .state import DuelState, Participant
 
 if TYPE_CHECKING:
-    from ..turns.source import SourceDocument
+    from ..turns import SourceDocument
     from .events import Event, EventData
 
 __all__ = [

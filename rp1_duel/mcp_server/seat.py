@@ -28,9 +28,7 @@ from ..participant.checking import rule_on_challenges
 from ..participant.loop import LeaseKeeper
 from ..participant.stash import SeatStash
 from ..record.history import Claimant, History, RecordFile
-from ..turns.challenges import Challenge, challenged
-from ..turns.guide import OUTCOMES, turn_guide
-from ..turns.rules import turn_invalid
+from ..turns import OUTCOMES, Challenge, challenged, turn_guide, turn_invalid
 from ..vocabulary import (
     CLAIM_LOCK,
     CLAIM_TIMEOUT,

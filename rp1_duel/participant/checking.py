@@ -27,8 +27,7 @@ from ..coordination.events import CheckedCitation, CitationsVerified, CitationVe
 from ..record.artifact import turn_block
 from ..record.citations import Citation, turn_citations
 from ..record.verification import CitationEntry, verdict_counts
-from ..turns.grammar import lines_before_turn, normalize_turn_text, parse_turn
-from ..turns.rules import TurnViolation
+from ..turns import TurnViolation, lines_before_turn, normalize_turn_text, parse_turn
 from ..vocabulary import CHAIR_PHASES, VERDICTS, CitationKind, RecordCode, Verdict
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from ..coordination.service import DuelService
     from ..record.history import History
     from ..record.rulings import Ruling
-    from ..turns.challenges import Challenge
+    from ..turns import Challenge
     from ..verify.run import Verifier
     from .voters import ProviderVoter
 

@@ -10,7 +10,7 @@ from typing import TextIO
 
 from ..coordination.counts import Usage, input_figure
 from ..printable import printable
-from ..turns.rules import TurnViolation
+from ..turns import TurnViolation
 from ..vocabulary import Verdict
 from .loop import MAX_REPAIRS
 from .providers import Progress

@@ -36,8 +36,7 @@ from ..record.history import Claimant, History, RecordFile
 from ..record.outcomes import decide_panel
 from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
-from ..turns.challenges import Challenge, challenged
-from ..turns.rules import TurnViolation, phase_note, revision_note, validate_turn
+from ..turns import Challenge, TurnViolation, challenged, phase_note, revision_note, validate_turn
 from ..vocabulary import (
     CHAIR_PHASES,
     CLOSED_STEP,

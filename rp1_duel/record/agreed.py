@@ -20,8 +20,7 @@ from typing import Any, cast
 
 from ..errors import DuelError, invalid_argument
 from ..files import write_atomic
-from ..turns.revision import Revision
-from ..turns.source import SourceDocument, SourceUnreadable, read_source
+from ..turns import Revision, SourceDocument, SourceUnreadable, read_source
 from ..vocabulary import ACCEPTED_CONSENSUS, CLOSED, ErrorCode, RecordCode
 from .artifact import FrontMatter
 from .ending import last_seat_turns

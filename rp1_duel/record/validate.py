@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from ..files import MAX_ARTIFACT_BYTES, MAX_PATCH_BYTES, NotReadable, open_regular, read_bounded
 from ..schedule import CHAIR_TURNS
-from ..turns.raw_html import find_raw_html
+from ..turns import find_raw_html
 from ..vocabulary import (
     ACCEPTED_CONSENSUS,
     ACTIVE,

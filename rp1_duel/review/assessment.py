@@ -30,8 +30,7 @@ from ..errors import DuelError
 from ..record.artifact import FrontMatter, TurnBlock
 from ..record.verification import JsonReader, SidecarError, read_json
 from ..schedule import CHAIR_SEAT, Schedule
-from ..turns.grammar import ParsedTurn
-from ..turns.references import turns_in_text
+from ..turns import ParsedTurn, turns_in_text
 
 __all__ = [
     "ASSESS_DEADLINE_SECONDS",

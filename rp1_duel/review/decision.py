@@ -15,7 +15,7 @@ from ..record.citations import Citation
 from ..record.history import History
 from ..record.problem import Problem
 from ..record.verification import CitationEntry
-from ..turns.references import parse_reference
+from ..turns import parse_reference
 from ..vocabulary import CitationKind, Verdict
 
 __all__ = [

@@ -53,7 +53,7 @@ from ..errors import DuelError, invalid_argument
 from ..printable import printable
 from ..record.artifact import FrontMatter, parse
 from ..record.history import read_artifact_text
-from ..turns.grammar import parse_turn
+from ..turns import parse_turn
 from ..vocabulary import ACTIVE, ErrorCode, Verdict
 from .watch_model import EventLine, TimeFormat, WatchView, epoch, outcome_line, view_of
 

@@ -18,7 +18,7 @@ from typing import Any, Final, Protocol
 
 from ..record.citations import Citation
 from ..record.verification import VoteRecord
-from ..turns.matching import SearchableText
+from ..turns import SearchableText
 from ..vocabulary import BASES, VOTE_ANSWERS, Vote
 
 __all__ = [

@@ -39,8 +39,7 @@ from ..record.verification import (
     sidecar_path,
     write,
 )
-from ..turns.figures import FigureIndex
-from ..turns.matching import SearchableText
+from ..turns import FigureIndex, SearchableText
 from ..vocabulary import ErrorCode, FetchFailure, Verdict
 from .extraction import ExtractionError, extract_text, page_kind
 from .fetch import Fetched, Fetcher

@@ -18,8 +18,7 @@ from urllib.parse import urlsplit
 
 from ..record.citations import Citation, checked_figures
 from ..record.verification import QUORUM, CitationEntry, FetchRecord, VoteRecord, fetch_verdict, quorum_verdict
-from ..turns.figures import FigureIndex
-from ..turns.matching import SearchableText
+from ..turns import FigureIndex, SearchableText
 from ..vocabulary import BASES, CitationKind, Confidence, Verdict, Vote
 
 __all__ = [

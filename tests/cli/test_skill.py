@@ -26,7 +26,7 @@ from rp1_duel.cli import skill, tools
 from rp1_duel.cli.tools import OPS, build_parser
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.turns.guide import OUTCOMES
+from rp1_duel.turns import OUTCOMES
 from rp1_duel.turns.rules import RULES
 from rp1_duel.vocabulary import STANCES
 

@@ -27,9 +27,8 @@ from rp1_duel.review.report_markdown import render_markdown
 from rp1_duel.review.watch_model import situation, view_of
 from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
+from rp1_duel.turns import phase_note, read_source, validate_turn
 from rp1_duel.turns.revision import revision_id
-from rp1_duel.turns.rules import phase_note, validate_turn
-from rp1_duel.turns.source import read_source
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT, Phase, Role
 
 from helpers import SOURCE, Player, claim, join, make_turn, panel, replace_edit, run_tools, with_edits

@@ -18,8 +18,7 @@ from rp1_duel.record.validate import validate_file
 from rp1_duel.review.report import build_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
-from rp1_duel.turns.rules import phase_note, validate_turn
-from rp1_duel.turns.source import read_source
+from rp1_duel.turns import phase_note, read_source, validate_turn
 from rp1_duel.vocabulary import DISSENT, Phase
 
 from helpers import claim

@@ -37,7 +37,7 @@ from rp1_duel.record.history import History, RecordFile
 from rp1_duel.record.validate import validate_file
 from rp1_duel.record.verification import CitationEntry
 from rp1_duel.review.watch import event_line
-from rp1_duel.turns.source import read_source
+from rp1_duel.turns import read_source
 from rp1_duel.verify.fetch import Fetcher, FetchPolicy
 from rp1_duel.verify.run import Verifier
 from rp1_duel.vocabulary import CitationKind, Confidence, EventType, RecordCode, Verdict

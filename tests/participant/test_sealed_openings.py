@@ -21,7 +21,7 @@ from rp1_duel.record.validate import validate_file
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.watch import event_line
 from rp1_duel.settings import DuelSettings
-from rp1_duel.turns.grammar import normalize_turn_text
+from rp1_duel.turns import normalize_turn_text
 from rp1_duel.vocabulary import (
     ACCEPTED_CONSENSUS,
     COMMIT_OPENING,

@@ -35,9 +35,7 @@ from rp1_duel.record.history import (
 )
 from rp1_duel.record.validate import ArtifactReport, validate_file
 from rp1_duel.schedule import Schedule
-from rp1_duel.turns.grammar import parse_turn
-from rp1_duel.turns.markdown import normalize_newlines
-from rp1_duel.turns.rules import validate_turn
+from rp1_duel.turns import normalize_newlines, parse_turn, validate_turn
 from rp1_duel.turns.source import decode_source, read_source
 
 from helpers import DUEL, SOURCE, Player, claim, join, make_turn, with_extra_turn

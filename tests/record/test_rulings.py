@@ -434,7 +434,7 @@ def test_the_floor_is_kept_while_challenged_pages_load_and_the_ruling_comes_befo
 def test_a_chairs_turn_acknowledges_each_ruling_since_its_last() -> None:
     from test_chair import SCHEDULE, claimant_of, history_upto, pre_closing
 
-    from rp1_duel.turns.rules import validate_turn
+    from rp1_duel.turns import validate_turn
 
     history = history_upto(SCHEDULE.pre_closing or 0)
     history.rulings = (

@@ -13,7 +13,7 @@ import html
 import math
 import re
 
-from ...turns.references import trim_url
+from ...turns import trim_url
 from ...vocabulary import ACCEPTED_CONSENSUS
 from .. import report_text as words
 from ..assessment import LABEL
