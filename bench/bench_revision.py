@@ -25,8 +25,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]  # run from a checkout, uninstal
 
 from bench_validate import SEATS, make_turn, make_vocabulary, schedule_of, words  # noqa: E402
 
-from rp1_duel.record.artifact import GENESIS, TurnBlock, turn_block  # noqa: E402
-from rp1_duel.record.history import Claimant, History  # noqa: E402
+from rp1_duel.record import GENESIS, Claimant, History, TurnBlock, turn_block  # noqa: E402  # noqa: E402
 from rp1_duel.turns import (  # noqa: E402
     SourceDocument,
     normalize_turn_text,

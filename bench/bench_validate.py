@@ -19,10 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, uninstalled
 
-from rp1_duel.record import artifact
-from rp1_duel.record.artifact import FrontMatter, ParticipantEntry
-from rp1_duel.record.history import Claimant, History
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import Claimant, FrontMatter, History, ParticipantEntry, artifact, validate_file
 from rp1_duel.schedule import Schedule
 from rp1_duel.turns import SourceDocument, normalize_turn_text
 

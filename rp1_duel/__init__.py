@@ -47,13 +47,13 @@ _EXPORTS = {
     "parse_turn": "rp1_duel.turns",
     "SourceDocument": "rp1_duel.turns",
     "read_source": "rp1_duel.turns",
-    "History": "rp1_duel.record.history",
-    "RecordFile": "rp1_duel.record.history",
-    "evaluate": "rp1_duel.record.outcomes",
+    "History": "rp1_duel.record",
+    "RecordFile": "rp1_duel.record",
+    "evaluate": "rp1_duel.record",
     "Schedule": "rp1_duel.schedule",
-    "validate_file": "rp1_duel.record.validate",
-    "agreed_revision": "rp1_duel.record.agreed",
-    "apply_agreed": "rp1_duel.record.agreed",
+    "validate_file": "rp1_duel.record",
+    "agreed_revision": "rp1_duel.record",
+    "apply_agreed": "rp1_duel.record",
     "Duelist": "rp1_duel.participant.loop",
     "ParticipantConfig": "rp1_duel.participant.loop",
     "select_provider": "rp1_duel.participant.providers",
@@ -111,12 +111,12 @@ if TYPE_CHECKING:
     from .participant.loop import Duelist as Duelist
     from .participant.loop import ParticipantConfig as ParticipantConfig
     from .participant.providers import select_provider as select_provider
-    from .record.agreed import agreed_revision as agreed_revision
-    from .record.agreed import apply_agreed as apply_agreed
-    from .record.history import History as History
-    from .record.history import RecordFile as RecordFile
-    from .record.outcomes import evaluate as evaluate
-    from .record.validate import validate_file as validate_file
+    from .record import History as History
+    from .record import RecordFile as RecordFile
+    from .record import agreed_revision as agreed_revision
+    from .record import apply_agreed as apply_agreed
+    from .record import evaluate as evaluate
+    from .record import validate_file as validate_file
     from .review.report import build_report as build_report
     from .review.report.html import render_html as render_html
     from .review.report.markdown import render_markdown as render_markdown

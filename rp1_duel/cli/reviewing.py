@@ -73,7 +73,7 @@ def validate_command(
 
     Without --allowed-signers this proves consistency, not authorship: anyone can edit a turn and recompute the hashes.
     """  # one line a paragraph: typer keeps a docstring's line breaks
-    from ..record.validate import scan, validate_paths
+    from ..record import scan, validate_paths
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
@@ -248,7 +248,7 @@ def apply_command(
 
     Exit 0 when applied or already applied (with --check: when it would apply), 1 when refused or written with conflicts, 2 on wrong flags or a duel that ended without consensus (1 with --check).
     """
-    from ..record.agreed import apply_agreed
+    from ..record import apply_agreed
 
     try:
         result = apply_agreed(artifact, to=to, check=check, root=root)

@@ -602,7 +602,7 @@ class PostgresStore:
 
     def keep_source(self, state: DuelState, source: SourceDocument) -> None:
         """The text, and the path the artifact shows, from the creating host: every host writes the same header."""
-        from ..record.artifact import display_source_path
+        from ..record import display_source_path
 
         shown = display_source_path(state.source_path, artifact_path=self.artifact_path(state))
         self._query("UPDATE duels SET source = %s, source_shown = %s WHERE id = %s", (source.text, shown, state.id))

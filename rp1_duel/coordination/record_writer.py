@@ -17,12 +17,31 @@ from ..audience import FinalThought, Question, admission, final_thought_refusal
 from ..clock import iso
 from ..errors import DuelError, invalid_argument
 from ..printable import printable
-from ..record import artifact, signatures
-from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, Seal, TurnBlock
-from ..record.citations import turn_citations
-from ..record.ending import RevisionEnding, patch_path, revision_ending
-from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
-from ..record.rulings import EVIDENCE_CHARS, RULED, Ruling, chained, ruled_items, where_of
+from ..record import (
+    EVIDENCE_CHARS,
+    MAX_ARTIFACT_BYTES,
+    RULED,
+    Claimant,
+    Conclusion,
+    FrontMatter,
+    FrontMatterError,
+    History,
+    ParticipantEntry,
+    RevisionEnding,
+    Ruling,
+    Seal,
+    TurnBlock,
+    artifact,
+    chain_problems,
+    chained,
+    citable_names,
+    patch_path,
+    revision_ending,
+    ruled_items,
+    signatures,
+    turn_citations,
+    where_of,
+)
 from ..turns import (
     SourceUnreadable,
     TurnReport,

@@ -45,7 +45,7 @@ from .storage import DebateDir, DirectoryStore, copy_artifact
 from .store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
 
 if TYPE_CHECKING:
-    from ..record.rulings import Ruling
+    from ..record import Ruling
     from ..turns import SourceDocument
     from .counts import Usage
     from .events import CitationVerdicts, Event, Provenance
@@ -727,7 +727,7 @@ class DuelService:
 
         For a reviewer on a machine that took no part (``duel pull``); with the debate dir
         as the store, the artifact is already there and nothing is written."""
-        from ..record.history import MAX_ARTIFACT_BYTES
+        from ..record import MAX_ARTIFACT_BYTES
 
         with self.store.errors():
             state = self.store.read_state(duel_id)

@@ -636,7 +636,7 @@ class DirectoryStore:
     def keep_source(self, state: DuelState, source: SourceDocument) -> None:
         """Pin the source's bytes as the join read them: every turn is checked against this copy,
         whatever the file on disk becomes (docs/protocol.md section 6, "The source")."""
-        from ..record.sources import pinned_copy
+        from ..record import pinned_copy
 
         data = source.raw.encode("utf-8") if source.raw else source.text.encode("utf-8")
         write_atomic(pinned_copy(self.debate.root, state.id), data, temp_dir=self.debate.state_root)  # owner-only
@@ -644,7 +644,7 @@ class DirectoryStore:
     def read_source(self, state: DuelState) -> SourceDocument:
         """The source pinned at the join; for a duel created before pinning, the file read again
         (raises SourceUnreadable, also for a pinned copy that no longer has the recorded hash)."""
-        from ..record.sources import pinned_copy
+        from ..record import pinned_copy
         from ..turns import SourceDocument, SourceUnreadable, read_source
 
         try:
@@ -676,7 +676,7 @@ class DirectoryStore:
 
     def source_path_shown(self, state: DuelState) -> str:
         """The source path relative to the artifact where they share a folder, else absolute."""
-        from ..record.artifact import display_source_path  # with the record, which writers load anyway
+        from ..record import display_source_path  # with the record, which writers load anyway
 
         return display_source_path(state.source_path, artifact_path=self.artifact_path(state))
 

@@ -27,7 +27,7 @@ from ..errors import DuelError, invalid_argument
 from ..participant.checking import rule_on_challenges
 from ..participant.loop import LeaseKeeper
 from ..participant.stash import SeatStash
-from ..record.history import Claimant, History, RecordFile
+from ..record import Claimant, History, RecordFile
 from ..turns import OUTCOMES, Challenge, challenged, turn_guide, turn_invalid
 from ..vocabulary import (
     CLAIM_LOCK,

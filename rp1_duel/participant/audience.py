@@ -19,7 +19,7 @@ from ..audience import FINAL_THOUGHT_CHARS, QUESTION_CHARS, completed_rounds
 from ..coordination.results import StatusResult
 from ..coordination.service import DuelService
 from ..errors import DuelError
-from ..record.history import RecordFile
+from ..record import RecordFile
 from ..vocabulary import ACTIVE, ErrorCode
 from . import prompt
 from .providers import Provider, TurnRequest

@@ -24,17 +24,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from ..coordination.events import CheckedCitation, CitationsVerified, CitationVerdicts, Event
-from ..record.artifact import turn_block
-from ..record.citations import Citation, turn_citations
-from ..record.verification import CitationEntry, verdict_counts
+from ..record import Citation, CitationEntry, turn_block, turn_citations, verdict_counts
 from ..turns import TurnViolation, lines_before_turn, normalize_turn_text, parse_turn
 from ..vocabulary import CHAIR_PHASES, VERDICTS, CitationKind, RecordCode, Verdict
 
 if TYPE_CHECKING:
     from ..coordination.results import ParticipantView, Seat
     from ..coordination.service import DuelService
-    from ..record.history import History
-    from ..record.rulings import Ruling
+    from ..record import History, Ruling
     from ..turns import Challenge
     from ..verify.run import Verifier
     from .voters import ProviderVoter

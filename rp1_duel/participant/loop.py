@@ -31,9 +31,7 @@ from ..coordination.service import DuelService
 from ..errors import DuelError
 from ..files import MAX_SOURCE_BYTES, read_bounded
 from ..printable import printable
-from ..record import signatures
-from ..record.history import Claimant, History, RecordFile
-from ..record.outcomes import decide_panel
+from ..record import Claimant, History, RecordFile, decide_panel, signatures
 from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
 from ..turns import Challenge, TurnViolation, challenged, phase_note, revision_note, validate_turn

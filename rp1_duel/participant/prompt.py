@@ -13,8 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from ..record.artifact import TurnBlock
-from ..record.history import Claimant
+from ..record import Claimant, TurnBlock
 from ..schedule import Schedule
 from ..turns import (
     CHAIR_FORMATS,
@@ -33,7 +32,7 @@ from .personas import Persona
 from .providers import TurnRequest
 
 if TYPE_CHECKING:
-    from ..record.verification import CitationEntry
+    from ..record import CitationEntry
 
 __all__ = [
     "build_request",

@@ -18,7 +18,7 @@ from ..vocabulary import ErrorCode
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from ..record.history import Claimant
+    from ..record import Claimant
 
 __all__ = ["SeatStash"]
 

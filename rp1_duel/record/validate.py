@@ -39,8 +39,8 @@ from ..vocabulary import (
     Verdict,
 )
 from . import verification
+from ._authorship import SealEntry, SignatureEntry, check_authorship
 from .artifact import GENESIS, FrontMatter, RulingBlock, parse_conclusion
-from .authorship import SealEntry, SignatureEntry, check_authorship
 from .citations import turn_citations
 from .ending import patch_path, revision_ending
 from .history import History, RecordFile, chain_problems, claimants, read_failure

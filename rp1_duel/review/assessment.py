@@ -27,8 +27,7 @@ from typing import Any, Final, Protocol
 
 from ..clock import iso
 from ..errors import DuelError
-from ..record.artifact import FrontMatter, TurnBlock
-from ..record.verification import JsonReader, SidecarError, read_json
+from ..record import FrontMatter, JsonReader, SidecarError, TurnBlock, read_json
 from ..schedule import CHAIR_SEAT, Schedule
 from ..turns import ParsedTurn, turns_in_text
 

@@ -11,10 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..record.citations import Citation
-from ..record.history import History
-from ..record.problem import Problem
-from ..record.verification import CitationEntry
+from ..record import Citation, CitationEntry, History, Problem
 from ..turns import parse_reference
 from ..vocabulary import CitationKind, Verdict
 

@@ -17,7 +17,7 @@ from typing import Any, Final
 from ..coordination.events import Event, ProviderFailed, TurnRejected, UsageRecorded, same_model
 from ..coordination.policy import seat_name
 from ..participant.usage import PricedUsage, summary, total
-from ..record.history import History
+from ..record import History
 from ..schedule import CHAIR_SEAT
 from ..vocabulary import TIMEOUT
 from .decision import and_list

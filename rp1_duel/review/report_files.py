@@ -19,10 +19,19 @@ from ..errors import DuelError
 from ..files import MAX_CACHE_BYTES, read_bounded
 from ..participant.asking import ModelAsker, configured_providers
 from ..participant.providers import ProviderError
-from ..record.ending import agreed_in, patch_path
-from ..record.history import History, RecordFile, read_artifact_text, read_failure
-from ..record.validate import NOT_AN_ARTIFACT, validate_record
-from ..record.verification import SidecarError, load, sidecar_path
+from ..record import (
+    NOT_AN_ARTIFACT,
+    History,
+    RecordFile,
+    SidecarError,
+    agreed_in,
+    load,
+    patch_path,
+    read_artifact_text,
+    read_failure,
+    sidecar_path,
+    validate_record,
+)
 from ..schedule import CHAIR_SEAT
 from ..vocabulary import ACCEPTED_CONSENSUS, ErrorCode, EventType, RecordCode
 from . import assessment

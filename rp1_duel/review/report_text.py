@@ -8,8 +8,7 @@ from urllib.parse import quote
 
 from ..coordination.counts import Usage
 from ..participant.usage import PricedUsage
-from ..record.signatures import INTACT, INVALID, UNSIGNED, UNTRUSTED, VERIFIED
-from ..record.verification import CURRENT, MISMATCH, STALE
+from ..record import CURRENT, INTACT, INVALID, MISMATCH, STALE, UNSIGNED, UNTRUSTED, VERIFIED
 from ..vocabulary import ACCEPTED_CONSENSUS, ACCEPTING_CONSENSUS, CitationKind
 from .assessment import ModelSection
 from .decision import FlaggedCitation, RevisionView, and_list

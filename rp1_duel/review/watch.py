@@ -51,8 +51,7 @@ from ..coordination.service import DuelService
 from ..coordination.storage import LOG_START
 from ..errors import DuelError, invalid_argument
 from ..printable import printable
-from ..record.artifact import FrontMatter, parse
-from ..record.history import read_artifact_text
+from ..record import FrontMatter, parse, read_artifact_text
 from ..turns import parse_turn
 from ..vocabulary import ACTIVE, ErrorCode, Verdict
 from .watch_model import EventLine, TimeFormat, WatchView, epoch, outcome_line, view_of

@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from ..record.citations import Citation
-from ..record.verification import VoteRecord
+from ..record import Citation, VoteRecord
 from ..turns import SearchableText
 from ..vocabulary import BASES, VOTE_ANSWERS, Vote
 

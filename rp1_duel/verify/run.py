@@ -25,17 +25,22 @@ from typing import Any, Final
 
 from ..clock import iso
 from ..errors import DuelError
-from ..record.artifact import GENESIS
-from ..record.citations import Citation, artifact_citations
-from ..record.history import RecordFile, chain_problems, citable_names, read_failure
-from ..record.validate import NOT_AN_ARTIFACT, collect
-from ..record.verification import (
+from ..record import (
+    GENESIS,
+    NOT_AN_ARTIFACT,
+    Citation,
     CitationEntry,
     FetchRecord,
+    RecordFile,
     Sidecar,
     SidecarError,
     VoteRecord,
+    artifact_citations,
+    chain_problems,
+    citable_names,
+    collect,
     load,
+    read_failure,
     sidecar_path,
     write,
 )

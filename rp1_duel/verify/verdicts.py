@@ -16,8 +16,16 @@ from dataclasses import dataclass, replace
 from typing import Final
 from urllib.parse import urlsplit
 
-from ..record.citations import Citation, checked_figures
-from ..record.verification import QUORUM, CitationEntry, FetchRecord, VoteRecord, fetch_verdict, quorum_verdict
+from ..record import (
+    QUORUM,
+    Citation,
+    CitationEntry,
+    FetchRecord,
+    VoteRecord,
+    checked_figures,
+    fetch_verdict,
+    quorum_verdict,
+)
 from ..turns import FigureIndex, SearchableText
 from ..vocabulary import BASES, CitationKind, Confidence, Verdict, Vote
 

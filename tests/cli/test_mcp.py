@@ -28,7 +28,7 @@ from rp1_duel.coordination.service import DuelService
 from rp1_duel.participant.audience import AudienceMember
 from rp1_duel.participant.prompt import history_text
 from rp1_duel.participant.providers.base import Composition, Provider, TurnRequest
-from rp1_duel.record.history import RecordFile
+from rp1_duel.record import RecordFile
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown

@@ -10,7 +10,7 @@ import pytest
 from rp1_duel.cli import main
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record.validate import validate_paths
+from rp1_duel.record import validate_paths
 
 from helpers import Player, claim, join, make_turn
 

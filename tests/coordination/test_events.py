@@ -23,8 +23,7 @@ from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.checking import CitationCheck, CitationChecker
 from rp1_duel.participant.usage import recorded, summary
-from rp1_duel.record.citations import Citation
-from rp1_duel.record.verification import CitationEntry, VoteRecord
+from rp1_duel.record import Citation, CitationEntry, VoteRecord
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.watch import PlainDisplay, follow
 from rp1_duel.vocabulary import CitationKind, EventType, Verdict

@@ -23,7 +23,7 @@ from rp1_duel.coordination.service import DuelService
 from rp1_duel.coordination.storage import DebateDir
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.loop import LeaseKeeper
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import validate_file
 from rp1_duel.settings import DuelSettings, redact
 from rp1_duel.vocabulary import EventType
 

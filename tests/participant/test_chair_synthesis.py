@@ -13,8 +13,7 @@ from test_chair import CHAIR, OPEN, SCHEDULE, brief, claimant_of, heading, panel
 
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import chair_system_prompt
-from rp1_duel.record.history import Claimant, History
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import Claimant, History, validate_file
 from rp1_duel.review.report import build_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown

@@ -32,10 +32,7 @@ from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.prompt import build_request, peer_verdicts
 from rp1_duel.participant.providers.anthropic import AnthropicProvider
 from rp1_duel.participant.voters import ProviderVoter
-from rp1_duel.record.citations import Citation
-from rp1_duel.record.history import History, RecordFile
-from rp1_duel.record.validate import validate_file
-from rp1_duel.record.verification import CitationEntry
+from rp1_duel.record import Citation, CitationEntry, History, RecordFile, validate_file
 from rp1_duel.review.watch import event_line
 from rp1_duel.turns import read_source
 from rp1_duel.verify.fetch import Fetcher, FetchPolicy

@@ -15,9 +15,7 @@ from rp1_duel.clock import ManualClock
 from rp1_duel.coordination.events import OpeningCommitted
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record.artifact import turn_block
-from rp1_duel.record.history import RecordFile
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import RecordFile, turn_block, validate_file
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.watch import event_line
 from rp1_duel.settings import DuelSettings

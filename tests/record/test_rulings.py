@@ -19,10 +19,9 @@ from rp1_duel.coordination.events import CheckedCitation, CitationVerdicts
 from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import history_text
+from rp1_duel.record import RecordFile, validate_file
 from rp1_duel.record.artifact import sha256_text
-from rp1_duel.record.history import RecordFile
 from rp1_duel.record.rulings import GENESIS, NOVEL, Ruling, parse_ruling, ruling_text
-from rp1_duel.record.validate import validate_file
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown

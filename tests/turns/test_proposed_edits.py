@@ -22,9 +22,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from rp1_duel.errors import DuelError
-from rp1_duel.record.artifact import turn_block
-from rp1_duel.record.history import Claimant, History, RecordFile, citable_names
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import Claimant, History, RecordFile, citable_names, turn_block, validate_file
 from rp1_duel.settings import DuelSettings
 from rp1_duel.turns import SourceDocument, normalize_turn_text, validate_turn
 from rp1_duel.turns._edits import Edit, EditKind, EditSection, parse_edits
