@@ -18,7 +18,7 @@ from .shared import JsonOption, PathsArgument, check_allowed_signers, fail, usag
 
 if TYPE_CHECKING:
     from ..participant.voters import ProviderVoter
-    from ..verify.run import Verifier
+    from ..verify import Verifier
 
 __all__ = ["apply_command", "report_command", "validate_command", "verify_command"]
 
@@ -148,9 +148,7 @@ def verify_command(
     Dead links and quoted excerpts not on the page are fabricated; a claim stating a figure its page does not (1,250 for 1,200) is unreliable, unless it begins [CONJECTURE]; a quorum of three model votes judges the rest. Exit 0 when no citation is fabricated, 1 otherwise.
     """
     from ..errors import invalid_argument
-    from ..verify.fetch import Fetcher, FetchPolicy
-    from ..verify.pages import PageCache, default_cache_dir
-    from ..verify.run import Verifier
+    from ..verify import Fetcher, FetchPolicy, PageCache, Verifier, default_cache_dir
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
@@ -195,7 +193,7 @@ def _verify_each(
 ) -> tuple[list[dict[str, object]], int, int]:
     """Verify every artifact under ``paths``, each shown as it is done: the results, and how many
     citations were fabricated and how many artifacts failed."""
-    from ..verify.run import verify_paths
+    from ..verify import verify_paths
     from ..vocabulary import Verdict
 
     results: list[dict[str, object]] = []

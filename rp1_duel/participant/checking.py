@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..coordination.service import DuelService
     from ..record import History, Ruling
     from ..turns import Challenge
-    from ..verify.run import Verifier
+    from ..verify import Verifier
     from .voters import ProviderVoter
 
 __all__ = [
@@ -191,8 +191,7 @@ def citation_checker(
 ) -> CitationChecker:
     """The checker of a ``duel join --verify`` run: guarded fetches as ``duel verify`` makes them,
     and voters only when ``--voter`` names them, so ``--verify`` never spends on a model unasked."""
-    from ..verify.fetch import Fetcher, FetchPolicy
-    from ..verify.run import Verifier
+    from ..verify import Fetcher, FetchPolicy, Verifier
     from .voters import configured_voters
 
     voters = configured_voters(env, voter_models) if voter_models else []

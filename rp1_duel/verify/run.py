@@ -46,11 +46,11 @@ from ..record import (
 )
 from ..turns import FigureIndex, SearchableText
 from ..vocabulary import ErrorCode, FetchFailure, Verdict
-from .extraction import ExtractionError, extract_text, page_kind
+from ._extraction import ExtractionError, extract_text, page_kind
+from ._verdicts import NO_MODEL, Judgement, by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
 from .fetch import Fetched, Fetcher
 from .pages import PageCache
 from .quorum import Seat, Voter, cast_vote, panel
-from .verdicts import NO_MODEL, Judgement, by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
 
 __all__ = ["ArtifactVerification", "Verification", "Verifier", "verify_artifact", "verify_paths"]
 

@@ -35,8 +35,7 @@ from rp1_duel.participant.voters import ProviderVoter
 from rp1_duel.record import Citation, CitationEntry, History, RecordFile, validate_file
 from rp1_duel.review.watch import event_line
 from rp1_duel.turns import read_source
-from rp1_duel.verify.fetch import Fetcher, FetchPolicy
-from rp1_duel.verify.run import Verifier
+from rp1_duel.verify import Fetcher, FetchPolicy, Verifier
 from rp1_duel.vocabulary import CitationKind, Confidence, EventType, RecordCode, Verdict
 
 from fake_debater import asked, debater, prompt_text
@@ -549,7 +548,7 @@ def test_join_without_verify_loads_no_fetcher_and_no_page_extractor(source, deba
     script = tmp_path / "ada"
     script.mkdir()
     (script / "1.md").write_text("never played")
-    network = {"rp1_duel.verify.fetch", "rp1_duel.verify.extraction", "rp1_duel.verify.run", "inscriptis", "pypdf"}
+    network = {"rp1_duel.verify.fetch", "rp1_duel.verify._extraction", "rp1_duel.verify.run", "inscriptis", "pypdf"}
     loaded = {}
     for flags in ((), ("--verify",)):
         argv = [

@@ -16,8 +16,7 @@ from rp1_duel.errors import DuelError
 from rp1_duel.record import GENESIS, History, turn_block, turn_citations, validate_file
 from rp1_duel.record.verification import dumps, load, sidecar_path
 from rp1_duel.turns import SourceDocument, TurnContext, normalize_turn_text, parse_turn, validate_turn
-from rp1_duel.verify.fetch import Fetcher, FetchPolicy
-from rp1_duel.verify.pages import PageCache
+from rp1_duel.verify import Fetcher, FetchPolicy, PageCache
 from rp1_duel.verify.run import Verifier, verify_artifact
 from rp1_duel.vocabulary import ErrorCode, RecordCode, RuleCode, Verdict
 

@@ -7,7 +7,7 @@ import pytest
 
 from rp1_duel.record import Citation, CitationEntry, FetchRecord, VoteRecord
 from rp1_duel.turns import FigureIndex, SearchableText
-from rp1_duel.verify.verdicts import by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
+from rp1_duel.verify._verdicts import by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
 from rp1_duel.vocabulary import CitationKind, Confidence, FetchFailure, Verdict, Vote
 
 URL = "https://example.org/lease"

@@ -29,17 +29,6 @@ from ..record import (
 from ..turns import FigureIndex, SearchableText
 from ..vocabulary import BASES, CitationKind, Confidence, Verdict, Vote
 
-__all__ = [
-    "NO_MODEL",
-    "Judgement",
-    "by_kind",
-    "corroborate",
-    "failed_fetch",
-    "mechanical",
-    "quorum",
-    "unjudged",
-]
-
 # The strongest basis two valid votes agree on gives the confidence.
 _CONFIDENCE_OF_BASIS: Final = {
     Vote.STATES: Confidence.HIGH,
