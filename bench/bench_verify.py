@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
-from rp1_duel.coordination.service import DuelService  # noqa: E402
+from rp1_duel.coordination import DuelService  # noqa: E402
 from rp1_duel.record.verification import dumps  # noqa: E402
 from rp1_duel.verify import (  # noqa: E402
     Fetcher,

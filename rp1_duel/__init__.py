@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any
 PROTOCOL_VERSION = 1
 
 _EXPORTS = {
-    "DuelService": "rp1_duel.coordination.service",
-    "Seat": "rp1_duel.coordination.results",
-    "LeaseToken": "rp1_duel.coordination.results",
+    "DuelService": "rp1_duel.coordination",
+    "Seat": "rp1_duel.coordination",
+    "LeaseToken": "rp1_duel.coordination",
     "DuelSettings": "rp1_duel.settings",
     "Config": "rp1_duel.configuration",
     "load_config": "rp1_duel.configuration",
@@ -104,9 +104,9 @@ if TYPE_CHECKING:
     from .clock import ManualClock as ManualClock
     from .configuration import Config as Config
     from .configuration import load_config as load_config
-    from .coordination.results import LeaseToken as LeaseToken
-    from .coordination.results import Seat as Seat
-    from .coordination.service import DuelService as DuelService
+    from .coordination import DuelService as DuelService
+    from .coordination import LeaseToken as LeaseToken
+    from .coordination import Seat as Seat
     from .errors import DuelError as DuelError
     from .participant.loop import Duelist as Duelist
     from .participant.loop import ParticipantConfig as ParticipantConfig

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rp1_duel.clock import ManualClock, boot_id
-from rp1_duel.coordination.results import LeaseToken, Seat
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService, LeaseToken, Seat
 from rp1_duel.record import Claimant, History, RecordFile
 from rp1_duel.record.artifact import GENESIS, render, turn_block
 from rp1_duel.schedule import Schedule

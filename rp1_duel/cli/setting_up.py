@@ -18,7 +18,7 @@ from ..settings import ROLE_HELP
 from ..vocabulary import ErrorCode
 
 if TYPE_CHECKING:
-    from ..mcp_server.seat import AgentSeat
+    from ..mcp_server import AgentSeat
     from ..participant.checking import CitationChecker
 
 from .shared import (
@@ -287,7 +287,7 @@ def mcp_command(
     The participant token stays in this process (and its owner-only stash, so a restarted server resumes the seat); the lease is refreshed while the agent holds the floor. A turn's Source Challenges are fetched and ruled on before the floor passes on, as duel join does. SIGTERM, SIGHUP or a closed input give the floor back and keep the seat. Set a harness up with `duel skill --harness … --mcp --install`.
     """
     from ..configuration import Flags
-    from ..mcp_server.server import serve
+    from ..mcp_server import serve
 
     try:
         config = load(Flags(debate_dir=debate_dir_, store=store))
@@ -310,7 +310,7 @@ def mcp_command(
 
     def open_seat() -> AgentSeat:
         """The seat, at the first tool call: ``initialize`` and ``tools/list`` load none of its modules."""
-        from ..mcp_server.seat import AgentSeat, SeatDefaults
+        from ..mcp_server import AgentSeat, SeatDefaults
 
         defaults = SeatDefaults(
             target=target,

@@ -1,5 +1,5 @@
 """The debate dir on disk: atomic writes, the state files, the event log and the locks,
-and :class:`DirectoryStore`, the default store (:mod:`rp1_duel.coordination.store`).
+and :class:`DirectoryStore`, the default store (:mod:`rp1_duel.coordination._store`).
 
 Layout::
 
@@ -44,9 +44,9 @@ from ..files import (
     write_atomic,
 )
 from ..vocabulary import ErrorCode
+from ._state import DUEL_ID, DuelState, corrupt
+from ._store import LOG_START, SEEN_RESOLUTION_SECONDS, EventCursor, Transaction
 from .identity import target_key
-from .state import DUEL_ID, DuelState, corrupt
-from .store import LOG_START, SEEN_RESOLUTION_SECONDS, EventCursor, Transaction
 
 if TYPE_CHECKING:
     from ..turns import SourceDocument

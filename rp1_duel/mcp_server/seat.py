@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..coordination.results import LeaseToken, Seat, StatusResult
+from ..coordination import LeaseToken, Seat, StatusResult
 from ..errors import DuelError, invalid_argument
 from ..participant.checking import rule_on_challenges
 from ..participant.loop import LeaseKeeper
@@ -46,7 +46,7 @@ from ..vocabulary import (
 )
 
 if TYPE_CHECKING:
-    from ..coordination.service import DuelService
+    from ..coordination import DuelService
     from ..participant.checking import ChallengeCheck, CitationChecker
     from ..settings import DuelSettings
 

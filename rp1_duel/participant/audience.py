@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..audience import FINAL_THOUGHT_CHARS, QUESTION_CHARS, completed_rounds
-from ..coordination.results import StatusResult
-from ..coordination.service import DuelService
+from ..coordination import DuelService, StatusResult
 from ..errors import DuelError
 from ..record import RecordFile
 from ..vocabulary import ACTIVE, ErrorCode

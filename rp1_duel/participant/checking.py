@@ -23,14 +23,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from ..coordination.events import CheckedCitation, CitationsVerified, CitationVerdicts, Event
+from ..coordination import CheckedCitation, CitationsVerified, CitationVerdicts, Event
 from ..record import Citation, CitationEntry, turn_block, turn_citations, verdict_counts
 from ..turns import TurnViolation, lines_before_turn, normalize_turn_text, parse_turn
 from ..vocabulary import CHAIR_PHASES, VERDICTS, CitationKind, RecordCode, Verdict
 
 if TYPE_CHECKING:
-    from ..coordination.results import ParticipantView, Seat
-    from ..coordination.service import DuelService
+    from ..coordination import DuelService, ParticipantView, Seat
     from ..record import History, Ruling
     from ..turns import Challenge
     from ..verify import Verifier

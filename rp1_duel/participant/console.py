@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import TextIO
 
-from ..coordination.counts import Usage, input_figure
+from ..coordination import Usage, input_figure
 from ..printable import printable
 from ..turns import TurnViolation
 from ..vocabulary import Verdict

@@ -10,7 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..coordination.service import DuelService
+from ..coordination import DuelService
 from ..errors import DuelError
 from ..printable import printable
 from ..record import parse, parse_conclusion, validate_file

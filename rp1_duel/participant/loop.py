@@ -23,11 +23,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
-from ..coordination.counts import Usage
-from ..coordination.events import Provenance, ProviderFailed, TurnAppended, same_model
-from ..coordination.policy import refresh_interval
-from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult
-from ..coordination.service import DuelService
+from ..coordination import (
+    DuelService,
+    LeaseToken,
+    ParticipantView,
+    Provenance,
+    ProviderFailed,
+    Seat,
+    StatusResult,
+    TurnAppended,
+    Usage,
+    refresh_interval,
+    same_model,
+)
 from ..errors import DuelError
 from ..files import MAX_SOURCE_BYTES, read_bounded
 from ..printable import printable

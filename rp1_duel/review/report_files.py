@@ -12,9 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ..coordination.events import Event
-from ..coordination.service import DuelService
-from ..coordination.storage import STATE_DIR, storage_errors, write_atomic
+from ..coordination import STATE_DIR, DuelService, Event, storage_errors, write_atomic
 from ..errors import DuelError
 from ..files import MAX_CACHE_BYTES, read_bounded
 from ..participant.asking import ModelAsker, configured_providers

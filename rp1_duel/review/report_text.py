@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import quote
 
-from ..coordination.counts import Usage
+from ..coordination import Usage
 from ..participant.usage import PricedUsage
 from ..record import CURRENT, INTACT, INVALID, MISMATCH, STALE, UNSIGNED, UNTRUSTED, VERIFIED
 from ..vocabulary import ACCEPTED_CONSENSUS, ACCEPTING_CONSENSUS, CitationKind

@@ -18,18 +18,20 @@ from dataclasses import dataclass
 from typing import IO, Protocol
 
 from ..clock import iso
-from ..coordination.counts import input_figure
-from ..coordination.events import (
+from ..coordination import (
+    LOG_START,
     CandidateConvergence,
     CitationsVerified,
     DuelClosed,
     DuelSealed,
+    DuelService,
     Event,
     EventData,
     FinalThoughtsAdded,
     LockAcquired,
     LockRefreshed,
     LockReleased,
+    Observation,
     OpeningCommitted,
     ParticipantRegistered,
     ParticipantResumed,
@@ -45,10 +47,8 @@ from ..coordination.events import (
     TurnRejected,
     UnknownEvent,
     UsageRecorded,
+    input_figure,
 )
-from ..coordination.results import Observation
-from ..coordination.service import DuelService
-from ..coordination.storage import LOG_START
 from ..errors import DuelError, invalid_argument
 from ..printable import printable
 from ..record import FrontMatter, parse, read_artifact_text

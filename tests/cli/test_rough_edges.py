@@ -10,7 +10,7 @@ import pytest
 
 from rp1_duel.cli import main
 from rp1_duel.configuration import project_folder
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.personas import played

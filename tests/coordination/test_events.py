@@ -17,9 +17,8 @@ import pytest
 
 from rp1_duel.cli.tools import usage_by_participant
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination import DuelService, Usage
 from rp1_duel.coordination.events import Event, EventData, UnknownEvent, parse_event
-from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.checking import CitationCheck, CitationChecker
 from rp1_duel.participant.usage import recorded, summary

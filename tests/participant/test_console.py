@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination import Usage
 from rp1_duel.participant import console
 from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.providers import Progress, ProviderError

@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 from test_participant import claude_env, clean_env, finish, gpt_env, start, wait_for_seat
 
-from rp1_duel.coordination.counts import Usage
-from rp1_duel.coordination.events import (
+from rp1_duel.coordination import (
     CheckedCitation,
     CitationsVerified,
     CitationVerdicts,
+    DuelService,
     Event,
+    Usage,
     UsageRecorded,
 )
-from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.checking import OWN_DRAFTS_MECHANICAL, CitationCheck, CitationChecker
 from rp1_duel.participant.console import ConsoleReporter

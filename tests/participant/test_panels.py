@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_participant import clean_env, finish, start, wait_for_seat
 
-from rp1_duel.coordination.state import DuelState
+from rp1_duel.coordination._state import DuelState
 from rp1_duel.errors import DuelError
 from rp1_duel.record import Claimant, History, validate_file
 from rp1_duel.record.artifact import FrontMatter, FrontMatterError, ParticipantEntry, front_matter_mapping

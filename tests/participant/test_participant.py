@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.loop import Duelist, ParticipantConfig

@@ -12,8 +12,7 @@ import pytest
 from test_participant import claude_env, clean_env, finish, gpt_env, start, wait_for_seat
 
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.events import OpeningCommitted
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService, OpeningCommitted
 from rp1_duel.errors import DuelError
 from rp1_duel.record import RecordFile, turn_block, validate_file
 from rp1_duel.review.report_files import read_report

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.record import ArtifactReport, validate_file
 from rp1_duel.record.artifact import GENESIS, decode_artifact, turn_block

@@ -15,8 +15,7 @@ from typing import Any, cast
 import pytest
 from test_participant import claude_env, clean_env, finish, gpt_env, start, wait_for_seat
 
-from rp1_duel.coordination.events import CheckedCitation, CitationVerdicts
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import CheckedCitation, CitationVerdicts, DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import history_text
 from rp1_duel.record import RecordFile, validate_file

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.events import DuelSealed
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelSealed, DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.record import ArtifactReport, FrontMatter, parse, signatures, validate_file
 from rp1_duel.review.report import Report

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.record import Sidecar, load, validate_paths, write
 

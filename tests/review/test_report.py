@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination import Usage
 from rp1_duel.errors import DuelError
 from rp1_duel.record import verification
 from rp1_duel.review.assessment import ModelSection

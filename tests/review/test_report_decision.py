@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.record import FrontMatter, RecordFile, artifact_citations, parse, verification
 from rp1_duel.review.decision import RevisionView
 from rp1_duel.review.report_files import read_report

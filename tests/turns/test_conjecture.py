@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rp1_duel.cli import skill
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import system_prompt
 from rp1_duel.record import validate_file

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ...coordination.events import Event, ProviderFailed
+from ...coordination import Event, ProviderFailed
 from ...errors import DuelError
 from ...participant.usage import TOKEN_KINDS, PricedUsage, recorded, summary, total
 from ...record import (

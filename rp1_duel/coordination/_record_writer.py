@@ -53,6 +53,8 @@ from ..turns import (
 )
 from ..vocabulary import ACTIVE, CLOSE, CLOSED, INVALIDATED, WRAPPERS, ErrorCode
 from . import policy
+from ._state import Commitment, DuelState, Lease, Participant, SealRecord, TurnRecord
+from ._store import Transaction
 from .events import (
     CandidateConvergence,
     CitationVerdicts,
@@ -68,22 +70,6 @@ from .events import (
     TurnAppended,
     TurnRejected,
 )
-from .state import Commitment, DuelState, Lease, Participant, SealRecord, TurnRecord
-from .store import Transaction
-
-__all__ = [
-    "RecordCheck",
-    "abandon_duel",
-    "add_final_thought",
-    "append_turn",
-    "ask_question",
-    "check_record",
-    "close_duel",
-    "commit_opening",
-    "rule_on_citations",
-    "seal_duel",
-    "write_artifact",
-]
 
 SUMMARY_MAX_BYTES = 64 * 1024
 

@@ -35,23 +35,16 @@ from ..clock import Instant
 from ..errors import DuelError
 from ..settings import redact
 from ..vocabulary import ErrorCode
+from ._postgres_link import FULL, Link, channel_of, transient_reason
+from ._retrying import stale_guess, transient_failure
+from ._state import DuelState, corrupt
+from ._store import LOG_START, EventCursor, Transaction
 from .identity import target_key
-from .postgres_link import FULL, Link, channel_of, transient_reason
-from .retrying import stale_guess, transient_failure
-from .state import DuelState, corrupt
 from .storage import DebateDir, copy_artifact, write_beside
-from .store import LOG_START, EventCursor, Transaction
 
 if TYPE_CHECKING:  # loaded where used: a wait or a claim reads no event and no source (`duel tools` start-up)
     from ..turns import SourceDocument
     from .events import Event
-
-__all__ = [
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
-    "DatabaseEvents",
-    "PostgresStore",
-]
 
 SCHEMA_VERSION = 5
 #: Migrations by the version they lead to; each runs once, in order, under an advisory lock.

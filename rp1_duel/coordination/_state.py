@@ -28,18 +28,6 @@ if TYPE_CHECKING:
     from ..audience import FinalThought, Question
     from ..record import Ruling
 
-__all__ = [
-    "DUEL_ID",
-    "STATE_VERSION",
-    "Commitment",
-    "DuelState",
-    "Lease",
-    "Participant",
-    "SealRecord",
-    "TurnRecord",
-    "corrupt",
-]
-
 STATE_VERSION = 2
 
 
