@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # run from a checkout, uninstalled
 
-from rp1_duel.coordination.service import DuelService  # noqa: E402
+from rp1_duel.coordination import DuelService  # noqa: E402
 from rp1_duel.files import MAX_SOURCE_BYTES  # noqa: E402
 
 from helpers import SOURCE, make_turn, replace_edit, with_edits  # noqa: E402

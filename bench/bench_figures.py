@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
-from rp1_duel.turns.figures import FigureIndex, stated_figures  # noqa: E402
+from rp1_duel.turns import FigureIndex, stated_figures  # noqa: E402
 
 SIZES_MB = (1, 2, 4)
 TARGET_MS = 50.0  # for 2 MB

@@ -22,8 +22,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
 
 from bench_validate import artifact_text, make_debate, make_source, make_vocabulary  # noqa: E402
 
-from rp1_duel.record.validate import validate_file  # noqa: E402
-from rp1_duel.turns.rules import validate_turn  # noqa: E402
+from rp1_duel.record import validate_file  # noqa: E402
+from rp1_duel.turns import validate_turn  # noqa: E402
 
 from helpers import DEBATE, context  # noqa: E402
 

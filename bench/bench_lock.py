@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rp1_duel.coordination.service import DuelService
-from rp1_duel.coordination.write_results import JoinResult
+from rp1_duel.coordination import DuelService
+from rp1_duel.coordination._write_results import JoinResult
 from rp1_duel.settings import DuelSettings
 
 if TYPE_CHECKING:

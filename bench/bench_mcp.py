@@ -35,7 +35,7 @@ from typing import IO, Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # run from a checkout, uninstalled
 
-from rp1_duel.coordination.service import DuelService  # noqa: E402
+from rp1_duel.coordination import DuelService  # noqa: E402
 
 from helpers import SOURCE, make_turn  # noqa: E402
 

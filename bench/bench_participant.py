@@ -28,12 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
-from rp1_duel.coordination.counts import Usage  # noqa: E402
+from rp1_duel.coordination import Usage  # noqa: E402
 from rp1_duel.participant.loop import Duelist, ParticipantConfig, ParticipantState  # noqa: E402
 from rp1_duel.participant.providers import Progress, TurnRequest, select_provider  # noqa: E402
 from rp1_duel.participant.retry import RetryNotice, RetryPolicy, compose_with_retries  # noqa: E402
 from rp1_duel.settings import DuelSettings  # noqa: E402
-from rp1_duel.turns.rules import TurnViolation  # noqa: E402
+from rp1_duel.turns import TurnViolation  # noqa: E402
 
 from fake_debater import debater, wrapped  # noqa: E402
 from fake_models import FakeAnthropicServer, FakeOpenAIServer  # noqa: E402

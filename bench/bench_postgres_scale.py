@@ -47,7 +47,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests")]  # run from
 
 from bench_validate import PANEL, SEATS, make_debate, make_source, make_vocabulary  # noqa: E402
 
-from rp1_duel.coordination.service import DuelService  # noqa: E402
+from rp1_duel.coordination import DuelService  # noqa: E402
 from rp1_duel.settings import DuelSettings  # noqa: E402
 
 CYCLES = 4  # claim+release cycles a seat makes before its turn: each wakes the duel's waiter
@@ -58,7 +58,7 @@ STORE_ENV = "DUEL_STORE"
 # -- the seat processes (this file, run with --seat) -------------------------------------------
 def seat_process(plan: dict[str, Any]) -> None:
     """One seat: connect, wait for "go" on stdin, then its part; prints its claims and errors as JSON."""
-    from rp1_duel.coordination.results import Seat
+    from rp1_duel.coordination import Seat
     from rp1_duel.errors import DuelError
 
     service = DuelService(plan["debate_dir"], store=plan["store"])
@@ -274,7 +274,7 @@ class Run:
         """A waiter of one duel in this process, counting the notifications its connection hears."""
         if self.store is None:
             return lambda: None
-        from rp1_duel.coordination.postgres import PostgresStore
+        from rp1_duel.coordination._postgres import PostgresStore
 
         service = DuelService(self.root / "listener", store=self.store)
         store = service.store

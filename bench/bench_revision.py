@@ -25,11 +25,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]  # run from a checkout, uninstal
 
 from bench_validate import SEATS, make_turn, make_vocabulary, schedule_of, words  # noqa: E402
 
-from rp1_duel.record.artifact import GENESIS, TurnBlock, turn_block  # noqa: E402
-from rp1_duel.record.history import Claimant, History  # noqa: E402
-from rp1_duel.turns.grammar import normalize_turn_text  # noqa: E402
-from rp1_duel.turns.rules import validate_turn  # noqa: E402
-from rp1_duel.turns.source import SourceDocument  # noqa: E402
+from rp1_duel.record import GENESIS, Claimant, History, TurnBlock, turn_block  # noqa: E402  # noqa: E402
+from rp1_duel.turns import (  # noqa: E402
+    SourceDocument,
+    normalize_turn_text,
+    validate_turn,
+)
 
 TURNS = 50
 EDITS = 20  # a turn's: 14 replaces, 4 deletes, 2 inserts

@@ -20,8 +20,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # run from a checkout, uninstalled
 
-from rp1_duel.coordination.results import Seat  # noqa: E402
-from rp1_duel.coordination.service import DuelService  # noqa: E402
+from rp1_duel.coordination import (  # noqa: E402
+    DuelService,
+    Seat,
+)
 from rp1_duel.settings import DuelSettings  # noqa: E402
 
 from helpers import SOURCE, make_turn, sealed_opening  # noqa: E402

@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, uninstalled
 
-from rp1_duel.coordination.service import DuelService
-from rp1_duel.coordination.write_results import JoinResult
+from rp1_duel.coordination import DuelService
+from rp1_duel.coordination._write_results import JoinResult
 
 RUNS = 21
 TARGET_RATIO = 2.5

@@ -19,13 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, uninstalled
 
-from rp1_duel.record import artifact
-from rp1_duel.record.artifact import FrontMatter, ParticipantEntry
-from rp1_duel.record.history import Claimant, History
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import Claimant, FrontMatter, History, ParticipantEntry, artifact, validate_file
 from rp1_duel.schedule import Schedule
-from rp1_duel.turns.grammar import normalize_turn_text
-from rp1_duel.turns.source import SourceDocument
+from rp1_duel.turns import SourceDocument, normalize_turn_text
 
 SEATS = {1: ("Alice", "claude-code", "claude-opus-4"), 2: ("Bob", "codex", "gpt-5")}
 PANEL = {seat: (f"Panelist{seat}", "script", f"model-{seat}") for seat in range(1, 9)}  # 8 seats (issue 13)

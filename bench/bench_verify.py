@@ -20,10 +20,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
-from rp1_duel.coordination.service import DuelService  # noqa: E402
+from rp1_duel.coordination import DuelService  # noqa: E402
 from rp1_duel.record.verification import dumps  # noqa: E402
-from rp1_duel.verify.fetch import Fetcher, FetchPolicy  # noqa: E402
-from rp1_duel.verify.pages import PageCache  # noqa: E402
+from rp1_duel.verify import (  # noqa: E402
+    Fetcher,
+    FetchPolicy,
+    PageCache,
+)
 from rp1_duel.verify.run import ArtifactVerification, Verifier, verify_artifact  # noqa: E402
 from rp1_duel.vocabulary import Verdict  # noqa: E402
 

@@ -26,33 +26,34 @@ The names below are importable from ``rp1_duel`` directly; they load on first us
 
 from __future__ import annotations
 
-from importlib import import_module
+import sys
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 PROTOCOL_VERSION = 1
 
 _EXPORTS = {
-    "DuelService": "rp1_duel.coordination.service",
-    "Seat": "rp1_duel.coordination.results",
-    "LeaseToken": "rp1_duel.coordination.results",
+    "DuelService": "rp1_duel.coordination",
+    "Seat": "rp1_duel.coordination",
+    "LeaseToken": "rp1_duel.coordination",
     "DuelSettings": "rp1_duel.settings",
     "Config": "rp1_duel.configuration",
     "load_config": "rp1_duel.configuration",
     "DuelError": "rp1_duel.errors",
     "ManualClock": "rp1_duel.clock",
-    "validate_turn": "rp1_duel.turns.rules",
-    "TurnContext": "rp1_duel.turns.rules",
-    "TurnViolation": "rp1_duel.turns.rules",
-    "parse_turn": "rp1_duel.turns.grammar",
-    "SourceDocument": "rp1_duel.turns.source",
-    "read_source": "rp1_duel.turns.source",
-    "History": "rp1_duel.record.history",
-    "RecordFile": "rp1_duel.record.history",
-    "evaluate": "rp1_duel.record.outcomes",
+    "validate_turn": "rp1_duel.turns",
+    "TurnContext": "rp1_duel.turns",
+    "TurnViolation": "rp1_duel.turns",
+    "parse_turn": "rp1_duel.turns",
+    "SourceDocument": "rp1_duel.turns",
+    "read_source": "rp1_duel.turns",
+    "History": "rp1_duel.record",
+    "RecordFile": "rp1_duel.record",
+    "evaluate": "rp1_duel.record",
     "Schedule": "rp1_duel.schedule",
-    "validate_file": "rp1_duel.record.validate",
-    "agreed_revision": "rp1_duel.record.agreed",
-    "apply_agreed": "rp1_duel.record.agreed",
+    "validate_file": "rp1_duel.record",
+    "agreed_revision": "rp1_duel.record",
+    "apply_agreed": "rp1_duel.record",
     "Duelist": "rp1_duel.participant.loop",
     "ParticipantConfig": "rp1_duel.participant.loop",
     "select_provider": "rp1_duel.participant.providers",
@@ -103,19 +104,19 @@ if TYPE_CHECKING:
     from .clock import ManualClock as ManualClock
     from .configuration import Config as Config
     from .configuration import load_config as load_config
-    from .coordination.results import LeaseToken as LeaseToken
-    from .coordination.results import Seat as Seat
-    from .coordination.service import DuelService as DuelService
+    from .coordination import DuelService as DuelService
+    from .coordination import LeaseToken as LeaseToken
+    from .coordination import Seat as Seat
     from .errors import DuelError as DuelError
     from .participant.loop import Duelist as Duelist
     from .participant.loop import ParticipantConfig as ParticipantConfig
     from .participant.providers import select_provider as select_provider
-    from .record.agreed import agreed_revision as agreed_revision
-    from .record.agreed import apply_agreed as apply_agreed
-    from .record.history import History as History
-    from .record.history import RecordFile as RecordFile
-    from .record.outcomes import evaluate as evaluate
-    from .record.validate import validate_file as validate_file
+    from .record import History as History
+    from .record import RecordFile as RecordFile
+    from .record import agreed_revision as agreed_revision
+    from .record import apply_agreed as apply_agreed
+    from .record import evaluate as evaluate
+    from .record import validate_file as validate_file
     from .review.report import build_report as build_report
     from .review.report.html import render_html as render_html
     from .review.report.markdown import render_markdown as render_markdown
@@ -123,12 +124,12 @@ if TYPE_CHECKING:
     from .review.report_files import read_report as read_report
     from .schedule import Schedule as Schedule
     from .settings import DuelSettings as DuelSettings
-    from .turns.grammar import parse_turn as parse_turn
-    from .turns.rules import TurnContext as TurnContext
-    from .turns.rules import TurnViolation as TurnViolation
-    from .turns.rules import validate_turn as validate_turn
-    from .turns.source import SourceDocument as SourceDocument
-    from .turns.source import read_source as read_source
+    from .turns import SourceDocument as SourceDocument
+    from .turns import TurnContext as TurnContext
+    from .turns import TurnViolation as TurnViolation
+    from .turns import parse_turn as parse_turn
+    from .turns import read_source as read_source
+    from .turns import validate_turn as validate_turn
 
 
 def _version() -> str:
@@ -141,15 +142,34 @@ def _version() -> str:
         return "0+unknown"
 
 
+def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's ``__getattr__`` (PEP 562) that loads each of ``exports`` (a name and the module,
+    absolute or ``.name`` within ``package``, it comes from) on first use and keeps it: the lazy face
+    of this package and of each subpackage, so importing a face loads none of the modules behind it."""
+
+    def load(name: str) -> Any:
+        if name not in exports:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        home = exports[name]
+        module = package + home if home.startswith(".") else home
+        # __import__ is the import statement's own path, which -X importtime reports
+        # (importlib.import_module's is not): what a command loads stays visible.
+        __import__(module)
+        value = getattr(sys.modules[module], name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return load
+
+
+_load_export = lazy_exports(__name__, _EXPORTS)
+
+
 def __getattr__(name: str) -> Any:
     """Load an export on first use (PEP 562), so ``import rp1_duel`` stays cheap."""
     if name == "__version__":
         return _version()
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'rp1_duel' has no attribute {name!r}")
-    value = getattr(import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
+    return _load_export(name)
 
 
 def __dir__() -> list[str]:

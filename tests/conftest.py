@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 
 from helpers import SOURCE, Player, join
 
@@ -61,8 +61,8 @@ def service_on_each_store(
         return
     if request.node.get_closest_marker("directory_only"):
         pytest.skip("checks the debate dir's own files")
-    from rp1_duel.coordination.postgres import PostgresStore
-    from rp1_duel.coordination.storage import DebateDir
+    from rp1_duel.coordination import DebateDir
+    from rp1_duel.coordination._postgres import PostgresStore
 
     url = request.getfixturevalue("postgres_url")
     store = PostgresStore(url, DebateDir(debate_dir))

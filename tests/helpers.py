@@ -19,15 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from rp1_duel.clock import ManualClock, boot_id
-from rp1_duel.coordination.results import LeaseToken, Seat
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService, LeaseToken, Seat
+from rp1_duel.record import Claimant, History, RecordFile
 from rp1_duel.record.artifact import GENESIS, render, turn_block
-from rp1_duel.record.history import Claimant, History, RecordFile
 from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
-from rp1_duel.turns.grammar import normalize_turn_text, parse_turn
-from rp1_duel.turns.rules import TurnContext
-from rp1_duel.turns.source import read_source
+from rp1_duel.turns import TurnContext, normalize_turn_text, parse_turn, read_source
 
 
 def panel(seats: int, max_turns: int | None = None) -> Schedule:

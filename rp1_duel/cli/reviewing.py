@@ -18,7 +18,7 @@ from .shared import JsonOption, PathsArgument, check_allowed_signers, fail, usag
 
 if TYPE_CHECKING:
     from ..participant.voters import ProviderVoter
-    from ..verify.run import Verifier
+    from ..verify import Verifier
 
 __all__ = ["apply_command", "report_command", "validate_command", "verify_command"]
 
@@ -73,7 +73,7 @@ def validate_command(
 
     Without --allowed-signers this proves consistency, not authorship: anyone can edit a turn and recompute the hashes.
     """  # one line a paragraph: typer keeps a docstring's line breaks
-    from ..record.validate import scan, validate_paths
+    from ..record import scan, validate_paths
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
@@ -148,9 +148,7 @@ def verify_command(
     Dead links and quoted excerpts not on the page are fabricated; a claim stating a figure its page does not (1,250 for 1,200) is unreliable, unless it begins [CONJECTURE]; a quorum of three model votes judges the rest. Exit 0 when no citation is fabricated, 1 otherwise.
     """
     from ..errors import invalid_argument
-    from ..verify.fetch import Fetcher, FetchPolicy
-    from ..verify.pages import PageCache, default_cache_dir
-    from ..verify.run import Verifier
+    from ..verify import Fetcher, FetchPolicy, PageCache, Verifier, default_cache_dir
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
@@ -195,7 +193,7 @@ def _verify_each(
 ) -> tuple[list[dict[str, object]], int, int]:
     """Verify every artifact under ``paths``, each shown as it is done: the results, and how many
     citations were fabricated and how many artifacts failed."""
-    from ..verify.run import verify_paths
+    from ..verify import verify_paths
     from ..vocabulary import Verdict
 
     results: list[dict[str, object]] = []
@@ -248,7 +246,7 @@ def apply_command(
 
     Exit 0 when applied or already applied (with --check: when it would apply), 1 when refused or written with conflicts, 2 on wrong flags or a duel that ended without consensus (1 with --check).
     """
-    from ..record.agreed import apply_agreed
+    from ..record import apply_agreed
 
     try:
         result = apply_agreed(artifact, to=to, check=check, root=root)

@@ -259,8 +259,7 @@ def mcp_command(
     The participant token stays in this process (and its owner-only stash, so a restarted server resumes the seat); the lease is refreshed while the agent holds the floor. A turn's Source Challenges are fetched and ruled on before the floor passes on, as duel join does. SIGTERM, SIGHUP or a closed input give the floor back and keep the seat. Set a harness up with `duel skill --harness … --mcp --install`.
     """
     from ..configuration import Flags
-    from ..mcp_server.launch import SeatPlan
-    from ..mcp_server.server import serve
+    from ..mcp_server import SeatPlan, serve
 
     try:
         config = load(Flags(debate_dir=debate_dir_, store=store))

@@ -20,7 +20,7 @@ from .arguments import store_waits_to_stderr
 
 if TYPE_CHECKING:
     from ..configuration import Config, Flags
-    from ..coordination.service import DuelService
+    from ..coordination import DuelService
 
 __all__ = [
     "DEBATE_DIR_HELP",
@@ -101,7 +101,7 @@ def usage_error(message: str) -> NoReturn:
 
 def open_service(debate_dir: str | os.PathLike[str], store: str | None) -> DuelService:
     """The service a command runs on, telling on standard error each pause of the store's retries."""
-    from ..coordination.service import DuelService
+    from ..coordination import DuelService
 
     service = DuelService(debate_dir, store=store)
     service.on_store_wait = store_waits_to_stderr("duel")
@@ -119,11 +119,11 @@ def service_for(debate_dir: str | None, store: str | None) -> DuelService:
 def check_usable(config: Config) -> None:
     """What would stop a command's store from opening, said without opening it: a debate dir that is a file
     (``DEBATE_DIR_INVALID``), a ``--store`` that is no store's URL."""
-    from ..coordination.storage import DebateDir
+    from ..coordination import DebateDir
 
     DebateDir(config.debate_dir).check_usable()
     if config.store:
-        from ..coordination.service import check_store_url
+        from ..coordination import check_store_url
 
         check_store_url(config.store)
 

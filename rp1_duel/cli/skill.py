@@ -56,8 +56,7 @@ from ..confinement import confine
 from ..errors import DuelError, invalid_argument
 from ..files import MAX_SOURCE_BYTES, read_bounded, write_atomic
 from ..printable import printable
-from ..turns.guide import OUTCOMES, turn_guide
-from ..turns.markdown import normalize_newlines
+from ..turns import OUTCOMES, normalize_newlines, turn_guide
 from ..vocabulary import (
     CLAIM_LOCK,
     CLAIM_TIMEOUT,

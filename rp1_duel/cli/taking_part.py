@@ -408,7 +408,7 @@ def abandon_command(
 
     Any of its participants may (with its token), or the owner of the debate dir.
     """
-    from ..coordination.results import Seat
+    from ..coordination import Seat
 
     token = os.environ.get("DUEL_PARTICIPANT_TOKEN", "")
     seat = None if participant_id is None else Seat(duel_id, participant_id, token)

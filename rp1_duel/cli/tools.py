@@ -32,8 +32,7 @@ from ..vocabulary import ROLES, ErrorCode, EventType, Role
 from .arguments import store_waits_to_stderr, undecodable
 
 if TYPE_CHECKING:
-    from ..coordination.results import Seat, StatusResult
-    from ..coordination.service import DuelService
+    from ..coordination import DuelService, Seat, StatusResult
 
 __all__ = ["OPS", "build_parser", "main", "usage_by_participant"]
 
@@ -240,8 +239,7 @@ def read_input(path: str, flag: str, limit: int) -> bytes:
 
 def run(op: str, args: argparse.Namespace) -> dict[str, Any]:
     """Run one op through the library; its result's ``to_dict()`` is the envelope's data."""
-    from ..coordination.results import Seat
-    from ..coordination.service import DuelService
+    from ..coordination import DuelService, Seat
 
     settings: dict[str, Any] = {name: getattr(args, name) for name in SETTINGS} if op == "join" else {}
     if op == "join":
@@ -279,7 +277,7 @@ def in_no_hurry() -> None:
 
 def _seated_op(service: DuelService, op: str, args: argparse.Namespace, seat: Seat) -> dict[str, Any]:
     """An op a seat runs with its token: the lease ops, append, commit-opening and seal."""
-    from ..coordination.results import LeaseToken
+    from ..coordination import LeaseToken
 
     lease_token = getattr(args, "lease_token", None) or os.environ.get("DUEL_LEASE_TOKEN")
     lease = LeaseToken(lease_token) if lease_token else None

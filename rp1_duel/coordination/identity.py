@@ -17,7 +17,7 @@ from ..vocabulary import ErrorCode
 
 if TYPE_CHECKING:
     from ..settings import DuelSettings
-    from ..turns.source import SourceDocument
+    from ..turns import SourceDocument
 
 __all__ = [
     "SLUG_MAX",
@@ -60,7 +60,7 @@ def resolve_target(raw: str | None) -> SourceDocument:
             ErrorCode.TARGET_NOT_MARKDOWN,
             f"target must be a .md or .markdown file: {raw}" + ("" if real == raw else f" (it is {real})"),
         )
-    from ..turns.source import SourceUnreadable, read_source  # the Markdown scanner: only when a source is read
+    from ..turns import SourceUnreadable, read_source  # the Markdown scanner: only when a source is read
 
     try:
         return read_source(real)

@@ -1,6 +1,6 @@
 """Every "may this happen now?" of the lock service, as pure functions.
 
-Each takes a :class:`~rp1_duel.coordination.state.DuelState`, the caller and a moment
+Each takes a :class:`~rp1_duel.coordination._state.DuelState`, the caller and a moment
 (an :class:`~rp1_duel.clock.Instant`), and returns a decision record (or the refusal, a
 :class:`~rp1_duel.errors.DuelError` value, never raised here). Nothing here reads files
 or clocks, so every rule of docs/protocol.md sections 3, 4 and 8 is checked by handing
@@ -38,7 +38,7 @@ from ..vocabulary import (
     NextStep,
     Role,
 )
-from .state import DuelState, Lease, Participant
+from ._state import DuelState, Lease, Participant
 
 __all__ = [
     "ClaimDecision",

@@ -21,8 +21,8 @@ from ..clock import Instant, iso
 from ..schedule import Schedule
 from ..vocabulary import ACTIVE, NextStep
 from . import policy
-from .state import DuelState, Participant
-from .store import EventCursor
+from ._state import DuelState, Participant
+from ._store import EventCursor
 
 if TYPE_CHECKING:
     from .events import Event

@@ -1,6 +1,6 @@
 """The lock service: join, status, claim/refresh/release a lease, append a turn, wait.
 
-Each op is one short transaction of the store (:mod:`rp1_duel.coordination.store`),
+Each op is one short transaction of the store (:mod:`rp1_duel.coordination._store`),
 exclusive on its duel: read the state, decide with the pure rules of
 :mod:`rp1_duel.coordination.policy`, write the artifact (if it changes), the events,
 then the state. Ops return typed results (:mod:`rp1_duel.coordination.results`);
@@ -26,6 +26,9 @@ from ..errors import DuelError, invalid_argument
 from ..settings import DuelSettings
 from ..vocabulary import ACTIVE, OUTCOMES, ROLES, ErrorCode, EventType, Role
 from . import policy
+from ._retrying import RETRY_SECONDS, StoreWait, retried
+from ._state import DuelState, Lease, Participant
+from ._store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
 from .identity import (
     check_name,
     check_single_line,
@@ -39,17 +42,12 @@ from .identity import (
     token_matches,
 )
 from .results import LeaseToken, Observation, Seat, StatusResult, WaitResult, common_fields
-from .retrying import RETRY_SECONDS, StoreWait, retried
-from .state import DuelState, Lease, Participant
 from .storage import DebateDir, DirectoryStore, copy_artifact
-from .store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
 
 if TYPE_CHECKING:
-    from ..record.rulings import Ruling
-    from ..turns.source import SourceDocument
-    from .counts import Usage
-    from .events import CitationVerdicts, Event, Provenance
-    from .write_results import (
+    from ..record import Ruling
+    from ..turns import SourceDocument
+    from ._write_results import (
         AppendResult,
         AudienceResult,
         ClaimResult,
@@ -59,6 +57,8 @@ if TYPE_CHECKING:
         ReleaseResult,
         SealResult,
     )
+    from .counts import Usage
+    from .events import CitationVerdicts, Event, Provenance
 
 __all__ = [
     "DuelService",
@@ -115,7 +115,7 @@ def open_store(url: str, debate: DebateDir) -> DuelStore:
     """The store a ``--store`` URL names (:func:`check_store_url`)."""
     check_store_url(url)
     try:
-        from .postgres import PostgresStore  # psycopg is loaded only when a database is used
+        from ._postgres import PostgresStore  # psycopg is loaded only when a database is used
     except ModuleNotFoundError as exc:
         if (exc.name or "").partition(".")[0] != "psycopg":
             raise
@@ -239,7 +239,7 @@ class DuelService:
         creates the duel it implies ``settings.chair``. ``signer`` declares the principal (of an
         allowed signers file) the seat's signatures must name (section 6, "Signed turns"); ``persona``
         names the persona its model plays, recorded for reviewers (section 6, "Front matter")."""
-        from .write_results import JoinResult
+        from ._write_results import JoinResult
 
         name = check_name("--participant-name", value=participant_name)
         harness = check_name("--harness", value=harness)
@@ -292,7 +292,7 @@ class DuelService:
         """A new duel: its state, then the index, then its artifact, so a crash at any point
         leaves no artifact without a duel (a duel without its artifact yet gets it from the
         join that seats its first participant). A failure undoes what was written."""
-        from .record_writer import write_artifact
+        from ._record_writer import write_artifact
 
         now = self.clock()
         duel_id = self.store.reserve_duel(f"{utc_date(now.wall)}-{slug}")
@@ -342,8 +342,8 @@ class DuelService:
     def _seat(
         self, tx: Transaction, *, identity: tuple[str, str, str], token: str | None, role: str, signer: str | None
     ) -> tuple[Participant, str]:
+        from ._record_writer import write_artifact
         from .events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed
-        from .record_writer import write_artifact
 
         state, now = tx.state, tx.now
         name, harness, model_id = identity
@@ -408,8 +408,8 @@ class DuelService:
     @staticmethod
     def _take_over(tx: Transaction, holder: Participant, model_id: str, token: str | None) -> tuple[Participant, str]:
         """The same name and harness with another model: the seat's model is corrected, before its first turn."""
+        from ._record_writer import check_record, write_artifact
         from .events import SeatTakenOver
-        from .record_writer import check_record, write_artifact
 
         if token and not token_matches(token, token_hash=holder.token_sha256):
             raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")
@@ -430,7 +430,7 @@ class DuelService:
     def source(self, duel_id: str) -> SourceDocument:
         """The source the duel debates, as pinned at its join (section 6, "The source"): what every
         turn is checked against, whatever the file on disk has become. ``TARGET_UNREADABLE`` without it."""
-        from ..turns.source import SourceUnreadable
+        from ..turns import SourceUnreadable
 
         with self.store.errors():
             state = self._read(duel_id, self.clock())
@@ -584,7 +584,7 @@ class DuelService:
         A refusal is an answer (``acquired`` false, with the reason and when to retry), not an
         error; a bad seat handle is ``PARTICIPANT_AUTH_FAILED``, a closed duel ``DUEL_CLOSED``.
         """
-        from .write_results import ClaimResult
+        from ._write_results import ClaimResult
 
         _check_handles(seat)
         with self._seated(seat) as (tx, me):
@@ -618,7 +618,7 @@ class DuelService:
 
         A refusal is an answer (``refreshed`` false, with the reason), not an error.
         """
-        from .write_results import RefreshResult
+        from ._write_results import RefreshResult
 
         _check_handles(seat, lease)
         with self._seated(seat) as (tx, me):
@@ -701,8 +701,8 @@ class DuelService:
 
         Authenticated by the seat; allowed after the close too, as a usage event is.
         """
+        from ._record_writer import rule_on_citations  # the Markdown parser is paid for only here
         from .events import CitationsVerified
-        from .record_writer import rule_on_citations  # the Markdown parser is paid for only here
 
         _check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
@@ -731,7 +731,7 @@ class DuelService:
 
         For a reviewer on a machine that took no part (``duel pull``); with the debate dir
         as the store, the artifact is already there and nothing is written."""
-        from ..record.history import MAX_ARTIFACT_BYTES
+        from ..record import MAX_ARTIFACT_BYTES
 
         with self.store.errors():
             state = self.store.read_state(duel_id)
@@ -803,7 +803,7 @@ class DuelService:
         ``OUTCOME_MISMATCH`` or ``TIMEOUT_REJECTED`` for a close the turns do not allow, and
         ``SIGNING_FAILED`` for a key that cannot seal (the duel then stays open).
         """
-        from .write_results import ReleaseResult
+        from ._write_results import ReleaseResult
 
         _check_handles(seat, lease)
         if close:
@@ -817,7 +817,7 @@ class DuelService:
             state, now = tx.state, tx.now
             held = self._held_lease(tx, me, lease)
             if close:
-                from .record_writer import close_duel  # the Markdown parser is paid for only by a close
+                from ._record_writer import close_duel  # the Markdown parser is paid for only by a close
 
                 checked = cast("str", outcome)  # one of OUTCOMES: checked before the transaction
                 close_duel(tx, me, held, outcome=checked, reason=reason, summary=summary, signing_key=signing_key)
@@ -842,7 +842,7 @@ class DuelService:
 
         ``PARTICIPANT_AUTH_FAILED`` for a wrong seat, or without one in a database store (it has no
         owner); ``DUEL_CLOSED`` once closed; ``INVALID_ARGUMENT`` without a reason."""
-        from .record_writer import abandon_duel  # the Markdown parser is paid for only by a close
+        from ._record_writer import abandon_duel  # the Markdown parser is paid for only by a close
 
         reason = reason.strip()
         if not reason:
@@ -876,8 +876,8 @@ class DuelService:
         is no longer what the close wrote, ``SIGNING_FAILED`` for a key that cannot sign or that is
         not the one the seat signed its turns with.
         """
-        from .record_writer import seal_duel  # the Markdown parser is paid for only by a seal
-        from .write_results import SealResult
+        from ._record_writer import seal_duel  # the Markdown parser is paid for only by a seal
+        from ._write_results import SealResult
 
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
@@ -902,8 +902,8 @@ class DuelService:
         opening round, ``TURN_DEADLINE_PASSED`` past it, ``INVALID_ARGUMENT`` in a duel whose openings are
         not sealed."""
         _check_handles(seat)
-        from .record_writer import commit_opening  # the Markdown parser is paid for only by a commit
-        from .write_results import CommitResult
+        from ._record_writer import commit_opening  # the Markdown parser is paid for only by a commit
+        from ._write_results import CommitResult
 
         with self._seated(seat) as (tx, me):
             sha256, already = commit_opening(tx, me, turn)
@@ -923,8 +923,8 @@ class DuelService:
         turn, which must answer it. ``QUESTIONS_FULL`` past two a round, ``QUESTION_REFUSED`` before the
         opening round ends or when the seat has no turn left, ``INVALID_ARGUMENT`` for a bad seat or text."""
         from ..audience import QUESTION_CHARS
-        from .record_writer import ask_question  # the Markdown parser is paid for only by a question
-        from .write_results import AudienceResult
+        from ._record_writer import ask_question  # the Markdown parser is paid for only by a question
+        from ._write_results import AudienceResult
 
         by = check_name("--name", value=by)
         text = _one_paragraph("the question", question, QUESTION_CHARS)
@@ -942,8 +942,8 @@ class DuelService:
         """Add ``by``'s final thoughts to the closed duel's artifact: shown in the report, never changing the
         outcome. ``QUESTION_REFUSED`` while the duel is open."""
         from ..audience import FINAL_THOUGHT_CHARS
-        from .record_writer import add_final_thought  # the Markdown parser is paid for only here
-        from .write_results import AudienceResult
+        from ._record_writer import add_final_thought  # the Markdown parser is paid for only here
+        from ._write_results import AudienceResult
 
         by = check_name("--name", value=by)
         said = _one_paragraph("the final thoughts", text, FINAL_THOUGHT_CHARS)
@@ -976,9 +976,9 @@ class DuelService:
         in the ``turn_appended`` event, never part of validation. A turn that breaks a rule is
         ``TURN_INVALID`` with its violations; the answer names the turn's number, hash and any outcome reached."""
         _check_handles(seat, lease)
+        from ._record_writer import append_turn  # Markdown parsing is paid for only by appends
+        from ._write_results import AppendResult
         from .events import LockReleased
-        from .record_writer import append_turn  # Markdown parsing is paid for only by appends
-        from .write_results import AppendResult
 
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now

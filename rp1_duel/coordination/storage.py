@@ -1,5 +1,5 @@
 """The debate dir on disk: atomic writes, the state files, the event log and the locks,
-and :class:`DirectoryStore`, the default store (:mod:`rp1_duel.coordination.store`).
+and :class:`DirectoryStore`, the default store (:mod:`rp1_duel.coordination._store`).
 
 Layout::
 
@@ -44,12 +44,12 @@ from ..files import (
     write_atomic,
 )
 from ..vocabulary import ErrorCode
+from ._state import DUEL_ID, DuelState, corrupt
+from ._store import LOG_START, SEEN_RESOLUTION_SECONDS, EventCursor, Transaction
 from .identity import target_key
-from .state import DUEL_ID, DuelState, corrupt
-from .store import LOG_START, SEEN_RESOLUTION_SECONDS, EventCursor, Transaction
 
 if TYPE_CHECKING:
-    from ..turns.source import SourceDocument
+    from ..turns import SourceDocument
     from .events import Event
 
 __all__ = [
@@ -636,7 +636,7 @@ class DirectoryStore:
     def keep_source(self, state: DuelState, source: SourceDocument) -> None:
         """Pin the source's bytes as the join read them: every turn is checked against this copy,
         whatever the file on disk becomes (docs/protocol.md section 6, "The source")."""
-        from ..record.sources import pinned_copy
+        from ..record import pinned_copy
 
         data = source.raw.encode("utf-8") if source.raw else source.text.encode("utf-8")
         write_atomic(pinned_copy(self.debate.root, state.id), data, temp_dir=self.debate.state_root)  # owner-only
@@ -644,8 +644,8 @@ class DirectoryStore:
     def read_source(self, state: DuelState) -> SourceDocument:
         """The source pinned at the join; for a duel created before pinning, the file read again
         (raises SourceUnreadable, also for a pinned copy that no longer has the recorded hash)."""
-        from ..record.sources import pinned_copy
-        from ..turns.source import SourceDocument, SourceUnreadable, read_source
+        from ..record import pinned_copy
+        from ..turns import SourceDocument, SourceUnreadable, read_source
 
         try:
             data = read_bounded(pinned_copy(self.debate.root, state.id), MAX_SOURCE_BYTES)
@@ -676,7 +676,7 @@ class DirectoryStore:
 
     def source_path_shown(self, state: DuelState) -> str:
         """The source path relative to the artifact where they share a folder, else absolute."""
-        from ..record.artifact import display_source_path  # with the record, which writers load anyway
+        from ..record import display_source_path  # with the record, which writers load anyway
 
         return display_source_path(state.source_path, artifact_path=self.artifact_path(state))
 

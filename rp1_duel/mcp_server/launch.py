@@ -42,7 +42,7 @@ class SeatPlan:
 
     def open(self) -> AgentSeat:
         """The seat, its service and store opened: at the first call, never at start."""
-        from ..coordination.service import DuelService
+        from ..coordination import DuelService
         from .seat import AgentSeat, SeatDefaults
 
         defaults = SeatDefaults(

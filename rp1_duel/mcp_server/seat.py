@@ -22,15 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..coordination.results import LeaseToken, Seat, StatusResult
+from ..coordination import LeaseToken, Seat, StatusResult
 from ..errors import DuelError, invalid_argument
 from ..participant.checking import rule_on_challenges
 from ..participant.loop import LeaseKeeper
 from ..participant.stash import SeatStash
-from ..record.history import Claimant, History, RecordFile
-from ..turns.challenges import Challenge, challenged
-from ..turns.guide import OUTCOMES, turn_guide
-from ..turns.rules import turn_invalid
+from ..record import Claimant, History, RecordFile
+from ..turns import OUTCOMES, Challenge, challenged, turn_guide, turn_invalid
 from ..vocabulary import (
     CLAIM_LOCK,
     CLAIM_TIMEOUT,
@@ -48,7 +46,7 @@ from ..vocabulary import (
 )
 
 if TYPE_CHECKING:
-    from ..coordination.service import DuelService
+    from ..coordination import DuelService
     from ..participant.checking import ChallengeCheck, CitationChecker
     from ..settings import DuelSettings
 

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from ..errors import DuelError, invalid_argument
 from ..printable import printable, printable_json
-from .schema import (
+from ._schema import (
     AppendAnswer,
     AppendedTurn,
     ClaimAnswer,

@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..audience import FINAL_THOUGHT_CHARS, QUESTION_CHARS, completed_rounds
-from ..coordination.results import StatusResult
-from ..coordination.service import DuelService
+from ..coordination import DuelService, StatusResult
 from ..errors import DuelError
-from ..record.history import RecordFile
+from ..record import RecordFile
 from ..vocabulary import ACTIVE, ErrorCode
 from . import prompt
 from .providers import Provider, TurnRequest

@@ -23,21 +23,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from ..coordination.events import CheckedCitation, CitationsVerified, CitationVerdicts, Event
-from ..record.artifact import turn_block
-from ..record.citations import Citation, turn_citations
-from ..record.verification import CitationEntry, verdict_counts
-from ..turns.grammar import lines_before_turn, normalize_turn_text, parse_turn
-from ..turns.rules import TurnViolation
+from ..coordination import CheckedCitation, CitationsVerified, CitationVerdicts, Event
+from ..record import Citation, CitationEntry, turn_block, turn_citations, verdict_counts
+from ..turns import TurnViolation, lines_before_turn, normalize_turn_text, parse_turn
 from ..vocabulary import CHAIR_PHASES, VERDICTS, CitationKind, RecordCode, Verdict
 
 if TYPE_CHECKING:
-    from ..coordination.results import ParticipantView, Seat
-    from ..coordination.service import DuelService
-    from ..record.history import History
-    from ..record.rulings import Ruling
-    from ..turns.challenges import Challenge
-    from ..verify.run import Verifier
+    from ..coordination import DuelService, ParticipantView, Seat
+    from ..record import History, Ruling
+    from ..turns import Challenge
+    from ..verify import Verifier
     from .voters import ProviderVoter
 
 __all__ = [
@@ -195,8 +190,7 @@ def citation_checker(
 ) -> CitationChecker:
     """The checker of a ``duel join --verify`` run: guarded fetches as ``duel verify`` makes them,
     and voters only when ``--voter`` names them, so ``--verify`` never spends on a model unasked."""
-    from ..verify.fetch import Fetcher, FetchPolicy
-    from ..verify.run import Verifier
+    from ..verify import Fetcher, FetchPolicy, Verifier
     from .voters import configured_voters
 
     voters = configured_voters(env, voter_models) if voter_models else []

@@ -8,9 +8,9 @@ import time
 from collections.abc import Mapping
 from typing import TextIO
 
-from ..coordination.counts import Usage, input_figure
+from ..coordination import Usage, input_figure
 from ..printable import printable
-from ..turns.rules import TurnViolation
+from ..turns import TurnViolation
 from ..vocabulary import Verdict
 from .providers import Progress
 from .retry import RetryNotice

@@ -10,11 +10,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..coordination.service import DuelService
+from ..coordination import DuelService
 from ..errors import DuelError
 from ..printable import printable
-from ..record.artifact import parse, parse_conclusion
-from ..record.validate import validate_file
+from ..record import parse, parse_conclusion, validate_file
 from ..vocabulary import ACCEPTED_CONSENSUS
 from .panel import PanelSeat, exit_code, run_seats
 

@@ -16,8 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..turns.grammar import section_label
-from ..turns.markdown import FENCE, atx_heading, fenced_lines
+from ..turns import FENCE, atx_heading, fenced_lines, section_label
 from ..vocabulary import WRAPPERS
 
 __all__ = ["Extraction", "extract_turn", "wrapper_notes"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..configuration import Config, Flags, destinations, load_config
-from ..coordination.identity import check_join_inputs
+from ..coordination import check_join_inputs
 from ..errors import invalid_argument
 from ..settings import ON_FABRICATION
 from ..vocabulary import REASONING_LEVELS, Role

@@ -24,21 +24,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
-from ..coordination.counts import Usage
-from ..coordination.events import Provenance, ProviderFailed, TurnAppended, same_model
-from ..coordination.policy import refresh_interval
-from ..coordination.results import LeaseToken, ParticipantView, Seat, StatusResult
-from ..coordination.service import DuelService
+from ..coordination import (
+    DuelService,
+    LeaseToken,
+    ParticipantView,
+    Provenance,
+    ProviderFailed,
+    Seat,
+    StatusResult,
+    TurnAppended,
+    Usage,
+    refresh_interval,
+    same_model,
+)
 from ..errors import DuelError
 from ..files import MAX_SOURCE_BYTES, read_bounded
 from ..printable import printable
-from ..record import signatures
-from ..record.history import Claimant, History, RecordFile
-from ..record.outcomes import decide_panel
+from ..record import Claimant, History, RecordFile, decide_panel, signatures
 from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
-from ..turns.challenges import Challenge, challenged
-from ..turns.rules import TurnViolation, phase_note, revision_note, validate_turn
+from ..turns import Challenge, TurnViolation, challenged, phase_note, revision_note, validate_turn
 from ..vocabulary import (
     CHAIR_PHASES,
     CLOSED_STEP,

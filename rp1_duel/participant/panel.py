@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, cast
 
 from ..configuration import Config, SeatSpec, config_error
-from ..coordination.service import DuelService
+from ..coordination import DuelService
 from ..errors import DuelError
 from ..settings import SETTINGS, STORE_ENV, DuelSettings
 from ..vocabulary import ACTIVE, ErrorCode

@@ -13,19 +13,26 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from ..record.artifact import TurnBlock
-from ..record.history import Claimant
+from ..record import Claimant, TurnBlock
 from ..schedule import Schedule
-from ..turns.grammar import turn_heading
-from ..turns.guide import CHAIR_FORMATS, chair_guide, turn_guide
-from ..turns.rules import TurnContext, TurnViolation, questions_note, rulings_note, sealed_opening_note
-from ..turns.source import SourceDocument
+from ..turns import (
+    CHAIR_FORMATS,
+    SourceDocument,
+    TurnContext,
+    TurnViolation,
+    chair_guide,
+    questions_note,
+    rulings_note,
+    sealed_opening_note,
+    turn_guide,
+    turn_heading,
+)
 from ..vocabulary import CHAIR_MARK, MAX_UNENGAGED_POINTS, Verdict
 from .personas import Persona
 from .providers import TurnRequest
 
 if TYPE_CHECKING:
-    from ..record.verification import CitationEntry
+    from ..record import CitationEntry
 
 __all__ = [
     "briefing",

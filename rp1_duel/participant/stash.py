@@ -8,9 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..coordination.identity import resolve_target, resolve_topic, slugify
-from ..coordination.results import Seat
-from ..coordination.storage import DebateDir, DuelLock, write_atomic
+from ..coordination import DebateDir, DuelLock, Seat, resolve_target, resolve_topic, slugify, write_atomic
 from ..errors import DuelError
 from ..files import MAX_STATE_BYTES, read_bounded
 from ..vocabulary import ErrorCode
@@ -18,7 +16,7 @@ from ..vocabulary import ErrorCode
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from ..record.history import Claimant
+    from ..record import Claimant
 
 __all__ = ["SeatStash"]
 

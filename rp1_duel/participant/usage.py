@@ -16,11 +16,11 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..coordination.counts import Usage
+from ..coordination import Usage
 from ..errors import invalid_argument
 
 if TYPE_CHECKING:
-    from ..coordination.events import Event
+    from ..coordination import Event
 
 __all__ = [
     "TOKEN_KINDS",
@@ -67,7 +67,7 @@ def recorded(events: Sequence[Event], participant_id: str) -> Usage:
     """The sum of a participant's ``usage`` events: every run of it, resumed ones included."""
     if not events:
         return Usage()  # `duel tools status` of a duel that logged no usage builds no event type
-    from ..coordination.events import UsageRecorded  # loaded already: it built ``events``
+    from ..coordination import UsageRecorded  # loaded already: it built ``events``
 
     return total(
         event.data.usage

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from ..verify.quorum import VoterError
+from ..verify import VoterError
 from .asking import ModelAsker, configured_providers
 from .providers import Provider, ProviderError
 from .retry import RetryPolicy

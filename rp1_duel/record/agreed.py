@@ -20,13 +20,12 @@ from typing import Any, cast
 
 from ..errors import DuelError, invalid_argument
 from ..files import write_atomic
-from ..turns.revision import Revision
-from ..turns.source import SourceDocument, SourceUnreadable, read_source
+from ..turns import Revision, SourceDocument, SourceUnreadable, read_source
 from ..vocabulary import ACCEPTED_CONSENSUS, CLOSED, ErrorCode, RecordCode
+from ._merging import merge_three
 from .artifact import FrontMatter
 from .ending import last_seat_turns
 from .history import RecordFile, read_failure
-from .merging import merge_three
 from .sources import source_document, source_location, tree_root
 from .validate import validate_record
 

@@ -33,7 +33,7 @@ from ..audience import FinalThought, Question
 from ..confinement import is_markdown
 from ..schedule import CHAIR_SEAT, Schedule
 from ..settings import ON_FABRICATION, SETTINGS
-from ..turns.markdown import front_matter_end, normalize_newlines
+from ..turns import front_matter_end, normalize_newlines
 from .rulings import Ruling, chained, ruling_text
 from .signatures import SIGNATURE_BODY
 

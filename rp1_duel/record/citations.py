@@ -10,11 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..turns.challenges import read_correction
-from ..turns.figures import Figure, stated_figures
-from ..turns.grammar import ParsedTurn, SupportItem
-from ..turns.markdown import fenced_lines, split_lines
-from ..turns.references import parse_reference, urls_in_line
+from ..turns import (
+    Figure,
+    ParsedTurn,
+    SupportItem,
+    fenced_lines,
+    parse_reference,
+    read_correction,
+    split_lines,
+    stated_figures,
+    urls_in_line,
+)
 from ..vocabulary import (
     CITATION_KINDS,
     COUNTERPOINTS,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..schedule import CHAIR_SEAT, Schedule
-from ..turns.revision import Revision
+from ..turns import Revision
 from ..vocabulary import ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS
 from .history import History
 from .sources import source_location, tree_root

@@ -21,19 +21,20 @@ from pathlib import Path
 from ..audience import Question
 from ..files import MAX_ARTIFACT_BYTES, read_bounded
 from ..schedule import CHAIR_SEAT, Schedule
-from ..turns.grammar import ParsedTurn, parse_turn
-from ..turns.novelty import NoveltyIndex
-from ..turns.revision import Revision
-from ..turns.rules import (
+from ..turns import (
     AudienceContext,
     ChairContext,
     EditsContext,
+    NoveltyIndex,
+    ParsedTurn,
+    Revision,
     RulingsContext,
+    SourceDocument,
     TurnContext,
     TurnReport,
+    parse_turn,
     validate_turn,
 )
-from ..turns.source import SourceDocument
 from ..vocabulary import Phase, RecordCode
 from .artifact import (
     GENESIS,

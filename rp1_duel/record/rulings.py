@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..vocabulary import Verdict
 
 if TYPE_CHECKING:  # the lock service loads rulings with every state: never the Markdown parser
-    from ..turns.grammar import ParsedTurn
+    from ..turns import ParsedTurn
     from .citations import Citation
 
 __all__ = [

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..confinement import confine, is_markdown
 from ..errors import DuelError
 from ..files import MAX_SOURCE_BYTES, read_bounded
-from ..turns.source import SourceDocument, SourceUnreadable, read_source
+from ..turns import SourceDocument, SourceUnreadable, read_source
 from ..vocabulary import ErrorCode
 
 __all__ = ["pinned_copy", "recorded_source", "source_document", "source_location", "tree_root"]

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from ..files import MAX_ARTIFACT_BYTES, MAX_PATCH_BYTES, NotReadable, open_regular, read_bounded
 from ..schedule import CHAIR_TURNS
-from ..turns.raw_html import find_raw_html
+from ..turns import find_raw_html
 from ..vocabulary import (
     ACCEPTED_CONSENSUS,
     ACTIVE,
@@ -39,8 +39,8 @@ from ..vocabulary import (
     Verdict,
 )
 from . import verification
+from ._authorship import SealEntry, SignatureEntry, check_authorship
 from .artifact import GENESIS, FrontMatter, RulingBlock, parse_conclusion
-from .authorship import SealEntry, SignatureEntry, check_authorship
 from .citations import turn_citations
 from .ending import patch_path, revision_ending
 from .history import History, RecordFile, chain_problems, claimants, read_failure

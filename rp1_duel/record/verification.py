@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..files import MAX_SIDECAR_BYTES, read_bounded, storage_errors, write_atomic
-from ..turns.grammar import ParsedTurn
+from ..turns import ParsedTurn
 from ..vocabulary import (
     BASES,
     BRIEFS,

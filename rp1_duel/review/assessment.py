@@ -27,11 +27,9 @@ from typing import Any, Final, Protocol
 
 from ..clock import iso
 from ..errors import DuelError
-from ..record.artifact import FrontMatter, TurnBlock
-from ..record.verification import JsonReader, SidecarError, read_json
+from ..record import FrontMatter, JsonReader, SidecarError, TurnBlock, read_json
 from ..schedule import CHAIR_SEAT, Schedule
-from ..turns.grammar import ParsedTurn
-from ..turns.references import turns_in_text
+from ..turns import ParsedTurn, turns_in_text
 
 __all__ = [
     "ASSESS_DEADLINE_SECONDS",

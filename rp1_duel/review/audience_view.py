@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..audience import FinalThought, Question, labelled_answer
-from ..record.history import History
+from ..record import History
 from ..vocabulary import ACTIVE
 
 __all__ = [

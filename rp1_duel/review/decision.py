@@ -11,11 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..record.citations import Citation
-from ..record.history import History
-from ..record.problem import Problem
-from ..record.verification import CitationEntry
-from ..turns.references import parse_reference
+from ..record import Citation, CitationEntry, History, Problem
+from ..turns import parse_reference
 from ..vocabulary import CitationKind, Verdict
 
 __all__ = [

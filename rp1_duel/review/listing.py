@@ -14,8 +14,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from ..clock import Instant, iso
-from ..coordination.results import DuelInfo, ParticipantView, StatusResult
-from ..coordination.service import DuelService
+from ..coordination import DuelInfo, DuelService, ParticipantView, StatusResult
 from ..errors import DuelError
 from ..schedule import Schedule
 from ..vocabulary import ACTIVE, ErrorCode

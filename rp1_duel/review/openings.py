@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from ..record.history import History
+from ..record import History
 from ..vocabulary import (
     ACCEPTED_CONSENSUS,
     ACCEPTING_CONSENSUS,

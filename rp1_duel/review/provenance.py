@@ -14,10 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-from ..coordination.events import Event, ProviderFailed, TurnRejected, UsageRecorded, same_model
-from ..coordination.policy import seat_name
+from ..coordination import Event, ProviderFailed, TurnRejected, UsageRecorded, same_model, seat_name
 from ..participant.usage import PricedUsage, summary, total
-from ..record.history import History
+from ..record import History
 from ..schedule import CHAIR_SEAT
 from ..vocabulary import TIMEOUT
 from .decision import and_list

@@ -12,17 +12,24 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ..coordination.events import Event
-from ..coordination.service import DuelService
-from ..coordination.storage import STATE_DIR, storage_errors, write_atomic
+from ..coordination import STATE_DIR, DuelService, Event, storage_errors, write_atomic
 from ..errors import DuelError
 from ..files import MAX_CACHE_BYTES, read_bounded
 from ..participant.asking import ModelAsker, configured_providers
 from ..participant.providers import ProviderError
-from ..record.ending import agreed_in, patch_path
-from ..record.history import History, RecordFile, read_artifact_text, read_failure
-from ..record.validate import NOT_AN_ARTIFACT, validate_record
-from ..record.verification import SidecarError, load, sidecar_path
+from ..record import (
+    NOT_AN_ARTIFACT,
+    History,
+    RecordFile,
+    SidecarError,
+    agreed_in,
+    load,
+    patch_path,
+    read_artifact_text,
+    read_failure,
+    sidecar_path,
+    validate_record,
+)
 from ..schedule import CHAIR_SEAT
 from ..vocabulary import ACCEPTED_CONSENSUS, ErrorCode, EventType, RecordCode
 from . import assessment

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import quote
 
-from ..coordination.counts import Usage
+from ..coordination import Usage
 from ..participant.usage import PricedUsage
-from ..record.signatures import INTACT, INVALID, UNSIGNED, UNTRUSTED, VERIFIED
-from ..record.verification import CURRENT, MISMATCH, STALE
+from ..record import CURRENT, INTACT, INVALID, MISMATCH, STALE, UNSIGNED, UNTRUSTED, VERIFIED
 from ..vocabulary import ACCEPTED_CONSENSUS, ACCEPTING_CONSENSUS, CitationKind
 from .assessment import ModelSection
 from .decision import FlaggedCitation, RevisionView, and_list

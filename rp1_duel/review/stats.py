@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import DuelError
 from ..participant.usage import PricedUsage
-from ..record.validate import scan
+from ..record import scan
 from ..vocabulary import ACCEPTED_CONSENSUS, DISSENT, INVALIDATED, MAX_TURNS, TIMEOUT, ErrorCode, Verdict
 from . import report_text as words
 from .listing import columns

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..record.history import History
+from ..record import History
 from ..vocabulary import SYNTHESIS
 
 __all__ = ["FinalStance", "SynthesisView", "synthesis_view"]

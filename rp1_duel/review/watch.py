@@ -18,18 +18,20 @@ from dataclasses import dataclass
 from typing import IO, Protocol
 
 from ..clock import iso
-from ..coordination.counts import input_figure
-from ..coordination.events import (
+from ..coordination import (
+    LOG_START,
     CandidateConvergence,
     CitationsVerified,
     DuelClosed,
     DuelSealed,
+    DuelService,
     Event,
     EventData,
     FinalThoughtsAdded,
     LockAcquired,
     LockRefreshed,
     LockReleased,
+    Observation,
     OpeningCommitted,
     ParticipantRegistered,
     ParticipantResumed,
@@ -45,15 +47,12 @@ from ..coordination.events import (
     TurnRejected,
     UnknownEvent,
     UsageRecorded,
+    input_figure,
 )
-from ..coordination.results import Observation
-from ..coordination.service import DuelService
-from ..coordination.storage import LOG_START
 from ..errors import DuelError, invalid_argument
 from ..printable import printable
-from ..record.artifact import FrontMatter, parse
-from ..record.history import read_artifact_text
-from ..turns.grammar import parse_turn
+from ..record import FrontMatter, parse, read_artifact_text
+from ..turns import parse_turn
 from ..vocabulary import ACTIVE, ErrorCode, Verdict
 from .watch_model import EventLine, TimeFormat, WatchView, epoch, outcome_line, view_of
 

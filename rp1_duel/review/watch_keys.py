@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..audience import Question
 from ..clock import iso
-from ..coordination.service import DuelService
+from ..coordination import DuelService
 from ..errors import DuelError, invalid_argument
 from ..printable import printable
 from .watch import Display

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..clock import iso
-from ..coordination.results import StatusResult
+from ..coordination import StatusResult
 from ..schedule import Schedule
 from ..vocabulary import ACTIVE, EventType
 from .listing import present

@@ -39,7 +39,7 @@ from ..vocabulary import (
     UNENGAGED_POINTS,
     UNRESOLVED_ITEMS,
 )
-from .edits import NO_EDITS, EditSection, parse_edits
+from ._edits import NO_EDITS, EditSection, parse_edits
 from .figures import FigureIndex
 from .markdown import atx_heading, fenced_lines, front_matter_end, normalize_newlines, split_lines
 from .matching import SearchableText, normalize_text

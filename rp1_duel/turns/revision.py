@@ -1,6 +1,6 @@
 """The duel's current revision: the source with every edit in force applied, byte for byte.
 
-Edits (:mod:`rp1_duel.turns.edits`) always apply to the source as the duel recorded it, never
+Edits (:mod:`rp1_duel.turns._edits`) always apply to the source as the duel recorded it, never
 to one another's results: the set in force is a map from edit name to edit, amended turn by
 turn, so the order turns proposed them never matters. Each edit's find text must occur in the
 source exactly once, compared as quotes are (case, Unicode form, typographic quotes and
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..vocabulary import RuleCode
-from .edits import Edit, EditSection
+from ._edits import Edit, EditSection
+from ._patch import unified_diff
 from .markdown import Heading, atx_heading, headings
 from .matching import normalize_text, without_markup
-from .patch import unified_diff
 
 __all__ = ["MAX_GROWTH", "EditProblem", "Revision", "revision_id"]
 

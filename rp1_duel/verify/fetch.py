@@ -38,7 +38,7 @@ from typing import Final
 from urllib.parse import SplitResult, quote, urljoin, urlsplit
 
 from ..vocabulary import FetchFailure
-from .addresses import IPAddress, refusal
+from ._addresses import IPAddress, refusal
 
 __all__ = ["FetchPolicy", "Fetched", "Fetcher", "retry_after"]
 

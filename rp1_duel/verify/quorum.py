@@ -6,7 +6,7 @@ model's raw text: this package never imports a model SDK (the provider-backed vo
 :mod:`rp1_duel.participant.voters`). :func:`panel` seats three: the first two judge, the
 third is adversarial and tries to refute. :func:`read_vote` parses an answer tolerantly (a
 code fence or prose around the JSON is fine) and checks it; the verdict itself is
-:func:`rp1_duel.verify.verdicts.quorum`'s (docs/protocol.md section 10, "The quorum").
+:func:`rp1_duel.verify._verdicts.quorum`'s (docs/protocol.md section 10, "The quorum").
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from ..record.citations import Citation
-from ..record.verification import VoteRecord
-from ..turns.matching import SearchableText
+from ..record import Citation, VoteRecord
+from ..turns import SearchableText
 from ..vocabulary import BASES, VOTE_ANSWERS, Vote
 
 __all__ = [

@@ -25,28 +25,32 @@ from typing import Any, Final
 
 from ..clock import iso
 from ..errors import DuelError
-from ..record.artifact import GENESIS
-from ..record.citations import Citation, artifact_citations
-from ..record.history import RecordFile, chain_problems, citable_names, read_failure
-from ..record.validate import NOT_AN_ARTIFACT, collect
-from ..record.verification import (
+from ..record import (
+    GENESIS,
+    NOT_AN_ARTIFACT,
+    Citation,
     CitationEntry,
     FetchRecord,
+    RecordFile,
     Sidecar,
     SidecarError,
     VoteRecord,
+    artifact_citations,
+    chain_problems,
+    citable_names,
+    collect,
     load,
+    read_failure,
     sidecar_path,
     write,
 )
-from ..turns.figures import FigureIndex
-from ..turns.matching import SearchableText
+from ..turns import FigureIndex, SearchableText
 from ..vocabulary import ErrorCode, FetchFailure, Verdict
-from .extraction import ExtractionError, extract_text, page_kind
+from ._extraction import ExtractionError, extract_text, page_kind
+from ._verdicts import NO_MODEL, Judgement, by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
 from .fetch import Fetched, Fetcher
 from .pages import PageCache
 from .quorum import Seat, Voter, cast_vote, panel
-from .verdicts import NO_MODEL, Judgement, by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
 
 __all__ = ["ArtifactVerification", "Verification", "Verifier", "verify_artifact", "verify_paths"]
 

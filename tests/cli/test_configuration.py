@@ -24,7 +24,7 @@ from rp1_duel.configuration import (
     merge,
     project_root,
 )
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.settings import DuelSettings
 

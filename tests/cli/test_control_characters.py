@@ -17,7 +17,7 @@ import pytest
 from rp1_duel.printable import printable, printable_json
 from rp1_duel.review.watch import PlainDisplay
 from rp1_duel.review.watch_model import EventLine
-from rp1_duel.turns.rules import validate_turn
+from rp1_duel.turns import validate_turn
 
 from helpers import TURN_1, context
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from fake_agents import AgentServer, AnthropicAgentServer, GeminiAgentServer, ResponsesAgentServer, ScriptedAgent
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.mcp_server.seat import WAIT_BOUND_SECONDS
 
 from helpers import SOURCE, claim, join, make_turn

@@ -1,7 +1,8 @@
 """The package layout's contract: data flows one way (cli → review → participant →
 coordination → verify → record → turns → the top-level modules), as the package docstring
 says, the vocabulary imports nothing, and no module imports itself back through a cycle,
-not even through an import deferred into a function."""
+not even through an import deferred into a function; and an import from another subpackage
+names its face."""
 
 from __future__ import annotations
 
@@ -83,6 +84,25 @@ def layer(module: str) -> int:
 
 
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
+# Subpackages whose __init__ is a face: another package imports from the face only, and only the
+# names its __all__ lists (the modules behind it stay free to move). Not yet checked: cli, review
+# and participant, split while the faces landed (issue 36 item 5); each joins the set with its face.
+FACED = ("turns", "record", "verify", "coordination", "mcp_server")
+
+
+def imported_names(path: Path) -> list[tuple[str, str]]:
+    """Each (module, name) ``path`` imports from rp1_duel, as ``imports`` resolves modules."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found: list[tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            target = ".".join([*base, *([node.module] if node.module else [])])
+            found += [(target, alias.name) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(alias.name, "") for alias in node.names]
+    return [(target, name) for target, name in found if target.startswith("rp1_duel.")]
 
 
 @pytest.mark.parametrize("path", MODULES, ids=module_name)
@@ -219,3 +239,24 @@ def test_the_root_lists_exactly_its_documented_exports_and_each_resolves() -> No
         assert getattr(rp1_duel, name) is not None, name
     for name, module in rp1_duel._EXPORTS.items():
         assert getattr(rp1_duel, name) is getattr(importlib.import_module(module), name), name
+
+
+@pytest.mark.parametrize("path", MODULES, ids=module_name)
+def test_an_import_from_another_subpackage_names_its_face(path: Path) -> None:
+    own = module_name(path).split(".")
+    for target, name in imported_names(path):
+        parts = target.split(".")
+        if parts[1] not in FACED or own[1:2] == parts[1:2]:
+            continue
+        assert len(parts) == 2, f"{'.'.join(own)} imports {target}: import {name} from rp1_duel.{parts[1]}, the face"
+        face = importlib.import_module(target)
+        assert name in face.__all__, f"{'.'.join(own)} imports {name} from {target}, whose __all__ does not name it"
+
+
+@pytest.mark.parametrize("subpackage", FACED)
+def test_a_face_loads_every_name_it_lists_and_lists_every_name_it_loads(subpackage: str) -> None:
+    face = importlib.import_module(f"rp1_duel.{subpackage}")
+    submodules = sorted(set(face.__all__) - set(face._EXPORTS))  # modules named whole (record.artifact)
+    assert all((PACKAGE / subpackage / f"{name}.py").is_file() for name in submodules), submodules
+    for name in face._EXPORTS:
+        assert getattr(face, name) is getattr(importlib.import_module(f"{face.__name__}{face._EXPORTS[name]}"), name)

@@ -24,11 +24,11 @@ from test_rulings import CLAIM as REDACTED_CLAIM
 from test_rulings import DEAD, LIVE, challenging, verdicts
 
 from rp1_duel.cli.skill import MCP_RESOURCES, MCP_TOOLS, mcp_server_command
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.participant.audience import AudienceMember
 from rp1_duel.participant.prompt import history_text
 from rp1_duel.participant.providers.base import Composition, Provider, TurnRequest
-from rp1_duel.record.history import RecordFile
+from rp1_duel.record import RecordFile
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.mcp_server.seat import AgentSeat, SeatDefaults
+from rp1_duel.mcp_server import AgentSeat, SeatDefaults
 from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import CLAIM_LOCK, WAIT_TURN
 

@@ -17,10 +17,10 @@ import pytest
 from test_participant import clean_env, wait_for_seat
 
 from rp1_duel.configuration import Config, Layer, merge
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.panel import PanelSeat, join_command, lineup_seats, seat_environment, shared_flags
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import validate_file
 from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, ErrorCode
 

@@ -10,7 +10,7 @@ import pytest
 
 from rp1_duel.cli import main
 from rp1_duel.configuration import project_folder
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.personas import played
@@ -237,8 +237,7 @@ def test_duel_demo_with_a_dir_it_cannot_use_is_one_line_and_exit_2(
 
 
 def test_the_document_given_where_a_record_belongs_gets_one_answer_from_every_command(source: Path) -> None:
-    from rp1_duel.record.agreed import apply_agreed
-    from rp1_duel.record.validate import validate_file
+    from rp1_duel.record import apply_agreed, validate_file
     from rp1_duel.review.report_files import read_report
 
     said = "not a duel artifact (no front matter, no turns): give the record from the debate dir"

@@ -24,9 +24,9 @@ import rp1_duel
 from rp1_duel import vocabulary
 from rp1_duel.cli import skill, tools
 from rp1_duel.cli.tools import OPS, build_parser
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.turns.guide import OUTCOMES
+from rp1_duel.turns import OUTCOMES
 from rp1_duel.turns.rules import RULES
 from rp1_duel.vocabulary import STANCES
 

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.counts import Usage
-from rp1_duel.coordination.results import Seat
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService, Seat, Usage
 from rp1_duel.coordination.storage import SEEN_RESOLUTION_SECONDS
 from rp1_duel.errors import DuelError
 
@@ -299,7 +297,7 @@ def test_status_imports_no_lock_package_cli_framework_model_sdk_or_markdown_pars
     assert "rp1_duel.coordination.service" in imported  # what the process imported is listed
     assert not {name.split(".")[0] for name in imported} & HEAVY
     # A duel that logged no usage: no event type is built, nor the answers of the ops that write.
-    loaded_for_writes = {"rp1_duel.coordination.events", "rp1_duel.coordination.write_results"}
+    loaded_for_writes = {"rp1_duel.coordination.events", "rp1_duel.coordination._write_results"}
     assert not imported & (loaded_for_writes | {"rp1_duel.turns.markdown", "rp1_duel.record.history", "subprocess"})
     assert not imported & {"threading", "secrets", "shutil", "datetime"}  # each costs every poll a millisecond or so
 

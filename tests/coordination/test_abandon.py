@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from rp1_duel.cli import main
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record.validate import validate_paths
+from rp1_duel.record import validate_paths
 
 from helpers import Player, claim, join, make_turn
 
@@ -52,8 +52,8 @@ def test_a_wrong_token_abandons_nothing(service: DuelService, pair: tuple[Player
 
 @pytest.mark.slow
 def test_a_database_store_has_no_owner_only_participants(postgres_url: str, debate_dir: Path, source: Path) -> None:
-    from rp1_duel.coordination.postgres import PostgresStore
-    from rp1_duel.coordination.storage import DebateDir
+    from rp1_duel.coordination import DebateDir
+    from rp1_duel.coordination._postgres import PostgresStore
 
     store = PostgresStore(postgres_url, DebateDir(debate_dir))
     service = DuelService(debate_dir, store=store)

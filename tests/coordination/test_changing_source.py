@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
 
-from rp1_duel.coordination.events import SourceChanged
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService, SourceChanged
 from rp1_duel.errors import DuelError
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import validate_file
 from rp1_duel.vocabulary import EventType
 
 from fake_debater import debater

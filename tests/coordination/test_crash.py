@@ -26,9 +26,7 @@ from typing import Any
 import pytest
 
 from rp1_duel.clock import Instant, system_clock
-from rp1_duel.coordination.results import LeaseToken
-from rp1_duel.coordination.service import DuelService
-from rp1_duel.coordination.storage import DebateDir
+from rp1_duel.coordination import DebateDir, DuelService, LeaseToken
 from rp1_duel.settings import DuelSettings
 
 from helpers import join, run_tools, stop
@@ -231,7 +229,7 @@ WRITER = textwrap.dedent(
     settings = DuelSettings(lease_seconds=5, turn_timeout_seconds=60)
     svc = DuelService(debate_dir)
     seat = Seat(duel_id, pid, token)
-    importlib.import_module("rp1_duel.coordination.record_writer")  # warm: kills should land in writes, not imports
+    importlib.import_module("rp1_duel.coordination._record_writer")  # warm: kills should land in writes, not imports
     print("ready", flush=True)
     k = 0
     while True:

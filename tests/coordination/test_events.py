@@ -17,14 +17,12 @@ import pytest
 
 from rp1_duel.cli.tools import usage_by_participant
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination import DuelService, Usage
 from rp1_duel.coordination.events import Event, EventData, UnknownEvent, parse_event
-from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.checking import CitationCheck, CitationChecker
 from rp1_duel.participant.usage import recorded, summary
-from rp1_duel.record.citations import Citation
-from rp1_duel.record.verification import CitationEntry, VoteRecord
+from rp1_duel.record import Citation, CitationEntry, VoteRecord
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.watch import PlainDisplay, follow
 from rp1_duel.vocabulary import CitationKind, EventType, Verdict

@@ -22,8 +22,7 @@ from typing import Any
 
 import pytest
 
-from rp1_duel.coordination.events import LockAcquired, LockReleased
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService, LockAcquired, LockReleased
 from rp1_duel.settings import DuelSettings
 
 from helpers import Player, join

@@ -11,12 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.events import Event, SeatTakenOver
-from rp1_duel.coordination.identity import slugify
-from rp1_duel.coordination.results import LeaseToken, Seat
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService, Event, LeaseToken, Seat, SeatTakenOver, slugify
 from rp1_duel.errors import DuelError
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import validate_file
 from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import EventType
 

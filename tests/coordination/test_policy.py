@@ -11,7 +11,7 @@ import pytest
 
 from rp1_duel.clock import Instant
 from rp1_duel.coordination import policy
-from rp1_duel.coordination.state import DuelState, Lease, Participant, TurnRecord
+from rp1_duel.coordination._state import DuelState, Lease, Participant, TurnRecord
 from rp1_duel.errors import DuelError
 
 from helpers import DUEL

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from rp1_duel.coordination.results import LeaseToken, Seat
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService, LeaseToken, Seat
 from rp1_duel.errors import DuelError
 
 from helpers import claim, join, make_turn

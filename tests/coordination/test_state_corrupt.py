@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.settings import DuelSettings
 
 from helpers import claim, join, run_tools

@@ -19,10 +19,7 @@ from pathlib import Path
 import pytest
 
 from rp1_duel import files
-from rp1_duel.coordination import storage
-from rp1_duel.coordination.results import Seat
-from rp1_duel.coordination.service import DuelService
-from rp1_duel.coordination.storage import DuelLock
+from rp1_duel.coordination import DuelLock, DuelService, Seat, storage
 from rp1_duel.errors import DuelError
 
 from helpers import claim, join, make_turn, run_tools
@@ -120,7 +117,7 @@ def test_a_full_disk_while_a_duel_is_created_leaves_no_artifact_and_no_duel(sour
 
 CRASH_DURING_CREATION = """
 import os, signal, sys
-from rp1_duel.coordination import record_writer
+from rp1_duel.coordination import _record_writer as record_writer
 from rp1_duel.coordination.service import DuelService
 
 real = record_writer.write_artifact

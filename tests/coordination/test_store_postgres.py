@@ -16,14 +16,11 @@ import psycopg
 import pytest
 
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.counts import Usage
-from rp1_duel.coordination.postgres import GUESSES_BEFORE_LOCKING, SCHEMA_VERSION, PostgresStore
-from rp1_duel.coordination.results import LeaseToken, Seat
-from rp1_duel.coordination.service import DuelService
-from rp1_duel.coordination.storage import DebateDir
+from rp1_duel.coordination import DebateDir, DuelService, LeaseToken, Seat, Usage
+from rp1_duel.coordination._postgres import GUESSES_BEFORE_LOCKING, SCHEMA_VERSION, PostgresStore
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.loop import LeaseKeeper
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import validate_file
 from rp1_duel.settings import DuelSettings, redact
 from rp1_duel.vocabulary import EventType
 
@@ -365,7 +362,7 @@ def test_turns_are_validated_against_the_source_the_database_keeps(postgres_url,
 
 
 def test_a_schema_of_an_earlier_version_is_migrated(postgres_url, debate_dir):
-    from rp1_duel.coordination.postgres import MIGRATIONS
+    from rp1_duel.coordination._postgres import MIGRATIONS
 
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute("CREATE TABLE schema_version (version integer PRIMARY KEY)")

@@ -22,10 +22,9 @@ from pg_server import PostgresServer, running_server
 from test_participant import clean_env, finish
 from wire_counter import WireCounter
 
-from rp1_duel.coordination import postgres_link
-from rp1_duel.coordination.counts import Usage
-from rp1_duel.coordination.postgres import PostgresStore
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService, Usage
+from rp1_duel.coordination import _postgres_link as postgres_link
+from rp1_duel.coordination._postgres import PostgresStore
 from rp1_duel.errors import DuelError
 from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import EventType
@@ -216,7 +215,7 @@ def test_a_wait_on_the_database_imports_no_event_type_and_no_source_module(postg
     )
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert proc.returncode == 0, proc.stderr
-    assert "rp1_duel.coordination.postgres" in imported  # what the process imported is listed
+    assert "rp1_duel.coordination._postgres" in imported  # what the process imported is listed
     assert not imported & {"rp1_duel.coordination.events", "rp1_duel.turns.source", "rp1_duel.turns.markdown"}
 
 

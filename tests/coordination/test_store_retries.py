@@ -7,8 +7,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from rp1_duel.coordination.postgres_link import channel_of, transient_reason
-from rp1_duel.coordination.retrying import is_transient, pauses, retried, transient_failure
+from rp1_duel.coordination._postgres_link import channel_of, transient_reason
+from rp1_duel.coordination._retrying import is_transient, pauses, retried, transient_failure
 from rp1_duel.errors import DuelError
 
 

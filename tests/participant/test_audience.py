@@ -14,10 +14,9 @@ import pytest
 from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
 
 from rp1_duel.audience import FINAL_THOUGHT_CHARS, FINAL_THOUGHTS_PER_DUEL
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record.history import RecordFile
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import RecordFile, validate_file
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_markdown import render_markdown
 from rp1_duel.settings import DuelSettings

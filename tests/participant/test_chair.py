@@ -14,11 +14,17 @@ from test_participant import clean_env, finish, start, wait_for_seat
 
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import chair_system_prompt, instruction, system_prompt
-from rp1_duel.record.agreed import apply_agreed
-from rp1_duel.record.artifact import FrontMatter, FrontMatterError, parse
-from rp1_duel.record.history import Claimant, History, RecordFile
+from rp1_duel.record import (
+    Claimant,
+    FrontMatter,
+    FrontMatterError,
+    History,
+    RecordFile,
+    apply_agreed,
+    parse,
+    validate_file,
+)
 from rp1_duel.record.outcomes import TurnSummary, evaluate
-from rp1_duel.record.validate import validate_file
 from rp1_duel.review.assessment import assessment_prompt
 from rp1_duel.review.listing import ListedDuel, list_duels, table
 from rp1_duel.review.report import build_report
@@ -27,9 +33,8 @@ from rp1_duel.review.report_markdown import render_markdown
 from rp1_duel.review.watch_model import situation, view_of
 from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
+from rp1_duel.turns import phase_note, read_source, validate_turn
 from rp1_duel.turns.revision import revision_id
-from rp1_duel.turns.rules import phase_note, validate_turn
-from rp1_duel.turns.source import read_source
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT, Phase, Role
 
 from helpers import SOURCE, Player, claim, join, make_turn, panel, replace_edit, run_tools, with_edits

@@ -13,13 +13,11 @@ from test_chair import CHAIR, OPEN, SCHEDULE, brief, claimant_of, heading, panel
 
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import chair_system_prompt
-from rp1_duel.record.history import Claimant, History
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import Claimant, History, validate_file
 from rp1_duel.review.report import build_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
-from rp1_duel.turns.rules import phase_note, validate_turn
-from rp1_duel.turns.source import read_source
+from rp1_duel.turns import phase_note, read_source, validate_turn
 from rp1_duel.vocabulary import DISSENT, Phase
 
 from helpers import claim

@@ -7,12 +7,12 @@ import time
 
 import pytest
 
-from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination import Usage
 from rp1_duel.participant import console
 from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.providers import Progress, ProviderError
 from rp1_duel.participant.retry import RetryNotice
-from rp1_duel.turns.rules import TurnViolation
+from rp1_duel.turns import TurnViolation
 
 
 def lines(stream: io.StringIO) -> list[str]:

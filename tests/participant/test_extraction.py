@@ -15,8 +15,7 @@ import rp1_duel.participant as participant_package
 from rp1_duel.errors import DuelError
 from rp1_duel.participant import prompt
 from rp1_duel.participant.extraction import Extraction, extract_turn, wrapper_notes
-from rp1_duel.turns.rules import validate_turn
-from rp1_duel.turns.source import read_source
+from rp1_duel.turns import read_source, validate_turn
 from rp1_duel.vocabulary import STANCES, WRAPPERS, ErrorCode
 
 from helpers import DUEL, SOURCE, TURN_1, TURN_2, TURN_3, claim, context, join, make_turn

@@ -17,29 +17,25 @@ from pathlib import Path
 import pytest
 from test_participant import claude_env, clean_env, finish, gpt_env, start, wait_for_seat
 
-from rp1_duel.coordination.counts import Usage
-from rp1_duel.coordination.events import (
+from rp1_duel.coordination import (
     CheckedCitation,
     CitationsVerified,
     CitationVerdicts,
+    DuelService,
     Event,
+    Usage,
     UsageRecorded,
 )
-from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.checking import OWN_DRAFTS_MECHANICAL, CitationCheck, CitationChecker
 from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.prompt import build_request, peer_verdicts
 from rp1_duel.participant.providers.anthropic import AnthropicProvider
 from rp1_duel.participant.voters import ProviderVoter
-from rp1_duel.record.citations import Citation
-from rp1_duel.record.history import History, RecordFile
-from rp1_duel.record.validate import validate_file
-from rp1_duel.record.verification import CitationEntry
+from rp1_duel.record import Citation, CitationEntry, History, RecordFile, validate_file
 from rp1_duel.review.watch import event_line
-from rp1_duel.turns.source import read_source
-from rp1_duel.verify.fetch import Fetcher, FetchPolicy
-from rp1_duel.verify.run import Verifier
+from rp1_duel.turns import read_source
+from rp1_duel.verify import Fetcher, FetchPolicy, Verifier
 from rp1_duel.vocabulary import CitationKind, Confidence, EventType, RecordCode, Verdict
 
 from fake_debater import asked, debater, prompt_text
@@ -552,7 +548,7 @@ def test_join_without_verify_loads_no_fetcher_and_no_page_extractor(source, deba
     script = tmp_path / "ada"
     script.mkdir()
     (script / "1.md").write_text("never played")
-    network = {"rp1_duel.verify.fetch", "rp1_duel.verify.extraction", "rp1_duel.verify.run", "inscriptis", "pypdf"}
+    network = {"rp1_duel.verify.fetch", "rp1_duel.verify._extraction", "rp1_duel.verify.run", "inscriptis", "pypdf"}
     loaded = {}
     for flags in ((), ("--verify",)):
         argv = [

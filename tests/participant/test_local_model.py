@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_participant import clean_env, finish, scripted_peer, start, wait_for_seat
 
-from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination import Usage
 
 from llama_server import LlamaServer, llama_server, needs_server
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination import Usage
 from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.providers import ProviderError, TurnRequest, select_provider
 from rp1_duel.review.report_text import token_counts

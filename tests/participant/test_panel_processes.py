@@ -13,7 +13,7 @@ import pytest
 from test_panels import scripted_panelist
 from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
 
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import validate_file
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT
 
 from fake_debater import asked, prompt_text

@@ -12,18 +12,15 @@ from pathlib import Path
 import pytest
 from test_participant import clean_env, finish, start, wait_for_seat
 
-from rp1_duel.coordination.state import DuelState
+from rp1_duel.coordination._state import DuelState
 from rp1_duel.errors import DuelError
+from rp1_duel.record import Claimant, History, validate_file
 from rp1_duel.record.artifact import FrontMatter, FrontMatterError, ParticipantEntry, front_matter_mapping
-from rp1_duel.record.history import Claimant, History
 from rp1_duel.record.outcomes import Evaluation, TurnSummary, evaluate
-from rp1_duel.record.validate import validate_file
 from rp1_duel.review.watch_model import situation, view_of
 from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
-from rp1_duel.turns.grammar import parse_turn
-from rp1_duel.turns.rules import validate_turn
-from rp1_duel.turns.source import read_source
+from rp1_duel.turns import parse_turn, read_source, validate_turn
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS
 
 from helpers import DUEL, Player, claim, join, make_turn, panel, run_tools

@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.loop import Duelist, ParticipantConfig
 from rp1_duel.participant.providers.scripted import ScriptedProvider
-from rp1_duel.record.artifact import FrontMatter, parse
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import FrontMatter, parse, validate_file
 from rp1_duel.settings import DuelSettings
 
 from fake_debater import REVISED, WRAPPINGS, debater, hopeless, reviser, sloppy_then_fixed, wrapped

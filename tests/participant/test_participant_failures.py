@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_participant import claude_env, finish, scripted_peer, start, wait_for_seat
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 
 from fake_debater import debater, sloppy_then_fixed
 
@@ -88,7 +88,7 @@ def test_a_rejected_draft_is_kept_owner_only_beside_the_token_and_the_console_sa
 
 STORE_FAILS_ONCE = """
 import errno, sys
-from rp1_duel.coordination import record_writer
+from rp1_duel.coordination import _record_writer as record_writer
 from rp1_duel.cli import main
 
 real = record_writer.write_artifact

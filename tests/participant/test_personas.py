@@ -8,7 +8,7 @@ import pytest
 from rp1_duel.configuration import Persona, load_config
 from rp1_duel.participant.personas import BUILT_IN, available, resolve
 from rp1_duel.participant.prompt import system_prompt
-from rp1_duel.turns.source import SourceDocument
+from rp1_duel.turns import SourceDocument
 
 from helpers import SOURCE, panel
 

@@ -28,8 +28,8 @@ from rp1_duel.participant.providers import (
 )
 from rp1_duel.participant.providers.human import SECTION_LABELS, HumanProvider
 from rp1_duel.participant.providers.scripted import ScriptedProvider
-from rp1_duel.record.history import Claimant
-from rp1_duel.turns.rules import validate_turn
+from rp1_duel.record import Claimant
+from rp1_duel.turns import validate_turn
 
 from fake_models import DEFAULT_TEXT, FakeAnthropicServer, FakeModelServer, FakeOpenAIServer
 from helpers import context, stop

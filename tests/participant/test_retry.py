@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination import Usage
 from rp1_duel.participant.providers import Composition, ProviderError
 from rp1_duel.participant.retry import RetryNotice, RetryPolicy, compose_with_retries
 

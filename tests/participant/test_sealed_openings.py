@@ -12,16 +12,13 @@ import pytest
 from test_participant import claude_env, clean_env, finish, gpt_env, start, wait_for_seat
 
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.events import OpeningCommitted
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService, OpeningCommitted
 from rp1_duel.errors import DuelError
-from rp1_duel.record.artifact import turn_block
-from rp1_duel.record.history import RecordFile
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import RecordFile, turn_block, validate_file
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.watch import event_line
 from rp1_duel.settings import DuelSettings
-from rp1_duel.turns.grammar import normalize_turn_text
+from rp1_duel.turns import normalize_turn_text
 from rp1_duel.vocabulary import (
     ACCEPTED_CONSENSUS,
     COMMIT_OPENING,

@@ -7,8 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from rp1_duel.coordination.counts import Usage
-from rp1_duel.coordination.events import Event
+from rp1_duel.coordination import Event, Usage
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.loop import RequestMeter
 from rp1_duel.participant.providers import Composition, Progress, ProviderError, TurnRequest

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rp1_duel.errors import DuelError
-from rp1_duel.record.agreed import apply_agreed
+from rp1_duel.record import apply_agreed
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT
 
 from helpers import SOURCE, Player, claim, duel_command, join, make_turn, replace_edit, with_edits

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
+from rp1_duel.record import ArtifactReport, validate_file
 from rp1_duel.record.artifact import GENESIS, decode_artifact, turn_block
 from rp1_duel.record.history import (
     Claimant,
@@ -33,11 +34,8 @@ from rp1_duel.record.history import (
     claimants,
     source_location,
 )
-from rp1_duel.record.validate import ArtifactReport, validate_file
 from rp1_duel.schedule import Schedule
-from rp1_duel.turns.grammar import parse_turn
-from rp1_duel.turns.markdown import normalize_newlines
-from rp1_duel.turns.rules import validate_turn
+from rp1_duel.turns import normalize_newlines, parse_turn, validate_turn
 from rp1_duel.turns.source import decode_source, read_source
 
 from helpers import DUEL, SOURCE, Player, claim, join, make_turn, with_extra_turn

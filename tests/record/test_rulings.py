@@ -15,14 +15,12 @@ from typing import Any, cast
 import pytest
 from test_participant import claude_env, clean_env, finish, gpt_env, start, wait_for_seat
 
-from rp1_duel.coordination.events import CheckedCitation, CitationVerdicts
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import CheckedCitation, CitationVerdicts, DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import history_text
+from rp1_duel.record import RecordFile, validate_file
 from rp1_duel.record.artifact import sha256_text
-from rp1_duel.record.history import RecordFile
 from rp1_duel.record.rulings import GENESIS, NOVEL, Ruling, parse_ruling, ruling_text
-from rp1_duel.record.validate import validate_file
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
@@ -434,7 +432,7 @@ def test_the_floor_is_kept_while_challenged_pages_load_and_the_ruling_comes_befo
 def test_a_chairs_turn_acknowledges_each_ruling_since_its_last() -> None:
     from test_chair import SCHEDULE, claimant_of, history_upto, pre_closing
 
-    from rp1_duel.turns.rules import validate_turn
+    from rp1_duel.turns import validate_turn
 
     history = history_upto(SCHEDULE.pre_closing or 0)
     history.rulings = (

@@ -16,12 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.events import DuelSealed
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelSealed, DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record import signatures
-from rp1_duel.record.artifact import FrontMatter, parse
-from rp1_duel.record.validate import ArtifactReport, validate_file
+from rp1_duel.record import ArtifactReport, FrontMatter, parse, signatures, validate_file
 from rp1_duel.review.report import Report
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html

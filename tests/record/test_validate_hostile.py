@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record.validate import collect, scan, validate_file
+from rp1_duel.record import collect, scan, validate_file
 from rp1_duel.settings import DuelSettings
 
 from helpers import claim, join, make_turn

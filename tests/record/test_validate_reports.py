@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record.validate import validate_paths
-from rp1_duel.record.verification import Sidecar, load, write
+from rp1_duel.record import Sidecar, load, validate_paths, write
 
 from helpers import claim, join, make_turn
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from rp1_duel.cli import main
-from rp1_duel.coordination.service import DuelService
-from rp1_duel.record.history import RecordFile
+from rp1_duel.coordination import DuelService
+from rp1_duel.record import RecordFile
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.review.listing import ListedDuel, UnreadableDuel, ago, list_duels, listed, table
 

@@ -16,9 +16,8 @@ import pytest
 from test_participant import claude_env, clean_env, finish, gpt_env, start, wait_for_seat
 
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination import DuelService, Usage
 from rp1_duel.coordination.events import Provenance, UsageRecorded, parse_event, same_model
-from rp1_duel.coordination.service import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination import Usage
 from rp1_duel.errors import DuelError
 from rp1_duel.record import verification
 from rp1_duel.review.assessment import ModelSection
@@ -61,7 +61,7 @@ def copy_duel(path: Path, folder: Path, *, with_state: bool = False) -> Path:
 
 
 def test_fixture_artifacts_are_valid_records():
-    from rp1_duel.record.validate import validate_file
+    from rp1_duel.record import validate_file
 
     for path in FIXTURES:
         problems = validate_file(path).problems
@@ -819,7 +819,7 @@ def test_a_recorded_outcome_the_turns_do_not_imply_is_reported_by_validates_rule
         CONSENSUS.read_text(encoding="utf-8").replace('outcome: "ACCEPTED_CONSENSUS"', 'outcome: "TIMEOUT"', 1),
         encoding="utf-8",
     )
-    from rp1_duel.record.validate import validate_file
+    from rp1_duel.record import validate_file
 
     expected = "recorded TIMEOUT, but the turns had reached ACCEPTED_CONSENSUS"
     assert expected in report_of(forged).problems

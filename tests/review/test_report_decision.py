@@ -14,11 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
-from rp1_duel.record import verification
-from rp1_duel.record.artifact import FrontMatter, parse
-from rp1_duel.record.citations import artifact_citations
-from rp1_duel.record.history import RecordFile
+from rp1_duel.coordination import DuelService
+from rp1_duel.record import FrontMatter, RecordFile, artifact_citations, parse, verification
 from rp1_duel.review.decision import RevisionView
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import CAUTION_COLOUR, OUTCOME_COLOURS, render_html

@@ -15,7 +15,7 @@ from test_chair import seat_chaired_panel, write
 from test_panels import play, seat_panel
 
 from rp1_duel.clock import ManualClock
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown

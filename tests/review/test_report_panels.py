@@ -10,7 +10,7 @@ from pathlib import Path
 from test_panels import PANEL, play, seat_panel
 from test_report import parsed
 
-from rp1_duel.record.artifact import parse
+from rp1_duel.record import parse
 from rp1_duel.review.assessment import assessment_prompt
 from rp1_duel.review.report import build_report, read_record
 from rp1_duel.review.report_html import SEAT_DASHES, render_html

@@ -20,7 +20,7 @@ from rp1_duel.review.assessment import check_references
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
-from rp1_duel.verify.fetch import Fetcher, FetchPolicy
+from rp1_duel.verify import Fetcher, FetchPolicy
 from rp1_duel.verify.run import Verifier, verify_artifact
 
 from fake_models import FakeAnthropicServer, FakeOpenAIServer

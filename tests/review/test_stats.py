@@ -19,7 +19,7 @@ from test_panels import play, seat_panel
 from test_report_decision import write_sidecar
 from test_report_openings import ACCEPT, CONV, DISS, OPEN, played, timed_out
 
-from rp1_duel.coordination.counts import Usage
+from rp1_duel.coordination import Usage
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS
 
 from helpers import claim, panel

@@ -25,9 +25,7 @@ from pathlib import Path
 import pytest
 
 from rp1_duel.clock import ManualClock, iso
-from rp1_duel.coordination.counts import Usage
-from rp1_duel.coordination.events import Event, LockAcquired, ParticipantWaiting
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService, Event, LockAcquired, ParticipantWaiting, Usage
 from rp1_duel.coordination.storage import LOG_START, EventCursor, EventLog
 from rp1_duel.errors import DuelError
 from rp1_duel.review import watch

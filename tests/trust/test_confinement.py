@@ -16,10 +16,9 @@ import pytest
 from rp1_duel.cli.skill import install_mcp_report, install_report
 from rp1_duel.configuration import Flags, load_config
 from rp1_duel.confinement import confine, project_of
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.record.agreed import apply_agreed
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import apply_agreed, validate_file
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS
 
 from helpers import claim, duel_command, join, make_turn, replace_edit, with_edits

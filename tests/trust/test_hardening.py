@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.files import MAX_SOURCE_BYTES
-from rp1_duel.record.artifact import FrontMatter, ParticipantEntry
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import FrontMatter, ParticipantEntry, validate_file
 from rp1_duel.vocabulary import EventType
 
 from helpers import DUEL, claim, join, make_turn

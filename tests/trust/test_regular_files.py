@@ -19,7 +19,7 @@ from rp1_duel.cli import skill
 from rp1_duel.configuration import load_config, trust, trusted
 from rp1_duel.errors import DuelError
 from rp1_duel.files import MAX_ARTIFACT_BYTES, NotReadable, read_bounded
-from rp1_duel.record.validate import scan, validate_file
+from rp1_duel.record import scan, validate_file
 from rp1_duel.review.listing import UnreadableDuel, list_duels
 from rp1_duel.review.stats import read_stats
 

@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rp1_duel.cli import skill
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.participant.prompt import system_prompt
-from rp1_duel.record.validate import validate_file
-from rp1_duel.turns.rules import validate_turn
+from rp1_duel.record import validate_file
+from rp1_duel.turns import validate_turn
 
 from helpers import DESIGN_SOURCE, DUEL, TURN_1, TURN_2, claim, context, join, make_turn, with_extra_turn
 

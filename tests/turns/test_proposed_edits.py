@@ -22,15 +22,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from rp1_duel.errors import DuelError
-from rp1_duel.record.artifact import turn_block
-from rp1_duel.record.history import Claimant, History, RecordFile, citable_names
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import Claimant, History, RecordFile, citable_names, turn_block, validate_file
 from rp1_duel.settings import DuelSettings
-from rp1_duel.turns.edits import Edit, EditKind, EditSection, parse_edits
-from rp1_duel.turns.grammar import normalize_turn_text
+from rp1_duel.turns import SourceDocument, normalize_turn_text, validate_turn
+from rp1_duel.turns._edits import Edit, EditKind, EditSection, parse_edits
 from rp1_duel.turns.revision import MAX_GROWTH, Revision
-from rp1_duel.turns.rules import validate_turn
-from rp1_duel.turns.source import SourceDocument
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS
 
 from helpers import DUEL, SOURCE, Player, claim, join, make_turn, panel, replace_edit, with_edits

@@ -13,16 +13,10 @@ import pytest
 from test_chair import ANSWERS, PANEL, SCHEDULE, addressing, brief, claimant_of, pre_closing
 
 from rp1_duel.errors import DuelError
-from rp1_duel.record.artifact import GENESIS, turn_block
-from rp1_duel.record.citations import turn_citations
-from rp1_duel.record.history import History
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import GENESIS, History, turn_block, turn_citations, validate_file
 from rp1_duel.record.verification import dumps, load, sidecar_path
-from rp1_duel.turns.grammar import normalize_turn_text, parse_turn
-from rp1_duel.turns.rules import TurnContext, validate_turn
-from rp1_duel.turns.source import SourceDocument
-from rp1_duel.verify.fetch import Fetcher, FetchPolicy
-from rp1_duel.verify.pages import PageCache
+from rp1_duel.turns import SourceDocument, TurnContext, normalize_turn_text, parse_turn, validate_turn
+from rp1_duel.verify import Fetcher, FetchPolicy, PageCache
 from rp1_duel.verify.run import Verifier, verify_artifact
 from rp1_duel.vocabulary import ErrorCode, RecordCode, RuleCode, Verdict
 

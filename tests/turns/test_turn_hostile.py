@@ -11,9 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rp1_duel.turns import atx_heading, validate_turn
 from rp1_duel.turns.grammar import _trailing_stance, section_label
-from rp1_duel.turns.markdown import atx_heading
-from rp1_duel.turns.rules import validate_turn
 from rp1_duel.vocabulary import SECTIONS
 
 from helpers import context

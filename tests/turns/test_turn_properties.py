@@ -5,9 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rp1_duel.turns.grammar import normalize_turn_text, parse_turn
+from rp1_duel.turns import NoveltyIndex, normalize_turn_text, parse_turn
 from rp1_duel.turns.matching import normalize_text
-from rp1_duel.turns.novelty import NoveltyIndex
 from rp1_duel.turns.rules import RULES, validate_turn
 from rp1_duel.vocabulary import SECTIONS
 

@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from rp1_duel.turns.grammar import normalize_turn_text, parse_turn
+from rp1_duel.turns import NoveltyIndex, SourceDocument, find_raw_html, normalize_turn_text, parse_reference, parse_turn
 from rp1_duel.turns.matching import normalize_text
-from rp1_duel.turns.novelty import NoveltyIndex
-from rp1_duel.turns.raw_html import find_raw_html
-from rp1_duel.turns.references import parse_reference
 from rp1_duel.turns.rules import RULE_TABLE, RULES, TurnViolation, validate_turn
 from rp1_duel.turns.rules._checked import Checked
-from rp1_duel.turns.source import SourceDocument
 from rp1_duel.vocabulary import SECTIONS, STANCES, RuleCode
 
 from helpers import DEBATE, DESIGN, DESIGN_SOURCE, TURN_1, TURN_2, TURN_3, context

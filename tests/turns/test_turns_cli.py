@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination.service import DuelService
+from rp1_duel.coordination import DuelService
 
 from helpers import make_turn, run_tools
 

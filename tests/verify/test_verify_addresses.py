@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from rp1_duel.verify.addresses import refusal
+from rp1_duel.verify._addresses import refusal
 
 REFUSED = [
     ("127.0.0.1", "loopback"),

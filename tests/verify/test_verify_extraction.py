@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rp1_duel.turns.matching import SearchableText
-from rp1_duel.verify.extraction import HTML, PDF, TEXT, ExtractionError, extract_text, page_kind
+from rp1_duel.turns import SearchableText
+from rp1_duel.verify._extraction import HTML, PDF, TEXT, ExtractionError, extract_text, page_kind
 
 from fake_web import PAGES, PDF_QUOTE, SIDEBAR_QUOTE, STATED
 

@@ -11,11 +11,10 @@ from rp1_duel.errors import DuelError
 from rp1_duel.participant.providers.anthropic import AnthropicProvider
 from rp1_duel.participant.providers.openai import OpenAIProvider
 from rp1_duel.participant.voters import ProviderVoter, configured_voters
-from rp1_duel.record.citations import Citation
-from rp1_duel.turns.matching import SearchableText
-from rp1_duel.verify.fetch import Fetcher, FetchPolicy
+from rp1_duel.record import Citation
+from rp1_duel.turns import SearchableText
+from rp1_duel.verify import Fetcher, FetchPolicy, Verifier
 from rp1_duel.verify.quorum import BRIEFS, PAGE_TEXT_LIMIT, VoterError, cast_vote, panel, read_vote, vote_prompt
-from rp1_duel.verify.run import Verifier
 from rp1_duel.vocabulary import CitationKind, Confidence, ErrorCode, Verdict, Vote
 
 from fake_models import FakeAnthropicServer, FakeOpenAIServer

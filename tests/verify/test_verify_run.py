@@ -13,8 +13,7 @@ from rp1_duel.errors import DuelError
 from rp1_duel.participant.providers.anthropic import AnthropicProvider
 from rp1_duel.participant.voters import ProviderVoter
 from rp1_duel.record.verification import dumps, load
-from rp1_duel.verify.fetch import Fetcher, FetchPolicy
-from rp1_duel.verify.pages import PageCache, default_cache_dir
+from rp1_duel.verify import Fetcher, FetchPolicy, PageCache, default_cache_dir
 from rp1_duel.verify.run import ArtifactVerification, Verifier, verify_artifact, verify_paths
 from rp1_duel.vocabulary import CitationKind, ErrorCode, Verdict
 

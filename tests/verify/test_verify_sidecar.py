@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.record.history import RecordFile
-from rp1_duel.record.validate import validate_file
+from rp1_duel.record import RecordFile, validate_file
 from rp1_duel.record.verification import CURRENT, MISMATCH, STALE, SidecarError, check, dumps, load, loads
-from rp1_duel.verify.fetch import Fetcher, FetchPolicy
+from rp1_duel.verify import Fetcher, FetchPolicy
 from rp1_duel.verify.run import Verifier, verify_artifact
 from rp1_duel.vocabulary import RecordCode, Verdict
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from rp1_duel.record.citations import Citation
-from rp1_duel.record.verification import CitationEntry, FetchRecord, VoteRecord
-from rp1_duel.turns.figures import FigureIndex
-from rp1_duel.turns.matching import SearchableText
-from rp1_duel.verify.verdicts import by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
+from rp1_duel.record import Citation, CitationEntry, FetchRecord, VoteRecord
+from rp1_duel.turns import FigureIndex, SearchableText
+from rp1_duel.verify._verdicts import by_kind, corroborate, failed_fetch, mechanical, quorum, unjudged
 from rp1_duel.vocabulary import CitationKind, Confidence, FetchFailure, Verdict, Vote
 
 URL = "https://example.org/lease"

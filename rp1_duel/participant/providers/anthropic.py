@@ -9,7 +9,7 @@ import anthropic
 import httpx2
 from anthropic.types import CacheControlEphemeralParam, TextBlockParam
 
-from ...coordination.counts import Usage
+from ...coordination import Usage
 from ...vocabulary import ErrorCode, ReasoningLevel
 from .base import (
     PREFLIGHT_TIMEOUT_SECONDS,

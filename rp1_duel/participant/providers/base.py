@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ...coordination.counts import Usage
+from ...coordination import Usage
 from ...errors import DuelError
 from ...printable import printable
 from ...vocabulary import ErrorCode, ReasoningLevel

@@ -9,7 +9,7 @@ import openai
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionMessageParam
 
-from ...coordination.counts import Usage
+from ...coordination import Usage
 from ...vocabulary import ErrorCode, ReasoningLevel
 from ..usage import estimate_tokens
 from .base import (

@@ -13,30 +13,32 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ...coordination.events import Event, ProviderFailed
+from ...coordination import Event, ProviderFailed
 from ...errors import DuelError
 from ...participant.usage import TOKEN_KINDS, PricedUsage, recorded, summary, total
-from ...record import signatures
-from ...record.artifact import (
-    Conclusion,
-    FrontMatter,
-    FrontMatterError,
-    ParsedArtifact,
-    parse,
-    parse_conclusion,
-)
-from ...record.citations import artifact_citations
-from ...record.history import History, RecordFile, chain_problems, citable_names
-from ...record.outcomes import (
+from ...record import (
     BOTH_ACCEPTING,
     BOTH_DISSENTING,
     LAST_TURN,
     LAST_TURN_BLOCKED,
+    ArtifactReport,
+    Conclusion,
     Decision,
+    FrontMatter,
+    FrontMatterError,
+    History,
+    ParsedArtifact,
+    RecordFile,
+    artifact_citations,
+    chain_problems,
+    citable_names,
     decide,
+    outcome_problems,
+    parse,
+    parse_conclusion,
+    parse_ruling,
+    signatures,
 )
-from ...record.rulings import parse_ruling
-from ...record.validate import ArtifactReport, outcome_problems
 from ...vocabulary import (
     ACCEPTED_CONSENSUS,
     CLOSED,

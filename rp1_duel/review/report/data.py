@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...participant.usage import PricedUsage
-from ...record.rulings import Ruling
-from ...record.verification import CURRENT, STALE, Sidecar
+from ...record import CURRENT, STALE, Ruling, Sidecar
 from ...schedule import Schedule
 from ...vocabulary import (
     ACCEPTING_CONSENSUS,

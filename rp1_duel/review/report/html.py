@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 
-from ...turns.references import trim_url
+from ...turns import trim_url
 from .. import report_text as words
 from ..assessment import LABEL
 from ..decision import SeatChange, SeatPosition

@@ -9,18 +9,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ...record.artifact import (
+from ...record import (
+    Citation,
+    CitationEntry,
     FrontMatter,
+    History,
     TurnBlock,
+    check,
 )
-from ...record.citations import Citation
-from ...record.history import History
-from ...record.verification import CitationEntry, check
 from ...schedule import Schedule
-from ...turns.grammar import ParsedTurn, split_tag
-from ...turns.novelty import NoveltyIndex
-from ...turns.references import heading_candidates, parse_reference
-from ...turns.source import github_anchor
+from ...turns import NoveltyIndex, ParsedTurn, github_anchor, heading_candidates, parse_reference, split_tag
 from ...vocabulary import (
     CitationKind,
 )

@@ -1,6 +1,6 @@
 """The edits family: the edits a turn proposes to the source, the revision it accepts, and the sealed
 openings that propose none (docs/protocol.md section 7, "Proposed edits"; section 4, "Sealed openings").
-How edits are read and applied is :mod:`rp1_duel.turns.edits`' and :mod:`rp1_duel.turns.revision`'s.
+How edits are read and applied is :mod:`rp1_duel.turns._edits`' and :mod:`rp1_duel.turns.revision`'s.
 
 Where the protocol is silent, this family decides:
 - An edit naming its file (`replace in FILE`) may use any name the source may be cited by, in any letter case,

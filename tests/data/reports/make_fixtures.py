@@ -23,11 +23,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))  # run from a checkout
 
 from rp1_duel.clock import ManualClock  # noqa: E402
-from rp1_duel.coordination.counts import Usage  # noqa: E402
-from rp1_duel.coordination.service import DuelService  # noqa: E402
-from rp1_duel.record import verification  # noqa: E402
-from rp1_duel.record.citations import artifact_citations  # noqa: E402
-from rp1_duel.record.history import RecordFile  # noqa: E402
+from rp1_duel.coordination import (  # noqa: E402
+    DuelService,
+    Usage,
+)
+from rp1_duel.record import (  # noqa: E402
+    RecordFile,
+    artifact_citations,
+    verification,
+)
 from rp1_duel.settings import DuelSettings  # noqa: E402
 from rp1_duel.vocabulary import CitationKind, Confidence, Verdict, Vote  # noqa: E402
 

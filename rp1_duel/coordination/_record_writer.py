@@ -17,18 +17,44 @@ from ..audience import FinalThought, Question, admission, final_thought_refusal
 from ..clock import iso
 from ..errors import DuelError, invalid_argument
 from ..printable import printable
-from ..record import artifact, signatures
-from ..record.artifact import Conclusion, FrontMatter, FrontMatterError, ParticipantEntry, Seal, TurnBlock
-from ..record.citations import turn_citations
-from ..record.ending import RevisionEnding, patch_path, revision_ending
-from ..record.history import MAX_ARTIFACT_BYTES, Claimant, History, chain_problems, citable_names
-from ..record.rulings import EVIDENCE_CHARS, RULED, Ruling, chained, ruled_items, where_of
-from ..turns.grammar import normalize_turn_text, parse_turn
-from ..turns.raw_html import find_raw_html
-from ..turns.rules import TurnReport, turn_invalid, validate_turn
-from ..turns.source import SourceUnreadable
+from ..record import (
+    EVIDENCE_CHARS,
+    MAX_ARTIFACT_BYTES,
+    RULED,
+    Claimant,
+    Conclusion,
+    FrontMatter,
+    FrontMatterError,
+    History,
+    ParticipantEntry,
+    RevisionEnding,
+    Ruling,
+    Seal,
+    TurnBlock,
+    artifact,
+    chain_problems,
+    chained,
+    citable_names,
+    patch_path,
+    revision_ending,
+    ruled_items,
+    signatures,
+    turn_citations,
+    where_of,
+)
+from ..turns import (
+    SourceUnreadable,
+    TurnReport,
+    find_raw_html,
+    normalize_turn_text,
+    parse_turn,
+    turn_invalid,
+    validate_turn,
+)
 from ..vocabulary import ACTIVE, CLOSE, CLOSED, INVALIDATED, WRAPPERS, ErrorCode
 from . import policy
+from ._state import Commitment, DuelState, Lease, Participant, SealRecord, TurnRecord
+from ._store import Transaction
 from .events import (
     CandidateConvergence,
     CitationVerdicts,
@@ -44,22 +70,6 @@ from .events import (
     TurnAppended,
     TurnRejected,
 )
-from .state import Commitment, DuelState, Lease, Participant, SealRecord, TurnRecord
-from .store import Transaction
-
-__all__ = [
-    "RecordCheck",
-    "abandon_duel",
-    "add_final_thought",
-    "append_turn",
-    "ask_question",
-    "check_record",
-    "close_duel",
-    "commit_opening",
-    "rule_on_citations",
-    "seal_duel",
-    "write_artifact",
-]
 
 SUMMARY_MAX_BYTES = 64 * 1024
 

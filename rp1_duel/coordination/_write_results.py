@@ -14,19 +14,8 @@ from typing import Any
 from ..clock import Instant, iso
 from ..schedule import Schedule
 from . import policy
+from ._state import DuelState, Participant
 from .results import DuelResult, LeaseToken, Seat, common_fields
-from .state import DuelState, Participant
-
-__all__ = [
-    "AppendResult",
-    "AudienceResult",
-    "ClaimResult",
-    "CommitResult",
-    "JoinResult",
-    "RefreshResult",
-    "ReleaseResult",
-    "SealResult",
-]
 
 
 @dataclass(kw_only=True)

@@ -18,8 +18,6 @@ import logging
 import re
 from typing import Final
 
-__all__ = ["HTML", "PDF", "TEXT", "ExtractionError", "extract_text", "page_kind"]
-
 HTML: Final = "html"
 PDF: Final = "pdf"
 TEXT: Final = "text"

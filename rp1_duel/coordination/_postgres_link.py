@@ -25,15 +25,6 @@ from typing import Any, Final, cast
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-__all__ = [
-    "APPLICATION_NAME",
-    "CONNECT_TIMEOUT_SECONDS",
-    "FULL",
-    "Link",
-    "channel_of",
-    "transient_reason",
-]
-
 # psycopg logs, through logging's last resort onto standard error, an error it ignores while ending a
 # pipeline that failed; the failure itself is raised and handled. A command's stderr is its own.
 logging.getLogger("psycopg").addHandler(logging.NullHandler())

@@ -14,17 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..vocabulary import DuelStatus, NextStep, Outcome, Readable, Stance
 
-__all__ = [
-    "AppendAnswer",
-    "ClaimAnswer",
-    "CommitAnswer",
-    "JoinAnswer",
-    "ReadAnswer",
-    "ReleaseAnswer",
-    "StatusAnswer",
-    "WaitAnswer",
-]
-
 WAIT_LIMIT_SECONDS: Final = 3600  # the most a timeout_seconds may ask (the server's bound cuts it further)
 
 # -- parameters ------------------------------------------------------------------------------------------

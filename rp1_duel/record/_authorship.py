@@ -28,8 +28,6 @@ from . import signatures
 from .artifact import GENESIS, FrontMatter, ParsedArtifact, Seal, TurnBlock, sha256_text
 from .problem import Problem
 
-__all__ = ["Authorship", "SealEntry", "SignatureEntry", "check_authorship"]
-
 # Each check runs ssh-keygen: a hostile file of thousands of tiny signed turns must not cost minutes.
 MAX_CHECKED_SIGNATURES = SETTINGS["max_turns"].high
 

@@ -16,22 +16,18 @@ from dataclasses import dataclass, replace
 from typing import Final
 from urllib.parse import urlsplit
 
-from ..record.citations import Citation, checked_figures
-from ..record.verification import QUORUM, CitationEntry, FetchRecord, VoteRecord, fetch_verdict, quorum_verdict
-from ..turns.figures import FigureIndex
-from ..turns.matching import SearchableText
+from ..record import (
+    QUORUM,
+    Citation,
+    CitationEntry,
+    FetchRecord,
+    VoteRecord,
+    checked_figures,
+    fetch_verdict,
+    quorum_verdict,
+)
+from ..turns import FigureIndex, SearchableText
 from ..vocabulary import BASES, CitationKind, Confidence, Verdict, Vote
-
-__all__ = [
-    "NO_MODEL",
-    "Judgement",
-    "by_kind",
-    "corroborate",
-    "failed_fetch",
-    "mechanical",
-    "quorum",
-    "unjudged",
-]
 
 # The strongest basis two valid votes agree on gives the confidence.
 _CONFIDENCE_OF_BASIS: Final = {

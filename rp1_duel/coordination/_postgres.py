@@ -35,23 +35,16 @@ from ..clock import Instant
 from ..errors import DuelError
 from ..settings import redact
 from ..vocabulary import ErrorCode
+from ._postgres_link import FULL, Link, channel_of, transient_reason
+from ._retrying import stale_guess, transient_failure
+from ._state import DuelState, corrupt
+from ._store import LOG_START, EventCursor, Transaction
 from .identity import target_key
-from .postgres_link import FULL, Link, channel_of, transient_reason
-from .retrying import stale_guess, transient_failure
-from .state import DuelState, corrupt
 from .storage import DebateDir, copy_artifact, write_beside
-from .store import LOG_START, EventCursor, Transaction
 
 if TYPE_CHECKING:  # loaded where used: a wait or a claim reads no event and no source (`duel tools` start-up)
-    from ..turns.source import SourceDocument
+    from ..turns import SourceDocument
     from .events import Event
-
-__all__ = [
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
-    "DatabaseEvents",
-    "PostgresStore",
-]
 
 SCHEMA_VERSION = 5
 #: Migrations by the version they lead to; each runs once, in order, under an advisory lock.
@@ -602,7 +595,7 @@ class PostgresStore:
 
     def keep_source(self, state: DuelState, source: SourceDocument) -> None:
         """The text, and the path the artifact shows, from the creating host: every host writes the same header."""
-        from ..record.artifact import display_source_path
+        from ..record import display_source_path
 
         shown = display_source_path(state.source_path, artifact_path=self.artifact_path(state))
         self._query("UPDATE duels SET source = %s, source_shown = %s WHERE id = %s", (source.text, shown, state.id))
@@ -619,7 +612,7 @@ class PostgresStore:
 
     def read_source(self, state: DuelState) -> SourceDocument:
         """The source text the database keeps for the duel (raises SourceUnreadable without one)."""
-        from ..turns.source import SourceDocument, SourceUnreadable
+        from ..turns import SourceDocument, SourceUnreadable
 
         text, _ = self._source_row(state.id)
         if text is None:

@@ -35,8 +35,6 @@ from typing import Final, Literal
 
 from .markdown import FENCE
 
-__all__ = ["MAX_EDITS", "NO_EDITS", "Edit", "EditKind", "EditSection", "parse_edits"]
-
 EditKind = Literal["replace", "delete", "insert"]
 MAX_EDITS: Final = 50  # a turn's edit blocks and withdrawals; the turn's 64 KiB bounds their text
 

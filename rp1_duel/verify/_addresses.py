@@ -12,8 +12,6 @@ from __future__ import annotations
 import ipaddress
 from typing import Final
 
-__all__ = ["IPAddress", "refusal"]
-
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 # Cloud instance metadata services: credentials live there. Refused even with --allow-private-hosts.

@@ -4,7 +4,7 @@ The service's rules, history and validation are the same whatever the store; a s
 only keeps what they decide, supplies the time each op is judged at, and signals
 changes. Two stores implement :class:`DuelStore`: the debate dir
 (:class:`~rp1_duel.coordination.storage.DirectoryStore`, the default) and a PostgreSQL
-database (:mod:`rp1_duel.coordination.postgres`), for duels across machines
+database (:mod:`rp1_duel.coordination._postgres`), for duels across machines
 (docs/protocol.md section 4, "Stores").
 """
 
@@ -16,21 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..clock import Instant, iso
-from .state import DuelState, Participant
+from ._state import DuelState, Participant
 
 if TYPE_CHECKING:
-    from ..turns.source import SourceDocument
+    from ..turns import SourceDocument
     from .events import Event, EventData
-
-__all__ = [
-    "LOG_START",
-    "SEEN_RESOLUTION_SECONDS",
-    "DuelStore",
-    "EventCursor",
-    "EventReader",
-    "Transaction",
-    "seen_lately",
-]
 
 SEEN_RESOLUTION_SECONDS = 1.0
 

@@ -23,19 +23,6 @@ from typing import Final, TypeVar
 from ..errors import DuelError
 from ..vocabulary import ErrorCode
 
-__all__ = [
-    "FIRST_PAUSE_SECONDS",
-    "LONGEST_PAUSE_SECONDS",
-    "RETRY_SECONDS",
-    "StoreWait",
-    "is_stale",
-    "is_transient",
-    "pauses",
-    "retried",
-    "stale_guess",
-    "transient_failure",
-]
-
 T = TypeVar("T")
 
 RETRY_SECONDS: Final = 300.0  # longer than a restart or a failover, shorter than a default turn (30 min)

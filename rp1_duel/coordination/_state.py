@@ -26,19 +26,7 @@ from ..vocabulary import ACTIVE, CLOSED, OUTCOMES, ErrorCode
 
 if TYPE_CHECKING:
     from ..audience import FinalThought, Question
-    from ..record.rulings import Ruling
-
-__all__ = [
-    "DUEL_ID",
-    "STATE_VERSION",
-    "Commitment",
-    "DuelState",
-    "Lease",
-    "Participant",
-    "SealRecord",
-    "TurnRecord",
-    "corrupt",
-]
+    from ..record import Ruling
 
 STATE_VERSION = 2
 
@@ -200,7 +188,7 @@ def _parse_state(kind: type[DuelState], data: bytes) -> DuelState:
         raw["questions"] = [Question.from_json(q) for q in _list(raw.get("questions", []))]
         raw["final_thoughts"] = [FinalThought.from_json(t) for t in _list(raw.get("final_thoughts", []))]
     if raw.get("rulings"):  # likewise rulings
-        from ..record.rulings import Ruling
+        from ..record import Ruling
 
         raw["rulings"] = [Ruling.from_json(r) for r in _list(raw["rulings"])]
     shape = {name: raw.pop(name) for name in _SCHEDULE_KEYS if name in raw}
@@ -398,7 +386,7 @@ def _check_values(state: DuelState) -> None:
         ]
     signed = [t.signature for t in state.turns if t.signature is not None] + [seal.signature for seal in state.seals]
     if signed:  # the signatures module is loaded only for a duel with signed turns or seals
-        from ..record.signatures import SIGNATURE_BODY
+        from ..record import SIGNATURE_BODY
 
         problems += [(not SIGNATURE_BODY.fullmatch(signature), "signature") for signature in signed]
     problems += [(state.seat_holder(seal.seat) is None, "seal") for seal in state.seals]

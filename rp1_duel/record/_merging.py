@@ -16,8 +16,6 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["Merged", "merge_three"]
-
 TODAY, RECORDED, AGREED = "today", "recorded", "agreed"  # the conflict markers' labels
 GIT_TIMEOUT_SECONDS = 30
 

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final, Protocol
 
-__all__ = ["unified_diff"]
-
 _Run = tuple[int, int, int]  # a[i:i+size] == b[j:j+size], each b line one difflib may match on
 _Box = tuple[int, int, int, int]  # alo, ahi, blo, bhi
 
