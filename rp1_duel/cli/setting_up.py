@@ -86,7 +86,7 @@ def skill_command(
 
     Installing again changes nothing; a file duel did not write is kept unless --force.
     """
-    from .skill import skill_output
+    from .skill_setup import skill_output
 
     try:
         text = skill_output(harness, mcp=mcp, install=install, scope=scope, home=home, project=project, force=force)

@@ -23,7 +23,8 @@ from test_participant import clean_env
 from test_rulings import CLAIM as REDACTED_CLAIM
 from test_rulings import DEAD, LIVE, challenging, verdicts
 
-from rp1_duel.cli.skill import MCP_RESOURCES, MCP_TOOLS, mcp_server_command
+from rp1_duel.cli.skill import MCP_RESOURCES, MCP_TOOLS
+from rp1_duel.cli.skill_setup import mcp_server_command
 from rp1_duel.coordination import DuelService
 from rp1_duel.participant.audience import AudienceMember
 from rp1_duel.participant.prompt import history_text

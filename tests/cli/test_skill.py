@@ -22,7 +22,7 @@ import pytest
 
 import rp1_duel
 from rp1_duel import vocabulary
-from rp1_duel.cli import skill, tools
+from rp1_duel.cli import skill, skill_setup, tools
 from rp1_duel.cli.tools import OPS, build_parser
 from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
@@ -349,7 +349,7 @@ def raised_error_codes() -> set[str]:
     codes = set()
     for path in PACKAGE.rglob("*.py"):
         relative = path.relative_to(PACKAGE).as_posix()
-        if relative in ("cli/skill.py", "record/agreed.py") or relative.startswith(
+        if relative in ("cli/skill.py", "cli/skill_setup.py", "record/agreed.py") or relative.startswith(
             ("participant/providers/", "verify/", "participant/panel.py")
         ):
             continue
@@ -560,6 +560,8 @@ def test_bad_flags_fail_in_one_line_with_exit_2_and_write_nothing(tmp_path, args
 
 
 def test_library_install_returns_the_same_paths_when_run_again(tmp_path):
-    paths = skill.install("claude-code", scope="user", home=tmp_path / "home", project=tmp_path / "project")
+    paths = skill_setup.install("claude-code", scope="user", home=tmp_path / "home", project=tmp_path / "project")
     assert paths == [tmp_path / TARGETS["claude-code", "user"]]
-    assert skill.install("claude-code", scope="user", home=tmp_path / "home", project=tmp_path / "project") == paths
+    assert (
+        skill_setup.install("claude-code", scope="user", home=tmp_path / "home", project=tmp_path / "project") == paths
+    )

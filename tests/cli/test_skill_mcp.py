@@ -14,7 +14,7 @@ import frontmatter
 import pytest
 from typer.testing import CliRunner
 
-from rp1_duel.cli import skill
+from rp1_duel.cli import skill, skill_setup
 from rp1_duel.cli.app import app
 from rp1_duel.errors import DuelError
 from rp1_duel.mcp_server.seat import WAIT_BOUND_SECONDS
@@ -59,7 +59,7 @@ ALLOWED["user"] = {"permissions": {"allow": ["mcp__duel"]}}
 
 def install(tmp_path: Path, harness: str, scope: str = "project", *, force: bool = False) -> list[str]:
     """Install as the library does; ``ACTION: PATH`` lines relative to tmp_path, as `duel skill` prints them."""
-    done = skill.install_mcp_report(
+    done = skill_setup.install_mcp_report(
         harness, scope=scope, home=tmp_path / "home", project=tmp_path / "project", force=force
     )
     return [f"{item.action}: {item.path.relative_to(tmp_path)}" for item in done]
@@ -84,7 +84,7 @@ def files(tmp_path: Path) -> dict[str, bytes]:
 # -- the entry ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("harness", skill.MCP_HARNESSES)
 def test_a_project_entry_starts_the_duel_on_path_and_names_no_path_of_this_machine(harness):
-    command, args = skill.mcp_server_command(harness, "project")
+    command, args = skill_setup.mcp_server_command(harness, "project")
     assert (command, args) == ("duel", ["mcp", "--harness", harness])  # a committed file works for everyone
     assert shutil.which(command) is not None
     assert not any(os.sep in part or part.startswith("~") for part in [command, *args])
@@ -92,21 +92,21 @@ def test_a_project_entry_starts_the_duel_on_path_and_names_no_path_of_this_machi
 
 @pytest.mark.parametrize("harness", skill.MCP_HARNESSES)
 def test_a_user_entry_starts_duel_mcp_with_the_python_running_duel_skill(harness):
-    command, args = skill.mcp_server_command(harness, "user")
+    command, args = skill_setup.mcp_server_command(harness, "user")
     assert command == sys.executable  # a virtualenv nobody activated still runs the server
     assert args == ["-m", "rp1_duel", "mcp", "--harness", harness]
     assert importlib.util.find_spec(f"{args[1]}.__main__") is not None
 
 
 def test_every_timeout_written_for_a_harness_is_well_above_duel_waits_bound():
-    assert skill.TOOL_TIMEOUT_SECONDS >= 2 * WAIT_BOUND_SECONDS  # a wait answers long before the harness gives up
-    assert entry("codex")["tool_timeout_sec"] == skill.TOOL_TIMEOUT_SECONDS
-    assert entry("gemini")["timeout"] == skill.TOOL_TIMEOUT_SECONDS * 1000  # Gemini counts milliseconds
+    assert skill_setup.TOOL_TIMEOUT_SECONDS >= 2 * WAIT_BOUND_SECONDS  # a wait answers long before the harness gives up
+    assert entry("codex")["tool_timeout_sec"] == skill_setup.TOOL_TIMEOUT_SECONDS
+    assert entry("gemini")["timeout"] == skill_setup.TOOL_TIMEOUT_SECONDS * 1000  # Gemini counts milliseconds
 
 
 def test_generic_has_no_mcp_entry():
     with pytest.raises(DuelError) as info:
-        skill.mcp_server_command("generic")
+        skill_setup.mcp_server_command("generic")
     assert info.value.code == "INVALID_ARGUMENT"
 
 
@@ -206,7 +206,7 @@ def test_install_appends_a_codex_table_keeping_comments_and_other_tables(tmp_pat
     config.parent.mkdir(parents=True)
     config.write_text(CODEX_CONFIG)
     install(tmp_path, "codex")
-    assert config.read_text(encoding="utf-8") == CODEX_CONFIG + "\n" + skill._toml_table(entry("codex"))
+    assert config.read_text(encoding="utf-8") == CODEX_CONFIG + "\n" + skill_setup._toml_table(entry("codex"))
     assert servers(config) == {"docs": {"command": "docs-mcp", "args": ["--port", "0"]}, "duel": entry("codex")}
 
 
@@ -221,7 +221,7 @@ def test_force_replaces_a_codex_duel_table_and_its_subtables_in_place(tmp_path):
     assert info.value.code == "SKILL_EXISTS"
     assert "--force" in info.value.message
     assert install(tmp_path, "codex", force=True)[0] == "replaced: project/.codex/config.toml"
-    table = skill._toml_table(entry("codex"))
+    table = skill_setup._toml_table(entry("codex"))
     assert config.read_text(encoding="utf-8") == before + table + "\n# fast answers\n[profiles.fast]" + after
     assert install(tmp_path, "codex")[0] == "unchanged: project/.codex/config.toml"
 
@@ -305,7 +305,7 @@ def test_an_empty_json_file_counts_as_an_empty_object(tmp_path):
 
 
 def test_the_mcp_skill_updates_the_cli_skill_duel_skill_wrote(tmp_path):
-    skill.install("codex", scope="project", home=tmp_path / "home", project=tmp_path / "project")
+    skill_setup.install("codex", scope="project", home=tmp_path / "home", project=tmp_path / "project")
     agents_md = tmp_path / "project" / "AGENTS.md"
     agents_md.write_text("# House rules\n\n" + agents_md.read_text(encoding="utf-8"))
     assert install(tmp_path, "codex")[1] == "updated: project/AGENTS.md"
@@ -419,7 +419,7 @@ def test_bad_mcp_flags_fail_in_one_line_with_exit_2_and_write_nothing(tmp_path, 
 # -- Gemini CLI without --mcp: the `duel tools` instructions in GEMINI.md ---------------------------
 @pytest.mark.parametrize(("scope", "target"), [("project", "project/GEMINI.md"), ("user", "home/.gemini/GEMINI.md")])
 def test_gemini_without_mcp_gets_the_tools_instructions_as_a_gemini_md_section(tmp_path, scope, target):
-    paths = skill.install("gemini", scope=scope, home=tmp_path / "home", project=tmp_path / "project")
+    paths = skill_setup.install("gemini", scope=scope, home=tmp_path / "home", project=tmp_path / "project")
     assert paths == [tmp_path / target]
     text = (tmp_path / target).read_text(encoding="utf-8")
     assert text == skill.render("gemini")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.cli.skill import install_mcp_report, install_report
+from rp1_duel.cli.skill_setup import install_mcp_report, install_report
 from rp1_duel.configuration import Flags, load_config
 from rp1_duel.confinement import confine, project_of
 from rp1_duel.coordination import DuelService

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_apply import agreeing, duel
 
-from rp1_duel.cli import skill
+from rp1_duel.cli import skill_setup
 from rp1_duel.configuration import load_config, trust, trusted
 from rp1_duel.errors import DuelError
 from rp1_duel.files import MAX_ARTIFACT_BYTES, NotReadable, read_bounded
@@ -189,7 +189,9 @@ def test_skill_install_refuses_an_agents_file_that_is_no_regular_file(tmp_path, 
     project_folder = tmp_path / "project"
     project_folder.mkdir()
     make_hostile(project_folder / "AGENTS.md", kind)
-    error = refusal(lambda: skill.install("codex", scope="project", home=tmp_path / "home", project=project_folder))
+    error = refusal(
+        lambda: skill_setup.install("codex", scope="project", home=tmp_path / "home", project=project_folder)
+    )
     # A link to a device leads out of the project, and is refused as such before it is read.
     expected = "PATH_OUTSIDE_PROJECT" if kind == "dev-zero" else "SKILL_WRITE_FAILED"
     assert error.code == expected and "AGENTS.md" in error.message
