@@ -294,7 +294,7 @@ def test_validate_flags_truncated_and_non_artifacts(source, debate_dir, tmp_path
     plain.write_text("# Not a duel\n")
     code, report = validate(plain)
     assert code == 1
-    assert report["artifacts"][0]["problems"][0]["code"] == "FRONT_MATTER"
+    assert report["artifacts"][0]["problems"][0]["code"] == "UNREADABLE"  # not a duel artifact at all
 
 
 def test_validate_searches_folders_and_prints_for_people(source, debate_dir):
