@@ -148,6 +148,7 @@ def verify_command(
     Dead links and quoted excerpts not on the page are fabricated; a claim stating a figure its page does not (1,250 for 1,200) is unreliable, unless it begins [CONJECTURE]; a quorum of three model votes judges the rest. Exit 0 when no citation is fabricated, 1 otherwise.
     """
     from ..errors import invalid_argument
+    from ..record import scan
     from ..verify import Fetcher, FetchPolicy, PageCache, Verifier, default_cache_dir
 
     missing = [p for p in paths if not os.path.exists(p)]
@@ -164,13 +165,19 @@ def verify_command(
         PageCache(default_cache_dir()),
         progress=lambda line: typer.echo(printable(f"duel verify: {line}"), err=True),
     )
-    results, fabricated, errors = _verify_each(paths, verifier, refresh=refresh, as_json=as_json)
+    scanned = scan(paths)
+    found = [str(path) for path in scanned.found]
+    results, fabricated, errors = _verify_each(found, verifier, refresh=refresh, as_json=as_json)
+    skipped = [{"path": str(path), "reason": reason} for path, reason in scanned.skipped]
     if as_json:
         voter_names = list(dict.fromkeys(v.name for v in voters))
         shown = {"success": not errors, "models": bool(voters), "voters": voter_names, "fabricated": fabricated}
-        typer.echo(printable_json({**shown, "artifacts": results}))
-    elif not results:
-        typer.echo("no duel artifacts found", err=True)
+        typer.echo(printable_json({**shown, "artifacts": results, "skipped": skipped}))
+    else:
+        for entry in skipped:  # what was not checked, and why, as duel validate lists it
+            typer.echo(printable(f"{entry['path']}: skipped ({entry['reason']})"), err=True)
+        if not results:
+            typer.echo("no duel artifacts found", err=True)
     raise typer.Exit(1 if fabricated or errors else 0)
 
 

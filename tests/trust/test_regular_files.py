@@ -291,7 +291,7 @@ def test_duel_validate_and_apply_check_end_at_once_on_a_patch_that_is_no_file(se
 
 
 @pytest.mark.slow
-def test_duel_validate_and_stats_over_a_hostile_folder_name_what_they_skipped(hostile_folder, tmp_path):
+def test_duel_validate_stats_and_verify_over_a_hostile_folder_name_what_they_skipped(hostile_folder, tmp_path):
     root = hostile_folder
     shown = duel_command("validate", "--json", str(root), cwd=tmp_path)
     assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
@@ -301,6 +301,11 @@ def test_duel_validate_and_stats_over_a_hostile_folder_name_what_they_skipped(ho
     stats = duel_command("stats", "--json", str(root), cwd=tmp_path)
     assert stats.returncode == 0 and "Traceback" not in stats.stderr, stats.stderr
     assert len(json.loads(stats.stdout)["skipped"]) == 4
+    verified = duel_command("verify", "--no-models", "--json", str(root), cwd=tmp_path)
+    assert "Traceback" not in verified.stderr, verified.stderr
+    assert len(json.loads(verified.stdout)["skipped"]) == 4
+    said = duel_command("verify", "--no-models", str(root), cwd=tmp_path)
+    assert said.stderr.count("skipped (") == 4, said.stderr
 
 
 @pytest.mark.slow
