@@ -55,16 +55,19 @@ def revision_ending(
     duel_id: str,
     names: Mapping[int, str],
     path: str,
+    credit_last_turn: bool = False,
 ) -> RevisionEnding:
     """The rows and patches of a duel closed with ``outcome``: on ACCEPTED_CONSENSUS the agreed
-    revision and who accepted it; on DISSENT or MAX_TURNS each seat's last revision that changes
-    the document, as an alternative; nothing otherwise, or without the source. ``names``: seat -> name."""
+    revision and who accepted it; on DISSENT or MAX_TURNS, as an alternative, each seat's last revision
+    that changes the document and holds an edit the seat proposed (``credit_last_turn``: the rule
+    before, each seat's revision as its latest turn left it); nothing otherwise, or without the source.
+    ``names``: seat -> name."""
     if history.revision is None:
         return RevisionEnding()
     if outcome == ACCEPTED_CONSENSUS:
         return _agreed(history, duel_id=duel_id, names=names, path=path)
     if outcome in (DISSENT, MAX_TURNS):
-        return _alternatives(history, duel_id=duel_id, names=names, path=path)
+        return _alternatives(history, duel_id=duel_id, names=names, path=path, credit_last_turn=credit_last_turn)
     return RevisionEnding()
 
 
@@ -106,15 +109,30 @@ def _agreed(history: History, *, duel_id: str, names: Mapping[int, str], path: s
     return RevisionEnding(rows, {patch: revision.patch(path)})
 
 
-def _alternatives(history: History, *, duel_id: str, names: Mapping[int, str], path: str) -> RevisionEnding:
-    """Each seat's revision as its own latest turn left it, when that changes the document."""
+def _alternatives(
+    history: History, *, duel_id: str, names: Mapping[int, str], path: str, credit_last_turn: bool = False
+) -> RevisionEnding:
+    """Each seat's revision as its own latest turn that proposed or withdrew edits left it, when the seat's turns
+    proposed an edit in force in it and it changes the document: a seat that only accepted or dissented against
+    the other's edits proposes no alternative. ``credit_last_turn``: the rule before, each seat's revision as
+    its latest turn left it, whoever proposed its edits (records closed by it still validate)."""
     after: dict[int, Revision] = {}
+    proposer: dict[str, int] = {}  # edit name -> the seat whose turn last proposed it
     replay = History(history.source, history.source_names, history.schedule, source_sha256=history.source_sha256)
     for number in history.numbers:
-        replay.accept(history.block(number), history.turn(number))
+        turn = history.turn(number)
+        replay.accept(history.block(number), turn)
         seat = history.schedule.speaker(number)
-        if seat != CHAIR_SEAT and replay.revision is not None:
+        proposer.update((edit.name, seat) for edit in turn.edits.edits)
+        if seat == CHAIR_SEAT or replay.revision is None:
+            continue
+        if credit_last_turn:
             after[seat] = replay.revision
+        elif turn.edits.edits or turn.edits.withdrawn:
+            if any(proposer.get(name) == seat for name in replay.revision.edits):
+                after[seat] = replay.revision
+            else:  # its latest proposal left none of its own edits in force
+                after.pop(seat, None)
     rows: list[tuple[str, str]] = []
     patches: dict[str, str] = {}
     for seat, revision in sorted(after.items()):
