@@ -10,6 +10,8 @@ turns and compares, so a patch or a conclusion edited after the close is found.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +19,23 @@ from pathlib import Path
 from ..schedule import CHAIR_SEAT, Schedule
 from ..turns import Revision
 from ..vocabulary import ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS
-from .history import History
+from .artifact import FrontMatter, parse, parse_conclusion
+from .history import History, read_artifact_text
 from .sources import source_location, tree_root
 
-__all__ = ["NO_CHANGE", "RevisionEnding", "agreed_in", "last_seat_turns", "patch_path", "revision_ending"]
+__all__ = [
+    "NO_CHANGE",
+    "AgreedEnding",
+    "RevisionEnding",
+    "agreed_ending",
+    "agreed_in",
+    "last_seat_turns",
+    "patch_path",
+    "revision_ending",
+]
 
 NO_CHANGE = "no change to the document"
+_AGREED_ROW = re.compile(r"`(r-[0-9a-f]{12})`, agreed")  # the Revision row's value, as _agreed writes it
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,46 @@ def patch_path(artifact_path: str | os.PathLike[str], recorded_source: str) -> s
     real = os.path.realpath(source)
     inside = os.path.commonpath([real, root]) == root
     return Path(os.path.relpath(real, root)).as_posix() if inside else os.path.basename(source)
+
+
+@dataclass(frozen=True)
+class AgreedEnding:
+    """What a closed duel agreed for its document, as every command that ends a duel says it
+    (docs/protocol.md section 8, "The agreed revision")."""
+
+    artifact: str  # the record's path, as the command was given it
+    revision: str | None = None  # the agreed revision's id; None when no revision changing the document was agreed
+    patch: str | None = None  # the path of ``<duel id>.revision.patch`` beside the artifact; None when it is not there
+
+    def lines(self) -> tuple[str, ...]:
+        """The closing lines: the revision, its patch and the ``duel apply`` command; none without a revision."""
+        if self.revision is None:
+            return ()
+        patch = () if self.patch is None else (f"patch: {self.patch}",)
+        return (f"revision: {self.revision}", *patch, f"apply it: duel apply {shlex.quote(self.artifact)}")
+
+    def fields(self) -> dict[str, str | None]:
+        """The ``revision`` and ``patch`` fields of a ``--json`` summary (null when none was agreed)."""
+        return {"revision": self.revision, "patch": self.patch}
+
+
+def agreed_ending(artifact_path: str | os.PathLike[str]) -> AgreedEnding:
+    """What the closed record at ``artifact_path`` agreed, from its Terminal Conclusion's ``Revision`` row (written
+    by the close, checked by ``duel validate``); no revision for any other ending, or a record that cannot be read
+    (a database store's duel closed on another host)."""
+    artifact = os.fspath(artifact_path)
+    try:
+        parsed = parse(read_artifact_text(artifact))
+        front = FrontMatter.parse(parsed.front_matter)
+    except (OSError, UnicodeDecodeError, ValueError):  # a FrontMatterError is a ValueError
+        return AgreedEnding(artifact)
+    conclusion = parse_conclusion(parsed.conclusion)
+    rows = dict(conclusion.revision) if conclusion else {}
+    agreed = _AGREED_ROW.fullmatch(rows.get("Revision", ""))
+    if agreed is None:
+        return AgreedEnding(artifact)
+    patch = Path(artifact).with_name(f"{front.duel_id}.revision.patch")
+    return AgreedEnding(artifact, agreed.group(1), str(patch) if patch.is_file() else None)
 
 
 def revision_ending(
