@@ -420,3 +420,24 @@ def duel_command(*args: str, cwd: Path, env: dict[str, str] | None = None) -> su
         env={**os.environ, "NO_COLOR": "1", **(env or {})},
         check=False,
     )
+
+
+CONFIGURABLE_EXPIRY = "Leases expire after `lease_seconds` unless refreshed."
+
+
+def agreed_on_an_edit(service: DuelService, alice: Player, bob: Player) -> tuple[Path, str]:
+    """A duel closed ACCEPTED_CONSENSUS on Alice's edit making the lease's length configurable: the
+    artifact's path and the agreed revision's id (the revised document's SHA-256, computed apart)."""
+    revised = SOURCE.replace("Leases expire after fifteen minutes unless refreshed.", CONFIGURABLE_EXPIRY)
+    revision = "r-" + hashlib.sha256(revised.encode()).hexdigest()[:12]
+    expiry = replace_edit("expiry", "Leases expire after fifteen minutes unless refreshed.", CONFIGURABLE_EXPIRY)
+    turns = (
+        (alice, with_edits(make_turn(1, *DUELISTS[1]), expiry)),
+        (bob, with_edits(make_turn(2, *DUELISTS[2], "ACCEPTING_CONSENSUS"), accepts=revision)),
+        (alice, with_edits(make_turn(3, *DUELISTS[1], "ACCEPTING_CONSENSUS"), accepts=revision)),
+    )
+    path = ""
+    for player, text in turns:
+        path = service.append(player.seat, claim(service, player), text, release=True).debate_path
+    service.release_lock(alice.seat, claim(service, alice), close=True, outcome="ACCEPTED_CONSENSUS")
+    return Path(path), revision

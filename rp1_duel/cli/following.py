@@ -49,6 +49,7 @@ def watch_command(
     import time
     from contextlib import nullcontext
 
+    from ..record import agreed_ending
     from ..review.watch import display_for, follow, pick_duel
     from ..review.watch_keys import AskKey
     from ..vocabulary import ACTIVE
@@ -66,6 +67,8 @@ def watch_command(
         fail(exc)
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    for line in agreed_ending(last.debate_path).lines():
+        typer.echo(printable(line), err=True)
     typer.echo(review_line(last.debate_path), err=True)
 
 

@@ -200,6 +200,8 @@ def _join(flags: JoinFlags) -> NoReturn:
         fail(exc, as_json=flags.as_json)
     if flags.as_json:  # success as the exit code says it, as a failure's {"success": false, "error": …} does
         typer.echo(printable_json({"success": result.state == STATE_COMPLETED, **result.to_dict()}))
+    for line in [] if flags.quiet or result.agreed is None else result.agreed.lines():
+        typer.echo(printable(f"[{prepared.name}] {line}"), err=True)  # after the outcome line the reporter wrote
     if result.state != STATE_COMPLETED:  # even with --quiet: exit 1 says why
         typer.echo(printable(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}"), err=True)
     raise typer.Exit(0 if result.state == STATE_COMPLETED else 1)
@@ -264,6 +266,7 @@ def panel_command(
     from ..configuration import Flags, destinations
     from ..participant.joining import checked_on_fabrication
     from ..participant.panel import exit_code, lineup_seats, plan_panel, summary
+    from ..record import agreed_ending
 
     extra = [os.path.abspath(lineup)] if lineup else []
     try:
@@ -290,6 +293,8 @@ def panel_command(
         typer.echo(printable_json(shown))
     if shown["debate_path"]:
         typer.echo(printable(f"duel panel: {shown['outcome'] or 'not ended'} → {shown['debate_path']}"), err=True)
+        for line in agreed_ending(shown["debate_path"]).lines():
+            typer.echo(printable(line), err=True)
         typer.echo(printable(f"review:     duel report {shown['debate_path']} --format html -o report.html"), err=True)
     raise typer.Exit(exit_code(runs))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..coordination import DuelService
 from ..errors import DuelError
 from ..printable import printable
-from ..record import parse, parse_conclusion, validate_file
+from ..record import agreed_ending, validate_file
 from ..vocabulary import ACCEPTED_CONSENSUS
 from .panel import PanelSeat, exit_code, run_seats
 
@@ -65,12 +65,13 @@ def run_demo(directory: str) -> int:
     report = validate_file(path)
     verdict = "valid" if report.valid else "INVALID: " + "; ".join(p.message for p in report.problems)
     say(f"\noutcome:  {outcome['outcome']}\nartifact: {path}\nduel validate: {verdict}")
-    conclusion = parse_conclusion(parse(path.read_text(encoding="utf-8")).conclusion)
-    for label, value in conclusion.revision if conclusion else ():
-        say(printable(f"{label.lower()}: {value.replace('`', '')}"))  # the record's text: shown, never obeyed
+    agreed = agreed_ending(path).lines()
+    for line in agreed[:-1]:  # the revision and its patch; the apply line ends the next steps
+        say(printable(line))
     say(f"read it:  less {path}")
     say(f"review:   duel report {path} --format html -o report.html")
-    say(f"apply it: duel apply {path}   (--check first to see that it applies)")
+    for line in agreed[-1:]:
+        say(printable(f"{line}   (--check first to see that it applies)"))
     return 0 if report.valid and outcome["outcome"] == ACCEPTED_CONSENSUS else 1
 
 

@@ -40,7 +40,7 @@ from ..coordination import (
 from ..errors import DuelError
 from ..files import MAX_SOURCE_BYTES, read_bounded
 from ..printable import printable
-from ..record import Claimant, History, RecordFile, decide_panel, signatures
+from ..record import AgreedEnding, Claimant, History, RecordFile, agreed_ending, decide_panel, signatures
 from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
 from ..turns import Challenge, TurnViolation, challenged, phase_note, revision_note, validate_turn
@@ -130,10 +130,13 @@ class ParticipantResult:
     turns_written: list[int] = field(default_factory=list)  # by this participant, over every run
     usage: PricedUsage | None = None  # summed over every run
     verification: dict[str, Any] | None = None  # with --verify: its checks over every run (checking.summary)
+    agreed: AgreedEnding | None = None  # once closed: the revision it agreed, if any (record.ending)
 
     def to_dict(self) -> dict[str, Any]:
-        """The result as ``--json`` prints it, its usage in JSON."""
-        return {**self.__dict__, "usage": None if self.usage is None else self.usage.to_json()}
+        """The result as ``--json`` prints it, its usage in JSON, the agreed revision as ``revision`` and ``patch``."""
+        shown = {key: value for key, value in self.__dict__.items() if key != "agreed"}
+        agreed = (self.agreed or AgreedEnding(self.debate_path or "")).fields()
+        return {**shown, "usage": None if self.usage is None else self.usage.to_json(), **agreed}
 
 
 class Reporter(Protocol):
@@ -1109,6 +1112,8 @@ class Duelist:
             self.result.verification = self.checker.summary(events, me, self.result.turns_written)
         reason = f" ({duel.reason})" if duel.reason else ""
         self.report.state(self.result.state, f"{duel.outcome}{reason} → {self.result.debate_path}")
+        if self.result.debate_path is not None:
+            self.result.agreed = agreed_ending(self.result.debate_path)
         return self.result
 
 

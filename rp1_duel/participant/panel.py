@@ -29,6 +29,7 @@ from typing import IO, Any, cast
 from ..configuration import Config, SeatSpec, config_error
 from ..coordination import DuelService
 from ..errors import DuelError
+from ..record import AgreedEnding, agreed_ending
 from ..settings import SETTINGS, STORE_ENV, DuelSettings
 from ..vocabulary import ACTIVE, ErrorCode
 
@@ -317,7 +318,10 @@ def exit_code(runs: Sequence[SeatRun]) -> int:
 
 def summary(runs: Sequence[SeatRun]) -> dict[str, Any]:
     """``duel panel --json``: the outcome and the artifact (from the first seat whose summary names
-    them; None when none does), and every seat's own ``duel join --json`` summary."""
+    them; None when none does), the agreed ``revision`` and its ``patch`` (None when none was agreed),
+    and every seat's own ``duel join --json`` summary."""
     results = [run.result for run in runs]
     done = next((result for result in results if result and result.get("debate_path")), None)
-    return {"outcome": done and done.get("outcome"), "debate_path": done and done["debate_path"], "seats": results}
+    path = done and done["debate_path"]
+    agreed = (agreed_ending(path) if path else AgreedEnding("")).fields()
+    return {"outcome": done and done.get("outcome"), "debate_path": path, **agreed, "seats": results}

@@ -35,7 +35,9 @@ _EXPORTS = {
     "artifact_citations": ".citations",
     "checked_figures": ".citations",
     "turn_citations": ".citations",
+    "AgreedEnding": ".ending",
     "RevisionEnding": ".ending",
+    "agreed_ending": ".ending",
     "agreed_in": ".ending",
     "patch_path": ".ending",
     "revision_ending": ".ending",
@@ -117,6 +119,7 @@ __all__ = [
     "UNSIGNED",
     "UNTRUSTED",
     "VERIFIED",
+    "AgreedEnding",
     "ArtifactReport",
     "Citation",
     "CitationEntry",
@@ -139,6 +142,7 @@ __all__ = [
     "SidecarError",
     "TurnBlock",
     "VoteRecord",
+    "agreed_ending",
     "agreed_in",
     "agreed_revision",
     "apply_agreed",
@@ -199,7 +203,7 @@ if TYPE_CHECKING:
         turn_block,
     )
     from .citations import Citation, artifact_citations, checked_figures, turn_citations
-    from .ending import RevisionEnding, agreed_in, patch_path, revision_ending
+    from .ending import AgreedEnding, RevisionEnding, agreed_ending, agreed_in, patch_path, revision_ending
     from .history import (
         MAX_ARTIFACT_BYTES,
         Claimant,

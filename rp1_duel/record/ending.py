@@ -10,6 +10,8 @@ turns and compares, so a patch or a conclusion edited after the close is found.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +19,23 @@ from pathlib import Path
 from ..schedule import CHAIR_SEAT, Schedule
 from ..turns import Revision
 from ..vocabulary import ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS
-from .history import History
+from .artifact import FrontMatter, parse, parse_conclusion
+from .history import History, read_artifact_text
 from .sources import source_location, tree_root
 
-__all__ = ["NO_CHANGE", "RevisionEnding", "agreed_in", "last_seat_turns", "patch_path", "revision_ending"]
+__all__ = [
+    "NO_CHANGE",
+    "AgreedEnding",
+    "RevisionEnding",
+    "agreed_ending",
+    "agreed_in",
+    "last_seat_turns",
+    "patch_path",
+    "revision_ending",
+]
 
 NO_CHANGE = "no change to the document"
+_AGREED_ROW = re.compile(r"`(r-[0-9a-f]{12})`, agreed")  # the Revision row's value, as _agreed writes it
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,46 @@ def patch_path(artifact_path: str | os.PathLike[str], recorded_source: str) -> s
     return Path(os.path.relpath(real, root)).as_posix() if inside else os.path.basename(source)
 
 
+@dataclass(frozen=True)
+class AgreedEnding:
+    """What a closed duel agreed for its document, as every command that ends a duel says it
+    (docs/protocol.md section 8, "The agreed revision")."""
+
+    artifact: str  # the record's path, as the command was given it
+    revision: str | None = None  # the agreed revision's id; None when no revision changing the document was agreed
+    patch: str | None = None  # the path of ``<duel id>.revision.patch`` beside the artifact; None when it is not there
+
+    def lines(self) -> tuple[str, ...]:
+        """The closing lines: the revision, its patch and the ``duel apply`` command; none without a revision."""
+        if self.revision is None:
+            return ()
+        patch = () if self.patch is None else (f"patch: {self.patch}",)
+        return (f"revision: {self.revision}", *patch, f"apply it: duel apply {shlex.quote(self.artifact)}")
+
+    def fields(self) -> dict[str, str | None]:
+        """The ``revision`` and ``patch`` fields of a ``--json`` summary (null when none was agreed)."""
+        return {"revision": self.revision, "patch": self.patch}
+
+
+def agreed_ending(artifact_path: str | os.PathLike[str]) -> AgreedEnding:
+    """What the closed record at ``artifact_path`` agreed, from its Terminal Conclusion's ``Revision`` row (written
+    by the close, checked by ``duel validate``); no revision for any other ending, or a record that cannot be read
+    (a database store's duel closed on another host)."""
+    artifact = os.fspath(artifact_path)
+    try:
+        parsed = parse(read_artifact_text(artifact))
+        front = FrontMatter.parse(parsed.front_matter)
+    except (OSError, UnicodeDecodeError, ValueError):  # a FrontMatterError is a ValueError
+        return AgreedEnding(artifact)
+    conclusion = parse_conclusion(parsed.conclusion)
+    rows = dict(conclusion.revision) if conclusion else {}
+    agreed = _AGREED_ROW.fullmatch(rows.get("Revision", ""))
+    if agreed is None:
+        return AgreedEnding(artifact)
+    patch = Path(artifact).with_name(f"{front.duel_id}.revision.patch")
+    return AgreedEnding(artifact, agreed.group(1), str(patch) if patch.is_file() else None)
+
+
 def revision_ending(
     history: History,
     outcome: str,
@@ -55,16 +108,19 @@ def revision_ending(
     duel_id: str,
     names: Mapping[int, str],
     path: str,
+    credit_last_turn: bool = False,
 ) -> RevisionEnding:
     """The rows and patches of a duel closed with ``outcome``: on ACCEPTED_CONSENSUS the agreed
-    revision and who accepted it; on DISSENT or MAX_TURNS each seat's last revision that changes
-    the document, as an alternative; nothing otherwise, or without the source. ``names``: seat -> name."""
+    revision and who accepted it; on DISSENT or MAX_TURNS, as an alternative, each seat's last revision
+    that changes the document and holds an edit the seat proposed (``credit_last_turn``: the rule
+    before, each seat's revision as its latest turn left it); nothing otherwise, or without the source.
+    ``names``: seat -> name."""
     if history.revision is None:
         return RevisionEnding()
     if outcome == ACCEPTED_CONSENSUS:
         return _agreed(history, duel_id=duel_id, names=names, path=path)
     if outcome in (DISSENT, MAX_TURNS):
-        return _alternatives(history, duel_id=duel_id, names=names, path=path)
+        return _alternatives(history, duel_id=duel_id, names=names, path=path, credit_last_turn=credit_last_turn)
     return RevisionEnding()
 
 
@@ -106,15 +162,30 @@ def _agreed(history: History, *, duel_id: str, names: Mapping[int, str], path: s
     return RevisionEnding(rows, {patch: revision.patch(path)})
 
 
-def _alternatives(history: History, *, duel_id: str, names: Mapping[int, str], path: str) -> RevisionEnding:
-    """Each seat's revision as its own latest turn left it, when that changes the document."""
+def _alternatives(
+    history: History, *, duel_id: str, names: Mapping[int, str], path: str, credit_last_turn: bool = False
+) -> RevisionEnding:
+    """Each seat's revision as its own latest turn that proposed or withdrew edits left it, when the seat's turns
+    proposed an edit in force in it and it changes the document: a seat that only accepted or dissented against
+    the other's edits proposes no alternative. ``credit_last_turn``: the rule before, each seat's revision as
+    its latest turn left it, whoever proposed its edits (records closed by it still validate)."""
     after: dict[int, Revision] = {}
+    proposer: dict[str, int] = {}  # edit name -> the seat whose turn last proposed it
     replay = History(history.source, history.source_names, history.schedule, source_sha256=history.source_sha256)
     for number in history.numbers:
-        replay.accept(history.block(number), history.turn(number))
+        turn = history.turn(number)
+        replay.accept(history.block(number), turn)
         seat = history.schedule.speaker(number)
-        if seat != CHAIR_SEAT and replay.revision is not None:
+        proposer.update((edit.name, seat) for edit in turn.edits.edits)
+        if seat == CHAIR_SEAT or replay.revision is None:
+            continue
+        if credit_last_turn:
             after[seat] = replay.revision
+        elif turn.edits.edits or turn.edits.withdrawn:
+            if any(proposer.get(name) == seat for name in replay.revision.edits):
+                after[seat] = replay.revision
+            else:  # its latest proposal left none of its own edits in force
+                after.pop(seat, None)
     rows: list[tuple[str, str]] = []
     patches: dict[str, str] = {}
     for seat, revision in sorted(after.items()):

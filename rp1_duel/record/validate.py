@@ -324,9 +324,19 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
     if front is None or conclusion is None or front.outcome is None or record.source is None or report.problems:
         return
     names = {seat: claimant.name for seat, claimant in claimants(front).items()}
-    expected = revision_ending(
-        history, front.outcome, duel_id=front.duel_id, names=names, path=patch_path(path, front.source_path)
-    )
+    endings = [
+        revision_ending(
+            history,
+            front.outcome,
+            duel_id=front.duel_id,
+            names=names,
+            path=patch_path(path, front.source_path),
+            credit_last_turn=credit_last_turn,
+        )
+        for credit_last_turn in (False, True)
+    ]
+    # A record closed when each seat was credited with its latest turn's revision holds those rows: as good.
+    expected = next((ending for ending in endings if ending.rows == conclusion.revision), endings[0])
     if not conclusion.revision and not expected.files:
         return
     if conclusion.revision != expected.rows:

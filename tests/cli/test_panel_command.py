@@ -11,7 +11,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from test_participant import clean_env, wait_for_seat
@@ -19,13 +20,21 @@ from test_participant import clean_env, wait_for_seat
 from rp1_duel.configuration import Config, Layer, merge
 from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.participant.panel import PanelSeat, join_command, lineup_seats, seat_environment, shared_flags
+from rp1_duel.participant.panel import (
+    PanelSeat,
+    SeatRun,
+    join_command,
+    lineup_seats,
+    seat_environment,
+    shared_flags,
+    summary,
+)
 from rp1_duel.record import validate_file
 from rp1_duel.settings import DuelSettings
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, ErrorCode
 
 from fake_debater import asked, prompt_text
-from helpers import make_turn
+from helpers import agreed_on_an_edit, join, make_turn
 
 OPEN, ACCEPT = "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS"
 
@@ -83,6 +92,26 @@ def test_a_lineup_without_seats_1_to_n_or_with_a_name_twice_is_invalid_config(se
         lineup_seats(config_of({"seats": seats}))
     assert raised.value.code == ErrorCode.INVALID_CONFIG
     assert problem in raised.value.message
+
+
+def test_the_panels_summary_names_the_agreed_revision_and_its_patch(debate_dir, source):
+    service = DuelService(debate_dir)
+    alice, bob = (
+        join(service, source, "Alice", harness="claude-code", model_id="claude-x"),
+        join(service, source, "Bob", harness="codex", model_id="gpt-x"),
+    )
+    path, revision = agreed_on_an_edit(service, alice, bob)
+    seats = [{"seat": 1, "outcome": ACCEPTED_CONSENSUS, "debate_path": str(path)}, None]
+    shown = summary([cast("SeatRun", SimpleNamespace(result=result)) for result in seats])
+    patch = path.with_name(f"{alice.duel_id}.revision.patch")
+    assert (shown["revision"], shown["patch"]) == (revision, str(patch))
+    assert summary([cast("SeatRun", SimpleNamespace(result=None))]) | {"seats": []} == {
+        "outcome": None,
+        "debate_path": None,
+        "revision": None,
+        "patch": None,
+        "seats": [],
+    }
 
 
 def test_every_seat_joins_with_the_duels_settings_in_full_and_the_lineup_file():
@@ -188,6 +217,7 @@ max_turns = 6
     assert "Traceback" not in err
     summary = json.loads(out)
     assert summary["outcome"] == ACCEPTED_CONSENSUS, err
+    assert (summary["revision"], summary["patch"]) == (None, None)  # the panel agreed to change nothing
     assert [(s["seat"], s["turns_written"]) for s in summary["seats"]] == [(1, [1, 4]), (2, [2, 5]), (3, [3, 6])]
     assert validate_file(summary["debate_path"]).valid
     text = Path(summary["debate_path"]).read_text()

@@ -20,7 +20,7 @@ from rp1_duel.errors import DuelError
 from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.loop import Duelist, ParticipantConfig
 from rp1_duel.participant.providers.scripted import ScriptedProvider
-from rp1_duel.record import FrontMatter, parse, validate_file
+from rp1_duel.record import FrontMatter, RecordFile, parse, validate_file
 from rp1_duel.settings import DuelSettings
 
 from fake_debater import REVISED, WRAPPINGS, debater, hopeless, reviser, sloppy_then_fixed, wrapped
@@ -97,6 +97,7 @@ def test_claude_and_gpt_finish_a_duel(source, debate_dir, anthropic_server, open
     assert (code_c, code_g) == (0, 0), err_c
     assert result_c["outcome"] == result_g["outcome"] == "ACCEPTED_CONSENSUS"
     assert result_c["success"] is result_g["success"] is True  # as a failure's false
+    assert (result_c["revision"], result_c["patch"]) == (None, None)  # the duel agreed to change nothing
     assert (result_c["seat"], result_c["turns_written"], result_g["turns_written"]) == (1, [1, 3], [2, 4])
     assert "turn 1 accepted (OPEN_TO_DEBATE)" in err_c
     assert "ACCEPTED_CONSENSUS" in err_c
@@ -138,6 +139,32 @@ def test_claude_and_gpt_propose_amend_and_accept_a_revision_that_git_applies(
     assert applied.returncode == 0, applied.stderr
     revised = source.read_text()
     assert REVISED in revised and "its turn is not written." in revised
+
+
+def test_duel_join_ends_saying_the_agreed_revision_its_patch_and_how_to_apply_it(
+    source, debate_dir, anthropic_server, openai_server
+):
+    anthropic_server.responder = openai_server.responder = reviser
+    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "4", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    gpt = start(source, debate_dir, "--model", "gpt-x", env=gpt_env(openai_server))
+    (code_c, result_c, err_c), (code_g, result_g, err_g) = finish(claude), finish(gpt)
+    assert (code_c, code_g) == (0, 0), err_c
+    artifact = result_c["debate_path"]
+    patch = str(Path(artifact).with_name(f"{result_c['duel_id']}.revision.patch"))
+    revision = RecordFile.read(artifact).history().revision
+    assert revision is not None
+    assert (
+        (result_c["revision"], result_c["patch"]) == (result_g["revision"], result_g["patch"]) == (revision.id, patch)
+    )
+    for name, err in (("Claude", err_c), ("GPT", err_g)):
+        lines = err.splitlines()
+        ended = next(i for i, line in enumerate(lines) if line.startswith(f"[{name}] completed: ACCEPTED_CONSENSUS"))
+        assert lines[ended + 1 : ended + 4] == [
+            f"[{name}] revision: {revision.id}",
+            f"[{name}] patch: {patch}",
+            f"[{name}] apply it: duel apply {artifact}",
+        ]
 
 
 def test_wrapped_answers_are_extracted_without_a_repair_round_trip(source, debate_dir, anthropic_server, openai_server):

@@ -11,10 +11,20 @@ from pathlib import Path
 import pytest
 
 from rp1_duel.errors import DuelError
-from rp1_duel.record import apply_agreed
+from rp1_duel.record import agreed_ending, apply_agreed
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, DISSENT
 
-from helpers import SOURCE, Player, claim, duel_command, join, make_turn, replace_edit, with_edits
+from helpers import (
+    SOURCE,
+    Player,
+    agreed_on_an_edit,
+    claim,
+    duel_command,
+    join,
+    make_turn,
+    replace_edit,
+    with_edits,
+)
 
 ALICE, BOB = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x")
 OPEN, ACCEPT, DISS = "OPEN_TO_DEBATE", "ACCEPTING_CONSENSUS", "DISSENTING"
@@ -288,3 +298,26 @@ def test_duel_apply_with_conflicts_writes_the_markers_and_exits_1(service, pair,
     done = duel_apply(str(artifact), cwd=tmp_path)
     assert done.returncode == 1 and "with conflicts in 1 place" in done.stdout
     assert "<<<<<<< today" in source.read_text(encoding="utf-8")
+
+
+def test_an_agreed_ending_names_the_revision_its_patch_and_the_apply_command(service, pair):
+    path, revision = agreed_on_an_edit(service, *pair)
+    patch = path.with_name(f"{pair[0].duel_id}.revision.patch")
+    agreed = agreed_ending(path)
+    assert agreed.lines() == (f"revision: {revision}", f"patch: {patch}", f"apply it: duel apply {path}")
+    assert agreed.fields() == {"revision": revision, "patch": str(patch)}
+    patch.unlink()  # a database store's patch is written on the host that closed
+    assert agreed_ending(path).lines() == (f"revision: {revision}", f"apply it: duel apply {path}")
+
+
+def test_an_ending_that_agreed_no_revision_or_cannot_be_read_says_nothing(service, pair, tmp_path):
+    alice, bob = pair
+    alices, bobs = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x")
+    service.append(alice.seat, claim(service, alice), make_turn(1, *alices), release=True)
+    service.append(bob.seat, claim(service, bob), make_turn(2, *bobs, "ACCEPTING_CONSENSUS"), release=True)
+    lease = claim(service, alice)
+    appended = service.append(alice.seat, lease, make_turn(3, *alices, "ACCEPTING_CONSENSUS"))
+    service.release_lock(alice.seat, lease, close=True, outcome=ACCEPTED_CONSENSUS)  # no edit: no change
+    for path in (appended.debate_path, tmp_path / "missing.md", tmp_path):
+        assert agreed_ending(path).lines() == ()
+        assert agreed_ending(path).fields() == {"revision": None, "patch": None}

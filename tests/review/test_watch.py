@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from rp1_duel.cli import main
 from rp1_duel.clock import ManualClock, iso
 from rp1_duel.coordination import DuelService, Event, LockAcquired, ParticipantWaiting, Usage
 from rp1_duel.coordination.storage import LOG_START, EventCursor, EventLog
@@ -33,7 +34,7 @@ from rp1_duel.review.terminal import TerminalDisplay
 from rp1_duel.review.watch import Follower, PlainDisplay, appended, event_line, follow, headline, pick_duel
 from rp1_duel.review.watch_model import EventLine, WatchView, countdown, situation, view_of
 
-from helpers import SOURCE, Player, claim, join, make_turn, run_tools, stop, tree_snapshot
+from helpers import SOURCE, Player, agreed_on_an_edit, claim, join, make_turn, run_tools, stop, tree_snapshot
 
 ANSI = re.compile(r"\x1b\[")
 ALICE = ("Alice", "claude-code", "claude-x")
@@ -408,6 +409,19 @@ def test_follow_on_a_closed_duel_shows_its_history_and_outcome_at_once(service, 
     last = follow(DuelService(debate_dir, clock=clock), alice.duel_id, display, sleep=never)
     assert display.closed == last and last.outcome == "DISSENT"
     assert len(display.lines) == len(all_events(service, alice.duel_id)) and display.views == []
+
+
+def test_watch_on_a_duel_that_agreed_a_revision_ends_saying_it_its_patch_and_how_to_apply_it(
+    service, pair, debate_dir, capsys
+):
+    path, revision = agreed_on_an_edit(service, *pair)
+    with pytest.raises(SystemExit) as done:
+        main(["watch", "--debate-dir", str(debate_dir), "--duel-id", pair[0].duel_id])
+    out, err = capsys.readouterr()
+    assert done.value.code == 0
+    assert f"outcome: ACCEPTED_CONSENSUS after 3 of 6 turns; record: {path}" in out
+    patch = path.with_name(f"{pair[0].duel_id}.revision.patch")
+    assert err.splitlines()[:3] == [f"revision: {revision}", f"patch: {patch}", f"apply it: duel apply {path}"]
 
 
 def test_following_a_duel_writes_nothing(service, pair, debate_dir, clock):

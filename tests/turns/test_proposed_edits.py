@@ -356,6 +356,40 @@ def test_without_consensus_each_seats_last_revision_is_kept_as_an_alternative_no
     assert validate_file(path).valid
 
 
+def dissent_on_alices_edit(service, source) -> tuple[str, str]:
+    """Alice proposes an edit, Bob dissents without one: the DISSENT record's path and its duel id."""
+    settings = DuelSettings(max_turns=2)
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x", settings=settings)
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x", settings=settings)
+    write(service, alice, turn(1, ALICE, OPEN, replace_edit("expiry", EXPIRY, CONFIGURABLE)))
+    lease = claim(service, bob)
+    appended = service.append(bob.seat, lease, turn(2, BOB, "DISSENTING"))
+    assert appended.terminal_outcome == "DISSENT"
+    service.release_lock(bob.seat, lease, close=True, outcome=appended.terminal_outcome)
+    return appended.debate_path, alice.duel_id
+
+
+def test_a_seat_that_only_dissented_against_the_others_edits_has_no_alternative(service, source):
+    path, duel_id = dissent_on_alices_edit(service, source)
+    conclusion = Path(path).read_text().split("## Terminal Conclusion")[1]
+    assert f"Alice's `{rid(SOURCE.replace(EXPIRY, CONFIGURABLE))}`, not agreed" in conclusion
+    assert "Bob's" not in conclusion  # Bob proposed no edit: Alice's revision is not his alternative
+    assert not Path(path).with_name(f"{duel_id}.alternative-2.patch").exists()
+    assert validate_file(path).valid
+
+
+def test_a_record_closed_crediting_the_dissenter_with_the_others_edits_still_validates(service, source):
+    path, duel_id = dissent_on_alices_edit(service, source)
+    record, alices = Path(path), Path(path).with_name(f"{duel_id}.alternative-1.patch")
+    row = next(line for line in record.read_text().splitlines() if line.startswith("| Alternative | Alice's"))
+    bobs_row = row.replace("Alice's", "Bob's").replace("alternative-1", "alternative-2")
+    record.write_text(record.read_text().replace(row, f"{row}\n{bobs_row}"))  # as the rule before wrote it
+    shutil.copyfile(alices, record.with_name(f"{duel_id}.alternative-2.patch"))
+    assert validate_file(path).valid, validate_file(path).problems
+    record.with_name(f"{duel_id}.alternative-2.patch").write_text("--- a/design.md\n+++ b/design.md\n")
+    assert not validate_file(path).valid  # either rule's patches, as written at the close
+
+
 def test_a_consensus_without_edits_agrees_on_the_unchanged_document(service, pair):
     alice, bob = pair
     write(service, alice, turn(1, ALICE, OPEN))
