@@ -183,6 +183,7 @@ class Table:
     rows: tuple[tuple[Inline | Cell, ...], ...]
     columns: tuple[str, ...]
     total: tuple[Inline, Inline] | None = None  # on the page, a last row: its label, then its last column
+    grouped: bool = True  # on the page, the header row and the body in ``<thead>`` and ``<tbody>``
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from .sections import (
     header,
     items_table,
     judged_verdict,
+    openings,
     participants,
     provenance,
     rulings,
@@ -76,7 +77,7 @@ def render_html(report: Report) -> str:
         section(header(report)),
         section(decision(report)),
         section(rulings(report)),
-        _openings(report),
+        section(openings(report)),
         _synthesis(report),
         _changes(report),
         _outcome_details(report),
@@ -178,6 +179,8 @@ def _table(part: Table) -> str:
         label, last = part.total
         span, css = len(part.head) - 2, _css_class(part.columns[-1])
         rows += f'<tr><td></td><td colspan="{span}">{spans(label)}</td><td{css}>{spans(last)}</td></tr>'
+    if not part.grouped:
+        return _scrolling(f"<table><tr>{head}</tr>{rows}</table>")
     return _scrolling(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
 
 
@@ -261,30 +264,6 @@ def _turn(report: Report, number: int) -> str:
 def _scrolling(table: str) -> str:
     """A table in a box of its own that scrolls sideways on a narrow screen, not the page."""
     return f'<div class="scroll">{table}</div>'
-
-
-def _openings(report: Report) -> str:
-    """What a vote of the openings alone would have decided, and whether the debate changed it."""
-    openings = report.openings
-    if not any(vote.turn is not None for vote in openings.votes):
-        return ""
-    said = _e(openings.explanation)
-    rows = "".join(
-        f'<tr><td>{_name(report, vote.seat)}</td><td class="n">{_turn(report, vote.turn)}</td>'
-        f"<td><code>{_e(vote.stance or 'no stance')}</code></td><td>{_e(vote.vote)}</td>"
-        f'<td class="text">{_text(vote.first_line)}</td></tr>'
-        if vote.turn is not None
-        else f'<tr><td>{_name(report, vote.seat)}</td><td class="n">—</td><td>—</td><td>no turn</td><td>—</td></tr>'
-        for vote in openings.votes
-    )
-    table = (
-        "<table><tr><th>Participant</th><th>Opening turn</th><th>Stance</th><th>Vote</th>"
-        f"<th>Position, first line</th></tr>{rows}</table>"
-    )
-    return (
-        f'<section class="openings"><h2>Against the openings\' vote</h2>'
-        f"<p>{f'<strong>{said}</strong>' if openings.changed else said}</p>{_scrolling(table)}</section>"
-    )
 
 
 def _synthesis(report: Report) -> str:

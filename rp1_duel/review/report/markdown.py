@@ -54,6 +54,7 @@ from .sections import (
     header,
     items_table,
     judged_verdict,
+    openings,
     participants,
     provenance,
     rulings,
@@ -79,7 +80,7 @@ def render_markdown(report: Report) -> str:
         "header": section(header(report)),
         "decision": section(decision(report)),
         "rulings": section(rulings(report)),
-        "openings": _openings(report),
+        "openings": section(openings(report)),
         "synthesis": _synthesis(report),
         "changes": _changes(report),
         "details": _outcome_details(report),
@@ -251,24 +252,6 @@ def _span(one: Span, *, in_cell: bool) -> str:
 
 def _turn(report: Report, number: int) -> str:
     return f"[{number}]({words.turn_href(report, number)})"
-
-
-def _openings(report: Report) -> str:
-    """What a vote of the openings alone would have decided, and whether the debate changed it."""
-    openings = report.openings
-    if not any(vote.turn is not None for vote in openings.votes):
-        return ""
-    said = inline(openings.explanation)
-    lines = ["### Against the openings' vote", "", f"**{said}**" if openings.changed else said, ""]
-    lines += ["| Participant | Opening turn | Stance | Vote | Position, first line |", "|---|---|---|---|---|"]
-    lines += [
-        f"| {cell(report.name_of(vote.seat))} | {_turn(report, vote.turn)} | {cell(vote.stance or 'no stance')} "
-        f"| {vote.vote} | {cell(vote.first_line)} |"
-        if vote.turn is not None
-        else f"| {cell(report.name_of(vote.seat))} | — | — | no turn | — |"
-        for vote in openings.votes
-    ]
-    return "\n".join(lines)
 
 
 def _synthesis(report: Report) -> str:

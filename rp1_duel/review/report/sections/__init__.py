@@ -7,6 +7,7 @@ from .audience import audience
 from .debate import agreements, items_table, rulings, unresolved
 from .decision import decision, position
 from .frame import footer, header
+from .openings import openings
 from .record import participants, provenance
 from .verdict import judged_verdict
 
@@ -18,6 +19,7 @@ __all__ = [
     "header",
     "items_table",
     "judged_verdict",
+    "openings",
     "participants",
     "position",
     "provenance",
