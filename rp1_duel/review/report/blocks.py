@@ -21,6 +21,7 @@ __all__ = [
     "Aside",
     "Badge",
     "Block",
+    "Box",
     "Card",
     "Cards",
     "Cell",
@@ -37,6 +38,7 @@ __all__ = [
     "PathLink",
     "Per",
     "Position",
+    "Prose",
     "SeatName",
     "Section",
     "Span",
@@ -184,6 +186,7 @@ class Table:
     columns: tuple[str, ...]
     total: tuple[Inline, Inline] | None = None  # on the page, a last row: its label, then its last column
     grouped: bool = True  # on the page, the header row and the body in ``<thead>`` and ``<tbody>``
+    box: str = "scroll"  # on the page, the class of its box: ``scroll``, or ``fit`` for one that fits its column
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,24 @@ class Position:
     text: str
     empty: str
     lead: Inline = ()
+
+
+@dataclass(frozen=True)
+class Prose:
+    """Recorded prose in paragraphs: quoted in Markdown (``empty`` in italics when it has none), a paragraph
+    each on the page."""
+
+    text: str
+    empty: str = ""
+
+
+@dataclass(frozen=True)
+class Box:
+    """Blocks in a box of ``css``'s class on the page (``pair`` sets its two boxes side by side); in Markdown,
+    the blocks a blank line apart."""
+
+    blocks: tuple[Block, ...]
+    css: str = ""
 
 
 @dataclass(frozen=True)
@@ -246,7 +267,7 @@ class Group:
     blocks: tuple[Block, ...]
 
 
-Block = Paragraph | Subheading | Items | Table | Position | Diff | Alert | Cards | Group | Only
+Block = Paragraph | Subheading | Items | Table | Position | Prose | Box | Diff | Alert | Cards | Group | Only
 
 # Where a section stands on the page: a section of the report, its header, or its footer.
 Kind = Literal["section", "header", "footer"]

@@ -22,6 +22,7 @@ from .blocks import (
     Aside,
     Badge,
     Block,
+    Box,
     Card,
     Cards,
     Cell,
@@ -31,10 +32,12 @@ from .blocks import (
     Group,
     Inline,
     Items,
+    Only,
     Paragraph,
     PathLink,
     Per,
     Position,
+    Prose,
     SeatName,
     Section,
     Span,
@@ -59,6 +62,7 @@ from .sections import (
     participants,
     provenance,
     rulings,
+    synthesis,
     unresolved,
 )
 
@@ -78,7 +82,7 @@ def render_html(report: Report) -> str:
         section(decision(report)),
         section(rulings(report)),
         section(openings(report)),
-        _synthesis(report),
+        section(synthesis(report)),
         _changes(report),
         _outcome_details(report),
         section(participants(report)),
@@ -159,6 +163,14 @@ def block(part: Block) -> str:
     if isinstance(part, Position):
         lead = f'<p class="muted">{spans(part.lead)}</p>' if part.lead else ""
         return f'{lead}<div class="position">{_text(part.text) or f"<em>{_e(part.empty)}</em>"}</div>'
+    if isinstance(part, Prose):
+        return "".join(f"<p>{_text(p)}</p>" for p in part.text.split("\n\n") if p.strip())
+    return _framed(part)
+
+
+def _framed(part: Box | Diff | Alert | Cards | Group | Only) -> str:
+    if isinstance(part, Box):
+        return f"<div{_css_class(part.css)}>" + "".join(map(block, part.blocks)) + "</div>"
     if isinstance(part, Diff):
         return f"<h3>{spans(part.heading)}</h3><p>{spans(part.summary)}</p>{_diff(part.text)}"
     if isinstance(part, Alert):
@@ -172,16 +184,15 @@ def block(part: Block) -> str:
 
 
 def _table(part: Table) -> str:
-    """A table in a box of its own that scrolls sideways, each column's cells in its class."""
+    """A table in a box of its own (one that scrolls sideways, unless it fits), each column's cells in its class."""
     head = "".join(f"<th>{html.escape(name, quote=False)}</th>" for name in part.head)
     rows = "".join("<tr>" + "".join(map(_cell, row, part.columns)) + "</tr>" for row in part.rows)
     if part.total is not None:
         label, last = part.total
         span, css = len(part.head) - 2, _css_class(part.columns[-1])
         rows += f'<tr><td></td><td colspan="{span}">{spans(label)}</td><td{css}>{spans(last)}</td></tr>'
-    if not part.grouped:
-        return _scrolling(f"<table><tr>{head}</tr>{rows}</table>")
-    return _scrolling(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    return f'<div class="{part.box}">' + (table if part.grouped else f"<table><tr>{head}</tr>{rows}</table>") + "</div>"
 
 
 def _item(item: Inline | Cell) -> str:
@@ -264,38 +275,6 @@ def _turn(report: Report, number: int) -> str:
 def _scrolling(table: str) -> str:
     """A table in a box of its own that scrolls sideways on a narrow screen, not the page."""
     return f'<div class="scroll">{table}</div>'
-
-
-def _synthesis(report: Report) -> str:
-    """The chair's synthesis, whole, beside each seat's final stance; then where the chair departs from one."""
-    view = report.synthesis
-    if view is None:
-        return ""
-    paragraphs = "".join(f"<p>{_text(p)}</p>" for p in view.text.split("\n\n") if p.strip())
-    rows = "".join(
-        f'<tr><td class="n">{s.seat}</td><td>{_name(report, s.seat)}</td>'
-        f"<td>{words.final_stance(s.stance, lambda text: f'<strong>{_e(text)}</strong>', _e)}</td>"
-        f'<td class="n">{_turn(report, s.turn)}</td></tr>'
-        for s in view.final_stances
-    )
-    table = (
-        "<table><thead><tr><th>Seat</th><th>Participant</th><th>Final stance</th><th>Turn</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table>"
-    )
-
-    def listed(title: str, items: tuple[str, ...]) -> str:
-        return f"<h3>{title}</h3><ul>{''.join(f'<li>{_text(item)}</li>' for item in items)}</ul>" if items else ""
-
-    none = f'<h3>Departures</h3><p class="muted">none ({_e(words.DEPARTURES_NOTE)})</p>'
-    return (
-        '<section><h2>The chair\'s synthesis</h2><div class="pair">'
-        f'<div><p class="muted">Turn {_turn(report, view.turn)}:</p><div class="summary">{paragraphs}</div></div>'
-        f'<div><p class="muted">Each seat\'s final stance:</p><div class="fit">{table}</div></div></div>'
-        + listed("Agreed", view.agreed)
-        + listed("Still open", view.still_open)
-        + (listed("Departures", view.departures) or none)
-        + "</section>"
-    )
 
 
 def _position(report: Report, position: SeatPosition, *, label: str) -> str:

@@ -24,6 +24,7 @@ from .blocks import (
     Aside,
     Badge,
     Block,
+    Box,
     Cards,
     Cell,
     Code,
@@ -36,6 +37,7 @@ from .blocks import (
     Paragraph,
     PathLink,
     Position,
+    Prose,
     SeatName,
     Section,
     Span,
@@ -58,6 +60,7 @@ from .sections import (
     participants,
     provenance,
     rulings,
+    synthesis,
     unresolved,
 )
 
@@ -81,7 +84,7 @@ def render_markdown(report: Report) -> str:
         "decision": section(decision(report)),
         "rulings": section(rulings(report)),
         "openings": section(openings(report)),
-        "synthesis": _synthesis(report),
+        "synthesis": section(synthesis(report)),
         "changes": _changes(report),
         "details": _outcome_details(report),
         "participants": section(participants(report)),
@@ -204,6 +207,10 @@ def block(part: Block) -> str:
     if isinstance(part, Position):
         lead = f"{spans(part.lead)}\n\n" if part.lead else ""
         return lead + (_quoted(part.text) or f"> _{part.empty}_")
+    if isinstance(part, Prose):
+        return _quoted(part.text) or (f"_{part.empty}_" if part.empty else "")
+    if isinstance(part, Box):
+        return "\n\n".join(filter(None, map(block, part.blocks)))
     return _framed(part)
 
 
@@ -252,27 +259,6 @@ def _span(one: Span, *, in_cell: bool) -> str:
 
 def _turn(report: Report, number: int) -> str:
     return f"[{number}]({words.turn_href(report, number)})"
-
-
-def _synthesis(report: Report) -> str:
-    """The chair's synthesis, whole, with each seat's final stance beside it and where the chair departs from one."""
-    view = report.synthesis
-    if view is None:
-        return ""
-    quoted = "\n>\n".join(f"> {inline(p)}" for p in view.text.split("\n\n") if p.strip())
-    lines = [f"### The chair's synthesis (turn {_turn(report, view.turn)})", "", quoted or "_no Synthesis_", ""]
-    lines += ["Each seat's final stance:", "", "| Seat | Participant | Final stance | Turn |", "|---|---|---|---|"]
-    lines += [
-        f"| {s.seat} | {cell(s.name)} | {words.final_stance(s.stance, lambda text: f'**{cell(text)}**', cell)} "
-        f"| {_turn(report, s.turn)} |"
-        for s in view.final_stances
-    ]
-    for title, items in (("Agreed", view.agreed), ("Still open", view.still_open)):
-        if items:
-            lines += ["", f"**{title}**:", *(f"- {inline(item)}" for item in items)]
-    lines += ["", f"**Departures** ({words.DEPARTURES_NOTE}):" + ("" if view.departures else " none.")]
-    lines += [f"- {inline(item)}" for item in view.departures]
-    return "\n".join(lines)
 
 
 def _fenced(language: str, text: str) -> str:

@@ -9,6 +9,7 @@ from .decision import decision, position
 from .frame import footer, header
 from .openings import openings
 from .record import participants, provenance
+from .synthesis import synthesis
 from .verdict import judged_verdict
 
 __all__ = [
@@ -24,5 +25,6 @@ __all__ = [
     "position",
     "provenance",
     "rulings",
+    "synthesis",
     "unresolved",
 ]
