@@ -15,7 +15,6 @@ import re
 from ...turns import trim_url
 from .. import report_text as words
 from ..assessment import LABEL
-from ..decision import SeatChange, SeatPosition
 from .blocks import (
     HTML,
     Alert,
@@ -53,10 +52,11 @@ from .page_style import BADGE_COLOURS, CSS
 from .sections import (
     agreements,
     audience,
+    changes,
     decision,
     footer,
     header,
-    items_table,
+    how_it_ended,
     judged_verdict,
     openings,
     participants,
@@ -83,8 +83,8 @@ def render_html(report: Report) -> str:
         section(rulings(report)),
         section(openings(report)),
         section(synthesis(report)),
-        _changes(report),
-        _outcome_details(report),
+        section(changes(report)),
+        section(how_it_ended(report)),
         section(participants(report)),
         section(provenance(report)),
         _timeline(report),
@@ -275,68 +275,6 @@ def _turn(report: Report, number: int) -> str:
 def _scrolling(table: str) -> str:
     """A table in a box of its own that scrolls sideways on a narrow screen, not the page."""
     return f'<div class="scroll">{table}</div>'
-
-
-def _position(report: Report, position: SeatPosition, *, label: str) -> str:
-    """A Position in full, its line breaks kept (``white-space: pre-wrap``), after ``label`` (HTML) and its turn."""
-    return (
-        f'<p class="muted">{label}, turn {_turn(report, position.turn)}, {_e(position.stance or "no stance")}:</p>'
-        f'<div class="position">{_text(position.text) or "<em>no Position</em>"}</div>'
-    )
-
-
-def _changes(report: Report) -> str:
-    if not report.changes:
-        return ""
-    cards = "".join(_seat_change(report, change) for change in report.changes)
-    items = ""
-    if report.unresolved:
-        items = f"<h3>Every unresolved item, and what became of it</h3>{block(items_table(report, report.unresolved))}"
-    return f'<section><h2>What the debate changed</h2><div class="seats">{cards}</div>{items}</section>'
-
-
-def _seat_change(report: Report, change: SeatChange) -> str:
-    moved = "".join(
-        f"<li>{_e(r.previous or 'no stance')} → {_e(r.stance or 'no stance')} in turn {_turn(report, r.turn)}"
-        + (f': <span class="muted">{"; ".join(_text(s) for s in r.support)}</span>' if r.support else "")
-        + "</li>"
-        for r in change.revisions
-    )
-    adopted = "".join(f"<li>{_text(q.text)} (turn {_turn(report, q.turn)})</li>" for q in change.adopted)
-    held = "".join(f"<li>{_text(q.text)} (raised in turn {_turn(report, q.turn)})</li>" for q in change.held)
-
-    def listed(title: str, items: str) -> str:
-        return f"<p><strong>{title}</strong>" + (
-            f"</p><ul>{items}</ul>" if items else ' <span class="muted">none</span></p>'
-        )
-
-    return (
-        f'<div class="seat"><h3>{_name(report, change.seat)}</h3><div class="pair">'
-        f"<div>{_position(report, change.opening, label='Opening')}</div>"
-        f"<div>{_position(report, change.final, label='Final')}</div></div>"
-        + listed("Moved toward consensus:", moved)
-        + listed("Took up from others:", adopted)
-        + listed("Held open:", held)
-        + "</div>"
-    )
-
-
-def _outcome_details(report: Report) -> str:
-    """How it ended: the blocking items left, the close's summary, the verification sidecar's standing."""
-    facts = report.outcome
-    parts = []
-    if facts.blocking:
-        items = "".join(
-            f"<li>turn {_turn(report, q.turn)} ({_name(report, report.schedule.speaker(q.turn))}): {_text(q.text)}</li>"
-            for q in facts.blocking
-        )
-        parts.append(f"<p>Blocking items left:</p><ul>{items}</ul>")
-    if facts.summary:
-        paragraphs = "".join(f"<p>{_text(p)}</p>" for p in facts.summary.split("\n\n") if p.strip())
-        parts.append(f'<div class="summary"><p class="muted">Close summary:</p>{paragraphs}</div>')
-    if report.verification is not None:
-        parts.append(f"<p>{_e(words.verification(report.verification))}.</p>")
-    return f"<section><h2>How it ended</h2>{''.join(parts)}</section>" if parts else ""
 
 
 def _timeline(report: Report) -> str:

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from ...schedule import CHAIR_SEAT
 from .. import report_text as words
 from ..assessment import LABEL
-from ..decision import SeatPosition
 from .blocks import (
     MARKDOWN,
     Alert,
@@ -51,10 +50,11 @@ from .data import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
 from .sections import (
     agreements,
     audience,
+    changes,
     decision,
     footer,
     header,
-    items_table,
+    how_it_ended,
     judged_verdict,
     openings,
     participants,
@@ -85,8 +85,8 @@ def render_markdown(report: Report) -> str:
         "rulings": section(rulings(report)),
         "openings": section(openings(report)),
         "synthesis": section(synthesis(report)),
-        "changes": _changes(report),
-        "details": _outcome_details(report),
+        "changes": section(changes(report)),
+        "details": section(how_it_ended(report)),
         "participants": section(participants(report)),
         "provenance": section(provenance(report)),
         "timeline": _timeline(report),
@@ -266,55 +266,6 @@ def _fenced(language: str, text: str) -> str:
     fence = "`" * max(3, max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
     body = text.rstrip("\n")
     return f"{fence}{language}\n{body}\n{fence}"
-
-
-def _changes(report: Report) -> str:
-    if not report.changes:
-        return ""
-    rows = ["### What the debate changed", "", "| Participant | Opening | Final |", "|---|---|---|"]
-    rows += [
-        f"| {cell(report.name_of(change.seat))} | {_position_cell(report, change.opening)} "
-        f"| {_position_cell(report, change.final)} |"
-        for change in report.changes
-    ]
-    rows.append("")
-    for change in report.changes:
-        moved = [
-            f"{inline(r.previous or 'no stance')} → {inline(r.stance or 'no stance')} in turn {_turn(report, r.turn)}"
-            for r in change.revisions
-        ]
-        adopted = [f"“{inline(q.text)}” (turn {_turn(report, q.turn)})" for q in change.adopted]
-        held = [f"“{inline(q.text)}” (raised in turn {_turn(report, q.turn)})" for q in change.held]
-        rows.append(
-            f"- **{inline(report.name_of(change.seat))}** moved toward consensus: {'; '.join(moved) or 'none'}. "
-            f"Took up from others: {'; '.join(adopted) or 'none'}. Held open: {'; '.join(held) or 'none'}."
-        )
-    if report.unresolved:
-        rows += ["", "Every unresolved item, and what became of it:", "", block(items_table(report, report.unresolved))]
-    return "\n".join(rows)
-
-
-def _position_cell(report: Report, position: SeatPosition) -> str:
-    return f"turn {_turn(report, position.turn)}, {cell(position.stance or 'no stance')}: {cell(position.text)}"
-
-
-def _outcome_details(report: Report) -> str:
-    """Why the outcome: the blocking items left, the close's summary, the verification sidecar's standing."""
-    facts = report.outcome
-    lines: list[str] = []
-    if facts.blocking:
-        lines += ["Blocking items left:"]
-        lines += [
-            f"- turn {_turn(report, quote.turn)} ({inline(report.name_of(report.schedule.speaker(quote.turn)))}): "
-            f"{inline(quote.text)}"
-            for quote in facts.blocking
-        ]
-    if facts.summary:
-        lines += ["", "Close summary:", ""]
-        lines.append("\n>\n".join(f"> {inline(p)}" for p in facts.summary.split("\n\n") if p.strip()))
-    if report.verification is not None:
-        lines += ["", inline(words.verification(report.verification)) + "."]
-    return "\n".join(lines).strip("\n")
 
 
 def _timeline(report: Report, *, table: bool = True) -> str:

@@ -4,6 +4,7 @@ format shows (docs/protocol.md section 11). May import what :mod:`rp1_duel.revie
 and its data and blocks; never a writer, so no section knows a format's markup or escaping."""
 
 from .audience import audience
+from .changes import changes, how_it_ended
 from .debate import agreements, items_table, rulings, unresolved
 from .decision import decision, position
 from .frame import footer, header
@@ -15,9 +16,11 @@ from .verdict import judged_verdict
 __all__ = [
     "agreements",
     "audience",
+    "changes",
     "decision",
     "footer",
     "header",
+    "how_it_ended",
     "items_table",
     "judged_verdict",
     "openings",
