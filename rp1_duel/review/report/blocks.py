@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .data import TimelineEntry
+
 __all__ = [
     "HTML",
     "MARKDOWN",
@@ -25,9 +27,12 @@ __all__ = [
     "Card",
     "Cards",
     "Cell",
+    "Chart",
     "Code",
     "Diff",
     "Emphasis",
+    "Entry",
+    "Fold",
     "Format",
     "Group",
     "Inline",
@@ -107,6 +112,7 @@ class PathLink:
 
     text: str
     href: str
+    css: str = ""  # on the page, the link's class
 
 
 @dataclass(frozen=True)
@@ -163,8 +169,19 @@ class Subheading:
 class Items:
     """A bulleted list, one line per item; an item that is a :class:`Cell` carries a class on the page."""
 
-    items: tuple[Inline | Cell, ...]
+    items: tuple[Inline | Cell | Entry, ...]
     css: str = ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A list item with a list of its own under it on the page (``sub``, each in ``sub_css``'s class), which
+    Markdown leaves out (the item's text says it there); ``anchor`` is its id on the page."""
+
+    text: Inline
+    sub: tuple[Inline, ...] = ()
+    sub_css: str = ""
+    anchor: str = ""
 
 
 @dataclass(frozen=True)
@@ -218,6 +235,25 @@ class Box:
 
 
 @dataclass(frozen=True)
+class Chart:
+    """The stance of each turn by seat (``names``, seat 1 first), over ``turn_count`` turns: a Mermaid chart over
+    the ``rounds`` in Markdown, an SVG on the page."""
+
+    names: tuple[str, ...]
+    timeline: tuple[TimelineEntry, ...]
+    turn_count: int
+    rounds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Blocks folded under a summary in Markdown (``<details>``); on the page, the blocks as they are."""
+
+    summary: Inline
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
 class Diff:
     """A unified diff under its heading and summary: a fenced ``diff`` block in Markdown, each added, removed
     and hunk line coloured on the page."""
@@ -267,7 +303,9 @@ class Group:
     blocks: tuple[Block, ...]
 
 
-Block = Paragraph | Subheading | Items | Table | Position | Prose | Box | Diff | Alert | Cards | Group | Only
+Block = (
+    Paragraph | Subheading | Items | Table | Position | Prose | Box | Chart | Fold | Diff | Alert | Cards | Group | Only
+)
 
 # Where a section stands on the page: a section of the report, its header, or its footer.
 Kind = Literal["section", "header", "footer"]

@@ -25,9 +25,12 @@ from .blocks import (
     Card,
     Cards,
     Cell,
+    Chart,
     Code,
     Diff,
     Emphasis,
+    Entry,
+    Fold,
     Group,
     Inline,
     Items,
@@ -62,7 +65,9 @@ from .sections import (
     participants,
     provenance,
     rulings,
+    stances,
     synthesis,
+    turns_table,
     unresolved,
 )
 
@@ -87,8 +92,8 @@ def render_html(report: Report) -> str:
         section(how_it_ended(report)),
         section(participants(report)),
         section(provenance(report)),
-        _timeline(report),
-        _turns(report),
+        section(stances(report)),
+        section(turns_table(report)),
         section(unresolved(report)),
         section(agreements(report)),
         _novel_arguments(report),
@@ -168,9 +173,13 @@ def block(part: Block) -> str:
     return _framed(part)
 
 
-def _framed(part: Box | Diff | Alert | Cards | Group | Only) -> str:
+def _framed(part: Box | Chart | Fold | Diff | Alert | Cards | Group | Only) -> str:
     if isinstance(part, Box):
         return f"<div{_css_class(part.css)}>" + "".join(map(block, part.blocks)) + "</div>"
+    if isinstance(part, Chart):
+        return f'<div class="chart">{svg(part)}</div>'
+    if isinstance(part, Fold):
+        return "".join(map(block, part.blocks))
     if isinstance(part, Diff):
         return f"<h3>{spans(part.heading)}</h3><p>{spans(part.summary)}</p>{_diff(part.text)}"
     if isinstance(part, Alert):
@@ -195,9 +204,13 @@ def _table(part: Table) -> str:
     return f'<div class="{part.box}">' + (table if part.grouped else f"<table><tr>{head}</tr>{rows}</table>") + "</div>"
 
 
-def _item(item: Inline | Cell) -> str:
+def _item(item: Inline | Cell | Entry) -> str:
     if isinstance(item, Cell):
         return f"<li{_css_class(item.css if item.marked else '')}>{spans(item.text)}</li>"
+    if isinstance(item, Entry):
+        anchor = f' id="{item.anchor}"' if item.anchor else ""
+        sub = "".join(f"<li{_css_class(item.sub_css)}>{spans(one)}</li>" for one in item.sub)
+        return f"<li{anchor}>{spans(item.text)}" + (f"<ul>{sub}</ul>" if sub else "") + "</li>"
     return f"<li>{spans(item)}</li>"
 
 
@@ -250,7 +263,7 @@ def _span(one: Span) -> str:
     if isinstance(one, SeatName):
         return f'<span style="color:{SEAT_COLOURS.get(one.seat, "#1f2328")}">{_e(one.name)}</span>'
     if isinstance(one, PathLink):
-        return f'<a href="{_e(one.href)}">{_e(one.text)}</a>'
+        return f'<a{_css_class(one.css)} href="{_e(one.href)}">{_e(one.text)}</a>'
     return _set_apart(one)
 
 
@@ -275,49 +288,6 @@ def _turn(report: Report, number: int) -> str:
 def _scrolling(table: str) -> str:
     """A table in a box of its own that scrolls sideways on a narrow screen, not the page."""
     return f'<div class="scroll">{table}</div>'
-
-
-def _timeline(report: Report) -> str:
-    if not report.timeline:
-        return "<section><h2>Stances</h2><p>No turns yet.</p></section>"
-    changes = [entry for entry in report.timeline if entry.changed]
-    items = "".join(
-        f'<li id="revision-{entry.turn}"><span class="changed">Turn {_turn(report, entry.turn)}</span>, '
-        f"{_name(report, entry.seat)}: "
-        f"{_e(entry.previous_stance or 'no stance')} → {_e(entry.stance or 'no stance')}, because:"
-        + (
-            "<ul>" + "".join(f"<li>{_text(item)}</li>" for item in entry.revision_support) + "</ul>"
-            if entry.revision_support
-            else " <em>no revision support given</em>"
-        )
-        + "</li>"
-        for entry in changes
-    )
-    listed = f"<h3>Stance changes</h3><ul>{items}</ul>" if changes else ""
-    return f'<section><h2>Stances</h2><div class="chart">{svg(report)}</div>{listed}</section>'
-
-
-def _turns(report: Report) -> str:
-    if not report.timeline:
-        return ""
-    rows = "".join(
-        f'<tr><td class="n">{_turn(report, e.turn)}</td><td>{_name(report, e.seat)}</td><td>'
-        + (
-            f'<a class="changed" href="#revision-{e.turn}">{_e(e.stance or "no stance")}</a>'
-            if e.changed
-            else _e(e.stance or "no stance")
-        )
-        + f'</td><td class="n">{e.blocking}</td><td class="text">{_text(e.headline)}</td></tr>'
-        for e in report.timeline
-    )
-    return (
-        "<section><h2>Turns</h2>"
-        + _scrolling(
-            "<table><thead><tr><th>Turn</th><th>Participant</th><th>Stance</th><th>Blocking</th><th>Position</th>"
-            f"</tr></thead><tbody>{rows}</tbody></table>"
-        )
-        + "</section>"
-    )
 
 
 def _novel_arguments(report: Report) -> str:

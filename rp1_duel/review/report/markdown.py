@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ...schedule import CHAIR_SEAT
 from .. import report_text as words
 from ..assessment import LABEL
 from .blocks import (
@@ -26,9 +25,11 @@ from .blocks import (
     Box,
     Cards,
     Cell,
+    Chart,
     Code,
     Diff,
     Emphasis,
+    Fold,
     Group,
     Inline,
     Items,
@@ -46,7 +47,7 @@ from .blocks import (
     TurnLink,
     Untrusted,
 )
-from .data import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
+from .data import MARKED_STANCES, STANCE_LEVELS, Report
 from .sections import (
     agreements,
     audience,
@@ -60,7 +61,9 @@ from .sections import (
     participants,
     provenance,
     rulings,
+    stances,
     synthesis,
+    turns_table,
     unresolved,
 )
 
@@ -89,7 +92,8 @@ def render_markdown(report: Report) -> str:
         "details": section(how_it_ended(report)),
         "participants": section(participants(report)),
         "provenance": section(provenance(report)),
-        "timeline": _timeline(report),
+        "timeline": section(stances(report)),
+        "turns": section(turns_table(report)),
         "unresolved": section(unresolved(report)),
         "agreements": section(agreements(report)),
         "novel": _novel_arguments(report),
@@ -102,7 +106,7 @@ def render_markdown(report: Report) -> str:
     shorter: dict[str, Callable[[], str]] = {
         "citations": lambda: _left_out(words.citation_kinds(report)),
         "novel": lambda: _left_out(f"{len(report.novel_arguments)} novel arguments"),
-        "timeline": lambda: _timeline(report, table=False),
+        "turns": lambda: _left_out("The stances as a table"),
     }
     text = _joined(parts)
     for name, short in shorter.items():
@@ -196,7 +200,7 @@ def block(part: Block) -> str:
     if isinstance(part, Subheading):
         return f"**{spans(part.text)}**:"
     if isinstance(part, Items):
-        return "\n".join(f"- {spans(item.text if isinstance(item, Cell) else item)}" for item in part.items)
+        return "\n".join(f"- {spans(item if isinstance(item, tuple) else item.text)}" for item in part.items)
     if isinstance(part, Table):
         rows = ["| " + " | ".join(part.head) + " |", "|" + "---|" * len(part.head)]
         rows += [
@@ -209,12 +213,17 @@ def block(part: Block) -> str:
         return lead + (_quoted(part.text) or f"> _{part.empty}_")
     if isinstance(part, Prose):
         return _quoted(part.text) or (f"_{part.empty}_" if part.empty else "")
-    if isinstance(part, Box):
-        return "\n\n".join(filter(None, map(block, part.blocks)))
     return _framed(part)
 
 
-def _framed(part: Diff | Alert | Cards | Group | Only) -> str:
+def _framed(part: Box | Chart | Fold | Diff | Alert | Cards | Group | Only) -> str:
+    if isinstance(part, Box):
+        return "\n\n".join(filter(None, map(block, part.blocks)))
+    if isinstance(part, Chart):
+        return _mermaid(part)
+    if isinstance(part, Fold):
+        folded = "\n\n".join(filter(None, map(block, part.blocks)))
+        return f"<details><summary>{spans(part.summary)}</summary>\n\n{folded}\n\n</details>"
     if isinstance(part, Diff):
         return f"**{spans(part.heading)}**: {spans(part.summary)}\n\n" + _fenced("diff", part.text)
     if isinstance(part, Alert):
@@ -268,44 +277,10 @@ def _fenced(language: str, text: str) -> str:
     return f"{fence}{language}\n{body}\n{fence}"
 
 
-def _timeline(report: Report, *, table: bool = True) -> str:
-    if not report.timeline:
-        return "### Stances\n\nNo turns yet."
-    changes = [entry for entry in report.timeline if entry.changed]
-    lines = ["### Stances", "", _mermaid(report)]
-    if changes:
-        lines += ["", "Stance changes:"]
-        lines += [
-            f"- turn {entry.turn}, {inline(report.name_of(entry.seat))}: {inline(entry.previous_stance or 'no stance')}"
-            f" → {inline(entry.stance or 'no stance')}, because: "
-            + ("; ".join(inline(item) for item in entry.revision_support) or "no revision support given")
-            for entry in changes
-        ]
-    if not table:
-        return "\n".join([*lines, "", _left_out("The stances as a table")])
-    rows = ["| Turn | Participant | Stance | Blocking | Position |", "|---|---|---|---|---|"]
-    rows += [
-        f"| {_turn(report, entry.turn)} | {cell(report.name_of(entry.seat))} | {_stance(entry)} | {entry.blocking} "
-        f"| {cell(entry.headline)} |"
-        for entry in report.timeline
-    ]
-    lines += ["", "<details><summary>Stances as a table</summary>", "", *rows, "", "</details>"]
-    return "\n".join(lines)
-
-
-def _stance(entry: TimelineEntry) -> str:
-    stance = cell(entry.stance or "no stance")
-    return f"**{stance}** (changed)" if entry.changed else stance
-
-
-def _mermaid(report: Report) -> str:
-    """One line per seat over the rounds (turns 1–2, 3–4, … for two seats; 1–3, 4–6, … for three; a chair's
-    turns left out); a round a seat did not write ends its line."""
-    seats = range(1, report.schedule.seats + 1)
-    panel_turns = sum(1 for entry in report.timeline if entry.seat != CHAIR_SEAT)
-    rounds = -(-panel_turns // report.schedule.seats)
-    turn = report.schedule.turn_of  # a chair's turns are not the panel's: its closing round comes one later
-    names = {seat: _MERMAID_UNSAFE.sub("", report.name_of(seat))[:40] or f"seat {seat}" for seat in seats}
+def _mermaid(chart: Chart) -> str:
+    """One line per seat over the chart's rounds; a round a seat did not write ends its line."""
+    seats = range(1, len(chart.names) + 1)
+    names = {seat: _MERMAID_UNSAFE.sub("", chart.names[seat - 1])[:40] or f"seat {seat}" for seat in seats}
     title = " · ".join(f"{names[seat]} ({words.SEAT_COLOUR_NAMES[seat]})" for seat in seats)
     scale = ", ".join(f"{level} {stance}" for stance, level in STANCE_LEVELS.items())
     palette = ", ".join(words.SEAT_COLOURS[seat] for seat in seats)
@@ -314,15 +289,11 @@ def _mermaid(report: Report) -> str:
         f'%%{{init: {{"themeVariables": {{"xyChart": {{"plotColorPalette": "{palette}"}}}}}}}}%%',
         "xychart-beta",
         f'  title "Stance by round: {title}"',
-        '  x-axis "round (turns)" ['
-        + ", ".join(
-            f'"{turn(report.schedule.seats * r + 1)}-{turn(report.schedule.seats * (r + 1))}"' for r in range(rounds)
-        )
-        + "]",
+        '  x-axis "round (turns)" [' + ", ".join(f'"{label}"' for label in chart.rounds) + "]",
         f'  y-axis "{scale}" 0 --> {max(STANCE_LEVELS.values())}',
     ]
     for seat in seats:
-        levels = [entry.level for entry in report.timeline if entry.seat == seat]
+        levels = [entry.level for entry in chart.timeline if entry.seat == seat]
         # A stance a record's heading does not name has no level: the line stops before it.
         known = levels[: levels.index(None)] if None in levels else levels
         if known:

@@ -10,6 +10,7 @@ from .decision import decision, position
 from .frame import footer, header
 from .openings import openings
 from .record import participants, provenance
+from .stances import stances, turns_table
 from .synthesis import synthesis
 from .verdict import judged_verdict
 
@@ -28,6 +29,8 @@ __all__ = [
     "position",
     "provenance",
     "rulings",
+    "stances",
     "synthesis",
+    "turns_table",
     "unresolved",
 ]
