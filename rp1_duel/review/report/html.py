@@ -61,6 +61,7 @@ from .sections import (
     header,
     how_it_ended,
     judged_verdict,
+    novel_arguments,
     openings,
     participants,
     provenance,
@@ -96,7 +97,7 @@ def render_html(report: Report) -> str:
         section(turns_table(report)),
         section(unresolved(report)),
         section(agreements(report)),
-        _novel_arguments(report),
+        section(novel_arguments(report)),
         section(audience(report)),
         _citations(report),
         _model_written(report),
@@ -276,10 +277,6 @@ def _set_apart(one: Aside | Badge | Per) -> str:
     return spans(one.html)
 
 
-def _name(report: Report, seat: int) -> str:
-    return f'<span style="color:{SEAT_COLOURS.get(seat, "#1f2328")}">{_e(report.name_of(seat))}</span>'
-
-
 def _turn(report: Report, number: int) -> str:
     """Turn ``number``, linked to its heading in the artifact."""
     return f'<a href="{_e(words.turn_href(report, number))}">{number}</a>'
@@ -288,18 +285,6 @@ def _turn(report: Report, number: int) -> str:
 def _scrolling(table: str) -> str:
     """A table in a box of its own that scrolls sideways on a narrow screen, not the page."""
     return f'<div class="scroll">{table}</div>'
-
-
-def _novel_arguments(report: Report) -> str:
-    if not report.novel_arguments:
-        return ""
-    items = "".join(
-        f"<li>Turn {_turn(report, a.turn)}, {_name(report, a.seat)}: {_text(a.claim) or '<em>no claim</em>'}"
-        + ("<ul>" + "".join(f'<li class="muted">{_text(s)}</li>' for s in a.support) + "</ul>" if a.support else "")
-        + "</li>"
-        for a in report.novel_arguments
-    )
-    return f"<section><h2>Novel arguments ({len(report.novel_arguments)})</h2><ul>{items}</ul></section>"
 
 
 def _citations(report: Report) -> str:

@@ -57,6 +57,7 @@ from .sections import (
     header,
     how_it_ended,
     judged_verdict,
+    novel_arguments,
     openings,
     participants,
     provenance,
@@ -96,7 +97,7 @@ def render_markdown(report: Report) -> str:
         "turns": section(turns_table(report)),
         "unresolved": section(unresolved(report)),
         "agreements": section(agreements(report)),
-        "novel": _novel_arguments(report),
+        "novel": section(novel_arguments(report)),
         "audience": section(audience(report)),
         "citations": _citations(report),
         "model_written": _model_written(report),
@@ -301,19 +302,6 @@ def _mermaid(chart: Chart) -> str:
     lines.append("```")
     marked = " and ".join(MARKED_STANCES)
     return "\n".join(lines) + f"\n\n_Scale: {scale}; {marked} are off the path to consensus._"
-
-
-def _novel_arguments(report: Report) -> str:
-    if not report.novel_arguments:
-        return ""
-    lines = [f"<details><summary>Novel arguments ({len(report.novel_arguments)})</summary>", ""]
-    for argument in report.novel_arguments:
-        support = "; ".join(inline(item) for item in argument.support) or "no support"
-        lines.append(
-            f"- turn {_turn(report, argument.turn)}, {inline(report.name_of(argument.seat))}: "
-            f"{inline(argument.claim) or 'no claim'} (support: {support})"
-        )
-    return "\n".join([*lines, "", "</details>"])
 
 
 def _citations(report: Report) -> str:

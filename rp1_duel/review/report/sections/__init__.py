@@ -3,6 +3,7 @@ to a :class:`~rp1_duel.review.report.blocks.Section` (None when the record has n
 format shows (docs/protocol.md section 11). May import what :mod:`rp1_duel.review.report` may import,
 and its data and blocks; never a writer, so no section knows a format's markup or escaping."""
 
+from .arguments import novel_arguments
 from .audience import audience
 from .changes import changes, how_it_ended
 from .debate import agreements, items_table, rulings, unresolved
@@ -24,6 +25,7 @@ __all__ = [
     "how_it_ended",
     "items_table",
     "judged_verdict",
+    "novel_arguments",
     "openings",
     "participants",
     "position",
