@@ -122,6 +122,7 @@ class Aside:
 
     content: Inline
     css: str = "muted"
+    title: str = ""  # recorded text the page shows on hover
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ from .sections import (
     agreements,
     audience,
     changes,
+    citations,
     decision,
     footer,
     header,
@@ -99,7 +100,7 @@ def render_html(report: Report) -> str:
         section(agreements(report)),
         section(novel_arguments(report)),
         section(audience(report)),
-        _citations(report),
+        section(citations(report)),
         _model_written(report),
         section(judged_verdict(report)),
         section(footer(report)),
@@ -270,7 +271,8 @@ def _span(one: Span) -> str:
 
 def _set_apart(one: Aside | Badge | Per) -> str:
     if isinstance(one, Aside):
-        return f'<span class="{one.css}">{spans(one.content)}</span>'
+        title = f' title="{_e(one.title)}"' if one.title else ""
+        return f'<span class="{one.css}"{title}>{spans(one.content)}</span>'
     if isinstance(one, Badge):
         colour = BADGE_COLOURS.get(one.tone, "#6e7781")
         return f'<span class="outcome" style="background:{colour}">{spans(one.content)}</span>'
@@ -280,52 +282,6 @@ def _set_apart(one: Aside | Badge | Per) -> str:
 def _turn(report: Report, number: int) -> str:
     """Turn ``number``, linked to its heading in the artifact."""
     return f'<a href="{_e(words.turn_href(report, number))}">{number}</a>'
-
-
-def _scrolling(table: str) -> str:
-    """A table in a box of its own that scrolls sideways on a narrow screen, not the page."""
-    return f'<div class="scroll">{table}</div>'
-
-
-def _citations(report: Report) -> str:
-    if not report.citations:
-        return ""
-    facts = report.verification
-    verified = facts is not None and facts.shown
-    rows = []
-    for c in report.citations:
-        href = words.citation_href(report, c)
-        item = _text(c.item) if href is None else f'<a href="{_e(href)}">{_e(c.item)}</a>'
-        row = (
-            f'<tr><td class="n">{_turn(report, c.turn)}</td><td>{_e(c.section or "—")}</td><td>{_e(c.kind)}</td>'
-            f'<td class="text">{item}</td>'
-        )
-        if verified:
-            row += f"<td>{_verdict(c.verdict, c.confidence, c.reason)}</td>"
-        rows.append(row + "</tr>")
-    verdict_head = "<th>Verdict</th>" if verified else ""
-    status = (
-        "No verification sidecar: URLs were not checked (<code>duel verify</code> checks them)."
-        if facts is None
-        else ""
-    )
-    return (
-        f'<section><h2>Citations</h2><p class="muted">{_e(words.citation_kinds(report))}. {status}</p>'
-        + _scrolling(
-            f"<table><thead><tr><th>Turn</th><th>Section</th><th>Kind</th><th>Item</th>{verdict_head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>"
-        )
-        + "</section>"
-    )
-
-
-def _verdict(verdict: str | None, confidence: str | None, reason: str | None) -> str:
-    if verdict is None:
-        return '<span class="muted">—</span>'
-    label = f"{verdict} ({confidence})" if confidence else verdict
-    title = f' title="{_e(reason)}"' if reason else ""
-    css = re.sub(r"[^a-z_]", "", verdict.casefold())
-    return f'<span class="verdict verdict-{css}"{title}>{_e(label)}</span>'
 
 
 def _model_written(report: Report) -> str:

@@ -52,6 +52,7 @@ from .sections import (
     agreements,
     audience,
     changes,
+    citations,
     decision,
     footer,
     header,
@@ -99,7 +100,7 @@ def render_markdown(report: Report) -> str:
         "agreements": section(agreements(report)),
         "novel": section(novel_arguments(report)),
         "audience": section(audience(report)),
-        "citations": _citations(report),
+        "citations": section(citations(report)),
         "model_written": _model_written(report),
         "verdict": section(judged_verdict(report)),
         "footer": section(footer(report)),
@@ -302,38 +303,6 @@ def _mermaid(chart: Chart) -> str:
     lines.append("```")
     marked = " and ".join(MARKED_STANCES)
     return "\n".join(lines) + f"\n\n_Scale: {scale}; {marked} are off the path to consensus._"
-
-
-def _citations(report: Report) -> str:
-    if not report.citations:
-        return ""
-    verified = report.verification is not None and report.verification.shown
-    unchecked = (
-        []
-        if report.verification
-        else ["No verification sidecar: URLs were not checked (`duel verify` checks them).", ""]
-    )
-    rows = [
-        f"<details><summary>{words.citation_kinds(report)}</summary>",
-        "",
-        *unchecked,
-        "| Turn | Section | Kind | Item |" + (" Verdict |" if verified else ""),
-        "|---|---|---|---|" + ("---|" if verified else ""),
-    ]
-    for citation in report.citations:
-        href = words.citation_href(report, citation)
-        item = cell(citation.item) if href is None else link(citation.item, href)
-        row = f"| {_turn(report, citation.turn)} | {citation.section or '—'} | {citation.kind} | {item} |"
-        if verified:
-            row += f" {cell(_verdict(citation.verdict, citation.confidence))} |"
-        rows.append(row)
-    return "\n".join([*rows, "", "</details>"])
-
-
-def _verdict(verdict: str | None, confidence: str | None) -> str:
-    if verdict is None:
-        return "—"
-    return f"{verdict} ({confidence})" if confidence else verdict
 
 
 def _model_written(report: Report) -> str:

@@ -3,7 +3,7 @@ to a :class:`~rp1_duel.review.report.blocks.Section` (None when the record has n
 format shows (docs/protocol.md section 11). May import what :mod:`rp1_duel.review.report` may import,
 and its data and blocks; never a writer, so no section knows a format's markup or escaping."""
 
-from .arguments import novel_arguments
+from .arguments import citations, novel_arguments
 from .audience import audience
 from .changes import changes, how_it_ended
 from .debate import agreements, items_table, rulings, unresolved
@@ -19,6 +19,7 @@ __all__ = [
     "agreements",
     "audience",
     "changes",
+    "citations",
     "decision",
     "footer",
     "header",

@@ -1,23 +1,36 @@
-"""What the turns brought: their novel arguments (folded in a comment) (docs/protocol.md section 11)."""
+"""What the turns brought: their novel arguments, and everything they cite with its verdict (both folded in a
+comment) (docs/protocol.md section 11)."""
 
 from __future__ import annotations
 
+import re
+
+from ... import report_text as words
 from ..blocks import (
+    HTML,
+    MARKDOWN,
+    Aside,
+    Block,
+    Code,
     Emphasis,
     Entry,
     Fold,
     Inline,
     Items,
+    Only,
+    Paragraph,
+    PathLink,
     Per,
     SeatName,
     Section,
     Span,
+    Table,
     Untrusted,
 )
-from ..data import NovelArgument, Report
+from ..data import CitationRow, NovelArgument, Report
 from .common import turn
 
-__all__ = ["novel_arguments"]
+__all__ = ["citations", "novel_arguments"]
 
 
 def novel_arguments(report: Report) -> Section | None:
@@ -48,3 +61,40 @@ def _argument(report: Report, argument: NovelArgument) -> Entry:
         Per((" (support: ", *(joined or ["no support"]), ")"), ()),
     )
     return Entry(said, sub=support, sub_css="muted")
+
+
+def citations(report: Report) -> Section | None:
+    """What the turns cite, how many of each kind, each with the verdict of a verification sidecar that shows
+    them; whether URLs were checked at all."""
+    if not report.citations:
+        return None
+    facts = report.verification
+    verified = facts is not None and facts.shown
+    kinds = words.citation_kinds(report)
+    unchecked: Inline = (
+        ("No verification sidecar: URLs were not checked (", Code("duel verify"), " checks them).")
+        if facts is None
+        else ()
+    )
+    rows = tuple(_citation_row(report, c, verified=verified) for c in report.citations)
+    head = ("Turn", "Section", "Kind", "Item", *(("Verdict",) if verified else ()))
+    table = Table(head, rows, columns=("n", "", "", "text", ""))
+    folded: list[Block] = [Only(MARKDOWN, Paragraph(unchecked))] if unchecked else []
+    blocks = (Only(HTML, Paragraph((kinds, ". ", *unchecked), style="note")), Fold((kinds,), (*folded, table)))
+    return Section((Per((), ("Citations",)),), blocks)
+
+
+def _citation_row(report: Report, c: CitationRow, *, verified: bool) -> tuple[Inline, ...]:
+    href = words.citation_href(report, c)
+    item = Untrusted(c.item, links=True) if href is None else PathLink(c.item, href)
+    row: tuple[Inline, ...] = ((turn(report, c.turn),), (Untrusted(c.section or "—"),), (c.kind,), (item,))
+    return (*row, (_verdict(c),)) if verified else row
+
+
+def _verdict(c: CitationRow) -> Span:
+    """The sidecar's verdict and confidence, its reason shown on hover on the page; `—` for none."""
+    if c.verdict is None:
+        return Per((Untrusted("—"),), (Aside(("—",)),))
+    label = f"{c.verdict} ({c.confidence})" if c.confidence else c.verdict
+    css = "verdict verdict-" + re.sub(r"[^a-z_]", "", c.verdict.casefold())  # a class name: letters only
+    return Per((Untrusted(label),), (Aside((Untrusted(label),), css=css, title=c.reason or ""),))
