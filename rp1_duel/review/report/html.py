@@ -14,7 +14,6 @@ import re
 
 from ...turns import trim_url
 from .. import report_text as words
-from ..assessment import LABEL
 from .blocks import (
     HTML,
     Alert,
@@ -62,6 +61,7 @@ from .sections import (
     header,
     how_it_ended,
     judged_verdict,
+    model_written,
     novel_arguments,
     openings,
     participants,
@@ -101,7 +101,7 @@ def render_html(report: Report) -> str:
         section(novel_arguments(report)),
         section(audience(report)),
         section(citations(report)),
-        _model_written(report),
+        "".join(map(section, model_written(report))),
         section(judged_verdict(report)),
         section(footer(report)),
     ]
@@ -277,18 +277,3 @@ def _set_apart(one: Aside | Badge | Per) -> str:
         colour = BADGE_COLOURS.get(one.tone, "#6e7781")
         return f'<span class="outcome" style="background:{colour}">{spans(one.content)}</span>'
     return spans(one.html)
-
-
-def _turn(report: Report, number: int) -> str:
-    """Turn ``number``, linked to its heading in the artifact."""
-    return f'<a href="{_e(words.turn_href(report, number))}">{number}</a>'
-
-
-def _model_written(report: Report) -> str:
-    return "".join(
-        f'<section class="model-written"><h2>{_e(s.title)} by <code>{_e(s.model)}</code></h2>'
-        f'<p class="muted"><strong>{LABEL.capitalize()}</strong>: {_e(words.model_checks(s))}</p>'
-        + "".join(f"<p>{_text(p)}</p>" for p in words.model_text(s).split("\n\n") if p.strip())
-        + "</section>"
-        for s in report.model_written
-    )

@@ -15,7 +15,6 @@ import re
 from collections.abc import Callable
 
 from .. import report_text as words
-from ..assessment import LABEL
 from .blocks import (
     MARKDOWN,
     Alert,
@@ -58,6 +57,7 @@ from .sections import (
     header,
     how_it_ended,
     judged_verdict,
+    model_written,
     novel_arguments,
     openings,
     participants,
@@ -101,7 +101,7 @@ def render_markdown(report: Report) -> str:
         "novel": section(novel_arguments(report)),
         "audience": section(audience(report)),
         "citations": section(citations(report)),
-        "model_written": _model_written(report),
+        "model_written": "\n\n".join(map(section, model_written(report))),
         "verdict": section(judged_verdict(report)),
         "footer": section(footer(report)),
     }
@@ -268,10 +268,6 @@ def _span(one: Span, *, in_cell: bool) -> str:
     return spans(one.markdown, in_cell=in_cell)
 
 
-def _turn(report: Report, number: int) -> str:
-    return f"[{number}]({words.turn_href(report, number)})"
-
-
 def _fenced(language: str, text: str) -> str:
     """``text`` as a fenced code block: its fence longer than any backtick run inside, so nothing in it is markup."""
     fence = "`" * max(3, max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
@@ -303,13 +299,3 @@ def _mermaid(chart: Chart) -> str:
     lines.append("```")
     marked = " and ".join(MARKED_STANCES)
     return "\n".join(lines) + f"\n\n_Scale: {scale}; {marked} are off the path to consensus._"
-
-
-def _model_written(report: Report) -> str:
-    sections = [
-        f"### {inline(section.title)} by {inline(section.model)} ({LABEL})\n\n"
-        f"_{inline(words.model_checks(section))}_\n\n"
-        + "\n>\n".join(f"> {inline(p)}" for p in words.model_text(section).split("\n\n") if p.strip())
-        for section in report.model_written
-    ]
-    return "\n\n".join(sections)

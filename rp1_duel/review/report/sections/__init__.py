@@ -9,6 +9,7 @@ from .changes import changes, how_it_ended
 from .debate import agreements, items_table, rulings, unresolved
 from .decision import decision, position
 from .frame import footer, header
+from .model_written import model_written
 from .openings import openings
 from .record import participants, provenance
 from .stances import stances, turns_table
@@ -26,6 +27,7 @@ __all__ = [
     "how_it_ended",
     "items_table",
     "judged_verdict",
+    "model_written",
     "novel_arguments",
     "openings",
     "participants",
