@@ -248,10 +248,13 @@ class Chart:
 
 @dataclass(frozen=True)
 class Fold:
-    """Blocks folded under a summary in Markdown (``<details>``); on the page, the blocks as they are."""
+    """Blocks folded under a summary in Markdown (``<details>``); on the page, the blocks as they are. At a
+    section's top level, a fold that ``gives_way`` is left out of a comment that would pass its length limit."""
 
     summary: Inline
     blocks: tuple[Block, ...]
+    left_out: Inline = ()  # what a comment past its length limit says in its place: the fold's summary, briefly
+    gives_way: int = 0  # past the limit, folds give way in this order (1 first); 0: never
 
 
 @dataclass(frozen=True)

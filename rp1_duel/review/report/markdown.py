@@ -12,7 +12,7 @@ has every punctuation mark escaped, and its target is built from paths, never fr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from dataclasses import replace
 
 from .. import report_text as words
 from .blocks import (
@@ -79,52 +79,60 @@ _REFERENCE = re.compile(r"(?<![\w@#!$&~%-])([@~%](?=\w)|[$&](?=\d)|GH-(?=\d))|([
 _MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 ._-]")
 _ZERO_WIDTH_SPACE = "\u200b"
 COMMENT_LIMIT = 65_536  # characters in one GitHub comment (GitLab takes 1,000,000)
+_LEFT_OUT = ": left out to fit one comment; `duel report --format html` shows them."
 
 
 def render_markdown(report: Report) -> str:
-    """The report as one comment: past GitHub's limit, the citations, then the novel arguments, then the
-    stance table give way to a line pointing to ``--format html`` (docs/protocol.md section 11)."""
-    parts = {
-        "header": section(header(report)),
-        "decision": section(decision(report)),
-        "rulings": section(rulings(report)),
-        "openings": section(openings(report)),
-        "synthesis": section(synthesis(report)),
-        "changes": section(changes(report)),
-        "details": section(how_it_ended(report)),
-        "participants": section(participants(report)),
-        "provenance": section(provenance(report)),
-        "timeline": section(stances(report)),
-        "turns": section(turns_table(report)),
-        "unresolved": section(unresolved(report)),
-        "agreements": section(agreements(report)),
-        "novel": section(novel_arguments(report)),
-        "audience": section(audience(report)),
-        "citations": section(citations(report)),
-        "model_written": "\n\n".join(map(section, model_written(report))),
-        "verdict": section(judged_verdict(report)),
-        "footer": section(footer(report)),
-    }
-    shorter: dict[str, Callable[[], str]] = {
-        "citations": lambda: _left_out(words.citation_kinds(report)),
-        "novel": lambda: _left_out(f"{len(report.novel_arguments)} novel arguments"),
-        "turns": lambda: _left_out("The stances as a table"),
-    }
+    """The report as one comment: past GitHub's limit, the folds that give way (the citations, then the novel
+    arguments, then the stance table) give way to a line pointing to ``--format html`` (docs/protocol.md
+    section 11)."""
+    parts = [
+        header(report),
+        decision(report),
+        rulings(report),
+        openings(report),
+        synthesis(report),
+        changes(report),
+        how_it_ended(report),
+        participants(report),
+        provenance(report),
+        stances(report),
+        turns_table(report),
+        unresolved(report),
+        agreements(report),
+        novel_arguments(report),
+        audience(report),
+        citations(report),
+        *model_written(report),
+        judged_verdict(report),
+        footer(report),
+    ]
     text = _joined(parts)
-    for name, short in shorter.items():
+    for order in sorted({fold.gives_way for fold in _folds(parts) if fold.gives_way}):
         if len(text) <= COMMENT_LIMIT:
             break
-        parts[name] = short()
+        parts = [_left_out(part, order) for part in parts]
         text = _joined(parts)
     return text
 
 
-def _joined(parts: dict[str, str]) -> str:
-    return "\n\n".join(part for part in parts.values() if part) + "\n"
+def _joined(parts: list[Section | None]) -> str:
+    return "\n\n".join(filter(None, map(section, parts))) + "\n"
 
 
-def _left_out(what: str) -> str:
-    return f"_{what}: left out to fit one comment; `duel report --format html` shows them._"
+def _folds(parts: list[Section | None]) -> list[Fold]:
+    return [one for part in parts if part is not None for one in part.blocks if isinstance(one, Fold)]
+
+
+def _left_out(part: Section | None, order: int) -> Section | None:
+    """The section with its folds that give way ``order``-th left out, a line saying where to find them."""
+    if part is None:
+        return None
+    blocks = tuple(
+        Paragraph((*one.left_out, _LEFT_OUT), style="note") if isinstance(one, Fold) and one.gives_way == order else one
+        for one in part.blocks
+    )
+    return replace(part, blocks=blocks)
 
 
 def inline(text: str) -> str:

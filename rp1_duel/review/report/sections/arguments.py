@@ -39,7 +39,10 @@ def novel_arguments(report: Report) -> Section | None:
         return None
     title = f"Novel arguments ({len(report.novel_arguments)})"
     entries = tuple(_argument(report, argument) for argument in report.novel_arguments)
-    return Section((Per((), (title,)),), (Fold((title,), (Items(entries),)),))
+    return Section(
+        (Per((), (title,)),),
+        (Fold((title,), (Items(entries),), left_out=(f"{len(entries)} novel arguments",), gives_way=2),),
+    )
 
 
 def _argument(report: Report, argument: NovelArgument) -> Entry:
@@ -80,7 +83,10 @@ def citations(report: Report) -> Section | None:
     head = ("Turn", "Section", "Kind", "Item", *(("Verdict",) if verified else ()))
     table = Table(head, rows, columns=("n", "", "", "text", ""))
     folded: list[Block] = [Only(MARKDOWN, Paragraph(unchecked))] if unchecked else []
-    blocks = (Only(HTML, Paragraph((kinds, ". ", *unchecked), style="note")), Fold((kinds,), (*folded, table)))
+    blocks = (
+        Only(HTML, Paragraph((kinds, ". ", *unchecked), style="note")),
+        Fold((kinds,), (*folded, table), left_out=(kinds,), gives_way=1),
+    )
     return Section((Per((), ("Citations",)),), blocks)
 
 

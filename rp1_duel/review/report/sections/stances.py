@@ -97,7 +97,10 @@ def turns_table(report: Report) -> Section | None:
     )
     head = ("Turn", "Participant", "Stance", "Blocking", "Position")
     table = Table(head, rows, columns=("n", "", "", "n", "text"))
-    return Section((Per((), ("Turns",)),), (Fold(("Stances as a table",), (table,)),))
+    return Section(
+        (Per((), ("Turns",)),),
+        (Fold(("Stances as a table",), (table,), left_out=("The stances as a table",), gives_way=3),),
+    )
 
 
 def _stance(entry: TimelineEntry) -> Span:
