@@ -4,6 +4,7 @@ where links lead (relative paths, URL-encoded, so no recorded text can give a li
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 from urllib.parse import quote
 
 from ..coordination import Usage
@@ -15,6 +16,8 @@ from .decision import FlaggedCitation, RevisionView, and_list
 from .provenance import TurnProvenance
 from .report import OPEN, CitationRow, Report, SeatSigning, UnresolvedEntry, VerificationFacts
 from .verdict import AGREE, DRAW, NONE, VOID, WINNER, JudgedVerdict, JudgedVerdicts
+
+_Shown = TypeVar("_Shown")  # what a format shows a stance as
 
 __all__ = [
     "DEPARTURES_NOTE",
@@ -336,7 +339,7 @@ def verification(facts: VerificationFacts) -> str:
     return f"{where} ({moment(facts.verified_at or '')}) {coverage}: {counts or 'no citations'}"
 
 
-def final_stance(stance: str | None, strong: Callable[[str], str], plain: Callable[[str], str]) -> str:
+def final_stance(stance: str | None, strong: Callable[[str], _Shown], plain: Callable[[str], _Shown]) -> _Shown:
     """A seat's final stance beside the synthesis: ``strong`` when it does not accept the consensus (the
     synthesis may not record agreement it did not give), else ``plain``."""
     return plain(stance) if stance == ACCEPTING_CONSENSUS else strong(stance or "no stance")

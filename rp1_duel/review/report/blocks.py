@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .data import TimelineEntry
+
 __all__ = [
     "HTML",
     "MARKDOWN",
@@ -21,12 +23,16 @@ __all__ = [
     "Aside",
     "Badge",
     "Block",
+    "Box",
     "Card",
     "Cards",
     "Cell",
+    "Chart",
     "Code",
     "Diff",
     "Emphasis",
+    "Entry",
+    "Fold",
     "Format",
     "Group",
     "Inline",
@@ -37,6 +43,7 @@ __all__ = [
     "PathLink",
     "Per",
     "Position",
+    "Prose",
     "SeatName",
     "Section",
     "Span",
@@ -105,6 +112,7 @@ class PathLink:
 
     text: str
     href: str
+    css: str = ""  # on the page, the link's class
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,7 @@ class Aside:
 
     content: Inline
     css: str = "muted"
+    title: str = ""  # recorded text the page shows on hover
 
 
 @dataclass(frozen=True)
@@ -161,8 +170,19 @@ class Subheading:
 class Items:
     """A bulleted list, one line per item; an item that is a :class:`Cell` carries a class on the page."""
 
-    items: tuple[Inline | Cell, ...]
+    items: tuple[Inline | Cell | Entry, ...]
     css: str = ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A list item with a list of its own under it on the page (``sub``, each in ``sub_css``'s class), which
+    Markdown leaves out (the item's text says it there); ``anchor`` is its id on the page."""
+
+    text: Inline
+    sub: tuple[Inline, ...] = ()
+    sub_css: str = ""
+    anchor: str = ""
 
 
 @dataclass(frozen=True)
@@ -183,6 +203,8 @@ class Table:
     rows: tuple[tuple[Inline | Cell, ...], ...]
     columns: tuple[str, ...]
     total: tuple[Inline, Inline] | None = None  # on the page, a last row: its label, then its last column
+    grouped: bool = True  # on the page, the header row and the body in ``<thead>`` and ``<tbody>``
+    box: str = "scroll"  # on the page, the class of its box: ``scroll``, or ``fit`` for one that fits its column
 
 
 @dataclass(frozen=True)
@@ -193,6 +215,46 @@ class Position:
     text: str
     empty: str
     lead: Inline = ()
+
+
+@dataclass(frozen=True)
+class Prose:
+    """Recorded prose in paragraphs: quoted in Markdown (``empty`` in italics when it has none), a paragraph
+    each on the page."""
+
+    text: str
+    empty: str = ""
+
+
+@dataclass(frozen=True)
+class Box:
+    """Blocks in a box of ``css``'s class on the page (``pair`` sets its two boxes side by side); in Markdown,
+    the blocks a blank line apart."""
+
+    blocks: tuple[Block, ...]
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class Chart:
+    """The stance of each turn by seat (``names``, seat 1 first), over ``turn_count`` turns: a Mermaid chart over
+    the ``rounds`` in Markdown, an SVG on the page."""
+
+    names: tuple[str, ...]
+    timeline: tuple[TimelineEntry, ...]
+    turn_count: int
+    rounds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Blocks folded under a summary in Markdown (``<details>``); on the page, the blocks as they are. At a
+    section's top level, a fold that ``gives_way`` is left out of a comment that would pass its length limit."""
+
+    summary: Inline
+    blocks: tuple[Block, ...]
+    left_out: Inline = ()  # what a comment past its length limit says in its place: the fold's summary, briefly
+    gives_way: int = 0  # past the limit, folds give way in this order (1 first); 0: never
 
 
 @dataclass(frozen=True)
@@ -245,7 +307,9 @@ class Group:
     blocks: tuple[Block, ...]
 
 
-Block = Paragraph | Subheading | Items | Table | Position | Diff | Alert | Cards | Group | Only
+Block = (
+    Paragraph | Subheading | Items | Table | Position | Prose | Box | Chart | Fold | Diff | Alert | Cards | Group | Only
+)
 
 # Where a section stands on the page: a section of the report, its header, or its footer.
 Kind = Literal["section", "header", "footer"]

@@ -7,7 +7,8 @@ import html
 import math
 
 from .. import report_text as words
-from .data import STANCE_LEVELS, Report, TimelineEntry
+from .blocks import Chart
+from .data import STANCE_LEVELS, TimelineEntry
 
 __all__ = ["SEAT_DASHES", "svg"]
 
@@ -25,17 +26,17 @@ _WIDTH, _LEFT, _RIGHT, _TOP, _ROW, _AXIS = 1000, 190, 24, 40, 36, 34
 _LEGEND_ROW = 20  # a panel's legend wraps onto rows this far apart; the chart moves down with them
 
 
-def svg(report: Report) -> str:
+def svg(chart: Chart) -> str:
     """The stance of each turn, by participant, as one SVG element."""
-    count = report.turn_count
+    count = chart.turn_count
     width = _WIDTH
     column = (width - _LEFT - _RIGHT) / count
     levels = sorted(STANCE_LEVELS.items(), key=lambda item: -item[1])
-    legend, legend_rows = _legend(report)
+    legend, legend_rows = _legend(chart)
     top = _TOP + _LEGEND_ROW * (legend_rows - 1)
     height = top + _ROW * len(levels) + _AXIS
 
-    place = {entry.turn: index for index, entry in enumerate(report.timeline)}  # a turn's column
+    place = {entry.turn: index for index, entry in enumerate(chart.timeline)}  # a turn's column
 
     def x(turn: int) -> float:
         return round(_LEFT + (place[turn] + 0.5) * column, 1)
@@ -65,32 +66,30 @@ def svg(report: Report) -> str:
         if index % step == 0:
             parts.append(f'<text x="{x(turn)}" y="{height - 12}" text-anchor="middle">{turn}</text>')
     parts.append(f'<text x="{_LEFT - 10}" y="{height - 12}" text-anchor="end">turn</text>')
-    for seat in range(1, report.schedule.seats + 1):
-        points = " ".join(
-            f"{x(e.turn)},{y(e.level)}" for e in report.timeline if e.seat == seat and e.level is not None
-        )
+    for seat in range(1, len(chart.names) + 1):
+        points = " ".join(f"{x(e.turn)},{y(e.level)}" for e in chart.timeline if e.seat == seat and e.level is not None)
         if points:
             dash = f' stroke-dasharray="{SEAT_DASHES[seat]}"' if SEAT_DASHES[seat] else ""
             parts.append(
                 f'<polyline points="{points}" fill="none" stroke="{SEAT_COLOURS[seat]}" stroke-width="2.5"{dash}/>'
             )
     parts += [
-        _marker(report, entry, x(entry.turn), y(entry.level)) for entry in report.timeline if entry.level is not None
+        _marker(chart, entry, x(entry.turn), y(entry.level)) for entry in chart.timeline if entry.level is not None
     ]
     parts += legend
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _legend(report: Report) -> tuple[list[str], int]:
+def _legend(chart: Chart) -> tuple[list[str], int]:
     """Each seat's line and name, then what a ring means; and how many rows they take. A panel's legend wraps
     before an entry that would pass the chart's right edge; a two-seat legend stays on one row, as before panels."""
     parts, x, row = [], _LEFT, 0
     note = "ringed: stance changed (links to its support)"
-    entries = [(seat, f"{report.name_of(seat)} (seat {seat})") for seat in range(1, report.schedule.seats + 1)]
+    entries = [(seat, f"{chart.names[seat - 1]} (seat {seat})") for seat in range(1, len(chart.names) + 1)]
     for seat, label in [*entries, (None, note)]:
         width = (0 if seat is None else 34) + 8 * len(label)  # about 8 units a character at 14px
-        if report.schedule.seats > 2 and x > _LEFT and x + width > _WIDTH - _RIGHT:
+        if len(chart.names) > 2 and x > _LEFT and x + width > _WIDTH - _RIGHT:
             x, row = _LEFT, row + 1
         y = _LEGEND_ROW * row
         if seat is None:
@@ -105,7 +104,7 @@ def _legend(report: Report) -> tuple[list[str], int]:
     return parts, row + 1
 
 
-def _marker(report: Report, entry: TimelineEntry, cx: float, cy: float) -> str:
+def _marker(chart: Chart, entry: TimelineEntry, cx: float, cy: float) -> str:
     colour = SEAT_COLOURS[entry.seat]
     if entry.marked:  # DISSENTING and REVISING: a diamond, not a dot
         shape = (
@@ -116,7 +115,7 @@ def _marker(report: Report, entry: TimelineEntry, cx: float, cy: float) -> str:
         shape = f'<circle cx="{cx}" cy="{cy}" r="6" fill="{colour}"/>'
     change = f", changed from {entry.previous_stance}" if entry.changed else ""
     title = (
-        f"<title>Turn {entry.turn}: {_e(report.name_of(entry.seat))}, {_e(entry.stance or 'no stance')}"
+        f"<title>Turn {entry.turn}: {_e(chart.names[entry.seat - 1])}, {_e(entry.stance or 'no stance')}"
         f"{_e(change)}</title>"
     )
     if not entry.changed:

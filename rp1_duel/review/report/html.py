@@ -14,27 +14,31 @@ import re
 
 from ...turns import trim_url
 from .. import report_text as words
-from ..assessment import LABEL
-from ..decision import SeatChange, SeatPosition
 from .blocks import (
     HTML,
     Alert,
     Aside,
     Badge,
     Block,
+    Box,
     Card,
     Cards,
     Cell,
+    Chart,
     Code,
     Diff,
     Emphasis,
+    Entry,
+    Fold,
     Group,
     Inline,
     Items,
+    Only,
     Paragraph,
     PathLink,
     Per,
     Position,
+    Prose,
     SeatName,
     Section,
     Span,
@@ -50,14 +54,22 @@ from .page_style import BADGE_COLOURS, CSS
 from .sections import (
     agreements,
     audience,
+    changes,
+    citations,
     decision,
     footer,
     header,
-    items_table,
+    how_it_ended,
     judged_verdict,
+    model_written,
+    novel_arguments,
+    openings,
     participants,
     provenance,
     rulings,
+    stances,
+    synthesis,
+    turns_table,
     unresolved,
 )
 
@@ -76,20 +88,20 @@ def render_html(report: Report) -> str:
         section(header(report)),
         section(decision(report)),
         section(rulings(report)),
-        _openings(report),
-        _synthesis(report),
-        _changes(report),
-        _outcome_details(report),
+        section(openings(report)),
+        section(synthesis(report)),
+        section(changes(report)),
+        section(how_it_ended(report)),
         section(participants(report)),
         section(provenance(report)),
-        _timeline(report),
-        _turns(report),
+        section(stances(report)),
+        section(turns_table(report)),
         section(unresolved(report)),
         section(agreements(report)),
-        _novel_arguments(report),
+        section(novel_arguments(report)),
         section(audience(report)),
-        _citations(report),
-        _model_written(report),
+        section(citations(report)),
+        "".join(map(section, model_written(report))),
         section(judged_verdict(report)),
         section(footer(report)),
     ]
@@ -158,6 +170,18 @@ def block(part: Block) -> str:
     if isinstance(part, Position):
         lead = f'<p class="muted">{spans(part.lead)}</p>' if part.lead else ""
         return f'{lead}<div class="position">{_text(part.text) or f"<em>{_e(part.empty)}</em>"}</div>'
+    if isinstance(part, Prose):
+        return "".join(f"<p>{_text(p)}</p>" for p in part.text.split("\n\n") if p.strip())
+    return _framed(part)
+
+
+def _framed(part: Box | Chart | Fold | Diff | Alert | Cards | Group | Only) -> str:
+    if isinstance(part, Box):
+        return f"<div{_css_class(part.css)}>" + "".join(map(block, part.blocks)) + "</div>"
+    if isinstance(part, Chart):
+        return f'<div class="chart">{svg(part)}</div>'
+    if isinstance(part, Fold):
+        return "".join(map(block, part.blocks))
     if isinstance(part, Diff):
         return f"<h3>{spans(part.heading)}</h3><p>{spans(part.summary)}</p>{_diff(part.text)}"
     if isinstance(part, Alert):
@@ -171,19 +195,24 @@ def block(part: Block) -> str:
 
 
 def _table(part: Table) -> str:
-    """A table in a box of its own that scrolls sideways, each column's cells in its class."""
+    """A table in a box of its own (one that scrolls sideways, unless it fits), each column's cells in its class."""
     head = "".join(f"<th>{html.escape(name, quote=False)}</th>" for name in part.head)
     rows = "".join("<tr>" + "".join(map(_cell, row, part.columns)) + "</tr>" for row in part.rows)
     if part.total is not None:
         label, last = part.total
         span, css = len(part.head) - 2, _css_class(part.columns[-1])
         rows += f'<tr><td></td><td colspan="{span}">{spans(label)}</td><td{css}>{spans(last)}</td></tr>'
-    return _scrolling(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    return f'<div class="{part.box}">' + (table if part.grouped else f"<table><tr>{head}</tr>{rows}</table>") + "</div>"
 
 
-def _item(item: Inline | Cell) -> str:
+def _item(item: Inline | Cell | Entry) -> str:
     if isinstance(item, Cell):
         return f"<li{_css_class(item.css if item.marked else '')}>{spans(item.text)}</li>"
+    if isinstance(item, Entry):
+        anchor = f' id="{item.anchor}"' if item.anchor else ""
+        sub = "".join(f"<li{_css_class(item.sub_css)}>{spans(one)}</li>" for one in item.sub)
+        return f"<li{anchor}>{spans(item.text)}" + (f"<ul>{sub}</ul>" if sub else "") + "</li>"
     return f"<li>{spans(item)}</li>"
 
 
@@ -236,252 +265,15 @@ def _span(one: Span) -> str:
     if isinstance(one, SeatName):
         return f'<span style="color:{SEAT_COLOURS.get(one.seat, "#1f2328")}">{_e(one.name)}</span>'
     if isinstance(one, PathLink):
-        return f'<a href="{_e(one.href)}">{_e(one.text)}</a>'
+        return f'<a{_css_class(one.css)} href="{_e(one.href)}">{_e(one.text)}</a>'
     return _set_apart(one)
 
 
 def _set_apart(one: Aside | Badge | Per) -> str:
     if isinstance(one, Aside):
-        return f'<span class="{one.css}">{spans(one.content)}</span>'
+        title = f' title="{_e(one.title)}"' if one.title else ""
+        return f'<span class="{one.css}"{title}>{spans(one.content)}</span>'
     if isinstance(one, Badge):
         colour = BADGE_COLOURS.get(one.tone, "#6e7781")
         return f'<span class="outcome" style="background:{colour}">{spans(one.content)}</span>'
     return spans(one.html)
-
-
-def _name(report: Report, seat: int) -> str:
-    return f'<span style="color:{SEAT_COLOURS.get(seat, "#1f2328")}">{_e(report.name_of(seat))}</span>'
-
-
-def _turn(report: Report, number: int) -> str:
-    """Turn ``number``, linked to its heading in the artifact."""
-    return f'<a href="{_e(words.turn_href(report, number))}">{number}</a>'
-
-
-def _scrolling(table: str) -> str:
-    """A table in a box of its own that scrolls sideways on a narrow screen, not the page."""
-    return f'<div class="scroll">{table}</div>'
-
-
-def _openings(report: Report) -> str:
-    """What a vote of the openings alone would have decided, and whether the debate changed it."""
-    openings = report.openings
-    if not any(vote.turn is not None for vote in openings.votes):
-        return ""
-    said = _e(openings.explanation)
-    rows = "".join(
-        f'<tr><td>{_name(report, vote.seat)}</td><td class="n">{_turn(report, vote.turn)}</td>'
-        f"<td><code>{_e(vote.stance or 'no stance')}</code></td><td>{_e(vote.vote)}</td>"
-        f'<td class="text">{_text(vote.first_line)}</td></tr>'
-        if vote.turn is not None
-        else f'<tr><td>{_name(report, vote.seat)}</td><td class="n">—</td><td>—</td><td>no turn</td><td>—</td></tr>'
-        for vote in openings.votes
-    )
-    table = (
-        "<table><tr><th>Participant</th><th>Opening turn</th><th>Stance</th><th>Vote</th>"
-        f"<th>Position, first line</th></tr>{rows}</table>"
-    )
-    return (
-        f'<section class="openings"><h2>Against the openings\' vote</h2>'
-        f"<p>{f'<strong>{said}</strong>' if openings.changed else said}</p>{_scrolling(table)}</section>"
-    )
-
-
-def _synthesis(report: Report) -> str:
-    """The chair's synthesis, whole, beside each seat's final stance; then where the chair departs from one."""
-    view = report.synthesis
-    if view is None:
-        return ""
-    paragraphs = "".join(f"<p>{_text(p)}</p>" for p in view.text.split("\n\n") if p.strip())
-    rows = "".join(
-        f'<tr><td class="n">{s.seat}</td><td>{_name(report, s.seat)}</td>'
-        f"<td>{words.final_stance(s.stance, lambda text: f'<strong>{_e(text)}</strong>', _e)}</td>"
-        f'<td class="n">{_turn(report, s.turn)}</td></tr>'
-        for s in view.final_stances
-    )
-    table = (
-        "<table><thead><tr><th>Seat</th><th>Participant</th><th>Final stance</th><th>Turn</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table>"
-    )
-
-    def listed(title: str, items: tuple[str, ...]) -> str:
-        return f"<h3>{title}</h3><ul>{''.join(f'<li>{_text(item)}</li>' for item in items)}</ul>" if items else ""
-
-    none = f'<h3>Departures</h3><p class="muted">none ({_e(words.DEPARTURES_NOTE)})</p>'
-    return (
-        '<section><h2>The chair\'s synthesis</h2><div class="pair">'
-        f'<div><p class="muted">Turn {_turn(report, view.turn)}:</p><div class="summary">{paragraphs}</div></div>'
-        f'<div><p class="muted">Each seat\'s final stance:</p><div class="fit">{table}</div></div></div>'
-        + listed("Agreed", view.agreed)
-        + listed("Still open", view.still_open)
-        + (listed("Departures", view.departures) or none)
-        + "</section>"
-    )
-
-
-def _position(report: Report, position: SeatPosition, *, label: str) -> str:
-    """A Position in full, its line breaks kept (``white-space: pre-wrap``), after ``label`` (HTML) and its turn."""
-    return (
-        f'<p class="muted">{label}, turn {_turn(report, position.turn)}, {_e(position.stance or "no stance")}:</p>'
-        f'<div class="position">{_text(position.text) or "<em>no Position</em>"}</div>'
-    )
-
-
-def _changes(report: Report) -> str:
-    if not report.changes:
-        return ""
-    cards = "".join(_seat_change(report, change) for change in report.changes)
-    items = ""
-    if report.unresolved:
-        items = f"<h3>Every unresolved item, and what became of it</h3>{block(items_table(report, report.unresolved))}"
-    return f'<section><h2>What the debate changed</h2><div class="seats">{cards}</div>{items}</section>'
-
-
-def _seat_change(report: Report, change: SeatChange) -> str:
-    moved = "".join(
-        f"<li>{_e(r.previous or 'no stance')} → {_e(r.stance or 'no stance')} in turn {_turn(report, r.turn)}"
-        + (f': <span class="muted">{"; ".join(_text(s) for s in r.support)}</span>' if r.support else "")
-        + "</li>"
-        for r in change.revisions
-    )
-    adopted = "".join(f"<li>{_text(q.text)} (turn {_turn(report, q.turn)})</li>" for q in change.adopted)
-    held = "".join(f"<li>{_text(q.text)} (raised in turn {_turn(report, q.turn)})</li>" for q in change.held)
-
-    def listed(title: str, items: str) -> str:
-        return f"<p><strong>{title}</strong>" + (
-            f"</p><ul>{items}</ul>" if items else ' <span class="muted">none</span></p>'
-        )
-
-    return (
-        f'<div class="seat"><h3>{_name(report, change.seat)}</h3><div class="pair">'
-        f"<div>{_position(report, change.opening, label='Opening')}</div>"
-        f"<div>{_position(report, change.final, label='Final')}</div></div>"
-        + listed("Moved toward consensus:", moved)
-        + listed("Took up from others:", adopted)
-        + listed("Held open:", held)
-        + "</div>"
-    )
-
-
-def _outcome_details(report: Report) -> str:
-    """How it ended: the blocking items left, the close's summary, the verification sidecar's standing."""
-    facts = report.outcome
-    parts = []
-    if facts.blocking:
-        items = "".join(
-            f"<li>turn {_turn(report, q.turn)} ({_name(report, report.schedule.speaker(q.turn))}): {_text(q.text)}</li>"
-            for q in facts.blocking
-        )
-        parts.append(f"<p>Blocking items left:</p><ul>{items}</ul>")
-    if facts.summary:
-        paragraphs = "".join(f"<p>{_text(p)}</p>" for p in facts.summary.split("\n\n") if p.strip())
-        parts.append(f'<div class="summary"><p class="muted">Close summary:</p>{paragraphs}</div>')
-    if report.verification is not None:
-        parts.append(f"<p>{_e(words.verification(report.verification))}.</p>")
-    return f"<section><h2>How it ended</h2>{''.join(parts)}</section>" if parts else ""
-
-
-def _timeline(report: Report) -> str:
-    if not report.timeline:
-        return "<section><h2>Stances</h2><p>No turns yet.</p></section>"
-    changes = [entry for entry in report.timeline if entry.changed]
-    items = "".join(
-        f'<li id="revision-{entry.turn}"><span class="changed">Turn {_turn(report, entry.turn)}</span>, '
-        f"{_name(report, entry.seat)}: "
-        f"{_e(entry.previous_stance or 'no stance')} → {_e(entry.stance or 'no stance')}, because:"
-        + (
-            "<ul>" + "".join(f"<li>{_text(item)}</li>" for item in entry.revision_support) + "</ul>"
-            if entry.revision_support
-            else " <em>no revision support given</em>"
-        )
-        + "</li>"
-        for entry in changes
-    )
-    listed = f"<h3>Stance changes</h3><ul>{items}</ul>" if changes else ""
-    return f'<section><h2>Stances</h2><div class="chart">{svg(report)}</div>{listed}</section>'
-
-
-def _turns(report: Report) -> str:
-    if not report.timeline:
-        return ""
-    rows = "".join(
-        f'<tr><td class="n">{_turn(report, e.turn)}</td><td>{_name(report, e.seat)}</td><td>'
-        + (
-            f'<a class="changed" href="#revision-{e.turn}">{_e(e.stance or "no stance")}</a>'
-            if e.changed
-            else _e(e.stance or "no stance")
-        )
-        + f'</td><td class="n">{e.blocking}</td><td class="text">{_text(e.headline)}</td></tr>'
-        for e in report.timeline
-    )
-    return (
-        "<section><h2>Turns</h2>"
-        + _scrolling(
-            "<table><thead><tr><th>Turn</th><th>Participant</th><th>Stance</th><th>Blocking</th><th>Position</th>"
-            f"</tr></thead><tbody>{rows}</tbody></table>"
-        )
-        + "</section>"
-    )
-
-
-def _novel_arguments(report: Report) -> str:
-    if not report.novel_arguments:
-        return ""
-    items = "".join(
-        f"<li>Turn {_turn(report, a.turn)}, {_name(report, a.seat)}: {_text(a.claim) or '<em>no claim</em>'}"
-        + ("<ul>" + "".join(f'<li class="muted">{_text(s)}</li>' for s in a.support) + "</ul>" if a.support else "")
-        + "</li>"
-        for a in report.novel_arguments
-    )
-    return f"<section><h2>Novel arguments ({len(report.novel_arguments)})</h2><ul>{items}</ul></section>"
-
-
-def _citations(report: Report) -> str:
-    if not report.citations:
-        return ""
-    facts = report.verification
-    verified = facts is not None and facts.shown
-    rows = []
-    for c in report.citations:
-        href = words.citation_href(report, c)
-        item = _text(c.item) if href is None else f'<a href="{_e(href)}">{_e(c.item)}</a>'
-        row = (
-            f'<tr><td class="n">{_turn(report, c.turn)}</td><td>{_e(c.section or "—")}</td><td>{_e(c.kind)}</td>'
-            f'<td class="text">{item}</td>'
-        )
-        if verified:
-            row += f"<td>{_verdict(c.verdict, c.confidence, c.reason)}</td>"
-        rows.append(row + "</tr>")
-    verdict_head = "<th>Verdict</th>" if verified else ""
-    status = (
-        "No verification sidecar: URLs were not checked (<code>duel verify</code> checks them)."
-        if facts is None
-        else ""
-    )
-    return (
-        f'<section><h2>Citations</h2><p class="muted">{_e(words.citation_kinds(report))}. {status}</p>'
-        + _scrolling(
-            f"<table><thead><tr><th>Turn</th><th>Section</th><th>Kind</th><th>Item</th>{verdict_head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>"
-        )
-        + "</section>"
-    )
-
-
-def _verdict(verdict: str | None, confidence: str | None, reason: str | None) -> str:
-    if verdict is None:
-        return '<span class="muted">—</span>'
-    label = f"{verdict} ({confidence})" if confidence else verdict
-    title = f' title="{_e(reason)}"' if reason else ""
-    css = re.sub(r"[^a-z_]", "", verdict.casefold())
-    return f'<span class="verdict verdict-{css}"{title}>{_e(label)}</span>'
-
-
-def _model_written(report: Report) -> str:
-    return "".join(
-        f'<section class="model-written"><h2>{_e(s.title)} by <code>{_e(s.model)}</code></h2>'
-        f'<p class="muted"><strong>{LABEL.capitalize()}</strong>: {_e(words.model_checks(s))}</p>'
-        + "".join(f"<p>{_text(p)}</p>" for p in words.model_text(s).split("\n\n") if p.strip())
-        + "</section>"
-        for s in report.model_written
-    )

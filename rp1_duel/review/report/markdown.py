@@ -12,23 +12,23 @@ has every punctuation mark escaped, and its target is built from paths, never fr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from dataclasses import replace
 
-from ...schedule import CHAIR_SEAT
 from .. import report_text as words
-from ..assessment import LABEL
-from ..decision import SeatPosition
 from .blocks import (
     MARKDOWN,
     Alert,
     Aside,
     Badge,
     Block,
+    Box,
     Cards,
     Cell,
+    Chart,
     Code,
     Diff,
     Emphasis,
+    Fold,
     Group,
     Inline,
     Items,
@@ -36,6 +36,7 @@ from .blocks import (
     Paragraph,
     PathLink,
     Position,
+    Prose,
     SeatName,
     Section,
     Span,
@@ -45,18 +46,26 @@ from .blocks import (
     TurnLink,
     Untrusted,
 )
-from .data import MARKED_STANCES, STANCE_LEVELS, Report, TimelineEntry
+from .data import MARKED_STANCES, STANCE_LEVELS, Report
 from .sections import (
     agreements,
     audience,
+    changes,
+    citations,
     decision,
     footer,
     header,
-    items_table,
+    how_it_ended,
     judged_verdict,
+    model_written,
+    novel_arguments,
+    openings,
     participants,
     provenance,
     rulings,
+    stances,
+    synthesis,
+    turns_table,
     unresolved,
 )
 
@@ -70,51 +79,60 @@ _REFERENCE = re.compile(r"(?<![\w@#!$&~%-])([@~%](?=\w)|[$&](?=\d)|GH-(?=\d))|([
 _MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 ._-]")
 _ZERO_WIDTH_SPACE = "\u200b"
 COMMENT_LIMIT = 65_536  # characters in one GitHub comment (GitLab takes 1,000,000)
+_LEFT_OUT = ": left out to fit one comment; `duel report --format html` shows them."
 
 
 def render_markdown(report: Report) -> str:
-    """The report as one comment: past GitHub's limit, the citations, then the novel arguments, then the
-    stance table give way to a line pointing to ``--format html`` (docs/protocol.md section 11)."""
-    parts = {
-        "header": section(header(report)),
-        "decision": section(decision(report)),
-        "rulings": section(rulings(report)),
-        "openings": _openings(report),
-        "synthesis": _synthesis(report),
-        "changes": _changes(report),
-        "details": _outcome_details(report),
-        "participants": section(participants(report)),
-        "provenance": section(provenance(report)),
-        "timeline": _timeline(report),
-        "unresolved": section(unresolved(report)),
-        "agreements": section(agreements(report)),
-        "novel": _novel_arguments(report),
-        "audience": section(audience(report)),
-        "citations": _citations(report),
-        "model_written": _model_written(report),
-        "verdict": section(judged_verdict(report)),
-        "footer": section(footer(report)),
-    }
-    shorter: dict[str, Callable[[], str]] = {
-        "citations": lambda: _left_out(words.citation_kinds(report)),
-        "novel": lambda: _left_out(f"{len(report.novel_arguments)} novel arguments"),
-        "timeline": lambda: _timeline(report, table=False),
-    }
+    """The report as one comment: past GitHub's limit, the folds that give way (the citations, then the novel
+    arguments, then the stance table) give way to a line pointing to ``--format html`` (docs/protocol.md
+    section 11)."""
+    parts = [
+        header(report),
+        decision(report),
+        rulings(report),
+        openings(report),
+        synthesis(report),
+        changes(report),
+        how_it_ended(report),
+        participants(report),
+        provenance(report),
+        stances(report),
+        turns_table(report),
+        unresolved(report),
+        agreements(report),
+        novel_arguments(report),
+        audience(report),
+        citations(report),
+        *model_written(report),
+        judged_verdict(report),
+        footer(report),
+    ]
     text = _joined(parts)
-    for name, short in shorter.items():
+    for order in sorted({fold.gives_way for fold in _folds(parts) if fold.gives_way}):
         if len(text) <= COMMENT_LIMIT:
             break
-        parts[name] = short()
+        parts = [_left_out(part, order) for part in parts]
         text = _joined(parts)
     return text
 
 
-def _joined(parts: dict[str, str]) -> str:
-    return "\n\n".join(part for part in parts.values() if part) + "\n"
+def _joined(parts: list[Section | None]) -> str:
+    return "\n\n".join(filter(None, map(section, parts))) + "\n"
 
 
-def _left_out(what: str) -> str:
-    return f"_{what}: left out to fit one comment; `duel report --format html` shows them._"
+def _folds(parts: list[Section | None]) -> list[Fold]:
+    return [one for part in parts if part is not None for one in part.blocks if isinstance(one, Fold)]
+
+
+def _left_out(part: Section | None, order: int) -> Section | None:
+    """The section with its folds that give way ``order``-th left out, a line saying where to find them."""
+    if part is None:
+        return None
+    blocks = tuple(
+        Paragraph((*one.left_out, _LEFT_OUT), style="note") if isinstance(one, Fold) and one.gives_way == order else one
+        for one in part.blocks
+    )
+    return replace(part, blocks=blocks)
 
 
 def inline(text: str) -> str:
@@ -192,7 +210,7 @@ def block(part: Block) -> str:
     if isinstance(part, Subheading):
         return f"**{spans(part.text)}**:"
     if isinstance(part, Items):
-        return "\n".join(f"- {spans(item.text if isinstance(item, Cell) else item)}" for item in part.items)
+        return "\n".join(f"- {spans(item if isinstance(item, tuple) else item.text)}" for item in part.items)
     if isinstance(part, Table):
         rows = ["| " + " | ".join(part.head) + " |", "|" + "---|" * len(part.head)]
         rows += [
@@ -203,10 +221,19 @@ def block(part: Block) -> str:
     if isinstance(part, Position):
         lead = f"{spans(part.lead)}\n\n" if part.lead else ""
         return lead + (_quoted(part.text) or f"> _{part.empty}_")
+    if isinstance(part, Prose):
+        return _quoted(part.text) or (f"_{part.empty}_" if part.empty else "")
     return _framed(part)
 
 
-def _framed(part: Diff | Alert | Cards | Group | Only) -> str:
+def _framed(part: Box | Chart | Fold | Diff | Alert | Cards | Group | Only) -> str:
+    if isinstance(part, Box):
+        return "\n\n".join(filter(None, map(block, part.blocks)))
+    if isinstance(part, Chart):
+        return _mermaid(part)
+    if isinstance(part, Fold):
+        folded = "\n\n".join(filter(None, map(block, part.blocks)))
+        return f"<details><summary>{spans(part.summary)}</summary>\n\n{folded}\n\n</details>"
     if isinstance(part, Diff):
         return f"**{spans(part.heading)}**: {spans(part.summary)}\n\n" + _fenced("diff", part.text)
     if isinstance(part, Alert):
@@ -249,49 +276,6 @@ def _span(one: Span, *, in_cell: bool) -> str:
     return spans(one.markdown, in_cell=in_cell)
 
 
-def _turn(report: Report, number: int) -> str:
-    return f"[{number}]({words.turn_href(report, number)})"
-
-
-def _openings(report: Report) -> str:
-    """What a vote of the openings alone would have decided, and whether the debate changed it."""
-    openings = report.openings
-    if not any(vote.turn is not None for vote in openings.votes):
-        return ""
-    said = inline(openings.explanation)
-    lines = ["### Against the openings' vote", "", f"**{said}**" if openings.changed else said, ""]
-    lines += ["| Participant | Opening turn | Stance | Vote | Position, first line |", "|---|---|---|---|---|"]
-    lines += [
-        f"| {cell(report.name_of(vote.seat))} | {_turn(report, vote.turn)} | {cell(vote.stance or 'no stance')} "
-        f"| {vote.vote} | {cell(vote.first_line)} |"
-        if vote.turn is not None
-        else f"| {cell(report.name_of(vote.seat))} | — | — | no turn | — |"
-        for vote in openings.votes
-    ]
-    return "\n".join(lines)
-
-
-def _synthesis(report: Report) -> str:
-    """The chair's synthesis, whole, with each seat's final stance beside it and where the chair departs from one."""
-    view = report.synthesis
-    if view is None:
-        return ""
-    quoted = "\n>\n".join(f"> {inline(p)}" for p in view.text.split("\n\n") if p.strip())
-    lines = [f"### The chair's synthesis (turn {_turn(report, view.turn)})", "", quoted or "_no Synthesis_", ""]
-    lines += ["Each seat's final stance:", "", "| Seat | Participant | Final stance | Turn |", "|---|---|---|---|"]
-    lines += [
-        f"| {s.seat} | {cell(s.name)} | {words.final_stance(s.stance, lambda text: f'**{cell(text)}**', cell)} "
-        f"| {_turn(report, s.turn)} |"
-        for s in view.final_stances
-    ]
-    for title, items in (("Agreed", view.agreed), ("Still open", view.still_open)):
-        if items:
-            lines += ["", f"**{title}**:", *(f"- {inline(item)}" for item in items)]
-    lines += ["", f"**Departures** ({words.DEPARTURES_NOTE}):" + ("" if view.departures else " none.")]
-    lines += [f"- {inline(item)}" for item in view.departures]
-    return "\n".join(lines)
-
-
 def _fenced(language: str, text: str) -> str:
     """``text`` as a fenced code block: its fence longer than any backtick run inside, so nothing in it is markup."""
     fence = "`" * max(3, max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
@@ -299,93 +283,10 @@ def _fenced(language: str, text: str) -> str:
     return f"{fence}{language}\n{body}\n{fence}"
 
 
-def _changes(report: Report) -> str:
-    if not report.changes:
-        return ""
-    rows = ["### What the debate changed", "", "| Participant | Opening | Final |", "|---|---|---|"]
-    rows += [
-        f"| {cell(report.name_of(change.seat))} | {_position_cell(report, change.opening)} "
-        f"| {_position_cell(report, change.final)} |"
-        for change in report.changes
-    ]
-    rows.append("")
-    for change in report.changes:
-        moved = [
-            f"{inline(r.previous or 'no stance')} → {inline(r.stance or 'no stance')} in turn {_turn(report, r.turn)}"
-            for r in change.revisions
-        ]
-        adopted = [f"“{inline(q.text)}” (turn {_turn(report, q.turn)})" for q in change.adopted]
-        held = [f"“{inline(q.text)}” (raised in turn {_turn(report, q.turn)})" for q in change.held]
-        rows.append(
-            f"- **{inline(report.name_of(change.seat))}** moved toward consensus: {'; '.join(moved) or 'none'}. "
-            f"Took up from others: {'; '.join(adopted) or 'none'}. Held open: {'; '.join(held) or 'none'}."
-        )
-    if report.unresolved:
-        rows += ["", "Every unresolved item, and what became of it:", "", block(items_table(report, report.unresolved))]
-    return "\n".join(rows)
-
-
-def _position_cell(report: Report, position: SeatPosition) -> str:
-    return f"turn {_turn(report, position.turn)}, {cell(position.stance or 'no stance')}: {cell(position.text)}"
-
-
-def _outcome_details(report: Report) -> str:
-    """Why the outcome: the blocking items left, the close's summary, the verification sidecar's standing."""
-    facts = report.outcome
-    lines: list[str] = []
-    if facts.blocking:
-        lines += ["Blocking items left:"]
-        lines += [
-            f"- turn {_turn(report, quote.turn)} ({inline(report.name_of(report.schedule.speaker(quote.turn)))}): "
-            f"{inline(quote.text)}"
-            for quote in facts.blocking
-        ]
-    if facts.summary:
-        lines += ["", "Close summary:", ""]
-        lines.append("\n>\n".join(f"> {inline(p)}" for p in facts.summary.split("\n\n") if p.strip()))
-    if report.verification is not None:
-        lines += ["", inline(words.verification(report.verification)) + "."]
-    return "\n".join(lines).strip("\n")
-
-
-def _timeline(report: Report, *, table: bool = True) -> str:
-    if not report.timeline:
-        return "### Stances\n\nNo turns yet."
-    changes = [entry for entry in report.timeline if entry.changed]
-    lines = ["### Stances", "", _mermaid(report)]
-    if changes:
-        lines += ["", "Stance changes:"]
-        lines += [
-            f"- turn {entry.turn}, {inline(report.name_of(entry.seat))}: {inline(entry.previous_stance or 'no stance')}"
-            f" → {inline(entry.stance or 'no stance')}, because: "
-            + ("; ".join(inline(item) for item in entry.revision_support) or "no revision support given")
-            for entry in changes
-        ]
-    if not table:
-        return "\n".join([*lines, "", _left_out("The stances as a table")])
-    rows = ["| Turn | Participant | Stance | Blocking | Position |", "|---|---|---|---|---|"]
-    rows += [
-        f"| {_turn(report, entry.turn)} | {cell(report.name_of(entry.seat))} | {_stance(entry)} | {entry.blocking} "
-        f"| {cell(entry.headline)} |"
-        for entry in report.timeline
-    ]
-    lines += ["", "<details><summary>Stances as a table</summary>", "", *rows, "", "</details>"]
-    return "\n".join(lines)
-
-
-def _stance(entry: TimelineEntry) -> str:
-    stance = cell(entry.stance or "no stance")
-    return f"**{stance}** (changed)" if entry.changed else stance
-
-
-def _mermaid(report: Report) -> str:
-    """One line per seat over the rounds (turns 1–2, 3–4, … for two seats; 1–3, 4–6, … for three; a chair's
-    turns left out); a round a seat did not write ends its line."""
-    seats = range(1, report.schedule.seats + 1)
-    panel_turns = sum(1 for entry in report.timeline if entry.seat != CHAIR_SEAT)
-    rounds = -(-panel_turns // report.schedule.seats)
-    turn = report.schedule.turn_of  # a chair's turns are not the panel's: its closing round comes one later
-    names = {seat: _MERMAID_UNSAFE.sub("", report.name_of(seat))[:40] or f"seat {seat}" for seat in seats}
+def _mermaid(chart: Chart) -> str:
+    """One line per seat over the chart's rounds; a round a seat did not write ends its line."""
+    seats = range(1, len(chart.names) + 1)
+    names = {seat: _MERMAID_UNSAFE.sub("", chart.names[seat - 1])[:40] or f"seat {seat}" for seat in seats}
     title = " · ".join(f"{names[seat]} ({words.SEAT_COLOUR_NAMES[seat]})" for seat in seats)
     scale = ", ".join(f"{level} {stance}" for stance, level in STANCE_LEVELS.items())
     palette = ", ".join(words.SEAT_COLOURS[seat] for seat in seats)
@@ -394,15 +295,11 @@ def _mermaid(report: Report) -> str:
         f'%%{{init: {{"themeVariables": {{"xyChart": {{"plotColorPalette": "{palette}"}}}}}}}}%%',
         "xychart-beta",
         f'  title "Stance by round: {title}"',
-        '  x-axis "round (turns)" ['
-        + ", ".join(
-            f'"{turn(report.schedule.seats * r + 1)}-{turn(report.schedule.seats * (r + 1))}"' for r in range(rounds)
-        )
-        + "]",
+        '  x-axis "round (turns)" [' + ", ".join(f'"{label}"' for label in chart.rounds) + "]",
         f'  y-axis "{scale}" 0 --> {max(STANCE_LEVELS.values())}',
     ]
     for seat in seats:
-        levels = [entry.level for entry in report.timeline if entry.seat == seat]
+        levels = [entry.level for entry in chart.timeline if entry.seat == seat]
         # A stance a record's heading does not name has no level: the line stops before it.
         known = levels[: levels.index(None)] if None in levels else levels
         if known:
@@ -410,58 +307,3 @@ def _mermaid(report: Report) -> str:
     lines.append("```")
     marked = " and ".join(MARKED_STANCES)
     return "\n".join(lines) + f"\n\n_Scale: {scale}; {marked} are off the path to consensus._"
-
-
-def _novel_arguments(report: Report) -> str:
-    if not report.novel_arguments:
-        return ""
-    lines = [f"<details><summary>Novel arguments ({len(report.novel_arguments)})</summary>", ""]
-    for argument in report.novel_arguments:
-        support = "; ".join(inline(item) for item in argument.support) or "no support"
-        lines.append(
-            f"- turn {_turn(report, argument.turn)}, {inline(report.name_of(argument.seat))}: "
-            f"{inline(argument.claim) or 'no claim'} (support: {support})"
-        )
-    return "\n".join([*lines, "", "</details>"])
-
-
-def _citations(report: Report) -> str:
-    if not report.citations:
-        return ""
-    verified = report.verification is not None and report.verification.shown
-    unchecked = (
-        []
-        if report.verification
-        else ["No verification sidecar: URLs were not checked (`duel verify` checks them).", ""]
-    )
-    rows = [
-        f"<details><summary>{words.citation_kinds(report)}</summary>",
-        "",
-        *unchecked,
-        "| Turn | Section | Kind | Item |" + (" Verdict |" if verified else ""),
-        "|---|---|---|---|" + ("---|" if verified else ""),
-    ]
-    for citation in report.citations:
-        href = words.citation_href(report, citation)
-        item = cell(citation.item) if href is None else link(citation.item, href)
-        row = f"| {_turn(report, citation.turn)} | {citation.section or '—'} | {citation.kind} | {item} |"
-        if verified:
-            row += f" {cell(_verdict(citation.verdict, citation.confidence))} |"
-        rows.append(row)
-    return "\n".join([*rows, "", "</details>"])
-
-
-def _verdict(verdict: str | None, confidence: str | None) -> str:
-    if verdict is None:
-        return "—"
-    return f"{verdict} ({confidence})" if confidence else verdict
-
-
-def _model_written(report: Report) -> str:
-    sections = [
-        f"### {inline(section.title)} by {inline(section.model)} ({LABEL})\n\n"
-        f"_{inline(words.model_checks(section))}_\n\n"
-        + "\n>\n".join(f"> {inline(p)}" for p in words.model_text(section).split("\n\n") if p.strip())
-        for section in report.model_written
-    ]
-    return "\n\n".join(sections)

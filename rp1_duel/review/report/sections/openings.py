@@ -1,0 +1,34 @@
+"""The openings' vote: what a vote of the openings alone would have decided, and whether the debate changed it
+(docs/protocol.md section 11)."""
+
+from __future__ import annotations
+
+from ..blocks import Cell, Code, Inline, Paragraph, Per, SeatName, Section, Strong, Table, Untrusted
+from ..data import Report
+from .common import turn
+
+__all__ = ["openings"]
+
+
+def openings(report: Report) -> Section | None:
+    """The vote's explanation (in bold when the debate changed it), then each seat's opening: its turn, stance,
+    vote and first line; None when no seat opened."""
+    facts = report.openings
+    if not any(vote.turn is not None for vote in facts.votes):
+        return None
+    said = Untrusted(facts.explanation)
+    rows: list[tuple[Inline | Cell, ...]] = []
+    for vote in facts.votes:
+        name = (SeatName(vote.seat, report.name_of(vote.seat)),)
+        if vote.turn is None:
+            rows.append((name, ("—",), ("—",), ("no turn",), Cell(("—",), "", marked=False)))
+            continue
+        stance = vote.stance or "no stance"
+        shown = (Per((Untrusted(stance),), (Code(stance),)),)
+        rows.append(
+            (name, (turn(report, vote.turn),), shown, (vote.vote or "",), (Untrusted(vote.first_line, links=True),))
+        )
+    head = ("Participant", "Opening turn", "Stance", "Vote", "Position, first line")
+    table = Table(head, tuple(rows), columns=("", "n", "", "", "text"), grouped=False)
+    lead = Paragraph((Strong((said,)),) if facts.changed else (said,))
+    return Section(("Against the openings' vote",), (lead, table), page_class="openings")
