@@ -95,7 +95,7 @@ def recorded_source(
             f"source {recorded_path} changed since the duel: checked against its recorded version "
             f"from commit {commit[:12]}"
         )
-    pinned = _pinned(Path(artifact_path).parent, duel_id, recorded_sha256, real) if duel_id else None
+    pinned = _pinned(Path(artifact_path).parent, duel_id, recorded_sha256, real, tree=tree) if duel_id else None
     if pinned is not None:
         return pinned, f"source {recorded_path} changed since the duel: checked against the copy pinned at the join"
     if today is None:
@@ -106,13 +106,14 @@ def recorded_source(
     )
 
 
-def _pinned(debate_root: Path, duel_id: str, sha256: str, real: str) -> SourceDocument | None:
+def _pinned(debate_root: Path, duel_id: str, sha256: str, real: str, *, tree: str) -> SourceDocument | None:
     if not _DUEL_ID.fullmatch(duel_id):  # the front matter's word: never a path out of the state folder
         return None
     try:
-        data = read_bounded(pinned_copy(debate_root, duel_id), MAX_SOURCE_BYTES)
+        pinned = confine(pinned_copy(debate_root, duel_id), project=tree, what="the pinned copy")
+        data = read_bounded(pinned, MAX_SOURCE_BYTES)
         return SourceDocument.from_bytes(data, real) if hashlib.sha256(data).hexdigest() == sha256 else None
-    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+    except (OSError, ValueError, DuelError):  # UnicodeDecodeError is a ValueError; DuelError: a link out
         return None
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..confinement import confine
+from ..errors import DuelError
 from ..files import MAX_ARTIFACT_BYTES, MAX_PATCH_BYTES, NotReadable, open_regular, read_bounded
 from ..schedule import CHAIR_TURNS
 from ..turns import find_raw_html
@@ -350,7 +352,10 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
     for name, patch in expected.files.items():
         beside = path.with_name(name)
         try:
-            found = read_bounded(beside, MAX_PATCH_BYTES)
+            found = read_bounded(confine(beside, project=tree_root(path), what=name), MAX_PATCH_BYTES)
+        except DuelError as exc:  # a committed link out of the project: never read
+            report.problems.append(Problem(RecordCode.PATCH_MISMATCH, exc.message))
+            continue
         except FileNotFoundError:
             report.notes.append(f"no {name} beside the artifact: duel apply recomputes the revision from the turns")
             continue

@@ -298,3 +298,20 @@ def test_a_planted_events_log_link_is_never_written_through(service, source, deb
     with pytest.raises(DuelError):
         join(service, source, BOB[0], harness=BOB[1], model_id=BOB[2])
     assert kept.read_text(encoding="utf-8") == "untouched\n" * 10_000
+
+
+def test_a_committed_patch_or_pinned_copy_that_links_out_of_the_project_is_never_read(service, source, tmp_path):
+    artifact = agreed_duel(service, source, EXPIRY, "Leases expire.")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.patch"
+    outside.write_text("secret\n", encoding="utf-8")
+    patch = artifact.with_name(f"{artifact.stem}.revision.patch")
+    patch.unlink()
+    patch.symlink_to(outside)
+    problems = validate_file(artifact).problems
+    assert [problem.code for problem in problems] == ["PATCH_MISMATCH"]
+    assert "lies outside the project" in problems[0].message and "secret" not in problems[0].message
+    pinned = next((artifact.parent / ".duel" / "duels").glob("*/source"))
+    pinned.unlink()
+    pinned.symlink_to(outside)
+    source.write_text("# Moved on\n", encoding="utf-8")  # only the pinned copy could have the recorded version
+    assert any("source locators were not checked" in note for note in validate_file(artifact).notes)
