@@ -66,7 +66,7 @@ _EXPORTS = {
     "Seat": ".results",
     "StatusResult": ".results",
     "DuelService": ".service",
-    "check_store_url": ".service",
+    "check_store_url": "._store_url",
     "DebateDir": ".storage",
     "DuelLock": ".storage",
     "LOG_START": ".storage",
@@ -129,6 +129,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from ._store_url import check_store_url
     from .counts import Usage, input_figure
     from .events import (
         CandidateConvergence,
@@ -164,7 +165,7 @@ if TYPE_CHECKING:
     from .identity import check_join_inputs, resolve_target, resolve_topic, slugify
     from .policy import refresh_interval, seat_name
     from .results import DuelInfo, LeaseToken, Observation, ParticipantView, Seat, StatusResult
-    from .service import DuelService, check_store_url
+    from .service import DuelService
     from .storage import LOG_START, STATE_DIR, DebateDir, DuelLock, storage_errors, write_atomic
 else:
     __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -16,9 +16,11 @@ checked by the server at the commit, so that an op takes one round trip): a wron
 
 from __future__ import annotations
 
+import _thread
+import functools
 import time
 from collections.abc import Callable, Iterator
-from typing import Final, TypeVar
+from typing import Concatenate, Final, ParamSpec, Protocol, TypeVar
 
 from ..errors import DuelError
 from ..vocabulary import ErrorCode
@@ -104,3 +106,44 @@ def retried(
             if on_wait is not None:
                 on_wait(f"{exc.details['reason']}; retrying in {pause:.1f} s")
             sleep(pause)
+
+
+class WaitsOnTheStore(Protocol):
+    """What an op's owner (the service) tells each pause of a retry to."""
+
+    on_store_wait: StoreWait | None
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S", bound=WaitsOnTheStore)
+
+
+class _Nesting(_thread._local):  # noqa: SLF001  threading.local is this; importing threading costs ~1 ms a command
+    depth = 0  # ops of this thread under way: only the outermost is run again
+
+
+_nesting = _Nesting()
+
+
+def rerun_op(
+    budget: float,
+) -> Callable[[Callable[Concatenate[S, P], R]], Callable[Concatenate[S, P], R]]:
+    """The op run again, as a whole, after a stale guess of the store's, and while the store fails in
+    a way expected to pass for up to ``budget`` seconds (:func:`retried`); each pause is told to
+    ``on_store_wait``. An op inside another is left to the outer one."""
+
+    def decorate(op: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
+        @functools.wraps(op)
+        def run(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            if _nesting.depth:
+                return op(self, *args, **kwargs)
+            _nesting.depth += 1
+            try:
+                return retried(lambda: op(self, *args, **kwargs), self.on_store_wait, budget=budget)
+            finally:
+                _nesting.depth -= 1
+
+        return run
+
+    return decorate

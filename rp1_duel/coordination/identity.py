@@ -27,6 +27,7 @@ __all__ = [
     "hash_token",
     "name_problem",
     "new_token",
+    "one_paragraph",
     "printable",
     "resolve_join_target",
     "resolve_target",
@@ -189,3 +190,12 @@ def token_matches(token: str | None, *, token_hash: str) -> bool:
     import hmac
 
     return token is not None and bool(token) and hmac.compare_digest(hash_token(token), token_hash)
+
+
+def one_paragraph(what: str, text: str, max_len: int) -> str:
+    """``text`` as one line (its whitespace runs made single spaces), or ``INVALID_ARGUMENT``."""
+    joined = " ".join(text.split())
+    if not joined:
+        raise invalid_argument(f"{what} is empty")
+    check_single_line(what, value=joined, max_len=max_len)
+    return joined

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..clock import Instant, iso
+from ..errors import invalid_argument
 from ..schedule import Schedule
 from ..vocabulary import ACTIVE, NextStep
 from . import policy
@@ -37,6 +38,7 @@ __all__ = [
     "Seat",
     "StatusResult",
     "WaitResult",
+    "check_handles",
     "common_fields",
 ]
 
@@ -288,3 +290,12 @@ class WaitResult(StatusResult):
     def to_dict(self) -> dict[str, Any]:
         """The status JSON with ``waited_seconds`` and ``changed``."""
         return {**super().to_dict(), "waited_seconds": self.waited_seconds, "changed": self.changed}
+
+
+def check_handles(seat: object, lease: object = None) -> None:
+    """The seat handle and the lease token are two secrets of two types: either one passed
+    where the other goes (or anything else) is ``INVALID_ARGUMENT``, naming only the type."""
+    if not isinstance(seat, Seat):
+        raise invalid_argument(f"expected the Seat a join returned, got a {type(seat).__name__}")
+    if lease is not None and not isinstance(lease, LeaseToken):
+        raise invalid_argument(f"expected the LeaseToken a claim granted (or None), got a {type(lease).__name__}")

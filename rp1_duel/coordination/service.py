@@ -11,29 +11,28 @@ logs none and answers with a status, does not pay for building them.
 
 from __future__ import annotations
 
-import _thread
 import contextlib
-import functools
 import os
 import time
-from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
+from collections.abc import Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
-from ..clock import Clock, Instant, iso, system_clock, utc_date
+from ..clock import Clock, Instant, iso, system_clock
 from ..ctrl_c import uninterrupted
 from ..errors import DuelError, invalid_argument
 from ..settings import DuelSettings
 from ..vocabulary import ACTIVE, OUTCOMES, ROLES, ErrorCode, EventType, Role
 from . import policy
-from ._retrying import RETRY_SECONDS, StoreWait, retried
+from ._joining import check_source, create_duel, raise_refusal, take_seat
+from ._retrying import RETRY_SECONDS, StoreWait, rerun_op, retried
 from ._state import DuelState, Lease, Participant
 from ._store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
+from ._store_url import open_store
 from .identity import (
     check_name,
     check_single_line,
-    hash_token,
-    new_token,
+    one_paragraph,
     resolve_join_target,
     resolve_target,
     resolve_topic,
@@ -41,7 +40,7 @@ from .identity import (
     slugify,
     token_matches,
 )
-from .results import LeaseToken, Observation, Seat, StatusResult, WaitResult, common_fields
+from .results import LeaseToken, Observation, Seat, StatusResult, WaitResult, check_handles, common_fields
 from .storage import DebateDir, DirectoryStore, copy_artifact
 
 if TYPE_CHECKING:
@@ -69,85 +68,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class _Nesting(_thread._local):  # noqa: SLF001  threading.local is this; importing threading costs ~1 ms a command
-    depth = 0  # ops of this thread under way: only the outermost is run again
-
-
-_nesting = _Nesting()
-
-
-def _rerun(
-    budget: float,
-) -> Callable[[Callable[Concatenate[DuelService, P], R]], Callable[Concatenate[DuelService, P], R]]:
-    """The op run again, as a whole, after a stale guess of the store's, and while the store fails in
-    a way expected to pass for up to ``budget`` seconds (:mod:`.retrying`); each pause is told to
-    ``on_store_wait``. An op inside another is left to the outer one."""
-
-    def decorate(op: Callable[Concatenate[DuelService, P], R]) -> Callable[Concatenate[DuelService, P], R]:
-        @functools.wraps(op)
-        def run(self: DuelService, /, *args: P.args, **kwargs: P.kwargs) -> R:
-            if _nesting.depth:
-                return op(self, *args, **kwargs)
-            _nesting.depth += 1
-            try:
-                return retried(lambda: op(self, *args, **kwargs), self.on_store_wait, budget=budget)
-            finally:
-                _nesting.depth -= 1
-
-        return run
-
-    return decorate
-
-
-_retried_on_transient_failures = _rerun(RETRY_SECONDS)
-
-
-def check_store_url(url: str) -> None:
-    """``INVALID_ARGUMENT`` unless ``url`` names a store there is: only ``postgresql://`` (or ``postgres://``) for now.
-    Said without opening it (``duel mcp`` opens its store at the first call)."""
-    if not url.startswith(("postgresql://", "postgres://")):
-        raise invalid_argument(
-            "--store must be a postgresql:// URL (or leave it out: the debate dir keeps the duels)", flag="--store"
-        )
-
-
-def open_store(url: str, debate: DebateDir) -> DuelStore:
-    """The store a ``--store`` URL names (:func:`check_store_url`)."""
-    check_store_url(url)
-    try:
-        from ._postgres import PostgresStore  # psycopg is loaded only when a database is used
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").partition(".")[0] != "psycopg":
-            raise
-        raise DuelError(
-            ErrorCode.DEPENDENCY_MISSING,
-            "the PostgreSQL store needs the postgresql extra: pip install 'rp1-duel[postgresql]'",
-            {"extra": "postgresql", "install": "pip install 'rp1-duel[postgresql]'"},
-        ) from None
-    return PostgresStore(url, debate)
-
-
-def _check_handles(seat: object, lease: object = None) -> None:
-    """The seat handle and the lease token are two secrets of two types: either one passed
-    where the other goes (or anything else) is ``INVALID_ARGUMENT``, naming only the type."""
-    if not isinstance(seat, Seat):
-        raise invalid_argument(f"expected the Seat a join returned, got a {type(seat).__name__}")
-    if lease is not None and not isinstance(lease, LeaseToken):
-        raise invalid_argument(f"expected the LeaseToken a claim granted (or None), got a {type(lease).__name__}")
-
-
-def _one_paragraph(what: str, text: str, max_len: int) -> str:
-    """``text`` as one line (its whitespace runs made single spaces), or ``INVALID_ARGUMENT``."""
-    joined = " ".join(text.split())
-    if not joined:
-        raise invalid_argument(f"{what} is empty")
-    check_single_line(what, value=joined, max_len=max_len)
-    return joined
-
-
-def _raise(refusal: DuelError | None) -> None:
-    if refusal is not None:
-        raise refusal
+_retried_on_transient_failures = rerun_op(RETRY_SECONDS)
 
 
 class DuelService:
@@ -192,7 +113,7 @@ class DuelService:
         """A transaction for an op that changes something: authenticated, duel open, caller seen."""
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
-            _raise(policy.refuse_if_closed(tx.state))
+            raise_refusal(policy.refuse_if_closed(tx.state))
             tx.touch(me)
             yield tx, me
 
@@ -264,15 +185,22 @@ class DuelService:
                 duel_id = index.get(key)
                 created = duel_id is None or self.store.read_state(duel_id).status != ACTIVE
                 if duel_id is None or created:
-                    duel_id = self._create(
-                        source=source, topic=topic_text, slug=slug, key=key, settings=settings, index=index
+                    duel_id = create_duel(
+                        self.store,
+                        self.clock(),
+                        source,
+                        topic=topic_text,
+                        slug=slug,
+                        key=key,
+                        settings=settings,
+                        index=index,
                     )
                 with self.transaction(duel_id) as tx:
-                    self._check_source(tx.state, source)
+                    check_source(self.store, tx.state, source)
                     if signer is not None:  # refused before the seat changes: a reclaim's new token is never lost
                         seated = next((p for p in tx.state.participants if p.identity[:2] == (name, harness)), None)
-                        _raise(policy.refuse_signer_declaration(tx.state, seated, signer))
-                    participant, token = self._seat(
+                        raise_refusal(policy.refuse_signer_declaration(tx.state, seated, signer))
+                    participant, token = take_seat(
                         tx, identity=(name, harness, model_id), token=participant_token, role=role, signer=signer
                     )
                     participant.signer = participant.signer or signer  # a returning seat's shows at its next write
@@ -285,145 +213,6 @@ class DuelService:
                         debate_path=self._debate_path(tx.state),
                         settings_note=None if created else policy.settings_note(tx.state, settings),
                     )
-
-    def _create(
-        self, source: SourceDocument, *, topic: str, slug: str, key: str, settings: DuelSettings, index: dict[str, str]
-    ) -> str:
-        """A new duel: its state, then the index, then its artifact, so a crash at any point
-        leaves no artifact without a duel (a duel without its artifact yet gets it from the
-        join that seats its first participant). A failure undoes what was written."""
-        from ._record_writer import write_artifact
-
-        now = self.clock()
-        duel_id = self.store.reserve_duel(f"{utc_date(now.wall)}-{slug}")
-        state = DuelState(
-            id=duel_id,
-            source_path=source.path,
-            source_sha256=source.sha256,
-            topic=topic,
-            topic_slug=slug,
-            target_key=key,
-            artifact=f"{duel_id}.md",
-            created_at=now.wall,
-            created_mono=now.mono,
-            schedule=settings.schedule,
-            lease_seconds=settings.lease_seconds,
-            peer_wait_seconds=settings.peer_wait_seconds,
-            turn_timeout_seconds=settings.turn_timeout_seconds,
-            boot_id=now.boot,
-            wall_offset=now.wall_offset,
-        )
-        try:
-            self.store.keep_source(state, source)
-            tx = self.store.begin(state, now)
-            tx.save()
-            tx.commit()
-            self.store.write_index({**index, key: duel_id})
-            write_artifact(tx, [], create=True)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                self.store.write_index(index)  # as it was
-            self.store.discard_duel(duel_id)
-            raise
-        index[key] = duel_id
-        return duel_id
-
-    def _check_source(self, state: DuelState, source: SourceDocument) -> None:
-        """With a copy of the source on each host, turns are validated against the duel's:
-        a copy that differs would make a participant argue about another text."""
-        if self.store.own_source_copies and source.sha256 != state.source_sha256:
-            raise DuelError(
-                ErrorCode.SOURCE_MISMATCH,
-                f"{source.path} differs from the source duel {state.id} debates (SHA-256 {source.sha256[:12]}… "
-                f"here, {state.source_sha256[:12]}… in the duel): bring it to the same version, then join again",
-                {"source_sha256": source.sha256, "duel_source_sha256": state.source_sha256},
-            )
-
-    def _seat(
-        self, tx: Transaction, *, identity: tuple[str, str, str], token: str | None, role: str, signer: str | None
-    ) -> tuple[Participant, str]:
-        from ._record_writer import write_artifact
-        from .events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed
-
-        state, now = tx.state, tx.now
-        name, harness, model_id = identity
-        if role == Role.CHAIR and not state.schedule.chair:
-            raise invalid_argument(
-                f"duel {state.id} has no chair: join it as a panelist (a chair is set by the "
-                "join that creates a duel, with --chair or --role chair)",
-                flag="--role",
-            )
-        same = next((p for p in state.participants if p.identity == identity), None)
-        renamed = next((p for p in state.participants if p.identity[:2] == identity[:2]), None)
-        _raise(policy.refuse_role(same or renamed, role))
-        if same is not None:
-            if token:
-                if not token_matches(token, token_hash=same.token_sha256):
-                    raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")
-                tx.touch(same)
-                tx.emit(ParticipantResumed(same.seat), by=same.id)
-                return same, token
-            if not policy.seat_reclaimable(state, same, now):
-                raise DuelError(
-                    ErrorCode.SEAT_TAKEN,
-                    f"seat {same.seat} is held by {name} ({harness} / {model_id}), seen lately: if it is yours, run "
-                    "the same command where its token is kept (the same debate dir and user) to resume it, or pass "
-                    "its token; else the seat can be reclaimed once its holder has been gone a lease",
-                    {"seat": same.seat, "reclaimable_at": iso(state.wall_time(policy.reclaimable_from(state, same)))},
-                )
-            token = new_token()
-            same.token_sha256 = hash_token(token)
-            tx.touch(same)
-            tx.emit(SeatReclaimed(same.seat), by=same.id)
-            return same, token
-        if renamed is not None:
-            return self._take_over(tx, renamed, model_id, token)
-        _raise(policy.refuse_if_closed(state))  # closed since the index was read
-        _raise(policy.refuse_full(state, role))
-        token = new_token()
-        participant = Participant(
-            id=f"p-{os.urandom(4).hex()}",  # what secrets.token_hex draws on, without importing it
-            seat=policy.free_seat(state, role),
-            display_name=name,
-            harness=harness,
-            model_id=model_id,
-            token_sha256=hash_token(token),
-            joined_at=now.wall,
-            last_seen_mono=now.mono,
-            signer=signer,
-        )
-        state.participants.append(participant)
-        tx.emit(
-            ParticipantRegistered(seat=participant.seat, display_name=name, harness=harness, model_id=model_id),
-            by=participant.id,
-        )
-        if not policy.all_seated(state):
-            until = iso(state.wall_time(policy.peer_wait_until(state)))
-            tx.emit(ParticipantWaiting(until), by=participant.id)
-        else:
-            state.turn_started_mono = now.mono  # the first turn begins once every seat is taken
-        write_artifact(tx, [])
-        return participant, token
-
-    @staticmethod
-    def _take_over(tx: Transaction, holder: Participant, model_id: str, token: str | None) -> tuple[Participant, str]:
-        """The same name and harness with another model: the seat's model is corrected, before its first turn."""
-        from ._record_writer import check_record, write_artifact
-        from .events import SeatTakenOver
-
-        if token and not token_matches(token, token_hash=holder.token_sha256):
-            raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")
-        _raise(policy.refuse_takeover(tx.state, holder, model_id, with_token=bool(token), now=tx.now))
-        previous, holder.model_id = holder.model_id, model_id
-        if not token:
-            token = new_token()
-            holder.token_sha256 = hash_token(token)
-        tx.touch(holder)
-        tx.emit(SeatTakenOver(holder.seat, model_id, previous), by=holder.id)
-        record = check_record(tx)
-        if record.problem is None:  # a broken record is found by the next write; the seat changes anyway
-            write_artifact(tx, record.blocks)
-        return holder, token
 
     # -- read-only views (sections 4 and 5) -----------------------------------------------
     @_retried_on_transient_failures
@@ -586,7 +375,7 @@ class DuelService:
         """
         from ._write_results import ClaimResult
 
-        _check_handles(seat)
+        check_handles(seat)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             decision = policy.decide_claim(state, me, now, for_timeout=for_timeout)
@@ -612,7 +401,7 @@ class DuelService:
                 reason=decision.reason,
             )
 
-    @_rerun(0)  # a refresh that fails is the refresher's to retry, within the lease it still has
+    @rerun_op(0)  # a refresh that fails is the refresher's to retry, within the lease it still has
     def refresh_lock(self, seat: Seat, lease: LeaseToken | None) -> RefreshResult:
         """Move a live lease's expiry to now + ``lease_seconds``; an expired one stays expired.
 
@@ -620,7 +409,7 @@ class DuelService:
         """
         from ._write_results import RefreshResult
 
-        _check_handles(seat, lease)
+        check_handles(seat, lease)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             decision = policy.decide_refresh(state, me, lease.value if lease else None, now)
@@ -661,7 +450,7 @@ class DuelService:
         """
         from .events import UsageRecorded
 
-        _check_handles(seat)
+        check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
             tx.emit(
@@ -683,7 +472,7 @@ class DuelService:
         """
         from .events import ProviderFailed
 
-        _check_handles(seat)
+        check_handles(seat)
         check_single_line("message", value=message, max_len=1000)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
@@ -704,7 +493,7 @@ class DuelService:
         from ._record_writer import rule_on_citations  # the Markdown parser is paid for only here
         from .events import CitationsVerified
 
-        _check_handles(seat)
+        check_handles(seat)
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
             tx.emit(CitationsVerified(turn_number, verdicts), by=me.id)
@@ -805,7 +594,7 @@ class DuelService:
         """
         from ._write_results import ReleaseResult
 
-        _check_handles(seat, lease)
+        check_handles(seat, lease)
         if close:
             if outcome not in OUTCOMES:
                 raise invalid_argument(f"--close needs --outcome, one of {', '.join(OUTCOMES)}")
@@ -864,7 +653,7 @@ class DuelService:
                     ErrorCode.PARTICIPANT_AUTH_FAILED,
                     "only a participant with its token, or the owner of the debate dir, may abandon a duel",
                 )
-            _raise(policy.refuse_if_closed(tx.state))
+            raise_refusal(policy.refuse_if_closed(tx.state))
             abandon_duel(tx, f"abandoned by {who}: {reason}")
         return self.status(duel_id)
 
@@ -901,7 +690,7 @@ class DuelService:
         rule, ``OPENING_COMMITTED`` for another text than the one committed, ``NOT_YOUR_TURN`` outside the
         opening round, ``TURN_DEADLINE_PASSED`` past it, ``INVALID_ARGUMENT`` in a duel whose openings are
         not sealed."""
-        _check_handles(seat)
+        check_handles(seat)
         from ._record_writer import commit_opening  # the Markdown parser is paid for only by a commit
         from ._write_results import CommitResult
 
@@ -927,9 +716,9 @@ class DuelService:
         from ._write_results import AudienceResult
 
         by = check_name("--name", value=by)
-        text = _one_paragraph("the question", question, QUESTION_CHARS)
+        text = one_paragraph("the question", question, QUESTION_CHARS)
         with self.transaction(duel_id) as tx:
-            _raise(policy.refuse_if_closed(tx.state))
+            raise_refusal(policy.refuse_if_closed(tx.state))
             asked = ask_question(tx, to_seat=to_seat, text=text, by=by)
             return AudienceResult(
                 **common_fields(tx.state, None, tx.now),
@@ -946,7 +735,7 @@ class DuelService:
         from ._write_results import AudienceResult
 
         by = check_name("--name", value=by)
-        said = _one_paragraph("the final thoughts", text, FINAL_THOUGHT_CHARS)
+        said = one_paragraph("the final thoughts", text, FINAL_THOUGHT_CHARS)
         with self.transaction(duel_id) as tx:
             thought = add_final_thought(tx, by=by, text=said)
             return AudienceResult(
@@ -975,7 +764,7 @@ class DuelService:
         (:data:`rp1_duel.vocabulary.WRAPPERS`) the caller removed around the turn: recorded
         in the ``turn_appended`` event, never part of validation. A turn that breaks a rule is
         ``TURN_INVALID`` with its violations; the answer names the turn's number, hash and any outcome reached."""
-        _check_handles(seat, lease)
+        check_handles(seat, lease)
         from ._record_writer import append_turn  # Markdown parsing is paid for only by appends
         from ._write_results import AppendResult
         from .events import LockReleased

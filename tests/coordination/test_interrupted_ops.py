@@ -18,7 +18,8 @@ import pytest
 
 import rp1_duel
 from rp1_duel.cli.stopping import stop_as_ctrl_c
-from rp1_duel.coordination.service import DuelService, _nesting
+from rp1_duel.coordination._retrying import _nesting
+from rp1_duel.coordination.service import DuelService
 from rp1_duel.coordination.storage import DirectoryStore, DuelLock
 
 from helpers import Player, claim, join
