@@ -2,7 +2,7 @@
 
 The process joins once and keeps the participant token itself (and in the owner-only stash
 ``duel join`` uses, so a restarted server resumes the seat); no answer carries a token. While
-the agent holds the floor a :class:`~rp1_duel.participant.loop.LeaseKeeper` refreshes the
+the agent holds the floor a :class:`~rp1_duel.participant.lease_keeper.LeaseKeeper` refreshes the
 lease, up to the turn deadline, as ``duel join`` does. A wait runs in slices, so the server
 can report progress between them and stop at the client's cancellation. Every answer is a
 plain dict (the ``duel tools`` JSON, tokens left out), and every refusal a
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..coordination import LeaseToken, Seat, StatusResult
 from ..errors import DuelError, invalid_argument
 from ..participant.checking import rule_on_challenges
-from ..participant.loop import LeaseKeeper
+from ..participant.lease_keeper import LeaseKeeper
 from ..participant.stash import SeatStash
 from ..record import Claimant, History, RecordFile
 from ..turns import OUTCOMES, Challenge, challenged, turn_guide, turn_invalid

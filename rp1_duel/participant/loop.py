@@ -34,7 +34,6 @@ from ..coordination import (
     StatusResult,
     TurnAppended,
     Usage,
-    refresh_interval,
     same_model,
 )
 from ..errors import DuelError
@@ -56,27 +55,25 @@ from ..vocabulary import (
 )
 from . import prompt
 from .extraction import Extraction, extract_turn, wrapper_notes
+from .lease_keeper import LeaseKeeper
+from .metering import RequestMeter
 from .personas import Persona, persona_label
 from .providers import Composition, Progress, Provider, ProviderError, TurnRequest
 from .retry import RetryNotice, RetryPolicy, compose_with_retries
 from .stash import SeatStash
-from .usage import PricedUsage, estimate_tokens, recorded, summary
+from .usage import PricedUsage, recorded, summary
 
 if TYPE_CHECKING:  # duel join --verify, or a challenge, only: else nothing of the checks is loaded
-    from typing_extensions import Self
-
     from .checking import CitationCheck, CitationChecker
 
 __all__ = [
     "MAX_REPAIRS",
     "STATE_COMPLETED",
     "Duelist",
-    "LeaseKeeper",
     "ParticipantConfig",
     "ParticipantResult",
     "ParticipantState",
     "Reporter",
-    "RequestMeter",
 ]
 
 T = TypeVar("T")
@@ -181,108 +178,6 @@ class Reporter(Protocol):
     def verified(self, number: int, writer: str | None, counts: Mapping[str, int], *, sent_back: bool) -> None:
         """--verify: what the check of turn ``number`` found, and whether the draft goes back for repair."""
         ...
-
-
-STORE_RETRY_SECONDS = 0.5  # a refresh the store failed is tried again this soon
-
-
-class LeaseKeeper:
-    """Refreshes a lease in the background while a turn is being composed.
-
-    A slow model keeps the floor as long as this process lives, up to the turn deadline
-    (``time.monotonic()`` seconds), where refreshing stops: the service refuses it past
-    that point anyway. A dead process stops refreshing, and the lease expires for the peer.
-    A store that cannot be reached (a lost database connection) is tried again while the
-    lease lasts; past it the floor is lost, as for a dead process.
-    """
-
-    def __init__(self, service: DuelService, *, seat: Seat, lease: LeaseToken, lease_seconds: int, deadline: float):
-        self._service = service
-        self._seat = seat
-        self._lease = lease
-        self._interval = refresh_interval(lease_seconds)
-        self._lease_seconds = lease_seconds
-        self._deadline = deadline
-        self._stop = threading.Event()
-        self.lost = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="duel-lease-keeper", daemon=True)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        held_until = time.monotonic() + self._lease_seconds  # granted or refreshed no earlier than now
-        pause = self._interval
-        while not self._stop.wait(min(pause, max(0.0, self._deadline - time.monotonic()))):
-            if time.monotonic() >= self._deadline:
-                return
-            asked = time.monotonic()
-            try:
-                refreshed = self._service.refresh_lock(self._seat, self._lease).refreshed
-            except DuelError as exc:
-                if exc.code == ErrorCode.STORAGE_FAILED and time.monotonic() < held_until:
-                    pause = STORE_RETRY_SECONDS
-                    continue
-                refreshed = False
-            if not refreshed:
-                self.lost.set()
-                return
-            held_until, pause = asked + self._lease_seconds, self._interval
-
-
-class RequestMeter:
-    """What the requests of one draft used, those that failed included: a failed request's tokens
-    are estimated (its input from the request's text once its answer had begun, its output from
-    what had streamed), for the API that was paid for them gave no count."""
-
-    def __init__(self, request: TurnRequest, progress: Callable[[Progress], None]):
-        self._request = request
-        self._progress = progress
-        self._started = time.monotonic()
-        self._failed = Usage()  # the tokens of the requests that failed, estimated
-        self._attempts = 0
-        self._current: Progress | None = None  # the request under way: how far its answer got
-
-    def attempt(self, compose: Callable[[TurnRequest, Callable[[Progress], None]], Composition]) -> Composition:
-        """One request, its progress watched; a failure's tokens are kept before it is raised."""
-        self._attempts += 1
-        self._current = None
-        try:
-            return compose(self._request, self._seen)
-        except ProviderError:
-            self._failed += self._in_flight()
-            self._current = None
-            raise
-
-    def answered(self, usage: Usage) -> Usage:
-        """The draft's usage once a request answered: the API's counts of that request (and every
-        request counted, by the retries), the failed ones' estimates added."""
-        return replace(usage + self._failed, seconds=self._elapsed())
-
-    def spent(self) -> Usage:
-        """The draft's usage when no request answered: every request sent, the one abandoned included."""
-        tokens = self._failed + self._in_flight()
-        return replace(tokens, requests=self._attempts, retries=max(0, self._attempts - 1), seconds=self._elapsed())
-
-    def _seen(self, progress: Progress) -> None:
-        self._current = progress
-        self._progress(progress)
-
-    def _in_flight(self) -> Usage:
-        progress = self._current
-        if progress is None:  # refused or unreachable before any answer: nothing was generated
-            return Usage()
-        request = self._request
-        sent = len(request.system) + len(request.history) + len(request.instruction)
-        return Usage(input_tokens=estimate_tokens(sent), output_tokens=progress.output_tokens, output_estimated=True)
-
-    def _elapsed(self) -> float:
-        return time.monotonic() - self._started
 
 
 class _TurnStopped(Exception):

@@ -19,7 +19,7 @@ from rp1_duel.clock import ManualClock
 from rp1_duel.coordination import DebateDir, DuelService, LeaseToken, Seat, Usage
 from rp1_duel.coordination._postgres import GUESSES_BEFORE_LOCKING, SCHEMA_VERSION, PostgresStore
 from rp1_duel.errors import DuelError
-from rp1_duel.participant.loop import LeaseKeeper
+from rp1_duel.participant.lease_keeper import LeaseKeeper
 from rp1_duel.record import validate_file
 from rp1_duel.settings import DuelSettings, redact
 from rp1_duel.vocabulary import EventType

@@ -9,7 +9,7 @@ import pytest
 
 from rp1_duel.coordination import Event, Usage
 from rp1_duel.errors import DuelError
-from rp1_duel.participant.loop import RequestMeter
+from rp1_duel.participant.metering import RequestMeter
 from rp1_duel.participant.providers import Composition, Progress, ProviderError, TurnRequest
 from rp1_duel.participant.usage import cost_usd, prices_date, recorded, summary, total
 
