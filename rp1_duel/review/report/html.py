@@ -51,27 +51,7 @@ from .blocks import (
 from .chart_svg import svg
 from .data import Report
 from .page_style import BADGE_COLOURS, CSS
-from .sections import (
-    agreements,
-    audience,
-    changes,
-    citations,
-    decision,
-    footer,
-    header,
-    how_it_ended,
-    judged_verdict,
-    model_written,
-    novel_arguments,
-    openings,
-    participants,
-    provenance,
-    rulings,
-    stances,
-    synthesis,
-    turns_table,
-    unresolved,
-)
+from .sections import sections_of
 
 __all__ = ["SEAT_COLOURS", "render_html"]
 
@@ -84,27 +64,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'n
 
 def render_html(report: Report) -> str:
     """The report as one self-contained HTML page: inline styles and an SVG chart, nothing loaded or run."""
-    body = [
-        section(header(report)),
-        section(decision(report)),
-        section(rulings(report)),
-        section(openings(report)),
-        section(synthesis(report)),
-        section(changes(report)),
-        section(how_it_ended(report)),
-        section(participants(report)),
-        section(provenance(report)),
-        section(stances(report)),
-        section(turns_table(report)),
-        section(unresolved(report)),
-        section(agreements(report)),
-        section(novel_arguments(report)),
-        section(audience(report)),
-        section(citations(report)),
-        "".join(map(section, model_written(report))),
-        section(judged_verdict(report)),
-        section(footer(report)),
-    ]
+    body = ["".join(map(section, run)) for run in sections_of(report)]  # a run's sections: nothing between
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'

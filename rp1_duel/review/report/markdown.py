@@ -47,27 +47,7 @@ from .blocks import (
     Untrusted,
 )
 from .data import MARKED_STANCES, STANCE_LEVELS, Report
-from .sections import (
-    agreements,
-    audience,
-    changes,
-    citations,
-    decision,
-    footer,
-    header,
-    how_it_ended,
-    judged_verdict,
-    model_written,
-    novel_arguments,
-    openings,
-    participants,
-    provenance,
-    rulings,
-    stances,
-    synthesis,
-    turns_table,
-    unresolved,
-)
+from .sections import sections_of
 
 __all__ = ["cell", "code", "inline", "link", "render_markdown"]
 
@@ -86,27 +66,7 @@ def render_markdown(report: Report) -> str:
     """The report as one comment: past GitHub's limit, the folds that give way (the citations, then the novel
     arguments, then the stance table) give way to a line pointing to ``--format html`` (docs/protocol.md
     section 11)."""
-    parts = [
-        header(report),
-        decision(report),
-        rulings(report),
-        openings(report),
-        synthesis(report),
-        changes(report),
-        how_it_ended(report),
-        participants(report),
-        provenance(report),
-        stances(report),
-        turns_table(report),
-        unresolved(report),
-        agreements(report),
-        novel_arguments(report),
-        audience(report),
-        citations(report),
-        *model_written(report),
-        judged_verdict(report),
-        footer(report),
-    ]
+    parts = [part for run in sections_of(report) for part in run]
     text = _joined(parts)
     for order in sorted({fold.gives_way for fold in _folds(parts) if fold.gives_way}):
         if len(text) <= COMMENT_LIMIT:
