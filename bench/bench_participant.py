@@ -29,8 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
 from rp1_duel.coordination import Usage  # noqa: E402
-from rp1_duel.participant.loop import Duelist, ParticipantConfig, ParticipantState  # noqa: E402
+from rp1_duel.participant.loop import Duelist, ParticipantConfig  # noqa: E402
 from rp1_duel.participant.providers import Progress, TurnRequest, select_provider  # noqa: E402
+from rp1_duel.participant.reporter import ParticipantState  # noqa: E402
 from rp1_duel.participant.retry import RetryNotice, RetryPolicy, compose_with_retries  # noqa: E402
 from rp1_duel.settings import DuelSettings  # noqa: E402
 from rp1_duel.turns import TurnViolation  # noqa: E402

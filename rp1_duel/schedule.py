@@ -116,6 +116,16 @@ class Schedule:
         index = self.panel_index(number)
         return CHAIR_SEAT if index is None else (index - 1) % self.seats + 1
 
+    def others_since(self, seat: int, latest: int) -> list[int]:
+        """The turns up to ``latest`` that other seats wrote since ``seat``'s own last one (the peer's one
+        in a duel; N - 1 in a panel, and a chair's), oldest first."""
+        found = []
+        for number in range(latest, self.first - 1, -1):
+            if self.speaker(number) == seat:
+                break
+            found.append(number)
+        return found[::-1]
+
     def phase(self, number: int) -> str | None:
         """Turn ``number``'s phase in a chaired duel (:class:`~rp1_duel.vocabulary.Phase`); None without a chair."""
         if not self.chair:

@@ -170,7 +170,8 @@ def _join(flags: JoinFlags) -> NoReturn:
     """``duel join``, its flags parsed: prepare, run the seat (or the audience member), say how it ended."""
     from ..participant.console import ConsoleReporter
     from ..participant.joining import prepare_join
-    from ..participant.loop import STATE_COMPLETED, Duelist
+    from ..participant.loop import Duelist
+    from ..participant.reporter import STATE_COMPLETED
 
     duelist = None
     try:

@@ -14,7 +14,6 @@ it is appended and each peer turn's once, under the lease (:mod:`.checking`).
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import itertools
 import os
@@ -22,76 +21,69 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 from ..coordination import (
     DuelService,
     LeaseToken,
-    ParticipantView,
-    Provenance,
     ProviderFailed,
     Seat,
     StatusResult,
     TurnAppended,
-    Usage,
-    same_model,
 )
 from ..errors import DuelError
 from ..files import MAX_SOURCE_BYTES, read_bounded
 from ..printable import printable
-from ..record import AgreedEnding, Claimant, History, RecordFile, agreed_ending, decide_panel, signatures
+from ..record import AgreedEnding, Claimant, History, RecordFile, agreed_ending, signatures
 from ..schedule import CHAIR_SEAT
 from ..settings import DuelSettings
-from ..turns import Challenge, TurnViolation, challenged, phase_note, revision_note, validate_turn
+from ..turns import TurnViolation, challenged, revision_note, validate_turn
 from ..vocabulary import (
-    CHAIR_PHASES,
     CLOSED_STEP,
     INVALIDATED,
     TIMEOUT,
     ErrorCode,
     EventType,
-    Phase,
     Role,
 )
 from . import prompt
+from .composing import Composer, end_writer
+from .deadlines import Deadlines, TurnStopped
 from .extraction import Extraction, extract_turn, wrapper_notes
 from .lease_keeper import LeaseKeeper
-from .metering import RequestMeter
 from .personas import Persona, persona_label
-from .providers import Composition, Progress, Provider, ProviderError, TurnRequest
-from .retry import RetryNotice, RetryPolicy, compose_with_retries
+from .providers import Composition, Provider, ProviderError, TurnRequest
+from .reporter import (
+    CLOSING,
+    DEBATING,
+    PREPARING,
+    STATE_COMPLETED,
+    STATE_INVALIDATED,
+    WAITING,
+    ParticipantState,
+    Reporter,
+)
+from .retry import RetryPolicy
+from .seat_checks import SeatChecks, writer_of
 from .stash import SeatStash
 from .usage import PricedUsage, recorded, summary
 
 if TYPE_CHECKING:  # duel join --verify, or a challenge, only: else nothing of the checks is loaded
-    from .checking import CitationCheck, CitationChecker
+    from .checking import CitationChecker
 
 __all__ = [
     "MAX_REPAIRS",
-    "STATE_COMPLETED",
     "Duelist",
     "ParticipantConfig",
     "ParticipantResult",
-    "ParticipantState",
-    "Reporter",
 ]
 
-T = TypeVar("T")
 MAX_REPAIRS = 3
 # A person repairs until the turn deadline (None: no count); a script cannot change its text, so a rejected
 # scripted turn stops its seat at once (0) rather than invalidate the duel for everyone (docs/protocol.md section 2).
 REPAIRS_ALLOWED: Final[Mapping[str, int | None]] = {"human": None, "scripted": 0}
 REASON_CHARACTERS = 900  # a close's reason is one line of at most 1000, the service's part included
 WAIT_SLICE_SECONDS = 30.0  # wait returns on any change anyway; this only bounds each call
-
-# The participant's own states (shown to the person running it and in --json), not protocol words.
-ParticipantState = Literal["preparing", "waiting_for_participant", "debating", "closing", "completed", "invalidated"]
-PREPARING: Final = "preparing"
-WAITING: Final = "waiting_for_participant"
-DEBATING: Final = "debating"
-CLOSING: Final = "closing"
-STATE_COMPLETED: Final = "completed"
-STATE_INVALIDATED: Final = "invalidated"
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -136,54 +128,6 @@ class ParticipantResult:
         return {**shown, "usage": None if self.usage is None else self.usage.to_json(), **agreed}
 
 
-class Reporter(Protocol):
-    """What a person sees; :class:`rp1_duel.participant.console.ConsoleReporter` prints it."""
-
-    def state(self, state: ParticipantState, detail: str) -> None:
-        """The participant entered ``state``, or has news in it: ``detail`` says what."""
-        ...
-
-    def composing(self) -> None:
-        """A model request for a draft has begun."""
-        ...
-
-    def progress(self, progress: Progress) -> None:
-        """The model's answer so far: how many tokens it wrote."""
-        ...
-
-    def retrying(self, notice: RetryNotice) -> None:
-        """A model request failed and is tried again after a wait."""
-        ...
-
-    def composed(self, usage: Usage) -> None:
-        """A draft is written; ``usage`` is what its requests used."""
-        ...
-
-    def turn_accepted(self, number: int, stance: str) -> None:
-        """Turn ``number`` was appended, with ``stance``."""
-        ...
-
-    def turn_rejected(
-        self, number: int, violations: list[TurnViolation], attempt: int, kept: str | None, *, repairs_left: int | None
-    ) -> None:
-        """Draft ``attempt`` of turn ``number`` broke the rules ``violations`` name; the model's answer is
-        kept in the file ``kept`` (None: it could not be written); ``repairs_left`` may follow (None: until
-        the turn deadline, a person's)."""
-        ...
-
-    def verifying(self, number: int, writer: str | None, citations: int) -> None:
-        """--verify: the URLs of turn ``number`` (``writer`` None: this participant's own draft) are being opened."""
-        ...
-
-    def verified(self, number: int, writer: str | None, counts: Mapping[str, int], *, sent_back: bool) -> None:
-        """--verify: what the check of turn ``number`` found, and whether the draft goes back for repair."""
-        ...
-
-
-class _TurnStopped(Exception):
-    """The turn deadline passed, or the lease was lost, while the turn was being written or checked."""
-
-
 class Duelist:
     """Runs one participant through a whole duel."""
 
@@ -198,7 +142,6 @@ class Duelist:
     ):
         self.config = config
         self.checker = checker  # --verify
-        self._peer_checks: dict[int, CitationCheck | None] = {}  # peer turns checked (None: abandoned at a deadline)
         self.retry_policy = retry_policy or RetryPolicy()
         self.provider = provider
         self.report = reporter
@@ -209,11 +152,8 @@ class Duelist:
         self.seat: Seat | None = None
         self.lease: LeaseToken | None = None  # the lease this process holds, to release it on Ctrl-C
         self.stash: SeatStash | None = None  # where the token and the rejected drafts are kept, once joined
-        self._last_wait = ""
-        self._challenge_checker: CitationChecker | None = (
-            None  # checks the sources this participant challenges  # the last wait shown, so a long wait is not repeated line by line
-        )
-        self._served_others: set[str] = set()  # the other models the API answered as, each said once
+        self._last_wait = ""  # the last wait shown, so a long wait is not repeated line by line
+        self.deadlines = Deadlines(lambda: self.service.clock().wall)
         self._warnings: list[str] = []  # said on the console since this seat's last turn: a person's editor covers them
 
     # -- the loop ---------------------------------------------------------------------
@@ -257,7 +197,7 @@ class Duelist:
 
     def interrupt(self) -> None:
         """Ctrl-C: end a person's editor, give the floor back; the seat stays resumable by running the same command."""
-        self._end_writer()
+        end_writer(self.provider)
         if self.seat is None:
             return
         with contextlib.suppress(DuelError):  # already expired or closed: nothing is held
@@ -295,6 +235,23 @@ class Duelist:
         self.result.seat, self.result.debate_path = seat.number, joined.debate_path
         self.schedule = joined.schedule
         self.lease_seconds = joined.lease_seconds
+        self.checks = SeatChecks(
+            checker=self.checker,
+            service=self.service,
+            seat=seat,
+            schedule=joined.schedule,
+            reporter=self.report,
+            deadlines=self.deadlines,
+            allow_private_hosts=self.config.allow_private_hosts,
+        )
+        self.composer = Composer(
+            provider=self.provider,
+            service=self.service,
+            seat=seat,
+            reporter=self.report,
+            deadlines=self.deadlines,
+            retry_policy=self.retry_policy,
+        )
         # The version the duel pinned at its join, which the service checks every turn against (with a
         # database store, the text it keeps): the file on disk may have changed since.
         self.source = self.service.source(seat.duel_id)
@@ -329,12 +286,6 @@ class Duelist:
         self._warnings.append(detail)
         self.report.state(self.result.state, detail)
 
-    def _end_writer(self) -> None:
-        """End what a person writes in (their editor, a child process of this one): the turn is given up."""
-        stop = getattr(self.provider, "stop", None)  # a person's provider only: a model or a script holds no process
-        if stop is not None:
-            stop()
-
     def _store_wait(self, line: str) -> None:
         self.report.state(self.result.state, line)
 
@@ -347,12 +298,6 @@ class Duelist:
         if self.seat is None:  # never: the loop joins first
             raise RuntimeError("not joined yet")
         return self.seat
-
-    @property
-    def _checker(self) -> CitationChecker:
-        if self.checker is None:  # never: only --verify runs check
-            raise RuntimeError("no citation checker (--verify)")
-        return self.checker
 
     def _read_history(self, status: StatusResult) -> History:
         """The record up to the turns ``status`` counts, as this participant's copy of the source reads it."""
@@ -379,11 +324,16 @@ class Duelist:
     def _on_wait_peer(self, status: StatusResult) -> None:
         seats, joined = status.duel.schedule.seats, status.participant_count
         waiting = "a peer" if seats == 2 else f"{seats - joined} more of {seats} panelists"
-        self._wait(status, WAITING, f"waiting for {waiting} ({self._left(status.peer_wait_until)} left)")
+        self._wait(status, WAITING, f"waiting for {waiting} ({self.deadlines.left(status.peer_wait_until)} left)")
 
     def _on_wait_turn(self, status: StatusResult) -> None:
         holder = status.participant(status.lock.owner_participant_id)
-        writer = self._writer(status, status.next_turn) if status.duel.schedule.seats > 2 else None
+        me = self._my_seat.participant_id
+        writer = (
+            writer_of(status.participants, self.schedule, status.next_turn, me)
+            if status.duel.schedule.seats > 2
+            else None
+        )
         floor = (
             f"{holder.display_name} holds the floor"
             if holder
@@ -391,7 +341,7 @@ class Duelist:
             if writer
             else "the peer's turn"
         )
-        left = self._left(status.turn_deadline)
+        left = self.deadlines.left(status.turn_deadline)
         self._wait(status, DEBATING, f"{floor}; turn {status.next_turn} due within {left}")
 
     def _on_claim_lock(self, status: StatusResult) -> None:
@@ -441,12 +391,6 @@ class Duelist:
             next_step=status.next_step,
             participant_token=seat.token,
         )
-
-    def _left(self, moment: float | None) -> str:
-        if moment is None:
-            return "no limit"
-        seconds = max(0, int(moment - self.service.clock().wall))
-        return f"{seconds // 60}m {seconds % 60:02d}s"
 
     def _claim(self, *, for_timeout: bool = False) -> LeaseToken | None:
         seat = self._my_seat
@@ -498,14 +442,14 @@ class Duelist:
                 seat=self._my_seat,
                 lease=lease,
                 lease_seconds=self.lease_seconds,
-                deadline=self._monotonic(deadline),
+                deadline=self.deadlines.monotonic(deadline),
             )
             try:
                 with keeper:
                     written = self._write_turn(
                         history=history, status=status, number=number, deadline=deadline, lost=keeper.lost
                     )
-            except _TurnStopped:
+            except TurnStopped:
                 self._turn_stopped(status, keeper)
                 return
             except ProviderError as exc:
@@ -529,7 +473,7 @@ class Duelist:
                 written = self._write_turn(
                     history=history, status=status, number=number, deadline=deadline, lost=threading.Event()
                 )
-            except _TurnStopped:
+            except TurnStopped:
                 self.report.state(DEBATING, f"the opening round's deadline passed before turn {number} was written")
                 return
             except ProviderError as exc:
@@ -566,15 +510,18 @@ class Duelist:
     ) -> tuple[str, Extraction] | None:
         """A valid draft of turn ``number`` (the model's answer and the turn in it), repaired up to
         :data:`MAX_REPAIRS` times (a person's until the deadline); None when none came and the duel was closed
-        INVALIDATED. Raises :class:`_TurnStopped` at the deadline or when ``lost`` is set (the floor was lost),
+        INVALIDATED. Raises :class:`TurnStopped` at the deadline or when ``lost`` is set (the floor was lost),
         and ``TURN_INVALID`` for a script's rejected turn: its seat stops, kept, until the file is fixed."""
         context = history.context_for(self.claimant, number)
         heading = prompt.heading(number, self.claimant, by_chair=context.by_chair)
-        phase = prompt.turn_notes(context, chair=self._phase_note(history, status, number))
+        phase = prompt.turn_notes(
+            context,
+            chair=prompt.chair_note(history, participants=status.participants, schedule=self.schedule, number=number),
+        )
         violations: list[TurnViolation] = []
         draft: str | None = None
         extraction = Extraction("")
-        verdicts = self._peer_verdicts(history, status, deadline, lost)
+        verdicts = self.checks.peer_verdicts(history, status, deadline, lost)
         allowed = REPAIRS_ALLOWED.get(self.provider.name, MAX_REPAIRS)
         for attempt in itertools.count():
             request = prompt.build_request(
@@ -596,18 +543,23 @@ class Duelist:
             if self.provider.name == "human":
                 request = self._for_a_person(request, history, status, number, deadline)
             repairing = tuple(sorted({v.code for v in violations}))  # () for the first draft
-            composition = self._compose(request, deadline, lost, number, repairing=repairing)
+            composition = self.composer.compose(request, deadline, lost, number, repairing=repairing)
             if composition is None or lost.is_set():
-                raise _TurnStopped
+                raise TurnStopped
             extraction = extract_turn(composition.text)  # a fence, a preamble…: removed here, not by a repair
             draft = extraction.text
             if extraction.stripped:
                 self._warn(f"turn {number}: removed {', '.join(extraction.stripped)} around the answer")
             violations = validate_turn(draft, context).violations
-            if self.checker is not None:
-                violations += self._check_draft(
-                    history=history, number=number, attempt=attempt, draft=draft, deadline=deadline, lost=lost
-                )
+            violations += self.checks.check_draft(
+                history,
+                number=number,
+                attempt=attempt,
+                draft=draft,
+                deadline=deadline,
+                lost=lost,
+                repairs_allowed=allowed,
+            )
             if not violations:
                 return composition.text, extraction
             left = None if allowed is None else allowed - attempt
@@ -632,11 +584,11 @@ class Duelist:
         """``request`` with what a person needs beside it: the briefing their editor shows (the turns since
         their last, the edits in force, the console's warnings, the deadline) and the file their draft is kept in."""
         shown = dict(zip(history.numbers, history.shown_blocks(), strict=True))  # a redacted claim stays redacted
-        since = [shown[turn] for turn, _ in self._others_since_mine(status, history.next_number - 1)]
+        since = [shown[turn] for turn, _ in self.checks.others_since_mine(status, history.next_number - 1)]
         revision = history.revision
         diff = revision.diff(self.source.name) if revision is not None and not revision.problems else ""
         due = (
-            f"The turn is due by {time.strftime('%H:%M:%S', time.localtime(deadline))} (within {self._left(deadline)}); "
+            f"The turn is due by {time.strftime('%H:%M:%S', time.localtime(deadline))} (within {self.deadlines.left(deadline)}); "
             "a rejected draft reopens here, its violations above, until then."
         )
         briefing = prompt.briefing(since, diff=diff, warnings=self._warnings, due=due)
@@ -704,45 +656,19 @@ class Duelist:
         self.result.turns_written.append(number)
         self.report.turn_accepted(number, appended.stance)
         if challenges:
-            self._rule_on_challenges(number, lease, challenges)
+            self.checks.rule_on_challenges(
+                number,
+                lease=lease,
+                lease_seconds=self.lease_seconds,
+                challenges=challenges,
+                read_history=self._read_history,
+                deadline_of=self._turn_deadline,
+            )
             if appended.terminal_outcome is None:
                 with contextlib.suppress(DuelError):  # a lease lost meanwhile has passed on already
                     self.service.release_lock(self._my_seat, lease)
         if appended.terminal_outcome is None:
             self.lease = None
-
-    def _rule_on_challenges(self, number: int, lease: LeaseToken, challenges: list[Challenge]) -> None:
-        """Verify each source turn ``number`` challenged, at once and while the floor is still held (the lease
-        refreshed while pages load), so its ruling is in the record before the next turn is claimed
-        (docs/protocol.md section 10, "Challenges"). Without --verify the check is mechanical (fetch and
-        excerpt), as a peer turn's is by default."""
-        from .checking import citation_checker, rule_on_challenges  # fetching is paid for only by a challenge
-
-        if self._challenge_checker is None:
-            allowed = self.config.allow_private_hosts
-            self._challenge_checker = self.checker or citation_checker([], allow_private_hosts=allowed)
-        status = self.service.status(self._my_seat.duel_id)
-        try:
-            history = self._read_history(status)
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            self.report.state(DEBATING, f"challenges not checked: the record cannot be read ({exc})")
-            return
-        deadline = self._monotonic(self._turn_deadline(status))
-        with LeaseKeeper(
-            service=self.service, seat=self._my_seat, lease=lease, lease_seconds=self.lease_seconds, deadline=deadline
-        ):
-            ruled = rule_on_challenges(
-                self.service,
-                self._my_seat,
-                number,
-                challenges,
-                checker=self._challenge_checker,
-                history=history,
-                participants=status.participants,
-                checking=self.report.verifying,
-            )
-        for each in ruled:
-            self.report.verified(each.turn, each.writer, each.check.counts(), sent_back=False)
 
     def _unsaved(self, stash: SeatStash, number: int, answer: str, error: DuelError) -> DuelError:
         """``error`` once the turn it kept from the store is kept beside the token, saying where: the
@@ -758,222 +684,9 @@ class Duelist:
             error.details,
         )
 
-    def _phase_note(self, history: History, status: StatusResult, number: int) -> str:
-        """What turn ``number`` of a chaired duel is for: the lineup, the points to address, the outcome."""
-        schedule = self.schedule
-        phase = schedule.phase(number)
-        if phase is None:
-            return ""
-        lineup = [
-            f"{p.display_name} ({p.harness} / {p.model_id}), seat {p.seat}"
-            for p in status.participants
-            if p.seat != CHAIR_SEAT
-        ]
-        pre_closing = schedule.pre_closing
-        points = history.turn(pre_closing).points if phase == Phase.CLOSING and pre_closing else ()
-        panel = [summary for summary in history.summaries() if summary.seat != CHAIR_SEAT]
-        outcome = (
-            decide_panel(panel, schedule.max_turns, seats=schedule.seats).outcome if phase in CHAIR_PHASES else None
-        )
-        names = {p.seat: p.display_name for p in status.participants}
-        final_stances = [
-            f"Seat {seat}, {names.get(seat, 'unnamed')}: {history.turn(turn).stance} in Turn {turn}"
-            for seat, turn in sorted(history.final_turns().items())
-            if phase == Phase.SYNTHESIS
-        ]
-        return phase_note(
-            phase, lineup=lineup, points=points, pre_closing=pre_closing, outcome=outcome, final_stances=final_stances
-        )
-
-    def _peer_verdicts(self, history: History, status: StatusResult, deadline: float, lost: threading.Event) -> str:
-        """With --verify, the verdicts on the URLs of every turn the others wrote since this
-        participant's own last one (one in a duel, N - 1 in a panel), each checked once a run,
-        for this turn's instruction."""
-        if self.checker is None:
-            return ""
-        blocks = []
-        for number, peer in self._others_since_mine(status, history.next_number - 1):
-            if number not in self._peer_checks:
-                self._peer_checks[number] = None  # begun: never twice, even when abandoned at the deadline
-                self._peer_checks[number] = self._check_peer_turn(history, number, peer, deadline)
-                if self._peer_checks[number] is None or lost.is_set():
-                    raise _TurnStopped
-            check = self._peer_checks[number]
-            if check:
-                blocks.append(prompt.peer_verdicts(number, peer.display_name, check.entries, check.voters))
-        return "".join(blocks)
-
-    def _check_peer_turn(
-        self, history: History, number: int, peer: ParticipantView, deadline: float | None
-    ) -> CitationCheck | None:
-        """Check the URLs of the peer's turn ``number``, log and show the verdicts; None when the
-        turn deadline (if any) passed first."""
-        checker = self._checker
-        citations = checker.turn_citations(number, history)
-        if not citations:
-            return checker.check(number, peer.id, citations)
-        self.report.verifying(number, peer.display_name, len(citations))
-        work = functools.partial(checker.check, number, peer.id, citations)
-        check = work() if deadline is None else self._by_deadline(work, deadline)  # at the close: no deadline
-        if check is not None:
-            self.service.record_verdicts(self._my_seat, number, check.verdicts())
-            self.report.verified(number, peer.display_name, check.counts(), sent_back=False)
-        return check
-
-    def _check_draft(
-        self, history: History, *, number: int, attempt: int, draft: str, deadline: float, lost: threading.Event
-    ) -> list[TurnViolation]:
-        """Check the URLs of this participant's draft: each fabricated one is a violation to repair."""
-        checker = self._checker
-        citations = checker.draft_citations(number, draft, history)
-        if not citations:
-            return []
-        me = self._my_seat.participant_id
-        self.report.verifying(number, None, len(citations))
-        check = self._by_deadline(functools.partial(checker.check, number, me, citations, draft=attempt + 1), deadline)
-        if check is None:
-            raise _TurnStopped
-        violations = check.violations(draft)
-        allowed = REPAIRS_ALLOWED.get(self.provider.name, MAX_REPAIRS)
-        sent_back = bool(violations) and (allowed is None or attempt < allowed)
-        self.service.record_verdicts(self._my_seat, number, check.verdicts(sent_back=sent_back))
-        self.report.verified(number, None, check.counts(), sent_back=sent_back)
-        if lost.is_set():
-            raise _TurnStopped
-        return violations
-
-    def _compose(
-        self, request: TurnRequest, deadline: float, lost: threading.Event, number: int, *, repairing: tuple[str, ...]
-    ) -> Composition | None:
-        """One draft (``repairing`` the rule codes the one before broke), retried through overloads and cut
-        streams until the turn deadline and abandoned at it (None); the usage of every request it sent logged,
-        a draft that failed included, with who answered it."""
-        if not self.provider.remote:
-            # A person's or a script's draft sends no request; its usage event still says who wrote it, and how long it took.
-            started = time.monotonic()
-            written = self._by_deadline(lambda: self.provider.compose(request, self.report.progress), deadline)
-            if written is None:
-                self._end_writer()  # the deadline passed: a person's editor closes with the turn
-            self._record_usage(number, Usage(seconds=time.monotonic() - started), repairing=repairing)
-            return written
-        self.report.composing()
-        meter = RequestMeter(request, self.report.progress)
-        try:
-            composition = self._by_deadline(
-                lambda: compose_with_retries(
-                    lambda: meter.attempt(self.provider.compose),
-                    self.retry_policy,
-                    deadline,
-                    clock=lambda: self.service.clock().wall,
-                    sleep=lambda seconds: not lost.wait(seconds),
-                    on_retry=self.report.retrying,
-                ),
-                deadline,
-            )
-        except ProviderError:
-            self._record_usage(number, meter.spent(), repairing=repairing)
-            raise
-        if composition is None:
-            self._record_usage(number, meter.spent(), repairing=repairing)
-            return None
-        served = composition.served_model
-        usage = self._record_usage(number, meter.answered(composition.usage), repairing=repairing, served=served)
-        self.report.composed(usage)
-        self._notice_served_model(served)
-        return replace(composition, usage=usage)
-
-    def _record_usage(
-        self, number: int, usage: Usage, *, repairing: tuple[str, ...], served: str | None = None
-    ) -> Usage:
-        usage = replace(usage, repairs=int(bool(repairing)))
-        if usage.requests or not self.provider.remote:
-            provider = self.provider
-            provenance = Provenance(
-                provider=provider.name,
-                requested_model=provider.model,
-                served_model=served,
-                reasoning=provider.reasoning,
-            )
-            self.service.record_usage(self._my_seat, number, usage, provenance=provenance, repair_codes=repairing)
-        return usage
-
-    def _notice_served_model(self, served: str | None) -> None:
-        """A line, once per model, when the API says another model answered than the one asked for."""
-        asked = self.provider.model
-        if served is None or same_model(asked, served) or served in self._served_others:
-            return
-        self._served_others.add(served)
-        self.report.state(
-            DEBATING, f"asked for {asked}, the API answered as {served}: logged, and `duel report` names it"
-        )
-
     def _turn_deadline(self, status: StatusResult) -> float:
         """When the turn ``status`` awaits must be in (wall clock, as shown), counted from now before its clock starts."""
         return status.turn_deadline or self.service.clock().wall + status.duel.turn_timeout_seconds
-
-    def _monotonic(self, moment: float | None) -> float:
-        """A time the service shows (wall clock) as a ``time.monotonic()`` moment of this process."""
-        if moment is None:
-            return float("inf")
-        return time.monotonic() + moment - self.service.clock().wall
-
-    def _by_deadline(self, work: Callable[[], T], deadline: float) -> T | None:
-        """``work``'s answer, or None when the turn deadline (wall clock, as shown) passes first.
-
-        The request is then abandoned, not cancelled: its thread runs on unseen until the
-        process ends, for the service would refuse its turn anyway (docs/protocol.md section 4).
-        """
-        answer: list[T | BaseException] = []
-
-        def run() -> None:
-            try:
-                answer.append(work())
-            except BaseException as exc:  # noqa: BLE001  whatever it is, it is handed to the main thread below
-                answer.append(exc)
-
-        worker = threading.Thread(target=run, name="duel-compose", daemon=True)
-        worker.start()
-        worker.join(max(0.0, self._monotonic(deadline) - time.monotonic()))
-        if not answer:
-            return None
-        if isinstance(answer[0], BaseException):
-            raise answer[0]
-        return answer[0]
-
-    def _check_last_peer_turns(self, status: StatusResult) -> None:
-        """The others' turns that ended the duel are checked too, for the record: no prompt follows them."""
-        unchecked = [
-            (number, peer)
-            for number, peer in self._others_since_mine(status, status.next_turn - 1)
-            if number not in self._peer_checks
-        ]
-        if not unchecked:
-            return
-        try:
-            history = self._read_history(status)
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            self.report.state(self.result.state, f"turns not checked: the record cannot be read ({exc})")
-            return
-        for number, peer in unchecked:
-            self._peer_checks[number] = None
-            self._peer_checks[number] = self._check_peer_turn(history, number, peer, None)
-
-    def _others_since_mine(self, status: StatusResult, latest: int) -> list[tuple[int, ParticipantView]]:
-        """The turns up to ``latest`` that others wrote since this participant's own last one (the
-        peer's one in a duel; N - 1 in a panel, and a chair's), oldest first, with their writers."""
-        found = []
-        for number in range(latest, self.schedule.first - 1, -1):
-            if self.schedule.speaker(number) == self._my_seat.number:
-                break
-            peer = self._writer(status, number)
-            if peer is not None:
-                found.append((number, peer))
-        return found[::-1]
-
-    def _writer(self, status: StatusResult, number: int) -> ParticipantView | None:
-        """Who wrote turn ``number``, unless it is this participant."""
-        seat = self.schedule.speaker(number)
-        return next((p for p in status.participants if p.seat == seat and p.id != self._my_seat.participant_id), None)
 
     def _seal(self, signing_key: str) -> None:
         """Sign the ending (once a seat: the close may have sealed it already). A seal that fails
@@ -992,8 +705,7 @@ class Duelist:
         self.result.state = STATE_INVALIDATED if duel.outcome == INVALIDATED else STATE_COMPLETED
         self.result.reason = duel.reason
         me = self._my_seat.participant_id
-        if self.checker is not None:
-            self._check_last_peer_turns(status)
+        self.checks.check_last_peer_turns(status, self._read_history, state=self.result.state)
         if self.config.signing_key is not None:
             self._seal(self.config.signing_key)
         events = self.service.events(duel.id, (EventType.USAGE, EventType.TURN_APPENDED, EventType.CITATIONS_VERIFIED))

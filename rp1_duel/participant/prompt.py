@@ -13,30 +13,33 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from ..record import Claimant, TurnBlock
-from ..schedule import Schedule
+from ..record import Claimant, TurnBlock, decide_panel
+from ..schedule import CHAIR_SEAT, Schedule
 from ..turns import (
     CHAIR_FORMATS,
     SourceDocument,
     TurnContext,
     TurnViolation,
     chair_guide,
+    phase_note,
     questions_note,
     rulings_note,
     sealed_opening_note,
     turn_guide,
     turn_heading,
 )
-from ..vocabulary import CHAIR_MARK, MAX_UNENGAGED_POINTS, Verdict
+from ..vocabulary import CHAIR_MARK, CHAIR_PHASES, MAX_UNENGAGED_POINTS, Phase, Verdict
 from .personas import Persona
 from .providers import TurnRequest
 
 if TYPE_CHECKING:
-    from ..record import CitationEntry
+    from ..coordination import ParticipantView
+    from ..record import CitationEntry, History
 
 __all__ = [
     "briefing",
     "build_request",
+    "chair_note",
     "chair_system_prompt",
     "heading",
     "history_text",
@@ -127,6 +130,30 @@ def chair_system_prompt(
         f"\n# How your turns must look\n\n{formats}\n\n"
         f"Answer with the turn alone: no preamble, no closing remarks, no code fence.\n\n"
         f"# The source document `{source_name}`, with line numbers\n\n{source.numbered()}\n"
+    )
+
+
+def chair_note(history: History, *, participants: Sequence[ParticipantView], schedule: Schedule, number: int) -> str:
+    """What turn ``number`` of a chaired duel is for: the lineup, the points to address, the outcome
+    (the chair's :func:`~rp1_duel.turns.phase_note`); empty without a chair."""
+    phase = schedule.phase(number)
+    if phase is None:
+        return ""
+    lineup = [
+        f"{p.display_name} ({p.harness} / {p.model_id}), seat {p.seat}" for p in participants if p.seat != CHAIR_SEAT
+    ]
+    pre_closing = schedule.pre_closing
+    points = history.turn(pre_closing).points if phase == Phase.CLOSING and pre_closing else ()
+    panel = [summary for summary in history.summaries() if summary.seat != CHAIR_SEAT]
+    outcome = decide_panel(panel, schedule.max_turns, seats=schedule.seats).outcome if phase in CHAIR_PHASES else None
+    names = {p.seat: p.display_name for p in participants}
+    final_stances = [
+        f"Seat {seat}, {names.get(seat, 'unnamed')}: {history.turn(turn).stance} in Turn {turn}"
+        for seat, turn in sorted(history.final_turns().items())
+        if phase == Phase.SYNTHESIS
+    ]
+    return phase_note(
+        phase, lineup=lineup, points=points, pre_closing=pre_closing, outcome=outcome, final_stances=final_stances
     )
 
 

@@ -450,3 +450,19 @@ def test_a_silent_panelist_times_the_panel_out_for_the_others(source, debate_dir
     assert (ada, bea, ada_result["outcome"], bea_result["outcome"]) == (0, 0, "TIMEOUT", "TIMEOUT")
     reason = "seat 3 (Cy) did not finish turn 6 by its deadline; its model failed (SCRIPT_EXHAUSTED): all 1 scripted"
     assert reason in Path(ada_result["debate_path"]).read_text()
+
+
+@pytest.mark.parametrize(
+    ("schedule", "seat", "latest", "expected"),
+    [
+        (Schedule(seats=2, max_turns=6, chair=False), 1, 4, [4]),  # a duel: the peer's one turn since mine
+        (Schedule(seats=3, max_turns=9, chair=False), 1, 6, [5, 6]),  # a panel: the N - 1 since mine
+        (Schedule(seats=3, max_turns=9, chair=False), 3, 2, [1, 2]),  # before my first turn: every turn so far
+        (Schedule(seats=3, max_turns=9, chair=True), 3, 2, [0, 1, 2]),  # the chair's brief counts
+        (Schedule(seats=2, max_turns=6, chair=False), 2, 4, []),  # my own turn is the latest
+    ],
+)
+def test_a_seat_is_shown_the_turns_others_wrote_since_its_own_last(
+    schedule: Schedule, seat: int, latest: int, expected: list[int]
+) -> None:
+    assert schedule.others_since(seat, latest) == expected
