@@ -108,20 +108,20 @@ if TYPE_CHECKING:
     from .coordination import LeaseToken as LeaseToken
     from .coordination import Seat as Seat
     from .errors import DuelError as DuelError
-    from .participant.loop import Duelist as Duelist
-    from .participant.loop import ParticipantConfig as ParticipantConfig
-    from .participant.providers import select_provider as select_provider
+    from .participant import Duelist as Duelist
+    from .participant import ParticipantConfig as ParticipantConfig
+    from .participant import select_provider as select_provider
     from .record import History as History
     from .record import RecordFile as RecordFile
     from .record import agreed_revision as agreed_revision
     from .record import apply_agreed as apply_agreed
     from .record import evaluate as evaluate
     from .record import validate_file as validate_file
-    from .review.report import build_report as build_report
-    from .review.report.html import render_html as render_html
-    from .review.report.markdown import render_markdown as render_markdown
-    from .review.report_files import assess_artifact as assess_artifact
-    from .review.report_files import read_report as read_report
+    from .review import assess_artifact as assess_artifact
+    from .review import build_report as build_report
+    from .review import read_report as read_report
+    from .review import render_html as render_html
+    from .review import render_markdown as render_markdown
     from .schedule import Schedule as Schedule
     from .settings import DuelSettings as DuelSettings
     from .turns import SourceDocument as SourceDocument

@@ -50,8 +50,7 @@ def watch_command(
     from contextlib import nullcontext
 
     from ..record import agreed_ending
-    from ..review.watch import display_for, follow, pick_duel
-    from ..review.watch_keys import AskKey
+    from ..review import AskKey, display_for, follow, pick_duel
     from ..vocabulary import ACTIVE
 
     try:
@@ -84,7 +83,7 @@ def list_command(
     Exit 0, or 1 when a duel's state cannot be read (it is listed as unreadable).
     """
     from ..configuration import Flags
-    from ..review.listing import UnreadableDuel, list_duels, table
+    from ..review import UnreadableDuel, duels_table, list_duels
 
     try:
         config = load(Flags(debate_dir=debate_dir, store=store))
@@ -95,7 +94,7 @@ def list_command(
     if as_json:
         typer.echo(printable_json([row.to_dict() for row in rows]))
     elif rows:
-        typer.echo(printable(table(rows)))
+        typer.echo(printable(duels_table(rows)))
     else:
         typer.echo(printable(f"no duels in {os.path.abspath(root)}"), err=True)
     raise typer.Exit(1 if any(isinstance(row, UnreadableDuel) for row in rows) else 0)
@@ -114,7 +113,7 @@ def stats_command(
     Exit 0, or 1 when an artifact cannot be read (it is named) or the folder does not exist.
     """
     from ..configuration import Flags
-    from ..review.stats import read_stats, table
+    from ..review import read_stats, stats_table
 
     try:
         stats = read_stats(load(Flags(debate_dir=debate_dir)).debate_dir)
@@ -123,5 +122,5 @@ def stats_command(
     if as_json:
         typer.echo(printable_json(stats.to_dict()))
     else:
-        typer.echo(printable(table(stats)))
+        typer.echo(printable(stats_table(stats)))
     raise typer.Exit(1 if stats.unreadable else 0)

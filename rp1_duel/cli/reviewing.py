@@ -17,7 +17,7 @@ from ..vocabulary import ErrorCode
 from .shared import JsonOption, PathsArgument, check_allowed_signers, fail, usage_error
 
 if TYPE_CHECKING:
-    from ..participant.voters import ProviderVoter
+    from ..participant import ProviderVoter
     from ..verify import Verifier
 
 __all__ = ["apply_command", "report_command", "validate_command", "verify_command"]
@@ -183,7 +183,7 @@ def verify_command(
 
 def _ready_voters(models: list[str], base_url: str | None, *, no_models: bool, as_json: bool) -> list[ProviderVoter]:
     """The voters of ``duel verify``, each preflighted and said ready; none with --no-models."""
-    from ..participant.voters import configured_voters
+    from ..participant import configured_voters
 
     try:
         voters = [] if no_models else configured_voters(os.environ, models, base_url)
@@ -328,7 +328,7 @@ def report_command(
 
     Exit 0 when the report is written, 1 on an error (an artifact that cannot be read or is not a duel artifact, no model for --assess, an assessor that gave no answer), 2 on wrong flags.
     """
-    from ..review.report_files import REPORT_FORMATS, read_report, render_report
+    from ..review import REPORT_FORMATS, read_report, render_report
 
     if format_ not in REPORT_FORMATS:
         usage_error(f"--format must be one of {', '.join(REPORT_FORMATS)}, not {format_!r}")
@@ -358,7 +358,7 @@ def report_command(
 
 def assess_report(artifact: str, assessors: list[str], base_url: str | None, *, refresh: bool) -> None:
     """Ask the assessors (or reuse their cached answers) before the report is read; fail if one gave none."""
-    from ..review.report_files import assess_artifact, configured_assessors
+    from ..review import assess_artifact, configured_assessors
 
     def say(line: str) -> None:
         typer.echo(printable(f"duel report: {line}"), err=True)

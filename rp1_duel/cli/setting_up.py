@@ -18,7 +18,7 @@ from ..settings import ROLE_HELP
 from ..vocabulary import ErrorCode
 
 if TYPE_CHECKING:
-    from ..participant.checking import CitationChecker
+    from ..participant import CitationChecker
 
 from .arguments import store_waits_to_stderr
 from .shared import (
@@ -191,14 +191,14 @@ def config_show_command(
     Layers, lowest first, each overriding the one before key by key: the built-in defaults; $XDG_CONFIG_HOME/duel/config.toml (else ~/.config/duel/config.toml); duel.toml, then duel.local.toml, at the project root (the nearest folder up from here holding either, within the git work tree); --lineup files; $DUEL_DIR and $DUEL_STORE; a command's own flags.
     """
     from ..configuration import load_config
-    from ..participant.personas import available
+    from ..participant import available_personas
     from .config_view import render_text, to_json
 
     try:
         config = load_config(Path.cwd(), os.environ, extra=[Path(path) for path in lineup or ()])
     except DuelError as exc:
         fail(exc, as_json=as_json)
-    personas = available(config.personas)
+    personas = available_personas(config.personas)
     if as_json:
         typer.echo(printable_json(to_json(config, personas)))
     else:
@@ -301,7 +301,7 @@ def _mcp_checker(voter: list[str] | None, *, verify: bool, allow_private_hosts: 
         raise invalid_argument("--voter needs --verify")
     if not verify:
         return None
-    from ..participant.checking import citation_checker
+    from ..participant import citation_checker
 
     checker = citation_checker(voter or [], allow_private_hosts=allow_private_hosts)
     for line in checker.preflight():

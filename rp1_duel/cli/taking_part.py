@@ -37,8 +37,7 @@ from .shared import (
 
 if TYPE_CHECKING:
     from ..configuration import Config
-    from ..participant.joining import JoinFlags, PreparedJoin
-    from ..participant.panel import PanelPlan, PanelSeat, SeatRun
+    from ..participant import JoinFlags, PanelPlan, PanelSeat, PreparedJoin, SeatRun
 
 __all__ = ["abandon_command", "ask_command", "demo_command", "join_command", "panel_command"]
 
@@ -161,17 +160,14 @@ def join_command(
     Run it in two terminals, one per participant. Ctrl-C gives the floor back and keeps the seat: run the same command again to resume.
     """
     given = dict(locals())  # every option under its JoinFlags name; taken before the import below adds one
-    from ..participant.joining import JoinFlags
+    from ..participant import JoinFlags
 
     _join(JoinFlags(**given))
 
 
 def _join(flags: JoinFlags) -> NoReturn:
     """``duel join``, its flags parsed: prepare, run the seat (or the audience member), say how it ended."""
-    from ..participant.console import ConsoleReporter
-    from ..participant.joining import prepare_join
-    from ..participant.loop import Duelist
-    from ..participant.reporter import STATE_COMPLETED
+    from ..participant import STATE_COMPLETED, ConsoleReporter, Duelist, prepare_join
 
     duelist = None
     try:
@@ -210,7 +206,7 @@ def _join(flags: JoinFlags) -> NoReturn:
 
 def _audience(prepared: PreparedJoin, flags: JoinFlags) -> NoReturn:
     """``duel join --role audience``: a model in the audience, until the duel closes (section 4, "The audience")."""
-    from ..participant.audience import AudienceMember
+    from ..participant import AudienceMember
 
     def say(line: str) -> None:
         if not flags.quiet:
@@ -265,8 +261,7 @@ def panel_command(
     The seats join in lineup order and their progress lines are shown as they come. Ctrl-C stops every seat (each gives the floor back and keeps its seat): run the same command to resume.
     """
     from ..configuration import Flags, destinations
-    from ..participant.joining import checked_on_fabrication
-    from ..participant.panel import exit_code, lineup_seats, plan_panel, summary
+    from ..participant import checked_on_fabrication, exit_code, lineup_seats, panel_summary, plan_panel
     from ..record import agreed_ending
 
     extra = [os.path.abspath(lineup)] if lineup else []
@@ -289,7 +284,7 @@ def panel_command(
         runs = _run_seats(os.path.abspath(target), seats, plan, config)
     except DuelError as exc:
         fail(exc, as_json=as_json)
-    shown = summary(runs)
+    shown = panel_summary(runs)
     if as_json:
         typer.echo(printable_json(shown))
     if shown["debate_path"]:
@@ -302,7 +297,7 @@ def panel_command(
 
 def _run_seats(target: str, seats: list[PanelSeat], plan: PanelPlan, config: Config) -> list[SeatRun]:
     """Every seat's ``duel join`` process, run to its end; Ctrl-C stops them all (each keeps its seat)."""
-    from ..participant.panel import run_seats
+    from ..participant import run_seats
 
     service = open_service(config.debate_dir, store=config.store)
     try:
@@ -319,7 +314,7 @@ def demo_command(
     directory: Annotated[str, typer.Option("--dir", help="Where the demo's document and debates go.")] = "duel-demo",
 ) -> None:
     """A whole duel with no API key: two scripted participants, real processes, real service."""
-    from ..participant.demo import run_demo
+    from ..participant import run_demo
 
     raise typer.Exit(run_demo(directory))
 
@@ -361,7 +356,7 @@ def ask_command(
     Exit 0 when recorded; 1 when refused: QUESTIONS_FULL (the round has its two; the duel has its ten final thoughts), QUESTION_REFUSED (before the first round ends, the seat has no turn left, final thoughts before the close or a second time by the same name), DUEL_CLOSED; 2 on wrong flags.
     """
     from ..errors import invalid_argument
-    from ..review.watch import pick_duel
+    from ..review import pick_duel
 
     try:
         if final and to is not None:

@@ -334,7 +334,7 @@ def _join(service: DuelService, args: argparse.Namespace, config: Config, token:
 
 def usage_by_participant(service: DuelService, status: StatusResult) -> dict[str, dict[str, Any]]:
     """What each participant's model requests used, summed from the duel's ``usage`` events (section 5)."""
-    from ..participant.usage import recorded, summary
+    from ..participant import recorded, summary
 
     logged = service.events(status.duel.id, (EventType.USAGE,))
     return {p.id: summary(recorded(logged, p.id), p.model_id).to_json() for p in status.participants}

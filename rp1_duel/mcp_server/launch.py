@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..participant.checking import CitationChecker
+    from ..participant import CitationChecker
     from ..settings import DuelSettings
     from .seat import AgentSeat
 

@@ -24,9 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..coordination import LeaseToken, Seat, StatusResult
 from ..errors import DuelError, invalid_argument
-from ..participant.checking import rule_on_challenges
-from ..participant.lease_keeper import LeaseKeeper
-from ..participant.stash import SeatStash
+from ..participant import LeaseKeeper, SeatStash, rule_on_challenges
 from ..record import Claimant, History, RecordFile
 from ..turns import OUTCOMES, Challenge, challenged, turn_guide, turn_invalid
 from ..vocabulary import (
@@ -47,7 +45,7 @@ from ..vocabulary import (
 
 if TYPE_CHECKING:
     from ..coordination import DuelService
-    from ..participant.checking import ChallengeCheck, CitationChecker
+    from ..participant import ChallengeCheck, CitationChecker
     from ..settings import DuelSettings
 
 __all__ = ["PAGE_LINES", "AgentSeat", "Readable", "SeatDefaults", "public"]
@@ -315,7 +313,7 @@ class AgentSeat:
         """Fetch and rule on the sources turn ``number`` challenged, as ``duel join`` does; what the answer says of
         it: each challenged turn's verdict counts and the rulings written (docs/protocol.md section 10, "Challenges")."""
         if self._challenge_checker is None:
-            from ..participant.checking import citation_checker  # fetching is paid for only by a challenge
+            from ..participant import citation_checker  # fetching is paid for only by a challenge
 
             self._challenge_checker = citation_checker([], allow_private_hosts=self.allow_private_hosts)
         status = self.service.status(seat.duel_id)

@@ -47,8 +47,9 @@ from ..vocabulary import (
     Role,
 )
 from . import prompt
-from .composing import Composer, end_writer
-from .deadlines import Deadlines, TurnStopped
+from ._composing import Composer, end_writer
+from ._deadlines import Deadlines, TurnStopped
+from ._seat_checks import SeatChecks, writer_of
 from .extraction import Extraction, extract_turn, wrapper_notes
 from .lease_keeper import LeaseKeeper
 from .personas import Persona, persona_label
@@ -64,7 +65,6 @@ from .reporter import (
     Reporter,
 )
 from .retry import RetryPolicy
-from .seat_checks import SeatChecks, writer_of
 from .stash import SeatStash
 from .usage import PricedUsage, recorded, summary
 

@@ -40,11 +40,11 @@ __all__ = [
     "exit_code",
     "join_command",
     "lineup_seats",
+    "panel_summary",
     "plan_panel",
     "run_seats",
     "seat_environment",
     "shared_flags",
-    "summary",
 ]
 
 SEAT_TAKEN_WITHIN = 60.0  # seconds for one process to start, preflight its model and join
@@ -316,7 +316,7 @@ def exit_code(runs: Sequence[SeatRun]) -> int:
     return 0 if all(run.process.returncode == 0 for run in runs) else 1
 
 
-def summary(runs: Sequence[SeatRun]) -> dict[str, Any]:
+def panel_summary(runs: Sequence[SeatRun]) -> dict[str, Any]:
     """``duel panel --json``: the outcome and the artifact (from the first seat whose summary names
     them; None when none does), the agreed ``revision`` and its ``patch`` (None when none was agreed),
     and every seat's own ``duel join --json`` summary."""

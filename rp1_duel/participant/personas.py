@@ -15,7 +15,7 @@ from typing import Final
 
 from ..configuration import Persona
 
-__all__ = ["BUILT_IN", "Persona", "available", "persona_label", "played", "resolve"]
+__all__ = ["BUILT_IN", "Persona", "available_personas", "persona_label", "played", "resolve"]
 
 BUILT_IN: Final = {
     persona.name: persona
@@ -92,7 +92,7 @@ BUILT_IN: Final = {
 }
 
 
-def available(custom: Mapping[str, Persona]) -> dict[str, Persona]:
+def available_personas(custom: Mapping[str, Persona]) -> dict[str, Persona]:
     """The built-in personas and the configuration's; a custom persona with a built-in's name replaces it."""
     return {**BUILT_IN, **custom}
 
@@ -102,7 +102,7 @@ def resolve(value: str | None, custom: Mapping[str, Persona]) -> Persona | str |
     free text it always was."""
     if value is None:
         return None
-    return available(custom).get(value.strip().lower(), value)
+    return available_personas(custom).get(value.strip().lower(), value)
 
 
 def persona_label(persona: Persona | str | None) -> str | None:
@@ -121,6 +121,6 @@ def played(value: str | None, custom: Mapping[str, Persona]) -> str | None:
     if isinstance(persona, Persona):
         return f"persona: {persona.name}"
     shown = value if len(value) <= 60 else f"{value[:57]}..."
-    close = difflib.get_close_matches(value.strip().lower(), available(custom), n=1, cutoff=0.75)
+    close = difflib.get_close_matches(value.strip().lower(), available_personas(custom), n=1, cutoff=0.75)
     near = f" (did you mean --persona {close[0]}? `duel config show` lists the named ones)" if close else ""
     return f"persona: as written, {shown!r}{near}"

@@ -5,4 +5,64 @@ and follows live duels through the lock service's read-only calls. May import ev
 layer below it: :mod:`rp1_duel.participant` (for model-written assessments),
 :mod:`rp1_duel.coordination`, :mod:`rp1_duel.verify`, :mod:`rp1_duel.record`,
 :mod:`rp1_duel.turns` and the top-level modules; never the CLI.
+
+This module is its face (:func:`rp1_duel.lazy_exports`: naming it loads nothing behind it); the
+other packages import from here only.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import lazy_exports
+
+_EXPORTS = {
+    "UnreadableDuel": ".listing",
+    "list_duels": ".listing",
+    "duels_table": ".listing",
+    "build_report": ".report",
+    "render_html": ".report.html",
+    "render_markdown": ".report.markdown",
+    "REPORT_FORMATS": ".report_files",
+    "assess_artifact": ".report_files",
+    "configured_assessors": ".report_files",
+    "read_report": ".report_files",
+    "render_report": ".report_files",
+    "read_stats": ".stats",
+    "stats_table": ".stats",
+    "display_for": ".watch",
+    "follow": ".watch",
+    "pick_duel": ".watch",
+    "AskKey": ".watch_keys",
+}
+__all__ = [
+    "REPORT_FORMATS",
+    "AskKey",
+    "UnreadableDuel",
+    "assess_artifact",
+    "build_report",
+    "configured_assessors",
+    "display_for",
+    "duels_table",
+    "follow",
+    "list_duels",
+    "pick_duel",
+    "read_report",
+    "read_stats",
+    "render_html",
+    "render_markdown",
+    "render_report",
+    "stats_table",
+]
+
+if TYPE_CHECKING:
+    from .listing import UnreadableDuel, duels_table, list_duels
+    from .report import build_report
+    from .report.html import render_html
+    from .report.markdown import render_markdown
+    from .report_files import REPORT_FORMATS, assess_artifact, configured_assessors, read_report, render_report
+    from .stats import read_stats, stats_table
+    from .watch import display_for, follow, pick_duel
+    from .watch_keys import AskKey
+else:
+    __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -25,11 +25,11 @@ __all__ = [
     "UnreadableDuel",
     "ago",
     "columns",
+    "duels_table",
     "list_duels",
     "listed",
     "local_time",
     "present",
-    "table",
 ]
 
 OPEN, CLOSED = "open", "closed"
@@ -193,7 +193,7 @@ def local_time(ts: float, tz: tzinfo | None = None, fmt: str = "%Y-%m-%d %H:%M")
 HEADER = ("DUEL", "STATUS", "OUTCOME", "TURNS", "PARTICIPANTS", "LAST ACTIVITY", "")
 
 
-def table(rows: Sequence[ListedDuel | UnreadableDuel], tz: tzinfo | None = None) -> str:
+def duels_table(rows: Sequence[ListedDuel | UnreadableDuel], tz: tzinfo | None = None) -> str:
     """The rows as aligned columns, a header first; ``SILENT`` flags a silent open duel."""
     cells = [HEADER]
     for row in rows:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from ..coordination import Event, ProviderFailed, TurnRejected, UsageRecorded, same_model, seat_name
-from ..participant.usage import PricedUsage, summary, total
+from ..participant import PricedUsage, summary, total
 from ..record import History
 from ..schedule import CHAIR_SEAT
 from ..vocabulary import TIMEOUT

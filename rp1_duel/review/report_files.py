@@ -15,8 +15,7 @@ from pathlib import Path
 from ..coordination import STATE_DIR, DuelService, Event, storage_errors, write_atomic
 from ..errors import DuelError
 from ..files import MAX_CACHE_BYTES, read_bounded
-from ..participant.asking import ModelAsker, configured_providers
-from ..participant.providers import ProviderError
+from ..participant import ModelAsker, ProviderError, configured_providers
 from ..record import (
     NOT_AN_ARTIFACT,
     History,

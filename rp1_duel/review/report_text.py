@@ -8,7 +8,7 @@ from typing import TypeVar
 from urllib.parse import quote
 
 from ..coordination import Usage
-from ..participant.usage import PricedUsage
+from ..participant import PricedUsage
 from ..record import CURRENT, INTACT, INVALID, MISMATCH, STALE, UNSIGNED, UNTRUSTED, VERIFIED
 from ..vocabulary import ACCEPTED_CONSENSUS, ACCEPTING_CONSENSUS, CitationKind
 from .assessment import ModelSection

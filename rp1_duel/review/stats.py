@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DuelError
-from ..participant.usage import PricedUsage
+from ..participant import PricedUsage
 from ..record import scan
 from ..vocabulary import ACCEPTED_CONSENSUS, DISSENT, INVALIDATED, MAX_TURNS, TIMEOUT, ErrorCode, Verdict
 from . import report_text as words
@@ -43,7 +43,7 @@ __all__ = [
     "UnreadableArtifact",
     "read_stats",
     "stats_of",
-    "table",
+    "stats_table",
 ]
 
 OPEN = "open"  # a duel with no outcome yet
@@ -297,7 +297,7 @@ def _known_sum(values: list[int | None]) -> tuple[int | None, int]:
 # -- the table for people ------------------------------------------------------------------------------
 
 
-def table(stats: Stats) -> str:
+def stats_table(stats: Stats) -> str:
     """Aligned tables: outcomes, the openings against the outcomes, models; then the unreadable artifacts."""
     unreadable = f", {len(stats.unreadable)} unreadable" if stats.unreadable else ""
     parts = [f"{words.plural(len(stats.duels), 'duel')} in {stats.debate_dir}{unreadable}"]

@@ -25,9 +25,9 @@ from rp1_duel.participant.panel import (
     SeatRun,
     join_command,
     lineup_seats,
+    panel_summary,
     seat_environment,
     shared_flags,
-    summary,
 )
 from rp1_duel.record import validate_file
 from rp1_duel.settings import DuelSettings
@@ -102,10 +102,10 @@ def test_the_panels_summary_names_the_agreed_revision_and_its_patch(debate_dir, 
     )
     path, revision = agreed_on_an_edit(service, alice, bob)
     seats = [{"seat": 1, "outcome": ACCEPTED_CONSENSUS, "debate_path": str(path)}, None]
-    shown = summary([cast("SeatRun", SimpleNamespace(result=result)) for result in seats])
+    shown = panel_summary([cast("SeatRun", SimpleNamespace(result=result)) for result in seats])
     patch = path.with_name(f"{alice.duel_id}.revision.patch")
     assert (shown["revision"], shown["patch"]) == (revision, str(patch))
-    assert summary([cast("SeatRun", SimpleNamespace(result=None))]) | {"seats": []} == {
+    assert panel_summary([cast("SeatRun", SimpleNamespace(result=None))]) | {"seats": []} == {
         "outcome": None,
         "debate_path": None,
         "revision": None,

@@ -26,7 +26,7 @@ from rp1_duel.record import (
 )
 from rp1_duel.record.outcomes import TurnSummary, evaluate
 from rp1_duel.review.assessment import assessment_prompt
-from rp1_duel.review.listing import ListedDuel, list_duels, table
+from rp1_duel.review.listing import ListedDuel, duels_table, list_duels
 from rp1_duel.review.report import build_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
@@ -363,7 +363,7 @@ def test_duel_list_counts_the_chairs_turns_among_the_turns_to_write(service, sou
     [row] = list_duels(service)
     assert isinstance(row, ListedDuel)
     assert (row.turn_count, row.schedule.max_turns, row.schedule.turn_count) == (9, 6, 9)
-    assert " 9/9 " in table([row])
+    assert " 9/9 " in duels_table([row])
 
 
 def test_a_closing_turn_missing_a_point_is_refused_by_the_service(service, source):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rp1_duel.configuration import Persona, load_config
-from rp1_duel.participant.personas import BUILT_IN, available, resolve
+from rp1_duel.participant.personas import BUILT_IN, available_personas, resolve
 from rp1_duel.participant.prompt import system_prompt
 from rp1_duel.turns import SourceDocument
 
@@ -68,7 +68,13 @@ def test_a_custom_persona_from_the_configuration_is_available_and_may_replace_a_
         encoding="utf-8",
     )
     custom = load_config(tmp_path, {"HOME": str(tmp_path / "home")}).personas
-    assert list(available(custom)) == ["skeptic", "pragmatist", "domain-expert", "users-advocate", "security-reviewer"]
+    assert list(available_personas(custom)) == [
+        "skeptic",
+        "pragmatist",
+        "domain-expert",
+        "users-advocate",
+        "security-reviewer",
+    ]
     assert resolve("skeptic", custom) == Persona("skeptic", "Our house skeptic.")
     text = prompt(resolve("security-reviewer", custom))
     assert "Persona: security-reviewer. You review for attacks.\nYou are rewarded for:\n- finding the hole\n" in text

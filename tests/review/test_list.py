@@ -16,7 +16,7 @@ import pytest
 from rp1_duel.clock import ManualClock
 from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
-from rp1_duel.review.listing import ListedDuel, UnreadableDuel, ago, list_duels, listed, table
+from rp1_duel.review.listing import ListedDuel, UnreadableDuel, ago, duels_table, list_duels, listed
 
 from helpers import SOURCE, Player, claim, clock_in_the_past, join, make_turn, tree_snapshot
 
@@ -116,7 +116,7 @@ def test_the_table_aligns_its_columns_and_flags_silent_duels(debate_dir, tmp_pat
     clock.advance(5)
     rows = list_duels(DuelService(debate_dir, clock=clock))
     assert [row.duel_id for row in rows] == [ids["closed"], ids["silent"], ids["active"]]  # oldest first
-    lines = table(rows, tz=timezone.utc).splitlines()
+    lines = duels_table(rows, tz=timezone.utc).splitlines()
     assert lines[0].split() == ["DUEL", "STATUS", "OUTCOME", "TURNS", "PARTICIPANTS", "LAST", "ACTIVITY"]
     assert lines[1].split() == [
         ids["closed"],
@@ -166,7 +166,7 @@ def test_a_reached_outcome_not_yet_closed_is_listed_as_pending(service, pair, cl
     service.append(bob.seat, claim(service, bob), make_turn(2, "Bob", "codex", "gpt-x", "DISSENTING"))
     rows = list_duels(service)
     assert isinstance(rows[0], ListedDuel) and rows[0].pending_outcome == "DISSENT" and rows[0].outcome is None
-    assert "DISSENT pending" in table(rows).splitlines()[1]
+    assert "DISSENT pending" in duels_table(rows).splitlines()[1]
 
 
 def test_an_unreadable_state_is_listed_with_its_error_and_a_folder_without_state_is_not(service, pair, debate_dir):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ...coordination import Event, ProviderFailed
 from ...errors import DuelError
-from ...participant.usage import TOKEN_KINDS, PricedUsage, recorded, summary, total
+from ...participant import TOKEN_KINDS, PricedUsage, recorded, summary, total
 from ...record import (
     BOTH_ACCEPTING,
     BOTH_DISSENTING,

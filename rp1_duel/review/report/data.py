@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...participant.usage import PricedUsage
+from ...participant import PricedUsage
 from ...record import CURRENT, STALE, Ruling, Sidecar
 from ...schedule import Schedule
 from ...vocabulary import (

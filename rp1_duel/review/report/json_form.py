@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from ...participant.usage import PricedUsage
+from ...participant import PricedUsage
 
 if TYPE_CHECKING:
     from typing_extensions import NotRequired

@@ -17,7 +17,7 @@ from .retry import RetryPolicy, compose_with_retries
 
 if TYPE_CHECKING:
     from ..coordination import DuelService, Seat
-    from .deadlines import Deadlines
+    from ._deadlines import Deadlines
     from .providers import Composition, Provider, TurnRequest
     from .reporter import Reporter
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from . import prompt
-from .deadlines import Deadlines, TurnStopped
+from ._deadlines import Deadlines, TurnStopped
 from .lease_keeper import LeaseKeeper
 from .reporter import DEBATING
 
