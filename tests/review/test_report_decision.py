@@ -252,7 +252,7 @@ def test_a_citation_no_deciding_turn_rests_on_is_flagged_as_such(service, source
 # -- what the debate changed ---------------------------------------------------------------------------------
 
 
-def test_unresolved_items_get_a_status_and_only_open_ones_are_unresolved(service, source):
+def test_unresolved_items_get_a_status_in_one_table_that_counts_the_open_ones(service, source):
     # make_turn raises one new item a turn, so each author drops its previous item at its next turn.
     path = scripted_duel(
         service,
@@ -270,11 +270,13 @@ def test_unresolved_items_get_a_status_and_only_open_ones_are_unresolved(service
         (6, (), None, "open"),
     ]
     md = render_markdown(report)
-    unresolved = md.split("### Unresolved (2 open, 0 of them blocking)", 1)[1].split("###", 1)[0]
-    assert "item 5" in unresolved and "item 6" in unresolved and "item 1" not in unresolved
+    lead = "Every unresolved item, and what became of it (2 open, 0 of them blocking)"
+    assert md.count("| Item | By | Raised in |") == 1 and "### Unresolved" not in md  # shown once
+    unresolved = md.split(f"**{lead}**:", 1)[1].split("###", 1)[0]
+    assert "item 5" in unresolved and "item 6" in unresolved and "item 1" in unresolved
     assert "| resolved in turn 3 |" in md and "| dropped in turn 4 |" in md and "| conceded in turn 5 |" in md
     html_text = render_html(report)
-    assert "<h2>Unresolved (2 open, 0 of them blocking)</h2>" in html_text
+    assert f"<h3>{lead}</h3>" in html_text and html_text.count("<th>Raised in</th>") == 1
     assert [item["status"] for item in report.to_dict()["unresolved"]] == ["resolved", "dropped"] + ["conceded"] * 2 + [
         "open"
     ] * 2

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .arguments import citations, novel_arguments
 from .audience import audience
 from .changes import changes, how_it_ended
-from .debate import agreements, items_table, rulings, unresolved
+from .debate import agreements, items_table, rulings
 from .decision import decision, document_change, position
 from .frame import footer, header
 from .model_written import model_written
@@ -47,7 +47,6 @@ __all__ = [
     "stances",
     "synthesis",
     "turns_table",
-    "unresolved",
 ]
 
 
@@ -67,7 +66,6 @@ def sections_of(report: Report) -> list[tuple[Section | None, ...]]:
         (provenance(report),),
         (stances(report),),
         (turns_table(report),),
-        (unresolved(report),),
         (agreements(report),),
         (novel_arguments(report),),
         (audience(report),),
