@@ -39,6 +39,7 @@ _EXPORTS = {
     "RevisionEnding": ".ending",
     "agreed_ending": ".ending",
     "agreed_in": ".ending",
+    "alternatives_in": ".ending",
     "patch_path": ".ending",
     "revision_ending": ".ending",
     "Claimant": ".history",
@@ -72,6 +73,7 @@ _EXPORTS = {
     "UNTRUSTED": ".signatures",
     "VERIFIED": ".signatures",
     "pinned_copy": ".sources",
+    "tree_root": ".sources",
     "ArtifactReport": ".validate",
     "NOT_AN_ARTIFACT": ".validate",
     "collect": ".validate",
@@ -145,6 +147,7 @@ __all__ = [
     "agreed_ending",
     "agreed_in",
     "agreed_revision",
+    "alternatives_in",
     "apply_agreed",
     "artifact",
     "artifact_citations",
@@ -175,6 +178,7 @@ __all__ = [
     "scan",
     "sidecar_path",
     "signatures",
+    "tree_root",
     "turn_block",
     "turn_citations",
     "validate_file",
@@ -203,7 +207,15 @@ if TYPE_CHECKING:
         turn_block,
     )
     from .citations import Citation, artifact_citations, checked_figures, turn_citations
-    from .ending import AgreedEnding, RevisionEnding, agreed_ending, agreed_in, patch_path, revision_ending
+    from .ending import (
+        AgreedEnding,
+        RevisionEnding,
+        agreed_ending,
+        agreed_in,
+        alternatives_in,
+        patch_path,
+        revision_ending,
+    )
     from .history import (
         MAX_ARTIFACT_BYTES,
         Claimant,
@@ -227,7 +239,7 @@ if TYPE_CHECKING:
     from .problem import Problem
     from .rulings import EVIDENCE_CHARS, RULED, Ruling, chained, parse_ruling, ruled_items, where_of
     from .signatures import INTACT, INVALID, SIGNATURE_BODY, UNSIGNED, UNTRUSTED, VERIFIED
-    from .sources import pinned_copy
+    from .sources import pinned_copy, tree_root
     from .validate import (
         NOT_AN_ARTIFACT,
         ArtifactReport,

@@ -292,6 +292,7 @@ class Conclusion:
     reason: str | None
     summary: str | None
     revision: tuple[tuple[str, str], ...] = ()  # rows on the document's revision (record.ending)
+    reason_row: bool = False  # a `Reason | —` row with no reason, as closes before wrote it: kept, read back as written
 
 
 _STANDARD_ROWS = ("Field", "Outcome", "Closed at", "Candidate convergence", "Reason")
@@ -469,7 +470,7 @@ def conclusion_text(conclusion: Conclusion, seals: Sequence[Seal] = ()) -> str:
         f"| Outcome | {conclusion.outcome} |",
         f"| Closed at | {conclusion.closed_at} |",
         f"| Candidate convergence | {'yes' if conclusion.candidate_convergence else 'no'} |",
-        f"| Reason | {_cell(conclusion.reason or '—')} |",
+        *([f"| Reason | {_cell(conclusion.reason or '—')} |"] if conclusion.reason or conclusion.reason_row else []),
         *(f"| {label} | {_cell(value)} |" for label, value in conclusion.revision),
     ]
     text = "\n".join(rows)
@@ -502,6 +503,7 @@ def parse_conclusion(text: str | None) -> Conclusion | None:
         reason=None if reason in (None, "—") else reason,
         summary=summary.strip() or None,
         revision=revision,
+        reason_row=reason == "—",
     )
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "RevisionEnding",
     "agreed_ending",
     "agreed_in",
+    "alternatives_in",
     "last_seat_turns",
     "patch_path",
     "revision_ending",
@@ -165,10 +166,22 @@ def _agreed(history: History, *, duel_id: str, names: Mapping[int, str], path: s
 def _alternatives(
     history: History, *, duel_id: str, names: Mapping[int, str], path: str, credit_last_turn: bool = False
 ) -> RevisionEnding:
-    """Each seat's revision as its own latest turn that proposed or withdrew edits left it, when the seat's turns
-    proposed an edit in force in it and it changes the document: a seat that only accepted or dissented against
-    the other's edits proposes no alternative. ``credit_last_turn``: the rule before, each seat's revision as
-    its latest turn left it, whoever proposed its edits (records closed by it still validate)."""
+    """Each seat's alternative (:func:`alternatives_in`) as a row and a patch, not agreed."""
+    rows: list[tuple[str, str]] = []
+    patches: dict[str, str] = {}
+    for seat, revision in alternatives_in(history, credit_last_turn=credit_last_turn).items():
+        patch = f"{duel_id}.alternative-{seat}.patch"
+        who = names.get(seat, f"seat {seat}")
+        rows.append(("Alternative", f"{who}'s `{revision.id}`, not agreed: {_changes(revision, path, patch)}"))
+        patches[patch] = revision.patch(path)
+    return RevisionEnding(tuple(rows), patches or None)
+
+
+def alternatives_in(history: History, *, credit_last_turn: bool = False) -> dict[int, Revision]:
+    """Seat -> its revision as its own latest turn that proposed or withdrew edits left it, by seat, when the seat's
+    turns proposed an edit in force in it and it changes the document: a seat that only accepted or dissented
+    against the other's edits proposes no alternative. ``credit_last_turn``: the rule before, each seat's revision
+    as its latest turn left it, whoever proposed its edits (records closed by it still validate)."""
     after: dict[int, Revision] = {}
     proposer: dict[str, int] = {}  # edit name -> the seat whose turn last proposed it
     replay = History(history.source, history.source_names, history.schedule, source_sha256=history.source_sha256)
@@ -186,16 +199,7 @@ def _alternatives(
                 after[seat] = replay.revision
             else:  # its latest proposal left none of its own edits in force
                 after.pop(seat, None)
-    rows: list[tuple[str, str]] = []
-    patches: dict[str, str] = {}
-    for seat, revision in sorted(after.items()):
-        if not revision.edits or revision.problems:
-            continue
-        patch = f"{duel_id}.alternative-{seat}.patch"
-        who = names.get(seat, f"seat {seat}")
-        rows.append(("Alternative", f"{who}'s `{revision.id}`, not agreed: {_changes(revision, path, patch)}"))
-        patches[patch] = revision.patch(path)
-    return RevisionEnding(tuple(rows), patches or None)
+    return {seat: revision for seat, revision in sorted(after.items()) if revision.edits and not revision.problems}
 
 
 def _changes(revision: Revision, path: str, patch: str) -> str:

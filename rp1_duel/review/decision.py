@@ -17,6 +17,7 @@ from ..vocabulary import CitationKind, Verdict
 
 __all__ = [
     "FLAGGED_VERDICTS",
+    "AlternativeView",
     "DecisionFacts",
     "FlaggedCitation",
     "Quote",
@@ -75,6 +76,21 @@ class RevisionView:
     added: int
     removed: int
     accepted_by: tuple[str, ...]  # participants' names
+    apply: str | None = None  # the `duel apply` command that brings it to the document
+
+
+@dataclass(kw_only=True, frozen=True)
+class AlternativeView:
+    """A seat's revision left on the table by a duel that agreed none (DISSENT, MAX_TURNS), credited to the seat
+    whose turns proposed its edits (docs/protocol.md section 8, "The agreed revision")."""
+
+    seat: int
+    name: str
+    id: str
+    diff: str  # a unified diff against the source
+    files: tuple[str, ...]
+    added: int
+    removed: int
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -88,6 +104,7 @@ class DecisionFacts:
     validation_notes: tuple[str, ...]  # what it could not check (a source it did not read, …)
     flagged: tuple[FlaggedCitation, ...]
     revision: RevisionView | None = None  # None until turns carry Proposed Edits
+    alternatives: tuple[AlternativeView, ...] = ()  # without an agreed revision: each seat's, by seat
 
     @property
     def fabricated(self) -> int:

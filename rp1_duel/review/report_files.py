@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -22,18 +23,20 @@ from ..record import (
     RecordFile,
     SidecarError,
     agreed_in,
+    alternatives_in,
     load,
     patch_path,
     read_artifact_text,
     read_failure,
     sidecar_path,
+    tree_root,
     validate_record,
 )
 from ..schedule import CHAIR_SEAT
-from ..vocabulary import ACCEPTED_CONSENSUS, ErrorCode, EventType, RecordCode
+from ..vocabulary import ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS, ErrorCode, EventType, RecordCode
 from . import assessment
 from .assessment import AssessmentFile, AssessmentRun, Assessor
-from .decision import RevisionView
+from .decision import AlternativeView, RevisionView
 from .report import Report, ReportLinks, SidecarFile, build_report, read_record, record_of
 from .report.html import render_html
 from .report.markdown import render_markdown
@@ -72,7 +75,8 @@ def read_report(
         assessment=_assessment(where),
         validation=validated.report,
         links=_links(where, file.front.source_path, read_from),
-        revision=_agreed_revision(file, validated.history),
+        revision=_agreed_revision(file, validated.history, apply=f"duel apply {shlex.quote(_from_work_tree(where))}"),
+        alternatives=_alternatives(file, validated.history),
     )
 
 
@@ -86,9 +90,9 @@ def render_report(report: Report, format_: str) -> str:
     return render_markdown(report)
 
 
-def _agreed_revision(record: RecordFile, history: History) -> RevisionView | None:
+def _agreed_revision(record: RecordFile, history: History, *, apply: str) -> RevisionView | None:
     """The revision a consensus agreed on, recomputed from the turns (as validation replayed them) over the
-    recorded source."""
+    recorded source, with ``apply``, the command that brings it to the document."""
     front = record.front
     if front is None or front.outcome != ACCEPTED_CONSENSUS or record.source is None:
         return None
@@ -106,7 +110,39 @@ def _agreed_revision(record: RecordFile, history: History) -> RevisionView | Non
         added=added,
         removed=removed,
         accepted_by=tuple(names.get(s, f"seat {s}") for s in seats),
+        apply=apply,
     )
+
+
+def _alternatives(record: RecordFile, history: History) -> tuple[AlternativeView, ...]:
+    """The revisions a duel that agreed none left on the table (DISSENT, MAX_TURNS), each credited to the seat
+    whose turns proposed its edits, as the close writes them; recomputed over the recorded source."""
+    front = record.front
+    if front is None or front.outcome not in (DISSENT, MAX_TURNS) or record.source is None:
+        return ()
+    path = patch_path(record.path, front.source_path)
+    names = {entry.seat: entry.display_name for entry in front.participants}
+    return tuple(
+        AlternativeView(
+            seat=seat,
+            name=names.get(seat, f"seat {seat}"),
+            id=revision.id,
+            diff=revision.diff(path),
+            files=(path,),
+            added=revision.counts()[0],
+            removed=revision.counts()[1],
+        )
+        for seat, revision in alternatives_in(history).items()
+    )
+
+
+def _from_work_tree(artifact: Path) -> str:
+    """The artifact's path from the root of its git work tree, where a reader of a pull request runs commands
+    (docs/protocol.md section 11, "Links"); as given outside one."""
+    root = tree_root(artifact)
+    if not (root / ".git").exists():
+        return str(artifact)
+    return Path(os.path.relpath(os.path.realpath(artifact), root)).as_posix()
 
 
 def assess_artifact(

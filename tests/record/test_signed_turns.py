@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ import pytest
 from rp1_duel.coordination import DuelSealed, DuelService
 from rp1_duel.errors import DuelError
 from rp1_duel.record import ArtifactReport, FrontMatter, parse, signatures, validate_file
+from rp1_duel.record.artifact import conclusion_text, parse_conclusion
 from rp1_duel.review.report import Report
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
@@ -540,13 +541,26 @@ def test_a_seal_is_refused_while_the_duel_is_open_and_on_an_edited_conclusion(se
         service.append(player.seat, lease, turn(n), signing_key=key, release=n < 3)
     service.release_lock(alice.seat, lease, close=True, outcome="ACCEPTED_CONSENSUS")  # closed unsealed
     text = artifact.read_text()
-    artifact.write_text(text.replace("| Reason | — |", "| Reason | they agreed on everything |"))
+    assert "| Reason |" not in text  # a consensus has no reason: no row says `—`
+    edited = text.replace("| Outcome | ACCEPTED_CONSENSUS |", "| Outcome | ACCEPTED_CONSENSUS |\n| Reason | agreed |")
+    artifact.write_text(edited)
     with pytest.raises(DuelError) as caught:
         service.seal(bob.seat, keys.bob)
     assert caught.value.code == "ARTIFACT_TAMPERED"
     artifact.write_text(text)
     assert service.seal(bob.seat, keys.bob).sealed is True
     assert validate_file(artifact, allowed_signers=keys.allowed).valid
+
+
+def test_a_conclusion_an_earlier_close_wrote_with_an_empty_reason_row_reads_back_as_written():
+    earlier = (
+        "| Field | Value |\n|---|---|\n| Outcome | ACCEPTED_CONSENSUS |\n| Closed at | 2026-11-24T10:00:00.000Z |\n"
+        "| Candidate convergence | yes |\n| Reason | — |"
+    )
+    found = parse_conclusion(earlier)
+    assert found is not None and found.reason is None
+    assert conclusion_text(found) == earlier  # so a seat may still seal a duel closed before this
+    assert "| Reason |" not in conclusion_text(replace(found, reason_row=False))
 
 
 def test_a_close_with_a_key_that_cannot_sign_leaves_the_duel_open(service, pair, keys, tmp_path):

@@ -22,7 +22,17 @@ from rp1_duel.review.report_html import CAUTION_COLOUR, OUTCOME_COLOURS, render_
 from rp1_duel.review.report_markdown import link, render_markdown
 from rp1_duel.vocabulary import CitationKind, FetchFailure, Verdict
 
-from helpers import DUEL, DUELISTS, claim, join, make_turn
+from helpers import (
+    CONFIGURABLE_EXPIRY,
+    DUEL,
+    DUELISTS,
+    agreed_on_an_edit,
+    claim,
+    join,
+    make_turn,
+    replace_edit,
+    with_edits,
+)
 
 DEBATES = Path(__file__).parents[1] / "data" / "reports" / "debates"
 CONSENSUS = DEBATES / "2026-11-24-lease-duration.md"
@@ -242,7 +252,7 @@ def test_a_citation_no_deciding_turn_rests_on_is_flagged_as_such(service, source
 # -- what the debate changed ---------------------------------------------------------------------------------
 
 
-def test_unresolved_items_get_a_status_and_only_open_ones_are_unresolved(service, source):
+def test_unresolved_items_get_a_status_in_one_table_that_counts_the_open_ones(service, source):
     # make_turn raises one new item a turn, so each author drops its previous item at its next turn.
     path = scripted_duel(
         service,
@@ -260,11 +270,13 @@ def test_unresolved_items_get_a_status_and_only_open_ones_are_unresolved(service
         (6, (), None, "open"),
     ]
     md = render_markdown(report)
-    unresolved = md.split("### Unresolved (2 open, 0 of them blocking)", 1)[1].split("###", 1)[0]
-    assert "item 5" in unresolved and "item 6" in unresolved and "item 1" not in unresolved
+    lead = "Every unresolved item, and what became of it (2 open, 0 of them blocking)"
+    assert md.count("| Item | By | Raised in |") == 1 and "### Unresolved" not in md  # shown once
+    unresolved = md.split(f"**{lead}**:", 1)[1].split("###", 1)[0]
+    assert "item 5" in unresolved and "item 6" in unresolved and "item 1" in unresolved
     assert "| resolved in turn 3 |" in md and "| dropped in turn 4 |" in md and "| conceded in turn 5 |" in md
     html_text = render_html(report)
-    assert "<h2>Unresolved (2 open, 0 of them blocking)</h2>" in html_text
+    assert f"<h3>{lead}</h3>" in html_text and html_text.count("<th>Raised in</th>") == 1
     assert [item["status"] for item in report.to_dict()["unresolved"]] == ["resolved", "dropped"] + ["conceded"] * 2 + [
         "open"
     ] * 2
@@ -349,6 +361,43 @@ def test_an_agreed_revision_is_shown_as_a_diff(tmp_path):
     assert report_of(CONSENSUS).to_dict()["decision"]["revision"] is None
 
 
+def test_an_agreed_revision_leads_the_report_with_its_diff_and_the_duel_apply_command(service, pair):
+    path, revision = agreed_on_an_edit(service, *pair)
+    report = report_of(path)
+    command = f"duel apply {path}"  # not in a git work tree: the path as given
+    md = render_markdown(report)
+    assert f"**Revision `{revision}`**: design.md: +1 −1; accepted by Alice and Bob." in md
+    assert f"Apply it: `{command}`" in md and f"+{CONFIGURABLE_EXPIRY}" in md
+    assert md.index(f"+{CONFIGURABLE_EXPIRY}") < md.index("### Decision")  # right after the outcome
+    html_text = render_html(report)
+    assert f"Apply it: <code>{command}</code>" in html_text
+    assert html_text.index('<pre class="diff">') < html_text.index('<section class="decision agreed">')
+    assert html_text.count('<pre class="diff">') == md.count("```diff") == 1  # shown once
+    shown = report.to_dict()["decision"]["revision"]
+    assert (shown["id"], shown["apply"]) == (revision, command)
+    assert "alternatives" not in report.to_dict()["decision"]  # as before, for a record without them
+
+
+def test_a_dissent_report_shows_each_alternative_credited_to_the_seat_that_proposed_it(service, source):
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    expiry = replace_edit("expiry", "Leases expire after fifteen minutes unless refreshed.", CONFIGURABLE_EXPIRY)
+    texts = [with_edits(make_turn(1, *DUELISTS[1]), expiry), make_turn(2, *DUELISTS[2], "DISSENTING")]
+    texts.append(make_turn(3, *DUELISTS[1], "DISSENTING"))
+    path = ""
+    for number, text in enumerate(texts, start=1):
+        player = (alice, bob)[(number - 1) % 2]
+        path = service.append(player.seat, claim(service, player), text, release=True).debate_path
+    service.release_lock(alice.seat, claim(service, alice), close=True, outcome="DISSENT")
+    report = report_of(Path(path))
+    alternatives = report.to_dict()["decision"]["alternatives"]
+    assert [(a["seat"], a["name"]) for a in alternatives] == [(1, "Alice")]  # Bob proposed no edit
+    md = render_markdown(report)
+    assert f"**Alice's alternative `{alternatives[0]['id']}`**: design.md: +1 −1; not agreed." in md
+    assert f"+{CONFIGURABLE_EXPIRY}" in md and "Bob's alternative" not in md and "duel apply" not in md
+    assert f"Alice's alternative <code>{alternatives[0]['id']}</code>" in render_html(report)
+
+
 # -- a phone's screen -------------------------------------------------------------------------------------------
 
 
@@ -364,6 +413,7 @@ def test_on_a_390_pixel_screen_tables_scroll_in_their_own_box_and_the_chart_keep
     assert html_text.count("</table></div>") == tables
     assert '<div class="chart"><svg ' in html_text and ".chart svg { min-width: 720px; }" in html_text
     assert "grid-template-columns: repeat(auto-fit, minmax(min(260px, 100%), 1fr))" in html_text  # positions stack
+    assert "pre.diff span { white-space: pre-wrap; overflow-wrap: anywhere; }" in html_text  # a diff wraps, unclipped
 
 
 def test_the_persona_a_seat_played_is_recorded_and_shown(service, source):

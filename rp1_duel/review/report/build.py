@@ -50,6 +50,7 @@ from ...vocabulary import (
 from ..assessment import AssessmentFile, Subject, shown
 from ..audience_view import audience_view
 from ..decision import (
+    AlternativeView,
     DecisionFacts,
     Quote,
     RevisionView,
@@ -94,6 +95,7 @@ def build_report(
     validation: ArtifactReport | None = None,
     links: ReportLinks | None = None,
     revision: RevisionView | None = None,
+    alternatives: Sequence[AlternativeView] = (),
 ) -> Report:
     """The report of an artifact's ``text`` (or its :class:`Record`, already read), found at ``path``.
 
@@ -102,7 +104,8 @@ def build_report(
     table (``$DUEL_PRICES``). ``assessment``: its assessment cache, whose current answers are
     shown as model-written sections. ``validation``: what ``duel validate`` found, when it was
     run. ``links``: where the report's links lead (default: as read from the artifact's folder).
-    ``revision``: the revision a consensus agreed on, recomputed over the recorded source.
+    ``revision``: the revision a consensus agreed on, recomputed over the recorded source; ``alternatives``: those a
+    duel that agreed none left on the table.
     Raises :class:`DuelError` ``FRONT_MATTER`` for a text that is not a duel artifact.
     """
     record = text if isinstance(text, Record) else read_record(text, path)
@@ -185,6 +188,7 @@ def build_report(
             validation_notes=() if validation is None else tuple(validation.notes),
             flagged=flagged_citations(history, cited, entries, outcome.deciding_turns),
             revision=revision,
+            alternatives=tuple(alternatives),
         ),
         changes=seat_changes(history, timeline, agreements, unresolved),
         openings=openings_of(history, front.outcome),

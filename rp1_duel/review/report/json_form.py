@@ -73,6 +73,8 @@ def report_json(report: Report) -> ReportJson:
     """The report as its ``json`` format."""
     decision = asdict(report.decision)
     decision["validation_problems"] = [p.to_dict() for p in report.decision.validation_problems]
+    if not report.decision.alternatives:  # as `rulings`: a report without them reads as before them
+        del decision["alternatives"]
     form: ReportJson = {
         "version": REPORT_VERSION,
         "path": report.path,

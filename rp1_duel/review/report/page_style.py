@@ -58,6 +58,7 @@ code, pre { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
 code { overflow-wrap: anywhere; }
 @media (max-width: 600px) {
   body { margin: 12px auto; padding: 0 12px; } h1 { font-size: 20px; } ul { padding-left: 22px; }
+  pre.diff span { white-space: pre-wrap; overflow-wrap: anywhere; }  /* a diff line wraps: the change is all seen */
 }
 @media print {
   body { margin: 0; max-width: none; font-size: 11pt; }

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from .arguments import citations, novel_arguments
 from .audience import audience
 from .changes import changes, how_it_ended
-from .debate import agreements, items_table, rulings, unresolved
-from .decision import decision, position
+from .debate import agreements, items_table, rulings
+from .decision import decision, document_change, position
 from .frame import footer, header
 from .model_written import model_written
 from .openings import openings
@@ -30,6 +30,7 @@ __all__ = [
     "changes",
     "citations",
     "decision",
+    "document_change",
     "footer",
     "header",
     "how_it_ended",
@@ -46,7 +47,6 @@ __all__ = [
     "stances",
     "synthesis",
     "turns_table",
-    "unresolved",
 ]
 
 
@@ -55,6 +55,7 @@ def sections_of(report: Report) -> list[tuple[Section | None, ...]]:
     model-written ones are one run, which a page shows with nothing between them)."""
     return [
         (header(report),),
+        (document_change(report),),
         (decision(report),),
         (rulings(report),),
         (openings(report),),
@@ -65,7 +66,6 @@ def sections_of(report: Report) -> list[tuple[Section | None, ...]]:
         (provenance(report),),
         (stances(report),),
         (turns_table(report),),
-        (unresolved(report),),
         (agreements(report),),
         (novel_arguments(report),),
         (audience(report),),

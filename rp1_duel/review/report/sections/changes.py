@@ -59,10 +59,11 @@ def changes(report: Report) -> Section | None:
         Only(MARKDOWN, Items(tuple(_moved_line(report, change) for change in report.changes))),
         Cards(tuple(_seat_card(report, change) for change in report.changes)),
     ]
-    if report.unresolved:
+    if report.unresolved:  # the one table of them: its lead counts the open ones
+        still = [item for item in report.unresolved if item.open]
+        blocking = sum(1 for item in still if item.blocking)
         blocks += [
-            Only(MARKDOWN, Paragraph((f"{_EVERY_ITEM}:",))),
-            Only(HTML, Subheading((_EVERY_ITEM,))),
+            Subheading((f"{_EVERY_ITEM} ({len(still)} open, {blocking} of them blocking)",)),
             items_table(report, report.unresolved),
         ]
     return Section(("What the debate changed",), tuple(blocks))

@@ -1,4 +1,4 @@
-"""What the debate left: the rulings on cited sources, the unresolved items, the agreements
+"""What the debate left: the rulings on cited sources, the unresolved items' table, the agreements
 (docs/protocol.md section 11)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from ..blocks import Aside, Cell, Code, Items, SeatName, Section, Span, Strong, 
 from ..data import Report, UnresolvedEntry
 from .common import turn, turns
 
-__all__ = ["agreements", "items_table", "rulings", "unresolved"]
+__all__ = ["agreements", "items_table", "rulings"]
 
 
 def rulings(report: Report) -> Section | None:
@@ -37,15 +37,6 @@ def rulings(report: Report) -> Section | None:
         for ruling in report.rulings
     )
     return Section(("Rulings on cited sources",), (Items(items),))
-
-
-def unresolved(report: Report) -> Section | None:
-    """The items still open, how many of them blocking."""
-    still = [item for item in report.unresolved if item.open]
-    if not still:
-        return None
-    blocking = sum(1 for item in still if item.blocking)
-    return Section((f"Unresolved ({len(still)} open, {blocking} of them blocking)",), (items_table(report, still),))
 
 
 def items_table(report: Report, items: Sequence[UnresolvedEntry]) -> Table:

@@ -27,7 +27,7 @@ from ..blocks import (
 from ..data import Report
 from .common import turn
 
-__all__ = ["decision", "position"]
+__all__ = ["decision", "document_change", "position"]
 
 
 def decision(report: Report) -> Section:
@@ -53,12 +53,40 @@ def decision(report: Report) -> Section:
         blocks.append(_flagged(report, facts.flagged))
     if (unchecked := words.unchecked(report)) is not None:
         blocks.append(Paragraph((Untrusted(unchecked), "."), style="note"))
+    page_class = "decision agreed" if facts.agreed else "decision"
+    return Section(("Decision",), tuple(blocks), page_class=page_class, page_lines=True)
+
+
+def document_change(report: Report) -> Section | None:
+    """What the duel comes to for its document, right after the outcome: the agreed revision's diff and the
+    ``duel apply`` command that brings it to the document; else each seat's alternative, not agreed, credited to
+    the seat that proposed it; None when there is neither."""
+    facts = report.decision
     if facts.revision is not None:
         revision = facts.revision
         summary = (Untrusted(words.revision_summary(revision)), ".")
-        blocks.append(Diff(("Revision ", Code(revision.id)), summary, revision.diff))
-    page_class = "decision agreed" if facts.agreed else "decision"
-    return Section(("Decision",), tuple(blocks), page_class=page_class, page_lines=True)
+        blocks: list[Block] = [Diff(("Revision ", Code(revision.id)), summary, revision.diff)]
+        if revision.apply is not None:
+            blocks.append(
+                Paragraph(
+                    ("Apply it: ", Code(revision.apply), " (with ", Code("--check"), " first to see it applies).")
+                )
+            )
+        return Section(("The change agreed",), tuple(blocks), page_class="change", page_lines=True)
+    if not facts.alternatives:
+        return None
+    alternatives = tuple(
+        Diff(
+            (Untrusted(alternative.name), "'s alternative ", Code(alternative.id)),
+            (
+                Untrusted(f"{', '.join(alternative.files)}: +{alternative.added} −{alternative.removed}"),
+                "; not agreed.",
+            ),
+            alternative.diff,
+        )
+        for alternative in facts.alternatives
+    )
+    return Section(("Alternatives on the table, not agreed",), alternatives, page_class="change", page_lines=True)
 
 
 def position(report: Report, seat_position: SeatPosition, label: Span) -> Position:
