@@ -201,6 +201,12 @@ def test_help_shows_no_type_label_on_a_flag_or_a_repeated_option(
     assert not re.search(r"--[\w-]+\s+<list\[str\]>", out)  # a positional list keeps typer's label
 
 
+def test_a_setting_that_is_on_or_off_is_said_in_words(service: DuelService, source: Path) -> None:
+    service.join(target=str(source), participant_name="Alice", settings=DuelSettings(chair=True))
+    second = service.join(target=str(source), participant_name="Bob", settings=DuelSettings(sealed_openings=True))
+    assert second.settings_note == "the duel's own settings apply: chair on (not off), sealed_openings off (not on)"
+
+
 def command_paths(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every command of the tree under ``command`` (typer's click) that has a --help, as the words that call it."""
     found = [path] if command.add_help_option else []
