@@ -184,6 +184,17 @@ class _TurnStopped(Exception):
     """The turn deadline passed, or the lease was lost, while the turn was being written or checked."""
 
 
+def awaited(status: StatusResult) -> str:
+    """Who a duel not yet begun waits for: ``a peer``, ``2 more of 3 panelists``, ``the chair`` or both; never
+    a count of 0 (the panelists are counted apart from the chair, which may join at any point)."""
+    seats = status.duel.schedule.seats
+    missing = seats - sum(1 for p in status.participants if p.seat != CHAIR_SEAT)
+    chair_missing = status.duel.schedule.chair and all(p.seat != CHAIR_SEAT for p in status.participants)
+    chair = ["the chair"] if chair_missing else []
+    panelists = ["a peer" if seats == 2 else f"{missing} more of {seats} panelists"] if missing else []
+    return " and ".join(panelists + chair)
+
+
 class Duelist:
     """Runs one participant through a whole duel."""
 
@@ -377,9 +388,7 @@ class Duelist:
 
     # -- one handler per next_step ------------------------------------------------------
     def _on_wait_peer(self, status: StatusResult) -> None:
-        seats, joined = status.duel.schedule.seats, status.participant_count
-        waiting = "a peer" if seats == 2 else f"{seats - joined} more of {seats} panelists"
-        self._wait(status, WAITING, f"waiting for {waiting} ({self._left(status.peer_wait_until)} left)")
+        self._wait(status, WAITING, f"waiting for {awaited(status)} ({self._left(status.peer_wait_until)} left)")
 
     def _on_wait_turn(self, status: StatusResult) -> None:
         holder = status.participant(status.lock.owner_participant_id)
