@@ -414,12 +414,12 @@ class Duelist:
             self.lease = None
 
     def _on_claim_timeout(self, status: StatusResult) -> None:
-        # The service names the late seat and its turn; this adds why, when that seat's model failed.
+        # The service names the late seat and its turn; this adds why, when that seat's model failed (or person aborted).
         if self._claim(for_timeout=True) is not None:
             self._close(TIMEOUT, self._failure_of(status))
 
     def _failure_of(self, status: StatusResult) -> str | None:
-        """What the model of the seat due to write the next turn failed with, if it logged a failure of that turn."""
+        """Why the seat due to write the next turn stopped (its model failed, its person aborted), if it logged it."""
         failures = [
             event.data
             for event in self.service.events(status.duel.id, (EventType.PROVIDER_FAILED,))
@@ -430,7 +430,7 @@ class Duelist:
         if not failures:
             return None
         failed = failures[-1]
-        return f"its model failed ({failed.code}): {failed.message}"[:REASON_CHARACTERS]
+        return failed.why[:REASON_CHARACTERS]
 
     def _on_close(self, status: StatusResult) -> None:
         if self._claim() is not None:

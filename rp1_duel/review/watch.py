@@ -232,8 +232,9 @@ def _describe_check(data: EventData, who: str) -> str | None:
         sent_back = "; sent back for repair" if verdicts.sent_back else ""
         return f"{who} checked the URLs {checked} cites: {found}{sent_back}"
     if isinstance(data, ProviderFailed):
+        failed = f"{who} aborted" if data.by_a_person else f"{who}'s model failed"
         return (
-            f"{who}'s model failed writing turn {data.turn_number} ({data.code}): {data.message}; "
+            f"{failed} writing turn {data.turn_number} ({data.code}): {data.message}; "
             f"seat {data.seat} stopped, and its turn times out at its deadline unless it is run again"
         )
     if isinstance(data, UsageRecorded):

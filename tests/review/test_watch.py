@@ -122,6 +122,16 @@ def test_a_model_that_failed_is_named_with_its_seat_turn_and_error(service, pair
     )
 
 
+def test_a_person_who_aborted_is_said_to_have_aborted_not_a_model_to_have_failed(service, pair):
+    alice, _bob = pair
+    service.record_provider_failure(alice.seat, 1, "HUMAN_ABORTED", "the editor exited with status 1")
+    failed = all_events(service, alice.duel_id)[-1]
+    assert event_line(failed, {alice.id: "Alice"}, {}).text == (
+        "Alice aborted writing turn 1 (HUMAN_ABORTED): the editor exited with status 1; "
+        "seat 1 stopped, and its turn times out at its deadline unless it is run again"
+    )
+
+
 def test_input_is_one_figure_with_its_cached_and_cache_written_parts_in_brackets(service, pair):
     alice, _bob = pair
     service.record_usage(
