@@ -29,11 +29,11 @@ FABRICATED = "https://example.org/no-such-study"
 # duel: stances → outcome, turns, the openings' verdict → what the debate did to it
 #  1  CONV CONV ACCEPT ACCEPT               ACCEPTED_CONSENSUS 4  unanimous accept  kept     cost $3 (recorded)
 #  2  CONV DISS ACCEPT ACCEPT               ACCEPTED_CONSENSUS 4  split             decided  cost $1 (recorded)
-#  3  OPEN OPEN ACCEPT ACCEPT               ACCEPTED_CONSENSUS 4  unanimous undec.  decided  cost unknown (no usage)
+#  3  OPEN OPEN ACCEPT ACCEPT               ACCEPTED_CONSENSUS 4  all undecided     decided  cost unknown (no usage)
 #  4  DISS DISS                             DISSENT            2  unanimous reject  kept     Bob cites a fabricated URL
 #  5  CONV CONV DISS DISS                   DISSENT            4  unanimous accept  reversed
-#  6  OPEN OPEN DISS DISS                   DISSENT            4  unanimous undec.  decided
-#  7  OPEN × 6                              MAX_TURNS          6  unanimous undec.  kept
+#  6  OPEN OPEN DISS DISS                   DISSENT            4  all undecided     decided
+#  7  OPEN × 6                              MAX_TURNS          6  all undecided     kept
 #  8  CONV CONV OPEN × 4                    MAX_TURNS          6  unanimous accept  undone
 #  9  OPEN OPEN, then a timeout             TIMEOUT            2                    unknown
 # 10  DISS, then abandoned                  INVALIDATED        1  incomplete        unknown
