@@ -69,7 +69,7 @@ app.command(
 )(tools_command)
 app.command("validate", cls=PlainHelpCommand)(validate_command)
 app.command("verify", cls=PlainHelpCommand)(verify_command)
-app.command("apply")(apply_command)
+app.command("apply", cls=PlainHelpCommand)(apply_command)
 app.command("report", cls=PlainHelpCommand)(report_command)
 app.command("skill", cls=PlainHelpCommand)(skill_command)
 app.command("watch", cls=PlainHelpCommand)(watch_command)

@@ -197,7 +197,9 @@ def _join(flags: JoinFlags) -> NoReturn:
         fail(exc, as_json=flags.as_json)
     if flags.as_json:  # success as the exit code says it, as a failure's {"success": false, "error": …} does
         typer.echo(printable_json({"success": result.state == STATE_COMPLETED, **result.to_dict()}))
-    for line in [] if flags.quiet or result.agreed is None else result.agreed.lines():
+    # With --json the object carries the revision and its patch: not said again, so a panel or the demo, whose seats
+    # run with --json, says the agreed revision once, in its own summary.
+    for line in [] if flags.quiet or flags.as_json or result.agreed is None else result.agreed.lines():
         typer.echo(printable(f"[{prepared.name}] {line}"), err=True)  # after the outcome line the reporter wrote
     if result.state != STATE_COMPLETED:  # even with --quiet: exit 1 says why
         typer.echo(printable(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}"), err=True)

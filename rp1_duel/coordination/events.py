@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from ..vocabulary import EventType
+from ..vocabulary import ErrorCode, EventType
 from .counts import Usage
 
 if TYPE_CHECKING:
@@ -465,6 +465,18 @@ class ProviderFailed(EventData):
     turn_number: int
     code: str  # a PROVIDER_* error code (section 2)
     message: str
+
+    @property
+    def by_a_person(self) -> bool:
+        """Whether a person in the seat aborted the turn (``HUMAN_ABORTED``): no model failed."""
+        return self.code == ErrorCode.HUMAN_ABORTED
+
+    @property
+    def why(self) -> str:
+        """Why the seat stopped, as a close's reason and the report say it: ``its model failed (CODE): MESSAGE``,
+        or ``the person aborted (HUMAN_ABORTED): MESSAGE``."""
+        failed = "the person aborted" if self.by_a_person else "its model failed"
+        return f"{failed} ({self.code}): {self.message}"
 
 
 @dataclass(kw_only=True, frozen=True)

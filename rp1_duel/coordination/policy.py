@@ -266,8 +266,19 @@ def settings_note(state: DuelState, asked: DuelSettings) -> str | None:
         ("sealed_openings", has.sealed_openings, asked.sealed_openings),
         ("on_fabrication", has.on_fabrication, asked.on_fabrication),
     ]
-    differ = [f"{name} {ours} (not {theirs})" for name, ours, theirs in pairs if theirs is not None and ours != theirs]
+    differ = [
+        f"{name} {_in_words(ours)} (not {_in_words(theirs)})"
+        for name, ours, theirs in pairs
+        if theirs is not None and ours != theirs
+    ]
     return f"the duel's own settings apply: {', '.join(differ)}" if differ else None
+
+
+def _in_words(value: object) -> str:
+    """A setting as a person says it: a flag on or off, not a Python bool."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
 
 
 # The service answers both fronts, whose name flags differ.

@@ -128,6 +128,17 @@ class ParticipantResult:
         return {**shown, "usage": None if self.usage is None else self.usage.to_json(), **agreed}
 
 
+def awaited(status: StatusResult) -> str:
+    """Who a duel not yet begun waits for: ``a peer``, ``2 more of 3 panelists``, ``the chair`` or both; never
+    a count of 0 (the panelists are counted apart from the chair, which may join at any point)."""
+    seats = status.duel.schedule.seats
+    missing = seats - sum(1 for p in status.participants if p.seat != CHAIR_SEAT)
+    chair_missing = status.duel.schedule.chair and all(p.seat != CHAIR_SEAT for p in status.participants)
+    chair = ["the chair"] if chair_missing else []
+    panelists = ["a peer" if seats == 2 else f"{missing} more of {seats} panelists"] if missing else []
+    return " and ".join(panelists + chair)
+
+
 class Duelist:
     """Runs one participant through a whole duel."""
 
@@ -322,9 +333,9 @@ class Duelist:
 
     # -- one handler per next_step ------------------------------------------------------
     def _on_wait_peer(self, status: StatusResult) -> None:
-        seats, joined = status.duel.schedule.seats, status.participant_count
-        waiting = "a peer" if seats == 2 else f"{seats - joined} more of {seats} panelists"
-        self._wait(status, WAITING, f"waiting for {waiting} ({self.deadlines.left(status.peer_wait_until)} left)")
+        self._wait(
+            status, WAITING, f"waiting for {awaited(status)} ({self.deadlines.left(status.peer_wait_until)} left)"
+        )
 
     def _on_wait_turn(self, status: StatusResult) -> None:
         holder = status.participant(status.lock.owner_participant_id)
@@ -355,12 +366,12 @@ class Duelist:
             self.lease = None
 
     def _on_claim_timeout(self, status: StatusResult) -> None:
-        # The service names the late seat and its turn; this adds why, when that seat's model failed.
+        # The service names the late seat and its turn; this adds why, when that seat's model failed (or person aborted).
         if self._claim(for_timeout=True) is not None:
             self._close(TIMEOUT, self._failure_of(status))
 
     def _failure_of(self, status: StatusResult) -> str | None:
-        """What the model of the seat due to write the next turn failed with, if it logged a failure of that turn."""
+        """Why the seat due to write the next turn stopped (its model failed, its person aborted), if it logged it."""
         failures = [
             event.data
             for event in self.service.events(status.duel.id, (EventType.PROVIDER_FAILED,))
@@ -371,7 +382,7 @@ class Duelist:
         if not failures:
             return None
         failed = failures[-1]
-        return f"its model failed ({failed.code}): {failed.message}"[:REASON_CHARACTERS]
+        return failed.why[:REASON_CHARACTERS]
 
     def _on_close(self, status: StatusResult) -> None:
         if self._claim() is not None:

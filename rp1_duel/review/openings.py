@@ -104,7 +104,8 @@ class Openings:
     """What the openings alone would have decided, against the outcome the debate reached."""
 
     votes: tuple[OpeningVote, ...]  # by seat, every seat of the schedule
-    verdict: str  # `unanimous accept`, `majority reject (2 of 3)`, `split`, `incomplete (1 of 2 seats opened)`
+    verdict: str  # `unanimous accept`, `majority reject (2 of 3)`, `all undecided`, `mostly undecided (2 of 3)`,
+    # `split`, `incomplete (1 of 2 seats opened)`
     kind: str  # unanimous, majority, split or incomplete
     decides: str | None  # ACCEPT or REJECT: what a vote of the openings decides; None: nothing
     outcome: str | None  # the recorded outcome; None while open
@@ -164,10 +165,16 @@ def _verdict(votes: tuple[OpeningVote, ...]) -> tuple[str, str, str | None, str 
         return INCOMPLETE, INCOMPLETE, f"{len(cast)} of {seats} seats opened", None
     ((vote, count),) = Counter(cast).most_common(1)
     decides = vote if vote in (ACCEPT, REJECT) else None
+    # Undecided is no side a vote can be unanimous for: said as a person would, "all undecided", "mostly undecided".
     if count == seats:
-        return UNANIMOUS, f"{UNANIMOUS} {vote}", None, decides
+        return UNANIMOUS, "all undecided" if vote == UNDECIDED else f"{UNANIMOUS} {vote}", None, decides
     if 2 * count > seats:
-        return MAJORITY, f"{MAJORITY} {vote}", f"{count} of {seats}", decides
+        return (
+            MAJORITY,
+            "mostly undecided" if vote == UNDECIDED else f"{MAJORITY} {vote}",
+            f"{count} of {seats}",
+            decides,
+        )
     return SPLIT, SPLIT, None, None
 
 

@@ -176,10 +176,7 @@ def _stopped(events: Sequence[Event], history: History, names: Mapping[int, str]
     found = []
     for failed in (event.data for event in events if isinstance(event.data, ProviderFailed)):
         again = "; run again, it wrote the turn" if failed.turn_number in history.numbers else ""
-        text = (
-            f"{_who(failed.seat, names)} stopped at turn {failed.turn_number}: "
-            f"its model failed ({failed.code}): {failed.message}{again}"
-        )
+        text = f"{_who(failed.seat, names)} stopped at turn {failed.turn_number}: {failed.why}{again}"
         found.append(Alert(SEAT_STOPPED, failed.seat, (failed.turn_number,), _capital(text)))
     return found
 

@@ -7,9 +7,9 @@ alone would have decided (:mod:`rp1_duel.review.openings`), repairs and fabricat
 :func:`stats_of` is pure over the reports; :func:`read_stats` is the edge that finds and reads them.
 
 Decisions: what is not known is said so, never counted as 0. A duel's cost is known when its usage is
-recorded for every participant that wrote a turn, and priced; a seat's repairs when its usage is recorded;
-its fabricated citations when a verification sidecar of its duel is shown (current, or stale but of
-this record). An artifact that cannot be read is counted and named, never skipped.
+recorded for every participant that wrote a turn, and priced; a seat's repairs when its usage is recorded
+(a person's and a script's drafts are logged as a model's are, with no request); its fabricated citations
+when a verification sidecar of its duel is shown (current, or stale but of this record). An artifact that cannot be read is counted and named, never skipped.
 """
 
 from __future__ import annotations
@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DuelError
-from ..participant import PricedUsage
 from ..record import scan
 from ..vocabulary import ACCEPTED_CONSENSUS, DISSENT, INVALIDATED, MAX_TURNS, TIMEOUT, ErrorCode, Verdict
 from . import report_text as words
 from .listing import columns
 from .openings import CHANGES, DECIDED, REVERSED, UNDONE, UNKNOWN
-from .report import Report
+from .report import Report, ReportParticipant
 from .report_files import read_report
 
 __all__ = [
@@ -237,14 +236,17 @@ def _row(report: Report) -> DuelRow:
 def _cost(report: Report) -> float | None:
     """The duel's cost, when every participant that wrote a turn has its usage recorded, and priced."""
     writers = [p for p in report.participants if p.turns]
-    if report.usage is None or not all(_recorded(p.usage) for p in writers):
+    if report.usage is None or not all(_recorded(report, p) for p in writers):
         return None
     return report.usage.cost_usd
 
 
-def _recorded(usage: PricedUsage | None) -> bool:
-    """Whether a seat's usage is recorded: its event log read, and a request of its model in it."""
-    return usage is not None and usage.usage.requests > 0
+def _recorded(report: Report, participant: ReportParticipant) -> bool:
+    """Whether a seat's usage is recorded: its event log read, and a draft of its logged in it (a model's
+    request, or a person's or a script's draft, which `duel join` logs with no request)."""
+    return participant.usage is not None and any(
+        turn.seat == participant.seat and turn.usage is not None for turn in report.provenance
+    )
 
 
 def _transition_order(key: tuple[str | None, str | None, str]) -> tuple[int, str, str]:
@@ -263,7 +265,7 @@ def _model_rows(reports: Sequence[Report]) -> tuple[ModelRow, ...]:
             seats[model] += 1
             usage = participant.usage
             repairs.setdefault(model, []).append(
-                usage.usage.repairs if usage is not None and _recorded(usage) else None
+                usage.usage.repairs if usage is not None and _recorded(report, participant) else None
             )
             count = sum(
                 1 for row in report.citations if row.seat == participant.seat and row.verdict == Verdict.FABRICATED

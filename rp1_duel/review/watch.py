@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Protocol
 
@@ -196,7 +196,7 @@ def _describe_turn(data: EventData, who: str, headlines: Mapping[int, str]) -> s
         said = f": {headlines[number]}" if headlines.get(number) else ""
         return f"turn {number} by {who} ({data.stance}){said}" + (f" [{', '.join(notes)}]" if notes else "")
     if isinstance(data, TurnRejected):
-        return f"a draft of turn {data.turn_number} by {who} was rejected: {', '.join(data.codes)}"
+        return _rejected(data.turn_number, who, data.codes)
     if isinstance(data, OpeningCommitted):
         waiting = "; the openings are revealed next" if data.committed == data.seats else ""
         return (
@@ -232,8 +232,9 @@ def _describe_check(data: EventData, who: str) -> str | None:
         sent_back = "; sent back for repair" if verdicts.sent_back else ""
         return f"{who} checked the URLs {checked} cites: {found}{sent_back}"
     if isinstance(data, ProviderFailed):
+        failed = f"{who} aborted" if data.by_a_person else f"{who}'s model failed"
         return (
-            f"{who}'s model failed writing turn {data.turn_number} ({data.code}): {data.message}; "
+            f"{failed} writing turn {data.turn_number} ({data.code}): {data.message}; "
             f"seat {data.seat} stopped, and its turn times out at its deadline unless it is run again"
         )
     if isinstance(data, UsageRecorded):
@@ -241,7 +242,18 @@ def _describe_check(data: EventData, who: str) -> str | None:
     return None
 
 
+def _rejected(number: int, who: str, codes: Sequence[str]) -> str:
+    return f"a draft of turn {number} by {who} was rejected: {', '.join(codes)}"
+
+
 def _describe_usage(data: UsageRecorded, who: str) -> str:
+    # `duel join` checks its drafts before appending, so its rejected draft is logged only as the codes the next
+    # draft repairs: said first, in the words of a rejected append.
+    rejected = f"{_rejected(data.turn_number, who, data.repair_codes)}; " if data.repair_codes else ""
+    return rejected + _draft_usage(data, who)
+
+
+def _draft_usage(data: UsageRecorded, who: str) -> str:
     used, provenance = data.usage, data.provenance
     if not used.requests and provenance is not None:  # a person or a script: no model was asked
         return f"{who} ({provenance.provider}) wrote a draft of turn {data.turn_number} in {used.seconds:.1f} s"

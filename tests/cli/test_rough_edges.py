@@ -5,10 +5,13 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 
 from rp1_duel.cli import main
+from rp1_duel.cli.app import app
 from rp1_duel.configuration import project_folder
 from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
@@ -196,6 +199,29 @@ def test_help_shows_no_type_label_on_a_flag_or_a_repeated_option(
     assert "--help" in out
     assert "<bool>" not in out
     assert not re.search(r"--[\w-]+\s+<list\[str\]>", out)  # a positional list keeps typer's label
+
+
+def test_a_setting_that_is_on_or_off_is_said_in_words(service: DuelService, source: Path) -> None:
+    service.join(target=str(source), participant_name="Alice", settings=DuelSettings(chair=True))
+    second = service.join(target=str(source), participant_name="Bob", settings=DuelSettings(sealed_openings=True))
+    assert second.settings_note == "the duel's own settings apply: chair on (not off), sealed_openings off (not on)"
+
+
+def command_paths(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command of the tree under ``command`` (typer's click) that has a --help, as the words that call it."""
+    found = [path] if command.add_help_option else []
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        found += command_paths(sub, (*path, name))
+    return found
+
+
+def test_no_command_s_help_shows_a_type_label_on_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    paths = command_paths(typer.main.get_command(app))
+    assert ("apply",) in paths and ("store", "init") in paths
+    for path in paths:
+        code, out, _ = run_duel([*path, "--help"], capsys)
+        assert code == 0 and "--help" in out, path
+        assert "<bool>" not in out, path
 
 
 def test_skill_install_goes_where_the_configuration_is_found(

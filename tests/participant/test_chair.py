@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from test_participant import clean_env, finish, start, wait_for_seat
 
+from rp1_duel.coordination import DuelService
 from rp1_duel.errors import DuelError
+from rp1_duel.participant.loop import awaited
 from rp1_duel.participant.prompt import chair_system_prompt, instruction, system_prompt
 from rp1_duel.record import (
     Claimant,
@@ -626,3 +628,18 @@ def test_a_panelist_of_a_chaired_panel_is_told_of_the_chair(source):
         schedule=panel(3),
     )
     assert "A chair, who takes no stance" not in plain
+
+
+def test_a_join_waits_for_the_panelists_and_the_chair_still_missing_never_for_0(
+    service: DuelService, source: Path, tmp_path: Path
+) -> None:
+    ann = join(service, source, "Ann", settings=DuelSettings(seats=3, chair=True))
+    assert awaited(service.status(ann.duel_id)) == "2 more of 3 panelists and the chair"
+    join(service, source, "Bo")
+    join(service, source, "Cy")
+    assert awaited(service.status(ann.duel_id)) == "the chair"  # not "0 more of 3 panelists"
+    other = tmp_path / "other.md"
+    other.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    di = join(service, other, "Di", settings=DuelSettings(seats=3, chair=True))
+    join(service, other, "Chair", role=Role.CHAIR)
+    assert awaited(service.status(di.duel_id)) == "2 more of 3 panelists"  # the chair is no panelist

@@ -212,6 +212,17 @@ def test_the_headline_names_a_timeout_a_stopped_seat_and_every_repaired_turn(sou
     assert "| 3 (not written) | Alice | anthropic | claude-x | not said | high |" in render_markdown(report)
 
 
+def test_the_headline_says_a_person_aborted_not_that_a_model_failed(source, debate_dir):
+    service = DuelService(debate_dir, clock=ManualClock())
+    hana = join(service, source, "Hana", model_id="human")
+    join(service, source, "Bob")
+    service.record_provider_failure(hana.seat, 1, "HUMAN_ABORTED", "no turn was written (empty or unchanged)")
+    report = read_report(debate_dir / f"{hana.duel_id}.md", env={})
+    assert [alert.text for alert in report.alerts] == [
+        "Seat 1 (Hana) stopped at turn 1: the person aborted (HUMAN_ABORTED): no turn was written (empty or unchanged)"
+    ]
+
+
 def test_a_timeout_before_turn_1_names_the_seat_never_taken(source, debate_dir):
     clock = ManualClock()
     service = DuelService(debate_dir, clock=clock)

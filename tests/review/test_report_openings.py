@@ -129,8 +129,8 @@ def test_max_turns_decides_nothing_so_it_undoes_a_verdict_or_keeps_none(service,
         "it changed the verdict, leaving open what the openings decided."
     )
     kept = openings_of(played(service, source, [OPEN] * 6)[0])
-    assert (kept.verdict, kept.decides, kept.change, kept.changed) == ("unanimous undecided", None, "kept", False)
-    assert kept.explanation.startswith("The openings were unanimous undecided (seat 1 undecided, seat 2 undecided), ")
+    assert (kept.verdict, kept.decides, kept.change, kept.changed) == ("all undecided", None, "kept", False)
+    assert kept.explanation.startswith("The openings were all undecided (seat 1 undecided, seat 2 undecided), ")
     assert kept.explanation.endswith(": it did not change the verdict.")
 
 
@@ -186,6 +186,14 @@ def test_a_panels_openings_are_decided_by_a_majority_of_its_seats(service, sourc
     )
 
 
+def test_a_panel_mostly_undecided_is_said_so_in_words(service, source):
+    players = seat_panel(service, source)
+    path = play(service, players, OPEN, OPEN, DISS)
+    found = openings_of(path)
+    assert (found.verdict, found.kind, found.decides) == ("mostly undecided (2 of 3)", "majority", None)
+    assert found.explanation.startswith("The openings were mostly undecided, 2 of 3 (seat 1 undecided, ")
+
+
 def test_a_chaired_panel_votes_with_its_opening_round_and_not_the_chair(service, source):
     players = seat_chaired_panel(service, source)
     path = write(service, players, 9)  # brief, opening round OPEN_TO_DEBATE, rebuttal, pre-closing, closing, synthesis
@@ -196,7 +204,7 @@ def test_a_chaired_panel_votes_with_its_opening_round_and_not_the_chair(service,
         (2, 2, "undecided"),
         (3, 3, "undecided"),
     ]
-    assert (found.verdict, found.outcome, found.change) == ("unanimous undecided", ACCEPTED_CONSENSUS, "decided")
+    assert (found.verdict, found.outcome, found.change) == ("all undecided", ACCEPTED_CONSENSUS, "decided")
 
 
 def test_every_format_shows_the_openings_right_after_the_decision(service, source):

@@ -19,20 +19,21 @@ from test_panels import play, seat_panel
 from test_report_decision import write_sidecar
 from test_report_openings import ACCEPT, CONV, DISS, OPEN, played, timed_out
 
-from rp1_duel.coordination import Usage
+from rp1_duel.coordination import Provenance, Usage
+from rp1_duel.review.stats import read_stats, stats_table
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS
 
-from helpers import claim, panel
+from helpers import claim, join, make_turn, panel
 
 FABRICATED = "https://example.org/no-such-study"
 # duel: stances → outcome, turns, the openings' verdict → what the debate did to it
 #  1  CONV CONV ACCEPT ACCEPT               ACCEPTED_CONSENSUS 4  unanimous accept  kept     cost $3 (recorded)
 #  2  CONV DISS ACCEPT ACCEPT               ACCEPTED_CONSENSUS 4  split             decided  cost $1 (recorded)
-#  3  OPEN OPEN ACCEPT ACCEPT               ACCEPTED_CONSENSUS 4  unanimous undec.  decided  cost unknown (no usage)
+#  3  OPEN OPEN ACCEPT ACCEPT               ACCEPTED_CONSENSUS 4  all undecided     decided  cost unknown (no usage)
 #  4  DISS DISS                             DISSENT            2  unanimous reject  kept     Bob cites a fabricated URL
 #  5  CONV CONV DISS DISS                   DISSENT            4  unanimous accept  reversed
-#  6  OPEN OPEN DISS DISS                   DISSENT            4  unanimous undec.  decided
-#  7  OPEN × 6                              MAX_TURNS          6  unanimous undec.  kept
+#  6  OPEN OPEN DISS DISS                   DISSENT            4  all undecided     decided
+#  7  OPEN × 6                              MAX_TURNS          6  all undecided     kept
 #  8  CONV CONV OPEN × 4                    MAX_TURNS          6  unanimous accept  undone
 #  9  OPEN OPEN, then a timeout             TIMEOUT            2                    unknown
 # 10  DISS, then abandoned                  INVALIDATED        1  incomplete        unknown
@@ -190,3 +191,41 @@ def test_duel_stats_of_a_folder_that_does_not_exist_is_one_line_and_exit_1(tmp_p
     proc = duel_stats(tmp_path, str(tmp_path / "nowhere"))
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr == f"duel: DEBATE_DIR_INVALID: no debate dir {tmp_path / 'nowhere'}: not a folder\n"
+
+
+@pytest.mark.slow
+def test_a_script_s_repairs_are_counted_not_said_to_be_unrecorded(tmp_path):
+    demo = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "demo", "--dir", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert demo.returncode == 0, demo.stderr
+    proc = duel_stats(tmp_path, str(tmp_path / "demo"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [(row["model"], row["repairs"], row["repairs_unknown"]) for row in data["models"]] == [
+        ("scripted:ada", 0, 0),
+        ("scripted:brook", 0, 0),
+    ]
+    assert data["duels"][0]["cost_usd"] == 0.0  # a script spends nothing
+
+
+def test_a_person_s_repairs_are_counted_as_duel_join_records_them(service, source, debate_dir):
+    hana = join(service, source, "Hana", harness="duel", model_id="human")
+    join(service, source, "Ada", harness="duel", model_id="scripted:ada")
+    # `duel join` logs each of a person's drafts with no request of a model: here one rejected, then the turn.
+    asked = Provenance(provider="human", requested_model="human", served_model=None, reasoning=None)
+    service.record_usage(hana.seat, 1, Usage(repairs=0, seconds=40.0), provenance=asked)
+    service.record_usage(hana.seat, 1, Usage(repairs=1, seconds=20.0), provenance=asked, repair_codes=("SECTIONS",))
+    lease = claim(service, hana)
+    service.append(hana.seat, lease, make_turn(1, "Hana", "duel", "human"))
+    service.release_lock(hana.seat, lease)
+    stats = read_stats(debate_dir, env={})
+    assert [(row.model, row.repairs, row.repairs_unknown) for row in stats.models] == [
+        ("human", 1, 0),
+        ("scripted:ada", None, 1),  # it wrote no turn and logged nothing
+    ]
+    (human,) = [line for line in stats_table(stats).splitlines() if line.startswith("human ")]
+    assert human.split()[:3] == ["human", "1", "1"]

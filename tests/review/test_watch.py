@@ -26,7 +26,7 @@ import pytest
 
 from rp1_duel.cli import main
 from rp1_duel.clock import ManualClock, iso
-from rp1_duel.coordination import DuelService, Event, LockAcquired, ParticipantWaiting, Usage
+from rp1_duel.coordination import DuelService, Event, LockAcquired, ParticipantWaiting, Provenance, Usage
 from rp1_duel.coordination.storage import LOG_START, EventCursor, EventLog
 from rp1_duel.errors import DuelError
 from rp1_duel.review import watch
@@ -122,6 +122,16 @@ def test_a_model_that_failed_is_named_with_its_seat_turn_and_error(service, pair
     )
 
 
+def test_a_person_who_aborted_is_said_to_have_aborted_not_a_model_to_have_failed(service, pair):
+    alice, _bob = pair
+    service.record_provider_failure(alice.seat, 1, "HUMAN_ABORTED", "the editor exited with status 1")
+    failed = all_events(service, alice.duel_id)[-1]
+    assert event_line(failed, {alice.id: "Alice"}, {}).text == (
+        "Alice aborted writing turn 1 (HUMAN_ABORTED): the editor exited with status 1; "
+        "seat 1 stopped, and its turn times out at its deadline unless it is run again"
+    )
+
+
 def test_input_is_one_figure_with_its_cached_and_cache_written_parts_in_brackets(service, pair):
     alice, _bob = pair
     service.record_usage(
@@ -145,6 +155,28 @@ def test_a_rejected_draft_line_names_the_violated_rules(service, pair):
     assert (
         event_line(rejected, {alice.id: "Alice"}, {}).text
         == f"a draft of turn 1 by Alice was rejected: {', '.join(codes)}"
+    )
+
+
+def test_a_draft_duel_join_rejected_is_shown_rejected_with_its_repair(service, pair):
+    alice, bob = pair
+    # `duel join` checks its drafts before appending: the repair's usage event names the codes the draft before broke.
+    service.record_usage(alice.seat, 1, Usage(input_tokens=10, output_tokens=20, requests=1, seconds=1.0))
+    service.record_usage(
+        alice.seat, 1, Usage(input_tokens=10, output_tokens=20, requests=1, seconds=1.0), repair_codes=("SECTIONS",)
+    )
+    person = Provenance(provider="human", requested_model="human", served_model=None, reasoning=None)
+    service.record_usage(bob.seat, 2, Usage(seconds=30.0), provenance=person, repair_codes=("CITATIONS", "STANCE"))
+    first, repair, persons = (
+        event_line(e, {alice.id: "Alice", bob.id: "Bob"}, {}).text for e in all_events(service, alice.duel_id)[-3:]
+    )
+    assert first == "Alice's model on turn 1: input 10 tokens, 20 out, 1.0 s"
+    assert (
+        repair
+        == "a draft of turn 1 by Alice was rejected: SECTIONS; Alice's model on turn 1: input 10 tokens, 20 out, 1.0 s"
+    )
+    assert persons == (
+        "a draft of turn 2 by Bob was rejected: CITATIONS, STANCE; Bob (human) wrote a draft of turn 2 in 30.0 s"
     )
 
 
