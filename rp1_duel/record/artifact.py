@@ -128,13 +128,14 @@ class FrontMatter:
                 written = {
                     key: [{k: v for k, v in entry.items() if k not in _LATER or v is not None} for entry in value]
                 }
-            lines += [f"{name}: {_yaml_json(item)}\n" for name, item in written.items()]
+            lines += [_yaml_field(name, item) for name, item in written.items()]
         audience = {
             "questions": [question.to_json() for question in self.questions],
             "final_thoughts": [thought.to_json() for thought in self.final_thoughts],
         }
         if self.questions or self.final_thoughts:
-            lines.append(f"audience: {_yaml_json({key: items for key, items in audience.items() if items})}\n")
+            lines.append("audience:\n")
+            lines += [_yaml_field(key, items, indent="  ") for key, items in audience.items() if items]
         return "".join(lines)
 
     @classmethod
@@ -190,6 +191,26 @@ class FrontMatter:
 
 
 _NOT_YAML_PRINTABLE = re.compile(r"[\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def _yaml_field(name: str, value: Any, *, indent: str = "") -> str:
+    """``name: value`` as the header writes it: a scalar on its line; a list of mappings (the participants,
+    the audience's questions) one field a line, so a reviewer reads it in a pull request's diff."""
+    if not (isinstance(value, list) and value and all(isinstance(item, dict) for item in value)):
+        return f"{indent}{name}: {_yaml_json(value)}\n"
+    lines = [f"{indent}{name}:\n"]
+    for item in value:
+        fields = [f"{_yaml_key(key)}: {_yaml_json(field)}" for key, field in item.items()]
+        lines += [f"{indent}  {'- ' if at == 0 else '  '}{field}\n" for at, field in enumerate(fields)]
+    return "".join(lines)
+
+
+def _yaml_key(key: str) -> str:
+    """A field's name bare when it is one of ours (``display_name``), else quoted as JSON."""
+    return key if _BARE_KEY.fullmatch(key) else _yaml_json(key)
+
+
+_BARE_KEY = re.compile(r"[a-z][a-z_]*")
 
 
 def _yaml_json(value: Any) -> str:

@@ -241,7 +241,7 @@ def test_a_corrected_model_takes_its_seat_over_with_the_token_before_its_first_t
     taken = [e for e in events(service, alice.duel_id) if e.type == EventType.SEAT_TAKEN_OVER]
     assert [(e.participant_id, e.data) for e in taken] == [(bob.id, SeatTakenOver(2, "gpt-y", "gpt-x"))]
     header = Path(again.debate_path).read_text().split("\n---\n")[0]
-    assert '"model_id": "gpt-y"' in header
+    assert 'model_id: "gpt-y"' in header
     assert "gpt-x" not in header
 
 

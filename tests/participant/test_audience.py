@@ -168,7 +168,7 @@ def test_questions_and_final_thoughts_are_in_the_record_and_validate_checks_the_
     assert report.valid, report.problems
     # A question added to the header by hand is owed by a turn that never answered it: validate says so.
     text = Path(path).read_text()
-    forged = text.replace('"due_turn": 3', '"due_turn": 4')
+    forged = text.replace("due_turn: 3", "due_turn: 4")
     Path(path).write_text(forged)
     assert RuleCode.QUESTION_UNANSWERED in {p.code for p in validate_file(path).problems}
 
@@ -328,3 +328,19 @@ def test_a_model_audience_asks_a_third_question_is_refused_and_final_thoughts_cl
     assert front is not None and [(t.by, t.text[:14]) for t in front.final_thoughts] == [("Eve", "The debate set")]
     assert front.questions[1].text == "Would a five-minute lease hurt a slow model more than it helps?"
     assert validate_file(service.status(alice.duel_id).duel.debate_path).valid
+
+
+def test_the_front_matter_reads_one_field_a_line_in_a_pull_request_diff(service: DuelService, source: Path) -> None:
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, make_turn(1, *ALICE))
+    write(service, bob, make_turn(2, *BOB))
+    ask(service, alice.duel_id, 2)
+    path = Path(service.status(alice.duel_id).duel.debate_path)
+    header = path.read_text(encoding="utf-8").split("---\n")[1]
+    # A field holding a person's words (the topic, a question) is as long as they are; no other line is long.
+    assert [line for line in header.splitlines() if len(line) > 100 and not line.lstrip().startswith("text:")] == []
+    assert '  - id: "p-' in header and "audience:\n  questions:\n    - id: 1\n" in header
+    front = RecordFile.read(str(path)).front
+    assert front is not None and [p.display_name for p in front.participants] == ["Alice", "Bob"]
+    assert [q.due_turn for q in front.questions] == [4]

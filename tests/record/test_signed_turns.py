@@ -466,7 +466,7 @@ def test_declared_signers_validate_and_are_written_in_the_front_matter(service, 
 def test_a_declared_signer_edited_in_the_front_matter_breaks_every_signature_of_its_seat(service, source, keys):
     artifact = play(service, declared_pair(service, source), {1: keys.alice, 2: keys.bob})
     text = artifact.read_text()
-    artifact.write_text(text.replace('"signer": "bob@example.com"', '"signer": "alice@example.com"', 1))
+    artifact.write_text(text.replace('signer: "bob@example.com"', 'signer: "alice@example.com"', 1))
     found = codes(validate_file(artifact, allowed_signers=keys.allowed))
     assert ("SIGNATURE_INVALID", 2) in found and ("SIGNER_SHARED", None) in found
 

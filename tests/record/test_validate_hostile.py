@@ -109,10 +109,10 @@ def test_hostile_front_matter_is_a_problem_never_a_traceback(repo, header, expec
     field = header.split(":")[0] if not header.startswith("participants: &a") else "participants"
     text = artifact.read_text(encoding="utf-8")
     if header.startswith("participants: &a"):
-        text = re.sub(r"(?m)^participants: .*$", 'participants: &a ["x", "x"]', text, count=1)
+        text = re.sub(r"(?m)^participants:( .*)?\n(?:  .*\n)*", 'participants: &a ["x", "x"]\n', text, count=1)
         text = re.sub(r"(?m)^topic: .*$", "topic: *a", text, count=1)
     else:
-        text = re.sub(rf"(?m)^{field}: .*$", header, text, count=1)
+        text = re.sub(rf"(?m)^{field}:( .*)?\n(?:  .*\n)*", header + "\n", text, count=1)  # its lines, every one
     artifact.write_text(text, encoding="utf-8")
     report = validate_file(artifact)
     assert "FRONT_MATTER" in codes(report)

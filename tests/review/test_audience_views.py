@@ -380,7 +380,7 @@ def test_a_due_turn_written_without_its_answer_or_not_yet_written_says_so(servic
     write(service, alice, make_turn(3, *ALICE) + f"**Audience Answers**\n- Q1: {ANSWER}\n")
     path = artifact_of(service, alice)
     # By hand, Q2 is moved to turn 3, which answers only Q1: no service writes such a record.
-    q2 = f'"text": "{WHO}", "due_turn": '
+    q2 = f'text: "{WHO}"\n      due_turn: '
     path.write_text(path.read_text(encoding="utf-8").replace(q2 + "4", q2 + "3"), encoding="utf-8")
     moved = read_report(str(path), env={})
     assert moved.audience is not None and [(q.status, q.answer) for q in moved.audience.questions] == [
