@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -24,7 +25,7 @@ from rp1_duel.record import Claimant, History, RecordFile
 from rp1_duel.record.artifact import GENESIS, render, turn_block
 from rp1_duel.schedule import Schedule
 from rp1_duel.settings import DuelSettings
-from rp1_duel.turns import TurnContext, normalize_turn_text, parse_turn, read_source
+from rp1_duel.turns import Revision, TurnContext, normalize_turn_text, parse_turn, read_source
 
 
 def panel(seats: int, max_turns: int | None = None) -> Schedule:
@@ -441,3 +442,68 @@ def agreed_on_an_edit(service: DuelService, alice: Player, bob: Player) -> tuple
         path = service.append(player.seat, claim(service, player), text, release=True).debate_path
     service.release_lock(alice.seat, claim(service, alice), close=True, outcome="ACCEPTED_CONSENSUS")
     return Path(path), revision
+
+
+# -- what a revision's patch adds ---------------------------------------------------------------
+
+WRITTEN, INSERTED = "\x01", "\x02"  # mark the text an edit writes (an insert's apart: its blank lines are its own)
+
+
+def lines_no_edit_wrote(revision: Revision, patch: str) -> list[str]:
+    """The lines ``patch`` (the revision's diff) adds that no edit in force wrote or changed, by their place in the
+    revised document. A line that is no line of the source was changed; one that is must be one an edit wrote:
+    the same edits, every line of their new text marked, show which (and the blank lines that set an insert off,
+    section 7 of docs/protocol.md, are the insert's). Each added line must read as that place."""
+    marked = Revision(
+        revision.source,
+        {
+            name: replace(edit, text=mark + edit.text.replace("\n", mark + "\n") + mark)
+            for name, edit in revision.edits.items()
+            for mark in [INSERTED if edit.kind == "insert" else WRITTEN]
+        },
+    )
+    revised, touched = PATCH_LINES.findall(revision.text), PATCH_LINES.findall(marked.text)
+    if len(touched) == len(revised) + 1 and not touched[-1].strip(WRITTEN + INSERTED):
+        touched.pop()  # the mark after new text ending the document with a line end
+    assert len(touched) == len(revised)
+    source_lines = PATCH_LINES.findall(revision.source)
+    unended = source_lines[-1] if source_lines and not source_lines[-1].endswith("\n") else None
+
+    def an_edits(j: int) -> bool:
+        if revised[j] not in source_lines or WRITTEN in touched[j] or INSERTED in touched[j]:
+            return True
+        if unended is not None and revised[j].rstrip("\r\n") == unended.rstrip("\r\n"):
+            return True  # the source's last line, given a line end: a patch can only remove it and add it again
+        beside = [touched[k] for k in (j - 1, j + 1) if 0 <= k < len(touched)]
+        if not revised[j].strip() and any(INSERTED in line for line in beside):
+            return True  # a blank line setting an insert off
+        # The heading line an insert follows, given the line end before the insert.
+        after = touched[j + 1 : j + 3]
+        return bool(after) and (INSERTED in after[0] or (not revised[j + 1].strip() and INSERTED in after[-1]))
+
+    strays = []
+    for j, line in added_lines(patch):
+        assert revised[j].removesuffix("\n") == line, (j, line)
+        if not an_edits(j):
+            strays.append(line)
+    return strays
+
+
+PATCH_LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")  # lines as a patch counts them: a lone CR ends none
+_HUNK = re.compile(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@")
+
+
+def added_lines(patch: str) -> list[tuple[int, str]]:
+    """The lines a unified diff adds: (index in the revised document from 0, text without its line end)."""
+    added: list[tuple[int, str]] = []
+    at: int | None = None  # the revised document's line the next hunk line is; None before the first hunk
+    for line in patch.split("\n"):
+        hunk = _HUNK.match(line)
+        if hunk:
+            start, count = int(hunk.group(1)), hunk.group(2)
+            at = start if count == "0" else start - 1
+        elif at is not None and line.startswith((" ", "+")):
+            if line.startswith("+"):
+                added.append((at, line[1:]))
+            at += 1
+    return added

@@ -110,18 +110,22 @@ def revision_ending(
     names: Mapping[int, str],
     path: str,
     credit_last_turn: bool = False,
+    whole_match: bool = False,
 ) -> RevisionEnding:
     """The rows and patches of a duel closed with ``outcome``: on ACCEPTED_CONSENSUS the agreed
     revision and who accepted it; on DISSENT or MAX_TURNS, as an alternative, each seat's last revision
     that changes the document and holds an edit the seat proposed (``credit_last_turn``: the rule
     before, each seat's revision as its latest turn left it); nothing otherwise, or without the source.
-    ``names``: seat -> name."""
+    ``names``: seat -> name. ``whole_match``: the patches and line counts as written before (see
+    :meth:`~rp1_duel.turns.Revision.diff`)."""
     if history.revision is None:
         return RevisionEnding()
     if outcome == ACCEPTED_CONSENSUS:
-        return _agreed(history, duel_id=duel_id, names=names, path=path)
+        return _agreed(history, duel_id=duel_id, names=names, path=path, whole_match=whole_match)
     if outcome in (DISSENT, MAX_TURNS):
-        return _alternatives(history, duel_id=duel_id, names=names, path=path, credit_last_turn=credit_last_turn)
+        return _alternatives(
+            history, duel_id=duel_id, names=names, path=path, credit_last_turn=credit_last_turn, whole_match=whole_match
+        )
     return RevisionEnding()
 
 
@@ -149,7 +153,9 @@ def agreed_in(history: History) -> Revision | None:
     return revision if revision is not None and revision.edits and not revision.problems else None
 
 
-def _agreed(history: History, *, duel_id: str, names: Mapping[int, str], path: str) -> RevisionEnding:
+def _agreed(
+    history: History, *, duel_id: str, names: Mapping[int, str], path: str, whole_match: bool = False
+) -> RevisionEnding:
     revision = agreed_in(history)
     if revision is None:
         return RevisionEnding((("Revision", NO_CHANGE),))
@@ -157,14 +163,20 @@ def _agreed(history: History, *, duel_id: str, names: Mapping[int, str], path: s
     patch = f"{duel_id}.revision.patch"
     rows = (
         ("Revision", f"`{revision.id}`, agreed"),
-        ("Document changes", _changes(revision, path, patch)),
+        ("Document changes", _changes(revision, path, patch, whole_match=whole_match)),
         ("Accepted by", ", ".join(names.get(seat, f"seat {seat}") for seat in seats)),
     )
-    return RevisionEnding(rows, {patch: revision.patch(path)})
+    return RevisionEnding(rows, {patch: revision.patch(path, whole_match=whole_match)})
 
 
 def _alternatives(
-    history: History, *, duel_id: str, names: Mapping[int, str], path: str, credit_last_turn: bool = False
+    history: History,
+    *,
+    duel_id: str,
+    names: Mapping[int, str],
+    path: str,
+    credit_last_turn: bool = False,
+    whole_match: bool = False,
 ) -> RevisionEnding:
     """Each seat's alternative (:func:`alternatives_in`) as a row and a patch, not agreed."""
     rows: list[tuple[str, str]] = []
@@ -172,8 +184,9 @@ def _alternatives(
     for seat, revision in alternatives_in(history, credit_last_turn=credit_last_turn).items():
         patch = f"{duel_id}.alternative-{seat}.patch"
         who = names.get(seat, f"seat {seat}")
-        rows.append(("Alternative", f"{who}'s `{revision.id}`, not agreed: {_changes(revision, path, patch)}"))
-        patches[patch] = revision.patch(path)
+        changes = _changes(revision, path, patch, whole_match=whole_match)
+        rows.append(("Alternative", f"{who}'s `{revision.id}`, not agreed: {changes}"))
+        patches[patch] = revision.patch(path, whole_match=whole_match)
     return RevisionEnding(tuple(rows), patches or None)
 
 
@@ -202,6 +215,6 @@ def alternatives_in(history: History, *, credit_last_turn: bool = False) -> dict
     return {seat: revision for seat, revision in sorted(after.items()) if revision.edits and not revision.problems}
 
 
-def _changes(revision: Revision, path: str, patch: str) -> str:
-    added, removed = revision.counts()
+def _changes(revision: Revision, path: str, patch: str, *, whole_match: bool = False) -> str:
+    added, removed = revision.counts(whole_match=whole_match)
     return f"`{path}` +{added} -{removed} lines, patch `{patch}`"

@@ -334,11 +334,16 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
             names=names,
             path=patch_path(path, front.source_path),
             credit_last_turn=credit_last_turn,
+            whole_match=whole_match,
         )
+        for whole_match in (False, True)
         for credit_last_turn in (False, True)
     ]
-    # A record closed when each seat was credited with its latest turn's revision holds those rows: as good.
-    expected = next((ending for ending in endings if ending.rows == conclusion.revision), endings[0])
+    # A record closed when each seat was credited with its latest turn's revision holds those rows, and one
+    # closed when the patch matched the whole documents (unchanged lines shown removed and added again) its
+    # patches and line counts: as good.
+    matching = [ending for ending in endings if ending.rows == conclusion.revision]
+    expected = next(iter(matching), endings[0])
     if not conclusion.revision and not expected.files:
         return
     if conclusion.revision != expected.rows:
@@ -349,7 +354,7 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
                 f"the Terminal Conclusion's revision rows are not what the turns imply ({shown})",
             )
         )
-    for name, patch in expected.files.items():
+    for name in expected.files:
         beside = path.with_name(name)
         try:
             found = read_bounded(confine(beside, project=tree_root(path), what=name), MAX_PATCH_BYTES)
@@ -363,7 +368,8 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
             report.problems.append(Problem(RecordCode.PATCH_MISMATCH, f"{name} cannot be read: {read_failure(exc)}"))
             continue
         # A record closed before patches carried git's header (diff --git, index) has the plain diff: as good.
-        if found not in (patch.encode("utf-8"), _without_git_header(patch).encode("utf-8")):
+        written = [ending.files[name] for ending in matching or [expected] if name in ending.files]
+        if found not in {text.encode("utf-8") for diff in written for text in (diff, _without_git_header(diff))}:
             report.problems.append(
                 Problem(
                     RecordCode.PATCH_MISMATCH, f"{name} is not the diff the turns' edits make: edited after the close"

@@ -14,16 +14,22 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Final, Protocol
+from typing import Final, Literal, Protocol
 
 _Run = tuple[int, int, int]  # a[i:i+size] == b[j:j+size], each b line one difflib may match on
 _Box = tuple[int, int, int, int]  # alo, ahi, blo, bhi
+_Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
 
 
-def unified_diff(before: list[str], after: list[str], fromfile: str, tofile: str) -> Iterator[str]:
-    """What ``difflib.unified_diff`` yields for these arguments, its line ends LF."""
+def unified_diff(
+    before: list[str], after: list[str], fromfile: str, tofile: str, *, kept: list[_Run] | None = None
+) -> Iterator[str]:
+    """What ``difflib.unified_diff`` yields for these arguments, its line ends LF; with ``kept``, runs of lines
+    known to be the same in both (in order), those are matched as they are and difflib compares only the lines
+    between them: lines it would set aside as too frequent are then never shown removed and added again."""
+    matcher = _Matcher(before, after) if kept is None else _Between(before, after, kept)
     started = False
-    for group in _Matcher(before, after).get_grouped_opcodes(3):
+    for group in matcher.get_grouped_opcodes(3):
         if not started:
             started = True
             yield f"--- {fromfile}\n"
@@ -46,6 +52,31 @@ def _range(start: int, stop: int) -> str:
     if length == 1:
         return f"{start + 1}"
     return f"{start + 1 if length else start},{length}"
+
+
+class _Between(difflib.SequenceMatcher[str]):
+    """The opcodes of two lists of lines whose runs ``kept`` are known to match: those runs equal, difflib's
+    opcodes for the lines between each two."""
+
+    def __init__(self, a: list[str], b: list[str], kept: list[_Run]):
+        super().__init__(None, [], [])  # only get_grouped_opcodes is asked for, and it reads get_opcodes
+        opcodes: list[_Opcode] = []
+        i = j = 0
+        for ki, kj, size in [*kept, (len(a), len(b), 0)]:
+            between = difflib.SequenceMatcher(None, a[i:ki], b[j:kj]).get_opcodes() if ki > i or kj > j else []
+            opcodes += [(tag, i + i1, i + i2, j + j1, j + j2) for tag, i1, i2, j1, j2 in between]
+            opcodes.append(("equal", ki, ki + size, kj, kj + size))
+            i, j = ki + size, kj + size
+        self._opcodes: list[_Opcode] = []
+        for code in opcodes:
+            if code[0] == "equal" and self._opcodes and self._opcodes[-1][0] == "equal":
+                self._opcodes[-1] = ("equal", self._opcodes[-1][1], code[2], self._opcodes[-1][3], code[4])
+            elif code[1] < code[2] or code[3] < code[4]:  # not an empty run
+                self._opcodes.append(code)
+
+    def get_opcodes(self) -> list[_Opcode]:
+        """See :meth:`difflib.SequenceMatcher.get_opcodes`."""
+        return list(self._opcodes)
 
 
 class _Matcher(difflib.SequenceMatcher[str]):

@@ -84,7 +84,7 @@ class Revision:
         return revised
 
     @functools.cached_property
-    def _applied(self) -> tuple[str, tuple[EditProblem, ...]]:
+    def _applied(self) -> tuple[str, tuple[EditProblem, ...], tuple[_Change, ...]]:
         changes: list[_Change] = []
         problems: list[EditProblem] = []
         for edit in self.edits.values():
@@ -97,17 +97,18 @@ class Revision:
                 changes.append(change)
         problems += _overlaps(changes)
         if problems:
-            return self.source, tuple(problems)
+            return self.source, tuple(problems), ()
         pieces, at = [], 0
         # In source order; at one offset an insert's text goes before a replace's.
-        for change in sorted(changes, key=lambda c: (c.start, c.end > c.start)):
+        ordered = tuple(sorted(changes, key=lambda c: (c.start, c.end > c.start)))
+        for change in ordered:
             pieces += [self.source[at : change.start], change.text]
             at = change.end
         text = "".join([*pieces, self.source[at:]])
         if len(text) > len(self.source) + MAX_GROWTH:
             message = f"the revised document would grow by more than {MAX_GROWTH // 1024} KiB"
-            return self.source, (EditProblem(RuleCode.EDIT_TOO_LARGE, "", message),)
-        return text, ()
+            return self.source, (EditProblem(RuleCode.EDIT_TOO_LARGE, "", message),), ()
+        return text, (), ordered
 
     @property
     def problems(self) -> tuple[EditProblem, ...]:
@@ -124,33 +125,70 @@ class Revision:
         """The revised document's id; with no edit in force, the source's own."""
         return revision_id(self.text)
 
-    def diff(self, path: str) -> str:
+    def diff(self, path: str, *, whole_match: bool = False) -> str:
         """A unified diff from the source to this revision, as ``git apply`` and ``patch -p1`` take
-        it (``a/PATH``, ``b/PATH``); empty when nothing changes."""
-        return f"--- a/{path}\n+++ b/{path}\n{self._hunks}" if self._hunks else ""
+        it (``a/PATH``, ``b/PATH``); empty when nothing changes. Only the lines the edits touch are
+        removed and added. ``whole_match``: the diff as the service wrote it before (difflib matching the
+        whole documents, which could show lines no edit touched removed and added again)."""
+        hunks = self._whole_match_hunks if whole_match else self._hunks
+        return f"--- a/{path}\n+++ b/{path}\n{hunks}" if hunks else ""
 
-    def patch(self, path: str) -> str:
+    def patch(self, path: str, *, whole_match: bool = False) -> str:
         """:meth:`diff` with git's header: ``diff --git`` and an ``index`` line naming the blobs of the source
         and of this revision, so ``git apply -3`` can merge it into a document that moved on; empty when
         nothing changes."""
-        if not self._hunks:
+        diff = self.diff(path, whole_match=whole_match)
+        if not diff:
             return ""
         blobs = f"{git_blob_id(self.source)}..{git_blob_id(self.text)}"
-        return f"diff --git a/{path} b/{path}\nindex {blobs} 100644\n{self.diff(path)}"
+        return f"diff --git a/{path} b/{path}\nindex {blobs} 100644\n{diff}"
 
     @functools.cached_property
     def _hunks(self) -> str:
-        """The diff's hunks, found once: :meth:`diff` and :meth:`counts` both ask, and the path is in the header only."""
+        """The diff's hunks, found once: :meth:`diff` and :meth:`counts` both ask, and the path is in the header only.
+        The lines no edit touched are matched as they are, so the patch adds only lines an edit wrote or changed."""
         before, after = _PATCH_LINE.findall(self.source), _PATCH_LINE.findall(self.text)
-        if before == after:
-            return ""
-        lines = itertools.islice(unified_diff(before, after, "", ""), 2, None)  # after the --- and +++ lines
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        return _diff_hunks(before, after, kept=_untouched(self.source, self.text, self._applied[2], before, after))
 
-    def counts(self) -> tuple[int, int]:
+    @functools.cached_property
+    def _whole_match_hunks(self) -> str:
+        """The hunks as difflib matches the whole documents (see :meth:`diff`)."""
+        return _diff_hunks(_PATCH_LINE.findall(self.source), _PATCH_LINE.findall(self.text))
+
+    def counts(self, *, whole_match: bool = False) -> tuple[int, int]:
         """Lines added and removed, as :meth:`diff` shows them."""
-        body = self.diff("-").split("\n")[2:]  # after the --- and +++ lines
+        body = self.diff("-", whole_match=whole_match).split("\n")[2:]  # after the --- and +++ lines
         return sum(line.startswith("+") for line in body), sum(line.startswith("-") for line in body)
+
+
+def _diff_hunks(before: list[str], after: list[str], kept: list[tuple[int, int, int]] | None = None) -> str:
+    """The hunks of a unified diff of two documents' lines (``kept``: see :func:`~._patch.unified_diff`)."""
+    if before == after:
+        return ""
+    lines = itertools.islice(unified_diff(before, after, "", "", kept=kept), 2, None)  # after the --- and +++ lines
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _untouched(
+    source: str, text: str, changes: tuple[_Change, ...], before: list[str], after: list[str]
+) -> list[tuple[int, int, int]]:
+    """The runs of whole lines no change touches, as (source line, revised line, count), in order: the
+    source's text between two changes is the revision's, so its whole lines are too. A line the change
+    before it or after it runs into (no line end between them) is touched."""
+    source_starts = [0, *itertools.accumulate(map(len, before))]  # where each line starts, and the end
+    text_starts = [0, *itertools.accumulate(map(len, after))]
+    runs, at, shift = [], 0, 0  # shift: where the revision has the source's text at ``at``, less ``at``
+    for start, end, text_length in [*((c.start, c.end, len(c.text)) for c in changes), (len(source), len(source), 0)]:
+        first = bisect.bisect_left(source_starts, at)  # the first line starting in the stretch
+        last = bisect.bisect_right(source_starts, start) - 1  # past the last line ending in it
+        if first < last and source_starts[first] == at and at + shift > 0 and text[at + shift - 1] != "\n":
+            first += 1  # the change before runs into it
+        if first < last and not before[last - 1].endswith("\n") and source_starts[last] + shift != len(text):
+            last -= 1  # the change after runs on from it
+        if first < last:
+            runs.append((first, bisect.bisect_left(text_starts, source_starts[first] + shift), last - first))
+        at, shift = end, shift + text_length - (end - start)
+    return runs
 
 
 def git_blob_id(text: str) -> str:

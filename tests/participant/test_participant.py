@@ -25,7 +25,7 @@ from rp1_duel.settings import DuelSettings
 
 from fake_debater import REVISED, WRAPPINGS, debater, hopeless, reviser, sloppy_then_fixed, wrapped
 from fake_models import FakeAnthropicServer, FakeOpenAIServer
-from helpers import claim, join, make_turn, stop
+from helpers import claim, join, lines_no_edit_wrote, make_turn, stop
 
 # Every test runs `duel join` (or `duel demo`) as real processes: seconds each.
 pytestmark = pytest.mark.slow
@@ -450,6 +450,39 @@ def test_demo_finishes_a_valid_duel_in_a_fresh_directory(tmp_path):
     assert "ACCEPTED_CONSENSUS" in (tmp_path / "report.html").read_text(encoding="utf-8")
     said = [line for line in proc.stderr.splitlines() if "revision: r-" in line or "duel apply " in line]
     assert [line.split(":", 1)[0] for line in said] == ["revision", "apply it"]  # once, in the summary; no seat's
+
+
+def test_the_demos_agreed_patch_adds_only_lines_of_edits_in_force_and_says_what_the_debate_argued(tmp_path):
+    """Issue 38, item 7: the demo's agreed patch said "removed a day later" where the debate said "after the
+    longest job timeout", a detail no turn argued."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "demo", "--dir", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    [artifact] = (tmp_path / "demo" / "debates").glob("*.md")
+    record = RecordFile.read(artifact)
+    history = record.history()
+    revision = history.revision
+    assert revision is not None and revision.edits and not revision.problems
+    accepting = {  # the edits the turns that accepted proposed (the latest of each name)
+        edit.name: edit
+        for number in history.numbers
+        if history.turn(number).stance == "ACCEPTING_CONSENSUS"
+        for edit in history.turn(number).edits.edits
+    }
+    assert dict(revision.edits) == accepting
+    [patch_file] = artifact.parent.glob("*.revision.patch")
+    patch = patch_file.read_text(encoding="utf-8")
+    assert patch == revision.patch("build-cache.md")
+    assert lines_no_edit_wrote(revision, patch) == []
+    argued = "after the longest job timeout"
+    assert argued in artifact.read_text(encoding="utf-8").split("**Proposed Edits**")[0]
+    added = "\n".join(line for line in patch.splitlines() if line.startswith("+"))
+    assert "longest job timeout" in added and "a day later" not in added
 
 
 @pytest.mark.parametrize(

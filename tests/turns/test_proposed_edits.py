@@ -8,6 +8,7 @@ for a panel; and properties: applying the edits and applying their patch with ``
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 import shutil
@@ -29,7 +30,7 @@ from rp1_duel.turns._edits import Edit, EditKind, EditSection, parse_edits
 from rp1_duel.turns.revision import MAX_GROWTH, Revision
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS
 
-from helpers import DUEL, SOURCE, Player, claim, join, make_turn, panel, replace_edit, with_edits
+from helpers import DUEL, SOURCE, Player, claim, join, lines_no_edit_wrote, make_turn, panel, replace_edit, with_edits
 
 ALICE, BOB, CAROL = ("Alice", "claude-code", "claude-x"), ("Bob", "codex", "gpt-x"), ("Carol", "script", "carol-1")
 PANEL = {1: ALICE, 2: BOB, 3: CAROL}
@@ -390,6 +391,35 @@ def test_a_record_closed_crediting_the_dissenter_with_the_others_edits_still_val
     assert not validate_file(path).valid  # either rule's patches, as written at the close
 
 
+def test_a_record_closed_when_the_patch_matched_the_whole_documents_still_validates(service, source):
+    """Issue 38, item 7: the patch now adds only lines the edits wrote; one written by the rule before (difflib over
+    the whole documents, here re-adding the blank line between two edits of a 260-line document) is as good."""
+    seat_line, heading = "Seat 1 writes odd turns and seat 2 writes even turns.", "## Failure handling"
+    source.write_text(SOURCE + "".join(f"Note {k}.\n\n" for k in range(125)), encoding="utf-8")
+    text = source.read_text(encoding="utf-8")
+    revised = text.replace(seat_line, "Seats take turns.").replace(heading, "## Failures")
+    edits = (replace_edit("seats", seat_line, "Seats take turns."), replace_edit("failures", heading, "## Failures"))
+    alice = join(service, source, "Alice", harness="claude-code", model_id="claude-x")
+    bob = join(service, source, "Bob", harness="codex", model_id="gpt-x")
+    write(service, alice, turn(1, ALICE, OPEN, *edits))
+    write(service, bob, turn(2, BOB, ACCEPT, accepts=rid(revised)))
+    path = Path(write(service, alice, turn(3, ALICE, ACCEPT, accepts=rid(revised))))
+    close(service, alice)
+    [patch_file] = path.parent.glob("*.revision.patch")
+    assert "\n-\n+\n" not in patch_file.read_text() and validate_file(path).valid
+    before = difflib.unified_diff(
+        text.splitlines(keepends=True), revised.splitlines(keepends=True), "a/design.md", "b/design.md"
+    )
+    whole = "".join(before)
+    assert "\n-\n" in whole and "\n+\n" in whole  # the blank line between the edits, removed and added again
+    patch_file.write_text(whole)
+    record = path.read_text()
+    path.write_text(record.replace("+2 -2 lines", "+3 -3 lines"))
+    assert "+3 -3 lines" in path.read_text() and validate_file(path).valid, validate_file(path).problems
+    path.write_text(record)  # the rows of the one rule, the patch of the other
+    assert not validate_file(path).valid
+
+
 def test_a_consensus_without_edits_agrees_on_the_unchanged_document(service, pair):
     alice, bob = pair
     write(service, alice, turn(1, ALICE, OPEN))
@@ -568,6 +598,38 @@ def test_a_revision_keeps_the_source_around_its_edits_and_counts_its_patch(revis
 
 
 PATCH_LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")  # lines as a patch counts them: a lone CR ends none
+
+
+@st.composite
+def revisions_of_long_documents(draw: st.DrawFn) -> Revision:
+    """:func:`revisions` over a document followed by 250 blank lines: from 200 lines on, difflib sets lines that
+    repeat often (here the blank ones) aside when it matches the two documents."""
+    revision = draw(revisions())
+    padded = Revision(revision.source + "\n" * 250, revision.edits)
+    assume(not padded.problems)
+    return padded
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(revision=st.one_of(revisions(), revisions_of_long_documents()))
+def test_every_line_the_patch_adds_comes_from_an_edit_in_force(revision):
+    assert lines_no_edit_wrote(revision, revision.patch("doc.md")) == []
+
+
+def test_a_line_between_two_edits_of_a_long_document_is_never_added_by_the_patch():
+    """Issue 38, item 7: over 200 lines, the patch removed and added again the blank line between two edited lines."""
+    source = "".join(f"Paragraph {k} says something.\n\n" for k in range(150))
+    revision = Revision(source).amended(
+        parse_edits(
+            (
+                replace_edit("forty", "Paragraph 40 says something.", "Paragraph 40 says more.")
+                + replace_edit("forty-one", "Paragraph 41 says something.", "Paragraph 41 says more.")
+            ).splitlines(),
+            1,
+        )
+    )
+    assert lines_no_edit_wrote(revision, revision.patch("doc.md")) == []
+    assert "\n \n-Paragraph 41 says something.\n+Paragraph 41 says more.\n" in revision.diff("doc.md")
 
 
 def _exact_span(source: str, find: str) -> bool:
