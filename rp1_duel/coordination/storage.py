@@ -145,11 +145,18 @@ class DebateDir:
         self.state_root = self.root / STATE_DIR
 
     def ensure(self) -> None:
-        """Create ``.duel/`` (0700) on first use; refuse one another user could have written."""
+        """Create ``.duel/`` (0700) on first use; refuse one another user could have written. The debate dir
+        itself is made when missing, its parents never: a mistyped path is refused, not made."""
         if self.root.exists() and not self.root.is_dir():
             raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
+        if not self.root.parent.is_dir():
+            raise DuelError(
+                ErrorCode.DEBATE_DIR_INVALID,
+                f"no folder {self.root.parent} to make the debate dir {self.root.name} in: check the path for a "
+                "typo, or create the folder first",
+            )
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            self.root.mkdir(exist_ok=True)
             self._check_local()
             self.state_root.mkdir(mode=0o700, exist_ok=True)
             self._check_private(self.state_root)
