@@ -510,6 +510,35 @@ def test_a_reader_that_closes_the_output_stops_the_seat_with_the_floor_given_bac
     assert service.status(bob.duel_id).turn_count == 1
 
 
+def test_a_rerun_after_its_duel_closed_says_the_earlier_outcome_before_a_new_duel_waits(source, debate_dir, tmp_path):
+    """Issue 38, item 7: running the same `duel join` again after its duel closed silently started a new one."""
+    scripts = {"Alice": (1, "OPEN_TO_DEBATE"), "Bob": (2, "ACCEPTING_CONSENSUS")}
+    argv = {}
+    for name, (number, stance) in scripts.items():
+        folder = tmp_path / name.lower()
+        folder.mkdir()
+        (folder / "1.md").write_text(make_turn(number, name, "duel", f"scripted:{name.lower()}", stance))
+        argv[name] = ("--model", f"scripted:{folder}", "--name", name, "--max-turns", "2")
+    alice = start(source, debate_dir, *argv["Alice"], env=clean_env())
+    wait_for_seat(debate_dir, source)
+    bob = start(source, debate_dir, *argv["Bob"], env=clean_env())
+    (code, first, err), _ = finish(alice), finish(bob)
+    assert (code, first["outcome"]) == (0, "MAX_TURNS"), err
+    rerun = start(source, debate_dir, *argv["Alice"], env=clean_env())
+    assert rerun.stderr is not None
+    lines = []
+    while "waiting for a peer" not in (line := rerun.stderr.readline()):
+        assert line, "the rerun ended before it waited"
+        lines.append(line.rstrip("\n"))
+    stop(rerun)
+    new_duel = f"{first['duel_id']}-2"
+    said = (
+        f"[Alice] preparing: the earlier duel {first['duel_id']} on this document and topic closed MAX_TURNS "
+        f"({first['debate_path']}); this run starts a new duel"
+    )
+    assert lines[-2:] == [said, f"[Alice] preparing: seat 1 of duel {new_duel} → {debate_dir / new_duel}.md"]
+
+
 def test_ctrl_c_that_cuts_a_claim_short_still_releases_the_lease_it_granted(service, source, pair, tmp_path):
     # Ctrl-C between the service granting the lease and the claim returning: this process never
     # saw the lease, and must still give the floor back rather than hold it until it expires.
