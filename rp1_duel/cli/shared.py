@@ -133,7 +133,7 @@ def service_for(debate_dir: str | None, store: str | None) -> DuelService:
 
 def check_usable(config: Config) -> None:
     """What would stop a command's store from opening, said without opening it: a debate dir that is a file
-    (``DEBATE_DIR_INVALID``), a ``--store`` that is no store's URL."""
+    or has no parent folder (``DEBATE_DIR_INVALID``), a ``--store`` that is no store's URL."""
     from ..coordination import DebateDir
 
     DebateDir(config.debate_dir).check_usable()

@@ -147,14 +147,7 @@ class DebateDir:
     def ensure(self) -> None:
         """Create ``.duel/`` (0700) on first use; refuse one another user could have written. The debate dir
         itself is made when missing, its parents never: a mistyped path is refused, not made."""
-        if self.root.exists() and not self.root.is_dir():
-            raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
-        if not self.root.parent.is_dir():
-            raise DuelError(
-                ErrorCode.DEBATE_DIR_INVALID,
-                f"no folder {self.root.parent} to make the debate dir {self.root.name} in: check the path for a "
-                "typo, or create the folder first",
-            )
+        self.check_usable()
         try:
             self.root.mkdir(exist_ok=True)
             self._check_local()
@@ -172,9 +165,16 @@ class DebateDir:
 
     def check_usable(self) -> None:
         """What :meth:`ensure` would refuse at once, said without creating anything: a debate dir that is a
-        file (``DEBATE_DIR_INVALID``). A server that joins later checks this when it starts."""
+        file, or whose parent folder does not exist (``DEBATE_DIR_INVALID``). A server that joins later checks
+        this when it starts."""
         if self.root.exists() and not self.root.is_dir():
             raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
+        if not self.root.parent.is_dir():
+            raise DuelError(
+                ErrorCode.DEBATE_DIR_INVALID,
+                f"no folder {self.root.parent} to make the debate dir {self.root.name} in: check the path for a "
+                "typo, or create the folder first",
+            )
 
     def check_readable(self) -> None:
         """``DUEL_NOT_FOUND`` without ``.duel/``; ``DEBATE_DIR_INVALID`` for a file or a folder others may write."""
