@@ -42,6 +42,7 @@ __all__ = [
     "Panel",
     "Persona",
     "SeatSpec",
+    "Untrusted",
     "config_error",
     "defaults",
     "destinations",
@@ -440,9 +441,12 @@ def _writable_by_anyone(folder: Path) -> bool:
         return True  # a folder that cannot be looked at cannot be trusted either
 
 
-def read_layers(cwd: Path, env: Mapping[str, str], extra: Sequence[Path] = ()) -> list[Layer]:
+def read_layers(
+    cwd: Path, env: Mapping[str, str], extra: Sequence[Path] = (), *, untrusted: list[Untrusted] | None = None
+) -> list[Layer]:
     """Every layer below the flags, lowest first; a file that does not exist is no layer (but an
-    ``extra`` file must exist: it was named)."""
+    ``extra`` file must exist: it was named). A project file's value that needs a trust the user has not
+    given is ``UNTRUSTED_CONFIG``; with ``untrusted`` (``duel config show``), it is left out and added there."""
     cwd, home_folder = Path(os.path.abspath(cwd)), Path(os.path.abspath(home(env)))
     layers = [defaults()]
     found = read_file(USER, user_file(env), relative_to=None, home_folder=home_folder)
@@ -451,9 +455,15 @@ def read_layers(cwd: Path, env: Mapping[str, str], extra: Sequence[Path] = ()) -
     if root is not None:
         for name, file in ((PROJECT, PROJECT_FILE), (LOCAL, LOCAL_FILE)):
             found = read_file(name, root / file, relative_to=root, home_folder=home_folder)
-            if found is not None:
+            if found is None:
+                continue
+            if untrusted is None:
                 refuse_untrusted(found, root, env)
-                layers.append(found)
+            else:
+                withheld = untrusted_values(found, root, env)
+                untrusted += withheld
+                found = found._replace(data=_without(found.data, {value.key for value in withheld}))
+            layers.append(found)
     for named in extra:
         path = Path(os.path.abspath(named))
         found = read_file(LINEUP, path, relative_to=path.parent, home_folder=home_folder)
@@ -527,6 +537,35 @@ def untrusted_keys(layer: Layer, root: Path) -> list[tuple[str, str]]:
     return found
 
 
+class Untrusted(NamedTuple):
+    """A value a project file sets that needs the user's trust, which it does not have: shown, never used."""
+
+    key: str  # dotted
+    value: object
+    origin: str  # the layer, as Leaf.origin names it
+    effect: str  # what it would do: "would send your API key and documents to …"
+
+
+def untrusted_values(layer: Layer, root: Path, env: Mapping[str, str]) -> list[Untrusted]:
+    """The values of a project file that need a trust the user has not given it (none once it is trusted)."""
+    _check_table(layer.data, SCHEMA, "", layer)  # a malformed file is INVALID_CONFIG first
+    found = untrusted_keys(layer, root)
+    if not found or trusted(Path(layer.origin), env):
+        return []
+    values = dict(_leaf_values(layer.data, ""))
+    return [Untrusted(key, values[key], layer.description, effect) for key, effect in found]
+
+
+def _without(data: Mapping[str, Any], keys: set[str], path: str = "") -> dict[str, Any]:
+    """``data`` less the values at the dotted ``keys``."""
+    kept = {}
+    for key, value in data.items():
+        dotted = f"{path}.{key}" if path else key
+        if dotted not in keys:
+            kept[key] = _without(value, keys, dotted) if isinstance(value, Mapping) else value
+    return kept
+
+
 def _leaf_values(data: Mapping[str, Any], path: str) -> list[tuple[str, object]]:
     found: list[tuple[str, object]] = []
     for key, value in data.items():
@@ -584,11 +623,10 @@ def trust(path: Path, env: Mapping[str, str]) -> None:
 
 def refuse_untrusted(layer: Layer, root: Path, env: Mapping[str, str]) -> None:
     """``UNTRUSTED_CONFIG`` when a project file sets a key that needs trust and the user has not trusted it."""
-    _check_table(layer.data, SCHEMA, "", layer)  # a malformed file is INVALID_CONFIG first
-    found = untrusted_keys(layer, root)
-    if not found or trusted(Path(layer.origin), env):
+    found = untrusted_values(layer, root, env)
+    if not found:
         return
-    key, effect = found[0]
+    key, effect = found[0].key, found[0].effect
     raise DuelError(
         ErrorCode.UNTRUSTED_CONFIG,
         f"{layer.origin}: {key}: this project file {effect}; a project may not choose that for you: "
@@ -673,12 +711,20 @@ def _given(table: Mapping[str, Any]) -> dict[str, Any]:
     return found
 
 
-def load_config(cwd: Path, env: Mapping[str, str], flags: Flags = NO_FLAGS, extra: Sequence[Path] = ()) -> Config:
-    """The configuration a command runs with: every layer read, the flags on top, merged.
+def load_config(
+    cwd: Path,
+    env: Mapping[str, str],
+    flags: Flags = NO_FLAGS,
+    extra: Sequence[Path] = (),
+    *,
+    untrusted: list[Untrusted] | None = None,
+) -> Config:
+    """The configuration a command runs with: every layer read, the flags on top, merged. With
+    ``untrusted``, a value a project file may not set untrusted is left out and added there, not refused.
 
     The default debate dir (``./debates``) is the repository's when it is a committed symbolic link:
     one that leads out of the project or into ``.git/`` is ``PATH_OUTSIDE_PROJECT``."""
-    config = merge([*read_layers(cwd, env, extra), flags.layer()])
+    config = merge([*read_layers(cwd, env, extra, untrusted=untrusted), flags.layer()])
     if config.origin("debate_dir") == DEFAULT:
         confine(
             Path(cwd) / config.debate_dir,

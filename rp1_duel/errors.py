@@ -10,6 +10,7 @@ __all__ = [
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_OUTPUT_CLOSED",
     "EXIT_TURN_INVALID",
     "EXIT_USAGE",
     "DuelError",
@@ -22,6 +23,7 @@ EXIT_ERROR: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_TURN_INVALID: Final = 3
 EXIT_INTERRUPTED: Final = 130
+EXIT_OUTPUT_CLOSED: Final = 141  # 128 + SIGPIPE: what a shell shows for a tool whose reader closed the pipe
 
 
 def exit_code_for(code: str) -> int:

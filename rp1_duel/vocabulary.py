@@ -314,6 +314,7 @@ class ErrorCode:
     PATH_OUTSIDE_PROJECT: Final = "PATH_OUTSIDE_PROJECT"  # data names a path out of the project or into .git/
     DEPENDENCY_MISSING: Final = "DEPENDENCY_MISSING"  # an optional extra a flag needs is not installed
     MERGE_CONFLICT: Final = "MERGE_CONFLICT"  # duel apply --check: the agreed change conflicts with today's document
+    NO_AGREED_REVISION: Final = "NO_AGREED_REVISION"  # duel apply: the duel is open or ended without consensus
     # sealed openings (docs/protocol.md section 4, "Sealed openings")
     OPENING_MISMATCH: Final = "OPENING_MISMATCH"  # a revealed opening is not the one committed: INVALIDATED
     OPENING_COMMITTED: Final = "OPENING_COMMITTED"  # a seat's sealed opening is committed already, to another text

@@ -251,7 +251,7 @@ def apply_command(
 
     Refused, writing nothing, when the artifact does not pass duel validate or the duel agreed on nothing. A document that moved on since the duel gets the agreed change merged in, three ways (git merge-file, else merge3); where both changed the same lines it is written with <<<<<<< today / >>>>>>> agreed markers (--check says so first). One that holds the revision already is left as it is. --to writes the agreed revision of the recorded version, whatever the document became. The file is replaced at once and keeps its mode.
 
-    Exit 0 when applied or already applied (with --check: when it would apply), 1 when refused or written with conflicts, 2 on wrong flags or a duel that ended without consensus (1 with --check).
+    Exit 0 when applied or already applied (with --check: when it would apply), 1 when refused (a duel that agreed on nothing included: NO_AGREED_REVISION) or written with conflicts, 2 on wrong flags.
     """
     from ..record import apply_agreed
 

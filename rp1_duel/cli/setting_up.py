@@ -190,19 +190,20 @@ def config_show_command(
 
     Layers, lowest first, each overriding the one before key by key: the built-in defaults; $XDG_CONFIG_HOME/duel/config.toml (else ~/.config/duel/config.toml); duel.toml, then duel.local.toml, at the project root (the nearest folder up from here holding either, within the git work tree); --lineup files; $DUEL_DIR and $DUEL_STORE; a command's own flags.
     """
-    from ..configuration import load_config
+    from ..configuration import Untrusted, load_config
     from ..participant import available_personas
     from .config_view import render_text, to_json
 
+    untrusted: list[Untrusted] = []  # shown as not used, where every other command refuses them
     try:
-        config = load_config(Path.cwd(), os.environ, extra=[Path(path) for path in lineup or ()])
+        config = load_config(Path.cwd(), os.environ, extra=[Path(path) for path in lineup or ()], untrusted=untrusted)
     except DuelError as exc:
         fail(exc, as_json=as_json)
     personas = available_personas(config.personas)
     if as_json:
-        typer.echo(printable_json(to_json(config, personas)))
+        typer.echo(printable_json(to_json(config, personas, untrusted)))
     else:
-        typer.echo(printable(render_text(config, personas)), nl=False)
+        typer.echo(printable(render_text(config, personas, untrusted)), nl=False)
 
 
 McpTarget = Annotated[

@@ -6,14 +6,16 @@ Library imports happen inside the helpers, so ``--help`` stays quick.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 import typer.core
 
-from ..errors import DuelError, exit_code_for
+from ..errors import EXIT_OUTPUT_CLOSED, DuelError, exit_code_for
 from ..printable import printable, printable_json
 from ..settings import SETTINGS, default_of
 from .arguments import store_waits_to_stderr
@@ -48,6 +50,7 @@ __all__ = [
     "login_name",
     "model_help",
     "open_service",
+    "output_closed",
     "review_line",
     "service_for",
     "usage_error",
@@ -87,6 +90,18 @@ def fail(error: DuelError, *, as_json: bool = False, exit_code: int | None = Non
     raise typer.Exit(exit_code_for(error.code) if exit_code is None else exit_code)
 
 
+def output_closed(line: str) -> int:
+    """The reader of the output went away (``| head``, ``| less`` then q): say ``line`` on standard error
+    if it is still open, send what is still buffered to /dev/null (else Python's exit fails on it again)
+    and answer 141, the exit of any tool a closed pipe ends (click would say 1)."""
+    with contextlib.suppress(BrokenPipeError):
+        typer.echo(printable(line), err=True)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        os.dup2(devnull, stream.fileno())
+    return EXIT_OUTPUT_CLOSED
+
+
 def review_line(debate_path: str) -> str:
     """What to run next once a duel is closed."""
     return printable(f"review: duel report {debate_path} --format html -o report.html")  # the path may be any name
@@ -118,7 +133,7 @@ def service_for(debate_dir: str | None, store: str | None) -> DuelService:
 
 def check_usable(config: Config) -> None:
     """What would stop a command's store from opening, said without opening it: a debate dir that is a file
-    (``DEBATE_DIR_INVALID``), a ``--store`` that is no store's URL."""
+    or has no parent folder (``DEBATE_DIR_INVALID``), a ``--store`` that is no store's URL."""
     from ..coordination import DebateDir
 
     DebateDir(config.debate_dir).check_usable()

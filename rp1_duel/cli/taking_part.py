@@ -31,16 +31,27 @@ from .shared import (
     login_name,
     model_help,
     open_service,
+    output_closed,
     review_line,
     service_for,
 )
 
 if TYPE_CHECKING:
     from ..configuration import Config
-    from ..participant import JoinFlags, PanelPlan, PanelSeat, PreparedJoin, SeatRun
+    from ..participant import (
+        ConsoleReporter,
+        Duelist,
+        JoinFlags,
+        PanelPlan,
+        PanelSeat,
+        ParticipantResult,
+        PreparedJoin,
+        SeatRun,
+    )
 
 __all__ = ["abandon_command", "ask_command", "demo_command", "join_command", "panel_command"]
 
+RESUME = "the floor is released and the seat kept; run the same command to resume"
 AUDIENCE_HELP = "take no seat, ask a seat a question after each round, and give final thoughts at the close"
 
 # -- duel join's options -------------------------------------------------------------------------------
@@ -178,16 +189,7 @@ def _join(flags: JoinFlags) -> NoReturn:
             _audience(prepared, flags)
         reporter = ConsoleReporter(prepared.name, quiet=flags.quiet)
         duelist = Duelist(prepared.participant, prepared.provider, reporter, checker=prepared.checker)
-        try:
-            result = duelist.run()
-        except KeyboardInterrupt:
-            reporter.end_live_line()
-            duelist.interrupt()
-            typer.echo(
-                f"[{prepared.name}] interrupted: the floor is released and the seat kept; run the same command to resume",
-                err=True,
-            )
-            raise typer.Exit(EXIT_INTERRUPTED) from None
+        result = _run_seat(duelist, reporter, prepared.name)
     except DuelError as exc:
         if duelist is not None:
             reporter.end_live_line()
@@ -204,6 +206,20 @@ def _join(flags: JoinFlags) -> NoReturn:
     if result.state != STATE_COMPLETED:  # even with --quiet: exit 1 says why
         typer.echo(printable(f"duel: {result.outcome}: {result.reason or 'no reason recorded'}"), err=True)
     raise typer.Exit(0 if result.state == STATE_COMPLETED else 1)
+
+
+def _run_seat(duelist: Duelist, reporter: ConsoleReporter, name: str) -> ParticipantResult:
+    """The seat, run to its end; a stop (Ctrl-C, a signal, a closed output) gives the floor back and keeps it."""
+    try:
+        return duelist.run()
+    except KeyboardInterrupt:
+        reporter.end_live_line()
+        duelist.interrupt()
+        typer.echo(f"[{name}] interrupted: {RESUME}", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except BrokenPipeError:  # its reader went away (`| head`, `| less` then q): a stop, as Ctrl-C is
+        duelist.interrupt()
+        raise typer.Exit(output_closed(f"[{name}] output closed: {RESUME}")) from None
 
 
 def _audience(prepared: PreparedJoin, flags: JoinFlags) -> NoReturn:

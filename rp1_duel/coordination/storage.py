@@ -145,11 +145,11 @@ class DebateDir:
         self.state_root = self.root / STATE_DIR
 
     def ensure(self) -> None:
-        """Create ``.duel/`` (0700) on first use; refuse one another user could have written."""
-        if self.root.exists() and not self.root.is_dir():
-            raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
+        """Create ``.duel/`` (0700) on first use; refuse one another user could have written. The debate dir
+        itself is made when missing, its parents never: a mistyped path is refused, not made."""
+        self.check_usable()
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            self.root.mkdir(exist_ok=True)
             self._check_local()
             self.state_root.mkdir(mode=0o700, exist_ok=True)
             self._check_private(self.state_root)
@@ -165,9 +165,16 @@ class DebateDir:
 
     def check_usable(self) -> None:
         """What :meth:`ensure` would refuse at once, said without creating anything: a debate dir that is a
-        file (``DEBATE_DIR_INVALID``). A server that joins later checks this when it starts."""
+        file, or whose parent folder does not exist (``DEBATE_DIR_INVALID``). A server that joins later checks
+        this when it starts."""
         if self.root.exists() and not self.root.is_dir():
             raise DuelError(ErrorCode.DEBATE_DIR_INVALID, f"debate dir is not a directory: {self.root}")
+        if not self.root.parent.is_dir():
+            raise DuelError(
+                ErrorCode.DEBATE_DIR_INVALID,
+                f"no folder {self.root.parent} to make the debate dir {self.root.name} in: check the path for a "
+                "typo, or create the folder first",
+            )
 
     def check_readable(self) -> None:
         """``DUEL_NOT_FOUND`` without ``.duel/``; ``DEBATE_DIR_INVALID`` for a file or a folder others may write."""

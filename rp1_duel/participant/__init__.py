@@ -34,6 +34,7 @@ _EXPORTS = {
     "LeaseKeeper": ".lease_keeper",
     "Duelist": ".loop",
     "ParticipantConfig": ".loop",
+    "ParticipantResult": ".loop",
     "PanelPlan": ".panel",
     "PanelSeat": ".panel",
     "SeatRun": ".panel",
@@ -69,6 +70,7 @@ __all__ = [
     "PanelPlan",
     "PanelSeat",
     "ParticipantConfig",
+    "ParticipantResult",
     "PreparedJoin",
     "PricedUsage",
     "ProviderError",
@@ -102,7 +104,7 @@ if TYPE_CHECKING:
     from .demo import run_demo
     from .joining import JoinFlags, PreparedJoin, checked_on_fabrication, prepare_join
     from .lease_keeper import LeaseKeeper
-    from .loop import Duelist, ParticipantConfig
+    from .loop import Duelist, ParticipantConfig, ParticipantResult
     from .panel import PanelPlan, PanelSeat, SeatRun, exit_code, lineup_seats, panel_summary, plan_panel, run_seats
     from .personas import available_personas
     from .providers import ProviderError, select_provider

@@ -228,6 +228,7 @@ class Duelist:
         return SeatStash.of(self.service.debate, self.config.target, self.config.topic, self.claimant)
 
     def _join(self, stash: SeatStash) -> Seat:
+        earlier = stash.duel_id()
         joined = self.service.join(
             target=self.config.target,
             participant_name=self.claimant.name,
@@ -286,11 +287,25 @@ class Duelist:
                 position=self.config.position,
                 schedule=joined.schedule,
             )
+        if earlier is not None and earlier != seat.duel_id:
+            self._say_closed(earlier)
         taken = "the chair" if seat.number == CHAIR_SEAT else f"seat {seat.number}"
         self.report.state(PREPARING, f"{taken} of duel {seat.duel_id} → {joined.debate_path}")
         if joined.settings_note:
             self._warn(joined.settings_note)
         return seat
+
+    def _say_closed(self, duel_id: str) -> None:
+        """Say that the seat's earlier duel on the document and topic is closed, with its outcome, and that the
+        join started a new one: before any wait, or a rerun meant to resume waits in a new duel unawares."""
+        with contextlib.suppress(DuelError):  # gone or unreadable: nothing to say about it
+            duel = self.service.status(duel_id).duel
+            if duel.outcome is not None:
+                self.report.state(
+                    PREPARING,
+                    f"the earlier duel {duel_id} on this document and topic closed {duel.outcome} "
+                    f"({duel.debate_path}); this run starts a new duel",
+                )
 
     def _warn(self, detail: str) -> None:
         """A console line a person must also find in their editor's notes (printed, then covered by the editor)."""

@@ -62,11 +62,18 @@ class SeatStash:
 
     def token(self) -> str | None:
         """The token kept by an earlier run; None when there is none."""
+        return self._kept("participant_token")
+
+    def duel_id(self) -> str | None:
+        """The duel the seat kept by an earlier run is in; None when there is none."""
+        return self._kept("duel_id")
+
+    def _kept(self, field: str) -> str | None:
         try:
-            token = json.loads(read_bounded(self.path, MAX_STATE_BYTES)).get("participant_token")
+            value = json.loads(read_bounded(self.path, MAX_STATE_BYTES)).get(field)
         except (OSError, ValueError, AttributeError):
             return None
-        return token if isinstance(token, str) else None
+        return value if isinstance(value, str) else None
 
     def keep_draft(self, seat: Seat, number: int, attempt: int, answer: str) -> Path:
         """Keep a rejected draft, the model's answer as it came, owner-only beside the token: what a

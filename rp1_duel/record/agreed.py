@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from ..errors import DuelError, invalid_argument
+from ..errors import DuelError
 from ..files import write_atomic
 from ..turns import Revision, SourceDocument, SourceUnreadable, read_source
 from ..vocabulary import ACCEPTED_CONSENSUS, CLOSED, ErrorCode, RecordCode
@@ -115,7 +115,7 @@ def agreed_revision(
     ``root`` bounds where the document may be, as for ``duel validate`` (default: the artifact's
     git work tree, else the folder above the artifact's folder). Raises DuelError:
     ``ARTIFACT_UNREADABLE``; ``ARTIFACT_TAMPERED`` when the artifact does not validate;
-    ``INVALID_ARGUMENT`` when the duel is open or ended without consensus; ``PATH_OUTSIDE_PROJECT`` when
+    ``NO_AGREED_REVISION`` when the duel is open or ended without consensus; ``PATH_OUTSIDE_PROJECT`` when
     the document leads outside ``root`` or into ``.git/``; ``TARGET_NOT_MARKDOWN`` when it leads to another
     kind of file; ``SOURCE_MISMATCH`` when the recorded version is nowhere to be found (not the file, not its
     git history, not the copy pinned at the join), so there is nothing to recompute the revision over.
@@ -139,7 +139,9 @@ def agreed_revision(
         )
     if report.status != CLOSED or report.outcome != ACCEPTED_CONSENSUS:
         ended = "is still open" if report.status != CLOSED else f"ended {report.outcome}"
-        raise invalid_argument(f"no agreed revision: the duel {ended}")
+        raise DuelError(
+            ErrorCode.NO_AGREED_REVISION, f"no agreed revision: the duel {ended}", {"outcome": report.outcome}
+        )
     front = cast("FrontMatter", record.front)  # a record without one does not validate
     shown = os.path.normpath(source_location(front.source_path, artifact_path=path))
     document = source_document(

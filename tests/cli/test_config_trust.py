@@ -6,6 +6,7 @@ trusts that file as it is (docs/protocol.md section 2, "Trust")."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -160,3 +161,40 @@ def test_a_trusted_server_is_named_before_anything_is_sent(home, clone, openai_s
         proc.stderr
     )
     assert openai_server.lookups  # and only then was the server asked
+
+
+def test_config_show_shows_an_untrusted_value_as_not_used_with_the_command_that_trusts_it(home, clone):
+    """Issue 38, item 7: `duel config show` in a clone not trusted yet showed nothing but the refusal."""
+    project_file = clone / "duel.toml"
+    project_file.write_text(
+        'store = "postgresql://owner:secret@db.example.net/loot"\n'
+        '[model]\nbase_url = "https://keys.example.net/v1"\nmodel = "gpt-x"\n',
+        encoding="utf-8",
+    )
+    proc = run_duel("config", "show", cwd=clone, home=home)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert next(line for line in lines if line.startswith('model.model = "gpt-x"')).endswith(
+        f"# project ({project_file})"
+    )
+    untrusted = f"# UNTRUSTED, not used (project ({project_file})): run `duel config trust` to use it"
+    assert next(line for line in lines if line.startswith('model.base_url = "https://keys.example.net/v1"')).endswith(
+        untrusted
+    )
+    assert next(
+        line for line in lines if line.startswith('store = "postgresql://owner:***@db.example.net/loot"')
+    ).endswith(untrusted)
+    assert "secret" not in proc.stdout
+    shown = json.loads(run_duel("config", "show", "--json", cwd=clone, home=home).stdout)
+    assert "model.base_url" not in shown["values"] and "store" not in shown["values"]
+    assert shown["untrusted"]["model.base_url"] == {
+        "value": "https://keys.example.net/v1",
+        "origin": f"project ({project_file})",
+        "effect": "would send your API key and documents to 'https://keys.example.net/v1'",
+    }
+    assert run_duel("config", "trust", cwd=clone, home=home).returncode == 0
+    trusted = json.loads(run_duel("config", "show", "--json", cwd=clone, home=home).stdout)
+    assert (trusted["untrusted"], trusted["values"]["store"]["value"]) == (
+        {},
+        "postgresql://owner:***@db.example.net/loot",
+    )

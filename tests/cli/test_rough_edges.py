@@ -22,7 +22,7 @@ from rp1_duel.review.listing import ListedDuel, list_duels
 from rp1_duel.review.watch_model import view_of
 from rp1_duel.settings import DuelSettings
 
-from helpers import Player, duel_citing
+from helpers import Player, duel_citing, make_turn
 
 
 def run_duel(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -107,6 +107,29 @@ def test_duel_list_of_a_debate_dir_that_does_not_exist_is_an_error(
     assert '"success": false' in out
     (tmp_path / "empty").mkdir()
     assert run_duel(["list", "--debate-dir", str(tmp_path / "empty")], capsys)[0] == 0  # a folder with no duel yet
+
+
+@pytest.mark.usefixtures("no_keys")
+def test_a_debate_dir_whose_parent_does_not_exist_is_refused_not_created(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38, item 7: a mistyped --debate-dir made its whole tree, and the peer waited alone for 15 minutes."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "alice"
+    script.mkdir()
+    (script / "1.md").write_text(make_turn(1, "Alice", "duel", "scripted:alice"), encoding="utf-8")
+    typo = tmp_path / "shraed" / "debates"
+    code, _, err = run_duel(
+        ["join", "--target", str(source), "--debate-dir", str(typo), "--model", f"scripted:{script}"], capsys
+    )
+    assert code == 1
+    assert err.splitlines()[-1] == (
+        f"duel: DEBATE_DIR_INVALID: no folder {typo.parent} to make the debate dir {typo.name} in: "
+        "check the path for a typo, or create the folder first"
+    )
+    assert not typo.parent.exists()
+    joined = DuelService(tmp_path / "debates").join(target=str(source), participant_name="Alice")  # as the README's
+    assert joined.seat.number == 1 and (tmp_path / "debates" / ".duel").is_dir()  # first join: the folder is made
 
 
 def test_nobody_is_present_in_a_closed_duel(service: DuelService, pair: tuple[Player, Player]) -> None:

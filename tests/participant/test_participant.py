@@ -510,6 +510,75 @@ def test_ctrl_c_sigterm_and_sighup_release_the_floor_and_keep_the_seat(
     assert finish(peer)[1]["outcome"] == "ACCEPTED_CONSENSUS"
 
 
+def test_a_reader_that_closes_the_output_stops_the_seat_with_the_floor_given_back(source, debate_dir, tmp_path):
+    """Issue 38, item 7: `duel join … 2>&1 | head` (or `| less`, then q) killed the seat holding the floor."""
+    script = tmp_path / "alice"
+    script.mkdir()
+    (script / "1.md").write_text(make_turn(1, "Alice", "duel", "scripted:alice"))
+    argv = [sys.executable, "-m", "rp1_duel", "join", "--target", str(source), "--debate-dir", str(debate_dir)]
+    alice = subprocess.Popen(
+        [*argv, "--model", f"scripted:{script}", "--name", "Alice"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=clean_env(),
+    )
+    assert alice.stdout is not None
+    while "waiting for a peer" not in (line := alice.stdout.readline()):
+        assert line, "duel join ended before it waited for its peer"
+    alice.stdout.close()  # the reader goes away; the next line is written once Alice holds the floor
+    service = DuelService(debate_dir)
+    bob = join(service, source, "Bob", topic="Lease design", harness="duel", model_id="scripted:bob")
+    assert alice.wait(timeout=30) == 141  # as a closed pipe ends any tool, no traceback to a closed stream
+    log = (debate_dir / ".duel" / "duels" / bob.duel_id / "events.jsonl").read_text()
+    assert '"type": "lock_acquired"' in log  # Alice held the floor when she found her output closed
+    assert service.status(bob.duel_id).lock.owner_participant_id is None
+    refused = service.claim_lock(bob.seat)  # only the turn order stops the peer now, no lease left held
+    assert (refused.reason, refused.owner_participant_id) == ("not_your_turn", None)
+    rerun = subprocess.Popen(
+        [*argv, "--model", f"scripted:{script}", "--name", "Alice"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )  # the seat was kept: the same command resumes it and writes turn 1 at once
+    assert rerun.stderr is not None
+    while "turn 1 accepted" not in (line := rerun.stderr.readline()):
+        assert line, "the rerun ended before it wrote turn 1"
+    stop(rerun)
+    assert service.status(bob.duel_id).turn_count == 1
+
+
+def test_a_rerun_after_its_duel_closed_says_the_earlier_outcome_before_a_new_duel_waits(source, debate_dir, tmp_path):
+    """Issue 38, item 7: running the same `duel join` again after its duel closed silently started a new one."""
+    scripts = {"Alice": (1, "OPEN_TO_DEBATE"), "Bob": (2, "ACCEPTING_CONSENSUS")}
+    argv = {}
+    for name, (number, stance) in scripts.items():
+        folder = tmp_path / name.lower()
+        folder.mkdir()
+        (folder / "1.md").write_text(make_turn(number, name, "duel", f"scripted:{name.lower()}", stance))
+        argv[name] = ("--model", f"scripted:{folder}", "--name", name, "--max-turns", "2")
+    alice = start(source, debate_dir, *argv["Alice"], env=clean_env())
+    wait_for_seat(debate_dir, source)
+    bob = start(source, debate_dir, *argv["Bob"], env=clean_env())
+    (code, first, err), _ = finish(alice), finish(bob)
+    assert (code, first["outcome"]) == (0, "MAX_TURNS"), err
+    rerun = start(source, debate_dir, *argv["Alice"], env=clean_env())
+    assert rerun.stderr is not None
+    lines = []
+    while "waiting for a peer" not in (line := rerun.stderr.readline()):
+        assert line, "the rerun ended before it waited"
+        lines.append(line.rstrip("\n"))
+    stop(rerun)
+    new_duel = f"{first['duel_id']}-2"
+    said = (
+        f"[Alice] preparing: the earlier duel {first['duel_id']} on this document and topic closed MAX_TURNS "
+        f"({first['debate_path']}); this run starts a new duel"
+    )
+    assert lines[-2:] == [said, f"[Alice] preparing: seat 1 of duel {new_duel} → {debate_dir / new_duel}.md"]
+
+
 def test_ctrl_c_that_cuts_a_claim_short_still_releases_the_lease_it_granted(service, source, pair, tmp_path):
     # Ctrl-C between the service granting the lease and the claim returning: this process never
     # saw the lease, and must still give the floor back rather than hold it until it expires.

@@ -177,10 +177,12 @@ def test_applying_twice_says_the_document_holds_the_revision_already(service, pa
 def test_a_duel_that_ended_in_dissent_or_is_open_has_no_agreed_revision(service, pair, source):
     dissent = (make_turn(1, *ALICE, DISS), make_turn(2, *BOB, DISS))
     refused = refusal(duel(service, pair, *dissent, outcome=DISSENT))
-    assert (refused.code, refused.message) == ("INVALID_ARGUMENT", "no agreed revision: the duel ended DISSENT")
+    assert (refused.code, refused.message) == ("NO_AGREED_REVISION", "no agreed revision: the duel ended DISSENT")
+    assert refused.details == {"outcome": "DISSENT"}
     reopened = seats(service, source)  # a new duel on the same document, the first being closed
     refused = refusal(duel(service, reopened, make_turn(1, *ALICE), outcome=None))
-    assert refused.message == "no agreed revision: the duel is still open"
+    assert (refused.code, refused.message) == ("NO_AGREED_REVISION", "no agreed revision: the duel is still open")
+    assert refused.details == {"outcome": None}
 
 
 def test_a_tampered_artifact_is_refused_with_a_pointer_to_duel_validate(service, pair, source):
@@ -256,13 +258,14 @@ def test_duel_apply_checks_applies_then_says_already_applied(service, pair, sour
 
 
 @pytest.mark.slow  # processes
-def test_duel_apply_on_a_dissent_exits_2_and_its_check_exits_1(service, pair, tmp_path):
+def test_duel_apply_on_a_dissent_is_a_refusal_exit_1_not_a_usage_error(service, pair, tmp_path):
+    """Issue 38, item 7: a valid record that agreed on nothing exited 2, the code of a wrong flag."""
     artifact = duel(service, pair, make_turn(1, *ALICE, DISS), make_turn(2, *BOB, DISS), outcome=DISSENT)
-    for flags, code in (((), 2), (("--check",), 1)):
+    for flags in ((), ("--check",)):
         refused = duel_apply(str(artifact), *flags, cwd=tmp_path)
         assert (refused.returncode, refused.stderr) == (
-            code,
-            "duel: INVALID_ARGUMENT: no agreed revision: the duel ended DISSENT\n",
+            1,
+            "duel: NO_AGREED_REVISION: no agreed revision: the duel ended DISSENT\n",
         )
 
 
