@@ -328,7 +328,7 @@ def report_command(
 
     Exit 0 when the report is written, 1 on an error (an artifact that cannot be read or is not a duel artifact, no model for --assess, an assessor that gave no answer), 2 on wrong flags.
     """
-    from ..review import REPORT_FORMATS, read_report, render_report
+    from ..review import REPORT_FORMATS, read_report, render_report, report_folder
 
     if format_ not in REPORT_FORMATS:
         usage_error(f"--format must be one of {', '.join(REPORT_FORMATS)}, not {format_!r}")
@@ -340,8 +340,8 @@ def report_command(
     if assess:
         assess_report(artifact, assessor or [], base_url, refresh=refresh_assessment)
     to_file = None if output == "-" else output
-    read_from = os.curdir if to_file is None else os.path.dirname(os.path.abspath(to_file))
-    try:  # its links are relative to where it is read: the output file's folder, else here
+    read_from = report_folder(to_file, format_)
+    try:  # its links are relative to where it is read: the output file's folder; a comment has none
         text = render_report(read_report(artifact, read_from=read_from, allowed_signers=allowed_signers), format_)
     except DuelError as exc:
         fail(exc)

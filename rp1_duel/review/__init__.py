@@ -28,6 +28,7 @@ _EXPORTS = {
     "configured_assessors": ".report_files",
     "read_report": ".report_files",
     "render_report": ".report_files",
+    "report_folder": ".report_files",
     "read_stats": ".stats",
     "stats_table": ".stats",
     "display_for": ".watch",
@@ -52,6 +53,7 @@ __all__ = [
     "render_html",
     "render_markdown",
     "render_report",
+    "report_folder",
     "stats_table",
 ]
 
@@ -60,7 +62,14 @@ if TYPE_CHECKING:
     from .report import build_report
     from .report.html import render_html
     from .report.markdown import render_markdown
-    from .report_files import REPORT_FORMATS, assess_artifact, configured_assessors, read_report, render_report
+    from .report_files import (
+        REPORT_FORMATS,
+        assess_artifact,
+        configured_assessors,
+        read_report,
+        render_report,
+        report_folder,
+    )
     from .stats import read_stats, stats_table
     from .watch import display_for, follow, pick_duel
     from .watch_keys import AskKey

@@ -331,6 +331,7 @@ def assessment_prompt(front: FrontMatter, blocks: Sequence[TurnBlock]) -> str:
     turns = "".join(block.body.rstrip("\n") + "\n\n" for block in blocks) or "(no turns yet)\n\n"
     record = (
         f"Topic: {front.topic}\nSource document: {front.source_path}\nParticipants:\n{participants}"
+        f"{_audience_questions(front)}"
         f"Status: {front.status}; outcome: {front.outcome or 'none yet'}; {len(blocks)} of {schedule.turn_count} "
         f"turns.\n\n{turns}"
     )
@@ -339,6 +340,19 @@ def assessment_prompt(front: FrontMatter, blocks: Sequence[TurnBlock]) -> str:
         f"<<<RECORD {fence}\n{record}RECORD {fence}>>>\n\n"
         'Assess each side as the brief says, citing turns as `Turn N` or `Turn N "exact words"`.'
     )
+
+
+def _audience_questions(front: FrontMatter) -> str:
+    """The audience's questions, which a turn answers as `- Q1: …` while the question lives only in the front
+    matter: an answer is read with its question. Nothing for a record without an audience (its prompt is as
+    before)."""
+    if not front.questions:
+        return ""
+    asked = "".join(
+        f"- Q{q.id}, asked by {q.by} after round {q.round}, to seat {q.to_seat}, due at turn {q.due_turn}: {q.text}\n"
+        for q in front.questions
+    )
+    return f"Audience questions (a turn answers each under Audience Answers as `- Q<id>: …`):\n{asked}"
 
 
 @dataclass(kw_only=True, frozen=True)

@@ -41,21 +41,39 @@ from .report import Report, ReportLinks, SidecarFile, build_report, read_record,
 from .report.html import render_html
 from .report.markdown import render_markdown
 
-__all__ = ["REPORT_FORMATS", "assess_artifact", "configured_assessors", "read_report", "render_report"]
+__all__ = [
+    "REPORT_FORMATS",
+    "assess_artifact",
+    "configured_assessors",
+    "read_report",
+    "render_report",
+    "report_folder",
+]
 
 REPORT_FORMATS = ("md", "html", "json")
+
+
+def report_folder(output: str | None, format_: str) -> str | None:
+    """The folder a report written to ``output`` (None: standard output) in ``format_`` is read from, which its
+    links are relative to: the output file's; else the current folder, but for ``md``, which is pasted or posted
+    as a pull-request comment, where a relative link resolves against the page: None, it links nothing
+    (docs/protocol.md section 11, "Links")."""
+    if output is not None:
+        return os.path.dirname(os.path.abspath(output))
+    return None if format_ == "md" else os.curdir
 
 
 def read_report(
     path: str | os.PathLike[str],
     env: Mapping[str, str] = os.environ,
     *,
-    read_from: str | os.PathLike[str] = os.curdir,
+    read_from: str | os.PathLike[str] | None = os.curdir,
     allowed_signers: str | os.PathLike[str] | None = None,
 ) -> Report:
     """The report of the artifact at ``path``, its links relative to the folder ``read_from`` (where the report
-    is written), validated with ``allowed_signers`` when given (each seat then shows the principal that signed
-    its turns); raises :class:`DuelError` (``UNREADABLE``, ``FRONT_MATTER``)."""
+    is written; None: no folder, as :func:`report_folder` says, and no link), validated with ``allowed_signers``
+    when given (each seat then shows the principal that signed its turns); raises :class:`DuelError`
+    (``UNREADABLE``, ``FRONT_MATTER``)."""
     where = Path(path)
     file = _artifact(where)  # read once: validated, replayed once, and reported from that replay
     validated = validate_record(file, allowed_signers=allowed_signers)
@@ -69,7 +87,7 @@ def read_report(
         record_of(file, validated.history),
         str(where),
         events=events,
-        sidecar=_sidecar(where),
+        sidecar=_sidecar(where, str if read_from is not None else _from_work_tree),
         env=env,
         notes=notes,
         assessment=_assessment(where),
@@ -136,13 +154,13 @@ def _alternatives(record: RecordFile, history: History) -> tuple[AlternativeView
     )
 
 
-def _from_work_tree(artifact: Path) -> str:
-    """The artifact's path from the root of its git work tree, where a reader of a pull request runs commands
-    (docs/protocol.md section 11, "Links"); as given outside one."""
-    root = tree_root(artifact)
+def _from_work_tree(path: Path) -> str:
+    """A file's path from the root of its git work tree, where a reader of a pull request runs commands and finds
+    files (docs/protocol.md section 11, "Links"); as given outside one."""
+    root = tree_root(path)
     if not (root / ".git").exists():
-        return str(artifact)
-    return Path(os.path.relpath(os.path.realpath(artifact), root)).as_posix()
+        return str(path)
+    return Path(os.path.relpath(os.path.realpath(path), root)).as_posix()
 
 
 def assess_artifact(
@@ -214,15 +232,16 @@ def _artifact(where: Path) -> RecordFile:
         raise DuelError(RecordCode.UNREADABLE, f"cannot read {where}: {read_failure(exc)}") from None
 
 
-def _sidecar(artifact: Path) -> SidecarFile | None:
-    """The verification sidecar next to the artifact, read through its own module, if there is one."""
+def _sidecar(artifact: Path, named: Callable[[Path], str]) -> SidecarFile | None:
+    """The verification sidecar next to the artifact, read through its own module, if there is one; ``named``
+    says its path as the report names it."""
     path = sidecar_path(artifact)
     if not os.path.lexists(path):
         return None
     try:
-        return SidecarFile(str(path), load(path))
+        return SidecarFile(named(path), load(path))
     except (OSError, SidecarError) as exc:
-        return SidecarFile(str(path), None, read_failure(exc))
+        return SidecarFile(named(path), None, read_failure(exc))
 
 
 def _assessment(artifact: Path) -> AssessmentFile | None:
@@ -236,16 +255,20 @@ def _assessment(artifact: Path) -> AssessmentFile | None:
         return AssessmentFile(str(path), None, read_failure(exc))
 
 
-def _links(artifact: Path, source_path: str, read_from: str | os.PathLike[str]) -> ReportLinks:
+def _links(artifact: Path, source_path: str, read_from: str | os.PathLike[str] | None) -> ReportLinks:
     """The artifact and the source (recorded relative to the artifact's folder, or absolute) as paths relative to
-    ``read_from``: links that hold wherever the tree is checked out."""
+    ``read_from``: links that hold wherever the tree is checked out. Read from no folder, they are not links but
+    names, from the root of the git work tree."""
+    if read_from is None:
+        source = Path(os.path.normpath(os.path.join(os.path.dirname(artifact), source_path)))
+        return ReportLinks(_from_work_tree(artifact), _from_work_tree(source), linked=False)
     base, where = os.path.abspath(read_from), os.path.abspath(artifact)
-    source = os.path.join(os.path.dirname(where), source_path)
+    source_file = os.path.join(os.path.dirname(where), source_path)
 
     def relative(target: str) -> str:
         return Path(os.path.relpath(target, base)).as_posix()
 
-    return ReportLinks(relative(where), relative(source))
+    return ReportLinks(relative(where), relative(source_file))
 
 
 def _recorded_events(artifact: Path, duel_id: str | None, notes: list[str]) -> list[Event] | None:

@@ -46,6 +46,7 @@ __all__ = [
     "provenance_cells",
     "revision_summary",
     "signed_by",
+    "source_named",
     "tag",
     "title",
     "token_counts",
@@ -299,14 +300,19 @@ def revision_summary(revision: RevisionView) -> str:
     return f"{', '.join(revision.files)}: +{revision.added} −{revision.removed}; accepted by {accepted}"
 
 
-def turn_href(report: Report, turn: int) -> str:
-    """A link to turn ``turn``'s heading in the artifact."""
+def turn_href(report: Report, turn: int) -> str | None:
+    """A link to turn ``turn``'s heading in the artifact; None in a report that links nothing."""
+    if not report.links.linked:
+        return None
     anchor = report.anchor_of(turn)
     return quote(report.links.artifact) + (f"#{quote(anchor)}" if anchor else "")
 
 
 def citation_href(report: Report, citation: CitationRow) -> str | None:
-    """A link to what a source or turn citation points at; None for URLs and principles, or an unknown source."""
+    """A link to what a source or turn citation points at; None for URLs and principles, an unknown source, or in
+    a report that links nothing."""
+    if not report.links.linked:
+        return None
     if citation.kind == CitationKind.TURN:
         target = report.links.artifact
     elif citation.kind == CitationKind.SOURCE and report.links.source is not None:
@@ -314,6 +320,12 @@ def citation_href(report: Report, citation: CitationRow) -> str | None:
     else:
         return None
     return quote(target) + (f"#{quote(citation.anchor)}" if citation.anchor else "")
+
+
+def source_named(report: Report) -> str:
+    """The source as the report names it: as recorded (from the artifact's folder), or, in a report that links
+    nothing, from the root of its git work tree, where a reader of a pull-request comment finds it."""
+    return report.links.source if not report.links.linked and report.links.source else report.source_path
 
 
 def citation_kinds(report: Report) -> str:

@@ -22,6 +22,7 @@ import pytest
 from rp1_duel.cli import main
 from rp1_duel.coordination import DuelService
 from rp1_duel.record import RecordFile
+from rp1_duel.review.assessment import assessment_prompt
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
@@ -371,6 +372,23 @@ def test_the_html_report_shows_each_question_its_answer_or_why_none_and_the_fina
         f"Q2. {WHO}asked by Erin after round 1, to Bob (seat 2), due at turn 4.not answered: the duel ended first"
         f"Final thoughts (the audience's; they change no outcome)Dana: {THOUGHTS}"
     ) in text
+
+
+def test_an_answer_is_shown_with_its_question_wherever_the_report_shows_it(asked_and_closed):
+    record = RecordFile.read(asked_and_closed)
+    assert record.front is not None and f"- Q1: {ANSWER}" in record.text  # the turn's body: the answer alone
+    report = read_report(str(asked_and_closed), env={})
+    md, page = render_markdown(report), page_text(render_html(report))
+    assert md.count(ANSWER) == page.count(ANSWER) == 1  # only in the audience section, under its question
+    assert md.index(WHY) < md.index(ANSWER) and page.index(WHY) < page.index(ANSWER)
+    # The assessor reads every turn's body: the questions those answers answer are in the record it is given.
+    prompt = assessment_prompt(record.front, record.parsed.blocks)
+    assert (
+        "Audience questions (a turn answers each under Audience Answers as `- Q<id>: …`):\n"
+        f"- Q1, asked by Dana after round 1, to seat 1, due at turn 3: {WHY}\n"
+        f"- Q2, asked by Erin after round 1, to seat 2, due at turn 4: {WHO}\n"
+    ) in prompt
+    assert prompt.index(WHO) < prompt.index(f"- Q1: {ANSWER}")
 
 
 def test_a_due_turn_written_without_its_answer_or_not_yet_written_says_so(service, source):

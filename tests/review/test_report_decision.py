@@ -7,10 +7,14 @@ verification module. Expected values are read off the turns by hand.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -396,6 +400,73 @@ def test_a_dissent_report_shows_each_alternative_credited_to_the_seat_that_propo
     assert f"**Alice's alternative `{alternatives[0]['id']}`**: design.md: +1 −1; not agreed." in md
     assert f"+{CONFIGURABLE_EXPIRY}" in md and "Bob's alternative" not in md and "duel apply" not in md
     assert f"Alice's alternative <code>{alternatives[0]['id']}</code>" in render_html(report)
+
+
+# -- where the report is read: a pull-request comment, or a file ------------------------------------------------
+
+# Every link target in a Markdown text: `[text](target)`, a link's text escaped so no `](` opens inside it.
+_LINK_TARGET = re.compile(r"(?<!\\)\]\(([^)\s]*)\)")
+
+
+def duel_report(*args: str, cwd: Path) -> str:
+    """``duel report ARGS``'s standard output, run as a user runs it from ``cwd``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "report", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env={**os.environ, "DUEL_PRICES": ""},
+        check=False,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return done.stdout
+
+
+def relative_targets(markdown: str) -> list[str]:
+    """The link targets that resolve against where the text is shown: neither a URL nor an in-page anchor."""
+    return [t for t in _LINK_TARGET.findall(markdown) if not re.match(r"(https?:|#)", t)]
+
+
+@pytest.mark.slow
+def test_a_markdown_report_on_standard_output_has_no_relative_link(service, pair, tmp_path):
+    path, _revision = agreed_on_an_edit(service, *pair)
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    comment = duel_report(str(path), cwd=here)
+    assert relative_targets(comment) == []  # a PR comment resolves them against the PR's page
+    assert re.search(r"\| 3 \| Alice \|", comment)  # a turn number, unlinked
+    assert "| source | design.md#Failure handling |" in comment  # a citation, named as recorded
+    assert f"Apply it: `duel apply {path}`" in comment  # outside a git work tree: the path as given
+    # A file has a place: its links stay.
+    written = duel_report(str(path), "-o", str(here / "report.md"), cwd=here)
+    assert written == "" and relative_targets((here / "report.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+def test_a_report_written_to_a_file_in_a_subfolder_links_from_that_files_folder(service, pair, tmp_path):
+    path, _revision = agreed_on_an_edit(service, *pair)
+    output = tmp_path / "reports" / "2027" / "report.md"
+    output.parent.mkdir(parents=True)
+    duel_report(str(path), "-o", str(output), cwd=path.parent)
+    targets = relative_targets(output.read_text(encoding="utf-8"))
+    assert targets and any("design.md" in t for t in targets) and any(path.name in t for t in targets)
+    for target in targets:
+        assert (output.parent / unquote(target.split("#")[0])).resolve().is_file(), target
+
+
+@pytest.mark.slow
+def test_inside_a_git_work_tree_a_comment_names_paths_from_its_root(service, pair, tmp_path):
+    path, _revision = agreed_on_an_edit(service, *pair)
+    write_sidecar(path, fabricated=set())
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    comment = duel_report(os.path.relpath(path, here), cwd=here)
+    assert f"Apply it: `duel apply debates/{path.name}`" in comment  # where a reader of the PR runs it
+    assert "· source `design.md`" in comment  # not `../design.md`, as recorded beside the artifact
+    assert f"Verification sidecar debates/{path.stem}.verify.json (" in comment
+    assert relative_targets(comment) == []
 
 
 # -- a phone's screen -------------------------------------------------------------------------------------------

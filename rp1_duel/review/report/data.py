@@ -195,10 +195,13 @@ class VerificationFacts:
 
 @dataclass(frozen=True)
 class ReportLinks:
-    """Where a report's links lead, relative to the folder it is read from: POSIX paths, not yet URL-encoded."""
+    """Where a report's links lead, relative to the folder it is read from: POSIX paths, not yet URL-encoded. A
+    report read from no folder (a pull-request comment, where a relative link resolves against the page) links
+    nothing, and these name the files instead, from the root of their git work tree (docs/protocol.md section 11)."""
 
     artifact: str
     source: str | None  # None: the source's place relative to the report is not known
+    linked: bool = True  # False: paths are named, not linked
 
 
 @dataclass(kw_only=True, frozen=True)

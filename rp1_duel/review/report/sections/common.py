@@ -1,4 +1,5 @@
-"""What many sections write alike: a turn number linked to its heading in the artifact."""
+"""What many sections write alike: a turn number linked to its heading in the artifact (plain in a report that
+links nothing)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from ..data import Report
 __all__ = ["turn", "turns"]
 
 
-def turn(report: Report, number: int) -> TurnLink:
-    """Turn ``number``, linked to its heading in the artifact."""
-    return TurnLink(number, words.turn_href(report, number))
+def turn(report: Report, number: int) -> TurnLink | str:
+    """Turn ``number``, linked to its heading in the artifact when the report links."""
+    href = words.turn_href(report, number)
+    return str(number) if href is None else TurnLink(number, href)
 
 
 def turns(report: Report, numbers: tuple[int, ...]) -> Inline:

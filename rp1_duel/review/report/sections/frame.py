@@ -63,7 +63,7 @@ def header(report: Report) -> Section:
         blocks.append(Only(HTML, Alert(page, tuple((Untrusted(problem),) for problem in report.problems))))
     closed = (", closed ", Untrusted(words.moment(report.closed_at))) if report.closed_at else ()
     made = ("Duel ", Code(report.duel_id), " · created ", Untrusted(words.moment(report.created_at)), *closed)
-    blocks.append(Only(HTML, Paragraph((*made, " · source ", Code(report.source_path)), style="facts")))
+    blocks.append(Only(HTML, Paragraph((*made, " · source ", Code(words.source_named(report))), style="facts")))
     return Section((Untrusted(words.title(report)),), tuple(blocks), kind="header")
 
 
@@ -74,7 +74,7 @@ def footer(report: Report) -> Section:
         "Duel ",
         Code(report.duel_id),
         " · source ",
-        Code(report.source_path),
+        Code(words.source_named(report)),
         " (sha256 ",
         Code(report.source_sha256[:12]),
         ") · chain head ",
