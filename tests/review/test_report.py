@@ -410,7 +410,7 @@ def test_markdown_holds_no_raw_html_mention_or_issue_link_from_the_record(tmp_pa
         == "@\u200boctocat owner/repo#\u200b12 !\u200b7 GH-\u200b3 ~\u200bbug %\u200bv1 mail@example.com"
     )
     assert inline("a `<b>` c <i>") == "a `<b>` c &lt;i>"  # a code span shows its text, as GitHub does
-    assert inline("\\`<i>`") == "\\`&lt;i>`"  # an escaped backtick opens no code span
+    assert inline("\\`<i>`") == "\\`&lt;i>\\`"  # an escaped backtick opens no code span; a lone one is escaped
 
 
 class Structure(HTMLParser):
