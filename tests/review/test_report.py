@@ -654,7 +654,7 @@ def test_report_command_writes_a_file_whole_and_nothing_else(tmp_path):
 @pytest.mark.slow
 def test_report_command_errors_have_a_code_and_an_exit_status(tmp_path):
     bad_format = duel("report", str(CONSENSUS), "--format", "pdf")
-    assert bad_format.returncode == 2 and "--format must be one of md, html, json" in bad_format.stderr
+    assert bad_format.returncode == 2 and "--format must be one of md, github, html, json" in bad_format.stderr
     missing = duel("report", str(tmp_path / "nothing.md"))
     assert missing.returncode == 2 and "no such file" in missing.stderr
     notes = tmp_path / "notes.md"
