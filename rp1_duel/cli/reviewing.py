@@ -273,7 +273,9 @@ _Format = Annotated[
     str,
     typer.Option(
         "--format",
-        help="md (a pull-request comment), html (one self-contained page) or json (the data behind both).",
+        help="md (a pull-request comment), github (one GitHub comment's body: the decision and the diff first, the"
+        " rest folded, whole sections cut to fit 65,536 characters), html (one self-contained page) or json (the data"
+        " behind them).",
     ),
 ]
 _Output = Annotated[

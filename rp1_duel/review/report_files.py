@@ -38,6 +38,7 @@ from . import assessment
 from .assessment import AssessmentFile, AssessmentRun, Assessor
 from .decision import AlternativeView, RevisionView
 from .report import Report, ReportLinks, SidecarFile, build_report, read_record, record_of
+from .report.github import render_github
 from .report.html import render_html
 from .report.markdown import render_markdown
 
@@ -50,7 +51,7 @@ __all__ = [
     "report_folder",
 ]
 
-REPORT_FORMATS = ("md", "html", "json")
+REPORT_FORMATS = ("md", "github", "html", "json")
 
 
 def report_folder(output: str | None, format_: str) -> str | None:
@@ -99,12 +100,15 @@ def read_report(
 
 
 def render_report(report: Report, format_: str) -> str:
-    """``report`` as ``duel report --format`` writes it: md (a pull-request comment), html (one
-    self-contained page) or json (the data behind both)."""
+    """``report`` as ``duel report --format`` writes it: md (a pull-request comment), github (the body of one
+    GitHub comment: decision first, the rest folded, cut to fit), html (one self-contained page) or json (the
+    data behind them)."""
     if format_ == "json":
         return json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
     if format_ == "html":
         return render_html(report)
+    if format_ == "github":
+        return render_github(report, _from_work_tree(Path(report.path)))
     return render_markdown(report)
 
 

@@ -86,7 +86,7 @@ def test_duel_alone_prints_its_help_and_no_empty_error(capsys: pytest.CaptureFix
         (["frob"], "duel: INVALID_ARGUMENT: No such command 'frob' (see duel --help)\n"),
         (
             ["report", "--format", "x", "a.md"],
-            "duel: INVALID_ARGUMENT: --format must be one of md, html, json, not 'x'\n",
+            "duel: INVALID_ARGUMENT: --format must be one of md, github, html, json, not 'x'\n",
         ),
         (["validate", "/nonexistent/a.md"], "duel: INVALID_ARGUMENT: no such file or folder: /nonexistent/a.md\n"),
     ],

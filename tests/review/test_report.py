@@ -410,7 +410,7 @@ def test_markdown_holds_no_raw_html_mention_or_issue_link_from_the_record(tmp_pa
         == "@\u200boctocat owner/repo#\u200b12 !\u200b7 GH-\u200b3 ~\u200bbug %\u200bv1 mail@example.com"
     )
     assert inline("a `<b>` c <i>") == "a `<b>` c &lt;i>"  # a code span shows its text, as GitHub does
-    assert inline("\\`<i>`") == "\\`&lt;i>`"  # an escaped backtick opens no code span
+    assert inline("\\`<i>`") == "\\`&lt;i>\\`"  # an escaped backtick opens no code span; a lone one is escaped
 
 
 class Structure(HTMLParser):
@@ -654,7 +654,7 @@ def test_report_command_writes_a_file_whole_and_nothing_else(tmp_path):
 @pytest.mark.slow
 def test_report_command_errors_have_a_code_and_an_exit_status(tmp_path):
     bad_format = duel("report", str(CONSENSUS), "--format", "pdf")
-    assert bad_format.returncode == 2 and "--format must be one of md, html, json" in bad_format.stderr
+    assert bad_format.returncode == 2 and "--format must be one of md, github, html, json" in bad_format.stderr
     missing = duel("report", str(tmp_path / "nothing.md"))
     assert missing.returncode == 2 and "no such file" in missing.stderr
     notes = tmp_path / "notes.md"

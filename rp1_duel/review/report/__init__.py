@@ -3,7 +3,8 @@
 - :mod:`.data`: the report's data (:class:`Report` and its parts);
 - :mod:`.build` and :mod:`.turns`: :func:`build_report`, pure, from the artifact's text and what lies beside it;
 - :mod:`.json_form`: the ``json`` format's declared type (docs/protocol.md section 11);
-- :mod:`.markdown` and :mod:`.html`: the ``md`` and ``html`` writers.
+- :mod:`.markdown` and :mod:`.html`: the ``md`` and ``html`` writers; :mod:`.github`, the ``github`` format's
+  layout over the ``md`` writer.
 
 Reading files is :mod:`rp1_duel.review.report_files`'s job. May import what :mod:`rp1_duel.review` may import, and the review
 modules a report shows (decision, openings, provenance, synthesis, verdict, the audience's view,

@@ -11,6 +11,7 @@ has every punctuation mark escaped, and its target is built from paths, never fr
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import replace
 
@@ -35,6 +36,7 @@ from .blocks import (
     Only,
     Paragraph,
     PathLink,
+    Per,
     Position,
     Prose,
     SeatName,
@@ -49,7 +51,7 @@ from .blocks import (
 from .data import MARKED_STANCES, STANCE_LEVELS, Report
 from .sections import sections_of
 
-__all__ = ["cell", "code", "inline", "link", "render_markdown"]
+__all__ = ["COMMENT_LIMIT", "cell", "code", "inline", "link", "render_markdown", "section", "summary"]
 
 _BACKTICKS = re.compile(r"`+")
 _PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")  # ASCII punctuation: CommonMark lets a backslash escape each
@@ -58,6 +60,7 @@ _PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")  # ASCII punctuation: CommonMark l
 _REFERENCE = re.compile(r"(?<![\w@#!$&~%-])([@~%](?=\w)|[$&](?=\d)|GH-(?=\d))|([#!])(?=\d)")
 _MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 ._-]")
 _ZERO_WIDTH_SPACE = "\u200b"
+_TILDE_FENCE = re.compile(r"~{3,}")  # what opens a fenced code block at a line's start
 COMMENT_LIMIT = 65_536  # characters in one GitHub comment (GitLab takes 1,000,000)
 _LEFT_OUT = ": left out to fit one comment; `duel report --format html` shows them."
 
@@ -108,8 +111,8 @@ def inline(text: str) -> str:
         out.append(_neutral(text[position : opening.start()]))
         escaped = opening.start() > 0 and text[opening.start() - 1] == "\\"
         closing = None if escaped else _closing(text, opening)
-        if closing is None:  # a lone backtick run is text
-            out.append(opening.group())
+        if closing is None:  # a lone backtick run is text: escaped, so it opens no fence and no later code span
+            out.append(("`" if escaped else "\\`") + "\\`" * (len(opening.group()) - 1))
             position = opening.end()
         else:  # a code span shows its text as it is: no HTML, no mention inside
             out.append(text[opening.start() : closing])
@@ -125,7 +128,34 @@ def _closing(text: str, opening: re.Match[str]) -> int | None:
 
 
 def _neutral(text: str) -> str:
-    return _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH_SPACE, text.replace("<", "&lt;"))
+    broken = _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH_SPACE, text.replace("<", "&lt;"))
+    return _TILDE_FENCE.sub(lambda found: "\\~" * len(found.group()), broken)
+
+
+def summary(text: Inline) -> str:
+    """Spans as the text of a ``<summary>``, where GitHub reads HTML and no Markdown: their words only, HTML-escaped
+    (a code span too), on one line, mentions and references broken as :func:`inline` breaks them."""
+    words_only = " ".join(_plain(text).split())
+    return _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH_SPACE, html.escape(words_only, quote=False))
+
+
+def _plain(text: Inline) -> str:
+    """The words of spans, in Markdown's wording, with no markup."""
+    out: list[str] = []
+    for one in text:
+        if isinstance(one, str):
+            out.append(one)
+        elif isinstance(one, Untrusted | Code | PathLink):
+            out.append(one.text)
+        elif isinstance(one, SeatName):
+            out.append(one.name)
+        elif isinstance(one, TurnLink):
+            out.append(str(one.number))
+        elif isinstance(one, Per):
+            out.append(_plain(one.markdown))
+        else:
+            out.append(_plain(one.content))
+    return "".join(out)
 
 
 def code(text: str) -> str:
@@ -193,7 +223,7 @@ def _framed(part: Box | Chart | Fold | Diff | Alert | Cards | Group | Only) -> s
         return _mermaid(part)
     if isinstance(part, Fold):
         folded = "\n\n".join(filter(None, map(block, part.blocks)))
-        return f"<details><summary>{spans(part.summary)}</summary>\n\n{folded}\n\n</details>"
+        return f"<details><summary>{summary(part.summary)}</summary>\n\n{folded}\n\n</details>"
     if isinstance(part, Diff):
         return f"**{spans(part.heading)}**: {spans(part.summary)}\n\n" + _fenced("diff", part.text)
     if isinstance(part, Alert):
