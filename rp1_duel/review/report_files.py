@@ -58,7 +58,9 @@ def report_folder(output: str | None, format_: str) -> str | None:
     """The folder a report written to ``output`` (None: standard output) in ``format_`` is read from, which its
     links are relative to: the output file's; else the current folder, but for ``md``, which is pasted or posted
     as a pull-request comment, where a relative link resolves against the page: None, it links nothing
-    (docs/protocol.md section 11, "Links")."""
+    (docs/protocol.md section 11, "Links"); ``github`` is a comment's body wherever it is written: never linked."""
+    if format_ == "github":
+        return None
     if output is not None:
         return os.path.dirname(os.path.abspath(output))
     return None if format_ == "md" else os.curdir

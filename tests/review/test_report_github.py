@@ -209,3 +209,8 @@ def test_the_demo_record_renders_as_a_github_comment_decision_first(tmp_path: Pa
     assert len(comment) <= LIMIT
     found = rendered(comment)
     assert found.problems == [] and found.open == [] and found.folds >= 5
+    # A comment resolves a relative link against the pull request's page: none is written, even with -o.
+    written = duel_command("report", str(artifact), "--format", "github", "-o", "c.md", cwd=tmp_path / "tmp")
+    assert written.returncode == 0, written.stderr
+    for text in (comment, (tmp_path / "tmp" / "c.md").read_text(encoding="utf-8")):
+        assert re.findall(r"\]\((?!https?://|#)([^)]*)\)", text) == []
