@@ -548,6 +548,7 @@ def test_join_without_verify_loads_no_fetcher_and_no_page_extractor(source, deba
     script = tmp_path / "ada"
     script.mkdir()
     (script / "1.md").write_text("never played")
+    debate_dir.mkdir(parents=True, exist_ok=True)  # each run's debate dir is made in it; a missing parent is refused
     network = {"rp1_duel.verify.fetch", "rp1_duel.verify._extraction", "rp1_duel.verify.run", "inscriptis", "pypdf"}
     loaded = {}
     for flags in ((), ("--verify",)):
