@@ -41,7 +41,8 @@ class Composer:
     reporter: Reporter
     deadlines: Deadlines
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
-    _served_others: set[str] = field(default_factory=set)  # the other models the API answered as, each said once
+    # The other models the API answered as, each said once.
+    _served_others: set[str] = field(default_factory=set, init=False)
 
     def compose(
         self, request: TurnRequest, deadline: float, lost: threading.Event, number: int, *, repairing: tuple[str, ...]
