@@ -17,11 +17,16 @@ from typing import TYPE_CHECKING
 from .. import lazy_exports
 
 _EXPORTS = {
+    "COMMENT_LIMIT": ".report.markdown",
     "UnreadableDuel": ".listing",
     "list_duels": ".listing",
     "duels_table": ".listing",
     "build_report": ".report",
     "render_html": ".report.html",
+    "cell": ".report.markdown",
+    "code": ".report.markdown",
+    "inline": ".report.markdown",
+    "render_github": ".report.github",
     "render_markdown": ".report.markdown",
     "REPORT_FORMATS": ".report_files",
     "assess_artifact": ".report_files",
@@ -37,19 +42,24 @@ _EXPORTS = {
     "AskKey": ".watch_keys",
 }
 __all__ = [
+    "COMMENT_LIMIT",
     "REPORT_FORMATS",
     "AskKey",
     "UnreadableDuel",
     "assess_artifact",
     "build_report",
+    "cell",
+    "code",
     "configured_assessors",
     "display_for",
     "duels_table",
     "follow",
+    "inline",
     "list_duels",
     "pick_duel",
     "read_report",
     "read_stats",
+    "render_github",
     "render_html",
     "render_markdown",
     "render_report",
@@ -60,8 +70,9 @@ __all__ = [
 if TYPE_CHECKING:
     from .listing import UnreadableDuel, duels_table, list_duels
     from .report import build_report
+    from .report.github import render_github
     from .report.html import render_html
-    from .report.markdown import render_markdown
+    from .report.markdown import COMMENT_LIMIT, cell, code, inline, render_markdown
     from .report_files import (
         REPORT_FORMATS,
         assess_artifact,
