@@ -28,6 +28,7 @@ _EXPORTS = {
     "inline": ".report.markdown",
     "render_github": ".report.github",
     "render_markdown": ".report.markdown",
+    "Report": ".report.data",
     "REPORT_FORMATS": ".report_files",
     "assess_artifact": ".report_files",
     "configured_assessors": ".report_files",
@@ -45,6 +46,7 @@ __all__ = [
     "COMMENT_LIMIT",
     "REPORT_FORMATS",
     "AskKey",
+    "Report",
     "UnreadableDuel",
     "assess_artifact",
     "build_report",
@@ -70,6 +72,7 @@ __all__ = [
 if TYPE_CHECKING:
     from .listing import UnreadableDuel, duels_table, list_duels
     from .report import build_report
+    from .report.data import Report
     from .report.github import render_github
     from .report.html import render_html
     from .report.markdown import COMMENT_LIMIT, cell, code, inline, render_markdown
