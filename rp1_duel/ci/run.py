@@ -14,7 +14,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -157,7 +157,7 @@ def _checked(root: Path, path: str, options: CiOptions, say: Callable[[str], Non
         turns=found.turns,
         require_consensus=options.require_consensus,
     )
-    say(found.to_text())
+    say(replace(found, path=path).to_text())  # named from the repository's root, as the comment names it
     say(check.line)
     record = _Record(check)
     try:

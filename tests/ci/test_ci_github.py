@@ -65,6 +65,7 @@ def test_the_comment_is_posted_once_then_edited_in_place_and_its_suggestions_giv
     first = ci(tmp_path, github, event(tmp_path, base, head))
     assert first.returncode == 0, first.stdout + first.stderr
     assert f"{name}: passed (ACCEPTED_CONSENSUS)" in first.stdout and f"{name}: comment posted" in first.stdout
+    assert f"\n{name}: valid (3 turns, ACCEPTED_CONSENSUS)" in "\n" + first.stdout  # named from the root
     ours = [one for one in github.issue_comments if one["body"].startswith(f"<!-- duel:record {name} -->\n")]
     assert len(ours) == 1 and "**ACCEPTED_CONSENSUS" in ours[0]["body"] and revision in ours[0]["body"]
     assert "offered as 1 suggested change" in ours[0]["body"]
@@ -91,6 +92,10 @@ def test_the_comment_is_posted_once_then_edited_in_place_and_its_suggestions_giv
     assert github.calls("GET", rf"/repos/{REPOSITORY}/issues/{PULL}/comments")[-1].path.endswith("/comments")
     text = git(tmp_path, "show", f"{again}:design.md") + "\n"
     assert suggested(text, github.review_comments, "design.md") == AGREED + "\n## Audit\nEvery close is logged.\n"
+    third = ci(tmp_path, github, event(tmp_path, base, again))  # the same head again: nothing to change
+    assert third.returncode == 0 and f"{name}: comment unchanged" in third.stdout, third.stdout + third.stderr
+    assert len(github.calls("PATCH", rf"/repos/{REPOSITORY}/issues/comments/\d+")) == 1
+    assert len(github.calls("POST", rf"/repos/{REPOSITORY}/pulls/{PULL}/comments")) == 1  # one suggestion, ever
 
 
 def test_a_change_outside_the_pull_requests_diff_is_no_suggestion_but_the_patch_and_duel_apply(
