@@ -183,8 +183,8 @@ def _offer(root: Path, pull: PullRequest, changed: set[str], record: _Record) ->
         return
     apply = code(f"duel apply {shlex.quote(path)}")
     target, state, conflicts = applied_to(agreed.revision, today)
-    if state == ALREADY:
-        record.notes.append(f"The document at the head holds the agreed revision {code(agreed.id)} already.")
+    if state == ALREADY or target == today:  # the revision itself, or a later document with its change merged in
+        record.notes.append(f"The document at the head holds the change of the agreed revision {code(agreed.id)}.")
         return
     if state == CONFLICTED:
         record.notes.append(

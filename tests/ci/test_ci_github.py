@@ -97,6 +97,15 @@ def test_the_comment_is_posted_once_then_edited_in_place_and_its_suggestions_giv
     assert len(github.calls("PATCH", rf"/repos/{REPOSITORY}/issues/comments/\d+")) == 1
     assert len(github.calls("POST", rf"/repos/{REPOSITORY}/pulls/{PULL}/comments")) == 1  # one suggestion, ever
 
+    # The agreed change applied in the pull request: its suggestion is stale, and deleted.
+    applied = duel_command("apply", name, cwd=tmp_path)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    done = commit(tmp_path, "the agreed change, applied")
+    fourth = ci(tmp_path, github, event(tmp_path, base, done))
+    assert fourth.returncode == 0, fourth.stdout + fourth.stderr
+    assert github.review_comments == [] and len(github.calls("DELETE", r".*/pulls/comments/\d+")) == 1
+    assert "holds the change of the agreed revision" in github.issue_comments[3]["body"]
+
 
 def test_a_change_outside_the_pull_requests_diff_is_no_suggestion_but_the_patch_and_duel_apply(
     tmp_path: Path, base: str, github: FakeGitHub, service: DuelService, source: Path, pair: tuple[Player, Player]

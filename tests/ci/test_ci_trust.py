@@ -116,6 +116,8 @@ def test_without_a_pull_request_every_tracked_record_is_checked_and_nothing_is_c
     assert github.requests == []
     no_token = ci(tmp_path, None, event(tmp_path, base, git(tmp_path, "rev-parse", "HEAD")))
     assert no_token.returncode == 0 and "no GITHUB_TOKEN: nothing commented" in no_token.stdout
+    not_asked = ci(tmp_path, github, event(tmp_path, base, git(tmp_path, "rev-parse", "HEAD")), "--no-comment")
+    assert not_asked.returncode == 0 and github.requests == []
 
 
 def test_a_wrong_environment_is_a_usage_error_of_one_line(tmp_path: Path, base: str) -> None:
