@@ -64,11 +64,12 @@ class CiResult:
 
 @dataclass
 class _Record:
-    """One record as the run sees it: its check, its report (None when it has none) and the notes of its
+    """One record as the run sees it: its check, its report (None when it has none, and why), the notes of its
     comment, and the suggestions its comment's change makes."""
 
     check: RecordCheck
     report: Report | None = None
+    unreported: str = ""  # why there is no report, when there is none
     notes: list[str] = field(default_factory=list)
     document: str | None = None  # the agreed document's path from the root, when suggestions are offered
     offered: list[Suggestion] = field(default_factory=list)
@@ -163,7 +164,7 @@ def _checked(root: Path, path: str, options: CiOptions, say: Callable[[str], Non
     try:
         record.report = read_report(root / path, read_from=None, allowed_signers=options.allowed_signers)
     except DuelError as exc:
-        record.notes.append(f"duel report could not read it: {code(exc.code)}")
+        record.unreported = f"_`duel report` cannot read it ({code(exc.code)}): the check above says why._"
     return record
 
 
@@ -227,9 +228,9 @@ def _summarise(env: Mapping[str, str], records: Sequence[_Record]) -> None:
 
 
 def _report_text(record: _Record, limit: int) -> str:
-    """The record's ``duel report --format github``, at most ``limit`` characters; its problems when it has none."""
+    """The record's ``duel report --format github``, at most ``limit`` characters; when it has none, why."""
     if record.report is None:
-        return "\n".join(record.notes) + "\n"
+        return record.unreported + "\n"
     return render_github(record.report, record.check.path, limit=limit)
 
 

@@ -230,3 +230,16 @@ def test_a_record_whose_cited_source_was_ruled_fabricated_fails_only_with_requir
     required = ci(tmp_path, None, event(tmp_path, base, head), "--require-verified")
     assert required.returncode == 1, required.stdout + required.stderr
     assert f"debates/{record.name}: FAILED" in required.stdout and "CITATION_FABRICATED" in required.stdout
+
+
+def test_a_file_the_glob_matches_that_is_no_record_fails_and_its_comment_says_why(
+    tmp_path: Path, base: str, github: FakeGitHub
+) -> None:
+    (tmp_path / "debates").mkdir()
+    (tmp_path / "debates" / "notes.md").write_text("# Notes\n\nNot a debate.\n", encoding="utf-8")
+    head = commit(tmp_path, "notes where records go")
+    ran = ci(tmp_path, github, event(tmp_path, base, head))
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "debates/notes.md: FAILED (unreadable): invalid: UNREADABLE not a duel artifact" in ran.stdout
+    (comment,) = github.issue_comments
+    assert comment["body"].count("not a duel artifact") == 1 and "`duel report` cannot read it" in comment["body"]
