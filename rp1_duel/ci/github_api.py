@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import DuelError
+from ..errors import DuelError, invalid_argument
 from ..vocabulary import ErrorCode
 
 __all__ = ["DEFAULT_API_URL", "GitHubApi"]
@@ -56,7 +56,7 @@ class GitHubApi:
 
     def __init__(self, api_url: str, token: str):
         if urlsplit(api_url).scheme not in {"http", "https"} or not urlsplit(api_url).hostname:
-            raise DuelError(ErrorCode.INVALID_ARGUMENT, "$GITHUB_API_URL is not an http(s) URL")
+            raise invalid_argument("$GITHUB_API_URL is not an http(s) URL")
         self.api_url = api_url.rstrip("/")
         self._token = token
         self._opener = urllib.request.build_opener(_SameOrigin(_origin(self.api_url)))
