@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rp1_duel.benchmark import CorpusDocument, Predicate, load_corpus, section_text
+from rp1_duel.benchmark import DEFECT_KINDS, DOCUMENT_KINDS, CorpusDocument, Predicate, load_corpus, section_text
 from rp1_duel.errors import DuelError
 from rp1_duel.turns import atx_heading, fenced_lines, split_lines
 from rp1_duel.vocabulary import ErrorCode
@@ -204,6 +205,14 @@ def enclosing_headings(text: str) -> list[set[tuple[int, str]]]:
             open_headings = [*(h for h in open_headings if h[0] < heading[0]), heading]
         found.append(set(open_headings))
     return found
+
+
+def test_the_shipped_corpus_has_forty_documents_of_every_kind_and_every_kind_of_defect() -> None:
+    assert len(CORPUS) >= 40
+    kinds = Counter(document.kind for document in CORPUS)
+    assert set(kinds) == set(DOCUMENT_KINDS) and min(kinds.values()) >= 8, kinds
+    defect_kinds = Counter(defect.kind for document in CORPUS for defect in document.defects)
+    assert set(defect_kinds) == set(DEFECT_KINDS) and min(defect_kinds.values()) >= 5, defect_kinds
 
 
 @pytest.mark.parametrize("document", CORPUS, ids=lambda document: document.name)
