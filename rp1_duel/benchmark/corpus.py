@@ -85,6 +85,12 @@ class Predicate:
     phrase: str
     section: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.kind not in PREDICATE_KINDS:
+            raise ValueError(f"unknown predicate kind {self.kind!r}")
+        if (self.section is None) != (self.kind in {"absent", "present"}):
+            raise ValueError(f"a {self.kind} predicate {'needs' if self.section is None else 'takes no'} section")
+
     def holds(self, text: str) -> bool:
         """True when ``text`` is fixed by this predicate's test."""
         if self.kind == "absent":
@@ -97,14 +103,6 @@ class Predicate:
         if self.kind == "figure":
             return _figure_pattern(self.phrase).search(_normalized(section)) is None
         return _normalized(self.phrase) in _normalized(section)
-
-    def to_json(self) -> dict[str, Any]:
-        """The predicate as the sidecar writes it (``fixed_when``)."""
-        if self.kind in {"absent", "present"}:
-            return {self.kind: self.phrase}
-        if self.kind == "figure":
-            return {"figure": self.phrase, "section": self.section}
-        return {"section_has": {"section": self.section, "item": self.phrase}}
 
 
 @dataclass(frozen=True)
@@ -152,7 +150,7 @@ def _heading(value: Any, what: str) -> str:
     return str(value)
 
 
-def parse_predicate(value: Any) -> Predicate:
+def _parse_predicate(value: Any) -> Predicate:
     """A sidecar's ``fixed_when`` object as a :class:`Predicate`; ValueError saying what is wrong."""
     if not isinstance(value, dict) or not value.keys() & set(PREDICATE_KINDS):
         raise ValueError(f"fixed_when must name one of {', '.join(PREDICATE_KINDS)}")
@@ -171,7 +169,7 @@ def parse_predicate(value: Any) -> Predicate:
     return Predicate(kind, _string(phrase, kind))
 
 
-def parse_defect(value: Any) -> Defect:
+def _parse_defect(value: Any) -> Defect:
     """One entry of a sidecar's ``defects`` as a :class:`Defect`; ValueError saying what is wrong."""
     fields = {"id", "kind", "where", "description", "fixed_when"}
     if not isinstance(value, dict) or set(value) != fields:
@@ -183,11 +181,11 @@ def parse_defect(value: Any) -> Defect:
         kind=value["kind"],
         where=_heading(value["where"], "where"),
         description=_string(value["description"], "description"),
-        fixed_when=parse_predicate(value["fixed_when"]),
+        fixed_when=_parse_predicate(value["fixed_when"]),
     )
 
 
-def parse_sidecar(value: Any) -> tuple[str, tuple[Defect, ...]]:
+def _parse_sidecar(value: Any) -> tuple[str, tuple[Defect, ...]]:
     """A whole ``defects.json`` as (document kind, defects); ValueError saying what is wrong."""
     if not isinstance(value, dict) or set(value) != {"kind", "defects"}:
         raise ValueError("the sidecar is an object with exactly 'kind' and 'defects'")
@@ -196,7 +194,7 @@ def parse_sidecar(value: Any) -> tuple[str, tuple[Defect, ...]]:
     entries = value["defects"]
     if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_DEFECTS:
         raise ValueError(f"'defects' is a list of 1 to {MAX_DEFECTS} defects")
-    defects = tuple(parse_defect(entry) for entry in entries)
+    defects = tuple(_parse_defect(entry) for entry in entries)
     if len({defect.id for defect in defects}) != len(defects):
         raise ValueError("two defects share an id")
     return value["kind"], defects
@@ -211,12 +209,12 @@ def _read_text(path: Path) -> str:
         raise DuelError(ErrorCode.CORPUS_INVALID, f"corpus: {path}: unreadable ({error})") from None
 
 
-def load_document(folder: Path) -> CorpusDocument:
+def _load_document(folder: Path) -> CorpusDocument:
     """The corpus document in ``folder``; a missing, unreadable or malformed file is ``CORPUS_INVALID`` naming it."""
     text, fixed_text = _read_text(folder / "document.md"), _read_text(folder / "fixed.md")
     sidecar = folder / "defects.json"
     try:
-        kind, defects = parse_sidecar(json.loads(_read_text(sidecar)))
+        kind, defects = _parse_sidecar(json.loads(_read_text(sidecar)))
     except ValueError as error:  # json.JSONDecodeError is one
         message = " ".join(str(error).split())
         raise DuelError(ErrorCode.CORPUS_INVALID, f"corpus: {sidecar}: {message}") from None
@@ -233,4 +231,4 @@ def load_corpus(directory: Path | None = None) -> tuple[CorpusDocument, ...]:
         raise DuelError(ErrorCode.CORPUS_INVALID, f"corpus: {root}: not a readable folder ({error.strerror})") from None
     if not folders:
         raise DuelError(ErrorCode.CORPUS_INVALID, f"corpus: {root}: holds no document folder")
-    return tuple(load_document(folder) for folder in folders)
+    return tuple(_load_document(folder) for folder in folders)

@@ -100,6 +100,14 @@ def test_section_has_holds_once_the_named_section_gains_the_item() -> None:
     assert predicate.holds(DOCUMENT + "- Disk full: stop writing, alert\n")
 
 
+@pytest.mark.parametrize(
+    ("kind", "section"), [("vanishes", None), ("absent", "## Timeouts"), ("figure", None), ("section_has", None)]
+)
+def test_a_predicate_of_an_unknown_kind_or_the_wrong_section_cannot_be_made(kind: str, section: str | None) -> None:
+    with pytest.raises(ValueError, match="predicate"):
+        Predicate(kind, "30", section)
+
+
 def test_a_section_ends_at_the_next_heading_of_its_level_and_a_fence_holds_no_heading() -> None:
     timeouts = section_text(DOCUMENT, "## Timeouts")
     assert timeouts is not None
