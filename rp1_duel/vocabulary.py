@@ -332,6 +332,7 @@ class ErrorCode:
     HUMAN_ABORTED: Final = "HUMAN_ABORTED"
     SCRIPT_EXHAUSTED: Final = "SCRIPT_EXHAUSTED"
     PANEL_SEAT_FAILED: Final = "PANEL_SEAT_FAILED"  # duel panel: a seat's process ended before taking its seat
+    CORPUS_INVALID: Final = "CORPUS_INVALID"  # duel bench: a corpus folder, document or sidecar that cannot be used
 
 
 class RuleCode:
