@@ -23,6 +23,9 @@ _EXPORTS = {
     "list_duels": ".listing",
     "duels_table": ".listing",
     "build_report": ".report",
+    "CSP": ".report.html",
+    "cell": ".report.markdown",
+    "CSS": ".report.page_style",
     "render_html": ".report.html",
     "render_markdown": ".report.markdown",
     "REPORT_FORMATS": ".report_files",
@@ -39,12 +42,15 @@ _EXPORTS = {
     "AskKey": ".watch_keys",
 }
 __all__ = [
+    "CSP",
+    "CSS",
     "REPORT_FORMATS",
     "AskKey",
     "Flip",
     "UnreadableDuel",
     "assess_artifact",
     "build_report",
+    "cell",
     "configured_assessors",
     "display_for",
     "duels_table",
@@ -65,8 +71,9 @@ if TYPE_CHECKING:
     from .flips import Flip, flip_ledger
     from .listing import UnreadableDuel, duels_table, list_duels
     from .report import build_report
-    from .report.html import render_html
-    from .report.markdown import render_markdown
+    from .report.html import CSP, render_html
+    from .report.markdown import cell, render_markdown
+    from .report.page_style import CSS
     from .report_files import (
         REPORT_FORMATS,
         assess_artifact,
