@@ -4,13 +4,16 @@ fixed, and a corpus folder that cannot be used is refused with CORPUS_INVALID, o
 from __future__ import annotations
 
 import json
+import re
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rp1_duel.benchmark import Predicate, load_corpus, section_text
+from rp1_duel.benchmark import CorpusDocument, Predicate, load_corpus, section_text
 from rp1_duel.errors import DuelError
+from rp1_duel.turns import atx_heading, fenced_lines, split_lines
 from rp1_duel.vocabulary import ErrorCode
 
 DOCUMENT = """# Cache service
@@ -182,3 +185,50 @@ def test_a_sidecar_of_the_wrong_shape_is_refused_saying_what_is_wrong(tmp_path: 
 def test_a_folder_that_is_no_corpus_is_refused(tmp_path: Path) -> None:
     assert "not a readable folder" in refusal(tmp_path / "nowhere")
     assert "holds no document folder" in refusal(tmp_path)
+
+
+# -- the shipped corpus ---------------------------------------------------------------------------------------------
+CORPUS = load_corpus()
+HINTS = re.compile(r"\b(defects?|todo|fixme|bugs?|xxx|seeded|deliberate(ly)?|intentional(ly)?)\b", re.IGNORECASE)
+
+
+def enclosing_headings(text: str) -> list[set[tuple[int, str]]]:
+    """For each line of ``text``, the headings (level, title) of every section it is in, its own heading included."""
+    lines = split_lines(text)
+    fenced = fenced_lines(lines)
+    open_headings: list[tuple[int, str]] = []
+    found: list[set[tuple[int, str]]] = []
+    for index, line in enumerate(lines):
+        heading = None if fenced[index] else atx_heading(line)
+        if heading is not None:
+            open_headings = [*(h for h in open_headings if h[0] < heading[0]), heading]
+        found.append(set(open_headings))
+    return found
+
+
+@pytest.mark.parametrize("document", CORPUS, ids=lambda document: document.name)
+def test_each_predicate_fails_on_the_original_and_holds_on_the_hand_fixed_version(document: CorpusDocument) -> None:
+    assert document.fixed(document.text) == frozenset()
+    assert document.fixed(document.fixed_text) == {defect.id for defect in document.defects}
+
+
+@pytest.mark.parametrize("document", CORPUS, ids=lambda document: document.name)
+def test_the_fixed_version_differs_only_in_the_sections_the_defects_name(document: CorpusDocument) -> None:
+    """At most two changed runs of lines a defect (a moved step is two), each inside a section a defect names."""
+    original, fixed = split_lines(document.text), split_lines(document.fixed_text)
+    changes = [op for op in SequenceMatcher(None, original, fixed, autojunk=False).get_opcodes() if op[0] != "equal"]
+    assert 0 < len(changes) <= 2 * len(document.defects), changes
+    named = {(level, title) for defect in document.defects for level, title in [atx_heading(defect.where) or (0, "")]}
+    inside = enclosing_headings(document.text)
+    for _, start, end, _, _ in changes:
+        touched = range(start, end) if end > start else [start - 1]  # an insertion extends the line above it
+        assert all(inside[line] & named for line in touched), (document.name, original[start - 1 : end + 1])
+
+
+@pytest.mark.parametrize("document", CORPUS, ids=lambda document: document.name)
+def test_a_document_reads_as_a_real_one_and_gives_no_hint_of_what_is_wrong(document: CorpusDocument) -> None:
+    assert 60 <= len(split_lines(document.text)) <= 200
+    assert HINTS.search(document.text) is None, HINTS.search(document.text)
+    headings = [heading for heading in map(atx_heading, split_lines(document.text)) if heading]
+    assert all(section_text(document.text, defect.where) is not None for defect in document.defects)
+    assert headings[0][0] == 1, "a document opens with its title"
