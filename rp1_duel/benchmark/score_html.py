@@ -17,8 +17,7 @@ __all__ = ["score_html"]
 
 COLOURS = {DUEL: "#0969da", OPENINGS: "#8250df", SINGLE: "#bc4c00"}
 _WIDTH, _HEIGHT, _LEFT, _BOTTOM, _TOP = 720, 300, 70, 50, 40
-_RECALL_CAPTION = "<figcaption>Defect recall by condition, over every run.</figcaption>"
-_STYLE = "figure.chart { margin: 12px 0 20px; } .chart svg { max-width: 900px; display: block; }"
+_STYLE = "figure { margin: 12px 0 20px; } .chart svg { max-width: 900px; display: block; }"
 
 
 def score_html(data: ScoreJson) -> str:
@@ -32,8 +31,8 @@ def score_html(data: ScoreJson) -> str:
             + (f"; {len(total['pending'])} not finished" if total["pending"] else "")
             + ". What each number means, and what it does not show: docs/bench.md.</p>"
         ),
-        f'<figure class="chart">{recall_svg(total["recall"])}{_RECALL_CAPTION}</figure>',
-        f'<figure class="chart">{cost_svg([run for d in data["documents"] for run in d["runs"]])}</figure>',
+        _figure(recall_svg(total["recall"]), "Defect recall by condition, over every run."),
+        _figure(*cost_svg([run for d in data["documents"] for run in d["runs"]])),
         "<h2>Totals</h2>",
         _table(
             ("condition", "defect recall", "cost"),
@@ -106,9 +105,9 @@ def recall_svg(recall: dict[str, float | None]) -> str:
     return _svg("Defect recall by condition", parts)
 
 
-def cost_svg(runs: list[RunJson]) -> str:
-    """One point a run: its cost (x) against its recall (y), coloured by condition. Tokens stand in for cost when
-    a run's cost is not known (an unpriced model), and the axis and caption say so."""
+def cost_svg(runs: list[RunJson]) -> tuple[str, str]:
+    """One point a run: its cost (x) against its recall (y), coloured by condition, and its caption. Tokens stand
+    in for cost when a run's cost is not known (an unpriced model), and the axis and caption say so."""
     plotted = [run for run in runs if run["recall"] is not None]
     by_cost = all(run["usd"] is not None for run in plotted)
 
@@ -149,7 +148,12 @@ def cost_svg(runs: list[RunJson]) -> str:
             f'<text x="{x + 10}" y="{_TOP - 17}">{condition}</text>'
         )
     caption = "Cost against recall, one point a run." if by_cost else "Tokens against recall, one point a run."
-    return _svg(caption, parts) + f"<figcaption>{caption}</figcaption>"
+    return _svg(caption, parts), caption
+
+
+def _figure(svg: str, caption: str) -> str:
+    """A plot in its own sideways-scrolling box (the report's ``chart``: 720 px at least), its caption below the box."""
+    return f'<figure><div class="chart">{svg}</div><figcaption>{_e(caption)}</figcaption></figure>'
 
 
 def _axes(y_label: str, x_label: str) -> list[str]:
