@@ -19,8 +19,8 @@ from ..printable import printable_json
 from ..record import RecordFile
 from ..review import flip_ledger
 from ..vocabulary import ErrorCode
-from .corpus import CorpusDocument, load_corpus
-from .score import DUEL, SINGLE, BenchScore, RunRecord, SeatSpend, SeatTurn, score_bench
+from .corpus import CorpusDocument, corpus_directory, load_corpus
+from .score import DUEL, BenchScore, RunRecord, SeatSpend, SeatTurn, score_bench
 
 __all__ = ["SCORE_FORMATS", "read_runs", "read_score", "render_score"]
 
@@ -40,7 +40,7 @@ def read_score(out: Path, corpus_dir: Path | None = None) -> tuple[BenchScore, P
         corpus_dir = Path(named) if Path(named).is_absolute() else out / named
     corpus = {document.name: document for document in load_corpus(corpus_dir)}
     runs, pending = read_runs(out, corpus)
-    return score_bench(runs, corpus, pending), corpus_dir or Path("shipped corpus")
+    return score_bench(runs, corpus, pending), corpus_dir or corpus_directory()
 
 
 def read_runs(out: Path, corpus: dict[str, CorpusDocument]) -> tuple[list[RunRecord], list[str]]:
@@ -93,7 +93,7 @@ def _run(folder: Path, document: CorpusDocument) -> RunRecord:
     outcome = result.get("outcome")
     return RunRecord(
         document=document.name,
-        condition=condition if condition in (DUEL, SINGLE) else DUEL,
+        condition=condition,
         run=int(run),
         outcome=outcome if isinstance(outcome, str) else None,
         original=original,
