@@ -25,16 +25,26 @@ _EXPORTS = {
     "corpus_directory": ".corpus",
     "load_corpus": ".corpus",
     "section_text": ".corpus",
+    "BenchScore": ".score",
+    "score_bench": ".score",
+    "SCORE_FORMATS": ".score_files",
+    "read_score": ".score_files",
+    "render_score": ".score_files",
 }
 __all__ = [
     "DEFECT_KINDS",
     "DOCUMENT_KINDS",
     "PREDICATE_KINDS",
+    "SCORE_FORMATS",
+    "BenchScore",
     "CorpusDocument",
     "Defect",
     "Predicate",
     "corpus_directory",
     "load_corpus",
+    "read_score",
+    "render_score",
+    "score_bench",
     "section_text",
 ]
 
@@ -50,5 +60,7 @@ if TYPE_CHECKING:
         load_corpus,
         section_text,
     )
+    from .score import BenchScore, score_bench
+    from .score_files import SCORE_FORMATS, read_score, render_score
 else:
     __getattr__ = lazy_exports(__name__, _EXPORTS)

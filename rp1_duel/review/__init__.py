@@ -17,10 +17,15 @@ from typing import TYPE_CHECKING
 from .. import lazy_exports
 
 _EXPORTS = {
+    "Flip": ".flips",
+    "flip_ledger": ".flips",
     "UnreadableDuel": ".listing",
     "list_duels": ".listing",
     "duels_table": ".listing",
     "build_report": ".report",
+    "CSP": ".report.html",
+    "cell": ".report.markdown",
+    "CSS": ".report.page_style",
     "render_html": ".report.html",
     "render_markdown": ".report.markdown",
     "REPORT_FORMATS": ".report_files",
@@ -37,14 +42,19 @@ _EXPORTS = {
     "AskKey": ".watch_keys",
 }
 __all__ = [
+    "CSP",
+    "CSS",
     "REPORT_FORMATS",
     "AskKey",
+    "Flip",
     "UnreadableDuel",
     "assess_artifact",
     "build_report",
+    "cell",
     "configured_assessors",
     "display_for",
     "duels_table",
+    "flip_ledger",
     "follow",
     "list_duels",
     "pick_duel",
@@ -58,10 +68,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .flips import Flip, flip_ledger
     from .listing import UnreadableDuel, duels_table, list_duels
     from .report import build_report
-    from .report.html import render_html
-    from .report.markdown import render_markdown
+    from .report.html import CSP, render_html
+    from .report.markdown import cell, render_markdown
+    from .report.page_style import CSS
     from .report_files import (
         REPORT_FORMATS,
         assess_artifact,
