@@ -333,6 +333,8 @@ class ErrorCode:
     HUMAN_ABORTED: Final = "HUMAN_ABORTED"
     SCRIPT_EXHAUSTED: Final = "SCRIPT_EXHAUSTED"
     PANEL_SEAT_FAILED: Final = "PANEL_SEAT_FAILED"  # duel panel: a seat's process ended before taking its seat
+    CORPUS_INVALID: Final = "CORPUS_INVALID"  # duel bench: a corpus folder, document or sidecar that cannot be used
+    BENCH_OUTPUT_INVALID: Final = "BENCH_OUTPUT_INVALID"  # duel bench score: not the layout duel bench run writes
 
 
 class RuleCode:

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from .benchmarking import bench_app
 from .ci import ci_app
 from .following import list_command, stats_command, watch_command
 from .reviewing import apply_command, report_command, validate_command, verify_command
@@ -83,3 +84,4 @@ app.add_typer(store_app, name="store")
 app.command("pull", cls=PlainHelpCommand)(pull_command)
 app.add_typer(config_app, name="config")
 app.command("mcp", cls=PlainHelpCommand)(mcp_command)
+app.add_typer(bench_app, name="bench")

@@ -18,12 +18,16 @@ from .. import lazy_exports
 
 _EXPORTS = {
     "COMMENT_LIMIT": ".report.markdown",
+    "Flip": ".flips",
+    "flip_ledger": ".flips",
     "UnreadableDuel": ".listing",
     "list_duels": ".listing",
     "duels_table": ".listing",
     "build_report": ".report",
-    "render_html": ".report.html",
+    "CSP": ".report.html",
     "cell": ".report.markdown",
+    "CSS": ".report.page_style",
+    "render_html": ".report.html",
     "code": ".report.markdown",
     "inline": ".report.markdown",
     "render_github": ".report.github",
@@ -44,8 +48,11 @@ _EXPORTS = {
 }
 __all__ = [
     "COMMENT_LIMIT",
+    "CSP",
+    "CSS",
     "REPORT_FORMATS",
     "AskKey",
+    "Flip",
     "Report",
     "UnreadableDuel",
     "assess_artifact",
@@ -55,6 +62,7 @@ __all__ = [
     "configured_assessors",
     "display_for",
     "duels_table",
+    "flip_ledger",
     "follow",
     "inline",
     "list_duels",
@@ -70,12 +78,14 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .flips import Flip, flip_ledger
     from .listing import UnreadableDuel, duels_table, list_duels
     from .report import build_report
     from .report.data import Report
     from .report.github import render_github
-    from .report.html import render_html
+    from .report.html import CSP, render_html
     from .report.markdown import COMMENT_LIMIT, cell, code, inline, render_markdown
+    from .report.page_style import CSS
     from .report_files import (
         REPORT_FORMATS,
         assess_artifact,
