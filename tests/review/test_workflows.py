@@ -85,3 +85,20 @@ def test_a_workflow_that_uses_secrets_never_runs_them_for_a_fork() -> None:
             assert job["if"] == "github.event.pull_request.head.repo.full_name == github.repository"
             with_keys = [step for step in job["steps"] if "secrets." in yaml.safe_dump(step)]
             assert len(with_keys) == 1 and "secrets." not in yaml.safe_dump(job.get("env", {}))
+
+
+def test_the_readmes_three_line_workflow_passes_actionlint_with_the_least_permissions(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Review in the pull request") :]
+    block = section[
+        section.index("```yaml\n") + len("```yaml\n") : section.index("```\n", section.index("```yaml\n") + 1)
+    ]
+    assert block.count("\n") == 3
+    workflow = tmp_path / "duel.yml"
+    workflow.write_text(block, encoding="utf-8")
+    ran = actionlint(workflow)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    parsed = yaml.safe_load(block)
+    assert parsed[True] == "pull_request" and parsed["permissions"] == {"contents": "read", "pull-requests": "write"}
+    (review,) = parsed["jobs"].values()
+    assert [step["uses"].split("@")[0] for step in review["steps"]] == ["actions/checkout", "rp1/duel"]
