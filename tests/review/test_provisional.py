@@ -18,6 +18,7 @@ from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
 from rp1_duel.coordination import DuelService, Provenance, Usage
 from rp1_duel.review import Provisional, model_family
 from rp1_duel.review.families import provisional, seat_models
+from rp1_duel.review.report.github import render_github
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
@@ -119,6 +120,8 @@ def test_the_report_labels_a_duel_served_by_one_family_near_its_headline_in_ever
     assert report.provisional == Provisional("claude", ("claude-x", "claude-y"))
     top = render_markdown(report).split("### Decision", 1)[0]
     assert f"**Provisional:** every seat is a claude model (claude-x, claude-y), {LINE}" in top
+    comment = render_github(report, str(path)).split("<details>", 1)[0]  # the open part of a PR comment
+    assert f"**Provisional:** every seat is a claude model (claude-x, claude-y), {LINE}" in comment
     page = render_html(report).split("<h2>Decision</h2>", 1)[0]
     assert "<strong>Provisional:</strong> every seat is a claude model (claude-x, claude-y)" in page
     data = json.loads(json.dumps(report.to_dict()))
