@@ -1,7 +1,7 @@
 """duel: two AI agents debate a Markdown document through a lease-based lock service.
 
 The library is the product; :mod:`rp1_duel.cli` is a thin layer over it. Packages, and
-the one direction data flows through them (cli → mcp_server → review → participant → coordination →
+the one direction data flows through them (cli → ci → mcp_server → benchmark → review → participant → coordination →
 verify → record → turns; tests/test_layout.py holds them to it):
 
 - :mod:`rp1_duel.turns`: the Markdown scanner, the source document, the turn grammar
@@ -13,7 +13,9 @@ verify → record → turns; tests/test_layout.py holds them to it):
 - :mod:`rp1_duel.coordination`: the lock service over a shared directory (sections 2–5, 9);
 - :mod:`rp1_duel.participant`: the loop behind ``duel join``, prompts and model providers;
 - :mod:`rp1_duel.review`: ``duel report``, ``duel watch`` and ``duel list``;
+- :mod:`rp1_duel.benchmark`: ``duel bench``, its corpus of documents with seeded defects, runs and scores;
 - :mod:`rp1_duel.mcp_server`: ``duel mcp``, one seat for an agent harness over MCP;
+- :mod:`rp1_duel.ci`: ``duel ci github``, a pull request's records checked and commented on;
 - :mod:`rp1_duel.cli`: ``duel`` and ``duel tools``;
 - top level: :mod:`.vocabulary` (the protocol's words), :mod:`.errors`, :mod:`.clock`,
   :mod:`.schedule`, :mod:`.settings`, :mod:`.files` (atomic writes), :mod:`.printable` (outside text made safe to print),

@@ -315,6 +315,7 @@ class ErrorCode:
     DEPENDENCY_MISSING: Final = "DEPENDENCY_MISSING"  # an optional extra a flag needs is not installed
     MERGE_CONFLICT: Final = "MERGE_CONFLICT"  # duel apply --check: the agreed change conflicts with today's document
     NO_AGREED_REVISION: Final = "NO_AGREED_REVISION"  # duel apply: the duel is open or ended without consensus
+    GITHUB_API_FAILED: Final = "GITHUB_API_FAILED"  # duel ci github: the GitHub API refused a call or did not answer
     # sealed openings (docs/protocol.md section 4, "Sealed openings")
     OPENING_MISMATCH: Final = "OPENING_MISMATCH"  # a revealed opening is not the one committed: INVALIDATED
     OPENING_COMMITTED: Final = "OPENING_COMMITTED"  # a seat's sealed opening is committed already, to another text
@@ -333,6 +334,8 @@ class ErrorCode:
     SCRIPT_EXHAUSTED: Final = "SCRIPT_EXHAUSTED"
     BUDGET_EXCEEDED: Final = "BUDGET_EXCEEDED"  # duel join --budget-usd: the next request could pass the cap (exit 4)
     PANEL_SEAT_FAILED: Final = "PANEL_SEAT_FAILED"  # duel panel: a seat's process ended before taking its seat
+    CORPUS_INVALID: Final = "CORPUS_INVALID"  # duel bench: a corpus folder, document or sidecar that cannot be used
+    BENCH_OUTPUT_INVALID: Final = "BENCH_OUTPUT_INVALID"  # duel bench score: not the layout duel bench run writes
 
 
 class RuleCode:

@@ -16,7 +16,7 @@ from rp1_duel.coordination import DuelService
 
 from helpers import SOURCE, Player, join
 
-pytest_plugins = ["fake_models", "fake_web", "pg_server"]
+pytest_plugins = ["fake_models", "fake_web", "fake_github", "pg_server"]
 
 
 @pytest.fixture(autouse=True, scope="session")

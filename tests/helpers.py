@@ -410,6 +410,33 @@ def duel_citing(service: DuelService, source: Path, *turns: dict[str, Any]) -> P
     return Path(path)
 
 
+LETTERS = str.maketrans("0123456789", "ghijklmnop")  # a hash as letters: no figure the source does not hold
+
+
+def fifty_turns(service: DuelService, source: Path, words: int = 250) -> Path:
+    """A duel of 50 turns that never agree, each turn's Position long (``words`` words: 250 make some 2,500
+    characters)."""
+    settings = DuelSettings(max_turns=50)
+    players = tuple(
+        join(service, source, name, harness=harness, model_id=model, settings=settings)
+        for name, harness, model in DUELISTS.values()
+    )
+    path = ""
+    for n in range(1, 51):
+        player = players[(n - 1) % 2]
+        said = [hashlib.sha256(f"{n}.{k}".encode()).hexdigest()[:9].translate(LETTERS) for k in range(words)]
+        long = " Because " + " ".join(said) + "."  # words of its own in each turn, so NOVELTY holds
+        text = make_turn(
+            n,
+            *DUELISTS[2 - n % 2],
+            position_extra=long,
+            counterclaim=" ".join(said[:8]),
+            citing=(f"https://example.org/{n}",),
+        ).replace(f"Argument {n}: ", f"Argument {n} ({' '.join(said[8:16])}): ")
+        path = service.append(player.seat, claim(service, player), text, release=True).debate_path
+    return Path(path)
+
+
 def duel_command(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``duel …`` as a real process that must end within 30 s (a hang fails the test)."""
     return subprocess.run(

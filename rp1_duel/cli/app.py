@@ -2,7 +2,7 @@
 lists them.
 
 Each command lives with those of its concern: :mod:`.taking_part` (join, panel, demo, ask, abandon),
-:mod:`.reviewing` (validate, verify, apply, report), :mod:`.following` (watch, list, stats) and
+:mod:`.reviewing` (validate, verify, apply, report), :mod:`.ci` (ci github), :mod:`.following` (watch, list, stats) and
 :mod:`.setting_up` (skill, store, pull, config, mcp); what they share is in :mod:`.shared`. Library
 imports happen inside each command, so ``--help`` stays quick and a command pays only for what it uses.
 """
@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from .benchmarking import bench_app
+from .ci import ci_app
 from .following import list_command, stats_command, watch_command
 from .reviewing import apply_command, report_command, validate_command, verify_command
 from .setting_up import config_app, mcp_command, pull_command, skill_command, store_app
@@ -71,6 +73,7 @@ app.command("validate", cls=PlainHelpCommand)(validate_command)
 app.command("verify", cls=PlainHelpCommand)(verify_command)
 app.command("apply", cls=PlainHelpCommand)(apply_command)
 app.command("report", cls=PlainHelpCommand)(report_command)
+app.add_typer(ci_app, name="ci")
 app.command("skill", cls=PlainHelpCommand)(skill_command)
 app.command("watch", cls=PlainHelpCommand)(watch_command)
 app.command("ask", cls=PlainHelpCommand)(ask_command)
@@ -81,3 +84,4 @@ app.add_typer(store_app, name="store")
 app.command("pull", cls=PlainHelpCommand)(pull_command)
 app.add_typer(config_app, name="config")
 app.command("mcp", cls=PlainHelpCommand)(mcp_command)
+app.add_typer(bench_app, name="bench")

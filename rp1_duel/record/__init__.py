@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING
 from .. import lazy_exports
 
 _EXPORTS = {
+    "ALREADY": ".agreed",
+    "CONFLICTED": ".agreed",
     "agreed_revision": ".agreed",
+    "applied_to": ".agreed",
     "apply_agreed": ".agreed",
     "Conclusion": ".artifact",
     "FrontMatter": ".artifact",
@@ -102,8 +105,10 @@ _EXPORTS = {
     "write": ".verification",
 }
 __all__ = [
+    "ALREADY",
     "BOTH_ACCEPTING",
     "BOTH_DISSENTING",
+    "CONFLICTED",
     "CURRENT",
     "EVIDENCE_CHARS",
     "GENESIS",
@@ -148,6 +153,7 @@ __all__ = [
     "agreed_in",
     "agreed_revision",
     "alternatives_in",
+    "applied_to",
     "apply_agreed",
     "artifact",
     "artifact_citations",
@@ -191,7 +197,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from . import artifact, signatures
-    from .agreed import agreed_revision, apply_agreed
+    from .agreed import ALREADY, CONFLICTED, agreed_revision, applied_to, apply_agreed
     from .artifact import (
         GENESIS,
         Conclusion,

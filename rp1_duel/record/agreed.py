@@ -29,7 +29,7 @@ from .history import RecordFile, read_failure
 from .sources import source_document, source_location, tree_root
 from .validate import validate_record
 
-__all__ = ["AgreedRevision", "ApplyResult", "agreed_revision", "apply_agreed"]
+__all__ = ["ALREADY", "CONFLICTED", "AgreedRevision", "ApplyResult", "agreed_revision", "applied_to", "apply_agreed"]
 
 # What apply_agreed did to the document (ApplyResult.state).
 APPLIED = "applied"  # the document was the recorded version: the agreed revision written over it
@@ -185,14 +185,9 @@ def apply_agreed(
             written=None if check else _write(Path(to), agreed.revision.text, like=agreed.document),
             check=check,
         )
-    today = _today(agreed)
-    if today.raw == agreed.revision.text:
+    text, state, conflicts = applied_to(agreed.revision, _today(agreed).raw, use_git=use_git)
+    if state == ALREADY:
         return ApplyResult(agreed=agreed, written=None, check=check, state=ALREADY)
-    if today.raw == agreed.revision.source:
-        text, state, conflicts = agreed.revision.text, APPLIED, 0
-    else:
-        merged = merge_three(agreed.revision.source, today.raw, agreed.revision.text, use_git=use_git)
-        text, state, conflicts = merged.text, (CONFLICTED if merged.conflicts else MERGED), merged.conflicts
     if check:
         if conflicts:
             raise DuelError(
@@ -210,6 +205,18 @@ def apply_agreed(
         state=state,
         conflicts=conflicts,
     )
+
+
+def applied_to(revision: Revision, today: str, *, use_git: bool = True) -> tuple[str, str, int]:
+    """What :func:`apply_agreed` makes of the document ``today`` (its text): the text, the state (``APPLIED``,
+    ``MERGED``, ``CONFLICTED`` or ``ALREADY``) and how many places conflict. Writes nothing (``duel ci github``
+    offers the same change as suggestions)."""
+    if today == revision.text:
+        return today, ALREADY, 0
+    if today == revision.source:
+        return revision.text, APPLIED, 0
+    merged = merge_three(revision.source, today, revision.text, use_git=use_git)
+    return merged.text, (CONFLICTED if merged.conflicts else MERGED), merged.conflicts
 
 
 def _today(agreed: AgreedRevision) -> SourceDocument:

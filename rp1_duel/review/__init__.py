@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from .. import lazy_exports
 
 _EXPORTS = {
+    "COMMENT_LIMIT": ".report.markdown",
     "Provisional": ".families",
     "model_family": ".families",
     "Flip": ".flips",
@@ -25,8 +26,15 @@ _EXPORTS = {
     "list_duels": ".listing",
     "duels_table": ".listing",
     "build_report": ".report",
+    "CSP": ".report.html",
+    "cell": ".report.markdown",
+    "CSS": ".report.page_style",
     "render_html": ".report.html",
+    "code": ".report.markdown",
+    "inline": ".report.markdown",
+    "render_github": ".report.github",
     "render_markdown": ".report.markdown",
+    "Report": ".report.data",
     "REPORT_FORMATS": ".report_files",
     "assess_artifact": ".report_files",
     "configured_assessors": ".report_files",
@@ -41,23 +49,31 @@ _EXPORTS = {
     "AskKey": ".watch_keys",
 }
 __all__ = [
+    "COMMENT_LIMIT",
+    "CSP",
+    "CSS",
     "REPORT_FORMATS",
     "AskKey",
     "Flip",
     "Provisional",
+    "Report",
     "UnreadableDuel",
     "assess_artifact",
     "build_report",
+    "cell",
+    "code",
     "configured_assessors",
     "display_for",
     "duels_table",
     "flip_ledger",
     "follow",
+    "inline",
     "list_duels",
     "model_family",
     "pick_duel",
     "read_report",
     "read_stats",
+    "render_github",
     "render_html",
     "render_markdown",
     "render_report",
@@ -70,8 +86,11 @@ if TYPE_CHECKING:
     from .flips import Flip, flip_ledger
     from .listing import UnreadableDuel, duels_table, list_duels
     from .report import build_report
-    from .report.html import render_html
-    from .report.markdown import render_markdown
+    from .report.data import Report
+    from .report.github import render_github
+    from .report.html import CSP, render_html
+    from .report.markdown import COMMENT_LIMIT, cell, code, inline, render_markdown
+    from .report.page_style import CSS
     from .report_files import (
         REPORT_FORMATS,
         assess_artifact,

@@ -1,4 +1,4 @@
-"""The package layout's contract: data flows one way (cli → review → participant →
+"""The package layout's contract: data flows one way (cli → ci → review → participant →
 coordination → verify → record → turns → the top-level modules), as the package docstring
 says, the vocabulary imports nothing, and no module imports itself back through a cycle,
 not even through an import deferred into a function; and an import from another subpackage
@@ -23,8 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "rp1_duel"
 # Higher layers may import lower ones, never the reverse.
 LAYERS = {
-    "cli": 8,
-    "mcp_server": 7,
+    "cli": 10,
+    "ci": 9,
+    "mcp_server": 8,
+    "benchmark": 7,
     "review": 6,
     "participant": 5,
     "coordination": 4,
@@ -79,14 +81,14 @@ def imports(path: Path, *, top_level_only: bool = False, run_time_only: bool = F
 def layer(module: str) -> int:
     parts = module.split(".")
     if len(parts) == 1:
-        return 8  # rp1_duel/__init__.py: the library surface re-exports every layer
+        return max(LAYERS.values())  # rp1_duel/__init__.py: the library surface re-exports every layer
     return LAYERS.get(parts[1], 0)
 
 
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
 # Subpackages whose __init__ is a face: another package imports from the face only, and only the
 # names its __all__ lists (the modules behind it stay free to move).
-FACED = ("turns", "record", "verify", "coordination", "participant", "review", "mcp_server", "cli")
+FACED = ("turns", "record", "verify", "coordination", "participant", "review", "benchmark", "mcp_server", "ci", "cli")
 
 
 def imported_names(path: Path) -> list[tuple[str, str]]:

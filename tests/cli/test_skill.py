@@ -344,13 +344,13 @@ def raised_error_codes() -> set[str]:
     """Every error code the service and `duel tools` can raise, read from the package source.
 
     The model providers' codes (only `duel join` meets them), `duel verify`'s, `duel panel`'s,
-    `duel apply`'s and the skill installer's own are not the agent's concern.
+    `duel apply`'s, `duel bench`'s, `duel ci github`'s and the skill installer's own are not the agent's concern.
     """
     codes = set()
     for path in PACKAGE.rglob("*.py"):
         relative = path.relative_to(PACKAGE).as_posix()
         if relative in ("cli/skill.py", "cli/skill_setup.py", "record/agreed.py") or relative.startswith(
-            ("participant/providers/", "verify/", "participant/panel.py")
+            ("participant/providers/", "verify/", "participant/panel.py", "benchmark/", "ci/")
         ):
             continue
         source = path.read_text(encoding="utf-8")

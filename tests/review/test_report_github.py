@@ -3,7 +3,6 @@ and the diff first, the rest folded, whole sections cut to fit 65,536 characters
 
 from __future__ import annotations
 
-import hashlib
 import re
 import subprocess
 from dataclasses import replace
@@ -21,10 +20,9 @@ from rp1_duel.review.report.markdown import inline
 from rp1_duel.review.report_files import read_report
 from rp1_duel.settings import DuelSettings
 
-from helpers import DUELISTS, Player, agreed_on_an_edit, claim, duel_command, join, make_turn
+from helpers import DUELISTS, Player, agreed_on_an_edit, claim, duel_command, fifty_turns, join, make_turn
 
 LIMIT = 65_536
-LETTERS = str.maketrans("0123456789", "ghijklmnop")  # a hash as letters: no figure the source does not hold
 HOSTILE = "</details> ```\n~~~ <script>alert(1)</script> <!-- hidden --> `` </summary> `</details><script>x</script>` @octocat"
 
 
@@ -93,25 +91,6 @@ def duelists(service: DuelService, source: Path, settings: DuelSettings) -> tupl
         join(service, source, "Alice", harness="claude-code", model_id="claude-x", settings=settings),
         join(service, source, "Bob", harness="codex", model_id="gpt-x", settings=settings),
     )
-
-
-def fifty_turns(service: DuelService, source: Path) -> Path:
-    """A duel of 50 turns that never agree, each turn's Position long (some 2,500 characters)."""
-    players = duelists(service, source, DuelSettings(max_turns=50))
-    path = ""
-    for n in range(1, 51):
-        player = players[(n - 1) % 2]
-        words = [hashlib.sha256(f"{n}.{k}".encode()).hexdigest()[:9].translate(LETTERS) for k in range(250)]
-        long = " Because " + " ".join(words) + "."  # words of its own in each turn, so NOVELTY holds
-        text = make_turn(
-            n,
-            *DUELISTS[2 - n % 2],
-            position_extra=long,
-            counterclaim=" ".join(words[:8]),
-            citing=(f"https://example.org/{n}",),
-        ).replace(f"Argument {n}: ", f"Argument {n} ({' '.join(words[8:16])}): ")
-        path = service.append(player.seat, claim(service, player), text, release=True).debate_path
-    return Path(path)
 
 
 def test_a_fifty_turn_record_fits_one_comment_by_cutting_whole_sections_each_named(

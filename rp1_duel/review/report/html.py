@@ -53,7 +53,7 @@ from .data import Report
 from .page_style import BADGE_COLOURS, CSS
 from .sections import sections_of
 
-__all__ = ["SEAT_COLOURS", "render_html"]
+__all__ = ["CSP", "SEAT_COLOURS", "render_html"]
 
 SEAT_COLOURS = words.SEAT_COLOURS
 _URL = re.compile(r"https?://[^\s<>\[\]`\"]+", re.IGNORECASE)  # as references.urls_in_line finds them
