@@ -18,6 +18,8 @@ from .. import lazy_exports
 
 _EXPORTS = {
     "COMMENT_LIMIT": ".report.markdown",
+    "Provisional": ".families",
+    "model_family": ".families",
     "Flip": ".flips",
     "flip_ledger": ".flips",
     "UnreadableDuel": ".listing",
@@ -53,6 +55,7 @@ __all__ = [
     "REPORT_FORMATS",
     "AskKey",
     "Flip",
+    "Provisional",
     "Report",
     "UnreadableDuel",
     "assess_artifact",
@@ -66,6 +69,7 @@ __all__ = [
     "follow",
     "inline",
     "list_duels",
+    "model_family",
     "pick_duel",
     "read_report",
     "read_stats",
@@ -78,6 +82,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .families import Provisional, model_family
     from .flips import Flip, flip_ledger
     from .listing import UnreadableDuel, duels_table, list_duels
     from .report import build_report
