@@ -25,20 +25,51 @@ _EXPORTS = {
     "corpus_directory": ".corpus",
     "load_corpus": ".corpus",
     "section_text": ".corpus",
+    "BenchOutcome": ".run",
+    "BenchPlan": ".run",
+    "run_bench": ".run",
+    "spend_lines": ".run",
+    "planned_runs": ".run",
+    "EXIT_BUDGET": ".run",
+    "EXIT_RUN_FAILED": ".run",
+    "EXIT_WALL_CLOCK": ".run",
+    "Lineup": ".duel_run",
+    "RunResult": ".layout",
+    "RunSpec": ".layout",
+    "progress_bar": ".progress",
+    "result_line": ".progress",
+    "seat_share": ".budget",
+    "BudgetLedger": ".budget",
 }
 __all__ = [
     "DEFECT_KINDS",
     "DOCUMENT_KINDS",
+    "EXIT_BUDGET",
+    "EXIT_RUN_FAILED",
+    "EXIT_WALL_CLOCK",
     "PREDICATE_KINDS",
+    "BenchOutcome",
+    "BenchPlan",
+    "BudgetLedger",
     "CorpusDocument",
     "Defect",
+    "Lineup",
     "Predicate",
+    "RunResult",
+    "RunSpec",
     "corpus_directory",
     "load_corpus",
+    "planned_runs",
+    "progress_bar",
+    "result_line",
+    "run_bench",
+    "seat_share",
     "section_text",
+    "spend_lines",
 ]
 
 if TYPE_CHECKING:
+    from .budget import BudgetLedger, seat_share
     from .corpus import (
         DEFECT_KINDS,
         DOCUMENT_KINDS,
@@ -49,6 +80,19 @@ if TYPE_CHECKING:
         corpus_directory,
         load_corpus,
         section_text,
+    )
+    from .duel_run import Lineup
+    from .layout import RunResult, RunSpec
+    from .progress import progress_bar, result_line
+    from .run import (
+        EXIT_BUDGET,
+        EXIT_RUN_FAILED,
+        EXIT_WALL_CLOCK,
+        BenchOutcome,
+        BenchPlan,
+        planned_runs,
+        run_bench,
+        spend_lines,
     )
 else:
     __getattr__ = lazy_exports(__name__, _EXPORTS)

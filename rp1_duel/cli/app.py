@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from .benchmarking import bench_app
 from .following import list_command, stats_command, watch_command
 from .reviewing import apply_command, report_command, validate_command, verify_command
 from .setting_up import config_app, mcp_command, pull_command, skill_command, store_app
@@ -77,6 +78,7 @@ app.command("ask", cls=PlainHelpCommand)(ask_command)
 app.command("list", cls=PlainHelpCommand)(list_command)
 app.command("stats", cls=PlainHelpCommand)(stats_command)
 app.command("abandon", cls=PlainHelpCommand)(abandon_command)
+app.add_typer(bench_app, name="bench")
 app.add_typer(store_app, name="store")
 app.command("pull", cls=PlainHelpCommand)(pull_command)
 app.add_typer(config_app, name="config")

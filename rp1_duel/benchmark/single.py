@@ -1,0 +1,72 @@
+"""One single-seat baseline run (``--baseline single``): the first seat's model, one turn with edits on the
+document, one request (:func:`~rp1_duel.participant.single_turn`), its applicable edits written to ``revised.md``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+from ..errors import DuelError
+from ..participant import cost_usd, select_provider, single_turn, single_turn_request
+from ..turns import read_source
+from .budget import request_ceiling_usd
+from .duel_run import DOCUMENT, REVISED, fresh_folder
+from .layout import BUDGET, ERROR, RunResult, RunSpec
+from .spend import SeatSpend
+
+__all__ = ["ANSWER", "SINGLE_SEAT", "run_single"]
+
+ANSWER = "answer.md"  # the model's whole answer, kept for a person to read
+SINGLE_SEAT = "single"
+
+
+def run_single(spec: RunSpec, text: str, *, model: str, share: float, env: Mapping[str, str]) -> RunResult:
+    """Run the baseline on ``text`` in ``spec``'s folder; refused (stopped ``budget``, nothing sent) when the
+    request could cost more than ``share``. Never raises for what the model does: that is the result."""
+    started = time.monotonic()
+    fresh_folder(spec.directory)
+    document = spec.directory / DOCUMENT
+    document.write_text(text, encoding="utf-8")
+    source = read_source(document)
+    request = single_turn_request(source, name="Seat 1", model=model)
+    ceiling = request_ceiling_usd(
+        model,
+        characters=len(request.system) + len(request.history) + len(request.instruction),
+        max_output_tokens=request.max_tokens,
+        env=env,
+    )
+    nothing = (SeatSpend(SINGLE_SEAT, model, None, 0, 0, 0.0),)
+    if ceiling is None or ceiling > share:
+        return RunResult(spec, None, None, None, nothing, time.monotonic() - started, stopped=BUDGET)
+    try:
+        provider = select_provider(model, provider=None, base_url=None, env=env)
+    except DuelError as refused:
+        failure = f"{refused.code}: {refused.message}"
+        return RunResult(spec, None, None, None, nothing, time.monotonic() - started, stopped=ERROR, error=failure)
+    turn = single_turn(provider, source, request)
+    (spec.directory / ANSWER).write_text(turn.answer, encoding="utf-8")
+    revision = turn.revision
+    changed = bool(revision.edits) and revision.text != revision.source
+    if changed:  # the bytes as the edit code made them: the source's line ends kept
+        (spec.directory / REVISED).write_text(revision.text, encoding="utf-8", newline="")
+    usd = cost_usd(model, turn.usage, env)
+    seat = SeatSpend(
+        SINGLE_SEAT,
+        model,
+        turn.served_model,
+        turn.usage.all_input_tokens,
+        turn.usage.output_tokens,
+        usd,
+        costliest_draft_usd=usd or 0.0,
+    )
+    failed = turn.error
+    return RunResult(
+        spec,
+        None,
+        None,
+        REVISED if changed else None,
+        (seat,),
+        time.monotonic() - started,
+        stopped=ERROR if failed else None,
+        error=f"{failed.code}: {failed.message}" if failed else None,
+    )
