@@ -7,6 +7,7 @@ from typing import Any, Final
 from .vocabulary import ErrorCode
 
 __all__ = [
+    "EXIT_BUDGET",
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -22,6 +23,7 @@ EXIT_OK: Final = 0
 EXIT_ERROR: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_TURN_INVALID: Final = 3
+EXIT_BUDGET: Final = 4  # a seat stopped before a request that could pass its --budget-usd
 EXIT_INTERRUPTED: Final = 130
 EXIT_OUTPUT_CLOSED: Final = 141  # 128 + SIGPIPE: what a shell shows for a tool whose reader closed the pipe
 
@@ -30,6 +32,8 @@ def exit_code_for(code: str) -> int:
     """The process exit code for an error code (docs/protocol.md section 2, Output)."""
     if code == ErrorCode.TURN_INVALID:
         return EXIT_TURN_INVALID
+    if code == ErrorCode.BUDGET_EXCEEDED:
+        return EXIT_BUDGET
     if code == ErrorCode.INVALID_ARGUMENT:  # the caller passed something wrong, like a bad flag
         return EXIT_USAGE
     return EXIT_ERROR

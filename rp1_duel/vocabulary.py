@@ -331,6 +331,7 @@ class ErrorCode:
     PROVIDER_BAD_RESPONSE: Final = "PROVIDER_BAD_RESPONSE"
     HUMAN_ABORTED: Final = "HUMAN_ABORTED"
     SCRIPT_EXHAUSTED: Final = "SCRIPT_EXHAUSTED"
+    BUDGET_EXCEEDED: Final = "BUDGET_EXCEEDED"  # duel join --budget-usd: the next request could pass the cap (exit 4)
     PANEL_SEAT_FAILED: Final = "PANEL_SEAT_FAILED"  # duel panel: a seat's process ended before taking its seat
     CORPUS_INVALID: Final = "CORPUS_INVALID"  # duel bench: a corpus folder, document or sidecar that cannot be used
 

@@ -13,7 +13,7 @@ import typer
 from ..errors import EXIT_INTERRUPTED, DuelError
 from ..printable import printable, printable_json
 from ..settings import CHAIR_HELP, ON_FABRICATION_HELP, ROLE_HELP, SEALED_OPENINGS_HELP, SIGNER_HELP
-from ..vocabulary import Role
+from ..vocabulary import ErrorCode, Role
 from .shared import (
     AllowPrivateHostsOption,
     DebateDirOption,
@@ -129,6 +129,14 @@ _Voter = Annotated[
         "default: none, mechanical checks only).",
     ),
 ]
+_BudgetUsd = Annotated[
+    float | None,
+    typer.Option(
+        "--budget-usd",
+        help="Stop this seat (exit 4) before a model request that could take its spending in this duel past "
+        "this many dollars, by the price table ($DUEL_PRICES).",
+    ),
+]
 _ConfigFile = Annotated[
     list[str] | None,
     typer.Option("--config", help="One more configuration file, above duel.local.toml (duel panel passes its lineup)."),
@@ -162,6 +170,7 @@ def join_command(
     verify: _Verify = False,
     allow_private_hosts: AllowPrivateHostsOption = False,
     voter: _Voter = None,
+    budget_usd: _BudgetUsd = None,
     config_file: _ConfigFile = None,
     as_json: SummaryJsonOption = False,
     quiet: QuietOption = False,
@@ -195,7 +204,8 @@ def _join(flags: JoinFlags) -> NoReturn:
             reporter.end_live_line()
             duelist.interrupt()  # never leave a lease behind on an error
             if duelist.seat is not None and duelist.result.outcome is None:
-                exc = DuelError(exc.code, f"{exc.message}; your seat is kept: run the same command to resume")
+                again = "with a larger --budget-usd " if exc.code == ErrorCode.BUDGET_EXCEEDED else ""
+                exc = DuelError(exc.code, f"{exc.message}; your seat is kept: run the same command {again}to resume")
         fail(exc, as_json=flags.as_json)
     if flags.as_json:  # success as the exit code says it, as a failure's {"success": false, "error": …} does
         typer.echo(printable_json({"success": result.state == STATE_COMPLETED, **result.to_dict()}))

@@ -463,7 +463,7 @@ class ProviderFailed(EventData):
     event_type = EventType.PROVIDER_FAILED
     seat: int
     turn_number: int
-    code: str  # a PROVIDER_* error code (section 2)
+    code: str  # a PROVIDER_* error code, or BUDGET_EXCEEDED (section 2)
     message: str
 
     @property
@@ -474,8 +474,13 @@ class ProviderFailed(EventData):
     @property
     def why(self) -> str:
         """Why the seat stopped, as a close's reason and the report say it: ``its model failed (CODE): MESSAGE``,
-        or ``the person aborted (HUMAN_ABORTED): MESSAGE``."""
-        failed = "the person aborted" if self.by_a_person else "its model failed"
+        ``the person aborted (HUMAN_ABORTED): MESSAGE`` or ``it reached its money cap (BUDGET_EXCEEDED): MESSAGE``."""
+        if self.by_a_person:
+            failed = "the person aborted"
+        elif self.code == ErrorCode.BUDGET_EXCEEDED:  # no model failed: the seat stopped itself before a request
+            failed = "it reached its money cap"
+        else:
+            failed = "its model failed"
         return f"{failed} ({self.code}): {self.message}"
 
 

@@ -10,10 +10,13 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..coordination import Provenance, Usage, same_model
+from ..vocabulary import EventType
+from .budget import budget_stop
 from .metering import RequestMeter
 from .providers import ProviderError
 from .reporter import DEBATING
 from .retry import RetryPolicy, compose_with_retries
+from .usage import recorded
 
 if TYPE_CHECKING:
     from ..coordination import DuelService, Seat
@@ -41,6 +44,7 @@ class Composer:
     reporter: Reporter
     deadlines: Deadlines
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    budget_usd: float | None = None  # duel join --budget-usd: this seat's money cap in this duel
     # The other models the API answered as, each said once.
     _served_others: set[str] = field(default_factory=set, init=False)
 
@@ -64,7 +68,7 @@ class Composer:
         try:
             composition = self.deadlines.run(
                 lambda: compose_with_retries(
-                    lambda: meter.attempt(provider.compose),
+                    lambda: self._attempt(request, meter, number),
                     self.retry_policy,
                     deadline,
                     clock=self.deadlines.wall,
@@ -84,6 +88,19 @@ class Composer:
         report.composed(usage)
         self._notice_served_model(served)
         return replace(composition, usage=usage)
+
+    def _attempt(self, request: TurnRequest, meter: RequestMeter, number: int) -> Composition:
+        """One request, sent only when it cannot pass the seat's cap: what the seat's usage events recorded in
+        this duel, this draft's failed requests and the request's worst case (``BUDGET_EXCEEDED`` otherwise)."""
+        if self.budget_usd is not None:
+            seat = self.seat
+            spent = recorded(self.service.events(seat.duel_id, (EventType.USAGE,)), seat.participant_id)
+            stop = budget_stop(
+                request, cap_usd=self.budget_usd, spent=spent + meter.spent(), model=self.provider.model, number=number
+            )
+            if stop is not None:
+                raise stop
+        return meter.attempt(self.provider.compose)
 
     def _record_usage(
         self, number: int, usage: Usage, *, repairing: tuple[str, ...], served: str | None = None

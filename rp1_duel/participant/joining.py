@@ -58,13 +58,15 @@ class JoinFlags:
     verify: bool = False
     allow_private_hosts: bool = False
     voter: list[str] | None = None
+    budget_usd: float | None = None  # the seat's money cap in this duel, checked before every model request
     config_file: list[str] | None = None  # --config: more configuration files, above duel.local.toml
     as_json: bool = False  # what is printed: one summary object on stdout
     quiet: bool = False  # nothing on stderr but errors
 
     def check(self) -> None:
         """Refuse (``INVALID_ARGUMENT``) a --reasoning level that is none, a --max-output-tokens out of range,
-        --voter without --verify, and an --on-fabrication that is none of its words."""
+        --voter without --verify, an --on-fabrication that is none of its words, and a --budget-usd that is not
+        above 0 or is given to the audience (which takes no seat: nothing would keep it)."""
         from ..configuration import MAX_OUTPUT_TOKENS_RANGE
 
         if self.reasoning is not None and self.reasoning not in REASONING_LEVELS:
@@ -76,6 +78,10 @@ class JoinFlags:
             )
         if not self.verify and self.voter:
             raise invalid_argument("--voter needs --verify")
+        if self.budget_usd is not None and not self.budget_usd > 0:
+            raise invalid_argument(f"--budget-usd must be above 0, got {self.budget_usd:g}", flag="--budget-usd")
+        if self.budget_usd is not None and self.role == Role.AUDIENCE:
+            raise invalid_argument("--budget-usd caps a seat's requests; the audience takes no seat")
         checked_on_fabrication(self.on_fabrication)
 
     def config_flags(self) -> Flags:
@@ -153,6 +159,7 @@ def prepare_join(flags: JoinFlags, *, cwd: Path, env: Mapping[str, str]) -> Prep
         store=config.store,
         role=flags.role,
         allow_private_hosts=flags.allow_private_hosts,
+        budget_usd=flags.budget_usd,
     )
     notices = [*destinations(config), *([persona_line] if persona_line else [])]
     return PreparedJoin(

@@ -50,6 +50,7 @@ from . import prompt
 from ._composing import Composer, end_writer
 from ._deadlines import Deadlines, TurnStopped
 from ._seat_checks import SeatChecks, writer_of
+from .budget import check_priced
 from .extraction import Extraction, extract_turn, wrapper_notes
 from .lease_keeper import LeaseKeeper
 from .personas import Persona, persona_label
@@ -103,6 +104,7 @@ class ParticipantConfig:
     store: str | None = None  # a postgresql:// URL; None: the debate dir keeps the duel
     role: str = Role.PANELIST  # or the chair's seat of a chaired duel
     allow_private_hosts: bool = False  # fetches (--verify, challenged sources) may reach loopback and private hosts
+    budget_usd: float | None = None  # --budget-usd: the seat's money cap in this duel, checked before every request
 
 
 @dataclass(kw_only=True)
@@ -176,6 +178,8 @@ class Duelist:
         self.report.state(PREPARING, self.provider.preflight())  # a mistyped model or a bad key costs no seat
         # The preflight may have chosen the model (a --base-url server's only one).
         self.claimant = replace(self.claimant, model_id=self.provider.model)
+        if self.provider.remote:  # a person or a script sends no request: nothing to cap
+            check_priced(self.provider.model, self.config.budget_usd)
         name, harness, model = self.claimant.name, self.claimant.harness, self.claimant.model_id
         for line in self.checker.preflight() if self.checker else ():
             self.report.state(PREPARING, line)
@@ -263,6 +267,7 @@ class Duelist:
             reporter=self.report,
             deadlines=self.deadlines,
             retry_policy=self.retry_policy,
+            budget_usd=self.config.budget_usd,
         )
         # The version the duel pinned at its join, which the service checks every turn against (with a
         # database store, the text it keeps): the file on disk may have changed since.
@@ -639,11 +644,12 @@ class Duelist:
         with contextlib.suppress(DuelError):  # the error itself is what the person must see
             self.service.record_provider_failure(self._my_seat, number, error.code, printable(error.message))
         writer = {"human": "the person", "scripted": "the script"}.get(self.provider.name, "the model")
-        self.report.state(
-            DEBATING,
-            f"{writer} failed writing turn {number} ({error.code}); the failure is logged, and the turn times out "
-            "at its deadline unless the same command is run again before it",
-        )
+        said = f"{writer} failed writing turn {number} ({error.code}); the failure is logged, and"
+        again = "the same command is run again"
+        if error.code == ErrorCode.BUDGET_EXCEEDED:  # nothing failed: the seat stopped itself, and says what it spent
+            said = f"stopped at the money cap ({error.code}): {error.message}; the stop is logged, and"
+            again = "the same command is run again with a larger --budget-usd"
+        self.report.state(DEBATING, f"{said} the turn times out at its deadline unless {again} before it")
 
     def _turn_stopped(self, status: StatusResult, keeper: LeaseKeeper) -> None:
         if keeper.lost.is_set():

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from .. import lazy_exports
 
 _EXPORTS = {
+    "Flip": ".flips",
+    "flip_ledger": ".flips",
     "UnreadableDuel": ".listing",
     "list_duels": ".listing",
     "duels_table": ".listing",
@@ -39,12 +41,14 @@ _EXPORTS = {
 __all__ = [
     "REPORT_FORMATS",
     "AskKey",
+    "Flip",
     "UnreadableDuel",
     "assess_artifact",
     "build_report",
     "configured_assessors",
     "display_for",
     "duels_table",
+    "flip_ledger",
     "follow",
     "list_duels",
     "pick_duel",
@@ -58,6 +62,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .flips import Flip, flip_ledger
     from .listing import UnreadableDuel, duels_table, list_duels
     from .report import build_report
     from .report.html import render_html

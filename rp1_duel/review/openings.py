@@ -41,6 +41,7 @@ from ..vocabulary import (
     TIMEOUT,
 )
 from .decision import seat_positions
+from .flips import Flip, flip_ledger
 
 __all__ = [
     "ACCEPT",
@@ -116,6 +117,7 @@ class Openings:
     sealed: bool = (
         False  # written blind (section 4, "Sealed openings"): an independent vote, no seat anchored by another
     )
+    flips: tuple[Flip, ...] = ()  # the flip ledger: each seat's stance moves after its opening, in turn order
 
 
 def openings_of(history: History, outcome: str | None) -> Openings:
@@ -154,6 +156,7 @@ def openings_of(history: History, outcome: str | None) -> Openings:
             sealed=history.schedule.sealed_openings,
         ),
         sealed=history.schedule.sealed_openings,
+        flips=flip_ledger(history),
     )
 
 

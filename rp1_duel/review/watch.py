@@ -233,6 +233,8 @@ def _describe_check(data: EventData, who: str) -> str | None:
         return f"{who} checked the URLs {checked} cites: {found}{sent_back}"
     if isinstance(data, ProviderFailed):
         failed = f"{who} aborted" if data.by_a_person else f"{who}'s model failed"
+        if data.code == ErrorCode.BUDGET_EXCEEDED:  # no model failed: the seat stopped itself
+            failed = f"{who} reached its money cap"
         return (
             f"{failed} writing turn {data.turn_number} ({data.code}): {data.message}; "
             f"seat {data.seat} stopped, and its turn times out at its deadline unless it is run again"

@@ -16,13 +16,14 @@ from test_panels import play, seat_panel
 
 from rp1_duel.clock import ManualClock
 from rp1_duel.coordination import DuelService
+from rp1_duel.review import Flip, flip_ledger
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
 from rp1_duel.review.report_markdown import render_markdown
 from rp1_duel.schedule import Schedule
 from rp1_duel.vocabulary import ACCEPTED_CONSENSUS, TIMEOUT
 
-from helpers import DUEL, DUELISTS, Player, claim, join, make_turn, panel
+from helpers import DUEL, DUELISTS, Player, claim, history_of, join, make_turn, panel
 
 OPEN, CONV, ACCEPT, DISS = "OPEN_TO_DEBATE", "CONVERGING", "ACCEPTING_CONSENSUS", "DISSENTING"
 
@@ -237,3 +238,85 @@ def test_a_verdict_kept_is_not_in_bold(service, source):
     report = read_report(played(service, source, [DISS, DISS])[0], env={})
     md = render_markdown(report)
     assert f"\n{report.openings.explanation}\n" in md and f"**{report.openings.explanation}**" not in md
+
+
+def test_the_flip_ledger_lists_every_stance_move_with_the_reason_its_turn_cites(service, source):
+    found = openings_of(played(service, source, [OPEN, DISS, CONV, ACCEPT, ACCEPT])[0])
+    assert found.flips == (
+        Flip(seat=1, turn=3, from_stance=OPEN, to_stance=CONV, reason="Turn 2"),
+        Flip(seat=2, turn=4, from_stance=DISS, to_stance=ACCEPT, reason="Turn 3"),
+        Flip(seat=1, turn=5, from_stance=CONV, to_stance=ACCEPT, reason="Turn 4"),
+    )
+
+
+def test_the_flip_ledger_counts_moves_away_from_consensus_too(service, source):
+    found = openings_of(played(service, source, [CONV, CONV, DISS, DISS])[0])
+    assert [(f.seat, f.turn, f.from_stance, f.to_stance) for f in found.flips] == [
+        (1, 3, CONV, DISS),
+        (2, 4, CONV, DISS),
+    ]
+
+
+def test_a_seat_that_holds_its_stance_has_no_flips(service, source):
+    assert openings_of(played(service, source, [DISS, DISS])[0]).flips == ()
+
+
+def test_a_move_citing_no_revision_support_has_an_empty_reason_and_no_stance_moves_nothing():
+    def turn(n: int, stance: str, support: str = "") -> str:
+        text = make_turn(n, *DUELISTS[DUEL.speaker(n)], stance)
+        return text.split("**Stance Revision Support**")[0] + f"**Stance Revision Support**\n{support}"
+
+    history = history_of(
+        (
+            turn(1, OPEN),
+            turn(2, DISS),
+            turn(3, "NO_SUCH_STANCE"),  # names no known stance: seat 1 is still OPEN_TO_DEBATE
+            turn(4, DISS),
+            turn(5, ACCEPT),  # silent: cites nothing for moving
+            turn(6, ACCEPT, "- Turn 5\n- Principle: the peer's lease bound answers the doubt\n"),
+        )
+    )
+    assert flip_ledger(history) == (
+        Flip(seat=1, turn=5, from_stance=OPEN, to_stance=ACCEPT, reason=""),
+        Flip(
+            seat=2,
+            turn=6,
+            from_stance=DISS,
+            to_stance=ACCEPT,
+            reason="Turn 5; Principle: the peer's lease bound answers the doubt",
+        ),
+    )
+
+
+def test_a_chaired_panels_ledger_follows_each_seat_across_the_chairs_turns(service, source):
+    players = seat_chaired_panel(service, source)
+    path = write(service, players, 9)  # brief, opening round OPEN_TO_DEBATE, pre-closing, closing ACCEPTING, synthesis
+    assert [(f.seat, f.turn, f.from_stance, f.to_stance) for f in openings_of(path).flips] == [
+        (1, 5, OPEN, ACCEPT),
+        (2, 6, OPEN, ACCEPT),
+        (3, 7, OPEN, ACCEPT),
+    ]
+
+
+def test_every_format_shows_the_flip_ledger_in_the_openings_section(service, source):
+    report = read_report(played(service, source, [OPEN, DISS, CONV, ACCEPT, ACCEPT])[0], env={})
+    md = render_markdown(report)
+    section = md[md.index("### Against the openings' vote") : md.index("### What the debate")]
+    assert "Flip ledger: every stance change and the reason its turn cites" in section
+    assert "| Bob | [4](" in section and "| DISSENTING | ACCEPTING_CONSENSUS | Turn 3 |" in section
+    page = render_html(report)
+    part = page[page.index("<h2>Against the openings' vote</h2>") : page.index("What the debate")]
+    assert "Flip ledger" in part and "<code>DISSENTING</code>" in part and "Turn 3" in part
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["openings"]["flips"][1] == {
+        "seat": 2,
+        "turn": 4,
+        "from_stance": DISS,
+        "to_stance": ACCEPT,
+        "reason": "Turn 3",
+    }
+
+
+def test_a_duel_with_no_flips_says_so_under_the_ledger(service, source):
+    md = render_markdown(read_report(played(service, source, [DISS, DISS])[0], env={}))
+    assert "No seat changed its stance." in md

@@ -132,6 +132,17 @@ def test_a_person_who_aborted_is_said_to_have_aborted_not_a_model_to_have_failed
     )
 
 
+def test_a_seat_stopped_at_its_money_cap_is_said_to_have_reached_it_not_a_model_to_have_failed(service, pair):
+    alice, _bob = pair
+    spent = "spent $1.0030 of its $1.1000 cap (--budget-usd) on claude-x"
+    service.record_provider_failure(alice.seat, 3, "BUDGET_EXCEEDED", spent)
+    failed = all_events(service, alice.duel_id)[-1]
+    assert event_line(failed, {alice.id: "Alice"}, {}).text == (
+        f"Alice reached its money cap writing turn 3 (BUDGET_EXCEEDED): {spent}; "
+        "seat 1 stopped, and its turn times out at its deadline unless it is run again"
+    )
+
+
 def test_input_is_one_figure_with_its_cached_and_cache_written_parts_in_brackets(service, pair):
     alice, _bob = pair
     service.record_usage(

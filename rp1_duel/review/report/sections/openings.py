@@ -3,7 +3,22 @@
 
 from __future__ import annotations
 
-from ..blocks import Cell, Code, Inline, Paragraph, Per, SeatName, Section, Strong, Table, Untrusted
+from ...flips import Flip
+from ..blocks import (
+    Aside,
+    Block,
+    Cell,
+    Code,
+    Inline,
+    Paragraph,
+    Per,
+    SeatName,
+    Section,
+    Strong,
+    Subheading,
+    Table,
+    Untrusted,
+)
 from ..data import Report
 from .common import turn
 
@@ -12,7 +27,7 @@ __all__ = ["openings"]
 
 def openings(report: Report) -> Section | None:
     """The vote's explanation (in bold when the debate changed it), then each seat's opening: its turn, stance,
-    vote and first line; None when no seat opened."""
+    vote and first line; then the flip ledger. None when no seat opened."""
     facts = report.openings
     if not any(vote.turn is not None for vote in facts.votes):
         return None
@@ -31,4 +46,23 @@ def openings(report: Report) -> Section | None:
     head = ("Participant", "Opening turn", "Stance", "Vote", "Position, first line")
     table = Table(head, tuple(rows), columns=("", "n", "", "", "text"), grouped=False)
     lead = Paragraph((Strong((said,)),) if facts.changed else (said,))
-    return Section(("Against the openings' vote",), (lead, table), page_class="openings")
+    return Section(("Against the openings' vote",), (lead, table, *_ledger(report, facts.flips)), page_class="openings")
+
+
+def _ledger(report: Report, flips: tuple[Flip, ...]) -> tuple[Block, ...]:
+    """The flip ledger: each stance a seat moved from its opening on, and the reason its turn cites for it."""
+    title = Subheading(("Flip ledger: every stance change and the reason its turn cites",))
+    if not flips:
+        return (title, Paragraph(("No seat changed its stance.",), style="note"))
+    rows = tuple(
+        (
+            (SeatName(flip.seat, report.name_of(flip.seat)),),
+            (turn(report, flip.turn),),
+            (Per((Untrusted(flip.from_stance),), (Code(flip.from_stance),)),),
+            (Per((Untrusted(flip.to_stance),), (Code(flip.to_stance),)),),
+            (Untrusted(flip.reason, links=True),) if flip.reason else (Aside(("none cited",)),),
+        )
+        for flip in flips
+    )
+    head = ("Participant", "Turn", "From", "To", "Reason cited")
+    return (title, Table(head, rows, columns=("", "n", "", "", "text"), grouped=False))
