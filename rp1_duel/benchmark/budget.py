@@ -9,14 +9,10 @@ the cap, and no request can pass it either. Pure: the scheduler in :mod:`.run` k
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from ..coordination import Usage
-from ..participant import cost_usd, estimate_tokens
-
-__all__ = ["MIN_SHARE_USD", "BudgetLedger", "request_ceiling_usd", "seat_share"]
+__all__ = ["MIN_SHARE_USD", "BudgetLedger", "seat_share"]
 
 # Below a tenth of a cent no turn-sized request of a priced model fits: such a share only stops its seat.
 MIN_SHARE_USD: Final = 0.001
@@ -59,9 +55,3 @@ class BudgetLedger:
         self.held.pop(run, None)
         self.settled_usd += spent_usd
         self.costliest_draft_usd = max(self.costliest_draft_usd, costliest_draft_usd)
-
-
-def request_ceiling_usd(model: str, *, characters: int, max_output_tokens: int, env: Mapping[str, str]) -> float | None:
-    """The most one request can cost: its prompt (about four characters a token) and a whole output ceiling,
-    priced as ``model``'s; None for a model the price table does not know."""
-    return cost_usd(model, Usage(input_tokens=estimate_tokens(characters), output_tokens=max_output_tokens), env)

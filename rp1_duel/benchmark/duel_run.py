@@ -19,16 +19,15 @@ from ..errors import DuelError
 from ..participant import PanelSeat, SeatRun, exit_code, panel_summary, run_seats, shared_flags
 from ..record import apply_agreed
 from ..schedule import CHAIR_SEAT
-from ..vocabulary import ACCEPTED_CONSENSUS
+from ..vocabulary import ACCEPTED_CONSENSUS, ErrorCode
 from .layout import BUDGET, ERROR, RunResult, RunSpec
 from .spend import duel_spend
 
-__all__ = ["BUDGET_STOP_CODE", "DOCUMENT", "REVISED", "Halt", "Lineup", "fresh_folder", "run_duel"]
+__all__ = ["DOCUMENT", "REVISED", "Halt", "Lineup", "fresh_folder", "run_duel"]
 
 DOCUMENT = "document.md"
 REVISED = "revised.md"
 SEATS_LOG = "seats.log"  # the seats' console lines, kept out of the bench's own output
-BUDGET_STOP_CODE = "BUDGET_EXCEEDED"  # a seat's `duel join --budget-usd` refusing its next request
 
 
 @dataclass
@@ -153,7 +152,7 @@ def _revised(spec: RunSpec, shown: dict[str, Any], failure: str | None) -> tuple
 
 def _stopped(runs: list[SeatRun], halt: Halt, failure: str | None) -> tuple[str | None, str | None]:
     """Why the duel was cut short, if it was: a seat's own budget, the bench's caps, or a seat that failed."""
-    if any(_error_code(run) == BUDGET_STOP_CODE for run in runs):
+    if any(_error_code(run) == ErrorCode.BUDGET_EXCEEDED for run in runs):
         return BUDGET, None
     if halt.event.is_set() and (not runs or exit_code(runs) != 0):
         return halt.reason, None

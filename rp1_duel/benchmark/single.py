@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
+from ..coordination import Usage
 from ..errors import DuelError
-from ..participant import cost_usd, select_provider, single_turn, single_turn_request
+from ..participant import budget_stop, cost_usd, select_provider, single_turn, single_turn_request
 from ..turns import read_source
-from .budget import request_ceiling_usd
 from .duel_run import DOCUMENT, REVISED, fresh_folder
 from .layout import BUDGET, ERROR, RunResult, RunSpec
 from .spend import SeatSpend
@@ -22,21 +22,15 @@ SINGLE_SEAT = "single"
 
 def run_single(spec: RunSpec, text: str, *, model: str, share: float, env: Mapping[str, str]) -> RunResult:
     """Run the baseline on ``text`` in ``spec``'s folder; refused (stopped ``budget``, nothing sent) when the
-    request could cost more than ``share``. Never raises for what the model does: that is the result."""
+    request could cost more than ``share``, as ``duel join --budget-usd`` checks a seat's. Never raises for what the model does: that is the result."""
     started = time.monotonic()
     fresh_folder(spec.directory)
     document = spec.directory / DOCUMENT
     document.write_text(text, encoding="utf-8")
     source = read_source(document)
     request = single_turn_request(source, name="Seat 1", model=model)
-    ceiling = request_ceiling_usd(
-        model,
-        characters=len(request.system) + len(request.history) + len(request.instruction),
-        max_output_tokens=request.max_tokens,
-        env=env,
-    )
     nothing = (SeatSpend(SINGLE_SEAT, model, None, 0, 0, 0.0),)
-    if ceiling is None or ceiling > share:
+    if budget_stop(request, cap_usd=share, spent=Usage(), model=model, number=1, env=env) is not None:
         return RunResult(spec, None, None, None, nothing, time.monotonic() - started, stopped=BUDGET)
     try:
         provider = select_provider(model, provider=None, base_url=None, env=env)

@@ -22,6 +22,7 @@ _EXPORTS = {
     "configured_providers": ".asking",
     "AudienceMember": ".audience",
     "SingleTurn": ".baseline",
+    "budget_stop": ".budget",
     "single_turn": ".baseline",
     "single_turn_request": ".baseline",
     "ChallengeCheck": ".checking",
@@ -55,7 +56,6 @@ _EXPORTS = {
     "PricedUsage": ".usage",
     "TOKEN_KINDS": ".usage",
     "cost_usd": ".usage",
-    "estimate_tokens": ".usage",
     "recorded": ".usage",
     "summary": ".usage",
     "total": ".usage",
@@ -85,12 +85,12 @@ __all__ = [
     "SeatStash",
     "SingleTurn",
     "available_personas",
+    "budget_stop",
     "checked_on_fabrication",
     "citation_checker",
     "configured_providers",
     "configured_voters",
     "cost_usd",
-    "estimate_tokens",
     "exit_code",
     "lineup_seats",
     "panel_summary",
@@ -112,6 +112,7 @@ if TYPE_CHECKING:
     from .asking import ModelAsker, configured_providers
     from .audience import AudienceMember
     from .baseline import SingleTurn, single_turn, single_turn_request
+    from .budget import budget_stop
     from .checking import ChallengeCheck, CitationChecker, citation_checker, rule_on_challenges
     from .console import ConsoleReporter
     from .demo import run_demo
@@ -133,7 +134,7 @@ if TYPE_CHECKING:
     from .providers import ProviderError, select_provider
     from .reporter import STATE_COMPLETED
     from .stash import SeatStash
-    from .usage import TOKEN_KINDS, PricedUsage, cost_usd, estimate_tokens, recorded, summary, total
+    from .usage import TOKEN_KINDS, PricedUsage, cost_usd, recorded, summary, total
     from .voters import ProviderVoter, configured_voters
 else:
     __getattr__ = lazy_exports(__name__, _EXPORTS)
