@@ -145,16 +145,18 @@ def run_bench(
     *,
     config: Config,
     env: Mapping[str, str],
-    on_result: Callable[[RunResult, BenchOutcome], None] = lambda *_: None,
+    on_progress: Callable[[BenchOutcome, RunResult | None], None] = lambda *_: None,
     clock: Callable[[], float] = time.monotonic,
 ) -> BenchOutcome:
     """Run every run of ``plan`` not yet done over the documents ``texts`` (name -> text), K at once, and
-    write each one's ``result.json`` as it ends (``on_result`` is told); stop at a cap (docs/bench.md)."""
+    write each one's ``result.json`` as it ends; stop at a cap (docs/bench.md). ``on_progress`` is told once the
+    runs left are known (with None), then as each run ends."""
     start_bench(plan)
     specs = planned_runs(sorted(texts), plan)
     pending = deque(spec for spec in specs if not is_done(spec.directory))
     outcome = BenchOutcome(planned=len(specs), done_before=len(specs) - len(pending))
     scheduler = _Scheduler(plan, texts, config=config, env=env, clock=clock)
+    on_progress(outcome, None)
     with ThreadPoolExecutor(max_workers=plan.concurrency) as pool:
         try:
             while scheduler.running or (pending and not scheduler.halt.event.is_set()):
@@ -163,7 +165,7 @@ def run_bench(
                     break
                 for result in scheduler.ended():
                     outcome.results.append(result)
-                    on_result(result, outcome)
+                    on_progress(outcome, result)
         except KeyboardInterrupt:
             scheduler.halt.set(INTERRUPTED)  # every seat gives the floor back; no result is written: a resume redoes
             wait(scheduler.running)

@@ -81,7 +81,7 @@ def bench_run_command(
         plan.check(os.environ)
         texts = {document.name: document.text for document in load_corpus(plan.corpus)}
         progress = _Progress(plan)
-        outcome = run_bench(plan, texts, config=config, env=os.environ, on_result=progress.shown)
+        outcome = run_bench(plan, texts, config=config, env=os.environ, on_progress=progress.shown)
     except DuelError as error:
         fail(error)
     except KeyboardInterrupt:
@@ -99,15 +99,17 @@ class _Progress:
         self.started = time.monotonic()
         self.live = sys.stderr.isatty()
 
-    def shown(self, result: RunResult, outcome: BenchOutcome) -> None:
-        """Say that ``result``'s run ended."""
+    def shown(self, outcome: BenchOutcome, result: RunResult | None) -> None:
+        """Say that ``result``'s run ended; with None, draw the bar as the bench starts."""
         from ..benchmark import progress_bar, result_line
 
         done = outcome.done
         if not self.live:
-            typer.echo(printable(f"duel bench: {result_line(result, done=done, planned=outcome.planned)}"), err=True)
+            if result is not None:
+                line = result_line(result, done=done, planned=outcome.planned)
+                typer.echo(printable(f"duel bench: {line}"), err=True)
             return
-        spent = sum(result.usd for result in outcome.results)
+        spent = sum(ended.usd for ended in outcome.results)
         bar = progress_bar(
             done=done,
             planned=outcome.planned,
@@ -122,7 +124,7 @@ class _Progress:
         """End the bar; say why the bench stopped, if it did, and who spent what."""
         from ..benchmark import spend_lines
 
-        if self.live and outcome.results:
+        if self.live:
             sys.stderr.write("\n")
         if outcome.stopped:
             typer.echo(
