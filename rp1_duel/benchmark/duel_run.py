@@ -8,7 +8,6 @@ import os
 import shutil
 import threading
 import time
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,8 +109,7 @@ def run_duel(spec: RunSpec, text: str, *, lineup: Lineup, config: Config, share:
     service = DuelService(config.debate_dir, store=config.store)
     runs: list[SeatRun] = []
     failure: str | None = None
-    with ExitStack() as stack:
-        log = stack.enter_context((spec.directory / SEATS_LOG).open("a", encoding="utf-8"))
+    with (spec.directory / SEATS_LOG).open("a", encoding="utf-8") as log:
         try:
             runs = run_seats(
                 str(document),
