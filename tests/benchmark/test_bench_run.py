@@ -282,3 +282,19 @@ def test_on_postgresql_a_run_the_wall_clock_cut_is_redone_as_a_new_duel_the_old_
     assert again.duel.status == "CLOSED" and again.duel.outcome == "INVALIDATED"
     assert "redoes this run from scratch" in (again.duel.reason or "")
     assert service.status(target=str(run / "document.md")).duel.id != first.duel.id
+
+
+def test_a_resume_with_another_plan_into_the_same_out_is_refused_before_anything_runs(
+    tmp_path: Path, models: dict[str, str], anthropic_server: FakeAnthropicServer
+) -> None:
+    corpus = write_corpus(tmp_path / "corpus", ("alpha",))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "bench.json").write_text(json.dumps({"corpus": str(corpus), "seats": ["gpt-x", "claude-x"]}))
+    done = bench(
+        tmp_path, models, "--corpus", str(corpus), "--seats", "claude-x,gpt-x", "--budget-usd", "5", "--out", str(out),
+    )  # fmt: skip
+
+    assert done.returncode == 2, done.stderr
+    assert "holds another bench's runs (bench.json differs): use another --out" in done.stderr
+    assert anthropic_server.requests == [] and not (out / "alpha").exists()
