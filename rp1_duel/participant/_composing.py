@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..coordination import Provenance, Usage, same_model
 from ..vocabulary import EventType
-from .budget import budget_stop
+from .budget import budget_stop, sent_ceiling
 from .metering import RequestMeter
 from .providers import ProviderError
 from .reporter import DEBATING
@@ -96,7 +96,12 @@ class Composer:
             seat = self.seat
             spent = recorded(self.service.events(seat.duel_id, (EventType.USAGE,)), seat.participant_id)
             stop = budget_stop(
-                request, cap_usd=self.budget_usd, spent=spent + meter.spent(), model=self.provider.model, number=number
+                request,
+                cap_usd=self.budget_usd,
+                spent=spent + meter.spent(),
+                model=self.provider.model,
+                ceiling=sent_ceiling(self.provider, request.max_tokens),
+                number=number,
             )
             if stop is not None:
                 raise stop

@@ -50,11 +50,11 @@ from . import prompt
 from ._composing import Composer, end_writer
 from ._deadlines import Deadlines, TurnStopped
 from ._seat_checks import SeatChecks, writer_of
-from .budget import check_priced
+from .budget import check_capped, sent_ceiling
 from .extraction import Extraction, extract_turn, wrapper_notes
 from .lease_keeper import LeaseKeeper
 from .personas import Persona, persona_label
-from .providers import Composition, Provider, ProviderError, TurnRequest
+from .providers import TURN_MAX_TOKENS, Composition, Provider, ProviderError, TurnRequest
 from .reporter import (
     CLOSING,
     DEBATING,
@@ -179,7 +179,8 @@ class Duelist:
         # The preflight may have chosen the model (a --base-url server's only one).
         self.claimant = replace(self.claimant, model_id=self.provider.model)
         if self.provider.remote:  # a person or a script sends no request: nothing to cap
-            check_priced(self.provider.model, self.config.budget_usd)
+            ceiling = sent_ceiling(self.provider, TURN_MAX_TOKENS)
+            check_capped(self.provider.model, self.config.budget_usd, ceiling)
         name, harness, model = self.claimant.name, self.claimant.harness, self.claimant.model_id
         for line in self.checker.preflight() if self.checker else ():
             self.report.state(PREPARING, line)

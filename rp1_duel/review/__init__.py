@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from .. import lazy_exports
 
 _EXPORTS = {
+    "Provisional": ".families",
+    "model_family": ".families",
     "Flip": ".flips",
     "flip_ledger": ".flips",
     "UnreadableDuel": ".listing",
@@ -42,6 +44,7 @@ __all__ = [
     "REPORT_FORMATS",
     "AskKey",
     "Flip",
+    "Provisional",
     "UnreadableDuel",
     "assess_artifact",
     "build_report",
@@ -51,6 +54,7 @@ __all__ = [
     "flip_ledger",
     "follow",
     "list_duels",
+    "model_family",
     "pick_duel",
     "read_report",
     "read_stats",
@@ -62,6 +66,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .families import Provisional, model_family
     from .flips import Flip, flip_ledger
     from .listing import UnreadableDuel, duels_table, list_duels
     from .report import build_report

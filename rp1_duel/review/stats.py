@@ -78,6 +78,7 @@ class DuelRow:
     cost_usd: float | None  # None: unknown
     openings: str  # the openings' verdict, as said
     change: str  # openings.CHANGES
+    provisional: bool  # every seat of one model family (review.families)
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -88,6 +89,7 @@ class OutcomeRow:
     duels: int
     turns: Spread
     cost_usd: Spread
+    provisional: int  # duels whose seats were all of one model family
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -198,6 +200,7 @@ def stats_of(
             duels=len(found),
             turns=Spread.of(row.turns for row in found),
             cost_usd=Spread.of(row.cost_usd for row in found),
+            provisional=sum(1 for row in found if row.provisional),
         )
         for outcome, found in by_outcome.items()
         if found
@@ -230,6 +233,7 @@ def _row(report: Report) -> DuelRow:
         cost_usd=_cost(report),
         openings=report.openings.verdict,
         change=report.openings.change,
+        provisional=report.provisional is not None,
     )
 
 
@@ -313,9 +317,16 @@ def stats_table(stats: Stats) -> str:
 
 
 def _outcomes(stats: Stats) -> str:
-    header = ("OUTCOME", "DUELS", "TURNS MEAN", "TURNS MEDIAN", "COST MEAN", "COST MEDIAN")
+    header = ("OUTCOME", "DUELS", "PROVISIONAL", "TURNS MEAN", "TURNS MEDIAN", "COST MEAN", "COST MEDIAN")
     rows = [
-        (row.outcome, str(row.duels), _number(row.turns.mean), _number(row.turns.median), *_costs(row))
+        (
+            row.outcome,
+            str(row.duels),
+            str(row.provisional),
+            _number(row.turns.mean),
+            _number(row.turns.median),
+            *_costs(row),
+        )
         for row in stats.outcomes
     ]
     return columns([header, *rows])

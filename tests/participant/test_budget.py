@@ -12,9 +12,10 @@ from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
 
 from rp1_duel.coordination import Usage
 from rp1_duel.errors import DuelError
-from rp1_duel.participant.budget import budget_stop, check_priced, request_ceiling_usd, worst_case
+from rp1_duel.participant.budget import budget_stop, check_capped, request_ceiling_usd, sent_ceiling, worst_case
 from rp1_duel.participant.joining import JoinFlags
-from rp1_duel.participant.providers import TurnRequest
+from rp1_duel.participant.providers import TurnRequest, select_provider
+from rp1_duel.participant.providers.scripted import ScriptedProvider
 from rp1_duel.review.report_files import read_report
 
 from fake_debater import debater
@@ -25,6 +26,7 @@ PRICES = {
     "models": {
         "claude-x": {"input": 0.0, "output": 10.0, "cache_read": 0.0, "cache_write": 1.0},
         "gpt-x": {"input": 2.0, "output": 10.0, "cache_read": 0.2, "cache_write": 2.5},
+        "llama-free": {"input": 0.0, "output": 0.0},
     },
 }
 
@@ -40,8 +42,22 @@ def request(characters: int, max_tokens: int) -> TurnRequest:
     return TurnRequest(system="s" * characters, history="", instruction="", cache_key="k", max_tokens=max_tokens)
 
 
-def test_a_requests_worst_case_is_its_estimated_prompt_and_its_whole_output_ceiling():
-    assert worst_case(request(4000, 16000)) == Usage(input_tokens=1000, output_tokens=16000, input_estimated=True)
+def test_a_requests_worst_case_is_its_estimated_prompt_and_the_whole_output_ceiling_sent():
+    assert worst_case(request(4000, 16000), 2000) == Usage(input_tokens=1000, output_tokens=2000, input_estimated=True)
+
+
+def test_the_ceiling_sent_is_the_providers_own_else_the_one_asked_for(tmp_path):
+    def provider(model: str, base_url: str | None = None, max_output_tokens: int | None = None):
+        env = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+        return select_provider(model, provider=None, base_url=base_url, env=env, max_output_tokens=max_output_tokens)
+
+    assert sent_ceiling(provider("claude-x"), 16000) == 16000
+    assert sent_ceiling(provider("claude-x", max_output_tokens=2000), 16000) == 2000
+    assert sent_ceiling(provider("gpt-x", max_output_tokens=3000), 16000) == 3000
+    assert sent_ceiling(provider("llama3", base_url="http://127.0.0.1:9/v1"), 16000) is None  # its window decides
+    assert sent_ceiling(provider("llama3", base_url="http://127.0.0.1:9/v1", max_output_tokens=512), 16000) == 512
+    (tmp_path / "1.md").write_text("a turn", encoding="utf-8")
+    assert sent_ceiling(ScriptedProvider(tmp_path), 16000) == 16000  # no ceiling of its own: the one asked for
 
 
 @pytest.mark.parametrize(
@@ -53,9 +69,14 @@ def test_a_requests_worst_case_is_its_estimated_prompt_and_its_whole_output_ceil
     ],
 )
 def test_the_ceiling_prices_the_prompt_at_the_dearer_of_input_and_cache_write(prices, model, expected):
-    assert request_ceiling_usd(model, request(4000, 16000), prices) == (
+    assert request_ceiling_usd(model, request(4000, 16000), 16000, prices) == (
         None if expected is None else pytest.approx(expected)
     )
+
+
+def test_a_request_sent_no_output_ceiling_has_no_bound_unless_its_output_is_free(prices):
+    assert request_ceiling_usd("gpt-x", request(4000, 16000), None, prices) is None
+    assert request_ceiling_usd("llama-free", request(4000, 16000), None, prices) == 0.0
 
 
 @pytest.mark.parametrize(
@@ -69,7 +90,9 @@ def test_the_ceiling_prices_the_prompt_at_the_dearer_of_input_and_cache_write(pr
     ],
 )
 def test_a_seat_stops_when_what_it_spent_and_the_next_requests_worst_case_pass_its_cap(prices, cap, spent, stops):
-    stop = budget_stop(request(4000, 16000), cap_usd=cap, spent=spent, model="claude-x", number=3, env=prices)
+    stop = budget_stop(
+        request(4000, 16000), cap_usd=cap, spent=spent, model="claude-x", ceiling=16000, number=3, env=prices
+    )
     assert (stop is not None) is stops
     if stop is not None:
         assert stop.code == "BUDGET_EXCEEDED"
@@ -77,24 +100,41 @@ def test_a_seat_stops_when_what_it_spent_and_the_next_requests_worst_case_pass_i
         assert "turn 3's next request could cost up to $0.1610 more, so it was not sent" in stop.message
 
 
-def test_a_request_that_cannot_be_priced_is_not_sent(prices):
-    stop = budget_stop(request(4000, 16000), cap_usd=100.0, spent=Usage(), model="llama-3", number=1, env=prices)
-    assert stop is not None
-    assert (stop.code, stop.message) == (
-        "BUDGET_EXCEEDED",
-        "no price is known for llama-3: --budget-usd cannot be kept",
+@pytest.mark.parametrize(
+    ("model", "ceiling", "why"),
+    [
+        ("llama-3", 16000, "no price is known for llama-3"),
+        (
+            "gpt-x",
+            None,
+            "gpt-x is sent no output ceiling (its server's window decides), so a request's cost has no bound",
+        ),
+    ],
+)
+def test_a_request_whose_cost_has_no_bound_is_not_sent(prices, model, ceiling, why):
+    stop = budget_stop(
+        request(4000, 16000), cap_usd=100.0, spent=Usage(), model=model, ceiling=ceiling, number=1, env=prices
     )
+    assert stop is not None
+    assert (stop.code, stop.message) == ("BUDGET_EXCEEDED", f"{why}: --budget-usd cannot be kept")
 
 
-def test_a_cap_on_a_model_with_no_price_is_refused_as_it_could_not_be_checked(prices):
-    check_priced("claude-x", 1.0, prices)
-    check_priced("llama-3", None, prices)  # no cap: nothing to check
+def test_a_cap_whose_requests_have_no_cost_bound_is_refused_as_it_could_not_be_checked(prices):
+    check_capped("claude-x", 1.0, 16000, prices)
+    check_capped("llama-3", None, None, prices)  # no cap: nothing to check
+    check_capped("llama-free", 1.0, None, prices)  # no ceiling sent, but its output is free
     with pytest.raises(DuelError) as refused:
-        check_priced("llama-3", 1.0, prices)
+        check_capped("llama-3", 1.0, 16000, prices)
     assert (refused.value.code, refused.value.exit_code) == ("INVALID_ARGUMENT", 2)
     assert refused.value.message == (
         "--budget-usd 1: no price is known for llama-3, so the cap cannot be checked; price it in a file named "
         "by $DUEL_PRICES (0 for a free local model)"
+    )
+    with pytest.raises(DuelError) as unbounded:
+        check_capped("gpt-x", 2.5, None, prices)
+    assert unbounded.value.message == (
+        "--budget-usd 2.5: gpt-x is sent no output ceiling (its server's window decides), so a request's cost has "
+        "no bound; give --max-output-tokens"
     )
 
 

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Mapping
 
 from ...vocabulary import ErrorCode, ReasoningLevel
+from .base import TURN_MAX_TOKENS as TURN_MAX_TOKENS
+from .base import CeilingSent as CeilingSent
 from .base import Composition as Composition
 from .base import Progress as Progress
 from .base import Provider as Provider
@@ -23,7 +25,17 @@ from .base import TurnRequest as TurnRequest
 from .base import named_provider
 from .base import status_error as status_error
 
-__all__ = ["Composition", "Progress", "Provider", "ProviderError", "TurnRequest", "select_provider", "status_error"]
+__all__ = [
+    "TURN_MAX_TOKENS",
+    "CeilingSent",
+    "Composition",
+    "Progress",
+    "Provider",
+    "ProviderError",
+    "TurnRequest",
+    "select_provider",
+    "status_error",
+]
 
 # Current mid-tier models (November 2026). claude-sonnet-4-5 reaches end of life on
 # 2026-11-30 and gpt-5 is shut down on 2026-12-11, so neither is a safe default.

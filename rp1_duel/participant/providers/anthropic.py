@@ -76,6 +76,10 @@ class AnthropicProvider:
         except (anthropic.AnthropicError, httpx2.TransportError, ValueError) as error:
             raise _translated(error, self.base_url, started=False) from None
 
+    def output_ceiling(self, asked: int) -> int:
+        """--max-output-tokens, else what the request asks for: Anthropic requires a ceiling."""
+        return self.max_output_tokens or asked
+
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         """One turn from a streamed request; ``progress`` hears of the tokens as they arrive."""
         # The stable prefix and the debate so far are both cache breakpoints; the
@@ -89,7 +93,7 @@ class AnthropicProvider:
         if self.reasoning is not None:
             thinking = {"thinking": {"type": "adaptive"}, "output_config": {"effort": self.reasoning}}
         reader = _Reader(progress)
-        ceiling = self.max_output_tokens or request.max_tokens
+        ceiling = self.output_ceiling(request.max_tokens)
         try:
             with self._client.messages.stream(
                 model=self.model,

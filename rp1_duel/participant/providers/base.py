@@ -11,7 +11,7 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ...coordination import Usage
 from ...errors import DuelError
@@ -21,6 +21,8 @@ from ..usage import estimate_tokens
 
 __all__ = [
     "PREFLIGHT_TIMEOUT_SECONDS",
+    "TURN_MAX_TOKENS",
+    "CeilingSent",
     "Composition",
     "Progress",
     "Provider",
@@ -43,6 +45,10 @@ __all__ = [
 MESSAGE_LIMIT = 400
 MODEL_ID_LIMIT = 200  # a served model's id as logged: longer is no model's name, and is cut
 
+# Room for a turn and for the thinking that current models do first and count as output (Claude 5.5 and
+# GPT-6 reason by default); a ceiling, not a cost.
+TURN_MAX_TOKENS = 16000
+
 # A model lookup answers at once or the provider is not reachable: never wait a turn's time.
 PREFLIGHT_TIMEOUT_SECONDS = 10.0
 
@@ -59,9 +65,7 @@ class TurnRequest:
     history: str
     instruction: str
     cache_key: str
-    # Room for the turn and for the thinking that current models do first and count as
-    # output (Claude 5.5 and GPT-6 reason by default); a ceiling, not a cost.
-    max_tokens: int = 16000
+    max_tokens: int = TURN_MAX_TOKENS
     # How many turns this participant has written before this one: a script plays its
     # file of that index, so a resumed or repairing participant never skips a file.
     own_turns_before: int = 0
@@ -114,6 +118,16 @@ class Provider(Protocol):
 
     def compose(self, request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         """Return the turn's text and usage; report ``progress`` as the answer streams."""
+        ...
+
+
+@runtime_checkable
+class CeilingSent(Protocol):
+    """A provider whose requests' output ceiling is its own (the model APIs': --max-output-tokens, or none on a
+    server whose window decides), as ``duel join --budget-usd`` prices a request; any other sends what is asked."""
+
+    def output_ceiling(self, asked: int) -> int | None:
+        """The output ceiling a request asking for ``asked`` tokens is sent with; None: none is sent."""
         ...
 
 

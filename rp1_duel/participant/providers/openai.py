@@ -99,7 +99,7 @@ class OpenAIProvider:
             messages.append({"role": "user", "content": request.history})
         messages.append({"role": "user", "content": request.instruction})
         prompt_characters = sum(len(part) for part in (request.system, request.history, request.instruction))
-        ceiling = self._ceiling(request)
+        ceiling = self.output_ceiling(request.max_tokens)
         parts: list[str] = []
         finish_reason = None
         usage: CompletionUsage | None = None
@@ -190,13 +190,13 @@ class OpenAIProvider:
             )
         return Composition(text, usage, served)
 
-    def _ceiling(self, request: TurnRequest) -> int | None:
+    def output_ceiling(self, asked: int) -> int | None:
         """The output ceiling sent: --max-output-tokens, else on a named server none (its window
-        decides), else the request's. A named server gets it as max_tokens, which llama.cpp,
+        decides), else ``asked``, the request's. A named server gets it as max_tokens, which llama.cpp,
         llama-cpp-python and Ollama read (they ignore max_completion_tokens); OpenAI as max_completion_tokens."""
         if self.max_output_tokens is not None:
             return self.max_output_tokens
-        return None if self.own_server else request.max_tokens
+        return None if self.own_server else asked
 
     def _length_reason(self, ceiling: int | None) -> str:
         """What a finish for length means: the ceiling sent, or the context window filled up."""

@@ -58,6 +58,7 @@ from ..decision import (
     flagged_citations,
     seat_positions,
 )
+from ..families import provisional, seat_models
 from ..openings import openings_of
 from ..provenance import alerts, turn_provenance
 from ..synthesis import synthesis_view
@@ -200,6 +201,9 @@ def build_report(
         synthesis=synthesis_view(history, {p.seat: p.name for p in participants}),
         judged_verdict=judged,
         audience=audience_view(front.questions, front.final_thoughts, history, front.status),
+        provisional=provisional(
+            seat_models({p.seat: p.model for p in participants}, ((t.seat, t.served_model) for t in provenance))
+        ),
     )
 
 

@@ -24,6 +24,7 @@ from ..decision import (
     Quote,
     SeatChange,
 )
+from ..families import Provisional
 from ..openings import Openings
 from ..provenance import Alert, TurnProvenance
 from ..synthesis import SynthesisView
@@ -242,6 +243,7 @@ class Report:
     judged_verdict: JudgedVerdicts | None = None  # the assessments' verdicts; None without a shown assessment
     audience: AudienceView | None = None  # its questions and final thoughts; None when it had none
     rulings: tuple[Ruling, ...] = ()  # the service's rulings on cited sources; a fabricated one redacts its claim
+    provisional: Provisional | None = None  # every seat of one model family (review.families); None: not so
 
     @property
     def turn_count(self) -> int:

@@ -44,6 +44,7 @@ class ReportJson(TypedDict):
     on_fabrication: NotRequired[str]
     turn_count: int
     intact: bool
+    provisional: NotRequired[JsonObject]  # only when every seat is of one model family
     alerts: list[JsonObject]
     rulings: NotRequired[list[JsonObject]]  # only once there are some
     decision: JsonObject
@@ -115,6 +116,8 @@ def report_json(report: Report) -> ReportJson:
         form["judged_verdict"] = _part(report.judged_verdict)
     if report.audience is not None:
         form["audience"] = _part(report.audience)
+    if report.provisional is not None:  # as `audience`: a report of a duel that is not reads as before the label
+        form["provisional"] = _part(report.provisional)
     if report.rulings:
         form["rulings"] = [
             {**ruling.to_json(), "evidence": ruling.shown_evidence, "redacts": ruling.redacts}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ....vocabulary import ACCEPTED_CONSENSUS
 from ... import report_text as words
+from ...families import Provisional
 from ..blocks import (
     HTML,
     MARKDOWN,
@@ -48,6 +49,8 @@ def header(report: Report) -> Section:
         Only(HTML, Paragraph((*badges, " ", Untrusted(" · ".join(words.facts(report)))))),
         Only(HTML, Paragraph((explanation,))),
     ]
+    if report.provisional is not None:
+        blocks.append(Paragraph(_provisional(report.provisional)))
     if report.alerts:
         blocks.append(Items(tuple(("⚠ ", Untrusted(alert.text), ".") for alert in report.alerts), css="alerts"))
     if not report.intact:
@@ -65,6 +68,19 @@ def header(report: Report) -> Section:
     made = ("Duel ", Code(report.duel_id), " · created ", Untrusted(words.moment(report.created_at)), *closed)
     blocks.append(Only(HTML, Paragraph((*made, " · source ", Code(words.source_named(report))), style="facts")))
     return Section((Untrusted(words.title(report)),), tuple(blocks), kind="header")
+
+
+def _provisional(found: Provisional) -> Inline:
+    """`Provisional: every seat is a claude model (…): …`."""
+    models = Untrusted(", ".join(found.models))
+    return (
+        Strong(("Provisional:",)),
+        " every seat is a ",
+        Untrusted(found.family),
+        " model (",
+        models,
+        "), and debaters of one model family tend to agree with each other: read the outcome as one model's view.",
+    )
 
 
 def footer(report: Report) -> Section:
