@@ -235,7 +235,8 @@ class _Scheduler:
         text = self.texts[spec.document]
         try:
             if spec.condition == SINGLE:
-                return run_single(spec, text, model=self.plan.lineup.seats[0], share=share, env=self.env)
+                seat_1 = self.plan.lineup.seats[0]
+                return run_single(spec, text, model=seat_1, share=share, env=self.env, defaults=self.config.model)
             return run_duel(spec, text, lineup=self.plan.lineup, config=self.config, share=share, halt=self.halt)
         except (DuelError, OSError) as error:
             return RunResult(spec, None, None, None, (), 0.0, stopped=ERROR, error=_one_line(error))

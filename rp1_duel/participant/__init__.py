@@ -23,6 +23,7 @@ _EXPORTS = {
     "AudienceMember": ".audience",
     "SingleTurn": ".baseline",
     "budget_stop": ".budget",
+    "sent_ceiling": ".budget",
     "single_turn": ".baseline",
     "single_turn_request": ".baseline",
     "ChallengeCheck": ".checking",
@@ -101,6 +102,7 @@ __all__ = [
     "run_demo",
     "run_seats",
     "select_provider",
+    "sent_ceiling",
     "shared_flags",
     "single_turn",
     "single_turn_request",
@@ -112,7 +114,7 @@ if TYPE_CHECKING:
     from .asking import ModelAsker, configured_providers
     from .audience import AudienceMember
     from .baseline import SingleTurn, single_turn, single_turn_request
-    from .budget import budget_stop
+    from .budget import budget_stop, sent_ceiling
     from .checking import ChallengeCheck, CitationChecker, citation_checker, rule_on_challenges
     from .console import ConsoleReporter
     from .demo import run_demo
