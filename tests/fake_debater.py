@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from helpers import make_turn
+from helpers import make_turn, sealed_opening
 
 _HEADING = re.compile(r"^## Turn (\d+) — (.+?) \((.+?) / (.+?)\) — STANCE$", re.MULTILINE)
 _LIMIT = re.compile(r"Write turn \d+ of at most (\d+)")
@@ -110,3 +110,26 @@ def wrapped(body: dict[str, Any]) -> str:
     n = asked(body)[0]
     wrap, _ = WRAPPINGS[(n - 1) % len(WRAPPINGS) + 1]
     return wrap(debater(body))
+
+
+BENCH_WRONG = "Leases expire after fifteen minutes unless refreshed."
+BENCH_RIGHT = "Leases expire after ten minutes unless refreshed."
+_BENCH_EDIT = f"**Proposed Edits**\nEdit expiry: replace\n```find\n{BENCH_WRONG}\n```\n```replace\n{BENCH_RIGHT}\n```\n"
+
+
+def bench_fixer(body: dict[str, Any]) -> str:
+    """A bench seat that finds and fixes the seeded figure of a document like helpers.SOURCE, copied as a bench run
+    copies it (``document.md``): blind openings, then seat 1 proposes the fix (turn 3), seat 2 accepts it (turn 4),
+    seat 1 accepts (turn 5). Asked for the single baseline's only turn, it proposes the fix."""
+    n, name, harness, model, _ = asked(body)
+    text = prompt_text(body)
+    if "This is the only turn" in text:
+        turn = make_turn(n, name, harness, model) + _BENCH_EDIT
+    elif n <= 2:
+        turn = sealed_opening(n, name, harness, model)
+    elif n == 3:
+        turn = make_turn(n, name, harness, model, "CONVERGING") + _BENCH_EDIT
+    else:
+        accepted = _CURRENT.findall(text)[-1]
+        turn = make_turn(n, name, harness, model, "ACCEPTING_CONSENSUS") + f"**Accepted Revision**\n{accepted}\n"
+    return turn.replace("design.md", "document.md")

@@ -91,8 +91,12 @@ class LlamaServer:
 
 
 @contextmanager
-def llama_server(tmp_path: Path, *, n_ctx: int, alias: str | None = None) -> Iterator[LlamaServer]:
-    """Serve SmolLM2 with a context window of ``n_ctx`` tokens, under its file path unless given an alias."""
+def llama_server(
+    tmp_path: Path, *, n_ctx: int, alias: str | None = None, queue_requests: bool = False
+) -> Iterator[LlamaServer]:
+    """Serve SmolLM2 with a context window of ``n_ctx`` tokens, under its file path unless given an alias.
+    ``queue_requests``: a request waits for the one under way, where by default it interrupts it (several seats
+    on one server would otherwise cut each other's answers off, and retry, for ever)."""
     model = smollm2()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -101,6 +105,8 @@ def llama_server(tmp_path: Path, *, n_ctx: int, alias: str | None = None) -> Ite
     argv += ["--host", "127.0.0.1", "--port", str(port), "--verbose", "True"]
     if alias is not None:
         argv += ["--model_alias", alias]
+    if queue_requests:
+        argv += ["--interrupt_requests", "False"]
     log = tmp_path / f"llama-server-{port}.log"
     with log.open("w") as output:
         process = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT)

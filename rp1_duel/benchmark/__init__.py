@@ -30,25 +30,56 @@ _EXPORTS = {
     "SCORE_FORMATS": ".score_files",
     "read_score": ".score_files",
     "render_score": ".score_files",
+    "BenchOutcome": ".run",
+    "BenchPlan": ".run",
+    "run_bench": ".run",
+    "spend_lines": ".run",
+    "planned_runs": ".run",
+    "EXIT_BUDGET": ".run",
+    "EXIT_RUN_FAILED": ".run",
+    "EXIT_WALL_CLOCK": ".run",
+    "Lineup": ".duel_run",
+    "RunResult": ".layout",
+    "RunSpec": ".layout",
+    "progress_bar": ".progress",
+    "result_line": ".progress",
+    "seat_share": ".budget",
+    "BudgetLedger": ".budget",
 }
 __all__ = [
     "DEFECT_KINDS",
     "DOCUMENT_KINDS",
+    "EXIT_BUDGET",
+    "EXIT_RUN_FAILED",
+    "EXIT_WALL_CLOCK",
     "PREDICATE_KINDS",
     "SCORE_FORMATS",
+    "BenchOutcome",
+    "BenchPlan",
     "BenchScore",
+    "BudgetLedger",
     "CorpusDocument",
     "Defect",
+    "Lineup",
     "Predicate",
+    "RunResult",
+    "RunSpec",
     "corpus_directory",
     "load_corpus",
+    "planned_runs",
+    "progress_bar",
     "read_score",
     "render_score",
+    "result_line",
+    "run_bench",
     "score_bench",
+    "seat_share",
     "section_text",
+    "spend_lines",
 ]
 
 if TYPE_CHECKING:
+    from .budget import BudgetLedger, seat_share
     from .corpus import (
         DEFECT_KINDS,
         DOCUMENT_KINDS,
@@ -59,6 +90,19 @@ if TYPE_CHECKING:
         corpus_directory,
         load_corpus,
         section_text,
+    )
+    from .duel_run import Lineup
+    from .layout import RunResult, RunSpec
+    from .progress import progress_bar, result_line
+    from .run import (
+        EXIT_BUDGET,
+        EXIT_RUN_FAILED,
+        EXIT_WALL_CLOCK,
+        BenchOutcome,
+        BenchPlan,
+        planned_runs,
+        run_bench,
+        spend_lines,
     )
     from .score import BenchScore, score_bench
     from .score_files import SCORE_FORMATS, read_score, render_score

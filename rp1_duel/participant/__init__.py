@@ -21,6 +21,11 @@ _EXPORTS = {
     "ModelAsker": ".asking",
     "configured_providers": ".asking",
     "AudienceMember": ".audience",
+    "SingleTurn": ".baseline",
+    "budget_stop": ".budget",
+    "sent_ceiling": ".budget",
+    "single_turn": ".baseline",
+    "single_turn_request": ".baseline",
     "ChallengeCheck": ".checking",
     "CitationChecker": ".checking",
     "citation_checker": ".checking",
@@ -43,6 +48,7 @@ _EXPORTS = {
     "plan_panel": ".panel",
     "run_seats": ".panel",
     "panel_summary": ".panel",
+    "shared_flags": ".panel",
     "available_personas": ".personas",
     "ProviderError": ".providers",
     "select_provider": ".providers",
@@ -50,6 +56,7 @@ _EXPORTS = {
     "SeatStash": ".stash",
     "PricedUsage": ".usage",
     "TOKEN_KINDS": ".usage",
+    "cost_usd": ".usage",
     "recorded": ".usage",
     "summary": ".usage",
     "total": ".usage",
@@ -77,11 +84,14 @@ __all__ = [
     "ProviderVoter",
     "SeatRun",
     "SeatStash",
+    "SingleTurn",
     "available_personas",
+    "budget_stop",
     "checked_on_fabrication",
     "citation_checker",
     "configured_providers",
     "configured_voters",
+    "cost_usd",
     "exit_code",
     "lineup_seats",
     "panel_summary",
@@ -92,6 +102,10 @@ __all__ = [
     "run_demo",
     "run_seats",
     "select_provider",
+    "sent_ceiling",
+    "shared_flags",
+    "single_turn",
+    "single_turn_request",
     "summary",
     "total",
 ]
@@ -99,18 +113,30 @@ __all__ = [
 if TYPE_CHECKING:
     from .asking import ModelAsker, configured_providers
     from .audience import AudienceMember
+    from .baseline import SingleTurn, single_turn, single_turn_request
+    from .budget import budget_stop, sent_ceiling
     from .checking import ChallengeCheck, CitationChecker, citation_checker, rule_on_challenges
     from .console import ConsoleReporter
     from .demo import run_demo
     from .joining import JoinFlags, PreparedJoin, checked_on_fabrication, prepare_join
     from .lease_keeper import LeaseKeeper
     from .loop import Duelist, ParticipantConfig, ParticipantResult
-    from .panel import PanelPlan, PanelSeat, SeatRun, exit_code, lineup_seats, panel_summary, plan_panel, run_seats
+    from .panel import (
+        PanelPlan,
+        PanelSeat,
+        SeatRun,
+        exit_code,
+        lineup_seats,
+        panel_summary,
+        plan_panel,
+        run_seats,
+        shared_flags,
+    )
     from .personas import available_personas
     from .providers import ProviderError, select_provider
     from .reporter import STATE_COMPLETED
     from .stash import SeatStash
-    from .usage import TOKEN_KINDS, PricedUsage, recorded, summary, total
+    from .usage import TOKEN_KINDS, PricedUsage, cost_usd, recorded, summary, total
     from .voters import ProviderVoter, configured_voters
 else:
     __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -186,18 +186,24 @@ def run_seats(
     topic: str | None = None,
     echo: Callable[[str], None] | None = None,
     seat_taken_within: float = SEAT_TAKEN_WITHIN,
+    stop: threading.Event | None = None,
 ) -> list[SeatRun]:
     """Start a ``duel join`` for each seat, in seat order, and wait for them all to end.
 
     Raises ``DuelError`` when a process ends, or takes no seat in time, before the next may
     start; the processes already started are then interrupted. Ctrl-C interrupts every
     process the same way (each gives the floor back and keeps its seat) and is re-raised.
+    ``stop``, once set (by another thread: ``duel bench run``'s caps), does the same without
+    raising: no further seat starts, and the runs are returned once every process has ended.
     """
     say = echo or _to_stderr
     lock = threading.Lock()
     runs: list[SeatRun] = []
+    stopped = stop or threading.Event()
     try:
         for index, seat in enumerate(seats, start=1):
+            if stopped.is_set():
+                break
             # A process of its own session: Ctrl-C at the terminal reaches this launcher only,
             # which passes one SIGINT to each seat (a second would cut a seat's own clean-up short).
             process = subprocess.Popen(
@@ -216,8 +222,16 @@ def run_seats(
             threading.Thread(
                 target=_pass_through, args=(stderr, seat.label, say, lock, run.stderr_done), daemon=True
             ).start()
-            _wait_for_seat(run=run, count=index, target=target, topic=topic, service=service, within=seat_taken_within)
-        _watch_for_a_failed_seat(runs, say, lambda: _duel_open(service, target, topic))
+            _wait_for_seat(
+                run=run,
+                count=index,
+                target=target,
+                topic=topic,
+                service=service,
+                within=seat_taken_within,
+                stop=stopped,
+            )
+        _watch_for_a_failed_seat(runs, say, lambda: _duel_open(service, target, topic), stopped)
         for run in runs:
             _collect(run)
     except BaseException:
@@ -229,11 +243,18 @@ def run_seats(
 
 
 def _wait_for_seat(
-    run: SeatRun, *, count: int, target: str, topic: str | None, service: DuelService, within: float
+    run: SeatRun,
+    *,
+    count: int,
+    target: str,
+    topic: str | None,
+    service: DuelService,
+    within: float,
+    stop: threading.Event,
 ) -> None:
-    """Until ``count`` seats are taken; the next seat starts only then, so seats follow the lineup."""
+    """Until ``count`` seats are taken (or ``stop`` is set); the next seat starts only then, so seats follow the lineup."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not stop.is_set():
         if run.process.poll() is not None:
             run.stderr_done.wait(2)
             raise DuelError(
@@ -247,15 +268,20 @@ def _wait_for_seat(
         except DuelError:
             pass  # the first join has not created the duel yet
         time.sleep(0.05)
-    raise DuelError(ErrorCode.PANEL_SEAT_FAILED, f"{run.seat.label} took no seat within {within:.0f} s")
+    if not stop.is_set():
+        raise DuelError(ErrorCode.PANEL_SEAT_FAILED, f"{run.seat.label} took no seat within {within:.0f} s")
 
 
 def _watch_for_a_failed_seat(
-    runs: Sequence[SeatRun], say: Callable[[str], None], duel_open: Callable[[], bool]
+    runs: Sequence[SeatRun], say: Callable[[str], None], duel_open: Callable[[], bool], stop: threading.Event
 ) -> None:
     """Until every seat ends: one that fails while the duel is open (an error, a lost seat) stops the
-    others, each giving the floor back and keeping its seat, rather than leaving them to wait out its turns."""
+    others, each giving the floor back and keeping its seat, rather than leaving them to wait out its turns;
+    so does ``stop``, once set."""
     while any(run.process.poll() is None for run in runs):
+        if stop.is_set():
+            _interrupt(runs)
+            return
         failed = next((run for run in runs if run.process.poll() not in (None, 0)), None)
         if failed is not None and duel_open():
             say(f"duel panel: {failed.seat.label} ended with exit {failed.process.returncode}: stopping every seat")
