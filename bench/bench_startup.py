@@ -1,21 +1,26 @@
-"""How fast `duel tools` starts, against the bare interpreter (prints, never asserts).
+"""What each `duel tools` op costs a call, against the bare interpreter (prints, never asserts).
 
 Run: python bench/bench_startup.py
 
-Agents poll `duel tools status`, one process a poll: its whole-process time is what they
-pay. Each command runs as a whole process, interleaved with the others, and the median of
-RUNS runs is printed with its ratio to `python -c pass` (target: status <= 2.5 times).
+Agents run one `duel tools` process an action: its whole-process time is what they pay.
+Each op runs as a whole process, interleaved with the others, and the median of RUNS
+runs is printed with its ratio to `python -c pass`, beside the lean peer's and the target.
 
-Like with like: the `duel` script runs its interpreter without flags, so site (and the
-.pth files of the environment, an editable install's finder among them) is loaded; the
-bare interpreter is timed the same way, with `python -S -c pass` printed for scale only.
-Bytecode is compiled before timing (a warm-up run with writing allowed), as an installed
-package's is: with PYTHONDONTWRITEBYTECODE set, every run would compile the package anew.
-Last, `-X importtime` says whether a model SDK or another heavy module was imported.
+Like with like, on a NON-editable install: the checkout is built into a wheel and
+installed in a venv of its own, whose `duel` script and `python -c pass` are timed. (An
+editable install's finder, loaded by a .pth file, slows the bare interpreter too and so
+flatters every ratio.) Bytecode is compiled before timing (a warm-up run), as an installed
+package's is. Last, `-X importtime` says whether a model SDK or another heavy module was imported.
+
+The lean peer (issue 40): rp1's own lock service, a minimal entry with only the lock commands,
+measured as ratios duel / lean per op. Its own ratio to `python -c pass` is estimated as
+BEFORE (duel's ratio here before issue 40's cuts, at commit da517a8) divided by that ratio;
+duel must cost less: the estimate is the target.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import statistics
@@ -23,80 +28,135 @@ import subprocess
 import sys
 import tempfile
 import time
+import venv
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, uninstalled
-
-from rp1_duel.coordination import DuelService
-from rp1_duel.coordination._write_results import JoinResult
-
 RUNS = 21
-TARGET_RATIO = 2.5
+REPO = Path(__file__).resolve().parents[1]
 SOURCE = "# Lease design\n\n## Lease semantics\nLeases expire unless refreshed.\n"
 HEAVY = ("filelock", "anthropic", "openai", "typer", "click", "pydantic", "rich", "mistune", "frontmatter", "yaml")
-ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+ENV = {name: value for name, value in os.environ.items() if name not in {"PYTHONDONTWRITEBYTECODE", "DUEL_DIR"}}
+# issue 40: duel / lean, 40 interleaved runs each (a refused claim and status were already leaner)
+DUEL_OVER_LEAN = {
+    "join": 2.21,
+    "claim-lock": 1.24,  # claim + release, as a pair
+    "refresh-lock": 1.33,
+    "claim-lock, refused": 0.96,
+    "status": 0.86,
+}
+# duel's ratios to `python -c pass` at da517a8, before the cuts: the median of 3 runs of this script
+# on a loaded 2-core machine (each run's own figures: docs/protocol.md section 4, "Speed")
+BEFORE = {"join": 12.74, "claim-lock": 6.06, "refresh-lock": 6.54, "claim-lock, refused": 5.05, "status": 4.71}
 
 
-def duel_command() -> list[str]:
-    script = shutil.which("duel", path=os.path.dirname(sys.executable))
-    return [script] if script else [sys.executable, "-m", "rp1_duel"]
+def installed(root: Path) -> Path:
+    """A venv with the checkout installed from a wheel (no editable finder); its bin folder."""
+    tree = root / "src"
+    shutil.copytree(REPO / "rp1_duel", tree / "rp1_duel", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (REPO / name).exists():
+            shutil.copy(REPO / name, tree / name)
+    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(root / "wheel"), str(tree)], check=True)
+    venv.create(root / "venv", with_pip=False)
+    bin_dir = root / "venv" / "bin"
+    wheel = next((root / "wheel").glob("*.whl"))
+    subprocess.run([*pip, "--python", str(bin_dir / "python"), "install", str(wheel)], check=True)
+    return bin_dir
 
 
-def setup(root: Path) -> tuple[Path, JoinResult, JoinResult]:
-    source = root / "design.md"
-    source.write_text(SOURCE, encoding="utf-8")
-    service = DuelService(root / "debates")
-    one = service.join(target=str(source), participant_name="Alice", harness="bench", model_id="m1")
-    two = service.join(target=str(source), participant_name="Bob", harness="bench", model_id="m2")
-    return root / "debates", one, two
-
-
-def timed(argv: list[str]) -> float:
+def timed(argv: list[str]) -> tuple[float, str]:
+    """The wall time of one whole process, and its stdout."""
     started = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, env=ENV)
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"{argv[:4]} failed: {proc.stdout.decode()} {proc.stderr.decode()}")
-    return elapsed
+    return elapsed, proc.stdout.decode()
+
+
+def tools(duel: Path, op: str, *args: str) -> list[str]:
+    """The argv of ``duel tools OP``."""
+    return [str(duel), "tools", op, *args]
+
+
+def one_round(duel: Path, debate: list[str], seats: dict[str, list[str]], number: int) -> dict[str, float]:
+    """Every op once, in the order a seat runs them: each one's seconds."""
+    duel_id = ["--duel-id", seats["duel_id"][0]]
+    alice, bob = [*duel_id, *seats["alice"], *debate], [*duel_id, *seats["bob"], *debate]
+    took: dict[str, float] = {}
+    took["status"], _ = timed(tools(duel, "status", *duel_id, *debate))
+    took["status, as a seat"], _ = timed(tools(duel, "status", *alice))
+    took["claim-lock"], out = timed(tools(duel, "claim-lock", *alice))
+    lease = ["--lease-token", json.loads(out)["data"]["lease_token"]]
+    took["refresh-lock"], _ = timed(tools(duel, "refresh-lock", *alice, *lease))
+    took["claim-lock, refused"], _ = timed(tools(duel, "claim-lock", *bob))
+    took["release-lock"], _ = timed(tools(duel, "release-lock", *alice, *lease))
+    join = ["--target", seats["target"][0], "--topic", f"Bench {number}", "--participant-name", "Carol"]
+    took["join"], _ = timed(tools(duel, "join", *join, *debate))
+    return took
+
+
+def join_seats(duel: Path, root: Path, debate: list[str]) -> dict[str, list[str]]:
+    """Alice and Bob join one duel; their ids and tokens as flags."""
+    source = root / "design.md"
+    source.write_text(SOURCE, encoding="utf-8")
+    seats: dict[str, list[str]] = {"target": [str(source)]}
+    for name in ("Alice", "Bob"):
+        _, out = timed(tools(duel, "join", "--target", str(source), "--participant-name", name, *debate))
+        data = json.loads(out)["data"]
+        seats["duel_id"] = [data["duel_id"]]
+        seats[name.lower()] = ["--participant-id", data["participant_id"], f"--participant-token={data['participant_token']}"]
+    return seats
+
+
+def print_figures(times: dict[str, list[float]], bare: float) -> None:
+    """Each op's median and ratio, and against the lean peer and the target where the issue has one."""
+    median = {name: statistics.median(samples) for name, samples in times.items()}
+    ratio = {name: value / bare for name, value in median.items()}
+    ratio["claim-lock"] = (median["claim-lock"] + median["release-lock"]) / (2 * bare)  # a call of the pair
+    print(f"{'':<4}{'op':<30}{'median':>9}{'x bare':>8}{'before':>8}{'lean (est.)':>13}{'target':>9}")
+    for name in median:
+        label = "claim + release (a call)" if name == "claim-lock" else name
+        row = f"    {label:<30}{median[name] * 1000:6.1f} ms{ratio[name]:8.2f}"
+        if BEFORE.get(name):
+            lean = BEFORE[name] / DUEL_OVER_LEAN[name]
+            verdict = "ok" if ratio[name] < lean else "OVER"
+            row += f"{BEFORE[name]:8.2f}{lean:13.2f}{'< ' + format(lean, '.2f'):>9}  {verdict}"
+        print(row)
 
 
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="duel-bench-"))
     try:
-        debate_dir, one, two = setup(root)
-        duel = duel_command()
-        status = ["tools", "status", "--duel-id", one.duel_id, "--debate-dir", str(debate_dir)]
-        seat = ["--participant-id", two.seat.participant_id, f"--participant-token={two.seat.token}"]
-        commands = {
-            "python -c pass": [sys.executable, "-c", "pass"],
-            "python -S -c pass": [sys.executable, "-S", "-c", "pass"],
-            "python -c 'import typer, filelock'": [sys.executable, "-c", "import typer, filelock"],
-            "duel tools status": [*duel, *status],
-            # Marks the seat present: a write under the duel's lock when the last mark is a second old, else
-            # (as in these runs, a few tenths of a second apart) a read without the lock.
-            "duel tools status, as a seat": [*duel, *status, *seat],
-            "duel tools claim-lock, refused": [*duel, "tools", "claim-lock", *status[2:], *seat],
-        }
-        for argv in commands.values():  # compile bytecode, warm the page cache
+        bin_dir = installed(root)
+        os.chdir(root)  # no project configuration of the checkout applies
+        duel, python = bin_dir / "duel", str(bin_dir / "python")
+        debate = ["--debate-dir", str(root / "debates")]
+        seats = join_seats(duel, root, debate)
+        bare_argv = {"python -c pass": [python, "-c", "pass"], "python -S -c pass": [python, "-S", "-c", "pass"]}
+        for argv in bare_argv.values():
             timed(argv)
-        times: dict[str, list[float]] = {name: [] for name in commands}
-        for _ in range(RUNS):
-            for name, argv in commands.items():
-                times[name].append(timed(argv))
+        one_round(duel, debate, seats, 0)  # compile bytecode, warm the page cache
+        times: dict[str, list[float]] = {name: [] for name in bare_argv}
+        for number in range(1, RUNS + 1):
+            for name, argv in bare_argv.items():
+                times[name].append(timed(argv)[0])
+            for name, seconds in one_round(duel, debate, seats, number).items():
+                times.setdefault(name, []).append(seconds)
         bare = statistics.median(times["python -c pass"])
-        print(f"start-up, whole processes, median of {RUNS} interleaved runs ({' '.join(duel)}):")
-        for name, samples in times.items():
-            median = statistics.median(samples)
-            target = f" (target <= {TARGET_RATIO})" if name.startswith("duel") else ""
-            print(f"    {name:<38}{median * 1000:7.1f} ms   {median / bare:5.2f} x bare{target}")
+        print(f"each op a whole process, median of {RUNS} interleaved runs, installed from a wheel ({duel}):")
+        print_figures(times, bare)
+        duel_id = ["--duel-id", seats["duel_id"][0]]
         proc = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "rp1_duel", *status, *seat], capture_output=True, text=True
+            [python, "-X", "importtime", "-m", "rp1_duel", "tools", "status", *duel_id, *seats["alice"], *debate],
+            capture_output=True,
+            text=True,
+            env=ENV,
         )
         imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
         found = [name for name in HEAVY if name in imported]
-        print(
-            f"    -X importtime, status as a seat: {', '.join(found) or 'no'} heavy module imported ({', '.join(HEAVY)})"
-        )
+        print(f"    -X importtime, status as a seat: {', '.join(found) or 'no'} heavy module imported")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
