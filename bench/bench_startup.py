@@ -106,7 +106,11 @@ def join_seats(duel: Path, root: Path, debate: list[str]) -> dict[str, list[str]
         _, out = timed(tools(duel, "join", "--target", str(source), "--participant-name", name, *debate))
         data = json.loads(out)["data"]
         seats["duel_id"] = [data["duel_id"]]
-        seats[name.lower()] = ["--participant-id", data["participant_id"], f"--participant-token={data['participant_token']}"]
+        seats[name.lower()] = [
+            "--participant-id",
+            data["participant_id"],
+            f"--participant-token={data['participant_token']}",
+        ]
     return seats
 
 
@@ -116,9 +120,9 @@ def print_figures(times: dict[str, list[float]], bare: float) -> None:
     ratio = {name: value / bare for name, value in median.items()}
     ratio["claim-lock"] = (median["claim-lock"] + median["release-lock"]) / (2 * bare)  # a call of the pair
     print(f"{'':<4}{'op':<30}{'median':>9}{'x bare':>8}{'before':>8}{'lean (est.)':>13}{'target':>9}")
-    for name in median:
+    for name, seconds in median.items():
         label = "claim + release (a call)" if name == "claim-lock" else name
-        row = f"    {label:<30}{median[name] * 1000:6.1f} ms{ratio[name]:8.2f}"
+        row = f"    {label:<30}{seconds * 1000:6.1f} ms{ratio[name]:8.2f}"
         if BEFORE.get(name):
             lean = BEFORE[name] / DUEL_OVER_LEAN[name]
             verdict = "ok" if ratio[name] < lean else "OVER"
