@@ -11,7 +11,8 @@
 
 `python bench/bench_lock.py /dev/shm` measures on another filesystem.
 `python bench/bench_lock.py --store postgresql://…` measures (b) and (c) through a PostgreSQL
-store instead (the hand-off through LISTEN/NOTIFY, target median <= 20 ms).
+store instead (the hand-off through LISTEN/NOTIFY, target median <= 20 ms); `--store postgresql`
+through a server of its own (tests/pg_server.py: Debian's binaries, the tests' settings, fsync off).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # pg_server, for --store postgresql
 
 from rp1_duel.coordination import DuelService
 from rp1_duel.coordination._write_results import JoinResult
@@ -159,18 +162,31 @@ def bench_handoff(root: Path) -> None:
 
 
 def main() -> None:
-    global STORE
+    global STORE  # noqa: PLW0603  the one setting of a script, read by its helpers and child processes
     args = sys.argv[1:]
     if args[:1] == ["--store"]:
         STORE, args = args[1], args[2:]
     # An optional argument picks the filesystem to measure (default: the temp dir).
     root = Path(tempfile.mkdtemp(prefix="duel-bench-", dir=args[0] if args else None))
-    print(f"debate dirs under {root}" + (" (duels in a PostgreSQL store)" if STORE else ""))
     try:
-        bench_cycles(root)
-        bench_handoff(root)
+        if STORE == "postgresql":
+            from pg_server import running_server
+
+            with running_server() as server:
+                STORE = server.url()
+                print(f"a PostgreSQL server of its own on 127.0.0.1:{server.port} (fsync off, as in the tests)")
+                measure(root)
+        else:
+            measure(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def measure(root: Path) -> None:
+    """(b) and (c), in the store chosen."""
+    print(f"debate dirs under {root}" + (" (duels in a PostgreSQL store)" if STORE else ""))
+    bench_cycles(root)
+    bench_handoff(root)
 
 
 if __name__ == "__main__":

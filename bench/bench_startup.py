@@ -65,14 +65,20 @@ def installed(root: Path) -> Path:
     return bin_dir
 
 
-def timed(argv: list[str]) -> tuple[float, str]:
-    """The wall time of one whole process, and its stdout."""
+def timed(argv: list[str]) -> tuple[tuple[float, float], str]:
+    """The wall time and the CPU time (user and system) of one whole process, and its stdout."""
     started = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, env=ENV)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = proc.stdout.read(), proc.stderr.read()  # a few hundred bytes: no pipe fills up
+    _, status, usage = os.wait4(proc.pid, 0)  # reaped here, with its CPU time
     elapsed = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stdout.close()
+    proc.stderr.close()
     if proc.returncode != 0:
-        raise SystemExit(f"{argv[:4]} failed: {proc.stdout.decode()} {proc.stderr.decode()}")
-    return elapsed, proc.stdout.decode()
+        raise SystemExit(f"{argv[:4]} failed: {out.decode()} {err.decode()}")
+    return (elapsed, usage.ru_utime + usage.ru_stime), out.decode()
 
 
 def tools(duel: Path, op: str, *args: str) -> list[str]:
@@ -80,11 +86,13 @@ def tools(duel: Path, op: str, *args: str) -> list[str]:
     return [str(duel), "tools", op, *args]
 
 
-def one_round(duel: Path, debate: list[str], seats: dict[str, list[str]], number: int) -> dict[str, float]:
-    """Every op once, in the order a seat runs them: each one's seconds."""
+def one_round(
+    duel: Path, debate: list[str], seats: dict[str, list[str]], number: int
+) -> dict[str, tuple[float, float]]:
+    """Every op once, in the order a seat runs them: each one's wall and CPU seconds."""
     duel_id = ["--duel-id", seats["duel_id"][0]]
     alice, bob = [*duel_id, *seats["alice"], *debate], [*duel_id, *seats["bob"], *debate]
-    took: dict[str, float] = {}
+    took: dict[str, tuple[float, float]] = {}
     took["status"], _ = timed(tools(duel, "status", *duel_id, *debate))
     took["status, as a seat"], _ = timed(tools(duel, "status", *alice))
     took["claim-lock"], out = timed(tools(duel, "claim-lock", *alice))
@@ -114,15 +122,24 @@ def join_seats(duel: Path, root: Path, debate: list[str]) -> dict[str, list[str]
     return seats
 
 
-def print_figures(times: dict[str, list[float]], bare: float) -> None:
-    """Each op's median and ratio, and against the lean peer and the target where the issue has one."""
+def ratios(times: dict[str, list[float]]) -> tuple[dict[str, float], dict[str, float]]:
+    """Each op's median, and its ratio to the bare interpreter's (a claim's: the claim and release pair's, a call)."""
     median = {name: statistics.median(samples) for name, samples in times.items()}
+    bare = median["python -c pass"]
     ratio = {name: value / bare for name, value in median.items()}
-    ratio["claim-lock"] = (median["claim-lock"] + median["release-lock"]) / (2 * bare)  # a call of the pair
-    print(f"{'':<4}{'op':<30}{'median':>9}{'x bare':>8}{'before':>8}{'lean (est.)':>13}{'target':>9}")
+    ratio["claim-lock"] = (median["claim-lock"] + median["release-lock"]) / (2 * bare)
+    return median, ratio
+
+
+def print_figures(wall: dict[str, list[float]], cpu: dict[str, list[float]]) -> None:
+    """Each op's median and ratio, wall and CPU, and against the lean peer and the target (on the wall
+    time, as the issue measured) where the issue has one. The CPU time is the steadier on a busy machine."""
+    median, ratio = ratios(wall)
+    _, cpu_ratio = ratios(cpu)
+    print(f"{'':<4}{'op':<30}{'median':>9}{'x bare':>8}{'cpu x':>7}{'before':>8}{'lean (est.)':>13}{'target':>9}")
     for name, seconds in median.items():
         label = "claim + release (a call)" if name == "claim-lock" else name
-        row = f"    {label:<30}{seconds * 1000:6.1f} ms{ratio[name]:8.2f}"
+        row = f"    {label:<30}{seconds * 1000:6.1f} ms{ratio[name]:8.2f}{cpu_ratio[name]:7.2f}"
         if BEFORE.get(name):
             lean = BEFORE[name] / DUEL_OVER_LEAN[name]
             verdict = "ok" if ratio[name] < lean else "OVER"
@@ -142,15 +159,15 @@ def main() -> None:
         for argv in bare_argv.values():
             timed(argv)
         one_round(duel, debate, seats, 0)  # compile bytecode, warm the page cache
-        times: dict[str, list[float]] = {name: [] for name in bare_argv}
+        wall: dict[str, list[float]] = {name: [] for name in bare_argv}
+        cpu: dict[str, list[float]] = {name: [] for name in bare_argv}
         for number in range(1, RUNS + 1):
-            for name, argv in bare_argv.items():
-                times[name].append(timed(argv)[0])
-            for name, seconds in one_round(duel, debate, seats, number).items():
-                times.setdefault(name, []).append(seconds)
-        bare = statistics.median(times["python -c pass"])
+            took = {name: timed(argv)[0] for name, argv in bare_argv.items()}
+            for name, (seconds, used) in {**took, **one_round(duel, debate, seats, number)}.items():
+                wall.setdefault(name, []).append(seconds)
+                cpu.setdefault(name, []).append(used)
         print(f"each op a whole process, median of {RUNS} interleaved runs, installed from a wheel ({duel}):")
-        print_figures(times, bare)
+        print_figures(wall, cpu)
         duel_id = ["--duel-id", seats["duel_id"][0]]
         proc = subprocess.run(
             [python, "-X", "importtime", "-m", "rp1_duel", "tools", "status", *duel_id, *seats["alice"], *debate],
