@@ -40,6 +40,7 @@ from ..vocabulary import (
     Role,
 )
 from ._state import DuelState, Lease, Participant
+from .identity import same_secret
 
 __all__ = [
     "ClaimDecision",
@@ -484,13 +485,11 @@ def refuse_commit(state: DuelState, caller: Participant, now: Instant) -> DuelEr
 
 def holds(lease: Lease | None, caller: Participant, lease_token: str | None) -> bool:
     """Whether ``lease`` is ``caller``'s and ``lease_token`` is its token (compared in constant time)."""
-    import hmac  # only writes under a lease pay for it
-
     return (
         lease is not None
         and lease.owner == caller.id
         and bool(lease_token)
-        and hmac.compare_digest(lease.token.encode(), (lease_token or "").encode())
+        and same_secret(lease_token or "", lease.token)
     )
 
 
