@@ -13,9 +13,11 @@ flatters every ratio.) Bytecode is compiled before timing (a warm-up run), as an
 package's is. Last, `-X importtime` says whether a model SDK or another heavy module was imported.
 
 The lean peer (issue 40): rp1's own lock service, a minimal entry with only the lock commands,
-measured as ratios duel / lean per op. Its own ratio to `python -c pass` is estimated as
-BEFORE (duel's ratio here before issue 40's cuts, at commit da517a8) divided by that ratio;
-duel must cost less: the estimate is the target.
+measured as ratios duel / lean per op. Its own ratio to `python -c pass` is estimated as duel's
+ratio before issue 40's cuts divided by that ratio; duel must cost less: the estimate is the
+target. duel as it was (commit BASELINE, from `git archive`) is installed beside the checkout and
+timed in the same rounds, so both meet the same load: on a busy machine every ratio grows with the
+load. Outside a git checkout, the ratios BEFORE recorded once stand in for it.
 """
 
 from __future__ import annotations
@@ -44,18 +46,14 @@ DUEL_OVER_LEAN = {
     "claim-lock, refused": 0.96,
     "status": 0.86,
 }
-# duel's ratios to `python -c pass` at da517a8, before the cuts: the median of 3 runs of this script
-# on a loaded 2-core machine (each run's own figures: docs/protocol.md section 4, "Speed")
+BASELINE = "da517a8"  # duel before issue 40's cuts
+# duel's ratios to `python -c pass` at BASELINE: the median of 3 runs of this script's first version, which timed
+# the checkout alone, on a loaded 2-core machine (docs/protocol.md section 4, "Speed")
 BEFORE = {"join": 12.74, "claim-lock": 6.06, "refresh-lock": 6.54, "claim-lock, refused": 5.05, "status": 4.71}
 
 
-def installed(root: Path) -> Path:
-    """A venv with the checkout installed from a wheel (no editable finder); its bin folder."""
-    tree = root / "src"
-    shutil.copytree(REPO / "rp1_duel", tree / "rp1_duel", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        if (REPO / name).exists():
-            shutil.copy(REPO / name, tree / name)
+def installed(root: Path, tree: Path) -> Path:
+    """A venv under ``root`` with the package of ``tree`` installed from a wheel (no editable finder); its bin."""
     pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
     subprocess.run([*pip, "wheel", "--no-deps", "-w", str(root / "wheel"), str(tree)], check=True)
     venv.create(root / "venv", with_pip=False)
@@ -63,6 +61,27 @@ def installed(root: Path) -> Path:
     wheel = next((root / "wheel").glob("*.whl"))
     subprocess.run([*pip, "--python", str(bin_dir / "python"), "install", str(wheel)], check=True)
     return bin_dir
+
+
+def checkout_tree(root: Path) -> Path:
+    """The checkout's package sources, copied (no build files of an earlier build, no bytecode)."""
+    tree = root / "src"
+    shutil.copytree(REPO / "rp1_duel", tree / "rp1_duel", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (REPO / name).exists():
+            shutil.copy(REPO / name, tree / name)
+    return tree
+
+
+def baseline_tree(root: Path) -> Path | None:
+    """BASELINE's sources from git, or None outside a checkout that has it."""
+    tree = root / "src"
+    tree.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", BASELINE], capture_output=True, check=False)
+    if archive.returncode != 0:
+        return None
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return tree
 
 
 def timed(argv: list[str]) -> tuple[tuple[float, float], str]:
@@ -122,55 +141,68 @@ def join_seats(duel: Path, root: Path, debate: list[str]) -> dict[str, list[str]
     return seats
 
 
-def ratios(times: dict[str, list[float]]) -> tuple[dict[str, float], dict[str, float]]:
-    """Each op's median, and its ratio to the bare interpreter's (a claim's: the claim and release pair's, a call)."""
+def ratios(times: dict[str, list[float]], bare: float) -> dict[str, float]:
+    """Each op's median over the bare interpreter's (a claim's: the claim and release pair's, a call)."""
     median = {name: statistics.median(samples) for name, samples in times.items()}
-    bare = median["python -c pass"]
     ratio = {name: value / bare for name, value in median.items()}
     ratio["claim-lock"] = (median["claim-lock"] + median["release-lock"]) / (2 * bare)
-    return median, ratio
+    return ratio
 
 
-def print_figures(wall: dict[str, list[float]], cpu: dict[str, list[float]]) -> None:
-    """Each op's median and ratio, wall and CPU, and against the lean peer and the target (on the wall
-    time, as the issue measured) where the issue has one. The CPU time is the steadier on a busy machine."""
-    median, ratio = ratios(wall)
-    _, cpu_ratio = ratios(cpu)
-    print(f"{'':<4}{'op':<30}{'median':>9}{'x bare':>8}{'cpu x':>7}{'before':>8}{'lean (est.)':>13}{'target':>9}")
-    for name, seconds in median.items():
+def print_figures(wall: dict[str, dict[str, list[float]]], cpu: dict[str, dict[str, list[float]]]) -> None:
+    """Each op's median and ratio, wall and CPU, against duel before and the lean peer, and the verdict (on the
+    wall time, as the issue measured); the CPU time is the steadier on a busy machine."""
+    bare = {kind: statistics.median(times["bare"]["python -c pass"]) for kind, times in (("wall", wall), ("cpu", cpu))}
+    now, now_cpu = ratios(wall["after"], bare["wall"]), ratios(cpu["after"], bare["cpu"])
+    before = ratios(wall["before"], bare["wall"]) if wall["before"] else BEFORE
+    before_cpu = ratios(cpu["before"], bare["cpu"]) if cpu["before"] else {}
+    source = f"{BASELINE}, timed in the same rounds" if wall["before"] else f"{BASELINE}, as recorded (no git)"
+    print(f"    python -c pass: {bare['wall'] * 1000:.1f} ms, {bare['cpu'] * 1000:.1f} ms of CPU; before = {source}")
+    print(f"{'':<4}{'op':<28}{'median':>9}{'x bare':>8}{'before':>8}{'cpu x':>7}{'before':>8}{'lean':>7}{'target':>9}")
+    for name, samples in wall["after"].items():
         label = "claim + release (a call)" if name == "claim-lock" else name
-        row = f"    {label:<30}{seconds * 1000:6.1f} ms{ratio[name]:8.2f}{cpu_ratio[name]:7.2f}"
-        if BEFORE.get(name):
-            lean = BEFORE[name] / DUEL_OVER_LEAN[name]
-            verdict = "ok" if ratio[name] < lean else "OVER"
-            row += f"{BEFORE[name]:8.2f}{lean:13.2f}{'< ' + format(lean, '.2f'):>9}  {verdict}"
+        row = f"    {label:<28}{statistics.median(samples) * 1000:6.1f} ms{now[name]:8.2f}"
+        row += f"{before.get(name, float('nan')):8.2f}{now_cpu[name]:7.2f}{before_cpu.get(name, float('nan')):8.2f}"
+        if name in DUEL_OVER_LEAN:
+            lean = before[name] / DUEL_OVER_LEAN[name]
+            verdict = "ok" if now[name] < lean else "OVER"
+            row += f"{lean:7.2f}{'< ' + format(lean, '.2f'):>9}  {verdict}"
         print(row)
 
 
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="duel-bench-"))
     try:
-        bin_dir = installed(root)
+        after = installed(root / "after", checkout_tree(root / "after"))
+        old = baseline_tree(root / "before")
+        before = installed(root / "before", old) if old else None
         os.chdir(root)  # no project configuration of the checkout applies
-        duel, python = bin_dir / "duel", str(bin_dir / "python")
-        debate = ["--debate-dir", str(root / "debates")]
-        seats = join_seats(duel, root, debate)
+        python = str(after / "python")
         bare_argv = {"python -c pass": [python, "-c", "pass"], "python -S -c pass": [python, "-S", "-c", "pass"]}
+        versions = {"after": after, **({"before": before} if before else {})}
+        debates = {kind: ["--debate-dir", str(root / kind / "debates")] for kind in versions}
+        seats = {kind: join_seats(bin_dir / "duel", root / kind, debates[kind]) for kind, bin_dir in versions.items()}
         for argv in bare_argv.values():
             timed(argv)
-        one_round(duel, debate, seats, 0)  # compile bytecode, warm the page cache
-        wall: dict[str, list[float]] = {name: [] for name in bare_argv}
-        cpu: dict[str, list[float]] = {name: [] for name in bare_argv}
+        for kind, bin_dir in versions.items():  # compile bytecode, warm the page cache
+            one_round(bin_dir / "duel", debates[kind], seats[kind], 0)
+        wall: dict[str, dict[str, list[float]]] = {"bare": {}, "after": {}, "before": {}}
+        cpu: dict[str, dict[str, list[float]]] = {"bare": {}, "after": {}, "before": {}}
         for number in range(1, RUNS + 1):
-            took = {name: timed(argv)[0] for name, argv in bare_argv.items()}
-            for name, (seconds, used) in {**took, **one_round(duel, debate, seats, number)}.items():
-                wall.setdefault(name, []).append(seconds)
-                cpu.setdefault(name, []).append(used)
-        print(f"each op a whole process, median of {RUNS} interleaved runs, installed from a wheel ({duel}):")
+            took = {"bare": {name: timed(argv)[0] for name, argv in bare_argv.items()}}
+            order = list(versions) if number % 2 else list(reversed(versions))  # neither always goes first
+            for kind in order:
+                took[kind] = one_round(versions[kind] / "duel", debates[kind], seats[kind], number)
+            for kind, figures in took.items():
+                for name, (seconds, used) in figures.items():
+                    wall[kind].setdefault(name, []).append(seconds)
+                    cpu[kind].setdefault(name, []).append(used)
+        print(f"each op a whole process, median of {RUNS} interleaved runs, each version installed from a wheel:")
         print_figures(wall, cpu)
-        duel_id = ["--duel-id", seats["duel_id"][0]]
+        duel_id = ["--duel-id", seats["after"]["duel_id"][0]]
         proc = subprocess.run(
-            [python, "-X", "importtime", "-m", "rp1_duel", "tools", "status", *duel_id, *seats["alice"], *debate],
+            [python, "-X", "importtime", "-m", "rp1_duel", "tools", "status", *duel_id, *seats["after"]["alice"]]
+            + debates["after"],
             capture_output=True,
             text=True,
             env=ENV,
