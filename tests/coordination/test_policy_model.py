@@ -392,6 +392,7 @@ FAST = settings(
     stateful_step_count=40,
     deadline=None,
     database=None,
+    print_blob=True,  # a failure prints the @reproduce_failure that replays it, besides its shrunk steps
     suppress_health_check=[HealthCheck.too_slow],
 )
 MANY_STEPS = 100_000
