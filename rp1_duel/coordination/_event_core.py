@@ -1,8 +1,11 @@
 """The part of :mod:`.events` every join and lock op needs: the envelope, the base of each type's
-data, the JSON readers, and the events of seats and leases. Kept apart because a frozen dataclass costs
-a ``duel tools`` process about a quarter of a millisecond to build: a claim, refresh, release or join
-builds these ten, not every type (bench/bench_startup.py). :mod:`.events` names them all, and the rest of the package imports
-them from there; only joins, the lock ops and the transaction that logs them import them from here.
+data, the JSON readers, and the events of seats and leases.
+
+Kept apart because a frozen dataclass costs a ``duel tools`` process about a quarter of a
+millisecond to build: a claim, refresh, release or join builds these eleven classes, not all
+twenty-eight (bench/bench_startup.py). :mod:`.events` names them all, and the rest of the
+package imports them from there; only joins, the lock ops and the transaction that logs them
+import them from here.
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ def read_fields(kind: type[_Record], data: Mapping[str, Any]) -> _Record:
     return kind(**values)
 
 
-# -- the base, and the events of joins and lock ops ------------------------------------------------------------
+# -- the base, and the events of joins and lock ops --------------------------------------------
 
 
 # Every type by its word: each registers itself as its class is built, and every reader of a log
