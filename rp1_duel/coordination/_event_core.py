@@ -1,10 +1,10 @@
-"""The part of :mod:`.events` every join and lock op needs: the envelope, the base of each type's
-data, the JSON readers, and the events of seats and leases.
+"""The part of :mod:`.events` every lock op needs: the envelope, the base of each type's data,
+the JSON readers, and the events of leases (a join's, of seats: :mod:`._seat_events`).
 
 Kept apart because a frozen dataclass costs a ``duel tools`` process about a quarter of a
-millisecond to build: a claim, refresh, release or join builds these eleven classes, not all
+millisecond to build: a claim, refresh or release builds these six classes, not all
 twenty-eight (bench/bench_startup.py). :mod:`.events` names them all, and the rest of the
-package imports them from there; only joins, the lock ops and the transaction that logs them
+package imports them from there; only the lock ops and the transaction that logs them
 import them from here.
 """
 
@@ -90,7 +90,7 @@ def read_fields(kind: type[_Record], data: Mapping[str, Any]) -> _Record:
     return kind(**values)
 
 
-# -- the base, and the events of joins and lock ops --------------------------------------------
+# -- the base, and the events of leases ---------------------------------------------------------
 
 
 # Every type by its word: each registers itself as its class is built, and every reader of a log
@@ -118,51 +118,6 @@ class EventData:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _TYPES[cls.event_type] = cls
-
-
-@dataclass(kw_only=True, frozen=True)
-class ParticipantRegistered(EventData):
-    """A participant took a seat: the seat and who holds it."""
-
-    event_type = EventType.PARTICIPANT_REGISTERED
-    seat: int
-    display_name: str
-    harness: str
-    model_id: str
-
-
-@dataclass(frozen=True)
-class ParticipantWaiting(EventData):
-    """Seat 1 waits for the others, at its join, ``until`` the peer wait ends."""
-
-    event_type = EventType.PARTICIPANT_WAITING
-    until: str
-
-
-@dataclass(frozen=True)
-class ParticipantResumed(EventData):
-    """A participant came back to its seat with its token."""
-
-    event_type = EventType.PARTICIPANT_RESUMED
-    seat: int
-
-
-@dataclass(frozen=True)
-class SeatReclaimed(EventData):
-    """An idle seat was handed to a new participant."""
-
-    event_type = EventType.SEAT_RECLAIMED
-    seat: int
-
-
-@dataclass(frozen=True)
-class SeatTakenOver(EventData):
-    """A seat's holder changed its model before its first turn."""
-
-    event_type = EventType.SEAT_TAKEN_OVER
-    seat: int
-    model_id: str
-    previous_model_id: str
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ def take_seat(
     """The seat ``identity`` takes in ``tx``'s duel, and its token: resumed with its token, reclaimed once idle,
     taken over with another model before its first turn, or a free seat of ``role``."""
     from ._artifact_writer import write_artifact
-    from ._event_core import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed
+    from ._seat_events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed
 
     state, now = tx.state, tx.now
     name, harness, model_id = identity
@@ -163,8 +163,8 @@ def take_seat(
 def take_over(tx: Transaction, holder: Participant, model_id: str, token: str | None) -> tuple[Participant, str]:
     """The same name and harness with another model: the seat's model is corrected, before its first turn."""
     from ._artifact_writer import write_artifact
-    from ._event_core import SeatTakenOver
     from ._record_writer import check_record
+    from ._seat_events import SeatTakenOver
 
     if token and not token_matches(token, token_hash=holder.token_sha256):
         raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")

@@ -1,9 +1,10 @@
 """A duel's events, typed: one frozen dataclass per type of docs/protocol.md section 9.
 
 An :class:`Event` is the envelope (``seq``, ``ts``, ``duel_id``, ``participant_id``) around its
-``data``, one of the :class:`EventData` types below (those of seats and leases, and the envelope,
-are built in :mod:`._event_core`, which a lock op loads alone); ``to_json()`` and ``from_json()`` are the only
-places an event is a dict, where the log is written and read. Whether an event wakes ``wait``
+``data``, one of the :class:`EventData` types below (the envelope and those of leases are built in
+:mod:`._event_core`, which a lock op loads alone, those of seats in :mod:`._seat_events`);
+``to_json()`` and ``from_json()`` are the only places an event is a dict, where the log is
+written and read. Whether an event wakes ``wait``
 belongs to its type (``wakes``). Times stay as logged, ISO 8601 UTC: they are shown, never judged.
 :class:`Usage`, the counts a ``usage`` event carries, is the one value of what a model used, from
 the provider through the participant's loop to the report; it lives in :mod:`.counts`, so that
@@ -29,11 +30,6 @@ from ._event_core import (
     LockAcquired,
     LockRefreshed,
     LockReleased,
-    ParticipantRegistered,
-    ParticipantResumed,
-    ParticipantWaiting,
-    SeatReclaimed,
-    SeatTakenOver,
     Unfit,
     UnknownEvent,
     _bool,
@@ -45,6 +41,7 @@ from ._event_core import (
     read_data,
     read_fields,
 )
+from ._seat_events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed, SeatTakenOver
 from .counts import Usage
 
 __all__ = [

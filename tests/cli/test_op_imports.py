@@ -45,7 +45,7 @@ EVERY_OP = {
     "rp1_duel.settings",
     "rp1_duel.vocabulary",
 }
-# A lock op that writes logs a seat or lease event (not every event type: .events is not loaded) and
+# A lock op that writes logs a lease event (not every event type: .events is not loaded) and
 # answers with a lock op's result (not the record ops': ._record_results is not loaded).
 WRITES = {"rp1_duel.coordination._event_core", "rp1_duel.coordination._write_results"}
 ALLOWED = {
@@ -62,6 +62,7 @@ ALLOWED = {
     | {
         "rp1_duel.audience",
         "rp1_duel.coordination._artifact_writer",
+        "rp1_duel.coordination._seat_events",
         "rp1_duel.record",
         "rp1_duel.record.artifact",
         "rp1_duel.record.rulings",
