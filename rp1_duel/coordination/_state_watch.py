@@ -50,9 +50,10 @@ class StateWatch:
             return
         import select  # a wait's, not every op's
 
+        poller = select.poll()  # not select.select: a process with a thousand files open has higher descriptors
+        poller.register(fd, select.POLLIN)
         try:
-            readable, _, _ = select.select([fd], [], [], seconds)
-            if readable:
+            if poller.poll(seconds * 1000):
                 os.read(fd, _EVENTS_MAX)
         except OSError as exc:  # EAGAIN: another thread read the events first; else give the watch up
             if exc.errno != errno.EAGAIN:
