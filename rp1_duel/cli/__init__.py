@@ -9,6 +9,7 @@ tens of milliseconds. May import every other package; nothing imports it.
 
 from __future__ import annotations
 
+import gc
 import sys
 
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE
@@ -24,6 +25,9 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     stop_as_ctrl_c()
     if args[:1] == ["tools"]:
+        # One op, then the process ends: the collections its imports would trigger (a few dozen,
+        # a millisecond or two of every call) find nothing worth freeing. A wait turns them back on.
+        gc.disable()
         from .tools import main as tools_main
 
         tools_main(args[1:])

@@ -357,6 +357,7 @@ def main(argv: list[str]) -> NoReturn:
     args = parser.parse_args(argv)
     if args.op == "wait":
         in_no_hurry()  # the process, not run(): a program that runs an op in its own process keeps its priority
+        gc.enable()  # a wait may last an hour of polls: their cycles are collected
     try:
         data = run(args.op, args)
     except DuelError as exc:

@@ -43,7 +43,7 @@ def create_duel(
     """A new duel: its state, then the index, then its artifact, so a crash at any point
     leaves no artifact without a duel (a duel without its artifact yet gets it from the
     join that seats its first participant). A failure undoes what was written."""
-    from ._record_writer import write_artifact
+    from ._artifact_writer import write_artifact
 
     duel_id = store.reserve_duel(f"{utc_date(now.wall)}-{slug}")
     state = DuelState(
@@ -96,8 +96,8 @@ def take_seat(
 ) -> tuple[Participant, str]:
     """The seat ``identity`` takes in ``tx``'s duel, and its token: resumed with its token, reclaimed once idle,
     taken over with another model before its first turn, or a free seat of ``role``."""
-    from ._record_writer import write_artifact
-    from .events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed
+    from ._artifact_writer import write_artifact
+    from ._seat_events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed
 
     state, now = tx.state, tx.now
     name, harness, model_id = identity
@@ -162,8 +162,9 @@ def take_seat(
 
 def take_over(tx: Transaction, holder: Participant, model_id: str, token: str | None) -> tuple[Participant, str]:
     """The same name and harness with another model: the seat's model is corrected, before its first turn."""
-    from ._record_writer import check_record, write_artifact
-    from .events import SeatTakenOver
+    from ._artifact_writer import write_artifact
+    from ._record_writer import check_record
+    from ._seat_events import SeatTakenOver
 
     if token and not token_matches(token, token_hash=holder.token_sha256):
         raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")

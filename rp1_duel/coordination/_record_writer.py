@@ -23,13 +23,10 @@ from ..record import (
     RULED,
     Claimant,
     Conclusion,
-    FrontMatter,
     FrontMatterError,
     History,
-    ParticipantEntry,
     RevisionEnding,
     Ruling,
-    Seal,
     TurnBlock,
     artifact,
     chain_problems,
@@ -53,6 +50,7 @@ from ..turns import (
 )
 from ..vocabulary import ACTIVE, CLOSE, CLOSED, INVALIDATED, WRAPPERS, ErrorCode
 from . import policy
+from ._artifact_writer import front_matter_of, write_artifact
 from ._state import Commitment, DuelState, Lease, Participant, SealRecord, TurnRecord
 from ._store import Transaction
 from .events import (
@@ -72,60 +70,6 @@ from .events import (
 )
 
 SUMMARY_MAX_BYTES = 64 * 1024
-
-
-def front_matter_of(state: DuelState, source_path: str) -> FrontMatter:
-    """``source_path`` as the artifact shows it (the store's ``source_path_shown``)."""
-    return FrontMatter(
-        duel_id=state.id,
-        topic=state.topic,
-        topic_slug=state.topic_slug,
-        source_path=source_path,
-        source_sha256=state.source_sha256,
-        schedule=state.schedule,
-        status=state.status,
-        outcome=state.outcome,
-        created_at=iso(state.created_at) or "",
-        closed_at=iso(state.closed_at),
-        participants=tuple(
-            ParticipantEntry(
-                id=p.id,
-                seat=p.seat,
-                display_name=p.display_name,
-                harness=p.harness,
-                model_id=p.model_id,
-                joined_at=iso(p.joined_at),
-                signer=p.signer,
-                persona=p.persona,
-            )
-            for p in sorted(state.participants, key=lambda p: p.seat)
-        ),
-        questions=tuple(state.questions),
-        final_thoughts=tuple(state.final_thoughts),
-    )
-
-
-def write_artifact(
-    tx: Transaction, turns: list[TurnBlock] | str, conclusion: Conclusion | None = None, *, create: bool = False
-) -> None:
-    """Render the artifact: ``turns`` are the state's accepted turns, each signed as the state
-    recorded (a signature line edited in the file is put back), or raw text kept verbatim.
-    ``create`` refuses to replace an existing file."""
-    if not isinstance(turns, str):
-        turns = [
-            replace(block, signature=record.signature) for block, record in zip(turns, tx.state.turns, strict=True)
-        ]
-    shown = tx.store.source_path_shown(tx.state)
-    seals = [Seal(seal.seat, seal.signature) for seal in tx.state.seals]
-    text = artifact.render(
-        front=front_matter_of(tx.state, shown),
-        lease_seconds=tx.state.lease_seconds,
-        turns=turns,
-        conclusion=conclusion,
-        seals=seals,
-        rulings=tx.state.rulings,
-    )
-    tx.store.write_artifact(tx.state, text, create=create)
 
 
 @dataclass(kw_only=True, frozen=True)

@@ -202,7 +202,7 @@ class Transaction:
 
     def emit(self, data: EventData, *, by: str | None) -> None:
         """Log an event of participant ``by`` (None: the service itself)."""
-        from .events import Event  # loaded already: ``data`` is an event type
+        from ._event_core import Event  # loaded already: ``data`` is an event type
 
         seq = self.state.event_seq + len(self._pending)
         self._pending.append(Event(seq=seq, ts=iso(self.now.wall), duel_id=self.state.id, participant_id=by, data=data))

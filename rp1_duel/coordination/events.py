@@ -1,8 +1,10 @@
 """A duel's events, typed: one frozen dataclass per type of docs/protocol.md section 9.
 
 An :class:`Event` is the envelope (``seq``, ``ts``, ``duel_id``, ``participant_id``) around its
-``data``, one of the :class:`EventData` types below; ``to_json()`` and ``from_json()`` are the only
-places an event is a dict, where the log is written and read. Whether an event wakes ``wait``
+``data``, one of the :class:`EventData` types below (the envelope and those of leases are built in
+:mod:`._event_core`, which a lock op loads alone, those of seats in :mod:`._seat_events`);
+``to_json()`` and ``from_json()`` are the only places an event is a dict, where the log is
+written and read. Whether an event wakes ``wait``
 belongs to its type (``wakes``). Times stay as logged, ISO 8601 UTC: they are shown, never judged.
 :class:`Usage`, the counts a ``usage`` event carries, is the one value of what a model used, from
 the provider through the participant's loop to the report; it lives in :mod:`.counts`, so that
@@ -17,16 +19,30 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from ..vocabulary import ErrorCode, EventType
+from ._event_core import (
+    Event,
+    EventData,
+    LockAcquired,
+    LockRefreshed,
+    LockReleased,
+    Unfit,
+    UnknownEvent,
+    _bool,
+    _int,
+    _optional_int,
+    _optional_str,
+    _str,
+    _strs,
+    read_data,
+    read_fields,
+)
+from ._seat_events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed, SeatTakenOver
 from .counts import Usage
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-    from typing_extensions import Self
 
 __all__ = [
     "CandidateConvergence",
@@ -66,49 +82,6 @@ __all__ = [
 ]
 
 
-class Unfit(ValueError):
-    """JSON that does not fit the type it is read as."""
-
-
-# -- reading JSON values, each checked -------------------------------------------------------
-
-
-def _int(data: Mapping[str, Any], name: str) -> int:
-    value = data.get(name)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise Unfit(f"{name} is not an integer")
-    return value
-
-
-def _optional_int(data: Mapping[str, Any], name: str) -> int | None:
-    return None if data.get(name) is None else _int(data, name)
-
-
-def _str(data: Mapping[str, Any], name: str) -> str:
-    value = data.get(name)
-    if not isinstance(value, str):
-        raise Unfit(f"{name} is not a string")
-    return value
-
-
-def _optional_str(data: Mapping[str, Any], name: str) -> str | None:
-    return None if data.get(name) is None else _str(data, name)
-
-
-def _bool(data: Mapping[str, Any], name: str, *, default: bool = False) -> bool:
-    value = data.get(name, default)
-    if not isinstance(value, bool):
-        raise Unfit(f"{name} is not true or false")
-    return value
-
-
-def _strs(data: Mapping[str, Any], name: str, default: tuple[str, ...] | None = None) -> tuple[str, ...]:
-    value = data.get(name, default)
-    if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
-        raise Unfit(f"{name} is not a list of strings")
-    return tuple(value)
-
-
 def _objects(data: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
     value = data.get(name)
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
@@ -123,124 +96,7 @@ def _counts(data: Mapping[str, Any], name: str) -> dict[str, int]:
     return dict(value)
 
 
-# A field's declared type (a string: annotations are postponed) -> how its JSON value is read.
-_READERS: dict[str, Callable[[Mapping[str, Any], str], Any]] = {
-    "int": _int,
-    "int | None": _optional_int,
-    "str": _str,
-    "str | None": _optional_str,
-    "bool": _bool,
-    "tuple[str, ...]": _strs,
-}
-
-
-_Record = TypeVar("_Record", bound="DataclassInstance")
-
-
-def read_fields(kind: type[_Record], data: Mapping[str, Any]) -> _Record:
-    """A ``kind`` (a dataclass) from its JSON object: each field read by its declared type, and one with a
-    default may be absent (raises :class:`Unfit`)."""
-    values = {}
-    for field in fields(kind):
-        if field.name not in data and field.default is not MISSING:
-            values[field.name] = field.default
-        else:
-            values[field.name] = _READERS[str(field.type)](data, field.name)
-    return kind(**values)
-
-
 # -- the data of each type ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EventData:
-    """What one type of event says: its fields are its JSON ``data`` object, in order."""
-
-    event_type: ClassVar[EventType]
-    wakes: ClassVar[bool] = True  # a change waiters should see, not bookkeeping (section 9, "wakes wait")
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON ``data`` object: the fields in order, tuples as lists."""
-        return {name: list(value) if isinstance(value, tuple) else value for name, value in vars(self).items()}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Self:
-        """The data of this type from its JSON object (raises :class:`Unfit`), by :func:`read_fields`;
-        a type whose JSON is not its own fields, flat, reads itself."""
-        return read_fields(cls, data)
-
-
-@dataclass(kw_only=True, frozen=True)
-class ParticipantRegistered(EventData):
-    """A participant took a seat: the seat and who holds it."""
-
-    event_type = EventType.PARTICIPANT_REGISTERED
-    seat: int
-    display_name: str
-    harness: str
-    model_id: str
-
-
-@dataclass(frozen=True)
-class ParticipantWaiting(EventData):
-    """Seat 1 waits for the others, at its join, ``until`` the peer wait ends."""
-
-    event_type = EventType.PARTICIPANT_WAITING
-    until: str
-
-
-@dataclass(frozen=True)
-class ParticipantResumed(EventData):
-    """A participant came back to its seat with its token."""
-
-    event_type = EventType.PARTICIPANT_RESUMED
-    seat: int
-
-
-@dataclass(frozen=True)
-class SeatReclaimed(EventData):
-    """An idle seat was handed to a new participant."""
-
-    event_type = EventType.SEAT_RECLAIMED
-    seat: int
-
-
-@dataclass(frozen=True)
-class SeatTakenOver(EventData):
-    """A seat's holder changed its model before its first turn."""
-
-    event_type = EventType.SEAT_TAKEN_OVER
-    seat: int
-    model_id: str
-    previous_model_id: str
-
-
-@dataclass(frozen=True)
-class LockAcquired(EventData):
-    """A lease was granted: its fence, its expiry, and whether it is one to close TIMEOUT."""
-
-    event_type = EventType.LOCK_ACQUIRED
-    fence: int
-    expires_at: str
-    for_timeout: bool
-
-
-@dataclass(frozen=True)
-class LockRefreshed(EventData):
-    """A lease's expiry moved (bookkeeping: it wakes no one)."""
-
-    event_type = EventType.LOCK_REFRESHED
-    wakes = False
-    fence: int
-    expires_at: str
-
-
-@dataclass(frozen=True)
-class LockReleased(EventData):
-    """The lease of that fence was given back."""
-
-    event_type = EventType.LOCK_RELEASED
-    fence: int
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -548,100 +404,6 @@ class CitationsVerified(EventData):
     def from_json(cls, data: Mapping[str, Any]) -> CitationsVerified:
         """The data of its JSON object (raises :class:`Unfit`)."""
         return cls(_int(data, "turn_number"), CitationVerdicts.from_json(data))
-
-
-_TYPES: dict[EventType, type[EventData]] = {
-    kind.event_type: kind
-    for kind in (
-        ParticipantRegistered,
-        ParticipantWaiting,
-        ParticipantResumed,
-        SeatReclaimed,
-        SeatTakenOver,
-        LockAcquired,
-        LockRefreshed,
-        LockReleased,
-        TurnAppended,
-        TurnRejected,
-        CandidateConvergence,
-        RecordInvalidated,
-        DuelClosed,
-        DuelSealed,
-        SourceChanged,
-        UsageRecorded,
-        ProviderFailed,
-        CitationsVerified,
-        OpeningCommitted,
-        QuestionAsked,
-        FinalThoughtsAdded,
-        RulingWritten,
-    )
-}
-
-
-@dataclass(frozen=True)
-class UnknownEvent:
-    """An event this version cannot read: a type it does not know, or data that does not fit its type."""
-
-    event_type: str
-    raw: Mapping[str, Any]  # the ``data`` object as logged
-
-    def to_json(self) -> dict[str, Any]:
-        """The data as logged."""
-        return dict(self.raw)
-
-
-def read_data(event_type: str, data: Mapping[str, Any]) -> EventData | UnknownEvent:
-    """The typed data of an event of ``event_type``, or an :class:`UnknownEvent`."""
-    try:
-        return _TYPES[EventType(event_type)].from_json(data)
-    except ValueError:  # EventType() does not know the word, or the data is Unfit
-        return UnknownEvent(event_type, data)
-
-
-# -- the envelope ------------------------------------------------------------------------------
-
-
-@dataclass(kw_only=True, frozen=True)
-class Event:
-    """One line of the log: where and when it was logged, by whom, and what it says."""
-
-    seq: int  # from 0, without gaps
-    ts: str  # ISO 8601 UTC
-    duel_id: str
-    participant_id: str | None  # None: the service itself (record_invalidated)
-    data: EventData | UnknownEvent
-
-    @property
-    def type(self) -> EventType | str:
-        """The event's type: an :class:`EventType`, or the logged word of an :class:`UnknownEvent`."""
-        return self.data.event_type
-
-    def to_json(self) -> dict[str, Any]:
-        """The log line's JSON object: the envelope and its ``data``."""
-        return {
-            "seq": self.seq,
-            "ts": self.ts,
-            "type": str(self.type),
-            "duel_id": self.duel_id,
-            "participant_id": self.participant_id,
-            "data": self.data.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> Event:
-        """Raises :class:`Unfit` when ``raw`` is not an event at all (not when its data is
-        not what its type says: that is an :class:`UnknownEvent`)."""
-        data = raw.get("data")
-        if not isinstance(data, dict):
-            raise Unfit("data is not an object")
-        return cls(
-            seq=_int(raw, "seq"),
-            ts=_str(raw, "ts"),
-            duel_id=_str(raw, "duel_id"),
-            participant_id=_optional_str(raw, "participant_id"),
-            data=read_data(_str(raw, "type"), data),
-        )
 
 
 def parse_event(line: str | bytes) -> Event:

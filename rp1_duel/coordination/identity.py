@@ -6,10 +6,11 @@ and secrets load where they are used: a plain ``duel tools status`` needs none o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import unicodedata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..confinement import is_markdown
 from ..errors import DuelError, invalid_argument
@@ -40,6 +41,7 @@ __all__ = [
 ]
 
 SLUG_MAX = 60
+_URL_SAFE = str.maketrans("+/", "-_")  # base64 to its URL-safe alphabet
 
 _SLUG_RUN = re.compile(r"[^a-z0-9]+")
 # Display names land in a turn heading `Name (Harness / Model)` and in tables:
@@ -172,24 +174,44 @@ def check_name(flag: str, *, value: str, max_len: int = 64, allow_slash: bool = 
 
 def new_token() -> str:
     """A new participant token: ``pt_`` and 24 random bytes, URL-safe."""
-    # A prefix keeps the token from starting with "-", which argparse would take for a flag.
-    import secrets
+    # A prefix keeps the token from starting with "-", which argparse would take for a flag. What
+    # secrets.token_urlsafe(24) is (24 bytes make 32 characters, no padding), without importing
+    # secrets and base64 into every join.
+    import binascii
 
-    return "pt_" + secrets.token_urlsafe(24)
+    return "pt_" + binascii.b2a_base64(os.urandom(24), newline=False).decode().translate(_URL_SAFE)
 
 
 def hash_token(token: str) -> str:
     """The SHA-256 of ``token`` in hex, as the state keeps it instead of the token."""
+    return str(_sha256()(token.encode()).hexdigest())
+
+
+def _sha256() -> Any:
+    """CPython's own SHA-256 (``_sha2`` from 3.12, ``_sha256`` before), which hashlib falls back to: hashlib
+    loads OpenSSL's libcrypto first, and that costs every seated ``duel tools`` call a few milliseconds
+    (bench/bench_startup.py). hashlib's where neither is built in."""
+    import importlib
+
+    for name in ("_sha2", "_sha256"):
+        with contextlib.suppress(ImportError):
+            return importlib.import_module(name).sha256
     import hashlib
 
-    return hashlib.sha256(token.encode()).hexdigest()
+    return hashlib.sha256
+
+
+def same_secret(given: str, kept: str) -> bool:
+    """Whether two secrets are equal, compared in constant time: hmac.compare_digest's own comparison,
+    without hmac (which loads OpenSSL, as hashlib does)."""
+    from _operator import _compare_digest
+
+    return _compare_digest(given.encode(), kept.encode())
 
 
 def token_matches(token: str | None, *, token_hash: str) -> bool:
     """Whether ``token`` is the one ``token_hash`` was made from, compared in constant time."""
-    import hmac
-
-    return token is not None and bool(token) and hmac.compare_digest(hash_token(token), token_hash)
+    return token is not None and bool(token) and same_secret(hash_token(token), token_hash)
 
 
 def one_paragraph(what: str, text: str, max_len: int) -> str:

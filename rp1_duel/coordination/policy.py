@@ -13,6 +13,7 @@ decisions are monotonic too; results show them with ``DuelState.wall_time``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Literal, NamedTuple
 
@@ -39,6 +40,7 @@ from ..vocabulary import (
     Role,
 )
 from ._state import DuelState, Lease, Participant
+from .identity import same_secret
 
 __all__ = [
     "ClaimDecision",
@@ -443,12 +445,10 @@ def lease_expiry(state: DuelState, now: Instant, *, for_timeout: bool) -> float:
 
 def new_lease(state: DuelState, caller: Participant, now: Instant, *, for_timeout: bool) -> Lease:
     """The lease a grant hands out: the next fence, never reused."""
-    import secrets  # only grants pay for it
-
     fence = state.fence + 1
     return Lease(
         owner=caller.id,
-        token=f"{fence}-{secrets.token_hex(12)}",
+        token=f"{fence}-{os.urandom(12).hex()}",  # what secrets.token_hex(12) is, without importing secrets
         fence=fence,
         granted_mono=now.mono,
         expires_mono=lease_expiry(state, now, for_timeout=for_timeout),
@@ -485,13 +485,11 @@ def refuse_commit(state: DuelState, caller: Participant, now: Instant) -> DuelEr
 
 def holds(lease: Lease | None, caller: Participant, lease_token: str | None) -> bool:
     """Whether ``lease`` is ``caller``'s and ``lease_token`` is its token (compared in constant time)."""
-    import hmac  # only writes under a lease pay for it
-
     return (
         lease is not None
         and lease.owner == caller.id
         and bool(lease_token)
-        and hmac.compare_digest(lease.token.encode(), (lease_token or "").encode())
+        and same_secret(lease_token or "", lease.token)
     )
 
 

@@ -46,16 +46,8 @@ from .storage import DebateDir, DirectoryStore, copy_artifact
 if TYPE_CHECKING:
     from ..record import Ruling
     from ..turns import SourceDocument
-    from ._write_results import (
-        AppendResult,
-        AudienceResult,
-        ClaimResult,
-        CommitResult,
-        JoinResult,
-        RefreshResult,
-        ReleaseResult,
-        SealResult,
-    )
+    from ._record_results import AppendResult, AudienceResult, CommitResult, SealResult
+    from ._write_results import ClaimResult, JoinResult, RefreshResult, ReleaseResult
     from .counts import Usage
     from .events import CitationVerdicts, Event, Provenance
 
@@ -380,7 +372,7 @@ class DuelService:
             state, now = tx.state, tx.now
             decision = policy.decide_claim(state, me, now, for_timeout=for_timeout)
             if decision.grant and not decision.same_lease:
-                from .events import LockAcquired
+                from ._event_core import LockAcquired  # not .events: every other event type
 
                 state.lease = policy.new_lease(state, me, now, for_timeout=decision.for_timeout)
                 state.fence = state.lease.fence
@@ -415,7 +407,7 @@ class DuelService:
             decision = policy.decide_refresh(state, me, lease.value if lease else None, now)
             expires_at = None if decision.expires_mono is None else state.wall_time(decision.expires_mono)
             if decision.refreshed and state.lease is not None and decision.expires_mono is not None:
-                from .events import LockRefreshed
+                from ._event_core import LockRefreshed  # not .events: every other event type
 
                 state.lease.expires_mono = decision.expires_mono
                 tx.emit(LockRefreshed(state.lease.fence, iso(state.wall_time(decision.expires_mono))), by=me.id)
@@ -611,7 +603,7 @@ class DuelService:
                 checked = cast("str", outcome)  # one of OUTCOMES: checked before the transaction
                 close_duel(tx, me, held, outcome=checked, reason=reason, summary=summary, signing_key=signing_key)
             else:
-                from .events import LockReleased
+                from ._event_core import LockReleased  # not .events: every other event type
 
                 state.lease = None
                 tx.emit(LockReleased(held.fence), by=me.id)
@@ -665,8 +657,8 @@ class DuelService:
         is no longer what the close wrote, ``SIGNING_FAILED`` for a key that cannot sign or that is
         not the one the seat signed its turns with.
         """
+        from ._record_results import SealResult
         from ._record_writer import seal_duel  # the Markdown parser is paid for only by a seal
-        from ._write_results import SealResult
 
         with self.transaction(seat.duel_id) as tx:
             me = self._authenticate(tx.state, seat)
@@ -691,8 +683,8 @@ class DuelService:
         opening round, ``TURN_DEADLINE_PASSED`` past it, ``INVALID_ARGUMENT`` in a duel whose openings are
         not sealed."""
         check_handles(seat)
+        from ._record_results import CommitResult
         from ._record_writer import commit_opening  # the Markdown parser is paid for only by a commit
-        from ._write_results import CommitResult
 
         with self._seated(seat) as (tx, me):
             sha256, already = commit_opening(tx, me, turn)
@@ -712,8 +704,8 @@ class DuelService:
         turn, which must answer it. ``QUESTIONS_FULL`` past two a round, ``QUESTION_REFUSED`` before the
         opening round ends or when the seat has no turn left, ``INVALID_ARGUMENT`` for a bad seat or text."""
         from ..audience import QUESTION_CHARS
+        from ._record_results import AudienceResult
         from ._record_writer import ask_question  # the Markdown parser is paid for only by a question
-        from ._write_results import AudienceResult
 
         by = check_name("--name", value=by)
         text = one_paragraph("the question", question, QUESTION_CHARS)
@@ -731,8 +723,8 @@ class DuelService:
         """Add ``by``'s final thoughts to the closed duel's artifact: shown in the report, never changing the
         outcome. ``QUESTION_REFUSED`` while the duel is open."""
         from ..audience import FINAL_THOUGHT_CHARS
+        from ._record_results import AudienceResult
         from ._record_writer import add_final_thought  # the Markdown parser is paid for only here
-        from ._write_results import AudienceResult
 
         by = check_name("--name", value=by)
         said = one_paragraph("the final thoughts", text, FINAL_THOUGHT_CHARS)
@@ -765,9 +757,9 @@ class DuelService:
         in the ``turn_appended`` event, never part of validation. A turn that breaks a rule is
         ``TURN_INVALID`` with its violations; the answer names the turn's number, hash and any outcome reached."""
         check_handles(seat, lease)
+        from ._event_core import LockReleased  # not .events: every other event type
+        from ._record_results import AppendResult
         from ._record_writer import append_turn  # Markdown parsing is paid for only by appends
-        from ._write_results import AppendResult
-        from .events import LockReleased
 
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now

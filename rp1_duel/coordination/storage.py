@@ -45,6 +45,7 @@ from ..files import (
 )
 from ..vocabulary import ErrorCode
 from ._state import DUEL_ID, DuelState, corrupt
+from ._state_watch import StateWatch
 from ._store import LOG_START, SEEN_RESOLUTION_SECONDS, EventCursor, Transaction
 from .identity import target_key
 
@@ -549,12 +550,13 @@ class EventLog:
 
 class DirectoryStore:
     """Duels in a debate dir (the default store): a file lock per duel, the injected clock,
-    ``state.json``'s stat as the change signal, polled."""
+    ``state.json``'s stat as the change signal, polled, and heard at once where inotify tells."""
 
     def __init__(self, debate: DebateDir, clock: Clock = system_clock):
         self.debate = debate
         self.now = clock
         self.location = str(debate.root)
+        self._watch = StateWatch()
 
     def errors(self) -> contextlib.AbstractContextManager[None]:
         """Turns an OSError of the debate dir into ``STORAGE_FAILED``."""
@@ -622,8 +624,9 @@ class DirectoryStore:
         stamp: object,  # noqa: ARG002  the DuelStore signature: a poll needs no old stamp
         timeout: float,
     ) -> tuple[int, int, int] | None:
-        """Sleep one poll interval (at most ``timeout``), then the stamp."""
-        time.sleep(min(WAIT_POLL_SECONDS, timeout))
+        """Sleep one poll interval (at most ``timeout``), less when the state is replaced meanwhile
+        (:class:`StateWatch`), then the stamp."""
+        self._watch.sleep(str(self.debate.duel_folder(duel_id)), min(WAIT_POLL_SECONDS, timeout))
         return self.debate.state_stamp(duel_id)
 
     def events(self, state: DuelState) -> EventLog:

@@ -1,0 +1,57 @@
+"""The events of seats (docs/protocol.md section 9), which only a join logs: apart from
+:mod:`._event_core` so that a claim, refresh or release does not build them (a frozen
+dataclass costs a ``duel tools`` process a quarter of a millisecond). :mod:`.events` names
+them with every other type; a join imports them from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..vocabulary import EventType
+from ._event_core import EventData
+
+
+@dataclass(kw_only=True, frozen=True)
+class ParticipantRegistered(EventData):
+    """A participant took a seat: the seat and who holds it."""
+
+    event_type = EventType.PARTICIPANT_REGISTERED
+    seat: int
+    display_name: str
+    harness: str
+    model_id: str
+
+
+@dataclass(frozen=True)
+class ParticipantWaiting(EventData):
+    """Seat 1 waits for the others, at its join, ``until`` the peer wait ends."""
+
+    event_type = EventType.PARTICIPANT_WAITING
+    until: str
+
+
+@dataclass(frozen=True)
+class ParticipantResumed(EventData):
+    """A participant came back to its seat with its token."""
+
+    event_type = EventType.PARTICIPANT_RESUMED
+    seat: int
+
+
+@dataclass(frozen=True)
+class SeatReclaimed(EventData):
+    """An idle seat was handed to a new participant."""
+
+    event_type = EventType.SEAT_RECLAIMED
+    seat: int
+
+
+@dataclass(frozen=True)
+class SeatTakenOver(EventData):
+    """A seat's holder changed its model before its first turn."""
+
+    event_type = EventType.SEAT_TAKEN_OVER
+    seat: int
+    model_id: str
+    previous_model_id: str
