@@ -6,7 +6,7 @@ Names and reasons come from records: every such text goes through the report's t
 
 from __future__ import annotations
 
-from ..review import cell
+from ..review import cell, plural
 from .score import CONDITIONS, DUEL, OPENINGS, RIGHT_TO_WRONG, WRONG_TO_RIGHT
 from .score_json import DocumentJson, RunJson, ScoreJson
 
@@ -91,8 +91,8 @@ def totals_sentence(data: ScoreJson) -> str:
     total = data["total"]
     flips = total["flips"]
     return (
-        f"Consensus in {total['consensus']} duels, {total['wrong_consensus']} of them wrong; "
-        f"{total['silent_agreements']} silent agreements; flips {flips[RIGHT_TO_WRONG]} right → wrong, "
+        f"Consensus in {plural(total['consensus'], 'duel')}, {total['wrong_consensus']} of them wrong; "
+        f"{plural(total['silent_agreements'], 'silent agreement')}; flips {flips[RIGHT_TO_WRONG]} right → wrong, "
         f"{flips[WRONG_TO_RIGHT]} wrong → right; {_rounds(total['rounds_mean'])} rounds a duel on average; "
         f"{total['tokens_in']} tokens in, {total['tokens_out']} out."
     )

@@ -28,6 +28,7 @@ _EXPORTS = {
     "build_report": ".report",
     "CSP": ".report.html",
     "cell": ".report.markdown",
+    "plural": ".report_text",
     "CSS": ".report.page_style",
     "render_html": ".report.html",
     "code": ".report.markdown",
@@ -71,6 +72,7 @@ __all__ = [
     "list_duels",
     "model_family",
     "pick_duel",
+    "plural",
     "read_report",
     "read_stats",
     "render_github",
@@ -99,6 +101,7 @@ if TYPE_CHECKING:
         render_report,
         report_folder,
     )
+    from .report_text import plural
     from .stats import read_stats, stats_table
     from .watch import display_for, follow, pick_duel
     from .watch_keys import AskKey
