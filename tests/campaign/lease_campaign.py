@@ -343,8 +343,9 @@ class Campaign:
             time.sleep(0.05)
         return time.monotonic() - started
 
-    def stop(self) -> None:
-        """Let the clients finish their op and leave (killing any that does not within a minute)."""
+    def stop(self) -> list[Violation]:
+        """Let the clients finish their op and leave (killing any that does not within a minute); a client
+        that failed on its own (a traceback: a bug of the campaign, or of duel's library) is a violation."""
         (self.folder / "stop").touch()
         self.wake(everyone=True)
         write_json(self.folder / FILES_FILE, {})
@@ -356,6 +357,11 @@ class Campaign:
                 self.note("kill", target=name)
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+        return [
+            Violation("client_failed", f"{name} exited {proc.returncode}: see stderr-{name}.log")
+            for name, proc in self.workers.items()
+            if proc.returncode not in {0, -signal.SIGKILL}
+        ]
 
     def history(self) -> list[Op]:
         """Every client's ops, each call joined with its answer (none for a killed client's last), and the faults."""
@@ -387,10 +393,11 @@ def run_campaign(
     """Run a campaign in ``folder`` and check its history; ``server``: a PostgreSQL server (tests/pg_server.py)."""
     campaign = Campaign(folder, store=store, seed=seed, broken=broken, server=server)
     campaign.prepare()
+    failed: list[Violation] = []
     try:
         seconds = campaign.run(ops, time_limit)
     finally:
-        campaign.stop()
+        failed = campaign.stop()
     history = campaign.history()
     path = folder / "history.jsonl"
     path.write_text("".join(json.dumps(op) + "\n" for op in history), encoding="utf-8")
@@ -404,6 +411,6 @@ def run_campaign(
         broken=broken,
         ops_asked=ops,
         faults=campaign.faults,
-        violations=check(history, campaign.finals(), LEASE_SECONDS),
+        violations=failed + check(history, campaign.finals(), LEASE_SECONDS),
         history=path,
     )

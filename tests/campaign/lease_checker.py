@@ -32,6 +32,7 @@ STATE_ARTIFACT_DISAGREE = "state_and_artifact_disagree"
 LAPSED_WRITE_ACCEPTED = "lapsed_write_accepted"
 LAPSE_NOT_TOLD = "lapse_not_told"
 FLOOR_HELD_AFTER_DEATH = "floor_held_after_death"
+NO_ANSWER = "no_answer"  # a `duel tools` process printed no JSON answer (a traceback, say)
 
 KINDS = (
     OVERLAPPING_WRITES,
@@ -42,6 +43,7 @@ KINDS = (
     LAPSED_WRITE_ACCEPTED,
     LAPSE_NOT_TOLD,
     FLOOR_HELD_AFTER_DEATH,
+    NO_ANSWER,
 )
 
 
@@ -76,6 +78,11 @@ def check(history: Sequence[Op], finals: Mapping[str, DuelEnd], lease_seconds: f
         found += _floors(duel, duel_ops, grants, deaths, lease_seconds)
     for duel, end in sorted(finals.items()):
         found += _turns(duel, by_duel.get(duel, []), end)
+    found += [
+        Violation(NO_ANSWER, f"{op['args']['duel']}: {op['client']}'s {op['op']} answered no JSON object")
+        for op in ops
+        if answered(op).get("error") == "NO_JSON_ANSWER"
+    ]
     return found
 
 

@@ -154,7 +154,11 @@ def run_tools_process(folder: str, seed: str, trusted: str) -> None:
     if trusted:
         from rp1_duel.coordination import service
 
-        vars(service)["DirectoryStore"] = lambda debate, clock: UnfencedStore(debate, clock, Path(trusted))
+        class ClientStore(UnfencedStore):  # the store `duel tools` makes of its debate dir, this client's trust in it
+            def __init__(self, debate: DebateDir, clock: Clock):
+                super().__init__(debate, clock, Path(trusted))
+
+        vars(service)["DirectoryStore"] = ClientStore
     shift = CampaignClock(campaign).shifts()
     real_time, real_mono = time.time, time.monotonic
     time.time = lambda: real_time() + shift["wall"]

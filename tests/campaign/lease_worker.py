@@ -32,6 +32,7 @@ Answer = dict[str, Any]
 TOOLS_SHIM = (
     "import sys; from lease_faults import run_tools_process; run_tools_process(*(sys.argv.pop(1) for _ in 'abc'))"
 )
+NO_ANSWER = "NO_JSON_ANSWER"  # a `duel tools` process that printed no answer (a traceback, say)
 LOST = {"LEASE_EXPIRED", "LEASE_NOT_HELD", "TURN_DEADLINE_PASSED", "DUEL_CLOSED"}
 
 
@@ -155,7 +156,11 @@ class Client:
         trusted = str(self.trusted) if self.config["broken"] else ""
         shim = [sys.executable, "-c", TOOLS_SHIM, str(self.folder), seed, trusted, "tools"]
         done = subprocess.run([*shim, *argv, *where], capture_output=True, timeout=120, check=False)
-        envelope = json.loads(done.stdout)
+        try:
+            envelope = json.loads(done.stdout)
+        except ValueError:  # duel tools answers one JSON object, whatever happens: this one broke that
+            sys.stderr.write(done.stderr.decode(errors="replace"))
+            return {"error": NO_ANSWER}
         if not envelope["success"]:
             raise DuelError(envelope["error"]["code"], envelope["error"]["message"])
         return summary(op, envelope["data"])

@@ -13,6 +13,7 @@ from lease_checker import (
     FLOOR_HELD_AFTER_DEATH,
     LAPSE_NOT_TOLD,
     LAPSED_WRITE_ACCEPTED,
+    NO_ANSWER,
     OVERLAPPING_WRITES,
     STATE_ARTIFACT_DISAGREE,
     TURN_LOST,
@@ -156,6 +157,10 @@ def test_a_floor_held_longer_than_a_lease_after_its_holder_died_is_found() -> No
     assert FLOOR_HELD_AFTER_DEATH in kinds([*history, refused], end(1))
     assert FLOOR_HELD_AFTER_DEATH in kinds([*history, handed_back], end(1))
     assert check([*history, grant("c", 6.5, 2), refused], end(2), LEASE) == []  # the floor moved on
+
+
+def test_a_duel_tools_process_that_answered_no_json_object_is_found() -> None:
+    assert NO_ANSWER in kinds([*CLEAN, op("t", "status", 9.5, {"error": "NO_JSON_ANSWER"})], end(2, 1, 2))
 
 
 @pytest.mark.parametrize("store", sorted(FAULTS))
