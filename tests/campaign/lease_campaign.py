@@ -237,10 +237,10 @@ class Campaign:
                 return
             pid = self.workers[name].pid
             if fault.kind == "kill":
-                self.note("kill", target=name)
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(pid, signal.SIGKILL)
                 self.workers.pop(name).wait()
+                self.note("kill", target=name)  # once dead: an op it ran cannot have taken effect after this
                 self.paused.pop(name, None)
                 base = name.split(".")[0]
                 self.start(base, *next((seat, kind) for b, seat, kind in CLIENTS if b == base))
@@ -354,9 +354,9 @@ class Campaign:
             try:
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                self.note("kill", target=name)
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+                self.note("kill", target=name)
         return [
             Violation("client_failed", f"{name} exited {proc.returncode}: see stderr-{name}.log")
             for name, proc in self.workers.items()
