@@ -194,6 +194,8 @@ class Client:
         )
         if answer.get("acquired"):
             self.hold((self.duel["duel"], answer["fence"], answer["_token"]))
+        elif answer.get("error") == "DUEL_CLOSED":  # the driver is starting the next duel
+            time.sleep(0.1)
         else:  # refused: look again a little later, as a seat told to retry does
             time.sleep(self.rnd.uniform(0, 0.03))
 
