@@ -33,6 +33,7 @@ LAPSED_WRITE_ACCEPTED = "lapsed_write_accepted"
 LAPSE_NOT_TOLD = "lapse_not_told"
 FLOOR_HELD_AFTER_DEATH = "floor_held_after_death"
 NO_ANSWER = "no_answer"  # a `duel tools` process printed no JSON answer (a traceback, say)
+NO_JSON_ANSWER = "NO_JSON_ANSWER"  # the error the history records for such an answer
 
 KINDS = (
     OVERLAPPING_WRITES,
@@ -81,7 +82,7 @@ def check(history: Sequence[Op], finals: Mapping[str, DuelEnd], lease_seconds: f
     found += [
         Violation(NO_ANSWER, f"{op['args']['duel']}: {op['client']}'s {op['op']} answered no JSON object")
         for op in ops
-        if answered(op).get("error") == "NO_JSON_ANSWER"
+        if answered(op).get("error") == NO_JSON_ANSWER
     ]
     return found
 

@@ -5,8 +5,8 @@ this process, ``tools`` starts a real ``duel tools`` process for each op. The cl
 the campaign's current duel (``duel.json``, written by the driver): it claims the floor, writes
 turns, refreshes, releases and closes, choosing each step from its own seeded random stream. A
 lease it was granted (or handed back: another client of its seat holds it) it keeps using until an
-answer tells it the lease is gone: a paused holder
-wakes and tries its refresh, append or close as if nothing happened.
+answer tells it the lease is gone: a paused holder wakes and tries its refresh, append or close as if
+nothing happened.
 
 Each op is written to ``history-CLIENT.jsonl`` twice: its call (``seq``, ``op``, ``args``,
 ``start``) before it runs, its answer (``end``, ``result``) when it comes; a killed client's last
@@ -26,13 +26,13 @@ from typing import Any
 
 from rp1_duel.errors import DuelError
 
+from lease_checker import NO_JSON_ANSWER
 from lease_faults import CampaignClock, FaultyFiles, read_json
 
 Answer = dict[str, Any]
 TOOLS_SHIM = (
     "import sys; from lease_faults import run_tools_process; run_tools_process(*(sys.argv.pop(1) for _ in 'abc'))"
 )
-NO_ANSWER = "NO_JSON_ANSWER"  # a `duel tools` process that printed no answer (a traceback, say)
 LOST = {"LEASE_EXPIRED", "LEASE_NOT_HELD", "TURN_DEADLINE_PASSED", "DUEL_CLOSED"}
 
 
@@ -160,7 +160,7 @@ class Client:
             envelope = json.loads(done.stdout)
         except ValueError:  # duel tools answers one JSON object, whatever happens: this one broke that
             sys.stderr.write(done.stderr.decode(errors="replace"))
-            return {"error": NO_ANSWER}
+            return {"error": NO_JSON_ANSWER}
         if not envelope["success"]:
             raise DuelError(envelope["error"]["code"], envelope["error"]["message"])
         return summary(op, envelope["data"])
