@@ -124,7 +124,7 @@ def run_duel(spec: RunSpec, text: str, *, lineup: Lineup, config: Config, share:
             failure = f"{error.code}: {error.message}"
     shown = panel_summary(runs) if runs else {"outcome": None, "debate_path": None}
     revised, failure = _revised(spec, shown, failure)
-    stopped, failure = _stopped(runs, halt, failure)
+    stopped, failure = _stopped(runs, halt, failure, outcome=shown["outcome"])
     return RunResult(
         spec=spec,
         outcome=shown["outcome"],
@@ -148,12 +148,17 @@ def _revised(spec: RunSpec, shown: dict[str, Any], failure: str | None) -> tuple
     return (REVISED if applied.written else None), failure
 
 
-def _stopped(runs: list[SeatRun], halt: Halt, failure: str | None) -> tuple[str | None, str | None]:
-    """Why the duel was cut short, if it was: a seat's own budget, the bench's caps, or a seat that failed."""
+def _stopped(
+    runs: list[SeatRun], halt: Halt, failure: str | None, *, outcome: str | None
+) -> tuple[str | None, str | None]:
+    """Why the duel was cut short, if it was: a seat's own budget, the bench's caps, or a seat that failed. A duel
+    that reached an outcome was not cut short, whatever its seats' exits: `duel join` exits 1 on INVALIDATED."""
     if any(_error_code(run) == ErrorCode.BUDGET_EXCEEDED for run in runs):
         return BUDGET, None
     if halt.event.is_set() and (not runs or exit_code(runs) != 0):
         return halt.reason, None
+    if outcome is not None and failure is None:
+        return None, None
     if failure is not None or exit_code(runs) != 0:
         failed = next((run for run in runs if run.process.returncode != 0), None)
         return ERROR, failure or _error_line(failed)

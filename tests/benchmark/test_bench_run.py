@@ -244,6 +244,22 @@ def test_the_single_baseline_asks_the_first_seat_once_and_writes_its_applied_edi
     assert json.loads((out / "bench.json").read_text())["baseline"] == "single"
 
 
+def test_a_duel_that_ends_invalidated_is_a_run_done_not_an_error(
+    tmp_path: Path, models: dict[str, str], anthropic_server: FakeAnthropicServer
+) -> None:
+    """A seat that cannot write a valid turn ends the duel INVALIDATED, and its `duel join` exits 1: that is the
+    duel's outcome, scored like any other, not a run that failed."""
+    anthropic_server.responder = lambda body: "I would rather not write a turn."
+    corpus = write_corpus(tmp_path / "corpus", ("alpha",))
+    out = tmp_path / "out"
+    done = bench(
+        tmp_path, models, "--corpus", str(corpus), "--seats", "claude-x,gpt-x", "--budget-usd", "5", "--out", str(out)
+    )
+    result = result_of(out / "alpha" / "duel-1")
+    assert (result["outcome"], result["stopped"], result["error"]) == ("INVALIDATED", None, None), done.stderr
+    assert done.returncode == 0 and "alpha/duel-1: INVALIDATED" in done.stderr, done.stderr
+
+
 @needs_server()
 @pytest.mark.timeout(900)
 def test_the_local_model_tier_runs_one_corpus_document_end_to_end(tmp_path: Path) -> None:
@@ -253,7 +269,7 @@ def test_the_local_model_tier_runs_one_corpus_document_end_to_end(tmp_path: Path
     prices.write_text(json.dumps({"date": "2026-11-28", "models": {"smollm2": {"input": 0.0, "output": 0.0}}}))
     # The openings alone, each answer short: two seats share one small server on a CI machine's CPUs, and a turn
     # the model cannot finish in time ends the duel TIMEOUT, an outcome like any other.
-    settings = "[duel]\nmax_turns = 2\nturn_timeout_seconds = 300\n\n[model]\nmax_output_tokens = 128\n"
+    settings = "[duel]\nmax_turns = 2\nturn_timeout_seconds = 300\n\n[model]\nmax_output_tokens = 1024\n"
     (tmp_path / "duel.toml").write_text(settings)
     with llama_server(tmp_path, n_ctx=8192, alias="smollm2", queue_requests=True) as server:
         env = clean_env(OPENAI_BASE_URL=server.base_url, DUEL_PRICES=str(prices), NO_COLOR="1")
