@@ -117,15 +117,15 @@ def test_a_full_disk_while_a_duel_is_created_leaves_no_artifact_and_no_duel(sour
 
 CRASH_DURING_CREATION = """
 import os, signal, sys
-from rp1_duel.coordination import _record_writer as record_writer
+from rp1_duel.coordination import _artifact_writer as artifact_writer
 from rp1_duel.coordination.service import DuelService
 
-real = record_writer.write_artifact
-def die_before_the_artifact(tx, turns, conclusion=None, create=False):
+real = artifact_writer.write_artifact
+def die_before_the_artifact(tx, turns, conclusion=None, *, create=False):
     if create:
         os.kill(os.getpid(), signal.SIGKILL)
-    real(tx, turns, conclusion, create)
-record_writer.write_artifact = die_before_the_artifact
+    real(tx, turns, conclusion, create=create)
+artifact_writer.write_artifact = die_before_the_artifact
 DuelService(sys.argv[1]).join(target=sys.argv[2], participant_name="Alice")
 """
 
