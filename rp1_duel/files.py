@@ -89,9 +89,15 @@ def _size(limit: int) -> str:
 
 
 def write_atomic(
-    path: Path, data: bytes, *, mode: int = 0o600, temp_dir: Path | None = None, exclusive: bool = False
+    path: Path,
+    data: bytes,
+    *,
+    mode: int = 0o600,
+    temp_dir: Path | None = None,
+    exclusive: bool = False,
+    sync_folder: bool = True,
 ) -> None:
-    """Write a temp file, fsync it, move it to ``path``, fsync the folder.
+    """Write a temp file, fsync it, move it to ``path``, fsync the folder (unless not ``sync_folder``).
 
     ``temp_dir`` keeps the temp file elsewhere on the same filesystem (the artifact's is
     written inside ``.duel/``, so a crash never leaves one in a folder git sees).
@@ -117,8 +123,9 @@ def write_atomic(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    with contextlib.suppress(OSError):  # EIO, or a filesystem that cannot fsync folders
-        fsync_dir(path.parent)
+    if sync_folder:
+        with contextlib.suppress(OSError):  # EIO, or a filesystem that cannot fsync folders
+            fsync_dir(path.parent)
 
 
 def write_all(fd: int, data: bytes) -> None:

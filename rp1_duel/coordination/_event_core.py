@@ -104,6 +104,9 @@ class EventData:
 
     event_type: ClassVar[EventType]
     wakes: ClassVar[bool] = True  # a change waiters should see, not bookkeeping (section 9, "wakes wait")
+    # A change to the lease alone, which a power failure ends anyway: the directory store need not make its
+    # rename durable before the op answers (docs/protocol.md section 4, "Failures of the disk").
+    lease_only: ClassVar[bool] = False
 
     def to_json(self) -> dict[str, Any]:
         """The JSON ``data`` object: the fields in order, tuples as lists."""
@@ -136,6 +139,7 @@ class LockRefreshed(EventData):
 
     event_type = EventType.LOCK_REFRESHED
     wakes = False
+    lease_only = True
     fence: int
     expires_at: str
 
@@ -145,6 +149,7 @@ class LockReleased(EventData):
     """The lease of that fence was given back."""
 
     event_type = EventType.LOCK_RELEASED
+    lease_only = True
     fence: int
 
 
@@ -199,6 +204,7 @@ class UnknownEvent:
 
     event_type: str
     raw: Mapping[str, Any]  # the ``data`` object as logged
+    lease_only: ClassVar[bool] = False  # unknown: kept as durable as any write
 
     def to_json(self) -> dict[str, Any]:
         """The data as logged."""

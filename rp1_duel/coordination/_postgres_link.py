@@ -15,7 +15,6 @@ few slots left) each op gives its connection back when it ends.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import threading
 import time
@@ -24,6 +23,8 @@ from typing import Any, Final, cast
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from ..digest import sha256_hex
 
 # psycopg logs, through logging's last resort onto standard error, an error it ignores while ending a
 # pipeline that failed; the failure itself is raised and handled. A command's stderr is its own.
@@ -99,7 +100,7 @@ def _reason(error: psycopg.Error) -> str | None:
 def channel_of(duel_id: str) -> str:
     """The duel's own NOTIFY channel: a write wakes the waiters of its duel only. Hashed, as a
     channel is an identifier of at most 63 bytes and a duel id is longer and has hyphens."""
-    return "duel_" + hashlib.sha256(duel_id.encode()).hexdigest()[:32]
+    return "duel_" + sha256_hex(duel_id.encode())[:32]
 
 
 class Link:

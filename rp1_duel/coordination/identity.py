@@ -1,18 +1,18 @@
 """Who and what a duel is about: targets, topics, slugs, names and secrets.
 
-Pure functions, but for :func:`resolve_target`, which reads the source once. hashlib, hmac
-and secrets load where they are used: a plain ``duel tools status`` needs none of them.
+Pure functions, but for :func:`resolve_target`, which reads the source once. Tokens come from
+``os.urandom`` and their hashes from :mod:`rp1_duel.digest`: no op loads hashlib, hmac or secrets.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import unicodedata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..confinement import is_markdown
+from ..digest import sha256_hex
 from ..errors import DuelError, invalid_argument
 from ..vocabulary import ErrorCode
 
@@ -111,9 +111,7 @@ def slugify(text: str) -> str:
 
 def target_key(source_path: str, *, topic_slug: str) -> str:
     """The identity of "the active duel" of a debate dir: source and topic."""
-    import hashlib
-
-    return hashlib.sha256(f"{source_path}\n{topic_slug}".encode()).hexdigest()[:32]
+    return sha256_hex(f"{source_path}\n{topic_slug}".encode())[:32]
 
 
 # Control, format, surrogate, private-use and unassigned characters (U+FFFE among them),
@@ -184,21 +182,7 @@ def new_token() -> str:
 
 def hash_token(token: str) -> str:
     """The SHA-256 of ``token`` in hex, as the state keeps it instead of the token."""
-    return str(_sha256()(token.encode()).hexdigest())
-
-
-def _sha256() -> Any:
-    """CPython's own SHA-256 (``_sha2`` from 3.12, ``_sha256`` before), which hashlib falls back to: hashlib
-    loads OpenSSL's libcrypto first, and that costs every seated ``duel tools`` call a few milliseconds
-    (bench/bench_startup.py). hashlib's where neither is built in."""
-    import importlib
-
-    for name in ("_sha2", "_sha256"):
-        with contextlib.suppress(ImportError):
-            return importlib.import_module(name).sha256
-    import hashlib
-
-    return hashlib.sha256
+    return sha256_hex(token.encode())
 
 
 def same_secret(given: str, kept: str) -> bool:

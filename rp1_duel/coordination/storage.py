@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, final
 
 from ..clock import Clock, Instant, system_clock
+from ..digest import sha256_hex
 from ..errors import DuelError
 from ..files import (
     MAX_ARTIFACT_BYTES,
@@ -285,9 +286,9 @@ class DebateDir:
             raise corrupt(str(path), exc) from None
         return DuelState.from_json(data, str(path))
 
-    def write_state(self, state: DuelState) -> None:
-        """Replace the duel's ``state.json`` atomically."""
-        write_atomic(self.duel_folder(state.id) / "state.json", state.to_json())
+    def write_state(self, state: DuelState, *, sync_folder: bool = True) -> None:
+        """Replace the duel's ``state.json`` atomically (``sync_folder``: durably, across a power failure)."""
+        write_atomic(self.duel_folder(state.id) / "state.json", state.to_json(), sync_folder=sync_folder)
 
     def state_stamp(self, duel_id: str) -> tuple[int, int, int] | None:
         """A cheap fingerprint of the state file, to notice changes without reading it."""
@@ -606,9 +607,11 @@ class DirectoryStore:
             yield Transaction(self, self.debate.read_state(duel_id), now)
 
     def save(self, state: DuelState, events: list[Event]) -> None:
-        """Append ``events`` to the log, then write the state that counts them."""
+        """Append ``events`` to the log, then write the state that counts them. A write of the lease alone
+        (a refresh, a release, a seat seen) skips the folder's fsync after the rename: a power failure ends
+        every lease anyway, and the state it leaves (the one before) agrees with the fsynced log."""
         EventLog(self.debate.events_path(state.id), state).append(events)
-        self.debate.write_state(state)
+        self.debate.write_state(state, sync_folder=not all(event.data.lease_only for event in events))
 
     def read_state(self, duel_id: str) -> DuelState:
         """The duel's state file, read without the lock."""
@@ -677,10 +680,8 @@ class DirectoryStore:
 
     def source_on_disk(self, state: DuelState) -> str | None:
         """The SHA-256 of the source file as it is now; None when it cannot be read."""
-        import hashlib
-
         try:
-            return hashlib.sha256(read_bounded(state.source_path, MAX_SOURCE_BYTES)).hexdigest()
+            return sha256_hex(read_bounded(state.source_path, MAX_SOURCE_BYTES))
         except (OSError, ValueError):
             return None
 

@@ -20,7 +20,6 @@ A closed duel's seals, one line a sealing seat, end the Terminal Conclusion::
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import re
@@ -31,6 +30,7 @@ from typing import Any, cast
 
 from ..audience import FinalThought, Question
 from ..confinement import is_markdown
+from ..digest import sha256_hex
 from ..schedule import CHAIR_SEAT, Schedule
 from ..settings import ON_FABRICATION, SETTINGS
 from ..turns import front_matter_end, normalize_newlines
@@ -387,7 +387,7 @@ def decode_artifact(data: bytes, *, strict: bool) -> str:
 
 def sha256_text(text: str) -> str:
     """The SHA-256, in hex, of ``text`` as UTF-8."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 def turn_text(body: str) -> str:

@@ -13,13 +13,13 @@ a correct record.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import subprocess
 from pathlib import Path
 
 from ..confinement import confine, is_markdown
+from ..digest import sha256_hex
 from ..errors import DuelError
 from ..files import MAX_SOURCE_BYTES, read_bounded
 from ..turns import SourceDocument, SourceUnreadable, read_source
@@ -112,7 +112,7 @@ def _pinned(debate_root: Path, duel_id: str, sha256: str, real: str, *, tree: st
     try:
         pinned = confine(pinned_copy(debate_root, duel_id), project=tree, what="the pinned copy")
         data = read_bounded(pinned, MAX_SOURCE_BYTES)
-        return SourceDocument.from_bytes(data, real) if hashlib.sha256(data).hexdigest() == sha256 else None
+        return SourceDocument.from_bytes(data, real) if sha256_hex(data) == sha256 else None
     except (OSError, ValueError, DuelError):  # UnicodeDecodeError is a ValueError; DuelError: a link out
         return None
 
@@ -147,7 +147,7 @@ def _from_git_history(real: str, sha256: str, tree: str) -> tuple[SourceDocument
                 check=False,
             )
             data = shown.stdout
-            if shown.returncode == 0 and hashlib.sha256(data).hexdigest() == sha256:
+            if shown.returncode == 0 and sha256_hex(data) == sha256:
                 try:
                     return SourceDocument.from_bytes(data, real), commit
                 except UnicodeDecodeError:

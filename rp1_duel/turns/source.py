@@ -11,13 +11,13 @@ dropped; CRLF and lone CR become LF. ``source_sha256`` hashes the raw bytes.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from ..digest import sha256_hex
 from ..files import MAX_SOURCE_BYTES, read_bounded
 from .markdown import headings, normalize_newlines, split_lines
 from .matching import SearchableText, normalize_text, without_markup
@@ -95,7 +95,7 @@ class SourceDocument:
     def from_bytes(cls, data: bytes, path: str) -> SourceDocument:
         """Raises UnicodeDecodeError when ``data`` is not UTF-8."""
         text = decode_source(data)
-        return cls(path=str(path), text=text, sha256=hashlib.sha256(data).hexdigest(), raw=data.decode("utf-8"))
+        return cls(path=str(path), text=text, sha256=sha256_hex(data), raw=data.decode("utf-8"))
 
     @property
     def first_heading(self) -> str | None:

@@ -25,6 +25,7 @@ EVERY_OP = {
     "rp1_duel.clock",
     "rp1_duel.configuration",
     "rp1_duel.confinement",
+    "rp1_duel.digest",
     "rp1_duel.coordination",
     "rp1_duel.coordination._joining",
     "rp1_duel.coordination._retrying",

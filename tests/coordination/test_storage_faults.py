@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -308,6 +309,34 @@ def test_a_failed_folder_fsync_after_the_write_still_reports_the_recorded_turn(
 
     assert result.turn_number == 1
     assert "<!-- duel:turn n=1 " in (debate_dir / f"{alice.duel_id}.md").read_text()
+
+
+def test_only_a_write_of_the_lease_alone_skips_the_folder_fsync(service, source, debate_dir, monkeypatch):
+    """A claim and a turn reach the disk before they are answered; a refresh and a release (which a power
+    failure ends anyway) skip the state folder's fsync after the rename (docs/protocol.md section 4)."""
+    alice, _ = seated(service, source)
+    synced: list[str] = []
+    real_fsync_dir = files.fsync_dir
+
+    def recording_fsync_dir(folder: Path) -> None:
+        synced.append(folder.name)
+        real_fsync_dir(folder)
+
+    monkeypatch.setattr(files, "fsync_dir", recording_fsync_dir)
+    state_folder = alice.duel_id  # the state folder is named after the duel
+
+    def folder_syncs(op: Callable[[], object]) -> int:
+        synced.clear()
+        op()
+        return synced.count(state_folder)
+
+    lease = claim(service, alice)
+    assert synced.count(state_folder) == 1
+    assert folder_syncs(lambda: service.refresh_lock(alice.seat, lease)) == 0
+    assert (
+        folder_syncs(lambda: service.append(alice.seat, lease, make_turn(1, "Alice", "claude-code", "claude-x"))) == 1
+    )
+    assert folder_syncs(lambda: service.release_lock(alice.seat, lease)) == 0
 
 
 def test_a_dead_writers_temp_files_are_removed_by_the_next_op(service, source, debate_dir):
