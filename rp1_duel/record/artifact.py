@@ -26,16 +26,19 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from ..audience import FinalThought, Question
 from ..confinement import is_markdown
 from ..digest import sha256_hex
 from ..schedule import CHAIR_SEAT, Schedule
 from ..settings import ON_FABRICATION, SETTINGS
 from ..turns import front_matter_end, normalize_newlines
-from .rulings import Ruling, chained, ruling_text
-from .signatures import SIGNATURE_BODY
+
+# A join renders an artifact without an audience, rulings or signatures: their modules load when a
+# record has them (bench/bench_startup.py).
+if TYPE_CHECKING:
+    from ..audience import FinalThought, Question
+    from .rulings import Ruling
 
 __all__ = [
     "GENESIS",
@@ -270,6 +273,8 @@ def _audience(raw: Any) -> dict[str, Any]:
     questions, thoughts = raw.get("questions", []), raw.get("final_thoughts", [])
     if not isinstance(questions, list) or not isinstance(thoughts, list):
         raise FrontMatterError("audience questions or final_thoughts is not a list")
+    from ..audience import FinalThought, Question
+
     try:
         return {
             "questions": tuple(Question.from_json(item) for item in questions),
@@ -423,6 +428,8 @@ def render(
     end a closed duel's conclusion; ``rulings`` follow the turns, under their heading, once there are some."""
     turns_text = turns if isinstance(turns, str) else "\n".join(_block_text(b) for b in turns)
     if rulings:
+        from .rulings import chained, ruling_text
+
         turns_text = (
             turns_text.strip("\n")
             + f"\n\n{RULINGS_HEADING}\n\n"
@@ -589,6 +596,8 @@ class _BlockScan:
             self.problems.append(f"line {i + 1}: stray turn marker")
 
     def _sign(self, i: int, signed: re.Match[str]) -> None:
+        from .signatures import SIGNATURE_BODY
+
         block = self.blocks[-1] if self.blocks and self.closed_at == i - 1 else None
         if block is None or int(signed.group(1)) != block.n or not SIGNATURE_BODY.fullmatch(signed.group(2)):
             self.problems.append(f"line {i + 1}: signature line not right after the closing marker of its turn")
@@ -597,6 +606,8 @@ class _BlockScan:
 
     def conclude(self, start: int, lines: list[str]) -> None:
         """The lines from ``start`` on: the conclusion, and the seal lines that end it."""
+        from .signatures import SIGNATURE_BODY
+
         text = []
         for i in range(start, len(lines)):
             sealed = _SEAL.match(lines[i])

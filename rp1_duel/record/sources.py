@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 
 from ..confinement import confine, is_markdown
@@ -120,6 +119,8 @@ def _pinned(debate_root: Path, duel_id: str, sha256: str, real: str, *, tree: st
 def _from_git_history(real: str, sha256: str, tree: str) -> tuple[SourceDocument, str] | None:
     if not os.path.exists(os.path.join(tree, ".git")):
         return None
+    import subprocess  # with threading and selectors: not for a join, which never reads history
+
     relative = Path(os.path.relpath(real, tree)).as_posix()
     try:
         log = subprocess.run(

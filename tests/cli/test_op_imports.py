@@ -57,17 +57,15 @@ ALLOWED = {
     "refresh-lock": EVERY_OP | WRITES,
     "release-lock": EVERY_OP | WRITES,
     # A join reads the source and renders the artifact without turns: no turn grammar, no Markdown
-    # parser, no history, no rules (those load with the first append).
+    # parser, no history, no rules (those load with the first append), and no audience, rulings or
+    # signatures (a new duel has none).
     "join": EVERY_OP
     | WRITES
     | {
-        "rp1_duel.audience",
         "rp1_duel.coordination._artifact_writer",
         "rp1_duel.coordination._seat_events",
         "rp1_duel.record",
         "rp1_duel.record.artifact",
-        "rp1_duel.record.rulings",
-        "rp1_duel.record.signatures",
         "rp1_duel.record.sources",
         "rp1_duel.turns",
         "rp1_duel.turns.markdown",
