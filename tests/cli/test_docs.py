@@ -49,6 +49,15 @@ def test_every_relative_link_between_the_documents_resolves() -> None:
             assert (document.parent / target).exists(), f"{document.name} links {target}"
 
 
+def test_every_file_of_the_repository_a_document_names_exists() -> None:
+    """Test and bench files move when the tests are grouped by area: a path a reader is told to run must be there."""
+    documents = (*DOCUMENTS, *sorted((ROOT / "docs").glob("*.md")))
+    for document in documents:
+        text = document.read_text(encoding="utf-8")
+        for named in sorted(set(re.findall(r"\b((?:tests|bench|rp1_duel)/[\w/]+\.py)\b", text))):
+            assert (ROOT / named).exists(), f"{document.name} names {named}"
+
+
 def test_no_document_points_at_the_original_protocol() -> None:
     for document in DOCUMENTS:
         assert "../shared" not in document.read_text(encoding="utf-8"), document.name
