@@ -193,7 +193,9 @@ def test_a_sixth_url_in_an_item_is_too_many_sources_and_is_not_verified(web, tmp
 
 def closing_codes(closing_extra: str, opening_extra: str = "") -> list[tuple[str, int | None]]:
     """The violations of closing turn 5 of a chaired panel whose turn 1's Position ends with ``opening_extra``."""
-    history = History(SourceDocument(path="design.md", text=SOURCE), ("design.md",), SCHEDULE)
+    history = History(
+        source=SourceDocument(path="design.md", text=SOURCE), source_names=("design.md",), schedule=SCHEDULE
+    )
     for n in range(5):
         who = PANEL.get(SCHEDULE.speaker(n))
         text = (
