@@ -92,7 +92,7 @@ def blocks_of(texts: list[str]) -> list[TurnBlock]:
 
 
 def new_history(source: SourceDocument) -> History:
-    return History(source, ("design.md",), schedule_of(len(SEATS), TURNS))
+    return History(source=source, source_names=("design.md",), schedule=schedule_of(len(SEATS), TURNS))
 
 
 def timed_replay(source: SourceDocument, blocks: list[TurnBlock]) -> tuple[float, History]:

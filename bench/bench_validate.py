@@ -153,7 +153,7 @@ def make_debate(
 
 def replay(texts: list[str], source: SourceDocument) -> float:
     """Validate every turn in its context through the library's History; return the seconds taken."""
-    history = History(source, ("design.md",), schedule_of(len(SEATS), len(texts)))
+    history = History(source=source, source_names=("design.md",), schedule=schedule_of(len(SEATS), len(texts)))
     blocks, prev = [], artifact.GENESIS
     for number, text in enumerate(texts, 1):
         blocks.append(artifact.turn_block(number, normalize_turn_text(text), prev))

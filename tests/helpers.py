@@ -264,7 +264,7 @@ DEBATE = (TURN_1, TURN_2, TURN_3)
 
 def history_of(texts: tuple[str, ...], source_names: tuple[str, ...] = ()) -> History:
     """The history of accepted turns ``texts`` about design.md, through the library's History."""
-    history = History(DESIGN_SOURCE, source_names, DUEL)
+    history = History(source=DESIGN_SOURCE, source_names=source_names, schedule=DUEL)
     for number, text in enumerate(texts, start=1):
         history.accept(turn_block(number, normalize_turn_text(text), history.head), parse_turn(text))
     return history

@@ -19,7 +19,7 @@ DEFAULT_GLOB = "debates/**/*.md"
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, or SHA-256 in a repository that uses it
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class PullRequest:
     """The pull request a workflow run is for: its number, the base and head commits, and whether its head is
     in another repository (a fork, whose token is read-only)."""
@@ -40,7 +40,9 @@ def pull_request_of(event: Mapping[str, Any]) -> PullRequest | None:
     base, head = _sha(found, "base"), _sha(found, "head")
     if not isinstance(number, int) or isinstance(number, bool) or number < 1 or base is None or head is None:
         raise invalid_argument("$GITHUB_EVENT_PATH holds a pull_request without its number, base.sha and head.sha")
-    return PullRequest(number, base, head, from_fork=_repository(found, "head") != _repository(found, "base"))
+    return PullRequest(
+        number=number, base=base, head=head, from_fork=_repository(found, "head") != _repository(found, "base")
+    )
 
 
 def _sha(pull_request: Mapping[str, Any], side: str) -> str | None:

@@ -39,7 +39,7 @@ _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _EVENT_BYTES = 16 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class CiOptions:
     """What ``duel ci github``'s flags ask."""
 
@@ -62,7 +62,7 @@ class CiResult:
         return exit_code(self.checks)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Record:
     """One record as the run sees it: its check, its report (None when it has none, and why), the notes of its
     comment, and the suggestions its comment's change makes."""
@@ -160,7 +160,7 @@ def _checked(root: Path, path: str, options: CiOptions, say: Callable[[str], Non
     )
     say(replace(found, path=path).to_text())  # named from the repository's root, as the comment names it
     say(check.line)
-    record = _Record(check)
+    record = _Record(check=check)
     try:
         record.report = read_report(root / path, read_from=None, allowed_signers=options.allowed_signers)
     except DuelError as exc:

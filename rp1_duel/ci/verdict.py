@@ -25,7 +25,7 @@ SUMMARY_LIMIT = 1_000_000  # bytes of one step's job summary: GitHub refuses one
 _PASSED, _FAILED = "passed", "failed"
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RecordCheck:
     """One record's check: its path from the repository's root, whether it passed and why not, its outcome."""
 
@@ -50,13 +50,13 @@ def check_of(
     if not valid:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         first = problems[0] if problems else "invalid"
-        return RecordCheck(path, passed=False, outcome=shown, reason=f"invalid: {first}{more}")
+        return RecordCheck(path=path, passed=False, outcome=shown, reason=f"invalid: {first}{more}")
     turned = f"{turns} turn{'' if turns == 1 else 's'}"
     if require_consensus and outcome != ACCEPTED_CONSENSUS:
         return RecordCheck(
-            path, passed=False, outcome=shown, reason=f"valid, {turned}, but --require-consensus: it did not agree"
+            path=path, passed=False, outcome=shown, reason=f"valid, {turned}, but --require-consensus: it did not agree"
         )
-    return RecordCheck(path, passed=True, outcome=shown, reason=f"valid, {turned}")
+    return RecordCheck(path=path, passed=True, outcome=shown, reason=f"valid, {turned}")
 
 
 def exit_code(checks: Sequence[RecordCheck]) -> int:

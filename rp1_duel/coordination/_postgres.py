@@ -617,7 +617,7 @@ class PostgresStore:
         text, _ = self._source_row(state.id)
         if text is None:
             raise SourceUnreadable(state.source_path, reason="the store keeps no source for this duel")
-        return SourceDocument(state.source_path, text, state.source_sha256)
+        return SourceDocument(path=state.source_path, text=text, sha256=state.source_sha256)
 
     def source_exists(self, state: DuelState) -> bool:  # noqa: ARG002  the DuelStore signature
         """Always: the source is kept with the duel, and nothing on this host can take it away."""

@@ -164,7 +164,11 @@ def _history(tx: Transaction, blocks: list[TurnBlock]) -> History | str:
         return f"source {state.source_path} is unreadable ({exc.reason})"
     recorded = tx.store.source_path_shown(state)
     history = History(
-        source, citable_names(recorded), state.schedule, questions=tuple(state.questions), rulings=tuple(state.rulings)
+        source=source,
+        source_names=citable_names(recorded),
+        schedule=state.schedule,
+        questions=tuple(state.questions),
+        rulings=tuple(state.rulings),
     )
     history.replay(blocks)
     return history

@@ -76,7 +76,7 @@ STEP_WORDS: Final = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class SeatDefaults:
     """What ``duel mcp`` was started with: a call's own arguments override each."""
 

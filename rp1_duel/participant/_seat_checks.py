@@ -73,7 +73,9 @@ class SeatChecks:
         for number, peer in self.others_since_mine(status, history.next_number - 1):
             if number not in self._checked:
                 self._checked[number] = None  # begun: never twice, even when abandoned at the deadline
-                self._checked[number] = self._check_peer_turn(self.checker, history, number, peer, deadline)
+                self._checked[number] = self._check_peer_turn(
+                    self.checker, history, number, peer=peer, deadline=deadline
+                )
                 if self._checked[number] is None or lost.is_set():
                     raise TurnStopped
             check = self._checked[number]
@@ -135,7 +137,7 @@ class SeatChecks:
             return
         for number, peer in unchecked:
             self._checked[number] = None
-            self._checked[number] = self._check_peer_turn(checker, history, number, peer, None)
+            self._checked[number] = self._check_peer_turn(checker, history, number, peer=peer, deadline=None)
 
     def rule_on_challenges(
         self,
@@ -180,7 +182,7 @@ class SeatChecks:
             self._report.verified(each.turn, each.writer, each.check.counts(), sent_back=False)
 
     def _check_peer_turn(
-        self, checker: CitationChecker, history: History, number: int, peer: ParticipantView, deadline: float | None
+        self, checker: CitationChecker, history: History, number: int, *, peer: ParticipantView, deadline: float | None
     ) -> CitationCheck | None:
         """Check the URLs of the peer's turn ``number``, log and show the verdicts; None when the
         turn deadline (if any) passed first."""

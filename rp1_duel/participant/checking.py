@@ -81,11 +81,11 @@ class CitationCheck:
         shift = lines_before_turn(draft)
         return [
             TurnViolation(
-                RecordCode.CITATION_FABRICATED,
-                f"{entry.citation.item}: {entry.reason}; cite a page that holds what you claim and "
+                code=RecordCode.CITATION_FABRICATED,
+                message=f"{entry.citation.item}: {entry.reason}; cite a page that holds what you claim and "
                 "quote it word for word, or remove the citation",
-                None if entry.citation.line is None else entry.citation.line + shift,
-                entry.citation.section,
+                line=None if entry.citation.line is None else entry.citation.line + shift,
+                section=entry.citation.section,
             )
             for entry in self.fabricated
         ]

@@ -573,7 +573,7 @@ class Duelist:
                 revision=revision_note(history.revision),
             )
             if self.provider.name == "human":
-                request = self._for_a_person(request, history, status, number, deadline)
+                request = self._for_a_person(request, history, status, number=number, deadline=deadline)
             repairing = tuple(sorted({v.code for v in violations}))  # () for the first draft
             composition = self.composer.compose(request, deadline, lost, number, repairing=repairing)
             if composition is None or lost.is_set():
@@ -611,7 +611,7 @@ class Duelist:
         return None
 
     def _for_a_person(
-        self, request: TurnRequest, history: History, status: StatusResult, number: int, deadline: float
+        self, request: TurnRequest, history: History, status: StatusResult, *, number: int, deadline: float
     ) -> TurnRequest:
         """``request`` with what a person needs beside it: the briefing their editor shows (the turns since
         their last, the edits in force, the console's warnings, the deadline) and the file their draft is kept in."""

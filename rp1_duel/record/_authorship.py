@@ -124,22 +124,22 @@ def _check_turns(
         if principals and declared.get(seat, next(iter(principals))) not in principals:
             found.problems.append(
                 Problem(
-                    RecordCode.SIGNER_CHANGED,
-                    f"turn {block.n} is signed by {_who(key, principals)}, "
+                    code=RecordCode.SIGNER_CHANGED,
+                    message=f"turn {block.n} is signed by {_who(key, principals)}, "
                     f"but {_holder(seat)} declared {declared[seat]} as its signer at its join",
-                    block.line,
-                    block.n,
+                    line=block.line,
+                    turn=block.n,
                 )
             )
         elif first.key != key:
             found.problems.append(
                 Problem(
-                    RecordCode.SIGNER_CHANGED,
-                    f"turn {block.n} is signed by {_who(key, principals)}, "
+                    code=RecordCode.SIGNER_CHANGED,
+                    message=f"turn {block.n} is signed by {_who(key, principals)}, "
                     f"but {_holder(seat)}'s turn {first.turn} by {_who(first.key, first.principals)}: "
                     "a seat signs with one key",
-                    block.line,
-                    block.n,
+                    line=block.line,
+                    turn=block.n,
                 )
             )
     if any(entry.status != signatures.UNSIGNED for entry in found.signatures) and not authorship:
@@ -171,9 +171,9 @@ def _check_shared(front: FrontMatter, signers: dict[int, _Signer], found: Author
         if declared[seat_a] == declared[seat_b]:
             found.problems.append(
                 Problem(
-                    RecordCode.SIGNER_SHARED,
-                    f"{_holder(seat_a)} and {_holder(seat_b)} both declared {declared[seat_a]} as their signer",
-                    1,
+                    code=RecordCode.SIGNER_SHARED,
+                    message=f"{_holder(seat_a)} and {_holder(seat_b)} both declared {declared[seat_a]} as their signer",
+                    line=1,
                 )
             )
     for (seat_a, a), (seat_b, b) in combinations(sorted(signers.items()), 2):
@@ -184,11 +184,11 @@ def _check_shared(front: FrontMatter, signers: dict[int, _Signer], found: Author
         later = b if b.turn > a.turn else a
         found.problems.append(
             Problem(
-                RecordCode.SIGNER_SHARED,
-                f"{_holder(seat_a)} and {_holder(seat_b)} are both signed by {who}: "
+                code=RecordCode.SIGNER_SHARED,
+                message=f"{_holder(seat_a)} and {_holder(seat_b)} are both signed by {who}: "
                 f"one signer holds one seat of the {schedule.seats + schedule.chair}",
-                later.line,
-                later.turn,
+                line=later.line,
+                turn=later.turn,
             )
         )
 
@@ -223,22 +223,30 @@ def _verdict_at(
 
 def _signature_problem(block: TurnBlock, verdict: signatures.Verdict, *, authorship: bool) -> Problem | None:
     """The problem a signature's own verdict makes, if any (a changed signer is another check)."""
-    where = (block.line, block.n)
     if verdict.status == signatures.UNSIGNED and authorship:
-        return Problem(RecordCode.SIGNATURE_MISSING, f"turn {block.n} is not signed", *where)
+        return Problem(
+            code=RecordCode.SIGNATURE_MISSING, message=f"turn {block.n} is not signed", line=block.line, turn=block.n
+        )
     if verdict.status == signatures.INVALID:
         return Problem(
-            RecordCode.SIGNATURE_INVALID,
-            f"turn {block.n}: {verdict.reason} (changed after it was signed, or signed for another duel or place)",
-            *where,
+            code=RecordCode.SIGNATURE_INVALID,
+            message=f"turn {block.n}: {verdict.reason} (changed after it was signed, or signed for another duel or place)",
+            line=block.line,
+            turn=block.n,
         )
     if verdict.status == signatures.UNTRUSTED:
-        return Problem(RecordCode.SIGNATURE_UNTRUSTED, f"turn {block.n}: signed, but {verdict.reason}", *where)
+        return Problem(
+            code=RecordCode.SIGNATURE_UNTRUSTED,
+            message=f"turn {block.n}: signed, but {verdict.reason}",
+            line=block.line,
+            turn=block.n,
+        )
     if verdict.status == signatures.UNCHECKED and authorship:
         return Problem(
-            RecordCode.SIGNATURE_INVALID,
-            f"turn {block.n}: the signature could not be checked: {verdict.reason}",
-            *where,
+            code=RecordCode.SIGNATURE_INVALID,
+            message=f"turn {block.n}: the signature could not be checked: {verdict.reason}",
+            line=block.line,
+            turn=block.n,
         )
     return None
 
@@ -255,12 +263,21 @@ def _check_seals(
     authorship, schedule, add = allowed_signers is not None, front.schedule, found.problems.append
     seats = set(range(CHAIR_SEAT if schedule.chair else 1, schedule.seats + 1))
     if parsed.seals and front.status != CLOSED:
-        add(Problem(RecordCode.SEAL_INVALID, "an open duel holds a seal: only a closed duel's ending is sealed"))
+        add(
+            Problem(
+                code=RecordCode.SEAL_INVALID, message="an open duel holds a seal: only a closed duel's ending is sealed"
+            )
+        )
         return
     sealed: set[int] = set()
     for seal in parsed.seals[: len(seats) + 1]:  # one a seat; past that, a hostile file must not cost a run each
         if seal.seat not in seats or seal.seat in sealed:
-            add(Problem(RecordCode.SEAL_INVALID, f"a seal for {_holder(seal.seat)}, which has one already or no seat"))
+            add(
+                Problem(
+                    code=RecordCode.SEAL_INVALID,
+                    message=f"a seal for {_holder(seal.seat)}, which has one already or no seat",
+                )
+            )
             continue
         verdict = _seal_verdict(front, parsed, seal, allowed_signers)
         found.seals.append(SealEntry(seal.seat, verdict.status, verdict.signer))
@@ -276,8 +293,8 @@ def _check_seals(
     if authorship:
         add(
             Problem(
-                RecordCode.SEAL_MISSING,
-                "no seat sealed the ending: the outcome, conclusion and turn count are unsigned",
+                code=RecordCode.SEAL_MISSING,
+                message="no seat sealed the ending: the outcome, conclusion and turn count are unsigned",
             )
         )
     elif signers:
@@ -309,24 +326,33 @@ def _seal_problem(
 ) -> Problem | None:
     holder = _holder(seal.seat)
     if verdict.status == signatures.INVALID:
-        return Problem(RecordCode.SEAL_INVALID, f"{holder}'s seal does not verify for this ending: {_WHY_A_SEAL_FAILS}")
+        return Problem(
+            code=RecordCode.SEAL_INVALID,
+            message=f"{holder}'s seal does not verify for this ending: {_WHY_A_SEAL_FAILS}",
+        )
     if verdict.status == signatures.UNTRUSTED:
-        return Problem(RecordCode.SEAL_INVALID, f"{holder}'s seal is signed, but {verdict.reason}")
+        return Problem(code=RecordCode.SEAL_INVALID, message=f"{holder}'s seal is signed, but {verdict.reason}")
     if verdict.status == signatures.UNCHECKED:
         return (
-            Problem(RecordCode.SEAL_INVALID, f"{holder}'s seal could not be checked: {verdict.reason}")
+            Problem(code=RecordCode.SEAL_INVALID, message=f"{holder}'s seal could not be checked: {verdict.reason}")
             if authorship
             else None
         )
     key = signatures.signer_key(seal.signature)
     own = signers.get(seal.seat)
     if own is not None and own.key != key:
-        return Problem(RecordCode.SEAL_INVALID, f"{holder}'s seal is by {key}, not by the key of its turns ({own.key})")
+        return Problem(
+            code=RecordCode.SEAL_INVALID,
+            message=f"{holder}'s seal is by {key}, not by the key of its turns ({own.key})",
+        )
     principals = frozenset(verdict.signer.split(",")) if verdict.signer else frozenset()
     if declared is not None and principals and declared not in principals:
-        return Problem(RecordCode.SEAL_INVALID, f"{holder}'s seal is by {','.join(sorted(principals))}, not {declared}")
+        return Problem(
+            code=RecordCode.SEAL_INVALID,
+            message=f"{holder}'s seal is by {','.join(sorted(principals))}, not {declared}",
+        )
     # A principal two seats share is SIGNER_SHARED already; a key of the other seat's turns is this check's.
     other = None if own is not None else next((seat for seat, s in signers.items() if s.key == key), None)
     if other is not None:
-        return Problem(RecordCode.SEAL_INVALID, f"{holder}'s seal is by {_holder(other)}'s key")
+        return Problem(code=RecordCode.SEAL_INVALID, message=f"{holder}'s seal is by {_holder(other)}'s key")
     return None

@@ -139,7 +139,12 @@ def last_seat_turns(schedule: Schedule, count: int) -> int:
 
 def _prefix(history: History, count: int) -> History:
     """The history of its first ``count`` turns, with the revision as they leave it."""
-    replay = History(history.source, history.source_names, history.schedule, source_sha256=history.source_sha256)
+    replay = History(
+        source=history.source,
+        source_names=history.source_names,
+        schedule=history.schedule,
+        source_sha256=history.source_sha256,
+    )
     for number in list(history.numbers)[:count]:
         replay.accept(history.block(number), history.turn(number))
     return replay
@@ -197,7 +202,12 @@ def alternatives_in(history: History, *, credit_last_turn: bool = False) -> dict
     as its latest turn left it, whoever proposed its edits (records closed by it still validate)."""
     after: dict[int, Revision] = {}
     proposer: dict[str, int] = {}  # edit name -> the seat whose turn last proposed it
-    replay = History(history.source, history.source_names, history.schedule, source_sha256=history.source_sha256)
+    replay = History(
+        source=history.source,
+        source_names=history.source_names,
+        schedule=history.schedule,
+        source_sha256=history.source_sha256,
+    )
     for number in history.numbers:
         turn = history.turn(number)
         replay.accept(history.block(number), turn)

@@ -104,7 +104,7 @@ def chain_problems(blocks: Iterable[TurnBlock], *, first: int) -> Iterator[Chain
         prev = block.sha256
 
 
-@dataclass
+@dataclass(kw_only=True)
 class History:
     """The accepted turns of one duel, in order, with what later turns are checked against.
 
@@ -418,9 +418,9 @@ class RecordFile:
         if front is None:
             raise FrontMatterError(f"{self.path}: {self.front_problem}")
         history = History(
-            self.source,
-            citable_names(front.source_path),
-            front.schedule,
+            source=self.source,
+            source_names=citable_names(front.source_path),
+            schedule=front.schedule,
             source_sha256=front.source_sha256,
             questions=front.questions,
             rulings=self.rulings,

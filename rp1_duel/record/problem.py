@@ -8,7 +8,7 @@ from typing import Any
 __all__ = ["Problem"]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Problem:
     """One thing wrong with an artifact: its record or rule code, what is wrong, and where."""
 

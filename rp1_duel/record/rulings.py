@@ -59,7 +59,7 @@ _BY = r"(?m)^- By: (.*)$"
 _CLAIM_LABEL = r"(?i)^\s*(?:[-*+]\s+)?(?:\*\*)?claim(?:\*\*)?\s*:\s*(?:\*\*)?\s*"
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Ruling:
     """One ruling: on ``turn``'s citation ``url`` in the item ``where``, by whose check, with what evidence."""
 

@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class VerificationStanding:
     """How an artifact's verification sidecar stands (section 10, "What duel validate checks")."""
 
@@ -77,7 +77,7 @@ class VerificationStanding:
         return {"sidecar": self.sidecar, "status": self.status, "turns": self.turns, "verdicts": dict(self.verdicts)}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ArtifactReport:
     """What ``duel validate`` found in one artifact: its problems and notes, and what it records and implies."""
 
@@ -185,8 +185,10 @@ def validate_file(
     try:
         record = RecordFile.read(path, root=root)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        report = ArtifactReport(str(path))
-        report.problems.append(Problem(RecordCode.UNREADABLE, f"cannot read the artifact: {read_failure(exc)}"))
+        report = ArtifactReport(path=str(path))
+        report.problems.append(
+            Problem(code=RecordCode.UNREADABLE, message=f"cannot read the artifact: {read_failure(exc)}")
+        )
         return report
     return validate_record(
         record, root=root, allowed_signers=allowed_signers, require_verified=require_verified, strict=strict
@@ -213,26 +215,26 @@ def validate_record(
     """:func:`validate_file` of an artifact already read (``duel report`` and ``duel apply`` read it once and
     hand the same record to every reader)."""
     path = record.path
-    report = ArtifactReport(str(path))
+    report = ArtifactReport(path=str(path))
     add = report.problems.append
     for problem in record.parsed.problems:
-        add(Problem(RecordCode.STRUCTURE, problem))
+        add(Problem(code=RecordCode.STRUCTURE, message=problem))
     front = record.front
     if front is None:
         if not record.is_artifact:
-            add(Problem(RecordCode.UNREADABLE, NOT_AN_ARTIFACT))
+            add(Problem(code=RecordCode.UNREADABLE, message=NOT_AN_ARTIFACT))
         else:
-            add(Problem(RecordCode.FRONT_MATTER, record.front_problem or "no front matter", 1))
+            add(Problem(code=RecordCode.FRONT_MATTER, message=record.front_problem or "no front matter", line=1))
         return Validated(report, None)
     report.status, report.outcome = front.status, front.outcome
     if record.source_note:
         report.notes.append(record.source_note)
     if strict and record.source is None and record.parsed.blocks:
         why = record.source_note or "no source"
-        add(Problem(RecordCode.SOURCE_NOT_CHECKED, f"no citation of the source was checked ({why})"))
+        add(Problem(code=RecordCode.SOURCE_NOT_CHECKED, message=f"no citation of the source was checked ({why})"))
     blocks, schedule = record.parsed.blocks, front.schedule
     for chained in chain_problems(blocks, first=schedule.first):
-        add(Problem(chained.code, chained.message, chained.block.line, chained.block.n))
+        add(Problem(code=chained.code, message=chained.message, line=chained.block.line, turn=chained.block.n))
     for ruled in _ruling_problems(record.parsed.rulings, range(schedule.first, schedule.first + len(blocks))):
         add(ruled)
     found = check_authorship(front, record.parsed, allowed_signers)
@@ -244,7 +246,7 @@ def validate_record(
     for block, (number, turn_report) in checked:
         for violation in turn_report.violations:
             line = block.line + 1 + violation.line if violation.line else block.line
-            add(Problem(violation.code, f"turn {number}: {violation.message}", line, number))
+            add(Problem(code=violation.code, message=f"turn {number}: {violation.message}", line=line, turn=number))
     report.problems += _ruling_mismatches(record.parsed.rulings, history)
     report.turns = len(blocks)
     _check_conclusion(record, report)
@@ -261,20 +263,36 @@ def _ruling_problems(blocks: Sequence[RulingBlock], numbers: range) -> list[Prob
     for expected, block in enumerate(blocks, start=1):
         if block.r != expected:
             problems.append(
-                Problem(RecordCode.TURN_ORDER, f"ruling {block.r} found where ruling {expected} belongs", block.line)
+                Problem(
+                    code=RecordCode.TURN_ORDER,
+                    message=f"ruling {block.r} found where ruling {expected} belongs",
+                    line=block.line,
+                )
             )
         if block.prev != prev:
             problems.append(
-                Problem(RecordCode.HASH_CHAIN, f"ruling {block.r} does not follow the ruling before it", block.line)
+                Problem(
+                    code=RecordCode.HASH_CHAIN,
+                    message=f"ruling {block.r} does not follow the ruling before it",
+                    line=block.line,
+                )
             )
         if block.actual_sha256 != block.sha256:
             problems.append(
-                Problem(RecordCode.HASH_MISMATCH, f"ruling {block.r} was changed after it was written", block.line)
+                Problem(
+                    code=RecordCode.HASH_MISMATCH,
+                    message=f"ruling {block.r} was changed after it was written",
+                    line=block.line,
+                )
             )
         ruling = parse_ruling(block.r, block.text)
         if ruling is None or ruling.turn not in numbers:
             problems.append(
-                Problem(RecordCode.STRUCTURE, f"ruling {block.r} is not a ruling on a turn of the record", block.line)
+                Problem(
+                    code=RecordCode.STRUCTURE,
+                    message=f"ruling {block.r} is not a ruling on a turn of the record",
+                    line=block.line,
+                )
             )
         prev = block.sha256
     return problems
@@ -298,7 +316,7 @@ def _ruling_mismatches(blocks: Sequence[RulingBlock], history: History) -> list[
         seat = history.schedule.speaker(n)
         why = ruling_mismatch(ruling, block.text, seat=seat, ruled=ruled[n], last=numbers.stop - 1)
         if why is not None:
-            problems.append(Problem(RecordCode.RULING_MISMATCH, why, block.line))
+            problems.append(Problem(code=RecordCode.RULING_MISMATCH, message=why, line=block.line))
     return problems
 
 
@@ -312,9 +330,9 @@ def _check_conclusion(record: RecordFile, report: ArtifactReport) -> None:
     for html in find_raw_html(conclusion):
         report.problems.append(
             Problem(
-                RuleCode.RAW_HTML,
-                f"the Terminal Conclusion holds raw HTML {html.snippet!r}, which would be read as markup when rendered",
-                first_line + html.line - 1,
+                code=RuleCode.RAW_HTML,
+                message=f"the Terminal Conclusion holds raw HTML {html.snippet!r}, which would be read as markup when rendered",
+                line=first_line + html.line - 1,
             )
         )
 
@@ -350,8 +368,8 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
         shown = "; ".join(f"{label}: {value}" for label, value in expected.rows) or "none"
         report.problems.append(
             Problem(
-                RecordCode.PATCH_MISMATCH,
-                f"the Terminal Conclusion's revision rows are not what the turns imply ({shown})",
+                code=RecordCode.PATCH_MISMATCH,
+                message=f"the Terminal Conclusion's revision rows are not what the turns imply ({shown})",
             )
         )
     for name in expected.files:
@@ -359,20 +377,23 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
         try:
             found = read_bounded(confine(beside, project=tree_root(path), what=name), MAX_PATCH_BYTES)
         except DuelError as exc:  # a committed link out of the project: never read
-            report.problems.append(Problem(RecordCode.PATCH_MISMATCH, exc.message))
+            report.problems.append(Problem(code=RecordCode.PATCH_MISMATCH, message=exc.message))
             continue
         except FileNotFoundError:
             report.notes.append(f"no {name} beside the artifact: duel apply recomputes the revision from the turns")
             continue
         except (OSError, ValueError) as exc:
-            report.problems.append(Problem(RecordCode.PATCH_MISMATCH, f"{name} cannot be read: {read_failure(exc)}"))
+            report.problems.append(
+                Problem(code=RecordCode.PATCH_MISMATCH, message=f"{name} cannot be read: {read_failure(exc)}")
+            )
             continue
         # A record closed before patches carried git's header (diff --git, index) has the plain diff: as good.
         written = [ending.files[name] for ending in matching or [expected] if name in ending.files]
         if found not in {text.encode("utf-8") for diff in written for text in (diff, _without_git_header(diff))}:
             report.problems.append(
                 Problem(
-                    RecordCode.PATCH_MISMATCH, f"{name} is not the diff the turns' edits make: edited after the close"
+                    code=RecordCode.PATCH_MISMATCH,
+                    message=f"{name} is not the diff the turns' edits make: edited after the close",
                 )
             )
 
@@ -395,30 +416,32 @@ def _check_verification(
     side = verification.sidecar_path(path)
     if not os.path.lexists(side):
         if required:
-            add(Problem(RecordCode.VERIFICATION_MISSING, f"no {side.name}: run duel verify"))
+            add(Problem(code=RecordCode.VERIFICATION_MISSING, message=f"no {side.name}: run duel verify"))
         return
-    report.verification = VerificationStanding(str(side), verification.MISMATCH)
+    report.verification = VerificationStanding(sidecar=str(side), status=verification.MISMATCH)
     tree = os.path.realpath(root if root is not None else tree_root(path))
     if os.path.commonpath([os.path.realpath(side), tree]) != tree:
-        add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} lies outside {tree}: it was not read"))
+        add(Problem(code=RecordCode.VERIFICATION_MISMATCH, message=f"{side.name} lies outside {tree}: it was not read"))
         return
     try:
         sidecar = verification.load(side)
     except (OSError, verification.SidecarError) as exc:
         reason = read_failure(exc)
-        add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} cannot be read: {reason}"))
+        add(Problem(code=RecordCode.VERIFICATION_MISMATCH, message=f"{side.name} cannot be read: {reason}"))
         return
     blocks = history.blocks
     standing = verification.check(
         sidecar=sidecar, artifact_name=path.name, front=front, blocks=blocks, turns=history.turns
     )
-    report.verification = VerificationStanding(str(side), standing.status, sidecar.turns, sidecar.counts())
+    report.verification = VerificationStanding(
+        sidecar=str(side), status=standing.status, turns=sidecar.turns, verdicts=sidecar.counts()
+    )
     for problem in standing.problems:
-        add(Problem(RecordCode.VERIFICATION_MISMATCH, f"{side.name} is not this artifact's: {problem}"))
+        add(Problem(code=RecordCode.VERIFICATION_MISMATCH, message=f"{side.name} is not this artifact's: {problem}"))
     if standing.status == verification.STALE:
         stale = f"{side.name} covers {sidecar.turns} of {len(blocks)} turns: run duel verify"
         if required:
-            add(Problem(RecordCode.VERIFICATION_STALE, stale))
+            add(Problem(code=RecordCode.VERIFICATION_STALE, message=stale))
         else:
             report.notes.append(stale)
     if required and standing.belongs:
@@ -436,10 +459,10 @@ def _check_fabricated(sidecar: verification.Sidecar, history: History, report: A
             line = block.line + 1 + cited.line if cited.line else block.line
             add(
                 Problem(
-                    RecordCode.CITATION_FABRICATED,
-                    f"turn {cited.turn}: {cited.url or cited.item} is fabricated, and no ruling redacts it: {entry.reason}",
-                    line,
-                    cited.turn,
+                    code=RecordCode.CITATION_FABRICATED,
+                    message=f"turn {cited.turn}: {cited.url or cited.item} is fabricated, and no ruling redacts it: {entry.reason}",
+                    line=line,
+                    turn=cited.turn,
                 )
             )
 
@@ -454,20 +477,25 @@ def _implied_outcome(front: FrontMatter, summaries: list[TurnSummary], report: A
         if len(summaries) > most:
             add(
                 Problem(
-                    RecordCode.TURN_COUNT,
-                    f"{len(summaries)} turns exceed the {most} of a chaired duel of max_turns {max_turns}",
+                    code=RecordCode.TURN_COUNT,
+                    message=f"{len(summaries)} turns exceed the {most} of a chaired duel of max_turns {max_turns}",
                 )
             )
         return decide(summaries[:most], schedule).outcome
     if len(summaries) > max_turns:
-        add(Problem(RecordCode.TURN_COUNT, f"{len(summaries)} turns exceed max_turns {max_turns}"))
+        add(Problem(code=RecordCode.TURN_COUNT, message=f"{len(summaries)} turns exceed max_turns {max_turns}"))
     # Nothing may follow the turn that reached an outcome. An outcome needs every seat's
     # latest turn, the last `seats` turns of a prefix: checking each looks at that many, linear overall.
     implied = None
     for count in range(seats, len(summaries) + 1):
         implied = decide_panel(summaries[count - seats : count], max_turns - (count - seats), seats=seats).outcome
         if implied is not None and count < len(summaries):
-            add(Problem(RecordCode.TURN_COUNT, f"turns follow turn {count}, which had already reached an outcome"))
+            add(
+                Problem(
+                    code=RecordCode.TURN_COUNT,
+                    message=f"turns follow turn {count}, which had already reached an outcome",
+                )
+            )
             break
     return implied
 
@@ -484,23 +512,28 @@ def outcome_problems(front: FrontMatter, implied: str | None) -> list[Problem]:
         return (
             []
             if outcome is None
-            else [Problem(RecordCode.OUTCOME_MISMATCH, f"an ACTIVE duel records outcome {outcome}")]
+            else [Problem(code=RecordCode.OUTCOME_MISMATCH, message=f"an ACTIVE duel records outcome {outcome}")]
         )
     if status != CLOSED:
-        return [Problem(RecordCode.FRONT_MATTER, f"status is {status!r}, not ACTIVE or CLOSED", 1)]
+        return [Problem(code=RecordCode.FRONT_MATTER, message=f"status is {status!r}, not ACTIVE or CLOSED", line=1)]
     if outcome in (ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS):
         if outcome == implied:
             return []
         return [
-            Problem(RecordCode.OUTCOME_MISMATCH, f"recorded {outcome}, but the turns imply {implied or 'no outcome'}")
+            Problem(
+                code=RecordCode.OUTCOME_MISMATCH,
+                message=f"recorded {outcome}, but the turns imply {implied or 'no outcome'}",
+            )
         ]
     if outcome == TIMEOUT:
         if implied is None:
             return []
-        return [Problem(RecordCode.OUTCOME_MISMATCH, f"recorded TIMEOUT, but the turns had reached {implied}")]
+        return [
+            Problem(code=RecordCode.OUTCOME_MISMATCH, message=f"recorded TIMEOUT, but the turns had reached {implied}")
+        ]
     if outcome == INVALIDATED:
         return []
-    return [Problem(RecordCode.OUTCOME_MISMATCH, f"unknown outcome {outcome!r}")]
+    return [Problem(code=RecordCode.OUTCOME_MISMATCH, message=f"unknown outcome {outcome!r}")]
 
 
 class Scan(NamedTuple):

@@ -34,7 +34,7 @@ ANSWERED, DUE, ENDED_FIRST, NOT_IN_TURN = "answered", "due", "ended_first", "not
 ANSWER_STATUSES = (ANSWERED, DUE, ENDED_FIRST, NOT_IN_TURN)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class QuestionView:
     """A question as asked, and the addressed seat's answer in its due turn (None without one)."""
 

@@ -41,7 +41,7 @@ REPAIRED: Final = "repaired"
 ALERT_KINDS = (TIMED_OUT, SEAT_STOPPED, MODEL_MISMATCH, REPAIRED)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TurnProvenance:
     """One turn's drafts, from its ``usage`` and ``turn_rejected`` events: who answered, with what, at what cost."""
 
@@ -69,7 +69,7 @@ class TurnProvenance:
         return {**found, "model_mismatch": self.model_mismatch}
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Alert:
     """What the headline names beside the outcome: its kind (:data:`ALERT_KINDS`), the seat and turns, in words."""
 
@@ -164,11 +164,14 @@ def _timeouts(history: History, names: Mapping[int, str]) -> list[Alert]:
     empty = [seat for seat in seats if seat not in names]
     if not history.turns and empty:
         late = "was not taken by the end of the peer wait"
-        return [Alert(TIMED_OUT, seat, (), f"TIMEOUT before turn 1: {seat_name(seat)} {late}") for seat in empty]
+        return [
+            Alert(kind=TIMED_OUT, seat=seat, turns=(), text=f"TIMEOUT before turn 1: {seat_name(seat)} {late}")
+            for seat in empty
+        ]
     number = history.next_number
     seat = schedule.speaker(number)
     text = f"TIMEOUT on turn {number}: {_who(seat, names)} did not finish it by its deadline"
-    return [Alert(TIMED_OUT, seat, (number,), text)]
+    return [Alert(kind=TIMED_OUT, seat=seat, turns=(number,), text=text)]
 
 
 def _stopped(events: Sequence[Event], history: History, names: Mapping[int, str]) -> list[Alert]:
@@ -177,7 +180,7 @@ def _stopped(events: Sequence[Event], history: History, names: Mapping[int, str]
     for failed in (event.data for event in events if isinstance(event.data, ProviderFailed)):
         again = "; run again, it wrote the turn" if failed.turn_number in history.numbers else ""
         text = f"{_who(failed.seat, names)} stopped at turn {failed.turn_number}: {failed.why}{again}"
-        found.append(Alert(SEAT_STOPPED, failed.seat, (failed.turn_number,), _capital(text)))
+        found.append(Alert(kind=SEAT_STOPPED, seat=failed.seat, turns=(failed.turn_number,), text=_capital(text)))
     return found
 
 
@@ -191,7 +194,7 @@ def _mismatches(provenance: Sequence[TurnProvenance], names: Mapping[int, str]) 
     for (seat, requested, served), numbers in turns.items():
         which = f"turn{'s' if len(numbers) > 1 else ''} {and_list([str(n) for n in numbers])}"
         text = f"{_who(seat, names)} asked for {requested}; the API answered as {served} ({which})"
-        found.append(Alert(MODEL_MISMATCH, seat, tuple(numbers), _capital(text)))
+        found.append(Alert(kind=MODEL_MISMATCH, seat=seat, turns=tuple(numbers), text=_capital(text)))
     return found
 
 
@@ -206,7 +209,10 @@ def _repaired(provenance: Sequence[TurnProvenance], names: Mapping[int, str]) ->
             who = f"{seat_name(turn.seat)}, {name}" if name else seat_name(turn.seat)
             found.append(
                 Alert(
-                    REPAIRED, turn.seat, (turn.turn,), f"Turn {turn.turn} ({who}) was accepted after {repairs} ({why})"
+                    kind=REPAIRED,
+                    seat=turn.seat,
+                    turns=(turn.turn,),
+                    text=f"Turn {turn.turn} ({who}) was accepted after {repairs} ({why})",
                 )
             )
     return found

@@ -18,7 +18,7 @@ from ..vocabulary import SYNTHESIS
 __all__ = ["FinalStance", "SynthesisView", "synthesis_view"]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class FinalStance:
     """A panel seat's last word before the synthesis: who, its stance, and the turn that took it."""
 
@@ -28,7 +28,7 @@ class FinalStance:
     turn: int
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class SynthesisView:
     """The chair's synthesis, section by section, with each panel seat's final stance beside it."""
 
@@ -55,7 +55,9 @@ def synthesis_view(history: History, names: Mapping[int, str]) -> SynthesisView 
         still_open=tuple(item.text for item in turn.still_open),
         departures=tuple(item.text for item in turn.departures),
         final_stances=tuple(
-            FinalStance(seat, names.get(seat, f"seat {seat}"), history.turn(number).stance, number)
+            FinalStance(
+                seat=seat, name=names.get(seat, f"seat {seat}"), stance=history.turn(number).stance, turn=number
+            )
             for seat, number in sorted(finals.items())
         ),
     )

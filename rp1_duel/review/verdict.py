@@ -36,7 +36,7 @@ _WINNER = re.compile(r"(?:winner\s*[:\-]?\s*)?seat\s+#?(\d+)\b", re.IGNORECASE)
 _WORD = re.compile(r"(draw|void)\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class JudgedVerdict:
     """One assessor's verdict: what its answer says, and what stands once void is forced."""
 
@@ -51,7 +51,7 @@ class JudgedVerdict:
     rests_on: tuple[CheckedReference, ...]  # the turn references of the verdict line, checked
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class JudgedVerdicts:
     """Every assessor's verdict, labelled as a judgement, and whether they agree."""
 
@@ -80,7 +80,7 @@ def judge(
     kinds = {(v.verdict, v.seat) for v in verdicts}
     agreement = None if len(verdicts) == 1 else AGREE if len(kinds) == 1 else DISAGREE
     label = f"Judged verdict (a model's judgement; the outcome stays {outcome or 'OPEN'})"
-    return JudgedVerdicts(label, outcome, verdicts, agreement)
+    return JudgedVerdicts(label=label, outcome=outcome, verdicts=verdicts, agreement=agreement)
 
 
 def _judged(

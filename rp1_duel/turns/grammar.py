@@ -100,7 +100,7 @@ _LEADING_SEPARATOR = re.compile(r"^(?:[\u2014\u2013]|-{1,2})\s*")
 _DASHES = "\u2014\u2013"
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Section:
     """A labelled section of a turn: its name, its body, and the lines it spans."""
 
@@ -132,7 +132,7 @@ class SupportItem:
     section: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Counterpoint:
     """One counterpoint: what it addresses, its claim, its support items."""
 
@@ -160,7 +160,7 @@ class Heading:
     line: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ParsedTurn:
     """A turn read into its parts by :func:`parse_turn`: heading fields, sections and their items, what looked wrong."""
 
@@ -381,7 +381,7 @@ def _inline_text(nodes: list[dict[str, Any]]) -> str:
     return "".join(parts)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Entry:
     """One top-level item of a section: a list item, or a paragraph outside any list."""
 
@@ -435,7 +435,7 @@ class _Segment:
             if kind == "list":
                 found.extend(self._list_entries(node))
             elif kind not in _NOT_ENTRIES:
-                found.append(_Entry(_block_text(node).split("\n"), self._line_of(node), is_list_item=False))
+                found.append(_Entry(lines=_block_text(node).split("\n"), line=self._line_of(node), is_list_item=False))
         return found
 
     def _list_entries(self, list_node: dict[str, Any]) -> Iterator[_Entry]:
@@ -447,7 +447,7 @@ class _Segment:
                     children.extend(self._list_entries(block))
                 else:
                     own.extend(_block_text(block).split("\n"))
-            yield _Entry(own, self._line_of(item), is_list_item=True, children=children)
+            yield _Entry(lines=own, line=self._line_of(item), is_list_item=True, children=children)
 
     def _line_of(self, node: dict[str, Any]) -> int | None:
         index = self._node_lines.get(id(node))
@@ -549,7 +549,7 @@ class _TurnParser:
         bounds = [index for index, _ in labels] + [len(self.lines)]
         for (index, name), end in zip(labels, bounds[1:], strict=True):
             body = "\n".join(self.lines[index + 1 : end]).strip("\n").rstrip()
-            section = Section(name, body, index + 1, max(index + 1, end))
+            section = Section(name=name, body=body, line=index + 1, end_line=max(index + 1, end))
             if name in sections:
                 duplicates.append(section)
                 self._segment(index + 1, end)  # still checked for unsafe headings
@@ -687,7 +687,7 @@ def _counterpoint(entry: _Entry) -> Counterpoint:
     support.extend(SupportItem(child.text, child.line, COUNTERPOINTS) for child in entry.children)
     addresses = " ".join(values["addresses"]) or None
     claim = " ".join(values["claim"]) or None
-    return Counterpoint(addresses, claim, tuple(support), entry.line)
+    return Counterpoint(addresses=addresses, claim=claim, support=tuple(support), line=entry.line)
 
 
 def split_tag(text: str) -> tuple[str, bool | None]:

@@ -148,7 +148,9 @@ class Revision:
         """The diff's hunks, found once: :meth:`diff` and :meth:`counts` both ask, and the path is in the header only.
         The lines no edit touched are matched as they are, so the patch adds only lines an edit wrote or changed."""
         before, after = _PATCH_LINE.findall(self.source), _PATCH_LINE.findall(self.text)
-        return _diff_hunks(before, after, kept=_untouched(self.source, self.text, self._applied[2], before, after))
+        return _diff_hunks(
+            before, after, kept=_untouched(self.source, self.text, self._applied[2], before=before, after=after)
+        )
 
     @functools.cached_property
     def _whole_match_hunks(self) -> str:
@@ -170,7 +172,7 @@ def _diff_hunks(before: list[str], after: list[str], kept: list[tuple[int, int, 
 
 
 def _untouched(
-    source: str, text: str, changes: tuple[_Change, ...], before: list[str], after: list[str]
+    source: str, text: str, changes: tuple[_Change, ...], *, before: list[str], after: list[str]
 ) -> list[tuple[int, int, int]]:
     """The runs of whole lines no change touches, as (source line, revised line, count), in order: the
     source's text between two changes is the revision's, so its whole lines are too. A line the change

@@ -49,7 +49,7 @@ def github_anchor(heading: str) -> str:
     return words.replace(" ", "-")
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class SourceDocument:
     """The source's text with its lines and headings, answering what a citation of it may name."""
 

@@ -620,7 +620,7 @@ class RecordingModel:
 
     def compose(self, request: TurnRequest, _progress: Callable[[Any], None]) -> Composition:
         self.requests.append(request)
-        return Composition("No question")
+        return Composition(text="No question")
 
 
 SETTINGS = DuelSettings(max_turns=2, lease_seconds=5)  # as the workspace's duel.toml has it

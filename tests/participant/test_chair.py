@@ -97,7 +97,7 @@ def panel_turn(n: int, stance: str, schedule: Schedule = SCHEDULE, answers: tupl
 
 def history_upto(number: int, schedule: Schedule = SCHEDULE, stance: str = OPEN) -> History:
     """The history of a chaired panel of three before turn ``number``, every panel turn with ``stance``."""
-    history = History(None, ("design.md",), schedule)
+    history = History(source=None, source_names=("design.md",), schedule=schedule)
     for n in range(number):
         text = brief() if n == 0 else pre_closing(n) if n == schedule.pre_closing else panel_turn(n, stance, schedule)
         report = validate_turn(text, history.context_for(claimant_of(n, schedule)))
@@ -198,7 +198,7 @@ def test_the_chair_takes_no_stance_and_a_panelist_takes_no_chair():
 
 
 def test_without_a_chair_a_chair_heading_is_still_a_stance_violation():
-    history = History(None, ("design.md",), panel(3))
+    history = History(source=None, source_names=("design.md",), schedule=panel(3))
     turn = make_turn(1, *PANEL[1]).replace("OPEN_TO_DEBATE", "CHAIR", 1)
     assert [v.code for v in validate_turn(turn, history.context_for(Claimant(*PANEL[1]))).violations] == ["STANCE"]
 

@@ -44,7 +44,7 @@ def synthesis(*, agreed: str = "", departures: str = "", still_open: str = "") -
 def closing(*stances: str) -> History:
     """SCHEDULE's history up to the synthesis: an opening round, the pre-closing, a closing round with these
     stances (seats 1, 2, 3)."""
-    history = History(None, ("design.md",), SCHEDULE)
+    history = History(source=None, source_names=("design.md",), schedule=SCHEDULE)
     for n in range(8):
         if n == 0:
             text = brief()
@@ -122,7 +122,7 @@ def test_departures_come_after_still_open_and_only_in_the_synthesis():
     still_open = "**Still Open**\n- Whether fencing needs a benchmark.\n"
     text = synthesis(departures=DEPARTURE) + still_open
     assert violations(text, ACCEPT, DISS, ACCEPT) == [("CHAIR_FORMAT", 6, "Still Open")]
-    history = History(None, ("design.md",), SCHEDULE)
+    history = History(source=None, source_names=("design.md",), schedule=SCHEDULE)
     brief_with_departures = brief() + f"**Departures**\n{DEPARTURE}"
     codes = [v.code for v in validate_turn(brief_with_departures, history.context_for(Claimant(*CHAIR))).violations]
     assert codes == ["CHAIR_FORMAT"]

@@ -21,7 +21,9 @@ def lines(stream: io.StringIO) -> list[str]:
 
 def test_a_rejected_draft_shows_eight_violations_says_how_many_more_and_where_the_draft_is_kept():
     stream = io.StringIO()
-    violations = [TurnViolation("MISSING_SECTION", f"section {n} is missing", line=n) for n in range(1, 11)]
+    violations = [
+        TurnViolation(code="MISSING_SECTION", message=f"section {n} is missing", line=n) for n in range(1, 11)
+    ]
     ConsoleReporter("Claude", stream).turn_rejected(
         3, violations, 1, "/debates/.duel/participants/k.drafts/d.md", repairs_left=3
     )

@@ -51,7 +51,7 @@ def checker(voters=()) -> CitationChecker:
 
 
 def empty_history(source: Path) -> History:
-    return History(read_source(source), ("design.md",), DUEL)
+    return History(source=read_source(source), source_names=("design.md",), schedule=DUEL)
 
 
 def entry(item: str, verdict: str, line: int, reason: str = "why", confidence: str | None = None) -> CitationEntry:

@@ -191,7 +191,7 @@ def test_stance_revision_compares_with_the_participants_own_turn_a_round_back(tm
         "# Lease design\n\n## Lease semantics\nLeases expire after fifteen minutes unless refreshed."
         "\n\n## Failure handling\nA crashed holder loses the floor.\n"
     )
-    history = History(read_source(source), ("design.md",), panel(3))
+    history = History(source=read_source(source), source_names=("design.md",), schedule=panel(3))
     for n, stance in ((1, OPEN), (2, CONV), (3, CONV)):
         name, harness, model = PANEL[panel(3).speaker(n)]
         history.accept(None, parse_turn(make_turn(n, name, harness, model, stance)))  # type: ignore[arg-type]

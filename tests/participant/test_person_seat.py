@@ -212,7 +212,7 @@ def test_a_person_may_repair_past_three_drafts_until_the_deadline(
 
 def test_a_model_s_last_repair_is_announced() -> None:
     stream = io.StringIO()
-    violations = [TurnViolation("HEADING", "the turn must begin with its heading", 1)]
+    violations = [TurnViolation(code="HEADING", message="the turn must begin with its heading", line=1)]
     reporter = ConsoleReporter("Claude", stream)
     reporter.turn_rejected(3, violations, 1, None, repairs_left=2)
     reporter.turn_rejected(3, violations, 3, None, repairs_left=1)

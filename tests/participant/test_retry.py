@@ -48,7 +48,7 @@ class Script:
         self.calls += 1
         if self.failures:
             raise self.failures.pop(0)
-        return Composition("turn", Usage(output_tokens=10, requests=1))
+        return Composition(text="turn", usage=Usage(output_tokens=10, requests=1))
 
     def sleep(self, seconds: float) -> bool:
         self.slept.append(seconds)

@@ -139,7 +139,7 @@ def test_an_answer_after_failures_adds_their_estimate_to_the_apis_counts():
     with pytest.raises(ProviderError):
         meter.attempt(failing(Progress(output_tokens=50)))
     answer = Composition(
-        "turn", Usage(input_tokens=1500, output_tokens=400, cache_read_tokens=500, requests=2, retries=1)
+        text="turn", usage=Usage(input_tokens=1500, output_tokens=400, cache_read_tokens=500, requests=2, retries=1)
     )
     used = meter.answered(meter.attempt(lambda _request, _progress: answer).usage)
     assert (used.input_tokens, used.cache_read_tokens, used.output_tokens) == (3500, 500, 450)
@@ -153,7 +153,7 @@ def test_a_request_abandoned_at_the_deadline_counts_what_it_had_streamed():
     def still_streaming(_request: TurnRequest, progress: Callable[[Progress], None]) -> Composition:
         progress(Progress(output_tokens=90))
         seen_at_the_deadline.append(meter.spent())  # what the loop records when it gives the request up
-        return Composition("")
+        return Composition(text="")
 
     meter.attempt(still_streaming)
     [spent] = seen_at_the_deadline

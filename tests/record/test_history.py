@@ -187,7 +187,7 @@ def test_context_from_the_record_judges_the_next_turn_as_the_service_does(servic
 
 
 def test_history_looks_turns_up_by_number_from_zero_with_a_chair():
-    history = History(None, ("design.md",), Schedule(seats=2, max_turns=4, chair=True))
+    history = History(source=None, source_names=("design.md",), schedule=Schedule(seats=2, max_turns=4, chair=True))
     for number, body in enumerate(("brief\n", "first\n", "second\n")):
         history.accept(turn_block(number, body, history.head), parse_turn(body, chair=number == 0))
     assert history.numbers == range(3)
@@ -199,7 +199,7 @@ def test_history_looks_turns_up_by_number_from_zero_with_a_chair():
 
 
 def test_history_numbers_turns_from_one_without_a_chair():
-    history = History(None, ("design.md",), DUEL)
+    history = History(source=None, source_names=("design.md",), schedule=DUEL)
     history.accept(turn_block(1, "first\n", GENESIS), parse_turn("first\n"))
     assert (history.numbers, history.block(1).body, history.next_number) == (range(1, 2), "first\n", 2)
     with pytest.raises(IndexError):

@@ -436,9 +436,27 @@ def test_a_chairs_turn_acknowledges_each_ruling_since_its_last() -> None:
 
     history = history_upto(SCHEDULE.pre_closing or 0)
     history.rulings = (
-        Ruling(1, 1, 1, "counterpoint 1", DEAD, Verdict.FABRICATED, "HTTP 404", "seat 2's verification", before=2),
         Ruling(
-            2, 2, 2, "counterpoint 1", LIVE, Verdict.VERIFIED, "the page states it", "seat 3's verification", before=3
+            r=1,
+            turn=1,
+            seat=1,
+            where="counterpoint 1",
+            url=DEAD,
+            verdict=Verdict.FABRICATED,
+            evidence="HTTP 404",
+            by="seat 2's verification",
+            before=2,
+        ),
+        Ruling(
+            r=2,
+            turn=2,
+            seat=2,
+            where="counterpoint 1",
+            url=LIVE,
+            verdict=Verdict.VERIFIED,
+            evidence="the page states it",
+            by="seat 3's verification",
+            before=3,
         ),
     )
     number = SCHEDULE.pre_closing or 0

@@ -75,7 +75,7 @@ def two_seats(n: int) -> tuple[str, str, str]:
 
 def replayed(*texts: str, source: SourceDocument = DOC) -> History:
     """The history of ``texts`` (turns 1, 2, … of a two-seat duel), each valid when accepted."""
-    history = History(source, NAMES, DUEL)
+    history = History(source=source, source_names=NAMES, schedule=DUEL)
     for text in texts:
         report = validate_turn(text, history.context_for(Claimant(*two_seats(history.next_number))))
         assert report.ok, report.violations
@@ -221,7 +221,7 @@ def test_amending_an_edit_so_an_earlier_one_now_overlaps_it_names_the_earlier_ed
 def test_a_revised_document_more_than_a_mebibyte_larger_is_edit_too_large():
     markers = "".join(f"Marker {k:03d}.\n" for k in range(20))
     source = SourceDocument.from_bytes((SOURCE + markers).encode(), "design.md")
-    history = History(source, NAMES, DUEL)
+    history = History(source=source, source_names=NAMES, schedule=DUEL)
     chunk = 64_000  # what one turn of 64 KiB can carry; sixteen of them fit under the limit
     history.revision = Revision(
         source.raw,

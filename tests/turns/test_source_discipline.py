@@ -32,8 +32,15 @@ def turn_one(**extra) -> str:
     return make_turn(1, *ALICE, **extra)
 
 
+def alice_context(**context) -> TurnContext:
+    """Alice's first turn's context, checked against SOURCE."""
+    name, harness, model = ALICE
+    source = SourceDocument(path="design.md", text=SOURCE)
+    return TurnContext(turn_number=1, participant_name=name, harness=harness, model_id=model, source=source, **context)
+
+
 def codes(text: str, **context) -> list[str]:
-    ctx = TurnContext(1, *ALICE, source=SourceDocument("design.md", SOURCE), **context)
+    ctx = alice_context(**context)
     return [violation.code for violation in validate_turn(text, ctx).violations]
 
 
@@ -149,7 +156,14 @@ def test_a_figure_from_an_earlier_turn_the_claim_cites_is_accepted():
     first = parse_turn(turn_one(counterclaim="[CONJECTURE] Leases could expire after 20 minutes."))
     said = "The 20 minutes Turn 1 proposes are too long."
     second = make_turn(2, "Bob", "codex", "gpt-x", counterclaim=said, citing=("Turn 1",))
-    ctx = TurnContext(2, "Bob", "codex", "gpt-x", source=SourceDocument("design.md", SOURCE), prior_turns=[first])
+    ctx = TurnContext(
+        turn_number=2,
+        participant_name="Bob",
+        harness="codex",
+        model_id="gpt-x",
+        source=SourceDocument(path="design.md", text=SOURCE),
+        prior_turns=[first],
+    )
     assert validate_turn(second, ctx).ok  # its Support: `design.md#Failure handling` and `Turn 1`
     uncited = make_turn(2, "Bob", "codex", "gpt-x", counterclaim=said)
     assert [v.code for v in validate_turn(uncited, ctx).violations] == [RuleCode.FIGURE_NOT_IN_SOURCE]
@@ -161,7 +175,7 @@ def test_a_figure_from_an_earlier_turn_the_claim_cites_is_accepted():
 def test_a_sixth_url_in_an_item_is_too_many_sources_and_is_not_verified(web, tmp_path):
     urls = tuple(web.url(f"/fact/{n}") for n in range(6))
     text = turn_one(citing=urls)
-    ctx = TurnContext(1, *ALICE, source=SourceDocument("design.md", SOURCE))
+    ctx = alice_context()
     (violation,) = validate_turn(text, ctx).violations
     assert violation.code == RuleCode.TOO_MANY_SOURCES and violation.line == 14  # the sixth
     assert violation.message.endswith(f"the others are not verified ({urls[5]})")
@@ -179,7 +193,9 @@ def test_a_sixth_url_in_an_item_is_too_many_sources_and_is_not_verified(web, tmp
 
 def closing_codes(closing_extra: str, opening_extra: str = "") -> list[tuple[str, int | None]]:
     """The violations of closing turn 5 of a chaired panel whose turn 1's Position ends with ``opening_extra``."""
-    history = History(SourceDocument("design.md", SOURCE), ("design.md",), SCHEDULE)
+    history = History(
+        source=SourceDocument(path="design.md", text=SOURCE), source_names=("design.md",), schedule=SCHEDULE
+    )
     for n in range(5):
         who = PANEL.get(SCHEDULE.speaker(n))
         text = (

@@ -770,8 +770,15 @@ def test_all_violations_are_reported_together_in_line_order():
 
 
 def test_violation_dict_omits_what_cannot_be_told():
-    assert TurnViolation("UNGROUNDED", "no citation").to_dict() == {"code": "UNGROUNDED", "message": "no citation"}
-    assert TurnViolation("HEADING", "x", 2).to_dict() == {"code": "HEADING", "message": "x", "line": 2}
+    assert TurnViolation(code="UNGROUNDED", message="no citation").to_dict() == {
+        "code": "UNGROUNDED",
+        "message": "no citation",
+    }
+    assert TurnViolation(code="HEADING", message="x", line=2).to_dict() == {
+        "code": "HEADING",
+        "message": "x",
+        "line": 2,
+    }
 
 
 def test_every_rule_code_has_a_one_line_text():

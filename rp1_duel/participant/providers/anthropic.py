@@ -124,7 +124,7 @@ class AnthropicProvider:
             cache_write_tokens=used.cache_creation_input_tokens or 0,
             requests=1,
         )
-        return Composition(text, usage, served_model(message.model))
+        return Composition(text=text, usage=usage, served_model=served_model(message.model))
 
     def _segment(self, history: str) -> list[str]:
         """Split the history where this provider's previous request ended.

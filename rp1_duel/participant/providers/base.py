@@ -88,7 +88,7 @@ class Progress:
     thinking: bool = False  # the model reasons and writes nothing yet (pings, thinking deltas)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Composition:
     """A provider's answer: the turn's text, what its request used, and the model the API says answered."""
 

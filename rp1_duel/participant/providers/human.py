@@ -84,7 +84,7 @@ class HumanProvider:
                 ErrorCode.HUMAN_ABORTED, "no turn was written (empty or unchanged), so none is submitted"
             )
         self._draft = (heading, text)
-        return Composition(text)
+        return Composition(text=text)
 
     def stop(self) -> None:
         """End the editor open now, if any (SIGTERM, then SIGKILL), and any opened later: the participant is

@@ -188,7 +188,7 @@ class OpenAIProvider:
             raise ProviderError(
                 ErrorCode.PROVIDER_BAD_RESPONSE, f"{self.model} returned no text (finish reason: {finish_reason})"
             )
-        return Composition(text, usage, served)
+        return Composition(text=text, usage=usage, served_model=served)
 
     def output_ceiling(self, asked: int) -> int | None:
         """The output ceiling sent: --max-output-tokens, else on a named server none (its window

@@ -55,4 +55,4 @@ class ScriptedProvider:
                 ErrorCode.SCRIPT_EXHAUSTED, f"all {len(self.files)} scripted turns of {self.directory} have been played"
             )
         path = self.files[index]
-        return Composition(path.read_text(encoding="utf-8"), origin=str(path))
+        return Composition(text=path.read_text(encoding="utf-8"), origin=str(path))

@@ -174,7 +174,7 @@ class Items:
     css: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Entry:
     """A list item with a list of its own under it on the page (``sub``, each in ``sub_css``'s class), which
     Markdown leaves out (the item's text says it there); ``anchor`` is its id on the page."""
@@ -194,7 +194,7 @@ class Cell:
     marked: bool | None
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Table:
     """A table, its header row first; on the page, each column's cells carry ``columns``' class (``n`` for a
     number, ``text`` for prose), and the table scrolls sideways in a box of its own."""
@@ -235,7 +235,7 @@ class Box:
     css: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Chart:
     """The stance of each turn by seat (``names``, seat 1 first), over ``turn_count`` turns: a Mermaid chart over
     the ``rounds`` in Markdown, an SVG on the page."""
@@ -246,7 +246,7 @@ class Chart:
     rounds: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Fold:
     """Blocks folded under a summary in Markdown (``<details>``); on the page, the blocks as they are. At a
     section's top level, a fold that ``gives_way`` is left out of a comment that would pass its length limit."""
@@ -315,7 +315,7 @@ Block = (
 Kind = Literal["section", "header", "footer"]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Section:
     """A titled part of the report: ``### title`` in Markdown, ``<section><h2>`` on the page (a title empty in
     a format, no heading there); a

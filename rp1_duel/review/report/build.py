@@ -244,7 +244,9 @@ def read_record(text: str, path: str = "") -> Record:
         raise DuelError(RecordCode.FRONT_MATTER, f"{path or 'the text'}: {exc}") from None
     names = citable_names(front.source_path)
     rulings = tuple(r for r in (parse_ruling(block.r, block.text) for block in parsed.rulings) if r is not None)
-    history = History(None, names, front.schedule, source_sha256=front.source_sha256, rulings=rulings)
+    history = History(
+        source=None, source_names=names, schedule=front.schedule, source_sha256=front.source_sha256, rulings=rulings
+    )
     history.replay(parsed.blocks)
     return Record(parsed, front, _as_shown(history, front))
 
@@ -263,7 +265,11 @@ def _as_shown(history: History, front: FrontMatter) -> History:
     if not any(ruling.redacts for ruling in history.rulings):
         return history
     shown = History(
-        None, history.source_names, front.schedule, source_sha256=front.source_sha256, rulings=history.rulings
+        source=None,
+        source_names=history.source_names,
+        schedule=front.schedule,
+        source_sha256=front.source_sha256,
+        rulings=history.rulings,
     )
     shown.replay(history.shown_blocks())
     return shown

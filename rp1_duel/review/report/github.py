@@ -25,7 +25,7 @@ _NAME_CHARS = 100  # a cut section's name in the line that names it, at most (a 
 _ENTITY_CUT = re.compile(r"&[a-z]*$")  # an HTML entity the cut above split
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class _Shown:
     """A section as the comment shows it, and its name in the line that says it was cut."""
 
@@ -57,13 +57,13 @@ def _shown(part: Section, *, folded: bool) -> _Shown:
     name = _ENTITY_CUT.sub("", summary(_title(part))[:_NAME_CHARS])
     footer = part.kind == "footer"
     if not folded or footer:
-        return _Shown(section(part), name, folded=False, footer=footer)
+        return _Shown(text=section(part), name=name, folded=False, footer=footer)
     shown = [one for one in part.blocks if not (isinstance(one, Only) and one.format != MARKDOWN)]
     if not summary(part.title) and len(shown) == 1 and isinstance(shown[0], Fold):
-        return _Shown(section(part), name, folded=True, footer=False)
+        return _Shown(text=section(part), name=name, folded=True, footer=False)
     body = section(replace(part, title=()))
     text = f"<details><summary>{summary(_title(part))}</summary>\n\n{body}\n\n</details>" if body else ""
-    return _Shown(text, name, folded=True, footer=False)
+    return _Shown(text=text, name=name, folded=True, footer=False)
 
 
 def _title(part: Section) -> Inline:

@@ -37,7 +37,7 @@ __all__ = [
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TurnViolation:
     """One broken rule: its code, what is wrong, and the line and section where, when known."""
 
@@ -93,7 +93,9 @@ class Checked:
 
     def violation(self, code: str, message: str, line: int | None = None, section: str | None = None) -> TurnViolation:
         """A violation of ``code`` at ``line``, in ``section`` (by default the section holding that line)."""
-        return TurnViolation(code, message, line, self.turn.section_at(line) if section is None else section)
+        return TurnViolation(
+            code=code, message=message, line=line, section=self.turn.section_at(line) if section is None else section
+        )
 
     def once(self, compute: Callable[[Checked], T]) -> T:
         """``compute(self)``, computed once for every rule that reads it (an amended revision, say)."""

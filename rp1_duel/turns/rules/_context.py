@@ -18,7 +18,7 @@ from ._rulings import RulingsContext
 __all__ = ["TurnContext"]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TurnContext:
     """What a turn is checked against: its number, its claimant, the source and the turns before it, and
     what each feature in play asks of it (None: the feature is not in play for this turn)."""

@@ -49,7 +49,9 @@ def decode(text: str | bytes) -> tuple[str, list[TurnViolation], bool]:
             decoded = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             line = raw.count(b"\n", 0, error.start) + 1
-            found.append(TurnViolation(RuleCode.UNSAFE_STRUCTURE, "the turn is not valid UTF-8", line))
+            found.append(
+                TurnViolation(code=RuleCode.UNSAFE_STRUCTURE, message="the turn is not valid UTF-8", line=line)
+            )
             decoded = raw.decode("utf-8", errors="replace")
     else:
         try:
@@ -57,13 +59,17 @@ def decode(text: str | bytes) -> tuple[str, list[TurnViolation], bool]:
             decoded = text
         except UnicodeEncodeError as error:
             line = text.count("\n", 0, error.start) + 1
-            found.append(TurnViolation(RuleCode.UNSAFE_STRUCTURE, "the turn is not valid UTF-8 (lone surrogate)", line))
+            found.append(
+                TurnViolation(
+                    code=RuleCode.UNSAFE_STRUCTURE, message="the turn is not valid UTF-8 (lone surrogate)", line=line
+                )
+            )
             raw = text.encode("utf-8", errors="surrogatepass")
             decoded = raw.decode("utf-8", errors="replace")
     oversize = len(raw) > MAX_TURN_BYTES
     if oversize:
         message = f"the turn is {len(raw)} bytes; the limit is {MAX_TURN_BYTES} bytes (64 KiB)"
-        found.append(TurnViolation(RuleCode.UNSAFE_STRUCTURE, message))
+        found.append(TurnViolation(code=RuleCode.UNSAFE_STRUCTURE, message=message))
     return decoded, found, oversize
 
 

@@ -40,8 +40,12 @@ def novel_arguments(report: Report) -> Section | None:
     title = f"Novel arguments ({len(report.novel_arguments)})"
     entries = tuple(_argument(report, argument) for argument in report.novel_arguments)
     return Section(
-        (Per((), (title,)),),
-        (Fold((title,), (Items(entries),), left_out=(f"{len(entries)} novel arguments",), gives_way=2),),
+        title=(Per((), (title,)),),
+        blocks=(
+            Fold(
+                summary=(title,), blocks=(Items(entries),), left_out=(f"{len(entries)} novel arguments",), gives_way=2
+            ),
+        ),
     )
 
 
@@ -63,7 +67,7 @@ def _argument(report: Report, argument: NovelArgument) -> Entry:
         claim,
         Per((" (support: ", *(joined or ["no support"]), ")"), ()),
     )
-    return Entry(said, sub=support, sub_css="muted")
+    return Entry(text=said, sub=support, sub_css="muted")
 
 
 def citations(report: Report) -> Section | None:
@@ -81,13 +85,13 @@ def citations(report: Report) -> Section | None:
     )
     rows = tuple(_citation_row(report, c, verified=verified) for c in report.citations)
     head = ("Turn", "Section", "Kind", "Item", *(("Verdict",) if verified else ()))
-    table = Table(head, rows, columns=("n", "", "", "text", ""))
+    table = Table(head=head, rows=rows, columns=("n", "", "", "text", ""))
     folded: list[Block] = [Only(MARKDOWN, Paragraph(unchecked))] if unchecked else []
     blocks = (
         Only(HTML, Paragraph((kinds, ". ", *unchecked), style="note")),
-        Fold((kinds,), (*folded, table), left_out=(kinds,), gives_way=1),
+        Fold(summary=(kinds,), blocks=(*folded, table), left_out=(kinds,), gives_way=1),
     )
-    return Section((Per((), ("Citations",)),), blocks)
+    return Section(title=(Per((), ("Citations",)),), blocks=blocks)
 
 
 def _citation_row(report: Report, c: CitationRow, *, verified: bool) -> tuple[Inline, ...]:

@@ -45,7 +45,7 @@ def audience(report: Report) -> Section | None:
             for t in view.final_thoughts
         )
         blocks += [Subheading((FINAL_THOUGHTS_LABEL,)), Items(thoughts)]
-    return Section(("The audience",), tuple(blocks))
+    return Section(title=("The audience",), blocks=tuple(blocks))
 
 
 def _question_item(report: Report, question: QuestionView) -> Inline:

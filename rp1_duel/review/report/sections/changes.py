@@ -55,7 +55,7 @@ def changes(report: Report) -> Section | None:
         for change in report.changes
     )
     blocks: list[Block] = [
-        Only(MARKDOWN, Table(("Participant", "Opening", "Final"), rows, columns=("", "", ""))),
+        Only(MARKDOWN, Table(head=("Participant", "Opening", "Final"), rows=rows, columns=("", "", ""))),
         Only(MARKDOWN, Items(tuple(_moved_line(report, change) for change in report.changes))),
         Cards(tuple(_seat_card(report, change) for change in report.changes)),
     ]
@@ -66,7 +66,7 @@ def changes(report: Report) -> Section | None:
             Subheading((f"{_EVERY_ITEM} ({len(still)} open, {blocking} of them blocking)",)),
             items_table(report, report.unresolved),
         ]
-    return Section(("What the debate changed",), tuple(blocks))
+    return Section(title=("What the debate changed",), blocks=tuple(blocks))
 
 
 def _position_cell(report: Report, seat_position: SeatPosition) -> Inline:
@@ -170,4 +170,4 @@ def how_it_ended(report: Report) -> Section | None:
         blocks.append(Box(said, "summary"))
     if report.verification is not None:
         blocks.append(Paragraph((Untrusted(words.verification(report.verification)), ".")))
-    return Section((Per((), ("How it ended",)),), tuple(blocks)) if blocks else None
+    return Section(title=(Per((), ("How it ended",)),), blocks=tuple(blocks)) if blocks else None

@@ -36,7 +36,7 @@ def rulings(report: Report) -> Section | None:
         )
         for ruling in report.rulings
     )
-    return Section(("Rulings on cited sources",), (Items(items),))
+    return Section(title=("Rulings on cited sources",), blocks=(Items(items),))
 
 
 def items_table(report: Report, items: Sequence[UnresolvedEntry]) -> Table:
@@ -53,7 +53,7 @@ def items_table(report: Report, items: Sequence[UnresolvedEntry]) -> Table:
         for item in items
     )
     head = ("Item", "By", "Raised in", "Tag", "Answered in", "Status")
-    return Table(head, rows, columns=("text", "", "n", "", "", ""))
+    return Table(head=head, rows=rows, columns=("text", "", "n", "", "", ""))
 
 
 def agreements(report: Report) -> Section | None:
@@ -69,4 +69,4 @@ def agreements(report: Report) -> Section | None:
         plural = "turn" if len(agreement.turns) == 1 else "turns"
         said = Aside((f"({plural} ", *turns(report, agreement.turns), "; ", *who, ")"))
         items.append((Untrusted(agreement.text, links=True), " ", said))
-    return Section((f"Agreements ({len(report.agreements)})",), (Items(tuple(items)),))
+    return Section(title=(f"Agreements ({len(report.agreements)})",), blocks=(Items(tuple(items)),))

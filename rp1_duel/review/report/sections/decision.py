@@ -54,7 +54,7 @@ def decision(report: Report) -> Section:
     if (unchecked := words.unchecked(report)) is not None:
         blocks.append(Paragraph((Untrusted(unchecked), "."), style="note"))
     page_class = "decision agreed" if facts.agreed else "decision"
-    return Section(("Decision",), tuple(blocks), page_class=page_class, page_lines=True)
+    return Section(title=("Decision",), blocks=tuple(blocks), page_class=page_class, page_lines=True)
 
 
 def document_change(report: Report) -> Section | None:
@@ -72,7 +72,7 @@ def document_change(report: Report) -> Section | None:
                     ("Apply it: ", Code(revision.apply), " (with ", Code("--check"), " first to see it applies).")
                 )
             )
-        return Section(("The change agreed",), tuple(blocks), page_class="change", page_lines=True)
+        return Section(title=("The change agreed",), blocks=tuple(blocks), page_class="change", page_lines=True)
     if not facts.alternatives:
         return None
     alternatives = tuple(
@@ -86,7 +86,9 @@ def document_change(report: Report) -> Section | None:
         )
         for alternative in facts.alternatives
     )
-    return Section(("Alternatives on the table, not agreed",), alternatives, page_class="change", page_lines=True)
+    return Section(
+        title=("Alternatives on the table, not agreed",), blocks=alternatives, page_class="change", page_lines=True
+    )
 
 
 def position(report: Report, seat_position: SeatPosition, label: Span) -> Position:

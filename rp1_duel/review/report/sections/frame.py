@@ -67,7 +67,7 @@ def header(report: Report) -> Section:
     closed = (", closed ", Untrusted(words.moment(report.closed_at))) if report.closed_at else ()
     made = ("Duel ", Code(report.duel_id), " · created ", Untrusted(words.moment(report.created_at)), *closed)
     blocks.append(Only(HTML, Paragraph((*made, " · source ", Code(words.source_named(report))), style="facts")))
-    return Section((Untrusted(words.title(report)),), tuple(blocks), kind="header")
+    return Section(title=(Untrusted(words.title(report)),), blocks=tuple(blocks), kind="header")
 
 
 def _provisional(found: Provisional) -> Inline:
@@ -117,5 +117,7 @@ def footer(report: Report) -> Section:
     if report.notes:
         page.append(Items(tuple((Untrusted(note),) for note in report.notes)))
     return Section(
-        (), (Only(MARKDOWN, Paragraph(tuple(said), style="small")), *(Only(HTML, b) for b in page)), kind="footer"
+        title=(),
+        blocks=(Only(MARKDOWN, Paragraph(tuple(said), style="small")), *(Only(HTML, b) for b in page)),
+        kind="footer",
     )

@@ -15,8 +15,8 @@ def model_written(report: Report) -> tuple[Section, ...]:
     """One section per model-written text: who wrote it, what its references' check found, then the text."""
     return tuple(
         Section(
-            (Untrusted(s.title), " by ", Per((Untrusted(s.model), f" ({LABEL})"), (Code(s.model),))),
-            (
+            title=(Untrusted(s.title), " by ", Per((Untrusted(s.model), f" ({LABEL})"), (Code(s.model),))),
+            blocks=(
                 Paragraph(
                     (Per((), (Strong((LABEL.capitalize(),)), ": ")), Untrusted(words.model_checks(s))), style="note"
                 ),

@@ -44,9 +44,13 @@ def openings(report: Report) -> Section | None:
             (name, (turn(report, vote.turn),), shown, (vote.vote or "",), (Untrusted(vote.first_line, links=True),))
         )
     head = ("Participant", "Opening turn", "Stance", "Vote", "Position, first line")
-    table = Table(head, tuple(rows), columns=("", "n", "", "", "text"), grouped=False)
+    table = Table(head=head, rows=tuple(rows), columns=("", "n", "", "", "text"), grouped=False)
     lead = Paragraph((Strong((said,)),) if facts.changed else (said,))
-    return Section(("Against the openings' vote",), (lead, table, *_ledger(report, facts.flips)), page_class="openings")
+    return Section(
+        title=("Against the openings' vote",),
+        blocks=(lead, table, *_ledger(report, facts.flips)),
+        page_class="openings",
+    )
 
 
 def _ledger(report: Report, flips: tuple[Flip, ...]) -> tuple[Block, ...]:
@@ -65,4 +69,4 @@ def _ledger(report: Report, flips: tuple[Flip, ...]) -> tuple[Block, ...]:
         for flip in flips
     )
     head = ("Participant", "Turn", "From", "To", "Reason cited")
-    return (title, Table(head, rows, columns=("", "n", "", "", "text"), grouped=False))
+    return (title, Table(head=head, rows=rows, columns=("", "n", "", "", "text"), grouped=False))

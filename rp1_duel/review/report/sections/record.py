@@ -40,8 +40,8 @@ def participants(report: Report) -> Section:
     )
     head = ("Seat", "Participant", "Harness", "Model", "Signed by", "Turns", "Tokens", "Cost")
     total = None if report.usage is None else ((Strong(("Total",)),), (words.total_cost(report),))
-    table = Table(head, rows, columns=("n", "", "", "", "", "", "n", "n"), total=total)
-    return Section((Per((), ("Participants",)),), (table,))
+    table = Table(head=head, rows=rows, columns=("n", "", "", "", "", "", "n", "n"), total=total)
+    return Section(title=(Per((), ("Participants",)),), blocks=(table,))
 
 
 def provenance(report: Report) -> Section | None:
@@ -62,4 +62,6 @@ def provenance(report: Report) -> Section | None:
             cells[2] = Cell((shown,), "other-model", marked=True)
         rows.append((number, (SeatName(entry.seat, report.name_of(entry.seat)),), *cells))
     head = ("Turn", "Participant", *words.PROVENANCE_COLUMNS)
-    return Section(("Provenance",), (Table(head, tuple(rows), columns=("n", *[""] * (len(head) - 1))),))
+    return Section(
+        title=("Provenance",), blocks=(Table(head=head, rows=tuple(rows), columns=("n", *[""] * (len(head) - 1))),)
+    )

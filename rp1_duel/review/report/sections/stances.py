@@ -37,7 +37,7 @@ __all__ = ["stances", "turns_table"]
 def stances(report: Report) -> Section:
     """The chart, then each change of stance with the support the turn gives for it."""
     if not report.timeline:
-        return Section(("Stances",), (Paragraph(("No turns yet.",)),))
+        return Section(title=("Stances",), blocks=(Paragraph(("No turns yet.",)),))
     blocks: list[Block] = [_chart(report)]
     changes = tuple(_change(report, entry) for entry in report.timeline if entry.changed)
     if changes:
@@ -45,7 +45,7 @@ def stances(report: Report) -> Section:
         blocks.append(
             Group((Only(MARKDOWN, Paragraph((f"{lead}:",))), Only(HTML, Subheading((lead,))), Items(changes)))
         )
-    return Section(("Stances",), tuple(blocks))
+    return Section(title=("Stances",), blocks=tuple(blocks))
 
 
 def _chart(report: Report) -> Chart:
@@ -56,7 +56,7 @@ def _chart(report: Report) -> Chart:
     turn_of = report.schedule.turn_of
     rounds = tuple(f"{turn_of(seats * r + 1)}-{turn_of(seats * (r + 1))}" for r in range(-(-panel_turns // seats)))
     names = tuple(report.name_of(seat) for seat in range(1, seats + 1))
-    return Chart(names, report.timeline, report.turn_count, rounds)
+    return Chart(names=names, timeline=report.timeline, turn_count=report.turn_count, rounds=rounds)
 
 
 def _change(report: Report, entry: TimelineEntry) -> Entry:
@@ -77,7 +77,7 @@ def _change(report: Report, entry: TimelineEntry) -> Entry:
         ", because:",
         Per((" ", *(joined or [none])), () if support else (" ", Emphasis((none,)))),
     )
-    return Entry(said, sub=support, anchor=f"revision-{entry.turn}")
+    return Entry(text=said, sub=support, anchor=f"revision-{entry.turn}")
 
 
 def turns_table(report: Report) -> Section | None:
@@ -96,10 +96,12 @@ def turns_table(report: Report) -> Section | None:
         for e in report.timeline
     )
     head = ("Turn", "Participant", "Stance", "Blocking", "Position")
-    table = Table(head, rows, columns=("n", "", "", "n", "text"))
+    table = Table(head=head, rows=rows, columns=("n", "", "", "n", "text"))
     return Section(
-        (Per((), ("Turns",)),),
-        (Fold(("Stances as a table",), (table,), left_out=("The stances as a table",), gives_way=3),),
+        title=(Per((), ("Turns",)),),
+        blocks=(
+            Fold(summary=("Stances as a table",), blocks=(table,), left_out=("The stances as a table",), gives_way=3),
+        ),
     )
 
 

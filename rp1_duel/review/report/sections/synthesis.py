@@ -46,7 +46,9 @@ def synthesis(report: Report) -> Section | None:
         )
         for s in view.final_stances
     )
-    table = Table(("Seat", "Participant", "Final stance", "Turn"), rows, columns=("n", "", "", "n"), box="fit")
+    table = Table(
+        head=("Seat", "Participant", "Final stance", "Turn"), rows=rows, columns=("n", "", "", "n"), box="fit"
+    )
     said = Box(
         (
             Only(HTML, Paragraph(("Turn ", turn(report, view.turn), ":"), style="note")),
@@ -60,7 +62,7 @@ def synthesis(report: Report) -> Section | None:
     ]
     blocks.append(_departures(view.departures))
     title = Per(("The chair's synthesis (turn ", turn(report, view.turn), ")"), ("The chair's synthesis",))
-    return Section((title,), tuple(blocks))
+    return Section(title=(title,), blocks=tuple(blocks))
 
 
 def _strong(text: str) -> Inline:

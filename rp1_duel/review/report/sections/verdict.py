@@ -37,7 +37,7 @@ def judged_verdict(report: Report) -> Section | None:
     if (agreement := words.judged_agreement(report, verdicts)) is not None:
         said = (Untrusted(agreement),)
         blocks.append(Paragraph((Per((Emphasis(said),), (Strong(said),)),)))
-    return Section((Untrusted(verdicts.label),), tuple(blocks), model_written=True)
+    return Section(title=(Untrusted(verdicts.label),), blocks=tuple(blocks), model_written=True)
 
 
 def rests_on(references: tuple[CheckedReference, ...]) -> Inline:
