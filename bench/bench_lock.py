@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # pg_server, for --store postgresql
 
 from rp1_duel.coordination import DuelService
-from rp1_duel.coordination._write_results import JoinResult
+from rp1_duel.coordination._join_result import JoinResult
 from rp1_duel.settings import DuelSettings
 
 if TYPE_CHECKING:

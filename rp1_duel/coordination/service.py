@@ -46,8 +46,9 @@ from .storage import DebateDir, DirectoryStore, copy_artifact
 if TYPE_CHECKING:
     from ..record import Ruling
     from ..turns import SourceDocument
+    from ._join_result import JoinResult
     from ._record_results import AppendResult, AudienceResult, CommitResult, SealResult
-    from ._write_results import ClaimResult, JoinResult, RefreshResult, ReleaseResult
+    from ._write_results import ClaimResult, RefreshResult, ReleaseResult
     from .counts import Usage
     from .events import CitationVerdicts, Event, Provenance
 
@@ -152,7 +153,7 @@ class DuelService:
         creates the duel it implies ``settings.chair``. ``signer`` declares the principal (of an
         allowed signers file) the seat's signatures must name (section 6, "Signed turns"); ``persona``
         names the persona its model plays, recorded for reviewers (section 6, "Front matter")."""
-        from ._write_results import JoinResult
+        from ._join_result import JoinResult
 
         name = check_name("--participant-name", value=participant_name)
         harness = check_name("--harness", value=harness)

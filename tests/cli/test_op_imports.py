@@ -58,11 +58,12 @@ ALLOWED = {
     "release-lock": EVERY_OP | WRITES,
     # A join reads the source and renders the artifact without turns: no turn grammar, no Markdown
     # parser, no history, no rules (those load with the first append), and no audience, rulings or
-    # signatures (a new duel has none).
+    # signatures (a new duel has none); its answer is its own (._join_result), not a lock op's.
     "join": EVERY_OP
-    | WRITES
     | {
+        "rp1_duel.coordination._event_core",
         "rp1_duel.coordination._artifact_writer",
+        "rp1_duel.coordination._join_result",
         "rp1_duel.coordination._seat_events",
         "rp1_duel.record",
         "rp1_duel.record.artifact",
