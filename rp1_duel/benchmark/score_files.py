@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import DuelError
 from ..files import read_bounded
 from ..printable import printable_json
-from ..record import RecordFile
+from ..record import Provisional, RecordFile, parse_conclusion, provisional, seat_models
 from ..review import flip_ledger
 from ..vocabulary import ErrorCode
 from .corpus import CorpusDocument, corpus_directory, load_corpus
@@ -87,9 +87,12 @@ def _run(folder: Path, document: CorpusDocument) -> RunRecord:
     turns: tuple[SeatTurn, ...] = ()
     seats, sealed = 1, False
     reasons: dict[int, str] = {}
+    recorded: Provisional | None = None
+    labelled = False  # the record's close wrote a Provisional row
     record_at = _inside(folder, result.get("record"), "record")
     if condition == DUEL and record_at is not None:
-        turns, seats, sealed, reasons = _turns(record_at)
+        turns, seats, sealed, reasons, (labelled, recorded) = _turns(record_at)
+    spend = tuple(_spend(folder, seat) for seat in _list(result.get("seats"), folder))
     outcome = result.get("outcome")
     return RunRecord(
         document=document.name,
@@ -102,16 +105,29 @@ def _run(folder: Path, document: CorpusDocument) -> RunRecord:
         sealed=sealed,
         turns=turns,
         reasons=reasons,
-        spend=tuple(_spend(folder, seat) for seat in _list(result.get("seats"), folder)),
+        spend=spend,
         seconds=_number(result.get("seconds"), folder, "seconds") or 0.0,
         stopped=result.get("stopped") if isinstance(result.get("stopped"), str) else None,
         error=result.get("error") if isinstance(result.get("error"), str) else None,
+        provisional=recorded if labelled else _derived_label(spend) if condition == DUEL else None,
     )
 
 
-def _turns(path: Path) -> tuple[tuple[SeatTurn, ...], int, bool, dict[int, str]]:
-    """A record's panel turns with their seats and names, its seat count, whether its openings were sealed, and
-    what each turn that moved its seat's stance cited for it (the flip ledger)."""
+def _derived_label(spend: tuple[SeatSpend, ...]) -> Provisional | None:
+    """The label of a duel whose record carries none (closed before the label, or never closed): by the rule,
+    from each seat's model as ``result.json`` lists it, the served one when the API named it."""
+    seats = dict(enumerate(spend))
+    return provisional(
+        seat_models({i: one.model for i, one in seats.items()}, ((i, one.served) for i, one in seats.items()))
+    )
+
+
+def _turns(
+    path: Path,
+) -> tuple[tuple[SeatTurn, ...], int, bool, dict[int, str], tuple[bool, Provisional | None]]:
+    """A record's panel turns with their seats and names, its seat count, whether its openings were sealed,
+    what each turn that moved its seat's stance cited for it (the flip ledger), and whether its close wrote a
+    provisional label, with the label."""
     try:
         record = RecordFile.read(path, find_source=False)
         front = record.front
@@ -128,7 +144,10 @@ def _turns(path: Path) -> tuple[tuple[SeatTurn, ...], int, bool, dict[int, str]]
         if not turn.chair and (seat := schedule.speaker(number)) > 0
     )
     reasons = {flip.turn: flip.reason for flip in flip_ledger(history)}
-    return turns, schedule.seats, bool(schedule.sealed_openings), reasons
+    conclusion = parse_conclusion(record.parsed.conclusion)
+    labelled = conclusion is not None and (conclusion.provisional or conclusion.provisional_row) is not None
+    label = (labelled, conclusion.provisional if conclusion else None)
+    return turns, schedule.seats, bool(schedule.sealed_openings), reasons, label
 
 
 def _spend(folder: Path, seat: object) -> SeatSpend:
