@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import DuelError
 from ..files import read_bounded
 from ..printable import printable_json
-from ..record import Provisional, RecordFile, parse_conclusion, provisional, seat_models
+from ..record import Conclusion, Provisional, RecordFile, parse_conclusion, provisional, seat_models
 from ..review import flip_ledger
 from ..vocabulary import ErrorCode
 from .corpus import CorpusDocument, corpus_directory, load_corpus
@@ -87,11 +87,10 @@ def _run(folder: Path, document: CorpusDocument) -> RunRecord:
     turns: tuple[SeatTurn, ...] = ()
     seats, sealed = 1, False
     reasons: dict[int, str] = {}
-    recorded: Provisional | None = None
-    labelled = False  # the record's close wrote a Provisional row
+    conclusion: Conclusion | None = None
     record_at = _inside(folder, result.get("record"), "record")
     if condition == DUEL and record_at is not None:
-        turns, seats, sealed, reasons, (labelled, recorded) = _turns(record_at)
+        turns, seats, sealed, reasons, conclusion = _turns(record_at)
     spend = tuple(_spend(folder, seat) for seat in _list(result.get("seats"), folder))
     outcome = result.get("outcome")
     return RunRecord(
@@ -109,8 +108,15 @@ def _run(folder: Path, document: CorpusDocument) -> RunRecord:
         seconds=_number(result.get("seconds"), folder, "seconds") or 0.0,
         stopped=result.get("stopped") if isinstance(result.get("stopped"), str) else None,
         error=result.get("error") if isinstance(result.get("error"), str) else None,
-        provisional=recorded if labelled else _derived_label(spend) if condition == DUEL else None,
+        provisional=_label(condition, conclusion, spend),
     )
+
+
+def _label(condition: str, conclusion: Conclusion | None, spend: tuple[SeatSpend, ...]) -> Provisional | None:
+    """A duel's provisional label: the one its record's close wrote, else derived (:func:`_derived_label`)."""
+    if condition != DUEL:
+        return None
+    return conclusion.provisional if conclusion is not None and conclusion.labelled else _derived_label(spend)
 
 
 def _derived_label(spend: tuple[SeatSpend, ...]) -> Provisional | None:
@@ -122,12 +128,10 @@ def _derived_label(spend: tuple[SeatSpend, ...]) -> Provisional | None:
     )
 
 
-def _turns(
-    path: Path,
-) -> tuple[tuple[SeatTurn, ...], int, bool, dict[int, str], tuple[bool, Provisional | None]]:
+def _turns(path: Path) -> tuple[tuple[SeatTurn, ...], int, bool, dict[int, str], Conclusion | None]:
     """A record's panel turns with their seats and names, its seat count, whether its openings were sealed,
-    what each turn that moved its seat's stance cited for it (the flip ledger), and whether its close wrote a
-    provisional label, with the label."""
+    what each turn that moved its seat's stance cited for it (the flip ledger), and its Terminal Conclusion
+    (None while open)."""
     try:
         record = RecordFile.read(path, find_source=False)
         front = record.front
@@ -144,10 +148,7 @@ def _turns(
         if not turn.chair and (seat := schedule.speaker(number)) > 0
     )
     reasons = {flip.turn: flip.reason for flip in flip_ledger(history)}
-    conclusion = parse_conclusion(record.parsed.conclusion)
-    labelled = conclusion is not None and (conclusion.provisional or conclusion.provisional_row) is not None
-    label = (labelled, conclusion.provisional if conclusion else None)
-    return turns, schedule.seats, bool(schedule.sealed_openings), reasons, label
+    return turns, schedule.seats, bool(schedule.sealed_openings), reasons, parse_conclusion(record.parsed.conclusion)
 
 
 def _spend(folder: Path, seat: object) -> SeatSpend:

@@ -321,6 +321,12 @@ class Conclusion:
     provisional: Provisional | None = None
     provisional_row: str | None = None  # the row's value as read, when it reads as no label: kept as written
 
+    @property
+    def labelled(self) -> bool:
+        """Whether the close wrote a ``Provisional`` row (read as a label or not): a record without one was
+        closed before the label, or its seats were not all of one family."""
+        return self.provisional is not None or self.provisional_row is not None
+
 
 _STANDARD_ROWS = ("Field", "Outcome", "Closed at", "Candidate convergence", "Reason", "Provisional")
 

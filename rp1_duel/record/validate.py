@@ -383,7 +383,7 @@ def _check_provisional(front: FrontMatter, record: RecordFile, report: ArtifactR
     """A ``Provisional`` row must read as a label the rule can give for the seats the record names (the served
     models are in the event log, not the record: the label is held to what the record shows); none is required."""
     conclusion = parse_conclusion(record.parsed.conclusion)
-    if conclusion is None or (conclusion.provisional is None and conclusion.provisional_row is None):
+    if conclusion is None or not conclusion.labelled:
         return
     why = "it does not read as `every seat a FAMILY model (MODELS)`"
     if conclusion.provisional is not None:

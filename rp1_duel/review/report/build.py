@@ -208,7 +208,7 @@ def _provisional(
     conclusion: Conclusion | None, participants: Sequence[ReportParticipant], provenance: Sequence[TurnProvenance]
 ) -> Provisional | None:
     """The label the close wrote; for a duel open or closed before the label, derived from the served models."""
-    if conclusion is not None and (conclusion.provisional or conclusion.provisional_row):
+    if conclusion is not None and conclusion.labelled:
         return conclusion.provisional
     return provisional(
         seat_models({p.seat: p.model for p in participants}, ((t.seat, t.served_model) for t in provenance))
