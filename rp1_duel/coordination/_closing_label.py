@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import DuelError
 from ..record import Provisional, provisional, seat_models
 from ..vocabulary import EventType
 from .events import UsageRecorded
@@ -18,7 +19,11 @@ def closing_label(tx: Transaction) -> Provisional | None:
     last draft with provenance was served by, as a report reads it, else the seat's model as it joined."""
     state = tx.state
     served: dict[int, str | None] = {}  # turn -> its last draft's served model
-    for event in tx.store.events(state).read(types=(EventType.USAGE,)):
+    try:
+        events = tx.store.events(state).read(types=(EventType.USAGE,))
+    except DuelError:  # a log that cannot be read (STATE_CORRUPT) names no served model: the close goes on
+        events = []
+    for event in events:
         if isinstance(event.data, UsageRecorded) and event.data.provenance is not None:
             served[event.data.turn_number] = event.data.provenance.served_model
     recorded = {p.seat: p.model_id for p in state.participants}

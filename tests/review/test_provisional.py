@@ -142,6 +142,7 @@ def test_duel_stats_counts_the_provisional_duels_of_each_outcome(service, source
 
 
 ROW = "| Provisional | every seat a claude model (claude-x, claude-y) |"
+DUELISTS_CLAUDE = (("Alice", "claude-opus-5"), ("Bob", "claude-sonnet-5-5"))
 
 
 def closed(service: DuelService, source: Path, served: dict[int, str | None]) -> Path:
@@ -183,6 +184,18 @@ def test_a_record_closed_before_the_label_still_gets_it_derived_in_the_report(se
     assert "Provisional" not in path.read_text()
     assert validate_file(path).valid
     assert read_report(path, env={}).provisional == Provisional("claude", ("claude-x", "claude-y"))
+
+
+def test_a_close_whose_event_log_cannot_be_read_still_closes_labelled_by_the_models_it_names(
+    service, source, debate_dir
+):
+    players = [join(service, source, name, harness="duel", model_id=model) for name, model in DUELISTS_CLAUDE]
+    log = next(debate_dir.glob(".duel/duels/*/events.jsonl"))
+    log.write_bytes(b"{not json\n" + log.read_bytes()[10:])  # the state still counts its bytes
+    service.abandon(players[0].duel_id, reason="the test ends it here")
+    text = next(debate_dir.glob("*.md")).read_text()
+    assert "| Outcome | INVALIDATED |" in text
+    assert "| Provisional | every seat a claude model (claude-opus-5, claude-sonnet-5-5) |" in text
 
 
 @pytest.mark.parametrize(
