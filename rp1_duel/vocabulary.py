@@ -412,6 +412,8 @@ class RecordCode:
     SEAL_INVALID: Final = "SEAL_INVALID"
     # the agreed revision (section 8, "The agreed revision")
     PATCH_MISMATCH: Final = "PATCH_MISMATCH"
+    # the close's provisional label (section 11, "Provisional")
+    PROVISIONAL_MISMATCH: Final = "PROVISIONAL_MISMATCH"
     # the verification sidecar (section 10; the last three only with --require-verified)
     VERIFICATION_MISMATCH: Final = "VERIFICATION_MISMATCH"
     VERIFICATION_MISSING: Final = "VERIFICATION_MISSING"

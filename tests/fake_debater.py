@@ -117,10 +117,54 @@ BENCH_RIGHT = "Leases expire after ten minutes unless refreshed."
 _BENCH_EDIT = f"**Proposed Edits**\nEdit expiry: replace\n```find\n{BENCH_WRONG}\n```\n```replace\n{BENCH_RIGHT}\n```\n"
 
 
+_CHAIR_HEADING = re.compile(r"^## Turn (\d+) — (.+?) \((.+?) / (.+?)\) — CHAIR$", re.MULTILINE)
+_POINTS = re.compile(r"unengaged points in turn (\d+); .*?:\n((?:\d+\. .+\n)+)")
+UNENGAGED = "Turn 3 asked whether a shorter lease costs more refresh traffic, and nobody answered it."
+
+
+def chair_turn(body: dict[str, Any]) -> str | None:
+    """The chair's turn the prompt asks for, by its phase note (brief, pre-closing, synthesis); None when the
+    prompt asks a panel seat for its turn (its heading ends in STANCE, not CHAIR)."""
+    text = prompt_text(body)
+    headings = _CHAIR_HEADING.findall(text)
+    if "with your stance in place of STANCE" in text or not headings:
+        return None
+    n, name, harness, model = headings[-1]
+    top = f"## Turn {n} — {name} ({harness} / {model}) — CHAIR\n"
+    if "This is your opening brief" in text:
+        return (
+            top + "**Question**\nIs the lease expiry figure of document.md right?\n"
+            "**Lineup**\n- Seat 1 and Seat 2, neither told the other's model.\n"
+            "**What A Good Answer Looks Like**\n- It cites the lease semantics and weighs crash recovery.\n"
+        )
+    if "This is your pre-closing turn" in text:
+        return top + f"**Unengaged Points**\n1. {UNENGAGED}\n"
+    return top + "**Synthesis**\nThe panel agreed to shorten the lease, as Turn 3 proposed and Turn 4 accepted.\n"
+
+
+def _addressing(text: str) -> str:
+    """Counterpoints answering each unengaged point the closing turn's note lists, quoting its last words."""
+    found = _POINTS.search(text)
+    if found is None:
+        return ""
+    pre_closing, listed = found.groups()
+    points = [line.split(". ", 1)[1].rstrip(".") for line in listed.strip().split("\n")]
+    return "".join(
+        f'- Addresses: Turn {pre_closing} "{" ".join(point.split()[-4:])}"\n'
+        f"  Claim: the closing answer is the design's own rule on refresh\n"
+        f"  Support:\n  - document.md#Failure handling\n"
+        for point in points
+    )
+
+
 def bench_fixer(body: dict[str, Any]) -> str:
     """A bench seat that finds and fixes the seeded figure of a document like helpers.SOURCE, copied as a bench run
     copies it (``document.md``): blind openings, then seat 1 proposes the fix (turn 3), seat 2 accepts it (turn 4),
-    seat 1 accepts (turn 5). Asked for the single baseline's only turn, it proposes the fix."""
+    seat 1 accepts (turn 5). Asked for the single baseline's only turn, it proposes the fix. In a chaired duel it
+    plays the chair too (:func:`chair_turn`), and a closing turn answers the chair's unengaged points."""
+    chair = chair_turn(body)
+    if chair is not None:
+        return chair
     n, name, harness, model, _ = asked(body)
     text = prompt_text(body)
     if "This is the only turn" in text:
@@ -132,4 +176,5 @@ def bench_fixer(body: dict[str, Any]) -> str:
     else:
         accepted = _CURRENT.findall(text)[-1]
         turn = make_turn(n, name, harness, model, "ACCEPTING_CONSENSUS") + f"**Accepted Revision**\n{accepted}\n"
+        turn = turn.replace("**Agreements**\n", _addressing(text) + "**Agreements**\n")
     return turn.replace("design.md", "document.md")

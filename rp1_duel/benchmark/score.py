@@ -16,6 +16,8 @@ fixed in a text when its predicate holds on it (:meth:`CorpusDocument.fixed`).
 - **Wrong consensus**: ``ACCEPTED_CONSENSUS`` on a revision where a predicate fails.
 - **Silent agreement**: an accepting turn that accepts a revision its seat had not accepted before
   and cites nothing for it (an empty Stance Revision Support).
+- **Provisional**: a duel whose seats were all of one model family (:mod:`rp1_duel.record.families`), as its
+  record's close labelled it, else as its seats' models say; carried through, counted in the totals.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from ..record import Provisional
 from ..turns import ParsedTurn, Revision
 from ..vocabulary import ACCEPTED_CONSENSUS, ACCEPTING_CONSENSUS
 from .corpus import CorpusDocument
@@ -93,6 +96,7 @@ class RunRecord:
     seconds: float = 0.0
     stopped: str | None = None
     error: str | None = None
+    provisional: Provisional | None = None  # every seat of one model family; None: not so, or a single seat
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,6 +134,7 @@ class RunScore:
     seconds: float
     stopped: str | None
     error: str | None
+    provisional: Provisional | None
 
     def recall(self, condition: str) -> float | None:
         """The share of the defects this run fixed under ``condition`` (None: not measured by this run)."""
@@ -229,6 +234,7 @@ def score_run(run: RunRecord, document: CorpusDocument) -> RunScore:
         seconds=run.seconds,
         stopped=run.stopped,
         error=run.error,
+        provisional=run.provisional,
     )
 
 

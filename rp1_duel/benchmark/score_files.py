@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import DuelError
 from ..files import read_bounded
 from ..printable import printable_json
-from ..record import RecordFile
+from ..record import Conclusion, Provisional, RecordFile, parse_conclusion, provisional, seat_models
 from ..review import flip_ledger
 from ..vocabulary import ErrorCode
 from .corpus import CorpusDocument, corpus_directory, load_corpus
@@ -87,9 +87,11 @@ def _run(folder: Path, document: CorpusDocument) -> RunRecord:
     turns: tuple[SeatTurn, ...] = ()
     seats, sealed = 1, False
     reasons: dict[int, str] = {}
+    conclusion: Conclusion | None = None
     record_at = _inside(folder, result.get("record"), "record")
     if condition == DUEL and record_at is not None:
-        turns, seats, sealed, reasons = _turns(record_at)
+        turns, seats, sealed, reasons, conclusion = _turns(record_at)
+    spend = tuple(_spend(folder, seat) for seat in _list(result.get("seats"), folder))
     outcome = result.get("outcome")
     return RunRecord(
         document=document.name,
@@ -102,16 +104,34 @@ def _run(folder: Path, document: CorpusDocument) -> RunRecord:
         sealed=sealed,
         turns=turns,
         reasons=reasons,
-        spend=tuple(_spend(folder, seat) for seat in _list(result.get("seats"), folder)),
+        spend=spend,
         seconds=_number(result.get("seconds"), folder, "seconds") or 0.0,
         stopped=result.get("stopped") if isinstance(result.get("stopped"), str) else None,
         error=result.get("error") if isinstance(result.get("error"), str) else None,
+        provisional=_label(condition, conclusion, spend),
     )
 
 
-def _turns(path: Path) -> tuple[tuple[SeatTurn, ...], int, bool, dict[int, str]]:
-    """A record's panel turns with their seats and names, its seat count, whether its openings were sealed, and
-    what each turn that moved its seat's stance cited for it (the flip ledger)."""
+def _label(condition: str, conclusion: Conclusion | None, spend: tuple[SeatSpend, ...]) -> Provisional | None:
+    """A duel's provisional label: the one its record's close wrote, else derived (:func:`_derived_label`)."""
+    if condition != DUEL:
+        return None
+    return conclusion.provisional if conclusion is not None and conclusion.labelled else _derived_label(spend)
+
+
+def _derived_label(spend: tuple[SeatSpend, ...]) -> Provisional | None:
+    """The label of a duel whose record carries none (closed before the label, or never closed): by the rule,
+    from each seat's model as ``result.json`` lists it, the served one when the API named it."""
+    seats = dict(enumerate(spend))
+    return provisional(
+        seat_models({i: one.model for i, one in seats.items()}, ((i, one.served) for i, one in seats.items()))
+    )
+
+
+def _turns(path: Path) -> tuple[tuple[SeatTurn, ...], int, bool, dict[int, str], Conclusion | None]:
+    """A record's panel turns with their seats and names, its seat count, whether its openings were sealed,
+    what each turn that moved its seat's stance cited for it (the flip ledger), and its Terminal Conclusion
+    (None while open)."""
     try:
         record = RecordFile.read(path, find_source=False)
         front = record.front
@@ -128,7 +148,7 @@ def _turns(path: Path) -> tuple[tuple[SeatTurn, ...], int, bool, dict[int, str]]
         if not turn.chair and (seat := schedule.speaker(number)) > 0
     )
     reasons = {flip.turn: flip.reason for flip in flip_ledger(history)}
-    return turns, schedule.seats, bool(schedule.sealed_openings), reasons
+    return turns, schedule.seats, bool(schedule.sealed_openings), reasons, parse_conclusion(record.parsed.conclusion)
 
 
 def _spend(folder: Path, seat: object) -> SeatSpend:

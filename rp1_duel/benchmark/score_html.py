@@ -11,7 +11,17 @@ import html
 from ..review import CSP, CSS
 from .score import CONDITIONS, DUEL, OPENINGS, SINGLE
 from .score_json import RunJson, ScoreJson
-from .score_markdown import ARROWS, DOCUMENT_COLUMNS, condition_cost, document_cells, percent, totals_sentence, usd
+from .score_markdown import (
+    ARROWS,
+    DOCUMENT_COLUMNS,
+    RUN_COLUMNS,
+    condition_cost,
+    document_cells,
+    percent,
+    run_cells,
+    totals_sentence,
+    usd,
+)
 
 __all__ = ["score_html"]
 
@@ -41,6 +51,8 @@ def score_html(data: ScoreJson) -> str:
         f"<p>{_e(totals_sentence(data))}</p>",
         "<h2>Per document</h2>",
         _table(DOCUMENT_COLUMNS, [document_cells(d) for d in data["documents"]]),
+        "<h2>Per run</h2>",
+        _table(RUN_COLUMNS, [run_cells(d["document"], run) for d in data["documents"] for run in d["runs"]]),
         "<h2>Flip ledger</h2>",
         _table(
             ("document", "run", "seat", "turn", "defect", "moved", "reason cited"),

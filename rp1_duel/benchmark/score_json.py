@@ -34,6 +34,13 @@ class FlipJson(TypedDict):
     reason: str
 
 
+class ProvisionalJson(TypedDict):
+    """A duel whose seats were all of one model family: the family, and the models seen (sorted)."""
+
+    family: str
+    models: list[str]
+
+
 class RunJson(TypedDict):
     """One run's numbers."""
 
@@ -56,6 +63,7 @@ class RunJson(TypedDict):
     seconds: float
     stopped: str | None
     error: str | None
+    provisional: ProvisionalJson | None
 
 
 class DocumentJson(TypedDict):
@@ -79,6 +87,7 @@ class TotalJson(TypedDict):
     consensus: int
     wrong_consensus: int
     silent_agreements: int
+    provisional: int
     rounds_mean: float | None
     tokens_in: int
     tokens_out: int
@@ -113,6 +122,7 @@ def score_json(score: BenchScore, *, out: str, corpus: str) -> ScoreJson:
             "consensus": sum(run.outcome == ACCEPTED_CONSENSUS for run in duels),
             "wrong_consensus": sum(run.wrong_consensus for run in duels),
             "silent_agreements": sum(len(run.silent) for run in duels),
+            "provisional": sum(run.provisional is not None for run in duels),
             "rounds_mean": sum(run.rounds for run in duels) / len(duels) if duels else None,
             "tokens_in": sum(run.tokens_in for run in runs),
             "tokens_out": sum(run.tokens_out for run in runs),
@@ -151,6 +161,9 @@ def _run(run: RunScore) -> RunJson:
         "seconds": run.seconds,
         "stopped": run.stopped,
         "error": run.error,
+        "provisional": None
+        if run.provisional is None
+        else {"family": run.provisional.family, "models": list(run.provisional.models)},
     }
 
 

@@ -13,9 +13,11 @@ from .score_json import DocumentJson, RunJson, ScoreJson
 __all__ = [
     "ARROWS",
     "DOCUMENT_COLUMNS",
+    "RUN_COLUMNS",
     "condition_cost",
     "document_cells",
     "percent",
+    "run_cells",
     "score_markdown",
     "totals_sentence",
     "usd",
@@ -65,6 +67,12 @@ def score_markdown(data: ScoreJson) -> str:
         "|---|---|" + "---:|" * (len(DOCUMENT_COLUMNS) - 2),
     ]
     lines += ["| " + " | ".join(map(cell, document_cells(d))) + " |" for d in data["documents"]]
+    lines += ["", "## Per run", "", "| " + " | ".join(RUN_COLUMNS) + " |", "|---|---|---|" + "---:|" * 4 + "---|"]
+    lines += [
+        "| " + " | ".join(map(cell, run_cells(d["document"], run))) + " |"
+        for d in data["documents"]
+        for run in d["runs"]
+    ]
     lines += ["", "## Flip ledger", ""]
     ledger = [_flip_rows(document["document"], run) for document in data["documents"] for run in document["runs"]]
     rows = [row for rows in ledger for row in rows]
@@ -90,10 +98,12 @@ def totals_sentence(data: ScoreJson) -> str:
     """Consensus, wrong consensus, silent agreement, flips, rounds and tokens over every run, in one sentence."""
     total = data["total"]
     flips = total["flips"]
+    duels = sum(run["condition"] == DUEL for document in data["documents"] for run in document["runs"])
     return (
         f"Consensus in {plural(total['consensus'], 'duel')}, {total['wrong_consensus']} of them wrong; "
         f"{plural(total['silent_agreements'], 'silent agreement')}; flips {flips[RIGHT_TO_WRONG]} right → wrong, "
         f"{flips[WRONG_TO_RIGHT]} wrong → right; {_rounds(total['rounds_mean'])} rounds a duel on average; "
+        f"{total['provisional']} of {plural(duels, 'duel')} provisional (every seat of one model family); "
         f"{total['tokens_in']} tokens in, {total['tokens_out']} out."
     )
 
@@ -136,6 +146,29 @@ def document_cells(document: DocumentJson) -> tuple[str, ...]:
         str(sum(len(run["flips"]) for run in duels)),
         _rounds(rounds),
         usd(cost),
+    )
+
+
+RUN_COLUMNS = ("document", "run", "outcome", "recall", "openings", "rounds", "cost", "provisional")
+
+
+def run_cells(document: str, run: RunJson) -> tuple[str, ...]:
+    """A run's row, as plain (unescaped) text in :data:`RUN_COLUMNS` order: a duel whose seats were all of one
+    model family is marked ``⚠ FAMILY``, one that was not ``no``; a single seat has no one to agree with (``n/a``)."""
+    label = run["provisional"]
+    if run["condition"] != DUEL:
+        mark = "n/a"
+    else:
+        mark = "no" if label is None else f"⚠ {label['family']} ({', '.join(label['models'])})"
+    return (
+        document,
+        f"{run['condition']}-{run['run']}",
+        run["outcome"] or run["stopped"] or "—",
+        percent(run["recall"]),
+        percent(run["openings_recall"]),
+        str(run["rounds"]),
+        usd(run["usd"]),
+        mark,
     )
 
 

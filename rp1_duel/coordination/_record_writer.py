@@ -51,6 +51,7 @@ from ..turns import (
 from ..vocabulary import ACTIVE, CLOSE, CLOSED, INVALIDATED, WRAPPERS, ErrorCode
 from . import policy
 from ._artifact_writer import front_matter_of, write_artifact
+from ._closing_label import closing_label
 from ._state import Commitment, DuelState, Lease, Participant, SealRecord, TurnRecord
 from ._store import Transaction
 from .events import (
@@ -455,6 +456,7 @@ def close_duel(
         reason=decision.reason,
         summary=summary,
         revision=ending.rows,
+        provisional=closing_label(tx),
     )
     text = artifact.conclusion_text(conclusion)
     # Signed before anything changes: a key that cannot sign leaves the duel open, as it was.
@@ -489,6 +491,7 @@ def abandon_duel(tx: Transaction, reason: str) -> None:
         candidate_convergence=state.candidate_convergence,
         reason=state.reason,
         summary=None,
+        provisional=closing_label(tx),
     )
     state.conclusion_sha256 = artifact.sha256_text(artifact.conclusion_text(conclusion))
     if state.lease is not None:

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from ..audience import FinalThought, Question
     from .rulings import Ruling
 
+if TYPE_CHECKING:
+    from .families import Provisional
+
 __all__ = [
     "GENESIS",
     "Conclusion",
@@ -319,9 +322,18 @@ class Conclusion:
     summary: str | None
     revision: tuple[tuple[str, str], ...] = ()  # rows on the document's revision (record.ending)
     reason_row: bool = False  # a `Reason | —` row with no reason, as closes before wrote it: kept, read back as written
+    # Every seat of one model family (record.families), as the close found it; None: not so, or closed before the label.
+    provisional: Provisional | None = None
+    provisional_row: str | None = None  # the row's value as read, when it reads as no label: kept as written
+
+    @property
+    def labelled(self) -> bool:
+        """Whether the close wrote a ``Provisional`` row (read as a label or not): a record without one was
+        closed before the label, or its seats were not all of one family."""
+        return self.provisional is not None or self.provisional_row is not None
 
 
-_STANDARD_ROWS = ("Field", "Outcome", "Closed at", "Candidate convergence", "Reason")
+_STANDARD_ROWS = ("Field", "Outcome", "Closed at", "Candidate convergence", "Reason", "Provisional")
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -499,6 +511,7 @@ def conclusion_text(conclusion: Conclusion, seals: Sequence[Seal] = ()) -> str:
         f"| Closed at | {conclusion.closed_at} |",
         f"| Candidate convergence | {'yes' if conclusion.candidate_convergence else 'no'} |",
         *([f"| Reason | {_cell(conclusion.reason or '—')} |"] if conclusion.reason or conclusion.reason_row else []),
+        *([f"| Provisional | {_cell(shown)} |"] if (shown := _provisional_value(conclusion)) else []),
         *(f"| {label} | {_cell(value)} |" for label, value in conclusion.revision),
     ]
     text = "\n".join(rows)
@@ -507,6 +520,22 @@ def conclusion_text(conclusion: Conclusion, seals: Sequence[Seal] = ()) -> str:
     if seals:
         text += "\n\n" + "\n".join(f"<!-- duel:seal seat={seal.seat} ssh={seal.signature} -->" for seal in seals)
     return text
+
+
+def _provisional_value(conclusion: Conclusion) -> str | None:
+    if conclusion.provisional is not None:
+        from .families import provisional_text  # loaded by a close, not by a join (tests/cli/test_op_imports.py)
+
+        return provisional_text(conclusion.provisional)
+    return conclusion.provisional_row
+
+
+def _read_label(value: str | None) -> Provisional | None:
+    if value is None:
+        return None
+    from .families import read_provisional  # as _provisional_value
+
+    return read_provisional(value)
 
 
 def parse_conclusion(text: str | None) -> Conclusion | None:
@@ -523,7 +552,8 @@ def parse_conclusion(text: str | None) -> Conclusion | None:
     revision = tuple((label, value) for label, value in found if label not in _STANDARD_ROWS)
     if "Outcome" not in rows:
         return None
-    reason = rows.get("Reason")
+    reason, label = rows.get("Reason"), rows.get("Provisional")
+    found_label = _read_label(label)
     return Conclusion(
         outcome=rows["Outcome"],
         closed_at=rows.get("Closed at", ""),
@@ -532,6 +562,8 @@ def parse_conclusion(text: str | None) -> Conclusion | None:
         summary=summary.strip() or None,
         revision=revision,
         reason_row=reason == "—",
+        provisional=found_label,
+        provisional_row=label if label is not None and found_label is None else None,
     )
 
 

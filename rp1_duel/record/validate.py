@@ -45,6 +45,7 @@ from ._authorship import SealEntry, SignatureEntry, check_authorship
 from .artifact import GENESIS, FrontMatter, RulingBlock, parse_conclusion
 from .citations import turn_citations
 from .ending import patch_path, revision_ending
+from .families import label_problem
 from .history import History, RecordFile, chain_problems, claimants, read_failure
 from .outcomes import TurnSummary, decide, decide_panel
 from .problem import Problem
@@ -252,6 +253,7 @@ def validate_record(
     _check_conclusion(record, report)
     _check_outcome(front, history.summaries(), report)
     _check_revision(path, record, history, report)
+    _check_provisional(front, record, report)
     _check_verification(path, root, front, history, required=require_verified, report=report)
     return Validated(report, history)
 
@@ -396,6 +398,21 @@ def _check_revision(path: Path, record: RecordFile, history: History, report: Ar
                     message=f"{name} is not the diff the turns' edits make: edited after the close",
                 )
             )
+
+
+def _check_provisional(front: FrontMatter, record: RecordFile, report: ArtifactReport) -> None:
+    """A ``Provisional`` row must read as a label the rule can give for the seats the record names (the served
+    models are in the event log, not the record: the label is held to what the record shows); none is required."""
+    conclusion = parse_conclusion(record.parsed.conclusion)
+    if conclusion is None or not conclusion.labelled:
+        return
+    why = "it does not read as `every seat a FAMILY model (MODELS)`"
+    if conclusion.provisional is not None:
+        why = label_problem(conclusion.provisional, {p.seat: p.model_id for p in front.participants}) or ""
+    if why:
+        report.problems.append(
+            Problem(RecordCode.PROVISIONAL_MISMATCH, f"the Terminal Conclusion's Provisional row is wrong: {why}")
+        )
 
 
 def _without_git_header(patch: str) -> str:

@@ -18,8 +18,6 @@ from .. import lazy_exports
 
 _EXPORTS = {
     "COMMENT_LIMIT": ".report.markdown",
-    "Provisional": ".families",
-    "model_family": ".families",
     "Flip": ".flips",
     "flip_ledger": ".flips",
     "UnreadableDuel": ".listing",
@@ -56,7 +54,6 @@ __all__ = [
     "REPORT_FORMATS",
     "AskKey",
     "Flip",
-    "Provisional",
     "Report",
     "UnreadableDuel",
     "assess_artifact",
@@ -70,7 +67,6 @@ __all__ = [
     "follow",
     "inline",
     "list_duels",
-    "model_family",
     "pick_duel",
     "plural",
     "read_report",
@@ -84,7 +80,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .families import Provisional, model_family
     from .flips import Flip, flip_ledger
     from .listing import UnreadableDuel, duels_table, list_duels
     from .report import build_report

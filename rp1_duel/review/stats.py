@@ -78,7 +78,7 @@ class DuelRow:
     cost_usd: float | None  # None: unknown
     openings: str  # the openings' verdict, as said
     change: str  # openings.CHANGES
-    provisional: bool  # every seat of one model family (review.families)
+    provisional: bool  # every seat of one model family (record.families)
 
 
 @dataclass(kw_only=True, frozen=True)

@@ -244,6 +244,45 @@ def test_the_single_baseline_asks_the_first_seat_once_and_writes_its_applied_edi
     assert json.loads((out / "bench.json").read_text())["baseline"] == "single"
 
 
+def test_a_chaired_bench_runs_the_chair_as_a_third_seat_and_scores_its_spend(
+    tmp_path: Path, models: dict[str, str], anthropic_server: FakeAnthropicServer
+) -> None:
+    """`--chair MODEL`: the chair is a third `duel join` process (the fake servers' bench_fixer plays it: brief,
+    pre-closing, synthesis), its turns are in the record, its requests in the run's spend and the score's."""
+    corpus = write_corpus(tmp_path / "corpus", ("alpha",))
+    out = tmp_path / "out"
+    done = bench(
+        tmp_path, models, "--corpus", str(corpus), "--seats", "claude-x,gpt-x", "--chair", "claude-x",
+        "--budget-usd", "5", "--out", str(out),
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr + (out / "alpha" / "duel-1" / "seats.log").read_text()
+    assert json.loads((out / "bench.json").read_text())["chair"] == "claude-x"
+    run = out / "alpha" / "duel-1"
+    result = result_of(run)
+    assert (result["outcome"], result["stopped"], result["error"]) == ("ACCEPTED_CONSENSUS", None, None)
+    record = (run / result["record"]).read_text()
+    assert "chair: true" in record and "| chair | Chair |" in record
+    assert [n for n in range(9) if f"<!-- duel:turn n={n} " in record] == list(range(9))
+    for n, section in ((0, "**Question**"), (5, "**Unengaged Points**"), (8, "**Synthesis**")):
+        assert f"## Turn {n} — Chair (" in record and section in record.split(f"<!-- duel:turn n={n} ")[1]
+    assert load_corpus(corpus)[0].fixed((run / "revised.md").read_text()) == {"d1"}
+    chair = next(seat for seat in result["seats"] if seat["seat"] == "the chair")
+    assert chair["model"] == "claude-x" and chair["tokens_in"] > 0 and chair["usd"] > 0
+    # The anthropic server answered seat 1's turns 1, 3, 6 and the chair's 0, 5, 8: six requests.
+    assert len(anthropic_server.requests) == 6
+    assert "the chair (claude-x): $" in done.stderr
+    scored = subprocess.run(
+        [sys.executable, "-m", "rp1_duel", "bench", "score", str(out), "--format", "json"],
+        cwd=tmp_path, env=models, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    [scored_run] = json.loads(scored.stdout)["documents"][0]["runs"]
+    assert (scored_run["recall"], scored_run["rounds"]) == (1.0, 3)  # six panel turns over two seats
+    assert scored_run["tokens_in"] == sum(seat["tokens_in"] for seat in result["seats"])
+    assert scored_run["usd"] == pytest.approx(sum(seat["usd"] for seat in result["seats"]))
+
+
 def test_a_duel_that_ends_invalidated_is_a_run_done_not_an_error(
     tmp_path: Path, models: dict[str, str], anthropic_server: FakeAnthropicServer
 ) -> None:

@@ -25,11 +25,13 @@ from rp1_duel.benchmark.score import (
     seat_flips,
     silent_agreements,
 )
+from rp1_duel.coordination import DuelService, Provenance, Usage
 from rp1_duel.turns import parse_turn
 
+import helpers
 from fake_bench_seats import DEFECTS, FIXED, WRONG, bench_seat, turn
 from fake_models import FakeAnthropicServer, FakeOpenAIServer
-from helpers import SOURCE
+from helpers import SOURCE, claim, make_turn
 
 TESTS = Path(__file__).parents[1]
 ORIGINAL = SOURCE.replace("design.md", "document.md")
@@ -302,6 +304,7 @@ def test_the_score_shows_exactly_what_each_programmed_seat_did(bench_out: Path, 
     assert (total["consensus"], total["wrong_consensus"], total["silent_agreements"]) == (3, 1, 1)
     assert total["flips"] == {"right_to_wrong": 1, "wrong_to_right": 1}
     assert total["pending"] == ["finder-silent/duel-2"] and total["runs"] == 4
+    assert total["provisional"] == 0 and all(run["provisional"] is None for run in runs.values())  # Claude vs GPT
     assert total["usd"]["duel"] == pytest.approx(0.09) and total["usd"]["single"] == pytest.approx(0.005)
     markdown = score(bench_out)
     assert markdown.returncode == 0, markdown.stderr
@@ -393,3 +396,92 @@ def test_the_html_page_escapes_what_records_say_and_loads_nothing(document: Corp
     )
     markdown = render_score(scored, "md", out="out", corpus="corpus")
     assert "&lt;script>alert" in markdown and "<script" not in markdown
+
+
+# -- the provisional label, per run --------------------------------------------------------------------------------
+
+
+def closed_duel(run: Path, served: dict[str, str]) -> str:
+    """A duel of two turns in ``run``'s debate dir, through the service: each seat's model, and the model its API
+    said answered (``served``), then abandoned, as a run cut short leaves it; the record's path within ``run``."""
+    source = run / "design.md"
+    source.write_text(SOURCE, encoding="utf-8")
+    service = DuelService(run / "debates")
+    players = [
+        helpers.join(service, source, f"Seat {n}", harness="duel", model_id=model) for n, model in enumerate(served, 1)
+    ]
+    path = ""
+    for n, (player, (model, answered)) in enumerate(zip(players, served.items(), strict=True), 1):
+        asked = Provenance(provider="openai", requested_model=model, served_model=answered, reasoning=None)
+        service.record_usage(player.seat, n, Usage(requests=1), provenance=asked)
+        lease = claim(service, player)
+        path = service.append(player.seat, lease, make_turn(n, f"Seat {n}", "duel", model), release=True).debate_path
+    service.abandon(Path(path).stem, reason="the bench stopped it")
+    return str(Path(path).relative_to(run))
+
+
+def provisional_out(tmp_path: Path) -> Path:
+    """Three runs of one document: two claude seats, a claude and a gpt, and a record closed before the label
+    whose gpt seat a claude answered for (its ``result.json`` says so)."""
+    corpus = write_corpus(tmp_path / "corpus", ("lease-rfc",))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "bench.json").write_text(json.dumps({"corpus": str(corpus)}), encoding="utf-8")
+    lineups = {
+        1: {"claude-x": "claude-x", "claude-y": "claude-y"},
+        2: {"claude-x": "claude-x", "gpt-x": "gpt-x"},
+        3: {"claude-x": "claude-x", "gpt-x": "claude-y"},
+    }
+    for k, served in lineups.items():
+        run = out / "lease-rfc" / f"duel-{k}"
+        run.mkdir(parents=True)
+        record = closed_duel(run, served)
+        if k == 3:  # as a close before the label wrote it: no Provisional row
+            text = (run / record).read_text(encoding="utf-8")
+            (run / record).write_text(re.sub(r"\| Provisional \|.*\n", "", text), encoding="utf-8")
+        seats = [
+            {"seat": f"seat {i}", "model": m, "served": s, "tokens_in": 100, "tokens_out": 10, "usd": 0.01}
+            for i, (m, s) in enumerate(served.items(), 1)
+        ]
+        result = {
+            "document": "lease-rfc", "condition": "duel", "run": k, "outcome": "INVALIDATED", "record": record,
+            "revised": None, "seats": seats, "seconds": 1.0, "stopped": None, "error": None,
+        }  # fmt: skip
+        (run / "result.json").write_text(json.dumps(result), encoding="utf-8")
+    return out
+
+
+def test_a_run_whose_seats_were_all_of_one_family_is_marked_provisional_in_every_format(tmp_path: Path) -> None:
+    out = provisional_out(tmp_path)
+    assert "| Provisional | every seat a claude model (claude-x, claude-y) |" in next(
+        (out / "lease-rfc" / "duel-1" / "debates").glob("*.md")
+    ).read_text(encoding="utf-8")
+    done = score(out, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    labels = {run["run"]: run["provisional"] for run in data["documents"][0]["runs"]}
+    assert labels == {
+        1: {"family": "claude", "models": ["claude-x", "claude-y"]},  # as the close recorded it
+        2: None,  # Claude against GPT
+        3: {"family": "claude", "models": ["claude-x", "claude-y"]},  # derived: a claude answered the gpt seat
+    }
+    assert data["total"]["provisional"] == 2
+    markdown = score(out).stdout
+    # (a dollar sign in a cell is followed by a zero-width space, as the report writes it: no maths in GitHub)
+    assert (
+        "| lease-rfc | duel-1 | INVALIDATED | 0% | 0% | 1 | $\u200b0.0200 | ⚠ claude (claude-x, claude-y) |" in markdown
+    )
+    assert "| lease-rfc | duel-2 | INVALIDATED | 0% | 0% | 1 | $\u200b0.0200 | no |" in markdown
+    assert "2 of 3 duels provisional (every seat of one model family)" in markdown
+    page = tmp_path / "score.html"
+    assert score(out, "--format", "html", "-o", str(page)).returncode == 0
+    assert "<th>provisional</th>" in page.read_text() and "<td>⚠ claude (claude-x, claude-y)</td>" in page.read_text()
+
+
+def test_a_single_seat_run_is_never_provisional(tmp_path: Path) -> None:
+    data = json.loads(score(single_run_out(tmp_path), "--format", "json").stdout)
+    assert data["documents"][0]["runs"][0]["provisional"] is None and data["total"]["provisional"] == 0
+    assert (
+        "| lease-rfc | single-1 | — | 0% | n/a | 1 | $\u200b0.0000 | n/a |"
+        in score(single_run_out(tmp_path / "again")).stdout
+    )

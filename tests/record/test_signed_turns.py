@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rp1_duel.coordination import DuelSealed, DuelService
+from rp1_duel.coordination import DuelSealed, DuelService, Provenance, Usage
 from rp1_duel.errors import DuelError
 from rp1_duel.record import ArtifactReport, FrontMatter, parse, signatures, validate_file
 from rp1_duel.record.artifact import conclusion_text, parse_conclusion
@@ -527,6 +527,21 @@ def test_the_other_seat_seals_after_the_close_once_and_only_with_its_own_key(ser
     assert "  ending sealed by seat 2: signed by bob@example.com" in report.to_text()
     sealed = [(e.participant_id, e.data) for e in service.events(alice.duel_id, (EventType.DUEL_SEALED,))]
     assert sealed == [(alice.seat.participant_id, DuelSealed(1)), (bob.seat.participant_id, DuelSealed(2))]
+
+
+def test_a_provisional_label_is_sealed_with_the_ending_and_the_other_seats_seal_keeps_it(service, pair, keys):
+    bob = pair[1]
+    # Bob (turn 2) asked for gpt-x, but a claude answered: every seat was a claude model.
+    asked = Provenance(provider="openai", requested_model="gpt-x", served_model="claude-y", reasoning=None)
+    service.record_usage(bob.seat, 2, Usage(requests=1), provenance=asked)
+    artifact = play(service, pair, {1: keys.alice, 2: keys.bob})  # Alice closed and sealed it
+    row = "| Provisional | every seat a claude model (claude-x, claude-y) |"
+    assert row in artifact.read_text().splitlines()
+    assert service.seal(bob.seat, keys.bob).sealed
+    assert row in artifact.read_text().splitlines()
+    assert validate_file(artifact, allowed_signers=keys.allowed).valid
+    artifact.write_text(artifact.read_text().replace(row, row.replace("claude-y", "claude-z")))
+    assert codes(validate_file(artifact, allowed_signers=keys.allowed)) == [("SEAL_INVALID", None)] * 2
 
 
 def test_a_seal_is_refused_while_the_duel_is_open_and_on_an_edited_conclusion(service, pair, keys):

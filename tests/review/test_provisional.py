@@ -16,8 +16,7 @@ import pytest
 from test_participant import claude_env, finish, gpt_env, start, wait_for_seat
 
 from rp1_duel.coordination import DuelService, Provenance, Usage
-from rp1_duel.review import Provisional, model_family
-from rp1_duel.review.families import provisional, seat_models
+from rp1_duel.record import Provisional, model_family, provisional, seat_models, validate_file
 from rp1_duel.review.report.github import render_github
 from rp1_duel.review.report_files import read_report
 from rp1_duel.review.report_html import render_html
@@ -142,6 +141,90 @@ def test_duel_stats_counts_the_provisional_duels_of_each_outcome(service, source
     assert stats.to_dict()["duels"][0]["provisional"] is True
 
 
+ROW = "| Provisional | every seat a claude model (claude-x, claude-y) |"
+DUELISTS_CLAUDE = (("Alice", "claude-opus-5"), ("Bob", "claude-sonnet-5-5"))
+
+
+def closed(service: DuelService, source: Path, served: dict[int, str | None]) -> Path:
+    """:func:`two_turns`, then abandoned (closed ``INVALIDATED``) by the debate dir's owner; the artifact."""
+    path = two_turns(service, source, served)
+    service.abandon(path.stem, reason="the test ends it here")
+    return path
+
+
+def test_the_close_writes_the_label_into_the_terminal_conclusion_and_the_report_reads_it_there(service, source):
+    path = closed(service, source, {1: "claude-x", 2: "claude-y"})
+    text = path.read_text()
+    rows = [line.split(" | ")[0] for line in text.split("## Terminal Conclusion", 1)[1].splitlines() if line]
+    assert rows == [
+        "| Field",
+        "|---|---|",
+        "| Outcome",
+        "| Closed at",
+        "| Candidate convergence",
+        "| Reason",
+        "| Provisional",
+    ]
+    assert ROW in text.splitlines()
+    assert validate_file(path).valid
+    # The report shows the recorded label, not one derived again: an edit the rule allows is what it reads.
+    path.write_text(text.replace(ROW, ROW.replace("claude-y", "claude-z")))
+    assert read_report(path, env={}).provisional == Provisional("claude", ("claude-x", "claude-z"))
+
+
+def test_a_duel_of_two_families_closes_without_the_label(service, source):
+    path = closed(service, source, {1: "claude-x", 2: None})  # Bob asked for gpt-x; his API did not say
+    assert "Provisional" not in path.read_text()
+    assert read_report(path, env={}).provisional is None
+
+
+def test_a_record_closed_before_the_label_still_gets_it_derived_in_the_report(service, source):
+    path = closed(service, source, {1: "claude-x", 2: "claude-y"})
+    path.write_text(path.read_text().replace(ROW + "\n", ""))  # as a close before the label wrote it
+    assert "Provisional" not in path.read_text()
+    assert validate_file(path).valid
+    assert read_report(path, env={}).provisional == Provisional("claude", ("claude-x", "claude-y"))
+
+
+def test_a_close_whose_event_log_cannot_be_read_still_closes_labelled_by_the_models_it_names(
+    service, source, debate_dir
+):
+    players = [join(service, source, name, harness="duel", model_id=model) for name, model in DUELISTS_CLAUDE]
+    log = next(debate_dir.glob(".duel/duels/*/events.jsonl"))
+    log.write_bytes(b"{not json\n" + log.read_bytes()[10:])  # the state still counts its bytes
+    service.abandon(players[0].duel_id, reason="the test ends it here")
+    text = next(debate_dir.glob("*.md")).read_text()
+    assert "| Outcome | INVALIDATED |" in text
+    assert "| Provisional | every seat a claude model (claude-opus-5, claude-sonnet-5-5) |" in text
+
+
+@pytest.mark.parametrize(
+    ("row", "why"),
+    [
+        ("every seat a gpt model (claude-x, claude-y)", "its models are not gpt models, sorted once each"),
+        ("every seat a claude model (claude-y, claude-x)", "its models are not claude models, sorted once each"),
+        ("all claude", "it does not read as `every seat a FAMILY model (MODELS)`"),
+    ],
+)
+def test_validate_holds_a_recorded_label_to_the_rule(service, source, row, why):
+    path = closed(service, source, {1: "claude-x", 2: "claude-y"})
+    path.write_text(path.read_text().replace(ROW, f"| Provisional | {row} |"))
+    report = validate_file(path)
+    assert [(p.code, p.message) for p in report.problems] == [
+        ("PROVISIONAL_MISMATCH", f"the Terminal Conclusion's Provisional row is wrong: {why}")
+    ]
+
+
+def test_validate_refuses_a_label_on_a_duel_with_a_person_in_a_seat(service, source):
+    path = closed(service, source, {1: "claude-x", 2: "claude-y"})
+    path.write_text(path.read_text().replace('model_id: "gpt-x"', 'model_id: "human"'))
+    problems = [(p.code, p.message) for p in validate_file(path).problems]
+    assert (
+        "PROVISIONAL_MISMATCH",
+        "the Terminal Conclusion's Provisional row is wrong: the duel does not have two seats or more, each a model",
+    ) in problems
+
+
 @pytest.mark.slow
 def test_a_duel_whose_apis_answered_as_one_family_is_provisional_in_the_report_and_stats(
     source, debate_dir, anthropic_server, openai_server, tmp_path
@@ -155,6 +238,8 @@ def test_a_duel_whose_apis_answered_as_one_family_is_provisional_in_the_report_a
     assert (code_c, code_g) == (0, 0), err_c
     report = read_report(result_c["debate_path"], env={})
     assert report.provisional == Provisional("claude", ("claude-sonnet-5-5", "claude-x"))
+    row = "| Provisional | every seat a claude model (claude-sonnet-5-5, claude-x) |"
+    assert row in Path(result_c["debate_path"]).read_text().splitlines()  # the close wrote it
     stats = subprocess.run(
         [sys.executable, "-m", "rp1_duel", "stats", str(debate_dir)], capture_output=True, text=True, cwd=tmp_path
     )
@@ -162,3 +247,18 @@ def test_a_duel_whose_apis_answered_as_one_family_is_provisional_in_the_report_a
     assert stats.returncode == 0, stats.stderr
     assert lines[2].split()[:3] == ["OUTCOME", "DUELS", "PROVISIONAL"]
     assert lines[3].split()[:3] == ["ACCEPTED_CONSENSUS", "1", "1"]
+
+
+@pytest.mark.slow
+def test_a_duel_whose_apis_answered_as_two_families_closes_without_the_label(
+    source, debate_dir, anthropic_server, openai_server
+):
+    anthropic_server.responder = openai_server.responder = debater
+    claude = start(source, debate_dir, "--model", "claude-x", "--max-turns", "4", env=claude_env(anthropic_server))
+    wait_for_seat(debate_dir, source)
+    gpt = start(source, debate_dir, "--model", "gpt-x", env=gpt_env(openai_server))
+    (code_c, result_c, err_c), (code_g, _, _) = finish(claude), finish(gpt)
+    assert (code_c, code_g) == (0, 0), err_c
+    text = Path(result_c["debate_path"]).read_text()
+    assert "| Outcome | ACCEPTED_CONSENSUS |" in text and "Provisional" not in text
+    assert read_report(result_c["debate_path"], env={}).provisional is None

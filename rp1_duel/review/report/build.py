@@ -28,6 +28,7 @@ from ...record import (
     FrontMatterError,
     History,
     ParsedArtifact,
+    Provisional,
     RecordFile,
     artifact_citations,
     chain_problems,
@@ -37,6 +38,8 @@ from ...record import (
     parse,
     parse_conclusion,
     parse_ruling,
+    provisional,
+    seat_models,
     signatures,
 )
 from ...vocabulary import (
@@ -58,9 +61,8 @@ from ..decision import (
     flagged_citations,
     seat_positions,
 )
-from ..families import provisional, seat_models
 from ..openings import openings_of
-from ..provenance import alerts, turn_provenance
+from ..provenance import TurnProvenance, alerts, turn_provenance
 from ..synthesis import synthesis_view
 from ..verdict import judge
 from .data import (
@@ -123,12 +125,9 @@ def build_report(
     )
     cited = artifact_citations(parsed.blocks, turns, history.source_names, first=schedule.first)
     model_written, assessment_notes = shown(assessment, record.subject(path), turns, first=schedule.first)
+    conclusion = parse_conclusion(parsed.conclusion)
     outcome = _outcome(
-        front=front,
-        history=history,
-        decision=decision,
-        conclusion=parse_conclusion(parsed.conclusion),
-        participants=participants,
+        front=front, history=history, decision=decision, conclusion=conclusion, participants=participants
     )
     timeline = stance_timeline(history)
     agreements, unresolved = merged_agreements(history), followed_unresolved(history)
@@ -201,9 +200,18 @@ def build_report(
         synthesis=synthesis_view(history, {p.seat: p.name for p in participants}),
         judged_verdict=judged,
         audience=audience_view(front.questions, front.final_thoughts, history, front.status),
-        provisional=provisional(
-            seat_models({p.seat: p.model for p in participants}, ((t.seat, t.served_model) for t in provenance))
-        ),
+        provisional=_provisional(conclusion, participants, provenance),
+    )
+
+
+def _provisional(
+    conclusion: Conclusion | None, participants: Sequence[ReportParticipant], provenance: Sequence[TurnProvenance]
+) -> Provisional | None:
+    """The label the close wrote; for a duel open or closed before the label, derived from the served models."""
+    if conclusion is not None and conclusion.labelled:
+        return conclusion.provisional
+    return provisional(
+        seat_models({p.seat: p.model for p in participants}, ((t.seat, t.served_model) for t in provenance))
     )
 
 

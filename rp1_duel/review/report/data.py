@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...participant import PricedUsage
-from ...record import CURRENT, STALE, Ruling, Sidecar
+from ...record import CURRENT, STALE, Provisional, Ruling, Sidecar
 from ...schedule import Schedule
 from ...vocabulary import (
     ACCEPTING_CONSENSUS,
@@ -24,7 +24,6 @@ from ..decision import (
     Quote,
     SeatChange,
 )
-from ..families import Provisional
 from ..openings import Openings
 from ..provenance import Alert, TurnProvenance
 from ..synthesis import SynthesisView
@@ -243,7 +242,7 @@ class Report:
     judged_verdict: JudgedVerdicts | None = None  # the assessments' verdicts; None without a shown assessment
     audience: AudienceView | None = None  # its questions and final thoughts; None when it had none
     rulings: tuple[Ruling, ...] = ()  # the service's rulings on cited sources; a fabricated one redacts its claim
-    provisional: Provisional | None = None  # every seat of one model family (review.families); None: not so
+    provisional: Provisional | None = None  # every seat of one model family (record.families); None: not so
 
     @property
     def turn_count(self) -> int:

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from ....record import Provisional
 from ....vocabulary import ACCEPTED_CONSENSUS
 from ... import report_text as words
-from ...families import Provisional
 from ..blocks import (
     HTML,
     MARKDOWN,

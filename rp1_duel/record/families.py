@@ -1,5 +1,7 @@
 """Which model family a model is, and whether a duel's seats were all of one: such a duel is provisional
-(docs/protocol.md section 11, "Provisional").
+(docs/protocol.md section 11, "Provisional"). The close writes the label into the Terminal Conclusion (its
+``Provisional`` row: :func:`provisional_text`, read back by :func:`read_provisional`); a report derives it for a
+record closed before. Here, in the record layer, so that the service's close and the review share one rule.
 
 Debaters of one model follow each other's majority and talk each other out of correct answers far more than
 models of different families do, so a duel between them is one model's view, not a debate. Pure: from the
@@ -22,7 +24,16 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["FAMILIES", "Provisional", "model_family", "provisional", "seat_models"]
+__all__ = [
+    "FAMILIES",
+    "Provisional",
+    "label_problem",
+    "model_family",
+    "provisional",
+    "provisional_text",
+    "read_provisional",
+    "seat_models",
+]
 
 # Each family and the names its ids start with (a lab's model lines, as their APIs and open weights name them).
 FAMILIES: tuple[tuple[str, str], ...] = (
@@ -79,3 +90,31 @@ def provisional(models: Mapping[int, tuple[str, ...]]) -> Provisional | None:
         return None
     families = {model_family(model) for model in every}
     return Provisional(families.pop(), tuple(sorted(set(every)))) if len(families) == 1 else None
+
+
+_ROW = re.compile(r"every seat a (?P<family>.+?) model \((?P<models>.+)\)")
+_BETWEEN = ", "
+
+
+def provisional_text(found: Provisional) -> str:
+    """The ``Provisional`` row's value: ``every seat a claude model (claude-x, claude-y)``."""
+    return f"every seat a {found.family} model ({_BETWEEN.join(found.models)})"
+
+
+def read_provisional(value: str) -> Provisional | None:
+    """The label :func:`provisional_text` wrote as ``value``; None when it does not read as one."""
+    found = _ROW.fullmatch(value)
+    if found is None:
+        return None
+    return Provisional(found.group("family"), tuple(found.group("models").split(_BETWEEN)))
+
+
+def label_problem(found: Provisional, recorded: Mapping[int, str]) -> str | None:
+    """Why a recorded label cannot be what the rule gives for a duel whose seats the record names with
+    ``recorded`` models (the served ones are in the event log, not the record): None when it can."""
+    if len(recorded) < 2 or any(model == PERSON or model.startswith(SCRIPT) for model in recorded.values()):
+        return "the duel does not have two seats or more, each a model"
+    strays = [model for model in found.models if model_family(model) != found.family]
+    if strays or list(found.models) != sorted(set(found.models)):
+        return f"its models are not {found.family} models, sorted once each"
+    return None
