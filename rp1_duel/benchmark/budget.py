@@ -27,7 +27,7 @@ def seat_share(*, free_usd: float, seats_starting: int) -> float:
     return math.floor(free_usd * _MICRO / seats_starting) / _MICRO
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BudgetLedger:
     """What a bench may still spend: its cap, what the finished runs spent, and the shares held by running ones."""
 

@@ -105,7 +105,7 @@ class Predicate:
         return _normalized(self.phrase) in _normalized(section)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Defect:
     """A seeded defect: its id in the document, its kind (:data:`DEFECT_KINDS`), the heading of the section it is
     in, what is wrong, and the predicate that holds once it is fixed."""
@@ -117,7 +117,7 @@ class Defect:
     fixed_when: Predicate
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CorpusDocument:
     """One document of the corpus: its name (its folder's), its kind (:data:`DOCUMENT_KINDS`), the text the seats
     see, the hand-fixed text, and its labelled defects."""
@@ -218,7 +218,7 @@ def _load_document(folder: Path) -> CorpusDocument:
     except ValueError as error:  # json.JSONDecodeError is one
         message = " ".join(str(error).split())
         raise DuelError(ErrorCode.CORPUS_INVALID, f"corpus: {sidecar}: {message}") from None
-    return CorpusDocument(folder.name, kind, text, fixed_text, defects)
+    return CorpusDocument(name=folder.name, kind=kind, text=text, fixed_text=fixed_text, defects=defects)
 
 
 def load_corpus(directory: Path | None = None) -> tuple[CorpusDocument, ...]:

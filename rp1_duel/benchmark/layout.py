@@ -37,7 +37,7 @@ ERROR: Final = "error"
 CAPS: Final = (BUDGET, WALL_CLOCK)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunSpec:
     """One run of the bench: a corpus document, a condition (``duel`` or ``single``) and its number k (from 1)."""
 
@@ -52,7 +52,7 @@ class RunSpec:
         return f"{self.document}/{self.condition}-{self.number}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunResult:
     """How one run ended: what ``result.json`` holds."""
 

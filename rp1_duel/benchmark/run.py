@@ -46,7 +46,7 @@ EXIT_BUDGET: Final = 4
 EXIT_WALL_CLOCK: Final = 5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BenchPlan:
     """What ``duel bench run`` was asked for; ``bench.json`` holds the part a resume must match."""
 
@@ -88,7 +88,7 @@ class BenchPlan:
                 )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BenchOutcome:
     """How a session of the bench ended: its runs' results, the runs done in all, and why it stopped."""
 
@@ -116,7 +116,7 @@ def planned_runs(documents: Sequence[str], plan: BenchPlan) -> list[RunSpec]:
     """Every run of the plan, breadth first: each document's duel k (and baseline k), for k = 1, 2…"""
     conditions = ("duel", *([SINGLE] if plan.baseline == SINGLE else []))
     return [
-        RunSpec(name, condition, number, plan.out / name / f"{condition}-{number}")
+        RunSpec(document=name, condition=condition, number=number, directory=plan.out / name / f"{condition}-{number}")
         for number in range(1, plan.runs + 1)
         for name in documents
         for condition in conditions
@@ -187,7 +187,7 @@ class _Scheduler:
         clock: Callable[[], float],
     ):
         self.plan, self.texts, self.config, self.env, self.clock = plan, texts, config, env, clock
-        self.ledger = BudgetLedger(plan.budget_usd)
+        self.ledger = BudgetLedger(cap_usd=plan.budget_usd)
         self.halt = Halt()
         self.deadline = None if plan.wall_clock_seconds is None else clock() + plan.wall_clock_seconds
         self.running: dict[Future[RunResult], RunSpec] = {}
@@ -239,7 +239,16 @@ class _Scheduler:
                 return run_single(spec, text, model=seat_1, share=share, env=self.env, defaults=self.config.model)
             return run_duel(spec, text, lineup=self.plan.lineup, config=self.config, share=share, halt=self.halt)
         except (DuelError, OSError) as error:
-            return RunResult(spec, None, None, None, (), 0.0, stopped=ERROR, error=_one_line(error))
+            return RunResult(
+                spec=spec,
+                outcome=None,
+                record=None,
+                revised=None,
+                seats=(),
+                seconds=0.0,
+                stopped=ERROR,
+                error=_one_line(error),
+            )
 
 
 def spend_lines(results: Sequence[RunResult]) -> list[str]:

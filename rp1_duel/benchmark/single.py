@@ -41,7 +41,7 @@ def run_single(
     document.write_text(text, encoding="utf-8")
     source = read_source(document)
     request = single_turn_request(source, name="Seat 1", model=model)
-    nothing = (SeatSpend(SINGLE_SEAT, model, None, 0, 0, 0.0),)
+    nothing = (SeatSpend(seat=SINGLE_SEAT, model=model, served=None, tokens_in=0, tokens_out=0, usd=0.0),)
     try:
         provider = select_provider(
             model,
@@ -53,10 +53,27 @@ def run_single(
         )
     except DuelError as refused:
         failure = f"{refused.code}: {refused.message}"
-        return RunResult(spec, None, None, None, nothing, time.monotonic() - started, stopped=ERROR, error=failure)
+        return RunResult(
+            spec=spec,
+            outcome=None,
+            record=None,
+            revised=None,
+            seats=nothing,
+            seconds=time.monotonic() - started,
+            stopped=ERROR,
+            error=failure,
+        )
     ceiling = sent_ceiling(provider, request.max_tokens)  # what the provider sends bounds the answer, and its cost
     if budget_stop(request, cap_usd=share, spent=Usage(), model=model, ceiling=ceiling, number=1, env=env):
-        return RunResult(spec, None, None, None, nothing, time.monotonic() - started, stopped=BUDGET)
+        return RunResult(
+            spec=spec,
+            outcome=None,
+            record=None,
+            revised=None,
+            seats=nothing,
+            seconds=time.monotonic() - started,
+            stopped=BUDGET,
+        )
     turn = single_turn(provider, source, request)
     (spec.directory / ANSWER).write_text(turn.answer, encoding="utf-8")
     revision = turn.revision
@@ -65,22 +82,22 @@ def run_single(
         (spec.directory / REVISED).write_text(revision.text, encoding="utf-8", newline="")
     usd = cost_usd(model, turn.usage, env)
     seat = SeatSpend(
-        SINGLE_SEAT,
-        model,
-        turn.served_model,
-        turn.usage.all_input_tokens,
-        turn.usage.output_tokens,
-        usd,
+        seat=SINGLE_SEAT,
+        model=model,
+        served=turn.served_model,
+        tokens_in=turn.usage.all_input_tokens,
+        tokens_out=turn.usage.output_tokens,
+        usd=usd,
         costliest_draft_usd=usd or 0.0,
     )
     failed = turn.error
     return RunResult(
-        spec,
-        None,
-        None,
-        REVISED if changed else None,
-        (seat,),
-        time.monotonic() - started,
+        spec=spec,
+        outcome=None,
+        record=None,
+        revised=REVISED if changed else None,
+        seats=(seat,),
+        seconds=time.monotonic() - started,
         stopped=ERROR if failed else None,
         error=f"{failed.code}: {failed.message}" if failed else None,
     )

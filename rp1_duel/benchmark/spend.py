@@ -18,7 +18,7 @@ from ..vocabulary import EventType
 __all__ = ["SeatSpend", "duel_spend", "spent_usd"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SeatSpend:
     """One seat's spend in one run, as ``result.json`` lists it."""
 

@@ -28,7 +28,7 @@ ONLY_TURN: Final = (
 _TWO_SEATS: Final = Schedule(seats=2, max_turns=2, chair=False)  # the contract a duel's seat reads
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SingleTurn:
     """What the one request gave: the answer, the revision of its edits that apply, and what it cost."""
 
@@ -69,9 +69,14 @@ def single_turn(provider: Provider, source: SourceDocument, request: TurnRequest
     try:
         composition = meter.attempt(provider.compose)
     except ProviderError as error:
-        return SingleTurn("", unchanged, meter.spent(), None, error)
+        return SingleTurn(answer="", revision=unchanged, usage=meter.spent(), served_model=None, error=error)
     turn = parse_turn(extract_turn(composition.text).text)
     proposed = unchanged.amended(turn.edits)
     broken = {problem.name for problem in proposed.problems}
     applicable = Revision(unchanged.source, {name: e for name, e in proposed.edits.items() if name not in broken})
-    return SingleTurn(composition.text, applicable, meter.answered(composition.usage), composition.served_model)
+    return SingleTurn(
+        answer=composition.text,
+        revision=applicable,
+        usage=meter.answered(composition.usage),
+        served_model=composition.served_model,
+    )

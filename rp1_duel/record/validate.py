@@ -411,7 +411,10 @@ def _check_provisional(front: FrontMatter, record: RecordFile, report: ArtifactR
         why = label_problem(conclusion.provisional, {p.seat: p.model_id for p in front.participants}) or ""
     if why:
         report.problems.append(
-            Problem(RecordCode.PROVISIONAL_MISMATCH, f"the Terminal Conclusion's Provisional row is wrong: {why}")
+            Problem(
+                code=RecordCode.PROVISIONAL_MISMATCH,
+                message=f"the Terminal Conclusion's Provisional row is wrong: {why}",
+            )
         )
 
 

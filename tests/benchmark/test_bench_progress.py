@@ -17,10 +17,36 @@ def test_the_bar_fills_with_the_runs_done_and_shows_the_money_and_the_time() -> 
 
 
 def test_a_finished_run_says_how_it_ended_what_it_cost_and_how_many_are_done(tmp_path: Path) -> None:
-    seats = (SeatSpend("seat 1", "claude-x", None, 1, 1, 0.5), SeatSpend("seat 2", "gpt-x", None, 1, 1, None))
-    duel = RunResult(RunSpec("adr-1", "duel", 2, tmp_path), "DISSENT", None, None, seats, 61.4)
+    seats = (
+        SeatSpend(seat="seat 1", model="claude-x", served=None, tokens_in=1, tokens_out=1, usd=0.5),
+        SeatSpend(seat="seat 2", model="gpt-x", served=None, tokens_in=1, tokens_out=1, usd=None),
+    )
+    duel = RunResult(
+        spec=RunSpec(document="adr-1", condition="duel", number=2, directory=tmp_path),
+        outcome="DISSENT",
+        record=None,
+        revised=None,
+        seats=seats,
+        seconds=61.4,
+    )
     assert result_line(duel, done=3, planned=8) == "adr-1/duel-2: DISSENT, $0.500000, 61 s (3/8)"
-    single = RunResult(RunSpec("adr-1", "single", 2, tmp_path), None, None, "revised.md", seats[:1], 2.0)
+    single = RunResult(
+        spec=RunSpec(document="adr-1", condition="single", number=2, directory=tmp_path),
+        outcome=None,
+        record=None,
+        revised="revised.md",
+        seats=seats[:1],
+        seconds=2.0,
+    )
     assert result_line(single, done=4, planned=8) == "adr-1/single-2: revised, $0.500000, 2 s (4/8)"
-    cut = RunResult(RunSpec("adr-1", "duel", 3, tmp_path), None, None, None, (), 9.0, stopped="error", error="E: x")
+    cut = RunResult(
+        spec=RunSpec(document="adr-1", condition="duel", number=3, directory=tmp_path),
+        outcome=None,
+        record=None,
+        revised=None,
+        seats=(),
+        seconds=9.0,
+        stopped="error",
+        error="E: x",
+    )
     assert result_line(cut, done=4, planned=8) == "adr-1/duel-3: stopped: error (E: x), $0.000000, 9 s (4/8)"

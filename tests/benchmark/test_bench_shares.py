@@ -28,18 +28,20 @@ def test_nothing_free_is_no_share() -> None:
 
 
 def test_the_ledger_holds_running_shares_and_frees_what_a_finished_run_did_not_spend() -> None:
-    ledger = BudgetLedger(1.0)
+    ledger = BudgetLedger(cap_usd=1.0)
     ledger.hold("a/duel-1", 0.25, 2)
     ledger.hold("b/duel-1", 0.25, 2)
     assert ledger.free_usd == 0.0
     ledger.settle("a/duel-1", 0.1, costliest_draft_usd=0.03)
     assert ledger.free_usd == pytest.approx(0.4)
     assert not ledger.useful(0.02) and ledger.useful(0.03)  # a share must pay for the costliest turn so far
-    assert not BudgetLedger(1.0).useful(0.0009)  # nor less than a tenth of a cent
+    assert not BudgetLedger(cap_usd=1.0).useful(0.0009)  # nor less than a tenth of a cent
 
 
 def test_the_runs_go_breadth_first_each_duel_with_its_baseline(tmp_path: Path) -> None:
-    plan = BenchPlan(tmp_path, Lineup(("a", "b")), runs=2, concurrency=1, budget_usd=1, out=tmp_path, baseline="single")
+    plan = BenchPlan(
+        corpus=tmp_path, lineup=Lineup(("a", "b")), runs=2, concurrency=1, budget_usd=1, out=tmp_path, baseline="single"
+    )
     assert [spec.key for spec in planned_runs(["x", "y"], plan)] == [
         "x/duel-1",
         "x/single-1",
@@ -58,9 +60,9 @@ def test_the_runs_go_breadth_first_each_duel_with_its_baseline(tmp_path: Path) -
 def test_a_run_a_cap_cut_short_is_redone_and_any_other_result_is_done(
     tmp_path: Path, stopped: str | None, skipped: str
 ) -> None:
-    spec = RunSpec("x", "duel", 1, tmp_path)
+    spec = RunSpec(document="x", condition="duel", number=1, directory=tmp_path)
     assert not is_done(tmp_path)
-    write_result(RunResult(spec, None, None, None, (), 1.0, stopped=stopped))
+    write_result(RunResult(spec=spec, outcome=None, record=None, revised=None, seats=(), seconds=1.0, stopped=stopped))
     assert is_done(tmp_path) is bool(skipped)
     (tmp_path / "result.json").write_text("{half")
     assert not is_done(tmp_path)  # a result that cannot be read: redone
@@ -68,8 +70,18 @@ def test_a_run_a_cap_cut_short_is_redone_and_any_other_result_is_done(
 
 def test_who_spent_what_sums_each_seat_and_model_costliest_first(tmp_path: Path) -> None:
     def run(usd_1: float, usd_2: float) -> RunResult:
-        seats = (SeatSpend("seat 1", "claude-x", None, 10, 1, usd_1), SeatSpend("seat 2", "gpt-x", None, 20, 2, usd_2))
-        return RunResult(RunSpec("x", "duel", 1, tmp_path), None, None, None, seats, 1.0)
+        seats = (
+            SeatSpend(seat="seat 1", model="claude-x", served=None, tokens_in=10, tokens_out=1, usd=usd_1),
+            SeatSpend(seat="seat 2", model="gpt-x", served=None, tokens_in=20, tokens_out=2, usd=usd_2),
+        )
+        return RunResult(
+            spec=RunSpec(document="x", condition="duel", number=1, directory=tmp_path),
+            outcome=None,
+            record=None,
+            revised=None,
+            seats=seats,
+            seconds=1.0,
+        )
 
     assert spend_lines([run(0.1, 0.3), run(0.2, 0.4)]) == [
         "seat 2 (gpt-x): $0.700000, 40 tokens in, 4 out",
@@ -81,7 +93,9 @@ def test_who_spent_what_sums_each_seat_and_model_costliest_first(tmp_path: Path)
 def test_a_plan_with_an_unpriced_model_is_refused_before_anything_runs(tmp_path: Path) -> None:
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"models": {"claude-x": {"input": 1.0}}}))
-    plan = BenchPlan(tmp_path, Lineup(("claude-x", "mystery")), runs=1, concurrency=1, budget_usd=1, out=tmp_path)
+    plan = BenchPlan(
+        corpus=tmp_path, lineup=Lineup(("claude-x", "mystery")), runs=1, concurrency=1, budget_usd=1, out=tmp_path
+    )
     with pytest.raises(DuelError) as refused:
         plan.check({"DUEL_PRICES": str(prices)})
     assert refused.value.code == "INVALID_ARGUMENT" and "'mystery'" in refused.value.message

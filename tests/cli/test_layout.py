@@ -266,21 +266,6 @@ def test_a_face_loads_every_name_it_lists_and_lists_every_name_it_loads(subpacka
         assert getattr(face, name) is getattr(importlib.import_module(f"{face.__name__}{face._EXPORTS[name]}"), name)
 
 
-# Issue 41's records, being changed on another branch: converted at its merge. Only records still
-# positional today belong here (the test below fails when one listed is keyword-only already).
-POSITIONAL_RECORDS = frozenset(
-    {
-        "rp1_duel.benchmark.budget.BudgetLedger",
-        "rp1_duel.benchmark.corpus.Defect",
-        "rp1_duel.benchmark.corpus.CorpusDocument",
-        "rp1_duel.benchmark.layout.RunSpec",
-        "rp1_duel.benchmark.layout.RunResult",
-        "rp1_duel.benchmark.run.BenchPlan",
-        "rp1_duel.benchmark.run.BenchOutcome",
-        "rp1_duel.benchmark.spend.SeatSpend",
-        "rp1_duel.participant.baseline.SingleTurn",
-    }
-)
 # Builders of a command line taking ``*parts``: their arguments are the command's words.
 COMMAND_BUILDERS = frozenset({"_git", "tools_command"})
 MOST_CALLS_OF_FIVE_POSITIONAL_ARGUMENTS = 10
@@ -330,10 +315,7 @@ def test_records_of_four_fields_or_more_are_keyword_only() -> None:
     """A record of four fields or more is built by naming them (issue 36): ``Alert(kind=…, seat=…)``
     stays right when a field is added or two of one type swap places; ``Alert(a, b, c, d)`` does not."""
     positional = positional_records()
-    unlisted = sorted(set(positional) - POSITIONAL_RECORDS)
-    assert not unlisted, f"records of four fields or more must be @dataclass(kw_only=True): {unlisted}"
-    stale = sorted(POSITIONAL_RECORDS - set(positional))
-    assert not stale, f"keyword-only (or gone) now: take them off POSITIONAL_RECORDS: {stale}"
+    assert not positional, f"records of four fields or more must be @dataclass(kw_only=True): {positional}"
 
 
 def _callee(call: ast.Call) -> str:
@@ -342,12 +324,11 @@ def _callee(call: ast.Call) -> str:
 
 def calls_of_five_positional_arguments() -> list[str]:
     """Each call in the package passing five or more positional arguments, as path:line callee;
-    but the command builders' and the still-positional records' of POSITIONAL_RECORDS."""
-    exempt = COMMAND_BUILDERS | {name.rpartition(".")[2] for name in POSITIONAL_RECORDS}
+    but the command builders'."""
     found: list[str] = []
     for path in MODULES:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.Call) or _callee(node) in exempt:
+            if not isinstance(node, ast.Call) or _callee(node) in COMMAND_BUILDERS:
                 continue
             if sum(not isinstance(argument, ast.Starred) for argument in node.args) >= 5:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node.func)}")
