@@ -128,6 +128,7 @@ class LockAcquired(EventData):
     """A lease was granted: its fence, its expiry, and whether it is one to close TIMEOUT."""
 
     event_type = EventType.LOCK_ACQUIRED
+    lease_only = True
     fence: int
     expires_at: str
     for_timeout: bool

@@ -618,8 +618,8 @@ class DirectoryStore:
 
     def save(self, state: DuelState, events: list[Event]) -> None:
         """Append ``events`` to the log, then write the state that counts them. A write of the lease alone
-        (a refresh, a release, a seat seen) skips the folder's fsync after the rename: a power failure ends
-        every lease anyway, and the state it leaves (the one before) agrees with the fsynced log."""
+        (a grant, a refresh, a release, a seat seen) skips the folder's fsync after the rename: a power
+        failure ends every lease anyway, and the state it leaves (the one before) agrees with the fsynced log."""
         EventLog(self.debate.events_path(state.id), state).append(events)
         self.debate.write_state(state, sync_folder=not all(event.data.lease_only for event in events))
 
