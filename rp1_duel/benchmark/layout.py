@@ -57,11 +57,11 @@ class RunResult:
     """How one run ended: what ``result.json`` holds."""
 
     spec: RunSpec
-    outcome: str | None  # the duel's outcome; for a single run, None
-    record: str | None  # debates/<file>.md, relative to the run's folder; None without a record
-    revised: str | None  # "revised.md" when the agreed revision (or the single seat's edits) changed the document
     seats: tuple[SeatSpend, ...]
     seconds: float
+    outcome: str | None = None  # the duel's outcome; for a single run, None
+    record: str | None = None  # debates/<file>.md, relative to the run's folder; None without a record
+    revised: str | None = None  # "revised.md" when the agreed revision (or the single seat's edits) changed it
     stopped: str | None = None  # None, BUDGET, WALL_CLOCK or ERROR
     error: str | None = None  # one line, when stopped on an error
 

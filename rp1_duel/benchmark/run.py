@@ -239,16 +239,7 @@ class _Scheduler:
                 return run_single(spec, text, model=seat_1, share=share, env=self.env, defaults=self.config.model)
             return run_duel(spec, text, lineup=self.plan.lineup, config=self.config, share=share, halt=self.halt)
         except (DuelError, OSError) as error:
-            return RunResult(
-                spec=spec,
-                outcome=None,
-                record=None,
-                revised=None,
-                seats=(),
-                seconds=0.0,
-                stopped=ERROR,
-                error=_one_line(error),
-            )
+            return RunResult(spec=spec, seats=(), seconds=0.0, stopped=ERROR, error=_one_line(error))
 
 
 def spend_lines(results: Sequence[RunResult]) -> list[str]:

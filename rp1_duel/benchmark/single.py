@@ -53,27 +53,10 @@ def run_single(
         )
     except DuelError as refused:
         failure = f"{refused.code}: {refused.message}"
-        return RunResult(
-            spec=spec,
-            outcome=None,
-            record=None,
-            revised=None,
-            seats=nothing,
-            seconds=time.monotonic() - started,
-            stopped=ERROR,
-            error=failure,
-        )
+        return RunResult(spec=spec, seats=nothing, seconds=time.monotonic() - started, stopped=ERROR, error=failure)
     ceiling = sent_ceiling(provider, request.max_tokens)  # what the provider sends bounds the answer, and its cost
     if budget_stop(request, cap_usd=share, spent=Usage(), model=model, ceiling=ceiling, number=1, env=env):
-        return RunResult(
-            spec=spec,
-            outcome=None,
-            record=None,
-            revised=None,
-            seats=nothing,
-            seconds=time.monotonic() - started,
-            stopped=BUDGET,
-        )
+        return RunResult(spec=spec, seats=nothing, seconds=time.monotonic() - started, stopped=BUDGET)
     turn = single_turn(provider, source, request)
     (spec.directory / ANSWER).write_text(turn.answer, encoding="utf-8")
     revision = turn.revision
