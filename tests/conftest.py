@@ -6,6 +6,7 @@ Helpers live in ``tests/helpers.py``; the fake model servers' fixtures come from
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,6 +82,14 @@ def pair(service: DuelService, source: Path) -> tuple[Player, Player]:
 
 
 SLOW_TIMEOUT_SECONDS = 300
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started under ``nohup`` or as a shell's background job ignores SIGHUP or SIGINT, and every `duel`
+    it starts would inherit the ignore: the tests that send those signals check what duel does by default."""
+    for number, default in ((signal.SIGHUP, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
+        if signal.getsignal(number) == signal.SIG_IGN:
+            signal.signal(number, default)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
