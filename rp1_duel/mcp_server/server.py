@@ -9,6 +9,7 @@ first call (:class:`LazySeat`): ``initialize`` and ``tools/list`` wait for none 
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
@@ -53,7 +54,7 @@ from ._schema import (
 if TYPE_CHECKING:
     from .seat import AgentSeat  # loaded with the seat, at the first call (docs/protocol.md, "duel mcp": start-up)
 
-__all__ = ["RESOURCES", "build_server", "serve"]
+__all__ = ["RESOURCES", "StopIsNoError", "build_server", "serve"]
 
 RESOURCES: Final = {
     "duel://artifact": "the debate record so far, as the participants commit it",
@@ -197,10 +198,33 @@ def serve(open_seat: Callable[[], AgentSeat]) -> None:
     the floor is given back and the seat kept, for a server started again to resume. A stop is raised, as
     KeyboardInterrupt, once it is."""
     seat = LazySeat(open_seat)
+    quiet = StopIsNoError()
+    logging.getLogger("asyncio").addFilter(quiet)
     try:
         build_server(seat).run("stdio")  # standard output is the protocol's: every other line goes to stderr
     finally:
+        logging.getLogger("asyncio").removeFilter(quiet)
         seat.stop()
+
+
+class StopIsNoError(logging.Filter):
+    """Drops asyncio's report of a task that a stop signal ended. The signal raises KeyboardInterrupt in whatever
+    runs: when that is one of the server's tasks, ``asyncio.run`` logs the task at its shutdown as an unhandled
+    exception, with a traceback, though the stop is what the user asked for and the command says so in one line.
+    Any other error asyncio reports is kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for a record whose exception is a stop alone (a KeyboardInterrupt, or a group of nothing else)."""
+        return not _stop_alone(record.exc_info[1] if record.exc_info else None)
+
+
+def _stop_alone(raised: BaseException | None) -> bool:
+    if isinstance(raised, KeyboardInterrupt):
+        return True
+    inner = getattr(
+        raised, "exceptions", None
+    )  # an exception group: built in from Python 3.11, anyio's backport before
+    return isinstance(inner, tuple) and bool(inner) and all(_stop_alone(exception) for exception in inner)
 
 
 def build_server(seat: LazySeat) -> MCPServer:
