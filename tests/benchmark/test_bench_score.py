@@ -59,6 +59,18 @@ def seat_turn(n: int, model: str, stance: str, *, support: str = "", tail: str =
 
 
 EDIT = f"**Proposed Edits**\nEdit lease-figure: replace\n```find\n{WRONG}\n```\n```replace\n{FIXED}\n```\n"
+# Seat 1 fixes the figure, then withdraws the fix, giving way to seat 2's turn.
+ABANDONED_FIX = (
+    seat_turn(1, "claude-abandoner", "CONVERGING", tail=EDIT),
+    seat_turn(2, "gpt-conformist", "OPEN_TO_DEBATE"),
+    seat_turn(
+        3,
+        "claude-abandoner",
+        "ACCEPTING_CONSENSUS",
+        support="- Turn 2\n",
+        tail="**Proposed Edits**\nWithdraw lease-figure\n",
+    ),
+)
 # The Accepted Revision section naming the revision the edit makes: r- and 12 hex digits of its SHA-256.
 ACCEPT_FIXED = f"**Accepted Revision**\nr-{hashlib.sha256(ORIGINAL.replace(WRONG, FIXED).encode()).hexdigest()[:12]}\n"
 
@@ -69,17 +81,7 @@ ACCEPT_FIXED = f"**Accepted Revision**\nr-{hashlib.sha256(ORIGINAL.replace(WRONG
 def test_a_seat_that_withdraws_its_fix_flips_right_to_wrong_citing_the_turn_it_gave_way_to(
     document: CorpusDocument,
 ) -> None:
-    turns = (
-        seat_turn(1, "claude-abandoner", "CONVERGING", tail=EDIT),
-        seat_turn(2, "gpt-conformist", "OPEN_TO_DEBATE"),
-        seat_turn(
-            3,
-            "claude-abandoner",
-            "ACCEPTING_CONSENSUS",
-            support="- Turn 2\n",
-            tail="**Proposed Edits**\nWithdraw lease-figure\n",
-        ),
-    )
+    turns = ABANDONED_FIX
     flips = seat_flips(ORIGINAL, turns, document, {3: "Turn 2"})
     assert [(f.seat, f.turn, f.defect, f.direction, f.reason) for f in flips] == [
         (1, 3, "d1", RIGHT_TO_WRONG, "Turn 2")
@@ -367,17 +369,7 @@ def test_a_single_seat_run_scores_its_document_and_nothing_for_the_duel(tmp_path
 
 
 def test_the_html_page_escapes_what_records_say_and_loads_nothing(document: CorpusDocument) -> None:
-    turns = (
-        seat_turn(1, "claude-abandoner", "CONVERGING", tail=EDIT),
-        seat_turn(2, "gpt-conformist", "OPEN_TO_DEBATE"),
-        seat_turn(
-            3,
-            "claude-abandoner",
-            "ACCEPTING_CONSENSUS",
-            support="- Turn 2\n",
-            tail="**Proposed Edits**\nWithdraw lease-figure\n",
-        ),
-    )
+    turns = ABANDONED_FIX
     run = RunRecord(
         document="lease-rfc",
         condition="duel",
