@@ -11,10 +11,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..clock import iso
-from ..record import FrontMatter, ParticipantEntry, Seal, artifact
+from ..record import FrontMatter, ParticipantEntry, render
 
 if TYPE_CHECKING:
-    from ..record import Conclusion, TurnBlock
+    from ..record import Conclusion, Seal, TurnBlock
     from ._state import DuelState
     from ._store import Transaction
 
@@ -61,8 +61,12 @@ def write_artifact(
             replace(block, signature=record.signature) for block, record in zip(turns, tx.state.turns, strict=True)
         ]
     shown = tx.store.source_path_shown(tx.state)
-    seals = [Seal(seal.seat, seal.signature) for seal in tx.state.seals]
-    text = artifact.render(
+    seals: list[Seal] = []
+    if tx.state.seals:  # a closed duel's: a join has none, and does not build the parser's records
+        from ..record import Seal
+
+        seals = [Seal(seal.seat, seal.signature) for seal in tx.state.seals]
+    text = render(
         front=front_matter_of(tx.state, shown),
         lease_seconds=tx.state.lease_seconds,
         turns=turns,

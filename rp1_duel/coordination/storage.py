@@ -103,30 +103,44 @@ def remove_temp_files(folder: Path, of: str = "") -> None:
                     os.unlink(entry.path)
 
 
-# statfs(2) magic numbers of filesystems whose flock does not exclude other machines.
+# The types /proc/self/mountinfo names for filesystems whose flock does not exclude other machines.
 NETWORK_FILESYSTEMS = {
-    0x6969: "NFS",
-    0x517B: "SMB",
-    0xFF534D42: "CIFS",
-    0xFE534D42: "SMB2",
-    0x01021997: "9P",
-    0x5346414F: "AFS",
-    0x6B414653: "AFS",
-    0x73757245: "Coda",
+    "nfs": "NFS",
+    "nfs4": "NFS",
+    "smbfs": "SMB",
+    "smb3": "SMB",
+    "cifs": "CIFS",
+    "9p": "9P",
+    "afs": "AFS",
+    "coda": "Coda",
+    "fuse.sshfs": "sshfs",
 }
+MOUNTINFO = "/proc/self/mountinfo"
 
 
-def filesystem_magic(path: Path) -> int | None:
-    """The ``f_type`` statfs(2) gives for ``path`` on Linux; None elsewhere or on failure."""
-    if not sys.platform.startswith("linux"):
+def filesystem_type(path: Path) -> str | None:
+    """The type Linux names for the filesystem ``path`` is on (``ext4``, ``nfs4``); None elsewhere or on failure.
+
+    Read from the mount table by ``path``'s device, not from statfs(2): that would need ctypes, a millisecond of
+    every join (bench/bench_startup.py)."""
+    try:
+        device = os.stat(path).st_dev
+        with open(MOUNTINFO, "rb") as table:
+            return mount_type(table.read(), major=os.major(device), minor=os.minor(device))
+    except OSError:
         return None
-    import ctypes  # only joins pay for it
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    buffer = ctypes.create_string_buffer(256)  # struct statfs is 120 bytes; f_type comes first
-    if libc.statfs(os.fsencode(path), buffer) != 0:
-        return None
-    return int.from_bytes(buffer.raw[: ctypes.sizeof(ctypes.c_long)], sys.byteorder) & 0xFFFFFFFF
+
+def mount_type(mountinfo: bytes, *, major: int, minor: int) -> str | None:
+    """The filesystem type of the device ``major:minor`` in a mountinfo table (proc(5)); None when it is not there.
+    A line is ``ID PARENT MAJOR:MINOR ROOT MOUNT-POINT OPTIONS [TAGS…] - TYPE SOURCE OPTIONS``."""
+    device = f"{major}:{minor}".encode()
+    for line in mountinfo.splitlines():
+        fields = line.split(b" ")
+        if len(fields) > 2 and fields[2] == device and b"-" in fields[6:]:
+            after = fields[fields.index(b"-", 6) + 1 :]
+            return after[0].decode("utf-8", "replace") if after else None
+    return None
 
 
 def read_json_file(path: Path) -> Any:
@@ -190,7 +204,7 @@ class DebateDir:
     def _check_local(self) -> None:
         """Refuse a network filesystem: its clients do not see each other's flock locks, so
         two hosts would both be granted the floor (docs/protocol.md section 4)."""
-        kind = NETWORK_FILESYSTEMS.get(filesystem_magic(self.root) or 0)
+        kind = NETWORK_FILESYSTEMS.get(filesystem_type(self.root) or "")
         if kind is not None:
             raise DuelError(
                 ErrorCode.FILESYSTEM_UNSUPPORTED,

@@ -23,16 +23,17 @@ _EXPORTS = {
     "applied_to": ".agreed",
     "apply_agreed": ".agreed",
     "Conclusion": ".artifact",
-    "FrontMatter": ".artifact",
-    "FrontMatterError": ".artifact",
+    "FrontMatter": ".front_matter",
+    "FrontMatterError": ".front_matter",
     "GENESIS": ".artifact",
     "ParsedArtifact": ".artifact",
-    "ParticipantEntry": ".artifact",
+    "ParticipantEntry": ".front_matter",
     "Seal": ".artifact",
     "TurnBlock": ".artifact",
-    "display_source_path": ".artifact",
+    "display_source_path": ".front_matter",
     "parse": ".artifact",
     "parse_conclusion": ".artifact",
+    "render": ".rendering",
     "turn_block": ".artifact",
     "Citation": ".citations",
     "artifact_citations": ".citations",
@@ -192,6 +193,7 @@ __all__ = [
     "read_failure",
     "read_json",
     "read_provisional",
+    "render",
     "revision_ending",
     "ruled_items",
     "scan",
@@ -215,13 +217,9 @@ if TYPE_CHECKING:
     from .artifact import (
         GENESIS,
         Conclusion,
-        FrontMatter,
-        FrontMatterError,
         ParsedArtifact,
-        ParticipantEntry,
         Seal,
         TurnBlock,
-        display_source_path,
         parse,
         parse_conclusion,
         turn_block,
@@ -245,6 +243,7 @@ if TYPE_CHECKING:
         read_provisional,
         seat_models,
     )
+    from .front_matter import FrontMatter, FrontMatterError, ParticipantEntry, display_source_path
     from .history import (
         MAX_ARTIFACT_BYTES,
         Claimant,
@@ -266,6 +265,7 @@ if TYPE_CHECKING:
         evaluate,
     )
     from .problem import Problem
+    from .rendering import render
     from .rulings import EVIDENCE_CHARS, RULED, Ruling, chained, parse_ruling, ruled_items, where_of
     from .signatures import INTACT, INVALID, SIGNATURE_BODY, UNSIGNED, UNTRUSTED, VERIFIED
     from .sources import pinned_copy, tree_root

@@ -19,32 +19,36 @@ A closed duel's seals, one line a sealing seat, end the Terminal Conclusion::
 
 from __future__ import annotations
 
-import functools
-import json
-import os
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, cast
 
-from ..confinement import is_markdown
 from ..digest import sha256_hex
-from ..schedule import CHAIR_SEAT, Schedule
-from ..settings import ON_FABRICATION, SETTINGS
 from ..turns import front_matter_end, normalize_newlines
 
-# A join renders an artifact without an audience, rulings or signatures: their modules load when a
-# record has them (bench/bench_startup.py).
-if TYPE_CHECKING:
-    from ..audience import FinalThought, Question
-    from .rulings import Ruling
+# The header and the writer have modules of their own, which a join loads without this one; they are named here too.
+from .front_matter import (
+    MAX_FRONT_MATTER_CHARS,
+    FrontMatter,
+    FrontMatterError,
+    ParticipantEntry,
+    display_source_path,
+    front_matter_mapping,
+)
+from .rendering import (
+    RULING_CLOSE,
+    SUMMARY_HEADING,
+    TURN_CLOSE,
+    conclusion_text,
+    render,
+)
 
 if TYPE_CHECKING:
     from .families import Provisional
 
 __all__ = [
     "GENESIS",
+    "MAX_FRONT_MATTER_CHARS",
     "Conclusion",
     "FrontMatter",
     "FrontMatterError",
@@ -65,250 +69,12 @@ __all__ = [
 ]
 
 GENESIS = "0" * 64
-TEMPLATE = Path(__file__).parent.parent / "templates" / "debate-artifact.md"
-OPEN_CONCLUSION = "_The duel is still open._"
 
 # At most 9 digits: int() refuses longer digit strings, and no duel has that many turns.
 _OPEN = re.compile(r"^<!-- duel:turn n=(\d{1,9}) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}) -->$")
-_CLOSE = "<!-- /duel:turn -->"
 _SIGNATURE = re.compile(r"^<!-- duel:signature n=(\d{1,9}) ssh=([A-Za-z0-9+/=]+) -->$")
 _RULING_OPEN = re.compile(r"^<!-- duel:ruling r=(\d{1,9}) sha256=([0-9a-f]{64}) prev=([0-9a-f]{64}) -->$")
-_RULING_CLOSE = "<!-- /duel:ruling -->"
-RULINGS_HEADING = "## Rulings"
 _SEAL = re.compile(r"^<!-- duel:seal seat=(\d{1,3}) ssh=([A-Za-z0-9+/=]+) -->$")
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-
-MAX_FRONT_MATTER_CHARS = 64 * 1024
-_LATER = ("signer", "persona")  # participant fields written only when set
-MAX_FRONT_MATTER_DEPTH = 16  # the service writes three: the fields, the participants, a participant's fields
-
-
-class FrontMatterError(ValueError):
-    """The front matter is missing, not YAML, or lacks a field; the message says which."""
-
-
-@dataclass(kw_only=True, frozen=True)
-class ParticipantEntry:
-    """A participant as the artifact records it (never a token)."""
-
-    id: str
-    seat: int
-    display_name: str
-    harness: str
-    model_id: str
-    joined_at: str | None
-    signer: str | None = None  # the principal it declared at its join; written only when declared
-    persona: str | None = None  # the persona its model plays; written only when it plays one
-
-
-@dataclass(kw_only=True, frozen=True)
-class FrontMatter:
-    """The artifact's YAML header (docs/protocol.md section 6), typed."""
-
-    duel_id: str
-    topic: str
-    topic_slug: str
-    source_path: str  # as recorded: relative to the artifact when they share a tree
-    source_sha256: str
-    schedule: Schedule  # max_turns, and seats and chair when a panel or a chair is there to say
-    status: str
-    outcome: str | None
-    created_at: str
-    closed_at: str | None
-    participants: tuple[ParticipantEntry, ...]
-    # The audience (section 4, "The audience"): written under ``audience`` only once there is one.
-    questions: tuple[Question, ...] = ()
-    final_thoughts: tuple[FinalThought, ...] = ()
-
-    def to_yaml(self) -> str:
-        """The header as the artifact writes it between its ``---`` fences, one field a line."""
-        # JSON scalars and flow collections are valid YAML, and need no YAML library to write;
-        # characters YAML refuses to read raw (DEL, C1 controls, U+FFFE…) are written escaped.
-        lines = []
-        for key, value in asdict(self).items():
-            if key in _AUDIENCE_FIELDS:
-                continue
-            written = self.schedule.fields() if key == "schedule" else {key: value}
-            if key == "participants":  # fields added since are written only when set: older records read as before
-                written = {
-                    key: [{k: v for k, v in entry.items() if k not in _LATER or v is not None} for entry in value]
-                }
-            lines += [_yaml_field(name, item) for name, item in written.items()]
-        audience = {
-            "questions": [question.to_json() for question in self.questions],
-            "final_thoughts": [thought.to_json() for thought in self.final_thoughts],
-        }
-        if self.questions or self.final_thoughts:
-            lines.append("audience:\n")
-            lines += [_yaml_field(key, items, indent="  ") for key, items in audience.items() if items]
-        return "".join(lines)
-
-    @classmethod
-    def parse(cls, raw: str | None) -> FrontMatter:
-        """Read the YAML between the fences; raises :class:`FrontMatterError`."""
-        meta = front_matter_mapping(raw)
-        required = [
-            "max_turns" if name == "schedule" else name
-            for name in cls.__dataclass_fields__
-            if name not in _AUDIENCE_FIELDS
-        ]
-        missing = [name for name in required if name not in meta]
-        if missing:
-            raise FrontMatterError(f"front matter lacks {', '.join(missing)}")
-        try:
-            max_turns = int(meta["max_turns"])
-        except (TypeError, ValueError):
-            raise FrontMatterError("max_turns is not a number") from None
-        schedule = Schedule.recorded({**meta, "max_turns": max_turns})
-        seats, allowed = schedule.seats, SETTINGS["seats"]
-        if not (type(seats) is int and allowed.low <= seats <= allowed.high):
-            raise FrontMatterError(f"seats is not a whole number from {allowed.low} to {allowed.high}")
-        if type(schedule.chair) is not bool or type(schedule.sealed_openings) is not bool:
-            raise FrontMatterError("chair or sealed_openings is not true or false")
-        if schedule.on_fabrication not in ON_FABRICATION:
-            raise FrontMatterError(f"on_fabrication is not one of {', '.join(ON_FABRICATION)}")
-        if schedule.chair and max_turns < 2 * seats:
-            raise FrontMatterError(f"max_turns is below two rounds ({2 * seats}), the fewest a chaired duel has")
-        entries = meta["participants"]
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise FrontMatterError("participants is not a list of participants")
-        nested = next(
-            (name for name in required if name != "participants" and isinstance(meta[name], (list, dict))), None
-        )
-        if nested is not None:
-            raise FrontMatterError(f"{nested} is not a single value")
-        if not is_markdown(str(meta["source_path"])):  # a join debates Markdown only: any other file is forged
-            raise FrontMatterError("source_path does not name a Markdown file (.md or .markdown)")
-        return cls(
-            duel_id=str(meta["duel_id"]),
-            topic=str(meta["topic"]),
-            topic_slug=str(meta["topic_slug"]),
-            source_path=str(meta["source_path"]),
-            source_sha256=str(meta["source_sha256"]),
-            schedule=schedule,
-            status=str(meta["status"]),
-            outcome=_optional(meta["outcome"]),
-            created_at=str(meta["created_at"]),
-            closed_at=_optional(meta["closed_at"]),
-            participants=tuple(_entry(e, schedule) for e in entries),
-            **_audience(meta.get("audience")),
-        )
-
-
-_NOT_YAML_PRINTABLE = re.compile(r"[\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
-
-
-def _yaml_field(name: str, value: Any, *, indent: str = "") -> str:
-    """``name: value`` as the header writes it: a scalar on its line; a list of mappings (the participants,
-    the audience's questions) one field a line, so a reviewer reads it in a pull request's diff."""
-    if not (isinstance(value, list) and value and all(isinstance(item, dict) for item in value)):
-        return f"{indent}{name}: {_yaml_json(value)}\n"
-    lines = [f"{indent}{name}:\n"]
-    for item in value:
-        fields = [f"{_yaml_key(key)}: {_yaml_json(field)}" for key, field in item.items()]
-        lines += [f"{indent}  {'- ' if at == 0 else '  '}{field}\n" for at, field in enumerate(fields)]
-    return "".join(lines)
-
-
-def _yaml_key(key: str) -> str:
-    """A field's name bare when it is one of ours (``display_name``), else quoted as JSON."""
-    return key if _BARE_KEY.fullmatch(key) else _yaml_json(key)
-
-
-_BARE_KEY = re.compile(r"[a-z][a-z_]*")
-
-
-def _yaml_json(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return _NOT_YAML_PRINTABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
-
-
-def front_matter_mapping(raw: str | None) -> dict[str, Any]:
-    """The front matter as YAML gives it, untyped; raises :class:`FrontMatterError`."""
-    if raw is None:
-        raise FrontMatterError("no YAML front matter: not a duel artifact")
-    if len(raw) > MAX_FRONT_MATTER_CHARS:
-        raise FrontMatterError(f"front matter is longer than {MAX_FRONT_MATTER_CHARS} characters")
-    import yaml  # paid for only by readers of whole artifacts
-
-    try:
-        _refuse_what_the_service_never_writes(yaml.scan(raw, yaml.SafeLoader))
-        meta = yaml.load(raw, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise FrontMatterError(f"front matter is not valid YAML: {first}") from None
-    if not isinstance(meta, dict):
-        raise FrontMatterError("front matter is not a mapping of fields")
-    return meta
-
-
-def _refuse_what_the_service_never_writes(tokens: Iterable[Any]) -> None:
-    """Anchors, aliases and deep nesting, refused from the tokens (an iterative scan) before YAML composes
-    them: an alias bomb would expand, and nesting thousands deep would exhaust the recursive composer's stack."""
-    import yaml
-
-    opening = (
-        yaml.FlowSequenceStartToken,
-        yaml.FlowMappingStartToken,
-        yaml.BlockSequenceStartToken,
-        yaml.BlockMappingStartToken,
-    )
-    closing = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken, yaml.BlockEndToken)
-    depth = 0
-    for token in tokens:
-        if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
-            raise FrontMatterError("front matter uses YAML anchors or aliases, which the service never writes")
-        depth += isinstance(token, opening) - isinstance(token, closing)
-        if depth > MAX_FRONT_MATTER_DEPTH:
-            raise FrontMatterError(f"front matter is nested deeper than {MAX_FRONT_MATTER_DEPTH} levels")
-
-
-_AUDIENCE_FIELDS = ("questions", "final_thoughts")
-
-
-def _audience(raw: Any) -> dict[str, Any]:
-    """The ``audience`` mapping's questions and final thoughts, each as the service writes them."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict) or not set(raw) <= {"questions", "final_thoughts"}:
-        raise FrontMatterError("audience is not a mapping of questions and final_thoughts")
-    questions, thoughts = raw.get("questions", []), raw.get("final_thoughts", [])
-    if not isinstance(questions, list) or not isinstance(thoughts, list):
-        raise FrontMatterError("audience questions or final_thoughts is not a list")
-    from ..audience import FinalThought, Question
-
-    try:
-        return {
-            "questions": tuple(Question.from_json(item) for item in questions),
-            "final_thoughts": tuple(FinalThought.from_json(item) for item in thoughts),
-        }
-    except ValueError as exc:
-        raise FrontMatterError(f"audience: {exc}") from None
-
-
-def _optional(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _entry(raw: dict[str, Any], schedule: Schedule) -> ParticipantEntry:
-    seat, seats = raw.get("seat"), schedule.seats
-    lowest = CHAIR_SEAT if schedule.chair else 1
-    if any(isinstance(value, (list, dict)) for value in raw.values()) or not (
-        isinstance(seat, int) and lowest <= seat <= seats
-    ):
-        seats_allowed = "1 or 2" if seats == 2 and not schedule.chair else f"from {lowest} to {seats}"
-        raise FrontMatterError(f"a participant's fields are not single values, or its seat is not {seats_allowed}")
-    return ParticipantEntry(
-        id=str(raw.get("id", "")),
-        seat=seat if isinstance(seat, int) else 0,
-        display_name=str(raw.get("display_name", "")),
-        harness=str(raw.get("harness", "")),
-        model_id=str(raw.get("model_id", "")),
-        joined_at=_optional(raw.get("joined_at")),
-        signer=_optional(raw.get("signer")),
-        persona=_optional(raw.get("persona")),
-    )
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -418,116 +184,7 @@ def turn_block(n: int, body: str, prev: str) -> TurnBlock:
     return TurnBlock(n=n, sha256=sha256_text(text), prev=prev, text=text, line=0)
 
 
-def display_source_path(source_path: str, *, artifact_path: str | os.PathLike[str]) -> str:
-    """The source path the artifact records: relative to the artifact when both share a
-    directory below the filesystem root (so every clone reads the same), else absolute."""
-    folder = os.path.dirname(os.path.realpath(artifact_path))
-    if os.path.commonpath([source_path, folder]) == os.path.sep:
-        return source_path
-    return os.path.relpath(source_path, folder)
-
-
-def render(
-    front: FrontMatter,
-    *,
-    lease_seconds: int,
-    turns: list[TurnBlock] | str,
-    conclusion: Conclusion | None = None,
-    seals: Sequence[Seal] = (),
-    rulings: Sequence[Ruling] = (),
-) -> str:
-    """The whole artifact. ``turns`` may be raw text kept verbatim (a tampered record); ``seals``
-    end a closed duel's conclusion; ``rulings`` follow the turns, under their heading, once there are some."""
-    turns_text = turns if isinstance(turns, str) else "\n".join(_block_text(b) for b in turns)
-    if rulings:
-        from .rulings import chained, ruling_text
-
-        turns_text = (
-            turns_text.strip("\n")
-            + f"\n\n{RULINGS_HEADING}\n\n"
-            + "\n".join(
-                f"<!-- duel:ruling r={ruling.r} sha256={sha} prev={prev} -->\n{ruling_text(ruling)}{_RULING_CLOSE}\n"
-                for ruling, sha, prev in chained(rulings)
-            )
-        )
-    values = {
-        "topic": front.topic,
-        "duel_id": front.duel_id,
-        "source_path": front.source_path,
-        "source_sha256": front.source_sha256,
-        "status": front.status,
-        "outcome": front.outcome or "—",
-        "created_at": front.created_at,
-        "closed_at": front.closed_at or "—",
-        "max_turns": str(front.schedule.max_turns),
-        "seats_row": ("" if front.schedule.seats == 2 else f"\n| Seats | {front.schedule.seats} |")
-        + ("\n| Chair | yes |" if front.schedule.chair else ""),
-        "lease_seconds": str(lease_seconds),
-        "participants_table": _participants_table(front.participants),
-        "turns": turns_text.strip("\n") or "_No turns yet._",
-        "conclusion": OPEN_CONCLUSION if conclusion is None else conclusion_text(conclusion, seals),
-    }
-    body = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), _template())
-    return f"---\n{front.to_yaml()}---\n\n{body.rstrip()}\n"
-
-
-@functools.cache
-def _template() -> str:
-    return TEMPLATE.read_text(encoding="utf-8")
-
-
-def _block_text(block: TurnBlock) -> str:
-    signed = f"<!-- duel:signature n={block.n} ssh={block.signature} -->\n" if block.signature else ""
-    return f"<!-- duel:turn n={block.n} sha256={block.sha256} prev={block.prev} -->\n{block.text}{_CLOSE}\n{signed}"
-
-
-def _cell(value: str) -> str:
-    return value.replace("|", "\\|")
-
-
-def _participants_table(participants: tuple[ParticipantEntry, ...]) -> str:
-    if not participants:
-        return "_Nobody has joined yet._"
-    rows = ["| Seat | Participant | Harness | Model | ID | Joined |", "|---|---|---|---|---|---|"]
-    rows.extend(
-        f"| {p.seat or 'chair'} | {_cell(p.display_name)} | {_cell(p.harness)} | {_cell(p.model_id)} "
-        f"| `{p.id}` | {p.joined_at} |"
-        for p in sorted(participants, key=lambda p: p.seat)
-    )
-    return "\n".join(rows)
-
-
-_SUMMARY_HEADING = "### Summary"
 _ROW = re.compile(r"^\| ([A-Za-z ]+) \| (.*) \|$")
-
-
-def conclusion_text(conclusion: Conclusion, seals: Sequence[Seal] = ()) -> str:
-    """What the artifact holds under ``## Terminal Conclusion``. Without ``seals``, the text a
-    seal's ``conclusion`` hash covers: as :func:`parse` reads it back."""
-    rows = [
-        "| Field | Value |",
-        "|---|---|",
-        f"| Outcome | {conclusion.outcome} |",
-        f"| Closed at | {conclusion.closed_at} |",
-        f"| Candidate convergence | {'yes' if conclusion.candidate_convergence else 'no'} |",
-        *([f"| Reason | {_cell(conclusion.reason or '—')} |"] if conclusion.reason or conclusion.reason_row else []),
-        *([f"| Provisional | {_cell(shown)} |"] if (shown := _provisional_value(conclusion)) else []),
-        *(f"| {label} | {_cell(value)} |" for label, value in conclusion.revision),
-    ]
-    text = "\n".join(rows)
-    if conclusion.summary and conclusion.summary.strip():
-        text += f"\n\n{_SUMMARY_HEADING}\n\n" + conclusion.summary.strip()
-    if seals:
-        text += "\n\n" + "\n".join(f"<!-- duel:seal seat={seal.seat} ssh={seal.signature} -->" for seal in seals)
-    return text
-
-
-def _provisional_value(conclusion: Conclusion) -> str | None:
-    if conclusion.provisional is not None:
-        from .families import provisional_text  # loaded by a close, not by a join (tests/cli/test_op_imports.py)
-
-        return provisional_text(conclusion.provisional)
-    return conclusion.provisional_row
 
 
 def _read_label(value: str | None) -> Provisional | None:
@@ -543,7 +200,7 @@ def parse_conclusion(text: str | None) -> Conclusion | None:
     duel or a conclusion without its Outcome row. Never raises: the text is not hashed, so it may be anything."""
     if not text:
         return None
-    table, _, summary = text.partition(f"\n{_SUMMARY_HEADING}\n")
+    table, _, summary = text.partition(f"\n{SUMMARY_HEADING}\n")
     matches = (_ROW.match(line.strip()) for line in table.split("\n"))
     found = [(row.group(1), row.group(2).replace("\\|", "|")) for row in matches if row]
     rows: dict[str, str] = {}
@@ -624,7 +281,7 @@ class _BlockScan:
             self.opened, self.body, self.ruling = (i, cast("re.Match[str]", match or ruled)), [], ruled is not None
         elif signed:
             self._sign(i, signed)
-        elif line == _CLOSE or line.startswith("<!-- duel:"):
+        elif line == TURN_CLOSE or line.startswith("<!-- duel:"):
             self.problems.append(f"line {i + 1}: stray turn marker")
 
     def _sign(self, i: int, signed: re.Match[str]) -> None:
@@ -656,7 +313,7 @@ class _BlockScan:
         if self.opened is None:
             return
         first, opener = self.opened
-        if self.ruling and line == _RULING_CLOSE:
+        if self.ruling and line == RULING_CLOSE:
             text = "".join(s + "\n" for s in self.body)
             self.rulings.append(
                 RulingBlock(
@@ -664,7 +321,7 @@ class _BlockScan:
                 )
             )
             self.opened = None
-        elif line == _CLOSE and not self.ruling:
+        elif line == TURN_CLOSE and not self.ruling:
             text = "".join(s + "\n" for s in self.body)
             self.blocks.append(
                 TurnBlock(
@@ -682,10 +339,10 @@ def turns_region(text: str) -> str:
     """The raw text from the first turn marker to the last closing one and the signature
     line right after it, if any (tampered records)."""
     first = text.find("<!-- duel:turn ")
-    last = text.rfind(_CLOSE)
+    last = text.rfind(TURN_CLOSE)
     if first < 0 or last < first:
         return ""
-    end = last + len(_CLOSE)
+    end = last + len(TURN_CLOSE)
     if text.startswith("\n<!-- duel:signature ", end):
         line_end = text.find("\n", end + 1)
         end = len(text) if line_end < 0 else line_end

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 from ..digest import sha256_hex
 from ..files import MAX_SOURCE_BYTES, read_bounded
 from .markdown import headings, normalize_newlines, split_lines
-from .matching import SearchableText, normalize_text, without_markup
 
+# The matching of citations loads when a turn is checked: a join reads the source for its hash and topic alone.
 if TYPE_CHECKING:
     from .figures import FigureIndex
+    from .matching import SearchableText
 
 __all__ = ["SourceDocument", "SourceUnreadable", "github_anchor", "read_source"]
 
@@ -75,6 +76,8 @@ class SourceDocument:
     # Built on first use: a join reads the source for its topic and hash alone.
     @cached_property
     def _searchable(self) -> SearchableText:
+        from .matching import SearchableText
+
         return SearchableText(self.text)
 
     @cached_property
@@ -86,6 +89,8 @@ class SourceDocument:
 
     @cached_property
     def _heading_keys(self) -> frozenset[str]:
+        from .matching import normalize_text, without_markup
+
         keys = {normalize_text(h) for h in self.headings}
         keys |= {without_markup(k) for k in keys}
         keys |= {github_anchor(k) for k in keys}
@@ -104,6 +109,8 @@ class SourceDocument:
 
     def has_heading(self, text: str) -> bool:
         """Whether ``text`` names a heading: as written, without inline markup, or as its GitHub anchor."""
+        from .matching import normalize_text, without_markup
+
         key = normalize_text(text)
         return bool(key) and (key in self._heading_keys or without_markup(key) in self._heading_keys)
 

@@ -57,8 +57,9 @@ ALLOWED = {
     "refresh-lock": EVERY_OP | WRITES,
     "release-lock": EVERY_OP | WRITES,
     # A join reads the source and renders the artifact without turns: no turn grammar, no Markdown
-    # parser, no history, no rules (those load with the first append), and no audience, rulings or
-    # signatures (a new duel has none); its answer is its own (._join_result), not a lock op's.
+    # parser, no history, no rules, no record parser (.artifact), no citation matching (those load
+    # with the first append), and no audience, rulings or signatures (a new duel has none); its
+    # answer is its own (._join_result), not a lock op's.
     "join": EVERY_OP
     | {
         "rp1_duel.coordination._event_core",
@@ -66,11 +67,11 @@ ALLOWED = {
         "rp1_duel.coordination._join_result",
         "rp1_duel.coordination._seat_events",
         "rp1_duel.record",
-        "rp1_duel.record.artifact",
+        "rp1_duel.record.front_matter",
+        "rp1_duel.record.rendering",
         "rp1_duel.record.sources",
         "rp1_duel.turns",
         "rp1_duel.turns.markdown",
-        "rp1_duel.turns.matching",
         "rp1_duel.turns.source",
     },
 }

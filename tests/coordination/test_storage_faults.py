@@ -369,7 +369,7 @@ def test_no_temp_file_ever_lands_beside_the_artifacts(service, source, debate_di
 
 
 def test_a_debate_dir_on_a_network_filesystem_is_refused(source, debate_dir, monkeypatch):
-    monkeypatch.setattr(storage, "filesystem_magic", lambda path: 0x6969)
+    monkeypatch.setattr(storage, "filesystem_type", lambda path: "nfs4")
 
     with pytest.raises(DuelError) as refused:
         join(DuelService(debate_dir), source, "Alice")
@@ -380,13 +380,41 @@ def test_a_debate_dir_on_a_network_filesystem_is_refused(source, debate_dir, mon
     assert not (debate_dir / ".duel").exists()
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("stat") is None, reason="Linux statfs")
-def test_filesystem_magic_is_what_statfs_reports(tmp_path):
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("findmnt") is None, reason="Linux findmnt")
+def test_filesystem_type_is_what_findmnt_reports(tmp_path):
     reported = subprocess.run(
-        ["stat", "-f", "--format=%t", str(tmp_path)], capture_output=True, text=True, check=True
+        ["findmnt", "--noheadings", "--output", "FSTYPE", "--target", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
 
-    assert storage.filesystem_magic(tmp_path) == int(reported, 16)
+    assert storage.filesystem_type(tmp_path) == reported
+
+
+MOUNTINFO = (
+    b"27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
+    b"36 27 0:53 / /mnt/shared\\040dir rw,relatime shared:7 master:2 - nfs4 server:/export rw,vers=4.2\n"
+    b"37 27 0:54 / /mnt/odd rw - fuse.sshfs me@host:/home rw\n"
+)
+
+
+@pytest.mark.parametrize(("device", "kind"), [((0, 53), "nfs4"), ((254, 0), "ext4"), ((0, 54), "fuse.sshfs")])
+def test_mount_type_reads_the_type_of_a_device_past_optional_tags(device, kind):
+    major, minor = device
+
+    assert storage.mount_type(MOUNTINFO, major=major, minor=minor) == kind
+
+
+def test_mount_type_of_a_device_not_mounted_is_none():
+    assert storage.mount_type(MOUNTINFO, major=8, minor=1) is None
+    assert storage.mount_type(b"garbage\n\n1 2 0:53\n", major=0, minor=53) is None
+
+
+def test_a_filesystem_without_a_mount_table_is_taken_as_local(tmp_path, monkeypatch):
+    monkeypatch.setattr(storage, "MOUNTINFO", str(tmp_path / "absent"))
+
+    assert storage.filesystem_type(tmp_path) is None
 
 
 # -- the debate dir's file locks (docs/protocol.md section 4, "Locks and filesystems") ------------
