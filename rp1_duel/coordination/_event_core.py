@@ -1,11 +1,12 @@
-"""The part of :mod:`.events` every lock op needs: the envelope, the base of each type's data,
-the JSON readers, and the events of leases (a join's, of seats: :mod:`._seat_events`).
+"""The part of :mod:`.events` every op that logs needs: the envelope, the base of each type's data,
+and the JSON readers. The lock ops' events are in :mod:`._lease_events`, a join's in :mod:`._seat_events`
+and :mod:`._seat_return_events`.
 
 Kept apart because a frozen dataclass costs a ``duel tools`` process about a quarter of a
-millisecond to build: a claim, refresh or release builds these six classes, not all
-twenty-eight (bench/bench_startup.py). :mod:`.events` names them all, and the rest of the
-package imports them from there; only the lock ops and the transaction that logs them
-import them from here.
+millisecond to build: a claim, refresh or release builds these three classes and the three of
+leases, a join these and those of a new seat, not all twenty-eight (bench/bench_startup.py).
+:mod:`.events` names them all, and the rest of the package imports them from there; only the
+ops and the transaction that logs them import them from here.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def read_fields(kind: type[_Record], data: Mapping[str, Any]) -> _Record:
     return kind(**values)
 
 
-# -- the base, and the events of leases ---------------------------------------------------------
+# -- the base ---------------------------------------------------------
 
 
 # Every type by its word: each registers itself as its class is built, and every reader of a log
@@ -121,37 +122,6 @@ class EventData:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _TYPES[cls.event_type] = cls
-
-
-@dataclass(frozen=True)
-class LockAcquired(EventData):
-    """A lease was granted: its fence, its expiry, and whether it is one to close TIMEOUT."""
-
-    event_type = EventType.LOCK_ACQUIRED
-    lease_only = True
-    fence: int
-    expires_at: str
-    for_timeout: bool
-
-
-@dataclass(frozen=True)
-class LockRefreshed(EventData):
-    """A lease's expiry moved (bookkeeping: it wakes no one)."""
-
-    event_type = EventType.LOCK_REFRESHED
-    wakes = False
-    lease_only = True
-    fence: int
-    expires_at: str
-
-
-@dataclass(frozen=True)
-class LockReleased(EventData):
-    """The lease of that fence was given back."""
-
-    event_type = EventType.LOCK_RELEASED
-    lease_only = True
-    fence: int
 
 
 # -- the envelope ------------------------------------------------------------------------------

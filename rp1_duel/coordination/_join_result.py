@@ -1,6 +1,6 @@
 """What a join answers: the seat handle, the duel it joined and that duel's settings.
 
-Apart from :mod:`._write_results` because a claim, refresh or release does not need it, and each
+In a module of its own because a claim, refresh or release does not need it, and each
 dataclass a ``duel tools`` process builds costs it about a quarter of a millisecond
 (bench/bench_startup.py).
 """

@@ -97,7 +97,7 @@ def take_seat(
     """The seat ``identity`` takes in ``tx``'s duel, and its token: resumed with its token, reclaimed once idle,
     taken over with another model before its first turn, or a free seat of ``role``."""
     from ._artifact_writer import write_artifact
-    from ._seat_events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed
+    from ._seat_events import ParticipantRegistered, ParticipantWaiting
 
     state, now = tx.state, tx.now
     name, harness, model_id = identity
@@ -111,25 +111,7 @@ def take_seat(
     renamed = next((p for p in state.participants if p.identity[:2] == identity[:2]), None)
     raise_refusal(policy.refuse_role(same or renamed, role))
     if same is not None:
-        if token:
-            if not token_matches(token, token_hash=same.token_sha256):
-                raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")
-            tx.touch(same)
-            tx.emit(ParticipantResumed(same.seat), by=same.id)
-            return same, token
-        if not policy.seat_reclaimable(state, same, now):
-            raise DuelError(
-                ErrorCode.SEAT_TAKEN,
-                f"seat {same.seat} is held by {name} ({harness} / {model_id}), seen lately: if it is yours, run "
-                "the same command where its token is kept (the same debate dir and user) to resume it, or pass "
-                "its token; else the seat can be reclaimed once its holder has been gone a lease",
-                {"seat": same.seat, "reclaimable_at": iso(state.wall_time(policy.reclaimable_from(state, same)))},
-            )
-        token = new_token()
-        same.token_sha256 = hash_token(token)
-        tx.touch(same)
-        tx.emit(SeatReclaimed(same.seat), by=same.id)
-        return same, token
+        return take_again(tx, same, token)
     if renamed is not None:
         return take_over(tx, renamed, model_id, token)
     raise_refusal(policy.refuse_if_closed(state))  # closed since the index was read
@@ -160,11 +142,37 @@ def take_seat(
     return participant, token
 
 
+def take_again(tx: Transaction, same: Participant, token: str | None) -> tuple[Participant, str]:
+    """The seat of the same name, harness and model: resumed with its token, else reclaimed once idle."""
+    from ._seat_return_events import ParticipantResumed, SeatReclaimed
+
+    state, now = tx.state, tx.now
+    if token:
+        if not token_matches(token, token_hash=same.token_sha256):
+            raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")
+        tx.touch(same)
+        tx.emit(ParticipantResumed(same.seat), by=same.id)
+        return same, token
+    if not policy.seat_reclaimable(state, same, now):
+        raise DuelError(
+            ErrorCode.SEAT_TAKEN,
+            f"seat {same.seat} is held by {same.display_name} ({same.harness} / {same.model_id}), seen lately: if "
+            "it is yours, run the same command where its token is kept (the same debate dir and user) to resume "
+            "it, or pass its token; else the seat can be reclaimed once its holder has been gone a lease",
+            {"seat": same.seat, "reclaimable_at": iso(state.wall_time(policy.reclaimable_from(state, same)))},
+        )
+    token = new_token()
+    same.token_sha256 = hash_token(token)
+    tx.touch(same)
+    tx.emit(SeatReclaimed(same.seat), by=same.id)
+    return same, token
+
+
 def take_over(tx: Transaction, holder: Participant, model_id: str, token: str | None) -> tuple[Participant, str]:
     """The same name and harness with another model: the seat's model is corrected, before its first turn."""
     from ._artifact_writer import write_artifact
     from ._record_writer import check_record
-    from ._seat_events import SeatTakenOver
+    from ._seat_return_events import SeatTakenOver
 
     if token and not token_matches(token, token_hash=holder.token_sha256):
         raise DuelError(ErrorCode.PARTICIPANT_AUTH_FAILED, "participant token does not match this seat")

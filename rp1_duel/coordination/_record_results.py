@@ -1,6 +1,6 @@
 """What the ops that write the record answer: append, seal, commit-opening and the audience's ops.
 
-Apart from :mod:`._write_results` so that a claim, refresh or release (a ``duel tools``
+Apart from the lock ops' answers (:mod:`._claim_result`…) so that a claim, refresh or release (a ``duel tools``
 process each) does not build these classes.
 """
 

@@ -1,5 +1,6 @@
-"""The events of seats (docs/protocol.md section 9), which only a join logs: apart from
-:mod:`._event_core` so that a claim, refresh or release does not build them (a frozen
+"""The events of a new seat (docs/protocol.md section 9), which a join logs: apart from
+:mod:`._event_core` so that a claim, refresh or release does not build them, and from those of a
+seat taken again (:mod:`._seat_return_events`), which a first join does not log (a frozen
 dataclass costs a ``duel tools`` process a quarter of a millisecond). :mod:`.events` names
 them with every other type; a join imports them from here.
 """
@@ -29,29 +30,3 @@ class ParticipantWaiting(EventData):
 
     event_type = EventType.PARTICIPANT_WAITING
     until: str
-
-
-@dataclass(frozen=True)
-class ParticipantResumed(EventData):
-    """A participant came back to its seat with its token."""
-
-    event_type = EventType.PARTICIPANT_RESUMED
-    seat: int
-
-
-@dataclass(frozen=True)
-class SeatReclaimed(EventData):
-    """An idle seat was handed to a new participant."""
-
-    event_type = EventType.SEAT_RECLAIMED
-    seat: int
-
-
-@dataclass(frozen=True)
-class SeatTakenOver(EventData):
-    """A seat's holder changed its model before its first turn."""
-
-    event_type = EventType.SEAT_TAKEN_OVER
-    seat: int
-    model_id: str
-    previous_model_id: str

@@ -1,8 +1,9 @@
 """A duel's events, typed: one frozen dataclass per type of docs/protocol.md section 9.
 
 An :class:`Event` is the envelope (``seq``, ``ts``, ``duel_id``, ``participant_id``) around its
-``data``, one of the :class:`EventData` types below (the envelope and those of leases are built in
-:mod:`._event_core`, which a lock op loads alone, those of seats in :mod:`._seat_events`);
+``data``, one of the :class:`EventData` types below (the envelope in :mod:`._event_core`, those of
+leases in :mod:`._lease_events`, which a lock op loads alone, those of seats in :mod:`._seat_events`
+and :mod:`._seat_return_events`, which a join loads);
 ``to_json()`` and ``from_json()`` are the only places an event is a dict, where the log is
 written and read. Whether an event wakes ``wait``
 belongs to its type (``wakes``). Times stay as logged, ISO 8601 UTC: they are shown, never judged.
@@ -27,9 +28,6 @@ from ..vocabulary import ErrorCode, EventType
 from ._event_core import (
     Event,
     EventData,
-    LockAcquired,
-    LockRefreshed,
-    LockReleased,
     Unfit,
     UnknownEvent,
     _bool,
@@ -41,7 +39,9 @@ from ._event_core import (
     read_data,
     read_fields,
 )
-from ._seat_events import ParticipantRegistered, ParticipantResumed, ParticipantWaiting, SeatReclaimed, SeatTakenOver
+from ._lease_events import LockAcquired, LockRefreshed, LockReleased
+from ._seat_events import ParticipantRegistered, ParticipantWaiting
+from ._seat_return_events import ParticipantResumed, SeatReclaimed, SeatTakenOver
 from .counts import Usage
 
 __all__ = [

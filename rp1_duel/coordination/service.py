@@ -46,9 +46,11 @@ from .storage import DebateDir, DirectoryStore, copy_artifact
 if TYPE_CHECKING:
     from ..record import Ruling
     from ..turns import SourceDocument
+    from ._claim_result import ClaimResult
     from ._join_result import JoinResult
     from ._record_results import AppendResult, AudienceResult, CommitResult, SealResult
-    from ._write_results import ClaimResult, RefreshResult, ReleaseResult
+    from ._refresh_result import RefreshResult
+    from ._release_result import ReleaseResult
     from .counts import Usage
     from .events import CitationVerdicts, Event, Provenance
 
@@ -366,14 +368,14 @@ class DuelService:
         A refusal is an answer (``acquired`` false, with the reason and when to retry), not an
         error; a bad seat handle is ``PARTICIPANT_AUTH_FAILED``, a closed duel ``DUEL_CLOSED``.
         """
-        from ._write_results import ClaimResult
+        from ._claim_result import ClaimResult
 
         check_handles(seat)
         with self._seated(seat) as (tx, me):
             state, now = tx.state, tx.now
             decision = policy.decide_claim(state, me, now, for_timeout=for_timeout)
             if decision.grant and not decision.same_lease:
-                from ._event_core import LockAcquired  # not .events: every other event type
+                from ._lease_events import LockAcquired  # not .events: every other event type
 
                 state.lease = policy.new_lease(state, me, now, for_timeout=decision.for_timeout)
                 state.fence = state.lease.fence
@@ -400,7 +402,7 @@ class DuelService:
 
         A refusal is an answer (``refreshed`` false, with the reason), not an error.
         """
-        from ._write_results import RefreshResult
+        from ._refresh_result import RefreshResult
 
         check_handles(seat, lease)
         with self._seated(seat) as (tx, me):
@@ -408,7 +410,7 @@ class DuelService:
             decision = policy.decide_refresh(state, me, lease.value if lease else None, now)
             expires_at = None if decision.expires_mono is None else state.wall_time(decision.expires_mono)
             if decision.refreshed and state.lease is not None and decision.expires_mono is not None:
-                from ._event_core import LockRefreshed  # not .events: every other event type
+                from ._lease_events import LockRefreshed  # not .events: every other event type
 
                 state.lease.expires_mono = decision.expires_mono
                 tx.emit(LockRefreshed(state.lease.fence, iso(state.wall_time(decision.expires_mono))), by=me.id)
@@ -585,7 +587,7 @@ class DuelService:
         ``OUTCOME_MISMATCH`` or ``TIMEOUT_REJECTED`` for a close the turns do not allow, and
         ``SIGNING_FAILED`` for a key that cannot seal (the duel then stays open).
         """
-        from ._write_results import ReleaseResult
+        from ._release_result import ReleaseResult
 
         check_handles(seat, lease)
         if close:
@@ -604,7 +606,7 @@ class DuelService:
                 checked = cast("str", outcome)  # one of OUTCOMES: checked before the transaction
                 close_duel(tx, me, held, outcome=checked, reason=reason, summary=summary, signing_key=signing_key)
             else:
-                from ._event_core import LockReleased  # not .events: every other event type
+                from ._lease_events import LockReleased  # not .events: every other event type
 
                 state.lease = None
                 tx.emit(LockReleased(held.fence), by=me.id)
@@ -758,7 +760,7 @@ class DuelService:
         in the ``turn_appended`` event, never part of validation. A turn that breaks a rule is
         ``TURN_INVALID`` with its violations; the answer names the turn's number, hash and any outcome reached."""
         check_handles(seat, lease)
-        from ._event_core import LockReleased  # not .events: every other event type
+        from ._lease_events import LockReleased  # not .events: every other event type
         from ._record_results import AppendResult
         from ._record_writer import append_turn  # Markdown parsing is paid for only by appends
 

@@ -47,19 +47,20 @@ EVERY_OP = {
     "rp1_duel.vocabulary",
 }
 # A lock op that writes logs a lease event (not every event type: .events is not loaded) and
-# answers with a lock op's result (not the record ops': ._record_results is not loaded).
-WRITES = {"rp1_duel.coordination._event_core", "rp1_duel.coordination._write_results"}
+# answers with its own result (not the other lock ops', nor the record ops': ._record_results).
+LEASE_EVENTS = {"rp1_duel.coordination._event_core", "rp1_duel.coordination._lease_events"}
 ALLOWED = {
     # A status sums the usage its duel logged (none here: no event type is built).
     "status": EVERY_OP | {"rp1_duel.coordination.counts", "rp1_duel.participant", "rp1_duel.participant.usage"},
-    "claim-lock, refused": EVERY_OP | {"rp1_duel.coordination._write_results"},
-    "claim-lock": EVERY_OP | WRITES,
-    "refresh-lock": EVERY_OP | WRITES,
-    "release-lock": EVERY_OP | WRITES,
+    "claim-lock, refused": EVERY_OP | {"rp1_duel.coordination._claim_result"},
+    "claim-lock": EVERY_OP | LEASE_EVENTS | {"rp1_duel.coordination._claim_result"},
+    "refresh-lock": EVERY_OP | LEASE_EVENTS | {"rp1_duel.coordination._refresh_result"},
+    "release-lock": EVERY_OP | LEASE_EVENTS | {"rp1_duel.coordination._release_result"},
     # A join reads the source and renders the artifact without turns: no turn grammar, no Markdown
     # parser, no history, no rules, no record parser (.artifact), no citation matching (those load
     # with the first append), and no audience, rulings or signatures (a new duel has none); its
-    # answer is its own (._join_result), not a lock op's.
+    # answer is its own (._join_result), not a lock op's; a new seat logs its events (._seat_events),
+    # not those of a seat taken again.
     "join": EVERY_OP
     | {
         "rp1_duel.coordination._event_core",

@@ -297,7 +297,11 @@ def test_status_imports_no_lock_package_cli_framework_model_sdk_or_markdown_pars
     assert "rp1_duel.coordination.service" in imported  # what the process imported is listed
     assert not {name.split(".")[0] for name in imported} & HEAVY
     # A duel that logged no usage: no event type is built, nor the answers of the ops that write.
-    loaded_for_writes = {"rp1_duel.coordination.events", "rp1_duel.coordination._write_results"}
+    loaded_for_writes = {
+        "rp1_duel.coordination.events",
+        "rp1_duel.coordination._event_core",
+        "rp1_duel.coordination._claim_result",
+    }
     assert not imported & (loaded_for_writes | {"rp1_duel.turns.markdown", "rp1_duel.record.history", "subprocess"})
     assert not imported & {"threading", "secrets", "shutil", "datetime"}  # each costs every poll a millisecond or so
 

@@ -1,0 +1,40 @@
+"""What a claim answers (a join's: :mod:`._join_result`; the record ops': :mod:`._record_results`).
+
+A result like those of :mod:`.results` (a plain record, ``to_dict()`` giving the protocol's JSON), in a
+module of its own: each lock op builds the class of its answer alone (a dataclass costs a ``duel tools``
+process a quarter of a millisecond; bench/bench_startup.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..clock import iso
+from .results import DuelResult, LeaseToken
+
+
+@dataclass(kw_only=True)
+class ClaimResult(DuelResult):
+    """What a claim answers: the lease when granted, else why not and when to try again."""
+
+    acquired: bool
+    lease: LeaseToken | None  # when acquired
+    lease_expires_at: float | None
+    owner_participant_id: str | None
+    retry_after_seconds: float | None  # when refused
+    wait_until: float | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The claim JSON: ``acquired``, the lease token and expiry, or the reason and retry time."""
+        return {
+            **super().to_dict(),
+            "acquired": self.acquired,
+            "lease_token": self.lease.value if self.lease else None,
+            "lease_expires_at": iso(self.lease_expires_at),
+            "owner_participant_id": self.owner_participant_id,
+            "retry_after_seconds": self.retry_after_seconds,
+            "wait_until": iso(self.wait_until),
+            "reason": self.reason,
+        }
