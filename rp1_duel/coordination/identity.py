@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 SLUG_MAX = 60
-_URL_SAFE = str.maketrans("+/", "-_")  # base64 to its URL-safe alphabet
+_URL_SAFE_BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 _SLUG_RUN = re.compile(r"[^a-z0-9]+")
 # Display names land in a turn heading `Name (Harness / Model)` and in tables:
@@ -172,12 +172,15 @@ def check_name(flag: str, *, value: str, max_len: int = 64, allow_slash: bool = 
 
 def new_token() -> str:
     """A new participant token: ``pt_`` and 24 random bytes, URL-safe."""
-    # A prefix keeps the token from starting with "-", which argparse would take for a flag. What
-    # secrets.token_urlsafe(24) is (24 bytes make 32 characters, no padding), without importing
-    # secrets and base64 into every join.
-    import binascii
+    # A prefix keeps the token from starting with "-", which argparse would take for a flag.
+    return "pt_" + urlsafe_base64(os.urandom(24))
 
-    return "pt_" + binascii.b2a_base64(os.urandom(24), newline=False).decode().translate(_URL_SAFE)
+
+def urlsafe_base64(data: bytes) -> str:
+    """``data``, a multiple of 3 bytes long, in URL-safe base64: what secrets.token_urlsafe gives (no padding),
+    without loading secrets, base64 or binascii into every join. Each 6 bits, from the first, is a character."""
+    number, bits = int.from_bytes(data, "big"), 8 * len(data)
+    return "".join(_URL_SAFE_BASE64[(number >> shift) & 63] for shift in range(bits - 6, -1, -6))
 
 
 def hash_token(token: str) -> str:

@@ -249,7 +249,7 @@ def _insertion(source: str, edit: Edit, newline: str) -> _Change | EditProblem:
         code = RuleCode.EDIT_NOT_FOUND if not found else RuleCode.EDIT_AMBIGUOUS
         how = "no heading of the source reads" if not found else "more than one heading of the source reads"
         return EditProblem(code, edit.name, f"edit {edit.name}: {how} {_short(edit.find)!r}")
-    index = found[0].index if atx_heading(lines[found[0].index]) else found[0].index + 1  # setext: after its underline
+    index = found[0].line if atx_heading(lines[found[0].line]) else found[0].line + 1  # setext: after its underline
     at = ends[index]
     before = "" if raw[index].endswith(("\n", "\r")) else newline
     after = "" if index + 1 >= len(lines) or not lines[index + 1].strip() else newline

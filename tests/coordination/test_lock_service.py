@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import stat
@@ -10,8 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rp1_duel.coordination import DuelService, Event, LeaseToken, Seat, SeatTakenOver, slugify
+from rp1_duel.coordination.identity import new_token, urlsafe_base64
 from rp1_duel.errors import DuelError
 from rp1_duel.record import validate_file
 from rp1_duel.settings import DuelSettings
@@ -70,6 +74,18 @@ def test_explicit_topic_wins_over_the_heading(service, source):
 )
 def test_slug_is_nfkd_ascii_lowercase_dashed_trimmed_60(topic, slug):
     assert slugify(topic) == slug
+
+
+@given(st.integers(min_value=0, max_value=16).flatmap(lambda n: st.binary(min_size=3 * n, max_size=3 * n)))
+def test_a_token_is_the_url_safe_base64_of_its_random_bytes(data):
+    assert urlsafe_base64(data) == base64.urlsafe_b64encode(data).decode()
+
+
+def test_a_new_token_is_pt_and_32_url_safe_characters_each_time_new():
+    tokens = {new_token() for _ in range(50)}
+
+    assert len(tokens) == 50
+    assert all(re.fullmatch(r"pt_[A-Za-z0-9_-]{32}", token) for token in tokens)
 
 
 @pytest.mark.directory_only
