@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..clock import iso
-from .results import DuelResult, LeaseToken
+from ._result_core import DuelResult, LeaseToken
 
 
 @dataclass(kw_only=True)

@@ -13,8 +13,8 @@ from typing import Any
 from ..clock import Instant, iso
 from ..schedule import Schedule
 from . import policy
+from ._result_core import DuelResult, Seat, common_fields
 from ._state import DuelState, Participant
-from .results import DuelResult, Seat, common_fields
 
 
 @dataclass(kw_only=True)

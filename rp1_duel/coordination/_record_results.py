@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .results import DuelResult
+from ._result_core import DuelResult
 
 
 @dataclass(kw_only=True)

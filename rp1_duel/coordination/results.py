@@ -7,9 +7,10 @@ times are wall-clock epoch seconds in process (shown, never judged) and ISO 8601
 (read them, do not change them). Those that no other result extends are NamedTuples: building
 a dataclass, a frozen one most of all, costs ``duel tools`` start-up time that nothing here needs.
 
-This module holds what a status, a wait and a watcher need; the answers of the ops that
-change a duel (join, claim, refresh, release, append) are in :mod:`.write_results`, so
-that a polled status does not build them.
+This module holds what a status, a wait and a watcher need; the handles and the fields every answer
+carries are in :mod:`._result_core`, and the answers of the ops that change a duel (join, claim,
+refresh, release, append) in a module each, so that a polled status does not build them, nor a lock
+op a status.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..clock import Instant, iso
-from ..errors import invalid_argument
 from ..schedule import Schedule
-from ..vocabulary import ACTIVE, NextStep
+from ..vocabulary import ACTIVE
 from . import policy
+from ._result_core import DuelResult, LeaseToken, Seat, check_handles, common_fields
 from ._state import DuelState, Participant
 from ._store import EventCursor
 
@@ -41,32 +42,6 @@ __all__ = [
     "check_handles",
     "common_fields",
 ]
-
-
-class Seat(NamedTuple):
-    """A participant's handle: which duel, which participant, and its secret token."""
-
-    duel_id: str
-    participant_id: str
-    token: str
-    number: int = 0  # 1 or 2 (1..N in a panel, 0 for a chair); 0 too when built from flags that do not say
-
-    def __repr__(self) -> str:  # never the token: handles end up in logs and tracebacks
-        return f"Seat(duel_id={self.duel_id!r}, participant_id={self.participant_id!r}, number={self.number!r})"
-
-
-class LeaseToken(NamedTuple):
-    """The secret a grant hands out: ``<fence>-<random>``."""
-
-    value: str
-
-    def __repr__(self) -> str:  # never the secret
-        return "LeaseToken()"
-
-    @property
-    def fence(self) -> int:
-        """The lease's fence: the number before the first ``-``."""
-        return int(self.value.split("-", 1)[0])
 
 
 class ParticipantView(NamedTuple):
@@ -104,36 +79,6 @@ class ParticipantView(NamedTuple):
             "joined_at": iso(self.joined_at),
             "last_seen_at": iso(self.last_seen_at),
         }
-
-
-@dataclass(kw_only=True)
-class DuelResult:
-    """The fields every op's answer carries."""
-
-    duel_id: str
-    participant_id: str | None
-    participant_count: int
-    status: str
-    next_step: NextStep | None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The protocol's JSON fields of the answer (docs/protocol.md section 5)."""
-        data: dict[str, Any] = {"duel_id": self.duel_id}
-        if self.participant_id is not None:
-            data["participant_id"] = self.participant_id
-        data.update(participant_count=self.participant_count, status=self.status, next_step=self.next_step)
-        return data
-
-
-def common_fields(state: DuelState, participant: Participant | None, now: Instant) -> dict[str, Any]:
-    """The fields of :class:`DuelResult`, for building any result from a state."""
-    return {
-        "duel_id": state.id,
-        "participant_id": participant.id if participant else None,
-        "participant_count": len(state.participants),
-        "status": state.status,
-        "next_step": policy.next_step(state, participant, now) if participant else None,
-    }
 
 
 class DuelInfo(NamedTuple):
@@ -290,12 +235,3 @@ class WaitResult(StatusResult):
     def to_dict(self) -> dict[str, Any]:
         """The status JSON with ``waited_seconds`` and ``changed``."""
         return {**super().to_dict(), "waited_seconds": self.waited_seconds, "changed": self.changed}
-
-
-def check_handles(seat: object, lease: object = None) -> None:
-    """The seat handle and the lease token are two secrets of two types: either one passed
-    where the other goes (or anything else) is ``INVALID_ARGUMENT``, naming only the type."""
-    if not isinstance(seat, Seat):
-        raise invalid_argument(f"expected the Seat a join returned, got a {type(seat).__name__}")
-    if lease is not None and not isinstance(lease, LeaseToken):
-        raise invalid_argument(f"expected the LeaseToken a claim granted (or None), got a {type(lease).__name__}")

@@ -25,6 +25,7 @@ from ..settings import DuelSettings
 from ..vocabulary import ACTIVE, OUTCOMES, ROLES, ErrorCode, EventType, Role
 from . import policy
 from ._joining import check_source, create_duel, raise_refusal, take_seat
+from ._result_core import LeaseToken, Seat, check_handles, common_fields
 from ._retrying import RETRY_SECONDS, StoreWait, rerun_op, retried
 from ._state import DuelState, Lease, Participant
 from ._store import LOG_START, DuelStore, EventCursor, Transaction, seen_lately
@@ -40,7 +41,6 @@ from .identity import (
     slugify,
     token_matches,
 )
-from .results import LeaseToken, Observation, Seat, StatusResult, WaitResult, check_handles, common_fields
 from .storage import DebateDir, DirectoryStore, copy_artifact
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ._release_result import ReleaseResult
     from .counts import Usage
     from .events import CitationVerdicts, Event, Provenance
+    from .results import Observation, StatusResult, WaitResult
 
 __all__ = [
     "DuelService",
@@ -248,6 +249,8 @@ class DuelService:
 
         With the participant's token too, the participant is marked as seen (section 3).
         """
+        from .results import StatusResult  # a status's answer: the lock ops do not build it
+
         if not duel_id:
             if not target:
                 raise invalid_argument("status needs --duel-id or --target")
@@ -346,6 +349,8 @@ class DuelService:
                 stamp, state = new_stamp, self._read(duel_id, self.clock())
                 participant = state.participant(participant_id) or participant
             changed = state.rev != first_rev or policy.next_step(state, participant, self.clock()) != first_step
+        from .results import StatusResult, WaitResult
+
         fields = StatusResult.fields_of(state, participant, self.clock(), self._debate_path(state))
         return WaitResult(**fields, waited_seconds=round(time.monotonic() - started, 3), changed=changed)
 
@@ -566,6 +571,8 @@ class DuelService:
             state = self._read(duel_id, now)
             log = self.store.events(state)
             events = log.read(since)
+        from .results import Observation, StatusResult
+
         return Observation(StatusResult.of(state, None, now, self._debate_path(state)), events, log.end)
 
     @_retried_on_transient_failures

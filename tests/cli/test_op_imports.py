@@ -35,7 +35,7 @@ EVERY_OP = {
     "rp1_duel.coordination._store_url",
     "rp1_duel.coordination.identity",
     "rp1_duel.coordination.policy",
-    "rp1_duel.coordination.results",
+    "rp1_duel.coordination._result_core",
     "rp1_duel.coordination.service",
     "rp1_duel.coordination.storage",
     "rp1_duel.ctrl_c",
@@ -50,8 +50,15 @@ EVERY_OP = {
 # answers with its own result (not the other lock ops', nor the record ops': ._record_results).
 LEASE_EVENTS = {"rp1_duel.coordination._event_core", "rp1_duel.coordination._lease_events"}
 ALLOWED = {
-    # A status sums the usage its duel logged (none here: no event type is built).
-    "status": EVERY_OP | {"rp1_duel.coordination.counts", "rp1_duel.participant", "rp1_duel.participant.usage"},
+    # A status answers with a status (.results, which no lock op builds) and sums the usage its duel
+    # logged (none here: no event type is built).
+    "status": EVERY_OP
+    | {
+        "rp1_duel.coordination.counts",
+        "rp1_duel.coordination.results",
+        "rp1_duel.participant",
+        "rp1_duel.participant.usage",
+    },
     "claim-lock, refused": EVERY_OP | {"rp1_duel.coordination._claim_result"},
     "claim-lock": EVERY_OP | LEASE_EVENTS | {"rp1_duel.coordination._claim_result"},
     "refresh-lock": EVERY_OP | LEASE_EVENTS | {"rp1_duel.coordination._refresh_result"},
