@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from ..vocabulary import EventType
 
 if TYPE_CHECKING:
+    from dataclasses import Field
+
     from _typeshed import DataclassInstance
     from typing_extensions import Self
 
@@ -99,9 +101,14 @@ def read_fields(kind: type[_Record], data: Mapping[str, Any]) -> _Record:
 _TYPES: dict[EventType, type[EventData]] = {}
 
 
-@dataclass(frozen=True)
 class EventData:
-    """What one type of event says: its fields are its JSON ``data`` object, in order."""
+    """What one type of event says: its fields are its JSON ``data`` object, in order.
+
+    Each type is a frozen dataclass; this base, which has no field, is a plain class, as a dataclass
+    costs every process that logs an event start-up time (bench/bench_startup.py)."""
+
+    if TYPE_CHECKING:  # what the dataclass decorator gives each type
+        __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     event_type: ClassVar[EventType]
     wakes: ClassVar[bool] = True  # a change waiters should see, not bookkeeping (section 9, "wakes wait")

@@ -99,7 +99,7 @@ class Commitment:
     committed_at: float
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False)  # nothing compares two states; every op would pay to build __eq__
 class DuelState:
     """Everything the service knows of one duel, as ``state.json`` keeps it."""
 
