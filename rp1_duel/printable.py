@@ -10,6 +10,7 @@ ends are kept: they are layout, and a terminal does nothing harmful with them.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -17,13 +18,21 @@ __all__ = ["CONTROL_CHARACTERS", "printable", "printable_json"]
 
 # C0 but tab and line feed, DEL, and C1: what terminals act on.
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# Those, and the lone surrogates standing for a name's bytes that are not UTF-8 (0x9b among them).
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+@functools.cache
+def _unprintable() -> re.Pattern[str]:
+    """The control characters, and the lone surrogates standing for a name's bytes that are not UTF-8 (0x9b among
+    them). Compiled on first need: the surrogates' range costs a third of a millisecond, and most text printed is
+    printable ASCII."""
+    return re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def printable(text: str) -> str:
     r"""``text`` with every control character but tab and line feed, and every lone surrogate, shown as ``\uXXXX``."""
-    return _UNPRINTABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    if text.isascii() and text.replace("\t", "").replace("\n", "").isprintable():  # nothing to show otherwise
+        return text
+    return _unprintable().sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def printable_json(value: object, *, indent: int | None = None, compact: bool = False) -> str:

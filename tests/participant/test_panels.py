@@ -7,9 +7,13 @@ seat; turn 1 begins once every seat is taken; a silent seat times the panel out.
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from test_participant import clean_env, finish, start, wait_for_seat
 
 from rp1_duel.coordination._state import DuelState
@@ -137,6 +141,20 @@ def front(seats: int, *participant_seats: int) -> FrontMatter:
         closed_at=None,
         participants=entries,
     )
+
+
+# What YAML refuses to read raw (DEL, C1, lone surrogates, U+FFFE, U+FFFF), and C0, which JSON escapes.
+YAML_REFUSES = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+@given(st.text(st.characters(codec=None, max_codepoint=0xFFFF)) | st.text(st.characters(max_codepoint=0x7F)))
+def test_any_topic_is_written_into_the_header_escaped_and_read_back_as_it_was(topic):
+    header = replace(front(2, 1), topic=topic)
+
+    written = header.to_yaml()
+
+    assert not YAML_REFUSES.search(written.replace("\n", ""))  # a line end ends each field
+    assert FrontMatter.parse(written).topic == topic
 
 
 _REST = (
