@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import cast
 
 from ..audience import FinalThought, Question, admission, final_thought_refusal
@@ -678,7 +678,7 @@ def add_final_thought(tx: Transaction, *, by: str, text: str) -> FinalThought:
     turns, conclusion = _closed_record(tx, "add final thoughts to")
     thought = FinalThought(by=by, text=text, at=iso(tx.now.wall) or "")
     front = front_matter_of(state, tx.store.source_path_shown(state))
-    if len(replace(front, final_thoughts=(*front.final_thoughts, thought)).to_yaml()) > artifact.MAX_FRONT_MATTER_CHARS:
+    if len(front._replace(final_thoughts=(*front.final_thoughts, thought)).to_yaml()) > artifact.MAX_FRONT_MATTER_CHARS:
         # The caps keep final thoughts well inside the limit; this keeps a valid record valid whatever else the
         # header holds (a large panel's questions).
         raise DuelError(ErrorCode.QUESTIONS_FULL, "the record's header has no room for more final thoughts")

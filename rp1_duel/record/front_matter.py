@@ -12,8 +12,7 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..confinement import is_markdown
 from ..schedule import CHAIR_SEAT, Schedule
@@ -40,8 +39,9 @@ class FrontMatterError(ValueError):
     """The front matter is missing, not YAML, or lacks a field; the message says which."""
 
 
-@dataclass(kw_only=True, frozen=True)
-class ParticipantEntry:
+# The two records are NamedTuples, not frozen dataclasses: a join builds both, and a dataclass of this size costs a
+# ``duel tools`` process half a millisecond to build (bench/bench_startup.py).
+class ParticipantEntry(NamedTuple):
     """A participant as the artifact records it (never a token)."""
 
     id: str
@@ -54,8 +54,7 @@ class ParticipantEntry:
     persona: str | None = None  # the persona its model plays; written only when it plays one
 
 
-@dataclass(kw_only=True, frozen=True)
-class FrontMatter:
+class FrontMatter(NamedTuple):
     """The artifact's YAML header (docs/protocol.md section 6), typed."""
 
     duel_id: str
@@ -78,13 +77,16 @@ class FrontMatter:
         # JSON scalars and flow collections are valid YAML, and need no YAML library to write;
         # characters YAML refuses to read raw (DEL, C1 controls, U+FFFE…) are written escaped.
         lines = []
-        for key, value in asdict(self).items():
+        for key, value in self._asdict().items():
             if key in _AUDIENCE_FIELDS:
                 continue
             written = self.schedule.fields() if key == "schedule" else {key: value}
             if key == "participants":  # fields added since are written only when set: older records read as before
                 written = {
-                    key: [{k: v for k, v in entry.items() if k not in _LATER or v is not None} for entry in value]
+                    key: [
+                        {k: v for k, v in entry._asdict().items() if k not in _LATER or v is not None}
+                        for entry in value
+                    ]
                 }
             lines += [_yaml_field(name, item) for name, item in written.items()]
         audience = {
@@ -100,11 +102,7 @@ class FrontMatter:
     def parse(cls, raw: str | None) -> FrontMatter:
         """Read the YAML between the fences; raises :class:`FrontMatterError`."""
         meta = front_matter_mapping(raw)
-        required = [
-            "max_turns" if name == "schedule" else name
-            for name in cls.__dataclass_fields__
-            if name not in _AUDIENCE_FIELDS
-        ]
+        required = ["max_turns" if name == "schedule" else name for name in cls._fields if name not in _AUDIENCE_FIELDS]
         missing = [name for name in required if name not in meta]
         if missing:
             raise FrontMatterError(f"front matter lacks {', '.join(missing)}")
