@@ -15,13 +15,14 @@ import pytest
 
 pytestmark = pytest.mark.slow  # every test starts `duel tools` processes
 
-# What every op loads: the argparse front, the configuration, the service, the debate dir store.
+# What every op loads: the flags' reader, the configuration, the service, the debate dir store.
 EVERY_OP = {
     "rp1_duel",
     "rp1_duel.cli",
     "rp1_duel.cli.arguments",
     "rp1_duel.cli.stopping",
     "rp1_duel.cli.tools",
+    "rp1_duel.cli.tools_flags",
     "rp1_duel.clock",
     "rp1_duel.configuration",
     "rp1_duel.confinement",
@@ -149,3 +150,4 @@ def test_each_lock_op_loads_only_its_own_modules_and_no_third_party_package(sour
         assert ours - ALLOWED[op] == set(), op  # a module this op did not load before
         assert ALLOWED[op] - ours == set(), op  # one it no longer loads: tighten the list
         assert third_party(modules, environment) == set(), op
+        assert "argparse" not in modules, op  # written plainly, an op's flags are read without it (cli/tools_flags.py)

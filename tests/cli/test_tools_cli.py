@@ -383,11 +383,11 @@ def test_a_wait_lowers_its_cpu_priority_and_other_commands_keep_theirs(source, d
 def test_a_wait_run_in_a_callers_own_process_leaves_its_priority(source, debate_dir, monkeypatch):
     """Only the `duel tools wait` process lowers itself: a program (a test suite) that runs the op in
     its own process would otherwise run at the lowest priority from then on."""
-    from rp1_duel.cli import tools
+    from rp1_duel.cli import tools, tools_parser
 
     alice = joined(source, debate_dir, "Alice")
     ids = ["--duel-id", alice["duel_id"], "--participant-id", alice["participant_id"]]
-    args = tools.build_parser("wait").parse_args(["wait", *ids, "--timeout", "0", "--debate-dir", str(debate_dir)])
+    args = tools_parser.parse(["wait", *ids, "--timeout", "0", "--debate-dir", str(debate_dir)])
     monkeypatch.setenv("DUEL_PARTICIPANT_TOKEN", alice["participant_token"])
     before = os.nice(0)
     assert tools.run("wait", args)["next_step"] == "wait_peer"
