@@ -128,6 +128,8 @@ def single_line_problem(value: str, max_len: int) -> str | None:
     """Why ``value`` cannot be one line of at most ``max_len`` printable characters, or None."""
     if len(value) > max_len:
         return f"is longer than {max_len} characters"
+    if value.isascii() and value.isprintable():  # the usual name, checked at once: each state read checks every one
+        return None
     if not all(printable(ch) for ch in value):
         return "must be one line of printable text"
     return None
