@@ -1,9 +1,4 @@
-"""What a claim answers (a join's: :mod:`._join_result`; the record ops': :mod:`._record_results`).
-
-A result like those of :mod:`.results` (a plain record, ``to_dict()`` giving the protocol's JSON), in a
-module of its own: each lock op builds the class of its answer alone (a dataclass costs a ``duel tools``
-process a quarter of a millisecond; bench/bench_startup.py).
-"""
+"""What a claim answers, in a module of its own: each op builds the class of its answer alone (:mod:`._result_core`)."""
 
 from __future__ import annotations
 

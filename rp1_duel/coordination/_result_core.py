@@ -1,8 +1,10 @@
 """What every op's answer starts from: the seat and lease handles, and the fields each answer carries.
 
 Apart from :mod:`.results` (a status, a wait, a watcher's observation) so that a lock op or a join,
-a ``duel tools`` process each, builds its own answer on these alone (a class costs start-up time;
-bench/bench_startup.py). :mod:`.results` names them too.
+a ``duel tools`` process each, builds its own answer on these alone. Each op's answer is in a module of
+its own (:mod:`._join_result`, :mod:`._claim_result`, :mod:`._refresh_result`, :mod:`._release_result`;
+the record ops' in :mod:`._record_results`), because a dataclass costs a ``duel tools`` process a quarter
+of a millisecond to build (bench/bench_startup.py). :mod:`.results` names these too.
 """
 
 from __future__ import annotations

@@ -71,14 +71,15 @@ class SeatChecks:
             return ""
         blocks = []
         for number, peer in self.others_since_mine(status, history.next_number - 1):
-            if number not in self._checked:
-                self._checked[number] = None  # begun: never twice, even when abandoned at the deadline
+            if number not in self._checked:  # once a run; None, abandoned at the deadline, is not begun again
                 self._checked[number] = self._check_peer_turn(
                     self.checker, history, number, peer=peer, deadline=deadline
                 )
-                if self._checked[number] is None or lost.is_set():
-                    raise TurnStopped
             check = self._checked[number]
+            # Abandoned, now or at an earlier try of this turn (a deadline this process keeps may pass a moment
+            # before the service's): the turn is lost, and never written without the verdicts.
+            if check is None or lost.is_set():
+                raise TurnStopped
             if check:
                 blocks.append(prompt.peer_verdicts(number, peer.display_name, check.entries, check.voters))
         return "".join(blocks)

@@ -482,7 +482,7 @@ class Duelist:
                         history=history, status=status, number=number, deadline=deadline, lost=keeper.lost
                     )
             except TurnStopped:
-                self._turn_stopped(status, keeper)
+                self._turn_stopped(status, keeper, deadline)
                 return
             except ProviderError as exc:
                 if exc.code != ErrorCode.INTERRUPTED:  # a person gone (their output closed) is no failure to log
@@ -652,11 +652,14 @@ class Duelist:
             again = "the same command is run again with a larger --budget-usd"
         self.report.state(DEBATING, f"{said} the turn times out at its deadline unless {again} before it")
 
-    def _turn_stopped(self, status: StatusResult, keeper: LeaseKeeper) -> None:
+    def _turn_stopped(self, status: StatusResult, keeper: LeaseKeeper, deadline: float) -> None:
         if keeper.lost.is_set():
             self.report.state(DEBATING, "lease lost while composing; claiming again")
         else:
             self.lease = None  # it ended at the deadline
+            # The deadline this process keeps may pass a moment before the service's: that moment is waited out,
+            # so the next status shows the turn lost, not the floor still offered.
+            time.sleep(max(0.0, self.deadlines.monotonic(deadline) - time.monotonic()))
             self.report.state(
                 DEBATING,
                 f"turn deadline passed: turn {status.next_turn} was not finished within "

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rp1_duel.printable import printable, printable_json
@@ -37,6 +37,7 @@ def test_control_characters_are_shown_as_escapes_and_layout_is_kept():
     assert printable(f"a{TITLE_CHANGE}b\tc\nd{CSI_C1}\r") == "a\\u001b]0;pwned\\u0007b\tc\nd\\u009b2J\\u000d"
 
 
+@settings(deadline=None)
 @given(st.text(st.characters(codec=None, max_codepoint=0xFFFF)) | st.text(st.characters(max_codepoint=0x7F)))
 def test_every_character_a_terminal_obeys_is_shown_and_no_other(text):
     shown = RAW.sub(lambda found: f"\\u{ord(found.group()):04x}", text)

@@ -8,7 +8,7 @@ import contextlib
 import io
 from types import SimpleNamespace
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rp1_duel.cli.tools_flags import OPS, flags_of, read_plain
@@ -59,7 +59,7 @@ def command_lines(draw: st.DrawFn) -> list[str]:
     return [op, *shuffled]
 
 
-@settings(max_examples=500)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(command_lines())
 def test_what_the_plain_reader_reads_argparse_reads_the_same(argv):
     plain = read_plain(argv)
@@ -68,7 +68,7 @@ def test_what_the_plain_reader_reads_argparse_reads_the_same(argv):
         assert same(plain, by_argparse(argv))
 
 
-@settings(max_examples=500)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(command_lines())
 def test_what_argparse_refuses_the_plain_reader_leaves_to_it(argv):
     if by_argparse(argv) is None:

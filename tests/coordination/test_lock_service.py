@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rp1_duel.coordination import DuelService, Event, LeaseToken, Seat, SeatTakenOver, slugify
@@ -76,11 +76,13 @@ def test_slug_is_nfkd_ascii_lowercase_dashed_trimmed_60(topic, slug):
     assert slugify(topic) == slug
 
 
+@settings(deadline=None)
 @given(st.integers(min_value=0, max_value=16).flatmap(lambda n: st.binary(min_size=3 * n, max_size=3 * n)))
 def test_a_token_is_the_url_safe_base64_of_its_random_bytes(data):
     assert urlsafe_base64(data) == base64.urlsafe_b64encode(data).decode()
 
 
+@settings(deadline=None)
 @given(st.text(st.characters(codec=None)) | st.text(st.characters(max_codepoint=0x7F)))
 def test_a_line_is_refused_exactly_when_one_of_its_characters_is_not_printable(text):
     refused = single_line_problem(text, max_len=10_000) is not None

@@ -12,6 +12,8 @@ import json
 import re
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,8 @@ from rp1_duel.coordination import (
     UsageRecorded,
 )
 from rp1_duel.errors import DuelError
+from rp1_duel.participant._deadlines import Deadlines, TurnStopped
+from rp1_duel.participant._seat_checks import SeatChecks
 from rp1_duel.participant.checking import OWN_DRAFTS_MECHANICAL, CitationCheck, CitationChecker
 from rp1_duel.participant.console import ConsoleReporter
 from rp1_duel.participant.prompt import build_request, peer_verdicts
@@ -195,6 +199,32 @@ def test_the_verdicts_go_in_the_instruction_and_leave_the_cached_prefix_as_it_wa
     plain, told = request(), request(verdicts=block)
     assert (told.system, told.history, told.cache_key) == (plain.system, plain.history, plain.cache_key)
     assert told.instruction == plain.instruction + "\n" + block
+
+
+def test_a_peer_check_abandoned_at_the_deadline_stops_every_later_try_of_the_turn(service, source, pair, web):
+    """The deadline a seat keeps may pass a moment before the service's, which then offers the floor again: that
+    try of the turn stops too, and neither asks the model without the verdicts nor fetches the pages again."""
+    alice, bob = pair
+    turn = make_turn(1, *ALICE, counterclaim=CLAIM, citing=(web.url("/slow"),))  # 3 s: longer than the turn has
+    service.append(alice.seat, claim(service, alice), turn, release=True)
+    status = service.status(bob.duel_id, participant_id=bob.id)
+    checks = SeatChecks(
+        checker=checker(),
+        service=service,
+        seat=bob.seat,
+        schedule=status.duel.schedule,
+        reporter=ConsoleReporter("Bob", io.StringIO(), quiet=True),
+        deadlines=Deadlines(time.time),
+        allow_private_hosts=True,
+    )
+    history = RecordFile.read(status.duel.debate_path).history()
+
+    for _ in range(2):
+        with pytest.raises(TurnStopped):
+            checks.peer_verdicts(history, status, time.time() + 0.3, threading.Event())
+
+    time.sleep(0.1)  # the abandoned fetch has had time to reach the page, a second one too
+    assert web.count("/slow") == 1
 
 
 # -- events, console, summary ---------------------------------------------------------------------

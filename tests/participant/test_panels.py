@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_participant import clean_env, finish, start, wait_for_seat
 
@@ -146,6 +146,7 @@ def front(seats: int, *participant_seats: int) -> FrontMatter:
 YAML_REFUSES = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
+@settings(deadline=None)
 @given(st.text(st.characters(codec=None, max_codepoint=0xFFFF)) | st.text(st.characters(max_codepoint=0x7F)))
 def test_any_topic_is_written_into_the_header_escaped_and_read_back_as_it_was(topic):
     header = front(2, 1)._replace(topic=topic)
