@@ -93,7 +93,7 @@ def read_fields(kind: type[_Record], data: Mapping[str, Any]) -> _Record:
     return kind(**values)
 
 
-# -- the base ---------------------------------------------------------
+# -- the base -----------------------------------------------------------------------------------
 
 
 # Every type by its word: each registers itself as its class is built, and every reader of a log

@@ -323,6 +323,8 @@ class DuelService:
     def _wait(
         self, duel_id: str, *, participant_id: str, timeout: float, next_step: str | None, seat: Seat | None
     ) -> WaitResult:
+        from .results import StatusResult, WaitResult  # a wait's answer, as a status's: the lock ops do not build it
+
         self.store.check_readable()
         started = time.monotonic()
         # The stamp before the state: a change that lands between the two reads moves the stamp past the one
@@ -349,8 +351,6 @@ class DuelService:
                 stamp, state = new_stamp, self._read(duel_id, self.clock())
                 participant = state.participant(participant_id) or participant
             changed = state.rev != first_rev or policy.next_step(state, participant, self.clock()) != first_step
-        from .results import StatusResult, WaitResult
-
         fields = StatusResult.fields_of(state, participant, self.clock(), self._debate_path(state))
         return WaitResult(**fields, waited_seconds=round(time.monotonic() - started, 3), changed=changed)
 
@@ -565,14 +565,14 @@ class DuelService:
         Takes no lock and writes nothing; the events read are those the state vouches for,
         so a change and its events are seen together.
         """
+        from .results import Observation, StatusResult
+
         with self.store.errors():
             self.store.check_readable()
             now = self.clock()
             state = self._read(duel_id, now)
             log = self.store.events(state)
             events = log.read(since)
-        from .results import Observation, StatusResult
-
         return Observation(StatusResult.of(state, None, now, self._debate_path(state)), events, log.end)
 
     @_retried_on_transient_failures
