@@ -137,7 +137,6 @@ class SeatChecks:
             self._report.state(state, f"turns not checked: the record cannot be read ({exc})")
             return
         for number, peer in unchecked:
-            self._checked[number] = None
             self._checked[number] = self._check_peer_turn(checker, history, number, peer=peer, deadline=None)
 
     def rule_on_challenges(
